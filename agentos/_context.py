@@ -1,0 +1,137 @@
+"""What a running tool sees of its call: ids, progress reporting, cancellation."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+import anyio
+
+from agentos._errors import CallCancelled
+from agentos._json import to_json
+from agentos._process import ProcessResult, run_process
+from components import (
+    CallId,
+    ConversationId,
+    Entity,
+    InboxMessage,
+    ProgressKind,
+    ReportProgress,
+    SessionId,
+    ToolCallConfig,
+    TurnId,
+)
+
+
+class ToolContext:
+    """Handed to a tool function; safe to use from its task or its worker thread.
+
+    Reports go to the runtime's inbox and show in the call's state after the
+    next tick. Payloads must be JSON values; anything else raises TypeError
+    in the tool, which ends the call ``failed`` with that message.
+    """
+
+    __slots__ = (
+        "_cancel_event",
+        "_cancelled",
+        "_config",
+        "_entity",
+        "_post",
+        "_scope",
+        "_wall",
+    )
+
+    def __init__(
+        self,
+        entity: Entity,
+        config: ToolCallConfig,
+        post: Callable[[InboxMessage], None],
+        wall: Callable[[], float],
+        *,
+        threaded: bool,
+    ) -> None:
+        self._entity = entity
+        self._config = config
+        self._post = post
+        self._wall = wall
+        self._cancelled = False
+        self._cancel_event = threading.Event() if threaded else None
+        self._scope = anyio.CancelScope()
+
+    @property
+    def call_id(self) -> CallId:
+        return self._config.call_id
+
+    @property
+    def provider_call_id(self) -> str | None:
+        return self._config.provider_call_id
+
+    @property
+    def session_id(self) -> SessionId:
+        return self._config.session_id
+
+    @property
+    def conversation_id(self) -> ConversationId | None:
+        return self._config.conversation_id
+
+    @property
+    def turn_id(self) -> TurnId | None:
+        return self._config.turn_id
+
+    @property
+    def parent_call_id(self) -> CallId | None:
+        return self._config.parent_call_id
+
+    @property
+    def tool_name(self) -> str:
+        return self._config.tool_name
+
+    def progress(self, payload: object, *, kind: ProgressKind = ProgressKind.PARTIAL) -> None:
+        """Report structured progress (a partial result, a percentage, ...)."""
+        try:
+            value = to_json(payload)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"progress payload is not JSON: {error}") from None
+        self._post(ReportProgress(self._entity, kind, value, self._wall()))
+
+    def log(self, line: str) -> None:
+        """Report one free-form log line."""
+        self._post(ReportProgress(self._entity, ProgressKind.LOG, str(line), self._wall()))
+
+    def heartbeat(self) -> None:
+        """Say the call is alive without claiming it moved forward."""
+        self._post(ReportProgress(self._entity, ProgressKind.HEARTBEAT, None, self._wall()))
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the call was cancelled (by a caller or a timeout)."""
+        return self._cancelled
+
+    def check_cancelled(self) -> None:
+        """For sync tools: raise ``CallCancelled`` once the call has been cancelled."""
+        if self._cancelled:
+            raise CallCancelled(f"tool call {self.call_id} was cancelled")
+
+    def wait_cancelled(self, seconds: float) -> bool:
+        """For sync tools: sleep up to ``seconds``, waking early on cancel; True if cancelled."""
+        if self._cancel_event is None:
+            raise RuntimeError("wait_cancelled is for sync tools; async tools are cancelled")
+        return self._cancel_event.wait(seconds)
+
+    async def run_process(
+        self,
+        argv: Sequence[str],
+        *,
+        input: bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ProcessResult:
+        """Run a subprocess in its own process group; cancelling the call kills the group."""
+        return await run_process(argv, input=input, cwd=cwd, env=env)
+
+    def _cancel(self) -> None:
+        """Called by the kernel (on the event loop's thread) to interrupt the work."""
+        self._cancelled = True
+        if self._cancel_event is not None:
+            self._cancel_event.set()
+        self._scope.cancel()

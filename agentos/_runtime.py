@@ -1,0 +1,663 @@
+"""The kernel: one esper world, the async shell around its synchronous ticks.
+
+Code that is not a tick (API calls, tool tasks, worker threads) only appends
+to the inbox; a tick applies the inbox and runs the systems in phase order,
+then the kernel performs the effects the tick decided (start or interrupt
+work, wake waiters, deliver events). Ticks never await. The driver task
+sleeps until the inbox has something or the nearest deadline passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+import math
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.lowlevel
+import esper
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import BaseModel, ValidationError
+
+from agentos._clock import Clock, SystemClock
+from agentos._context import ToolContext
+from agentos._errors import CallCancelled, RuntimeClosedError, UnknownCallError
+from agentos._json import to_json
+from agentos._snapshot import CallSnapshot, CancelOutcome, RuntimeStatistics, snapshot_of
+from agentos._tools import Tool, ToolFailure, describe_validation_error
+from components import (
+    CallError,
+    CallEvent,
+    CallId,
+    CallStatus,
+    CancelCall,
+    CancelReply,
+    ConversationId,
+    Effects,
+    Entity,
+    ErrorKind,
+    InboxMessage,
+    JsonObject,
+    Limits,
+    ReportFailure,
+    ReportResult,
+    SessionId,
+    StatusQuery,
+    SubmitCall,
+    TickContext,
+    TimeoutSettings,
+    ToolCallArgs,
+    ToolCallConfig,
+    ToolCallState,
+    TurnId,
+    Waiter,
+    new_call_id,
+)
+from systems import PHASES
+
+DEFAULT_SESSION = SessionId("default")
+EVENT_BUFFER = 10_000
+"""Events a subscriber may fall behind by before the newest are dropped (and counted)."""
+
+_UNSET: Any = object()
+
+
+class Runtime:
+    """Hosts tool calls as entities of one esper world, moved by tick-driven systems.
+
+    Use it as an async context manager. Every method is called from the event
+    loop's thread except ``status_threadsafe``, which is for other threads.
+    Leaving the context cancels every call that is not final.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool[Any]] = (),
+        *,
+        clock: Clock | None = None,
+        max_running: int = 256,
+        max_running_per_session: int = 16,
+        max_threads: int = 32,
+        retention_seconds: float | None = 600.0,
+        default_timeout: float | None = None,
+    ) -> None:
+        for name, value in (
+            ("max_running", max_running),
+            ("max_running_per_session", max_running_per_session),
+            ("max_threads", max_threads),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if retention_seconds is not None:
+            _check_seconds("retention_seconds", retention_seconds)
+        if default_timeout is not None:
+            _check_seconds("default_timeout", default_timeout)
+        self._tools: dict[str, Tool[Any]] = {}
+        for item in tools:
+            self.add_tool(item)
+        self._clock: Clock = clock or SystemClock()
+        self._max_threads = max_threads
+        self._default_timeout = default_timeout
+        self._world = f"agentos-{uuid.uuid4()}"
+        self._ctx = TickContext(
+            limits=Limits(max_running, max_running_per_session, retention_seconds)
+        )
+        self._running: dict[Entity, ToolContext] = {}
+        self._subscribers: dict[SessionId, list[MemoryObjectSendStream[CallEvent]]] = {}
+        self._events_dropped = 0
+        self._opened = False
+        self._closed = False
+        self._ticking = False
+        self._wake = anyio.Event()
+        self._wake_requested = False
+        self._loop_thread = 0
+        self._group: TaskGroup | None = None
+        self._forget_clock = _nothing
+
+    # ----------------------------------------------------------------- lifecycle
+
+    def add_tool(self, item: Tool[Any]) -> None:
+        """Register a tool; its name must be new."""
+        if not isinstance(item, Tool):
+            raise TypeError(f"expected a Tool (use @agentos.tool), got {item!r}")
+        if item.name in self._tools:
+            raise ValueError(f"a tool named {item.name!r} is already registered")
+        self._tools[item.name] = item
+
+    @property
+    def tools(self) -> Mapping[str, Tool[Any]]:
+        return dict(self._tools)
+
+    async def __aenter__(self) -> Self:
+        if self._opened:
+            raise RuntimeError("a Runtime can be entered only once")
+        self._opened = True
+        esper.switch_world(self._world)
+        for priority, phase in enumerate(reversed(PHASES)):
+            esper.add_processor(phase(), priority=priority)
+        self._token = anyio.lowlevel.current_token()
+        self._loop_thread = threading.get_ident()
+        self._limiter = anyio.CapacityLimiter(self._max_threads)
+        self._cancelled_exc = anyio.get_cancelled_exc_class()
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._forget_clock = self._clock.on_advance(self._notify)
+        self._group.start_soon(self._drive)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._group is not None
+        try:
+            self._cancel_everything("runtime closed")
+            self._group.cancel_scope.cancel()
+        finally:
+            self._closed = True
+            self._forget_clock()
+            handled = await self._group.__aexit__(exc_type, exc, tb)
+            for streams in self._subscribers.values():
+                for stream in streams:
+                    stream.close()
+            if esper.current_world == self._world:
+                esper.switch_world("default")
+            esper.delete_world(self._world)
+        return handled
+
+    def _cancel_everything(self, reason: str) -> None:
+        for call_id, entity in list(self._ctx.index.by_id.items()):
+            if not self._state(entity).status.is_final:
+                self._ctx.inbox.append(CancelCall(call_id, None, reason, CancelReply()))
+        self._tick()
+
+    # --------------------------------------------------------------------- calls
+
+    def submit(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any] | str | None = None,
+        *,
+        session_id: str = DEFAULT_SESSION,
+        provider_call_id: str | None = None,
+        conversation_id: str | None = None,
+        turn_id: str | None = None,
+        parent_call_id: str | None = None,
+        timeout: float | None = _UNSET,
+        overdue_after: float | None = None,
+    ) -> CallId:
+        """Queue a call and return its id at once.
+
+        Bad input never raises here: an unknown tool, malformed JSON or input
+        the tool's model rejects settles the call ``failed`` with a message
+        naming the problem. Wrong argument types for the method itself raise.
+        """
+        self._check_open()
+        _check_text("tool_name", tool_name)
+        _check_text("session_id", session_id)
+        for name, value in (
+            ("provider_call_id", provider_call_id),
+            ("conversation_id", conversation_id),
+            ("turn_id", turn_id),
+            ("parent_call_id", parent_call_id),
+        ):
+            if value is not None:
+                _check_text(name, value)
+        if overdue_after is not None:
+            _check_seconds("overdue_after", overdue_after)
+        tool = self._tools.get(tool_name)
+        if timeout is _UNSET:
+            timeout = (
+                self._default_timeout if tool is None or tool.timeout is None else tool.timeout
+            )
+        elif timeout is not None:
+            _check_seconds("timeout", timeout)
+        raw, rejection = _parse_input(tool_input)
+        args: BaseModel | None = None
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            rejection = CallError(
+                ErrorKind.UNKNOWN_TOOL, f"unknown tool {tool_name!r} (known tools: {known})"
+            )
+        elif rejection is None:
+            try:
+                args = tool.validate(raw)
+            except ValidationError as error:
+                rejection = CallError(
+                    ErrorKind.INVALID_INPUT, describe_validation_error(tool_name, error)
+                )
+        call_id = new_call_id()
+        config = ToolCallConfig(
+            call_id=call_id,
+            session_id=SessionId(session_id),
+            tool_name=tool_name,
+            tool_input=raw,
+            provider_call_id=provider_call_id,
+            conversation_id=None if conversation_id is None else ConversationId(conversation_id),
+            turn_id=None if turn_id is None else TurnId(turn_id),
+            parent_call_id=None if parent_call_id is None else CallId(parent_call_id),
+            timeouts=TimeoutSettings(timeout, overdue_after),
+        )
+        self._ctx.inbox.append(SubmitCall(config, self._clock.wall(), args, rejection))
+        self._notify()
+        return call_id
+
+    def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:
+        """The call as it is now. With ``session_id``, only that session's calls are visible."""
+        self._flush()
+        entity = self._resolve(call_id, session_id)
+        return snapshot_of(self._config(entity), self._state(entity))
+
+    async def wait(
+        self,
+        call_id: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - measured on the runtime's clock
+        *,
+        session_id: str | None = None,
+    ) -> CallSnapshot:
+        """Wait until the call is final, or ``timeout`` seconds pass; returns its snapshot.
+
+        The timeout is measured on the runtime's clock. When it runs out the
+        snapshot is simply not final: waiting is the caller's business only.
+        """
+        if timeout is not None and not (isinstance(timeout, int | float) and timeout >= 0):
+            raise ValueError(f"timeout must be None or >= 0 seconds, got {timeout!r}")
+        self._flush()
+        entity = self._resolve(call_id, session_id)
+        config = self._config(entity)
+        if self._state(entity).status.is_final:
+            return snapshot_of(config, self._state(entity))
+        released = anyio.Event()
+        seen: list[CallSnapshot] = []
+
+        def release() -> None:
+            seen.append(snapshot_of(config, self._state(entity)))
+            released.set()
+
+        deadline = None if timeout is None else self._clock.monotonic() + timeout
+        waiter = Waiter(entity, deadline, release)
+        waiters = self._ctx.waiters
+        waiters.by_entity.setdefault(entity, []).append(waiter)
+        if deadline is not None:
+            waiters.seq += 1
+            heapq.heappush(waiters.deadlines, (deadline, waiters.seq, waiter))
+            self._notify()
+        try:
+            await released.wait()
+        finally:
+            if not waiter.released:
+                waiter.released = True
+                siblings = waiters.by_entity.get(entity)
+                if siblings is not None and waiter in siblings:
+                    siblings.remove(waiter)
+                    if not siblings:
+                        del waiters.by_entity[entity]
+        return seen[0]
+
+    def cancel(
+        self, call_id: str, reason: str = "cancelled by caller", *, session_id: str | None = None
+    ) -> CancelOutcome:
+        """Cancel a call now; says whether it took and what the status was before.
+
+        A final call is left as it is (``cancelled=False``). A running call's
+        work is interrupted; a tool that ignores that cannot hold the call,
+        which is reported ``cancelled`` at once.
+        """
+        self._check_open()
+        _check_text("call_id", call_id)
+        if not isinstance(reason, str):
+            raise TypeError(f"reason must be a str, got {type(reason).__name__}")
+        if session_id is not None:
+            _check_text("session_id", session_id)
+        reply = CancelReply()
+        sid = None if session_id is None else SessionId(session_id)
+        self._ctx.inbox.append(CancelCall(CallId(call_id), sid, reason, reply))
+        self._tick()
+        if not reply.found or reply.previous_status is None:
+            raise UnknownCallError(call_id)
+        return CancelOutcome(CallId(call_id), reply.took, reply.previous_status)
+
+    def list_calls(self, session_id: str, *, include_final: bool = True) -> list[CallSnapshot]:
+        """The session's calls in submission order (only non-final ones if asked)."""
+        _check_text("session_id", session_id)
+        self._flush()
+        calls = self._ctx.index.by_session.get(SessionId(session_id), {})
+        snapshots = []
+        for entity in calls.values():
+            state = self._state(entity)
+            if include_final or not state.status.is_final:
+                snapshots.append(snapshot_of(self._config(entity), state))
+        return snapshots
+
+    @asynccontextmanager
+    async def subscribe(
+        self, session_id: str
+    ) -> AsyncIterator[MemoryObjectReceiveStream[CallEvent]]:
+        """Receive every ``CallEvent`` of one session while the context is open."""
+        self._check_open()
+        _check_text("session_id", session_id)
+        sid = SessionId(session_id)
+        send, receive = anyio.create_memory_object_stream[CallEvent](EVENT_BUFFER)
+        self._subscribers.setdefault(sid, []).append(send)
+        self._ctx.subscribed.add(sid)
+        try:
+            async with receive:
+                yield receive
+        finally:
+            streams = self._subscribers.get(sid, [])
+            if send in streams:
+                streams.remove(send)
+            if not streams:
+                self._subscribers.pop(sid, None)
+                self._ctx.subscribed.discard(sid)
+            send.close()
+
+    def status_threadsafe(self, call_id: str, timeout: float | None = 10.0) -> CallSnapshot:
+        """``status`` for code running in another thread (a sync tool, a UI thread).
+
+        The query is answered by the next tick; raises ``TimeoutError`` if the
+        runtime does not answer within ``timeout`` seconds.
+        """
+        if threading.get_ident() == self._loop_thread:
+            raise RuntimeError("status_threadsafe is for other threads; use status()")
+        self._check_open()
+        done = threading.Event()
+        answers: list[CallSnapshot | None] = []
+
+        def answer(entity: Entity | None) -> None:
+            answers.append(
+                None if entity is None else snapshot_of(self._config(entity), self._state(entity))
+            )
+            done.set()
+
+        self._post(StatusQuery(CallId(call_id), answer))
+        if not done.wait(timeout):
+            raise TimeoutError(f"the runtime did not answer a status query within {timeout}s")
+        snapshot = answers[0]
+        if snapshot is None:
+            raise UnknownCallError(call_id)
+        return snapshot
+
+    def statistics(self) -> RuntimeStatistics:
+        ctx = self._ctx
+        counts = ctx.index.status_counts
+        return RuntimeStatistics(
+            calls_by_status=RuntimeStatistics.freeze(
+                {
+                    status: counts[status]
+                    for status in CallStatus
+                    if status is not CallStatus.ORPHANED
+                }
+            ),
+            running=ctx.queues.running_total,
+            pending=counts[CallStatus.PENDING],
+            ready_sessions=len(ctx.queues.ring),
+            borrowed_slots=ctx.queues.borrowed,
+            inbox_length=len(ctx.inbox),
+            waiters=sum(len(items) for items in ctx.waiters.by_entity.values()),
+            sessions=len(ctx.index.by_session),
+            subscribers=sum(len(items) for items in self._subscribers.values()),
+            events_dropped=self._events_dropped,
+            ticks=ctx.stats.ticks,
+            last_tick_us=ctx.stats.last_tick_us,
+            max_tick_us=ctx.stats.max_tick_us,
+            messages_applied=ctx.stats.messages_applied,
+            calls_forgotten=ctx.stats.calls_forgotten,
+        )
+
+    # -------------------------------------------------------------------- kernel
+
+    async def _drive(self) -> None:
+        ctx = self._ctx
+        limits = ctx.limits
+        while True:
+            self._wake = anyio.Event()
+            self._wake_requested = False
+            self._tick()
+            if ctx.inbox or (ctx.queues.ring and ctx.queues.running_total < limits.max_running):
+                await anyio.lowlevel.checkpoint()
+                continue
+            deadline = self._next_deadline()
+            budget = None if deadline is None else self._clock.sleep_budget(deadline)
+            if budget is None:
+                await self._wake.wait()
+            elif budget > 0:
+                with anyio.move_on_after(budget):
+                    await self._wake.wait()
+            else:
+                await anyio.lowlevel.checkpoint()
+
+    def _next_deadline(self) -> float | None:
+        calls = self._ctx.deadlines.heap
+        waiters = self._ctx.waiters.deadlines
+        if calls and waiters:
+            return min(calls[0][0], waiters[0][0])
+        if calls:
+            return calls[0][0]
+        if waiters:
+            return waiters[0][0]
+        return None
+
+    def _tick(self) -> None:
+        if self._ticking:
+            return
+        self._ticking = True
+        started = time.perf_counter()
+        try:
+            if esper.current_world != self._world:
+                esper.switch_world(self._world)
+            ctx = self._ctx
+            inbox = ctx.inbox
+            batch = ctx.batch
+            for _ in range(len(inbox)):
+                batch.append(inbox.popleft())
+            ctx.now = self._clock.monotonic()
+            ctx.wall = self._clock.wall()
+            esper.process(ctx)
+            self._perform(ctx.effects)
+        finally:
+            self._ticking = False
+        cost = (time.perf_counter() - started) * 1e6
+        stats = self._ctx.stats
+        stats.last_tick_us = cost
+        if cost > stats.max_tick_us:
+            stats.max_tick_us = cost
+
+    def _perform(self, effects: Effects) -> None:
+        for entity in effects.start:
+            self._start(entity)
+        for entity in effects.cancel:
+            running = self._running.pop(entity, None)
+            if running is not None:
+                running._cancel()
+        for entity in effects.forget:
+            self._running.pop(entity, None)
+        for waiter in effects.release:
+            waiter.notify()
+        for query, found in effects.answer:
+            query.answer(found)
+        for session, events in effects.deliver.items():
+            for stream in self._subscribers.get(session, ()):
+                for event in events:
+                    try:
+                        stream.send_nowait(event)
+                    except anyio.WouldBlock:
+                        self._events_dropped += 1
+        effects.clear()
+
+    def _start(self, entity: Entity) -> None:
+        config = self._config(entity)
+        tool = self._tools[config.tool_name]
+        args = esper.component_for_entity(entity, ToolCallArgs).value
+        context = ToolContext(
+            entity, config, self._post, self._clock.wall, threaded=not tool.is_async
+        )
+        self._running[entity] = context
+        assert self._group is not None
+        runner = self._run_async if tool.is_async else self._run_in_thread
+        self._group.start_soon(runner, entity, tool, args, context)
+
+    async def _run_async(
+        self, entity: Entity, tool: Tool[Any], args: object, context: ToolContext
+    ) -> None:
+        with context._scope:
+            try:
+                if tool.takes_context:
+                    value = await tool.fn(args, context)
+                else:
+                    value = await tool.fn(args)
+            except self._cancelled_exc:
+                raise
+            except BaseException as error:
+                self._post(ReportFailure(entity, _failure(error)))
+            else:
+                self._post(_settle(entity, value))
+        self._running.pop(entity, None)
+
+    async def _run_in_thread(
+        self, entity: Entity, tool: Tool[Any], args: object, context: ToolContext
+    ) -> None:
+        with context._scope:
+            try:
+                value = await anyio.to_thread.run_sync(
+                    _call_sync,
+                    tool,
+                    args,
+                    context,
+                    limiter=self._limiter,
+                    abandon_on_cancel=True,
+                )
+            except self._cancelled_exc:
+                raise
+            except BaseException as error:
+                self._post(ReportFailure(entity, _failure(error)))
+            else:
+                self._post(_settle(entity, value))
+        self._running.pop(entity, None)
+
+    def _post(self, message: InboxMessage) -> None:
+        """Append to the inbox and wake the driver; callable from any thread."""
+        self._ctx.inbox.append(message)
+        if self._wake_requested:
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._notify()
+            return
+        self._wake_requested = True
+        with contextlib.suppress(RuntimeError):  # the event loop is gone: the runtime closed
+            anyio.from_thread.run_sync(self._set_wake, token=self._token)
+
+    def _notify(self) -> None:
+        if not self._wake_requested:
+            self._wake_requested = True
+            self._wake.set()
+
+    def _set_wake(self) -> None:
+        self._wake.set()
+
+    def _flush(self) -> None:
+        """Apply what is queued so a read sees every earlier submit and report."""
+        self._check_open()
+        if threading.get_ident() != self._loop_thread:
+            raise RuntimeError(
+                "call the runtime from its event loop's thread (or status_threadsafe)"
+            )
+        if self._ctx.inbox:
+            self._tick()
+        elif esper.current_world != self._world:
+            esper.switch_world(self._world)
+
+    def _resolve(self, call_id: str, session_id: str | None) -> Entity:
+        _check_text("call_id", call_id)
+        entity = self._ctx.index.by_id.get(CallId(call_id))
+        if entity is None:
+            raise UnknownCallError(call_id)
+        if session_id is not None and self._config(entity).session_id != session_id:
+            raise UnknownCallError(call_id)
+        return entity
+
+    def _config(self, entity: Entity) -> ToolCallConfig:
+        return esper.component_for_entity(entity, ToolCallConfig)
+
+    def _state(self, entity: Entity) -> ToolCallState:
+        return esper.component_for_entity(entity, ToolCallState)
+
+    def _check_open(self) -> None:
+        if not self._opened or self._closed:
+            state = "closed" if self._closed else "not started (use 'async with Runtime(...)')"
+            raise RuntimeClosedError(f"the runtime is {state}")
+
+
+def _call_sync(tool: Tool[Any], args: object, context: ToolContext) -> Any:
+    if tool.takes_context:
+        return tool.fn(args, context)
+    return tool.fn(args)
+
+
+def _settle(entity: Entity, value: Any) -> ReportResult | ReportFailure:
+    if isinstance(value, ToolFailure):
+        return ReportFailure(entity, CallError(ErrorKind.TOOL_ERROR, value.message))
+    try:
+        return ReportResult(entity, to_json(value))
+    except (TypeError, ValueError) as error:
+        message = f"the tool returned a value that is not JSON: {error}"
+        return ReportFailure(entity, CallError(ErrorKind.INVALID_RESULT, message))
+
+
+def _failure(error: BaseException) -> CallError:
+    if isinstance(error, CallCancelled):
+        return CallError(ErrorKind.CANCELLED, str(error))
+    text = str(error)
+    message = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return CallError(ErrorKind.TOOL_ERROR, message)
+
+
+def _parse_input(tool_input: Mapping[str, Any] | str | None) -> tuple[JsonObject, CallError | None]:
+    if tool_input is None:
+        return {}, None
+    if isinstance(tool_input, str):
+        try:
+            tool_input = json.loads(tool_input)
+        except json.JSONDecodeError as error:
+            return {}, CallError(ErrorKind.INVALID_INPUT, f"tool input is not valid JSON: {error}")
+    if not isinstance(tool_input, Mapping):
+        kind = type(tool_input).__name__
+        return {}, CallError(
+            ErrorKind.INVALID_INPUT, f"tool input must be a JSON object, got {kind}"
+        )
+    try:
+        return to_json(dict(tool_input)), None  # type: ignore[return-value]
+    except (TypeError, ValueError) as error:
+        return {}, CallError(ErrorKind.INVALID_INPUT, f"tool input is not JSON: {error}")
+
+
+def _check_text(name: str, value: object) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+    if not value:
+        raise ValueError(f"{name} must not be empty")
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ValueError(f"{name} must be a positive number of seconds, got {value!r}")
+
+
+def _nothing() -> None:
+    return None

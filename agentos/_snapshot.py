@@ -1,0 +1,115 @@
+"""Read-only views of calls and of the runtime, handed to callers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from components import (
+    CallError,
+    CallId,
+    CallStatus,
+    ConversationId,
+    Json,
+    JsonObject,
+    SessionId,
+    ToolCallConfig,
+    ToolCallProgress,
+    ToolCallState,
+    TurnId,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CallSnapshot:
+    """One call as it was at one moment. Times are epoch seconds.
+
+    ``version`` grows with every visible change (status, progress, overdue);
+    compare it with the one you saw last to know whether anything moved.
+    """
+
+    call_id: CallId
+    session_id: SessionId
+    tool_name: str
+    tool_input: JsonObject
+    status: CallStatus
+    provider_call_id: str | None
+    conversation_id: ConversationId | None
+    turn_id: TurnId | None
+    parent_call_id: CallId | None
+    submitted_at: float
+    started_at: float | None
+    completed_at: float | None
+    result: Json
+    error: CallError | None
+    progress: tuple[ToolCallProgress, ...]
+    progress_dropped: int
+    progress_seq: int
+    version: int
+    cancel_reason: str | None
+    overdue: bool
+
+    @property
+    def is_final(self) -> bool:
+        return self.status.is_final
+
+
+def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
+    log = state.progress
+    return CallSnapshot(
+        call_id=config.call_id,
+        session_id=config.session_id,
+        tool_name=config.tool_name,
+        tool_input=config.tool_input,
+        status=state.status,
+        provider_call_id=config.provider_call_id,
+        conversation_id=config.conversation_id,
+        turn_id=config.turn_id,
+        parent_call_id=config.parent_call_id,
+        submitted_at=state.submitted_at,
+        started_at=state.started_at,
+        completed_at=state.completed_at,
+        result=state.result,
+        error=state.error,
+        progress=() if log is None else tuple(log.entries),
+        progress_dropped=0 if log is None else log.dropped,
+        progress_seq=state.progress_seq,
+        version=state.version,
+        cancel_reason=state.cancel_reason,
+        overdue=state.overdue,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CancelOutcome:
+    """What a cancel did: ``cancelled`` is False when the call was already final."""
+
+    call_id: CallId
+    cancelled: bool
+    previous_status: CallStatus
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeStatistics:
+    """Counts and costs of one runtime, read at one moment."""
+
+    calls_by_status: Mapping[CallStatus, int]
+    running: int
+    pending: int
+    ready_sessions: int
+    borrowed_slots: int
+    inbox_length: int
+    waiters: int
+    sessions: int
+    subscribers: int
+    events_dropped: int
+    ticks: int
+    last_tick_us: float
+    max_tick_us: float
+    messages_applied: int
+    calls_forgotten: int
+
+    @staticmethod
+    def freeze(counts: Mapping[CallStatus, int]) -> Mapping[CallStatus, int]:
+        return MappingProxyType(dict(counts))

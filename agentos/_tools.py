@@ -1,0 +1,129 @@
+"""Declaring tools: a function plus the pydantic model its input must satisfy."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Generic, TypeVar, overload
+
+from pydantic import BaseModel, ValidationError
+
+from agentos._errors import ToolDefinitionError
+
+InputT = TypeVar("InputT", bound=BaseModel)
+ToolFunction = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    """Return this from a tool to end its call ``failed`` with a message the model can read."""
+
+    message: str
+
+
+class Tool(Generic[InputT]):
+    """A named function the runtime can run as a call.
+
+    The function takes the validated input model and, optionally, a
+    ``ToolContext``; it may be ``async`` (runs as a task) or plain (runs in a
+    worker thread). Its JSON schema, shown to the model, comes from the input
+    model.
+    """
+
+    def __init__(
+        self,
+        fn: ToolFunction,
+        input_model: type[InputT],
+        *,
+        name: str,
+        description: str,
+        takes_context: bool,
+        timeout: float | None = None,
+    ) -> None:
+        self.fn = fn
+        self.input_model = input_model
+        self.name = name
+        self.description = description
+        self.takes_context = takes_context
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.timeout = timeout
+
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        return self.input_model.model_json_schema()
+
+    def validate(self, raw: dict[str, Any]) -> InputT:
+        return self.input_model.model_validate(raw)
+
+    def __repr__(self) -> str:
+        kind = "async" if self.is_async else "sync"
+        return f"<Tool {self.name} ({kind}, input {self.input_model.__name__})>"
+
+
+@overload
+def tool(fn: ToolFunction, /) -> Tool[Any]: ...
+
+
+@overload
+def tool(
+    *, name: str | None = None, description: str | None = None, timeout: float | None = None
+) -> Callable[[ToolFunction], Tool[Any]]: ...
+
+
+def tool(
+    fn: ToolFunction | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
+    """Make a tool from ``fn(args: SomeModel[, ctx: ToolContext])``.
+
+    Used bare (``@tool``) or with options (``@tool(name=..., timeout=...)``).
+    The name defaults to the function's, the description to its docstring.
+    """
+
+    def build(fn: ToolFunction) -> Tool[Any]:
+        input_model, takes_context = _inspect_signature(fn)
+        if timeout is not None and not timeout > 0:
+            raise ToolDefinitionError(f"tool {fn.__name__}: timeout must be > 0, got {timeout}")
+        return Tool(
+            fn,
+            input_model,
+            name=name or fn.__name__,
+            description=description or inspect.getdoc(fn) or "",
+            takes_context=takes_context,
+            timeout=timeout,
+        )
+
+    return build if fn is None else build(fn)
+
+
+def _inspect_signature(fn: ToolFunction) -> tuple[type[BaseModel], bool]:
+    where = getattr(fn, "__qualname__", repr(fn))
+    params = list(inspect.signature(fn).parameters.values())
+    if not 1 <= len(params) <= 2:
+        raise ToolDefinitionError(
+            f"tool {where} must take (args) or (args, ctx); it takes {len(params)} parameters"
+        )
+    hints = typing.get_type_hints(fn)
+    model = hints.get(params[0].name)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ToolDefinitionError(
+            f"tool {where}: the first parameter {params[0].name!r} must be annotated with a "
+            f"pydantic model (got {model!r})"
+        )
+    return model, len(params) == 2
+
+
+def describe_validation_error(tool_name: str, error: ValidationError) -> str:
+    """One line per problem, naming the field: what a model needs to fix its call."""
+    problems = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "(input)"
+        problems.append(f"{where}: {item['msg']}")
+    return f"invalid input for tool {tool_name!r}: " + "; ".join(problems)

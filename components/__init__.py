@@ -1,0 +1,98 @@
+"""Data only: component types, ids, the status vocabulary and shared resources.
+
+This package imports nothing of ours; ``systems`` and ``agentos`` build on it.
+"""
+
+from components._ids import CallId, ConversationId, Entity, SessionId, TurnId, new_call_id
+from components._json import Json, JsonObject
+from components._messages import (
+    CancelCall,
+    CancelReply,
+    InboxMessage,
+    ReportFailure,
+    ReportProgress,
+    ReportResult,
+    StatusQuery,
+    SubmitCall,
+)
+from components._resources import (
+    CallEvent,
+    CallEventKind,
+    CallIndex,
+    DeadlineKind,
+    Deadlines,
+    Effects,
+    Limits,
+    SchedulerQueues,
+    TickContext,
+    TickStats,
+    Waiter,
+    Waiters,
+)
+from components._status import (
+    FINAL_STATUSES,
+    STORED_STATUSES,
+    TRANSITIONS,
+    CallStatus,
+    can_transition,
+)
+from components._tool_call import (
+    NO_TIMEOUTS,
+    PROGRESS_KEPT,
+    CallError,
+    ErrorKind,
+    ProgressKind,
+    ProgressLog,
+    TimeoutSettings,
+    ToolCallArgs,
+    ToolCallConfig,
+    ToolCallProgress,
+    ToolCallState,
+)
+
+__all__ = [
+    "FINAL_STATUSES",
+    "NO_TIMEOUTS",
+    "PROGRESS_KEPT",
+    "STORED_STATUSES",
+    "TRANSITIONS",
+    "CallError",
+    "CallEvent",
+    "CallEventKind",
+    "CallId",
+    "CallIndex",
+    "CallStatus",
+    "CancelCall",
+    "CancelReply",
+    "ConversationId",
+    "DeadlineKind",
+    "Deadlines",
+    "Effects",
+    "Entity",
+    "ErrorKind",
+    "InboxMessage",
+    "Json",
+    "JsonObject",
+    "Limits",
+    "ProgressKind",
+    "ProgressLog",
+    "ReportFailure",
+    "ReportProgress",
+    "ReportResult",
+    "SchedulerQueues",
+    "SessionId",
+    "StatusQuery",
+    "SubmitCall",
+    "TickContext",
+    "TickStats",
+    "TimeoutSettings",
+    "ToolCallArgs",
+    "ToolCallConfig",
+    "ToolCallProgress",
+    "ToolCallState",
+    "TurnId",
+    "Waiter",
+    "Waiters",
+    "can_transition",
+    "new_call_id",
+]

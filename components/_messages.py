@@ -1,0 +1,77 @@
+"""What reaches a tick from outside it: commands from the API, reports from tools.
+
+Everything here is appended to the inbox by code that is not a tick (API calls,
+tool coroutines, worker threads) and applied by the ingest phase. Reply slots
+are filled by a tick and read by the caller once the tick has run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from components._ids import CallId, Entity, SessionId
+from components._json import Json
+from components._status import CallStatus
+from components._tool_call import CallError, ProgressKind, ToolCallConfig
+
+
+@dataclass(slots=True)
+class SubmitCall:
+    """A new call. ``rejection`` set means it fails at once (bad input, unknown tool)."""
+
+    config: ToolCallConfig
+    submitted_at: float
+    args: object = None
+    rejection: CallError | None = None
+
+
+@dataclass(slots=True)
+class CancelReply:
+    found: bool = False
+    took: bool = False
+    previous_status: CallStatus | None = None
+
+
+@dataclass(slots=True)
+class CancelCall:
+    call_id: CallId
+    session_id: SessionId | None
+    reason: str
+    reply: CancelReply
+
+
+@dataclass(slots=True)
+class ReportProgress:
+    entity: Entity
+    kind: ProgressKind
+    payload: Json
+    at: float
+
+
+@dataclass(slots=True)
+class ReportResult:
+    entity: Entity
+    result: Json
+
+
+@dataclass(slots=True)
+class ReportFailure:
+    entity: Entity
+    error: CallError
+
+
+@dataclass(slots=True)
+class StatusQuery:
+    """A status read queued from outside the event loop's thread.
+
+    The introspection phase resolves the id; after the tick the kernel calls
+    ``answer`` with the entity (None for an unknown id) while the world is
+    consistent, and the asking thread wakes.
+    """
+
+    call_id: CallId
+    answer: Callable[[Entity | None], None]
+
+
+InboxMessage = SubmitCall | CancelCall | ReportProgress | ReportResult | ReportFailure | StatusQuery

@@ -1,0 +1,56 @@
+"""The one status vocabulary and the one transition table.
+
+Stored statuses are the five a call can hold; ``orphaned`` is only ever
+reported (the history mentions a call that the world does not hold).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class CallStatus(StrEnum):
+    """Where a tool call is in its life."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    ORPHANED = "orphaned"
+
+    @property
+    def is_final(self) -> bool:
+        return self in FINAL_STATUSES
+
+
+STORED_STATUSES: frozenset[CallStatus] = frozenset(
+    {
+        CallStatus.PENDING,
+        CallStatus.RUNNING,
+        CallStatus.COMPLETED,
+        CallStatus.FAILED,
+        CallStatus.CANCELLED,
+    }
+)
+FINAL_STATUSES: frozenset[CallStatus] = frozenset(
+    {CallStatus.COMPLETED, CallStatus.FAILED, CallStatus.CANCELLED, CallStatus.ORPHANED}
+)
+
+TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
+    # pending -> completed is an outside completion of a deferred call.
+    CallStatus.PENDING: frozenset(
+        {CallStatus.RUNNING, CallStatus.COMPLETED, CallStatus.FAILED, CallStatus.CANCELLED}
+    ),
+    CallStatus.RUNNING: frozenset({CallStatus.COMPLETED, CallStatus.FAILED, CallStatus.CANCELLED}),
+    CallStatus.COMPLETED: frozenset(),
+    CallStatus.FAILED: frozenset(),
+    CallStatus.CANCELLED: frozenset(),
+    CallStatus.ORPHANED: frozenset(),
+}
+"""Every allowed move. Final statuses are absorbing; nothing moves to ``orphaned``."""
+
+
+def can_transition(current: CallStatus, new: CallStatus) -> bool:
+    """Whether the table allows ``current -> new``."""
+    return new in TRANSITIONS[current]

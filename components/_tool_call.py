@@ -1,0 +1,126 @@
+"""The components of a tool-call entity: what was asked, and where it is now.
+
+Hot-path components are slotted dataclasses: cheap to build and to hold by the
+hundred thousand. Validation happens at the JSON boundary, not here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from components._ids import CallId, ConversationId, SessionId, TurnId
+from components._json import Json, JsonObject
+from components._status import CallStatus
+
+PROGRESS_KEPT = 50
+"""How many progress entries a call keeps; older ones are counted, not kept."""
+
+
+class ProgressKind(StrEnum):
+    STARTED = "started"
+    LOG = "log"
+    PARTIAL = "partial"
+    HEARTBEAT = "heartbeat"
+
+
+class ErrorKind(StrEnum):
+    """Why a call ended ``failed`` (or how it was cancelled)."""
+
+    INVALID_INPUT = "invalid_input"
+    UNKNOWN_TOOL = "unknown_tool"
+    TOOL_ERROR = "tool_error"
+    INVALID_RESULT = "invalid_result"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+    SHUTDOWN = "shutdown"
+
+
+@dataclass(slots=True, frozen=True)
+class CallError:
+    kind: ErrorKind
+    message: str
+
+
+@dataclass(slots=True, frozen=True)
+class TimeoutSettings:
+    """Per-call deadlines, in seconds from the moment the call starts running.
+
+    ``hard`` ends the call ``failed`` and cancels its work; ``overdue`` only
+    raises an event for the owner, who decides whether waiting is worth it.
+    """
+
+    hard: float | None = None
+    overdue: float | None = None
+
+
+NO_TIMEOUTS = TimeoutSettings()
+
+
+@dataclass(slots=True)
+class ToolCallConfig:
+    """What was asked: fixed when the call is submitted."""
+
+    call_id: CallId
+    session_id: SessionId
+    tool_name: str
+    tool_input: JsonObject
+    provider_call_id: str | None = None
+    conversation_id: ConversationId | None = None
+    turn_id: TurnId | None = None
+    parent_call_id: CallId | None = None
+    timeouts: TimeoutSettings = NO_TIMEOUTS
+
+
+@dataclass(slots=True, frozen=True)
+class ToolCallProgress:
+    """One structured progress report; ``seq`` counts every report of the call."""
+
+    seq: int
+    at: float
+    kind: ProgressKind
+    payload: Json
+
+
+@dataclass(slots=True)
+class ProgressLog:
+    """The newest ``PROGRESS_KEPT`` reports of a call, and how many were dropped."""
+
+    entries: deque[ToolCallProgress] = field(default_factory=lambda: deque(maxlen=PROGRESS_KEPT))
+    dropped: int = 0
+
+    def append(self, entry: ToolCallProgress) -> None:
+        if len(self.entries) == PROGRESS_KEPT:
+            self.dropped += 1
+        self.entries.append(entry)
+
+
+@dataclass(slots=True)
+class ToolCallState:
+    """Where the call is now. Only the lifecycle transition changes ``status``.
+
+    Times are wall-clock seconds since the epoch. ``version`` grows with every
+    change a reader could see (status or progress), so a reader can tell
+    whether anything moved since it last looked. ``progress`` is created with
+    the first report, so a quiet call costs no log.
+    """
+
+    status: CallStatus = CallStatus.PENDING
+    submitted_at: float = 0.0
+    started_at: float | None = None
+    completed_at: float | None = None
+    result: Json = None
+    error: CallError | None = None
+    progress: ProgressLog | None = None
+    progress_seq: int = 0
+    version: int = 0
+    cancel_reason: str | None = None
+    overdue: bool = False
+
+
+@dataclass(slots=True)
+class ToolCallArgs:
+    """The validated input the tool function receives (a pydantic model instance)."""
+
+    value: object

@@ -1,0 +1,113 @@
+"""Phase 1, ingest: apply what arrived in the inbox since the last tick."""
+
+from __future__ import annotations
+
+import esper
+
+from components import (
+    CallError,
+    CallStatus,
+    CancelCall,
+    ErrorKind,
+    ProgressLog,
+    ReportFailure,
+    ReportProgress,
+    ReportResult,
+    StatusQuery,
+    SubmitCall,
+    TickContext,
+    ToolCallArgs,
+    ToolCallConfig,
+    ToolCallProgress,
+    ToolCallState,
+)
+from systems._lifecycle import record_progress, record_queued, transition
+
+
+class IngestSystem(esper.Processor):
+    """Creates entities for submitted calls and applies cancels and tool reports.
+
+    Reports about calls that are already final (a late result after a cancel,
+    progress after a timeout) are dropped: final states are absorbing.
+    """
+
+    def process(self, ctx: TickContext) -> None:
+        for message in ctx.batch:
+            if type(message) is ReportResult:
+                self._result(ctx, message)
+            elif type(message) is SubmitCall:
+                self._submit(ctx, message)
+            elif type(message) is ReportProgress:
+                self._progress(ctx, message)
+            elif type(message) is ReportFailure:
+                self._failure(ctx, message)
+            elif type(message) is CancelCall:
+                self._cancel(ctx, message)
+            elif type(message) is StatusQuery:
+                ctx.queries.append(message)
+        ctx.stats.messages_applied += len(ctx.batch)
+        ctx.batch.clear()
+
+    def _submit(self, ctx: TickContext, message: SubmitCall) -> None:
+        config = message.config
+        state = ToolCallState(submitted_at=message.submitted_at)
+        entity = esper.create_entity(config, state, ToolCallArgs(message.args))
+        index = ctx.index
+        index.by_id[config.call_id] = entity
+        session_calls = index.by_session.get(config.session_id)
+        if session_calls is None:
+            session_calls = index.by_session[config.session_id] = {}
+        session_calls[config.call_id] = entity
+        index.status_counts[CallStatus.PENDING] += 1
+        record_queued(ctx, config, state)
+        if message.rejection is not None:
+            transition(ctx, entity, config, state, CallStatus.FAILED, error=message.rejection)
+        else:
+            ctx.submitted.append(entity)
+
+    def _cancel(self, ctx: TickContext, message: CancelCall) -> None:
+        entity = ctx.index.by_id.get(message.call_id)
+        if entity is None:
+            return
+        config = esper.component_for_entity(entity, ToolCallConfig)
+        if message.session_id is not None and config.session_id != message.session_id:
+            return
+        state = esper.component_for_entity(entity, ToolCallState)
+        reply = message.reply
+        reply.found = True
+        reply.previous_status = state.status
+        error = CallError(ErrorKind.CANCELLED, message.reason)
+        reply.took = transition(
+            ctx, entity, config, state, CallStatus.CANCELLED, error=error, stop_work=True
+        )
+        if reply.took:
+            state.cancel_reason = message.reason
+
+    def _progress(self, ctx: TickContext, message: ReportProgress) -> None:
+        components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)
+        if components is None:
+            return
+        config, state = components
+        if state.status is not CallStatus.RUNNING:
+            return
+        state.progress_seq += 1
+        state.version += 1
+        entry = ToolCallProgress(state.progress_seq, message.at, message.kind, message.payload)
+        if state.progress is None:
+            state.progress = ProgressLog()
+        state.progress.append(entry)
+        record_progress(ctx, config, state, entry)
+
+    def _result(self, ctx: TickContext, message: ReportResult) -> None:
+        components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)
+        if components is not None:
+            config, state = components
+            transition(
+                ctx, message.entity, config, state, CallStatus.COMPLETED, result=message.result
+            )
+
+    def _failure(self, ctx: TickContext, message: ReportFailure) -> None:
+        components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)
+        if components is not None:
+            config, state = components
+            transition(ctx, message.entity, config, state, CallStatus.FAILED, error=message.error)

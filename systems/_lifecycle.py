@@ -1,0 +1,158 @@
+"""The only code that changes a call's status.
+
+Every move is checked against ``components.TRANSITIONS``; the bookkeeping that
+must follow a move (status counts, slot release, retention deadline, waiters,
+events, the ``tool_call.*`` log line) happens here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from components import (
+    CallError,
+    CallEvent,
+    CallEventKind,
+    CallStatus,
+    DeadlineKind,
+    Entity,
+    ErrorKind,
+    TickContext,
+    ToolCallConfig,
+    ToolCallProgress,
+    ToolCallState,
+    can_transition,
+)
+
+log = structlog.get_logger("agentos")
+
+_EVENT_FOR_STATUS = {
+    CallStatus.RUNNING: CallEventKind.STARTED,
+    CallStatus.COMPLETED: CallEventKind.COMPLETED,
+    CallStatus.FAILED: CallEventKind.FAILED,
+    CallStatus.CANCELLED: CallEventKind.CANCELLED,
+}
+_LOG_NAME = {kind: f"tool_call.{kind.value}" for kind in CallEventKind}
+
+
+def transition(
+    ctx: TickContext,
+    entity: Entity,
+    config: ToolCallConfig,
+    state: ToolCallState,
+    new: CallStatus,
+    *,
+    error: CallError | None = None,
+    result: object = None,
+    stop_work: bool = False,
+) -> bool:
+    """Move a call to ``new`` if the table allows it; returns whether it moved.
+
+    ``stop_work`` is set when the runtime ends a running call (cancel, hard
+    timeout) rather than the work reporting its own end: the kernel is then
+    told to interrupt the work.
+    """
+    old = state.status
+    if not can_transition(old, new):
+        return False
+    counts = ctx.index.status_counts
+    counts[old] -= 1
+    counts[new] += 1
+    state.status = new
+    state.version += 1
+    if new is CallStatus.RUNNING:
+        state.started_at = ctx.wall
+    else:
+        state.completed_at = ctx.wall
+        state.error = error
+        if new is CallStatus.COMPLETED:
+            state.result = result  # type: ignore[assignment]
+        _on_final(ctx, entity, config, old, stop_work)
+    kind = _EVENT_FOR_STATUS[new]
+    if error is not None and error.kind is ErrorKind.TIMED_OUT:
+        kind = CallEventKind.TIMED_OUT
+    _record(ctx, config, state, kind)
+    return True
+
+
+def record_progress(
+    ctx: TickContext, config: ToolCallConfig, state: ToolCallState, entry: ToolCallProgress
+) -> None:
+    """Tell subscribers and the log about a progress report already stored."""
+    _record(ctx, config, state, CallEventKind.PROGRESSED, entry)
+
+
+def record_overdue(ctx: TickContext, config: ToolCallConfig, state: ToolCallState) -> None:
+    _record(ctx, config, state, CallEventKind.OVERDUE)
+
+
+def record_queued(ctx: TickContext, config: ToolCallConfig, state: ToolCallState) -> None:
+    _record(ctx, config, state, CallEventKind.QUEUED)
+
+
+def _on_final(
+    ctx: TickContext, entity: Entity, config: ToolCallConfig, old: CallStatus, stop_work: bool
+) -> None:
+    queues = ctx.queues
+    if entity in queues.slot_holders:
+        queues.slot_holders.discard(entity)
+        queues.running_total -= 1
+        session = config.session_id
+        left = queues.running_by_session[session] - 1
+        if left:
+            queues.running_by_session[session] = left
+        else:
+            del queues.running_by_session[session]
+        if session in queues.pending and session not in queues.in_ring:
+            queues.ring.append(session)
+            queues.in_ring.add(session)
+    if stop_work and old is CallStatus.RUNNING:
+        ctx.effects.cancel.append(entity)
+    ctx.finalized.append(entity)
+    retention = ctx.limits.retention_seconds
+    if retention is not None:
+        ctx.deadlines.push(ctx.now + retention, entity, DeadlineKind.RETENTION)
+
+
+def _record(
+    ctx: TickContext,
+    config: ToolCallConfig,
+    state: ToolCallState,
+    kind: CallEventKind,
+    progress: ToolCallProgress | None = None,
+) -> None:
+    if config.session_id in ctx.subscribed:
+        ctx.events.append(
+            CallEvent(
+                call_id=config.call_id,
+                session_id=config.session_id,
+                kind=kind,
+                status=state.status,
+                at=ctx.wall,
+                progress=progress,
+                error=state.error,
+            )
+        )
+    if kind is CallEventKind.PROGRESSED:
+        log.debug(
+            _LOG_NAME[kind],
+            call_id=config.call_id,
+            session_id=config.session_id,
+            tool=config.tool_name,
+            seq=state.progress_seq,
+        )
+        return
+    duration = None
+    if state.completed_at is not None and state.started_at is not None:
+        duration = round(state.completed_at - state.started_at, 6)
+    log.info(
+        _LOG_NAME[kind],
+        call_id=config.call_id,
+        provider_call_id=config.provider_call_id,
+        session_id=config.session_id,
+        conversation_id=config.conversation_id,
+        tool=config.tool_name,
+        status=state.status.value,
+        duration_s=duration,
+        error=None if state.error is None else state.error.message,
+    )

@@ -1,0 +1,68 @@
+"""Phase 4, timeout: hard timeouts, overdue events and retention of finished calls.
+
+Deadlines live in one heap; an entry whose call has since moved on is simply
+skipped when it comes due, so nothing has to be removed from the heap early.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import esper
+
+from components import (
+    CallError,
+    CallStatus,
+    DeadlineKind,
+    Entity,
+    ErrorKind,
+    TickContext,
+    ToolCallConfig,
+    ToolCallState,
+)
+from systems._lifecycle import record_overdue, transition
+
+
+class TimeoutSystem(esper.Processor):
+    def process(self, ctx: TickContext) -> None:
+        heap = ctx.deadlines.heap
+        now = ctx.now
+        while heap and heap[0][0] <= now:
+            _, _, entity, kind = heapq.heappop(heap)
+            components = esper.try_components(entity, ToolCallConfig, ToolCallState)
+            if components is None:
+                continue
+            config, state = components
+            if kind is DeadlineKind.HARD:
+                self._hard(ctx, entity, config, state)
+            elif kind is DeadlineKind.OVERDUE:
+                if not state.status.is_final and not state.overdue:
+                    state.overdue = True
+                    state.version += 1
+                    record_overdue(ctx, config, state)
+            elif state.status.is_final:
+                self._forget(ctx, entity, config)
+
+    @staticmethod
+    def _hard(
+        ctx: TickContext, entity: Entity, config: ToolCallConfig, state: ToolCallState
+    ) -> None:
+        if state.status is not CallStatus.RUNNING:
+            return
+        error = CallError(ErrorKind.TIMED_OUT, f"timed out after {config.timeouts.hard:g}s")
+        transition(ctx, entity, config, state, CallStatus.FAILED, error=error, stop_work=True)
+
+    @staticmethod
+    def _forget(ctx: TickContext, entity: Entity, config: ToolCallConfig) -> None:
+        """Retention ran out: the call leaves the world and every index."""
+        index = ctx.index
+        state = esper.component_for_entity(entity, ToolCallState)
+        index.status_counts[state.status] -= 1
+        del index.by_id[config.call_id]
+        session_calls = index.by_session[config.session_id]
+        del session_calls[config.call_id]
+        if not session_calls:
+            del index.by_session[config.session_id]
+        esper.delete_entity(entity, immediate=True)
+        ctx.effects.forget.append(entity)
+        ctx.stats.calls_forgotten += 1
