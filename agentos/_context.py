@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-import anyio
+from anyio import TaskHandle
 
 from agentos._errors import CallCancelled
 from agentos._json import to_json
@@ -36,8 +36,8 @@ class ToolContext:
         "_cancelled",
         "_config",
         "_entity",
+        "_handle",
         "_post",
-        "_scope",
         "_wall",
     )
 
@@ -56,7 +56,7 @@ class ToolContext:
         self._wall = wall
         self._cancelled = False
         self._cancel_event = threading.Event() if threaded else None
-        self._scope = anyio.CancelScope()
+        self._handle: TaskHandle[None] | None = None
 
     @property
     def call_id(self) -> CallId:
@@ -134,4 +134,5 @@ class ToolContext:
         self._cancelled = True
         if self._cancel_event is not None:
             self._cancel_event.set()
-        self._scope.cancel()
+        if self._handle is not None:
+            self._handle.cancel()

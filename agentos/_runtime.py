@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import json
+import logging
 import math
 import threading
 import time
@@ -24,6 +25,7 @@ from typing import Any, Self
 import anyio
 import anyio.lowlevel
 import esper
+import structlog
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel, ValidationError
@@ -69,6 +71,8 @@ EVENT_BUFFER = 10_000
 """Events a subscriber may fall behind by before the newest are dropped (and counted)."""
 
 _UNSET: Any = object()
+_PLAIN = frozenset({str, int, bool, type(None)})
+"""Value types an input can hold and be stored as it is (floats need a finiteness check)."""
 
 
 class Runtime:
@@ -148,6 +152,7 @@ class Runtime:
         self._loop_thread = threading.get_ident()
         self._limiter = anyio.CapacityLimiter(self._max_threads)
         self._cancelled_exc = anyio.get_cancelled_exc_class()
+        self._ctx.log_info, self._ctx.log_debug = _log_levels_enabled()
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         self._forget_clock = self._clock.on_advance(self._notify)
@@ -163,8 +168,8 @@ class Runtime:
         assert self._group is not None
         try:
             self._cancel_everything("runtime closed")
-            self._group.cancel_scope.cancel()
         finally:
+            self._group.cancel_scope.cancel()
             self._closed = True
             self._forget_clock()
             handled = await self._group.__aexit__(exc_type, exc, tb)
@@ -177,6 +182,7 @@ class Runtime:
         return handled
 
     def _cancel_everything(self, reason: str) -> None:
+        self._flush()
         for call_id, entity in list(self._ctx.index.by_id.items()):
             if not self._state(entity).status.is_final:
                 self._ctx.inbox.append(CancelCall(call_id, None, reason, CancelReply()))
@@ -506,44 +512,37 @@ class Runtime:
         self._running[entity] = context
         assert self._group is not None
         runner = self._run_async if tool.is_async else self._run_in_thread
-        self._group.start_soon(runner, entity, tool, args, context)
+        context._handle = self._group.start_soon(runner, entity, tool, args, context)
 
     async def _run_async(
         self, entity: Entity, tool: Tool[Any], args: object, context: ToolContext
     ) -> None:
-        with context._scope:
-            try:
-                if tool.takes_context:
-                    value = await tool.fn(args, context)
-                else:
-                    value = await tool.fn(args)
-            except self._cancelled_exc:
-                raise
-            except BaseException as error:
-                self._post(ReportFailure(entity, _failure(error)))
+        try:
+            if tool.takes_context:
+                value = await tool.fn(args, context)
             else:
-                self._post(_settle(entity, value))
+                value = await tool.fn(args)
+        except self._cancelled_exc:
+            raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
+        except BaseException as error:
+            self._post(ReportFailure(entity, _failure(error)))
+        else:
+            self._post(_settle(entity, value))
         self._running.pop(entity, None)
 
     async def _run_in_thread(
         self, entity: Entity, tool: Tool[Any], args: object, context: ToolContext
     ) -> None:
-        with context._scope:
-            try:
-                value = await anyio.to_thread.run_sync(
-                    _call_sync,
-                    tool,
-                    args,
-                    context,
-                    limiter=self._limiter,
-                    abandon_on_cancel=True,
-                )
-            except self._cancelled_exc:
-                raise
-            except BaseException as error:
-                self._post(ReportFailure(entity, _failure(error)))
-            else:
-                self._post(_settle(entity, value))
+        try:
+            value = await anyio.to_thread.run_sync(
+                _call_sync, tool, args, context, limiter=self._limiter, abandon_on_cancel=True
+            )
+        except self._cancelled_exc:
+            raise
+        except BaseException as error:
+            self._post(ReportFailure(entity, _failure(error)))
+        else:
+            self._post(_settle(entity, value))
         self._running.pop(entity, None)
 
     def _post(self, message: InboxMessage) -> None:
@@ -636,8 +635,13 @@ def _parse_input(tool_input: Mapping[str, Any] | str | None) -> tuple[JsonObject
         return {}, CallError(
             ErrorKind.INVALID_INPUT, f"tool input must be a JSON object, got {kind}"
         )
+    copy = dict(tool_input)
+    if all(type(value) in _PLAIN for value in copy.values()) and all(
+        type(key) is str for key in copy
+    ):
+        return copy, None
     try:
-        return to_json(dict(tool_input)), None  # type: ignore[return-value]
+        return to_json(copy), None  # type: ignore[return-value]
     except (TypeError, ValueError) as error:
         return {}, CallError(ErrorKind.INVALID_INPUT, f"tool input is not JSON: {error}")
 
@@ -661,3 +665,12 @@ def _check_seconds(name: str, value: object) -> None:
 
 def _nothing() -> None:
     return None
+
+
+def _log_levels_enabled() -> tuple[bool, bool]:
+    """Whether structlog, as configured now, keeps agentos's info and debug lines."""
+    bound = structlog.get_logger("agentos").bind()
+    enabled = getattr(bound, "is_enabled_for", None)
+    if enabled is None:
+        return True, True
+    return bool(enabled(logging.INFO)), bool(enabled(logging.DEBUG))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from components import (
     CallError,
@@ -21,12 +22,13 @@ from components import (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class CallSnapshot:
-    """One call as it was at one moment. Times are epoch seconds.
+class CallSnapshot(NamedTuple):
+    """One call as it was at one moment: an immutable copy. Times are epoch seconds.
 
     ``version`` grows with every visible change (status, progress, overdue);
     compare it with the one you saw last to know whether anything moved.
+    (A named tuple rather than a frozen dataclass: it is built on every read,
+    and this is three times cheaper to build.)
     """
 
     call_id: CallId
@@ -58,26 +60,26 @@ class CallSnapshot:
 def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
     log = state.progress
     return CallSnapshot(
-        call_id=config.call_id,
-        session_id=config.session_id,
-        tool_name=config.tool_name,
-        tool_input=config.tool_input,
-        status=state.status,
-        provider_call_id=config.provider_call_id,
-        conversation_id=config.conversation_id,
-        turn_id=config.turn_id,
-        parent_call_id=config.parent_call_id,
-        submitted_at=state.submitted_at,
-        started_at=state.started_at,
-        completed_at=state.completed_at,
-        result=state.result,
-        error=state.error,
-        progress=() if log is None else tuple(log.entries),
-        progress_dropped=0 if log is None else log.dropped,
-        progress_seq=state.progress_seq,
-        version=state.version,
-        cancel_reason=state.cancel_reason,
-        overdue=state.overdue,
+        config.call_id,
+        config.session_id,
+        config.tool_name,
+        config.tool_input,
+        state.status,
+        config.provider_call_id,
+        config.conversation_id,
+        config.turn_id,
+        config.parent_call_id,
+        state.submitted_at,
+        state.started_at,
+        state.completed_at,
+        state.result,
+        state.error,
+        () if log is None else tuple(log.entries),
+        0 if log is None else log.dropped,
+        state.progress_seq,
+        state.version,
+        state.cancel_reason,
+        state.overdue,
     )
 
 

@@ -64,7 +64,14 @@ class Tool(Generic[InputT]):
 
 
 @overload
-def tool(fn: ToolFunction, /) -> Tool[Any]: ...
+def tool(
+    fn: ToolFunction,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+) -> Tool[Any]: ...
 
 
 @overload

@@ -153,6 +153,8 @@ class TickContext:
 
     ``now`` is monotonic seconds (deadlines), ``wall`` is epoch seconds
     (timestamps); both are read once per tick from the runtime's clock.
+    ``log_info``/``log_debug`` say whether ``tool_call.*`` log lines would be
+    kept, so their arguments are not built for nothing.
     """
 
     limits: Limits
@@ -172,3 +174,5 @@ class TickContext:
     queries: list[StatusQuery] = field(default_factory=list)
     now: float = 0.0
     wall: float = 0.0
+    log_info: bool = True
+    log_debug: bool = True

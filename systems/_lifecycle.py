@@ -134,13 +134,16 @@ def _record(
             )
         )
     if kind is CallEventKind.PROGRESSED:
-        log.debug(
-            _LOG_NAME[kind],
-            call_id=config.call_id,
-            session_id=config.session_id,
-            tool=config.tool_name,
-            seq=state.progress_seq,
-        )
+        if ctx.log_debug:
+            log.debug(
+                _LOG_NAME[kind],
+                call_id=config.call_id,
+                session_id=config.session_id,
+                tool=config.tool_name,
+                seq=state.progress_seq,
+            )
+        return
+    if not ctx.log_info:
         return
     duration = None
     if state.completed_at is not None and state.started_at is not None:

@@ -1,0 +1,114 @@
+"""Helpers for testing code built on agentos: a tool the test drives, and settling.
+
+``Puppet`` is a tool whose calls do exactly what the test tells them, when it
+tells them: report progress, complete, fail, or hang while ignoring
+cancellation. ``settle`` lets the runtime apply everything that is queued.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import BaseModel
+
+from agentos._context import ToolContext
+from agentos._runtime import Runtime
+from agentos._tools import Tool, tool
+
+
+class PuppetInput(BaseModel):
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Command:
+    action: str
+    value: object = None
+
+
+@dataclass(slots=True)
+class PuppetCall:
+    """What the test can see of one call of the puppet tool."""
+
+    started: bool = False
+    cleaned_up: bool = False
+    cancelled: bool = False
+    send: MemoryObjectSendStream[_Command] | None = None
+    receive: MemoryObjectReceiveStream[_Command] | None = None
+
+
+@dataclass
+class Puppet:
+    """An async tool (named ``name``) driven call by call from the test.
+
+    Every call waits for commands. ``progress``, ``complete`` and ``fail``
+    queue one for a call that has started; the call's ``finally`` block marks
+    ``cleaned_up``, so tests can check that cancellation reached the work.
+    """
+
+    name: str = "puppet"
+    calls: dict[str, PuppetCall] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        puppet = self
+
+        async def run(args: PuppetInput, ctx: ToolContext) -> object:
+            call = puppet._call(ctx.call_id)
+            call.started = True
+            assert call.receive is not None
+            try:
+                async for command in call.receive:
+                    if command.action == "progress":
+                        ctx.progress(command.value)
+                    elif command.action == "complete":
+                        return command.value
+                    elif command.action == "fail":
+                        raise RuntimeError(str(command.value))
+                return None
+            except anyio.get_cancelled_exc_class():
+                call.cancelled = True
+                raise
+            finally:
+                call.cleaned_up = True
+                call.receive.close()
+                if call.send is not None:
+                    call.send.close()
+
+        run.__name__ = self.name
+        run.__doc__ = "A tool driven by the test."
+        self.tool: Tool[PuppetInput] = tool(run, name=self.name)
+
+    def _call(self, call_id: str) -> PuppetCall:
+        call = self.calls.get(call_id)
+        if call is None:
+            call = self.calls[call_id] = PuppetCall()
+            call.send, call.receive = anyio.create_memory_object_stream[_Command](100)
+        return call
+
+    def progress(self, call_id: str, payload: object) -> None:
+        self._send(call_id, _Command("progress", payload))
+
+    def complete(self, call_id: str, value: object = None) -> None:
+        self._send(call_id, _Command("complete", value))
+
+    def fail(self, call_id: str, message: str = "puppet failed") -> None:
+        self._send(call_id, _Command("fail", message))
+
+    def started(self, call_id: str) -> bool:
+        call = self.calls.get(call_id)
+        return call is not None and call.started
+
+    def _send(self, call_id: str, command: _Command) -> None:
+        call = self._call(call_id)
+        assert call.send is not None
+        call.send.send_nowait(command)
+
+
+async def settle(runtime: Runtime, rounds: int = 3) -> None:
+    """Let every task run until blocked and the runtime apply all it has queued."""
+    for _ in range(rounds):
+        await anyio.wait_all_tasks_blocked()
+        runtime._flush()
+    await anyio.wait_all_tasks_blocked()

@@ -1,0 +1,213 @@
+"""Run every benchmark, each in a fresh process, and write ``results/latest.json``.
+
+Usage: ``python -m benchmarks [--strict] [--output PATH]`` (``make bench``).
+Prints each figure beside its target; ``--strict`` exits 1 if a target is
+missed (by default only a benchmark that crashes makes the exit status 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import operator
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from benchmarks._common import Figures
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results" / "latest.json"
+JOB_TIMEOUT_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class Job:
+    """One benchmark process: ``python -m <module> <args>``."""
+
+    title: str
+    module: str
+    args: tuple[str, ...] = ()
+
+
+JOBS = (
+    Job("lifecycle", "benchmarks._lifecycle"),
+    Job("scale 1k", "benchmarks._scale", ("--calls", "1000", "--sessions", "100", "--label", "1k")),
+    Job(
+        "scale 100k",
+        "benchmarks._scale",
+        ("--calls", "100000", "--sessions", "10000", "--label", "100k", "--memory"),
+    ),
+    Job("raw anyio memory", "benchmarks._scale", ("--raw-anyio", "--calls", "100000")),
+    Job("status", "benchmarks._status"),
+    Job("idle", "benchmarks._idle"),
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    symbol: str
+    limit: float
+    check: Callable[[float, float], bool]
+
+
+def at_most(limit: float) -> Target:
+    return Target("<=", limit, operator.le)
+
+
+TARGETS: dict[str, Target] = {
+    "lifecycle.ratio_vs_anyio": at_most(2.5),
+    "scale.rss_bytes_per_call": at_most(8192),
+    "scale.tick_ratio_100k_vs_1k": at_most(3),
+    "status.p99_us": at_most(30),
+    "idle.cpu_percent": at_most(2),
+}
+
+HEADLINE = (
+    "lifecycle.per_call_us",
+    "lifecycle.raw_anyio_per_call_us",
+    "lifecycle.ratio_vs_anyio",
+    "scale.inflight_calls",
+    "scale.rss_bytes_per_call",
+    "scale.raw_anyio_rss_bytes_per_task",
+    "scale.tick_us_1k",
+    "scale.tick_us_100k",
+    "scale.tick_ratio_100k_vs_1k",
+    "status.p99_us",
+    "idle.cpu_percent",
+)
+"""Printed first, in this order; every other figure follows, sorted."""
+
+
+def run_job(job: Job) -> tuple[Figures, str | None]:
+    """Run one benchmark process; its figures are the last line of stdout."""
+    command = [sys.executable, "-m", job.module, *job.args]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=JOB_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return {}, f"timed out after {JOB_TIMEOUT_SECONDS}s"
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+        return {}, f"exit status {done.returncode}\n{tail}"
+    figures = json.loads(lines[-1])
+    if not isinstance(figures, dict):
+        return {}, f"expected a JSON object, got {lines[-1]!r}"
+    return figures, None
+
+
+def derive(results: Figures) -> None:
+    """Figures computed from two processes' figures."""
+    small = results.get("scale.tick_us_1k")
+    large = results.get("scale.tick_us_100k")
+    if isinstance(small, int | float) and isinstance(large, int | float) and small > 0:
+        results["scale.tick_ratio_100k_vs_1k"] = round(large / small, 3)
+
+
+def meta() -> Figures:
+    figures: Figures = {
+        "meta.python": platform.python_version(),
+        "meta.implementation": platform.python_implementation(),
+        "meta.platform": platform.platform(),
+        "meta.cpu_count": os.cpu_count() or 0,
+        "meta.timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    for package in ("agentos", "anyio", "esper", "pydantic", "structlog"):
+        try:
+            figures[f"meta.{package}"] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            figures[f"meta.{package}"] = "unknown"
+    return figures
+
+
+def verdict(name: str, value: float | int | str) -> str:
+    target = TARGETS.get(name)
+    if target is None:
+        return ""
+    if not isinstance(value, int | float):
+        return f"target {target.symbol} {target.limit:g}   ?"
+    ok = target.check(value, target.limit)
+    return f"target {target.symbol} {target.limit:g}   {'ok' if ok else 'MISSED'}"
+
+
+def format_value(value: float | int | str) -> str:
+    if isinstance(value, float):
+        return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
+    return str(value)
+
+
+def print_table(results: Figures) -> None:
+    names = [name for name in HEADLINE if name in results]
+    names += sorted(
+        name for name in results if name not in HEADLINE and not name.startswith("meta.")
+    )
+    width = max(len(name) for name in names) + 2
+    for name in names:
+        value = results[name]
+        line = f"{name:<{width}}{format_value(value):>12}   {verdict(name, value)}"
+        print(line.rstrip())
+    for name in TARGETS:
+        if name not in results:
+            print(f"{name:<{width}}{'-':>12}   {verdict(name, '-')} (not measured)")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
+    options = parser.parse_args()
+
+    results: Figures = meta()
+    failures: list[str] = []
+    began = time.perf_counter()
+    for job in JOBS:
+        print(f"running {job.title} ...", file=sys.stderr, flush=True)
+        started = time.perf_counter()
+        figures, error = run_job(job)
+        results[f"meta.seconds.{job.title.replace(' ', '_')}"] = round(
+            time.perf_counter() - started, 2
+        )
+        if error is not None:
+            failures.append(job.title)
+            print(f"  {job.title} failed: {error}", file=sys.stderr, flush=True)
+        results |= figures
+    derive(results)
+    results["meta.seconds.total"] = round(time.perf_counter() - began, 2)
+
+    options.output.parent.mkdir(parents=True, exist_ok=True)
+    options.output.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    print_table(results)
+    print(f"\nwrote {options.output}")
+
+    missed = [
+        name
+        for name, target in TARGETS.items()
+        if not (
+            isinstance(results.get(name), int | float)
+            and target.check(float(results[name]), target.limit)
+        )
+    ]
+    if missed:
+        print(f"targets missed: {', '.join(missed)}")
+    if failures:
+        print(f"benchmarks that failed: {', '.join(failures)}")
+        return 1
+    return 1 if options.strict and missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,308 @@
+"""The Runtime's Python API: submit, status, wait, cancel, list, subscribe, statistics."""
+
+from __future__ import annotations
+
+import threading
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from agentos import (
+    CallEventKind,
+    CallStatus,
+    ManualClock,
+    Runtime,
+    RuntimeClosedError,
+    ToolContext,
+    UnknownCallError,
+    tool,
+)
+from agentos.testing import Puppet, settle
+
+pytestmark = pytest.mark.anyio
+
+
+class Empty(BaseModel):
+    pass
+
+
+async def test_submit_returns_at_once_and_status_reads_every_state(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
+        first = runtime.submit("puppet", {"label": "a"}, session_id="s")
+        second = runtime.submit("puppet", {"label": "b"}, session_id="s")
+        assert runtime.status(first).status is CallStatus.RUNNING
+        assert runtime.status(second).status is CallStatus.PENDING
+        await settle(runtime)
+        puppet.progress(first, {"percent": 50})
+        await settle(runtime)
+        seen = runtime.status(first)
+        assert [entry.payload for entry in seen.progress] == [{"percent": 50}]
+        puppet.complete(first, {"answer": 42})
+        final = await runtime.wait(first)
+        assert final.status is CallStatus.COMPLETED
+        assert final.result == {"answer": 42}
+        assert final.is_final and final.completed_at is not None
+        await settle(runtime)
+        assert runtime.status(second).status is CallStatus.RUNNING
+        assert final.tool_input == {"label": "a"}
+
+
+async def test_two_long_calls_run_concurrently() -> None:
+    """Each call waits until the other has started: run one after the other, they would hang."""
+    started: list[str] = []
+    both_started = anyio.Event()
+
+    @tool
+    async def rendezvous(args: Empty, ctx: ToolContext) -> str:
+        started.append(ctx.call_id)
+        if len(started) == 2:
+            both_started.set()
+        await both_started.wait()
+        return "met"
+
+    async with Runtime([rendezvous]) as runtime:
+        calls = [runtime.submit("rendezvous", {}) for _ in range(2)]
+        with anyio.fail_after(5):
+            results = [await runtime.wait(call) for call in calls]
+    assert [snapshot.result for snapshot in results] == ["met", "met"]
+
+
+async def test_sync_tools_run_concurrently_in_threads() -> None:
+    barrier = threading.Barrier(2, timeout=5)
+
+    @tool
+    def meet(args: Empty) -> int:
+        return barrier.wait()
+
+    async with Runtime([meet]) as runtime:
+        calls = [runtime.submit("meet", {}) for _ in range(2)]
+        results = sorted([(await runtime.wait(call)).result for call in calls])  # type: ignore[type-var]
+    assert results == [0, 1]
+
+
+async def test_cancel_stops_a_running_call_and_its_cleanup_runs(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {})
+        await settle(runtime)
+        outcome = runtime.cancel(call, "user changed their mind")
+        assert outcome.cancelled and outcome.previous_status is CallStatus.RUNNING
+        snapshot = runtime.status(call)
+        assert snapshot.status is CallStatus.CANCELLED
+        assert snapshot.cancel_reason == "user changed their mind"
+        await settle(runtime)
+        assert puppet.calls[call].cancelled and puppet.calls[call].cleaned_up
+        again = runtime.cancel(call)
+        assert not again.cancelled and again.previous_status is CallStatus.CANCELLED
+
+
+async def test_cancel_of_a_pending_call_never_starts_it(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
+        running = runtime.submit("puppet", {})
+        queued = runtime.submit("puppet", {})
+        outcome = runtime.cancel(queued)
+        assert outcome.previous_status is CallStatus.PENDING and outcome.cancelled
+        puppet.complete(running)
+        await runtime.wait(running)
+        await settle(runtime)
+        assert not puppet.started(queued)
+        assert runtime.status(queued).status is CallStatus.CANCELLED
+
+
+async def test_a_late_result_never_overwrites_cancelled(clock: ManualClock) -> None:
+    release = threading.Event()
+
+    @tool
+    def stubborn(args: Empty) -> str:
+        release.wait(5)
+        return "finished anyway"
+
+    async with Runtime([stubborn], clock=clock) as runtime:
+        call = runtime.submit("stubborn", {})
+        await settle(runtime)
+        assert runtime.cancel(call).cancelled
+        release.set()
+        await settle(runtime)
+        snapshot = runtime.status(call)
+        assert snapshot.status is CallStatus.CANCELLED and snapshot.result is None
+
+
+async def test_wait_returns_the_current_snapshot_when_time_runs_out(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {})
+        results = []
+
+        async def wait() -> None:
+            results.append(await runtime.wait(call, timeout=30))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(wait)
+            await settle(runtime)
+            clock.advance(29)
+            await settle(runtime)
+            assert results == []
+            clock.advance(1)
+        assert results[0].status is CallStatus.RUNNING and not results[0].is_final
+        assert runtime.statistics().waiters == 0
+
+
+async def test_many_waiters_are_released_by_one_completion(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {})
+        results = []
+
+        async def wait() -> None:
+            results.append((await runtime.wait(call)).result)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(wait)
+            await settle(runtime)
+            assert runtime.statistics().waiters == 3
+            puppet.complete(call, "done")
+        assert results == ["done"] * 3
+
+
+async def test_a_cancelled_waiter_leaves_no_trace(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {})
+        with anyio.move_on_after(0.05):
+            await runtime.wait(call)
+        assert runtime.statistics().waiters == 0
+
+
+async def test_list_calls_is_per_session_in_submission_order(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        a1 = runtime.submit("puppet", {}, session_id="a")
+        b1 = runtime.submit("puppet", {}, session_id="b")
+        a2 = runtime.submit("puppet", {}, session_id="a")
+        await settle(runtime)
+        puppet.complete(a1)
+        await settle(runtime)
+        assert [s.call_id for s in runtime.list_calls("a")] == [a1, a2]
+        assert [s.call_id for s in runtime.list_calls("a", include_final=False)] == [a2]
+        assert [s.call_id for s in runtime.list_calls("b")] == [b1]
+        assert runtime.list_calls("nobody") == []
+
+
+async def test_session_scope_hides_other_sessions_calls(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {}, session_id="owner")
+        with pytest.raises(UnknownCallError) as foreign:
+            runtime.status(call, session_id="intruder")
+        with pytest.raises(UnknownCallError) as missing:
+            runtime.status("no-such-call", session_id="intruder")
+        assert str(foreign.value) == str(missing.value).replace("no-such-call", call)
+        with pytest.raises(UnknownCallError):
+            runtime.cancel(call, session_id="intruder")
+        assert runtime.status(call).status is CallStatus.RUNNING
+        assert runtime.status(call, session_id="owner").session_id == "owner"
+
+
+async def test_unknown_ids_raise_a_specific_error(clock: ManualClock) -> None:
+    async with Runtime([], clock=clock) as runtime:
+        for read in (runtime.status, runtime.cancel):
+            with pytest.raises(UnknownCallError, match="no tool call with id 'nope'"):
+                read("nope")
+        with pytest.raises(UnknownCallError):
+            await runtime.wait("nope")
+
+
+async def test_subscribers_see_their_sessions_events_in_order(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        async with runtime.subscribe("mine") as events:
+            call = runtime.submit("puppet", {}, session_id="mine")
+            runtime.submit("puppet", {}, session_id="other")
+            await settle(runtime)
+            puppet.progress(call, {"step": 1})
+            puppet.complete(call, 1)
+            await runtime.wait(call)
+            kinds = []
+            with anyio.move_on_after(0.1):
+                async for event in events:
+                    assert event.session_id == "mine" and event.call_id == call
+                    kinds.append(event.kind)
+                    if event.kind is CallEventKind.COMPLETED:
+                        break
+        assert kinds == [
+            CallEventKind.QUEUED,
+            CallEventKind.STARTED,
+            CallEventKind.PROGRESSED,
+            CallEventKind.COMPLETED,
+        ]
+        assert runtime.statistics().subscribers == 0
+
+
+async def test_statistics_count_every_status(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, max_running=2) as runtime:
+        calls = [runtime.submit("puppet", {}) for _ in range(4)]
+        runtime.submit("missing-tool", {})
+        await settle(runtime)
+        puppet.complete(calls[0])
+        runtime.cancel(calls[1])
+        await settle(runtime)
+        stats = runtime.statistics()
+        assert dict(stats.calls_by_status) == {
+            CallStatus.PENDING: 0,
+            CallStatus.RUNNING: 2,
+            CallStatus.COMPLETED: 1,
+            CallStatus.FAILED: 1,
+            CallStatus.CANCELLED: 1,
+        }
+        assert stats.running == 2 and stats.ticks > 0 and stats.last_tick_us > 0
+
+
+async def test_status_threadsafe_answers_from_another_thread(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {})
+        seen = await anyio.to_thread.run_sync(runtime.status_threadsafe, call)
+        assert seen.status is CallStatus.RUNNING
+        with pytest.raises(UnknownCallError):
+            await anyio.to_thread.run_sync(runtime.status_threadsafe, "nope")
+        with pytest.raises(RuntimeError, match="other threads"):
+            runtime.status_threadsafe(call)
+
+
+async def test_closing_cancels_what_is_still_live(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {})
+        await settle(runtime)
+    assert puppet.calls[call].cleaned_up
+    with pytest.raises(RuntimeClosedError, match="closed"):
+        runtime.submit("puppet", {})
+    with pytest.raises(RuntimeClosedError):
+        runtime.status(call)
+
+
+async def test_a_runtime_must_be_entered_before_use() -> None:
+    runtime = Runtime([])
+    with pytest.raises(RuntimeClosedError, match="not started"):
+        runtime.submit("x", {})
+
+
+async def test_two_runtimes_in_one_process_keep_separate_worlds(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with (
+        Runtime([puppet.tool], clock=clock) as one,
+        Runtime([puppet.tool], clock=clock) as two,
+    ):
+        a = one.submit("puppet", {})
+        b = two.submit("puppet", {})
+        await settle(one)
+        puppet.complete(a, "one")
+        assert (await one.wait(a)).result == "one"
+        assert two.status(b).status is CallStatus.RUNNING
+        with pytest.raises(UnknownCallError):
+            two.status(a)
