@@ -117,7 +117,13 @@ def _inspect_signature(fn: ToolFunction) -> tuple[type[BaseModel], bool]:
         raise ToolDefinitionError(
             f"tool {where} must take (args) or (args, ctx); it takes {len(params)} parameters"
         )
-    hints = typing.get_type_hints(fn)
+    try:
+        hints = typing.get_type_hints(fn)
+    except NameError as error:
+        raise ToolDefinitionError(
+            f"tool {where}: cannot resolve its annotations ({error}); "
+            "define the input model at module level"
+        ) from None
     model = hints.get(params[0].name)
     if not (isinstance(model, type) and issubclass(model, BaseModel)):
         raise ToolDefinitionError(

@@ -65,3 +65,14 @@ def test_timeout_must_be_positive() -> None:
 
     with pytest.raises(ToolDefinitionError, match="timeout must be > 0"):
         tool(timeout=0)(fine)
+
+
+def test_unresolvable_annotations_get_a_clear_error() -> None:
+    class Local(BaseModel):
+        pass
+
+    def local(args: Local) -> None:
+        return None
+
+    with pytest.raises(ToolDefinitionError, match="define the input model at module level"):
+        tool(local)

@@ -1,0 +1,302 @@
+"""Each system on its own, over a bare world and TickContext, without the kernel."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import esper
+import pytest
+
+from components import (
+    CallError,
+    CallEventKind,
+    CallStatus,
+    CancelCall,
+    CancelReply,
+    DeadlineKind,
+    Entity,
+    ErrorKind,
+    Limits,
+    ReportProgress,
+    ReportResult,
+    SessionId,
+    StatusQuery,
+    SubmitCall,
+    TickContext,
+    TimeoutSettings,
+    ToolCallConfig,
+    ToolCallState,
+    Waiter,
+    new_call_id,
+)
+from components._ids import CallId
+from components._tool_call import ProgressKind
+from systems import (
+    PHASES,
+    DeliverySystem,
+    ExecutorSystem,
+    IngestSystem,
+    IntrospectionSystem,
+    SchedulerSystem,
+    TimeoutSystem,
+)
+
+
+@pytest.fixture(autouse=True)
+def world() -> Iterator[None]:
+    name = f"test-{uuid.uuid4()}"
+    esper.switch_world(name)
+    yield
+    esper.switch_world("default")
+    esper.delete_world(name)
+
+
+def context(
+    max_running: int = 10, per_session: int = 10, retention: float | None = None
+) -> TickContext:
+    return TickContext(limits=Limits(max_running, per_session, retention))
+
+
+def submit(
+    ctx: TickContext,
+    session: str = "s",
+    *,
+    hard: float | None = None,
+    overdue: float | None = None,
+    rejection: CallError | None = None,
+    parent: CallId | None = None,
+) -> Entity:
+    config = ToolCallConfig(
+        call_id=new_call_id(),
+        session_id=SessionId(session),
+        tool_name="t",
+        tool_input={},
+        parent_call_id=parent,
+        timeouts=TimeoutSettings(hard, overdue),
+    )
+    ctx.batch.append(SubmitCall(config, ctx.wall, None, rejection))
+    IngestSystem().process(ctx)
+    return ctx.index.by_id[config.call_id]
+
+
+def tick(ctx: TickContext, *messages: object) -> None:
+    ctx.batch.extend(messages)  # type: ignore[arg-type]
+    for phase in PHASES:
+        phase().process(ctx)
+
+
+def status(entity: Entity) -> CallStatus:
+    return esper.component_for_entity(entity, ToolCallState).status
+
+
+def config(entity: Entity) -> ToolCallConfig:
+    return esper.component_for_entity(entity, ToolCallConfig)
+
+
+# ------------------------------------------------------------------ ingest
+
+
+def test_ingest_creates_an_indexed_pending_entity() -> None:
+    ctx = context()
+    entity = submit(ctx, "s")
+    assert status(entity) is CallStatus.PENDING
+    assert ctx.index.by_session == {"s": {config(entity).call_id: entity}}
+    assert ctx.index.status_counts[CallStatus.PENDING] == 1
+    assert ctx.submitted == [entity]
+
+
+def test_ingest_fails_a_rejected_call_at_once() -> None:
+    ctx = context()
+    entity = submit(ctx, rejection=CallError(ErrorKind.UNKNOWN_TOOL, "no such tool"))
+    assert status(entity) is CallStatus.FAILED
+    assert ctx.submitted == []
+    assert ctx.index.status_counts[CallStatus.FAILED] == 1
+    assert ctx.index.status_counts[CallStatus.PENDING] == 0
+
+
+def test_ingest_drops_reports_for_final_or_missing_calls() -> None:
+    ctx = context()
+    entity = submit(ctx)
+    tick(ctx)
+    reply = CancelReply()
+    tick(ctx, CancelCall(config(entity).call_id, None, "stop", reply))
+    assert reply.took
+    tick(ctx, ReportResult(entity, "late"), ReportProgress(entity, ProgressKind.LOG, "x", 0.0))
+    tick(ctx, ReportResult(999_999, "nobody"))
+    state = esper.component_for_entity(entity, ToolCallState)
+    assert state.status is CallStatus.CANCELLED
+    assert state.result is None
+    assert state.progress is None
+
+
+def test_ingest_cancel_respects_session_scope() -> None:
+    ctx = context()
+    entity = submit(ctx, "owner")
+    reply = CancelReply()
+    tick(ctx, CancelCall(config(entity).call_id, SessionId("other"), "x", reply))
+    assert not reply.found
+    assert status(entity) is CallStatus.RUNNING
+
+
+# --------------------------------------------------------------- scheduler
+
+
+def test_scheduler_takes_sessions_in_turn_and_skips_cancelled() -> None:
+    ctx = context(max_running=2, per_session=2)
+    a = [submit(ctx, "a") for _ in range(3)]
+    b = [submit(ctx, "b") for _ in range(2)]
+    tick(ctx, CancelCall(config(a[0]).call_id, None, "x", CancelReply()))
+    assert [status(e) for e in a + b] == [
+        CallStatus.CANCELLED,
+        CallStatus.RUNNING,
+        CallStatus.PENDING,
+        CallStatus.RUNNING,
+        CallStatus.PENDING,
+    ]
+    assert ctx.queues.running_by_session == {"a": 1, "b": 1}
+
+
+def test_a_session_at_its_cap_rejoins_the_ring_when_a_call_ends() -> None:
+    ctx = context(max_running=10, per_session=1)
+    first, second = submit(ctx, "a"), submit(ctx, "a")
+    tick(ctx)
+    assert (status(first), status(second)) == (CallStatus.RUNNING, CallStatus.PENDING)
+    assert "a" not in ctx.queues.in_ring
+    tick(ctx, ReportResult(first, 1))
+    assert status(second) is CallStatus.RUNNING
+    assert ctx.queues.running_total == 1
+    assert ctx.queues.slot_holders == {second}
+
+
+def test_a_child_of_a_running_parent_skips_the_queue() -> None:
+    ctx = context(max_running=1, per_session=1)
+    parent = submit(ctx)
+    tick(ctx)
+    child = submit(ctx, parent=config(parent).call_id)
+    SchedulerSystem().process(ctx)
+    assert ctx.admitted == [child]
+    assert ctx.queues.running_total == 1
+    assert ctx.queues.borrowed == 1
+
+
+# ---------------------------------------------------------------- executor
+
+
+def test_executor_starts_admitted_calls_and_arms_deadlines() -> None:
+    ctx = context()
+    ctx.now, ctx.wall = 100.0, 5000.0
+    entity = submit(ctx, hard=5, overdue=2)
+    SchedulerSystem().process(ctx)
+    ExecutorSystem().process(ctx)
+    state = esper.component_for_entity(entity, ToolCallState)
+    assert state.status is CallStatus.RUNNING
+    assert state.started_at == 5000.0
+    assert ctx.effects.start == [entity]
+    assert sorted((when, kind) for when, _, _, kind in ctx.deadlines.heap) == [
+        (102.0, DeadlineKind.OVERDUE),
+        (105.0, DeadlineKind.HARD),
+    ]
+
+
+# ----------------------------------------------------------------- timeout
+
+
+def test_timeout_fails_running_calls_and_skips_stale_deadlines() -> None:
+    ctx = context()
+    slow, quick = submit(ctx, hard=5), submit(ctx, hard=5)
+    tick(ctx, ReportResult(quick, "fast"))
+    ctx.effects.clear()
+    ctx.now += 5
+    tick(ctx)
+    assert status(slow) is CallStatus.FAILED
+    assert status(quick) is CallStatus.COMPLETED
+    assert ctx.effects.cancel == [slow]
+    assert ctx.deadlines.heap == []
+
+
+def test_retention_removes_the_entity_and_every_index_entry() -> None:
+    ctx = context(retention=10)
+    entity = submit(ctx, "s")
+    call_id = config(entity).call_id
+    tick(ctx, ReportResult(entity, 1))
+    ctx.now += 10
+    TimeoutSystem().process(ctx)
+    assert not esper.entity_exists(entity)
+    assert call_id not in ctx.index.by_id
+    assert ctx.index.by_session == {}
+    assert ctx.index.status_counts[CallStatus.COMPLETED] == 0
+    assert ctx.effects.forget == [entity]
+
+
+# ----------------------------------------------------------- introspection
+
+
+def test_waiters_are_released_on_final_or_at_their_deadline() -> None:
+    ctx = context()
+    done, slow = submit(ctx), submit(ctx)
+    released: list[str] = []
+    on_done = Waiter(done, None, lambda: released.append("done"))
+    on_slow = Waiter(slow, ctx.now + 3, lambda: released.append("slow"))
+    ctx.waiters.by_entity = {done: [on_done], slow: [on_slow]}
+    ctx.waiters.deadlines = [(ctx.now + 3, 1, on_slow)]
+    tick(ctx, ReportResult(done, 1))
+    assert ctx.effects.release == [on_done]
+    assert not on_done.timed_out
+    ctx.effects.clear()
+    ctx.now += 3
+    IntrospectionSystem().process(ctx)
+    assert ctx.effects.release == [on_slow]
+    assert on_slow.timed_out
+    assert ctx.waiters.by_entity == {}
+
+
+def test_queued_status_queries_are_resolved() -> None:
+    ctx = context()
+    entity = submit(ctx)
+    known = StatusQuery(config(entity).call_id, lambda found: None)
+    unknown = StatusQuery(CallId("missing"), lambda found: None)
+    tick(ctx, known, unknown)
+    assert ctx.effects.answer == [(known, entity), (unknown, None)]
+
+
+# ---------------------------------------------------------------- delivery
+
+
+def test_events_are_grouped_by_subscribed_session() -> None:
+    ctx = context()
+    ctx.subscribed = {SessionId("watched")}
+    watched = submit(ctx, "watched")
+    submit(ctx, "ignored")
+    ExecutorSystem().process(ctx)
+    SchedulerSystem().process(ctx)
+    ExecutorSystem().process(ctx)
+    DeliverySystem().process(ctx)
+    events = ctx.effects.deliver
+    assert list(events) == ["watched"]
+    assert [event.kind for event in events[SessionId("watched")]] == [
+        CallEventKind.QUEUED,
+        CallEventKind.STARTED,
+    ]
+    assert all(event.call_id == config(watched).call_id for event in events["watched"])  # type: ignore[index]
+
+
+# ------------------------------------------------------------------- cost
+
+
+def test_no_system_scans_the_world(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tick's cost follows what changed: systems use indexes, never esper queries."""
+    ctx = context(max_running=30, per_session=30, retention=1)
+    entities = [submit(ctx, f"s{i % 3}", hard=2, overdue=1) for i in range(30)]
+
+    def scan(*_: object) -> None:
+        raise AssertionError("a system scanned the world")
+
+    monkeypatch.setattr(esper, "get_component", scan)
+    monkeypatch.setattr(esper, "get_components", scan)
+    tick(ctx, ReportResult(entities[0], 1), ReportProgress(entities[1], ProgressKind.LOG, "", 0))
+    for _ in range(3):
+        ctx.now += 1
+        tick(ctx)
+    assert ctx.stats.calls_forgotten == 30
+    assert ctx.index.by_id == {}
