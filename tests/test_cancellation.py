@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 import anyio
@@ -156,9 +155,7 @@ async def test_cancel_kills_a_subprocess_tools_whole_process_group(
         assert runtime.cancel(call).cancelled
         with anyio.fail_after(5):
             await finished.wait()
-    deadline = time.monotonic() + 5
-    while _alive(background) and time.monotonic() < deadline:
-        await anyio.sleep(0.01)  # the OS delivers SIGKILL asynchronously
+    await _exited(background)
     assert not _alive(background)
 
 
@@ -197,6 +194,19 @@ async def test_cancel_while_a_thread_waits_for_a_worker_slot(clock: ManualClock)
         assert snapshot.status is CallStatus.CANCELLED
         assert snapshot.error is not None
         assert snapshot.error.kind is ErrorKind.CANCELLED
+
+
+async def _exited(pid: int) -> None:
+    """Wait until a process that is not our child has ended (SIGKILL lands asynchronously)."""
+    try:
+        descriptor = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        with anyio.fail_after(5):
+            await anyio.wait_readable(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _alive(pid: int) -> bool:
