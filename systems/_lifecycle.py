@@ -103,7 +103,11 @@ def _on_final(
             queues.running_by_session[session] = left
         else:
             del queues.running_by_session[session]
-        if session in queues.pending and session not in queues.in_ring:
+        if (
+            session in queues.pending
+            and session not in queues.in_ring
+            and left < ctx.limits.max_running_per_session
+        ):
             queues.ring.append(session)
             queues.in_ring.add(session)
     if stop_work and old is CallStatus.RUNNING:

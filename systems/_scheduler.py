@@ -3,6 +3,11 @@
 Sessions take turns (round-robin over a ring of sessions that have pending
 calls and a free slot), so one busy session cannot starve the others. The cost
 is one step per admitted call, however many calls wait.
+
+A nested call whose parent is running in the same session is admitted at once,
+over the caps if need be: it must never wait for the slot its own parent
+holds. It still counts as running, so nothing else is admitted from the queue
+until the counts are back under the caps.
 """
 
 from __future__ import annotations
@@ -11,7 +16,14 @@ from collections import deque
 
 import esper
 
-from components import CallStatus, Entity, TickContext, ToolCallConfig, ToolCallState
+from components import (
+    CallStatus,
+    Entity,
+    SessionId,
+    TickContext,
+    ToolCallConfig,
+    ToolCallState,
+)
 
 
 class SchedulerSystem(esper.Processor):
@@ -20,9 +32,9 @@ class SchedulerSystem(esper.Processor):
         per_session = ctx.limits.max_running_per_session
         for entity in ctx.submitted:
             config = esper.component_for_entity(entity, ToolCallConfig)
-            if self._runs_on_parent_slot(ctx, config):
+            if self._parent_is_running(ctx, config):
                 queues.borrowed += 1
-                ctx.admitted.append(entity)
+                _take_slot(ctx, entity, config.session_id)
                 continue
             session = config.session_id
             waiting = queues.pending.get(session)
@@ -39,11 +51,10 @@ class SchedulerSystem(esper.Processor):
         self._admit(ctx)
 
     @staticmethod
-    def _runs_on_parent_slot(ctx: TickContext, config: ToolCallConfig) -> bool:
-        """A nested call never waits for a slot its own running parent holds."""
+    def _parent_is_running(ctx: TickContext, config: ToolCallConfig) -> bool:
         if config.parent_call_id is None:
             return False
-        parent = ctx.index.by_id.get(config.parent_call_id)
+        parent = ctx.index.by_session.get(config.session_id, {}).get(config.parent_call_id)
         if parent is None:
             return False
         parent_state = esper.component_for_entity(parent, ToolCallState)
@@ -57,24 +68,34 @@ class SchedulerSystem(esper.Processor):
         while queues.ring and queues.running_total < max_running:
             session = queues.ring.popleft()
             queues.in_ring.discard(session)
+            if queues.running_by_session.get(session, 0) >= per_session:
+                continue  # over its cap through nested calls: rejoins when one ends
             waiting = queues.pending[session]
             entity: Entity | None = None
             while waiting:
                 candidate = waiting.popleft()
-                state = esper.component_for_entity(candidate, ToolCallState)
-                if state.status is CallStatus.PENDING:
+                # Cancelled while queued (and maybe already forgotten): skip it.
+                state = esper.try_component(candidate, ToolCallState)
+                if state is not None and state.status is CallStatus.PENDING:
                     entity = candidate
                     break
             if entity is None:
                 del queues.pending[session]
                 continue
-            queues.running_total += 1
-            running = queues.running_by_session.get(session, 0) + 1
-            queues.running_by_session[session] = running
-            queues.slot_holders.add(entity)
-            ctx.admitted.append(entity)
+            running = _take_slot(ctx, entity, session)
             if not waiting:
                 del queues.pending[session]
             elif running < per_session:
                 queues.ring.append(session)
                 queues.in_ring.add(session)
+
+
+def _take_slot(ctx: TickContext, entity: Entity, session: SessionId) -> int:
+    """Count ``entity`` as running and admit it; returns the session's running count."""
+    queues = ctx.queues
+    queues.running_total += 1
+    running = queues.running_by_session.get(session, 0) + 1
+    queues.running_by_session[session] = running
+    queues.slot_holders.add(entity)
+    ctx.admitted.append(entity)
+    return running

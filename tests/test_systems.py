@@ -169,15 +169,43 @@ def test_a_session_at_its_cap_rejoins_the_ring_when_a_call_ends() -> None:
     assert ctx.queues.slot_holders == {second}
 
 
-def test_a_child_of_a_running_parent_skips_the_queue() -> None:
+def test_a_child_of_a_running_parent_skips_the_queue_but_counts() -> None:
     ctx = context(max_running=1, per_session=1)
     parent = submit(ctx)
     tick(ctx)
     child = submit(ctx, parent=config(parent).call_id)
     SchedulerSystem().process(ctx)
     assert ctx.admitted == [child]
-    assert ctx.queues.running_total == 1
+    assert ctx.queues.running_total == 2
     assert ctx.queues.borrowed == 1
+    ExecutorSystem().process(ctx)
+    queued = submit(ctx)
+    tick(ctx, ReportResult(parent, "done"))
+    assert status(queued) is CallStatus.PENDING, "over the cap until the child ends too"
+    tick(ctx, ReportResult(child, "done"))
+    assert status(queued) is CallStatus.RUNNING
+
+
+def test_a_parent_in_another_session_lends_nothing() -> None:
+    ctx = context(max_running=10, per_session=1)
+    foreign = submit(ctx, "a")
+    submit(ctx, "b")
+    tick(ctx)
+    child = submit(ctx, "b", parent=config(foreign).call_id)
+    tick(ctx)
+    assert status(child) is CallStatus.PENDING
+    assert ctx.queues.borrowed == 0
+
+
+def test_a_call_cancelled_and_forgotten_while_queued_is_skipped() -> None:
+    ctx = context(max_running=10, per_session=1, retention=5)
+    first, queued, last = submit(ctx), submit(ctx), submit(ctx)
+    tick(ctx, CancelCall(config(queued).call_id, None, "x", CancelReply()))
+    ctx.now += 5
+    tick(ctx)
+    assert not esper.entity_exists(queued)
+    tick(ctx, ReportResult(first, 1))
+    assert status(last) is CallStatus.RUNNING
 
 
 # ---------------------------------------------------------------- executor
