@@ -13,7 +13,7 @@ import anyio
 import structlog
 from pydantic import BaseModel, Field
 
-from agentos import CallEvent, CallEventKind, Runtime, ToolContext, tool
+from agentos import CallEvent, Runtime, ToolContext, tool
 
 
 class CalendarRequest(BaseModel):
