@@ -13,9 +13,24 @@ from agentos._errors import (
     ToolDefinitionError,
     UnknownCallError,
 )
+from agentos._history import (
+    PLACEHOLDER_KEY,
+    HistoryCall,
+    HistoryLookup,
+    MessageHistory,
+    NoHistory,
+)
 from agentos._process import ProcessResult, run_process
 from agentos._runtime import DEFAULT_SESSION, Runtime
+from agentos._scope import Caller, Scope, SessionLineage
 from agentos._snapshot import CallSnapshot, CancelOutcome, RuntimeStatistics
+from agentos._toolbox import (
+    CAPABILITIES,
+    MAX_WAIT_SECONDS,
+    CapabilityResult,
+    SystemToolbox,
+    ToolboxError,
+)
 from agentos._tools import Tool, ToolFailure, tool
 from components import (
     CallError,
@@ -30,7 +45,10 @@ from components import (
 )
 
 __all__ = [
+    "CAPABILITIES",
     "DEFAULT_SESSION",
+    "MAX_WAIT_SECONDS",
+    "PLACEHOLDER_KEY",
     "AgentOSError",
     "CallCancelled",
     "CallError",
@@ -39,22 +57,32 @@ __all__ = [
     "CallId",
     "CallSnapshot",
     "CallStatus",
+    "Caller",
     "CancelOutcome",
+    "CapabilityResult",
     "Clock",
     "ErrorKind",
+    "HistoryCall",
+    "HistoryLookup",
     "ManualClock",
+    "MessageHistory",
+    "NoHistory",
     "ProcessResult",
     "ProgressKind",
     "Runtime",
     "RuntimeClosedError",
     "RuntimeStatistics",
+    "Scope",
     "SessionId",
+    "SessionLineage",
     "SystemClock",
+    "SystemToolbox",
     "Tool",
     "ToolCallProgress",
     "ToolContext",
     "ToolDefinitionError",
     "ToolFailure",
+    "ToolboxError",
     "UnknownCallError",
     "run_process",
     "tool",

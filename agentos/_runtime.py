@@ -116,6 +116,7 @@ class Runtime:
             limits=Limits(max_running, max_running_per_session, retention_seconds)
         )
         self._running: dict[Entity, ToolContext] = {}
+        self._looks: dict[Entity, dict[SessionId, int]] = {}
         self._subscribers: dict[SessionId, list[MemoryObjectSendStream[CallEvent]]] = {}
         self._events_dropped = 0
         self._opened = False
@@ -241,7 +242,8 @@ class Runtime:
                 args = tool.validate(raw)
             except ValidationError as error:
                 rejection = CallError(
-                    ErrorKind.INVALID_INPUT, describe_validation_error(tool_name, error)
+                    ErrorKind.INVALID_INPUT,
+                    describe_validation_error(f"invalid input for tool {tool_name!r}", error),
                 )
         call_id = new_call_id()
         config = ToolCallConfig(
@@ -333,6 +335,58 @@ class Runtime:
         if not reply.found or reply.previous_status is None:
             raise UnknownCallError(call_id)
         return CancelOutcome(CallId(call_id), reply.took, reply.previous_status)
+
+    def resolve(
+        self, call_id: str, *, session_id: str, conversation_id: str | None = None
+    ) -> CallId:
+        """The internal id of the call ``call_id`` names: an internal id, or a provider id.
+
+        A provider id (``toolu_...``) is looked up within ``session_id`` (and
+        ``conversation_id`` when given). Provider ids repeat across turns: the
+        call still in flight wins, then the latest started.
+        """
+        _check_text("call_id", call_id)
+        _check_text("session_id", session_id)
+        self._flush()
+        index = self._ctx.index
+        if call_id in index.by_id:
+            return CallId(call_id)
+        best: tuple[bool, float] | None = None
+        found: CallId | None = None
+        for entity in index.by_provider.get((SessionId(session_id), call_id), ()):
+            config = self._config(entity)
+            if conversation_id is not None and config.conversation_id != conversation_id:
+                continue
+            state = self._state(entity)
+            started = state.started_at if state.started_at is not None else state.submitted_at
+            rank = (not state.status.is_final, started)
+            if best is None or rank >= best:
+                best, found = rank, config.call_id
+        if found is None:
+            raise UnknownCallError(call_id)
+        return found
+
+    def look(self, call_id: str, observer: str) -> tuple[CallSnapshot, bool]:
+        """``status`` plus whether anything moved since ``observer`` last looked at the call.
+
+        The first look counts as a change. Looks are remembered per observing
+        session for as long as the call is in the world.
+        """
+        _check_text("observer", observer)
+        self._flush()
+        entity = self._resolve(call_id, None)
+        snapshot = snapshot_of(self._config(entity), self._state(entity))
+        seen = self._looks.get(entity)
+        if seen is None:
+            seen = self._looks[entity] = {}
+        changed = seen.get(SessionId(observer)) != snapshot.version
+        seen[SessionId(observer)] = snapshot.version
+        return snapshot, changed
+
+    def sessions(self) -> list[SessionId]:
+        """Every session that has a call in the world."""
+        self._flush()
+        return list(self._ctx.index.by_session)
 
     def list_calls(self, session_id: str, *, include_final: bool = True) -> list[CallSnapshot]:
         """The session's calls in submission order (only non-final ones if asked)."""
@@ -489,6 +543,7 @@ class Runtime:
                 running._cancel()
         for entity in effects.forget:
             self._running.pop(entity, None)
+            self._looks.pop(entity, None)
         for waiter in effects.release:
             waiter.notify()
         for query, found in effects.answer:

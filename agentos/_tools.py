@@ -133,10 +133,10 @@ def _inspect_signature(fn: ToolFunction) -> tuple[type[BaseModel], bool]:
     return model, len(params) == 2
 
 
-def describe_validation_error(tool_name: str, error: ValidationError) -> str:
-    """One line per problem, naming the field: what a model needs to fix its call."""
+def describe_validation_error(subject: str, error: ValidationError) -> str:
+    """``subject: field: problem; ...``, naming each field: what a model needs to fix its call."""
     problems = []
     for item in error.errors(include_url=False):
         where = ".".join(str(part) for part in item["loc"]) or "(input)"
         problems.append(f"{where}: {item['msg']}")
-    return f"invalid input for tool {tool_name!r}: " + "; ".join(problems)
+    return f"{subject}: " + "; ".join(problems)

@@ -7,9 +7,11 @@ cancellation. ``settle`` lets the runtime apply everything that is queued.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 
 import anyio
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel
 
@@ -106,9 +108,38 @@ class Puppet:
         call.send.send_nowait(command)
 
 
-async def settle(runtime: Runtime, rounds: int = 3) -> None:
-    """Let every task run until blocked and the runtime apply all it has queued."""
-    for _ in range(rounds):
-        await anyio.wait_all_tasks_blocked()
-        runtime._flush()
-    await anyio.wait_all_tasks_blocked()
+async def settle(runtime: Runtime, max_rounds: int = 10_000) -> None:
+    """Let every task run until blocked, and the runtime apply all it has queued.
+
+    Worker threads are not waited for. On asyncio this checks the tasks after
+    each turn of the loop (``anyio.wait_all_tasks_blocked`` sleeps 0.1 s when
+    a task is busy, which makes a test suite crawl).
+    """
+    for _ in range(max_rounds):
+        await anyio.lowlevel.checkpoint()
+        if runtime._ctx.inbox:
+            runtime._flush()
+            continue
+        blocked = _all_tasks_blocked()
+        if blocked is None:
+            await anyio.wait_all_tasks_blocked()
+            if not runtime._ctx.inbox:
+                return
+        elif blocked:
+            return
+    raise RuntimeError(f"the runtime did not settle within {max_rounds} rounds")
+
+
+def _all_tasks_blocked() -> bool | None:
+    """On asyncio, whether every other task waits on an unfinished future; None elsewhere."""
+    try:
+        current = asyncio.current_task()
+    except RuntimeError:
+        return None
+    for task in asyncio.all_tasks():
+        if task is current:
+            continue
+        waiter = getattr(task, "_fut_waiter", None)
+        if waiter is None or waiter.done():
+            return False
+    return True

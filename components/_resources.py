@@ -50,6 +50,8 @@ class CallIndex:
 
     by_id: dict[CallId, Entity] = field(default_factory=dict)
     by_session: dict[SessionId, dict[CallId, Entity]] = field(default_factory=dict)
+    by_provider: dict[tuple[SessionId, str], list[Entity]] = field(default_factory=dict)
+    """Provider ids (``toolu_...``) repeat across turns: every call that used one, oldest first."""
     status_counts: dict[CallStatus, int] = field(
         default_factory=lambda: dict.fromkeys(CallStatus, 0)
     )

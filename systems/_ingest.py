@@ -58,6 +58,13 @@ class IngestSystem(esper.Processor):
         if session_calls is None:
             session_calls = index.by_session[config.session_id] = {}
         session_calls[config.call_id] = entity
+        if config.provider_call_id is not None:
+            key = (config.session_id, config.provider_call_id)
+            same_id = index.by_provider.get(key)
+            if same_id is None:
+                index.by_provider[key] = [entity]
+            else:
+                same_id.append(entity)
         index.status_counts[CallStatus.PENDING] += 1
         record_queued(ctx, config, state)
         if message.rejection is not None:

@@ -63,6 +63,12 @@ class TimeoutSystem(esper.Processor):
         del session_calls[config.call_id]
         if not session_calls:
             del index.by_session[config.session_id]
+        if config.provider_call_id is not None:
+            key = (config.session_id, config.provider_call_id)
+            same_id = index.by_provider[key]
+            same_id.remove(entity)
+            if not same_id:
+                del index.by_provider[key]
         esper.delete_entity(entity, immediate=True)
         ctx.effects.forget.append(entity)
         ctx.stats.calls_forgotten += 1

@@ -49,10 +49,10 @@ async def test_a_sync_tool_stops_cooperatively(clock: ManualClock) -> None:
 
     async with Runtime([polite], clock=clock) as runtime:
         call = runtime.submit("polite", {})
-        await anyio.to_thread.run_sync(entered.wait, 5)
+        assert await anyio.to_thread.run_sync(entered.wait, 5)
         assert runtime.cancel(call).cancelled
         assert runtime.status(call).status is CallStatus.CANCELLED
-        await anyio.to_thread.run_sync(exited.wait, 5)
+        assert await anyio.to_thread.run_sync(exited.wait, 5)
     assert outcome == [f"tool call {call} was cancelled"]
 
 
@@ -72,7 +72,7 @@ async def test_a_sync_tool_that_ignores_cancel_cannot_hold_anything(clock: Manua
     async with Runtime([deaf, puppet.tool], clock=clock, max_running=1) as runtime:
         call = runtime.submit("deaf", {})
         queued = runtime.submit("puppet", {})
-        await anyio.to_thread.run_sync(entered.wait, 5)
+        assert await anyio.to_thread.run_sync(entered.wait, 5)
         outcome = runtime.cancel(call)
         assert outcome.cancelled
         assert outcome.previous_status is CallStatus.RUNNING
@@ -83,7 +83,7 @@ async def test_a_sync_tool_that_ignores_cancel_cannot_hold_anything(clock: Manua
         assert (await runtime.wait(queued)).result == "ok"
         assert not finished.is_set()
         release.set()
-        await anyio.to_thread.run_sync(finished.wait, 5)
+        assert await anyio.to_thread.run_sync(finished.wait, 5)
         await settle(runtime)
         assert runtime.status(call).status is CallStatus.CANCELLED
         assert runtime.status(call).result is None

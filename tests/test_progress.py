@@ -63,11 +63,13 @@ async def test_version_tells_whether_anything_moved(clock: ManualClock) -> None:
 
 
 async def test_reports_after_the_end_change_nothing(clock: ManualClock) -> None:
+    entered = threading.Event()
     gate = threading.Event()
     finished = threading.Event()
 
     @tool
     def late(args: Steps, ctx: ToolContext) -> str:
+        entered.set()
         gate.wait(5)
         ctx.progress({"too": "late"})
         finished.set()
@@ -75,11 +77,11 @@ async def test_reports_after_the_end_change_nothing(clock: ManualClock) -> None:
 
     async with Runtime([late], clock=clock) as runtime:
         call = runtime.submit("late", {"steps": 1})
-        await settle(runtime)
+        assert await anyio.to_thread.run_sync(entered.wait, 5)
         runtime.cancel(call)
         before = runtime.status(call)
         gate.set()
-        await anyio.to_thread.run_sync(finished.wait, 5)
+        assert await anyio.to_thread.run_sync(finished.wait, 5)
         await settle(runtime)
         assert runtime.status(call) == before
         assert before.status is CallStatus.CANCELLED

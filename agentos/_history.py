@@ -1,0 +1,124 @@
+"""What a session's chat history says about tool calls: the source of ``orphaned``.
+
+The runtime forgets calls (retention, a restart); the history does not. A call
+the history mentions that the runtime no longer holds is reported
+``orphaned``, unless the history itself holds the call's final result. The
+session layer provides a ``HistoryLookup``; ``MessageHistory`` reads
+Anthropic Messages-format histories.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from components import CallStatus, Json
+
+PLACEHOLDER_KEY = "agentos_placeholder"
+"""A ``tool_result`` whose JSON content has this key true stands in for a call still running."""
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryCall:
+    """A tool call as the history records it.
+
+    ``status`` is ``completed`` or ``failed`` when the history holds the
+    call's final result (``result``), and None when it does not.
+    """
+
+    call_id: str
+    tool_name: str
+    internal_id: str | None = None
+    status: CallStatus | None = None
+    result: Json = None
+
+    @property
+    def has_result(self) -> bool:
+        return self.status is not None
+
+
+class HistoryLookup(Protocol):
+    def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
+        """The call the session's history knows by ``call_id`` (either id), or None."""
+        ...
+
+
+class NoHistory:
+    """A lookup for hosts that keep no history: nothing is ever orphaned."""
+
+    def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
+        return None
+
+
+class MessageHistory:
+    """Per-session indexes over Anthropic Messages-format histories.
+
+    ``load`` (re)reads a session's messages: each ``tool_use`` block is a
+    call; a ``tool_result`` for it is its final result unless it is an agentos
+    placeholder. ``record`` adds or updates one call directly.
+    """
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, dict[str, HistoryCall]] = {}
+
+    def load(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> None:
+        calls: dict[str, HistoryCall] = {}
+        for message in messages:
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            for block in content:
+                if not isinstance(block, Mapping):
+                    continue
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    calls[block["id"]] = HistoryCall(block["id"], str(block.get("name", "")))
+                elif block.get("type") == "tool_result":
+                    self._apply_result(calls, block)
+        self._sessions[session_id] = {}
+        for call in calls.values():
+            self.record(session_id, call)
+
+    def record(self, session_id: str, call: HistoryCall) -> None:
+        calls = self._sessions.setdefault(session_id, {})
+        calls[call.call_id] = call
+        if call.internal_id is not None:
+            calls[call.internal_id] = call
+
+    def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
+        return self._sessions.get(session_id, {}).get(call_id)
+
+    @staticmethod
+    def _apply_result(calls: dict[str, HistoryCall], block: Mapping[str, Any]) -> None:
+        call = calls.get(str(block.get("tool_use_id")))
+        if call is None:
+            return
+        value = _content_value(block.get("content"))
+        if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
+            internal = value.get("tool_call_id")
+            calls[call.call_id] = HistoryCall(
+                call.call_id, call.tool_name, internal if isinstance(internal, str) else None
+            )
+            return
+        status = CallStatus.FAILED if block.get("is_error") else CallStatus.COMPLETED
+        calls[call.call_id] = HistoryCall(
+            call.call_id, call.tool_name, call.internal_id, status, value
+        )
+
+
+def _content_value(content: object) -> Json:
+    """A tool_result's content as JSON: text blocks joined, parsed when the text is JSON."""
+    if isinstance(content, list):
+        content = "".join(
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, Mapping) and block.get("type") == "text"
+        )
+    if not isinstance(content, str):
+        return None
+    try:
+        parsed: Json = json.loads(content)
+    except ValueError:
+        return content
+    return parsed

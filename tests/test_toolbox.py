@@ -1,0 +1,521 @@
+"""The system toolbox: status, list and cancel, as the model and a host call them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentos import (
+    MAX_WAIT_SECONDS,
+    PLACEHOLDER_KEY,
+    Caller,
+    CapabilityResult,
+    HistoryCall,
+    ManualClock,
+    MessageHistory,
+    Runtime,
+    Scope,
+    SessionLineage,
+    SystemToolbox,
+    ToolboxError,
+)
+from agentos.testing import Puppet, settle
+
+pytestmark = pytest.mark.anyio
+
+ALICE = Caller("alice")
+
+
+def error_of(result: CapabilityResult) -> dict[str, Any]:
+    assert result.is_error
+    return cast(dict[str, Any], result.content["error"])
+
+
+async def status(toolbox: SystemToolbox, caller: Caller, **arguments: Any) -> dict[str, Any]:
+    result = await toolbox.invoke("get_tool_call_status", arguments, caller)
+    assert not result.is_error, result.content
+    return json.loads(result.to_json())  # type: ignore[no-any-return]
+
+
+async def test_status_through_every_state(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
+        toolbox = SystemToolbox(runtime)
+        first = runtime.submit("puppet", {}, session_id="alice")
+        queued = runtime.submit("puppet", {}, session_id="alice")
+        assert (await status(toolbox, ALICE, tool_call_id=queued))["status"] == "pending"
+        await settle(runtime)
+        puppet.progress(first, {"percent": 30})
+        await settle(runtime)
+        running = await status(toolbox, ALICE, tool_call_id=first)
+        assert running["status"] == "running"
+        assert running["is_final"] is False
+        assert running["started_at"] is not None
+        assert running["completed_at"] is None
+        assert [entry["payload"] for entry in running["progress"]] == [{"percent": 30}]
+        assert running["progress"][0]["kind"] == "partial"
+        quiet = await status(toolbox, ALICE, tool_call_id=first, include_progress=False)
+        assert quiet["progress"] is None
+        puppet.complete(first, {"free": "10:00"})
+        await settle(runtime)
+        done = await status(toolbox, ALICE, tool_call_id=first)
+        assert (done["status"], done["result"], done["is_final"]) == (
+            "completed",
+            {"free": "10:00"},
+            True,
+        )
+        await settle(runtime)
+        puppet.fail(queued, "calendar offline")
+        await settle(runtime)
+        failed = await status(toolbox, ALICE, tool_call_id=queued)
+        assert failed["status"] == "failed"
+        assert failed["error"]["message"] == "RuntimeError: calendar offline"
+        third = runtime.submit("puppet", {}, session_id="alice")
+        runtime.cancel(third)
+        assert (await status(toolbox, ALICE, tool_call_id=third))["status"] == "cancelled"
+
+
+async def test_changed_since_last_look_is_per_calling_session(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+        operator = Caller("ops", scope=Scope.ALL)
+        call = runtime.submit("puppet", {}, session_id="alice")
+        await settle(runtime)
+        looks = [(await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"]]
+        looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
+        puppet.progress(call, {"step": 1})
+        await settle(runtime)
+        looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
+        looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
+        assert looks == [True, False, True, False]
+        assert (await status(toolbox, operator, tool_call_id=call))["changed_since_last_look"]
+
+
+async def test_wait_for_completion_returns_on_completion(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+        call = runtime.submit("puppet", {}, session_id="alice")
+        answers: list[dict[str, Any]] = []
+
+        async def ask() -> None:
+            answers.append(
+                await status(toolbox, ALICE, tool_call_id=call, wait_for_completion=True)
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            await settle(runtime)
+            assert answers == []
+            other = runtime.submit("puppet", {}, session_id="bob")
+            await settle(runtime)
+            assert runtime.status(other).status == "running", "others keep running meanwhile"
+            puppet.complete(call, 7)
+        assert answers[0]["status"] == "completed"
+        assert answers[0]["result"] == 7
+
+
+async def test_wait_for_completion_returns_the_snapshot_when_time_runs_out(
+    clock: ManualClock,
+) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+        call = runtime.submit("puppet", {}, session_id="alice")
+        answers: list[dict[str, Any]] = []
+
+        async def ask(seconds: float) -> None:
+            answers.append(
+                await status(
+                    toolbox,
+                    ALICE,
+                    tool_call_id=call,
+                    wait_for_completion=True,
+                    timeout_seconds=seconds,
+                )
+            )
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask, 2.0)
+            group.start_soon(ask, 10_000.0)
+            await settle(runtime)
+            clock.advance(2)
+            await settle(runtime)
+            assert [answer["status"] for answer in answers] == ["running"]
+            clock.advance(MAX_WAIT_SECONDS - 2)
+        assert [answer["status"] for answer in answers] == ["running", "running"]
+
+
+async def test_cancel_running_pending_and_final_calls(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
+        toolbox = SystemToolbox(runtime)
+        running = runtime.submit("puppet", {}, session_id="alice")
+        pending = runtime.submit("puppet", {}, session_id="alice")
+        await settle(runtime)
+        answers = []
+        for call in (pending, running, running):
+            result = await toolbox.invoke(
+                "cancel_tool_call", {"tool_call_id": call, "reason": "user asked"}, ALICE
+            )
+            answers.append(result.content)
+        assert answers == [
+            {"tool_call_id": pending, "cancelled": True, "previous_status": "pending"},
+            {"tool_call_id": running, "cancelled": True, "previous_status": "running"},
+            {"tool_call_id": running, "cancelled": False, "previous_status": "cancelled"},
+        ]
+        assert runtime.status(running).cancel_reason == "user asked"
+        await settle(runtime)
+        assert puppet.calls[running].cleaned_up
+
+
+async def test_list_shows_only_the_callers_live_calls(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+        done = runtime.submit("puppet", {}, session_id="alice")
+        live = runtime.submit("puppet", {}, session_id="alice", provider_call_id="toolu_live")
+        runtime.submit("puppet", {}, session_id="bob")
+        await settle(runtime)
+        puppet.complete(done)
+        puppet.progress(live, {"percent": 80})
+        await settle(runtime)
+        result = await toolbox.invoke("list_running_tool_calls", {}, ALICE)
+        calls = cast(list[dict[str, Any]], result.content["tool_calls"])
+        assert len(calls) == 1
+        assert calls[0] == {
+            "tool_call_id": live,
+            "provider_call_id": "toolu_live",
+            "tool_name": "puppet",
+            "status": "running",
+            "started_at": calls[0]["started_at"],
+            "latest_progress": {
+                "seq": 1,
+                "at": calls[0]["latest_progress"]["at"],
+                "kind": "partial",
+                "payload": {"percent": 80},
+            },
+        }
+
+
+async def test_provider_ids_resolve_within_the_session_in_flight_first(
+    clock: ManualClock,
+) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+
+        def submit(session: str, conversation: str = "c1") -> str:
+            return runtime.submit(
+                "puppet",
+                {},
+                session_id=session,
+                conversation_id=conversation,
+                provider_call_id="toolu_1",
+            )
+
+        older = submit("alice")
+        await settle(runtime)
+        clock.advance(1)
+        newer = submit("alice")
+        elsewhere = submit("bob")
+        await settle(runtime)
+        puppet.complete(newer)
+        await settle(runtime)
+        caller = Caller("alice", conversation_id="c1")
+        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["tool_call_id"] == older
+        puppet.complete(older)
+        await settle(runtime)
+        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["tool_call_id"] == newer
+        bob = Caller("bob", conversation_id="c1")
+        assert (await status(toolbox, bob, tool_call_id="toolu_1"))["tool_call_id"] == elsewhere
+        other_conversation = Caller("alice", conversation_id="c2")
+        result = await toolbox.invoke(
+            "get_tool_call_status", {"tool_call_id": "toolu_1"}, other_conversation
+        )
+        assert error_of(result)["code"] == "unknown_tool_call"
+
+
+async def test_calls_the_world_forgot_are_orphaned_unless_the_history_has_the_result(
+    clock: ManualClock,
+) -> None:
+    history = MessageHistory()
+    history.load(
+        "alice",
+        [
+            {"role": "user", "content": "when can we meet?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_lost", "name": "calendar", "input": {}},
+                    {"type": "tool_use", "id": "toolu_done", "name": "calendar", "input": {}},
+                    {"type": "tool_use", "id": "toolu_bad", "name": "calendar", "input": {}},
+                    {"type": "tool_use", "id": "toolu_wait", "name": "calendar", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_done", "content": '{"free": 9}'},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_bad",
+                        "content": [{"type": "text", "text": "service down"}],
+                        "is_error": True,
+                    },
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_wait",
+                        "content": json.dumps({PLACEHOLDER_KEY: True, "tool_call_id": "abc-1"}),
+                    },
+                ],
+            },
+        ],
+    )
+    async with Runtime([], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime, history=history)
+        seen = {}
+        for call_id in ("toolu_lost", "toolu_done", "toolu_bad", "toolu_wait", "abc-1"):
+            answer = await status(toolbox, ALICE, tool_call_id=call_id)
+            seen[call_id] = (answer["status"], answer["is_final"], answer["result"])
+        assert seen == {
+            "toolu_lost": ("orphaned", True, None),
+            "toolu_done": ("completed", True, {"free": 9}),
+            "toolu_bad": ("failed", True, "service down"),
+            "toolu_wait": ("orphaned", True, None),
+            "abc-1": ("orphaned", True, None),
+        }
+        again = await status(toolbox, ALICE, tool_call_id="toolu_lost")
+        assert again["changed_since_last_look"] is False
+        cancel = await toolbox.invoke("cancel_tool_call", {"tool_call_id": "toolu_lost"}, ALICE)
+        assert cancel.content == {
+            "tool_call_id": "toolu_lost",
+            "cancelled": False,
+            "previous_status": "orphaned",
+        }
+        bob = await toolbox.invoke(
+            "get_tool_call_status", {"tool_call_id": "toolu_lost"}, Caller("bob")
+        )
+        assert error_of(bob)["code"] == "unknown_tool_call"
+
+
+async def test_a_running_call_wins_over_the_history(clock: ManualClock) -> None:
+    history = MessageHistory()
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {}, session_id="alice", provider_call_id="toolu_7")
+        history.record("alice", HistoryCall("toolu_7", "puppet", internal_id=call))
+        toolbox = SystemToolbox(runtime, history=history)
+        assert (await status(toolbox, ALICE, tool_call_id="toolu_7"))["status"] == "running"
+
+
+async def test_other_sessions_calls_answer_exactly_like_missing_ones(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+        foreign = runtime.submit("puppet", {}, session_id="bob", provider_call_id="toolu_b")
+        missing = "0d9c8a52-0c1e-4c8e-9f0b-5d7f4c3b2a10"
+        for name, arguments in [
+            ("get_tool_call_status", {"tool_call_id": "{}"}),
+            ("cancel_tool_call", {"tool_call_id": "{}", "reason": "x"}),
+        ]:
+            answers = []
+            for call_id in (foreign, missing, "toolu_b"):
+                filled = {
+                    k: v.format() if k != "tool_call_id" else call_id for k, v in arguments.items()
+                }
+                result = await toolbox.invoke(name, filled, ALICE)
+                answers.append(json.dumps(result.content).replace(call_id, "<id>"))
+                assert result.is_error
+            assert len(set(answers)) == 1, answers
+        assert runtime.status(foreign).status == "running"
+
+
+async def test_scopes_widen_to_children_and_all(clock: ManualClock) -> None:
+    puppet = Puppet()
+    lineage = SessionLineage()
+    lineage.add("child", parent="alice")
+    lineage.add("grandchild", parent="child")
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime, lineage=lineage)
+        calls = {
+            session: runtime.submit("puppet", {}, session_id=session)
+            for session in ("alice", "child", "grandchild", "stranger")
+        }
+
+        async def visible(caller: Caller) -> set[str]:
+            shown = set()
+            for session, call in calls.items():
+                result = await toolbox.invoke(
+                    "get_tool_call_status", {"tool_call_id": call}, caller
+                )
+                if not result.is_error:
+                    shown.add(session)
+            listed = cast(
+                list[dict[str, Any]], (await toolbox.list_running_tool_calls(caller))["tool_calls"]
+            )
+            assert {c["tool_call_id"] for c in listed} == {calls[s] for s in shown}
+            return shown
+
+        assert await visible(ALICE) == {"alice"}
+        assert await visible(Caller("alice", scope=Scope.CHILDREN)) == {
+            "alice",
+            "child",
+            "grandchild",
+        }
+        assert await visible(Caller("child", scope=Scope.CHILDREN)) == {"child", "grandchild"}
+        assert await visible(Caller("ops", scope=Scope.ALL)) == set(calls)
+        child_cancel = await toolbox.invoke(
+            "cancel_tool_call",
+            {"tool_call_id": calls["child"]},
+            Caller("alice", scope=Scope.CHILDREN),
+        )
+        assert child_cancel.content["cancelled"] is True
+
+
+def test_lineage_refuses_cycles() -> None:
+    lineage = SessionLineage()
+    lineage.add("b", parent="a")
+    with pytest.raises(ValueError, match="cannot descend from itself"):
+        lineage.add("a", parent="b")
+    with pytest.raises(ValueError, match="cannot descend from itself"):
+        lineage.add("a", parent="a")
+
+
+STATUS, CANCEL, LIST = "get_tool_call_status", "cancel_tool_call", "list_running_tool_calls"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "code", "message"),
+    [
+        (STATUS, {}, "invalid_input", "tool_call_id: Field required"),
+        (STATUS, {"tool_call_id": 12}, "invalid_input", "Input should be a valid string"),
+        (
+            STATUS,
+            {"tool_call_id": "a", "include_progress": "yes"},
+            "invalid_input",
+            "include_progress: Input should be a valid boolean",
+        ),
+        (
+            STATUS,
+            {"tool_call_id": "a", "timeout_seconds": -1},
+            "invalid_input",
+            "timeout_seconds must be between 0 and 300",
+        ),
+        (
+            STATUS,
+            '{"tool_call_id": "a", "timeout_seconds": Infinity}',
+            "invalid_input",
+            "timeout_seconds",
+        ),
+        (
+            STATUS,
+            {"tool_call_id": "a", "x": 1},
+            "invalid_input",
+            "x: Extra inputs are not permitted",
+        ),
+        (STATUS, '{"tool_call_id": ', "invalid_input", "Invalid JSON"),
+        (STATUS, [1, 2], "invalid_input", "Input should be a valid dictionary"),
+        (STATUS, {"tool_call_id": "../etc/passwd"}, "malformed_id", "is not a tool call id"),
+        (STATUS, {"tool_call_id": ""}, "malformed_id", "is not a tool call id"),
+        (STATUS, {"tool_call_id": "x" * 129}, "malformed_id", "is not a tool call id"),
+        (
+            STATUS,
+            {"tool_call_id": "toolu_nothing"},
+            "unknown_tool_call",
+            "no tool call with id 'toolu_nothing' in this session",
+        ),
+        (CANCEL, {"reason": "x"}, "invalid_input", "tool_call_id: Field required"),
+        (
+            CANCEL,
+            {"tool_call_id": "a", "reason": "x" * 1001},
+            "invalid_input",
+            "reason: String should have at most 1000 characters",
+        ),
+        (LIST, {"all": True}, "invalid_input", "all: Extra inputs are not permitted"),
+        ("drop_tables", {}, "unknown_capability", "no capability named 'drop_tables'"),
+        (None, {}, "unknown_capability", "no capability named None"),
+    ],
+)
+async def test_bad_arguments_get_a_specific_error(
+    clock: ManualClock, name: Any, arguments: Any, code: str, message: str
+) -> None:
+    async with Runtime([], clock=clock) as runtime:
+        result = await SystemToolbox(runtime).invoke(name, arguments, ALICE)
+    assert result.is_error
+    assert error_of(result)["code"] == code
+    assert message in error_of(result)["message"]
+
+
+async def test_direct_calls_raise_toolbox_errors(clock: ManualClock) -> None:
+    async with Runtime([], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+        with pytest.raises(ToolboxError, match="no tool call with id") as error:
+            await toolbox.cancel_tool_call(ALICE, "toolu_x")
+        assert error.value.code == "unknown_tool_call"
+
+
+def test_definitions_carry_the_seed_field_names() -> None:
+    definitions = {d["name"]: d for d in SystemToolbox.definitions()}
+    status_schema = definitions["get_tool_call_status"]["input_schema"]
+    assert set(status_schema["properties"]) == {
+        "tool_call_id",
+        "include_progress",
+        "wait_for_completion",
+        "timeout_seconds",
+    }
+    assert status_schema["required"] == ["tool_call_id"]
+    assert set(definitions["cancel_tool_call"]["input_schema"]["properties"]) == {
+        "tool_call_id",
+        "reason",
+    }
+    assert [d["name"] for d in SystemToolbox.definitions(["cancel_tool_call"])] == [
+        "cancel_tool_call"
+    ]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=15), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+FIELDS = st.sampled_from(
+    ["tool_call_id", "include_progress", "wait_for_completion", "timeout_seconds", "reason"]
+)
+ARGUMENTS = (
+    JSON | st.dictionaries(FIELDS, JSON, max_size=5) | st.text(max_size=40) | st.binary(max_size=20)
+)
+NAMES = st.sampled_from(
+    ["get_tool_call_status", "list_running_tool_calls", "cancel_tool_call", "nope"]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batch=st.lists(st.tuples(NAMES, ARGUMENTS), min_size=1, max_size=10))
+def test_fuzzed_arguments_never_raise_and_never_change_a_call(
+    batch: list[tuple[str, object]],
+) -> None:
+    async def main() -> None:
+        puppet = Puppet()
+        async with Runtime([puppet.tool], clock=ManualClock()) as runtime:
+            toolbox = SystemToolbox(runtime)
+            calls = [runtime.submit("puppet", {}, session_id=s) for s in ("alice", "bob")]
+            await settle(runtime)
+            before = [runtime.status(call) for call in calls]
+            for name, arguments in batch:
+                if isinstance(arguments, dict) and arguments.get("wait_for_completion"):
+                    arguments["wait_for_completion"] = False
+                result = await toolbox.invoke(name, arguments, ALICE)
+                json.dumps(result.content)
+            after = [runtime.status(call) for call in calls]
+            assert after == before
+
+    anyio.run(main)
