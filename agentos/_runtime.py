@@ -366,6 +366,11 @@ class Runtime:
             raise UnknownCallError(call_id)
         return found
 
+    def owner(self, call_id: str) -> SessionId:
+        """The session a call belongs to (cheaper than a whole ``status``)."""
+        self._flush()
+        return self._config(self._resolve(call_id, None)).session_id
+
     def look(self, call_id: str, observer: str) -> tuple[CallSnapshot, bool]:
         """``status`` plus whether anything moved since ``observer`` last looked at the call.
 

@@ -31,6 +31,7 @@ from components import CallId, CallStatus, Json, JsonObject, ToolCallProgress
 MAX_WAIT_SECONDS = 300.0
 """The longest ``get_tool_call_status`` waits; larger ``timeout_seconds`` are clamped."""
 MAX_REASON_LENGTH = 1000
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,128}")
 
 
@@ -120,7 +121,7 @@ class CapabilityResult:
     is_error: bool = False
 
     def to_json(self) -> str:
-        return json.dumps(self.content, separators=(",", ":"))
+        return _ENCODER.encode(self.content)
 
 
 class SystemToolbox:
@@ -276,7 +277,7 @@ class SystemToolbox:
         except UnknownCallError:
             pass
         else:
-            if self._visible(caller, runtime.status(call_id).session_id):
+            if self._visible(caller, runtime.owner(call_id)):
                 return call_id
         found = self._history.find_call(caller.session_id, tool_call_id)
         if found is not None:

@@ -1,9 +1,12 @@
-"""``rt.status(call_id)`` latency with 100,000 calls in the world.
+"""Status latency with 100,000 calls in the world: the API, and the capability.
 
 100,000 no-op calls (over 10,000 sessions) are run to completion and kept
 (``retention_seconds=None``), so the world holds 100,000 entities. Then
 10,000 lookups of random ids are timed one by one with ``perf_counter_ns``;
 this is repeated a few times and the median of the rounds' p99 is reported.
+``status.*`` times ``rt.status(call_id)``; ``status.capability_*`` times the
+model's path: ``get_tool_call_status`` through ``SystemToolbox.invoke`` from
+the owning session (argument validation, scope check, JSON text out).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import time
 import anyio
 import anyio.lowlevel
 
-from agentos import CallStatus, Runtime
+from agentos import Caller, CallStatus, Runtime, SystemToolbox
 from benchmarks._common import Figures, emit, median, noop, percentile, quiet_logs
 
 ENTITIES = 100_000
@@ -43,29 +46,54 @@ async def measure() -> Figures:
         if completed != ENTITIES:
             raise RuntimeError(f"expected {ENTITIES} completed calls, found {completed}")
         chooser = random.Random(20_240_601)
-        p50s: list[float] = []
-        p99s: list[float] = []
-        maxima: list[float] = []
+        toolbox = SystemToolbox(rt)
         clock = time.perf_counter_ns
+        direct: Rounds = ([], [], [])
+        capability: Rounds = ([], [], [])
         for _ in range(ROUNDS):
-            sample = chooser.choices(ids, k=LOOKUPS)
-            costs: list[float] = []
-            for call_id in sample:
+            direct_costs: list[float] = []
+            for call_id in chooser.choices(ids, k=LOOKUPS):
                 started = clock()
                 rt.status(call_id)
-                costs.append((clock() - started) / 1000)
-            p50s.append(percentile(costs, 0.50))
-            p99s.append(percentile(costs, 0.99))
-            maxima.append(max(costs))
+                direct_costs.append((clock() - started) / 1000)
+            _summarise(direct_costs, direct)
+            capability_costs: list[float] = []
+            for call_id in chooser.choices(ids, k=LOOKUPS):
+                caller = Caller(rt.status(call_id).session_id)
+                arguments = {"tool_call_id": call_id}
+                started = clock()
+                result = await toolbox.invoke("get_tool_call_status", arguments, caller)
+                result.to_json()
+                capability_costs.append((clock() - started) / 1000)
+                if result.is_error:
+                    raise RuntimeError(f"the capability failed: {result.content}")
+            _summarise(capability_costs, capability)
             await anyio.lowlevel.checkpoint()
         return {
             "status.entities": completed,
             "status.lookups": LOOKUPS,
             "status.rounds": ROUNDS,
-            "status.p50_us": round(median(p50s), 2),
-            "status.p99_us": round(median(p99s), 2),
-            "status.max_us": round(max(maxima), 2),
+            **_figures("status.", direct),
+            **_figures("status.capability_", capability),
         }
+
+
+Rounds = tuple[list[float], list[float], list[float]]
+"""Per round: p50, p99 and max, in µs."""
+
+
+def _summarise(costs: list[float], rounds: Rounds) -> None:
+    rounds[0].append(percentile(costs, 0.50))
+    rounds[1].append(percentile(costs, 0.99))
+    rounds[2].append(max(costs))
+
+
+def _figures(prefix: str, rounds: Rounds) -> Figures:
+    return {
+        f"{prefix}p50_us": round(median(rounds[0]), 2),
+        f"{prefix}p99_us": round(median(rounds[1]), 2),
+        f"{prefix}max_us": round(max(rounds[2]), 2),
+    }
 
 
 def main() -> None:
