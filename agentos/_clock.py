@@ -60,7 +60,10 @@ class ManualClock:
         return lambda: self._listeners.remove(callback)
 
     def advance(self, seconds: float) -> None:
-        """Move time forward and wake every runtime that reads this clock."""
+        """Move time forward and wake every runtime that reads this clock.
+
+        Call it from the event loop's thread, like the runtime's own methods.
+        """
         if seconds < 0:
             raise ValueError(f"a clock cannot go back: advance({seconds})")
         self._now += seconds

@@ -468,7 +468,7 @@ class Runtime:
             running=ctx.queues.running_total,
             pending=counts[CallStatus.PENDING],
             ready_sessions=len(ctx.queues.ring),
-            borrowed_slots=ctx.queues.borrowed,
+            nested_admissions=ctx.queues.nested_admissions,
             inbox_length=len(ctx.inbox),
             waiters=sum(len(items) for items in ctx.waiters.by_entity.values()),
             sessions=len(ctx.index.by_session),

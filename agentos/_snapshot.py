@@ -94,13 +94,18 @@ class CancelOutcome:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeStatistics:
-    """Counts and costs of one runtime, read at one moment."""
+    """Counts and costs of one runtime, read at one moment.
+
+    ``nested_admissions``, ``events_dropped``, ``ticks``, ``messages_applied``
+    and ``calls_forgotten`` are totals since the runtime started; the rest
+    describe the moment.
+    """
 
     calls_by_status: Mapping[CallStatus, int]
     running: int
     pending: int
     ready_sessions: int
-    borrowed_slots: int
+    nested_admissions: int
     inbox_length: int
     waiters: int
     sessions: int

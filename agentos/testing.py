@@ -1,8 +1,8 @@
 """Helpers for testing code built on agentos: a tool the test drives, and settling.
 
 ``Puppet`` is a tool whose calls do exactly what the test tells them, when it
-tells them: report progress, complete, fail, or hang while ignoring
-cancellation. ``settle`` lets the runtime apply everything that is queued.
+tells them: report progress, complete or fail; until told, they wait (and
+honour cancellation). ``settle`` lets the runtime apply everything queued.
 """
 
 from __future__ import annotations

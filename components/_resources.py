@@ -71,7 +71,8 @@ class SchedulerQueues:
     running_total: int = 0
     running_by_session: dict[SessionId, int] = field(default_factory=dict)
     slot_holders: set[Entity] = field(default_factory=set)
-    borrowed: int = 0
+    nested_admissions: int = 0
+    """Calls admitted at once on a running parent's behalf, since the runtime started."""
 
 
 class DeadlineKind(StrEnum):

@@ -33,7 +33,7 @@ class SchedulerSystem(esper.Processor):
         for entity in ctx.submitted:
             config = esper.component_for_entity(entity, ToolCallConfig)
             if self._parent_is_running(ctx, config):
-                queues.borrowed += 1
+                queues.nested_admissions += 1
                 _take_slot(ctx, entity, config.session_id)
                 continue
             session = config.session_id

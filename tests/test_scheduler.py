@@ -85,7 +85,7 @@ async def test_a_nested_call_runs_on_its_parents_slot(clock: ManualClock) -> Non
         with anyio.fail_after(5):
             snapshot = await runtime.wait(outer)
         assert snapshot.result == "child done"
-        assert runtime.statistics().borrowed_slots == 1
+        assert runtime.statistics().nested_admissions == 1
 
 
 async def test_a_child_of_a_finished_parent_queues_normally(clock: ManualClock) -> None:
@@ -101,4 +101,4 @@ async def test_a_child_of_a_finished_parent_queues_normally(clock: ManualClock) 
         await settle(runtime)
         assert runtime.status(blocker).status is CallStatus.RUNNING
         assert runtime.status(child).status is CallStatus.PENDING
-        assert runtime.statistics().borrowed_slots == 0
+        assert runtime.statistics().nested_admissions == 0

@@ -177,7 +177,7 @@ def test_a_child_of_a_running_parent_skips_the_queue_but_counts() -> None:
     SchedulerSystem().process(ctx)
     assert ctx.admitted == [child]
     assert ctx.queues.running_total == 2
-    assert ctx.queues.borrowed == 1
+    assert ctx.queues.nested_admissions == 1
     ExecutorSystem().process(ctx)
     queued = submit(ctx)
     tick(ctx, ReportResult(parent, "done"))
@@ -194,7 +194,7 @@ def test_a_parent_in_another_session_lends_nothing() -> None:
     child = submit(ctx, "b", parent=config(foreign).call_id)
     tick(ctx)
     assert status(child) is CallStatus.PENDING
-    assert ctx.queues.borrowed == 0
+    assert ctx.queues.nested_admissions == 0
 
 
 def test_a_call_cancelled_and_forgotten_while_queued_is_skipped() -> None:
