@@ -69,13 +69,38 @@ async def measure() -> Figures:
                     raise RuntimeError(f"the capability failed: {result.content}")
             _summarise(capability_costs, capability)
             await anyio.lowlevel.checkpoint()
+        foreign, missing = await _scope_timing(toolbox, ids, chooser)
         return {
             "status.entities": completed,
             "status.lookups": LOOKUPS,
             "status.rounds": ROUNDS,
             **_figures("status.", direct),
             **_figures("status.capability_", capability),
+            "status.capability_foreign_p50_us": round(foreign, 2),
+            "status.capability_missing_p50_us": round(missing, 2),
+            "status.capability_foreign_vs_missing": round(foreign / missing, 3),
         }
+
+
+async def _scope_timing(
+    toolbox: SystemToolbox, ids: list[str], chooser: random.Random
+) -> tuple[float, float]:
+    """p50 of asking for another session's call vs for an id that does not exist.
+
+    Both must answer alike, in time too, so that scope leaks nothing.
+    """
+    clock = time.perf_counter_ns
+    stranger = Caller("a-session-with-no-calls")
+    foreign: list[float] = []
+    missing: list[float] = []
+    for call_id in chooser.choices(ids, k=LOOKUPS):
+        made_up = call_id[:-12] + "000000000000"
+        for asked, costs in ((call_id, foreign), (made_up, missing)):
+            started = clock()
+            result = await toolbox.invoke("get_tool_call_status", {"tool_call_id": asked}, stranger)
+            result.to_json()
+            costs.append((clock() - started) / 1000)
+    return percentile(foreign, 0.5), percentile(missing, 0.5)
 
 
 Rounds = tuple[list[float], list[float], list[float]]
