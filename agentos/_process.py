@@ -33,15 +33,17 @@ async def run_process(
     is cancelled, or anything else goes wrong, the whole group gets SIGKILL
     and is reaped before the exception travels on.
     """
-    process = await anyio.open_process(
-        list(argv),
-        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-    )
+    # Shielded: a cancel landing between the spawn and the handle would leak the process.
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
     stdout = bytearray()
     stderr = bytearray()
     try:
