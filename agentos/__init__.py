@@ -23,7 +23,7 @@ from agentos._history import (
 from agentos._process import ProcessResult, run_process
 from agentos._runtime import DEFAULT_SESSION, Runtime
 from agentos._scope import Caller, Scope, SessionLineage
-from agentos._snapshot import CallSnapshot, CancelOutcome, RuntimeStatistics
+from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, RuntimeStatistics
 from agentos._toolbox import (
     CAPABILITIES,
     MAX_WAIT_SECONDS,
@@ -61,6 +61,7 @@ __all__ = [
     "CancelOutcome",
     "CapabilityResult",
     "Clock",
+    "CompleteOutcome",
     "ErrorKind",
     "HistoryCall",
     "HistoryLookup",

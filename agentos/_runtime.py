@@ -34,7 +34,13 @@ from agentos._clock import Clock, SystemClock
 from agentos._context import ToolContext
 from agentos._errors import CallCancelled, RuntimeClosedError, UnknownCallError
 from agentos._json import to_json
-from agentos._snapshot import CallSnapshot, CancelOutcome, RuntimeStatistics, snapshot_of
+from agentos._snapshot import (
+    CallSnapshot,
+    CancelOutcome,
+    CompleteOutcome,
+    RuntimeStatistics,
+    snapshot_of,
+)
 from agentos._tools import Tool, ToolFailure, describe_validation_error
 from components import (
     CallError,
@@ -43,6 +49,8 @@ from components import (
     CallStatus,
     CancelCall,
     CancelReply,
+    CompleteCall,
+    CompleteReply,
     ConversationId,
     Effects,
     Entity,
@@ -203,12 +211,15 @@ class Runtime:
         parent_call_id: str | None = None,
         timeout: float | None = _UNSET,
         overdue_after: float | None = None,
+        deferred: bool = False,
     ) -> CallId:
         """Queue a call and return its id at once.
 
         Bad input never raises here: an unknown tool, malformed JSON or input
         the tool's model rejects settles the call ``failed`` with a message
         naming the problem. Wrong argument types for the method itself raise.
+        A ``deferred`` call is never run here: it stays ``pending`` until
+        ``complete`` gives it its outcome (or it is cancelled).
         """
         self._check_open()
         _check_text("tool_name", tool_name)
@@ -256,6 +267,7 @@ class Runtime:
             turn_id=None if turn_id is None else TurnId(turn_id),
             parent_call_id=None if parent_call_id is None else CallId(parent_call_id),
             timeouts=TimeoutSettings(timeout, overdue_after),
+            deferred=bool(deferred),
         )
         self._ctx.inbox.append(SubmitCall(config, self._clock.wall(), args, rejection))
         self._notify()
@@ -335,6 +347,31 @@ class Runtime:
         if not reply.found or reply.previous_status is None:
             raise UnknownCallError(call_id)
         return CancelOutcome(CallId(call_id), reply.took, reply.previous_status)
+
+    def complete(
+        self, call_id: str, result: object = None, *, error: str | None = None
+    ) -> CompleteOutcome:
+        """Give a deferred call its outcome from outside: a result, or an error message.
+
+        Completing twice is harmless (``applied`` is False the second time);
+        a call that was not submitted ``deferred`` cannot be completed so, and
+        answers like an unknown id.
+        """
+        self._check_open()
+        _check_text("call_id", call_id)
+        if error is not None and not isinstance(error, str):
+            raise TypeError(f"error must be a str, got {type(error).__name__}")
+        try:
+            value = to_json(result)
+        except (TypeError, ValueError) as problem:
+            raise ValueError(f"the result is not JSON: {problem}") from None
+        failure = None if error is None else CallError(ErrorKind.TOOL_ERROR, error)
+        reply = CompleteReply()
+        self._ctx.inbox.append(CompleteCall(CallId(call_id), value, failure, reply))
+        self._tick()
+        if not reply.found or reply.previous_status is None:
+            raise UnknownCallError(call_id)
+        return CompleteOutcome(CallId(call_id), reply.applied, reply.previous_status)
 
     def resolve(
         self, call_id: str, *, session_id: str, conversation_id: str | None = None

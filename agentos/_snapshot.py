@@ -93,6 +93,15 @@ class CancelOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class CompleteOutcome:
+    """What completing a deferred call did: ``applied`` is False when it was already final."""
+
+    call_id: CallId
+    applied: bool
+    previous_status: CallStatus
+
+
+@dataclass(frozen=True, slots=True)
 class RuntimeStatistics:
     """Counts and costs of one runtime, read at one moment.
 

@@ -8,6 +8,8 @@ from components._json import Json, JsonObject
 from components._messages import (
     CancelCall,
     CancelReply,
+    CompleteCall,
+    CompleteReply,
     InboxMessage,
     ReportFailure,
     ReportProgress,
@@ -64,6 +66,8 @@ __all__ = [
     "CallStatus",
     "CancelCall",
     "CancelReply",
+    "CompleteCall",
+    "CompleteReply",
     "ConversationId",
     "DeadlineKind",
     "Deadlines",

@@ -42,6 +42,23 @@ class CancelCall:
 
 
 @dataclass(slots=True)
+class CompleteReply:
+    found: bool = False
+    applied: bool = False
+    previous_status: CallStatus | None = None
+
+
+@dataclass(slots=True)
+class CompleteCall:
+    """The outside world's result for a deferred call (``error`` set: it failed)."""
+
+    call_id: CallId
+    result: Json
+    error: CallError | None
+    reply: CompleteReply
+
+
+@dataclass(slots=True)
 class ReportProgress:
     entity: Entity
     kind: ProgressKind
@@ -74,4 +91,12 @@ class StatusQuery:
     answer: Callable[[Entity | None], None]
 
 
-InboxMessage = SubmitCall | CancelCall | ReportProgress | ReportResult | ReportFailure | StatusQuery
+InboxMessage = (
+    SubmitCall
+    | CancelCall
+    | CompleteCall
+    | ReportProgress
+    | ReportResult
+    | ReportFailure
+    | StatusQuery
+)

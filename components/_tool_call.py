@@ -71,6 +71,8 @@ class ToolCallConfig:
     turn_id: TurnId | None = None
     parent_call_id: CallId | None = None
     timeouts: TimeoutSettings = NO_TIMEOUTS
+    deferred: bool = False
+    """Never scheduled: it stays pending until completed from outside (``CompleteCall``)."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -8,6 +8,7 @@ from components import (
     CallError,
     CallStatus,
     CancelCall,
+    CompleteCall,
     ErrorKind,
     ProgressLog,
     ReportFailure,
@@ -43,6 +44,8 @@ class IngestSystem(esper.Processor):
                 self._failure(ctx, message)
             elif type(message) is CancelCall:
                 self._cancel(ctx, message)
+            elif type(message) is CompleteCall:
+                self._complete(ctx, message)
             elif type(message) is StatusQuery:
                 ctx.queries.append(message)
         ctx.stats.messages_applied += len(ctx.batch)
@@ -69,7 +72,7 @@ class IngestSystem(esper.Processor):
         record_queued(ctx, config, state)
         if message.rejection is not None:
             transition(ctx, entity, config, state, CallStatus.FAILED, error=message.rejection)
-        else:
+        elif not config.deferred:
             ctx.submitted.append(entity)
 
     def _cancel(self, ctx: TickContext, message: CancelCall) -> None:
@@ -89,6 +92,23 @@ class IngestSystem(esper.Processor):
         )
         if reply.took:
             state.cancel_reason = message.reason
+
+    def _complete(self, ctx: TickContext, message: CompleteCall) -> None:
+        """An outside result for a deferred call; any other call cannot be completed so."""
+        entity = ctx.index.by_id.get(message.call_id)
+        if entity is None:
+            return
+        config = esper.component_for_entity(entity, ToolCallConfig)
+        if not config.deferred:
+            return
+        state = esper.component_for_entity(entity, ToolCallState)
+        reply = message.reply
+        reply.found = True
+        reply.previous_status = state.status
+        new = CallStatus.COMPLETED if message.error is None else CallStatus.FAILED
+        reply.applied = transition(
+            ctx, entity, config, state, new, error=message.error, result=message.result
+        )
 
     def _progress(self, ctx: TickContext, message: ReportProgress) -> None:
         components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)

@@ -306,3 +306,40 @@ async def test_two_runtimes_in_one_process_keep_separate_worlds(clock: ManualClo
         assert two.status(b).status is CallStatus.RUNNING
         with pytest.raises(UnknownCallError):
             two.status(a)
+
+
+async def test_a_deferred_call_waits_for_its_outcome_from_outside(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {}, deferred=True)
+        failing = runtime.submit("puppet", {}, deferred=True)
+        await settle(runtime)
+        assert runtime.status(call).status is CallStatus.PENDING
+        assert not puppet.started(call)
+        first = runtime.complete(call, {"approved": True})
+        assert first.applied
+        assert first.previous_status is CallStatus.PENDING
+        assert (await runtime.wait(call)).result == {"approved": True}
+        again = runtime.complete(call, "other")
+        assert not again.applied
+        assert again.previous_status is CallStatus.COMPLETED
+        runtime.complete(failing, error="the reviewer said no")
+        snapshot = runtime.status(failing)
+        assert snapshot.status is CallStatus.FAILED
+        assert snapshot.error is not None
+        assert snapshot.error.message == "the reviewer said no"
+
+
+async def test_only_deferred_calls_can_be_completed_from_outside(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        ordinary = runtime.submit("puppet", {})
+        with pytest.raises(UnknownCallError):
+            runtime.complete(ordinary, 1)
+        with pytest.raises(UnknownCallError):
+            runtime.complete("nope", 1)
+        deferred = runtime.submit("puppet", {}, deferred=True)
+        with pytest.raises(ValueError, match="the result is not JSON"):
+            runtime.complete(deferred, {1, 2})
+        assert runtime.status(ordinary).status is CallStatus.RUNNING
+        assert runtime.status(deferred).status is CallStatus.PENDING

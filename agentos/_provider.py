@@ -1,0 +1,138 @@
+"""Talking to a model: one request in, one response out, in Anthropic Messages shapes.
+
+Messages and content blocks are plain JSON dicts exactly as the Messages API
+takes and returns them (``{"type": "tool_use", "id": ..., "name": ...,
+"input": ...}``), so a transcript can be sent, stored and compared as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agentos._errors import AgentOSError
+
+Message = dict[str, Any]
+Block = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """What a session asks the model: the whole context, rebuilt every turn."""
+
+    model: str
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[Mapping[str, Any]] = ()
+    max_tokens: int = 1024
+    session_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponse:
+    """The model's answer: content blocks and why it stopped."""
+
+    content: list[Block]
+    stop_reason: str = "end_turn"
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def tool_uses(self) -> list[Block]:
+        return [block for block in self.content if block.get("type") == "tool_use"]
+
+    @property
+    def text(self) -> str:
+        return "".join(str(b.get("text", "")) for b in self.content if b.get("type") == "text")
+
+
+class ProviderError(AgentOSError):
+    """A model call failed for good (after the client's own retries); ``kind`` says how."""
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+
+
+class Provider(Protocol):
+    """Anything that can answer a ``ModelRequest``."""
+
+    name: str
+
+    async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+def text(value: str) -> ModelResponse:
+    """A response that only says ``value`` and ends the turn."""
+    return ModelResponse([{"type": "text", "text": value}], "end_turn")
+
+
+def tool_calls(*calls: tuple[str, Mapping[str, Any]], say: str = "") -> ModelResponse:
+    """A response that calls tools: ``("name", {input}), ...`` with ids ``toolu_s<n>``."""
+    content: list[Block] = [{"type": "text", "text": say}] if say else []
+    for name, arguments in calls:
+        content.append(
+            {"type": "tool_use", "id": _next_tool_use_id(), "name": name, "input": dict(arguments)}
+        )
+    return ModelResponse(content, "tool_use")
+
+
+_counter = [0]
+
+
+def _next_tool_use_id() -> str:
+    _counter[0] += 1
+    return f"toolu_s{_counter[0]:06d}"
+
+
+Rule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
+
+
+class ScriptedProvider:
+    """A deterministic stand-in for a model: the first rule whose test matches answers.
+
+    Rules look at the request (usually its last message) and answer with text
+    or tool calls, so demos and tests run offline and the same way each time.
+    A request no rule matches gets a text saying so, never an exception.
+    """
+
+    name = "scripted"
+
+    def __init__(self, *rules: Rule) -> None:
+        self.rules = list(rules)
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        for matches, respond in self.rules:
+            if matches(request):
+                return respond(request)
+        return text("(scripted model: no rule matched this request)")
+
+
+def last_user_text(request: ModelRequest) -> str:
+    """The text of the last user message's text blocks ('' if it has none)."""
+    for message in reversed(request.messages):
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        return "".join(
+            str(block.get("text", ""))
+            for block in content or ()
+            if isinstance(block, Mapping) and block.get("type") == "text"
+        )
+    return ""
+
+
+def last_tool_results(request: ModelRequest) -> list[Block]:
+    """The tool_result blocks of the last user message."""
+    if not request.messages or request.messages[-1].get("role") != "user":
+        return []
+    content = request.messages[-1].get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
