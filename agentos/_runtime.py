@@ -425,6 +425,18 @@ class Runtime:
         seen[SessionId(observer)] = snapshot.version
         return snapshot, changed
 
+    def set_session_cap(self, session_id: str, cap: int | None) -> None:
+        """Let one session run up to ``cap`` calls at once (None: back to the default)."""
+        _check_text("session_id", session_id)
+        if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
+            raise ValueError(f"cap must be a positive int or None, got {cap!r}")
+        caps = self._ctx.limits.session_caps
+        if cap is None:
+            caps.pop(SessionId(session_id), None)
+        else:
+            caps[SessionId(session_id)] = cap
+        self._notify()
+
     def sessions(self) -> list[SessionId]:
         """Every session that has a call in the world."""
         self._flush()

@@ -139,6 +139,11 @@ class Limits:
     max_running: int
     max_running_per_session: int
     retention_seconds: float | None
+    session_caps: dict[SessionId, int] = field(default_factory=dict)
+    """Per-session overrides of ``max_running_per_session``."""
+
+    def session_cap(self, session: SessionId) -> int:
+        return self.session_caps.get(session, self.max_running_per_session)
 
 
 @dataclass(slots=True)

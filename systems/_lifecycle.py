@@ -106,7 +106,7 @@ def _on_final(
         if (
             session in queues.pending
             and session not in queues.in_ring
-            and left < ctx.limits.max_running_per_session
+            and left < ctx.limits.session_cap(session)
         ):
             queues.ring.append(session)
             queues.in_ring.add(session)

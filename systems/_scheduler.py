@@ -29,7 +29,6 @@ from components import (
 class SchedulerSystem(esper.Processor):
     def process(self, ctx: TickContext) -> None:
         queues = ctx.queues
-        per_session = ctx.limits.max_running_per_session
         for entity in ctx.submitted:
             config = esper.component_for_entity(entity, ToolCallConfig)
             if self._parent_is_running(ctx, config):
@@ -41,10 +40,9 @@ class SchedulerSystem(esper.Processor):
             if waiting is None:
                 waiting = queues.pending[session] = deque()
             waiting.append(entity)
-            if (
-                session not in queues.in_ring
-                and queues.running_by_session.get(session, 0) < per_session
-            ):
+            if session not in queues.in_ring and queues.running_by_session.get(
+                session, 0
+            ) < ctx.limits.session_cap(session):
                 queues.ring.append(session)
                 queues.in_ring.add(session)
         ctx.submitted.clear()
@@ -63,12 +61,12 @@ class SchedulerSystem(esper.Processor):
     @staticmethod
     def _admit(ctx: TickContext) -> None:
         queues = ctx.queues
-        per_session = ctx.limits.max_running_per_session
         max_running = ctx.limits.max_running
         while queues.ring and queues.running_total < max_running:
             session = queues.ring.popleft()
             queues.in_ring.discard(session)
-            if queues.running_by_session.get(session, 0) >= per_session:
+            cap = ctx.limits.session_cap(session)
+            if queues.running_by_session.get(session, 0) >= cap:
                 continue  # over its cap through nested calls: rejoins when one ends
             waiting = queues.pending[session]
             entity: Entity | None = None
@@ -85,7 +83,7 @@ class SchedulerSystem(esper.Processor):
             running = _take_slot(ctx, entity, session)
             if not waiting:
                 del queues.pending[session]
-            elif running < per_session:
+            elif running < cap:
                 queues.ring.append(session)
                 queues.in_ring.add(session)
 

@@ -102,3 +102,17 @@ async def test_a_child_of_a_finished_parent_queues_normally(clock: ManualClock) 
         assert runtime.status(blocker).status is CallStatus.RUNNING
         assert runtime.status(child).status is CallStatus.PENDING
         assert runtime.statistics().nested_admissions == 0
+
+
+async def test_a_session_can_have_its_own_cap(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, max_running_per_session=1) as runtime:
+        runtime.set_session_cap("wide", 3)
+        for session in ("wide", "narrow"):
+            for _ in range(4):
+                runtime.submit("puppet", {}, session_id=session)
+        await settle(runtime)
+        assert len(running(runtime, "wide")) == 3
+        assert len(running(runtime, "narrow")) == 1
+        with pytest.raises(ValueError, match="cap must be a positive int"):
+            runtime.set_session_cap("wide", 0)
