@@ -1,0 +1,34 @@
+"""How a session's state becomes what the model reads.
+
+A view takes the session's history and a snapshot of its calls and returns
+the provider messages. The transcript view sends the history as it is; a
+message-board view (later) re-renders threads and pending calls every turn,
+which is why the calls are part of the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentos._provider import Message
+from agentos._snapshot import CallSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class ViewInput:
+    session_id: str
+    history: Sequence[Message]
+    calls: Sequence[CallSnapshot]
+
+
+class ContextView(Protocol):
+    def build(self, view_input: ViewInput) -> list[Message]: ...
+
+
+class TranscriptView:
+    """The history as the model wrote it and the session answered it."""
+
+    def build(self, view_input: ViewInput) -> list[Message]:
+        return list(view_input.history)

@@ -1,0 +1,470 @@
+"""One conversation with a model: the event loop that grants it turns.
+
+Events grant turns: a user message, a call finishing (as the yield strategy
+allows), a call going overdue. Within a turn the model's tool calls become
+runtime entities; capabilities answer at once; the turn waits for calls as
+the disposition and the yield strategy say, and a user message cuts the wait
+short. Every ``tool_use`` gets exactly one ``tool_result`` in the next request:
+a call still running gets a placeholder, and its outcome arrives once, later,
+as a new message that names it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
+from agentos._context_view import ContextView, ViewInput
+from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory
+from agentos._provider import Block, Message, ModelRequest, Provider, ProviderError
+from agentos._runtime import Runtime
+from agentos._scope import Caller, Scope
+from agentos._snapshot import CallSnapshot
+from agentos._tokens import ContinuationTokens
+from agentos._toolbox import CAPABILITIES, SystemToolbox
+from components import CallEventKind, CallId, CallStatus
+
+
+class SessionStatus(StrEnum):
+    IDLE = "idle"
+    THINKING = "thinking"
+    """Waiting for the model."""
+    WAITING = "waiting"
+    """Waiting for tool calls, as the disposition and yield strategy say."""
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class _UserMessage:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _CallFinished:
+    call_id: CallId
+
+
+@dataclass(frozen=True, slots=True)
+class _CallOverdue:
+    call_id: CallId
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    pass
+
+
+_Event = _UserMessage | _CallFinished | _CallOverdue | _Stop
+_FINAL_EVENTS = frozenset(
+    {
+        CallEventKind.COMPLETED,
+        CallEventKind.FAILED,
+        CallEventKind.CANCELLED,
+        CallEventKind.TIMED_OUT,
+    }
+)
+
+
+class Session:
+    """A conversation: its history, its calls, and the loop that runs its turns.
+
+    Created by ``Host.create_session``; ``post`` a user message and the session
+    answers when the model has spoken. ``history`` is Anthropic Messages.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        config: AgentConfig,
+        *,
+        runtime: Runtime,
+        provider: Provider,
+        toolbox: SystemToolbox,
+        view: ContextView,
+        tokens: ContinuationTokens,
+        scope: Scope = Scope.OWN,
+    ) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.history: list[Message] = []
+        self.errors: list[str] = []
+        self.requests = 0
+        self.status = SessionStatus.IDLE
+        self.calls = MessageHistory()
+        """What this session's history says of each call: the source of ``orphaned``."""
+        self._runtime = runtime
+        self._provider = provider
+        self._toolbox = toolbox
+        self._view = view
+        self._tokens = tokens
+        self._caller = Caller(session_id, conversation_id=session_id, scope=scope)
+        self._send, self._receive = anyio.create_memory_object_stream[_Event](math.inf)
+        self._backlog: list[_Event] = []
+        self._unhandled = 0
+        self._outstanding: dict[CallId, str] = {}
+        """Calls answered by a placeholder whose outcome is not delivered yet -> tool_use id."""
+        self._held: list[CallId] = []
+        self._changed = anyio.Event()
+        self._tools = self._tool_definitions()
+
+    # ------------------------------------------------------------------ the API
+
+    def post(self, text: str) -> None:
+        """A user message: it grants a turn, and cuts short a wait for calls."""
+        if not isinstance(text, str):
+            raise TypeError(f"a user message is a str, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError("a user message must not be empty")
+        if self.status is SessionStatus.STOPPED:
+            raise RuntimeError(f"session {self.session_id!r} is stopped")
+        self._enqueue(_UserMessage(text))
+
+    def restore(self, history: list[Message]) -> None:
+        """Take over an earlier conversation's messages (before the loop starts)."""
+        self.history = [dict(message) for message in history]
+        self.calls.load(self.session_id, self.history)
+
+    def stop(self) -> None:
+        if self.status is not SessionStatus.STOPPED:
+            self._enqueue(_Stop())
+
+    @property
+    def idle(self) -> bool:
+        return self.status is SessionStatus.IDLE and self._unhandled == 0
+
+    async def wait_idle(self) -> None:
+        """Until the model has answered everything posted and no event is waiting."""
+        while not (self.idle or self.status is SessionStatus.STOPPED):
+            await self._changed.wait()
+
+    @property
+    def replies(self) -> list[str]:
+        """The text of every assistant message, in order."""
+        return [
+            "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
+            for m in self.history
+            if m["role"] == "assistant"
+        ]
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        async with (
+            self._runtime.subscribe(self.session_id) as call_events,
+            anyio.create_task_group() as group,
+        ):
+            group.start_soon(self._pump, call_events)
+            task_status.started()
+            try:
+                while True:
+                    batch = await self._next_batch()
+                    if any(isinstance(event, _Stop) for event in batch):
+                        break
+                    blocks = self._blocks_for(batch)
+                    if blocks:
+                        await self._turn(blocks)
+                    self._handled(len(batch))
+            finally:
+                self._set_status(SessionStatus.STOPPED)
+                self._send.close()
+                self._receive.close()
+                group.cancel_scope.cancel()
+
+    async def _pump(self, call_events: anyio.abc.ObjectReceiveStream[Any]) -> None:
+        async for event in call_events:
+            if event.kind in _FINAL_EVENTS:
+                self._enqueue(_CallFinished(event.call_id))
+            elif event.kind is CallEventKind.OVERDUE:
+                self._enqueue(_CallOverdue(event.call_id))
+
+    async def _next_batch(self) -> list[_Event]:
+        if self._backlog:
+            batch, self._backlog = self._backlog, []
+            return batch
+        batch = [await self._receive.receive()]
+        while True:
+            try:
+                batch.append(self._receive.receive_nowait())
+            except anyio.WouldBlock:
+                return batch
+
+    def _blocks_for(self, batch: list[_Event]) -> list[Block]:
+        """The user-turn content a batch of events adds (empty: it grants no turn)."""
+        blocks: list[Block] = [
+            {"type": "text", "text": event.text}
+            for event in batch
+            if isinstance(event, _UserMessage)
+        ]
+        for event in batch:
+            if isinstance(event, _CallFinished) and event.call_id in self._outstanding:
+                self._held.append(event.call_id)
+            elif isinstance(event, _CallOverdue) and event.call_id in self._outstanding:
+                blocks.append(self._overdue_block(event.call_id))
+        if self._held and (blocks or self._may_deliver()):
+            for call_id in self._held:
+                block = self._outcome_block(call_id)
+                if block is not None:
+                    blocks.append(block)
+            self._held.clear()
+        return blocks
+
+    def _may_deliver(self) -> bool:
+        """Whether finished calls grant a turn now, as the yield strategy says."""
+        if isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout):
+            return True
+        return all(self._status(c).is_final for c in self._outstanding)
+
+    # ------------------------------------------------------------------ a turn
+
+    async def _turn(self, blocks: list[Block]) -> None:
+        self._append_user(blocks)
+        for _ in range(self.config.max_steps_per_turn):
+            self._set_status(SessionStatus.THINKING)
+            request = ModelRequest(
+                model=self.config.model,
+                system=self.config.system_prompt,
+                messages=self._view.build(
+                    ViewInput(
+                        self.session_id, self.history, self._runtime.list_calls(self.session_id)
+                    )
+                ),
+                tools=self._tools,
+                max_tokens=self.config.max_tokens,
+                session_id=self.session_id,
+            )
+            self.requests += 1
+            try:
+                response = await self._provider.complete(request)
+            except ProviderError as error:
+                self.errors.append(f"{error.kind}: {error.message}")
+                break
+            except Exception as error:  # a provider's bug must not end the session
+                self.errors.append(f"provider_bug: {type(error).__name__}: {error}")
+                break
+            if not response.content:
+                break
+            self.history.append({"role": "assistant", "content": response.content})
+            uses = response.tool_uses
+            if not uses:
+                break
+            self._append_user(await self._run_tool_uses(uses))
+        self._set_status(SessionStatus.IDLE)
+
+    def _append_user(self, blocks: list[Block]) -> None:
+        """Add to the pending user turn: a partial turn is extended, never stacked."""
+        if self.history and self.history[-1]["role"] == "user":
+            content = self.history[-1]["content"]
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            self.history[-1] = {"role": "user", "content": [*content, *blocks]}
+        else:
+            self.history.append({"role": "user", "content": blocks})
+
+    async def _run_tool_uses(self, uses: list[Block]) -> list[Block]:
+        results: dict[str, Block] = {}
+        waits: dict[CallId, str] = {}
+        background: dict[CallId, str] = {}
+        for use in uses:
+            tool_use_id, name, arguments = use["id"], use["name"], use.get("input", {})
+            if name in self.config.capabilities and name in CAPABILITIES:
+                results[tool_use_id] = await self._capability(tool_use_id, name, arguments)
+                continue
+            if self.config.tools is not None and name not in self.config.tools:
+                results[tool_use_id] = _tool_result(
+                    tool_use_id, f"tool {name!r} is not available to this agent", error=True
+                )
+                continue
+            disposition = self.config.disposition(name)
+            options: dict[str, Any] = {}
+            if self.config.call_timeout is not None:
+                options["timeout"] = self.config.call_timeout
+            call_id = self._runtime.submit(
+                name,
+                arguments if isinstance(arguments, dict) else {"input": arguments},
+                session_id=self.session_id,
+                provider_call_id=tool_use_id,
+                conversation_id=self.session_id,
+                turn_id=f"request-{self.requests}",
+                deferred=disposition is Disposition.DEFER,
+                **options,
+            )
+            self.calls.record(self.session_id, HistoryCall(tool_use_id, name, call_id))
+            if disposition is Disposition.DEFER:
+                token = self._tokens.issue(self.session_id, call_id)
+                results[tool_use_id] = self._placeholder(tool_use_id, call_id, token)
+                self._outstanding[call_id] = tool_use_id
+            elif disposition is Disposition.RUN_SYNC:
+                waits[call_id] = tool_use_id
+            else:
+                background[call_id] = tool_use_id
+        interruptions: list[str] = []
+        if waits or background:
+            self._set_status(SessionStatus.WAITING)
+        for call_id in waits:
+            await self._runtime.wait(call_id)
+        if background:
+            await self._await_background(set(background), interruptions)
+        for call_id, tool_use_id in (waits | background).items():
+            snapshot = self._runtime.status(call_id)
+            if snapshot.is_final:
+                results[tool_use_id] = self._result_block(tool_use_id, snapshot)
+            else:
+                results[tool_use_id] = self._placeholder(tool_use_id, call_id)
+                self._outstanding[call_id] = tool_use_id
+        blocks = [results[use["id"]] for use in uses]
+        blocks.extend({"type": "text", "text": text} for text in interruptions)
+        return blocks
+
+    async def _await_background(self, calls: set[CallId], interruptions: list[str]) -> None:
+        """Wait as the yield strategy says; a user message ends the wait at once."""
+        strategy = self.config.async_yield_strategy
+        finished = {call_id for call_id in calls if self._status(call_id).is_final}
+        need_all = not isinstance(strategy, YieldOnAnyProgress)
+        limit = strategy.milliseconds / 1000 if isinstance(strategy, YieldOnTimeout) else math.inf
+        with anyio.move_on_after(limit):
+            while finished != calls and (need_all or not finished):
+                event = await self._receive.receive()
+                if isinstance(event, _UserMessage):
+                    interruptions.append(event.text)
+                    self._handled(1)
+                    return
+                if isinstance(event, _CallFinished) and event.call_id in calls:
+                    finished.add(event.call_id)
+                    self._handled(1)
+                    continue
+                self._backlog.append(event)
+                if isinstance(event, _Stop):
+                    return
+
+    async def _capability(self, tool_use_id: str, name: str, arguments: object) -> Block:
+        result = await self._toolbox.invoke(name, arguments, self._caller)
+        content = result.content
+        if name == "get_tool_call_status" and content.get("is_final") is True:
+            read = content.get("tool_call_id")
+            if isinstance(read, str) and CallId(read) in self._outstanding:
+                self._record_outcome(CallId(read))
+        return _tool_result(tool_use_id, result.to_json(), error=result.is_error)
+
+    # ------------------------------------------------------------------ rendering
+
+    def _result_block(self, tool_use_id: str, snapshot: CallSnapshot) -> Block:
+        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
+        if snapshot.status is CallStatus.COMPLETED:
+            value = snapshot.result
+            text = value if isinstance(value, str) else json.dumps(value)
+            return _tool_result(tool_use_id, text)
+        return _tool_result(tool_use_id, _failure_text(snapshot), error=True)
+
+    def _placeholder(self, tool_use_id: str, call_id: CallId, token: str | None = None) -> Block:
+        note: dict[str, Any] = {
+            PLACEHOLDER_KEY: True,
+            "tool_call_id": call_id,
+            "status": self._status(call_id).status.value,
+            "note": (
+                "Still running; its outcome will arrive later as a message that names this "
+                f"call. get_tool_call_status(tool_call_id={call_id!r}) shows its progress; "
+                "cancel_tool_call stops it."
+            ),
+        }
+        if token is not None:
+            note["continuation_token"] = token
+            note["note"] = "Deferred: it completes from outside, with this continuation token."
+        return _tool_result(tool_use_id, json.dumps(note))
+
+    def _outcome_block(self, call_id: CallId) -> Block | None:
+        """The late outcome of a call that got a placeholder, delivered once."""
+        tool_use_id = self._outstanding.get(call_id)
+        if tool_use_id is None:
+            return None  # already read through get_tool_call_status
+        snapshot = self._record_outcome(call_id)
+        if snapshot.status is CallStatus.COMPLETED:
+            outcome = json.dumps({"result": snapshot.result})
+        else:
+            outcome = json.dumps({"error": _failure_text(snapshot)})
+        return {
+            "type": "text",
+            "text": (
+                f"[tool call {tool_use_id} ({snapshot.tool_name}) finished: "
+                f"{snapshot.status.value}] {outcome}"
+            ),
+        }
+
+    def _overdue_block(self, call_id: CallId) -> Block:
+        tool_use_id = self._outstanding[call_id]
+        return {
+            "type": "text",
+            "text": f"[tool call {tool_use_id} is overdue: it is still running. Wait, "
+            "look with get_tool_call_status, or cancel it with cancel_tool_call.]",
+        }
+
+    def _record_outcome(self, call_id: CallId) -> CallSnapshot:
+        tool_use_id = self._outstanding.pop(call_id)
+        snapshot = self._runtime.status(call_id)
+        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
+        return snapshot
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _status(self, call_id: CallId) -> CallSnapshot:
+        return self._runtime.status(call_id)
+
+    def _tool_definitions(self) -> list[dict[str, Any]]:
+        tools = self._runtime.tools
+        names = sorted(tools) if self.config.tools is None else self.config.tools
+        definitions = [
+            {
+                "name": tools[name].name,
+                "description": tools[name].description,
+                "input_schema": tools[name].input_schema,
+            }
+            for name in names
+            if name in tools
+        ]
+        chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
+        return definitions + SystemToolbox.definitions(chosen)
+
+    def _enqueue(self, event: _Event) -> None:
+        try:
+            self._send.send_nowait(event)
+        except anyio.ClosedResourceError:
+            return  # the session has stopped
+        self._unhandled += 1
+        self._notify_change()
+
+    def _handled(self, count: int) -> None:
+        self._unhandled -= count
+        self._notify_change()
+
+    def _set_status(self, status: SessionStatus) -> None:
+        self.status = status
+        self._notify_change()
+
+    def _notify_change(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
+def _tool_result(tool_use_id: str, content: str, *, error: bool = False) -> Block:
+    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if error:
+        block["is_error"] = True
+    return block
+
+
+def _failure_text(snapshot: CallSnapshot) -> str:
+    if snapshot.error is None:
+        return snapshot.status.value
+    return f"{snapshot.status.value} ({snapshot.error.kind.value}): {snapshot.error.message}"
+
+
+def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:
+    status = CallStatus.COMPLETED if snapshot.status is CallStatus.COMPLETED else CallStatus.FAILED
+    result = snapshot.result if status is CallStatus.COMPLETED else _failure_text(snapshot)
+    return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, status, result)

@@ -1,0 +1,492 @@
+"""Sessions on a host: the turn loop, dispositions, yield strategies and the success criteria."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import pytest
+from pydantic import BaseModel
+
+from agentos import CallStatus, ManualClock, Runtime, ToolContext, tool
+from agentos._agent_config import (
+    AgentConfig,
+    Disposition,
+    ExecutionMode,
+    ToolPolicy,
+    YieldOnAnyProgress,
+    YieldOnTimeout,
+)
+from agentos._host import Host, UnknownSessionError
+from agentos._provider import (
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    ScriptedProvider,
+    last_tool_results,
+    last_user_text,
+    text,
+    tool_calls,
+)
+from agentos._session import Session
+from agentos._tokens import Completion
+from agentos.testing import Puppet, settle
+
+pytestmark = pytest.mark.anyio
+
+
+class Empty(BaseModel):
+    pass
+
+
+def assert_valid_transcript(history: list[dict[str, Any]]) -> None:
+    """What the Messages API requires: alternating roles, one tool_result per tool_use, next."""
+    assert history[0]["role"] == "user"
+    for earlier, later in itertools.pairwise(history):
+        assert earlier["role"] != later["role"], "roles must alternate"
+    for index, message in enumerate(history):
+        if message["role"] != "assistant":
+            continue
+        uses = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
+        if not uses:
+            continue
+        assert index + 1 < len(history), "a tool_use without its tool_result"
+        reply = history[index + 1]["content"]
+        results = [b["tool_use_id"] for b in reply if b["type"] == "tool_result"]
+        assert results == uses, "exactly one tool_result per tool_use, first, in order"
+
+
+def when(predicate: Callable[[ModelRequest], bool]) -> Callable[[ModelRequest], bool]:
+    return predicate
+
+
+def asks(phrase: str) -> Callable[[ModelRequest], bool]:
+    return lambda request: phrase in last_user_text(request) and not last_tool_results(request)
+
+
+def has_results(request: ModelRequest) -> bool:
+    return bool(last_tool_results(request))
+
+
+def result_payloads(request: ModelRequest) -> list[Any]:
+    payloads = []
+    for block in last_tool_results(request):
+        try:
+            payloads.append(json.loads(block["content"]))
+        except ValueError:
+            payloads.append(block["content"])
+    return payloads
+
+
+async def wait_for(condition: Callable[[], bool], runtime: Runtime) -> None:
+    with anyio.fail_after(5):
+        while not condition():
+            await settle(runtime)
+            await anyio.lowlevel.checkpoint()
+
+
+HostFactory = Callable[..., Any]
+
+
+@pytest.fixture
+async def puppet_host(clock: ManualClock) -> AsyncIterator[tuple[Runtime, Puppet]]:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        yield runtime, puppet
+
+
+async def test_two_long_calls_in_one_turn_run_concurrently(clock: ManualClock) -> None:
+    started: list[str] = []
+    both = anyio.Event()
+
+    @tool
+    async def rendezvous(args: Empty, ctx: ToolContext) -> str:
+        started.append(ctx.call_id)
+        if len(started) == 2:
+            both.set()
+        await both.wait()
+        return "met"
+
+    provider = ScriptedProvider(
+        (asks("meet"), lambda r: tool_calls(("rendezvous", {}), ("rendezvous", {}))),
+        (has_results, lambda r: text(f"both said {result_payloads(r)}")),
+    )
+    async with Runtime([rendezvous], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session()
+        session.post("meet")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.replies[-1] == "both said ['met', 'met']"
+    assert_valid_transcript(session.history)
+
+
+async def test_yield_on_any_progress_gives_a_partial_turn_when_the_first_call_ends(
+    puppet_host: tuple[Runtime, Puppet],
+) -> None:
+    runtime, puppet = puppet_host
+    provider = ScriptedProvider(
+        (asks("two things"), lambda r: tool_calls(("puppet", {"label": "a"}), ("puppet", {}))),
+        (has_results, lambda r: text("one is back")),
+    )
+    config = AgentConfig(async_yield_strategy=YieldOnAnyProgress())
+    async with Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("two things")
+        await wait_for(lambda: len(puppet.calls) == 2, runtime)
+        first, second = list(puppet.calls)
+        puppet.complete(first, "A done")
+        await wait_for(lambda: session.idle, runtime)
+        partial = provider.requests[1]
+        payloads = result_payloads(partial)
+        assert payloads[0] == "A done"
+        assert payloads[1]["agentos_placeholder"] is True
+        assert payloads[1]["tool_call_id"] == second
+        assert runtime.status(second).status is CallStatus.RUNNING
+        assert_valid_transcript(session.history)
+        puppet.complete(second, "B done")
+        await wait_for(lambda: len(provider.requests) == 3 and session.idle, runtime)
+        late = last_user_text(provider.requests[2])
+        assert "finished: completed" in late
+        assert "B done" in late
+
+
+def _status_script() -> ScriptedProvider:
+    def look(request: ModelRequest) -> ModelResponse:
+        placeholder = next(p for p in result_payloads(request) if isinstance(p, dict))
+        return tool_calls(("get_tool_call_status", {"tool_call_id": placeholder["tool_call_id"]}))
+
+    return ScriptedProvider(
+        (asks("check the calendar"), lambda r: tool_calls(("puppet", {"label": "cal"}))),
+        (lambda r: "how is it going" in last_user_text(r) and has_results(r), look),
+        (
+            lambda r: any(
+                isinstance(p, dict) and p.get("status") == "running" for p in result_payloads(r)
+            ),
+            lambda r: text(f"still going: {result_payloads(r)[0]['progress'][-1]['payload']}"),
+        ),
+        (asks("stop it"), lambda r: tool_calls(("cancel_tool_call", {"tool_call_id": "PLACE"}))),
+        (has_results, lambda r: text(f"done: {result_payloads(r)}")),
+    )
+
+
+async def test_a_question_during_a_slow_call_is_answered_with_its_status(
+    puppet_host: tuple[Runtime, Puppet],
+) -> None:
+    runtime, puppet = puppet_host
+    provider = _status_script()
+    async with Host(runtime, provider) as host:
+        session = await host.create_session()
+        session.post("check the calendar")
+        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        (call,) = puppet.calls
+        puppet.progress(call, {"percent": 40})
+        await settle(runtime)
+        session.post("how is it going?")
+        await wait_for(lambda: session.idle, runtime)
+        assert session.replies[-1] == "still going: {'percent': 40}"
+        assert runtime.status(call).status is CallStatus.RUNNING
+        assert_valid_transcript(session.history)
+        puppet.complete(call, "free at 10")
+        await wait_for(lambda: session.idle and len(provider.requests) == 4, runtime)
+        assert "free at 10" in last_user_text(provider.requests[-1])
+
+
+async def test_the_model_can_cancel_a_running_call(puppet_host: tuple[Runtime, Puppet]) -> None:
+    runtime, puppet = puppet_host
+    cancelled: list[Any] = []
+
+    def cancel(request: ModelRequest) -> ModelResponse:
+        call_id = next(iter(puppet.calls))
+        return tool_calls(("cancel_tool_call", {"tool_call_id": call_id, "reason": "user"}))
+
+    def report(request: ModelRequest) -> ModelResponse:
+        cancelled.extend(result_payloads(request))
+        return text("cancelled it")
+
+    provider = ScriptedProvider(
+        (asks("slow"), lambda r: tool_calls(("puppet", {}))),
+        (lambda r: "stop" in last_user_text(r) and has_results(r), cancel),
+        (has_results, report),
+    )
+    async with Host(runtime, provider) as host:
+        session = await host.create_session()
+        session.post("slow")
+        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        session.post("stop that")
+        await wait_for(lambda: session.idle and cancelled != [], runtime)
+        (call,) = puppet.calls
+        assert cancelled[0] == {
+            "tool_call_id": call,
+            "cancelled": True,
+            "previous_status": "running",
+        }
+        assert runtime.status(call).status is CallStatus.CANCELLED
+        await settle(runtime)
+        assert puppet.calls[call].cleaned_up
+        assert_valid_transcript(session.history)
+
+
+async def test_tool_calls_are_entities_under_their_provider_ids(
+    puppet_host: tuple[Runtime, Puppet],
+) -> None:
+    runtime, puppet = puppet_host
+    provider = ScriptedProvider(
+        (asks("go"), lambda r: tool_calls(("puppet", {"label": "x"}))),
+        (has_results, lambda r: text("ok")),
+    )
+    async with Host(runtime, provider) as host:
+        session = await host.create_session(session_id="s1")
+        session.post("go")
+        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        tool_use_id = session.history[1]["content"][0]["id"]
+        call_id = runtime.resolve(tool_use_id, session_id="s1")
+        snapshot = runtime.status(call_id)
+        assert snapshot.provider_call_id == tool_use_id
+        assert snapshot.session_id == "s1"
+        assert snapshot.tool_input == {"label": "x"}
+        assert snapshot.status is CallStatus.RUNNING
+
+
+def _two_step_script() -> ScriptedProvider:
+    return ScriptedProvider(
+        (asks("plan"), lambda r: tool_calls(("quick", {}), ("quick", {}))),
+        (has_results, lambda r: text(f"results {result_payloads(r)}")),
+        (asks("meanwhile"), lambda r: text("answered")),
+    )
+
+
+@tool
+async def quick(args: Empty, ctx: ToolContext) -> str:
+    return f"done {ctx.provider_call_id}"
+
+
+@pytest.mark.parametrize("mode", list(ExecutionMode))
+async def test_synchronous_mode_is_the_plain_blocking_loop(
+    clock: ManualClock, mode: ExecutionMode
+) -> None:
+    provider = _two_step_script()
+    async with Runtime([quick], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig(execution_mode=mode))
+        session.post("plan")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    roles = [(m["role"], [b["type"] for b in m["content"]]) for m in session.history]
+    assert roles == [
+        ("user", ["text"]),
+        ("assistant", ["tool_use", "tool_use"]),
+        ("user", ["tool_result", "tool_result"]),
+        ("assistant", ["text"]),
+    ]
+    assert "agentos_placeholder" not in json.dumps(session.history)
+    assert_valid_transcript(session.history)
+
+
+async def test_in_synchronous_mode_a_user_message_waits_for_the_calls(
+    puppet_host: tuple[Runtime, Puppet],
+) -> None:
+    runtime, puppet = puppet_host
+    provider = ScriptedProvider(
+        (asks("slow"), lambda r: tool_calls(("puppet", {}))),
+        (has_results, lambda r: text("got it")),
+        (asks("meanwhile"), lambda r: text("answered later")),
+    )
+    config = AgentConfig(execution_mode=ExecutionMode.SYNCHRONOUS)
+    async with Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("slow")
+        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        session.post("meanwhile?")
+        await settle(runtime)
+        assert len(provider.requests) == 1, "the turn blocks on the call"
+        puppet.complete(next(iter(puppet.calls)), "x")
+        await wait_for(lambda: session.idle, runtime)
+    assert session.replies == ["", "got it", "answered later"]
+
+
+async def test_orphaned_for_calls_a_restored_history_mentions(clock: ManualClock) -> None:
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "check"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_old", "name": "puppet", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_old",
+                    "content": json.dumps({"agentos_placeholder": True, "tool_call_id": "x-1"}),
+                }
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "running"}]},
+    ]
+    seen: list[Any] = []
+
+    def look(request: ModelRequest) -> ModelResponse:
+        return tool_calls(("get_tool_call_status", {"tool_call_id": "toolu_old"}))
+
+    def report(request: ModelRequest) -> ModelResponse:
+        seen.extend(result_payloads(request))
+        return text("it is gone")
+
+    provider = ScriptedProvider((asks("status"), look), (has_results, report))
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(session_id="restored", history=history)
+        session.post("status?")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert seen[0]["status"] == "orphaned"
+    assert seen[0]["is_final"] is True
+
+
+async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Puppet]) -> None:
+    runtime, puppet = puppet_host
+    provider = ScriptedProvider(
+        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
+        (has_results, lambda r: text("waiting for approval")),
+        (lambda r: "finished: completed" in last_user_text(r), lambda r: text("approved!")),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+    async with Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("approve this")
+        await wait_for(lambda: session.idle and len(provider.requests) == 2, runtime)
+        placeholder = result_payloads(provider.requests[1])[0]
+        token = placeholder["continuation_token"]
+        assert runtime.status(placeholder["tool_call_id"]).status is CallStatus.PENDING
+        assert puppet.calls == {}, "a deferred call does not run here"
+        assert host.complete(token, {"ok": True}) is Completion.APPLIED
+        assert host.complete(token, {"ok": True}) is Completion.ALREADY_COMPLETED
+        assert host.complete("no-such-token") is Completion.UNKNOWN
+        await wait_for(lambda: session.idle and len(provider.requests) == 3, runtime)
+        assert session.replies[-1] == "approved!"
+
+
+async def test_a_result_read_through_status_is_not_delivered_again(
+    puppet_host: tuple[Runtime, Puppet],
+) -> None:
+    runtime, puppet = puppet_host
+
+    def look(request: ModelRequest) -> ModelResponse:
+        call_id = next(iter(puppet.calls))
+        return tool_calls(("get_tool_call_status", {"tool_call_id": call_id}))
+
+    provider = ScriptedProvider(
+        (asks("fetch"), lambda r: tool_calls(("puppet", {}))),
+        (lambda r: "look" in last_user_text(r) and has_results(r), look),
+        (has_results, lambda r: text("noted")),
+    )
+    config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
+    async with Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("fetch")
+        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        session.post("working?")
+        await wait_for(lambda: session.idle, runtime)
+        call_id = next(iter(puppet.calls))
+        puppet.complete(call_id, "the answer")
+        await settle(runtime)
+        session.post("look now")
+        await wait_for(lambda: session.idle, runtime)
+        requests = len(provider.requests)
+        await settle(runtime)
+        assert len(provider.requests) == requests
+    assert sum("the answer" in json.dumps(m) for m in session.history) == 1
+
+
+async def test_fifty_sessions_and_one_failing_provider(clock: ManualClock) -> None:
+    class Broken:
+        name = "broken"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            raise ProviderError("overloaded", "the service is overloaded", status=529)
+
+    good = ScriptedProvider(
+        (asks("hello"), lambda r: tool_calls(("quick", {}))),
+        (has_results, lambda r: text(f"hi {r.session_id}")),
+    )
+    async with Runtime([quick], clock=clock) as runtime, Host(runtime, good) as host:
+        sessions: list[Session] = []
+        for number in range(50):
+            provider = Broken() if number == 7 else None
+            sessions.append(await host.create_session(session_id=f"s{number}", provider=provider))
+        for session in sessions:
+            session.post("hello")
+        with anyio.fail_after(10):
+            for session in sessions:
+                await session.wait_idle()
+    broken = sessions.pop(7)
+    assert broken.errors == ["overloaded: the service is overloaded"]
+    assert broken.history == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+    for session in sessions:
+        assert session.replies[-1] == f"hi {session.session_id}"
+        assert session.errors == []
+        assert_valid_transcript(session.history)
+
+
+async def test_a_failed_turn_keeps_the_history_valid_for_the_next(clock: ManualClock) -> None:
+    failures = [ProviderError("rate_limited", "slow down", status=429)]
+
+    class Flaky:
+        name = "flaky"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            if failures:
+                raise failures.pop()
+            return text(f"seen {last_user_text(request)}")
+
+    async with Runtime([], clock=clock) as runtime, Host(runtime, Flaky()) as host:
+        session = await host.create_session()
+        session.post("one")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        session.post("two")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.errors == ["rate_limited: slow down"]
+    assert session.replies == ["seen onetwo"]
+    assert_valid_transcript(session.history)
+
+
+async def test_host_errors(clock: ManualClock) -> None:
+    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+        with pytest.raises(UnknownSessionError, match="no session with id 'nope'"):
+            host.get("nope")
+        session = await host.create_session(session_id="a")
+        with pytest.raises(ValueError, match="already exists"):
+            await host.create_session(session_id="a")
+        with pytest.raises(UnknownSessionError):
+            await host.create_session(parent="ghost")
+        with pytest.raises(ValueError, match="must not be empty"):
+            session.post("  ")
+        with pytest.raises(TypeError, match="a user message is a str"):
+            session.post(5)  # type: ignore[arg-type]
+        host.stop("a")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert [s.status for s in host.list()] == ["stopped"]
+
+
+def test_agent_config_loads_from_json_and_toml(tmp_path: Any) -> None:
+    toml = tmp_path / "agent.toml"
+    toml.write_text(
+        'model = "claude-x"\nexecution_mode = "synchronous"\n'
+        '[async_yield_strategy]\nkind = "yield_on_timeout"\nmilliseconds = 500\n'
+        '[policy]\ndefault = "run_sync"\nrules = { slow = "defer" }\n'
+    )
+    config = AgentConfig.from_file(toml)
+    assert config.model == "claude-x"
+    assert config.async_yield_strategy == YieldOnTimeout(milliseconds=500)
+    assert config.policy.disposition("slow") is Disposition.DEFER
+    assert config.disposition("slow") is Disposition.RUN_SYNC, "synchronous mode wins"
+    as_json = tmp_path / "agent.json"
+    as_json.write_text(json.dumps({"policy": {"default": "teleport"}}))
+    with pytest.raises(ValueError, match=r"policy\.default"):
+        AgentConfig.from_file(as_json)
