@@ -4,6 +4,16 @@ Every tool call is an entity in an esper world; systems move calls through
 their life each tick. This module re-exports the public API.
 """
 
+from agentos._agent_config import (
+    AgentConfig,
+    Disposition,
+    ExecutionMode,
+    ToolPolicy,
+    YieldOnAnyProgress,
+    YieldOnTimeout,
+    YieldWhenAllDone,
+)
+from agentos._anthropic import AnthropicProvider
 from agentos._clock import Clock, ManualClock, SystemClock
 from agentos._context import ToolContext
 from agentos._errors import (
@@ -20,10 +30,20 @@ from agentos._history import (
     MessageHistory,
     NoHistory,
 )
+from agentos._host import Host, SessionSummary, UnknownSessionError
 from agentos._process import ProcessResult, run_process
+from agentos._provider import (
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    ScriptedProvider,
+)
 from agentos._runtime import DEFAULT_SESSION, Runtime
 from agentos._scope import Caller, Scope, SessionLineage
+from agentos._session import Session, SessionStatus
 from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, RuntimeStatistics
+from agentos._tokens import Completion
 from agentos._toolbox import (
     CAPABILITIES,
     MAX_WAIT_SECONDS,
@@ -49,7 +69,9 @@ __all__ = [
     "DEFAULT_SESSION",
     "MAX_WAIT_SECONDS",
     "PLACEHOLDER_KEY",
+    "AgentConfig",
     "AgentOSError",
+    "AnthropicProvider",
     "CallCancelled",
     "CallError",
     "CallEvent",
@@ -62,20 +84,32 @@ __all__ = [
     "CapabilityResult",
     "Clock",
     "CompleteOutcome",
+    "Completion",
+    "Disposition",
     "ErrorKind",
+    "ExecutionMode",
     "HistoryCall",
     "HistoryLookup",
+    "Host",
     "ManualClock",
     "MessageHistory",
+    "ModelRequest",
+    "ModelResponse",
     "NoHistory",
     "ProcessResult",
     "ProgressKind",
+    "Provider",
+    "ProviderError",
     "Runtime",
     "RuntimeClosedError",
     "RuntimeStatistics",
     "Scope",
+    "ScriptedProvider",
+    "Session",
     "SessionId",
     "SessionLineage",
+    "SessionStatus",
+    "SessionSummary",
     "SystemClock",
     "SystemToolbox",
     "Tool",
@@ -83,8 +117,13 @@ __all__ = [
     "ToolContext",
     "ToolDefinitionError",
     "ToolFailure",
+    "ToolPolicy",
     "ToolboxError",
     "UnknownCallError",
+    "UnknownSessionError",
+    "YieldOnAnyProgress",
+    "YieldOnTimeout",
+    "YieldWhenAllDone",
     "run_process",
     "tool",
 ]

@@ -89,6 +89,9 @@ class AgentConfig(BaseModel):
     max_running_per_session: int | None = Field(None, gt=0)
     call_timeout: float | None = Field(None, gt=0)
     max_tokens: int = Field(1024, gt=0)
+    request_timeout: float = Field(
+        600.0, gt=0, description="Longest wait for one model request, retries included."
+    )
     max_steps_per_turn: int = Field(
         25, gt=0, description="Model requests one event may lead to before the turn ends."
     )

@@ -241,7 +241,13 @@ class Session:
             )
             self.requests += 1
             try:
-                response = await self._provider.complete(request)
+                with anyio.fail_after(self.config.request_timeout):
+                    response = await self._provider.complete(request)
+            except TimeoutError:
+                self.errors.append(
+                    f"timeout: no answer from the model in {self.config.request_timeout:g}s"
+                )
+                break
             except ProviderError as error:
                 self.errors.append(f"{error.kind}: {error.message}")
                 break

@@ -490,3 +490,19 @@ def test_agent_config_loads_from_json_and_toml(tmp_path: Any) -> None:
     as_json.write_text(json.dumps({"policy": {"default": "teleport"}}))
     with pytest.raises(ValueError, match=r"policy\.default"):
         AgentConfig.from_file(as_json)
+
+
+async def test_a_model_that_never_answers_times_the_turn_out(clock: ManualClock) -> None:
+    class Silent:
+        name = "silent"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+    async with Runtime([], clock=clock) as runtime, Host(runtime, Silent()) as host:
+        session = await host.create_session(AgentConfig(request_timeout=0.01))
+        session.post("anyone there?")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.errors == ["timeout: no answer from the model in 0.01s"]

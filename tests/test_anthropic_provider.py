@@ -1,0 +1,497 @@
+"""AnthropicProvider: the real SDK client against a loopback stand-in of the Messages API.
+
+The stand-in serves scripted replies to ``POST /v1/messages`` on 127.0.0.1 and
+records what it received, so these tests exercise the SDK's own request
+building, retrying and parsing without touching the network.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from agentos import AgentConfig, Host, Runtime, tool
+from agentos._anthropic import AnthropicProvider
+from agentos._provider import ModelRequest, ProviderError
+
+pytestmark = pytest.mark.anyio
+
+MODEL = "claude-test-model"
+JSON = {"content-type": "application/json"}
+# The SDK waits as long as `retry-after-ms` (or `retry-after`, in seconds) says, but
+# only if it is > 0: "0" falls back to its own backoff of about half a second.
+QUICK_RETRY = {**JSON, "retry-after-ms": "1"}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted HTTP response."""
+
+    status: int
+    body: object  # bytes and str are sent as they are, anything else as JSON
+    headers: Mapping[str, str] = field(default_factory=lambda: dict(JSON))
+    delay: float = 0.0
+
+    def encoded(self) -> bytes:
+        if isinstance(self.body, bytes):
+            return self.body
+        if isinstance(self.body, str):
+            return self.body.encode()
+        return json.dumps(self.body).encode()
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request the stand-in received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class FakeMessagesAPI:
+    """Replies from a queue, then ``always`` (if set); remembers every request."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.queue: deque[Reply] = deque()
+        self.always: Reply | None = None
+        self.requests: list[Seen] = []
+        self.lock = threading.Lock()
+
+    def script(self, *replies: Reply) -> None:
+        self.queue.extend(replies)
+
+    def next_reply(self, seen: Seen) -> Reply:
+        with self.lock:
+            self.requests.append(seen)
+            if seen.method != "POST" or seen.path != "/v1/messages":
+                return Reply(404, error_body("not_found_error", f"no route {seen.path}"))
+            if self.queue:
+                return self.queue.popleft()
+            if self.always is not None:
+                return self.always
+            return Reply(418, error_body("test_error", "the test scripted no reply for this"))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length", "0")))
+        seen = Seen(
+            method="POST",
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=json.loads(raw) if raw else None,
+        )
+        reply = self.server.api.next_reply(seen)
+        if reply.delay:
+            time.sleep(reply.delay)
+        payload = reply.encoded()
+        try:
+            self.send_response(reply.status)
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up first (the timeout test)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class _Server(ThreadingHTTPServer):
+    api: FakeMessagesAPI
+
+
+@pytest.fixture
+def api() -> Iterator[FakeMessagesAPI]:
+    server = _Server(("127.0.0.1", 0), _Handler)
+    host, port = server.server_address[:2]
+    server.api = FakeMessagesAPI(f"http://{host!s}:{port}")
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    )
+    thread.start()
+    try:
+        yield server.api
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy_or_ambient_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep every request on loopback and every setting in the test's hands."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_AUTH_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+
+
+MakeProvider = Callable[..., AnthropicProvider]
+
+
+@pytest.fixture
+async def make_provider(api: FakeMessagesAPI) -> AsyncIterator[MakeProvider]:
+    """Providers on the stand-in (key "sk-test", no retries unless asked); closed after."""
+    made: list[AnthropicProvider] = []
+
+    def make(**options: Any) -> AnthropicProvider:
+        options = {"api_key": "sk-test", "base_url": api.url, "max_retries": 0, **options}
+        provider = AnthropicProvider(**options)
+        made.append(provider)
+        return provider
+
+    yield make
+    for provider in made:
+        await provider.aclose()
+
+
+def error_body(kind: str, message: str) -> dict[str, Any]:
+    """An error body in the shape the Messages API sends."""
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def message_body(content: list[Any], stop_reason: str = "end_turn") -> dict[str, Any]:
+    return {
+        "id": "msg_01",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 5, "cache_read_input_tokens": None},
+    }
+
+
+WEATHER_TOOL = {
+    "name": "weather",
+    "description": "The weather in a city.",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+HELLO = ModelRequest(
+    model=MODEL,
+    system="Be brief.",
+    messages=[{"role": "user", "content": "Say hello."}],
+    tools=[WEATHER_TOOL],
+    max_tokens=64,
+)
+
+
+async def test_text_reply_and_the_request_as_sent(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    api.script(Reply(200, message_body([{"type": "text", "text": "Hello!", "citations": None}])))
+
+    response = await make_provider().complete(HELLO)
+
+    assert response.content == [{"type": "text", "text": "Hello!"}]
+    assert response.text == "Hello!"
+    assert response.stop_reason == "end_turn"
+    assert dict(response.usage) == {"input_tokens": 12, "output_tokens": 5}
+    [seen] = api.requests
+    assert (seen.method, seen.path) == ("POST", "/v1/messages")
+    assert seen.headers["x-api-key"] == "sk-test"
+    assert "authorization" not in seen.headers  # not also as a bearer token
+    assert "anthropic-version" in seen.headers
+    assert seen.body == {
+        "model": MODEL,
+        "max_tokens": 64,
+        "system": "Be brief.",
+        "messages": [{"role": "user", "content": "Say hello."}],
+        "tools": [WEATHER_TOOL],
+    }
+
+
+async def test_tool_use_blocks_become_plain_dicts(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    thinking = {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig"}
+    api.script(
+        Reply(
+            200,
+            message_body(
+                [
+                    thinking,
+                    {"type": "text", "text": "Checking."},
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_01",
+                        "name": "weather",
+                        "input": {"city": "Paris", "units": None},
+                        "caller": {"type": "direct"},
+                    },
+                    {"type": "block_from_the_future", "detail": 1},
+                ],
+                stop_reason="tool_use",
+            ),
+        )
+    )
+    request = ModelRequest(model=MODEL, system="", messages=[{"role": "user", "content": "?"}])
+
+    response = await make_provider().complete(request)
+
+    assert response.content == [
+        thinking,
+        {"type": "text", "text": "Checking."},
+        # None inside the input is the model's, and kept; `caller` is dropped.
+        {
+            "type": "tool_use",
+            "id": "toolu_01",
+            "name": "weather",
+            "input": {"city": "Paris", "units": None},
+        },
+        {"type": "block_from_the_future", "detail": 1},
+    ]
+    assert response.stop_reason == "tool_use"
+    assert [t["id"] for t in response.tool_uses] == ["toolu_01"]
+    # An empty system prompt and no tools are left out of the request.
+    [seen] = api.requests
+    assert "system" not in seen.body and "tools" not in seen.body
+
+
+async def test_rate_limit_then_success_is_retried_by_the_sdk(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    api.script(
+        Reply(429, error_body("rate_limit_error", "slow down"), QUICK_RETRY),
+        Reply(200, message_body([{"type": "text", "text": "ok"}])),
+    )
+
+    response = await make_provider(max_retries=2).complete(HELLO)
+
+    assert response.text == "ok"
+    assert [s.headers["x-stainless-retry-count"] for s in api.requests] == ["0", "1"]
+
+
+OVERLOADED = error_body("overloaded_error", "Overloaded")
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "kind"),
+    [
+        (500, error_body("api_error", "Internal server error"), "server_error"),
+        (529, OVERLOADED, "overloaded"),
+        (
+            429,
+            error_body("rate_limit_error", "Number of requests has exceeded your rate limit"),
+            "rate_limited",
+        ),
+    ],
+)
+async def test_failing_every_time_gives_up_after_the_sdk_retries(
+    api: FakeMessagesAPI, make_provider: MakeProvider, status: int, body: dict[str, Any], kind: str
+) -> None:
+    api.always = Reply(status, body, QUICK_RETRY)
+
+    with pytest.raises(ProviderError) as caught:
+        await make_provider(max_retries=2).complete(HELLO)
+
+    error = caught.value
+    assert (error.kind, error.status) == (kind, status)
+    assert len(api.requests) == 3  # max_retries + 1, and not one more
+    assert f"HTTP {status}, 3 attempts" in error.message
+    assert body["error"]["message"] in error.message
+    assert "\n" not in error.message
+
+
+async def test_rejected_key_is_not_retried(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    api.always = Reply(401, error_body("authentication_error", "invalid x-api-key"), QUICK_RETRY)
+
+    with pytest.raises(ProviderError) as caught:
+        await make_provider(max_retries=3).complete(HELLO)
+
+    assert (caught.value.kind, caught.value.status) == ("rejected_key", 401)
+    assert "the API key was rejected" in caught.value.message
+    assert "ANTHROPIC_API_KEY" in caught.value.message
+    assert len(api.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "kind_in_body", "message"),
+    [
+        (400, "invalid_request_error", "max_tokens: 999999 > 64000, which is the maximum"),
+        (404, "not_found_error", "model: claude-test-model"),
+        (422, "invalid_request_error", "messages.0.role: Input should be 'user'"),
+    ],
+)
+async def test_bad_request_carries_the_api_message(
+    api: FakeMessagesAPI, make_provider: MakeProvider, status: int, kind_in_body: str, message: str
+) -> None:
+    api.always = Reply(status, error_body(kind_in_body, message))
+
+    with pytest.raises(ProviderError) as caught:
+        await make_provider(max_retries=3).complete(HELLO)
+
+    assert (caught.value.kind, caught.value.status) == ("bad_request", status)
+    assert message in caught.value.message
+    assert len(api.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(Reply(200, b"this is not json"), id="json-content-type-but-not-json"),
+        pytest.param(Reply(200, b""), id="empty-body"),
+        pytest.param(Reply(200, b"<html>gateway</html>", {"content-type": "text/html"}), id="html"),
+        pytest.param(Reply(200, [1, 2]), id="json-array"),
+        pytest.param(Reply(200, {"id": "msg_01", "type": "message"}), id="missing-fields"),
+        pytest.param(Reply(200, {**message_body([]), "content": "Hello"}), id="content-is-text"),
+        pytest.param(Reply(200, message_body([1])), id="block-is-a-number"),
+        pytest.param(Reply(200, message_body([{"type": "text"}])), id="text-without-text"),
+        pytest.param(
+            Reply(200, message_body([{"type": "tool_use", "name": "weather"}])),
+            id="tool-use-without-id",
+        ),
+        pytest.param(Reply(200, {**message_body([]), "stop_reason": None}), id="no-stop-reason"),
+    ],
+)
+async def test_malformed_success_body(
+    api: FakeMessagesAPI, make_provider: MakeProvider, reply: Reply
+) -> None:
+    api.script(reply)
+
+    with pytest.raises(ProviderError) as caught:
+        await make_provider(max_retries=3).complete(HELLO)
+
+    assert caught.value.kind == "malformed_response"
+    assert "\n" not in caught.value.message
+    assert len(api.requests) == 1
+
+
+def test_missing_key_fails_at_construction(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+    with pytest.raises(ProviderError) as caught:
+        AnthropicProvider()
+
+    assert caught.value.kind == "missing_key"
+    assert "set ANTHROPIC_API_KEY" in caught.value.message
+    assert "\n" not in caught.value.message
+
+
+async def test_key_and_base_url_from_the_environment(
+    api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    api.script(Reply(200, message_body([{"type": "text", "text": "hi"}])))
+    provider = AnthropicProvider(max_retries=0)
+    try:
+        assert (await provider.complete(HELLO)).text == "hi"
+    finally:
+        await provider.aclose()
+    assert api.requests[0].headers["x-api-key"] == "sk-from-env"
+
+
+async def test_connection_refused(make_provider: MakeProvider) -> None:
+    with socket.socket() as probe:  # a loopback port that was free a moment ago
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    # max_retries=0: the SDK retries connection errors too, with ~0.5 s backoff.
+    provider = make_provider(base_url=f"http://127.0.0.1:{closed_port}")
+
+    with pytest.raises(ProviderError) as caught:
+        await provider.complete(HELLO)
+
+    assert caught.value.kind == "connection"
+    assert caught.value.status is None
+    assert f"127.0.0.1:{closed_port}" in caught.value.message
+
+
+async def test_timeout_is_a_connection_error(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    api.script(Reply(200, message_body([{"type": "text", "text": "late"}]), delay=0.3))
+
+    with pytest.raises(ProviderError) as caught:
+        await make_provider(timeout=0.05).complete(HELLO)
+
+    assert caught.value.kind == "connection"
+    assert "timed out" in caught.value.message
+
+
+class CityInput(BaseModel):
+    city: str
+
+
+@tool
+async def weather(args: CityInput) -> dict[str, str]:
+    """The weather in a city."""
+    return {"city": args.city, "sky": "clear"}
+
+
+async def test_a_session_talks_to_the_stand_in_through_the_sdk(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    api.script(
+        Reply(
+            200,
+            message_body(
+                [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_w1",
+                        "name": "weather",
+                        "input": {"city": "Oslo"},
+                    }
+                ],
+                stop_reason="tool_use",
+            ),
+        ),
+        Reply(200, message_body([{"type": "text", "text": "Clear in Oslo."}])),
+    )
+    async with Runtime([weather]) as runtime, Host(runtime, make_provider()) as host:
+        session = await host.create_session(AgentConfig(model=MODEL))
+        session.post("Weather in Oslo?")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.replies == ["", "Clear in Oslo."]
+    assert session.errors == []
+    first, second = (seen.body for seen in api.requests)
+    assert [tool["name"] for tool in first["tools"]][:1] == ["weather"]
+    assert second["messages"][-1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_w1",
+                "content": '{"city": "Oslo", "sky": "clear"}',
+            }
+        ],
+    }
+
+
+async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    api.always = Reply(401, error_body("authentication_error", "invalid x-api-key"))
+    async with Runtime([]) as runtime, Host(runtime, make_provider()) as host:
+        session = await host.create_session(AgentConfig(model=MODEL))
+        session.post("hello")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert len(session.errors) == 1
+    assert session.errors[0].startswith("rejected_key:")
+    assert session.history == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
