@@ -113,6 +113,7 @@ class Host:
         )
         if history is not None:
             session.restore(history)
+        self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
         self._sessions[session_id] = session
         await self._group.start(self._run, session)
         return session

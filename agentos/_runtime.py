@@ -39,6 +39,7 @@ from agentos._snapshot import (
     CancelOutcome,
     CompleteOutcome,
     RuntimeStatistics,
+    SessionSnapshot,
     snapshot_of,
 )
 from agentos._tools import Tool, ToolFailure, describe_validation_error
@@ -58,9 +59,12 @@ from components import (
     InboxMessage,
     JsonObject,
     Limits,
+    OpenSession,
     ReportFailure,
     ReportResult,
+    SessionConfig,
     SessionId,
+    SessionState,
     StatusQuery,
     SubmitCall,
     TickContext,
@@ -69,6 +73,7 @@ from components import (
     ToolCallConfig,
     ToolCallState,
     TurnId,
+    UpdateSession,
     Waiter,
     new_call_id,
 )
@@ -424,6 +429,42 @@ class Runtime:
         changed = seen.get(SessionId(observer)) != snapshot.version
         seen[SessionId(observer)] = snapshot.version
         return snapshot, changed
+
+    def open_session(
+        self, session_id: str, *, agent: str, model: str, parent: str | None = None
+    ) -> None:
+        """Make the session an entity of the world (a second open changes nothing)."""
+        self._check_open()
+        _check_text("session_id", session_id)
+        config = SessionConfig(
+            SessionId(session_id), agent, model, None if parent is None else SessionId(parent)
+        )
+        self._post(OpenSession(config))
+
+    def update_session(self, session_id: str, *, status: str, requests: int, errors: int) -> None:
+        """Record what a session is doing on its entity (applied by the next tick)."""
+        if not self._closed:
+            self._post(UpdateSession(SessionId(session_id), status, requests, errors))
+
+    def session(self, session_id: str) -> SessionSnapshot:
+        """The session entity; LookupError if it was never opened."""
+        self._flush()
+        entity = self._ctx.sessions.by_id.get(SessionId(session_id))
+        if entity is None:
+            raise LookupError(f"no session entity with id {session_id!r}")
+        config = esper.component_for_entity(entity, SessionConfig)
+        state = esper.component_for_entity(entity, SessionState)
+        return SessionSnapshot(
+            config.session_id,
+            config.agent,
+            config.model,
+            config.parent_session_id,
+            state.status,
+            state.requests,
+            state.errors,
+            state.opened_at,
+            state.updated_at,
+        )
 
     def set_session_cap(self, session_id: str, cap: int | None) -> None:
         """Let one session run up to ``cap`` calls at once (None: back to the default)."""

@@ -450,6 +450,9 @@ class Session:
 
     def _set_status(self, status: SessionStatus) -> None:
         self.status = status
+        self._runtime.update_session(
+            self.session_id, status=status.value, requests=self.requests, errors=len(self.errors)
+        )
         self._notify_change()
 
     def _notify_change(self) -> None:

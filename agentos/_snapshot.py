@@ -93,6 +93,21 @@ class CancelOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionSnapshot:
+    """A session entity as it was at one moment."""
+
+    session_id: SessionId
+    agent: str
+    model: str
+    parent_session_id: SessionId | None
+    status: str
+    requests: int
+    errors: int
+    opened_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class CompleteOutcome:
     """What completing a deferred call did: ``applied`` is False when it was already final."""
 

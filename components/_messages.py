@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from components._ids import CallId, Entity, SessionId
 from components._json import Json
+from components._session import SessionConfig
 from components._status import CallStatus
 from components._tool_call import CallError, ProgressKind, ToolCallConfig
 
@@ -59,6 +60,19 @@ class CompleteCall:
 
 
 @dataclass(slots=True)
+class OpenSession:
+    config: SessionConfig
+
+
+@dataclass(slots=True)
+class UpdateSession:
+    session_id: SessionId
+    status: str
+    requests: int
+    errors: int
+
+
+@dataclass(slots=True)
 class ReportProgress:
     entity: Entity
     kind: ProgressKind
@@ -95,6 +109,8 @@ InboxMessage = (
     SubmitCall
     | CancelCall
     | CompleteCall
+    | OpenSession
+    | UpdateSession
     | ReportProgress
     | ReportResult
     | ReportFailure

@@ -58,6 +58,13 @@ class CallIndex:
 
 
 @dataclass(slots=True)
+class SessionIndex:
+    """Session entities by session id."""
+
+    by_id: dict[SessionId, Entity] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class SchedulerQueues:
     """Pending calls per session, the round-robin ring, and slot accounting.
 
@@ -167,6 +174,7 @@ class TickContext:
 
     limits: Limits
     index: CallIndex = field(default_factory=CallIndex)
+    sessions: SessionIndex = field(default_factory=SessionIndex)
     queues: SchedulerQueues = field(default_factory=SchedulerQueues)
     deadlines: Deadlines = field(default_factory=Deadlines)
     waiters: Waiters = field(default_factory=Waiters)

@@ -10,10 +10,12 @@ from components import (
     CancelCall,
     CompleteCall,
     ErrorKind,
+    OpenSession,
     ProgressLog,
     ReportFailure,
     ReportProgress,
     ReportResult,
+    SessionState,
     StatusQuery,
     SubmitCall,
     TickContext,
@@ -21,6 +23,7 @@ from components import (
     ToolCallConfig,
     ToolCallProgress,
     ToolCallState,
+    UpdateSession,
 )
 from systems._lifecycle import record_progress, record_queued, transition
 
@@ -48,6 +51,10 @@ class IngestSystem(esper.Processor):
                 self._complete(ctx, message)
             elif type(message) is StatusQuery:
                 ctx.queries.append(message)
+            elif type(message) is UpdateSession:
+                self._update_session(ctx, message)
+            elif type(message) is OpenSession:
+                self._open_session(ctx, message)
         ctx.stats.messages_applied += len(ctx.batch)
         ctx.batch.clear()
 
@@ -109,6 +116,23 @@ class IngestSystem(esper.Processor):
         reply.applied = transition(
             ctx, entity, config, state, new, error=message.error, result=message.result
         )
+
+    def _open_session(self, ctx: TickContext, message: OpenSession) -> None:
+        session_id = message.config.session_id
+        if session_id in ctx.sessions.by_id:
+            return
+        state = SessionState(opened_at=ctx.wall, updated_at=ctx.wall)
+        ctx.sessions.by_id[session_id] = esper.create_entity(message.config, state)
+
+    def _update_session(self, ctx: TickContext, message: UpdateSession) -> None:
+        entity = ctx.sessions.by_id.get(message.session_id)
+        if entity is None:
+            return
+        state = esper.component_for_entity(entity, SessionState)
+        state.status = message.status
+        state.requests = message.requests
+        state.errors = message.errors
+        state.updated_at = ctx.wall
 
     def _progress(self, ctx: TickContext, message: ReportProgress) -> None:
         components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)

@@ -506,3 +506,19 @@ async def test_a_model_that_never_answers_times_the_turn_out(clock: ManualClock)
         with anyio.fail_after(5):
             await session.wait_idle()
     assert session.errors == ["timeout: no answer from the model in 0.01s"]
+
+
+async def test_sessions_are_entities_too(clock: ManualClock) -> None:
+    provider = ScriptedProvider((asks("hi"), lambda r: text("hello")))
+    async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
+        await host.create_session(AgentConfig(name="greeter", model="m1"), session_id="p")
+        child = await host.create_session(session_id="c", parent="p")
+        child.post("hi")
+        with anyio.fail_after(5):
+            await child.wait_idle()
+        entity = runtime.session("c")
+        assert (entity.agent, entity.parent_session_id, entity.status) == ("agent", "p", "idle")
+        assert entity.requests == 1
+        assert runtime.session("p").model == "m1"
+        with pytest.raises(LookupError, match="no session entity"):
+            runtime.session("nobody")
