@@ -9,9 +9,9 @@ import json
 import tomllib
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentos._toolbox import CAPABILITIES
 
@@ -25,6 +25,8 @@ class Disposition(StrEnum):
     """Runs in the background; the turn may yield before it ends."""
     DEFER = "defer"
     """Stays pending with a continuation token until completed from outside."""
+    RUN_ISOLATED = "run_isolated"
+    """Delegated to the agent's isolated runner; still an entity with status and cancel."""
 
 
 class ExecutionMode(StrEnum):
@@ -60,15 +62,71 @@ YieldStrategy = Annotated[
 ]
 
 
+class Decorator(BaseModel):
+    """Exactly one of: ``timeout`` (s), ``retries``, ``cache``, ``truncate`` (chars), ``label``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    timeout: float | None = Field(None, gt=0)
+    retries: int | None = Field(None, ge=0, le=10)
+    cache: bool | None = None
+    truncate: int | None = Field(None, gt=0)
+    label: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_setting(self) -> Decorator:
+        chosen = [name for name, value in self if value is not None]
+        if len(chosen) != 1:
+            raise ValueError(f"a decorator sets exactly one of {list(type(self).model_fields)}")
+        return self
+
+    @property
+    def setting(self) -> str:
+        return next(name for name, value in self if value is not None)
+
+
+class Decorate(BaseModel):
+    """Decorators around another disposition, outermost first.
+
+    ``timeout``, ``retries`` and ``label`` shape the call itself (retries run
+    the work again within the same call); ``cache`` answers a repeated call
+    (same tool, same input) from an earlier completed result without running
+    it; ``truncate`` shortens the result the model reads.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    decorate: list[Decorator] = Field(min_length=1)
+    then: Disposition = Disposition.RUN_ASYNC
+
+    @model_validator(mode="after")
+    def _each_once(self) -> Decorate:
+        settings = [decorator.setting for decorator in self.decorate]
+        if len(settings) != len(set(settings)):
+            raise ValueError(f"each decorator may appear once, got {settings}")
+        return self
+
+    def option(self, setting: str) -> Any:
+        for decorator in self.decorate:
+            if decorator.setting == setting:
+                return getattr(decorator, setting)
+        return None
+
+
+Rule = Disposition | Decorate
+
+
 class ToolPolicy(BaseModel):
     """The default disposition, and rules by tool name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    default: Disposition = Disposition.RUN_ASYNC
-    rules: dict[str, Disposition] = Field(default_factory=dict)
+    default: Rule = Disposition.RUN_ASYNC
+    rules: dict[str, Rule] = Field(default_factory=dict)
+
+    def rule(self, tool_name: str) -> Rule:
+        return self.rules.get(tool_name, self.default)
 
     def disposition(self, tool_name: str) -> Disposition:
-        return self.rules.get(tool_name, self.default)
+        rule = self.rule(tool_name)
+        return rule.then if isinstance(rule, Decorate) else rule
 
 
 class AgentConfig(BaseModel):
@@ -86,6 +144,9 @@ class AgentConfig(BaseModel):
     execution_mode: ExecutionMode = ExecutionMode.ASYNCHRONOUS
     policy: ToolPolicy = Field(default_factory=ToolPolicy)
     async_yield_strategy: YieldStrategy = Field(default_factory=YieldWhenAllDone)
+    isolated_runner: str = Field(
+        "local", description="The runtime's runner that run_isolated calls go to."
+    )
     max_running_per_session: int | None = Field(None, gt=0)
     call_timeout: float | None = Field(None, gt=0)
     max_tokens: int = Field(1024, gt=0)
@@ -109,3 +170,7 @@ class AgentConfig(BaseModel):
         if self.execution_mode is ExecutionMode.SYNCHRONOUS:
             return Disposition.RUN_SYNC
         return self.policy.disposition(tool_name)
+
+    def decorators(self, tool_name: str) -> Decorate | None:
+        rule = self.policy.rule(tool_name)
+        return rule if isinstance(rule, Decorate) else None

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 from agentos._clock import Clock, SystemClock
 from agentos._context import ToolContext
 from agentos._errors import CallCancelled, RuntimeClosedError, UnknownCallError
+from agentos._isolation import IsolatedCall, IsolatedRunner
 from agentos._json import to_json
 from agentos._snapshot import (
     CallSnapshot,
@@ -119,6 +120,7 @@ class Runtime:
         if default_timeout is not None:
             _check_seconds("default_timeout", default_timeout)
         self._tools: dict[str, Tool[Any]] = {}
+        self._runners: dict[str, IsolatedRunner] = {}
         for item in tools:
             self.add_tool(item)
         self._clock: Clock = clock or SystemClock()
@@ -150,6 +152,13 @@ class Runtime:
         if item.name in self._tools:
             raise ValueError(f"a tool named {item.name!r} is already registered")
         self._tools[item.name] = item
+
+    def add_runner(self, name: str, runner: IsolatedRunner) -> None:
+        """Register an isolated runner that ``submit(..., runner=name)`` calls use."""
+        _check_text("name", name)
+        if name in self._runners:
+            raise ValueError(f"a runner named {name!r} is already registered")
+        self._runners[name] = runner
 
     @property
     def tools(self) -> Mapping[str, Tool[Any]]:
@@ -217,6 +226,9 @@ class Runtime:
         timeout: float | None = _UNSET,
         overdue_after: float | None = None,
         deferred: bool = False,
+        runner: str | None = None,
+        retries: int = 0,
+        label: str | None = None,
     ) -> CallId:
         """Queue a call and return its id at once.
 
@@ -224,7 +236,10 @@ class Runtime:
         the tool's model rejects settles the call ``failed`` with a message
         naming the problem. Wrong argument types for the method itself raise.
         A ``deferred`` call is never run here: it stays ``pending`` until
-        ``complete`` gives it its outcome (or it is cancelled).
+        ``complete`` gives it its outcome (or it is cancelled). With ``runner``
+        a registered ``IsolatedRunner`` does the work instead of the tool's
+        function (the input is still checked against the tool's model).
+        ``retries`` runs the work again after a failure, within the same call.
         """
         self._check_open()
         _check_text("tool_name", tool_name)
@@ -239,6 +254,13 @@ class Runtime:
                 _check_text(name, value)
         if overdue_after is not None:
             _check_seconds("overdue_after", overdue_after)
+        if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:
+            raise ValueError(f"retries must be an int from 0 to 10, got {retries!r}")
+        if label is not None:
+            _check_text("label", label)
+        if runner is not None and runner not in self._runners:
+            known = ", ".join(sorted(self._runners)) or "none"
+            raise ValueError(f"no isolated runner named {runner!r} (registered: {known})")
         tool = self._tools.get(tool_name)
         if timeout is _UNSET:
             timeout = (
@@ -273,6 +295,9 @@ class Runtime:
             parent_call_id=None if parent_call_id is None else CallId(parent_call_id),
             timeouts=TimeoutSettings(timeout, overdue_after),
             deferred=bool(deferred),
+            runner=runner,
+            retries=retries,
+            label=label,
         )
         self._ctx.inbox.append(SubmitCall(config, self._clock.wall(), args, rejection))
         self._notify()
@@ -656,44 +681,49 @@ class Runtime:
         config = self._config(entity)
         tool = self._tools[config.tool_name]
         args = esper.component_for_entity(entity, ToolCallArgs).value
-        context = ToolContext(
-            entity, config, self._post, self._clock.wall, threaded=not tool.is_async
-        )
+        threaded = config.runner is None and not tool.is_async
+        context = ToolContext(entity, config, self._post, self._clock.wall, threaded=threaded)
         self._running[entity] = context
         assert self._group is not None
-        runner = self._run_async if tool.is_async else self._run_in_thread
-        context._handle = self._group.start_soon(runner, entity, tool, args, context)
+        context._handle = self._group.start_soon(self._run, entity, config, tool, args, context)
 
-    async def _run_async(
-        self, entity: Entity, tool: Tool[Any], args: object, context: ToolContext
+    async def _run(
+        self,
+        entity: Entity,
+        config: ToolCallConfig,
+        tool: Tool[Any],
+        args: object,
+        context: ToolContext,
     ) -> None:
-        try:
+        """Run the work, again after a failure while ``retries`` allow, and report once."""
+        attempts = config.retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                report = _settle(entity, await self._attempt(config, tool, args, context))
+            except self._cancelled_exc:
+                raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
+            except BaseException as error:
+                report = ReportFailure(entity, _failure(error))
+            if isinstance(report, ReportFailure) and attempt < attempts:
+                context.log(f"attempt {attempt} of {attempts} failed: {report.error.message}")
+                continue
+            self._post(report)
+            break
+        self._running.pop(entity, None)
+
+    async def _attempt(
+        self, config: ToolCallConfig, tool: Tool[Any], args: object, context: ToolContext
+    ) -> Any:
+        if config.runner is not None:
+            call = IsolatedCall(config.call_id, config.session_id, tool.name, config.tool_input)
+            return await self._runners[config.runner].run(call, context)
+        if tool.is_async:
             if tool.takes_context:
-                value = await tool.fn(args, context)
-            else:
-                value = await tool.fn(args)
-        except self._cancelled_exc:
-            raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
-        except BaseException as error:
-            self._post(ReportFailure(entity, _failure(error)))
-        else:
-            self._post(_settle(entity, value))
-        self._running.pop(entity, None)
-
-    async def _run_in_thread(
-        self, entity: Entity, tool: Tool[Any], args: object, context: ToolContext
-    ) -> None:
-        try:
-            value = await anyio.to_thread.run_sync(
-                _call_sync, tool, args, context, limiter=self._limiter, abandon_on_cancel=True
-            )
-        except self._cancelled_exc:
-            raise
-        except BaseException as error:
-            self._post(ReportFailure(entity, _failure(error)))
-        else:
-            self._post(_settle(entity, value))
-        self._running.pop(entity, None)
+                return await tool.fn(args, context)
+            return await tool.fn(args)
+        return await anyio.to_thread.run_sync(
+            _call_sync, tool, args, context, limiter=self._limiter, abandon_on_cancel=True
+        )
 
     def _post(self, message: InboxMessage) -> None:
         """Append to the inbox and wake the driver; callable from any thread."""

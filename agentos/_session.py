@@ -20,7 +20,13 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
+from agentos._agent_config import (
+    AgentConfig,
+    Decorate,
+    Disposition,
+    YieldOnAnyProgress,
+    YieldOnTimeout,
+)
 from agentos._context_view import ContextView, ViewInput
 from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory
 from agentos._provider import Block, Message, ModelRequest, Provider, ProviderError
@@ -29,7 +35,7 @@ from agentos._scope import Caller, Scope
 from agentos._snapshot import CallSnapshot
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import CAPABILITIES, SystemToolbox
-from components import CallEventKind, CallId, CallStatus
+from components import CallEventKind, CallId, CallStatus, Json
 
 
 class SessionStatus(StrEnum):
@@ -111,6 +117,9 @@ class Session:
         self._outstanding: dict[CallId, str] = {}
         """Calls answered by a placeholder whose outcome is not delivered yet -> tool_use id."""
         self._held: list[CallId] = []
+        self._shapes: dict[CallId, _Shape] = {}
+        self._cache: dict[tuple[str, str], Json] = {}
+        """Results of ``cache``-decorated calls, by tool and input (this session only)."""
         self._changed = anyio.Event()
         self._tools = self._tool_definitions()
 
@@ -288,9 +297,21 @@ class Session:
                 )
                 continue
             disposition = self.config.disposition(name)
+            shape = _Shape.of(self.config.decorators(name), name, arguments)
+            if shape.cache_key is not None and shape.cache_key in self._cache:
+                cached = self._cache[shape.cache_key]
+                self.calls.record(
+                    self.session_id,
+                    HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, cached),
+                )
+                results[tool_use_id] = _tool_result(tool_use_id, shape.render(cached))
+                continue
             options: dict[str, Any] = {}
-            if self.config.call_timeout is not None:
-                options["timeout"] = self.config.call_timeout
+            timeout = shape.timeout or self.config.call_timeout
+            if timeout is not None:
+                options["timeout"] = timeout
+            if disposition is Disposition.RUN_ISOLATED:
+                options["runner"] = self.config.isolated_runner
             call_id = self._runtime.submit(
                 name,
                 arguments if isinstance(arguments, dict) else {"input": arguments},
@@ -299,8 +320,12 @@ class Session:
                 conversation_id=self.session_id,
                 turn_id=f"request-{self.requests}",
                 deferred=disposition is Disposition.DEFER,
+                retries=shape.retries,
+                label=shape.label,
                 **options,
             )
+            if shape.cache_key is not None or shape.truncate is not None:
+                self._shapes[call_id] = shape
             self.calls.record(self.session_id, HistoryCall(tool_use_id, name, call_id))
             if disposition is Disposition.DEFER:
                 token = self._tokens.issue(self.session_id, call_id)
@@ -362,11 +387,17 @@ class Session:
 
     def _result_block(self, tool_use_id: str, snapshot: CallSnapshot) -> Block:
         self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
+        shape = self._shape_after(snapshot)
         if snapshot.status is CallStatus.COMPLETED:
-            value = snapshot.result
-            text = value if isinstance(value, str) else json.dumps(value)
-            return _tool_result(tool_use_id, text)
+            return _tool_result(tool_use_id, shape.render(snapshot.result))
         return _tool_result(tool_use_id, _failure_text(snapshot), error=True)
+
+    def _shape_after(self, snapshot: CallSnapshot) -> _Shape:
+        """The call's decorators; a completed cacheable result is remembered here."""
+        shape = self._shapes.pop(snapshot.call_id, _NO_SHAPE)
+        if shape.cache_key is not None and snapshot.status is CallStatus.COMPLETED:
+            self._cache[shape.cache_key] = snapshot.result
+        return shape
 
     def _placeholder(self, tool_use_id: str, call_id: CallId, token: str | None = None) -> Block:
         note: dict[str, Any] = {
@@ -390,8 +421,9 @@ class Session:
         if tool_use_id is None:
             return None  # already read through get_tool_call_status
         snapshot = self._record_outcome(call_id)
+        shape = self._shape_after(snapshot)
         if snapshot.status is CallStatus.COMPLETED:
-            outcome = json.dumps({"result": snapshot.result})
+            outcome = "result: " + shape.render(snapshot.result)
         else:
             outcome = json.dumps({"error": _failure_text(snapshot)})
         return {
@@ -458,6 +490,42 @@ class Session:
     def _notify_change(self) -> None:
         self._changed.set()
         self._changed = anyio.Event()
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What a ``decorate`` rule asks of one call."""
+
+    timeout: float | None = None
+    retries: int = 0
+    label: str | None = None
+    truncate: int | None = None
+    cache_key: tuple[str, str] | None = None
+
+    @staticmethod
+    def of(decorate: Decorate | None, tool_name: str, arguments: object) -> _Shape:
+        if decorate is None:
+            return _NO_SHAPE
+        cache_key = None
+        if decorate.option("cache"):
+            cache_key = (tool_name, json.dumps(arguments, sort_keys=True, default=str))
+        return _Shape(
+            timeout=decorate.option("timeout"),
+            retries=decorate.option("retries") or 0,
+            label=decorate.option("label"),
+            truncate=decorate.option("truncate"),
+            cache_key=cache_key,
+        )
+
+    def render(self, value: Json) -> str:
+        text = value if isinstance(value, str) else json.dumps(value)
+        if self.truncate is not None and len(text) > self.truncate:
+            cut = len(text) - self.truncate
+            return f"{text[: self.truncate]}... [truncated {cut} characters]"
+        return text
+
+
+_NO_SHAPE = _Shape()
 
 
 def _tool_result(tool_use_id: str, content: str, *, error: bool = False) -> Block:

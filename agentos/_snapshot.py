@@ -51,6 +51,7 @@ class CallSnapshot(NamedTuple):
     version: int
     cancel_reason: str | None
     overdue: bool
+    label: str | None = None
 
     @property
     def is_final(self) -> bool:
@@ -80,6 +81,7 @@ def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
         state.version,
         state.cancel_reason,
         state.overdue,
+        config.label,
     )
 
 

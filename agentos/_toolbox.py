@@ -223,6 +223,7 @@ class SystemToolbox:
                         "tool_call_id": snapshot.call_id,
                         "provider_call_id": snapshot.provider_call_id,
                         "tool_name": snapshot.tool_name,
+                        "label": snapshot.label,
                         "status": snapshot.status.value,
                         "started_at": _time(snapshot.started_at),
                         "latest_progress": None if latest is None else _progress(latest),

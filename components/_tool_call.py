@@ -73,6 +73,11 @@ class ToolCallConfig:
     timeouts: TimeoutSettings = NO_TIMEOUTS
     deferred: bool = False
     """Never scheduled: it stays pending until completed from outside (``CompleteCall``)."""
+    runner: str | None = None
+    """Run by this registered isolated runner instead of the tool's own function."""
+    retries: int = 0
+    """Further attempts after a failure, within the same call."""
+    label: str | None = None
 
 
 @dataclass(slots=True, frozen=True)

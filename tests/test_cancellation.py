@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 import anyio
@@ -21,6 +20,7 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, settle
+from tests._processes import alive, dies_within
 
 pytestmark = pytest.mark.anyio
 
@@ -152,12 +152,12 @@ async def test_cancel_kills_a_subprocess_tools_whole_process_group(
     async with Runtime([shell], clock=clock) as runtime:
         call = runtime.submit("shell", {})
         background = int(await anyio.to_thread.run_sync(fifo.read_text))
-        assert _alive(background)
+        assert alive(background)
         assert runtime.cancel(call).cancelled
         with anyio.fail_after(5):
             await finished.wait()
-    assert await anyio.to_thread.run_sync(_dies_within, background, 5.0)
-    assert not _alive(background)
+    assert await anyio.to_thread.run_sync(dies_within, background, 5.0)
+    assert not alive(background)
 
 
 async def test_run_process_collects_output(clock: ManualClock) -> None:
@@ -195,26 +195,3 @@ async def test_cancel_while_a_thread_waits_for_a_worker_slot(clock: ManualClock)
         assert snapshot.status is CallStatus.CANCELLED
         assert snapshot.error is not None
         assert snapshot.error.kind is ErrorKind.CANCELLED
-
-
-def _dies_within(pid: int, seconds: float) -> bool:
-    """Whether a process that is not our child ends (or turns zombie) within ``seconds``.
-
-    SIGKILL lands asynchronously, and an orphan may stay a zombie where PID 1
-    does not reap, so this reads /proc rather than waiting on the process.
-    """
-    deadline = time.monotonic() + seconds
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    state = stat.rsplit(")", 1)[1].split()[0]
-    return state not in {"Z", "X"}

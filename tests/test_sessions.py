@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -15,6 +16,8 @@ from pydantic import BaseModel
 from agentos import CallStatus, ManualClock, Runtime, ToolContext, tool
 from agentos._agent_config import (
     AgentConfig,
+    Decorate,
+    Decorator,
     Disposition,
     ExecutionMode,
     ToolPolicy,
@@ -22,6 +25,7 @@ from agentos._agent_config import (
     YieldOnTimeout,
 )
 from agentos._host import Host, UnknownSessionError
+from agentos._isolation import LocalProcessRunner
 from agentos._provider import (
     ModelRequest,
     ModelResponse,
@@ -522,3 +526,75 @@ async def test_sessions_are_entities_too(clock: ManualClock) -> None:
         assert runtime.session("p").model == "m1"
         with pytest.raises(LookupError, match="no session entity"):
             runtime.session("nobody")
+
+
+COUNTED: list[str] = []
+
+
+class Word(BaseModel):
+    word: str
+
+
+@tool
+async def shout(args: Word) -> str:
+    COUNTED.append(args.word)
+    return args.word.upper() * 10
+
+
+async def test_decorate_caches_truncates_labels_and_times_out(clock: ManualClock) -> None:
+    COUNTED.clear()
+    provider = ScriptedProvider(
+        (asks("shout"), lambda r: tool_calls(("shout", {"word": "hey"}))),
+        (has_results, lambda r: text(f"heard {result_payloads(r)}")),
+    )
+    rule = Decorate(
+        decorate=[
+            Decorator(label="loud"),
+            Decorator(cache=True),
+            Decorator(truncate=12),
+            Decorator(timeout=5),
+            Decorator(retries=1),
+        ],
+        then=Disposition.RUN_SYNC,
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"shout": rule}))
+    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        for _ in range(2):
+            session.post("shout")
+            with anyio.fail_after(5):
+                await session.wait_idle()
+        (call,) = runtime.list_calls("s")
+    assert COUNTED == ["hey"], "the second call is answered from the cache"
+    assert session.replies[-1] == session.replies[1]
+    assert session.replies[1] == "heard ['HEYHEYHEYHEY... [truncated 18 characters]']"
+    assert call.label == "loud"
+    assert_valid_transcript(session.history)
+
+
+def test_decorators_are_checked() -> None:
+    with pytest.raises(ValueError, match="exactly one of"):
+        Decorator(label="x", cache=True)
+    with pytest.raises(ValueError, match="each decorator may appear once"):
+        Decorate(decorate=[Decorator(cache=True), Decorator(cache=True)])
+
+
+async def test_run_isolated_goes_to_the_agents_runner(clock: ManualClock, tmp_path: Any) -> None:
+    script = tmp_path / "runner.py"
+    script.write_text(
+        "import json, sys\n"
+        "e = json.load(sys.stdin)\n"
+        "print(json.dumps({'token': e['token'], 'result': 'far ' + e['input']['word']}))\n"
+    )
+    provider = ScriptedProvider(
+        (asks("remote"), lambda r: tool_calls(("shout", {"word": "away"}))),
+        (has_results, lambda r: text(f"got {result_payloads(r)}")),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"shout": Disposition.RUN_ISOLATED}))
+    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
+        runtime.add_runner("local", LocalProcessRunner([sys.executable, str(script)]))
+        session = await host.create_session(config)
+        session.post("remote please")
+        with anyio.fail_after(10):
+            await session.wait_idle()
+    assert session.replies[-1] == "got ['far away']"

@@ -193,6 +193,7 @@ async def test_list_shows_only_the_callers_live_calls(clock: ManualClock) -> Non
             "tool_call_id": live,
             "provider_call_id": "toolu_live",
             "tool_name": "puppet",
+            "label": None,
             "status": "running",
             "started_at": calls[0]["started_at"],
             "latest_progress": {
