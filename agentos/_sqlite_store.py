@@ -1,0 +1,386 @@
+"""The embedded store: one SQLite file in WAL mode, reached through aiosqlite.
+
+Each turn is one transaction, so a crash loses at most the turn in flight.
+Migrations are versioned in ``schema_migrations`` and run once. A file that
+is corrupt, locked by another writer, of a newer schema or not writable gets
+a ``StoreError`` naming the file and what to do; nothing is ever overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Self
+
+import aiosqlite
+import platformdirs
+
+from agentos._provider import Message
+from agentos._store import StoredSession, StoredToken, StoreError
+from agentos._tokens import Completion
+from components import Json
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL,
+        parent_session_id TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions(session_id),
+        seq INTEGER NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE tokens (
+        token TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        provider_call_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        tool_input TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL,
+        completed_at REAL,
+        result TEXT,
+        error TEXT
+    );
+    CREATE INDEX tokens_by_session ON tokens(session_id);
+    """,
+)
+"""Schema versions 1..N, in order; a new version is appended, never edited."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+BUSY_TIMEOUT_SECONDS = 2.0
+
+
+def default_path() -> Path:
+    """``$AGENTOS_DB``, else ``agentos.db`` in the user's data directory."""
+    override = os.environ.get("AGENTOS_DB")
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_data_dir("agentos")) / "agentos.db"
+
+
+class SqliteStore:
+    """A ``SessionStore`` in one SQLite file. Use ``await SqliteStore.open(path)``."""
+
+    def __init__(self, path: Path, connection: aiosqlite.Connection, clock: Callable[[], float]):
+        self.path = path
+        self._db = connection
+        self._now = clock
+
+    @classmethod
+    async def open(
+        cls, path: str | Path | None = None, *, clock: Callable[[], float] = time.time
+    ) -> Self:
+        path = Path(path) if path is not None else default_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(
+                f"cannot create the folder for the database {path}: {error.strerror}; "
+                "choose a writable location (--db or AGENTOS_DB)"
+            ) from None
+        try:
+            connection = await aiosqlite.connect(path, timeout=BUSY_TIMEOUT_SECONDS)
+        except sqlite3.Error as error:
+            raise _explain(path, error) from None
+        store = cls(path, connection, clock)
+        try:
+            await store._prepare()
+        except BaseException:
+            await connection.close()
+            raise
+        return store
+
+    async def _prepare(self) -> None:
+        db = self._db
+        try:
+            db.row_factory = sqlite3.Row
+            await db.execute("PRAGMA foreign_keys = ON")
+            mode = await (await db.execute("PRAGMA journal_mode = WAL")).fetchone()
+            if mode is not None and str(mode[0]).lower() != "wal":
+                raise StoreError(
+                    f"the database {self.path} cannot use write-ahead logging "
+                    f"(journal mode {mode[0]}); put it on a local, writable file system"
+                )
+            await db.execute("PRAGMA synchronous = NORMAL")
+            await self._migrate()
+        except sqlite3.Error as error:
+            raise _explain(self.path, error) from None
+
+    async def _migrate(self) -> None:
+        db = self._db
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            await db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+            )
+            row = await (await db.execute("SELECT MAX(version) FROM schema_migrations")).fetchone()
+            current = int(row[0]) if row is not None and row[0] is not None else 0
+            if current == 0 and await self._has_foreign_tables():
+                raise StoreError(
+                    f"{self.path} holds tables that are not agentos's; "
+                    "point agentos at another file (--db or AGENTOS_DB)"
+                )
+            if current > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the database {self.path} has schema version {current}, newer than this "
+                    f"agentos knows ({SCHEMA_VERSION}); upgrade agentos, or use another file"
+                )
+            for version in range(current + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[version - 1].split(";"):
+                    if statement.strip():
+                        await db.execute(statement)
+                await db.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    (version, self._now()),
+                )
+            await db.commit()
+        except BaseException:
+            await db.rollback()
+            raise
+
+    async def _has_foreign_tables(self) -> bool:
+        cursor = await self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' "
+            "AND name NOT IN ('schema_migrations') AND name NOT LIKE 'sqlite_%'"
+        )
+        return bool(await cursor.fetchall())
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ sessions
+
+    async def create_session(self, session: StoredSession) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "INSERT INTO sessions (session_id, config, status, parent_session_id, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    session.session_id,
+                    json.dumps(session.config),
+                    session.status,
+                    session.parent_session_id,
+                    session.created_at,
+                    session.updated_at,
+                ),
+            )
+            await _insert_messages(db, session.session_id, 0, session.history)
+
+    async def commit_turn(
+        self, session_id: str, *, status: str, keep: int, messages: Sequence[Message]
+    ) -> None:
+        async with self._transaction() as db:
+            cursor = await db.execute(
+                "UPDATE sessions SET status = ?, updated_at = ? WHERE session_id = ?",
+                (status, self._now(), session_id),
+            )
+            if cursor.rowcount != 1:
+                raise StoreError(f"no session {session_id!r} in {self.path}")
+            await db.execute(
+                "DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, keep)
+            )
+            await _insert_messages(db, session_id, keep, messages)
+
+    async def set_status(self, session_id: str, status: str) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "UPDATE sessions SET status = ?, updated_at = ? WHERE session_id = ?",
+                (status, self._now(), session_id),
+            )
+
+    async def load_session(self, session_id: str) -> StoredSession | None:
+        row = await self._one("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        if row is None:
+            return None
+        rows = await self._all(
+            "SELECT message FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        )
+        history = tuple(json.loads(r["message"]) for r in rows)
+        return _session(row, history)
+
+    async def list_sessions(self) -> list[StoredSession]:
+        rows = await self._all("SELECT * FROM sessions ORDER BY created_at, session_id", ())
+        return [_session(row, ()) for row in rows]
+
+    # -------------------------------------------------------------------- tokens
+
+    async def add_token(self, token: StoredToken) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "INSERT INTO tokens (token, session_id, call_id, provider_call_id, tool_name, "
+                "tool_input, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    token.token,
+                    token.session_id,
+                    token.call_id,
+                    token.provider_call_id,
+                    token.tool_name,
+                    json.dumps(token.tool_input),
+                    token.created_at,
+                    token.expires_at,
+                ),
+            )
+
+    async def complete_token(
+        self, token: str, result: Json = None, *, error: str | None = None
+    ) -> Completion:
+        now = self._now()
+        async with self._transaction() as db:
+            row = await (
+                await db.execute(
+                    "SELECT completed_at, expires_at FROM tokens WHERE token = ?", (token,)
+                )
+            ).fetchone()
+            if row is None or (row["expires_at"] is not None and row["expires_at"] <= now):
+                return Completion.UNKNOWN
+            if row["completed_at"] is not None:
+                return Completion.ALREADY_COMPLETED
+            await db.execute(
+                "UPDATE tokens SET completed_at = ?, result = ?, error = ? WHERE token = ?",
+                (now, json.dumps(result), error, token),
+            )
+        return Completion.APPLIED
+
+    async def get_token(self, token: str) -> StoredToken | None:
+        row = await self._one("SELECT * FROM tokens WHERE token = ?", (token,))
+        return None if row is None else _token(row)
+
+    async def tokens_of(self, session_id: str) -> list[StoredToken]:
+        rows = await self._all(
+            "SELECT * FROM tokens WHERE session_id = ? ORDER BY created_at", (session_id,)
+        )
+        return [_token(row) for row in rows]
+
+    async def delete_expired_tokens(self) -> int:
+        async with self._transaction() as db:
+            cursor = await db.execute(
+                "DELETE FROM tokens WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                (self._now(),),
+            )
+            return int(cursor.rowcount)
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self)
+
+    async def _one(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Row | None:
+        try:
+            row: sqlite3.Row | None = await (await self._db.execute(sql, parameters)).fetchone()
+        except sqlite3.Error as error:
+            raise _explain(self.path, error) from None
+        return row
+
+    async def _all(self, sql: str, parameters: tuple[Any, ...]) -> list[sqlite3.Row]:
+        try:
+            rows = await (await self._db.execute(sql, parameters)).fetchall()
+        except sqlite3.Error as error:
+            raise _explain(self.path, error) from None
+        return list(rows)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error, errors explained."""
+
+    def __init__(self, store: SqliteStore) -> None:
+        self._store = store
+
+    async def __aenter__(self) -> aiosqlite.Connection:
+        try:
+            await self._store._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise _explain(self._store.path, error) from None
+        return self._store._db
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        db = self._store._db
+        if exc_type is not None:
+            await db.rollback()
+            if issubclass(exc_type, sqlite3.Error):
+                error = rest[0]
+                assert isinstance(error, sqlite3.Error)
+                raise _explain(self._store.path, error) from None
+            return
+        try:
+            await db.commit()
+        except sqlite3.Error as error:
+            await db.rollback()
+            raise _explain(self._store.path, error) from None
+
+
+async def _insert_messages(
+    db: aiosqlite.Connection, session_id: str, first: int, messages: Sequence[Message]
+) -> None:
+    await db.executemany(
+        "INSERT INTO messages (session_id, seq, message) VALUES (?, ?, ?)",
+        [(session_id, first + i, json.dumps(m)) for i, m in enumerate(messages)],
+    )
+
+
+def _session(row: sqlite3.Row, history: tuple[Message, ...]) -> StoredSession:
+    return StoredSession(
+        session_id=row["session_id"],
+        config=json.loads(row["config"]),
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        parent_session_id=row["parent_session_id"],
+        history=history,
+    )
+
+
+def _token(row: sqlite3.Row) -> StoredToken:
+    return StoredToken(
+        token=row["token"],
+        session_id=row["session_id"],
+        call_id=row["call_id"],
+        provider_call_id=row["provider_call_id"],
+        tool_name=row["tool_name"],
+        tool_input=json.loads(row["tool_input"]),
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        completed_at=row["completed_at"],
+        result=None if row["result"] is None else json.loads(row["result"]),
+        error=row["error"],
+    )
+
+
+def _explain(path: Path, error: sqlite3.Error) -> StoreError:
+    """A one-line, actionable description of what SQLite said about ``path``."""
+    text = str(error)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return StoreError(
+            f"the database {path} is locked by another writer; stop the other agentos "
+            "process, or use another file (--db or AGENTOS_DB)"
+        )
+    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+        return StoreError(
+            f"cannot write the database {path} ({text}); choose a writable location "
+            "(--db or AGENTOS_DB)"
+        )
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return StoreError(
+            f"the database {path} is corrupt or not an SQLite file ({text}); it was left "
+            "as it is: move it aside or restore a backup"
+        )
+    return StoreError(f"the database {path} failed: {text}")

@@ -1,0 +1,83 @@
+"""Where sessions outlive the process: histories, statuses and continuation tokens.
+
+``SessionStore`` is the interface the host uses; ``SqliteStore`` (in
+``_sqlite_store``) is the embedded default. A server database can be added
+behind the same interface without touching sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentos._errors import AgentOSError
+from agentos._provider import Message
+from agentos._tokens import Completion
+from components import Json, JsonObject
+
+
+class StoreError(AgentOSError):
+    """The store cannot be used; the message names the file and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSession:
+    session_id: str
+    config: JsonObject
+    status: str
+    created_at: float
+    updated_at: float
+    parent_session_id: str | None = None
+    history: tuple[Message, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredToken:
+    token: str
+    session_id: str
+    call_id: str
+    provider_call_id: str
+    tool_name: str
+    tool_input: JsonObject
+    created_at: float
+    expires_at: float | None = None
+    completed_at: float | None = None
+    result: Json = None
+    error: str | None = None
+
+
+class SessionStore(Protocol):
+    async def create_session(self, session: StoredSession) -> None:
+        """Record a new session (its history, if any, too)."""
+        ...
+
+    async def commit_turn(
+        self, session_id: str, *, status: str, keep: int, messages: Sequence[Message]
+    ) -> None:
+        """Atomically: keep the first ``keep`` stored messages, then store ``messages``."""
+        ...
+
+    async def set_status(self, session_id: str, status: str) -> None: ...
+
+    async def load_session(self, session_id: str) -> StoredSession | None: ...
+
+    async def list_sessions(self) -> list[StoredSession]:
+        """Every session, without histories, oldest first."""
+        ...
+
+    async def add_token(self, token: StoredToken) -> None: ...
+
+    async def complete_token(
+        self, token: str, result: Json = None, *, error: str | None = None
+    ) -> Completion:
+        """Idempotent: ``applied`` once, then ``already_completed``; ``unknown`` otherwise."""
+        ...
+
+    async def get_token(self, token: str) -> StoredToken | None: ...
+
+    async def tokens_of(self, session_id: str) -> list[StoredToken]: ...
+
+    async def delete_expired_tokens(self) -> int: ...
+
+    async def close(self) -> None: ...

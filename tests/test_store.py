@@ -1,0 +1,178 @@
+"""The SQLite store: migrations, atomic turns, tokens, and every bad-database case."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentos._sqlite_store import SCHEMA_VERSION, SqliteStore, default_path
+from agentos._store import StoredSession, StoredToken, StoreError
+from agentos._tokens import Completion
+
+pytestmark = pytest.mark.anyio
+
+
+def session(session_id: str = "s1", history: tuple[dict[str, Any], ...] = ()) -> StoredSession:
+    return StoredSession(session_id, {"model": "m"}, "idle", 1.0, 1.0, history=history)
+
+
+def token(name: str = "tok", expires_at: float | None = None) -> StoredToken:
+    return StoredToken(name, "s1", "call-1", "toolu_1", "approve", {"x": 1}, 1.0, expires_at)
+
+
+async def test_migrations_run_once_and_the_journal_is_wal(tmp_path: Path) -> None:
+    path = tmp_path / "a.db"
+    for _ in range(2):
+        store = await SqliteStore.open(path)
+        await store.close()
+    with sqlite3.connect(path) as db:
+        versions = db.execute("SELECT version FROM schema_migrations").fetchall()
+        mode = db.execute("PRAGMA journal_mode").fetchone()
+    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
+    assert mode == ("wal",)
+
+
+async def test_sessions_round_trip_and_turns_replace_the_tail(tmp_path: Path) -> None:
+    first = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    async with await SqliteStore.open(tmp_path / "a.db", clock=lambda: 5.0) as store:
+        await store.create_session(session(history=(first,)))
+        merged = {
+            "role": "user",
+            "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "again"}],
+        }
+        answer = {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}
+        await store.commit_turn("s1", status="idle", keep=0, messages=[merged, answer])
+        loaded = await store.load_session("s1")
+        assert loaded is not None
+        assert loaded.history == (merged, answer)
+        assert loaded.updated_at == 5.0
+        assert [s.session_id for s in await store.list_sessions()] == ["s1"]
+        assert await store.load_session("nope") is None
+        with pytest.raises(StoreError, match="no session 'ghost'"):
+            await store.commit_turn("ghost", status="idle", keep=0, messages=[])
+
+
+async def test_tokens_complete_once(tmp_path: Path) -> None:
+    now = [10.0]
+    async with await SqliteStore.open(tmp_path / "a.db", clock=lambda: now[0]) as store:
+        await store.add_token(token("live"))
+        await store.add_token(token("short", expires_at=20.0))
+        assert await store.complete_token("live", {"ok": True}) is Completion.APPLIED
+        assert await store.complete_token("live", {"ok": False}) is Completion.ALREADY_COMPLETED
+        assert await store.complete_token("missing") is Completion.UNKNOWN
+        stored = await store.get_token("live")
+        assert stored is not None
+        assert (stored.result, stored.completed_at) == ({"ok": True}, 10.0)
+        now[0] = 20.0
+        assert await store.complete_token("short", 1) is Completion.UNKNOWN
+        assert await store.delete_expired_tokens() == 1
+        assert [t.token for t in await store.tokens_of("s1")] == ["live"]
+
+
+async def test_a_corrupt_file_is_named_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "broken.db"
+    garbage = b"this is not sqlite" * 100
+    path.write_bytes(garbage)
+    with pytest.raises(StoreError) as error:
+        await SqliteStore.open(path)
+    assert str(path) in str(error.value)
+    assert "corrupt or not an SQLite file" in str(error.value)
+    assert path.read_bytes() == garbage
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    await (await SqliteStore.open(path)).close()
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO schema_migrations VALUES (?, 0)", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="newer than this agentos knows"):
+        await SqliteStore.open(path)
+
+
+async def test_another_writer_holding_the_lock(tmp_path: Path) -> None:
+    path = tmp_path / "busy.db"
+    await (await SqliteStore.open(path)).close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked by another writer"):
+            await SqliteStore.open(path)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+
+
+async def test_an_unwritable_location(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="choose a writable location"):
+        await SqliteStore.open(Path("/proc/agentos-test/agentos.db"))
+
+
+async def test_someone_elses_database(tmp_path: Path) -> None:
+    path = tmp_path / "theirs.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE invoices (id INTEGER)")
+    with pytest.raises(StoreError, match="tables that are not agentos's"):
+        await SqliteStore.open(path)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("invoices",)]
+
+
+def test_the_default_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENTOS_DB", str(tmp_path / "x.db"))
+    assert default_path() == tmp_path / "x.db"
+    monkeypatch.delenv("AGENTOS_DB")
+    assert default_path().name == "agentos.db"
+
+
+TEXT = st.text(max_size=30)
+BLOCK = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool_use"),
+            "id": st.from_regex(r"toolu_[a-z0-9]{1,8}", fullmatch=True),
+            "name": st.sampled_from(["a", "b"]),
+            "input": st.dictionaries(st.text(max_size=5), st.integers() | TEXT, max_size=3),
+        }
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": TEXT, "content": TEXT},
+        optional={"is_error": st.booleans()},
+    ),
+)
+MESSAGE = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant"]), "content": st.lists(BLOCK, max_size=4)}
+)
+STATUS = st.sampled_from(["idle", "thinking", "waiting", "stopped", "pending", "orphaned"])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(turns=st.lists(st.tuples(st.lists(MESSAGE, max_size=3), STATUS), min_size=1, max_size=4))
+def test_every_turn_and_status_round_trips(
+    tmp_path: Path, turns: list[tuple[list[Any], str]]
+) -> None:
+    async def main() -> None:
+        path = tmp_path / f"rt-{id(turns)}.db"
+        path.unlink(missing_ok=True)
+        async with await SqliteStore.open(path) as store:
+            await store.create_session(session())
+            history: list[Any] = []
+            for messages, status in turns:
+                keep = max(0, len(history) - 1)
+                history = history[:keep] + messages
+                await store.commit_turn("s1", status=status, keep=keep, messages=messages)
+        async with await SqliteStore.open(path) as store:
+            loaded = await store.load_session("s1")
+        assert loaded is not None
+        assert list(loaded.history) == history
+        assert loaded.status == turns[-1][1]
+
+    anyio.run(main)
