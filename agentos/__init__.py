@@ -43,7 +43,7 @@ from agentos._runtime import DEFAULT_SESSION, Runtime
 from agentos._scope import Caller, Scope, SessionLineage
 from agentos._session import Session, SessionStatus
 from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, RuntimeStatistics
-from agentos._tokens import Completion
+from agentos._store import Completion
 from agentos._toolbox import (
     CAPABILITIES,
     MAX_WAIT_SECONDS,

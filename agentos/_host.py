@@ -18,8 +18,10 @@ from agentos._provider import Message, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Scope, SessionLineage
 from agentos._session import Session, SessionStatus
-from agentos._tokens import Completion, ContinuationTokens
+from agentos._store import Completion
+from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
+from components import Json
 
 
 class UnknownSessionError(AgentOSError, LookupError):
@@ -149,11 +151,11 @@ class Host:
             for s in self._sessions.values()
         ]
 
-    def complete(
-        self, token: str, result: object = None, *, error: str | None = None
+    async def complete(
+        self, token: str, result: Json = None, *, error: str | None = None
     ) -> Completion:
         """Complete a deferred call by its continuation token (idempotent)."""
-        return self.tokens.complete(token, result, error=error)
+        return await self.tokens.complete(token, result, error=error)
 
     def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
         """The ``HistoryLookup`` the toolbox asks: what a session's history says of a call."""

@@ -328,7 +328,13 @@ class Session:
                 self._shapes[call_id] = shape
             self.calls.record(self.session_id, HistoryCall(tool_use_id, name, call_id))
             if disposition is Disposition.DEFER:
-                token = self._tokens.issue(self.session_id, call_id)
+                token = await self._tokens.issue(
+                    self.session_id,
+                    call_id,
+                    provider_call_id=tool_use_id,
+                    tool_name=name,
+                    tool_input=self._runtime.status(call_id).tool_input,
+                )
                 results[tool_use_id] = self._placeholder(tool_use_id, call_id, token)
                 self._outstanding[call_id] = tool_use_id
             elif disposition is Disposition.RUN_SYNC:

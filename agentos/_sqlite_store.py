@@ -20,8 +20,7 @@ import aiosqlite
 import platformdirs
 
 from agentos._provider import Message
-from agentos._store import StoredSession, StoredToken, StoreError
-from agentos._tokens import Completion
+from agentos._store import Completion, StoredSession, StoredToken, StoreError
 from components import Json
 
 MIGRATIONS: tuple[str, ...] = (

@@ -9,12 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
 from agentos._errors import AgentOSError
 from agentos._provider import Message
-from agentos._tokens import Completion
 from components import Json, JsonObject
+
+
+class Completion(StrEnum):
+    """What completing a continuation token did."""
+
+    APPLIED = "applied"
+    ALREADY_COMPLETED = "already_completed"
+    UNKNOWN = "unknown"
 
 
 class StoreError(AgentOSError):

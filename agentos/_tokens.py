@@ -1,53 +1,82 @@
-"""Continuation tokens: how the outside world completes a deferred call."""
+"""Continuation tokens: how the outside world completes a deferred call.
+
+Tokens live in memory and, when the host has a store, in the store too, so a
+token issued before a restart still completes its call after it.
+"""
 
 from __future__ import annotations
 
 import secrets
+import time
 from dataclasses import dataclass
-from enum import StrEnum
 
 from agentos._errors import UnknownCallError
 from agentos._runtime import Runtime
-from components import CallId
+from agentos._store import Completion, SessionStore, StoredToken
+from components import CallId, Json, JsonObject
 
 
-class Completion(StrEnum):
-    APPLIED = "applied"
-    ALREADY_COMPLETED = "already_completed"
-    UNKNOWN = "unknown"
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TokenRecord:
     token: str
     session_id: str
     call_id: CallId
+    provider_call_id: str
+    tool_name: str
 
 
 class ContinuationTokens:
-    """Tokens for deferred calls, held in memory (a store makes them durable later)."""
+    """Tokens for the deferred calls of every session on one host."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, store: SessionStore | None = None) -> None:
         self._runtime = runtime
+        self._store = store
         self._records: dict[str, TokenRecord] = {}
 
-    def issue(self, session_id: str, call_id: CallId) -> str:
+    async def issue(
+        self,
+        session_id: str,
+        call_id: CallId,
+        *,
+        provider_call_id: str,
+        tool_name: str,
+        tool_input: JsonObject,
+    ) -> str:
         token = secrets.token_urlsafe(18)
-        self._records[token] = TokenRecord(token, session_id, call_id)
+        if self._store is not None:
+            await self._store.add_token(
+                StoredToken(
+                    token, session_id, call_id, provider_call_id, tool_name, tool_input, time.time()
+                )
+            )
+        self._records[token] = TokenRecord(token, session_id, call_id, provider_call_id, tool_name)
         return token
 
-    def complete(
-        self, token: str, result: object = None, *, error: str | None = None
+    def bind(self, record: TokenRecord) -> None:
+        """Point a token (issued before a restart) at the call that stands for it now."""
+        self._records[record.token] = record
+
+    async def complete(
+        self, token: str, result: Json = None, *, error: str | None = None
     ) -> Completion:
-        """Complete the deferred call behind ``token``; idempotent."""
-        record = self._records.get(token) if isinstance(token, str) else None
+        """Complete the deferred call behind ``token``; idempotent, durable first."""
+        if not isinstance(token, str):
+            return Completion.UNKNOWN
+        outcome: Completion | None = None
+        if self._store is not None:
+            outcome = await self._store.complete_token(token, result, error=error)
+            if outcome is not Completion.APPLIED:
+                return outcome
+        record = self._records.get(token)
         if record is None:
-            return Completion.UNKNOWN
+            return outcome or Completion.UNKNOWN
         try:
-            outcome = self._runtime.complete(record.call_id, result, error=error)
+            done = self._runtime.complete(record.call_id, result, error=error)
         except UnknownCallError:
-            return Completion.UNKNOWN
-        return Completion.APPLIED if outcome.applied else Completion.ALREADY_COMPLETED
+            return outcome or Completion.UNKNOWN
+        if outcome is not None:
+            return outcome
+        return Completion.APPLIED if done.applied else Completion.ALREADY_COMPLETED
 
     def pending(self, session_id: str) -> list[TokenRecord]:
         return [record for record in self._records.values() if record.session_id == session_id]

@@ -37,7 +37,7 @@ from agentos._provider import (
     tool_calls,
 )
 from agentos._session import Session
-from agentos._tokens import Completion
+from agentos._store import Completion
 from agentos.testing import Puppet, settle
 
 pytestmark = pytest.mark.anyio
@@ -366,9 +366,9 @@ async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Pupp
         token = placeholder["continuation_token"]
         assert runtime.status(placeholder["tool_call_id"]).status is CallStatus.PENDING
         assert puppet.calls == {}, "a deferred call does not run here"
-        assert host.complete(token, {"ok": True}) is Completion.APPLIED
-        assert host.complete(token, {"ok": True}) is Completion.ALREADY_COMPLETED
-        assert host.complete("no-such-token") is Completion.UNKNOWN
+        assert await host.complete(token, {"ok": True}) is Completion.APPLIED
+        assert await host.complete(token, {"ok": True}) is Completion.ALREADY_COMPLETED
+        assert await host.complete("no-such-token") is Completion.UNKNOWN
         await wait_for(lambda: session.idle and len(provider.requests) == 3, runtime)
         assert session.replies[-1] == "approved!"
 

@@ -12,8 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentos._sqlite_store import SCHEMA_VERSION, SqliteStore, default_path
-from agentos._store import StoredSession, StoredToken, StoreError
-from agentos._tokens import Completion
+from agentos._store import Completion, StoredSession, StoredToken, StoreError
 
 pytestmark = pytest.mark.anyio
 
