@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass
 from types import TracebackType
@@ -18,8 +19,8 @@ from agentos._provider import Message, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Scope, SessionLineage
 from agentos._session import Session, SessionStatus
-from agentos._store import Completion
-from agentos._tokens import ContinuationTokens
+from agentos._store import Completion, SessionStore, StoredSession
+from agentos._tokens import ContinuationTokens, TokenRecord
 from agentos._toolbox import SystemToolbox
 from components import Json
 
@@ -52,11 +53,13 @@ class Host:
         provider: Provider,
         *,
         view: ContextView | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         self.runtime = runtime
         self.provider = provider
+        self.store = store
         self.lineage = SessionLineage()
-        self.tokens = ContinuationTokens(runtime)
+        self.tokens = ContinuationTokens(runtime, store)
         self.toolbox = SystemToolbox(runtime, history=self, lineage=self.lineage)
         self._view = view or TranscriptView()
         self._sessions: dict[str, Session] = {}
@@ -99,11 +102,87 @@ class Host:
             raise ValueError(f"a session with id {session_id!r} already exists")
         if parent is not None:
             self.get(parent)
-            self.lineage.add(session_id, parent)
         config = config or AgentConfig()
+        if self.store is not None:
+            now = time.time()
+            await self.store.create_session(
+                StoredSession(
+                    session_id,
+                    config.model_dump(mode="json"),
+                    SessionStatus.IDLE.value,
+                    now,
+                    now,
+                    parent,
+                    tuple(history or ()),
+                )
+            )
+        session = self._new_session(session_id, config, provider, scope, parent)
+        if history is not None:
+            for tool_use_id, name in session.restore(history):
+                session.lost(tool_use_id, name)
+        return await self._start(session)
+
+    async def resume(self, session_id: str, *, provider: Provider | None = None) -> Session:
+        """Bring a stored session back, in this (possibly fresh) runtime.
+
+        Calls its history waited for are ``orphaned`` now, and the model is told
+        so before its next request; deferred calls come back ``pending`` and
+        their tokens still complete them.
+        """
+        if self.store is None:
+            raise RuntimeError("resume needs a Host with a store")
+        if session_id in self._sessions:
+            raise ValueError(f"session {session_id!r} is already running here")
+        stored = await self.store.load_session(session_id)
+        if stored is None:
+            raise UnknownSessionError(session_id)
+        config = AgentConfig.model_validate(stored.config)
+        session = self._new_session(
+            session_id, config, provider, Scope.OWN, stored.parent_session_id
+        )
+        waiting = dict(session.restore(list(stored.history)))
+        completed_while_down = []
+        for token in await self.store.tokens_of(session_id):
+            if token.provider_call_id not in waiting:
+                continue
+            del waiting[token.provider_call_id]
+            call_id = self.runtime.submit(
+                token.tool_name,
+                token.tool_input,
+                session_id=session_id,
+                provider_call_id=token.provider_call_id,
+                conversation_id=session_id,
+                deferred=True,
+            )
+            self.tokens.bind(
+                TokenRecord(
+                    token.token, session_id, call_id, token.provider_call_id, token.tool_name
+                )
+            )
+            session.await_outcome(call_id, token.provider_call_id)
+            if token.completed_at is not None:
+                completed_while_down.append((call_id, token))
+        for tool_use_id, name in waiting.items():
+            session.lost(tool_use_id, name)
+        await self._start(session)
+        for call_id, token in completed_while_down:  # now the session hears of it
+            self.runtime.complete(call_id, token.result, error=token.error)
+        return session
+
+    def _new_session(
+        self,
+        session_id: str,
+        config: AgentConfig,
+        provider: Provider | None,
+        scope: Scope,
+        parent: str | None,
+    ) -> Session:
+        if parent is not None:
+            self.lineage.add(session_id, parent)
         if config.max_running_per_session is not None:
             self.runtime.set_session_cap(session_id, config.max_running_per_session)
-        session = Session(
+        self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
+        return Session(
             session_id,
             config,
             runtime=self.runtime,
@@ -112,11 +191,12 @@ class Host:
             view=self._view,
             tokens=self.tokens,
             scope=scope,
+            store=self.store,
         )
-        if history is not None:
-            session.restore(history)
-        self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
-        self._sessions[session_id] = session
+
+    async def _start(self, session: Session) -> Session:
+        assert self._group is not None
+        self._sessions[session.session_id] = session
         await self._group.start(self._run, session)
         return session
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -33,6 +34,7 @@ from agentos._provider import Block, Message, ModelRequest, Provider, ProviderEr
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._snapshot import CallSnapshot
+from agentos._store import SessionStore, StoreError
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import CAPABILITIES, SystemToolbox
 from components import CallEventKind, CallId, CallStatus, Json
@@ -96,6 +98,7 @@ class Session:
         view: ContextView,
         tokens: ContinuationTokens,
         scope: Scope = Scope.OWN,
+        store: SessionStore | None = None,
     ) -> None:
         self.session_id = session_id
         self.config = config
@@ -118,6 +121,10 @@ class Session:
         """Calls answered by a placeholder whose outcome is not delivered yet -> tool_use id."""
         self._held: list[CallId] = []
         self._shapes: dict[CallId, _Shape] = {}
+        self._lost: list[tuple[str, str]] = []
+        self._store = store
+        self._dirty_from = 0
+        """History from this index on is not in the store yet."""
         self._cache: dict[tuple[str, str], Json] = {}
         """Results of ``cache``-decorated calls, by tool and input (this session only)."""
         self._changed = anyio.Event()
@@ -135,10 +142,38 @@ class Session:
             raise RuntimeError(f"session {self.session_id!r} is stopped")
         self._enqueue(_UserMessage(text))
 
-    def restore(self, history: list[Message]) -> None:
-        """Take over an earlier conversation's messages (before the loop starts)."""
-        self.history = [dict(message) for message in history]
+    def restore(self, history: list[Message]) -> list[tuple[str, str]]:
+        """Take over an earlier conversation (before the loop starts).
+
+        A ``tool_use`` left without a result gets one saying the call was lost.
+        Returns the calls that were still waiting (placeholder, no outcome
+        delivered) as ``(tool_use_id, tool_name)``: the host re-creates the
+        deferred ones and calls ``lost`` for the rest.
+        """
+        self.history = repair_history(history)
+        self._dirty_from = len(history) if self.history == history else 0
         self.calls.load(self.session_id, self.history)
+        return waiting_calls(self.history)
+
+    def lost(self, tool_use_id: str, tool_name: str) -> None:
+        """The model will be told, before its next request, that this call did not survive."""
+        self._lost.append((tool_use_id, tool_name))
+
+    def await_outcome(self, call_id: CallId, tool_use_id: str) -> None:
+        """Deliver this call's outcome later, as for any call that got a placeholder."""
+        self._outstanding[call_id] = tool_use_id
+
+    def _lost_notices(self) -> list[Block]:
+        notices: list[Block] = [
+            {
+                "type": "text",
+                "text": f"[tool call {tool_use_id} ({name}) was lost in a restart: orphaned. "
+                "Call it again if it is still needed.]",
+            }
+            for tool_use_id, name in self._lost
+        ]
+        self._lost.clear()
+        return notices
 
     def stop(self) -> None:
         if self.status is not SessionStatus.STOPPED:
@@ -233,7 +268,8 @@ class Session:
     # ------------------------------------------------------------------ a turn
 
     async def _turn(self, blocks: list[Block]) -> None:
-        self._append_user(blocks)
+        self._append_user(self._lost_notices() + blocks)
+        await self._persist()
         for _ in range(self.config.max_steps_per_turn):
             self._set_status(SessionStatus.THINKING)
             request = ModelRequest(
@@ -266,11 +302,14 @@ class Session:
             if not response.content:
                 break
             self.history.append({"role": "assistant", "content": response.content})
+            self._dirty_from = min(self._dirty_from, len(self.history) - 1)
             uses = response.tool_uses
             if not uses:
-                break
+                break  # a tool_use is stored only together with its tool_result
             self._append_user(await self._run_tool_uses(uses))
+            await self._persist()
         self._set_status(SessionStatus.IDLE)
+        await self._persist()
 
     def _append_user(self, blocks: list[Block]) -> None:
         """Add to the pending user turn: a partial turn is extended, never stacked."""
@@ -281,6 +320,21 @@ class Session:
             self.history[-1] = {"role": "user", "content": [*content, *blocks]}
         else:
             self.history.append({"role": "user", "content": blocks})
+        self._dirty_from = min(self._dirty_from, len(self.history) - 1)
+
+    async def _persist(self) -> None:
+        """Commit what changed since the last commit, in one transaction."""
+        if self._store is None or self._dirty_from > len(self.history):
+            return
+        keep = self._dirty_from
+        try:
+            await self._store.commit_turn(
+                self.session_id, status=self.status.value, keep=keep, messages=self.history[keep:]
+            )
+        except StoreError as error:  # kept in memory; the next commit tries again
+            self.errors.append(f"store: {error}")
+        else:
+            self._dirty_from = len(self.history)
 
     async def _run_tool_uses(self, uses: list[Block]) -> list[Block]:
         results: dict[str, Block] = {}
@@ -532,6 +586,65 @@ class _Shape:
 
 
 _NO_SHAPE = _Shape()
+
+
+_OUTCOME = re.compile(r"^\[tool call (\S+) \(")
+
+
+def repair_history(history: list[Message]) -> list[Message]:
+    """A copy in which every ``tool_use`` has a ``tool_result`` in the next user message.
+
+    A restored history may end (or break off) after the model's tool calls;
+    each unanswered one gets a result saying it was lost in a restart.
+    """
+    repaired = [dict(message) for message in history]
+    index = 0
+    while index < len(repaired):
+        message = repaired[index]
+        uses = [b["id"] for b in _blocks(message) if b.get("type") == "tool_use"]
+        if message.get("role") == "assistant" and uses:
+            following = repaired[index + 1] if index + 1 < len(repaired) else None
+            if following is None or following.get("role") != "user":
+                following = {"role": "user", "content": []}
+                repaired.insert(index + 1, following)
+            blocks = _blocks(following)
+            answered = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
+            lost = [
+                _tool_result(use, "lost in a restart: the call no longer exists", error=True)
+                for use in uses
+                if use not in answered
+            ]
+            following["content"] = [*lost, *blocks]
+        index += 1
+    return repaired
+
+
+def waiting_calls(history: list[Message]) -> list[tuple[str, str]]:
+    """Calls answered by a placeholder whose outcome the history has not delivered."""
+    names = {
+        b["id"]: b.get("name", "")
+        for m in history
+        for b in _blocks(m)
+        if b.get("type") == "tool_use"
+    }
+    waiting: dict[str, str] = {}
+    for message in history:
+        for block in _blocks(message):
+            if block.get("type") == "tool_result" and PLACEHOLDER_KEY in str(block.get("content")):
+                tool_use_id = str(block.get("tool_use_id"))
+                waiting[tool_use_id] = names.get(tool_use_id, "")
+            elif block.get("type") == "text":
+                delivered = _OUTCOME.match(str(block.get("text", "")))
+                if delivered:
+                    waiting.pop(delivered.group(1), None)
+    return list(waiting.items())
+
+
+def _blocks(message: Message) -> list[Block]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or () if isinstance(b, dict)]
 
 
 def _tool_result(tool_use_id: str, content: str, *, error: bool = False) -> Block:

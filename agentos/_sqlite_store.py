@@ -8,6 +8,7 @@ a ``StoreError`` naming the file and what to do; nothing is ever overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Self
 
 import aiosqlite
+import anyio
 import platformdirs
 
 from agentos._provider import Message
@@ -76,6 +78,8 @@ class SqliteStore:
         self.path = path
         self._db = connection
         self._now = clock
+        self._writer = anyio.Lock()
+        """One transaction at a time: sessions and token completions share the connection."""
 
     @classmethod
     async def open(
@@ -304,26 +308,38 @@ class _Transaction:
         self._store = store
 
     async def __aenter__(self) -> aiosqlite.Connection:
+        await self._store._writer.acquire()
         try:
             await self._store._db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as error:
-            raise _explain(self._store.path, error) from None
+        except BaseException as error:
+            self._store._writer.release()
+            if isinstance(error, sqlite3.Error):
+                raise _explain(self._store.path, error) from None
+            raise
         return self._store._db
 
     async def __aexit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         db = self._store._db
-        if exc_type is not None:
-            await db.rollback()
-            if issubclass(exc_type, sqlite3.Error):
-                error = rest[0]
-                assert isinstance(error, sqlite3.Error)
-                raise _explain(self._store.path, error) from None
-            return
         try:
-            await db.commit()
-        except sqlite3.Error as error:
-            await db.rollback()
-            raise _explain(self._store.path, error) from None
+            if exc_type is not None:
+                await _rollback(db)
+                if issubclass(exc_type, sqlite3.Error):
+                    error = rest[0]
+                    assert isinstance(error, sqlite3.Error)
+                    raise _explain(self._store.path, error) from None
+                return
+            try:
+                await db.commit()
+            except sqlite3.Error as error:
+                await _rollback(db)
+                raise _explain(self._store.path, error) from None
+        finally:
+            self._store._writer.release()
+
+
+async def _rollback(db: aiosqlite.Connection) -> None:
+    with contextlib.suppress(sqlite3.Error):  # nothing to undo is fine
+        await db.rollback()
 
 
 async def _insert_messages(

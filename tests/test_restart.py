@@ -1,0 +1,149 @@
+"""Sessions that outlive the process: restore from the store, orphaned calls, tokens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agentos import AgentConfig, Caller, ManualClock, Runtime, ScriptedProvider
+from agentos._agent_config import Disposition, ToolPolicy, YieldOnTimeout
+from agentos._host import Host
+from agentos._provider import last_tool_results, last_user_text, text, tool_calls
+from agentos._sqlite_store import SqliteStore
+from agentos._store import Completion
+from agentos.testing import Puppet, settle
+
+pytestmark = pytest.mark.anyio
+
+CONFIG = AgentConfig(
+    policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
+    async_yield_strategy=YieldOnTimeout(milliseconds=1),
+)
+
+
+def script() -> ScriptedProvider:
+    return ScriptedProvider(
+        (
+            lambda r: "kickoff" in last_user_text(r) and not last_tool_results(r),
+            lambda r: tool_calls(("puppet", {"label": "slow"}), ("approve", {"label": "ok?"})),
+        ),
+        (lambda r: bool(last_tool_results(r)), lambda r: text("both are under way")),
+        (lambda r: True, lambda r: text(f"noted: {last_user_text(r)}")),
+    )
+
+
+async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    path = tmp_path / "agentos.db"
+    puppet, approve = Puppet(), Puppet(name="approve")
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
+        Host(runtime, script(), store=store) as host,
+    ):
+        session = await host.create_session(CONFIG, session_id="s")
+        session.post("kickoff both")
+        with anyio.fail_after(5):
+            while not (session.idle and len(session.history) == 4):
+                await settle(runtime)
+        uses = {b["name"]: b["id"] for b in session.history[1]["content"]}
+        placeholder = json.loads(session.history[2]["content"][1]["content"])
+        token = placeholder["continuation_token"]
+    # The process is gone: a new runtime, a new host, the same file.
+    puppet, approve = Puppet(), Puppet(name="approve")
+    provider = script()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.resume("s")
+        caller = Caller("s", conversation_id="s")
+        slow = await host.toolbox.get_tool_call_status(caller, uses["puppet"])
+        deferred = await host.toolbox.get_tool_call_status(caller, uses["approve"])
+        assert (slow["status"], slow["is_final"]) == ("orphaned", True)
+        assert deferred["status"] == "pending"
+        assert await host.complete(token, {"approved": True}) is Completion.APPLIED
+        assert await host.complete(token, {"approved": True}) is Completion.ALREADY_COMPLETED
+        with anyio.fail_after(5):
+            while not (session.idle and len(provider.requests) == 1):
+                await settle(runtime)
+        told = last_user_text(provider.requests[0])
+        assert f"[tool call {uses['puppet']} (puppet) was lost in a restart" in told
+        assert f"[tool call {uses['approve']} (approve) finished: completed]" in told
+        assert '{"approved": true}' in told
+
+
+async def test_a_token_completed_while_the_process_was_down(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    path = tmp_path / "agentos.db"
+    approve = Puppet(name="approve")
+    config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    provider = ScriptedProvider(
+        (lambda r: not last_tool_results(r) and "ask" in last_user_text(r),
+         lambda r: tool_calls(("approve", {}))),
+        (lambda r: True, lambda r: text("ok")),
+    )  # fmt: skip
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([approve.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(config, session_id="s")
+        session.post("ask")
+        with anyio.fail_after(5):
+            while not (session.idle and len(session.history) == 4):
+                await settle(runtime)
+        (stored,) = await store.tokens_of("s")
+    async with await SqliteStore.open(path) as store:
+        assert await store.complete_token(stored.token, "yes") is Completion.APPLIED
+    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([approve.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.resume("s")
+        with anyio.fail_after(5):
+            while not (session.idle and provider.requests):
+                await settle(runtime)
+        assert "finished: completed] result: yes" in last_user_text(provider.requests[0])
+
+
+async def test_resume_errors(tmp_path: Path, clock: ManualClock) -> None:
+    async with (
+        await SqliteStore.open(tmp_path / "a.db") as store,
+        Runtime([], clock=clock) as runtime,
+        Host(runtime, ScriptedProvider(), store=store) as host,
+    ):
+        with pytest.raises(LookupError, match="no session with id 'ghost'"):
+            await host.resume("ghost")
+        await host.create_session(session_id="here")
+        with pytest.raises(ValueError, match="already running here"):
+            await host.resume("here")
+    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+        with pytest.raises(RuntimeError, match="needs a Host with a store"):
+            await host.resume("here")
+
+
+def test_an_unanswered_tool_use_is_repaired() -> None:
+    from agentos._session import repair_history, waiting_calls
+
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}],
+        },
+    ]
+    repaired = repair_history(history)
+    assert repaired[2]["content"][0]["tool_use_id"] == "t1"
+    assert repaired[2]["content"][0]["is_error"] is True
+    assert waiting_calls(repaired) == []
+    assert len(history) == 2, "the input is not changed"
