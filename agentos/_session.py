@@ -188,6 +188,22 @@ class Session:
         while not (self.idle or self.status is SessionStatus.STOPPED):
             await self._changed.wait()
 
+    def outstanding(self) -> list[CallSnapshot]:
+        """Calls the model got a placeholder for and whose outcome is not delivered yet."""
+        return [self._runtime.status(call_id) for call_id in self._outstanding]
+
+    async def wait_settled(self, *, include_deferred: bool = False) -> None:
+        """Until idle with no outstanding call (deferred ones count only if asked)."""
+        while True:
+            waiting = [
+                call
+                for call in self.outstanding()
+                if include_deferred or not call.deferred
+            ]
+            if self.status is SessionStatus.STOPPED or (self.idle and not waiting):
+                return
+            await self._changed.wait()
+
     @property
     def replies(self) -> list[str]:
         """The text of every assistant message, in order."""

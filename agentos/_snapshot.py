@@ -52,6 +52,7 @@ class CallSnapshot(NamedTuple):
     cancel_reason: str | None
     overdue: bool
     label: str | None = None
+    deferred: bool = False
 
     @property
     def is_final(self) -> bool:
@@ -82,6 +83,7 @@ def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
         state.cancel_reason,
         state.overdue,
         config.label,
+        config.deferred,
     )
 
 
