@@ -324,8 +324,9 @@ class Session:
                 break  # a tool_use is stored only together with its tool_result
             self._append_user(await self._run_tool_uses(uses))
             await self._persist()
+        self.status = SessionStatus.IDLE
+        await self._persist()  # committed before anyone is told the turn is over
         self._set_status(SessionStatus.IDLE)
-        await self._persist()
 
     def _append_user(self, blocks: list[Block]) -> None:
         """Add to the pending user turn: a partial turn is extended, never stacked."""
