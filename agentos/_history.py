@@ -10,12 +10,18 @@ Anthropic Messages-format histories.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from components import CallStatus, Json
 
+_OUTCOME = re.compile(
+    r"^\[tool call (?P<id>\S+) \((?P<tool>[^)]*)\) finished: "
+    r"(?P<status>completed|failed|cancelled)\] (?P<kind>result|error): (?P<rest>.*)$",
+    re.DOTALL,
+)
 PLACEHOLDER_KEY = "agentos_placeholder"
 """A ``tool_result`` whose JSON content has this key true stands in for a call still running."""
 
@@ -76,6 +82,8 @@ class MessageHistory:
                     calls[block["id"]] = HistoryCall(block["id"], str(block.get("name", "")))
                 elif block.get("type") == "tool_result":
                     self._apply_result(calls, block)
+                elif block.get("type") == "text":
+                    self._apply_outcome(calls, str(block.get("text", "")))
         self._sessions[session_id] = {}
         for call in calls.values():
             self.record(session_id, call)
@@ -101,7 +109,25 @@ class MessageHistory:
                 call.call_id, call.tool_name, internal if isinstance(internal, str) else None
             )
             return
-        status = CallStatus.FAILED if block.get("is_error") else CallStatus.COMPLETED
+        status = CallStatus.COMPLETED
+        if block.get("is_error"):
+            cancelled = isinstance(value, str) and value.startswith(CallStatus.CANCELLED.value)
+            status = CallStatus.CANCELLED if cancelled else CallStatus.FAILED
+        calls[call.call_id] = HistoryCall(
+            call.call_id, call.tool_name, call.internal_id, status, value
+        )
+
+    @staticmethod
+    def _apply_outcome(calls: dict[str, HistoryCall], text: str) -> None:
+        """A late outcome the session delivered as text (see ``outcome_text``)."""
+        found = _OUTCOME.match(text)
+        if found is None or found["id"] not in calls:
+            return
+        call = calls[found["id"]]
+        status = CallStatus(found["status"])
+        value: Json = found["rest"]
+        if found["kind"] == "result":
+            value = _content_value(found["rest"])
         calls[call.call_id] = HistoryCall(
             call.call_id, call.tool_name, call.internal_id, status, value
         )

@@ -195,11 +195,7 @@ class Session:
     async def wait_settled(self, *, include_deferred: bool = False) -> None:
         """Until idle with no outstanding call (deferred ones count only if asked)."""
         while True:
-            waiting = [
-                call
-                for call in self.outstanding()
-                if include_deferred or not call.deferred
-            ]
+            waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
             if self.status is SessionStatus.STOPPED or (self.idle and not waiting):
                 return
             await self._changed.wait()
@@ -502,14 +498,8 @@ class Session:
         if snapshot.status is CallStatus.COMPLETED:
             outcome = "result: " + shape.render(snapshot.result)
         else:
-            outcome = json.dumps({"error": _failure_text(snapshot)})
-        return {
-            "type": "text",
-            "text": (
-                f"[tool call {tool_use_id} ({snapshot.tool_name}) finished: "
-                f"{snapshot.status.value}] {outcome}"
-            ),
-        }
+            outcome = "error: " + _failure_text(snapshot)
+        return {"type": "text", "text": outcome_text(tool_use_id, snapshot, outcome)}
 
     def _overdue_block(self, call_id: CallId) -> Block:
         tool_use_id = self._outstanding[call_id]
@@ -678,6 +668,11 @@ def _failure_text(snapshot: CallSnapshot) -> str:
 
 
 def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:
-    status = CallStatus.COMPLETED if snapshot.status is CallStatus.COMPLETED else CallStatus.FAILED
-    result = snapshot.result if status is CallStatus.COMPLETED else _failure_text(snapshot)
-    return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, status, result)
+    result = snapshot.result if snapshot.status is CallStatus.COMPLETED else _failure_text(snapshot)
+    return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, snapshot.status, result)
+
+
+def outcome_text(tool_use_id: str, snapshot: CallSnapshot, outcome: str) -> str:
+    """``[tool call ID (tool) finished: STATUS] result: ...`` (read back by MessageHistory)."""
+    status = snapshot.status.value
+    return f"[tool call {tool_use_id} ({snapshot.tool_name}) finished: {status}] {outcome}"

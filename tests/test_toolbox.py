@@ -520,3 +520,43 @@ def test_fuzzed_arguments_never_raise_and_never_change_a_call(
             assert after == before
 
     anyio.run(main)
+
+
+def test_late_outcomes_and_cancellations_are_read_back_from_text() -> None:
+    history = MessageHistory()
+    history.load(
+        "s",
+        [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "toolu_a", "name": "calendar", "input": {}},
+                    {"type": "tool_use", "id": "toolu_b", "name": "calendar", "input": {}},
+                    {"type": "tool_use", "id": "toolu_c", "name": "calendar", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_a", "content": "x"},
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "toolu_b",
+                        "content": "cancelled (cancelled): stalled",
+                        "is_error": True,
+                    },
+                    {"type": "tool_result", "tool_use_id": "toolu_c", "content": "{}"},
+                    {
+                        "type": "text",
+                        "text": "[tool call toolu_a (calendar) finished: completed] "
+                        'result: {"n": 1}',
+                    },
+                ],
+            },
+        ],
+    )
+    a, b = history.find_call("s", "toolu_a"), history.find_call("s", "toolu_b")
+    assert a is not None
+    assert b is not None
+    assert (a.status, a.result) == ("completed", {"n": 1})
+    assert (b.status, b.result) == ("cancelled", "cancelled (cancelled): stalled")
