@@ -48,6 +48,7 @@ JOBS = (
     Job("raw anyio memory", "benchmarks._scale", ("--raw-anyio", "--calls", "100000")),
     Job("status", "benchmarks._status"),
     Job("idle", "benchmarks._idle"),
+    Job("sessions", "benchmarks._sessions"),
 )
 
 
@@ -69,6 +70,8 @@ TARGETS: dict[str, Target] = {
     "status.p99_us": at_most(30),
     "status.capability_p99_us": at_most(60),
     "idle.cpu_percent": at_most(2),
+    "sessions.event_to_request_p99_ms": at_most(2),
+    "sessions.rss_bytes_per_session": at_most(100_000),
 }
 
 HEADLINE = (
@@ -84,6 +87,10 @@ HEADLINE = (
     "status.p99_us",
     "status.capability_p99_us",
     "idle.cpu_percent",
+    "sessions.turns_per_s",
+    "sessions.event_to_request_p50_ms",
+    "sessions.event_to_request_p99_ms",
+    "sessions.rss_bytes_per_session",
 )
 """Printed first, in this order; every other figure follows, sorted."""
 

@@ -1,0 +1,169 @@
+"""Many sessions at once: 1,000 conversations on one Host, 5 turns each.
+
+A zero-latency scripted model answers every user message with three
+parallel tool calls (one response, three ``tool_use`` blocks) and every
+request that carries their results with a text, which ends the turn. Each
+tool sleeps 10 ms (``anyio.sleep``) and returns a small value. Every session
+posts its 5 user messages one after another (the next once the session is
+idle again), all 1,000 sessions at the same time, with the default
+``AgentConfig`` (asynchronous, yield when all done) and caps that never
+throttle.
+
+``sessions.event_to_request_*``: per turn, from the moment the last of the
+turn's three tools returns (read inside the tool just before it returns) to
+the moment the provider's ``complete`` is entered for the request that
+carries those results. ``sessions.rss_bytes_per_session``: RSS after the run
+(after ``gc.collect()``, host and sessions alive, histories held) minus RSS
+with the runtime and host open before any session exists, per session.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+from typing import Any
+
+import anyio
+
+import agentos
+from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, Session, ToolContext
+from benchmarks._common import Empty, Figures, emit, percentile, quiet_logs, settled_rss
+
+SESSIONS = 1_000
+TURNS = 5
+TOOLS_PER_TURN = 3
+TOOL_SECONDS = 0.01
+TOOL_NAME = "work"
+
+
+class Probe:
+    """What the tools and the model record: tool return times, and the delays seen."""
+
+    def __init__(self) -> None:
+        self.returned: dict[str, float] = {}
+        """session id -> when its latest tool returned (the last one of the turn wins)."""
+        self.delays: list[float] = []
+        """Seconds from the last tool of a turn returning to the next request being issued."""
+
+    def tool(self) -> agentos.Tool[Empty]:
+        returned = self.returned
+        clock = time.perf_counter
+
+        @agentos.tool(name=TOOL_NAME)
+        async def work(args: Empty, ctx: ToolContext) -> int:
+            """Sleeps 10 ms and returns a small value."""
+            await anyio.sleep(TOOL_SECONDS)
+            returned[ctx.session_id] = clock()
+            return 7
+
+        return work
+
+
+class BenchModel:
+    """A zero-latency model: three parallel tool calls for a user message, text for results.
+
+    Cheaper than ``ScriptedProvider``: no rule list, and it keeps no requests.
+    Every response is built fresh, as a real provider's would be.
+    """
+
+    name = "bench"
+
+    def __init__(self, probe: Probe) -> None:
+        self._probe = probe
+        self._ids = itertools.count()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        entered = time.perf_counter()
+        content = request.messages[-1]["content"]
+        if isinstance(content, list) and content and content[0].get("type") == "tool_result":
+            returned = self._probe.returned.pop(request.session_id)
+            self._probe.delays.append(entered - returned)
+            return ModelResponse([{"type": "text", "text": "done"}], "end_turn")
+        uses: list[dict[str, Any]] = [
+            {"type": "tool_use", "id": f"toolu_{next(self._ids)}", "name": TOOL_NAME, "input": {}}
+            for _ in range(TOOLS_PER_TURN)
+        ]
+        return ModelResponse(uses, "tool_use")
+
+
+async def converse(session: Session, turns: int) -> None:
+    for turn in range(turns):
+        session.post(f"turn {turn}: do three things")
+        await session.wait_idle()
+
+
+def check(sessions: list[Session], turns: int) -> None:
+    """Every session ran every turn to its final text, with no error."""
+    for session in sessions:
+        if session.errors:
+            raise RuntimeError(f"{session.session_id}: {session.errors}")
+        if session.requests != 2 * turns or len(session.history) != 4 * turns:
+            raise RuntimeError(
+                f"{session.session_id}: {session.requests} requests and "
+                f"{len(session.history)} messages after {turns} turns"
+            )
+        if session.replies[-1] != "done":
+            raise RuntimeError(f"{session.session_id}: last reply {session.replies[-1]!r}")
+
+
+async def measure(count: int, turns: int) -> Figures:
+    probe = Probe()
+    async with (
+        Runtime(
+            [probe.tool()],
+            max_running=TOOLS_PER_TURN * count,
+            max_running_per_session=TOOLS_PER_TURN,
+        ) as runtime,
+        Host(runtime, BenchModel(probe)) as host,
+    ):
+        config = AgentConfig()
+        before = settled_rss()
+        sessions = [
+            await host.create_session(config, session_id=f"session-{number}")
+            for number in range(count)
+        ]
+        ticks_before = runtime.statistics().ticks
+        started = time.perf_counter()
+        with anyio.fail_after(120):
+            async with anyio.create_task_group() as group:
+                for session in sessions:
+                    group.start_soon(converse, session, turns)
+        wall = time.perf_counter() - started
+        after = settled_rss()
+        check(sessions, turns)
+        ticks = runtime.statistics().ticks - ticks_before
+    delays_ms = [delay * 1000 for delay in probe.delays]
+    if len(delays_ms) != count * turns:
+        raise RuntimeError(f"expected {count * turns} delays, got {len(delays_ms)}")
+    return {
+        "sessions.count": count,
+        "sessions.turns": count * turns,
+        "sessions.wall_seconds": round(wall, 3),
+        "sessions.turns_per_s": round(count * turns / wall, 1),
+        "sessions.event_to_request_p50_ms": round(percentile(delays_ms, 0.5), 3),
+        "sessions.event_to_request_p99_ms": round(percentile(delays_ms, 0.99), 3),
+        "sessions.event_to_request_max_ms": round(max(delays_ms), 3),
+        "sessions.rss_bytes_per_session": round((after - before) / count, 1),
+        "sessions.ticks": ticks,
+    }
+
+
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks._sessions")
+    parser.add_argument("--sessions", type=positive, default=SESSIONS)
+    parser.add_argument("--turns", type=positive, default=TURNS)
+    options = parser.parse_args()
+    quiet_logs()
+    emit(anyio.run(measure, options.sessions, options.turns))
+
+
+if __name__ == "__main__":
+    main()
