@@ -8,7 +8,7 @@ which is why the calls are part of the input.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -18,9 +18,11 @@ from agentos._snapshot import CallSnapshot
 
 @dataclass(frozen=True, slots=True)
 class ViewInput:
+    """``calls`` is a function, so a view that does not need the calls does not pay for them."""
+
     session_id: str
     history: Sequence[Message]
-    calls: Sequence[CallSnapshot]
+    calls: Callable[[], Sequence[CallSnapshot]]
 
 
 class ContextView(Protocol):

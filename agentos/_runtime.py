@@ -17,7 +17,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
@@ -85,6 +85,7 @@ EVENT_BUFFER = 10_000
 """Events a subscriber may fall behind by before the newest are dropped (and counted)."""
 
 _UNSET: Any = object()
+log = structlog.get_logger("agentos")
 _PLAIN = frozenset({str, int, bool, type(None)})
 """Value types an input can hold and be stored as it is (floats need a finiteness check)."""
 
@@ -133,6 +134,7 @@ class Runtime:
         self._running: dict[Entity, ToolContext] = {}
         self._looks: dict[Entity, dict[SessionId, int]] = {}
         self._subscribers: dict[SessionId, list[MemoryObjectSendStream[CallEvent]]] = {}
+        self._callbacks: dict[SessionId, list[Callable[[CallEvent], None]]] = {}
         self._events_dropped = 0
         self._opened = False
         self._closed = False
@@ -540,8 +542,34 @@ class Runtime:
                 streams.remove(send)
             if not streams:
                 self._subscribers.pop(sid, None)
-                self._ctx.subscribed.discard(sid)
+                if sid not in self._callbacks:
+                    self._ctx.subscribed.discard(sid)
             send.close()
+
+    def on_call_events(
+        self, session_id: str, callback: Callable[[CallEvent], None]
+    ) -> Callable[[], None]:
+        """Call ``callback`` with each of the session's call events, right after its tick.
+
+        The cheapest way to listen (no stream, no task): the callback must be
+        quick and must not call back into the runtime. Returns a function that
+        stops the calls.
+        """
+        _check_text("session_id", session_id)
+        sid = SessionId(session_id)
+        self._callbacks.setdefault(sid, []).append(callback)
+        self._ctx.subscribed.add(sid)
+
+        def unsubscribe() -> None:
+            callbacks = self._callbacks.get(sid, [])
+            if callback in callbacks:
+                callbacks.remove(callback)
+            if not callbacks:
+                self._callbacks.pop(sid, None)
+                if sid not in self._subscribers:
+                    self._ctx.subscribed.discard(sid)
+
+        return unsubscribe
 
     def status_threadsafe(self, call_id: str, timeout: float | None = 10.0) -> CallSnapshot:
         """``status`` for code running in another thread (a sync tool, a UI thread).
@@ -675,6 +703,14 @@ class Runtime:
                         stream.send_nowait(event)
                     except anyio.WouldBlock:
                         self._events_dropped += 1
+            for callback in self._callbacks.get(session, ()):
+                for event in events:
+                    try:
+                        callback(event)
+                    except Exception as error:  # a listener's bug stays its own
+                        log.warning(
+                            "call_event_listener.failed", session_id=session, error=str(error)
+                        )
         effects.clear()
 
     def _start(self, entity: Entity) -> None:

@@ -37,7 +37,7 @@ from agentos._snapshot import CallSnapshot
 from agentos._store import SessionStore, StoreError
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import CAPABILITIES, SystemToolbox
-from components import CallEventKind, CallId, CallStatus, Json
+from components import CallEvent, CallEventKind, CallId, CallStatus, Json
 
 
 class SessionStatus(StrEnum):
@@ -127,7 +127,7 @@ class Session:
         """History from this index on is not in the store yet."""
         self._cache: dict[tuple[str, str], Json] = {}
         """Results of ``cache``-decorated calls, by tool and input (this session only)."""
-        self._changed = anyio.Event()
+        self._changed: anyio.Event | None = None
         self._tools = self._tool_definitions()
 
     # ------------------------------------------------------------------ the API
@@ -186,7 +186,7 @@ class Session:
     async def wait_idle(self) -> None:
         """Until the model has answered everything posted and no event is waiting."""
         while not (self.idle or self.status is SessionStatus.STOPPED):
-            await self._changed.wait()
+            await self._next_change()
 
     def outstanding(self) -> list[CallSnapshot]:
         """Calls the model got a placeholder for and whose outcome is not delivered yet."""
@@ -198,7 +198,12 @@ class Session:
             waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
             if self.status is SessionStatus.STOPPED or (self.idle and not waiting):
                 return
-            await self._changed.wait()
+            await self._next_change()
+
+    async def _next_change(self) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     @property
     def replies(self) -> list[str]:
@@ -212,33 +217,29 @@ class Session:
     # ------------------------------------------------------------------ the loop
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        async with (
-            self._runtime.subscribe(self.session_id) as call_events,
-            anyio.create_task_group() as group,
-        ):
-            group.start_soon(self._pump, call_events)
-            task_status.started()
-            try:
-                while True:
-                    batch = await self._next_batch()
-                    if any(isinstance(event, _Stop) for event in batch):
-                        break
-                    blocks = self._blocks_for(batch)
-                    if blocks:
-                        await self._turn(blocks)
-                    self._handled(len(batch))
-            finally:
-                self._set_status(SessionStatus.STOPPED)
-                self._send.close()
-                self._receive.close()
-                group.cancel_scope.cancel()
+        unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
+        task_status.started()
+        try:
+            while True:
+                batch = await self._next_batch()
+                if any(isinstance(event, _Stop) for event in batch):
+                    break
+                blocks = self._blocks_for(batch)
+                if blocks:
+                    await self._turn(blocks)
+                self._handled(len(batch))
+        finally:
+            unsubscribe()
+            self._set_status(SessionStatus.STOPPED)
+            self._send.close()
+            self._receive.close()
 
-    async def _pump(self, call_events: anyio.abc.ObjectReceiveStream[Any]) -> None:
-        async for event in call_events:
-            if event.kind in _FINAL_EVENTS:
-                self._enqueue(_CallFinished(event.call_id))
-            elif event.kind is CallEventKind.OVERDUE:
-                self._enqueue(_CallOverdue(event.call_id))
+    def _on_call_event(self, event: CallEvent) -> None:
+        """Called by the kernel right after the tick that made the change."""
+        if event.kind in _FINAL_EVENTS:
+            self._enqueue(_CallFinished(event.call_id))
+        elif event.kind is CallEventKind.OVERDUE:
+            self._enqueue(_CallOverdue(event.call_id))
 
     async def _next_batch(self) -> list[_Event]:
         if self._backlog:
@@ -287,11 +288,7 @@ class Session:
             request = ModelRequest(
                 model=self.config.model,
                 system=self.config.system_prompt,
-                messages=self._view.build(
-                    ViewInput(
-                        self.session_id, self.history, self._runtime.list_calls(self.session_id)
-                    )
-                ),
+                messages=self._view.build(ViewInput(self.session_id, self.history, self._calls)),
                 tools=self._tools,
                 max_tokens=self.config.max_tokens,
                 session_id=self.session_id,
@@ -517,6 +514,9 @@ class Session:
 
     # ------------------------------------------------------------------ plumbing
 
+    def _calls(self) -> list[CallSnapshot]:
+        return self._runtime.list_calls(self.session_id)
+
     def _status(self, call_id: CallId) -> CallSnapshot:
         return self._runtime.status(call_id)
 
@@ -555,8 +555,9 @@ class Session:
         self._notify_change()
 
     def _notify_change(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        if self._changed is not None:  # only made when someone waits
+            self._changed.set()
+            self._changed = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ answer a nonexistent id gets.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -147,8 +148,7 @@ class SystemToolbox:
     @staticmethod
     def definitions(names: list[str] | None = None) -> list[dict[str, Any]]:
         """Tool definitions for the model, for all capabilities or the ``names`` given."""
-        chosen = CAPABILITIES if names is None else {name: CAPABILITIES[name] for name in names}
-        return [capability.definition() for capability in chosen.values()]
+        return list(_definitions(tuple(CAPABILITIES if names is None else names)))
 
     async def invoke(self, name: str, arguments: object, caller: Caller) -> CapabilityResult:
         """Run a capability on the model's raw arguments (a JSON text or a JSON value).
@@ -312,6 +312,12 @@ class SystemToolbox:
             "is_final": True,
             "changed_since_last_look": changed,
         }
+
+
+@functools.cache
+def _definitions(names: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    """Built once per set of names: JSON schemas are costly to make for every session."""
+    return tuple(CAPABILITIES[name].definition() for name in names)
 
 
 def _status(snapshot: CallSnapshot, changed: bool, include_progress: bool) -> JsonObject:

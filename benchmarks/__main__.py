@@ -49,6 +49,11 @@ JOBS = (
     Job("status", "benchmarks._status"),
     Job("idle", "benchmarks._idle"),
     Job("sessions", "benchmarks._sessions"),
+    Job(
+        "sessions, light load",
+        "benchmarks._sessions",
+        ("--sessions", "10", "--turns", "20", "--prefix", "sessions.light."),
+    ),
 )
 
 
@@ -90,6 +95,7 @@ HEADLINE = (
     "sessions.turns_per_s",
     "sessions.event_to_request_p50_ms",
     "sessions.event_to_request_p99_ms",
+    "sessions.light.event_to_request_p99_ms",
     "sessions.rss_bytes_per_session",
 )
 """Printed first, in this order; every other figure follows, sorted."""

@@ -160,9 +160,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks._sessions")
     parser.add_argument("--sessions", type=positive, default=SESSIONS)
     parser.add_argument("--turns", type=positive, default=TURNS)
+    parser.add_argument("--prefix", default="sessions.", help="prefix of every figure's name")
     options = parser.parse_args()
     quiet_logs()
-    emit(anyio.run(measure, options.sessions, options.turns))
+    figures = anyio.run(measure, options.sessions, options.turns)
+    emit({options.prefix + name.removeprefix("sessions."): v for name, v in figures.items()})
 
 
 if __name__ == "__main__":
