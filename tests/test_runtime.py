@@ -343,3 +343,29 @@ async def test_only_deferred_calls_can_be_completed_from_outside(clock: ManualCl
             runtime.complete(deferred, {1, 2})
         assert runtime.status(ordinary).status is CallStatus.RUNNING
         assert runtime.status(deferred).status is CallStatus.PENDING
+
+
+async def test_call_event_listeners_hear_their_session_and_cannot_break_it(
+    clock: ManualClock,
+) -> None:
+    puppet = Puppet()
+    heard: list[tuple[str, str]] = []
+
+    def broken(event: object) -> None:
+        raise RuntimeError("listener bug")
+
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        stop = runtime.on_call_events("mine", lambda e: heard.append((e.call_id, e.kind)))
+        runtime.on_call_events("mine", broken)
+        call = runtime.submit("puppet", {}, session_id="mine")
+        runtime.submit("puppet", {}, session_id="other")
+        await settle(runtime)
+        puppet.complete(call, 1)
+        assert (await runtime.wait(call)).result == 1
+        stop()
+        runtime.cancel(runtime.submit("puppet", {}, session_id="mine"))
+    assert heard == [
+        (call, CallEventKind.QUEUED),
+        (call, CallEventKind.STARTED),
+        (call, CallEventKind.COMPLETED),
+    ]
