@@ -4,6 +4,8 @@ Every tool call is an entity in an esper world; systems move calls through
 their life each tick. This module re-exports the public API.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from agentos._agent_config import (
     AgentConfig,
     Disposition,
@@ -13,7 +15,6 @@ from agentos._agent_config import (
     YieldOnTimeout,
     YieldWhenAllDone,
 )
-from agentos._anthropic import AnthropicProvider
 from agentos._clock import Clock, ManualClock, SystemClock
 from agentos._context import ToolContext
 from agentos._errors import (
@@ -127,3 +128,15 @@ __all__ = [
     "run_process",
     "tool",
 ]
+
+if TYPE_CHECKING:
+    from agentos._anthropic import AnthropicProvider
+
+
+def __getattr__(name: str) -> Any:
+    """``AnthropicProvider`` is imported on first use: the SDK takes a second to import."""
+    if name == "AnthropicProvider":
+        from agentos._anthropic import AnthropicProvider
+
+        return AnthropicProvider
+    raise AttributeError(f"module 'agentos' has no attribute {name!r}")

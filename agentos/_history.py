@@ -19,7 +19,7 @@ from components import CallStatus, Json
 
 _OUTCOME = re.compile(
     r"^\[tool call (?P<id>\S+) \((?P<tool>[^)]*)\) finished: "
-    r"(?P<status>completed|failed|cancelled)\] (?P<kind>result|error): (?P<rest>.*)$",
+    r"(?P<status>completed|failed|cancelled|orphaned)\] (?P<kind>result|error): (?P<rest>.*)$",
     re.DOTALL,
 )
 PLACEHOLDER_KEY = "agentos_placeholder"
@@ -97,6 +97,11 @@ class MessageHistory:
     def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
         return self._sessions.get(session_id, {}).get(call_id)
 
+    def calls(self, session_id: str) -> list[HistoryCall]:
+        """Every call of the session once, in the order the history made them."""
+        unique = {call.call_id: call for call in self._sessions.get(session_id, {}).values()}
+        return list(unique.values())
+
     @staticmethod
     def _apply_result(calls: dict[str, HistoryCall], block: Mapping[str, Any]) -> None:
         call = calls.get(str(block.get("tool_use_id")))
@@ -116,6 +121,8 @@ class MessageHistory:
         calls[call.call_id] = HistoryCall(
             call.call_id, call.tool_name, call.internal_id, status, value
         )
+        if isinstance(value, dict) and not block.get("is_error"):
+            _apply_capability(calls, call.tool_name, value)
 
     @staticmethod
     def _apply_outcome(calls: dict[str, HistoryCall], text: str) -> None:
@@ -131,6 +138,25 @@ class MessageHistory:
         calls[call.call_id] = HistoryCall(
             call.call_id, call.tool_name, call.internal_id, status, value
         )
+
+
+def _apply_capability(
+    calls: dict[str, HistoryCall], capability: str, answer: dict[str, Json]
+) -> None:
+    """What the model learned through a capability about another call: its end."""
+    if capability == "cancel_tool_call" and answer.get("cancelled") is True:
+        status, value = CallStatus.CANCELLED, None
+    elif capability == "get_tool_call_status" and answer.get("is_final") is True:
+        status = CallStatus(str(answer.get("status")))
+        value = answer.get("result")
+    else:
+        return
+    named = answer.get("tool_call_id")
+    for key, call in list(calls.items()):
+        if named in (call.call_id, call.internal_id) and call.status is None:
+            if status is CallStatus.ORPHANED:
+                return
+            calls[key] = HistoryCall(call.call_id, call.tool_name, call.internal_id, status, value)
 
 
 def _content_value(content: object) -> Json:

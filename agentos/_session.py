@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -167,8 +166,8 @@ class Session:
         notices: list[Block] = [
             {
                 "type": "text",
-                "text": f"[tool call {tool_use_id} ({name}) was lost in a restart: orphaned. "
-                "Call it again if it is still needed.]",
+                "text": f"[tool call {tool_use_id} ({name}) finished: orphaned] error: lost in "
+                "a restart; call it again if it is still needed",
             }
             for tool_use_id, name in self._lost
         ]
@@ -447,10 +446,11 @@ class Session:
     async def _capability(self, tool_use_id: str, name: str, arguments: object) -> Block:
         result = await self._toolbox.invoke(name, arguments, self._caller)
         content = result.content
-        if name == "get_tool_call_status" and content.get("is_final") is True:
-            read = content.get("tool_call_id")
-            if isinstance(read, str) and CallId(read) in self._outstanding:
-                self._record_outcome(CallId(read))
+        read = content.get("tool_call_id")
+        final = name == "get_tool_call_status" and content.get("is_final") is True
+        stopped = name == "cancel_tool_call" and content.get("cancelled") is True
+        if (final or stopped) and isinstance(read, str) and CallId(read) in self._outstanding:
+            self._record_outcome(CallId(read))  # the model knows: no late outcome
         return _tool_result(tool_use_id, result.to_json(), error=result.is_error)
 
     # ------------------------------------------------------------------ rendering
@@ -596,9 +596,6 @@ class _Shape:
 _NO_SHAPE = _Shape()
 
 
-_OUTCOME = re.compile(r"^\[tool call (\S+) \(")
-
-
 def repair_history(history: list[Message]) -> list[Message]:
     """A copy in which every ``tool_use`` has a ``tool_result`` in the next user message.
 
@@ -628,24 +625,10 @@ def repair_history(history: list[Message]) -> list[Message]:
 
 
 def waiting_calls(history: list[Message]) -> list[tuple[str, str]]:
-    """Calls answered by a placeholder whose outcome the history has not delivered."""
-    names = {
-        b["id"]: b.get("name", "")
-        for m in history
-        for b in _blocks(m)
-        if b.get("type") == "tool_use"
-    }
-    waiting: dict[str, str] = {}
-    for message in history:
-        for block in _blocks(message):
-            if block.get("type") == "tool_result" and PLACEHOLDER_KEY in str(block.get("content")):
-                tool_use_id = str(block.get("tool_use_id"))
-                waiting[tool_use_id] = names.get(tool_use_id, "")
-            elif block.get("type") == "text":
-                delivered = _OUTCOME.match(str(block.get("text", "")))
-                if delivered:
-                    waiting.pop(delivered.group(1), None)
-    return list(waiting.items())
+    """Calls answered by a placeholder whose end the history never told the model."""
+    index = MessageHistory()
+    index.load("", history)
+    return [(call.call_id, call.tool_name) for call in index.calls("") if not call.has_result]
 
 
 def _blocks(message: Message) -> list[Block]:

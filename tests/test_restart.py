@@ -74,7 +74,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
             while not (session.idle and len(provider.requests) == 1):
                 await settle(runtime)
         told = last_user_text(provider.requests[0])
-        assert f"[tool call {uses['puppet']} (puppet) was lost in a restart" in told
+        assert f"[tool call {uses['puppet']} (puppet) finished: orphaned] error: lost" in told
         assert f"[tool call {uses['approve']} (approve) finished: completed]" in told
         assert '{"approved": true}' in told
 

@@ -1,0 +1,168 @@
+"""What a stored session says of its tool calls, for ``agentos show`` and ``agentos calls``.
+
+Read from the stored history and the session's continuation tokens only, so
+it works with no runtime: a call is ``completed``, ``failed`` or
+``cancelled`` when the history holds its outcome; ``orphaned`` when it was
+lost in a restart; ``deferred`` while it waits for its token;
+``running_when_stored`` when the history holds only its placeholder (it ran
+in a process that may be gone: resuming the session reports it orphaned).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from agentos._history import PLACEHOLDER_KEY, MessageHistory
+from agentos._provider import Block, Message
+from agentos._store import StoredSession, StoredToken
+from components import Json, JsonObject
+
+_LOST = re.compile(r"^\[tool call (\S+) \([^)]*\) was lost in a restart")
+_LOST_RESULT = "lost in a restart"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCall:
+    provider_call_id: str
+    tool: str
+    input: Json
+    status: str
+    tool_call_id: str | None = None
+    """The runtime's id, when the history names it (placeholders do)."""
+    result: Json = None
+    continuation_token: str | None = None
+    token_completed: bool | None = None
+
+    def to_json(self) -> JsonObject:
+        return {
+            "provider_call_id": self.provider_call_id,
+            "tool_call_id": self.tool_call_id,
+            "tool": self.tool,
+            "input": self.input,
+            "status": self.status,
+            "result": self.result,
+            "continuation_token": self.continuation_token,
+            "token_completed": self.token_completed,
+        }
+
+    def describe(self) -> str:
+        """One line: the status and what came of the call."""
+        if self.status == "deferred":
+            done = "completed, not delivered yet" if self.token_completed else "not completed"
+            return f"deferred, token {self.continuation_token} ({done})"
+        if self.status == "running_when_stored":
+            return f"running when stored (call {self.tool_call_id or '?'})"
+        if self.status == "orphaned":
+            return "orphaned (lost in a restart)"
+        outcome = f"{self.status}: {brief(self.result)}"
+        if self.continuation_token is not None:
+            outcome += f"  [deferred, token {self.continuation_token}]"
+        return outcome
+
+
+def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> list[StoredCall]:
+    """Every ``tool_use`` of the history, in order, with its status."""
+    index = MessageHistory()
+    index.load("stored", history)
+    by_use = {token.provider_call_id: token for token in tokens}
+    internal: dict[str, str] = {}
+    lost: set[str] = set()
+    uses: list[Block] = []
+    for block in (b for message in history for b in blocks_of(message)):
+        if block.get("type") == "tool_use":
+            uses.append(block)
+        elif block.get("type") == "tool_result":
+            value = _json(block.get("content"))
+            if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
+                internal[str(block.get("tool_use_id"))] = str(value.get("tool_call_id"))
+        elif block.get("type") == "text":
+            found = _LOST.match(str(block.get("text", "")))
+            if found:
+                lost.add(found.group(1))
+    calls = []
+    for use in uses:
+        use_id = str(use.get("id"))
+        token = by_use.get(use_id)
+        known = index.find_call("stored", use_id)
+        result: Json = None
+        if known is not None and known.status is not None:
+            status, result = known.status.value, known.result
+            if status == "failed" and str(result).startswith(_LOST_RESULT):
+                status = "orphaned"
+        elif use_id in lost:
+            status = "orphaned"
+        elif token is not None:
+            status = "deferred"
+            result = token.result if token.error is None else token.error
+        else:
+            status = "running_when_stored"
+        calls.append(
+            StoredCall(
+                provider_call_id=use_id,
+                tool=str(use.get("name", "")),
+                input=use.get("input"),
+                status=status,
+                tool_call_id=internal.get(use_id),
+                result=result,
+                continuation_token=None if token is None else token.token,
+                token_completed=None if token is None else token.completed_at is not None,
+            )
+        )
+    return calls
+
+
+def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
+    """The history as readable lines: who said what, and each call with its status."""
+    calls = {call.provider_call_id: call for call in stored_calls(stored.history, tokens)}
+    agent = stored.config.get("name", "agent")
+    lines = [
+        f"session {stored.session_id}  agent {agent}  status {stored.status}  "
+        f"updated {timestamp(stored.updated_at)}"
+    ]
+    for message in stored.history:
+        role = str(message.get("role", "?"))
+        for block in blocks_of(message):
+            kind = block.get("type")
+            if kind == "text" and str(block.get("text", "")).strip():
+                lines.append(f"{role}: {block['text']}")
+            elif kind == "tool_use":
+                call = calls[str(block.get("id"))]
+                lines.append(f"  tool {call.tool} {_dump(call.input)}  [{call.provider_call_id}]")
+                lines.append(f"    -> {call.describe()}")
+    return lines
+
+
+def blocks_of(message: Message) -> list[Block]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or () if isinstance(b, dict)]
+
+
+def brief(value: object, limit: int = 200) -> str:
+    shown = value if isinstance(value, str) else _dump(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def timestamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _json(content: object) -> Json:
+    if isinstance(content, list):
+        content = "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    if not isinstance(content, str):
+        return None
+    try:
+        parsed: Json = json.loads(content)
+    except ValueError:
+        return content
+    return parsed

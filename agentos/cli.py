@@ -1,0 +1,400 @@
+"""The ``agentos`` command line: run, resume, complete and inspect store-backed sessions.
+
+Every error is one line on stderr and a non-zero exit code, never a
+traceback (``AGENTOS_DEBUG=1`` lets unexpected ones through with theirs).
+``python -m agentos.cli`` is the same program.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import click
+import pydantic
+import structlog
+from rich.console import Console
+from rich.table import Column, Table
+
+from agentos import demo_tools
+from agentos._agent_config import AgentConfig
+from agentos._cli_calls import brief, render_session, stored_calls, timestamp
+from agentos._cli_session import CliError, Outcome, converse
+from agentos._errors import AgentOSError
+from agentos._host import UnknownSessionError
+from agentos._provider import ProviderError
+from agentos._sqlite_store import SqliteStore, default_path
+from agentos._store import Completion, StoredSession, StoredToken
+from components import Json, JsonObject
+
+EXIT_DONE = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_PENDING = 3
+EXIT_UNKNOWN_TOKEN = 4
+EXIT_INTERRUPTED = 130
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+_EXIT_CODES = f"""\b
+Exit codes:
+  {EXIT_DONE}  done: the model answered and no call is pending
+  {EXIT_ERROR}  error (one line on stderr)
+  {EXIT_USAGE}  usage error (bad option, argument, agent file or JSON)
+  {EXIT_PENDING}  calls still pending: running, or deferred until 'agentos complete TOKEN'"""
+_JSON_HELP = "Print JSON even when stdout is a terminal (it is JSON whenever it is not)."
+
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------- the commands
+
+
+@click.group(context_settings=_CONTEXT, epilog=_EXIT_CODES)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="PATH",
+    help="The session database [default: $AGENTOS_DB, else agentos.db in the user data folder].",
+)
+@click.version_option(package_name="agentos", prog_name="agentos")
+@click.pass_context
+def cli(ctx: click.Context, db: Path | None) -> None:
+    """Run agent sessions whose tool calls never block the conversation.
+
+    Sessions live in one SQLite file: 'run' starts one, 'resume' continues
+    it in a later process, 'complete' answers a deferred call by its token.
+    The model is Claude when ANTHROPIC_API_KEY is set, else an offline
+    scripted model; the tools are the demo tools (fetch_calendar, approve,
+    weather).
+    """
+    ctx.obj = db if db is not None else default_path()
+
+
+@cli.command(epilog=_EXIT_CODES)
+@click.argument("prompt")
+@click.option(
+    "--agent",
+    "agent_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Agent configuration, JSON or TOML [default: the demo agent: 'approve' is deferred, "
+    "a turn waits 0.5 s for its calls].",
+)
+@click.option(
+    "--wait-for-async",
+    is_flag=True,
+    help="Wait until every running call has finished and the model has heard of it "
+    "(deferred calls cannot finish by themselves: they stay pending).",
+)
+@click.option("--session-id", metavar="ID", help="The new session's id [default: a fresh one].")
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_obj
+def run(
+    db: Path,
+    prompt: str,
+    agent_file: Path | None,
+    wait_for_async: bool,
+    session_id: str | None,
+    as_json: bool,
+) -> int:
+    """Start a session, say PROMPT, and wait for the model's turn.
+
+    The session is saved after every turn. Prints {"session_id", "status",
+    "answer"} (status "done"), or, when calls are still running or deferred,
+    status "pending" and "pending_calls": [{"tool_call_id",
+    "provider_call_id", "tool", "status", "continuation_token"}]; the token
+    is set for deferred calls only. Running calls end with this process
+    ('resume' tells the model they were lost); deferred ones wait for their
+    token.
+    """
+    _require_text(prompt, "PROMPT")
+    config = demo_tools.DEFAULT_AGENT if agent_file is None else _load_agent(agent_file)
+    outcome = _talk(db, prompt=prompt, config=config, session_id=session_id, wait=wait_for_async)
+    return _report(outcome, as_json)
+
+
+@cli.command(epilog=_EXIT_CODES)
+@click.argument("session_id", metavar="SESSION")
+@click.option("--message", metavar="TEXT", help="Say this to the model [default: say nothing new].")
+@click.option(
+    "--wait-for-async",
+    is_flag=True,
+    help="Wait until every running call has finished and the model has heard of it.",
+)
+@click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
+@click.pass_obj
+def resume(
+    db: Path, session_id: str, message: str | None, wait_for_async: bool, as_json: bool
+) -> int:
+    """Bring SESSION back in this process and let the model catch up.
+
+    Calls that were running when it was saved are lost (orphaned); deferred
+    calls come back, and those completed meanwhile are delivered. The model
+    hears of both on its next turn: with --message that turn answers TEXT,
+    otherwise, if there is news, agentos posts "(resumed)" to grant it.
+    Prints the same JSON as 'run'.
+    """
+    if message is not None:
+        _require_text(message, "'--message'")
+    outcome = _talk(db, resume=session_id, message=message, wait=wait_for_async)
+    return _report(outcome, as_json)
+
+
+@cli.command(
+    epilog="\b\nExit codes:\n  0  applied, or already_completed\n"
+    "  2  usage error (e.g. --result is not JSON)\n  4  unknown (or expired) token"
+)
+@click.argument("token")
+@click.option("--result", "result_text", metavar="JSON", help="The call's result, as JSON.")
+@click.option("--error", metavar="TEXT", help="Fail the call with this message instead.")
+@click.pass_obj
+def complete(db: Path, token: str, result_text: str | None, error: str | None) -> int:
+    """Complete a deferred call by its continuation TOKEN, through the database only.
+
+    Prints applied, already_completed (completing twice changes nothing) or
+    unknown. The session's next process (e.g. 'agentos resume SESSION')
+    delivers the outcome to the model.
+    """
+    if result_text is None and error is None:
+        raise click.UsageError("give the call's result with --result JSON (or --error TEXT)")
+    result: Json = None
+    if result_text is not None:
+        try:
+            result = json.loads(result_text)
+        except ValueError as problem:
+            raise click.BadParameter(f"not JSON ({problem})", param_hint="'--result'") from None
+
+    async def apply(store: SqliteStore) -> Completion:
+        return await store.complete_token(token, result, error=error)
+
+    outcome = _with_store(db, apply, missing=Completion.UNKNOWN)
+    click.echo(outcome.value)
+    return EXIT_UNKNOWN_TOKEN if outcome is Completion.UNKNOWN else EXIT_DONE
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="JSON lines even on a terminal.")
+@click.pass_obj
+def sessions(db: Path, as_json: bool) -> None:
+    """List the stored sessions, oldest first: a table on a terminal, else JSON lines."""
+
+    async def listing(store: SqliteStore) -> list[StoredSession]:
+        return await store.list_sessions()
+
+    found: list[StoredSession] = _with_store(db, listing, missing=[])
+    rows: list[JsonObject] = [
+        {
+            "session_id": s.session_id,
+            "agent": s.config.get("name"),
+            "status": s.status,
+            "created_at": timestamp(s.created_at),
+            "updated_at": timestamp(s.updated_at),
+            "parent_session_id": s.parent_session_id,
+        }
+        for s in found
+    ]
+    _table_or_lines(rows, ["session_id", "agent", "status", "updated_at"], as_json)
+
+
+@cli.command()
+@click.argument("session_id", metavar="SESSION")
+@click.pass_obj
+def show(db: Path, session_id: str) -> None:
+    """Print SESSION's history: what was said, and each tool call with its status."""
+    stored, tokens = _load(db, session_id)
+    for line in render_session(stored, tokens):
+        click.echo(line)
+
+
+@cli.command()
+@click.argument("session_id", metavar="SESSION")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines even on a terminal.")
+@click.pass_obj
+def calls(db: Path, session_id: str, as_json: bool) -> None:
+    """The status of SESSION's tool calls, from its stored history and tokens.
+
+    Status is completed, failed or cancelled (outcome in the history),
+    orphaned (lost in a restart), deferred (waiting for its token), or
+    running_when_stored (only its placeholder is stored; resuming reports
+    it orphaned).
+    """
+    stored, tokens = _load(db, session_id)
+    rows = [call.to_json() for call in stored_calls(stored.history, tokens)]
+    if not as_json and sys.stdout.isatty():
+        for row in rows:
+            row["result"] = None if row["result"] is None else brief(row["result"], 60)
+    columns = ["tool", "status", "provider_call_id", "continuation_token", "result"]
+    _table_or_lines(rows, columns, as_json)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _talk(db: Path, *, wait: bool, **how: Any) -> Outcome:
+    return anyio.run(
+        functools.partial(
+            converse, db, say=_say, live=sys.stderr.isatty(), wait_for_async=wait, **how
+        )
+    )
+
+
+def _report(outcome: Outcome, as_json: bool) -> int:
+    if outcome.errors:
+        raise CliError(
+            f"the session stopped on an error: {outcome.errors[-1]} (session "
+            f"{outcome.session_id} is saved; 'agentos resume {outcome.session_id} "
+            "--message TEXT' tries again)"
+        )
+    if as_json or not sys.stdout.isatty():
+        click.echo(json.dumps(outcome.to_json()))
+    else:
+        click.echo(outcome.answer)
+        click.echo(f"\nsession {outcome.session_id}", err=True)
+        for call in outcome.pending:
+            line = f"pending: {call['tool']} ({call['status']}, call {call['tool_call_id']})"
+            if call["continuation_token"] is not None:
+                line += f": agentos complete {call['continuation_token']} --result JSON"
+            click.echo(line, err=True)
+    return EXIT_PENDING if outcome.pending else EXIT_DONE
+
+
+def _require_text(value: str, name: str) -> None:
+    if not value.strip():
+        raise click.BadParameter("must not be empty", param_hint=name)
+
+
+def _load_agent(path: Path) -> AgentConfig:
+    try:
+        return AgentConfig.from_file(path)
+    except pydantic.ValidationError as error:
+        raise click.BadParameter(f"{path}: {_problems(error)}", param_hint="'--agent'") from None
+    except (ValueError, OSError) as error:  # JSON, TOML and reading errors
+        raise click.BadParameter(f"{path}: {error}", param_hint="'--agent'") from None
+
+
+def _problems(error: pydantic.ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in error.errors()
+    )
+
+
+def _with_store(db: Path, use: Callable[[SqliteStore], Awaitable[T]], *, missing: T) -> T:
+    """Open the database to read or complete; ``missing`` when there is none (none is made)."""
+    if not db.exists():
+        return missing
+
+    async def job() -> T:
+        async with await SqliteStore.open(db) as store:
+            return await use(store)
+
+    return anyio.run(job)
+
+
+def _load(db: Path, session_id: str) -> tuple[StoredSession, list[StoredToken]]:
+    async def read(store: SqliteStore) -> tuple[StoredSession | None, list[StoredToken]]:
+        return await store.load_session(session_id), await store.tokens_of(session_id)
+
+    nothing: tuple[StoredSession | None, list[StoredToken]] = (None, [])
+    stored, tokens = _with_store(db, read, missing=nothing)
+    if stored is None:
+        raise UnknownSessionError(session_id)
+    return stored, tokens
+
+
+def _table_or_lines(rows: Sequence[JsonObject], columns: list[str], as_json: bool) -> None:
+    if as_json or not sys.stdout.isatty():
+        for row in rows:
+            click.echo(json.dumps(row))
+        return
+    table = Table(*(Column(c, overflow="fold") for c in columns), box=None)
+    for row in rows:
+        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+    Console().print(table)
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
+
+
+# ---------------------------------------------------------------------- the entry point
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console script: run the command line and exit with its code."""
+    sys.exit(run_cli(argv))
+
+
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code. Errors become one line on stderr."""
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(30),  # warnings and up
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
+    try:
+        code = cli.main(args=argv, prog_name="agentos", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as error:
+        error.show()
+        return EXIT_USAGE
+    except click.UsageError as error:
+        hint = f" (see '{error.ctx.command_path} --help')" if error.ctx is not None else ""
+        return _fail(error.format_message() + hint, error.exit_code)
+    except click.ClickException as error:
+        return _fail(error.format_message(), error.exit_code)
+    except click.Abort:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    except Exception as error:
+        return _fail_with(error)
+    except BaseExceptionGroup as group:  # a task group's; KeyboardInterrupt within, say
+        return _fail_with(group)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    return code if isinstance(code, int) else EXIT_DONE
+
+
+def _fail_with(error: BaseException) -> int:
+    cause = _innermost(error)
+    if isinstance(cause, KeyboardInterrupt):
+        return _fail("interrupted", EXIT_INTERRUPTED)
+    if isinstance(cause, click.ClickException):
+        return _fail(cause.format_message(), cause.exit_code)
+    if isinstance(cause, UnknownSessionError):
+        return _fail(f"{cause} (see 'agentos sessions')", EXIT_ERROR)
+    if isinstance(cause, ProviderError):
+        return _fail(f"the model failed: {cause.kind}: {cause.message}", EXIT_ERROR)
+    if isinstance(cause, AgentOSError):
+        return _fail(str(cause), EXIT_ERROR)
+    if isinstance(cause, pydantic.ValidationError):
+        return _fail(f"invalid {cause.title}: {_problems(cause)}", EXIT_ERROR)
+    if isinstance(cause, OSError):
+        where = f": {cause.filename}" if cause.filename else ""
+        return _fail(f"{cause.strerror or cause}{where}", EXIT_ERROR)
+    if os.environ.get("AGENTOS_DEBUG"):
+        raise error
+    return _fail(
+        f"internal error: {type(cause).__name__}: {cause} (AGENTOS_DEBUG=1 shows where)",
+        EXIT_ERROR,
+    )
+
+
+def _innermost(error: BaseException) -> BaseException:
+    """The error a task group wraps (the first that is not a cancellation)."""
+    while isinstance(error, BaseExceptionGroup):
+        leaves = [e for e in error.exceptions if not isinstance(e, asyncio.CancelledError)]
+        error = (leaves or list(error.exceptions))[0]
+    return error
+
+
+def _fail(message: str, code: int) -> int:
+    click.echo("error: " + " ".join(message.split()), err=True)
+    return code
+
+
+if __name__ == "__main__":
+    main()
