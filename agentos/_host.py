@@ -54,18 +54,22 @@ class Host:
         *,
         view: ContextView | None = None,
         store: SessionStore | None = None,
+        token_ttl: float | None = None,
     ) -> None:
+        """``token_ttl``: seconds a continuation token stays valid (None: until used)."""
         self.runtime = runtime
         self.provider = provider
         self.store = store
         self.lineage = SessionLineage()
-        self.tokens = ContinuationTokens(runtime, store)
+        self.tokens = ContinuationTokens(runtime, store, ttl=token_ttl)
         self.toolbox = SystemToolbox(runtime, history=self, lineage=self.lineage)
         self._view = view or TranscriptView()
         self._sessions: dict[str, Session] = {}
         self._group: TaskGroup | None = None
 
     async def __aenter__(self) -> Self:
+        if self.store is not None:
+            await self.store.delete_expired_tokens()
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
         return self

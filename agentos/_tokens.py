@@ -28,9 +28,12 @@ class TokenRecord:
 class ContinuationTokens:
     """Tokens for the deferred calls of every session on one host."""
 
-    def __init__(self, runtime: Runtime, store: SessionStore | None = None) -> None:
+    def __init__(
+        self, runtime: Runtime, store: SessionStore | None = None, *, ttl: float | None = None
+    ) -> None:
         self._runtime = runtime
         self._store = store
+        self._ttl = ttl
         self._records: dict[str, TokenRecord] = {}
 
     async def issue(
@@ -44,9 +47,18 @@ class ContinuationTokens:
     ) -> str:
         token = secrets.token_urlsafe(18)
         if self._store is not None:
+            now = time.time()
+            expires = None if self._ttl is None else now + self._ttl
             await self._store.add_token(
                 StoredToken(
-                    token, session_id, call_id, provider_call_id, tool_name, tool_input, time.time()
+                    token,
+                    session_id,
+                    call_id,
+                    provider_call_id,
+                    tool_name,
+                    tool_input,
+                    now,
+                    expires,
                 )
             )
         self._records[token] = TokenRecord(token, session_id, call_id, provider_call_id, tool_name)

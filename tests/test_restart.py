@@ -147,3 +147,21 @@ def test_an_unanswered_tool_use_is_repaired() -> None:
     assert repaired[2]["content"][0]["is_error"] is True
     assert waiting_calls(repaired) == []
     assert len(history) == 2, "the input is not changed"
+
+
+async def test_expired_tokens_are_cleaned_up_when_a_host_starts(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    path = tmp_path / "agentos.db"
+    async with await SqliteStore.open(path, clock=lambda: 100.0) as store:
+        await store.create_session(
+            __import__("agentos._store", fromlist=["StoredSession"]).StoredSession(
+                "s", {}, "idle", 1.0, 1.0
+            )
+        )
+        stored_token = __import__("agentos._store", fromlist=["StoredToken"]).StoredToken
+        await store.add_token(stored_token("old", "s", "c", "toolu_1", "approve", {}, 1.0, 50.0))
+        await store.add_token(stored_token("new", "s", "c", "toolu_2", "approve", {}, 1.0, 500.0))
+        async with Runtime([], clock=clock) as runtime, Host(runtime, script(), store=store):
+            pass
+        assert [t.token for t in await store.tokens_of("s")] == ["new"]
