@@ -14,7 +14,7 @@ from agentos._agent_config import Disposition, ToolPolicy, YieldOnTimeout
 from agentos._host import Host
 from agentos._provider import last_tool_results, last_user_text, text, tool_calls
 from agentos._sqlite_store import SqliteStore
-from agentos._store import Completion
+from agentos._store import Completion, StoredSession, StoredToken
 from agentos.testing import Puppet, settle
 
 pytestmark = pytest.mark.anyio
@@ -154,14 +154,9 @@ async def test_expired_tokens_are_cleaned_up_when_a_host_starts(
 ) -> None:
     path = tmp_path / "agentos.db"
     async with await SqliteStore.open(path, clock=lambda: 100.0) as store:
-        await store.create_session(
-            __import__("agentos._store", fromlist=["StoredSession"]).StoredSession(
-                "s", {}, "idle", 1.0, 1.0
-            )
-        )
-        stored_token = __import__("agentos._store", fromlist=["StoredToken"]).StoredToken
-        await store.add_token(stored_token("old", "s", "c", "toolu_1", "approve", {}, 1.0, 50.0))
-        await store.add_token(stored_token("new", "s", "c", "toolu_2", "approve", {}, 1.0, 500.0))
+        await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
+        await store.add_token(StoredToken("old", "s", "c", "toolu_1", "approve", {}, 1.0, 50.0))
+        await store.add_token(StoredToken("new", "s", "c", "toolu_2", "approve", {}, 1.0, 500.0))
         async with Runtime([], clock=clock) as runtime, Host(runtime, script(), store=store):
             pass
         assert [t.token for t in await store.tokens_of("s")] == ["new"]
