@@ -11,17 +11,15 @@ in a process that may be gone: resuming the session reports it orphaned).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentos._history import PLACEHOLDER_KEY, MessageHistory
-from agentos._provider import Block, Message
+from agentos._history import MessageHistory, blocks_of
+from agentos._provider import Message
 from agentos._store import StoredSession, StoredToken
 from components import Json, JsonObject
 
-_LOST = re.compile(r"^\[tool call (\S+) \([^)]*\) was lost in a restart")
 _LOST_RESULT = "lost in a restart"
 
 
@@ -69,22 +67,10 @@ def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> l
     index = MessageHistory()
     index.load("stored", history)
     by_use = {token.provider_call_id: token for token in tokens}
-    internal: dict[str, str] = {}
-    lost: set[str] = set()
-    uses: list[Block] = []
-    for block in (b for message in history for b in blocks_of(message)):
-        if block.get("type") == "tool_use":
-            uses.append(block)
-        elif block.get("type") == "tool_result":
-            value = _json(block.get("content"))
-            if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
-                internal[str(block.get("tool_use_id"))] = str(value.get("tool_call_id"))
-        elif block.get("type") == "text":
-            found = _LOST.match(str(block.get("text", "")))
-            if found:
-                lost.add(found.group(1))
     calls = []
-    for use in uses:
+    for use in (b for message in history for b in blocks_of(message)):
+        if use.get("type") != "tool_use":
+            continue
         use_id = str(use.get("id"))
         token = by_use.get(use_id)
         known = index.find_call("stored", use_id)
@@ -93,8 +79,6 @@ def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> l
             status, result = known.status.value, known.result
             if status == "failed" and str(result).startswith(_LOST_RESULT):
                 status = "orphaned"
-        elif use_id in lost:
-            status = "orphaned"
         elif token is not None:
             status = "deferred"
             result = token.result if token.error is None else token.error
@@ -106,7 +90,7 @@ def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> l
                 tool=str(use.get("name", "")),
                 input=use.get("input"),
                 status=status,
-                tool_call_id=internal.get(use_id),
+                tool_call_id=None if known is None else known.internal_id,
                 result=result,
                 continuation_token=None if token is None else token.token,
                 token_completed=None if token is None else token.completed_at is not None,
@@ -136,13 +120,6 @@ def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list
     return lines
 
 
-def blocks_of(message: Message) -> list[Block]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or () if isinstance(b, dict)]
-
-
 def brief(value: object, limit: int = 200) -> str:
     shown = value if isinstance(value, str) else _dump(value)
     return shown if len(shown) <= limit else shown[: limit - 3] + "..."
@@ -154,15 +131,3 @@ def timestamp(epoch: float) -> str:
 
 def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _json(content: object) -> Json:
-    if isinstance(content, list):
-        content = "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    if not isinstance(content, str):
-        return None
-    try:
-        parsed: Json = json.loads(content)
-    except ValueError:
-        return content
-    return parsed

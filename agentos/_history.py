@@ -159,6 +159,14 @@ def _apply_capability(
             calls[key] = HistoryCall(call.call_id, call.tool_name, call.internal_id, status, value)
 
 
+def blocks_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A message's content blocks (a plain string is one text block)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or () if isinstance(b, dict)]
+
+
 def _content_value(content: object) -> Json:
     """A tool_result's content as JSON: text blocks joined, parsed when the text is JSON."""
     if isinstance(content, list):

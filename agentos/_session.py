@@ -28,7 +28,7 @@ from agentos._agent_config import (
     YieldOnTimeout,
 )
 from agentos._context_view import ContextView, ViewInput
-from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory
+from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory, blocks_of
 from agentos._provider import Block, Message, ModelRequest, Provider, ProviderError
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
@@ -606,13 +606,13 @@ def repair_history(history: list[Message]) -> list[Message]:
     index = 0
     while index < len(repaired):
         message = repaired[index]
-        uses = [b["id"] for b in _blocks(message) if b.get("type") == "tool_use"]
+        uses = [b["id"] for b in blocks_of(message) if b.get("type") == "tool_use"]
         if message.get("role") == "assistant" and uses:
             following = repaired[index + 1] if index + 1 < len(repaired) else None
             if following is None or following.get("role") != "user":
                 following = {"role": "user", "content": []}
                 repaired.insert(index + 1, following)
-            blocks = _blocks(following)
+            blocks = blocks_of(following)
             answered = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
             lost = [
                 _tool_result(use, "lost in a restart: the call no longer exists", error=True)
@@ -629,13 +629,6 @@ def waiting_calls(history: list[Message]) -> list[tuple[str, str]]:
     index = MessageHistory()
     index.load("", history)
     return [(call.call_id, call.tool_name) for call in index.calls("") if not call.has_result]
-
-
-def _blocks(message: Message) -> list[Block]:
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or () if isinstance(b, dict)]
 
 
 def _tool_result(tool_use_id: str, content: str, *, error: bool = False) -> Block:
