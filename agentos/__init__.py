@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentos._agent_config import (
     AgentConfig,
+    Decorate,
+    Decorator,
     Disposition,
     ExecutionMode,
     ToolPolicy,
@@ -17,6 +19,7 @@ from agentos._agent_config import (
 )
 from agentos._clock import Clock, ManualClock, SystemClock
 from agentos._context import ToolContext
+from agentos._context_view import ContextView, TranscriptView, ViewInput
 from agentos._errors import (
     AgentOSError,
     CallCancelled,
@@ -32,6 +35,7 @@ from agentos._history import (
     NoHistory,
 )
 from agentos._host import Host, SessionSummary, UnknownSessionError
+from agentos._isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
 from agentos._process import ProcessResult, run_process
 from agentos._provider import (
     ModelRequest,
@@ -44,7 +48,8 @@ from agentos._runtime import DEFAULT_SESSION, Runtime
 from agentos._scope import Caller, Scope, SessionLineage
 from agentos._session import Session, SessionStatus
 from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, RuntimeStatistics
-from agentos._store import Completion
+from agentos._sqlite_store import SqliteStore
+from agentos._store import Completion, SessionStore, StoredSession, StoredToken, StoreError
 from agentos._toolbox import (
     CAPABILITIES,
     MAX_WAIT_SECONDS,
@@ -86,12 +91,18 @@ __all__ = [
     "Clock",
     "CompleteOutcome",
     "Completion",
+    "ContextView",
+    "Decorate",
+    "Decorator",
     "Disposition",
     "ErrorKind",
     "ExecutionMode",
     "HistoryCall",
     "HistoryLookup",
     "Host",
+    "IsolatedCall",
+    "IsolatedRunner",
+    "LocalProcessRunner",
     "ManualClock",
     "MessageHistory",
     "ModelRequest",
@@ -110,7 +121,12 @@ __all__ = [
     "SessionId",
     "SessionLineage",
     "SessionStatus",
+    "SessionStore",
     "SessionSummary",
+    "SqliteStore",
+    "StoreError",
+    "StoredSession",
+    "StoredToken",
     "SystemClock",
     "SystemToolbox",
     "Tool",
@@ -120,8 +136,10 @@ __all__ = [
     "ToolFailure",
     "ToolPolicy",
     "ToolboxError",
+    "TranscriptView",
     "UnknownCallError",
     "UnknownSessionError",
+    "ViewInput",
     "YieldOnAnyProgress",
     "YieldOnTimeout",
     "YieldWhenAllDone",
