@@ -598,3 +598,36 @@ async def test_run_isolated_goes_to_the_agents_runner(clock: ManualClock, tmp_pa
         with anyio.fail_after(10):
             await session.wait_idle()
     assert session.replies[-1] == "got ['far away']"
+
+
+async def test_the_models_bad_tool_calls_come_back_as_errors_it_can_read(
+    clock: ManualClock,
+) -> None:
+    bad = ModelResponse(
+        [
+            {"type": "tool_use", "id": "toolu_b1", "name": "no_such_tool", "input": {}},
+            {"type": "tool_use", "id": "toolu_b2", "name": "shout", "input": {"word": 5}},
+            {"type": "tool_use", "id": "toolu_b3", "name": "shout", "input": "loud"},
+            {"type": "tool_use", "id": "toolu_b4", "name": "get_tool_call_status", "input": {}},
+        ],
+        "tool_use",
+    )
+    seen: list[Any] = []
+
+    def report(request: ModelRequest) -> ModelResponse:
+        seen.extend(last_tool_results(request))
+        return text("I see the errors")
+
+    provider = ScriptedProvider((asks("go"), lambda r: bad), (has_results, report))
+    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session()
+        session.post("go")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert [block["is_error"] for block in seen] == [True, True, True, True]
+    assert "unknown tool 'no_such_tool'" in seen[0]["content"]
+    assert "word: Input should be a valid string" in seen[1]["content"]
+    assert "invalid input for tool 'shout'" in seen[2]["content"]
+    assert '"code":"invalid_input"' in seen[3]["content"]
+    assert session.replies[-1] == "I see the errors"
+    assert_valid_transcript(session.history)
