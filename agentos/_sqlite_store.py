@@ -83,8 +83,13 @@ class SqliteStore:
 
     @classmethod
     async def open(
-        cls, path: str | Path | None = None, *, clock: Callable[[], float] = time.time
+        cls,
+        path: str | Path | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        busy_timeout: float = BUSY_TIMEOUT_SECONDS,
     ) -> Self:
+        """Open (creating and migrating if need be); wait up to ``busy_timeout`` for a lock."""
         path = Path(path) if path is not None else default_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,7 +99,7 @@ class SqliteStore:
                 "choose a writable location (--db or AGENTOS_DB)"
             ) from None
         try:
-            connection = await aiosqlite.connect(path, timeout=BUSY_TIMEOUT_SECONDS)
+            connection = await aiosqlite.connect(path, timeout=busy_timeout)
         except sqlite3.Error as error:
             raise _explain(path, error) from None
         store = cls(path, connection, clock)

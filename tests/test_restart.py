@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,30 @@ async def test_expired_tokens_are_cleaned_up_when_a_host_starts(
         async with Runtime([], clock=clock) as runtime, Host(runtime, script(), store=store):
             pass
         assert [t.token for t in await store.tokens_of("s")] == ["new"]
+
+
+async def test_a_failed_commit_is_recorded_and_retried(tmp_path: Path, clock: ManualClock) -> None:
+    path = tmp_path / "agentos.db"
+    provider = ScriptedProvider((lambda r: True, lambda r: text(f"seen {last_user_text(r)}")))
+    async with (
+        await SqliteStore.open(path, busy_timeout=0.05) as store,
+        Runtime([], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(session_id="s")
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")
+        session.post("one")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        other.execute("ROLLBACK")
+        other.close()
+        assert session.errors
+        assert "locked by another writer" in session.errors[0]
+        assert session.replies == ["seen one"], "the conversation goes on in memory"
+        session.post("two")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        stored = await store.load_session("s")
+    assert stored is not None
+    assert list(stored.history) == session.history
