@@ -149,6 +149,9 @@ class AgentConfig(BaseModel):
     )
     max_running_per_session: int | None = Field(None, gt=0)
     call_timeout: float | None = Field(None, gt=0)
+    call_overdue_after: float | None = Field(
+        None, gt=0, description="Seconds after which a running call's lateness grants a turn."
+    )
     max_tokens: int = Field(1024, gt=0)
     request_timeout: float = Field(
         600.0, gt=0, description="Longest wait for one model request, retries included."

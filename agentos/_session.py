@@ -375,6 +375,8 @@ class Session:
                 options["timeout"] = timeout
             if disposition is Disposition.RUN_ISOLATED:
                 options["runner"] = self.config.isolated_runner
+            if self.config.call_overdue_after is not None:
+                options["overdue_after"] = self.config.call_overdue_after
             call_id = self._runtime.submit(
                 name,
                 arguments if isinstance(arguments, dict) else {"input": arguments},

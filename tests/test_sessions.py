@@ -631,3 +631,26 @@ async def test_the_models_bad_tool_calls_come_back_as_errors_it_can_read(
     assert '"code":"invalid_input"' in seen[3]["content"]
     assert session.replies[-1] == "I see the errors"
     assert_valid_transcript(session.history)
+
+
+async def test_an_overdue_call_grants_the_model_a_turn(
+    puppet_host: tuple[Runtime, Puppet], clock: ManualClock
+) -> None:
+    runtime, puppet = puppet_host
+    provider = ScriptedProvider(
+        (asks("slow"), lambda r: tool_calls(("puppet", {}))),
+        (has_results, lambda r: text("started")),
+        (lambda r: "is overdue" in last_user_text(r), lambda r: text("still waiting on it")),
+    )
+    config = AgentConfig(async_yield_strategy=YieldOnAnyProgress(), call_overdue_after=30)
+    async with Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("slow")
+        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        session.post("anything new?")
+        await wait_for(lambda: session.idle, runtime)
+        requests = len(provider.requests)
+        clock.advance(30)
+        await wait_for(lambda: session.idle and len(provider.requests) == requests + 1, runtime)
+    assert session.replies[-1] == "still waiting on it"
+    assert_valid_transcript(session.history)
