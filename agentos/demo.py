@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -90,7 +91,7 @@ AGENT = AgentConfig(
 # ------------------------------------------------------------------ the scripted model
 
 
-def _asked(phrase: str) -> object:
+def _asked(phrase: str) -> Callable[[ModelRequest], bool]:
     return lambda r: phrase in last_user_text(r).lower() and not last_tool_results(r)
 
 
@@ -139,7 +140,7 @@ def _outcomes_said(request: ModelRequest) -> ModelResponse:
 def scripted_model() -> ScriptedProvider:
     """Rules that play the model's part offline, the same way every time."""
     return ScriptedProvider(
-        (  # type: ignore[arg-type]
+        (
             _asked("jane, jack and joe"),
             lambda r: tool_calls(
                 ("fetch_calendar", {"person": "Jane"}),
@@ -148,14 +149,14 @@ def scripted_model() -> ScriptedProvider:
                 say="Checking all three calendars at once.",
             ),
         ),
-        (_asked("2+2"), lambda r: text("4. The calendars are still being read.")),  # type: ignore[arg-type]
-        (_asked("weather"), lambda r: tool_calls(("weather", {"city": "Oslo"}))),  # type: ignore[arg-type]
+        (_asked("2+2"), lambda r: text("4. The calendars are still being read.")),
+        (_asked("weather"), lambda r: tool_calls(("weather", {"city": "Oslo"}))),
         (
-            _asked("how is joe"),  # type: ignore[arg-type]
+            _asked("how is joe"),
             lambda r: tool_calls(("get_tool_call_status", {"tool_call_id": _call_of(r, "Joe")})),
         ),
         (
-            _asked("cancel joe"),  # type: ignore[arg-type]
+            _asked("cancel joe"),
             lambda r: tool_calls(
                 ("cancel_tool_call", {"tool_call_id": _call_of(r, "Joe"), "reason": "stalled"})
             ),
@@ -164,7 +165,7 @@ def scripted_model() -> ScriptedProvider:
             lambda r: "lost in a restart" in last_user_text(r),
             lambda r: text("The report was lost in the restart. Shall I start it again?"),
         ),
-        (_asked("report"), lambda r: tool_calls(("write_report", {"pages": 60}))),  # type: ignore[arg-type]
+        (_asked("report"), lambda r: tool_calls(("write_report", {"pages": 60}))),
         (lambda r: bool(last_tool_results(r)), _results_said),
         (lambda r: "finished:" in last_user_text(r), _outcomes_said),
         (lambda r: True, lambda r: text("Noted.")),
