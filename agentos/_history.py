@@ -107,7 +107,7 @@ class MessageHistory:
         call = calls.get(str(block.get("tool_use_id")))
         if call is None:
             return
-        value = _content_value(block.get("content"))
+        value = content_value(block.get("content"))
         if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
             internal = value.get("tool_call_id")
             calls[call.call_id] = HistoryCall(
@@ -134,7 +134,7 @@ class MessageHistory:
         status = CallStatus(found["status"])
         value: Json = found["rest"]
         if found["kind"] == "result":
-            value = _content_value(found["rest"])
+            value = content_value(found["rest"])
         calls[call.call_id] = HistoryCall(
             call.call_id, call.tool_name, call.internal_id, status, value
         )
@@ -167,7 +167,7 @@ def blocks_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content or () if isinstance(b, dict)]
 
 
-def _content_value(content: object) -> Json:
+def content_value(content: object) -> Json:
     """A tool_result's content as JSON: text blocks joined, parsed when the text is JSON."""
     if isinstance(content, list):
         content = "".join(

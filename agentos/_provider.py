@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentos._errors import AgentOSError
+from agentos._history import blocks_of
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -128,11 +129,13 @@ def last_user_text(request: ModelRequest) -> str:
     return ""
 
 
-def last_tool_results(request: ModelRequest) -> list[Block]:
-    """The tool_result blocks of the last user message."""
+def last_user_blocks(request: ModelRequest) -> list[Block]:
+    """The content blocks of the request's last message if it is the user's, else none."""
     if not request.messages or request.messages[-1].get("role") != "user":
         return []
-    content = request.messages[-1].get("content")
-    if not isinstance(content, list):
-        return []
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    return blocks_of(request.messages[-1])
+
+
+def last_tool_results(request: ModelRequest) -> list[Block]:
+    """The tool_result blocks of the last user message."""
+    return [b for b in last_user_blocks(request) if b.get("type") == "tool_result"]

@@ -24,8 +24,16 @@ from pydantic import BaseModel, Field
 
 from agentos._agent_config import AgentConfig, Disposition, ToolPolicy, YieldOnTimeout
 from agentos._context import ToolContext
-from agentos._history import PLACEHOLDER_KEY
-from agentos._provider import Block, ModelRequest, ModelResponse, ScriptedProvider, text
+from agentos._history import PLACEHOLDER_KEY, content_value
+from agentos._provider import (
+    Block,
+    ModelRequest,
+    ModelResponse,
+    ScriptedProvider,
+    last_tool_results,
+    last_user_blocks,
+    text,
+)
 from agentos._tools import Tool, tool
 
 
@@ -99,34 +107,21 @@ _FINISHED = re.compile(r"^\[tool call (\S+) \(([^)]*)\) finished: (\w+)\] (.*)$"
 def scripted_model() -> ScriptedProvider:
     """The offline stand-in for Claude that the command line uses without an API key."""
     return ScriptedProvider(
-        (_has_tool_results, _sum_up_results),
+        (lambda r: bool(last_tool_results(r)), _sum_up_results),
         (lambda r: bool(_notices(r)), _sum_up_notices),
         (lambda r: bool(_plan(_user_text(r))), lambda r: _call_tools(_user_text(r))),
         (lambda r: True, _chat),
     )
 
 
-def _user_blocks(request: ModelRequest) -> list[Block]:
-    if not request.messages or request.messages[-1].get("role") != "user":
-        return []
-    content = request.messages[-1].get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or () if isinstance(b, dict)]
-
-
 def _user_text(request: ModelRequest) -> str:
     return " ".join(
-        str(b.get("text", "")) for b in _user_blocks(request) if b.get("type") == "text"
+        str(b.get("text", "")) for b in last_user_blocks(request) if b.get("type") == "text"
     )
 
 
-def _has_tool_results(request: ModelRequest) -> bool:
-    return any(b.get("type") == "tool_result" for b in _user_blocks(request))
-
-
 def _notices(request: ModelRequest) -> list[str]:
-    texts = [str(b.get("text", "")) for b in _user_blocks(request) if b.get("type") == "text"]
+    texts = [str(b.get("text", "")) for b in last_user_blocks(request) if b.get("type") == "text"]
     return [t for t in texts if _LOST.match(t) or _FINISHED.match(t)]
 
 
@@ -177,11 +172,11 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 names[str(block.get("id"))] = str(block.get("name"))
     lines = []
-    for block in _user_blocks(request):
+    for block in last_user_blocks(request):
         if block.get("type") != "tool_result":
             continue
         name = names.get(str(block.get("tool_use_id")), "a tool")
-        value = _json_or_text(block.get("content"))
+        value = content_value(block.get("content"))
         if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
             token = value.get("continuation_token")
             if token is not None:
@@ -206,7 +201,7 @@ def _sum_up_notices(request: ModelRequest) -> ModelResponse:
         assert finished is not None
         _, name, status, rest = finished.groups()
         outcome = rest.removeprefix("result: ")
-        lines.append(f"{name} finished ({status}): {_brief(_json_or_text(outcome))}")
+        lines.append(f"{name} finished ({status}): {_brief(content_value(outcome))}")
     return text(" ".join(lines))
 
 
@@ -216,17 +211,6 @@ def _chat(request: ModelRequest) -> ModelResponse:
         f"You said: {prompt!r}. (The scripted model only knows calendars, "
         "the weather and approvals; set ANTHROPIC_API_KEY for Claude.)"
     )
-
-
-def _json_or_text(content: object) -> Any:
-    if isinstance(content, list):
-        content = "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    if not isinstance(content, str):
-        return content
-    try:
-        return json.loads(content)
-    except ValueError:
-        return content
 
 
 def _brief(value: object) -> str:
