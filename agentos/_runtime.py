@@ -17,7 +17,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
@@ -134,8 +134,11 @@ class Runtime:
         self._running: dict[Entity, ToolContext] = {}
         self._looks: dict[Entity, dict[SessionId, int]] = {}
         self._subscribers: dict[SessionId, list[MemoryObjectSendStream[CallEvent]]] = {}
-        self._callbacks: dict[SessionId, list[Callable[[CallEvent], None]]] = {}
+        self._callbacks: dict[SessionId, list[Callable[[CallEvent], object]]] = {}
         self._events_dropped = 0
+        self._hand_offs: list[tuple[SessionId, Callable[[], Awaitable[None]]]] | None = None
+        """Set while a finishing call's own task runs the tick that reports it."""
+        self._delivering = DEFAULT_SESSION
         self._opened = False
         self._closed = False
         self._ticking = False
@@ -547,7 +550,7 @@ class Runtime:
             send.close()
 
     def on_call_events(
-        self, session_id: str, callback: Callable[[CallEvent], None]
+        self, session_id: str, callback: Callable[[CallEvent], object]
     ) -> Callable[[], None]:
         """Call ``callback`` with each of the session's call events, right after its tick.
 
@@ -570,6 +573,21 @@ class Runtime:
                     self._ctx.subscribed.discard(sid)
 
         return unsubscribe
+
+    def hand_off(self, follow_up: Callable[[], Awaitable[None]]) -> bool:
+        """From an ``on_call_events`` callback: run ``follow_up`` in the finishing call's task.
+
+        A call whose session has a listener is reported by its own task: the
+        tick runs right there and ``follow_up`` runs next in that task, so
+        nothing else is scheduled between a call finishing and what its session
+        does next, however busy the loop.
+        False when the event came from elsewhere (the driver's tick, a cancel):
+        then do the work your usual way.
+        """
+        if self._hand_offs is None:
+            return False
+        self._hand_offs.append((self._delivering, follow_up))
+        return True
 
     def status_threadsafe(self, call_id: str, timeout: float | None = 10.0) -> CallSnapshot:
         """``status`` for code running in another thread (a sync tool, a UI thread).
@@ -703,6 +721,7 @@ class Runtime:
                         stream.send_nowait(event)
                     except anyio.WouldBlock:
                         self._events_dropped += 1
+            self._delivering = session
             for callback in self._callbacks.get(session, ()):
                 for event in events:
                     try:
@@ -743,9 +762,35 @@ class Runtime:
             if isinstance(report, ReportFailure) and attempt < attempts:
                 context.log(f"attempt {attempt} of {attempts} failed: {report.error.message}")
                 continue
-            self._post(report)
-            break
-        self._running.pop(entity, None)
+            self._running.pop(entity, None)
+            if config.session_id in self._callbacks and not self._closed:
+                await self._report_here(config.session_id, report)
+            else:
+                self._post(report)
+            return
+
+    async def _report_here(self, session: SessionId, report: InboxMessage) -> None:
+        """Tick in this task, so a listening session hears of the end with no hop, and
+        run the hand-offs its callbacks asked for (the session's own first, here)."""
+        self._ctx.inbox.append(report)
+        self._hand_offs = []
+        try:
+            self._tick()
+        finally:
+            hand_offs, self._hand_offs = self._hand_offs, None
+        here = next((fn for owner, fn in hand_offs if owner == session), None)
+        assert self._group is not None
+        for _, follow_up in hand_offs:
+            if follow_up is not here:
+                self._group.start_soon(self._follow, follow_up)
+        if here is not None:
+            await self._follow(here)
+
+    async def _follow(self, follow_up: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await follow_up()
+        except Exception as error:  # a listener's bug stays its own
+            log.warning("call_event_hand_off.failed", error=f"{type(error).__name__}: {error}")
 
     async def _attempt(
         self, config: ToolCallConfig, tool: Tool[Any], args: object, context: ToolContext

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import deque
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -29,7 +30,7 @@ from agentos._agent_config import (
 )
 from agentos._context_view import ContextView, ViewInput
 from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory, blocks_of
-from agentos._provider import Block, Message, ModelRequest, Provider, ProviderError
+from agentos._provider import Block, Message, ModelRequest, ModelResponse, Provider, ProviderError
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._snapshot import CallSnapshot
@@ -63,12 +64,7 @@ class _CallOverdue:
     call_id: CallId
 
 
-@dataclass(frozen=True, slots=True)
-class _Stop:
-    pass
-
-
-_Event = _UserMessage | _CallFinished | _CallOverdue | _Stop
+_Event = _UserMessage | _CallFinished | _CallOverdue
 _FINAL_EVENTS = frozenset(
     {
         CallEventKind.COMPLETED,
@@ -77,6 +73,21 @@ _FINAL_EVENTS = frozenset(
         CallEventKind.TIMED_OUT,
     }
 )
+
+
+@dataclass(slots=True)
+class _Wait:
+    """A turn suspended at the model's tool calls until they (or the user) let it go on."""
+
+    uses: list[Block]
+    results: dict[str, Block]
+    """Answers known at once (capabilities, cache hits, refusals, deferred placeholders)."""
+    sync: dict[CallId, str]
+    """``run_sync`` calls -> tool_use id: the turn waits for all of them."""
+    background: dict[CallId, str]
+    """``run_async`` calls -> tool_use id: the turn waits as the yield strategy says."""
+    deadline: float = math.inf
+    """``yield_on_timeout``: when (anyio's clock) the background calls stop holding the turn."""
 
 
 class Session:
@@ -113,9 +124,14 @@ class Session:
         self._view = view
         self._tokens = tokens
         self._caller = Caller(session_id, conversation_id=session_id, scope=scope)
-        self._send, self._receive = anyio.create_memory_object_stream[_Event](math.inf)
-        self._backlog: list[_Event] = []
-        self._unhandled = 0
+        self._events: deque[_Event] = deque()
+        self._wait: _Wait | None = None
+        self._stepping = False
+        """A step runs (in the session's task or, handed off, in a finishing call's)."""
+        self._stopping = False
+        self._steps_left = 0
+        self._step_scope: anyio.CancelScope | None = None
+        self._arrived: anyio.Event | None = None
         self._outstanding: dict[CallId, str] = {}
         """Calls answered by a placeholder whose outcome is not delivered yet -> tool_use id."""
         self._held: list[CallId] = []
@@ -137,9 +153,10 @@ class Session:
             raise TypeError(f"a user message is a str, got {type(text).__name__}")
         if not text.strip():
             raise ValueError("a user message must not be empty")
-        if self.status is SessionStatus.STOPPED:
+        if self._stopping or self.status is SessionStatus.STOPPED:
             raise RuntimeError(f"session {self.session_id!r} is stopped")
         self._enqueue(_UserMessage(text))
+        self._wake()
 
     def restore(self, history: list[Message]) -> list[tuple[str, str]]:
         """Take over an earlier conversation (before the loop starts).
@@ -175,12 +192,21 @@ class Session:
         return notices
 
     def stop(self) -> None:
-        if self.status is not SessionStatus.STOPPED:
-            self._enqueue(_Stop())
+        """End the session once the model request in flight (if any) is answered.
+
+        A turn waiting for calls ends at once, with placeholders for the calls
+        still running; they go on in the runtime.
+        """
+        if not self._stopping and self.status is not SessionStatus.STOPPED:
+            self._stopping = True
+            self._wake()
+            self._notify_change()
 
     @property
     def idle(self) -> bool:
-        return self.status is SessionStatus.IDLE and self._unhandled == 0
+        return self.status is SessionStatus.IDLE and not (
+            self._events or self._stepping or self._stopping
+        )
 
     async def wait_idle(self) -> None:
         """Until the model has answered everything posted and no event is waiting."""
@@ -216,22 +242,22 @@ class Session:
     # ------------------------------------------------------------------ the loop
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The session's own task: it advances the session whenever nobody else does."""
         unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
         task_status.started()
         try:
             while True:
-                batch = await self._next_batch()
-                if any(isinstance(event, _Stop) for event in batch):
+                self._arrived = anyio.Event()
+                await self._advance()
+                if self._stopping and not self._stepping:
                     break
-                blocks = self._blocks_for(batch)
-                if blocks:
-                    await self._turn(blocks)
-                self._handled(len(batch))
+                await self._sleep()
         finally:
             unsubscribe()
+            if self._step_scope is not None:
+                self._step_scope.cancel()  # a step running in a call's task ends with us
+            self._events.clear()
             self._set_status(SessionStatus.STOPPED)
-            self._send.close()
-            self._receive.close()
 
     def _on_call_event(self, event: CallEvent) -> None:
         """Called by the kernel right after the tick that made the change."""
@@ -239,17 +265,63 @@ class Session:
             self._enqueue(_CallFinished(event.call_id))
         elif event.kind is CallEventKind.OVERDUE:
             self._enqueue(_CallOverdue(event.call_id))
+        else:
+            return
+        if self._stepping:
+            return  # the running step looks at the queue before it ends
+        if not self._runtime.hand_off(self._advance):
+            self._wake()
 
-    async def _next_batch(self) -> list[_Event]:
-        if self._backlog:
-            batch, self._backlog = self._backlog, []
-            return batch
-        batch = [await self._receive.receive()]
-        while True:
-            try:
-                batch.append(self._receive.receive_nowait())
-            except anyio.WouldBlock:
-                return batch
+    async def _sleep(self) -> None:
+        """Until an event arrives, or the suspended turn's yield deadline passes."""
+        assert self._arrived is not None
+        deadline = math.inf if self._wait is None else self._wait.deadline
+        if deadline <= anyio.current_time():
+            deadline = math.inf  # passed, and run_sync calls still hold the turn
+        with anyio.CancelScope(deadline=deadline):
+            await self._arrived.wait()
+
+    async def _advance(self) -> None:
+        """Take steps while the events allow; a session moves in one task at a time.
+
+        Run by the session's own task, or (through ``Runtime.hand_off``) by the
+        task of the call whose end lets the turn go on: the next request then
+        goes out without queueing behind the rest of the event loop.
+        """
+        if self._stepping or self.status is SessionStatus.STOPPED:
+            return
+        self._stepping = True
+        try:
+            with anyio.CancelScope() as self._step_scope:
+                while (blocks := self._next_step()) is not None:
+                    await self._step(blocks)
+        except Exception as error:  # one session's bug ends that session only
+            self.errors.append(f"session_crashed: {type(error).__name__}: {error}")
+            self._stopping = True
+        finally:
+            self._stepping = False
+            self._step_scope = None
+            if self._stopping:
+                self._wake()
+            self._notify_change()
+
+    def _next_step(self) -> list[Block] | None:
+        """The user-turn content to go on with: a suspended turn's, a new turn's, or none."""
+        wait = self._wait
+        if wait is not None:
+            if not self._wait_over(wait):
+                return None
+            self._wait = None
+            return self._wait_results(wait)
+        if self._stopping or not self._events:
+            return None
+        batch = list(self._events)
+        self._events.clear()
+        blocks = self._blocks_for(batch)
+        if not blocks:
+            return None
+        self._steps_left = self.config.max_steps_per_turn
+        return self._lost_notices() + blocks
 
     def _blocks_for(self, batch: list[_Event]) -> list[Block]:
         """The user-turn content a batch of events adds (empty: it grants no turn)."""
@@ -279,46 +351,63 @@ class Session:
 
     # ------------------------------------------------------------------ a turn
 
-    async def _turn(self, blocks: list[Block]) -> None:
-        self._append_user(self._lost_notices() + blocks)
+    async def _step(self, blocks: list[Block]) -> None:
+        """Extend the user turn, then ask the model until the turn ends or waits for calls."""
+        self._append_user(blocks)
         await self._persist()
-        for _ in range(self.config.max_steps_per_turn):
+        while self._steps_left > 0 and not self._stopping:
+            self._steps_left -= 1
             self._set_status(SessionStatus.THINKING)
-            request = ModelRequest(
-                model=self.config.model,
-                system=self.config.system_prompt,
-                messages=self._view.build(ViewInput(self.session_id, self.history, self._calls)),
-                tools=self._tools,
-                max_tokens=self.config.max_tokens,
-                session_id=self.session_id,
-            )
-            self.requests += 1
-            try:
-                with anyio.fail_after(self.config.request_timeout):
-                    response = await self._provider.complete(request)
-            except TimeoutError:
-                self.errors.append(
-                    f"timeout: no answer from the model in {self.config.request_timeout:g}s"
-                )
-                break
-            except ProviderError as error:
-                self.errors.append(f"{error.kind}: {error.message}")
-                break
-            except Exception as error:  # a provider's bug must not end the session
-                self.errors.append(f"provider_bug: {type(error).__name__}: {error}")
-                break
-            if not response.content:
+            response = await self._ask()
+            if response is None or not response.content:
                 break
             self.history.append({"role": "assistant", "content": response.content})
             self._dirty_from = min(self._dirty_from, len(self.history) - 1)
             uses = response.tool_uses
             if not uses:
                 break  # a tool_use is stored only together with its tool_result
-            self._append_user(await self._run_tool_uses(uses))
+            if self._stopping:
+                self._append_user(
+                    [
+                        _tool_result(u["id"], "not run: the session stopped", error=True)
+                        for u in uses
+                    ]
+                )
+                break
+            wait = await self._submit(uses)
+            if not self._wait_over(wait):
+                self._wait = wait
+                self._set_status(SessionStatus.WAITING)
+                return
+            self._append_user(self._wait_results(wait))
             await self._persist()
         self.status = SessionStatus.IDLE
         await self._persist()  # committed before anyone is told the turn is over
         self._set_status(SessionStatus.IDLE)
+
+    async def _ask(self) -> ModelResponse | None:
+        """One model request; a failure is recorded and ends the turn (None)."""
+        request = ModelRequest(
+            model=self.config.model,
+            system=self.config.system_prompt,
+            messages=self._view.build(ViewInput(self.session_id, self.history, self._calls)),
+            tools=self._tools,
+            max_tokens=self.config.max_tokens,
+            session_id=self.session_id,
+        )
+        self.requests += 1
+        try:
+            with anyio.fail_after(self.config.request_timeout):
+                return await self._provider.complete(request)
+        except TimeoutError:
+            self.errors.append(
+                f"timeout: no answer from the model in {self.config.request_timeout:g}s"
+            )
+        except ProviderError as error:
+            self.errors.append(f"{error.kind}: {error.message}")
+        except Exception as error:  # a provider's bug must not end the session
+            self.errors.append(f"provider_bug: {type(error).__name__}: {error}")
+        return None
 
     def _append_user(self, blocks: list[Block]) -> None:
         """Add to the pending user turn: a partial turn is extended, never stacked."""
@@ -345,7 +434,8 @@ class Session:
         else:
             self._dirty_from = len(self.history)
 
-    async def _run_tool_uses(self, uses: list[Block]) -> list[Block]:
+    async def _submit(self, uses: list[Block]) -> _Wait:
+        """Answer what can be answered now and hand the rest to the runtime."""
         results: dict[str, Block] = {}
         waits: dict[CallId, str] = {}
         background: dict[CallId, str] = {}
@@ -406,44 +496,53 @@ class Session:
                 waits[call_id] = tool_use_id
             else:
                 background[call_id] = tool_use_id
-        interruptions: list[str] = []
-        if waits or background:
-            self._set_status(SessionStatus.WAITING)
-        for call_id in waits:
-            await self._runtime.wait(call_id)
-        if background:
-            await self._await_background(set(background), interruptions)
-        for call_id, tool_use_id in (waits | background).items():
-            snapshot = self._runtime.status(call_id)
+        wait = _Wait(uses, results, waits, background)
+        strategy = self.config.async_yield_strategy
+        if background and isinstance(strategy, YieldOnTimeout):
+            wait.deadline = anyio.current_time() + strategy.milliseconds / 1000
+        return wait
+
+    def _wait_over(self, wait: _Wait) -> bool:
+        """Whether the calls (or a user message, or the clock) let the turn go on."""
+        if self._stopping:
+            return True
+        if not all(self._status(call_id).is_final for call_id in wait.sync):
+            return False
+        if not wait.background:
+            return True
+        if any(isinstance(event, _UserMessage) for event in self._events):
+            return True  # a user message ends the wait at once
+        done = sum(1 for call_id in wait.background if self._status(call_id).is_final)
+        if done == len(wait.background):
+            return True
+        if done and isinstance(self.config.async_yield_strategy, YieldOnAnyProgress):
+            return True
+        return anyio.current_time() >= wait.deadline
+
+    def _wait_results(self, wait: _Wait) -> list[Block]:
+        """One result per ``tool_use`` (a placeholder if still running), then the
+        user messages that cut the wait short."""
+        results = dict(wait.results)
+        for call_id, tool_use_id in (wait.sync | wait.background).items():
+            snapshot = self._status(call_id)
             if snapshot.is_final:
                 results[tool_use_id] = self._result_block(tool_use_id, snapshot)
             else:
                 results[tool_use_id] = self._placeholder(tool_use_id, call_id)
                 self._outstanding[call_id] = tool_use_id
-        blocks = [results[use["id"]] for use in uses]
-        blocks.extend({"type": "text", "text": text} for text in interruptions)
+        blocks = [results[use["id"]] for use in wait.uses]
+        kept: deque[_Event] = deque()
+        for event in self._events:
+            if isinstance(event, _UserMessage) and wait.background:
+                blocks.append({"type": "text", "text": event.text})
+            elif not (
+                isinstance(event, _CallFinished)
+                and (event.call_id in wait.sync or event.call_id in wait.background)
+                and event.call_id not in self._outstanding
+            ):
+                kept.append(event)
+        self._events = kept
         return blocks
-
-    async def _await_background(self, calls: set[CallId], interruptions: list[str]) -> None:
-        """Wait as the yield strategy says; a user message ends the wait at once."""
-        strategy = self.config.async_yield_strategy
-        finished = {call_id for call_id in calls if self._status(call_id).is_final}
-        need_all = not isinstance(strategy, YieldOnAnyProgress)
-        limit = strategy.milliseconds / 1000 if isinstance(strategy, YieldOnTimeout) else math.inf
-        with anyio.move_on_after(limit):
-            while finished != calls and (need_all or not finished):
-                event = await self._receive.receive()
-                if isinstance(event, _UserMessage):
-                    interruptions.append(event.text)
-                    self._handled(1)
-                    return
-                if isinstance(event, _CallFinished) and event.call_id in calls:
-                    finished.add(event.call_id)
-                    self._handled(1)
-                    continue
-                self._backlog.append(event)
-                if isinstance(event, _Stop):
-                    return
 
     async def _capability(self, tool_use_id: str, name: str, arguments: object) -> Block:
         result = await self._toolbox.invoke(name, arguments, self._caller)
@@ -538,16 +637,13 @@ class Session:
         return definitions + SystemToolbox.definitions(chosen)
 
     def _enqueue(self, event: _Event) -> None:
-        try:
-            self._send.send_nowait(event)
-        except anyio.ClosedResourceError:
-            return  # the session has stopped
-        self._unhandled += 1
-        self._notify_change()
+        if self.status is not SessionStatus.STOPPED:
+            self._events.append(event)
+            self._notify_change()
 
-    def _handled(self, count: int) -> None:
-        self._unhandled -= count
-        self._notify_change()
+    def _wake(self) -> None:
+        if self._arrived is not None:
+            self._arrived.set()
 
     def _set_status(self, status: SessionStatus) -> None:
         self.status = status

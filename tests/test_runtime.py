@@ -7,8 +7,10 @@ import threading
 import anyio
 import pytest
 from pydantic import BaseModel
+from structlog.testing import capture_logs
 
 from agentos import (
+    CallEvent,
     CallEventKind,
     CallStatus,
     ManualClock,
@@ -369,3 +371,104 @@ async def test_call_event_listeners_hear_their_session_and_cannot_break_it(
         (call, CallEventKind.STARTED),
         (call, CallEventKind.COMPLETED),
     ]
+
+
+async def test_a_hand_off_runs_next_in_the_task_of_the_call_that_finished(
+    clock: ManualClock,
+) -> None:
+    release = anyio.Event()
+    followed = anyio.Event()
+    tasks: dict[str, int] = {}
+    handed: list[tuple[str, bool]] = []
+
+    @tool
+    async def quick(args: Empty) -> int:
+        await release.wait()
+        tasks["tool"] = anyio.get_current_task().id
+        return 1
+
+    async with Runtime([quick], clock=clock) as runtime:
+
+        async def follow_up(name: str) -> None:
+            tasks[name] = anyio.get_current_task().id
+            assert runtime.status(call).status is CallStatus.COMPLETED
+            if name == "mine":
+                followed.set()
+
+        def listen(event: CallEvent) -> None:
+            if event.kind in (
+                CallEventKind.COMPLETED,
+                CallEventKind.QUEUED,
+                CallEventKind.CANCELLED,
+            ):
+                handed.append((f"mine {event.kind}", runtime.hand_off(lambda: follow_up("mine"))))
+
+        runtime.on_call_events("mine", listen)
+        assert not runtime.hand_off(lambda: follow_up("never"))  # not from a callback
+        call = runtime.submit("quick", {}, session_id="mine")
+        await settle(runtime)
+        handed.clear()
+        release.set()
+        # queued behind the finishing call: reported by the same tick, handed off to a new task
+        runtime.cancel(runtime.submit("quick", {}, session_id="mine"))
+        with anyio.fail_after(5):
+            await followed.wait()
+        assert tasks["mine"] == tasks["tool"]
+        assert handed[:2] == [("mine queued", False), ("mine cancelled", False)]
+        assert handed[2:] == [("mine completed", True)]
+
+
+async def test_a_hand_off_to_another_session_gets_a_task_of_its_own(clock: ManualClock) -> None:
+    release = anyio.Event()
+    done = anyio.Event()
+    tasks: dict[str, int] = {}
+
+    @tool
+    async def quick(args: Empty, ctx: ToolContext) -> int:
+        await release.wait()
+        tasks[f"tool {ctx.session_id}"] = anyio.get_current_task().id
+        return 1
+
+    async with Runtime([quick], clock=clock) as runtime:
+
+        async def record(name: str) -> None:
+            tasks[name] = anyio.get_current_task().id
+            if len(tasks) == 3:
+                done.set()
+
+        runtime.on_call_events(
+            "a",
+            lambda e: e.kind is CallEventKind.COMPLETED and runtime.hand_off(lambda: record("a")),
+        )
+        runtime.on_call_events(
+            "b", lambda e: e.kind is CallEventKind.QUEUED and runtime.hand_off(lambda: record("b"))
+        )
+        runtime.submit("quick", {}, session_id="a")
+        await settle(runtime)
+        release.set()  # the tool's task runs before the driver: its tick also takes b's submit
+        runtime.submit("quick", {}, session_id="b")
+        with anyio.fail_after(5):
+            await done.wait()
+    assert tasks["a"] == tasks["tool a"]
+    assert tasks["b"] != tasks["tool a"]
+
+
+async def test_a_failing_hand_off_is_logged_and_harms_nothing(clock: ManualClock) -> None:
+    puppet = Puppet()
+
+    async def broken() -> None:
+        raise RuntimeError("follow-up bug")
+
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        runtime.on_call_events("s", lambda e: runtime.hand_off(broken))
+        first = runtime.submit("puppet", {}, session_id="s")
+        second = runtime.submit("puppet", {}, session_id="s")
+        await settle(runtime)
+        with capture_logs() as logs:
+            puppet.complete(first, 1)
+            assert (await runtime.wait(first)).result == 1
+            await settle(runtime)
+        puppet.complete(second, 2)
+        assert (await runtime.wait(second)).result == 2
+    failures = [entry for entry in logs if entry["event"] == "call_event_hand_off.failed"]
+    assert failures and failures[0]["error"] == "RuntimeError: follow-up bug"
