@@ -169,6 +169,11 @@ class Runtime:
     def tools(self) -> Mapping[str, Tool[Any]]:
         return dict(self._tools)
 
+    @property
+    def clock(self) -> Clock:
+        """Where the runtime (and its sessions) read time: call and yield deadlines."""
+        return self._clock
+
     async def __aenter__(self) -> Self:
         if self._opened:
             raise RuntimeError("a Runtime can be entered only once")

@@ -87,7 +87,7 @@ class _Wait:
     background: dict[CallId, str]
     """``run_async`` calls -> tool_use id: the turn waits as the yield strategy says."""
     deadline: float = math.inf
-    """``yield_on_timeout``: when (anyio's clock) the background calls stop holding the turn."""
+    """``yield_on_timeout``: when (the runtime's clock) the background calls stop holding it."""
 
 
 class Session:
@@ -244,6 +244,7 @@ class Session:
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """The session's own task: it advances the session whenever nobody else does."""
         unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
+        forget_clock = self._runtime.clock.on_advance(self._wake)
         task_status.started()
         try:
             while True:
@@ -254,6 +255,7 @@ class Session:
                 await self._sleep()
         finally:
             unsubscribe()
+            forget_clock()
             if self._step_scope is not None:
                 self._step_scope.cancel()  # a step running in a call's task ends with us
             self._events.clear()
@@ -275,10 +277,11 @@ class Session:
     async def _sleep(self) -> None:
         """Until an event arrives, or the suspended turn's yield deadline passes."""
         assert self._arrived is not None
-        deadline = math.inf if self._wait is None else self._wait.deadline
-        if deadline <= anyio.current_time():
-            deadline = math.inf  # passed, and run_sync calls still hold the turn
-        with anyio.CancelScope(deadline=deadline):
+        clock = self._runtime.clock
+        budget = None
+        if self._wait is not None and self._wait.deadline > clock.monotonic():
+            budget = clock.sleep_budget(self._wait.deadline)  # else run_sync calls hold it
+        with anyio.move_on_after(math.inf if budget is None else budget):
             await self._arrived.wait()
 
     async def _advance(self) -> None:
@@ -499,7 +502,7 @@ class Session:
         wait = _Wait(uses, results, waits, background)
         strategy = self.config.async_yield_strategy
         if background and isinstance(strategy, YieldOnTimeout):
-            wait.deadline = anyio.current_time() + strategy.milliseconds / 1000
+            wait.deadline = self._runtime.clock.monotonic() + strategy.milliseconds / 1000
         return wait
 
     def _wait_over(self, wait: _Wait) -> bool:
@@ -517,7 +520,7 @@ class Session:
             return True
         if done and isinstance(self.config.async_yield_strategy, YieldOnAnyProgress):
             return True
-        return anyio.current_time() >= wait.deadline
+        return self._runtime.clock.monotonic() >= wait.deadline
 
     def _wait_results(self, wait: _Wait) -> list[Block]:
         """One result per ``tool_use`` (a placeholder if still running), then the

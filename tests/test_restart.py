@@ -51,6 +51,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
         session.post("kickoff both")
         with anyio.fail_after(5):
             while not (session.idle and len(session.history) == 4):
+                clock.advance(0.001)  # the 1 ms yield deadline, on the runtime's clock
                 await settle(runtime)
         uses = {b["name"]: b["id"] for b in session.history[1]["content"]}
         placeholder = json.loads(session.history[2]["content"][1]["content"])

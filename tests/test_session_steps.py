@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentos import ManualClock, Runtime, tool
-from agentos._agent_config import AgentConfig, Disposition, ToolPolicy
+from agentos._agent_config import AgentConfig, Disposition, ToolPolicy, YieldOnTimeout
 from agentos._context_view import TranscriptView, ViewInput
 from agentos._host import Host
 from agentos._provider import (
@@ -21,7 +21,7 @@ from agentos._provider import (
     text,
     tool_calls,
 )
-from agentos.testing import Puppet
+from agentos.testing import Puppet, settle
 from tests.test_sessions import asks, assert_valid_transcript, has_results, wait_for
 
 pytestmark = pytest.mark.anyio
@@ -199,3 +199,55 @@ async def test_closing_the_host_cancels_a_step_running_in_a_calls_task(
             assert session.status == "stopped"
             extra: Any = runtime.submit("quick", {})
             assert (await runtime.wait(extra)).result == 1  # the runtime is unharmed
+
+
+async def test_yield_on_timeout_reads_the_runtime_clock(clock: ManualClock) -> None:
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (asks("go"), lambda r: tool_calls(("puppet", {}))),
+        (has_results, lambda r: text("went on")),
+    )
+    config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("go")
+        await wait_for(lambda: session.status == "waiting", runtime)
+        clock.advance(59)
+        await settle(runtime)
+        assert len(provider.requests) == 1
+        clock.advance(2)
+        await wait_for(lambda: session.idle, runtime)
+        assert session.replies[-1] == "went on"
+        (placeholder,) = last_tool_results(provider.requests[-1])
+        assert '"status": "running"' in placeholder["content"]
+
+
+async def test_past_the_yield_deadline_a_run_sync_call_still_holds_the_turn(
+    clock: ManualClock,
+) -> None:
+    background, careful = Puppet(), Puppet(name="careful")
+    provider = ScriptedProvider(
+        (asks("both"), lambda r: tool_calls(("careful", {}), ("puppet", {}))),
+        (has_results, lambda r: text("went on")),
+    )
+    config = AgentConfig(
+        async_yield_strategy=YieldOnTimeout(milliseconds=60_000),
+        policy=ToolPolicy(rules={"careful": Disposition.RUN_SYNC}),
+    )
+    async with (
+        Runtime([background.tool, careful.tool], clock=clock) as runtime,
+        Host(runtime, provider) as host,
+    ):
+        session = await host.create_session(config)
+        session.post("both")
+        await wait_for(lambda: session.status == "waiting", runtime)
+        clock.advance(61)
+        await settle(runtime)
+        assert len(provider.requests) == 1
+        assert session.status == "waiting"
+        (call,) = careful.calls
+        careful.complete(call, "done carefully")
+        await wait_for(lambda: session.idle, runtime)
+        sync_result, placeholder = last_tool_results(provider.requests[-1])
+        assert sync_result["content"] == "done carefully"
+        assert '"status": "running"' in placeholder["content"]
