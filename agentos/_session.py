@@ -7,6 +7,11 @@ the disposition and the yield strategy say, and a user message cuts the wait
 short. Every ``tool_use`` gets exactly one ``tool_result`` in the next request:
 a call still running gets a placeholder, and its outcome arrives once, later,
 as a new message that names it.
+
+A turn moves in steps, and waiting for calls is not a task awaiting: the
+step that the end of a call allows runs in that call's own task
+(``Runtime.hand_off``), so the next request goes out at once however busy
+the event loop is.
 """
 
 from __future__ import annotations
