@@ -385,6 +385,8 @@ class Session:
             wait = await self._submit(uses)
             if not self._wait_over(wait):
                 self._wait = wait
+                if wait.deadline < math.inf:
+                    self._wake()  # the session's task sleeps until the deadline, wherever we run
                 self._set_status(SessionStatus.WAITING)
                 return
             self._append_user(self._wait_results(wait))

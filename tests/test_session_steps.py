@@ -251,3 +251,31 @@ async def test_past_the_yield_deadline_a_run_sync_call_still_holds_the_turn(
         sync_result, placeholder = last_tool_results(provider.requests[-1])
         assert sync_result["content"] == "done carefully"
         assert '"status": "running"' in placeholder["content"]
+
+
+async def test_a_yield_deadline_set_in_a_handed_off_step_still_fires() -> None:
+    """The step that sets it runs in a call's task; the session's own task must wake for it."""
+    background, careful = Puppet(), Puppet(name="careful")
+    provider = ScriptedProvider(
+        (asks("go"), lambda r: tool_calls(("careful", {}))),
+        (lambda r: "carefully" in str(last_tool_results(r)), lambda r: tool_calls(("puppet", {}))),
+        (has_results, lambda r: text("went on")),
+    )
+    config = AgentConfig(
+        async_yield_strategy=YieldOnTimeout(milliseconds=20),  # on the system clock
+        policy=ToolPolicy(rules={"careful": Disposition.RUN_SYNC}),
+    )
+    async with (
+        Runtime([background.tool, careful.tool]) as runtime,
+        Host(runtime, provider) as host,
+    ):
+        session = await host.create_session(config)
+        session.post("go")
+        await wait_for(lambda: len(careful.calls) == 1, runtime)
+        (call,) = careful.calls
+        careful.complete(call, "done carefully")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert session.replies[-1] == "went on"
+        (placeholder,) = last_tool_results(provider.requests[-1])
+        assert '"status": "running"' in placeholder["content"]
