@@ -1,0 +1,299 @@
+"""A property-based test of sessions: a hypothesis state machine over a real ``Host``.
+
+Three sessions (yield when all done, on any progress, on a 1 s timeout) talk
+to a model that obeys its user: ``tools a=N s=M`` calls N background tools
+(``puppet``, ``run_async``) and M blocking ones (``careful``, ``run_sync``),
+``status`` lists the running calls, ``cancel`` cancels the last background
+call it started; anything else, and every turn that only carries results,
+gets a text. The machine posts such messages (also while calls run), ends
+calls (results, failures, cancels from outside), moves the ``ManualClock``
+and stops sessions. After every step, with everything settled, it checks:
+
+- every request the model got was valid Messages: alternating roles, and
+  every ``tool_use`` answered by exactly one ``tool_result``, first and in
+  order, in the next message;
+- each session's history is valid too (an unanswered ``tool_use`` may end it
+  only while the session waits for calls), and every late outcome was told once,
+  only for a call that got a placeholder;
+- nothing is stuck: a session waits only while one of its calls runs, and a
+  session whose calls have all ended has told the model every outcome;
+- no session recorded an error.
+
+Like ``test_lifecycle_machine``, each example runs one event loop in a
+background thread (an anyio blocking portal) and every rule acts, then
+``settle``\\s, on that loop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, TypeVar
+
+import anyio
+from anyio.abc import TaskStatus
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from agentos import ManualClock, Runtime
+from agentos._agent_config import (
+    AgentConfig,
+    Disposition,
+    ToolPolicy,
+    YieldOnAnyProgress,
+    YieldOnTimeout,
+    YieldWhenAllDone,
+)
+from agentos._history import PLACEHOLDER_KEY, blocks_of
+from agentos._host import Host
+from agentos._provider import Message, ModelRequest, ModelResponse, text
+from agentos._session import Session
+from agentos.testing import Puppet, settle
+
+T = TypeVar("T")
+
+STRATEGIES = {
+    "all": YieldWhenAllDone(),
+    "any": YieldOnAnyProgress(),
+    "timeout": YieldOnTimeout(milliseconds=1000),
+}
+STEP_SECONDS = 10.0
+_OUTCOME = re.compile(r"\[tool call (\S+) \(\w+\) finished: \w+\]")
+_COMMAND = re.compile(r"tools a=(\d) s=(\d)")
+
+
+class CommandModel:
+    """A zero-latency model that does what the last text of the request says."""
+
+    name = "commands"
+
+    def __init__(self) -> None:
+        self._ids = itertools.count()
+        self.problems: list[str] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        problem = transcript_problem(request.messages, may_end_unanswered=False)
+        if problem is not None:
+            self.problems.append(f"{request.session_id}: {problem}")
+        blocks = blocks_of(request.messages[-1])
+        command = blocks[-1].get("text", "") if blocks[-1].get("type") == "text" else ""
+        if match := _COMMAND.fullmatch(command):
+            background, blocking = int(match[1]), int(match[2])
+            return self._calls([("puppet", {})] * background + [("careful", {})] * blocking)
+        if command == "status":
+            return self._calls([("list_running_tool_calls", {})])
+        if command == "cancel":
+            started = [
+                b["id"]
+                for message in request.messages
+                if message["role"] == "assistant"
+                for b in blocks_of(message)
+                if b.get("type") == "tool_use" and b["name"] == "puppet"
+            ]
+            if started:
+                return self._calls([("cancel_tool_call", {"tool_call_id": started[-1]})])
+        return text("ok")
+
+    def _calls(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> ModelResponse:
+        content = [
+            {"type": "tool_use", "id": f"toolu_m{next(self._ids)}", "name": name, "input": args}
+            for name, args in calls
+        ]
+        return ModelResponse(content, "tool_use")
+
+
+def transcript_problem(messages: Sequence[Message], *, may_end_unanswered: bool) -> str | None:
+    """What makes ``messages`` invalid Messages (a session's history may be empty), or None."""
+    if messages and messages[0]["role"] != "user":
+        return "does not start with a user message"
+    for index, message in enumerate(messages):
+        if index and message["role"] == messages[index - 1]["role"]:
+            return f"two {message['role']} messages in a row at {index}"
+        if message["role"] != "assistant":
+            continue
+        uses = [b["id"] for b in blocks_of(message) if b.get("type") == "tool_use"]
+        if not uses:
+            continue
+        if index + 1 == len(messages):
+            return None if may_end_unanswered else f"tool uses {uses} left unanswered"
+        answers = [b.get("tool_use_id") for b in blocks_of(messages[index + 1])]
+        if answers[: len(uses)] != uses:
+            return f"tool uses {uses} answered by {answers}"
+    results = Counter(
+        b["tool_use_id"] for m in messages for b in blocks_of(m) if b.get("type") == "tool_result"
+    )
+    repeated = [tool_use_id for tool_use_id, count in results.items() if count > 1]
+    return f"tool uses answered twice: {repeated}" if repeated else None
+
+
+class SessionMachine(RuleBasedStateMachine):
+    """Drives one ``Host`` per example and checks its sessions after each step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clock = ManualClock()
+        self.puppet = Puppet()
+        self.careful = Puppet(name="careful")
+        self.model = CommandModel()
+        self.sessions: dict[str, Session] = {}
+        self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal()
+        self.portal = self._portal_cm.__enter__()
+        try:
+            self._host, _ = self.portal.start_task(self._host_sessions)
+        except BaseException:
+            self._portal_cm.__exit__(None, None, None)
+            raise
+
+    async def _host_sessions(self, *, task_status: TaskStatus[None]) -> None:
+        tools = [self.puppet.tool, self.careful.tool]
+        async with (
+            Runtime(tools, clock=self.clock) as runtime,
+            Host(runtime, self.model) as host,
+        ):
+            self.runtime = runtime
+            policy = ToolPolicy(rules={"careful": Disposition.RUN_SYNC})
+            for name, strategy in STRATEGIES.items():
+                config = AgentConfig(async_yield_strategy=strategy, policy=policy)
+                self.sessions[name] = await host.create_session(config, session_id=name)
+            self._stop = anyio.Event()
+            task_status.started()
+            await self._stop.wait()
+
+    def _run(self, action: Callable[[], Awaitable[T]]) -> T:
+        async def act_and_settle() -> T:
+            with anyio.fail_after(STEP_SECONDS):
+                value = await action()
+                await settle(self.runtime)
+            return value
+
+        value = self.portal.call(act_and_settle)
+        if self._host.done():
+            raise AssertionError("the host died under the machine") from self._host.exception()
+        return value
+
+    def teardown(self) -> None:
+        try:
+            if not self._host.done():
+                self.portal.call(self._stop.set)
+                self._host.result(timeout=30)
+        finally:
+            for puppet in (self.puppet, self.careful):
+                for call in puppet.calls.values():
+                    for stream in (call.send, call.receive):
+                        if stream is not None:
+                            stream.close()
+            self._portal_cm.__exit__(None, None, None)
+
+    def _running(self) -> list[tuple[Puppet, str]]:
+        def running() -> list[tuple[Puppet, str]]:
+            return [
+                (puppet, call_id)
+                for puppet in (self.puppet, self.careful)
+                for call_id, call in puppet.calls.items()
+                if call.started and not self.runtime.status(call_id).is_final
+            ]
+
+        return self.portal.call(running)
+
+    # ------------------------------------------------------------------ rules
+
+    @rule(
+        name=st.sampled_from(sorted(STRATEGIES)),
+        message=st.one_of(
+            st.builds("tools a={} s={}".format, st.integers(0, 2), st.integers(0, 1)),
+            st.sampled_from(["status", "cancel", "how is it going?"]),
+        ),
+    )
+    def post(self, name: str, message: str) -> None:
+        session = self.sessions[name]
+        if session.status == "stopped":
+            return
+
+        async def act() -> None:
+            session.post(message)
+
+        self._run(act)
+
+    @precondition(lambda self: bool(self._running()))
+    @rule(data=st.data(), ending=st.sampled_from(["complete", "fail", "cancel"]))
+    def end_a_call(self, data: st.DataObject, ending: str) -> None:
+        puppet, call_id = data.draw(st.sampled_from(self._running()))
+
+        async def act() -> None:
+            if ending == "complete":
+                puppet.complete(call_id, f"result of {call_id}")
+            elif ending == "fail":
+                puppet.fail(call_id, "it broke")
+            else:
+                self.runtime.cancel(call_id, "the user changed their mind")
+
+        self._run(act)
+
+    @rule(seconds=st.sampled_from([0.5, 1.5]))
+    def time_passes(self, seconds: float) -> None:
+        async def act() -> None:
+            self.clock.advance(seconds)
+
+        self._run(act)
+
+    @rule(name=st.sampled_from(sorted(STRATEGIES)))
+    def stop(self, name: str) -> None:
+        session = self.sessions[name]
+
+        async def act() -> None:
+            session.stop()
+
+        self._run(act)
+
+    # ------------------------------------------------------------ invariants
+
+    @invariant()
+    def requests_were_valid(self) -> None:
+        assert self.model.problems == []
+
+    @invariant()
+    def histories_are_valid_and_tell_each_outcome_once(self) -> None:
+        for session in self.sessions.values():
+            waiting = session.status == "waiting"
+            problem = transcript_problem(session.history, may_end_unanswered=waiting)
+            assert problem is None, f"{session.session_id}: {problem}"
+            placeholders = set()
+            told: Counter[str] = Counter()
+            for message in session.history:
+                for block in blocks_of(message):
+                    if block.get("type") == "tool_result" and PLACEHOLDER_KEY in str(
+                        block.get("content")
+                    ):
+                        placeholders.add(block["tool_use_id"])
+                    told.update(_OUTCOME.findall(block.get("text", "")))
+            assert all(count == 1 for count in told.values()), told
+            assert set(told) <= placeholders, (told, placeholders)
+
+    @invariant()
+    def nothing_is_stuck(self) -> None:
+        self.portal.call(self._check_nothing_is_stuck)
+
+    def _check_nothing_is_stuck(self) -> None:
+        for session in self.sessions.values():
+            assert session.errors == []
+            assert session.status in ("idle", "waiting", "stopped"), session.status
+            calls = self.runtime.list_calls(session.session_id)
+            if session.status == "waiting":
+                assert any(not call.is_final for call in calls), session.session_id
+            if session.status == "idle" and all(call.is_final for call in calls):
+                assert session.idle
+                assert session.outstanding() == [], session.session_id
+
+
+SessionMachine.TestCase.settings = settings(
+    max_examples=60,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+TestSessions = SessionMachine.TestCase
