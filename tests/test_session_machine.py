@@ -1,13 +1,15 @@
 """A property-based test of sessions: a hypothesis state machine over a real ``Host``.
 
-Three sessions (yield when all done, on any progress, on a 1 s timeout) talk
-to a model that obeys its user: ``tools a=N s=M`` calls N background tools
-(``puppet``, ``run_async``) and M blocking ones (``careful``, ``run_sync``),
+Four sessions (yield when all done, on any progress, on a 1 s timeout, and
+synchronous mode) talk to a model that obeys its user: ``tools a=N s=M d=K``
+calls N background tools (``puppet``, ``run_async``), M blocking ones
+(``careful``, ``run_sync``) and K deferred ones (``approve``, ``defer``),
 ``status`` lists the running calls, ``cancel`` cancels the last background
 call it started; anything else, and every turn that only carries results,
 gets a text. The machine posts such messages (also while calls run), ends
-calls (results, failures, cancels from outside), moves the ``ManualClock``
-and stops sessions. After every step, with everything settled, it checks:
+calls (results, failures, cancels from outside, deferred ones completed from
+outside), moves the ``ManualClock`` and stops sessions. After every step,
+with everything settled, it checks:
 
 - every request the model got was valid Messages: alternating roles, and
   every ``tool_use`` answered by exactly one ``tool_result``, first and in
@@ -44,6 +46,7 @@ from agentos import ManualClock, Runtime
 from agentos._agent_config import (
     AgentConfig,
     Disposition,
+    ExecutionMode,
     ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
@@ -57,14 +60,16 @@ from agentos.testing import Puppet, settle
 
 T = TypeVar("T")
 
-STRATEGIES = {
-    "all": YieldWhenAllDone(),
-    "any": YieldOnAnyProgress(),
-    "timeout": YieldOnTimeout(milliseconds=1000),
+POLICY = ToolPolicy(rules={"careful": Disposition.RUN_SYNC, "approve": Disposition.DEFER})
+CONFIGS = {
+    "all": AgentConfig(async_yield_strategy=YieldWhenAllDone(), policy=POLICY),
+    "any": AgentConfig(async_yield_strategy=YieldOnAnyProgress(), policy=POLICY),
+    "timeout": AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1000), policy=POLICY),
+    "sync": AgentConfig(execution_mode=ExecutionMode.SYNCHRONOUS, policy=POLICY),
 }
 STEP_SECONDS = 10.0
 _OUTCOME = re.compile(r"\[tool call (\S+) \(\w+\) finished: \w+\]")
-_COMMAND = re.compile(r"tools a=(\d) s=(\d)")
+_COMMAND = re.compile(r"tools a=(\d) s=(\d) d=(\d)")
 
 
 class CommandModel:
@@ -83,8 +88,8 @@ class CommandModel:
         blocks = blocks_of(request.messages[-1])
         command = blocks[-1].get("text", "") if blocks[-1].get("type") == "text" else ""
         if match := _COMMAND.fullmatch(command):
-            background, blocking = int(match[1]), int(match[2])
-            return self._calls([("puppet", {})] * background + [("careful", {})] * blocking)
+            counts = zip(("puppet", "careful", "approve"), match.groups(), strict=True)
+            return self._calls([(name, {}) for name, count in counts for _ in range(int(count))])
         if command == "status":
             return self._calls([("list_running_tool_calls", {})])
         if command == "cancel":
@@ -139,6 +144,7 @@ class SessionMachine(RuleBasedStateMachine):
         self.clock = ManualClock()
         self.puppet = Puppet()
         self.careful = Puppet(name="careful")
+        self.approve = Puppet(name="approve")
         self.model = CommandModel()
         self.sessions: dict[str, Session] = {}
         self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal()
@@ -150,15 +156,13 @@ class SessionMachine(RuleBasedStateMachine):
             raise
 
     async def _host_sessions(self, *, task_status: TaskStatus[None]) -> None:
-        tools = [self.puppet.tool, self.careful.tool]
+        tools = [self.puppet.tool, self.careful.tool, self.approve.tool]
         async with (
             Runtime(tools, clock=self.clock) as runtime,
             Host(runtime, self.model) as host,
         ):
             self.runtime = runtime
-            policy = ToolPolicy(rules={"careful": Disposition.RUN_SYNC})
-            for name, strategy in STRATEGIES.items():
-                config = AgentConfig(async_yield_strategy=strategy, policy=policy)
+            for name, config in CONFIGS.items():
                 self.sessions[name] = await host.create_session(config, session_id=name)
             self._stop = anyio.Event()
             task_status.started()
@@ -182,7 +186,7 @@ class SessionMachine(RuleBasedStateMachine):
                 self.portal.call(self._stop.set)
                 self._host.result(timeout=30)
         finally:
-            for puppet in (self.puppet, self.careful):
+            for puppet in (self.puppet, self.careful, self.approve):
                 for call in puppet.calls.values():
                     for stream in (call.send, call.receive):
                         if stream is not None:
@@ -203,9 +207,14 @@ class SessionMachine(RuleBasedStateMachine):
     # ------------------------------------------------------------------ rules
 
     @rule(
-        name=st.sampled_from(sorted(STRATEGIES)),
+        name=st.sampled_from(sorted(CONFIGS)),
         message=st.one_of(
-            st.builds("tools a={} s={}".format, st.integers(0, 2), st.integers(0, 1)),
+            st.builds(
+                "tools a={} s={} d={}".format,
+                st.integers(0, 2),
+                st.integers(0, 1),
+                st.integers(0, 1),
+            ),
             st.sampled_from(["status", "cancel", "how is it going?"]),
         ),
     )
@@ -234,6 +243,30 @@ class SessionMachine(RuleBasedStateMachine):
 
         self._run(act)
 
+    def _deferred(self) -> list[str]:
+        def pending() -> list[str]:
+            return [
+                call.call_id
+                for session in self.sessions
+                for call in self.runtime.list_calls(session)
+                if call.deferred and not call.is_final
+            ]
+
+        return self.portal.call(pending)
+
+    @precondition(lambda self: bool(self._deferred()))
+    @rule(data=st.data(), approved=st.booleans())
+    def complete_a_deferred_call(self, data: st.DataObject, approved: bool) -> None:
+        call_id = data.draw(st.sampled_from(self._deferred()))
+
+        async def act() -> None:
+            if approved:
+                self.runtime.complete(call_id, {"approved": True})
+            else:
+                self.runtime.complete(call_id, error="the reviewer said no")
+
+        self._run(act)
+
     @rule(seconds=st.sampled_from([0.5, 1.5]))
     def time_passes(self, seconds: float) -> None:
         async def act() -> None:
@@ -241,7 +274,7 @@ class SessionMachine(RuleBasedStateMachine):
 
         self._run(act)
 
-    @rule(name=st.sampled_from(sorted(STRATEGIES)))
+    @rule(name=st.sampled_from(sorted(CONFIGS)))
     def stop(self, name: str) -> None:
         session = self.sessions[name]
 
