@@ -348,7 +348,21 @@ def _progress(entry: ToolCallProgress) -> Json:
 
 
 def _time(value: float | None) -> str | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC).isoformat()
+    """``datetime.fromtimestamp(value, UTC).isoformat()``, at a third of the cost."""
+    if value is None:
+        return None
+    whole = math.floor(value)
+    micros = round((value - whole) * 1e6)  # half to even, as datetime rounds
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    seconds = _utc_seconds(whole)
+    return f"{seconds}.{micros:06d}+00:00" if micros else f"{seconds}+00:00"
+
+
+@functools.lru_cache(maxsize=1024)
+def _utc_seconds(whole: int) -> str:
+    """The date and time of a whole second: the part that calls close together share."""
+    return datetime.fromtimestamp(whole, UTC).isoformat().removesuffix("+00:00")
 
 
 def _check_id(tool_call_id: str) -> None:

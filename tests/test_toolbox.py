@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import anyio
@@ -24,6 +25,7 @@ from agentos import (
     SystemToolbox,
     ToolboxError,
 )
+from agentos._toolbox import _time
 from agentos.testing import Puppet, settle
 
 pytestmark = pytest.mark.anyio
@@ -560,3 +562,12 @@ def test_late_outcomes_and_cancellations_are_read_back_from_text() -> None:
     assert b is not None
     assert (a.status, a.result) == ("completed", {"n": 1})
     assert (b.status, b.result) == ("cancelled", "cancelled (cancelled): stalled")
+
+
+@given(
+    st.floats(min_value=0, max_value=4e9)
+    | st.integers(0, 4 * 10**15).map(lambda micros: micros / 1e6)
+    | st.integers(0, 4 * 10**9).map(lambda whole: whole + 0.9999995)
+)
+def test_timestamps_read_exactly_as_isoformat_writes_them(value: float) -> None:
+    assert _time(value) == datetime.fromtimestamp(value, UTC).isoformat()
