@@ -362,7 +362,6 @@ class Session:
     async def _step(self, blocks: list[Block]) -> None:
         """Extend the user turn, then ask the model until the turn ends or waits for calls."""
         self._append_user(blocks)
-        await self._persist()
         while self._steps_left > 0 and not self._stopping:
             self._steps_left -= 1
             self._set_status(SessionStatus.THINKING)
@@ -390,13 +389,17 @@ class Session:
                 self._set_status(SessionStatus.WAITING)
                 return
             self._append_user(self._wait_results(wait))
-            await self._persist()
         self.status = SessionStatus.IDLE
         await self._persist()  # committed before anyone is told the turn is over
         self._set_status(SessionStatus.IDLE)
 
     async def _ask(self) -> ModelResponse | None:
-        """One model request; a failure is recorded and ends the turn (None)."""
+        """One model request; a failure is recorded and ends the turn (None).
+
+        The history so far is committed alongside the request rather than
+        before it, so the request goes out at once; the answer is taken only
+        once the commit is done.
+        """
         request = ModelRequest(
             model=self.config.model,
             system=self.config.system_prompt,
@@ -406,6 +409,14 @@ class Session:
             session_id=self.session_id,
         )
         self.requests += 1
+        if self._store is None:
+            return await self._request(request)
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._persist)
+            response = await self._request(request)
+        return response
+
+    async def _request(self, request: ModelRequest) -> ModelResponse | None:
         try:
             with anyio.fail_after(self.config.request_timeout):
                 return await self._provider.complete(request)

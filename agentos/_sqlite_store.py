@@ -1,6 +1,8 @@
 """The embedded store: one SQLite file in WAL mode, reached through aiosqlite.
 
-Each turn is one transaction, so a crash loses at most the turn in flight.
+Each turn is committed in one transaction, so a crash loses at most the turn
+in flight; turns of several sessions that wait to be written at the same
+time share a transaction (group commit).
 Migrations are versioned in ``schema_migrations`` and run once. A file that
 is corrupt, locked by another writer, of a newer schema or not writable gets
 a ``StoreError`` naming the file and what to do; nothing is ever overwritten.
@@ -14,6 +16,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -80,6 +83,8 @@ class SqliteStore:
         self._now = clock
         self._writer = anyio.Lock()
         """One transaction at a time: sessions and token completions share the connection."""
+        self._waiting: list[_TurnCommit] = []
+        """Turns to commit; whoever holds the writer next writes them all."""
 
     @classmethod
     async def open(
@@ -196,17 +201,58 @@ class SqliteStore:
     async def commit_turn(
         self, session_id: str, *, status: str, keep: int, messages: Sequence[Message]
     ) -> None:
-        async with self._transaction() as db:
-            cursor = await db.execute(
+        """Commit together with every other turn waiting now: under load one
+        transaction carries many sessions' turns, and none waits behind N others."""
+        rows = [(session_id, keep + i, json.dumps(m)) for i, m in enumerate(messages)]
+        commit = _TurnCommit(session_id, status, keep, rows)
+        self._waiting.append(commit)
+        try:
+            async with self._writer:
+                if not commit.done:
+                    batch, self._waiting = self._waiting, []
+                    await self._write_turns(batch)
+        finally:
+            if not commit.done and commit in self._waiting:
+                self._waiting.remove(commit)  # given up before anyone wrote it
+        if commit.error is not None:
+            raise commit.error
+
+    async def _write_turns(self, batch: list[_TurnCommit]) -> None:
+        """All in one transaction; if that fails, each alone, so an error stays its own."""
+        try:
+            try:
+                await self._write_together(batch)
+            except StoreError as error:
+                if len(batch) == 1:
+                    batch[0].fail(error)
+                    return
+                for commit in batch:
+                    try:
+                        await self._write_together([commit])
+                    except StoreError as own:
+                        commit.fail(own)
+        finally:
+            self._waiting[:0] = [commit for commit in batch if not commit.done]
+
+    async def _write_together(self, batch: list[_TurnCommit]) -> None:
+        async with _Transaction(self, take_writer=False) as db:
+            now = self._now()
+            cursor = await db.executemany(
                 "UPDATE sessions SET status = ?, updated_at = ? WHERE session_id = ?",
-                (status, self._now(), session_id),
+                [(commit.status, now, commit.session_id) for commit in batch],
             )
-            if cursor.rowcount != 1:
-                raise StoreError(f"no session {session_id!r} in {self.path}")
-            await db.execute(
-                "DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, keep)
+            if cursor.rowcount != len(batch):
+                raise StoreError(f"no session {batch[0].session_id!r} in {self.path}")
+            await db.executemany(
+                "DELETE FROM messages WHERE session_id = ? AND seq >= ?",
+                [(commit.session_id, commit.keep) for commit in batch],
             )
-            await _insert_messages(db, session_id, keep, messages)
+            await db.executemany(
+                "INSERT INTO messages (session_id, seq, message) VALUES (?, ?, ?)",
+                [row for commit in batch for row in commit.rows],
+            )
+        for commit in batch:
+            commit.done = True
 
     async def set_status(self, session_id: str, status: str) -> None:
         async with self._transaction() as db:
@@ -306,22 +352,47 @@ class SqliteStore:
         return list(rows)
 
 
+@dataclass(slots=True)
+class _TurnCommit:
+    """One session's turn, waiting to be written with whatever else is waiting."""
+
+    session_id: str
+    status: str
+    keep: int
+    rows: list[tuple[str, int, str]]
+    done: bool = False
+    """Written, or failed with ``error``."""
+    error: StoreError | None = None
+
+    def fail(self, error: StoreError) -> None:
+        self.done, self.error = True, error
+
+
 class _Transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error, errors explained."""
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: SqliteStore, *, take_writer: bool = True) -> None:
         self._store = store
+        self._take_writer = take_writer
+        """False when the caller already holds the writer lock."""
 
     async def __aenter__(self) -> aiosqlite.Connection:
-        await self._store._writer.acquire()
+        if self._take_writer:
+            await self._store._writer.acquire()
         try:
             await self._store._db.execute("BEGIN IMMEDIATE")
         except BaseException as error:
-            self._store._writer.release()
+            if not isinstance(error, sqlite3.Error):
+                await _rollback(self._store._db)  # cancelled: the BEGIN may still have run
+            self._release()
             if isinstance(error, sqlite3.Error):
                 raise _explain(self._store.path, error) from None
             raise
         return self._store._db
+
+    def _release(self) -> None:
+        if self._take_writer:
+            self._store._writer.release()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         db = self._store._db
@@ -339,12 +410,13 @@ class _Transaction:
                 await _rollback(db)
                 raise _explain(self._store.path, error) from None
         finally:
-            self._store._writer.release()
+            self._release()
 
 
 async def _rollback(db: aiosqlite.Connection) -> None:
-    with contextlib.suppress(sqlite3.Error):  # nothing to undo is fine
-        await db.rollback()
+    """Shielded: a cancelled transaction must not stay open on the shared connection."""
+    with anyio.CancelScope(shield=True), contextlib.suppress(sqlite3.Error):
+        await db.rollback()  # nothing to undo is fine
 
 
 async def _insert_messages(

@@ -54,6 +54,9 @@ JOBS = (
         "benchmarks._sessions",
         ("--sessions", "10", "--turns", "20", "--prefix", "sessions.light."),
     ),
+    Job(
+        "sessions, SQLite store", "benchmarks._sessions", ("--store", "--prefix", "sessions.store.")
+    ),
 )
 
 
@@ -97,6 +100,8 @@ HEADLINE = (
     "sessions.event_to_request_p99_ms",
     "sessions.light.event_to_request_p99_ms",
     "sessions.rss_bytes_per_session",
+    "sessions.store.turns_per_s",
+    "sessions.store.event_to_request_p99_ms",
 )
 """Printed first, in this order; every other figure follows, sorted."""
 

@@ -9,6 +9,10 @@ idle again), all 1,000 sessions at the same time, with the default
 ``AgentConfig`` (asynchronous, yield when all done) and caps that never
 throttle.
 
+With ``--store``, the host commits every turn to a ``SqliteStore`` in a
+temporary directory (the ``sessions.store.*`` figures): the commit of the
+results comes before the request that carries them.
+
 ``sessions.event_to_request_*``: per turn, from the moment the last of the
 turn's three tools returns (read inside the tool just before it returns) to
 the moment the provider's ``complete`` is entered for the request that
@@ -21,13 +25,17 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import tempfile
 import time
+from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 import agentos
 from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, Session, ToolContext
+from agentos._sqlite_store import SqliteStore
 from benchmarks._common import Empty, Figures, emit, percentile, quiet_logs, settled_rss
 
 SESSIONS = 1_000
@@ -107,16 +115,20 @@ def check(sessions: list[Session], turns: int) -> None:
             raise RuntimeError(f"{session.session_id}: last reply {session.replies[-1]!r}")
 
 
-async def measure(count: int, turns: int) -> Figures:
+async def measure(count: int, turns: int, store_in: Path | None = None) -> Figures:
     probe = Probe()
-    async with (
-        Runtime(
-            [probe.tool()],
-            max_running=TOOLS_PER_TURN * count,
-            max_running_per_session=TOOLS_PER_TURN,
-        ) as runtime,
-        Host(runtime, BenchModel(probe)) as host,
-    ):
+    async with AsyncExitStack() as stack:
+        store = None
+        if store_in is not None:
+            store = await stack.enter_async_context(await SqliteStore.open(store_in / "bench.db"))
+        runtime = await stack.enter_async_context(
+            Runtime(
+                [probe.tool()],
+                max_running=TOOLS_PER_TURN * count,
+                max_running_per_session=TOOLS_PER_TURN,
+            )
+        )
+        host = await stack.enter_async_context(Host(runtime, BenchModel(probe), store=store))
         config = AgentConfig()
         before = settled_rss()
         sessions = [
@@ -161,9 +173,12 @@ def main() -> None:
     parser.add_argument("--sessions", type=positive, default=SESSIONS)
     parser.add_argument("--turns", type=positive, default=TURNS)
     parser.add_argument("--prefix", default="sessions.", help="prefix of every figure's name")
+    parser.add_argument("--store", action="store_true", help="commit turns to a SqliteStore")
     options = parser.parse_args()
     quiet_logs()
-    figures = anyio.run(measure, options.sessions, options.turns)
+    with tempfile.TemporaryDirectory() as folder:
+        store_in = Path(folder) if options.store else None
+        figures = anyio.run(measure, options.sessions, options.turns, store_in)
     emit({options.prefix + name.removeprefix("sessions."): v for name, v in figures.items()})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -175,3 +176,91 @@ def test_every_turn_and_status_round_trips(
         assert loaded.status == turns[-1][1]
 
     anyio.run(main)
+
+
+def said(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+async def test_turns_waiting_together_share_a_transaction(tmp_path: Path) -> None:
+    begun: list[str] = []
+    async with await SqliteStore.open(tmp_path / "a.db") as store:
+        names = [f"s{number}" for number in range(20)]
+        for name in names:
+            await store.create_session(session(name))
+        await store._db.set_trace_callback(
+            lambda sql: begun.append(sql) if sql.startswith("BEGIN") else None
+        )
+        async with anyio.create_task_group() as group:
+            for name in names:
+                group.start_soon(
+                    lambda name: store.commit_turn(
+                        name, status="idle", keep=0, messages=[said(name)]
+                    ),
+                    name,
+                )
+        for name in names:
+            loaded = await store.load_session(name)
+            assert loaded is not None and loaded.history == (said(name),)
+    assert 1 <= len(begun) <= 2  # the first alone (maybe), then everyone who waited for it
+
+
+async def test_a_bad_turn_in_a_group_fails_alone(tmp_path: Path) -> None:
+    outcomes: dict[str, str] = {}
+    async with await SqliteStore.open(tmp_path / "a.db") as store:
+        await store.create_session(session("a"))
+        await store.create_session(session("b"))
+
+        async def commit(name: str) -> None:
+            try:
+                await store.commit_turn(name, status="idle", keep=0, messages=[said(name)])
+            except StoreError as error:
+                outcomes[name] = str(error)
+            else:
+                outcomes[name] = "ok"
+
+        async with anyio.create_task_group() as group:
+            for name in ("a", "ghost", "b"):
+                group.start_soon(commit, name)
+        for name in ("a", "b"):
+            loaded = await store.load_session(name)
+            assert loaded is not None and loaded.history == (said(name),)
+    assert outcomes["a"] == outcomes["b"] == "ok"
+    assert outcomes["ghost"].startswith("no session 'ghost'")
+
+
+async def test_a_writer_cancelled_mid_transaction_rolls_back_and_the_others_are_written(
+    tmp_path: Path,
+) -> None:
+    inside, release = threading.Event(), threading.Event()
+
+    def trace(sql: str) -> None:
+        if sql.startswith("INSERT INTO messages") and not inside.is_set():
+            inside.set()
+            release.wait(5)
+
+    writer = anyio.CancelScope()
+    done: list[str] = []
+    async with await SqliteStore.open(tmp_path / "a.db") as store:
+        await store.create_session(session("a"))
+        await store.create_session(session("b"))
+        await store._db.set_trace_callback(trace)
+
+        async def commit(name: str) -> None:
+            with writer if name == "a" else anyio.CancelScope():
+                await store.commit_turn(name, status="idle", keep=0, messages=[said(name)])
+                done.append(name)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(commit, "a")  # takes the writer, and b's turn with its own
+            group.start_soon(commit, "b")
+            await anyio.to_thread.run_sync(inside.wait, 5)
+            writer.cancel()
+            release.set()
+        assert done == ["b"]
+        a, b = await store.load_session("a"), await store.load_session("b")
+        assert a is not None and a.history == ()
+        assert b is not None and b.history == (said("b"),)
+        await store.commit_turn("a", status="idle", keep=0, messages=[said("a again")])
+        a = await store.load_session("a")
+        assert a is not None and a.history == (said("a again"),)
