@@ -524,16 +524,22 @@ class Session:
         return wait
 
     def _wait_over(self, wait: _Wait) -> bool:
-        """Whether the calls (or a user message, or the clock) let the turn go on."""
+        """Whether the calls (or a user message, or the clock) let the turn go on.
+
+        A call is final once its final event is queued here (the kernel calls
+        the listener right after the tick that ended it), so the queue says
+        which waited calls are done without asking the runtime.
+        """
         if self._stopping:
             return True
-        if not all(self._status(call_id).is_final for call_id in wait.sync):
+        finished = {event.call_id for event in self._events if isinstance(event, _CallFinished)}
+        if not all(call_id in finished for call_id in wait.sync):
             return False
         if not wait.background:
             return True
         if any(isinstance(event, _UserMessage) for event in self._events):
             return True  # a user message ends the wait at once
-        done = sum(1 for call_id in wait.background if self._status(call_id).is_final)
+        done = sum(1 for call_id in wait.background if call_id in finished)
         if done == len(wait.background):
             return True
         if done and isinstance(self.config.async_yield_strategy, YieldOnAnyProgress):
