@@ -589,6 +589,8 @@ class Runtime:
         False when the event came from elsewhere (the driver's tick, a cancel):
         then do the work your usual way.
         """
+        if not callable(follow_up):
+            raise TypeError(f"hand_off takes a coroutine function, got {type(follow_up).__name__}")
         if self._hand_offs is None:
             return False
         self._hand_offs.append((self._delivering, follow_up))

@@ -405,6 +405,8 @@ async def test_a_hand_off_runs_next_in_the_task_of_the_call_that_finished(
 
         runtime.on_call_events("mine", listen)
         assert not runtime.hand_off(lambda: follow_up("never"))  # not from a callback
+        with pytest.raises(TypeError, match="hand_off takes a coroutine function, got int"):
+            runtime.hand_off(5)  # type: ignore[arg-type]
         call = runtime.submit("quick", {}, session_id="mine")
         await settle(runtime)
         handed.clear()
