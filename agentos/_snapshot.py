@@ -124,9 +124,10 @@ class CompleteOutcome:
 class RuntimeStatistics:
     """Counts and costs of one runtime, read at one moment.
 
-    ``nested_admissions``, ``events_dropped``, ``ticks``, ``messages_applied``
-    and ``calls_forgotten`` are totals since the runtime started; the rest
-    describe the moment.
+    ``nested_admissions``, ``events_dropped``, ``ticks``, ``messages_applied``,
+    ``calls_forgotten``, ``hand_offs_here`` (follow-ups run in the finishing
+    call's task) and ``hand_offs_spawned`` (given a task of their own) are
+    totals since the runtime started; the rest describe the moment.
     """
 
     calls_by_status: Mapping[CallStatus, int]
@@ -144,6 +145,8 @@ class RuntimeStatistics:
     max_tick_us: float
     messages_applied: int
     calls_forgotten: int
+    hand_offs_here: int
+    hand_offs_spawned: int
 
     @staticmethod
     def freeze(counts: Mapping[CallStatus, int]) -> Mapping[CallStatus, int]:

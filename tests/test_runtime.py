@@ -451,8 +451,10 @@ async def test_a_hand_off_to_another_session_gets_a_task_of_its_own(clock: Manua
         runtime.submit("quick", {}, session_id="b")
         with anyio.fail_after(5):
             await done.wait()
+        statistics = runtime.statistics()
     assert tasks["a"] == tasks["tool a"]
     assert tasks["b"] != tasks["tool a"]
+    assert (statistics.hand_offs_here, statistics.hand_offs_spawned) == (1, 1)
 
 
 async def test_a_failing_hand_off_is_logged_and_harms_nothing(clock: ManualClock) -> None:
