@@ -276,6 +276,8 @@ class Session:
             return
         if self._stepping:
             return  # the running step looks at the queue before it ends
+        if self._wait is not None and not self._wait_over(self._wait):
+            return  # the turn still waits for other calls
         if not self._runtime.hand_off(self._advance):
             self._wake()
 

@@ -144,7 +144,8 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         wall = time.perf_counter() - started
         after = settled_rss()
         check(sessions, turns)
-        ticks = runtime.statistics().ticks - ticks_before
+        statistics = runtime.statistics()
+        ticks = statistics.ticks - ticks_before
     delays_ms = [delay * 1000 for delay in probe.delays]
     if len(delays_ms) != count * turns:
         raise RuntimeError(f"expected {count * turns} delays, got {len(delays_ms)}")
@@ -158,6 +159,8 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         "sessions.event_to_request_max_ms": round(max(delays_ms), 3),
         "sessions.rss_bytes_per_session": round((after - before) / count, 1),
         "sessions.ticks": ticks,
+        "sessions.hand_offs_here": statistics.hand_offs_here,
+        "sessions.hand_offs_spawned": statistics.hand_offs_spawned,
     }
 
 
