@@ -139,8 +139,8 @@ class Runtime:
         self._hand_offs: list[tuple[SessionId, Callable[[], Awaitable[None]]]] | None = None
         """Set while a finishing call's own task runs the tick that reports it."""
         self._delivering = DEFAULT_SESSION
-        self._hand_off_counts = [0, 0]
-        """Follow-ups run here, follow-ups spawned."""
+        self._hand_offs_here = 0
+        self._hand_offs_spawned = 0
         self._opened = False
         self._closed = False
         self._ticking = False
@@ -649,8 +649,8 @@ class Runtime:
             max_tick_us=ctx.stats.max_tick_us,
             messages_applied=ctx.stats.messages_applied,
             calls_forgotten=ctx.stats.calls_forgotten,
-            hand_offs_here=self._hand_off_counts[0],
-            hand_offs_spawned=self._hand_off_counts[1],
+            hand_offs_here=self._hand_offs_here,
+            hand_offs_spawned=self._hand_offs_spawned,
         )
 
     # -------------------------------------------------------------------- kernel
@@ -793,10 +793,10 @@ class Runtime:
         assert self._group is not None
         for _, follow_up in hand_offs:
             if follow_up is not here:
-                self._hand_off_counts[1] += 1
+                self._hand_offs_spawned += 1
                 self._group.start_soon(self._follow, follow_up)
         if here is not None:
-            self._hand_off_counts[0] += 1
+            self._hand_offs_here += 1
             await self._follow(here)
 
     async def _follow(self, follow_up: Callable[[], Awaitable[None]]) -> None:
