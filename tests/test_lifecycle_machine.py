@@ -10,10 +10,9 @@ status, listings and ``wait(timeout=0)``. After every step it checks the whole
 runtime against a small model kept on the test side (see ``_check``).
 
 The runtime is async; hypothesis rules are sync. Each example runs one event
-loop in a background thread (an anyio blocking portal); every rule hands an
-async function to that loop, which acts and then ``settle``\\s the runtime, so
-the machine only ever looks at a quiescent runtime. Nothing touches the
-runtime, the clock or the puppet from any other thread.
+loop in a background thread (``tests/_loop_thread.py``): every rule acts on it
+and then settles the runtime. Nothing touches the runtime, the clock or the
+puppet from any other thread.
 
 Nested calls follow docs/design.md: a call whose parent is running *in the
 same session* is admitted at once, over the caps if need be, and counts as
@@ -26,13 +25,9 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeVar
 
-import anyio
-from anyio.abc import TaskStatus
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -59,8 +54,9 @@ from agentos import (
     UnknownCallError,
 )
 from agentos import Scope as ToolboxScope
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet
 from components import PROGRESS_KEPT, TRANSITIONS
+from tests._loop_thread import LoopThread, close_streams
 
 T = TypeVar("T")
 
@@ -181,10 +177,6 @@ class Observation:
     puppet: dict[str, PuppetView]
 
 
-class RuntimeCrashed(AssertionError):
-    """The runtime's task group died under the machine (the cause is chained)."""
-
-
 class LifecycleMachine(RuleBasedStateMachine):
     """Drives one ``Runtime`` per example and checks it against ``Expected`` after each step."""
 
@@ -210,57 +202,23 @@ class LifecycleMachine(RuleBasedStateMachine):
         # What the current step may legitimately do to calls (reset after each check).
         self.may_end: dict[str, tuple[CallStatus, ErrorKind | None]] = {}
         self.advanced = False
-        self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal()
-        self.portal = self._portal_cm.__enter__()
-        try:
-            self._host, _ = self.portal.start_task(self._host_runtime)
-        except BaseException:
-            self._portal_cm.__exit__(None, None, None)
-            raise
+        self.loop = LoopThread(lambda: self.runtime)
 
     # ------------------------------------------------------------------ plumbing
 
-    async def _host_runtime(self, *, task_status: TaskStatus[None]) -> None:
-        async with self.runtime:
-            self._stop = anyio.Event()
-            task_status.started()
-            await self._stop.wait()
-
     def _run(self, action: Callable[[], Awaitable[T]]) -> T:
-        """Run ``action`` then ``settle`` on the loop; a dead runtime is reported as such."""
-
-        async def act_and_settle() -> T:
-            # Real seconds: a runtime that never goes quiet (a busy driver, a deadline it
-            # keeps waking for but never handles) fails the step instead of hanging.
-            with anyio.fail_after(STEP_SECONDS):
-                value = await action()
-                await settle(self.runtime)
-            return value
-
-        try:
-            value = self.portal.call(act_and_settle)
-        except BaseException:
-            self._raise_if_crashed()
-            raise
-        self._raise_if_crashed()
-        return value
-
-    def _raise_if_crashed(self) -> None:
-        if self._host.done():
-            raise RuntimeCrashed("the runtime died under the machine") from self._host.exception()
+        return self.loop.run(action, self.runtime, STEP_SECONDS)
 
     def teardown(self) -> None:
         try:
-            if self._host.done():
-                return  # it crashed, and the step that found it out failed with the cause
-            self.portal.call(self._stop.set)
-            self._host.result(timeout=30)
-            # Leaving the runtime cancels every call that was not final; work is interrupted.
-            for call_id, call in self.puppet.calls.items():
-                assert not call.started or call.cleaned_up, f"{call_id}: work outlived the runtime"
+            crashed = self.loop.died  # then the step that found it out failed with the cause
+            self.loop.close()
+            if not crashed:
+                # Leaving the runtime cancels every call that was not final; work is interrupted.
+                for call_id, call in self.puppet.calls.items():
+                    assert not call.started or call.cleaned_up, f"{call_id}: work outlived it"
         finally:
-            _close_streams(self.puppet)
-            self._portal_cm.__exit__(None, None, None)
+            close_streams(self.puppet)
 
     def _next(self) -> int:
         self.counter += 1
@@ -958,14 +916,3 @@ RetentionMachine.TestCase.settings = settings(SETTINGS, max_examples=60)
 
 TestLifecycle = LifecycleMachine.TestCase
 TestLifecycleWithRetention = RetentionMachine.TestCase
-
-
-def _close_streams(puppet: Puppet) -> None:
-    """Close what the puppet left open (work that never reached its ``finally``).
-
-    An unclosed memory stream warns when collected, and warnings are errors here.
-    """
-    for call in puppet.calls.values():
-        for stream in (call.send, call.receive):
-            if stream is not None:
-                stream.close()

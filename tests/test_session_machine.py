@@ -22,8 +22,8 @@ with everything settled, it checks:
 - no session recorded an error.
 
 Like ``test_lifecycle_machine``, each example runs one event loop in a
-background thread (an anyio blocking portal) and every rule acts, then
-``settle``\\s, on that loop.
+background thread (``tests/_loop_thread.py``) and every rule acts, then
+settles, on that loop.
 """
 
 from __future__ import annotations
@@ -31,13 +31,10 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
-import anyio
-from anyio.abc import TaskStatus
-from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -56,7 +53,8 @@ from agentos._history import PLACEHOLDER_KEY, blocks_of
 from agentos._host import Host
 from agentos._provider import Message, ModelRequest, ModelResponse, text
 from agentos._session import Session
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet
+from tests._loop_thread import LoopThread, close_streams
 
 T = TypeVar("T")
 
@@ -147,15 +145,10 @@ class SessionMachine(RuleBasedStateMachine):
         self.approve = Puppet(name="approve")
         self.model = CommandModel()
         self.sessions: dict[str, Session] = {}
-        self._portal_cm: AbstractContextManager[BlockingPortal] = start_blocking_portal()
-        self.portal = self._portal_cm.__enter__()
-        try:
-            self._host, _ = self.portal.start_task(self._host_sessions)
-        except BaseException:
-            self._portal_cm.__exit__(None, None, None)
-            raise
+        self.loop = LoopThread(self._host_sessions)
 
-    async def _host_sessions(self, *, task_status: TaskStatus[None]) -> None:
+    @asynccontextmanager
+    async def _host_sessions(self) -> AsyncIterator[None]:
         tools = [self.puppet.tool, self.careful.tool, self.approve.tool]
         async with (
             Runtime(tools, clock=self.clock) as runtime,
@@ -164,34 +157,16 @@ class SessionMachine(RuleBasedStateMachine):
             self.runtime = runtime
             for name, config in CONFIGS.items():
                 self.sessions[name] = await host.create_session(config, session_id=name)
-            self._stop = anyio.Event()
-            task_status.started()
-            await self._stop.wait()
+            yield
 
     def _run(self, action: Callable[[], Awaitable[T]]) -> T:
-        async def act_and_settle() -> T:
-            with anyio.fail_after(STEP_SECONDS):
-                value = await action()
-                await settle(self.runtime)
-            return value
-
-        value = self.portal.call(act_and_settle)
-        if self._host.done():
-            raise AssertionError("the host died under the machine") from self._host.exception()
-        return value
+        return self.loop.run(action, self.runtime, STEP_SECONDS)
 
     def teardown(self) -> None:
         try:
-            if not self._host.done():
-                self.portal.call(self._stop.set)
-                self._host.result(timeout=30)
+            self.loop.close()
         finally:
-            for puppet in (self.puppet, self.careful, self.approve):
-                for call in puppet.calls.values():
-                    for stream in (call.send, call.receive):
-                        if stream is not None:
-                            stream.close()
-            self._portal_cm.__exit__(None, None, None)
+            close_streams(self.puppet, self.careful, self.approve)
 
     def _running(self) -> list[tuple[Puppet, str]]:
         def running() -> list[tuple[Puppet, str]]:
@@ -202,7 +177,7 @@ class SessionMachine(RuleBasedStateMachine):
                 if call.started and not self.runtime.status(call_id).is_final
             ]
 
-        return self.portal.call(running)
+        return self.loop.call(running)
 
     # ------------------------------------------------------------------ rules
 
@@ -252,7 +227,7 @@ class SessionMachine(RuleBasedStateMachine):
                 if call.deferred and not call.is_final
             ]
 
-        return self.portal.call(pending)
+        return self.loop.call(pending)
 
     @precondition(lambda self: bool(self._deferred()))
     @rule(data=st.data(), approved=st.booleans())
@@ -309,7 +284,7 @@ class SessionMachine(RuleBasedStateMachine):
 
     @invariant()
     def nothing_is_stuck(self) -> None:
-        self.portal.call(self._check_nothing_is_stuck)
+        self.loop.call(self._check_nothing_is_stuck)
 
     def _check_nothing_is_stuck(self) -> None:
         for session in self.sessions.values():
