@@ -6,9 +6,11 @@ calls N background tools (``puppet``, ``run_async``), M blocking ones
 (``careful``, ``run_sync``) and K deferred ones (``approve``, ``defer``),
 ``status`` lists the running calls, ``cancel`` cancels the last background
 call it started; anything else, and every turn that only carries results,
-gets a text. The machine posts such messages (also while calls run), ends
-calls (results, failures, cancels from outside, deferred ones completed from
-outside), moves the ``ManualClock`` and stops sessions. After every step,
+gets a text; it yields once per request, as a real one would. The machine
+posts such messages (also while calls run), ends calls (results, failures,
+cancels from outside, deferred ones completed from outside, several at once so
+that some end while a step runs), moves the ``ManualClock`` and stops
+sessions. After every step,
 with everything settled, it checks:
 
 - every request the model got was valid Messages: alternating roles, and
@@ -35,6 +37,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+import anyio
+import anyio.lowlevel
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -80,6 +84,7 @@ class CommandModel:
         self.problems: list[str] = []
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        await anyio.lowlevel.checkpoint()  # as a real one would: calls may end meanwhile
         problem = transcript_problem(request.messages, may_end_unanswered=False)
         if problem is not None:
             self.problems.append(f"{request.session_id}: {problem}")
@@ -215,6 +220,18 @@ class SessionMachine(RuleBasedStateMachine):
                 puppet.fail(call_id, "it broke")
             else:
                 self.runtime.cancel(call_id, "the user changed their mind")
+
+        self._run(act)
+
+    @precondition(lambda self: len(self._running()) > 1)
+    @rule()
+    def end_every_running_call_at_once(self) -> None:
+        """The first to end may start a step; the others end while it runs."""
+        running = self._running()
+
+        async def act() -> None:
+            for puppet, call_id in running:
+                puppet.complete(call_id, f"result of {call_id}")
 
         self._run(act)
 
