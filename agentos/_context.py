@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from anyio import TaskHandle
 
 from agentos._errors import CallCancelled
-from agentos._json import to_json
+from agentos._json import safe_text, to_json
 from agentos._process import ProcessResult, run_process
 from components import (
+    PROGRESS_KEPT,
     CallId,
     ConversationId,
     Entity,
     InboxMessage,
+    ProgressBatch,
     ProgressKind,
-    ReportProgress,
+    ProgressNote,
     SessionId,
     ToolCallConfig,
     TurnId,
@@ -28,7 +31,10 @@ class ToolContext:
 
     Reports go to the runtime's inbox and show in the call's state after the
     next tick. Payloads must be JSON values; anything else raises TypeError
-    in the tool, which ends the call ``failed`` with that message.
+    in the tool, which ends the call ``failed`` with that message. Reports
+    made before the next tick are coalesced: one message carries the newest
+    ``PROGRESS_KEPT`` and the count of older ones, which the log would drop
+    anyway.
     """
 
     __slots__ = (
@@ -37,7 +43,10 @@ class ToolContext:
         "_config",
         "_entity",
         "_handle",
+        "_lock",
+        "_pending",
         "_post",
+        "_skipped",
         "_wall",
     )
 
@@ -56,6 +65,9 @@ class ToolContext:
         self._wall = wall
         self._cancelled = False
         self._cancel_event = threading.Event() if threaded else None
+        self._lock = threading.Lock() if threaded else None
+        self._pending: deque[ProgressNote] | None = None
+        self._skipped = 0
         self._handle: TaskHandle[None] | None = None
 
     @property
@@ -92,15 +104,47 @@ class ToolContext:
             value = to_json(payload)
         except (TypeError, ValueError) as error:
             raise TypeError(f"progress payload is not JSON: {error}") from None
-        self._post(ReportProgress(self._entity, kind, value, self._wall()))
+        self._report((kind, value, self._wall()))
 
     def log(self, line: str) -> None:
         """Report one free-form log line."""
-        self._post(ReportProgress(self._entity, ProgressKind.LOG, str(line), self._wall()))
+        self._report((ProgressKind.LOG, safe_text(str(line)), self._wall()))
 
     def heartbeat(self) -> None:
         """Say the call is alive without claiming it moved forward."""
-        self._post(ReportProgress(self._entity, ProgressKind.HEARTBEAT, None, self._wall()))
+        self._report((ProgressKind.HEARTBEAT, None, self._wall()))
+
+    def _report(self, note: ProgressNote) -> None:
+        if self._lock is None:
+            first = self._queue(note)
+        else:
+            with self._lock:
+                first = self._queue(note)
+        if first:
+            self._post(ProgressBatch(self._entity, self._take))
+
+    def _queue(self, note: ProgressNote) -> bool:
+        """Add to the batch; True if this starts one (it must then be posted)."""
+        pending = self._pending
+        if pending is None:
+            self._pending = deque((note,), maxlen=PROGRESS_KEPT)
+            return True
+        if len(pending) == PROGRESS_KEPT:
+            self._skipped += 1
+        pending.append(note)
+        return False
+
+    def _take(self) -> tuple[Sequence[ProgressNote], int]:
+        """Called by the tick that applies the batch; the next report starts a new one."""
+        if self._lock is None:
+            return self._swap()
+        with self._lock:
+            return self._swap()
+
+    def _swap(self) -> tuple[Sequence[ProgressNote], int]:
+        pending, skipped = self._pending, self._skipped
+        self._pending, self._skipped = None, 0
+        return pending or (), skipped
 
     @property
     def cancelled(self) -> bool:

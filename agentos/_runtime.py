@@ -9,23 +9,23 @@ sleeps until the inbox has something or the nearest deadline passes.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import heapq
 import json
-import logging
 import math
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import anyio
 import anyio.lowlevel
 import esper
-import structlog
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel, ValidationError
@@ -34,7 +34,8 @@ from agentos._clock import Clock, SystemClock
 from agentos._context import ToolContext
 from agentos._errors import CallCancelled, RuntimeClosedError, UnknownCallError
 from agentos._isolation import IsolatedCall, IsolatedRunner
-from agentos._json import to_json
+from agentos._json import ResultTooLarge, safe_text, to_json
+from agentos._log import agentos_logger
 from agentos._snapshot import (
     CallSnapshot,
     CancelOutcome,
@@ -43,6 +44,7 @@ from agentos._snapshot import (
     SessionSnapshot,
     snapshot_of,
 )
+from agentos._threads import DaemonThreads
 from agentos._tools import Tool, ToolFailure, describe_validation_error
 from components import (
     CallError,
@@ -85,7 +87,11 @@ EVENT_BUFFER = 10_000
 """Events a subscriber may fall behind by before the newest are dropped (and counted)."""
 
 _UNSET: Any = object()
-log = structlog.get_logger("agentos")
+_T = TypeVar("_T")
+_STRAY_CANCEL = (
+    "the tool raised CancelledError although nobody cancelled this call "
+    "(did it await a task or future that something else cancelled?)"
+)
 _PLAIN = frozenset({str, int, bool, type(None)})
 """Value types an input can hold and be stored as it is (floats need a finiteness check)."""
 
@@ -108,7 +114,13 @@ class Runtime:
         max_threads: int = 32,
         retention_seconds: float | None = 600.0,
         default_timeout: float | None = None,
+        max_result_chars: int | None = 1_000_000,
+        shutdown_grace: float = 5.0,
     ) -> None:
+        """``max_result_chars``: a result whose JSON text is longer fails its call
+        (None: no limit; a huge result then stalls the loop while it is encoded).
+        ``shutdown_grace``: seconds leaving the runtime waits for cancelled work to
+        end before abandoning it (and saying so in the log)."""
         for name, value in (
             ("max_running", max_running),
             ("max_running_per_session", max_running_per_session),
@@ -120,6 +132,17 @@ class Runtime:
             _check_seconds("retention_seconds", retention_seconds)
         if default_timeout is not None:
             _check_seconds("default_timeout", default_timeout)
+        if max_result_chars is not None and (
+            not isinstance(max_result_chars, int)
+            or isinstance(max_result_chars, bool)
+            or max_result_chars < 1
+        ):
+            raise ValueError(
+                f"max_result_chars must be a positive int or None, got {max_result_chars!r}"
+            )
+        _check_seconds("shutdown_grace", shutdown_grace)
+        self._max_result_chars = max_result_chars
+        self._shutdown_grace = shutdown_grace
         self._tools: dict[str, Tool[Any]] = {}
         self._runners: dict[str, IsolatedRunner] = {}
         for item in tools:
@@ -141,11 +164,23 @@ class Runtime:
         self._delivering = DEFAULT_SESSION
         self._hand_offs_here = 0
         self._hand_offs_spawned = 0
+        self._log: Any = None
         self._opened = False
         self._closed = False
-        self._ticking = False
+        self._processing = False
+        self._performing = False
+        self._later: deque[Effects] = deque()
+        """Effects of ticks run by a listener while others are performed: performed next."""
+        self._spare: list[Effects] = []
         self._wake = anyio.Event()
         self._wake_requested = False
+        self._asleep = False
+        self._armed: float | None = None
+        """The deadline the sleeping driver wakes at by itself (None: only when woken)."""
+        self._work_done = anyio.Event()
+        self._work_task: asyncio.Task[None] | None = None
+        self._live: dict[Entity, tuple[str, asyncio.Task[Any] | None]] = {}
+        """Calls whose task has not ended, named for the log if closing abandons them."""
         self._loop_thread = 0
         self._group: TaskGroup | None = None
         self._forget_clock = _nothing
@@ -185,14 +220,34 @@ class Runtime:
             esper.add_processor(phase(), priority=priority)
         self._token = anyio.lowlevel.current_token()
         self._loop_thread = threading.get_ident()
-        self._limiter = anyio.CapacityLimiter(self._max_threads)
+        self._threads = DaemonThreads(self._max_threads)
         self._cancelled_exc = anyio.get_cancelled_exc_class()
-        self._ctx.log_info, self._ctx.log_debug = _log_levels_enabled()
+        self._log, self._ctx.log_info, self._ctx.log_debug = agentos_logger()
+        self._ctx.log = self._log
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
-        self._forget_clock = self._clock.on_advance(self._notify)
+        ready = anyio.Event()
+        self._work_task = asyncio.get_running_loop().create_task(self._hold_work(ready))
+        await ready.wait()
+        self._forget_clock = self._clock.on_advance(self._on_clock_advance)
         self._group.start_soon(self._drive)
         return self
+
+    async def _hold_work(self, ready: anyio.Event) -> None:
+        """The task whose task group runs tools and hand-offs.
+
+        It is not a child of the runtime's task group, so closing can stop
+        waiting for a tool that swallows its cancellation.
+        """
+        try:
+            async with anyio.create_task_group() as work:
+                self._work = work
+                ready.set()
+                await anyio.sleep_forever()
+        except BaseException as error:  # only a bug of ours can get here
+            self._log.error("runtime.work_failed", error=f"{type(error).__name__}: {error}")
+        finally:
+            self._work_done.set()
 
     async def __aexit__(
         self,
@@ -204,9 +259,14 @@ class Runtime:
         try:
             self._cancel_everything("runtime closed")
         finally:
-            self._group.cancel_scope.cancel()
             self._closed = True
             self._forget_clock()
+            self._work.cancel_scope.cancel()
+            with anyio.move_on_after(self._shutdown_grace, shield=True):
+                await self._work_done.wait()
+            if not self._work_done.is_set():
+                self._abandon_work()
+            self._group.cancel_scope.cancel()
             handled = await self._group.__aexit__(exc_type, exc, tb)
             for streams in self._subscribers.values():
                 for stream in streams:
@@ -216,12 +276,27 @@ class Runtime:
             esper.delete_world(self._world)
         return handled
 
+    def _abandon_work(self) -> None:
+        """Stop waiting for tools that ignore their cancellation, and say which."""
+        self._log.warning(
+            "runtime.work_abandoned",
+            grace_seconds=self._shutdown_grace,
+            calls=sorted(label for label, _ in self._live.values()),
+            threads=sorted(self._threads.busy()),
+        )
+        # asyncio.run would wait for these tasks forever when it ends the loop
+        unregister = getattr(asyncio.tasks, "_unregister_task", None)
+        if unregister is not None and self._work_task is not None:
+            for task in (*(task for _, task in self._live.values()), self._work_task):
+                if task is not None:
+                    unregister(task)
+
     def _cancel_everything(self, reason: str) -> None:
         self._flush()
         for call_id, entity in list(self._ctx.index.by_id.items()):
             if not self._state(entity).status.is_final:
                 self._ctx.inbox.append(CancelCall(call_id, None, reason, CancelReply()))
-        self._tick()
+        self._drain()
 
     # --------------------------------------------------------------------- calls
 
@@ -376,7 +451,7 @@ class Runtime:
         work is interrupted; a tool that ignores that cannot hold the call,
         which is reported ``cancelled`` at once.
         """
-        self._check_open()
+        self._check_loop_thread("cancel_threadsafe")
         _check_text("call_id", call_id)
         if not isinstance(reason, str):
             raise TypeError(f"reason must be a str, got {type(reason).__name__}")
@@ -384,8 +459,8 @@ class Runtime:
             _check_text("session_id", session_id)
         reply = CancelReply()
         sid = None if session_id is None else SessionId(session_id)
-        self._ctx.inbox.append(CancelCall(CallId(call_id), sid, reason, reply))
-        self._tick()
+        self._ctx.inbox.append(CancelCall(CallId(call_id), sid, safe_text(reason), reply))
+        self._drain()
         if not reply.found or reply.previous_status is None:
             raise UnknownCallError(call_id)
         return CancelOutcome(CallId(call_id), reply.took, reply.previous_status)
@@ -399,21 +474,47 @@ class Runtime:
         a call that was not submitted ``deferred`` cannot be completed so, and
         answers like an unknown id.
         """
-        self._check_open()
+        self._check_loop_thread("complete_threadsafe")
         _check_text("call_id", call_id)
         if error is not None and not isinstance(error, str):
             raise TypeError(f"error must be a str, got {type(error).__name__}")
         try:
-            value = to_json(result)
+            value = to_json(result, limit=self._max_result_chars)
         except (TypeError, ValueError) as problem:
             raise ValueError(f"the result is not JSON: {problem}") from None
-        failure = None if error is None else CallError(ErrorKind.TOOL_ERROR, error)
+        failure = None if error is None else CallError(ErrorKind.TOOL_ERROR, safe_text(error))
         reply = CompleteReply()
         self._ctx.inbox.append(CompleteCall(CallId(call_id), value, failure, reply))
-        self._tick()
+        self._drain()
         if not reply.found or reply.previous_status is None:
             raise UnknownCallError(call_id)
         return CompleteOutcome(CallId(call_id), reply.applied, reply.previous_status)
+
+    def cancel_threadsafe(
+        self, call_id: str, reason: str = "cancelled by caller", *, session_id: str | None = None
+    ) -> CancelOutcome:
+        """``cancel`` for code running in another thread (a sync tool, a UI thread).
+
+        Runs ``cancel`` on the event loop's thread and waits for its answer.
+        """
+        return self._from_thread(lambda: self.cancel(call_id, reason, session_id=session_id))
+
+    def complete_threadsafe(
+        self, call_id: str, result: object = None, *, error: str | None = None
+    ) -> CompleteOutcome:
+        """``complete`` for code running in another thread."""
+        return self._from_thread(lambda: self.complete(call_id, result, error=error))
+
+    def _from_thread(self, action: Callable[[], _T]) -> _T:
+        if threading.get_ident() == self._loop_thread:
+            raise RuntimeError("the *_threadsafe methods are for other threads; call the plain one")
+        self._check_open()
+        try:
+            return anyio.from_thread.run_sync(action, token=self._token)
+        except RuntimeError as error:
+            if self._closed or "loop" in str(error):
+                raise RuntimeClosedError("the runtime is closed") from None
+            raise
 
     def resolve(
         self, call_id: str, *, session_id: str, conversation_id: str | None = None
@@ -667,13 +768,34 @@ class Runtime:
                 continue
             deadline = self._next_deadline()
             budget = None if deadline is None else self._clock.sleep_budget(deadline)
-            if budget is None:
-                await self._wake.wait()
-            elif budget > 0:
-                with anyio.move_on_after(budget):
-                    await self._wake.wait()
-            else:
+            if budget is not None and budget <= 0:
                 await anyio.lowlevel.checkpoint()
+                continue
+            self._armed = deadline
+            self._asleep = True
+            try:
+                if budget is None:
+                    await self._wake.wait()
+                else:
+                    with anyio.move_on_after(budget):
+                        await self._wake.wait()
+            finally:
+                self._asleep = False
+
+    def _on_clock_advance(self) -> None:
+        """A manual clock moved: wake the driver if the deadline it sleeps until passed."""
+        if self._asleep and self._armed is not None and self._clock.monotonic() >= self._armed:
+            self._notify()
+
+    def _rearm(self) -> None:
+        """After a tick the driver did not run: wake it if it must tick sooner than it would."""
+        ctx = self._ctx
+        if ctx.inbox or (ctx.queues.ring and ctx.queues.running_total < ctx.limits.max_running):
+            self._notify()
+            return
+        deadline = self._next_deadline()
+        if deadline is not None and (self._armed is None or deadline < self._armed):
+            self._notify()
 
     def _next_deadline(self) -> float | None:
         calls = self._ctx.deadlines.heap
@@ -687,29 +809,53 @@ class Runtime:
         return None
 
     def _tick(self) -> None:
-        if self._ticking:
+        """Apply up to ``messages_per_tick`` inbox messages, run the phases, perform the effects.
+
+        A tick run from inside the effects (a listener cancels a call) performs
+        its own effects after the ones in progress, so events keep their order.
+        """
+        if self._processing:
             return
-        self._ticking = True
+        self._processing = True
         started = time.perf_counter()
+        ctx = self._ctx
         try:
             if esper.current_world != self._world:
                 esper.switch_world(self._world)
-            ctx = self._ctx
             inbox = ctx.inbox
             batch = ctx.batch
-            for _ in range(len(inbox)):
+            for _ in range(min(len(inbox), ctx.limits.messages_per_tick)):
                 batch.append(inbox.popleft())
             ctx.now = self._clock.monotonic()
             ctx.wall = self._clock.wall()
             esper.process(ctx)
-            self._perform(ctx.effects)
+            effects = ctx.effects
+            ctx.effects = self._spare.pop() if self._spare else Effects()
         finally:
-            self._ticking = False
+            self._processing = False
+        if self._performing:
+            self._later.append(effects)
+        else:
+            self._performing = True
+            try:
+                self._perform(effects)
+                while self._later:
+                    self._perform(self._later.popleft())
+            finally:
+                self._performing = False
         cost = (time.perf_counter() - started) * 1e6
-        stats = self._ctx.stats
+        stats = ctx.stats
         stats.last_tick_us = cost
         if cost > stats.max_tick_us:
             stats.max_tick_us = cost
+        if self._asleep:
+            self._rearm()
+
+    def _drain(self) -> None:
+        """Tick until the inbox is empty, so what the caller queued has been applied."""
+        self._tick()
+        while self._ctx.inbox and not self._processing:
+            self._tick()
 
     def _perform(self, effects: Effects) -> None:
         for entity in effects.start:
@@ -732,16 +878,23 @@ class Runtime:
                         stream.send_nowait(event)
                     except anyio.WouldBlock:
                         self._events_dropped += 1
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        break  # the subscriber stopped reading; its context removes it
             self._delivering = session
-            for callback in self._callbacks.get(session, ()):
+            for callback in tuple(self._callbacks.get(session, ())):
                 for event in events:
                     try:
                         callback(event)
-                    except Exception as error:  # a listener's bug stays its own
-                        log.warning(
-                            "call_event_listener.failed", session_id=session, error=str(error)
+                    except (KeyboardInterrupt, SystemExit):
+                        raise
+                    except BaseException as error:  # a listener's bug stays its own
+                        self._log.warning(
+                            "call_event_listener.failed",
+                            session_id=session,
+                            error=f"{type(error).__name__}: {error}",
                         )
         effects.clear()
+        self._spare.append(effects)
 
     def _start(self, entity: Entity) -> None:
         config = self._config(entity)
@@ -750,8 +903,7 @@ class Runtime:
         threaded = config.runner is None and not tool.is_async
         context = ToolContext(entity, config, self._post, self._clock.wall, threaded=threaded)
         self._running[entity] = context
-        assert self._group is not None
-        context._handle = self._group.start_soon(self._run, entity, config, tool, args, context)
+        context._handle = self._work.start_soon(self._run, entity, config, tool, args, context)
 
     async def _run(
         self,
@@ -761,24 +913,34 @@ class Runtime:
         args: object,
         context: ToolContext,
     ) -> None:
-        """Run the work, again after a failure while ``retries`` allow, and report once."""
+        """Run the work, again after a failure while ``retries`` allow, and report once.
+
+        Only a cancel the runtime asked for ends the task cancelled; a tool that
+        raises ``CancelledError`` on its own ends its call ``failed``.
+        """
+        self._live[entity] = (f"{config.call_id} ({config.tool_name})", asyncio.current_task())
         attempts = config.retries + 1
-        for attempt in range(1, attempts + 1):
-            try:
-                report = _settle(entity, await self._attempt(config, tool, args, context))
-            except self._cancelled_exc:
-                raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
-            except BaseException as error:
-                report = ReportFailure(entity, _failure(error))
-            if isinstance(report, ReportFailure) and attempt < attempts:
-                context.log(f"attempt {attempt} of {attempts} failed: {report.error.message}")
-                continue
-            self._running.pop(entity, None)
-            if config.session_id in self._callbacks and not self._closed:
-                await self._report_here(config.session_id, report)
-            else:
-                self._post(report)
-            return
+        try:
+            for attempt in range(1, attempts + 1):
+                try:
+                    report = await self._attempt(entity, config, tool, args, context)
+                except self._cancelled_exc:
+                    if context._cancelled or self._closed or _cancel_requested():
+                        raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
+                    report = ReportFailure(entity, CallError(ErrorKind.TOOL_ERROR, _STRAY_CANCEL))
+                except BaseException as error:
+                    report = ReportFailure(entity, _failure(error))
+                if isinstance(report, ReportFailure) and attempt < attempts:
+                    context.log(f"attempt {attempt} of {attempts} failed: {report.error.message}")
+                    continue
+                break
+        finally:
+            self._live.pop(entity, None)
+        self._running.pop(entity, None)
+        if config.session_id in self._callbacks and not self._closed:
+            await self._report_here(config.session_id, report)
+        else:
+            self._post(report)
 
     async def _report_here(self, session: SessionId, report: InboxMessage) -> None:
         """Tick in this task, so a listening session hears of the end with no hop, and
@@ -790,11 +952,10 @@ class Runtime:
         finally:
             hand_offs, self._hand_offs = self._hand_offs, None
         here = next((fn for owner, fn in hand_offs if owner == session), None)
-        assert self._group is not None
         for _, follow_up in hand_offs:
             if follow_up is not here:
                 self._hand_offs_spawned += 1
-                self._group.start_soon(self._follow, follow_up)
+                self._work.start_soon(self._follow, follow_up)
         if here is not None:
             self._hand_offs_here += 1
             await self._follow(here)
@@ -802,22 +963,43 @@ class Runtime:
     async def _follow(self, follow_up: Callable[[], Awaitable[None]]) -> None:
         try:
             await follow_up()
-        except Exception as error:  # a listener's bug stays its own
-            log.warning("call_event_hand_off.failed", error=f"{type(error).__name__}: {error}")
+        except self._cancelled_exc:
+            if self._closed or _cancel_requested():
+                raise
+            self._log.warning("call_event_hand_off.failed", error="CancelledError nobody asked for")
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:  # a listener's bug stays its own
+            self._log.warning(
+                "call_event_hand_off.failed", error=f"{type(error).__name__}: {error}"
+            )
 
     async def _attempt(
-        self, config: ToolCallConfig, tool: Tool[Any], args: object, context: ToolContext
-    ) -> Any:
+        self,
+        entity: Entity,
+        config: ToolCallConfig,
+        tool: Tool[Any],
+        args: object,
+        context: ToolContext,
+    ) -> ReportResult | ReportFailure:
+        """One run of the work, its value checked: a sync tool's in its own thread."""
+        limit = self._max_result_chars
         if config.runner is not None:
             call = IsolatedCall(config.call_id, config.session_id, tool.name, config.tool_input)
-            return await self._runners[config.runner].run(call, context)
+            return _settle(entity, await self._runners[config.runner].run(call, context), limit)
         if tool.is_async:
             if tool.takes_context:
-                return await tool.fn(args, context)
-            return await tool.fn(args)
-        return await anyio.to_thread.run_sync(
-            _call_sync, tool, args, context, limiter=self._limiter, abandon_on_cancel=True
+                return _settle(entity, await tool.fn(args, context), limit)
+            return _settle(entity, await tool.fn(args), limit)
+
+        def work() -> ReportResult | ReportFailure:
+            value = tool.fn(args, context) if tool.takes_context else tool.fn(args)
+            return _settle(entity, value, limit)
+
+        report: ReportResult | ReportFailure = await self._threads.run(
+            work, label=f"{config.call_id} ({config.tool_name})"
         )
+        return report
 
     def _post(self, message: InboxMessage) -> None:
         """Append to the inbox and wake the driver; callable from any thread."""
@@ -841,15 +1023,18 @@ class Runtime:
 
     def _flush(self) -> None:
         """Apply what is queued so a read sees every earlier submit and report."""
+        self._check_loop_thread("status_threadsafe")
+        if self._ctx.inbox:
+            self._drain()
+        elif esper.current_world != self._world:
+            esper.switch_world(self._world)
+
+    def _check_loop_thread(self, instead: str) -> None:
         self._check_open()
         if threading.get_ident() != self._loop_thread:
             raise RuntimeError(
-                "call the runtime from its event loop's thread (or status_threadsafe)"
+                f"call the runtime from its event loop's thread; from other threads use {instead}()"
             )
-        if self._ctx.inbox:
-            self._tick()
-        elif esper.current_world != self._world:
-            esper.switch_world(self._world)
 
     def _resolve(self, call_id: str, session_id: str | None) -> Entity:
         _check_text("call_id", call_id)
@@ -872,26 +1057,36 @@ class Runtime:
             raise RuntimeClosedError(f"the runtime is {state}")
 
 
-def _call_sync(tool: Tool[Any], args: object, context: ToolContext) -> Any:
-    if tool.takes_context:
-        return tool.fn(args, context)
-    return tool.fn(args)
-
-
-def _settle(entity: Entity, value: Any) -> ReportResult | ReportFailure:
+def _settle(entity: Entity, value: Any, limit: int | None) -> ReportResult | ReportFailure:
+    """The report of a value a tool returned: checked once, here, for every later reader."""
     if isinstance(value, ToolFailure):
-        return ReportFailure(entity, CallError(ErrorKind.TOOL_ERROR, value.message))
+        return ReportFailure(entity, CallError(ErrorKind.TOOL_ERROR, safe_text(value.message)))
     try:
-        return ReportResult(entity, to_json(value))
+        return ReportResult(entity, to_json(value, limit=limit))
+    except ResultTooLarge as error:
+        message = (
+            f"the tool's result is too large: {error}; return less (a summary, a page, "
+            "or where the full data was written)"
+        )
+        return ReportFailure(entity, CallError(ErrorKind.INVALID_RESULT, message))
     except (TypeError, ValueError) as error:
         message = f"the tool returned a value that is not JSON: {error}"
         return ReportFailure(entity, CallError(ErrorKind.INVALID_RESULT, message))
 
 
+def _cancel_requested() -> bool:
+    """Whether someone asked the current task to stop (asyncio counts the requests)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not on asyncio: trust the exception
+        return True
+    return task is None or task.cancelling() > 0
+
+
 def _failure(error: BaseException) -> CallError:
     if isinstance(error, CallCancelled):
         return CallError(ErrorKind.CANCELLED, str(error))
-    text = str(error)
+    text = safe_text(str(error))
     message = f"{type(error).__name__}: {text}" if text else type(error).__name__
     return CallError(ErrorKind.TOOL_ERROR, message)
 
@@ -939,12 +1134,3 @@ def _check_seconds(name: str, value: object) -> None:
 
 def _nothing() -> None:
     return None
-
-
-def _log_levels_enabled() -> tuple[bool, bool]:
-    """Whether structlog, as configured now, keeps agentos's info and debug lines."""
-    bound = structlog.get_logger("agentos").bind()
-    enabled = getattr(bound, "is_enabled_for", None)
-    if enabled is None:
-        return True, True
-    return bool(enabled(logging.INFO)), bool(enabled(logging.DEBUG))

@@ -7,7 +7,7 @@ are filled by a tick and read by the caller once the tick has run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from components._ids import CallId, Entity, SessionId
@@ -80,6 +80,23 @@ class ReportProgress:
     at: float
 
 
+ProgressNote = tuple[ProgressKind, Json, float]
+"""One report as a tool made it: kind, payload, wall time."""
+
+
+@dataclass(slots=True)
+class ProgressBatch:
+    """A call's reports since the last batch, coalesced by its reporter.
+
+    ``take`` hands over the newest reports (at most ``PROGRESS_KEPT``) and
+    how many older ones were skipped, and starts the next batch; so a tool
+    that reports a million times costs one message per tick, not a million.
+    """
+
+    entity: Entity
+    take: Callable[[], tuple[Sequence[ProgressNote], int]]
+
+
 @dataclass(slots=True)
 class ReportResult:
     entity: Entity
@@ -112,6 +129,7 @@ InboxMessage = (
     | OpenSession
     | UpdateSession
     | ReportProgress
+    | ProgressBatch
     | ReportResult
     | ReportFailure
     | StatusQuery

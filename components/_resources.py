@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from components._ids import CallId, Entity, SessionId
 from components._messages import InboxMessage, StatusQuery
@@ -146,6 +147,11 @@ class Limits:
     max_running: int
     max_running_per_session: int
     retention_seconds: float | None
+    messages_per_tick: int = 1_000
+    """Inbox messages one tick applies; the rest wait for the next tick, so a burst
+    of submits or reports is spread over ticks and other work moves in between."""
+    deadlines_per_tick: int = 1_000
+    """Due deadlines one tick handles (timeouts, overdue, retention); the rest next tick."""
     session_caps: dict[SessionId, int] = field(default_factory=dict)
     """Per-session overrides of ``max_running_per_session``."""
 
@@ -190,5 +196,7 @@ class TickContext:
     queries: list[StatusQuery] = field(default_factory=list)
     now: float = 0.0
     wall: float = 0.0
-    log_info: bool = True
-    log_debug: bool = True
+    log_info: bool = False
+    log_debug: bool = False
+    log: Any = None
+    """Where ``tool_call.*`` lines go (set by the kernel; see ``agentos._log``)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import esper
 
 from components import (
@@ -9,9 +11,12 @@ from components import (
     CallStatus,
     CancelCall,
     CompleteCall,
+    Entity,
     ErrorKind,
     OpenSession,
+    ProgressBatch,
     ProgressLog,
+    ProgressNote,
     ReportFailure,
     ReportProgress,
     ReportResult,
@@ -41,6 +46,8 @@ class IngestSystem(esper.Processor):
                 self._result(ctx, message)
             elif type(message) is SubmitCall:
                 self._submit(ctx, message)
+            elif type(message) is ProgressBatch:
+                self._progress_batch(ctx, message)
             elif type(message) is ReportProgress:
                 self._progress(ctx, message)
             elif type(message) is ReportFailure:
@@ -135,19 +142,35 @@ class IngestSystem(esper.Processor):
         state.updated_at = ctx.wall
 
     def _progress(self, ctx: TickContext, message: ReportProgress) -> None:
-        components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)
+        self._apply_progress(ctx, message.entity, ((message.kind, message.payload, message.at),), 0)
+
+    def _progress_batch(self, ctx: TickContext, message: ProgressBatch) -> None:
+        notes, skipped = message.take()
+        self._apply_progress(ctx, message.entity, notes, skipped)
+
+    @staticmethod
+    def _apply_progress(
+        ctx: TickContext, entity: Entity, notes: Sequence[ProgressNote], skipped: int
+    ) -> None:
+        components = esper.try_components(entity, ToolCallConfig, ToolCallState)
         if components is None:
             return
         config, state = components
         if state.status is not CallStatus.RUNNING:
             return
-        state.progress_seq += 1
-        state.version += 1
-        entry = ToolCallProgress(state.progress_seq, message.at, message.kind, message.payload)
         if state.progress is None:
             state.progress = ProgressLog()
-        state.progress.append(entry)
-        record_progress(ctx, config, state, entry)
+        log = state.progress
+        if skipped:
+            state.progress_seq += skipped
+            state.version += 1
+            log.dropped += skipped
+        for kind, payload, at in notes:
+            state.progress_seq += 1
+            state.version += 1
+            entry = ToolCallProgress(state.progress_seq, at, kind, payload)
+            log.append(entry)
+            record_progress(ctx, config, state, entry)
 
     def _result(self, ctx: TickContext, message: ReportResult) -> None:
         components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)

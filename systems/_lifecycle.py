@@ -7,8 +7,6 @@ events, the ``tool_call.*`` log line) happens here and nowhere else.
 
 from __future__ import annotations
 
-import structlog
-
 from components import (
     CallError,
     CallEvent,
@@ -23,8 +21,6 @@ from components import (
     ToolCallState,
     can_transition,
 )
-
-log = structlog.get_logger("agentos")
 
 _EVENT_FOR_STATUS = {
     CallStatus.RUNNING: CallEventKind.STARTED,
@@ -139,7 +135,7 @@ def _record(
         )
     if kind is CallEventKind.PROGRESSED:
         if ctx.log_debug:
-            log.debug(
+            ctx.log.debug(
                 _LOG_NAME[kind],
                 call_id=config.call_id,
                 session_id=config.session_id,
@@ -152,7 +148,7 @@ def _record(
     duration = None
     if state.completed_at is not None and state.started_at is not None:
         duration = round(state.completed_at - state.started_at, 6)
-    log.info(
+    ctx.log.info(
         _LOG_NAME[kind],
         call_id=config.call_id,
         provider_call_id=config.provider_call_id,

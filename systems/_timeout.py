@@ -2,6 +2,9 @@
 
 Deadlines live in one heap; an entry whose call has since moved on is simply
 skipped when it comes due, so nothing has to be removed from the heap early.
+A tick handles at most ``Limits.deadlines_per_tick`` of them; the kernel ticks
+again at once while any is due, so 100,000 calls forgotten together never
+make one long tick.
 """
 
 from __future__ import annotations
@@ -27,7 +30,9 @@ class TimeoutSystem(esper.Processor):
     def process(self, ctx: TickContext) -> None:
         heap = ctx.deadlines.heap
         now = ctx.now
-        while heap and heap[0][0] <= now:
+        budget = ctx.limits.deadlines_per_tick
+        while heap and heap[0][0] <= now and budget:
+            budget -= 1
             _, _, entity, kind = heapq.heappop(heap)
             components = esper.try_components(entity, ToolCallConfig, ToolCallState)
             if components is None:
