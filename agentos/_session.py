@@ -35,6 +35,7 @@ from agentos._agent_config import (
 )
 from agentos._context_view import ContextView, ViewInput
 from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory, blocks_of
+from agentos._json import dumps
 from agentos._provider import Block, Message, ModelRequest, ModelResponse, Provider, ProviderError
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
@@ -713,7 +714,7 @@ class _Shape:
         )
 
     def render(self, value: Json) -> str:
-        text = value if isinstance(value, str) else json.dumps(value)
+        text = value if isinstance(value, str) else dumps(value)
         if self.truncate is not None and len(text) > self.truncate:
             cut = len(text) - self.truncate
             return f"{text[: self.truncate]}... [truncated {cut} characters]"
