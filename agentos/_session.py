@@ -6,7 +6,9 @@ runtime entities; capabilities answer at once; the turn waits for calls as
 the disposition and the yield strategy say, and a user message cuts the wait
 short. Every ``tool_use`` gets exactly one ``tool_result`` in the next request:
 a call still running gets a placeholder, and its outcome arrives once, later,
-as a new message that names it.
+as a new message that names it. A ``tool_use`` id the model repeats within
+one answer is renamed (``<id>_2``) before the answer is stored, so each
+call keeps its own result.
 
 A turn moves in steps, and waiting for calls is not a task awaiting: the
 step that the end of a call allows runs in that call's own task
@@ -370,9 +372,10 @@ class Session:
             response = await self._ask()
             if response is None or not response.content:
                 break
-            self.history.append({"role": "assistant", "content": response.content})
+            content = unique_tool_use_ids(response.content)
+            self.history.append({"role": "assistant", "content": content})
             self._dirty_from = min(self._dirty_from, len(self.history) - 1)
-            uses = response.tool_uses
+            uses = [block for block in content if block.get("type") == "tool_use"]
             if not uses:
                 break  # a tool_use is stored only together with its tool_result
             if self._stopping:
@@ -749,6 +752,34 @@ def repair_history(history: list[Message]) -> list[Message]:
             following["content"] = [*lost, *blocks]
         index += 1
     return repaired
+
+
+def unique_tool_use_ids(content: list[Block]) -> list[Block]:
+    """The model's answer with every ``tool_use`` id unique: a repeat becomes ``<id>_<n>``.
+
+    A model may (wrongly) give two calls in one answer the same id. Each call
+    must keep its own result, and the Messages API refuses duplicate ids, so
+    the repeat is renamed before the answer is stored: history, results,
+    capabilities and late outcomes then all name it by its new id.
+    """
+    ids = [block.get("id") for block in content if block.get("type") == "tool_use"]
+    if len(set(ids)) == len(ids):
+        return content
+    taken = set(ids)
+    seen: set[object] = set()
+    unique: list[Block] = []
+    for block in content:
+        if block.get("type") == "tool_use":
+            tool_use_id = block.get("id")
+            if tool_use_id in seen:
+                suffix = 2
+                while f"{tool_use_id}_{suffix}" in taken:
+                    suffix += 1
+                block = {**block, "id": f"{tool_use_id}_{suffix}"}
+                taken.add(block["id"])
+            seen.add(block["id"])
+        unique.append(block)
+    return unique
 
 
 def waiting_calls(history: list[Message]) -> list[tuple[str, str]]:
