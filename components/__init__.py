@@ -8,6 +8,7 @@ from components._json import Json, JsonObject
 from components._messages import (
     CancelCall,
     CancelReply,
+    CloseSession,
     CompleteCall,
     CompleteReply,
     InboxMessage,
@@ -70,6 +71,7 @@ __all__ = [
     "CallStatus",
     "CancelCall",
     "CancelReply",
+    "CloseSession",
     "CompleteCall",
     "CompleteReply",
     "ConversationId",
