@@ -169,7 +169,8 @@ async def test_item_9_unloaded_sessions_leave_nothing_behind(clock: ManualClock)
             await settle(runtime)
             gc.collect()
             grown = sum(
-                stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename")
+                stat.size_diff
+                for stat in tracemalloc.take_snapshot().compare_to(before, "filename")
             )
         finally:
             tracemalloc.stop()
@@ -181,7 +182,6 @@ async def test_item_9_unloaded_sessions_leave_nothing_behind(clock: ManualClock)
             with pytest.raises(LookupError):
                 runtime.session(f"s{n}")
         assert runtime.session("root").agent == "agent"
-        print("GROWN", grown)
         assert grown < 300_000, f"{grown} bytes kept after 2,000 sessions came and went"
         assert provider.answered == 2_050
 
@@ -234,6 +234,34 @@ async def test_item_9_a_stopped_session_resumes_in_the_same_host(
         third = await host.resume("s")
         assert third.history == second.history, "unload committed the whole conversation"
     _assert_valid_messages(third.history)
+
+
+async def test_item_9_a_deferred_call_outlives_its_unloaded_session(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Issue 9 item 9: unloading a session that waits for a deferred call keeps the
+    call's token: completed while unloaded, the resumed session hears the result."""
+    approve = Puppet(name="approve")
+    provider = ScriptedProvider(
+        (lambda r: _said(r) == "approve", lambda r: _calls("approve", {"label": "ok?"})),
+        (lambda r: True, lambda r: _text(f"heard: {_said(r)}")),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([approve.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(config, session_id="s")
+        session.post("approve")
+        await _until(lambda: session.idle and len(provider.requests) == 2, runtime)
+        token = json.loads(_results(provider.requests[1])[0]["content"])["continuation_token"]
+        await host.unload("s")
+        assert runtime.list_calls("s", include_final=False) == [], "it left the runtime"
+        assert (await host.complete(token, "yes")).value == "applied"
+        resumed = await host.resume("s")
+        await _until(lambda: resumed.idle and len(provider.requests) == 3, runtime)
+        assert "(approve) finished: completed] result: yes" in _said(provider.requests[2])
 
 
 async def test_item_9_unload_refuses_to_lose_work_unless_told(clock: ManualClock) -> None:
