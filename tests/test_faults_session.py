@@ -281,7 +281,7 @@ async def test_item_9_unload_refuses_to_lose_work_unless_told(clock: ManualClock
             while not (waiting.idle and len(provider.requests) == 2):
                 clock.advance(0.001)
                 await settle(runtime)
-        with pytest.raises(SessionBusyError, match="'waiting'.*outcome the model has not heard"):
+        with pytest.raises(SessionBusyError, match=r"'waiting'.*outcome the model has not heard"):
             await host.unload("waiting")
         thinking = await host.create_session(session_id="thinking", provider=stalled)
         thinking.post("hello?")
