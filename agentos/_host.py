@@ -316,6 +316,13 @@ class Host:
             return "has calls whose outcome the model has not heard, and the host has no store"
         return None
 
+    @staticmethod
+    def _idle_until(session: Session, after: float) -> float | None:
+        """When the idle timeout unloads the session (None: it is in use)."""
+        if session.status is SessionStatus.STOPPED or (session.idle and not session.outstanding()):
+            return session.changed_at + after
+        return None
+
     async def _unload_idle(self, after: float) -> None:
         """Unload sessions stopped, or idle with nothing outstanding, for ``after`` seconds."""
         clock = self.runtime.clock
@@ -333,16 +340,23 @@ class Host:
                 due = now + after
                 ready = []
                 for session in self._sessions.values():
-                    at = max(session.changed_at + after, retry_at.get(session.session_id, 0.0))
-                    if session.status is not SessionStatus.STOPPED and not (
-                        session.idle and not session.outstanding()
-                    ):
+                    at = self._idle_until(session, after)
+                    if at is None:
                         continue
+                    at = max(at, retry_at.get(session.session_id, 0.0))
                     if at <= now:
-                        ready.append(session.session_id)
+                        ready.append(session)
                     else:
                         due = min(due, at)
-                for session_id in ready:
+                for session in ready:  # each unload awaits: check again that it is idle
+                    session_id = session.session_id
+                    at = self._idle_until(session, after)
+                    if (
+                        at is None
+                        or at > clock.monotonic()
+                        or self._sessions.get(session_id) is not session
+                    ):
+                        continue
                     with contextlib.suppress(SessionBusyError, StoreError, UnknownSessionError):
                         retry_at[session_id] = now + after  # if it fails, not at once again
                         await self.unload(session_id)
