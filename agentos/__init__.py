@@ -34,7 +34,7 @@ from agentos._history import (
     MessageHistory,
     NoHistory,
 )
-from agentos._host import Host, SessionSummary, UnknownSessionError
+from agentos._host import Host, SessionBusyError, SessionSummary, UnknownSessionError
 from agentos._isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
 from agentos._process import ProcessResult, run_process
 from agentos._provider import (
@@ -118,6 +118,7 @@ __all__ = [
     "Scope",
     "ScriptedProvider",
     "Session",
+    "SessionBusyError",
     "SessionId",
     "SessionLineage",
     "SessionStatus",

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Self
 
@@ -13,22 +15,35 @@ from anyio.abc import TaskGroup
 
 from agentos._agent_config import AgentConfig
 from agentos._context_view import ContextView, TranscriptView
-from agentos._errors import AgentOSError
+from agentos._errors import AgentOSError, UnknownCallError
 from agentos._history import HistoryCall
 from agentos._provider import Message, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Scope, SessionLineage
 from agentos._session import Session, SessionStatus
-from agentos._store import Completion, SessionStore, StoredSession
+from agentos._store import Completion, SessionStore, StoredSession, StoreError
 from agentos._tokens import ContinuationTokens, TokenRecord
 from agentos._toolbox import SystemToolbox
-from components import Json
+from components import CallId, Json
 
 
 class UnknownSessionError(AgentOSError, LookupError):
     def __init__(self, session_id: object) -> None:
         self.session_id = session_id
         super().__init__(f"no session with id {session_id!r}")
+
+
+class SessionBusyError(AgentOSError, RuntimeError):
+    """``Host.unload`` would lose work: the session is mid-turn, or (without a store)
+    has calls whose outcome the model has not heard. ``cancel=True`` ends them."""
+
+
+@dataclass(slots=True)
+class _SessionTask:
+    """A loaded session's task: cancelled by ``unload(cancel=True)``, awaited by unload."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    ended: anyio.Event = field(default_factory=anyio.Event)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +70,22 @@ class Host:
         view: ContextView | None = None,
         store: SessionStore | None = None,
         token_ttl: float | None = None,
+        unload_idle_after: float | None = None,
     ) -> None:
-        """``token_ttl``: seconds a continuation token stays valid (None: until used)."""
+        """``token_ttl``: seconds a continuation token stays valid (None: until used).
+
+        ``unload_idle_after``: seconds (on the runtime's clock) after which a
+        session that is stopped, or idle with no call outstanding, is unloaded
+        (see ``unload``); None: sessions stay loaded until unloaded.
+        """
+        if unload_idle_after is not None and not (
+            isinstance(unload_idle_after, int | float)
+            and not isinstance(unload_idle_after, bool)
+            and 0 < unload_idle_after < math.inf
+        ):
+            raise ValueError(
+                f"unload_idle_after must be a positive number of seconds, got {unload_idle_after!r}"
+            )
         self.runtime = runtime
         self.provider = provider
         self.store = store
@@ -65,6 +94,8 @@ class Host:
         self.toolbox = SystemToolbox(runtime, history=self, lineage=self.lineage)
         self._view = view or TranscriptView()
         self._sessions: dict[str, Session] = {}
+        self._tasks: dict[str, _SessionTask] = {}
+        self._unload_idle_after = unload_idle_after
         self._group: TaskGroup | None = None
 
     async def __aenter__(self) -> Self:
@@ -72,6 +103,8 @@ class Host:
             await self.store.delete_expired_tokens()
         self._group = anyio.create_task_group()
         await self._group.__aenter__()
+        if self._unload_idle_after is not None:
+            self._group.start_soon(self._unload_idle, self._unload_idle_after)
         return self
 
     async def __aexit__(
@@ -134,9 +167,14 @@ class Host:
         their tokens still complete them.
         """
         if self.store is None:
-            raise RuntimeError("resume needs a Host with a store")
-        if session_id in self._sessions:
-            raise ValueError(f"session {session_id!r} is already running here")
+            raise RuntimeError(
+                "resume needs a Host with a store (without one, an unloaded session is gone)"
+            )
+        loaded = self._sessions.get(session_id)
+        if loaded is not None:
+            if loaded.status is not SessionStatus.STOPPED:
+                raise ValueError(f"session {session_id!r} is already running here")
+            await self.unload(session_id)  # stopped: resumed from what the store holds
         stored = await self.store.load_session(session_id)
         if stored is None:
             raise UnknownSessionError(session_id)
@@ -167,7 +205,11 @@ class Host:
             if token.completed_at is not None:
                 completed_while_down.append((call_id, token))
         for tool_use_id, name in waiting.items():
-            session.lost(tool_use_id, name)
+            held = self._still_held(session, tool_use_id)
+            if held is None:
+                session.lost(tool_use_id, name)
+            else:  # unloaded and resumed in this runtime: the call is still here
+                session.await_outcome(held, tool_use_id)
         await self._start(session)
         for call_id, token in completed_while_down:  # now the session hears of it
             self.runtime.complete(call_id, token.result, error=token.error)
@@ -198,17 +240,133 @@ class Host:
             store=self.store,
         )
 
+    def _still_held(self, session: Session, tool_use_id: str) -> CallId | None:
+        """The runtime's call behind a placeholder in the history, if it still holds it."""
+        known = session.calls.find_call(session.session_id, tool_use_id)
+        if known is None or known.internal_id is None:
+            return None
+        try:
+            return self.runtime.status(known.internal_id, session_id=session.session_id).call_id
+        except UnknownCallError:
+            return None
+
     async def _start(self, session: Session) -> Session:
         assert self._group is not None
         self._sessions[session.session_id] = session
-        await self._group.start(self._run, session)
+        self._tasks[session.session_id] = task = _SessionTask()
+        await self._group.start(self._run, session, task)
         return session
 
-    async def _run(self, session: Session, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+    async def _run(
+        self, session: Session, task: _SessionTask, *, task_status: anyio.abc.TaskStatus[None]
+    ) -> None:
         try:
-            await session.run(task_status=task_status)
+            with task.scope:
+                await session.run(task_status=task_status)
         except Exception as error:  # one session's bug ends that session only
             session.errors.append(f"session_crashed: {type(error).__name__}: {error}")
+        finally:
+            task.ended.set()
+
+    async def unload(self, session_id: str, *, cancel: bool = False) -> None:
+        """Stop the session and forget it here and in the runtime, so a long-lived
+        host holds only the sessions in use; ``resume`` brings it back from the store.
+
+        A session that is idle or stopped unloads at once. One that is mid-turn
+        (thinking, or waiting for calls) is refused with ``SessionBusyError``, as
+        is, without a store, one with calls whose outcome the model has not
+        heard. ``cancel=True`` unloads it anyway: the model request in flight
+        and the session's unfinished calls are cancelled. With a store the
+        history is committed first (a ``StoreError`` leaves the session here,
+        stopped); calls left running go on, and a ``resume`` in this host while
+        the runtime still holds them delivers their outcome. Deferred calls
+        leave the runtime; their tokens, kept by the store, still complete
+        them. Without a store the session is gone.
+        """
+        session = self.get(session_id)
+        busy = None if cancel else self._busy(session)
+        if busy is not None:
+            raise SessionBusyError(
+                f"cannot unload session {session_id!r}: it {busy}; "
+                "wait for it, or unload(..., cancel=True)"
+            )
+        task = self._tasks[session_id]
+        session.stop()
+        if cancel:
+            task.scope.cancel()
+        await task.ended.wait()
+        for call in self.runtime.list_calls(session_id, include_final=False):
+            if cancel or call.deferred:
+                self.runtime.cancel(call.call_id, "the session was unloaded")
+        await session.commit()
+        if self._sessions.get(session_id) is not session:
+            return  # another unload finished first
+        del self._sessions[session_id]
+        del self._tasks[session_id]
+        self.lineage.remove(session_id)
+        self.tokens.forget(session_id)
+        self.toolbox.forget(session_id)
+        self.runtime.close_session(session_id)
+
+    def _busy(self, session: Session) -> str | None:
+        """Why unloading the session now would lose work (None: it would not)."""
+        if not session.at_rest:
+            return f"is {session.status.value}"
+        if self.store is None and session.outstanding():
+            return "has calls whose outcome the model has not heard, and the host has no store"
+        return None
+
+    @staticmethod
+    def _idle_until(session: Session, after: float) -> float | None:
+        """When the idle timeout unloads the session (None: it is in use)."""
+        if session.status is SessionStatus.STOPPED or (session.idle and not session.outstanding()):
+            return session.changed_at + after
+        return None
+
+    async def _unload_idle(self, after: float) -> None:
+        """Unload sessions stopped, or idle with nothing outstanding, for ``after`` seconds."""
+        clock = self.runtime.clock
+        woken = anyio.Event()
+
+        def wake() -> None:
+            woken.set()
+
+        retry_at: dict[str, float] = {}
+        forget_clock = clock.on_advance(wake)
+        try:
+            while True:
+                woken = anyio.Event()
+                now = clock.monotonic()
+                due = now + after
+                ready = []
+                for session in self._sessions.values():
+                    at = self._idle_until(session, after)
+                    if at is None:
+                        continue
+                    at = max(at, retry_at.get(session.session_id, 0.0))
+                    if at <= now:
+                        ready.append(session)
+                    else:
+                        due = min(due, at)
+                for session in ready:  # each unload awaits: check again that it is idle
+                    session_id = session.session_id
+                    at = self._idle_until(session, after)
+                    if (
+                        at is None
+                        or at > clock.monotonic()
+                        or self._sessions.get(session_id) is not session
+                    ):
+                        continue
+                    with contextlib.suppress(SessionBusyError, StoreError, UnknownSessionError):
+                        retry_at[session_id] = now + after  # if it fails, not at once again
+                        await self.unload(session_id)
+                for gone in retry_at.keys() - self._sessions.keys():
+                    del retry_at[gone]
+                budget = clock.sleep_budget(due)
+                with anyio.move_on_after(math.inf if budget is None else budget):
+                    await woken.wait()
+        finally:
+            forget_clock()
 
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
@@ -223,6 +381,7 @@ class Host:
         self.get(session_id).stop()
 
     def list(self) -> list[SessionSummary]:
+        """The sessions loaded here (an unloaded one is only in the store)."""
         return [
             SessionSummary(
                 s.session_id,

@@ -7,6 +7,7 @@ takes and returns them (``{"type": "tool_use", "id": ..., "name": ...,
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -97,15 +98,25 @@ class ScriptedProvider:
     Rules look at the request (usually its last message) and answer with text
     or tool calls, so demos and tests run offline and the same way each time.
     A request no rule matches gets a text saying so, never an exception.
+    ``requests`` holds the newest ``keep_requests`` requests (True: all,
+    False: none), so a long-lived host does not grow; ``answered`` counts all.
     """
 
     name = "scripted"
 
-    def __init__(self, *rules: Rule) -> None:
+    def __init__(self, *rules: Rule, keep_requests: bool | int = 100) -> None:
+        if isinstance(keep_requests, bool):
+            kept = None if keep_requests else 0
+        elif isinstance(keep_requests, int) and keep_requests >= 0:
+            kept = keep_requests
+        else:
+            raise ValueError(f"keep_requests must be a bool or an int >= 0, got {keep_requests!r}")
         self.rules = list(rules)
-        self.requests: list[ModelRequest] = []
+        self.requests: deque[ModelRequest] = deque(maxlen=kept)
+        self.answered = 0
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.answered += 1
         self.requests.append(request)
         for matches, respond in self.rules:
             if matches(request):

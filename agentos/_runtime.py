@@ -53,6 +53,7 @@ from components import (
     CallStatus,
     CancelCall,
     CancelReply,
+    CloseSession,
     CompleteCall,
     CompleteReply,
     ConversationId,
@@ -578,6 +579,16 @@ class Runtime:
             SessionId(session_id), agent, model, None if parent is None else SessionId(parent)
         )
         self._post(OpenSession(config))
+
+    def close_session(self, session_id: str) -> None:
+        """Forget the session entity and its cap (its host unloaded it); a later open is new.
+
+        Its calls are not touched: they end and are forgotten as any call is.
+        """
+        _check_text("session_id", session_id)
+        self._ctx.limits.session_caps.pop(SessionId(session_id), None)
+        if not self._closed:
+            self._post(CloseSession(SessionId(session_id)))
 
     def update_session(self, session_id: str, *, status: str, requests: int, errors: int) -> None:
         """Record what a session is doing on its entity (applied by the next tick)."""

@@ -31,12 +31,32 @@ class SessionLineage:
 
     def __init__(self) -> None:
         self._children: dict[str, set[str]] = {}
+        self._parents: dict[str, str] = {}
+        self._gone: set[str] = set()
+        """Removed sessions kept as links because sessions they spawned remain."""
 
     def add(self, child: str, parent: str) -> None:
         """Record that ``parent`` spawned ``child``; a cycle is refused."""
         if child == parent or parent in self.descendants(child):
             raise ValueError(f"session {child!r} cannot descend from itself")
         self._children.setdefault(parent, set()).add(child)
+        self._parents[child] = parent
+        self._gone.discard(child)
+
+    def remove(self, session: str) -> None:
+        """Forget an unloaded session; it stays a link while sessions it spawned remain."""
+        self._gone.add(session)
+        while session in self._gone and not self._children.get(session):
+            self._gone.discard(session)
+            self._children.pop(session, None)
+            parent = self._parents.pop(session, None)
+            if parent is None:
+                return
+            siblings = self._children[parent]
+            siblings.discard(session)
+            if not siblings:
+                del self._children[parent]
+            session = parent
 
     def descendants(self, session: str) -> set[str]:
         """Every session spawned by ``session``, directly or not."""

@@ -6,7 +6,9 @@ runtime entities; capabilities answer at once; the turn waits for calls as
 the disposition and the yield strategy say, and a user message cuts the wait
 short. Every ``tool_use`` gets exactly one ``tool_result`` in the next request:
 a call still running gets a placeholder, and its outcome arrives once, later,
-as a new message that names it.
+as a new message that names it. A ``tool_use`` id the model repeats within
+one answer is renamed (``<id>_2``) before the answer is stored, so each
+call keeps its own result.
 
 A turn moves in steps, and waiting for calls is not a task awaiting: the
 step that the end of a call allows runs in that call's own task
@@ -34,6 +36,7 @@ from agentos._agent_config import (
     YieldOnTimeout,
 )
 from agentos._context_view import ContextView, ViewInput
+from agentos._errors import UnknownCallError
 from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory, blocks_of
 from agentos._json import dumps
 from agentos._provider import Block, Message, ModelRequest, ModelResponse, Provider, ProviderError
@@ -122,6 +125,8 @@ class Session:
         self.errors: list[str] = []
         self.requests = 0
         self.status = SessionStatus.IDLE
+        self.changed_at = runtime.clock.monotonic()
+        """When (the runtime's clock) the status last changed: how long it has been idle."""
         self.calls = MessageHistory()
         """What this session's history says of each call: the source of ``orphaned``."""
         self._runtime = runtime
@@ -214,14 +219,28 @@ class Session:
             self._events or self._stepping or self._stopping
         )
 
+    @property
+    def at_rest(self) -> bool:
+        """Stopped, or idle (perhaps stopping) with nothing posted: no turn would be cut."""
+        if self.status is SessionStatus.STOPPED:
+            return True
+        return self.status is SessionStatus.IDLE and not (self._events or self._stepping)
+
     async def wait_idle(self) -> None:
         """Until the model has answered everything posted and no event is waiting."""
         while not (self.idle or self.status is SessionStatus.STOPPED):
             await self._next_change()
 
     def outstanding(self) -> list[CallSnapshot]:
-        """Calls the model got a placeholder for and whose outcome is not delivered yet."""
-        return [self._runtime.status(call_id) for call_id in self._outstanding]
+        """Calls the model got a placeholder for and whose outcome is not delivered yet
+        (and that the runtime still holds: a stopped session's may have been forgotten)."""
+        snapshots = []
+        for call_id in self._outstanding:
+            try:
+                snapshots.append(self._runtime.status(call_id))
+            except UnknownCallError:
+                continue
+        return snapshots
 
     async def wait_settled(self, *, include_deferred: bool = False) -> None:
         """Until idle with no outstanding call (deferred ones count only if asked)."""
@@ -251,6 +270,9 @@ class Session:
         """The session's own task: it advances the session whenever nobody else does."""
         unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
         forget_clock = self._runtime.clock.on_advance(self._wake)
+        for call in self.outstanding():  # awaited from before a resume, and over since
+            if call.is_final:
+                self._enqueue(_CallFinished(call.call_id))
         task_status.started()
         try:
             while True:
@@ -371,9 +393,10 @@ class Session:
             response = await self._ask()
             if response is None or not response.content:
                 break
-            self.history.append({"role": "assistant", "content": response.content})
+            content = unique_tool_use_ids(response.content)
+            self.history.append({"role": "assistant", "content": content})
             self._dirty_from = min(self._dirty_from, len(self.history) - 1)
-            uses = response.tool_uses
+            uses = [block for block in content if block.get("type") == "tool_use"]
             if not uses:
                 break  # a tool_use is stored only together with its tool_result
             if self._stopping:
@@ -448,15 +471,20 @@ class Session:
         """Commit what changed since the last commit, in one transaction."""
         if self._store is None or self._dirty_from > len(self.history):
             return
-        keep = self._dirty_from
         try:
-            await self._store.commit_turn(
-                self.session_id, status=self.status.value, keep=keep, messages=self.history[keep:]
-            )
+            await self.commit()
         except StoreError as error:  # kept in memory; the next commit tries again
             self.errors.append(f"store: {error}")
-        else:
-            self._dirty_from = len(self.history)
+
+    async def commit(self) -> None:
+        """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
+        if self._store is None:
+            return
+        keep = min(self._dirty_from, len(self.history))
+        await self._store.commit_turn(
+            self.session_id, status=self.status.value, keep=keep, messages=self.history[keep:]
+        )
+        self._dirty_from = len(self.history)
 
     async def _submit(self, uses: list[Block]) -> _Wait:
         """Answer what can be answered now and hand the rest to the runtime."""
@@ -677,6 +705,7 @@ class Session:
 
     def _set_status(self, status: SessionStatus) -> None:
         self.status = status
+        self.changed_at = self._runtime.clock.monotonic()
         self._runtime.update_session(
             self.session_id, status=status.value, requests=self.requests, errors=len(self.errors)
         )
@@ -750,6 +779,34 @@ def repair_history(history: list[Message]) -> list[Message]:
             following["content"] = [*lost, *blocks]
         index += 1
     return repaired
+
+
+def unique_tool_use_ids(content: list[Block]) -> list[Block]:
+    """The model's answer with every ``tool_use`` id unique: a repeat becomes ``<id>_<n>``.
+
+    A model may (wrongly) give two calls in one answer the same id. Each call
+    must keep its own result, and the Messages API refuses duplicate ids, so
+    the repeat is renamed before the answer is stored: history, results,
+    capabilities and late outcomes then all name it by its new id.
+    """
+    ids = [block.get("id") for block in content if block.get("type") == "tool_use"]
+    if len(set(ids)) == len(ids):
+        return content
+    taken = set(ids)
+    seen: set[object] = set()
+    unique: list[Block] = []
+    for block in content:
+        if block.get("type") == "tool_use":
+            tool_use_id = block.get("id")
+            if tool_use_id in seen:
+                suffix = 2
+                while f"{tool_use_id}_{suffix}" in taken:
+                    suffix += 1
+                block = {**block, "id": f"{tool_use_id}_{suffix}"}
+                taken.add(block["id"])
+            seen.add(block["id"])
+        unique.append(block)
+    return unique
 
 
 def waiting_calls(history: list[Message]) -> list[tuple[str, str]]:

@@ -90,5 +90,13 @@ class ContinuationTokens:
             return outcome
         return Completion.APPLIED if done.applied else Completion.ALREADY_COMPLETED
 
+    def forget(self, session_id: str) -> None:
+        """Drop the session's tokens from memory (it was unloaded; the store keeps them)."""
+        self._records = {
+            token: record
+            for token, record in self._records.items()
+            if record.session_id != session_id
+        }
+
     def pending(self, session_id: str) -> list[TokenRecord]:
         return [record for record in self._records.values() if record.session_id == session_id]

@@ -138,7 +138,8 @@ class SystemToolbox:
         self._runtime = runtime
         self._history: HistoryLookup = history or NoHistory()
         self._lineage = lineage or SessionLineage()
-        self._history_looks: set[tuple[str, str]] = set()
+        self._history_looks: dict[str, set[str]] = {}
+        """Per observing session: the history-only calls it has looked at."""
         self._handlers: dict[str, Callable[[Caller, Any], Coroutine[Any, Any, JsonObject]]] = {
             "get_tool_call_status": self._status_handler,
             "list_running_tool_calls": self._list_handler,
@@ -251,6 +252,10 @@ class SystemToolbox:
             "previous_status": outcome.previous_status.value,
         }
 
+    def forget(self, session_id: str) -> None:
+        """Drop what the session looked at (it was unloaded from its host)."""
+        self._history_looks.pop(session_id, None)
+
     # ------------------------------------------------------------------ helpers
 
     async def _status_handler(self, caller: Caller, args: GetToolCallStatusInput) -> JsonObject:
@@ -295,9 +300,9 @@ class SystemToolbox:
         )
 
     def _history_status(self, caller: Caller, tool_call_id: str, call: HistoryCall) -> JsonObject:
-        key = (caller.session_id, tool_call_id)
-        changed = key not in self._history_looks
-        self._history_looks.add(key)
+        seen = self._history_looks.setdefault(caller.session_id, set())
+        changed = tool_call_id not in seen
+        seen.add(tool_call_id)
         return {
             "tool_call_id": tool_call_id,
             "provider_call_id": None,

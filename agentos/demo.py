@@ -169,6 +169,7 @@ def scripted_model() -> ScriptedProvider:
         (lambda r: bool(last_tool_results(r)), _results_said),
         (lambda r: "finished:" in last_user_text(r), _outcomes_said),
         (lambda r: True, lambda r: text("Noted.")),
+        keep_requests=False,
     )
 
 

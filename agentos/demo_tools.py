@@ -111,6 +111,7 @@ def scripted_model() -> ScriptedProvider:
         (lambda r: bool(_notices(r)), _sum_up_notices),
         (lambda r: bool(_plan(_user_text(r))), lambda r: _call_tools(_user_text(r))),
         (lambda r: True, _chat),
+        keep_requests=False,
     )
 
 

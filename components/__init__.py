@@ -8,6 +8,7 @@ from components._json import Json, JsonObject
 from components._messages import (
     CancelCall,
     CancelReply,
+    CloseSession,
     CompleteCall,
     CompleteReply,
     InboxMessage,
@@ -72,6 +73,7 @@ __all__ = [
     "CallStatus",
     "CancelCall",
     "CancelReply",
+    "CloseSession",
     "CompleteCall",
     "CompleteReply",
     "ConversationId",

@@ -65,6 +65,13 @@ class OpenSession:
 
 
 @dataclass(slots=True)
+class CloseSession:
+    """The session leaves the world (unloaded from its host); its calls stay until retention."""
+
+    session_id: SessionId
+
+
+@dataclass(slots=True)
 class UpdateSession:
     session_id: SessionId
     status: str
@@ -127,6 +134,7 @@ InboxMessage = (
     | CancelCall
     | CompleteCall
     | OpenSession
+    | CloseSession
     | UpdateSession
     | ReportProgress
     | ProgressBatch

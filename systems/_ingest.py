@@ -10,6 +10,7 @@ from components import (
     CallError,
     CallStatus,
     CancelCall,
+    CloseSession,
     CompleteCall,
     Entity,
     ErrorKind,
@@ -62,6 +63,8 @@ class IngestSystem(esper.Processor):
                 self._update_session(ctx, message)
             elif type(message) is OpenSession:
                 self._open_session(ctx, message)
+            elif type(message) is CloseSession:
+                self._close_session(ctx, message)
         ctx.stats.messages_applied += len(ctx.batch)
         ctx.batch.clear()
 
@@ -130,6 +133,11 @@ class IngestSystem(esper.Processor):
             return
         state = SessionState(opened_at=ctx.wall, updated_at=ctx.wall)
         ctx.sessions.by_id[session_id] = esper.create_entity(message.config, state)
+
+    def _close_session(self, ctx: TickContext, message: CloseSession) -> None:
+        entity = ctx.sessions.by_id.pop(message.session_id, None)
+        if entity is not None:
+            esper.delete_entity(entity, immediate=True)
 
     def _update_session(self, ctx: TickContext, message: UpdateSession) -> None:
         entity = ctx.sessions.by_id.get(message.session_id)
