@@ -297,7 +297,7 @@ class Runtime:
         for call_id, entity in list(self._ctx.index.by_id.items()):
             if not self._state(entity).status.is_final:
                 self._ctx.inbox.append(CancelCall(call_id, None, reason, CancelReply()))
-        self._drain()
+        self._apply_now()
 
     # --------------------------------------------------------------------- calls
 
@@ -461,7 +461,7 @@ class Runtime:
         reply = CancelReply()
         sid = None if session_id is None else SessionId(session_id)
         self._ctx.inbox.append(CancelCall(CallId(call_id), sid, safe_text(reason), reply))
-        self._drain()
+        self._apply_now()
         if not reply.found or reply.previous_status is None:
             raise UnknownCallError(call_id)
         return CancelOutcome(CallId(call_id), reply.took, reply.previous_status)
@@ -486,7 +486,7 @@ class Runtime:
         failure = None if error is None else CallError(ErrorKind.TOOL_ERROR, safe_text(error))
         reply = CompleteReply()
         self._ctx.inbox.append(CompleteCall(CallId(call_id), value, failure, reply))
-        self._drain()
+        self._apply_now()
         if not reply.found or reply.previous_status is None:
             raise UnknownCallError(call_id)
         return CompleteOutcome(CallId(call_id), reply.applied, reply.previous_status)
@@ -867,6 +867,14 @@ class Runtime:
         self._tick()
         while self._ctx.inbox and not self._processing:
             self._tick()
+
+    def _apply_now(self) -> None:
+        """Drain for a cancel or a completion: freed slots are filled by the driver."""
+        self._ctx.admit = False
+        try:
+            self._drain()
+        finally:
+            self._ctx.admit = True
 
     def _perform(self, effects: Effects) -> None:
         for entity in effects.start:

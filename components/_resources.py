@@ -196,6 +196,10 @@ class TickContext:
     queries: list[StatusQuery] = field(default_factory=list)
     now: float = 0.0
     wall: float = 0.0
+    admit: bool = True
+    """False in ticks run for a cancel or a completion: the slots they free are
+    filled by the driver's next tick, so cancelling 100,000 queued calls does
+    not start (and cancel) each of them on the way."""
     log_info: bool = False
     log_debug: bool = False
     log: Any = None

@@ -25,6 +25,9 @@ from components import (
     ToolCallState,
 )
 
+SKIPS_PER_TICK = 10_000
+"""Cancelled queued calls one tick may step over; the rest wait for the next tick."""
+
 
 class SchedulerSystem(esper.Processor):
     def process(self, ctx: TickContext) -> None:
@@ -46,7 +49,8 @@ class SchedulerSystem(esper.Processor):
                 queues.ring.append(session)
                 queues.in_ring.add(session)
         ctx.submitted.clear()
-        self._admit(ctx)
+        if ctx.admit:
+            self._admit(ctx)
 
     @staticmethod
     def _parent_is_running(ctx: TickContext, config: ToolCallConfig) -> bool:
@@ -62,7 +66,8 @@ class SchedulerSystem(esper.Processor):
     def _admit(ctx: TickContext) -> None:
         queues = ctx.queues
         max_running = ctx.limits.max_running
-        while queues.ring and queues.running_total < max_running:
+        skips = SKIPS_PER_TICK
+        while queues.ring and queues.running_total < max_running and skips > 0:
             session = queues.ring.popleft()
             queues.in_ring.discard(session)
             cap = ctx.limits.session_cap(session)
@@ -77,7 +82,14 @@ class SchedulerSystem(esper.Processor):
                 if state is not None and state.status is CallStatus.PENDING:
                     entity = candidate
                     break
+                skips -= 1
+                if not skips:
+                    break
             if entity is None:
+                if waiting:  # out of skips for this tick: the session keeps its turn
+                    queues.ring.appendleft(session)
+                    queues.in_ring.add(session)
+                    break
                 del queues.pending[session]
                 continue
             running = _take_slot(ctx, entity, session)
