@@ -6,6 +6,10 @@ time share a transaction (group commit).
 Migrations are versioned in ``schema_migrations`` and run once. A file that
 is corrupt, locked by another writer, of a newer schema or not writable gets
 a ``StoreError`` naming the file and what to do; nothing is ever overwritten.
+
+A file or folder the store creates is private to the user (0600, 0700); a
+file deleted or replaced under a running store is noticed before the next
+write, which fails rather than going to the old, unlinked file.
 """
 
 from __future__ import annotations
@@ -85,6 +89,12 @@ class SqliteStore:
         """One transaction at a time: sessions and token completions share the connection."""
         self._waiting: list[_TurnCommit] = []
         """Turns to commit; whoever holds the writer next writes them all."""
+        self._identity = _identity(path)
+        """The file opened (device, inode): a write checks the path still names it."""
+        self._companions: dict[Path, tuple[int, int] | None] = {}
+        """Its -wal and -shm files, as opened."""
+        self._gone = False
+        """The path names another file now (or none): nothing more is written."""
 
     @classmethod
     async def open(
@@ -97,17 +107,21 @@ class SqliteStore:
         """Open (creating and migrating if need be); wait up to ``busy_timeout`` for a lock."""
         path = Path(path) if path is not None else default_path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
         except OSError as error:
             raise StoreError(
-                f"cannot create the folder for the database {path}: {error.strerror}; "
+                f"cannot create the database {path}: {error.strerror}; "
                 "choose a writable location (--db or AGENTOS_DB)"
             ) from None
         try:
             connection = await aiosqlite.connect(path, timeout=busy_timeout)
         except sqlite3.Error as error:
             raise _explain(path, error) from None
-        store = cls(path, connection, clock)
+        try:
+            store = cls(path, connection, clock)
+        except OSError as error:
+            await connection.close()
+            raise StoreError(f"cannot open the database {path}: {error.strerror}") from None
         try:
             await store._prepare()
         except BaseException:
@@ -130,6 +144,9 @@ class SqliteStore:
             await self._migrate()
         except sqlite3.Error as error:
             raise _explain(self.path, error) from None
+        for suffix in ("-wal", "-shm"):
+            companion = Path(f"{self.path}{suffix}")
+            self._companions[companion] = _identity(companion, missing_ok=True)
 
     async def _migrate(self) -> None:
         db = self._db
@@ -172,6 +189,8 @@ class SqliteStore:
         return bool(await cursor.fetchall())
 
     async def close(self) -> None:
+        with contextlib.suppress(StoreError):
+            self._check_file()
         await self._db.close()
 
     async def __aenter__(self) -> Self:
@@ -337,6 +356,25 @@ class SqliteStore:
     def _transaction(self) -> _Transaction:
         return _Transaction(self)
 
+    def _check_file(self) -> None:
+        """Raise if the path no longer names the file opened (deleted, or replaced).
+
+        The first time, our -wal and -shm files are taken from beside the path:
+        SQLite leaves them when the file has moved, and whoever opens the file
+        there next would read our pages as theirs.
+        """
+        if not self._gone and _identity(self.path, missing_ok=True) != self._identity:
+            self._gone = True
+            for companion, identity in self._companions.items():
+                if identity is not None and _identity(companion, missing_ok=True) == identity:
+                    with contextlib.suppress(OSError):
+                        companion.unlink()
+        if self._gone:
+            raise StoreError(
+                f"the database {self.path} was deleted or replaced while this process had it "
+                "open; nothing more is written (restart agentos to use the file there now)"
+            )
+
     async def _one(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Row | None:
         try:
             row: sqlite3.Row | None = await (await self._db.execute(sql, parameters)).fetchone()
@@ -380,9 +418,10 @@ class _Transaction:
         if self._take_writer:
             await self._store._writer.acquire()
         try:
+            self._store._check_file()
             await self._store._db.execute("BEGIN IMMEDIATE")
         except BaseException as error:
-            if not isinstance(error, sqlite3.Error):
+            if not isinstance(error, sqlite3.Error | StoreError):
                 await _rollback(self._store._db)  # cancelled: the BEGIN may still have run
             self._release()
             if isinstance(error, sqlite3.Error):
@@ -411,6 +450,40 @@ class _Transaction:
                 raise _explain(self._store.path, error) from None
         finally:
             self._release()
+
+
+def _create_private(path: Path) -> None:
+    """Create the missing folders (0700) and the file (0600); what exists is left as it is.
+
+    SQLite gives the ``-wal`` and ``-shm`` files the database file's mode.
+    """
+    missing = []
+    folder = path.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+            folder.chmod(0o700)  # whatever the umask
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(descriptor, 0o600)
+    finally:
+        os.close(descriptor)
+
+
+def _identity(path: Path, *, missing_ok: bool = False) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise
+    return stat.st_dev, stat.st_ino
 
 
 async def _rollback(db: aiosqlite.Connection) -> None:
