@@ -7,7 +7,10 @@ Migrations are versioned in ``schema_migrations`` and run once. A file that
 is corrupt, locked by another writer, of a newer schema or not writable gets
 a ``StoreError`` naming the file and what to do; nothing is ever overwritten.
 
-A file or folder the store creates is private to the user (0600, 0700); a
+A session is owned by one host at a time: its lease (holder, expiry) is a
+row in ``leases``, and every write names the session version it expects, so
+a host that lost the session cannot replace what the new owner wrote. A
+file or folder the store creates is private to the user (0600, 0700); a
 file deleted or replaced under a running store is noticed before the next
 write, which fails rather than going to the old, unlinked file.
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -29,7 +33,14 @@ import anyio
 import platformdirs
 
 from agentos._provider import Message
-from agentos._store import Completion, StoredSession, StoredToken, StoreError
+from agentos._store import (
+    Completion,
+    SessionConflictError,
+    SessionInUseError,
+    StoredSession,
+    StoredToken,
+    StoreError,
+)
 from components import Json
 
 MIGRATIONS: tuple[str, ...] = (
@@ -62,6 +73,18 @@ MIGRATIONS: tuple[str, ...] = (
         error TEXT
     );
     CREATE INDEX tokens_by_session ON tokens(session_id);
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE leases (
+        session_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        hostname TEXT NOT NULL,
+        renewed_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    CREATE INDEX leases_by_holder ON leases(holder);
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""
@@ -218,12 +241,18 @@ class SqliteStore:
             await _insert_messages(db, session.session_id, 0, session.history)
 
     async def commit_turn(
-        self, session_id: str, *, status: str, keep: int, messages: Sequence[Message]
+        self,
+        session_id: str,
+        *,
+        status: str,
+        keep: int,
+        messages: Sequence[Message],
+        version: int | None = None,
     ) -> None:
         """Commit together with every other turn waiting now: under load one
         transaction carries many sessions' turns, and none waits behind N others."""
         rows = [(session_id, keep + i, json.dumps(m)) for i, m in enumerate(messages)]
-        commit = _TurnCommit(session_id, status, keep, rows)
+        commit = _TurnCommit(session_id, status, keep, rows, version)
         self._waiting.append(commit)
         try:
             async with self._writer:
@@ -257,11 +286,13 @@ class SqliteStore:
         async with _Transaction(self, take_writer=False) as db:
             now = self._now()
             cursor = await db.executemany(
-                "UPDATE sessions SET status = ?, updated_at = ? WHERE session_id = ?",
-                [(commit.status, now, commit.session_id) for commit in batch],
+                _UPDATE_STATUS,
+                [(c.status, now, c.session_id, c.version, c.version) for c in batch],
             )
             if cursor.rowcount != len(batch):
-                raise StoreError(f"no session {batch[0].session_id!r} in {self.path}")
+                if len(batch) > 1:  # each alone next, to say which and why
+                    raise StoreError(f"a turn in a group commit to {self.path} was refused")
+                raise await self._refusal(db, batch[0].session_id, batch[0].version)
             await db.executemany(
                 "DELETE FROM messages WHERE session_id = ? AND seq >= ?",
                 [(commit.session_id, commit.keep) for commit in batch],
@@ -273,12 +304,30 @@ class SqliteStore:
         for commit in batch:
             commit.done = True
 
-    async def set_status(self, session_id: str, status: str) -> None:
+    async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:
         async with self._transaction() as db:
-            await db.execute(
-                "UPDATE sessions SET status = ?, updated_at = ? WHERE session_id = ?",
-                (status, self._now(), session_id),
+            cursor = await db.execute(
+                _UPDATE_STATUS, (status, self._now(), session_id, version, version)
             )
+            if cursor.rowcount != 1:
+                raise await self._refusal(db, session_id, version)
+
+    async def _refusal(
+        self, db: aiosqlite.Connection, session_id: str, version: int | None
+    ) -> StoreError:
+        """Why a write to ``session_id`` expecting ``version`` changed no row."""
+        row = await (
+            await db.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
+        ).fetchone()
+        if row is None:
+            return StoreError(f"no session {session_id!r} in {self.path}")
+        lease = await self._lease(db, session_id)
+        now = "" if lease is None else f"; {lease['holder']} holds it now"
+        return SessionConflictError(
+            f"session {session_id!r} was written or taken over by another host since this one "
+            f"loaded it (version {row['version']}, expected {version}{now}); this host stops "
+            "writing it, so nothing the other wrote is lost"
+        )
 
     async def load_session(self, session_id: str) -> StoredSession | None:
         row = await self._one("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
@@ -293,6 +342,67 @@ class SqliteStore:
     async def list_sessions(self) -> list[StoredSession]:
         rows = await self._all("SELECT * FROM sessions ORDER BY created_at, session_id", ())
         return [_session(row, ()) for row in rows]
+
+    # -------------------------------------------------------------------- leases
+
+    async def acquire_lease(
+        self, session_id: str, holder: str, *, ttl: float, steal: bool = False
+    ) -> int | None:
+        now = self._now()
+        async with self._transaction() as db:
+            row = await (
+                await db.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
+            ).fetchone()
+            if row is None:
+                return None
+            lease = await self._lease(db, session_id)
+            if lease is not None and lease["holder"] != holder and not steal and _live(lease, now):
+                raise SessionInUseError(session_id, lease["holder"], lease["expires_at"] - now)
+            await db.execute(
+                "INSERT OR REPLACE INTO leases (session_id, holder, pid, hostname, renewed_at, "
+                "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, holder, os.getpid(), socket.gethostname(), now, now + ttl),
+            )
+            version = int(row["version"]) + 1
+            await db.execute(
+                "UPDATE sessions SET version = ? WHERE session_id = ?", (version, session_id)
+            )
+        return version
+
+    async def renew_leases(
+        self, holder: str, session_ids: Sequence[str], *, ttl: float
+    ) -> dict[str, str | None]:
+        now = self._now()
+        async with self._transaction() as db:
+            await db.execute(
+                "UPDATE leases SET renewed_at = ?, expires_at = ? WHERE holder = ?",
+                (now, now + ttl, holder),
+            )
+            rows = await (
+                await db.execute("SELECT session_id FROM leases WHERE holder = ?", (holder,))
+            ).fetchall()
+            held = {row["session_id"] for row in rows}
+            lost: dict[str, str | None] = {}
+            for session_id in session_ids:
+                if session_id not in held:
+                    lease = await self._lease(db, session_id)
+                    lost[session_id] = None if lease is None else lease["holder"]
+        return lost
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "DELETE FROM leases WHERE session_id = ? AND holder = ?", (session_id, holder)
+            )
+
+    async def release_leases(self, holder: str) -> None:
+        async with self._transaction() as db:
+            await db.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+
+    async def _lease(self, db: aiosqlite.Connection, session_id: str) -> sqlite3.Row | None:
+        cursor = await db.execute("SELECT * FROM leases WHERE session_id = ?", (session_id,))
+        row: sqlite3.Row | None = await cursor.fetchone()
+        return row
 
     # -------------------------------------------------------------------- tokens
 
@@ -398,6 +508,7 @@ class _TurnCommit:
     status: str
     keep: int
     rows: list[tuple[str, int, str]]
+    version: int | None
     done: bool = False
     """Written, or failed with ``error``."""
     error: StoreError | None = None
@@ -450,6 +561,32 @@ class _Transaction:
                 raise _explain(self._store.path, error) from None
         finally:
             self._release()
+
+
+_UPDATE_STATUS = (
+    "UPDATE sessions SET status = ?, updated_at = ?, version = version + 1 "
+    "WHERE session_id = ? AND (? IS NULL OR version = ?)"
+)
+"""A write that names the version it expects (None: any) and bumps it."""
+
+
+def _live(lease: sqlite3.Row, now: float) -> bool:
+    """Whether a lease still holds: not expired, and its process not known to be dead.
+
+    A process is known dead only on this machine (same host name): there,
+    a pid that no longer exists frees its leases at once.
+    """
+    if lease["expires_at"] <= now:
+        return False
+    if lease["hostname"] != socket.gethostname() or lease["pid"] == os.getpid():
+        return True
+    try:
+        os.kill(lease["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, as someone else's
+        return True
+    return True
 
 
 def _create_private(path: Path) -> None:
@@ -510,6 +647,7 @@ def _session(row: sqlite3.Row, history: tuple[Message, ...]) -> StoredSession:
         updated_at=row["updated_at"],
         parent_session_id=row["parent_session_id"],
         history=history,
+        version=row["version"],
     )
 
 
