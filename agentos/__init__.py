@@ -49,7 +49,15 @@ from agentos._scope import Caller, Scope, SessionLineage
 from agentos._session import Session, SessionStatus
 from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, RuntimeStatistics
 from agentos._sqlite_store import SqliteStore
-from agentos._store import Completion, SessionStore, StoredSession, StoredToken, StoreError
+from agentos._store import (
+    Completion,
+    SessionConflictError,
+    SessionInUseError,
+    SessionStore,
+    StoredSession,
+    StoredToken,
+    StoreError,
+)
 from agentos._toolbox import (
     CAPABILITIES,
     MAX_WAIT_SECONDS,
@@ -119,7 +127,9 @@ __all__ = [
     "ScriptedProvider",
     "Session",
     "SessionBusyError",
+    "SessionConflictError",
     "SessionId",
+    "SessionInUseError",
     "SessionLineage",
     "SessionStatus",
     "SessionStore",

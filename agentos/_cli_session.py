@@ -83,13 +83,15 @@ async def converse(
     session_id: str | None = None,
     resume: str | None = None,
     message: str | None = None,
+    steal: bool = False,
 ) -> Outcome:
     """Run one command's worth of a session: ``prompt`` for a new one, ``resume`` for a stored one.
 
     Resuming posts ``message`` if given. Otherwise the model is told of calls
     lost in the restart, and of deferred calls completed while no process
     ran, on its next turn: when such news waits and no turn starts by itself,
-    ``RESUME_NUDGE`` is posted to grant that turn.
+    ``RESUME_NUDGE`` is posted to grant that turn. ``steal`` takes the session
+    from a live process that holds it (that process stops writing it).
     """
     if resume is not None and not await anyio.Path(db).exists():
         raise UnknownSessionError(resume)
@@ -111,16 +113,19 @@ async def converse(
                 f"a session with id {session_id!r} already exists in {db}; "
                 f"continue it with 'agentos resume {session_id}'"
             )
-        provider = choose_model(say)
+        which: list[str] = []  # said once the session is ours: a refusal is one line
+        provider = choose_model(which.append)
         try:
             async with (
                 Runtime(demo_tools.TOOLS) as runtime,
                 Host(runtime, provider, store=store) as host,
             ):
                 if resume is not None:
-                    session = await host.resume(resume)
+                    session = await host.resume(resume, steal=steal)
                 else:
                     session = await host.create_session(config, session_id=session_id)
+                for line in which:
+                    say(line)
                 errors_before = len(session.errors)
                 async with progress(runtime, session.session_id, live=live):
                     if prompt is not None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Protocol
+
+import anyio
 
 
 class Clock(Protocol):
@@ -73,3 +76,21 @@ class ManualClock:
 
 def _nothing() -> None:
     return None
+
+
+async def sleep(clock: Clock, seconds: float) -> None:
+    """Sleep ``seconds`` of ``clock``'s time: real time, or until a manual clock is advanced."""
+    deadline = clock.monotonic() + seconds
+    woken = anyio.Event()
+
+    def wake() -> None:
+        woken.set()
+
+    forget = clock.on_advance(wake)
+    try:
+        while (budget := clock.sleep_budget(deadline)) != 0.0:
+            with anyio.move_on_after(math.inf if budget is None else budget):
+                await woken.wait()
+            woken = anyio.Event()
+    finally:
+        forget()

@@ -1,9 +1,18 @@
-"""Many sessions on one runtime: create, find, talk to, stop and list them."""
+"""Many sessions on one runtime: create, find, talk to, stop and list them.
+
+With a store, a host owns each session it loads through a lease that it
+renews while the session is loaded and gives up when it closes: another
+host (another process) cannot load the session meanwhile unless it steals it,
+and then this one stops writing it.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
+import os
+import socket
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -14,6 +23,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from agentos._agent_config import AgentConfig
+from agentos._clock import sleep
 from agentos._context_view import ContextView, TranscriptView
 from agentos._errors import AgentOSError, UnknownCallError
 from agentos._history import HistoryCall
@@ -25,6 +35,8 @@ from agentos._store import Completion, SessionStore, StoredSession, StoreError
 from agentos._tokens import ContinuationTokens, TokenRecord
 from agentos._toolbox import SystemToolbox
 from components import CallId, Json
+
+_hosts = itertools.count(1)
 
 
 class UnknownSessionError(AgentOSError, LookupError):
@@ -71,13 +83,29 @@ class Host:
         store: SessionStore | None = None,
         token_ttl: float | None = None,
         unload_idle_after: float | None = None,
+        lease_period: float = 5.0,
+        lease_expiry: float | None = None,
+        holder: str | None = None,
     ) -> None:
         """``token_ttl``: seconds a continuation token stays valid (None: until used).
 
         ``unload_idle_after``: seconds (on the runtime's clock) after which a
         session that is stopped, or idle with no call outstanding, is unloaded
         (see ``unload``); None: sessions stay loaded until unloaded.
+
+        Leases: renewed every ``lease_period`` seconds of the runtime's clock,
+        each good for ``lease_expiry`` (default three periods) after its last
+        renewal. ``holder`` names this host in the store [default: ``pid N on
+        HOSTNAME``, and ``, host K`` for the K-th host of a process].
         """
+        if lease_period <= 0:
+            raise ValueError(f"lease_period must be positive, got {lease_period!r}")
+        lease_expiry = 3 * lease_period if lease_expiry is None else lease_expiry
+        if lease_expiry <= lease_period:
+            raise ValueError(
+                f"lease_expiry ({lease_expiry!r}) must be longer than lease_period "
+                f"({lease_period!r}), or leases lapse between renewals"
+            )
         if unload_idle_after is not None and not (
             isinstance(unload_idle_after, int | float)
             and not isinstance(unload_idle_after, bool)
@@ -97,6 +125,11 @@ class Host:
         self._tasks: dict[str, _SessionTask] = {}
         self._unload_idle_after = unload_idle_after
         self._group: TaskGroup | None = None
+        self.holder = holder or _holder_name()
+        self._lease_period = lease_period
+        self._lease_expiry = lease_expiry
+        self._leases: set[str] = set()
+        """Sessions whose lease this host holds."""
 
     async def __aenter__(self) -> Self:
         if self.store is not None:
@@ -105,6 +138,8 @@ class Host:
         await self._group.__aenter__()
         if self._unload_idle_after is not None:
             self._group.start_soon(self._unload_idle, self._unload_idle_after)
+        if self.store is not None:
+            self._group.start_soon(self._keep_leases, self.store)
         return self
 
     async def __aexit__(
@@ -115,7 +150,13 @@ class Host:
     ) -> bool | None:
         assert self._group is not None
         self._group.cancel_scope.cancel()
-        return await self._group.__aexit__(exc_type, exc, tb)
+        try:
+            return await self._group.__aexit__(exc_type, exc, tb)
+        finally:
+            if self.store is not None and self._leases:
+                self._leases.clear()
+                with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
+                    await self.store.release_leases(self.holder)
 
     async def create_session(
         self,
@@ -140,6 +181,7 @@ class Host:
         if parent is not None:
             self.get(parent)
         config = config or AgentConfig()
+        version = None
         if self.store is not None:
             now = time.time()
             await self.store.create_session(
@@ -153,18 +195,22 @@ class Host:
                     tuple(history or ()),
                 )
             )
-        session = self._new_session(session_id, config, provider, scope, parent)
+            version = await self._acquire(session_id, steal=False)
+        session = self._new_session(session_id, config, provider, scope, parent, version)
         if history is not None:
             for tool_use_id, name in session.restore(history):
                 session.lost(tool_use_id, name)
         return await self._start(session)
 
-    async def resume(self, session_id: str, *, provider: Provider | None = None) -> Session:
+    async def resume(
+        self, session_id: str, *, provider: Provider | None = None, steal: bool = False
+    ) -> Session:
         """Bring a stored session back, in this (possibly fresh) runtime.
 
         Calls its history waited for are ``orphaned`` now, and the model is told
         so before its next request; deferred calls come back ``pending`` and
-        their tokens still complete them.
+        their tokens still complete them. ``SessionInUseError`` while another
+        live host holds the session, unless ``steal`` (that host stops writing it).
         """
         if self.store is None:
             raise RuntimeError(
@@ -175,12 +221,19 @@ class Host:
             if loaded.status is not SessionStatus.STOPPED:
                 raise ValueError(f"session {session_id!r} is already running here")
             await self.unload(session_id)  # stopped: resumed from what the store holds
-        stored = await self.store.load_session(session_id)
-        if stored is None:
+        version = await self._acquire(session_id, steal=steal)
+        if version is None:
             raise UnknownSessionError(session_id)
-        config = AgentConfig.model_validate(stored.config)
+        try:  # loaded once the lease is ours, so nobody changes it meanwhile
+            stored = await self.store.load_session(session_id)
+            if stored is None:
+                raise UnknownSessionError(session_id)
+            config = AgentConfig.model_validate(stored.config)
+        except BaseException:
+            await self._release(session_id)
+            raise
         session = self._new_session(
-            session_id, config, provider, Scope.OWN, stored.parent_session_id
+            session_id, config, provider, Scope.OWN, stored.parent_session_id, version
         )
         waiting = dict(session.restore(list(stored.history)))
         completed_while_down = []
@@ -222,6 +275,7 @@ class Host:
         provider: Provider | None,
         scope: Scope,
         parent: str | None,
+        version: int | None = None,
     ) -> Session:
         if parent is not None:
             self.lineage.add(session_id, parent)
@@ -238,6 +292,7 @@ class Host:
             tokens=self.tokens,
             scope=scope,
             store=self.store,
+            version=version,
         )
 
     def _still_held(self, session: Session, tool_use_id: str) -> CallId | None:
@@ -249,6 +304,47 @@ class Host:
             return self.runtime.status(known.internal_id, session_id=session.session_id).call_id
         except UnknownCallError:
             return None
+
+    # ------------------------------------------------------------------ leases
+
+    async def _acquire(self, session_id: str, *, steal: bool) -> int | None:
+        """Take the session's lease; its version (None: no such session)."""
+        assert self.store is not None
+        version = await self.store.acquire_lease(
+            session_id, self.holder, ttl=self._lease_expiry, steal=steal
+        )
+        if version is not None:
+            self._leases.add(session_id)
+        return version
+
+    async def _release(self, session_id: str) -> None:
+        """Give the session's lease up (when it is unloaded, or could not be loaded)."""
+        if self.store is None or session_id not in self._leases:
+            return
+        self._leases.discard(session_id)
+        with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
+            await self.store.release_lease(session_id, self.holder)
+
+    async def _keep_leases(self, store: SessionStore) -> None:
+        """Renew this host's leases every period; a session taken over stops writing."""
+        while True:
+            await sleep(self.runtime.clock, self._lease_period)
+            if not self._leases:
+                continue
+            try:
+                lost = await store.renew_leases(
+                    self.holder, list(self._leases), ttl=self._lease_expiry
+                )
+            except Exception:  # the sessions' commits report it; the next period tries again
+                continue
+            for session_id, holder in lost.items():
+                self._leases.discard(session_id)
+                session = self._sessions.get(session_id)
+                if session is not None:
+                    session.disown(
+                        f"session {session_id!r} was taken over by {holder or 'another host'}; "
+                        "this host stops writing it, so nothing the other writes is lost"
+                    )
 
     async def _start(self, session: Session) -> Session:
         assert self._group is not None
@@ -307,6 +403,7 @@ class Host:
         self.tokens.forget(session_id)
         self.toolbox.forget(session_id)
         self.runtime.close_session(session_id)
+        await self._release(session_id)
 
     def _busy(self, session: Session) -> str | None:
         """Why unloading the session now would lose work (None: it would not)."""
@@ -404,3 +501,10 @@ class Host:
         """The ``HistoryLookup`` the toolbox asks: what a session's history says of a call."""
         session = self._sessions.get(session_id)
         return None if session is None else session.calls.find_call(session_id, call_id)
+
+
+def _holder_name() -> str:
+    """``pid N on HOSTNAME``; a process's second and later hosts add ``, host K``."""
+    number = next(_hosts)
+    name = f"pid {os.getpid()} on {socket.gethostname()}"
+    return name if number == 1 else f"{name}, host {number}"

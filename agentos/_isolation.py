@@ -37,7 +37,8 @@ class LocalProcessRunner:
     """Run calls in a local process: envelope on stdin, token-checked JSON reply on stdout.
 
     The envelope is ``{"token", "call_id", "session_id", "tool", "input"}``; the
-    reply is ``{"token", "result"}`` or ``{"token", "error"}``.
+    reply is ``{"token", "result"}`` or ``{"token", "error"}``: exactly one of
+    the two, so a reply that carries both (or neither) fails the call.
     """
 
     def __init__(self, command: Sequence[str], *, cwd: str | None = None) -> None:
@@ -67,7 +68,13 @@ class LocalProcessRunner:
             return ToolFailure("the runner's reply is not JSON")
         if not isinstance(reply, dict) or reply.get("token") != token:
             return ToolFailure("the runner's reply does not carry this call's token")
-        if "error" in reply:
+        has_result, has_error = "result" in reply, "error" in reply
+        if has_result == has_error:
+            which = "both" if has_result else "neither"
+            return ToolFailure(
+                f"the runner's reply must carry exactly one of 'result' and 'error', not {which}"
+            )
+        if has_error:
             return ToolFailure(str(reply["error"]))
-        result: Json = reply.get("result")
+        result: Json = reply["result"]
         return result

@@ -43,7 +43,7 @@ from agentos._provider import Block, Message, ModelRequest, ModelResponse, Provi
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._snapshot import CallSnapshot
-from agentos._store import SessionStore, StoreError
+from agentos._store import SessionConflictError, SessionStore, StoreError
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import CAPABILITIES, SystemToolbox
 from components import CallEvent, CallEventKind, CallId, CallStatus, Json
@@ -118,7 +118,10 @@ class Session:
         tokens: ContinuationTokens,
         scope: Scope = Scope.OWN,
         store: SessionStore | None = None,
+        version: int | None = None,
     ) -> None:
+        """``version``: the stored version this session owns (from its lease); every
+        commit expects it, so none replaces another host's writes."""
         self.session_id = session_id
         self.config = config
         self.history: list[Message] = []
@@ -149,6 +152,7 @@ class Session:
         self._shapes: dict[CallId, _Shape] = {}
         self._lost: list[tuple[str, str]] = []
         self._store = store
+        self._version = version
         self._dirty_from = 0
         """History from this index on is not in the store yet."""
         self._cache: dict[tuple[str, str], Json] = {}
@@ -201,6 +205,14 @@ class Session:
         ]
         self._lost.clear()
         return notices
+
+    def disown(self, reason: str) -> None:
+        """Another host owns this session now: record why, write nothing more, and stop."""
+        if self._store is None:
+            return
+        self._store = None
+        self.errors.append(f"store: {reason}")
+        self.stop()
 
     def stop(self) -> None:
         """End the session once the model request in flight (if any) is answered.
@@ -473,18 +485,29 @@ class Session:
             return
         try:
             await self.commit()
+        except SessionConflictError as error:
+            self.disown(str(error))
         except StoreError as error:  # kept in memory; the next commit tries again
             self.errors.append(f"store: {error}")
 
     async def commit(self) -> None:
-        """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
+        """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
+
+        The write names the session's version: one another host took over is refused.
+        """
         if self._store is None:
             return
         keep = min(self._dirty_from, len(self.history))
         await self._store.commit_turn(
-            self.session_id, status=self.status.value, keep=keep, messages=self.history[keep:]
+            self.session_id,
+            status=self.status.value,
+            keep=keep,
+            messages=self.history[keep:],
+            version=self._version,
         )
         self._dirty_from = len(self.history)
+        if self._version is not None:
+            self._version += 1
 
     async def _submit(self, uses: list[Block]) -> _Wait:
         """Answer what can be answered now and hand the rest to the runtime."""

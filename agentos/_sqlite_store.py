@@ -6,6 +6,13 @@ time share a transaction (group commit).
 Migrations are versioned in ``schema_migrations`` and run once. A file that
 is corrupt, locked by another writer, of a newer schema or not writable gets
 a ``StoreError`` naming the file and what to do; nothing is ever overwritten.
+
+A session is owned by one host at a time: its lease (holder, expiry) is a
+row in ``leases``, and every write names the session version it expects, so
+a host that lost the session cannot replace what the new owner wrote. A
+file or folder the store creates is private to the user (0600, 0700); a
+file deleted or replaced under a running store is noticed before the next
+write, which fails rather than going to the old, unlinked file.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -25,7 +33,14 @@ import anyio
 import platformdirs
 
 from agentos._provider import Message
-from agentos._store import Completion, StoredSession, StoredToken, StoreError
+from agentos._store import (
+    Completion,
+    SessionConflictError,
+    SessionInUseError,
+    StoredSession,
+    StoredToken,
+    StoreError,
+)
 from components import Json
 
 MIGRATIONS: tuple[str, ...] = (
@@ -59,6 +74,18 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX tokens_by_session ON tokens(session_id);
     """,
+    """
+    ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE leases (
+        session_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        hostname TEXT NOT NULL,
+        renewed_at REAL NOT NULL,
+        expires_at REAL NOT NULL
+    );
+    CREATE INDEX leases_by_holder ON leases(holder);
+    """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""
 
@@ -85,6 +112,12 @@ class SqliteStore:
         """One transaction at a time: sessions and token completions share the connection."""
         self._waiting: list[_TurnCommit] = []
         """Turns to commit; whoever holds the writer next writes them all."""
+        self._identity = _identity(path)
+        """The file opened (device, inode): a write checks the path still names it."""
+        self._companions: dict[Path, tuple[int, int] | None] = {}
+        """Its -wal and -shm files, as opened."""
+        self._gone = False
+        """The path names another file now (or none): nothing more is written."""
 
     @classmethod
     async def open(
@@ -97,17 +130,21 @@ class SqliteStore:
         """Open (creating and migrating if need be); wait up to ``busy_timeout`` for a lock."""
         path = Path(path) if path is not None else default_path()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
         except OSError as error:
             raise StoreError(
-                f"cannot create the folder for the database {path}: {error.strerror}; "
+                f"cannot create the database {path}: {error.strerror}; "
                 "choose a writable location (--db or AGENTOS_DB)"
             ) from None
         try:
             connection = await aiosqlite.connect(path, timeout=busy_timeout)
         except sqlite3.Error as error:
             raise _explain(path, error) from None
-        store = cls(path, connection, clock)
+        try:
+            store = cls(path, connection, clock)
+        except OSError as error:
+            await connection.close()
+            raise StoreError(f"cannot open the database {path}: {error.strerror}") from None
         try:
             await store._prepare()
         except BaseException:
@@ -130,6 +167,9 @@ class SqliteStore:
             await self._migrate()
         except sqlite3.Error as error:
             raise _explain(self.path, error) from None
+        for suffix in ("-wal", "-shm"):
+            companion = Path(f"{self.path}{suffix}")
+            self._companions[companion] = _identity(companion, missing_ok=True)
 
     async def _migrate(self) -> None:
         db = self._db
@@ -172,6 +212,8 @@ class SqliteStore:
         return bool(await cursor.fetchall())
 
     async def close(self) -> None:
+        with contextlib.suppress(StoreError):
+            self._check_file()
         await self._db.close()
 
     async def __aenter__(self) -> Self:
@@ -199,12 +241,18 @@ class SqliteStore:
             await _insert_messages(db, session.session_id, 0, session.history)
 
     async def commit_turn(
-        self, session_id: str, *, status: str, keep: int, messages: Sequence[Message]
+        self,
+        session_id: str,
+        *,
+        status: str,
+        keep: int,
+        messages: Sequence[Message],
+        version: int | None = None,
     ) -> None:
         """Commit together with every other turn waiting now: under load one
         transaction carries many sessions' turns, and none waits behind N others."""
         rows = [(session_id, keep + i, json.dumps(m)) for i, m in enumerate(messages)]
-        commit = _TurnCommit(session_id, status, keep, rows)
+        commit = _TurnCommit(session_id, status, keep, rows, version)
         self._waiting.append(commit)
         try:
             async with self._writer:
@@ -238,11 +286,13 @@ class SqliteStore:
         async with _Transaction(self, take_writer=False) as db:
             now = self._now()
             cursor = await db.executemany(
-                "UPDATE sessions SET status = ?, updated_at = ? WHERE session_id = ?",
-                [(commit.status, now, commit.session_id) for commit in batch],
+                _UPDATE_STATUS,
+                [(c.status, now, c.session_id, c.version, c.version) for c in batch],
             )
             if cursor.rowcount != len(batch):
-                raise StoreError(f"no session {batch[0].session_id!r} in {self.path}")
+                if len(batch) > 1:  # each alone next, to say which and why
+                    raise StoreError(f"a turn in a group commit to {self.path} was refused")
+                raise await self._refusal(db, batch[0].session_id, batch[0].version)
             await db.executemany(
                 "DELETE FROM messages WHERE session_id = ? AND seq >= ?",
                 [(commit.session_id, commit.keep) for commit in batch],
@@ -254,12 +304,30 @@ class SqliteStore:
         for commit in batch:
             commit.done = True
 
-    async def set_status(self, session_id: str, status: str) -> None:
+    async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:
         async with self._transaction() as db:
-            await db.execute(
-                "UPDATE sessions SET status = ?, updated_at = ? WHERE session_id = ?",
-                (status, self._now(), session_id),
+            cursor = await db.execute(
+                _UPDATE_STATUS, (status, self._now(), session_id, version, version)
             )
+            if cursor.rowcount != 1:
+                raise await self._refusal(db, session_id, version)
+
+    async def _refusal(
+        self, db: aiosqlite.Connection, session_id: str, version: int | None
+    ) -> StoreError:
+        """Why a write to ``session_id`` expecting ``version`` changed no row."""
+        row = await (
+            await db.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
+        ).fetchone()
+        if row is None:
+            return StoreError(f"no session {session_id!r} in {self.path}")
+        lease = await self._lease(db, session_id)
+        now = "" if lease is None else f"; {lease['holder']} holds it now"
+        return SessionConflictError(
+            f"session {session_id!r} was written or taken over by another host since this one "
+            f"loaded it (version {row['version']}, expected {version}{now}); this host stops "
+            "writing it, so nothing the other wrote is lost"
+        )
 
     async def load_session(self, session_id: str) -> StoredSession | None:
         row = await self._one("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
@@ -274,6 +342,67 @@ class SqliteStore:
     async def list_sessions(self) -> list[StoredSession]:
         rows = await self._all("SELECT * FROM sessions ORDER BY created_at, session_id", ())
         return [_session(row, ()) for row in rows]
+
+    # -------------------------------------------------------------------- leases
+
+    async def acquire_lease(
+        self, session_id: str, holder: str, *, ttl: float, steal: bool = False
+    ) -> int | None:
+        now = self._now()
+        async with self._transaction() as db:
+            row = await (
+                await db.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
+            ).fetchone()
+            if row is None:
+                return None
+            lease = await self._lease(db, session_id)
+            if lease is not None and lease["holder"] != holder and not steal and _live(lease, now):
+                raise SessionInUseError(session_id, lease["holder"], lease["expires_at"] - now)
+            await db.execute(
+                "INSERT OR REPLACE INTO leases (session_id, holder, pid, hostname, renewed_at, "
+                "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, holder, os.getpid(), socket.gethostname(), now, now + ttl),
+            )
+            version = int(row["version"]) + 1
+            await db.execute(
+                "UPDATE sessions SET version = ? WHERE session_id = ?", (version, session_id)
+            )
+        return version
+
+    async def renew_leases(
+        self, holder: str, session_ids: Sequence[str], *, ttl: float
+    ) -> dict[str, str | None]:
+        now = self._now()
+        async with self._transaction() as db:
+            await db.execute(
+                "UPDATE leases SET renewed_at = ?, expires_at = ? WHERE holder = ?",
+                (now, now + ttl, holder),
+            )
+            rows = await (
+                await db.execute("SELECT session_id FROM leases WHERE holder = ?", (holder,))
+            ).fetchall()
+            held = {row["session_id"] for row in rows}
+            lost: dict[str, str | None] = {}
+            for session_id in session_ids:
+                if session_id not in held:
+                    lease = await self._lease(db, session_id)
+                    lost[session_id] = None if lease is None else lease["holder"]
+        return lost
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "DELETE FROM leases WHERE session_id = ? AND holder = ?", (session_id, holder)
+            )
+
+    async def release_leases(self, holder: str) -> None:
+        async with self._transaction() as db:
+            await db.execute("DELETE FROM leases WHERE holder = ?", (holder,))
+
+    async def _lease(self, db: aiosqlite.Connection, session_id: str) -> sqlite3.Row | None:
+        cursor = await db.execute("SELECT * FROM leases WHERE session_id = ?", (session_id,))
+        row: sqlite3.Row | None = await cursor.fetchone()
+        return row
 
     # -------------------------------------------------------------------- tokens
 
@@ -337,6 +466,25 @@ class SqliteStore:
     def _transaction(self) -> _Transaction:
         return _Transaction(self)
 
+    def _check_file(self) -> None:
+        """Raise if the path no longer names the file opened (deleted, or replaced).
+
+        The first time, our -wal and -shm files are taken from beside the path:
+        SQLite leaves them when the file has moved, and whoever opens the file
+        there next would read our pages as theirs.
+        """
+        if not self._gone and _identity(self.path, missing_ok=True) != self._identity:
+            self._gone = True
+            for companion, identity in self._companions.items():
+                if identity is not None and _identity(companion, missing_ok=True) == identity:
+                    with contextlib.suppress(OSError):
+                        companion.unlink()
+        if self._gone:
+            raise StoreError(
+                f"the database {self.path} was deleted or replaced while this process had it "
+                "open; nothing more is written (restart agentos to use the file there now)"
+            )
+
     async def _one(self, sql: str, parameters: tuple[Any, ...]) -> sqlite3.Row | None:
         try:
             row: sqlite3.Row | None = await (await self._db.execute(sql, parameters)).fetchone()
@@ -360,6 +508,7 @@ class _TurnCommit:
     status: str
     keep: int
     rows: list[tuple[str, int, str]]
+    version: int | None
     done: bool = False
     """Written, or failed with ``error``."""
     error: StoreError | None = None
@@ -380,9 +529,10 @@ class _Transaction:
         if self._take_writer:
             await self._store._writer.acquire()
         try:
+            self._store._check_file()
             await self._store._db.execute("BEGIN IMMEDIATE")
         except BaseException as error:
-            if not isinstance(error, sqlite3.Error):
+            if not isinstance(error, sqlite3.Error | StoreError):
                 await _rollback(self._store._db)  # cancelled: the BEGIN may still have run
             self._release()
             if isinstance(error, sqlite3.Error):
@@ -413,6 +563,66 @@ class _Transaction:
             self._release()
 
 
+_UPDATE_STATUS = (
+    "UPDATE sessions SET status = ?, updated_at = ?, version = version + 1 "
+    "WHERE session_id = ? AND (? IS NULL OR version = ?)"
+)
+"""A write that names the version it expects (None: any) and bumps it."""
+
+
+def _live(lease: sqlite3.Row, now: float) -> bool:
+    """Whether a lease still holds: not expired, and its process not known to be dead.
+
+    A process is known dead only on this machine (same host name): there,
+    a pid that no longer exists frees its leases at once.
+    """
+    if lease["expires_at"] <= now:
+        return False
+    if lease["hostname"] != socket.gethostname() or lease["pid"] == os.getpid():
+        return True
+    try:
+        os.kill(lease["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, as someone else's
+        return True
+    return True
+
+
+def _create_private(path: Path) -> None:
+    """Create the missing folders (0700) and the file (0600); what exists is left as it is.
+
+    SQLite gives the ``-wal`` and ``-shm`` files the database file's mode.
+    """
+    missing = []
+    folder = path.parent
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+            folder.chmod(0o700)  # whatever the umask
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    try:
+        os.fchmod(descriptor, 0o600)
+    finally:
+        os.close(descriptor)
+
+
+def _identity(path: Path, *, missing_ok: bool = False) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise
+    return stat.st_dev, stat.st_ino
+
+
 async def _rollback(db: aiosqlite.Connection) -> None:
     """Shielded: a cancelled transaction must not stay open on the shared connection."""
     with anyio.CancelScope(shield=True), contextlib.suppress(sqlite3.Error):
@@ -437,6 +647,7 @@ def _session(row: sqlite3.Row, history: tuple[Message, ...]) -> StoredSession:
         updated_at=row["updated_at"],
         parent_session_id=row["parent_session_id"],
         history=history,
+        version=row["version"],
     )
 
 

@@ -29,6 +29,27 @@ class StoreError(AgentOSError):
     """The store cannot be used; the message names the file and what to do."""
 
 
+class SessionInUseError(StoreError):
+    """Another live host holds the session's lease: this one must not load or write it."""
+
+    def __init__(self, session_id: str, holder: str, seconds_left: float) -> None:
+        self.session_id = session_id
+        self.holder = holder
+        super().__init__(
+            f"session {session_id!r} is in use by {holder} (its lease runs {seconds_left:.0f}s "
+            f"more unless renewed); wait for it to finish, or take it over with "
+            f"'agentos resume {session_id} --steal'"
+        )
+
+
+class SessionConflictError(StoreError):
+    """The session was written (or taken over) by another host since this one loaded it.
+
+    The write is refused so that nothing the other host wrote is replaced; the
+    session that gets this stops writing.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class StoredSession:
     session_id: str
@@ -38,6 +59,8 @@ class StoredSession:
     updated_at: float
     parent_session_id: str | None = None
     history: tuple[Message, ...] = ()
+    version: int = 0
+    """Bumped by every write and every lease taken: a write names the version it expects."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +84,49 @@ class SessionStore(Protocol):
         ...
 
     async def commit_turn(
-        self, session_id: str, *, status: str, keep: int, messages: Sequence[Message]
+        self,
+        session_id: str,
+        *,
+        status: str,
+        keep: int,
+        messages: Sequence[Message],
+        version: int | None = None,
     ) -> None:
-        """Atomically: keep the first ``keep`` stored messages, then store ``messages``."""
+        """Atomically: keep the first ``keep`` stored messages, then store ``messages``.
+
+        With ``version``, only if the stored version is that one (then it is
+        one more); otherwise ``SessionConflictError`` and nothing is written.
+        """
         ...
 
-    async def set_status(self, session_id: str, status: str) -> None: ...
+    async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:
+        """Like ``commit_turn`` for the status alone."""
+        ...
+
+    async def acquire_lease(
+        self, session_id: str, holder: str, *, ttl: float, steal: bool = False
+    ) -> int | None:
+        """Hold the session for ``ttl`` seconds; returns its new version (None: no such session).
+
+        ``SessionInUseError`` while another holder's lease is live (not expired,
+        and its process not known dead), unless ``steal``. Taking the lease
+        bumps the version, so the previous holder can write nothing more.
+        """
+        ...
+
+    async def renew_leases(
+        self, holder: str, session_ids: Sequence[str], *, ttl: float
+    ) -> dict[str, str | None]:
+        """Extend ``holder``'s leases by ``ttl``; returns the sessions it lost -> who holds them."""
+        ...
+
+    async def release_lease(self, session_id: str, holder: str) -> None:
+        """Give the session up (nothing happens unless ``holder`` holds it)."""
+        ...
+
+    async def release_leases(self, holder: str) -> None:
+        """Give up every session ``holder`` holds."""
+        ...
 
     async def load_session(self, session_id: str) -> StoredSession | None: ...
 

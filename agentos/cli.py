@@ -31,7 +31,7 @@ from agentos._errors import AgentOSError
 from agentos._host import UnknownSessionError
 from agentos._provider import ProviderError
 from agentos._sqlite_store import SqliteStore, default_path
-from agentos._store import Completion, StoredSession, StoredToken
+from agentos._store import Completion, SessionInUseError, StoredSession, StoredToken
 from components import Json, JsonObject
 
 EXIT_DONE = 0
@@ -39,6 +39,7 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_PENDING = 3
 EXIT_UNKNOWN_TOKEN = 4
+EXIT_IN_USE = 5
 EXIT_INTERRUPTED = 130
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -47,7 +48,8 @@ Exit codes:
   {EXIT_DONE}  done: the model answered and no call is pending
   {EXIT_ERROR}  error (one line on stderr)
   {EXIT_USAGE}  usage error (bad option, argument, agent file or JSON)
-  {EXIT_PENDING}  calls still pending: running, or deferred until 'agentos complete TOKEN'"""
+  {EXIT_PENDING}  calls still pending: running, or deferred until 'agentos complete TOKEN'
+  {EXIT_IN_USE}  the session is in use by another live process ('resume --steal' takes it)"""
 _JSON_HELP = "Print JSON even when stdout is a terminal (it is JSON whenever it is not)."
 
 T = TypeVar("T")
@@ -128,10 +130,20 @@ def run(
     is_flag=True,
     help="Wait until every running call has finished and the model has heard of it.",
 )
+@click.option(
+    "--steal",
+    is_flag=True,
+    help="Take SESSION even from a live process that holds it (that process stops writing it).",
+)
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 @click.pass_obj
 def resume(
-    db: Path, session_id: str, message: str | None, wait_for_async: bool, as_json: bool
+    db: Path,
+    session_id: str,
+    message: str | None,
+    wait_for_async: bool,
+    steal: bool,
+    as_json: bool,
 ) -> int:
     """Bring SESSION back in this process and let the model catch up.
 
@@ -139,11 +151,12 @@ def resume(
     calls come back, and those completed meanwhile are delivered. The model
     hears of both on its next turn: with --message that turn answers TEXT,
     otherwise, if there is news, agentos posts "(resumed)" to grant it.
-    Prints the same JSON as 'run'.
+    Prints the same JSON as 'run'. A session another live process holds
+    (e.g. a 'run --wait-for-async' still waiting) is refused unless --steal.
     """
     if message is not None:
         _require_text(message, "'--message'")
-    outcome = _talk(db, resume=session_id, message=message, wait=wait_for_async)
+    outcome = _talk(db, resume=session_id, message=message, wait=wait_for_async, steal=steal)
     return _report(outcome, as_json)
 
 
@@ -366,6 +379,8 @@ def _fail_with(error: BaseException) -> int:
         return _fail(cause.format_message(), cause.exit_code)
     if isinstance(cause, UnknownSessionError):
         return _fail(f"{cause} (see 'agentos sessions')", EXIT_ERROR)
+    if isinstance(cause, SessionInUseError):
+        return _fail(str(cause), EXIT_IN_USE)
     if isinstance(cause, ProviderError):
         return _fail(f"the model failed: {cause.kind}: {cause.message}", EXIT_ERROR)
     if isinstance(cause, AgentOSError):

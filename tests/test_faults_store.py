@@ -1,0 +1,401 @@
+"""Issue 9, the store's faults: two hosts on one session, file modes, runner replies, a
+database file replaced under a running host."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import stat
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from agentos import (
+    AgentConfig,
+    CallStatus,
+    Host,
+    LocalProcessRunner,
+    ManualClock,
+    Runtime,
+    ScriptedProvider,
+    Session,
+    SessionConflictError,
+    SessionInUseError,
+    SessionStatus,
+    SqliteStore,
+    StoredSession,
+    StoreError,
+    YieldOnTimeout,
+    tool,
+)
+from agentos._provider import last_user_text, text, tool_calls
+from agentos._sqlite_store import MIGRATIONS, default_path
+from agentos.testing import Puppet, settle
+from tests.test_cli import ROOT, agentos, env, quick_agent  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.anyio
+
+
+def echo() -> ScriptedProvider:
+    return ScriptedProvider((lambda r: True, lambda r: text(f"heard {last_user_text(r)}")))
+
+
+@asynccontextmanager
+async def host_on(
+    path: Path, clock: ManualClock | None = None, *, lease_period: float = 5.0
+) -> AsyncIterator[Host]:
+    """A host with its own runtime and its own connection to the database at ``path``."""
+    clock = clock or ManualClock()
+    async with AsyncExitStack() as stack:
+        store = await stack.enter_async_context(await SqliteStore.open(path, clock=clock.wall))
+        runtime = await stack.enter_async_context(Runtime([], clock=clock))
+        host = Host(runtime, echo(), store=store, lease_period=lease_period)
+        yield await stack.enter_async_context(host)
+
+
+async def say(session: Session, words: str) -> None:
+    session.post(words)
+    with anyio.fail_after(10):
+        await session.wait_idle()
+
+
+async def stored_texts(path: Path, session_id: str) -> list[str]:
+    async with await SqliteStore.open(path) as store:
+        stored = await store.load_session(session_id)
+    assert stored is not None
+    return [
+        block["text"]
+        for message in stored.history
+        for block in message["content"]
+        if block.get("type") == "text"
+    ]
+
+
+async def test_a_live_session_is_refused_and_a_steal_is_never_overwritten(tmp_path: Path) -> None:
+    """Issue 9 item 10: while one host holds a session another cannot load it (one line
+    naming the holder); a steal makes the first host stop writing, so nothing the second
+    wrote is replaced, and the first host's other sessions go on."""
+    path = tmp_path / "agentos.db"
+    async with host_on(path) as first, host_on(path) as second:
+        mine = await first.create_session(session_id="s")
+        other = await first.create_session(session_id="t")
+        await say(mine, "one")
+        with pytest.raises(SessionInUseError) as refused:
+            await second.resume("s")
+        message = str(refused.value)
+        assert first.holder in message and "--steal" in message and "\n" not in message
+        assert first.holder.startswith(f"pid {os.getpid()} on ")
+        assert "s" not in {summary.session_id for summary in second.list()}
+
+        taken = await second.resume("s", steal=True)
+        await say(taken, "two")
+        await say(mine, "late")  # the first host still thinks it owns "s"
+
+        assert mine.status is SessionStatus.STOPPED
+        assert "written or taken over by another host" in mine.errors[-1]
+        assert taken.errors == []
+        await say(other, "still here")
+        assert other.errors == [] and other.replies == ["heard still here"]
+    assert await stored_texts(path, "s") == ["one", "heard one", "two", "heard two"]
+    assert await stored_texts(path, "t") == ["still here", "heard still here"]
+
+
+class Watched(SqliteStore):
+    """A store that tells the test when a host has renewed its leases."""
+
+    _renewed: anyio.Event | None = None
+    _lost: dict[str, str | None] | None = None
+
+    async def renew_leases(
+        self, holder: str, session_ids: Sequence[str], *, ttl: float
+    ) -> dict[str, str | None]:
+        self._lost = await super().renew_leases(holder, session_ids, ttl=ttl)
+        if self._renewed is not None:
+            self._renewed.set()
+        return self._lost
+
+    async def renewal(self, advance: Callable[[float], None], seconds: float) -> object:
+        """Advance the clock; what the renewal that follows found lost."""
+        self._renewed = anyio.Event()
+        advance(seconds)
+        with anyio.fail_after(10):
+            await self._renewed.wait()
+        return self._lost
+
+
+async def test_the_heartbeat_keeps_the_lease_and_notices_a_takeover(tmp_path: Path) -> None:
+    """Issue 9 item 10: a host renews its leases every period of its clock, so a live
+    holder keeps its session past the first expiry; the renewal that finds the session
+    taken over stops it before it writes anything."""
+    path = tmp_path / "agentos.db"
+    puppet = Puppet()
+    config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1))
+    provider = ScriptedProvider(
+        (lambda r: "work" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
+        (lambda r: True, lambda r: text("noted")),
+    )
+    clock = ManualClock()
+    async with (
+        await Watched.open(path, clock=clock.wall) as store,
+        Runtime([puppet.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store, lease_period=5, lease_expiry=15) as first,
+    ):
+        session = await first.create_session(config, session_id="s")
+        session.post("work")
+        with anyio.fail_after(10):
+            while not (session.outstanding() and session.idle):
+                clock.advance(0.001)  # the 1 ms yield deadline, on the runtime's clock
+                await settle(runtime)
+        for _ in range(4):  # 20 s: the first lease (15 s) would have lapsed
+            await store.renewal(clock.advance, 5)
+        async with host_on(path, ManualClock(clock.wall() + 14)) as second:
+            with pytest.raises(SessionInUseError):
+                await second.resume("s")
+            await second.resume("s", steal=True)
+            assert await store.renewal(clock.advance, 5) == {"s": second.holder}
+        with anyio.fail_after(10):
+            await session.wait_settled()  # a running call holds it until it stops
+        assert session.status is SessionStatus.STOPPED
+        assert f"taken over by {second.holder}" in session.errors[-1]
+
+
+async def test_a_holder_that_stopped_renewing_loses_its_lease(tmp_path: Path) -> None:
+    """Issue 9 item 10: a lease not renewed within its expiry is free without --steal;
+    the old holder's next commit is refused and changes nothing."""
+    path = tmp_path / "agentos.db"
+    stuck, now = ManualClock(), ManualClock()
+    async with host_on(path, stuck, lease_period=5) as first, host_on(path, now) as second:
+        session = await first.create_session(session_id="s")
+        await say(session, "one")
+        now.advance(14)
+        with pytest.raises(SessionInUseError):
+            await second.resume("s")
+        now.advance(2)  # 16 s: the first host's clock never moved, so it never renewed
+        resumed = await second.resume("s")
+        await say(resumed, "two")
+        await say(session, "lost")
+        assert "written or taken over by another host" in session.errors[-1]
+    assert await stored_texts(path, "s") == ["one", "heard one", "two", "heard two"]
+
+
+async def test_a_dead_holder_on_this_machine_frees_its_lease_at_once(tmp_path: Path) -> None:
+    """Issue 9 item 10: a lease whose process is gone (same host name, no such pid)
+    is free before it expires; a live process's lease is not."""
+    path = tmp_path / "agentos.db"
+    async with host_on(path) as host:
+        await host.create_session(session_id="s")
+    holder = [
+        sys.executable,
+        "-c",
+        "import sys, anyio\n"
+        "from agentos import SqliteStore\n"
+        "async def main():\n"
+        "    async with await SqliteStore.open(sys.argv[1]) as store:\n"
+        "        await store.acquire_lease('s', 'child', ttl=3600)\n"
+        "        print('held', flush=True)\n"
+        "        sys.stdin.readline()\n"
+        "anyio.run(main)\n",
+        str(path),
+    ]
+    async with await anyio.open_process(holder, cwd=ROOT) as child:
+        assert child.stdout is not None
+        with anyio.fail_after(20):
+            assert (await child.stdout.receive()).startswith(b"held")
+        async with host_on(path) as host:
+            with pytest.raises(SessionInUseError, match="in use by child"):
+                await host.resume("s")
+        child.send_signal(signal.SIGKILL)  # no chance to give the lease up
+        await child.wait()
+    async with host_on(path) as host:
+        await say(await host.resume("s"), "after")
+
+
+async def test_store_writes_name_the_version_they_expect(tmp_path: Path) -> None:
+    """Issue 9 item 10: commit_turn and set_status with a stale version are refused,
+    each for its own session only, inside a group commit too."""
+    path = tmp_path / "agentos.db"
+    async with await SqliteStore.open(path) as one, await SqliteStore.open(path) as two:
+        async with host_on(path) as host:
+            await host.create_session(session_id="a")
+            await host.create_session(session_id="b")
+        version_a = await one.acquire_lease("a", "one", ttl=60)
+        version_b = await one.acquire_lease("b", "one", ttl=60)
+        assert version_a is not None and version_b is not None
+        assert await two.acquire_lease("a", "two", ttl=60, steal=True) == version_a + 1
+        assert await one.acquire_lease("ghost", "one", ttl=60) is None
+        said = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+        results: dict[str, BaseException | None] = {}
+
+        async def commit(session_id: str, version: int) -> None:
+            try:
+                await one.commit_turn(
+                    session_id, status="idle", keep=0, messages=[said], version=version
+                )
+                results[session_id] = None
+            except StoreError as error:
+                results[session_id] = error
+
+        async with anyio.create_task_group() as group:  # waiting together: one group commit
+            group.start_soon(commit, "a", version_a)
+            group.start_soon(commit, "b", version_b)
+        assert isinstance(results["a"], SessionConflictError)
+        assert "holds it now" in str(results["a"]) and "two" in str(results["a"])
+        assert results["b"] is None
+        with pytest.raises(SessionConflictError):
+            await one.set_status("a", "stopped", version=version_a)
+        await one.set_status("b", "stopped", version=version_b + 1)
+        stored_a, stored_b = await two.load_session("a"), await two.load_session("b")
+        assert stored_a is not None and stored_b is not None
+        assert (stored_a.history, stored_a.version) == ((), version_a + 1)
+        assert (stored_b.status, stored_b.version) == ("stopped", version_b + 2)
+
+
+async def test_a_database_from_before_leases_is_migrated(tmp_path: Path) -> None:
+    """Issue 9 item 10: the lease and the version come in a migration of their own, so a
+    file written before them opens, and its sessions resume and take leases."""
+    path = tmp_path / "agentos.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(MIGRATIONS[0])
+        db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
+        db.execute("INSERT INTO schema_migrations VALUES (1, 1.0)")
+        db.execute("INSERT INTO sessions VALUES ('old', '{}', 'idle', NULL, 1.0, 1.0)")
+    db.close()
+    async with host_on(path) as host, host_on(path) as other:
+        await say(await host.resume("old"), "still here")
+        with pytest.raises(SessionInUseError):
+            await other.resume("old")
+    assert await stored_texts(path, "old") == ["still here", "heard still here"]
+
+
+def test_the_cli_refuses_a_live_session_and_a_steal_loses_nothing(
+    env: dict[str, str],  # noqa: F811
+    quick_agent: str,  # noqa: F811
+) -> None:
+    """Issue 9 item 10: 'resume S --message' while 'run S --wait-for-async' is live in
+    another process is refused in one line naming that process; 'resume --steal' takes
+    the session, and the first process stops rather than overwrite what it wrote."""
+    first = subprocess.Popen(
+        [sys.executable, "-m", "agentos.cli", "run", "--agent", quick_agent, "--session-id",
+         "S", "--wait-for-async", "Check Jane's calendar (60s)"],
+        env=env, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert first.stderr is not None
+        while '"event": "started"' not in (line := first.stderr.readline()):
+            assert line, "the first process ended before its call started"
+        refused = agentos(env, "resume", "S", "--message", "are you there?")
+        refused.one_line_error(5, "session 'S' is in use by", f"pid {first.pid} on ", "--steal")
+        stolen = agentos(env, "resume", "S", "--steal", "--message", "hello from the second")
+        assert stolen.code == 0, stolen
+        out, err = first.communicate(timeout=30)
+    finally:
+        first.kill()
+    assert first.returncode == 1, (out, err)
+    assert err.splitlines()[-1].startswith("error: the session stopped on an error: store:")
+    assert "taken over by" in err.splitlines()[-1]
+    shown = agentos(env, "show", "S")
+    assert "user: hello from the second" in shown.out
+    assert stolen.json["answer"] in shown.out
+
+
+def test_the_default_database_is_private(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 9 item 12a: the database agentos creates is 0600 (its -wal and -shm too) in
+    folders it creates 0700, whatever the umask; what exists is left as it is."""
+    path = tmp_path / "new" / "deeper" / "agentos.db"
+    monkeypatch.setenv("AGENTOS_DB", str(path))
+    existing = stat.S_IMODE(tmp_path.stat().st_mode)
+
+    async def write() -> dict[str, int]:
+        async with await SqliteStore.open() as store:
+            await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
+            return {
+                suffix: stat.S_IMODE((await anyio.Path(f"{store.path}{suffix}").stat()).st_mode)
+                for suffix in ("", "-wal", "-shm")  # while open: closing removes the last two
+            }
+
+    before = os.umask(0o022)
+    try:
+        modes = anyio.run(write)
+    finally:
+        os.umask(before)
+    assert default_path() == path
+    assert modes == {"": 0o600, "-wal": 0o600, "-shm": 0o600}
+    for folder in (path.parent, path.parent.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == existing, "a folder we did not make"
+
+
+class Job(BaseModel):
+    reply: str
+
+
+@tool
+async def remote(args: Job) -> None:
+    raise AssertionError("an isolated call does not run here")
+
+
+@pytest.mark.parametrize(
+    ("reply", "which"),
+    [('{"result": 1, "error": "no"}', "both"), ("{}", "neither")],
+)
+async def test_an_isolated_reply_carries_exactly_one_of_result_and_error(
+    tmp_path: Path, reply: str, which: str
+) -> None:
+    """Issue 9 item 12b: a runner reply with both result and error, or neither, fails
+    the call with a clear message."""
+    script = tmp_path / "runner.py"
+    script.write_text(
+        "import json, sys\n"
+        "envelope = json.load(sys.stdin)\n"
+        "reply = json.loads(envelope['input']['reply'])\n"
+        "print(json.dumps({'token': envelope['token'], **reply}))\n"
+    )
+    async with Runtime([remote]) as runtime:
+        runtime.add_runner("local", LocalProcessRunner([sys.executable, str(script)]))
+        call = runtime.submit("remote", {"reply": reply}, runner="local")
+        with anyio.fail_after(10):
+            snapshot = await runtime.wait(call)
+    assert snapshot.status is CallStatus.FAILED
+    assert snapshot.error is not None
+    assert snapshot.error.message == (
+        f"the runner's reply must carry exactly one of 'result' and 'error', not {which}"
+    )
+
+
+@pytest.mark.parametrize("how", ["replaced", "deleted"])
+async def test_a_database_replaced_under_a_running_host_stops_writing(
+    tmp_path: Path, how: str
+) -> None:
+    """Issue 9 item 12c: when the database file is deleted or replaced under a running
+    host, the next write fails with a clear StoreError (the session records it) instead
+    of going to the unlinked file and reporting success; the new file is left alone."""
+    path = tmp_path / "agentos.db"
+    async with host_on(path) as host:
+        session = await host.create_session(session_id="s")
+        await say(session, "one")
+        if how == "replaced":
+            other = tmp_path / "other.db"
+            with sqlite3.connect(other) as db:
+                db.execute("CREATE TABLE mine (x)")
+            os.replace(other, path)
+        else:
+            path.unlink()
+        await say(session, "two")
+        assert session.errors, "the turn must not be reported as saved"
+        assert f"the database {path} was deleted or replaced" in session.errors[-1]
+        with pytest.raises(StoreError, match="deleted or replaced"):
+            await host.create_session(session_id="t")
+    if how == "replaced":
+        with sqlite3.connect(path) as db:
+            tables = db.execute("SELECT name FROM sqlite_master").fetchall()
+        assert tables == [("mine",)]
+    else:
+        assert not path.exists()
