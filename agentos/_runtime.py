@@ -100,9 +100,11 @@ _PLAIN = frozenset({str, int, bool, type(None)})
 class Runtime:
     """Hosts tool calls as entities of one esper world, moved by tick-driven systems.
 
-    Use it as an async context manager. Every method is called from the event
-    loop's thread except ``status_threadsafe``, which is for other threads.
-    Leaving the context cancels every call that is not final.
+    Use it as an async context manager. Call its methods from the event loop's
+    thread; from other threads (a sync tool, a UI) use ``submit`` and the
+    ``*_threadsafe`` methods, the others refuse at once. Leaving the context
+    cancels every call that is not final and waits up to ``shutdown_grace``
+    seconds for the work to end.
     """
 
     def __init__(
@@ -387,8 +389,7 @@ class Runtime:
             retries=retries,
             label=label,
         )
-        self._ctx.inbox.append(SubmitCall(config, self._clock.wall(), args, rejection))
-        self._notify()
+        self._post(SubmitCall(config, self._clock.wall(), args, rejection))
         return call_id
 
     def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:

@@ -304,6 +304,24 @@ async def test_four_threads_cancel_two_thousand_calls_each() -> None:
         assert runtime.statistics().calls_by_status[CallStatus.CANCELLED] == 8_000
 
 
+async def test_a_sync_tool_submits_and_cancels_from_its_thread() -> None:
+    """Item 4: submit is safe from any thread; the *_threadsafe methods answer there."""
+
+    @tool
+    def spawns(args: Empty) -> str:
+        child = runtime.submit("forever", {}, session_id="s")
+        status = runtime.status_threadsafe(child).status
+        outcome = runtime.cancel_threadsafe(child, "not needed")
+        return f"{status.value} {outcome.cancelled}"
+
+    async with Runtime([forever, spawns]) as runtime:
+        with anyio.fail_after(5):
+            final = await runtime.wait(runtime.submit("spawns", {}, session_id="s"))
+        calls = runtime.list_calls("s")
+    assert final.result in ("pending True", "running True")
+    assert [call.status for call in calls] == [CallStatus.COMPLETED, CallStatus.CANCELLED]
+
+
 async def test_threadsafe_methods_refuse_the_loop_thread() -> None:
     async with Runtime([forever]) as runtime:
         call = runtime.submit("forever", {}, deferred=True)
