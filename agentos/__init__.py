@@ -27,6 +27,7 @@ from agentos._errors import (
     ToolDefinitionError,
     UnknownCallError,
 )
+from agentos._gc import GcSettings, tune_gc
 from agentos._history import (
     PLACEHOLDER_KEY,
     HistoryCall,
@@ -97,6 +98,7 @@ __all__ = [
     "Disposition",
     "ErrorKind",
     "ExecutionMode",
+    "GcSettings",
     "HistoryCall",
     "HistoryLookup",
     "Host",
@@ -145,6 +147,7 @@ __all__ = [
     "YieldWhenAllDone",
     "run_process",
     "tool",
+    "tune_gc",
 ]
 
 if TYPE_CHECKING:
