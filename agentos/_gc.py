@@ -13,11 +13,11 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
-YOUNG_THRESHOLD = 50_000
+YOUNG_THRESHOLD = 2_000
 """Allocations (net of frees) between two young collections; Python's default is 700."""
-MIDDLE_THRESHOLD = 20
+MIDDLE_THRESHOLD = 10
 """Young collections between two of the middle generation (default 10)."""
-OLD_THRESHOLD = 100
+OLD_THRESHOLD = 1_000
 """Middle collections before a full one may run (default 10)."""
 
 

@@ -6,13 +6,13 @@ calls drawn from a fixed mix, and the request that carries their results with
 a text: slow async work (``slow``, 20-200 ms), a failure (``fail``), sync work
 in a worker thread (``blocking``, 5-20 ms), a call the harness cancels about
 50 ms after it starts (``doomed``), and a call that times out (``stuck``,
-hard timeout 0.2 s). Finished calls are kept 5 s (``retention_seconds``) so
-the world reaches a steady size.
+hard timeout 0.2 s). Finished calls are kept 15 s (``retention_seconds``) so
+the world reaches a steady size within the warm-up.
 
 Figures (``soak.`` prefix, or ``--prefix``): the runtime's longest tick, the
 event loop's longest stall (a heartbeat task sleeping 5 ms), the
 p50/p99/max of a turn (post to idle), the RSS growth per turn after a
-warm-up (the first quarter of the run; RSS read after ``gc.collect()``, the
+warm-up (the first 40 % of the run; RSS read after ``gc.collect()``, the
 sessions' growing histories included), every garbage collection's pause
 (``gc.callbacks``), and what is left at the end beyond the baseline taken
 before the runtime opened: open file descriptors, threads, asyncio tasks.
@@ -67,9 +67,9 @@ from benchmarks._common import (
 
 SESSIONS = 1_000
 SECONDS = 60.0
-WARM_UP_FRACTION = 0.25
+WARM_UP_FRACTION = 0.4
 CALLS_PER_TURN = 3
-RETENTION_SECONDS = 5.0
+RETENTION_SECONDS = 15.0
 CANCEL_AFTER_SECONDS = 0.05
 STUCK_TIMEOUT_SECONDS = 0.2
 MIX = {"slow": 40, "fail": 15, "blocking": 15, "doomed": 15, "stuck": 15}
@@ -164,6 +164,8 @@ class Soak:
     async def converse(self, session: Session) -> None:
         clock = time.perf_counter
         while not self.ending:
+            if session.status is SessionStatus.STOPPED:
+                return  # it crashed: its errors say why, and the soak reports them
             started = clock()
             session.post("go on")
             await session.wait_idle()

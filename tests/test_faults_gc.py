@@ -92,7 +92,7 @@ def test_tune_gc_without_freeze_only_sets_thresholds(collector_untouched: None) 
     settings = agentos.tune_gc(freeze=False)
     assert settings.frozen == 0
     assert gc.get_freeze_count() == frozen
-    assert gc.get_threshold() == (50_000, 20, 100)
+    assert gc.get_threshold() == (2_000, 10, 1_000)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10"])
