@@ -27,6 +27,7 @@ from agentos._errors import (
     ToolDefinitionError,
     UnknownCallError,
 )
+from agentos._gc import GcSettings, tune_gc
 from agentos._history import (
     PLACEHOLDER_KEY,
     HistoryCall,
@@ -105,6 +106,7 @@ __all__ = [
     "Disposition",
     "ErrorKind",
     "ExecutionMode",
+    "GcSettings",
     "HistoryCall",
     "HistoryLookup",
     "Host",
@@ -156,6 +158,7 @@ __all__ = [
     "YieldWhenAllDone",
     "run_process",
     "tool",
+    "tune_gc",
 ]
 
 if TYPE_CHECKING:

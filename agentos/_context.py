@@ -180,3 +180,4 @@ class ToolContext:
             self._cancel_event.set()
         if self._handle is not None:
             self._handle.cancel()
+            self._handle = None  # the handle keeps the CancelledError: no cycle through us

@@ -12,6 +12,7 @@ import logging
 import math
 import os
 import sys
+import time
 from collections.abc import Iterable, Sequence
 
 import anyio
@@ -117,6 +118,79 @@ class Countdown:
             await self.reached.wait()
             return
         raise TimeoutError(f"gave up after {seconds}s waiting for {what}: {self.count}/{self.goal}")
+
+
+class Heartbeat:
+    """Measures how long the event loop stalls: a task that sleeps ``period`` seconds in a loop.
+
+    Each wake-up later than asked is a stall of the loop (a long tick, a tool
+    that never yields, a garbage collection); ``max_stall`` is the longest seen
+    while ``measuring`` is set. Run ``beat`` in a task group and cancel it.
+    """
+
+    def __init__(self, period: float = 0.005) -> None:
+        self.period = period
+        self.max_stall = 0.0
+        self._measuring = True
+        self._pauses = 0
+
+    @property
+    def measuring(self) -> bool:
+        return self._measuring
+
+    @measuring.setter
+    def measuring(self, value: bool) -> None:
+        """Unset around the benchmark's own stalls: a beat that spans one is not counted."""
+        self._measuring = value
+        self._pauses += 1
+
+    async def beat(self) -> None:
+        clock = time.perf_counter
+        while True:
+            asked, pauses = clock(), self._pauses
+            await anyio.sleep(self.period)
+            stall = clock() - asked - self.period
+            if self._measuring and pauses == self._pauses and stall > self.max_stall:
+                self.max_stall = stall
+
+
+class GcPauses:
+    """Times every collection of the cyclic garbage collector, through ``gc.callbacks``.
+
+    ``max_pause`` is the longest collection of any generation; ``full`` counts
+    the generation-2 (full) collections and ``max_full_pause`` is the longest of
+    them. Collections while ``measuring`` is unset (a benchmark's own
+    ``gc.collect()``) are not counted.
+    """
+
+    def __init__(self) -> None:
+        self.max_pause = 0.0
+        self.max_full_pause = 0.0
+        self.total_pause = 0.0
+        self.collections = [0, 0, 0]
+        self.measuring = True
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        if not self.measuring:
+            return
+        pause = time.perf_counter() - self._started
+        generation = info["generation"]
+        self.collections[generation] += 1
+        self.total_pause += pause
+        self.max_pause = max(self.max_pause, pause)
+        if generation == 2:
+            self.max_full_pause = max(self.max_full_pause, pause)
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        gc.callbacks.remove(self._callback)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
