@@ -147,6 +147,9 @@ class Session:
         self._step_scope: anyio.CancelScope | None = None
         self._arrived: anyio.Event | None = None
         self._outstanding: dict[CallId, str] = {}
+        self._final: dict[CallId, CallSnapshot] = {}
+        """Final snapshots of calls the session still has to tell the model about, taken
+        when they end: retention may forget a call before a slow turn reads it."""
         """Calls answered by a placeholder whose outcome is not delivered yet -> tool_use id."""
         self._held: list[CallId] = []
         self._shapes: dict[CallId, _Shape] = {}
@@ -304,6 +307,8 @@ class Session:
     def _on_call_event(self, event: CallEvent) -> None:
         """Called by the kernel right after the tick that made the change."""
         if event.kind in _FINAL_EVENTS:
+            if self._awaits(event.call_id):
+                self._final[event.call_id] = self._runtime.status(event.call_id)
             self._enqueue(_CallFinished(event.call_id))
         elif event.kind is CallEventKind.OVERDUE:
             self._enqueue(_CallOverdue(event.call_id))
@@ -606,6 +611,7 @@ class Session:
         results = dict(wait.results)
         for call_id, tool_use_id in (wait.sync | wait.background).items():
             snapshot = self._status(call_id)
+            self._final.pop(call_id, None)
             if snapshot.is_final:
                 results[tool_use_id] = self._result_block(tool_use_id, snapshot)
             else:
@@ -689,8 +695,9 @@ class Session:
         }
 
     def _record_outcome(self, call_id: CallId) -> CallSnapshot:
+        snapshot = self._status(call_id)
         tool_use_id = self._outstanding.pop(call_id)
-        snapshot = self._runtime.status(call_id)
+        self._final.pop(call_id, None)
         self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
         return snapshot
 
@@ -700,7 +707,20 @@ class Session:
         return self._runtime.list_calls(self.session_id)
 
     def _status(self, call_id: CallId) -> CallSnapshot:
-        return self._runtime.status(call_id)
+        try:
+            return self._runtime.status(call_id)
+        except UnknownCallError:
+            snapshot = self._final.get(call_id)
+            if snapshot is None:
+                raise
+            return snapshot
+
+    def _awaits(self, call_id: CallId) -> bool:
+        """Whether the model is still to hear how the call ended."""
+        wait = self._wait
+        return call_id in self._outstanding or (
+            wait is not None and (call_id in wait.sync or call_id in wait.background)
+        )
 
     def _tool_definitions(self) -> list[dict[str, Any]]:
         tools = self._runtime.tools

@@ -616,3 +616,41 @@ def test_threads_are_daemons_so_exit_never_waits_for_a_tool() -> None:
     anyio.run(main)
     assert seen == [True]
     assert time.monotonic() - started < 30
+
+
+# ------------------------------------------- sessions outlive the runtime's retention
+
+
+async def test_a_turn_longer_than_retention_still_tells_every_outcome(clock: ManualClock) -> None:
+    """Found by the soak: a call forgotten by retention before its turn read it crashed
+    the session (UnknownCallError); the session now keeps the final snapshot."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (
+            lambda r: "two" in last_user_text(r),
+            lambda r: tool_calls(("puppet", {"label": "a"}), ("puppet", {"label": "b"})),
+        ),
+        (has_results, lambda r: text("both back")),
+    )
+    async with (
+        Runtime([puppet.tool], clock=clock, retention_seconds=1) as runtime,
+        Host(runtime, provider) as host,
+    ):
+        session = await host.create_session(session_id="s")
+        session.post("two")
+        with anyio.fail_after(5):
+            while len(puppet.calls) < 2:
+                await settle(runtime)
+        first, second = list(puppet.calls)
+        puppet.complete(first, "A done")
+        await settle(runtime)
+        clock.advance(5)  # the first call leaves the world while the turn waits
+        await settle(runtime)
+        assert runtime.statistics().calls_forgotten == 1
+        puppet.complete(second, "B done")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.errors == []
+    contents = [block["content"] for block in session.history[2]["content"]]
+    assert contents == ["A done", "B done"]
+    assert session.history[-1]["content"][0]["text"] == "both back"
