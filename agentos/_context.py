@@ -173,11 +173,11 @@ class ToolContext:
         """Run a subprocess in its own process group; cancelling the call kills the group."""
         return await run_process(argv, input=input, cwd=cwd, env=env)
 
-    def _cancel(self) -> None:
-        """Called by the kernel (on the event loop's thread) to interrupt the work."""
+    def _cancel(self) -> TaskHandle[None] | None:
+        """Called by the kernel (on the event loop's thread): mark the call cancelled,
+        and hand back the task to interrupt (the kernel does it in a batch)."""
         self._cancelled = True
         if self._cancel_event is not None:
             self._cancel_event.set()
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None  # the handle keeps the CancelledError: no cycle through us
+        handle, self._handle = self._handle, None  # it keeps the CancelledError: no cycle
+        return handle

@@ -114,6 +114,8 @@ HEADLINE = (
     "sessions.store.event_to_request_p99_ms",
     "faults.progress_flood_max_tick_ms",
     "faults.cancel_100k_seconds",
+    "faults.cancel_100k_unwind_seconds",
+    "faults.cancel_100k_raw_anyio_unwind_seconds",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",
