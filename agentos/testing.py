@@ -120,6 +120,8 @@ async def settle(runtime: Runtime, max_rounds: int = 10_000) -> None:
         if runtime._ctx.inbox:
             runtime._flush()
             continue
+        if runtime._interrupts:  # cancels not yet delivered to their tasks
+            continue
         blocked = _all_tasks_blocked()
         if blocked is None:
             await anyio.wait_all_tasks_blocked()
