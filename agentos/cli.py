@@ -28,6 +28,7 @@ from agentos._agent_config import AgentConfig
 from agentos._cli_calls import brief, render_session, stored_calls, timestamp
 from agentos._cli_session import CliError, Outcome, converse
 from agentos._errors import AgentOSError
+from agentos._gc import tune_gc
 from agentos._host import UnknownSessionError
 from agentos._provider import ProviderError
 from agentos._sqlite_store import SqliteStore, default_path
@@ -341,6 +342,7 @@ def _say(line: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: run the command line and exit with its code."""
+    tune_gc()  # a host process: full collections would pause every session's loop
     sys.exit(run_cli(argv))
 
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from agentos._agent_config import AgentConfig, YieldOnTimeout
 from agentos._context import ToolContext
+from agentos._gc import tune_gc
 from agentos._host import Host
 from agentos._provider import (
     ModelRequest,
@@ -260,6 +261,7 @@ async def second_process(path: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    tune_gc()
     if argv[:1] == ["--first-process"]:
         anyio.run(first_process, Path(argv[1]))
         return
