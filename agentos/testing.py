@@ -8,6 +8,7 @@ honour cancellation). ``settle`` lets the runtime apply everything queued.
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 
 import anyio
@@ -128,6 +129,9 @@ async def settle(runtime: Runtime, max_rounds: int = 10_000) -> None:
             if not runtime._ctx.inbox:
                 return
         elif blocked:
+            # Hand the GIL to worker threads (a store's, a sync tool's): a test that
+            # settles in a tight loop would otherwise starve them for seconds.
+            time.sleep(0)  # noqa: ASYNC251 - a zero sleep: only the GIL changes hands
             return
     raise RuntimeError(f"the runtime did not settle within {max_rounds} rounds")
 
