@@ -273,6 +273,7 @@ class Runtime:
                 await self._work_done.wait()
             if not self._work_done.is_set():
                 self._abandon_work()
+            self._threads.close()
             self._group.cancel_scope.cancel()
             handled = await self._group.__aexit__(exc_type, exc, tb)
             for streams in self._subscribers.values():

@@ -16,7 +16,8 @@ import anyio.lowlevel
 IDLE_SECONDS = 10.0
 """How long an idle worker waits for work before its thread ends."""
 
-_Job = tuple[Callable[[], Any], Callable[[bool, Any], None]]
+_Job = tuple[Callable[[], Any], Callable[[bool, Any], None]] | None
+"""A function and where to report its outcome; None tells the worker to end."""
 
 
 class DaemonThreads:
@@ -31,6 +32,7 @@ class DaemonThreads:
         self._lock = threading.Lock()
         self._idle: list[_Worker] = []
         self._busy: dict[_Worker, str] = {}
+        self._closed = False
 
     async def run(self, fn: Callable[[], Any], *, label: str) -> Any:
         """``fn()`` in a worker thread; ``label`` names the work in ``busy()``."""
@@ -51,6 +53,14 @@ class DaemonThreads:
             return value
         raise value
 
+    def close(self) -> None:
+        """End the idle threads now, and each busy one when its work returns."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.jobs.put(None)
+
     def busy(self) -> list[str]:
         """The labels of the work running in a thread right now."""
         with self._lock:
@@ -62,10 +72,14 @@ class DaemonThreads:
             self._busy[worker] = label
         worker.jobs.put(job)
 
-    def _finished(self, worker: _Worker) -> None:
+    def _finished(self, worker: _Worker) -> bool:
+        """Back to idle; False once the pool is closed (the thread then ends)."""
         with self._lock:
             self._busy.pop(worker, None)
+            if self._closed:
+                return False
             self._idle.append(worker)
+            return True
 
     def _retire(self, worker: _Worker) -> bool:
         """An idle worker asks to end; False if a job was just handed to it."""
@@ -87,15 +101,20 @@ class _Worker:
     def _serve(self) -> None:
         while True:
             try:
-                fn, report = self.jobs.get(timeout=IDLE_SECONDS)
+                job = self.jobs.get(timeout=IDLE_SECONDS)
             except queue.Empty:
                 if self.pool._retire(self):
                     return
                 continue
+            if job is None:
+                return
+            fn, report = job
             try:
                 value, ok = fn(), True
             except BaseException as error:  # handed to the waiting task, which decides
                 value, ok = error, False
-            self.pool._finished(self)
+            serving = self.pool._finished(self)
             report(ok, value)
-            del value, fn, report
+            del value, fn, report, job
+            if not serving:
+                return

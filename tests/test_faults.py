@@ -600,7 +600,7 @@ def test_the_library_prints_nothing_unless_logging_is_configured() -> None:
 
 
 def test_threads_are_daemons_so_exit_never_waits_for_a_tool() -> None:
-    """Item 5: the worker threads sync tools run in."""
+    """Item 5: the worker threads sync tools run in; the soak found them outliving the runtime."""
     seen: list[bool] = []
 
     @tool
@@ -616,6 +616,10 @@ def test_threads_are_daemons_so_exit_never_waits_for_a_tool() -> None:
     anyio.run(main)
     assert seen == [True]
     assert time.monotonic() - started < 30
+    workers = [t for t in threading.enumerate() if t.name == "agentos tool worker"]
+    for worker in workers:
+        worker.join(5)
+    assert not any(worker.is_alive() for worker in workers), "closing ends the idle workers"
 
 
 # ------------------------------------------- sessions outlive the runtime's retention
