@@ -59,8 +59,8 @@ JOBS = (
     ),
     Job("faults, progress flood", "benchmarks._faults", ("--flood",)),
     Job("faults, cancel 100k", "benchmarks._faults", ("--cancel",)),
-    Job("soak", "benchmarks._soak"),
-    Job("soak, tuned GC", "benchmarks._soak", ("--tune-gc", "--prefix", "soak.tuned_gc.")),
+    Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
+    Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
 
 
@@ -121,7 +121,8 @@ HEADLINE = (
     "soak.turn_p99_ms",
     "soak.rss_growth_bytes_per_turn",
     "soak.gc_max_pause_ms",
-    "soak.tuned_gc.gc_max_pause_ms",
+    "soak.default_gc.max_tick_ms",
+    "soak.default_gc.gc_max_pause_ms",
     "soak.gc_max_pause_ratio_default_vs_tuned",
     "soak.fds_leaked",
     "soak.threads_leaked",
@@ -169,8 +170,8 @@ def derive(results: Figures) -> None:
     ratio(
         results,
         "soak.gc_max_pause_ratio_default_vs_tuned",
+        "soak.default_gc.gc_max_pause_ms",
         "soak.gc_max_pause_ms",
-        "soak.tuned_gc.gc_max_pause_ms",
         2,
     )
 
