@@ -12,6 +12,8 @@ sent: a flooding tool stops at a deadline (``--deadline`` seconds), so a run
 whose ticks are seconds long still ends. ``faults.progress_flood_max_tick_ms``
 is the longer of the two variants' longest ticks.
 
+``--burst``: 100,000 submits at once, applied over bounded ticks (see the README).
+
 ``--cancel``: 100,000 calls of an async tool that waits forever, over 1,000
 sessions, all running; then ``runtime.cancel(id)`` on each, one after another.
 ``faults.cancel_100k_seconds`` is how long those 100,000 cancels take: when
@@ -193,6 +195,37 @@ async def measure_cancel(calls: int, sessions: int) -> Figures:
     }
 
 
+async def measure_burst(calls: int, prefix: str) -> Figures:
+    """Submit ``calls`` calls in one go (nothing awaits between), then let the driver
+    apply them: the longest tick, and how many ticks it took."""
+    forever = anyio.Event()
+
+    @agentos.tool
+    async def hang(args: Empty) -> None:
+        """Waits for an event nobody sets, until cancelled."""
+        await forever.wait()
+
+    async with Runtime([hang]) as rt:
+        ticks = rt.statistics().ticks
+        for number in range(calls):
+            rt.submit("hang", session_id=f"session-{number % SESSIONS}")
+        while rt.statistics().inbox_length:
+            await anyio.lowlevel.checkpoint()
+        statistics = rt.statistics()
+    return {
+        prefix + "max_tick_ms": round(statistics.max_tick_us / 1000, 3),
+        prefix + "ticks": statistics.ticks - ticks,
+    }
+
+
+async def measure_bursts(calls: int) -> Figures:
+    """The burst with the interpreter's default collector, then as a host tunes it."""
+    label = f"{calls // 1000}k" if calls % 1000 == 0 else str(calls)
+    figures = await measure_burst(calls, f"faults.burst_{label}_default_gc_")
+    agentos.tune_gc()
+    return figures | await measure_burst(calls, f"faults.burst_{label}_")
+
+
 async def raw_anyio_unwind(tasks: int) -> float:
     """Seconds for ``tasks`` bare anyio tasks to end once each ``TaskHandle`` is cancelled."""
     started = Countdown(tasks)
@@ -221,19 +254,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks._faults")
     parser.add_argument("--flood", action="store_true", help="the progress flood")
     parser.add_argument("--cancel", action="store_true", help="cancel many in-flight calls")
+    parser.add_argument("--burst", action="store_true", help="submit many calls at once")
     parser.add_argument("--reports", type=int, default=REPORTS)
     parser.add_argument("--deadline", type=float, default=DEADLINE_SECONDS)
     parser.add_argument("--calls", type=int, default=CALLS)
     parser.add_argument("--sessions", type=int, default=SESSIONS)
     options = parser.parse_args()
-    if not (options.flood or options.cancel):
-        parser.error("say --flood, --cancel or both")
+    if not (options.flood or options.cancel or options.burst):
+        parser.error("say --flood, --cancel and/or --burst")
     quiet_logs()
     figures: Figures = {}
     if options.flood:
         figures |= anyio.run(measure_floods, options.reports, options.deadline)
     if options.cancel:
         figures |= anyio.run(measure_cancel, options.calls, options.sessions)
+    if options.burst:
+        figures |= anyio.run(measure_bursts, options.calls)
     emit(figures)
 
 
