@@ -22,7 +22,7 @@ from typing import Self
 import anyio
 from anyio.abc import TaskGroup
 
-from agentos._agent_config import AgentConfig
+from agentos._agent_config import AgentConfig, ExecutionMode
 from agentos._clock import sleep
 from agentos._context_view import ContextView, TranscriptView
 from agentos._errors import AgentOSError, UnknownCallError
@@ -279,8 +279,11 @@ class Host:
     ) -> Session:
         if parent is not None:
             self.lineage.add(session_id, parent)
-        if config.max_running_per_session is not None:
-            self.runtime.set_session_cap(session_id, config.max_running_per_session)
+        cap = config.max_running_per_session
+        if cap is None and config.execution_mode is ExecutionMode.SYNCHRONOUS:
+            cap = 1  # the blocking loop: a turn's calls run one after another, in order
+        if cap is not None:
+            self.runtime.set_session_cap(session_id, cap)
         self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
         return Session(
             session_id,

@@ -1,0 +1,58 @@
+"""Seed 000 behaviours that sessions must get exactly right (issue 10, section 2)."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from agentos import CallStatus, Host, ManualClock, Runtime, ScriptedProvider
+from agentos._agent_config import AgentConfig, ExecutionMode
+from agentos._provider import ModelRequest, last_tool_results, last_user_text, text, tool_calls
+from agentos.testing import Puppet, settle
+
+pytestmark = pytest.mark.anyio
+
+
+def has_results(request: ModelRequest) -> bool:
+    return bool(last_tool_results(request))
+
+
+async def test_synchronous_mode_runs_a_turns_calls_one_after_another_in_order(
+    clock: ManualClock,
+) -> None:
+    """Seed: "existing synchronous behaviour is unchanged": the second call starts only
+    once the first has ended, so two 3 s calls take 6 s, not 3 s."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (
+            lambda r: "two" in last_user_text(r),
+            lambda r: tool_calls(("puppet", {"label": "a"}), ("puppet", {"label": "b"})),
+        ),
+        (has_results, lambda r: text("both done")),
+    )
+    config = AgentConfig(execution_mode=ExecutionMode.SYNCHRONOUS)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("two")
+        with anyio.fail_after(5):
+            while not runtime.list_calls("s"):
+                await settle(runtime)
+        await settle(runtime)
+        first, second = runtime.list_calls("s")
+        assert first.tool_input == {"label": "a"}
+        assert (first.status, second.status) == (CallStatus.RUNNING, CallStatus.PENDING)
+        clock.advance(3)
+        puppet.complete(first.call_id, "A")
+        await settle(runtime)
+        assert runtime.status(second.call_id).status is CallStatus.RUNNING
+        clock.advance(3)
+        puppet.complete(second.call_id, "B")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        first, second = runtime.list_calls("s")
+    assert second.started_at is not None and first.completed_at is not None
+    assert second.started_at >= first.completed_at
+    assert second.completed_at is not None and first.started_at is not None
+    assert second.completed_at - first.started_at == 6
+    assert [block["content"] for block in session.history[2]["content"]] == ["A", "B"]
+    assert session.replies[-1] == "both done"
