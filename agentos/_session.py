@@ -601,8 +601,10 @@ class Session:
         done = sum(1 for call_id in wait.background if call_id in finished)
         if done == len(wait.background):
             return True
-        if done and isinstance(self.config.async_yield_strategy, YieldOnAnyProgress):
-            return True
+        if done and isinstance(
+            self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout
+        ):
+            return True  # yield_on_timeout: at the first of a call ending and the timer
         return self._runtime.clock.monotonic() >= wait.deadline
 
     def _wait_results(self, wait: _Wait) -> list[Block]:

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from agentos import CallStatus, Host, ManualClock, Runtime, ScriptedProvider
-from agentos._agent_config import AgentConfig, ExecutionMode
+from agentos._agent_config import AgentConfig, ExecutionMode, YieldOnTimeout
 from agentos._provider import ModelRequest, last_tool_results, last_user_text, text, tool_calls
 from agentos.testing import Puppet, settle
 
@@ -56,3 +56,41 @@ async def test_synchronous_mode_runs_a_turns_calls_one_after_another_in_order(
     assert second.completed_at - first.started_at == 6
     assert [block["content"] for block in session.history[2]["content"]] == ["A", "B"]
     assert session.replies[-1] == "both done"
+
+
+async def test_yield_on_timeout_yields_at_the_first_call_to_end_or_the_timer(
+    clock: ManualClock,
+) -> None:
+    """Seed: yield_on_timeout(ms) is "yield after N milliseconds even if nothing
+    finished": a call ending first yields too, without waiting for the timer."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (
+            lambda r: "two" in last_user_text(r),
+            lambda r: tool_calls(("puppet", {"label": "a"}), ("puppet", {"label": "b"})),
+        ),
+        (has_results, lambda r: text("one is back")),
+        (lambda r: True, lambda r: text("the other too")),
+    )
+    config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("two")
+        with anyio.fail_after(5):
+            while len(runtime.list_calls("s")) < 2:
+                await settle(runtime)
+        first, second = runtime.list_calls("s")
+        puppet.complete(first.call_id, "A")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert provider.answered == 2, "the first call's end yielded the turn at once"
+        results = last_tool_results(provider.requests[-1])
+        assert results[0]["content"] == "A"
+        assert '"status": "running"' in results[1]["content"]
+        puppet.complete(second.call_id, "B")
+        with anyio.fail_after(5):
+            while provider.answered < 3:
+                await settle(runtime)
+            await session.wait_idle()
+    assert "B" in last_user_text(provider.requests[-1])
+    assert session.replies[-1] == "the other too"
