@@ -1144,7 +1144,8 @@ def _parse_input(tool_input: Mapping[str, Any] | str | None) -> tuple[JsonObject
         try:
             tool_input = json.loads(tool_input)
         except json.JSONDecodeError as error:
-            return {}, CallError(ErrorKind.INVALID_INPUT, f"tool input is not valid JSON: {error}")
+            message = f"tool input must be a JSON object; this is not valid JSON: {error}"
+            return {}, CallError(ErrorKind.INVALID_INPUT, message)
     if not isinstance(tool_input, Mapping):
         kind = type(tool_input).__name__
         return {}, CallError(

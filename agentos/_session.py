@@ -549,7 +549,7 @@ class Session:
                 options["overdue_after"] = self.config.call_overdue_after
             call_id = self._runtime.submit(
                 name,
-                arguments if isinstance(arguments, dict) else {"input": arguments},
+                _as_tool_input(arguments),
                 session_id=self.session_id,
                 provider_call_id=tool_use_id,
                 conversation_id=self.session_id,
@@ -883,3 +883,14 @@ def outcome_text(tool_use_id: str, snapshot: CallSnapshot, outcome: str) -> str:
     """``[tool call ID (tool) finished: STATUS] result: ...`` (read back by MessageHistory)."""
     status = snapshot.status.value
     return f"[tool call {tool_use_id} ({snapshot.tool_name}) finished: {status}] {outcome}"
+
+
+def _as_tool_input(arguments: object) -> dict[str, Any] | str:
+    """What the model sent as a call's input, for the runtime to check: an object passes,
+    anything else fails the call saying the arguments must be a JSON object."""
+    if isinstance(arguments, dict | str):
+        return arguments
+    try:
+        return json.dumps(arguments)
+    except (TypeError, ValueError):
+        return repr(arguments)

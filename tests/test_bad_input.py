@@ -75,7 +75,12 @@ TOOLS += [returns_nan, bad_progress]
     ("tool_name", "tool_input", "kind", "message"),
     [
         ("nope", {"x": 1}, ErrorKind.UNKNOWN_TOOL, "unknown tool 'nope' (known tools: add,"),
-        ("add", '{"x": 1', ErrorKind.INVALID_INPUT, "tool input is not valid JSON"),
+        (
+            "add",
+            '{"x": 1',
+            ErrorKind.INVALID_INPUT,
+            "must be a JSON object; this is not valid JSON",
+        ),
         ("add", "[1, 2]", ErrorKind.INVALID_INPUT, "must be a JSON object, got list"),
         ("add", {}, ErrorKind.INVALID_INPUT, "invalid input for tool 'add': x: Field required"),
         ("add", {"x": "seven"}, ErrorKind.INVALID_INPUT, "x: Input should be a valid integer"),

@@ -7,7 +7,14 @@ import pytest
 
 from agentos import CallStatus, Host, ManualClock, Runtime, ScriptedProvider
 from agentos._agent_config import AgentConfig, ExecutionMode, YieldOnTimeout
-from agentos._provider import ModelRequest, last_tool_results, last_user_text, text, tool_calls
+from agentos._provider import (
+    ModelRequest,
+    ModelResponse,
+    last_tool_results,
+    last_user_text,
+    text,
+    tool_calls,
+)
 from agentos.testing import Puppet, settle
 
 pytestmark = pytest.mark.anyio
@@ -94,3 +101,32 @@ async def test_yield_on_timeout_yields_at_the_first_call_to_end_or_the_timer(
             await session.wait_idle()
     assert "B" in last_user_text(provider.requests[-1])
     assert session.replies[-1] == "the other too"
+
+
+@pytest.mark.parametrize("arguments", ["not json at all", "[1, 2]", [1, 2], 7])
+async def test_arguments_that_are_not_a_json_object_fail_the_call_saying_so(
+    clock: ManualClock, arguments: object
+) -> None:
+    """Seed 000 via issue 10: never a field-level message about a wrapper key."""
+    puppet = Puppet()
+
+    def odd_call(request: ModelRequest) -> ModelResponse:
+        response = tool_calls(("puppet", {}))
+        response.content[0]["input"] = arguments
+        return response
+
+    provider = ScriptedProvider(
+        (lambda r: "go" in last_user_text(r), odd_call),
+        (has_results, lambda r: text("noted")),
+    )
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(session_id="s")
+        session.post("go")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        (call,) = runtime.list_calls("s")
+    assert call.status is CallStatus.FAILED
+    assert call.error is not None and "must be a JSON object" in call.error.message
+    assert "input" not in call.error.message.replace("tool input", "")
+    (result,) = session.history[2]["content"]
+    assert result["is_error"] is True and "must be a JSON object" in result["content"]
