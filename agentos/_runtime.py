@@ -366,6 +366,9 @@ class Runtime:
         elif timeout is not None:
             _check_seconds("timeout", timeout)
         raw, rejection = _parse_input(tool_input)
+        if rejection is not None:
+            message = f"invalid input for tool {tool_name!r}: {rejection.message}"
+            rejection = CallError(rejection.kind, message)
         args: BaseModel | None = None
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"

@@ -627,7 +627,7 @@ async def test_the_models_bad_tool_calls_come_back_as_errors_it_can_read(
     assert [block["is_error"] for block in seen] == [True, True, True, True]
     assert "unknown tool 'no_such_tool'" in seen[0]["content"]
     assert "word: Input should be a valid string" in seen[1]["content"]
-    assert "invalid input for tool 'shout'" in seen[2]["content"]
+    assert "invalid input for tool 'shout': tool input must be a JSON object" in seen[2]["content"]
     assert '"code":"invalid_input"' in seen[3]["content"]
     assert session.replies[-1] == "I see the errors"
     assert_valid_transcript(session.history)
