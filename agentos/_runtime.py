@@ -70,6 +70,7 @@ from components import (
     SessionConfig,
     SessionId,
     SessionState,
+    SetSessionCap,
     StatusQuery,
     SubmitCall,
     TickContext,
@@ -597,7 +598,6 @@ class Runtime:
         Its calls are not touched: they end and are forgotten as any call is.
         """
         _check_text("session_id", session_id)
-        self._ctx.limits.session_caps.pop(SessionId(session_id), None)
         if not self._closed:
             self._post(CloseSession(SessionId(session_id)))
 
@@ -631,12 +631,7 @@ class Runtime:
         _check_text("session_id", session_id)
         if cap is not None and (not isinstance(cap, int) or isinstance(cap, bool) or cap < 1):
             raise ValueError(f"cap must be a positive int or None, got {cap!r}")
-        caps = self._ctx.limits.session_caps
-        if cap is None:
-            caps.pop(SessionId(session_id), None)
-        else:
-            caps[SessionId(session_id)] = cap
-        self._notify()
+        self._post(SetSessionCap(SessionId(session_id), cap))
 
     def sessions(self) -> list[SessionId]:
         """Every session that has a call in the world."""

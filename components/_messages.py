@@ -60,6 +60,14 @@ class CompleteCall:
 
 
 @dataclass(slots=True)
+class SetSessionCap:
+    """Let one session run up to ``cap`` calls at once (None: the runtime's default)."""
+
+    session_id: SessionId
+    cap: int | None
+
+
+@dataclass(slots=True)
 class OpenSession:
     config: SessionConfig
 
@@ -134,6 +142,7 @@ InboxMessage = (
     | CancelCall
     | CompleteCall
     | OpenSession
+    | SetSessionCap
     | CloseSession
     | UpdateSession
     | ReportProgress

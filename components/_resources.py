@@ -82,6 +82,16 @@ class SchedulerQueues:
     nested_admissions: int = 0
     """Calls admitted at once on a running parent's behalf, since the runtime started."""
 
+    def rejoin(self, session: SessionId, cap: int) -> None:
+        """Put the session at the ring's tail if it has pending calls and a free slot."""
+        if (
+            session in self.pending
+            and session not in self.in_ring
+            and self.running_by_session.get(session, 0) < cap
+        ):
+            self.ring.append(session)
+            self.in_ring.add(session)
+
 
 class DeadlineKind(StrEnum):
     HARD = "hard"

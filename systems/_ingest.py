@@ -22,6 +22,7 @@ from components import (
     ReportProgress,
     ReportResult,
     SessionState,
+    SetSessionCap,
     StatusQuery,
     SubmitCall,
     TickContext,
@@ -61,6 +62,8 @@ class IngestSystem(esper.Processor):
                 ctx.queries.append(message)
             elif type(message) is UpdateSession:
                 self._update_session(ctx, message)
+            elif type(message) is SetSessionCap:
+                self._set_session_cap(ctx, message)
             elif type(message) is OpenSession:
                 self._open_session(ctx, message)
             elif type(message) is CloseSession:
@@ -134,7 +137,18 @@ class IngestSystem(esper.Processor):
         state = SessionState(opened_at=ctx.wall, updated_at=ctx.wall)
         ctx.sessions.by_id[session_id] = esper.create_entity(message.config, state)
 
+    @staticmethod
+    def _set_session_cap(ctx: TickContext, message: SetSessionCap) -> None:
+        """A raised cap admits the session's queued calls in this very tick."""
+        caps = ctx.limits.session_caps
+        if message.cap is None:
+            caps.pop(message.session_id, None)
+        else:
+            caps[message.session_id] = message.cap
+        ctx.queues.rejoin(message.session_id, ctx.limits.session_cap(message.session_id))
+
     def _close_session(self, ctx: TickContext, message: CloseSession) -> None:
+        ctx.limits.session_caps.pop(message.session_id, None)
         entity = ctx.sessions.by_id.pop(message.session_id, None)
         if entity is not None:
             esper.delete_entity(entity, immediate=True)

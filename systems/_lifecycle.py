@@ -99,13 +99,7 @@ def _on_final(
             queues.running_by_session[session] = left
         else:
             del queues.running_by_session[session]
-        if (
-            session in queues.pending
-            and session not in queues.in_ring
-            and left < ctx.limits.session_cap(session)
-        ):
-            queues.ring.append(session)
-            queues.in_ring.add(session)
+        queues.rejoin(session, ctx.limits.session_cap(session))
     if stop_work and old is CallStatus.RUNNING:
         ctx.effects.cancel.append(entity)
     ctx.finalized.append(entity)

@@ -43,11 +43,7 @@ class SchedulerSystem(esper.Processor):
             if waiting is None:
                 waiting = queues.pending[session] = deque()
             waiting.append(entity)
-            if session not in queues.in_ring and queues.running_by_session.get(
-                session, 0
-            ) < ctx.limits.session_cap(session):
-                queues.ring.append(session)
-                queues.in_ring.add(session)
+            queues.rejoin(session, ctx.limits.session_cap(session))
         ctx.submitted.clear()
         if ctx.admit:
             self._admit(ctx)
@@ -92,20 +88,18 @@ class SchedulerSystem(esper.Processor):
                     break
                 del queues.pending[session]
                 continue
-            running = _take_slot(ctx, entity, session)
+            _take_slot(ctx, entity, session)
             if not waiting:
                 del queues.pending[session]
-            elif running < cap:
-                queues.ring.append(session)
-                queues.in_ring.add(session)
+            else:
+                queues.rejoin(session, cap)
 
 
-def _take_slot(ctx: TickContext, entity: Entity, session: SessionId) -> int:
-    """Count ``entity`` as running and admit it; returns the session's running count."""
+def _take_slot(ctx: TickContext, entity: Entity, session: SessionId) -> None:
+    """Count ``entity`` as running and admit it."""
     queues = ctx.queues
     queues.running_total += 1
     running = queues.running_by_session.get(session, 0) + 1
     queues.running_by_session[session] = running
     queues.slot_holders.add(entity)
     ctx.admitted.append(entity)
-    return running

@@ -129,3 +129,26 @@ async def test_arguments_that_are_not_a_json_object_fail_the_call_saying_so(
     assert call.error is not None and "must be a JSON object" in call.error.message
     (result,) = session.history[2]["content"]
     assert result["is_error"] is True and "must be a JSON object" in result["content"]
+
+
+async def test_raising_a_sessions_cap_admits_its_queued_calls_at_once(
+    clock: ManualClock,
+) -> None:
+    """Issue 10: set_session_cap wrote outside a tick, so nothing queued was admitted
+    until one of the session's calls ended."""
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        runtime.set_session_cap("s", 1)
+        calls = [runtime.submit("puppet", {}, session_id="s") for _ in range(3)]
+        await settle(runtime)
+        assert [runtime.status(c).status for c in calls] == [
+            CallStatus.RUNNING,
+            CallStatus.PENDING,
+            CallStatus.PENDING,
+        ]
+        runtime.set_session_cap("s", 3)
+        await settle(runtime)
+        assert {runtime.status(c).status for c in calls} == {CallStatus.RUNNING}
+        runtime.set_session_cap("s", None)
+        await settle(runtime)
+        assert runtime.statistics().running == 3
