@@ -20,7 +20,7 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any, Self, TypeVar
 
 import anyio
@@ -58,6 +58,7 @@ from components import (
     CompleteCall,
     CompleteReply,
     ConversationId,
+    DeadlineKind,
     Effects,
     Entity,
     ErrorKind,
@@ -171,6 +172,7 @@ class Runtime:
         self._hand_offs_here = 0
         self._hand_offs_spawned = 0
         self._log: Any = None
+        self._internal_errors = 0
         self._opened = False
         self._closed = False
         self._processing = False
@@ -253,6 +255,7 @@ class Runtime:
                 ready.set()
                 await anyio.sleep_forever()
         except BaseException as error:  # only a bug of ours can get here
+            self._internal_errors += 1
             self._log.error("runtime.work_failed", error=f"{type(error).__name__}: {error}")
         finally:
             self._work_done.set()
@@ -769,7 +772,28 @@ class Runtime:
             calls_forgotten=ctx.stats.calls_forgotten,
             hand_offs_here=self._hand_offs_here,
             hand_offs_spawned=self._hand_offs_spawned,
+            peak_running=ctx.queues.peak_running,
+            timers_armed=MappingProxyType(self._timers_armed()),
+            internal_errors=self._internal_errors,
         )
+
+    def _timers_armed(self) -> dict[str, int]:
+        """Deadlines in the heap that still apply to their call (stale ones are skipped)."""
+        armed = dict.fromkeys((kind.value for kind in DeadlineKind), 0)
+        if self._opened and not self._closed and esper.current_world != self._world:
+            esper.switch_world(self._world)
+        for _, _, entity, kind in self._ctx.deadlines.heap:
+            state = esper.try_component(entity, ToolCallState)
+            if state is None:
+                continue
+            if kind is DeadlineKind.RETENTION:
+                live = state.status.is_final
+            elif kind is DeadlineKind.OVERDUE:
+                live = state.status is CallStatus.RUNNING and not state.overdue
+            else:
+                live = state.status is CallStatus.RUNNING
+            armed[kind.value] += live
+        return armed
 
     # -------------------------------------------------------------------- kernel
 
@@ -915,6 +939,7 @@ class Runtime:
                     except (KeyboardInterrupt, SystemExit):
                         raise
                     except BaseException as error:  # a listener's bug stays its own
+                        self._internal_errors += 1
                         self._log.warning(
                             "call_event_listener.failed",
                             session_id=session,
@@ -1010,10 +1035,12 @@ class Runtime:
         except self._cancelled_exc:
             if self._closed or _cancel_requested():
                 raise
+            self._internal_errors += 1
             self._log.warning("call_event_hand_off.failed", error="CancelledError nobody asked for")
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as error:  # a listener's bug stays its own
+            self._internal_errors += 1
             self._log.warning(
                 "call_event_hand_off.failed", error=f"{type(error).__name__}: {error}"
             )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -147,6 +147,14 @@ class RuntimeStatistics:
     calls_forgotten: int
     hand_offs_here: int
     hand_offs_spawned: int
+    peak_running: int = 0
+    """The most calls that ever ran at once."""
+    timers_armed: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    """Deadlines that still apply, by kind (``hard``, ``overdue``, ``retention``):
+    a final call has no hard or overdue timer, a live one no retention timer."""
+    internal_errors: int = 0
+    """Bugs caught at the boundary since the runtime started: a listener or hand-off
+    that raised, a failure of the work group."""
 
     @staticmethod
     def freeze(counts: Mapping[CallStatus, int]) -> Mapping[CallStatus, int]:

@@ -81,6 +81,8 @@ class SchedulerQueues:
     slot_holders: set[Entity] = field(default_factory=set)
     nested_admissions: int = 0
     """Calls admitted at once on a running parent's behalf, since the runtime started."""
+    peak_running: int = 0
+    """The highest ``running_total`` so far."""
 
     def rejoin(self, session: SessionId, cap: int) -> None:
         """Put the session at the ring's tail if it has pending calls and a free slot."""

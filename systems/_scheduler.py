@@ -99,6 +99,8 @@ def _take_slot(ctx: TickContext, entity: Entity, session: SessionId) -> None:
     """Count ``entity`` as running and admit it."""
     queues = ctx.queues
     queues.running_total += 1
+    if queues.running_total > queues.peak_running:
+        queues.peak_running = queues.running_total
     running = queues.running_by_session.get(session, 0) + 1
     queues.running_by_session[session] = running
     queues.slot_holders.add(entity)

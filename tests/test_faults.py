@@ -444,6 +444,7 @@ async def test_a_listener_raising_any_base_exception_cannot_kill_the_runtime(
         puppet.complete(other, 2)
         with anyio.fail_after(5):
             assert (await runtime.wait(other)).result == 2
+        assert runtime.statistics().internal_errors >= 2, "the listener's and the hand-off's"
         body_ran_to_its_end = True
     assert body_ran_to_its_end
 

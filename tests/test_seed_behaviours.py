@@ -152,3 +152,32 @@ async def test_raising_a_sessions_cap_admits_its_queued_calls_at_once(
         runtime.set_session_cap("s", None)
         await settle(runtime)
         assert runtime.statistics().running == 3
+
+
+async def test_statistics_show_armed_timers_peak_running_and_no_internal_error(
+    clock: ManualClock,
+) -> None:
+    """Issue 10: "no timer armed for a final call" and "no internal error", read directly."""
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, retention_seconds=10) as runtime:
+        calls = [
+            runtime.submit("puppet", {}, timeout=5, overdue_after=2, session_id="s")
+            for _ in range(3)
+        ]
+        await settle(runtime)
+        stats = runtime.statistics()
+        assert dict(stats.timers_armed) == {"hard": 3, "overdue": 3, "retention": 0}
+        clock.advance(2)  # overdue fired: that timer is spent
+        await settle(runtime)
+        assert runtime.statistics().timers_armed["overdue"] == 0
+        for call in calls:
+            puppet.complete(call, "done")
+        await settle(runtime)
+        stats = runtime.statistics()
+        assert dict(stats.timers_armed) == {"hard": 0, "overdue": 0, "retention": 3}
+        assert (stats.peak_running, stats.running) == (3, 0)
+        clock.advance(10)
+        await settle(runtime)
+        stats = runtime.statistics()
+        assert dict(stats.timers_armed) == {"hard": 0, "overdue": 0, "retention": 0}
+        assert stats.internal_errors == 0
