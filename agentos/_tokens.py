@@ -74,12 +74,14 @@ class ContinuationTokens:
         """Complete the deferred call behind ``token``; idempotent, durable first."""
         if not isinstance(token, str):
             return Completion.UNKNOWN
+        record = self._records.get(token)
+        if record is not None and self._has_ended(record.call_id):
+            return Completion.ALREADY_COMPLETED  # cancelled, timed out or completed: never applied
         outcome: Completion | None = None
         if self._store is not None:
             outcome = await self._store.complete_token(token, result, error=error)
             if outcome is not Completion.APPLIED:
                 return outcome
-        record = self._records.get(token)
         if record is None:
             return outcome or Completion.UNKNOWN
         try:
@@ -89,6 +91,13 @@ class ContinuationTokens:
         if outcome is not None:
             return outcome
         return Completion.APPLIED if done.applied else Completion.ALREADY_COMPLETED
+
+    def _has_ended(self, call_id: CallId) -> bool:
+        """Whether the call already has its outcome (retention forgets only final calls)."""
+        try:
+            return self._runtime.status(call_id).is_final
+        except UnknownCallError:
+            return True
 
     def forget(self, session_id: str) -> None:
         """Drop the session's tokens from memory (it was unloaded; the store keeps them)."""

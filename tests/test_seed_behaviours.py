@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import pytest
 
-from agentos import CallStatus, Host, ManualClock, Runtime, ScriptedProvider
-from agentos._agent_config import AgentConfig, ExecutionMode, YieldOnTimeout
+from agentos import (
+    CallStatus,
+    Completion,
+    Host,
+    ManualClock,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+)
+from agentos._agent_config import (
+    AgentConfig,
+    Disposition,
+    ExecutionMode,
+    ToolPolicy,
+    YieldOnTimeout,
+)
 from agentos._provider import (
     ModelRequest,
     ModelResponse,
@@ -181,3 +197,33 @@ async def test_statistics_show_armed_timers_peak_running_and_no_internal_error(
         stats = runtime.statistics()
         assert dict(stats.timers_armed) == {"hard": 0, "overdue": 0, "retention": 0}
         assert stats.internal_errors == 0
+
+
+async def test_a_token_of_a_call_that_already_ended_is_never_applied(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Issue 10: with a store, completing the token of a cancelled deferred call
+    answered ``applied`` (the store took it), though the call never got the result."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (lambda r: "approve" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
+        (has_results, lambda r: text("waiting for approval")),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(config, session_id="s")
+        session.post("approve this")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        (call,) = runtime.list_calls("s")
+        (record,) = host.tokens.pending("s")
+        runtime.cancel(call.call_id, "no longer needed")
+        outcome = await host.complete(record.token, {"approved": True})
+        assert outcome is not Completion.APPLIED
+        assert runtime.status(call.call_id).status is CallStatus.CANCELLED
+        stored = await store.get_token(record.token)
+        assert stored is not None and stored.completed_at is None
