@@ -527,10 +527,10 @@ class Runtime:
         self._check_open()
         try:
             return anyio.from_thread.run_sync(action, token=self._token)
-        except RuntimeError as error:
-            if self._closed or "loop" in str(error):
-                raise RuntimeClosedError("the runtime is closed") from None
-            raise
+        except RuntimeError:  # also anyio's, once the closed runtime's loop is gone
+            if not self._closed:
+                raise
+            raise RuntimeClosedError("the runtime is closed") from None
 
     def resolve(
         self, call_id: str, *, session_id: str, conversation_id: str | None = None

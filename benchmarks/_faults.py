@@ -165,7 +165,7 @@ async def measure_cancel(calls: int, sessions: int) -> Figures:
         finally:
             ended.bump()
 
-    label = f"{calls // 1000}k" if calls % 1000 == 0 else str(calls)
+    label = _label(calls)
     async with Runtime([hang], max_running=calls, max_running_per_session=calls) as rt:
         ids: list[str] = []
         for first in range(0, calls, SUBMIT_BATCH):
@@ -220,7 +220,7 @@ async def measure_burst(calls: int, prefix: str) -> Figures:
 
 async def measure_bursts(calls: int) -> Figures:
     """The burst with the interpreter's default collector, then as a host tunes it."""
-    label = f"{calls // 1000}k" if calls % 1000 == 0 else str(calls)
+    label = _label(calls)
     figures = await measure_burst(calls, f"faults.burst_{label}_default_gc_")
     agentos.tune_gc()
     return figures | await measure_burst(calls, f"faults.burst_{label}_")
@@ -248,6 +248,11 @@ async def raw_anyio_unwind(tasks: int) -> float:
         await ended.wait(f"{tasks} bare tasks to end", 120)
         seconds = time.perf_counter() - began
     return seconds
+
+
+def _label(calls: int) -> str:
+    """``100k`` for 100,000: how counts appear in figure names."""
+    return f"{calls // 1000}k" if calls % 1000 == 0 else str(calls)
 
 
 def main() -> None:

@@ -333,6 +333,20 @@ async def test_threadsafe_methods_refuse_the_loop_thread() -> None:
 
 # ----------------------------------------------------------------- 5. bounded shutdown
 
+
+def run_script(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a fresh interpreter (within 60 s); it must exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
 _SHUTDOWN_SCRIPT = """
 import logging, sys, threading, time
 import anyio
@@ -388,14 +402,7 @@ def test_close_is_bounded_by_the_grace_period_and_the_interpreter_exits() -> Non
 
     Before the fix the process never exited.
     """
-    done = subprocess.run(
-        [sys.executable, "-c", _SHUTDOWN_SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
+    done = run_script(_SHUTDOWN_SCRIPT)
     lines = done.stdout.splitlines()
     calls = next(line for line in lines if line.startswith("calls")).split()[1:]
     closed_in = float(next(line for line in lines if line.startswith("closed_in")).split()[1])
@@ -581,21 +588,9 @@ anyio.run(main)
 
 def test_the_library_prints_nothing_unless_logging_is_configured() -> None:
     """Item 13: before the fix every call printed its tool_call.* lines."""
-    quiet = subprocess.run(
-        [sys.executable, "-c", _QUIET_SCRIPT, "quiet"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    quiet = run_script(_QUIET_SCRIPT, "quiet")
     assert (quiet.stdout, quiet.stderr) == ("", "")
-    configured = subprocess.run(
-        [sys.executable, "-c", _QUIET_SCRIPT, "configured"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    configured = run_script(_QUIET_SCRIPT, "configured")
     assert configured.stderr.count("tool_call.completed") == 5
     assert configured.stderr.count("tool_call.failed") == 5
 
