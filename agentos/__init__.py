@@ -29,7 +29,6 @@ from agentos._errors import (
 )
 from agentos._gc import GcSettings, tune_gc
 from agentos._history import (
-    PLACEHOLDER_KEY,
     HistoryCall,
     HistoryLookup,
     MessageHistory,
@@ -47,7 +46,7 @@ from agentos._provider import (
 )
 from agentos._runtime import DEFAULT_SESSION, Runtime
 from agentos._scope import Caller, Scope, SessionLineage
-from agentos._session import Session, SessionStatus
+from agentos._session import Session
 from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, RuntimeStatistics
 from agentos._sqlite_store import SqliteStore
 from agentos._store import (
@@ -67,6 +66,8 @@ from agentos._toolbox import (
     ToolboxError,
 )
 from agentos._tools import Tool, ToolFailure, tool
+from agentos._transcript import PLACEHOLDER_KEY
+from agentos._turn_events import SessionStatus
 from components import (
     CallError,
     CallEvent,

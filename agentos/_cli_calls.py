@@ -15,9 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentos._history import MessageHistory, blocks_of
+from agentos._history import MessageHistory
 from agentos._provider import Message
 from agentos._store import StoredSession, StoredToken
+from agentos._transcript import blocks_of
 from components import Json, JsonObject
 
 _LOST_RESULT = "lost in a restart"

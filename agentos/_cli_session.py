@@ -27,11 +27,13 @@ from rich.text import Text
 from agentos import demo_tools
 from agentos._agent_config import AgentConfig
 from agentos._errors import AgentOSError, UnknownCallError
+from agentos._history import waiting_calls
 from agentos._host import Host, UnknownSessionError
 from agentos._provider import Provider
 from agentos._runtime import Runtime
-from agentos._session import Session, repair_history, waiting_calls
+from agentos._session import Session
 from agentos._sqlite_store import SqliteStore
+from agentos._transcript import repair_history
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"

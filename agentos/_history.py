@@ -9,21 +9,12 @@ Anthropic Messages-format histories.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agentos._transcript import content_value, read_outcome, read_placeholder
 from components import CallStatus, Json
-
-_OUTCOME = re.compile(
-    r"^\[tool call (?P<id>\S+) \((?P<tool>[^)]*)\) finished: "
-    r"(?P<status>completed|failed|cancelled|orphaned)\] (?P<kind>result|error): (?P<rest>.*)$",
-    re.DOTALL,
-)
-PLACEHOLDER_KEY = "agentos_placeholder"
-"""A ``tool_result`` whose JSON content has this key true stands in for a call still running."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,13 +98,14 @@ class MessageHistory:
         call = calls.get(str(block.get("tool_use_id")))
         if call is None:
             return
-        value = content_value(block.get("content"))
-        if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
-            internal = value.get("tool_call_id")
+        held = read_placeholder(block.get("content"))
+        if held is not None:
+            internal = held.get("internal_id", held.get("tool_call_id"))
             calls[call.call_id] = HistoryCall(
                 call.call_id, call.tool_name, internal if isinstance(internal, str) else None
             )
             return
+        value = content_value(block.get("content"))
         status = CallStatus.COMPLETED
         if block.get("is_error"):
             cancelled = isinstance(value, str) and value.startswith(CallStatus.CANCELLED.value)
@@ -127,14 +119,11 @@ class MessageHistory:
     @staticmethod
     def _apply_outcome(calls: dict[str, HistoryCall], text: str) -> None:
         """A late outcome the session delivered as text (see ``outcome_text``)."""
-        found = _OUTCOME.match(text)
-        if found is None or found["id"] not in calls:
+        found = read_outcome(text)
+        if found is None or found[0] not in calls:
             return
-        call = calls[found["id"]]
-        status = CallStatus(found["status"])
-        value: Json = found["rest"]
-        if found["kind"] == "result":
-            value = content_value(found["rest"])
+        call = calls[found[0]]
+        _, status, value = found
         calls[call.call_id] = HistoryCall(
             call.call_id, call.tool_name, call.internal_id, status, value
         )
@@ -159,26 +148,8 @@ def _apply_capability(
             calls[key] = HistoryCall(call.call_id, call.tool_name, call.internal_id, status, value)
 
 
-def blocks_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A message's content blocks (a plain string is one text block)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or () if isinstance(b, dict)]
-
-
-def content_value(content: object) -> Json:
-    """A tool_result's content as JSON: text blocks joined, parsed when the text is JSON."""
-    if isinstance(content, list):
-        content = "".join(
-            str(block.get("text", ""))
-            for block in content
-            if isinstance(block, Mapping) and block.get("type") == "text"
-        )
-    if not isinstance(content, str):
-        return None
-    try:
-        parsed: Json = json.loads(content)
-    except ValueError:
-        return content
-    return parsed
+def waiting_calls(history: list[Any]) -> list[tuple[str, str]]:
+    """Calls answered by a placeholder whose end the history never told the model."""
+    index = MessageHistory()
+    index.load("", history)
+    return [(call.call_id, call.tool_name) for call in index.calls("") if not call.has_result]

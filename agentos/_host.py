@@ -30,11 +30,13 @@ from agentos._history import HistoryCall
 from agentos._provider import Message, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Scope, SessionLineage
-from agentos._session import Session, SessionStatus
+from agentos._session import Session
 from agentos._store import Completion, SessionStore, StoredSession, StoreError
 from agentos._tokens import ContinuationTokens, TokenRecord
 from agentos._toolbox import SystemToolbox
-from components import CallId, Json
+from agentos._transcript import placeholder
+from agentos._turn_events import SessionStatus
+from components import CallId, CallStatus, Json
 
 _hosts = itertools.count(1)
 
@@ -235,9 +237,16 @@ class Host:
         session = self._new_session(
             session_id, config, provider, Scope.OWN, stored.parent_session_id, version
         )
-        waiting = dict(session.restore(list(stored.history)))
+        tokens = await self.store.tokens_of(session_id)
+        outlived = {  # a turn that waited for its deferred calls when the process ended
+            t.provider_call_id: placeholder(
+                t.provider_call_id, t.call_id, CallStatus.PENDING, t.token
+            )
+            for t in tokens
+        }
+        waiting = dict(session.restore(list(stored.history), outlived))
         completed_while_down = []
-        for token in await self.store.tokens_of(session_id):
+        for token in tokens:
             if token.provider_call_id not in waiting:
                 continue
             del waiting[token.provider_call_id]
@@ -390,7 +399,7 @@ class Host:
                 "wait for it, or unload(..., cancel=True)"
             )
         task = self._tasks[session_id]
-        session.stop()
+        session.stop(cancel_calls=False)
         if cancel:
             task.scope.cancel()
         await task.ended.wait()
@@ -410,6 +419,8 @@ class Host:
 
     def _busy(self, session: Session) -> str | None:
         """Why unloading the session now would lose work (None: it would not)."""
+        if session.status is SessionStatus.WAITING_EXTERNAL and self.store is not None:
+            return None  # only deferred calls left: their tokens are in the store
         if not session.at_rest:
             return f"is {session.status.value}"
         if self.store is None and session.outstanding():

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentos._errors import AgentOSError
-from agentos._history import blocks_of
+from agentos._transcript import blocks_of
 
 Message = dict[str, Any]
 Block = dict[str, Any]

@@ -1,19 +1,14 @@
-"""One conversation with a model: the event loop that grants it turns.
+"""One conversation with a model: the async shell around its turn machine.
 
-Events grant turns: a user message, a call finishing (as the yield strategy
-allows), a call going overdue. Within a turn the model's tool calls become
-runtime entities; capabilities answer at once; the turn waits for calls as
-the disposition and the yield strategy say, and a user message cuts the wait
-short. Every ``tool_use`` gets exactly one ``tool_result`` in the next request:
-a call still running gets a placeholder, and its outcome arrives once, later,
-as a new message that names it. A ``tool_use`` id the model repeats within
-one answer is renamed (``<id>_2``) before the answer is stored, so each
-call keeps its own result.
+``TurnMachine`` (``_turn``) decides; ``Session`` feeds it events (a user
+message, the model's answer, a call starting, ending or going overdue, the
+yield timer, a stop) and performs the actions it returns: ask the model,
+submit calls, arm the timer, cancel calls, commit. A model request and the
+commit of the history before it run side by side.
 
-A turn moves in steps, and waiting for calls is not a task awaiting: the
-step that the end of a call allows runs in that call's own task
-(``Runtime.hand_off``), so the next request goes out at once however busy
-the event loop is.
+Waiting for calls is not a task awaiting: the actions that the end of a call
+allows run in that call's own task (``Runtime.hand_off``), so the next request
+goes out at once however busy the event loop is.
 """
 
 from __future__ import annotations
@@ -21,59 +16,49 @@ from __future__ import annotations
 import json
 import math
 from collections import deque
-from dataclasses import dataclass
-from enum import StrEnum
+from collections.abc import Mapping
 from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
 
-from agentos._agent_config import (
-    AgentConfig,
-    Decorate,
-    Disposition,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-)
+from agentos._agent_config import AgentConfig, Disposition
 from agentos._context_view import ContextView, ViewInput
 from agentos._errors import UnknownCallError
-from agentos._history import PLACEHOLDER_KEY, HistoryCall, MessageHistory, blocks_of
-from agentos._json import dumps
-from agentos._provider import Block, Message, ModelRequest, ModelResponse, Provider, ProviderError
+from agentos._history import MessageHistory, waiting_calls
+from agentos._provider import Message, ModelRequest, ModelResponse, Provider, ProviderError
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._snapshot import CallSnapshot
 from agentos._store import SessionConflictError, SessionStore, StoreError
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import CAPABILITIES, SystemToolbox
-from components import CallEvent, CallEventKind, CallId, CallStatus, Json
+from agentos._transcript import ToolResultBlock, repair_history, text_of, tool_result
+from agentos._turn import TurnMachine
+from agentos._turn_events import (
+    Action,
+    ArmTimer,
+    CallOverdue,
+    CallRunning,
+    CallSettled,
+    CallsSubmitted,
+    CallStarted,
+    CancelCalls,
+    CancelsDone,
+    Commit,
+    Crashed,
+    DisarmTimer,
+    Event,
+    ModelReplied,
+    SendRequest,
+    SessionStatus,
+    StopRequested,
+    SubmitCalls,
+    TimerFired,
+    UserPosted,
+)
+from components import CallEvent, CallEventKind, CallId
 
-
-class SessionStatus(StrEnum):
-    IDLE = "idle"
-    THINKING = "thinking"
-    """Waiting for the model."""
-    WAITING = "waiting"
-    """Waiting for tool calls, as the disposition and yield strategy say."""
-    STOPPED = "stopped"
-
-
-@dataclass(frozen=True, slots=True)
-class _UserMessage:
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class _CallFinished:
-    call_id: CallId
-
-
-@dataclass(frozen=True, slots=True)
-class _CallOverdue:
-    call_id: CallId
-
-
-_Event = _UserMessage | _CallFinished | _CallOverdue
 _FINAL_EVENTS = frozenset(
     {
         CallEventKind.COMPLETED,
@@ -82,25 +67,13 @@ _FINAL_EVENTS = frozenset(
         CallEventKind.TIMED_OUT,
     }
 )
-
-
-@dataclass(slots=True)
-class _Wait:
-    """A turn suspended at the model's tool calls until they (or the user) let it go on."""
-
-    uses: list[Block]
-    results: dict[str, Block]
-    """Answers known at once (capabilities, cache hits, refusals, deferred placeholders)."""
-    sync: dict[CallId, str]
-    """``run_sync`` calls -> tool_use id: the turn waits for all of them."""
-    background: dict[CallId, str]
-    """``run_async`` calls -> tool_use id: the turn waits as the yield strategy says."""
-    deadline: float = math.inf
-    """``yield_on_timeout``: when (the runtime's clock) the background calls stop holding it."""
+_TIMER_ACTIONS = (ArmTimer, DisarmTimer)
+_CLOSE_GRACE = 5.0
+"""Seconds a closing session waits for its last commit."""
 
 
 class Session:
-    """A conversation: its history, its calls, and the loop that runs its turns.
+    """A conversation: its history, its calls, and the task that performs its turns.
 
     Created by ``Host.create_session``; ``post`` a user message and the session
     answers when the model has spoken. ``history`` is Anthropic Messages.
@@ -124,90 +97,87 @@ class Session:
         commit expects it, so none replaces another host's writes."""
         self.session_id = session_id
         self.config = config
-        self.history: list[Message] = []
         self.errors: list[str] = []
-        self.requests = 0
-        self.status = SessionStatus.IDLE
         self.changed_at = runtime.clock.monotonic()
         """When (the runtime's clock) the status last changed: how long it has been idle."""
-        self.calls = MessageHistory()
-        """What this session's history says of each call: the source of ``orphaned``."""
+        self._turn = TurnMachine(session_id, config)
+        self._reported = self._turn.status
         self._runtime = runtime
         self._provider = provider
         self._toolbox = toolbox
         self._view = view
         self._tokens = tokens
         self._caller = Caller(session_id, conversation_id=session_id, scope=scope)
-        self._events: deque[_Event] = deque()
-        self._wait: _Wait | None = None
+        self._todo: deque[Action] = deque()
         self._stepping = False
-        """A step runs (in the session's task or, handed off, in a finishing call's)."""
-        self._stopping = False
-        self._steps_left = 0
+        """Actions are being performed (in the session's task or, handed off, a call's)."""
+        self._deadline = math.inf
         self._step_scope: anyio.CancelScope | None = None
         self._arrived: anyio.Event | None = None
-        self._outstanding: dict[CallId, str] = {}
-        self._final: dict[CallId, CallSnapshot] = {}
-        """Final snapshots of calls the session still has to tell the model about, taken
-        when they end: retention may forget a call before a slow turn reads it."""
-        """Calls answered by a placeholder whose outcome is not delivered yet -> tool_use id."""
-        self._held: list[CallId] = []
-        self._shapes: dict[CallId, _Shape] = {}
-        self._lost: list[tuple[str, str]] = []
         self._store = store
         self._version = version
-        self._dirty_from = 0
-        """History from this index on is not in the store yet."""
-        self._cache: dict[tuple[str, str], Json] = {}
-        """Results of ``cache``-decorated calls, by tool and input (this session only)."""
         self._changed: anyio.Event | None = None
+        self._stored = self._turn.status
+        """The status the store has."""
         self._tools = self._tool_definitions()
 
     # ------------------------------------------------------------------ the API
 
+    @property
+    def status(self) -> SessionStatus:
+        return self._turn.status
+
+    @property
+    def history(self) -> list[Message]:
+        return self._turn.history
+
+    @property
+    def requests(self) -> int:
+        """Model requests made so far."""
+        return self._turn.requests
+
+    @property
+    def calls(self) -> MessageHistory:
+        """What this session's history says of each call: the source of ``orphaned``."""
+        return self._turn.calls
+
     def post(self, text: str) -> None:
-        """A user message: it grants a turn, and cuts short a wait for calls."""
+        """A user message: it grants a turn, and cuts short a wait for background calls."""
         if not isinstance(text, str):
             raise TypeError(f"a user message is a str, got {type(text).__name__}")
         if not text.strip():
             raise ValueError("a user message must not be empty")
-        if self._stopping or self.status is SessionStatus.STOPPED:
-            raise RuntimeError(f"session {self.session_id!r} is stopped")
-        self._enqueue(_UserMessage(text))
-        self._wake()
+        if self._turn.ended or self._turn.stopping:
+            state = "failed" if self.status is SessionStatus.FAILED else "stopped"
+            raise RuntimeError(f"session {self.session_id!r} is {state}")
+        self._feed(UserPosted(text))
 
-    def restore(self, history: list[Message]) -> list[tuple[str, str]]:
-        """Take over an earlier conversation (before the loop starts).
+    def restore(
+        self, history: list[Message], held: Mapping[str, ToolResultBlock] | None = None
+    ) -> list[tuple[str, str]]:
+        """Take over an earlier conversation (before the task starts).
 
-        A ``tool_use`` left without a result gets one saying the call was lost.
-        Returns the calls that were still waiting (placeholder, no outcome
-        delivered) as ``(tool_use_id, tool_name)``: the host re-creates the
-        deferred ones and calls ``lost`` for the rest.
+        A ``tool_use`` left without a result gets its entry in ``held`` (a
+        placeholder for a call that outlived the restart) or one saying the
+        call was lost. Returns the calls that were still waiting (placeholder,
+        no outcome delivered) as ``(tool_use_id, tool_name)``: the host
+        re-creates the deferred ones and calls ``lost`` for the rest.
         """
-        self.history = repair_history(history)
-        self._dirty_from = len(history) if self.history == history else 0
-        self.calls.load(self.session_id, self.history)
-        return waiting_calls(self.history)
+        repaired = repair_history(history, held)
+        self._turn.restore(repaired, stored=len(history) if repaired == history else 0)
+        return waiting_calls(repaired)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """The model will be told, before its next request, that this call did not survive."""
-        self._lost.append((tool_use_id, tool_name))
+        self._turn.lost(tool_use_id, tool_name)
 
     def await_outcome(self, call_id: CallId, tool_use_id: str) -> None:
         """Deliver this call's outcome later, as for any call that got a placeholder."""
-        self._outstanding[call_id] = tool_use_id
-
-    def _lost_notices(self) -> list[Block]:
-        notices: list[Block] = [
-            {
-                "type": "text",
-                "text": f"[tool call {tool_use_id} ({name}) finished: orphaned] error: lost in "
-                "a restart; call it again if it is still needed",
-            }
-            for tool_use_id, name in self._lost
-        ]
-        self._lost.clear()
-        return notices
+        try:
+            deferred = self._runtime.status(call_id).deferred
+        except UnknownCallError:
+            deferred = False
+        self._turn.await_outcome(call_id, tool_use_id, deferred=deferred)
 
     def disown(self, reason: str) -> None:
         """Another host owns this session now: record why, write nothing more, and stop."""
@@ -215,42 +185,42 @@ class Session:
             return
         self._store = None
         self.errors.append(f"store: {reason}")
-        self.stop()
+        self.stop(cancel_calls=False)
 
-    def stop(self) -> None:
+    def stop(self, *, cancel_calls: bool = True) -> None:
         """End the session once the model request in flight (if any) is answered.
 
-        A turn waiting for calls ends at once, with placeholders for the calls
-        still running; they go on in the runtime.
+        Its calls still running are cancelled (reason ``"session stopped"``),
+        deferred ones aside; ``cancel_calls=False`` leaves them running in the
+        runtime. A turn waiting for calls ends at once, with placeholders for
+        the calls left running.
         """
-        if not self._stopping and self.status is not SessionStatus.STOPPED:
-            self._stopping = True
-            self._wake()
-            self._notify_change()
+        self._feed(StopRequested(cancel_calls))
 
     @property
     def idle(self) -> bool:
-        return self.status is SessionStatus.IDLE and not (
-            self._events or self._stepping or self._stopping
-        )
+        return self.status is SessionStatus.IDLE and self.at_rest and not self._turn.stopping
 
     @property
     def at_rest(self) -> bool:
-        """Stopped, or idle (perhaps stopping) with nothing posted: no turn would be cut."""
-        if self.status is SessionStatus.STOPPED:
-            return True
-        return self.status is SessionStatus.IDLE and not (self._events or self._stepping)
+        """Ended, or idle with nothing queued: no turn would be cut."""
+        return self._turn.ended or (self._turn.at_rest and not self._busy)
+
+    @property
+    def _busy(self) -> bool:
+        """Actions are queued or being performed."""
+        return self._stepping or bool(self._todo)
 
     async def wait_idle(self) -> None:
         """Until the model has answered everything posted and no event is waiting."""
-        while not (self.idle or self.status is SessionStatus.STOPPED):
+        while not (self.idle or (self._turn.ended and not self._busy)):
             await self._next_change()
 
     def outstanding(self) -> list[CallSnapshot]:
         """Calls the model got a placeholder for and whose outcome is not delivered yet
         (and that the runtime still holds: a stopped session's may have been forgotten)."""
         snapshots = []
-        for call_id in self._outstanding:
+        for call_id in self._turn.outstanding:
             try:
                 snapshots.append(self._runtime.status(call_id))
             except UnknownCallError:
@@ -261,7 +231,7 @@ class Session:
         """Until idle with no outstanding call (deferred ones count only if asked)."""
         while True:
             waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
-            if self.status is SessionStatus.STOPPED or (self.idle and not waiting):
+            if (self._turn.ended and not self._busy) or (self.idle and not waiting):
                 return
             await self._next_change()
 
@@ -273,176 +243,157 @@ class Session:
     @property
     def replies(self) -> list[str]:
         """The text of every assistant message, in order."""
-        return [
-            "".join(b.get("text", "") for b in m["content"] if b.get("type") == "text")
-            for m in self.history
-            if m["role"] == "assistant"
-        ]
+        return [text_of(m["content"]) for m in self.history if m["role"] == "assistant"]
 
-    # ------------------------------------------------------------------ the loop
+    async def commit(self) -> None:
+        """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
+
+        The write names the session's version: one another host took over is refused.
+        """
+        if self._store is None:
+            return
+        history = self._turn.history
+        keep = min(self._turn.dirty_from, len(history))
+        await self._store.commit_turn(
+            self.session_id,
+            status=self.status.value,
+            keep=keep,
+            messages=history[keep:],
+            version=self._version,
+        )
+        self._turn.committed(len(history))
+        self._stored = self.status
+        if self._version is not None:
+            self._version += 1
+
+    # ------------------------------------------------------------------ the task
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """The session's own task: it advances the session whenever nobody else does."""
+        """The session's own task: it performs the actions whenever nobody else does."""
         unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
         forget_clock = self._runtime.clock.on_advance(self._wake)
-        for call in self.outstanding():  # awaited from before a resume, and over since
-            if call.is_final:
-                self._enqueue(_CallFinished(call.call_id))
+        for call_id in list(self._turn.outstanding):  # awaited from before a resume
+            self._settle_if_final(call_id)
         task_status.started()
         try:
             while True:
                 self._arrived = anyio.Event()
                 await self._advance()
-                if self._stopping and not self._stepping:
+                if self._turn.ended and not self._stepping:
                     break
                 await self._sleep()
         finally:
             unsubscribe()
             forget_clock()
             if self._step_scope is not None:
-                self._step_scope.cancel()  # a step running in a call's task ends with us
-            self._events.clear()
-            self._set_status(SessionStatus.STOPPED)
+                self._step_scope.cancel()  # actions running in a call's task end with us
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
+                await self._flush()
+            self._turn.abandon()
+            self._reported_change()
+
+    async def _flush(self) -> None:
+        """Once no step runs, write what the store does not have yet: a host that closes
+        mid-turn loses nothing its session had decided."""
+        while self._stepping:
+            await self._next_change()
+        if self._turn.dirty_from < len(self._turn.history) or self._stored != self.status:
+            await self._persist()
 
     def _on_call_event(self, event: CallEvent) -> None:
         """Called by the kernel right after the tick that made the change."""
-        if event.kind in _FINAL_EVENTS:
-            if self._awaits(event.call_id):
-                self._final[event.call_id] = self._runtime.status(event.call_id)
-            self._enqueue(_CallFinished(event.call_id))
-        elif event.kind is CallEventKind.OVERDUE:
-            self._enqueue(_CallOverdue(event.call_id))
-        else:
+        if not self._turn.awaits(event.call_id):
             return
-        if self._stepping:
-            return  # the running step looks at the queue before it ends
-        if self._wait is not None and not self._wait_over(self._wait):
-            return  # the turn still waits for other calls
-        if not self._runtime.hand_off(self._advance):
+        if event.kind in _FINAL_EVENTS:
+            self._settle_if_final(event.call_id)
+        elif event.kind is CallEventKind.OVERDUE:
+            self._feed(CallOverdue(event.call_id), hand_off=True)
+        elif event.kind is CallEventKind.STARTED:
+            self._feed(CallRunning(event.call_id))
+
+    def _settle_if_final(self, call_id: CallId) -> None:
+        try:
+            snapshot = self._runtime.status(call_id)
+        except UnknownCallError:
+            return
+        if snapshot.is_final:
+            self._feed(CallSettled(snapshot), hand_off=True)
+
+    def _feed(self, event: Event, *, hand_off: bool = False) -> None:
+        """Give the machine an event; perform what it asks now, or have it performed."""
+        self._todo.extend(self._turn.handle(event))
+        self._reported_change()
+        if self._stepping or not self._todo:
+            return
+        while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):
+            self._set_timer(self._todo.popleft())
+        if self._todo and not (hand_off and self._runtime.hand_off(self._advance)):
             self._wake()
 
     async def _sleep(self) -> None:
-        """Until an event arrives, or the suspended turn's yield deadline passes."""
+        """Until an event arrives, or the yield timer is due."""
         assert self._arrived is not None
         clock = self._runtime.clock
-        budget = None
-        if self._wait is not None and self._wait.deadline > clock.monotonic():
-            budget = clock.sleep_budget(self._wait.deadline)  # else run_sync calls hold it
-        with anyio.move_on_after(math.inf if budget is None else budget):
+        if self._deadline <= clock.monotonic():
+            self._deadline = math.inf
+            self._feed(TimerFired(clock.monotonic()))
+            return
+        budget = math.inf if self._deadline == math.inf else clock.sleep_budget(self._deadline)
+        with anyio.move_on_after(budget):
             await self._arrived.wait()
 
     async def _advance(self) -> None:
-        """Take steps while the events allow; a session moves in one task at a time.
-
-        Run by the session's own task, or (through ``Runtime.hand_off``) by the
-        task of the call whose end lets the turn go on: the next request then
-        goes out without queueing behind the rest of the event loop.
-        """
-        if self._stepping or self.status is SessionStatus.STOPPED:
+        """Perform the queued actions; a session performs in one task at a time."""
+        if self._stepping:
             return
         self._stepping = True
         try:
             with anyio.CancelScope() as self._step_scope:
-                while (blocks := self._next_step()) is not None:
-                    await self._step(blocks)
+                while self._todo:
+                    await self._perform(self._todo.popleft())
         except Exception as error:  # one session's bug ends that session only
             self.errors.append(f"session_crashed: {type(error).__name__}: {error}")
-            self._stopping = True
+            self._todo.clear()
+            self._todo.extend(self._turn.handle(Crashed(str(error))))
+            await self._perform_all_quietly()
         finally:
             self._stepping = False
             self._step_scope = None
-            if self._stopping:
+            self._reported_change()
+            if self._todo or self._turn.ended:
                 self._wake()
-            self._notify_change()
 
-    def _next_step(self) -> list[Block] | None:
-        """The user-turn content to go on with: a suspended turn's, a new turn's, or none."""
-        wait = self._wait
-        if wait is not None:
-            if not self._wait_over(wait):
-                return None
-            self._wait = None
-            return self._wait_results(wait)
-        if self._stopping or not self._events:
-            return None
-        batch = list(self._events)
-        self._events.clear()
-        blocks = self._blocks_for(batch)
-        if not blocks:
-            return None
-        self._steps_left = self.config.max_steps_per_turn
-        return self._lost_notices() + blocks
+    async def _perform_all_quietly(self) -> None:
+        while self._todo:
+            action = self._todo.popleft()
+            if isinstance(action, Commit):
+                await self._persist()
 
-    def _blocks_for(self, batch: list[_Event]) -> list[Block]:
-        """The user-turn content a batch of events adds (empty: it grants no turn)."""
-        blocks: list[Block] = [
-            {"type": "text", "text": event.text}
-            for event in batch
-            if isinstance(event, _UserMessage)
-        ]
-        for event in batch:
-            if isinstance(event, _CallFinished) and event.call_id in self._outstanding:
-                self._held.append(event.call_id)
-            elif isinstance(event, _CallOverdue) and event.call_id in self._outstanding:
-                blocks.append(self._overdue_block(event.call_id))
-        if self._held and (blocks or self._may_deliver()):
-            for call_id in self._held:
-                block = self._outcome_block(call_id)
-                if block is not None:
-                    blocks.append(block)
-            self._held.clear()
-        return blocks
+    async def _perform(self, action: Action) -> None:
+        if isinstance(action, Commit):
+            if self._todo and isinstance(self._todo[0], SendRequest):
+                return  # committed alongside the request
+            if not (self._todo and isinstance(self._todo[0], Commit)):
+                await self._persist()
+        elif isinstance(action, SendRequest):
+            self._feed(ModelReplied(await self._ask()))
+        elif isinstance(action, SubmitCalls):
+            self._feed(await self._submit(action))
+        elif isinstance(action, CancelCalls):
+            for call_id in action.call_ids:
+                self._runtime.cancel(call_id, action.reason)
+            self._feed(CancelsDone())
+        else:
+            self._set_timer(action)
 
-    def _may_deliver(self) -> bool:
-        """Whether finished calls grant a turn now, as the yield strategy says."""
-        if isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout):
-            return True
-        return all(self._status(c).is_final for c in self._outstanding)
+    def _set_timer(self, action: Action) -> None:
+        self._deadline = action.deadline if isinstance(action, ArmTimer) else math.inf
+        self._wake()
 
-    # ------------------------------------------------------------------ a turn
+    # ------------------------------------------------------------------ performing
 
-    async def _step(self, blocks: list[Block]) -> None:
-        """Extend the user turn, then ask the model until the turn ends or waits for calls."""
-        self._append_user(blocks)
-        while self._steps_left > 0 and not self._stopping:
-            self._steps_left -= 1
-            self._set_status(SessionStatus.THINKING)
-            response = await self._ask()
-            if response is None or not response.content:
-                break
-            content = unique_tool_use_ids(response.content)
-            self.history.append({"role": "assistant", "content": content})
-            self._dirty_from = min(self._dirty_from, len(self.history) - 1)
-            uses = [block for block in content if block.get("type") == "tool_use"]
-            if not uses:
-                break  # a tool_use is stored only together with its tool_result
-            if self._stopping:
-                self._append_user(
-                    [
-                        _tool_result(u["id"], "not run: the session stopped", error=True)
-                        for u in uses
-                    ]
-                )
-                break
-            wait = await self._submit(uses)
-            if not self._wait_over(wait):
-                self._wait = wait
-                if wait.deadline < math.inf:
-                    self._wake()  # the session's task sleeps until the deadline, wherever we run
-                self._set_status(SessionStatus.WAITING)
-                return
-            self._append_user(self._wait_results(wait))
-        self.status = SessionStatus.IDLE
-        await self._persist()  # committed before anyone is told the turn is over
-        self._set_status(SessionStatus.IDLE)
-
-    async def _ask(self) -> ModelResponse | None:
-        """One model request; a failure is recorded and ends the turn (None).
-
-        The history so far is committed alongside the request rather than
-        before it, so the request goes out at once; the answer is taken only
-        once the commit is done.
-        """
+    async def _ask(self) -> list[Any] | None:
+        """One model request, the history committed alongside; None if it failed."""
         request = ModelRequest(
             model=self.config.model,
             system=self.config.system_prompt,
@@ -451,13 +402,13 @@ class Session:
             max_tokens=self.config.max_tokens,
             session_id=self.session_id,
         )
-        self.requests += 1
         if self._store is None:
-            return await self._request(request)
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._persist)
             response = await self._request(request)
-        return response
+        else:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._persist)
+                response = await self._request(request)
+        return None if response is None else response.content
 
     async def _request(self, request: ModelRequest) -> ModelResponse | None:
         try:
@@ -473,20 +424,9 @@ class Session:
             self.errors.append(f"provider_bug: {type(error).__name__}: {error}")
         return None
 
-    def _append_user(self, blocks: list[Block]) -> None:
-        """Add to the pending user turn: a partial turn is extended, never stacked."""
-        if self.history and self.history[-1]["role"] == "user":
-            content = self.history[-1]["content"]
-            if isinstance(content, str):
-                content = [{"type": "text", "text": content}]
-            self.history[-1] = {"role": "user", "content": [*content, *blocks]}
-        else:
-            self.history.append({"role": "user", "content": blocks})
-        self._dirty_from = min(self._dirty_from, len(self.history) - 1)
-
     async def _persist(self) -> None:
         """Commit what changed since the last commit, in one transaction."""
-        if self._store is None or self._dirty_from > len(self.history):
+        if self._store is None:
             return
         try:
             await self.commit()
@@ -495,52 +435,20 @@ class Session:
         except StoreError as error:  # kept in memory; the next commit tries again
             self.errors.append(f"store: {error}")
 
-    async def commit(self) -> None:
-        """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
-
-        The write names the session's version: one another host took over is refused.
-        """
-        if self._store is None:
-            return
-        keep = min(self._dirty_from, len(self.history))
-        await self._store.commit_turn(
-            self.session_id,
-            status=self.status.value,
-            keep=keep,
-            messages=self.history[keep:],
-            version=self._version,
-        )
-        self._dirty_from = len(self.history)
-        if self._version is not None:
-            self._version += 1
-
-    async def _submit(self, uses: list[Block]) -> _Wait:
-        """Answer what can be answered now and hand the rest to the runtime."""
-        results: dict[str, Block] = {}
-        waits: dict[CallId, str] = {}
-        background: dict[CallId, str] = {}
-        for use in uses:
+    async def _submit(self, action: SubmitCalls) -> CallsSubmitted:
+        """Answer capabilities and hand the other calls to the runtime."""
+        answers: dict[str, ToolResultBlock] = {}
+        started: list[CallStarted] = []
+        read: list[str] = []
+        for use in action.uses:
             tool_use_id, name, arguments = use["id"], use["name"], use.get("input", {})
             if name in self.config.capabilities and name in CAPABILITIES:
-                results[tool_use_id] = await self._capability(tool_use_id, name, arguments)
+                answers[tool_use_id] = await self._capability(tool_use_id, name, arguments, read)
                 continue
-            if self.config.tools is not None and name not in self.config.tools:
-                results[tool_use_id] = _tool_result(
-                    tool_use_id, f"tool {name!r} is not available to this agent", error=True
-                )
-                continue
+            decorations = action.decorations[tool_use_id]
             disposition = self.config.disposition(name)
-            shape = _Shape.of(self.config.decorators(name), name, arguments)
-            if shape.cache_key is not None and shape.cache_key in self._cache:
-                cached = self._cache[shape.cache_key]
-                self.calls.record(
-                    self.session_id,
-                    HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, cached),
-                )
-                results[tool_use_id] = _tool_result(tool_use_id, shape.render(cached))
-                continue
             options: dict[str, Any] = {}
-            timeout = shape.timeout or self.config.call_timeout
+            timeout = decorations.timeout or self.config.call_timeout
             if timeout is not None:
                 options["timeout"] = timeout
             if disposition is Disposition.RUN_ISOLATED:
@@ -555,174 +463,49 @@ class Session:
                 conversation_id=self.session_id,
                 turn_id=f"request-{self.requests}",
                 deferred=disposition is Disposition.DEFER,
-                retries=shape.retries,
-                label=shape.label,
+                retries=decorations.retries,
+                label=decorations.label,
                 **options,
             )
-            if shape.cache_key is not None or shape.truncate is not None:
-                self._shapes[call_id] = shape
-            self.calls.record(self.session_id, HistoryCall(tool_use_id, name, call_id))
+            snapshot = self._runtime.status(call_id)
+            token = None
             if disposition is Disposition.DEFER:
                 token = await self._tokens.issue(
                     self.session_id,
                     call_id,
                     provider_call_id=tool_use_id,
                     tool_name=name,
-                    tool_input=self._runtime.status(call_id).tool_input,
+                    tool_input=snapshot.tool_input,
                 )
-                results[tool_use_id] = self._placeholder(tool_use_id, call_id, token)
-                self._outstanding[call_id] = tool_use_id
-            elif disposition is Disposition.RUN_SYNC:
-                waits[call_id] = tool_use_id
-            else:
-                background[call_id] = tool_use_id
-        wait = _Wait(uses, results, waits, background)
-        strategy = self.config.async_yield_strategy
-        if background and isinstance(strategy, YieldOnTimeout):
-            wait.deadline = self._runtime.clock.monotonic() + strategy.milliseconds / 1000
-        return wait
+            started.append(
+                CallStarted(
+                    tool_use_id,
+                    call_id,
+                    name,
+                    disposition,
+                    snapshot.status,
+                    token,
+                    decorations,
+                )
+            )
+        return CallsSubmitted(answers, started, read, self._runtime.clock.monotonic())
 
-    def _wait_over(self, wait: _Wait) -> bool:
-        """Whether the calls (or a user message, or the clock) let the turn go on.
-
-        A call is final once its final event is queued here (the kernel calls
-        the listener right after the tick that ended it), so the queue says
-        which waited calls are done without asking the runtime.
-        """
-        if self._stopping:
-            return True
-        finished = {event.call_id for event in self._events if isinstance(event, _CallFinished)}
-        if not all(call_id in finished for call_id in wait.sync):
-            return False
-        if not wait.background:
-            return True
-        if any(isinstance(event, _UserMessage) for event in self._events):
-            return True  # a user message ends the wait at once
-        done = sum(1 for call_id in wait.background if call_id in finished)
-        if done == len(wait.background):
-            return True
-        if done and isinstance(
-            self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout
-        ):
-            return True  # yield_on_timeout: at the first of a call ending and the timer
-        return self._runtime.clock.monotonic() >= wait.deadline
-
-    def _wait_results(self, wait: _Wait) -> list[Block]:
-        """One result per ``tool_use`` (a placeholder if still running), then the
-        user messages that cut the wait short."""
-        results = dict(wait.results)
-        for call_id, tool_use_id in (wait.sync | wait.background).items():
-            snapshot = self._status(call_id)
-            self._final.pop(call_id, None)
-            if snapshot.is_final:
-                results[tool_use_id] = self._result_block(tool_use_id, snapshot)
-            else:
-                results[tool_use_id] = self._placeholder(tool_use_id, call_id)
-                self._outstanding[call_id] = tool_use_id
-        blocks = [results[use["id"]] for use in wait.uses]
-        kept: deque[_Event] = deque()
-        for event in self._events:
-            if isinstance(event, _UserMessage) and wait.background:
-                blocks.append({"type": "text", "text": event.text})
-            elif not (
-                isinstance(event, _CallFinished)
-                and (event.call_id in wait.sync or event.call_id in wait.background)
-                and event.call_id not in self._outstanding
-            ):
-                kept.append(event)
-        self._events = kept
-        return blocks
-
-    async def _capability(self, tool_use_id: str, name: str, arguments: object) -> Block:
+    async def _capability(
+        self, tool_use_id: str, name: str, arguments: object, read: list[str]
+    ) -> ToolResultBlock:
         result = await self._toolbox.invoke(name, arguments, self._caller)
         content = result.content
-        read = content.get("tool_call_id")
+        named = content.get("tool_call_id")
         final = name == "get_tool_call_status" and content.get("is_final") is True
         stopped = name == "cancel_tool_call" and content.get("cancelled") is True
-        if (final or stopped) and isinstance(read, str) and CallId(read) in self._outstanding:
-            self._record_outcome(CallId(read))  # the model knows: no late outcome
-        return _tool_result(tool_use_id, result.to_json(), error=result.is_error)
-
-    # ------------------------------------------------------------------ rendering
-
-    def _result_block(self, tool_use_id: str, snapshot: CallSnapshot) -> Block:
-        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
-        shape = self._shape_after(snapshot)
-        if snapshot.status is CallStatus.COMPLETED:
-            return _tool_result(tool_use_id, shape.render(snapshot.result))
-        return _tool_result(tool_use_id, _failure_text(snapshot), error=True)
-
-    def _shape_after(self, snapshot: CallSnapshot) -> _Shape:
-        """The call's decorators; a completed cacheable result is remembered here."""
-        shape = self._shapes.pop(snapshot.call_id, _NO_SHAPE)
-        if shape.cache_key is not None and snapshot.status is CallStatus.COMPLETED:
-            self._cache[shape.cache_key] = snapshot.result
-        return shape
-
-    def _placeholder(self, tool_use_id: str, call_id: CallId, token: str | None = None) -> Block:
-        note: dict[str, Any] = {
-            PLACEHOLDER_KEY: True,
-            "tool_call_id": call_id,
-            "status": self._status(call_id).status.value,
-            "note": (
-                "Still running; its outcome will arrive later as a message that names this "
-                f"call. get_tool_call_status(tool_call_id={call_id!r}) shows its progress; "
-                "cancel_tool_call stops it."
-            ),
-        }
-        if token is not None:
-            note["continuation_token"] = token
-            note["note"] = "Deferred: it completes from outside, with this continuation token."
-        return _tool_result(tool_use_id, json.dumps(note))
-
-    def _outcome_block(self, call_id: CallId) -> Block | None:
-        """The late outcome of a call that got a placeholder, delivered once."""
-        tool_use_id = self._outstanding.get(call_id)
-        if tool_use_id is None:
-            return None  # already read through get_tool_call_status
-        snapshot = self._record_outcome(call_id)
-        shape = self._shape_after(snapshot)
-        if snapshot.status is CallStatus.COMPLETED:
-            outcome = "result: " + shape.render(snapshot.result)
-        else:
-            outcome = "error: " + _failure_text(snapshot)
-        return {"type": "text", "text": outcome_text(tool_use_id, snapshot, outcome)}
-
-    def _overdue_block(self, call_id: CallId) -> Block:
-        tool_use_id = self._outstanding[call_id]
-        return {
-            "type": "text",
-            "text": f"[tool call {tool_use_id} is overdue: it is still running. Wait, "
-            "look with get_tool_call_status, or cancel it with cancel_tool_call.]",
-        }
-
-    def _record_outcome(self, call_id: CallId) -> CallSnapshot:
-        snapshot = self._status(call_id)
-        tool_use_id = self._outstanding.pop(call_id)
-        self._final.pop(call_id, None)
-        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
-        return snapshot
+        if (final or stopped) and isinstance(named, str):
+            read.append(named)  # the model knows: no late outcome
+        return tool_result(tool_use_id, result.to_json(), error=result.is_error)
 
     # ------------------------------------------------------------------ plumbing
 
     def _calls(self) -> list[CallSnapshot]:
         return self._runtime.list_calls(self.session_id)
-
-    def _status(self, call_id: CallId) -> CallSnapshot:
-        try:
-            return self._runtime.status(call_id)
-        except UnknownCallError:
-            snapshot = self._final.get(call_id)
-            if snapshot is None:
-                raise
-            return snapshot
-
-    def _awaits(self, call_id: CallId) -> bool:
-        """Whether the model is still to hear how the call ended."""
-        wait = self._wait
-        return call_id in self._outstanding or (
-            wait is not None and (call_id in wait.sync or call_id in wait.background)
-        )
 
     def _tool_definitions(self) -> list[dict[str, Any]]:
         tools = self._runtime.tools
@@ -739,150 +522,25 @@ class Session:
         chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
         return definitions + SystemToolbox.definitions(chosen)
 
-    def _enqueue(self, event: _Event) -> None:
-        if self.status is not SessionStatus.STOPPED:
-            self._events.append(event)
-            self._notify_change()
-
     def _wake(self) -> None:
         if self._arrived is not None:
             self._arrived.set()
 
-    def _set_status(self, status: SessionStatus) -> None:
-        self.status = status
-        self.changed_at = self._runtime.clock.monotonic()
-        self._runtime.update_session(
-            self.session_id, status=status.value, requests=self.requests, errors=len(self.errors)
-        )
-        self._notify_change()
-
-    def _notify_change(self) -> None:
+    def _reported_change(self) -> None:
+        """Tell the runtime and any waiter what changed."""
+        status = self._turn.status
+        if status is not self._reported:
+            self._reported = status
+            self.changed_at = self._runtime.clock.monotonic()
+            self._runtime.update_session(
+                self.session_id,
+                status=status.value,
+                requests=self.requests,
+                errors=len(self.errors),
+            )
         if self._changed is not None:  # only made when someone waits
             self._changed.set()
             self._changed = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    """What a ``decorate`` rule asks of one call."""
-
-    timeout: float | None = None
-    retries: int = 0
-    label: str | None = None
-    truncate: int | None = None
-    cache_key: tuple[str, str] | None = None
-
-    @staticmethod
-    def of(decorate: Decorate | None, tool_name: str, arguments: object) -> _Shape:
-        if decorate is None:
-            return _NO_SHAPE
-        cache_key = None
-        if decorate.option("cache"):
-            cache_key = (tool_name, json.dumps(arguments, sort_keys=True, default=str))
-        return _Shape(
-            timeout=decorate.option("timeout"),
-            retries=decorate.option("retries") or 0,
-            label=decorate.option("label"),
-            truncate=decorate.option("truncate"),
-            cache_key=cache_key,
-        )
-
-    def render(self, value: Json) -> str:
-        text = value if isinstance(value, str) else dumps(value)
-        if self.truncate is not None and len(text) > self.truncate:
-            cut = len(text) - self.truncate
-            return f"{text[: self.truncate]}... [truncated {cut} characters]"
-        return text
-
-
-_NO_SHAPE = _Shape()
-
-
-def repair_history(history: list[Message]) -> list[Message]:
-    """A copy in which every ``tool_use`` has a ``tool_result`` in the next user message.
-
-    A restored history may end (or break off) after the model's tool calls;
-    each unanswered one gets a result saying it was lost in a restart.
-    """
-    repaired = [dict(message) for message in history]
-    index = 0
-    while index < len(repaired):
-        message = repaired[index]
-        uses = [b["id"] for b in blocks_of(message) if b.get("type") == "tool_use"]
-        if message.get("role") == "assistant" and uses:
-            following = repaired[index + 1] if index + 1 < len(repaired) else None
-            if following is None or following.get("role") != "user":
-                following = {"role": "user", "content": []}
-                repaired.insert(index + 1, following)
-            blocks = blocks_of(following)
-            answered = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
-            lost = [
-                _tool_result(use, "lost in a restart: the call no longer exists", error=True)
-                for use in uses
-                if use not in answered
-            ]
-            following["content"] = [*lost, *blocks]
-        index += 1
-    return repaired
-
-
-def unique_tool_use_ids(content: list[Block]) -> list[Block]:
-    """The model's answer with every ``tool_use`` id unique: a repeat becomes ``<id>_<n>``.
-
-    A model may (wrongly) give two calls in one answer the same id. Each call
-    must keep its own result, and the Messages API refuses duplicate ids, so
-    the repeat is renamed before the answer is stored: history, results,
-    capabilities and late outcomes then all name it by its new id.
-    """
-    ids = [block.get("id") for block in content if block.get("type") == "tool_use"]
-    if len(set(ids)) == len(ids):
-        return content
-    taken = set(ids)
-    seen: set[object] = set()
-    unique: list[Block] = []
-    for block in content:
-        if block.get("type") == "tool_use":
-            tool_use_id = block.get("id")
-            if tool_use_id in seen:
-                suffix = 2
-                while f"{tool_use_id}_{suffix}" in taken:
-                    suffix += 1
-                block = {**block, "id": f"{tool_use_id}_{suffix}"}
-                taken.add(block["id"])
-            seen.add(block["id"])
-        unique.append(block)
-    return unique
-
-
-def waiting_calls(history: list[Message]) -> list[tuple[str, str]]:
-    """Calls answered by a placeholder whose end the history never told the model."""
-    index = MessageHistory()
-    index.load("", history)
-    return [(call.call_id, call.tool_name) for call in index.calls("") if not call.has_result]
-
-
-def _tool_result(tool_use_id: str, content: str, *, error: bool = False) -> Block:
-    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if error:
-        block["is_error"] = True
-    return block
-
-
-def _failure_text(snapshot: CallSnapshot) -> str:
-    if snapshot.error is None:
-        return snapshot.status.value
-    return f"{snapshot.status.value} ({snapshot.error.kind.value}): {snapshot.error.message}"
-
-
-def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:
-    result = snapshot.result if snapshot.status is CallStatus.COMPLETED else _failure_text(snapshot)
-    return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, snapshot.status, result)
-
-
-def outcome_text(tool_use_id: str, snapshot: CallSnapshot, outcome: str) -> str:
-    """``[tool call ID (tool) finished: STATUS] result: ...`` (read back by MessageHistory)."""
-    status = snapshot.status.value
-    return f"[tool call {tool_use_id} ({snapshot.tool_name}) finished: {status}] {outcome}"
 
 
 def _as_tool_input(arguments: object) -> dict[str, Any] | str:

@@ -24,7 +24,6 @@ from pydantic import BaseModel, Field
 
 from agentos._agent_config import AgentConfig, Disposition, ToolPolicy, YieldOnTimeout
 from agentos._context import ToolContext
-from agentos._history import PLACEHOLDER_KEY, content_value
 from agentos._provider import (
     Block,
     ModelRequest,
@@ -35,6 +34,7 @@ from agentos._provider import (
     text,
 )
 from agentos._tools import Tool, tool
+from agentos._transcript import PLACEHOLDER_KEY, content_value
 
 
 class CalendarRequest(BaseModel):

@@ -101,7 +101,7 @@ async def test_item_11_a_repeated_tool_use_id_keeps_each_calls_result(clock: Man
         result, placeholder = _results(provider.requests[1])
         assert (result["tool_use_id"], result["content"]) == ("toolu_same", "first")
         assert placeholder["tool_use_id"] == "toolu_same_2"
-        assert json.loads(placeholder["content"])["tool_call_id"] == calls["b"].call_id
+        assert json.loads(placeholder["content"])["internal_id"] == calls["b"].call_id
         puppet.complete(calls["b"].call_id, "second")
         await _until(lambda: session.idle and len(provider.requests) == 3, runtime)
         assert "[tool call toolu_same_2 (puppet) finished: completed] result: second" in _said(
@@ -209,7 +209,7 @@ async def test_item_9_a_stopped_session_resumes_in_the_same_host(
             while not (first.idle and len(provider.requests) == 2):
                 clock.advance(0.001)  # the 1 ms yield deadline
                 await settle(runtime)
-        first.stop()
+        first.stop(cancel_calls=False)
         await first.wait_idle()
         assert first.status is SessionStatus.STOPPED
         (call,) = runtime.list_calls("s", include_final=False)
@@ -254,14 +254,14 @@ async def test_item_9_a_deferred_call_outlives_its_unloaded_session(
     ):
         session = await host.create_session(config, session_id="s")
         session.post("approve")
-        await _until(lambda: session.idle and len(provider.requests) == 2, runtime)
-        token = json.loads(_results(provider.requests[1])[0]["content"])["continuation_token"]
+        await _until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        (token,) = [record.token for record in host.tokens.pending("s")]
         await host.unload("s")
         assert runtime.list_calls("s", include_final=False) == [], "it left the runtime"
         assert (await host.complete(token, "yes")).value == "applied"
         resumed = await host.resume("s")
-        await _until(lambda: resumed.idle and len(provider.requests) == 3, runtime)
-        assert "(approve) finished: completed] result: yes" in _said(provider.requests[2])
+        await _until(lambda: resumed.idle and len(provider.requests) == 2, runtime)
+        assert "(approve) finished: completed] result: yes" in _said(provider.requests[1])
 
 
 async def test_item_9_unload_refuses_to_lose_work_unless_told(clock: ManualClock) -> None:
@@ -286,7 +286,7 @@ async def test_item_9_unload_refuses_to_lose_work_unless_told(clock: ManualClock
         thinking = await host.create_session(session_id="thinking", provider=stalled)
         thinking.post("hello?")
         await stalled.asked.wait()
-        with pytest.raises(SessionBusyError, match="'thinking': it is thinking"):
+        with pytest.raises(SessionBusyError, match="'thinking': it is requesting"):
             await host.unload("thinking")
         assert {s.session_id for s in host.list()} == {"waiting", "thinking"}
 
@@ -316,12 +316,19 @@ async def test_item_9_idle_sessions_unload_after_the_idle_timeout(clock: ManualC
         waits = await host.create_session(config, session_id="waits")
         chat.post("hello")
         waits.post("approve")
-        await _until(lambda: chat.idle and waits.idle and len(provider.requests) == 3, runtime)
+        await _until(
+            lambda: (
+                chat.idle
+                and waits.status is SessionStatus.WAITING_EXTERNAL
+                and len(provider.requests) == 2
+            ),
+            runtime,
+        )
         clock.advance(59)
         await settle(runtime)
         assert {s.session_id for s in host.list()} == {"chat", "waits"}
         chat.post("still here")
-        await _until(lambda: chat.idle and len(provider.requests) == 4, runtime)
+        await _until(lambda: chat.idle and len(provider.requests) == 3, runtime)
         clock.advance(1)
         await settle(runtime)
         assert {s.session_id for s in host.list()} == {"chat", "waits"}, "chat spoke at 59 s"

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import AgentConfig, Caller, ManualClock, Runtime, ScriptedProvider
+from agentos import AgentConfig, Caller, ManualClock, Runtime, ScriptedProvider, SessionStatus
 from agentos._agent_config import Disposition, ToolPolicy, YieldOnTimeout
 from agentos._host import Host
 from agentos._provider import last_tool_results, last_user_text, text, tool_calls
@@ -100,7 +100,7 @@ async def test_a_token_completed_while_the_process_was_down(
         session = await host.create_session(config, session_id="s")
         session.post("ask")
         with anyio.fail_after(5):
-            while not (session.idle and len(session.history) == 4):
+            while session.status is not SessionStatus.WAITING_EXTERNAL:
                 await settle(runtime)
         (stored,) = await store.tokens_of("s")
     async with await SqliteStore.open(path) as store:
@@ -135,7 +135,8 @@ async def test_resume_errors(tmp_path: Path, clock: ManualClock) -> None:
 
 
 def test_an_unanswered_tool_use_is_repaired() -> None:
-    from agentos._session import repair_history, waiting_calls
+    from agentos._history import waiting_calls
+    from agentos._transcript import repair_history
 
     history: list[dict[str, Any]] = [
         {"role": "user", "content": "go"},

@@ -14,6 +14,7 @@ from agentos import (
     ManualClock,
     Runtime,
     ScriptedProvider,
+    SessionStatus,
     SqliteStore,
 )
 from agentos._agent_config import (
@@ -218,7 +219,8 @@ async def test_a_token_of_a_call_that_already_ended_is_never_applied(
         session = await host.create_session(config, session_id="s")
         session.post("approve this")
         with anyio.fail_after(5):
-            await session.wait_idle()
+            while session.status is not SessionStatus.WAITING_EXTERNAL:
+                await settle(runtime)
         (call,) = runtime.list_calls("s")
         (record,) = host.tokens.pending("s")
         runtime.cancel(call.call_id, "no longer needed")

@@ -53,10 +53,10 @@ from agentos._agent_config import (
     YieldOnTimeout,
     YieldWhenAllDone,
 )
-from agentos._history import PLACEHOLDER_KEY, blocks_of
 from agentos._host import Host
 from agentos._provider import Message, ModelRequest, ModelResponse, text
 from agentos._session import Session
+from agentos._transcript import PLACEHOLDER_KEY, blocks_of
 from agentos.testing import Puppet
 from tests._loop_thread import LoopThread, close_streams
 
@@ -284,7 +284,7 @@ class SessionMachine(RuleBasedStateMachine):
     @invariant()
     def histories_are_valid_and_tell_each_outcome_once(self) -> None:
         for session in self.sessions.values():
-            waiting = session.status == "waiting"
+            waiting = session.status in ("waiting", "waiting_external")
             problem = transcript_problem(session.history, may_end_unanswered=waiting)
             assert problem is None, f"{session.session_id}: {problem}"
             placeholders = set()
@@ -306,9 +306,11 @@ class SessionMachine(RuleBasedStateMachine):
     def _check_nothing_is_stuck(self) -> None:
         for session in self.sessions.values():
             assert session.errors == []
-            assert session.status in ("idle", "waiting", "stopped"), session.status
+            assert session.status in ("idle", "waiting", "waiting_external", "stopped"), (
+                session.status
+            )
             calls = self.runtime.list_calls(session.session_id)
-            if session.status == "waiting":
+            if session.status in ("waiting", "waiting_external"):
                 assert any(not call.is_final for call in calls), session.session_id
             if session.status == "idle" and all(call.is_final for call in calls):
                 assert session.idle

@@ -72,9 +72,8 @@ async def test_the_request_after_the_last_call_goes_out_from_that_calls_task(
     assert tasks["request"] == tasks["first"] != tasks["second"]
 
 
-async def test_stop_while_waiting_for_calls_answers_them_with_placeholders(
-    clock: ManualClock,
-) -> None:
+async def test_stop_while_waiting_for_calls_cancels_them(clock: ManualClock) -> None:
+    """Seed 000: stopping a session cancels its running calls, and the history says so."""
     puppet = Puppet()
     provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
@@ -86,10 +85,32 @@ async def test_stop_while_waiting_for_calls_answers_them_with_placeholders(
             session.post("more")
         with anyio.fail_after(5):
             await session.wait_idle()
-        assert session.status == "stopped"
+        assert session.status == "stopped", session.errors
+        (call,) = puppet.calls
+        snapshot = runtime.status(call)
+        assert (snapshot.status, snapshot.cancel_reason) == ("cancelled", "session stopped")
+        assert runtime.statistics().timers_armed["hard"] == 0
+    assert len(provider.requests) == 1
+    assert_valid_transcript(session.history)
+    (result,) = session.history[-1]["content"]
+    assert result["is_error"] is True
+    assert result["content"].startswith("cancelled")
+
+
+async def test_stop_without_cancelling_leaves_the_calls_running(clock: ManualClock) -> None:
+    """``stop(cancel_calls=False)`` detaches the calls: placeholders, and they go on."""
+    puppet = Puppet()
+    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session()
+        session.post("slow")
+        await wait_for(lambda: session.status == "waiting", runtime)
+        session.stop(cancel_calls=False)
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert session.status == "stopped", session.errors
         (call,) = puppet.calls
         assert runtime.status(call).status == "running"  # the runtime's calls go on
-    assert len(provider.requests) == 1
     assert_valid_transcript(session.history)
     (result,) = session.history[-1]["content"]
     assert '"status": "running"' in result["content"]
@@ -159,7 +180,7 @@ async def test_a_session_bug_in_a_handed_off_step_stops_that_session_only(
         with anyio.fail_after(5):
             await good.wait_idle()
     assert bad.errors == ["session_crashed: KeyError: 'view bug'"]
-    assert bad.status == "stopped"
+    assert bad.status == "failed"
     assert good.replies == ["", "got 1", "", "got 1"]
     assert good.errors == []
 

@@ -13,7 +13,7 @@ import anyio.lowlevel
 import pytest
 from pydantic import BaseModel
 
-from agentos import CallStatus, ManualClock, Runtime, ToolContext, tool
+from agentos import CallStatus, ManualClock, Runtime, SessionStatus, ToolContext, tool
 from agentos._agent_config import (
     AgentConfig,
     Decorate,
@@ -148,7 +148,7 @@ async def test_yield_on_any_progress_gives_a_partial_turn_when_the_first_call_en
         payloads = result_payloads(partial)
         assert payloads[0] == "A done"
         assert payloads[1]["agentos_placeholder"] is True
-        assert payloads[1]["tool_call_id"] == second
+        assert payloads[1]["internal_id"] == second
         assert runtime.status(second).status is CallStatus.RUNNING
         assert_valid_transcript(session.history)
         puppet.complete(second, "B done")
@@ -351,26 +351,62 @@ async def test_orphaned_for_calls_a_restored_history_mentions(clock: ManualClock
 
 
 async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Puppet]) -> None:
+    """Seed 000, yield_when_all_done: a turn holding a deferred call waits for its token
+    (status ``waiting_external``); the next request carries the result as an ordinary
+    tool_result, with no placeholder and no late notice."""
     runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
-        (has_results, lambda r: text("waiting for approval")),
-        (lambda r: "finished: completed" in last_user_text(r), lambda r: text("approved!")),
+        (has_results, lambda r: text("approved!")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("approve this")
+        await wait_for(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        assert host.list()[0].status is SessionStatus.WAITING_EXTERNAL
+        (record,) = host.tokens.pending(session.session_id)
+        assert runtime.status(record.call_id).status is CallStatus.PENDING
+        assert puppet.calls == {}, "a deferred call does not run here"
+        assert len(provider.requests) == 1, "the turn waits for the token"
+        assert await host.complete(record.token, {"ok": True}) is Completion.APPLIED
+        assert await host.complete(record.token, {"ok": True}) is Completion.ALREADY_COMPLETED
+        assert await host.complete("no-such-token") is Completion.UNKNOWN
+        await wait_for(lambda: session.idle and len(provider.requests) == 2, runtime)
+        assert session.replies[-1] == "approved!"
+        (result,) = last_tool_results(provider.requests[1])
+        assert json.loads(result["content"]) == {"ok": True}
+        assert "finished:" not in last_user_text(provider.requests[1])
+    assert_valid_transcript(session.history)
+
+
+async def test_a_user_message_cuts_a_wait_for_a_deferred_call_short(
+    puppet_host: tuple[Runtime, Puppet],
+) -> None:
+    """A user message grants a turn while a deferred call waits: the model gets a
+    placeholder with the continuation token, and the outcome later, once."""
+    runtime, _ = puppet_host
+    provider = ScriptedProvider(
+        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
+        (lambda r: "finished: completed" in last_user_text(r), lambda r: text("approved!")),
+        (has_results, lambda r: text("still waiting")),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+    async with Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("approve this")
+        await wait_for(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        session.post("any news?")
         await wait_for(lambda: session.idle and len(provider.requests) == 2, runtime)
         placeholder = result_payloads(provider.requests[1])[0]
-        token = placeholder["continuation_token"]
-        assert runtime.status(placeholder["tool_call_id"]).status is CallStatus.PENDING
-        assert puppet.calls == {}, "a deferred call does not run here"
-        assert await host.complete(token, {"ok": True}) is Completion.APPLIED
-        assert await host.complete(token, {"ok": True}) is Completion.ALREADY_COMPLETED
-        assert await host.complete("no-such-token") is Completion.UNKNOWN
+        (record,) = host.tokens.pending(session.session_id)
+        assert placeholder["continuation_token"] == record.token
+        assert placeholder["internal_id"] == record.call_id
+        assert last_user_text(provider.requests[1]) == "any news?"
+        assert await host.complete(record.token, "yes") is Completion.APPLIED
         await wait_for(lambda: session.idle and len(provider.requests) == 3, runtime)
         assert session.replies[-1] == "approved!"
+    assert_valid_transcript(session.history)
 
 
 async def test_a_result_read_through_status_is_not_delivered_again(

@@ -149,7 +149,7 @@ BLOCK = st.one_of(
 MESSAGE = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant"]), "content": st.lists(BLOCK, max_size=4)}
 )
-STATUS = st.sampled_from(["idle", "thinking", "waiting", "stopped", "pending", "orphaned"])
+STATUS = st.sampled_from(["idle", "requesting", "waiting", "stopped", "pending", "orphaned"])
 
 
 @settings(

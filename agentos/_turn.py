@@ -1,0 +1,520 @@
+"""A session's turns as a pure state machine: events in, actions out, no I/O.
+
+Like h11's ``Connection`` (and the runtime's tick), ``TurnMachine.handle``
+changes state synchronously and returns what the async shell (``Session``)
+must do: send a request, submit calls, arm or disarm the yield timer, cancel
+calls, commit. Time and call snapshots come in with the events; nothing here
+awaits or reads a clock. The table of moves is ``TURN_TRANSITIONS``.
+
+Every ``tool_use`` gets exactly one ``tool_result``, in the next user
+message and in its position. A call the turn stops waiting for gets a
+placeholder, and its outcome is told once, later, as a message naming it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import cast
+
+from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
+from agentos._decorations import NO_DECORATIONS, Decorations
+from agentos._history import HistoryCall, MessageHistory
+from agentos._provider import Block, Message
+from agentos._snapshot import CallSnapshot
+from agentos._toolbox import CAPABILITIES
+from agentos._transcript import (
+    NOT_RUN,
+    TextBlock,
+    ToolResultBlock,
+    UserBlock,
+    lost_notice,
+    outcome_text,
+    overdue_text,
+    placeholder,
+    text_block,
+    tool_result,
+    unique_tool_use_ids,
+)
+from agentos._turn_events import (
+    ENDED,
+    TURN_TRANSITIONS,
+    WAITING,
+    Action,
+    ArmTimer,
+    CallOverdue,
+    CallRunning,
+    CallSettled,
+    CallsSubmitted,
+    CancelCalls,
+    CancelsDone,
+    Commit,
+    Crashed,
+    DisarmTimer,
+    Event,
+    ModelReplied,
+    SendRequest,
+    SessionStatus,
+    StopRequested,
+    SubmitCalls,
+    TimerFired,
+    UserPosted,
+)
+from components import CallId, CallStatus, Json
+
+
+@dataclass(slots=True)
+class _Batch:
+    """The model's tool calls of one answer, until their results go back."""
+
+    uses: list[Block]
+    results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    waits: dict[CallId, str] = field(default_factory=dict)
+    """Every runtime call of the batch -> tool_use id."""
+    sync: set[CallId] = field(default_factory=set)
+    """``run_sync`` calls: only they hold the turn against a user message."""
+    deferred: set[CallId] = field(default_factory=set)
+    submitted: bool = False
+    deadline: float | None = None
+    timer_fired: bool = False
+    cut: bool = False
+    """A user message arrived: it ends the wait for background calls."""
+    overdue: list[CallId] = field(default_factory=list)
+
+
+class TurnMachine:
+    """The state of one conversation's turns, moved only by ``handle``."""
+
+    def __init__(self, session_id: str, config: AgentConfig) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.status = SessionStatus.IDLE
+        self.history: list[Message] = []
+        self.dirty_from = 0
+        """History from this index on is not in the store yet."""
+        self.requests = 0
+        self.calls = MessageHistory()
+        """What the history says of each call: the source of ``orphaned``."""
+        self.outstanding: dict[CallId, str] = {}
+        """Calls answered by a placeholder whose outcome is not told yet -> tool_use id."""
+        self._queue: deque[UserPosted | CallSettled | CallOverdue] = deque()
+        self._batch: _Batch | None = None
+        self._final: dict[CallId, CallSnapshot] = {}
+        """Final snapshots of calls the model is still to hear about."""
+        self._running: set[CallId] = set()
+        self._deferred: set[CallId] = set()
+        self._tokens: dict[CallId, str] = {}
+        self._decorations: dict[CallId, Decorations] = {}
+        self._cache: dict[tuple[str, str], Json] = {}
+        self._lost: list[tuple[str, str]] = []
+        self._steps_left = 0
+        self._stopping = False
+        self._cancel_on_stop = True
+        self._cancelling = False
+        """Stopping, and the shell has not yet cancelled the calls it was asked to."""
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def at_rest(self) -> bool:
+        """Ended, or idle with nothing queued that would grant a turn."""
+        return self.ended or (self.status is SessionStatus.IDLE and not self._grants_turn())
+
+    def awaits(self, call_id: CallId) -> bool:
+        """Whether the model is still to hear how this call ended (or may be: a batch
+        whose calls are being submitted takes every call's news until it knows its own)."""
+        batch = self._batch
+        return call_id in self.outstanding or (
+            batch is not None and (call_id in batch.waits or not batch.submitted)
+        )
+
+    def timer(self) -> float | None:
+        """The yield deadline armed now, if any."""
+        batch = self._batch
+        if batch is None or batch.timer_fired or self.status not in WAITING:
+            return None
+        return batch.deadline
+
+    # ------------------------------------------------------------------ setup
+
+    def restore(self, history: list[Message], *, stored: int) -> None:
+        """Take over an earlier conversation; the first ``stored`` messages are in the store."""
+        self.history = history
+        self.dirty_from = stored
+        self.calls.load(self.session_id, history)
+
+    def lost(self, tool_use_id: str, tool_name: str) -> None:
+        """Tell the model, before its next request, that this call did not survive."""
+        self._lost.append((tool_use_id, tool_name))
+
+    def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
+        """Tell this call's outcome later, as for any call that got a placeholder."""
+        self.outstanding[call_id] = tool_use_id
+        if deferred:
+            self._deferred.add(call_id)
+
+    def abandon(self) -> None:
+        """The shell's task ended (its host is closing): nothing will move this turn again."""
+        if not self.ended:
+            self.status = SessionStatus.STOPPED
+
+    def committed(self, upto: int) -> None:
+        """The store has the history up to ``upto``."""
+        self.dirty_from = upto
+
+    # ------------------------------------------------------------------ the one entry point
+
+    def handle(self, event: Event) -> list[Action]:
+        """Apply one event; return what the shell must do, in order."""
+        if self.ended:
+            return []
+        actions: list[Action] = []
+        if isinstance(event, Crashed):
+            self._move(SessionStatus.FAILED)
+            return [DisarmTimer(), Commit()]
+        if isinstance(event, StopRequested):
+            self._stop(event, actions)
+        elif isinstance(event, UserPosted):
+            self._queue.append(event)
+            if self._batch is not None and self._batch.submitted:
+                self._batch.cut = True
+        elif isinstance(event, ModelReplied):
+            self._replied(event, actions)
+        elif isinstance(event, CallsSubmitted):
+            self._submitted(event, actions)
+        elif isinstance(event, CallRunning):
+            if self.awaits(event.call_id):
+                self._running.add(event.call_id)
+        elif isinstance(event, CallSettled):
+            self._settled(event)
+        elif isinstance(event, CallOverdue):
+            self._overdue(event)
+        elif isinstance(event, CancelsDone):
+            self._cancelling = False
+        elif isinstance(event, TimerFired):
+            batch = self._batch
+            if batch is not None and batch.deadline is not None and event.now >= batch.deadline:
+                batch.timer_fired = True
+        self._go_on(actions)
+        return actions
+
+    # ------------------------------------------------------------------ events
+
+    def _stop(self, event: StopRequested, actions: list[Action]) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        self._cancel_on_stop = event.cancel_calls
+        if event.cancel_calls:
+            self._cancel(self._awaited(), actions)
+        if self.status is SessionStatus.IDLE:
+            self._move(SessionStatus.STOPPED)
+            actions.append(Commit())
+
+    def _cancel(self, call_ids: list[CallId], actions: list[Action]) -> None:
+        live = [c for c in call_ids if c not in self._final and c not in self._deferred]
+        if live:
+            self._cancelling = True
+            actions.append(CancelCalls(live, "session stopped"))
+
+    def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
+        if self.status is not SessionStatus.REQUESTING or self._batch is not None:
+            return
+        if not event.content:
+            self._end_turn(actions)
+            return
+        content = unique_tool_use_ids(event.content)
+        self._append({"role": "assistant", "content": content})
+        uses = [block for block in content if block.get("type") == "tool_use"]
+        if not uses:
+            self._end_turn(actions)
+        elif self._stopping:
+            self._append_user([tool_result(u["id"], NOT_RUN, error=True) for u in uses])
+            self._end_turn(actions)
+        else:
+            actions.append(self._plan(uses))
+
+    def _plan(self, uses: list[Block]) -> SubmitCalls:
+        """Answer what needs no runtime (refusals, cache hits); the rest goes to the shell."""
+        batch = self._batch = _Batch(uses)
+        to_run: list[Block] = []
+        decorations: dict[str, Decorations] = {}
+        for use in uses:
+            tool_use_id, name = use["id"], use["name"]
+            if name in self.config.capabilities and name in CAPABILITIES:
+                to_run.append(use)
+                continue
+            if self.config.tools is not None and name not in self.config.tools:
+                refusal = f"tool {name!r} is not available to this agent"
+                batch.results[tool_use_id] = tool_result(tool_use_id, refusal, error=True)
+                continue
+            shape = Decorations.of(self.config.decorators(name), name, use.get("input", {}))
+            if shape.cache_key is not None and shape.cache_key in self._cache:
+                cached = self._cache[shape.cache_key]
+                self.calls.record(
+                    self.session_id,
+                    HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, cached),
+                )
+                batch.results[tool_use_id] = tool_result(tool_use_id, shape.render(cached))
+                continue
+            to_run.append(use)
+            decorations[tool_use_id] = shape
+        return SubmitCalls(to_run, decorations)
+
+    def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
+        batch = self._batch
+        if batch is None or batch.submitted:
+            return
+        batch.submitted = True
+        batch.results.update(event.answers)
+        for read in event.read:
+            self._told_by_capability(read)
+        for call in event.started:
+            batch.waits[call.call_id] = call.tool_use_id
+            self.calls.record(
+                self.session_id, HistoryCall(call.tool_use_id, call.tool_name, call.call_id)
+            )
+            if call.decorations is not NO_DECORATIONS:
+                self._decorations[call.call_id] = call.decorations
+            if call.status is CallStatus.RUNNING:
+                self._running.add(call.call_id)
+            if call.disposition is Disposition.RUN_SYNC:
+                batch.sync.add(call.call_id)
+            elif call.disposition is Disposition.DEFER:
+                batch.deferred.add(call.call_id)
+                self._deferred.add(call.call_id)
+                if call.token is not None:
+                    self._tokens[call.call_id] = call.token
+        strategy = self.config.async_yield_strategy
+        if isinstance(strategy, YieldOnTimeout) and len(batch.waits) > len(batch.sync):
+            batch.deadline = event.now + strategy.milliseconds / 1000
+            actions.append(ArmTimer(batch.deadline))
+        if any(isinstance(queued, UserPosted) for queued in self._queue):
+            batch.cut = True
+        for call_id in [c for c in self._final if not self.awaits(c)]:
+            del self._final[call_id]  # news of calls that are not this session's concern
+        if self._stopping and self._cancel_on_stop:
+            self._cancel(list(batch.waits), actions)
+
+    def _settled(self, event: CallSettled) -> None:
+        call_id = event.snapshot.call_id
+        if not self.awaits(call_id) or call_id in self._final:
+            return
+        self._final[call_id] = event.snapshot
+        self._running.discard(call_id)
+        if call_id in self.outstanding:
+            self._queue.append(event)
+
+    def _overdue(self, event: CallOverdue) -> None:
+        batch = self._batch
+        if batch is not None and event.call_id in batch.waits and event.call_id not in self._final:
+            batch.overdue.append(event.call_id)
+        elif event.call_id in self.outstanding:
+            self._queue.append(event)
+
+    def _told_by_capability(self, named: str) -> None:
+        for call_id, tool_use_id in list(self.outstanding.items()):
+            if named in (call_id, tool_use_id):
+                snapshot = self._final.get(call_id)
+                if snapshot is not None:
+                    self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
+                self._forget(call_id)
+
+    # ------------------------------------------------------------------ moving on
+
+    def _go_on(self, actions: list[Action]) -> None:
+        """Take every step the state allows now."""
+        batch = self._batch
+        if batch is not None and batch.submitted and self._wait_over(batch):
+            if batch.deadline is not None and not batch.timer_fired:
+                actions.append(DisarmTimer())
+            self._batch = None
+            self._append_user(self._close(batch))
+            if self._stopping or self._steps_left <= 0:
+                self._end_turn(actions)
+            else:
+                self._request(actions)
+        elif batch is not None and batch.submitted:
+            external = all(c in batch.deferred or c in self._final for c in batch.waits)
+            waiting = SessionStatus.WAITING_EXTERNAL if external else SessionStatus.WAITING
+            if waiting is not self.status:  # the store holds the calls' uses and the status
+                self._move(waiting)
+                actions.append(Commit())
+        if self.status is SessionStatus.IDLE and not self._stopping:
+            blocks = self._next_turn()
+            if blocks:
+                self._steps_left = self.config.max_steps_per_turn
+                self._append_user(blocks)
+                self._request(actions)
+
+    def _wait_over(self, batch: _Batch) -> bool:
+        if self._stopping:
+            return not self._cancelling
+        if batch.overdue:
+            return True
+        pending = [c for c in batch.waits if c not in self._final]
+        if not pending:
+            return True
+        if any(c in batch.sync for c in pending):
+            return False
+        if batch.cut or batch.timer_fired:
+            return True
+        strategy = self.config.async_yield_strategy
+        return len(pending) < len(batch.waits) and isinstance(
+            strategy, YieldOnAnyProgress | YieldOnTimeout
+        )
+
+    def _close(self, batch: _Batch) -> list[UserBlock]:
+        """One result per use, in order; then what cut the wait short."""
+        results = dict(batch.results)
+        for call_id, tool_use_id in batch.waits.items():
+            snapshot = self._final.pop(call_id, None)
+            if snapshot is not None:
+                results[tool_use_id] = self._result(tool_use_id, snapshot)
+                continue
+            status = CallStatus.RUNNING if call_id in self._running else CallStatus.PENDING
+            token = self._tokens.get(call_id)
+            results[tool_use_id] = placeholder(tool_use_id, call_id, status, token)
+            self.outstanding[call_id] = tool_use_id
+        blocks: list[UserBlock] = [results[use["id"]] for use in batch.uses]
+        if len(batch.waits) > len(batch.sync):
+            blocks += [text_block(e.text) for e in self._queue if isinstance(e, UserPosted)]
+            self._queue = deque(e for e in self._queue if not isinstance(e, UserPosted))
+        blocks += [
+            text_block(overdue_text(batch.waits[c])) for c in batch.overdue if c in self.outstanding
+        ]
+        return blocks
+
+    def _next_turn(self) -> list[UserBlock]:
+        """The user-turn content the queued events add (empty: they grant no turn)."""
+        if not self._grants_turn():
+            return []
+        blocks: list[UserBlock] = [lost_notice(*lost) for lost in self._lost]
+        self._lost.clear()
+        settled: list[CallId] = []
+        for event in self._queue:
+            if isinstance(event, UserPosted):
+                blocks.append(text_block(event.text))
+            elif isinstance(event, CallOverdue) and self._overdue_news(event):
+                blocks.append(text_block(overdue_text(self.outstanding[event.call_id])))
+            elif isinstance(event, CallSettled):
+                settled.append(event.snapshot.call_id)
+        self._queue.clear()
+        for call_id in settled:
+            if call_id in self.outstanding:
+                blocks.append(self._late_outcome(call_id))
+        return blocks
+
+    def _grants_turn(self) -> bool:
+        for event in self._queue:
+            if isinstance(event, UserPosted):
+                return True
+            if self._overdue_news(event):
+                return True
+        settled = any(isinstance(e, CallSettled) for e in self._queue)
+        if not settled:
+            return False
+        if isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout):
+            return True
+        return all(call_id in self._final for call_id in self.outstanding)
+
+    def _overdue_news(self, event: object) -> bool:
+        """An overdue event of a call that is still running and awaited."""
+        return (
+            isinstance(event, CallOverdue)
+            and event.call_id in self.outstanding
+            and event.call_id not in self._final
+        )
+
+    def _request(self, actions: list[Action]) -> None:
+        self._steps_left -= 1
+        self.requests += 1
+        self._move(SessionStatus.REQUESTING)
+        actions += [Commit(), SendRequest()]
+
+    def _end_turn(self, actions: list[Action]) -> None:
+        self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
+        actions.append(Commit())
+
+    # ------------------------------------------------------------------ rendering
+
+    def _result(self, tool_use_id: str, snapshot: CallSnapshot) -> ToolResultBlock:
+        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
+        shape = self._shape_after(snapshot)
+        self._forget(snapshot.call_id)
+        if snapshot.status is CallStatus.COMPLETED:
+            return tool_result(tool_use_id, shape.render(snapshot.result))
+        return tool_result(tool_use_id, failure_text(snapshot), error=True)
+
+    def _late_outcome(self, call_id: CallId) -> TextBlock:
+        tool_use_id = self.outstanding[call_id]
+        snapshot = self._final[call_id]
+        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
+        shape = self._shape_after(snapshot)
+        self._forget(call_id)
+        if snapshot.status is CallStatus.COMPLETED:
+            outcome = "result: " + shape.render(snapshot.result)
+        else:
+            outcome = "error: " + failure_text(snapshot)
+        return text_block(outcome_text(tool_use_id, snapshot.tool_name, snapshot.status, outcome))
+
+    def _shape_after(self, snapshot: CallSnapshot) -> Decorations:
+        """The call's decorations; a completed cacheable result is remembered."""
+        shape = self._decorations.pop(snapshot.call_id, NO_DECORATIONS)
+        if shape.cache_key is not None and snapshot.status is CallStatus.COMPLETED:
+            self._cache[shape.cache_key] = snapshot.result
+        return shape
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _awaited(self) -> list[CallId]:
+        batch = self._batch
+        return [*self.outstanding, *(batch.waits if batch is not None else ())]
+
+    def _forget(self, call_id: CallId) -> None:
+        self.outstanding.pop(call_id, None)
+        self._final.pop(call_id, None)
+        self._running.discard(call_id)
+        self._deferred.discard(call_id)
+        self._tokens.pop(call_id, None)
+
+    def _append(self, message: Message) -> None:
+        self.history.append(message)
+        self.dirty_from = min(self.dirty_from, len(self.history) - 1)
+
+    def _append_user(self, written: list[UserBlock]) -> None:
+        """Add to the pending user turn: a partial turn is extended, never stacked."""
+        blocks = cast(list[Block], written)
+        if self.history and self.history[-1]["role"] == "user":
+            content = self.history[-1]["content"]
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            self.history[-1] = {"role": "user", "content": [*content, *blocks]}
+            self.dirty_from = min(self.dirty_from, len(self.history) - 1)
+        else:
+            self._append({"role": "user", "content": blocks})
+
+    def _move(self, status: SessionStatus) -> None:
+        allowed = TURN_TRANSITIONS[self.status] | {self.status, SessionStatus.FAILED}
+        if status not in allowed:
+            raise AssertionError(f"turn cannot move from {self.status} to {status}")
+        self.status = status
+
+
+def failure_text(snapshot: CallSnapshot) -> str:
+    if snapshot.error is None:
+        return snapshot.status.value
+    return f"{snapshot.status.value} ({snapshot.error.kind.value}): {snapshot.error.message}"
+
+
+def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:
+    result = snapshot.result if snapshot.status is CallStatus.COMPLETED else failure_text(snapshot)
+    return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, snapshot.status, result)
