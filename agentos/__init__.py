@@ -23,9 +23,19 @@ from agentos._context_view import ContextView, TranscriptView, ViewInput
 from agentos._errors import (
     AgentOSError,
     CallCancelled,
+    ProviderError,
     RuntimeClosedError,
+    SessionBusyError,
+    SessionConflictError,
+    SessionEndedError,
+    SessionInUseError,
+    StoreError,
+    ToolboxError,
     ToolDefinitionError,
     UnknownCallError,
+    UnknownSessionError,
+    UsageError,
+    WrongThreadError,
 )
 from agentos._gc import GcSettings, tune_gc
 from agentos._history import (
@@ -34,14 +44,13 @@ from agentos._history import (
     MessageHistory,
     NoHistory,
 )
-from agentos._host import Host, SessionBusyError, SessionSummary, UnknownSessionError
+from agentos._host import Host, SessionSummary
 from agentos._isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
 from agentos._process import ProcessResult, run_process
 from agentos._provider import (
     ModelRequest,
     ModelResponse,
     Provider,
-    ProviderError,
     ScriptedProvider,
 )
 from agentos._runtime import DEFAULT_SESSION, Runtime
@@ -51,19 +60,15 @@ from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, Runt
 from agentos._sqlite_store import SqliteStore
 from agentos._store import (
     Completion,
-    SessionConflictError,
-    SessionInUseError,
     SessionStore,
     StoredSession,
     StoredToken,
-    StoreError,
 )
 from agentos._toolbox import (
     CAPABILITIES,
     MAX_WAIT_SECONDS,
     CapabilityResult,
     SystemToolbox,
-    ToolboxError,
 )
 from agentos._tools import Tool, ToolFailure, tool
 from agentos._transcript import PLACEHOLDER_KEY
@@ -131,6 +136,7 @@ __all__ = [
     "Session",
     "SessionBusyError",
     "SessionConflictError",
+    "SessionEndedError",
     "SessionId",
     "SessionInUseError",
     "SessionLineage",
@@ -153,7 +159,9 @@ __all__ = [
     "TranscriptView",
     "UnknownCallError",
     "UnknownSessionError",
+    "UsageError",
     "ViewInput",
+    "WrongThreadError",
     "YieldOnAnyProgress",
     "YieldOnTimeout",
     "YieldWhenAllDone",

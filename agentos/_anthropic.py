@@ -17,7 +17,8 @@ import anthropic
 import pydantic
 from anthropic.types import Message, MessageParam
 
-from agentos._provider import Block, ModelRequest, ModelResponse, ProviderError
+from agentos._errors import ProviderError
+from agentos._provider import Block, ModelRequest, ModelResponse
 
 _MAX_DETAIL = 300
 

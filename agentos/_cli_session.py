@@ -26,9 +26,9 @@ from rich.text import Text
 
 from agentos import demo_tools
 from agentos._agent_config import AgentConfig
-from agentos._errors import AgentOSError, UnknownCallError
+from agentos._errors import AgentOSError, UnknownCallError, UnknownSessionError
 from agentos._history import waiting_calls
-from agentos._host import Host, UnknownSessionError
+from agentos._host import Host
 from agentos._provider import Provider
 from agentos._runtime import Runtime
 from agentos._session import Session

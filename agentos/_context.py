@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from anyio import TaskHandle
 
-from agentos._errors import CallCancelled
+from agentos._errors import CallCancelled, UsageError
 from agentos._json import safe_text, to_json
 from agentos._process import ProcessResult, run_process
 from components import (
@@ -159,7 +159,7 @@ class ToolContext:
     def wait_cancelled(self, seconds: float) -> bool:
         """For sync tools: sleep up to ``seconds``, waking early on cancel; True if cancelled."""
         if self._cancel_event is None:
-            raise RuntimeError("wait_cancelled is for sync tools; async tools are cancelled")
+            raise UsageError("wait_cancelled is for sync tools; async tools are cancelled")
         return self._cancel_event.wait(seconds)
 
     async def run_process(

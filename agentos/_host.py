@@ -25,13 +25,19 @@ from anyio.abc import TaskGroup
 from agentos._agent_config import AgentConfig, ExecutionMode
 from agentos._clock import sleep
 from agentos._context_view import ContextView, TranscriptView
-from agentos._errors import AgentOSError, UnknownCallError
+from agentos._errors import (
+    SessionBusyError,
+    StoreError,
+    UnknownCallError,
+    UnknownSessionError,
+    UsageError,
+)
 from agentos._history import HistoryCall
 from agentos._provider import Message, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Scope, SessionLineage
 from agentos._session import Session
-from agentos._store import Completion, SessionStore, StoredSession, StoreError
+from agentos._store import Completion, SessionStore, StoredSession
 from agentos._tokens import ContinuationTokens, TokenRecord
 from agentos._toolbox import SystemToolbox
 from agentos._transcript import placeholder
@@ -39,17 +45,6 @@ from agentos._turn_events import SessionStatus
 from components import CallId, CallStatus, Json
 
 _hosts = itertools.count(1)
-
-
-class UnknownSessionError(AgentOSError, LookupError):
-    def __init__(self, session_id: object) -> None:
-        self.session_id = session_id
-        super().__init__(f"no session with id {session_id!r}")
-
-
-class SessionBusyError(AgentOSError, RuntimeError):
-    """``Host.unload`` would lose work: the session is mid-turn, or (without a store)
-    has calls whose outcome the model has not heard. ``cancel=True`` ends them."""
 
 
 @dataclass(slots=True)
@@ -176,7 +171,7 @@ class Host:
         it mentions that this runtime does not hold report ``orphaned``.
         """
         if self._group is None:
-            raise RuntimeError("use 'async with Host(...)' before creating sessions")
+            raise UsageError("use 'async with Host(...)' before creating sessions")
         session_id = session_id or f"session-{uuid.uuid4()}"
         if session_id in self._sessions:
             raise ValueError(f"a session with id {session_id!r} already exists")
@@ -215,7 +210,7 @@ class Host:
         live host holds the session, unless ``steal`` (that host stops writing it).
         """
         if self.store is None:
-            raise RuntimeError(
+            raise UsageError(
                 "resume needs a Host with a store (without one, an unloaded session is gone)"
             )
         loaded = self._sessions.get(session_id)

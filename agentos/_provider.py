@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentos._errors import AgentOSError
 from agentos._transcript import blocks_of
 
 Message = dict[str, Any]
@@ -46,16 +45,6 @@ class ModelResponse:
     @property
     def text(self) -> str:
         return "".join(str(b.get("text", "")) for b in self.content if b.get("type") == "text")
-
-
-class ProviderError(AgentOSError):
-    """A model call failed for good (after the client's own retries); ``kind`` says how."""
-
-    def __init__(self, kind: str, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
 
 
 class Provider(Protocol):

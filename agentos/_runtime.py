@@ -33,7 +33,14 @@ from pydantic import BaseModel, ValidationError
 
 from agentos._clock import Clock, SystemClock
 from agentos._context import ToolContext
-from agentos._errors import CallCancelled, RuntimeClosedError, UnknownCallError
+from agentos._errors import (
+    CallCancelled,
+    RuntimeClosedError,
+    UnknownCallError,
+    UnknownSessionError,
+    UsageError,
+    WrongThreadError,
+)
 from agentos._isolation import IsolatedCall, IsolatedRunner
 from agentos._json import ResultTooLarge, safe_text, to_json
 from agentos._log import agentos_logger
@@ -222,7 +229,7 @@ class Runtime:
 
     async def __aenter__(self) -> Self:
         if self._opened:
-            raise RuntimeError("a Runtime can be entered only once")
+            raise UsageError("a Runtime can be entered only once")
         self._opened = True
         esper.switch_world(self._world)
         for priority, phase in enumerate(reversed(PHASES)):
@@ -523,7 +530,9 @@ class Runtime:
 
     def _from_thread(self, action: Callable[[], _T]) -> _T:
         if threading.get_ident() == self._loop_thread:
-            raise RuntimeError("the *_threadsafe methods are for other threads; call the plain one")
+            raise WrongThreadError(
+                "the *_threadsafe methods are for other threads; call the plain one"
+            )
         self._check_open()
         try:
             return anyio.from_thread.run_sync(action, token=self._token)
@@ -614,7 +623,7 @@ class Runtime:
         self._flush()
         entity = self._ctx.sessions.by_id.get(SessionId(session_id))
         if entity is None:
-            raise LookupError(f"no session entity with id {session_id!r}")
+            raise UnknownSessionError(session_id)
         config = esper.component_for_entity(entity, SessionConfig)
         state = esper.component_for_entity(entity, SessionState)
         return SessionSnapshot(
@@ -726,7 +735,7 @@ class Runtime:
         runtime does not answer within ``timeout`` seconds.
         """
         if threading.get_ident() == self._loop_thread:
-            raise RuntimeError("status_threadsafe is for other threads; use status()")
+            raise WrongThreadError("status_threadsafe is for other threads; use status()")
         self._check_open()
         done = threading.Event()
         answers: list[CallSnapshot | None] = []
@@ -1103,7 +1112,7 @@ class Runtime:
     def _check_loop_thread(self, instead: str) -> None:
         self._check_open()
         if threading.get_ident() != self._loop_thread:
-            raise RuntimeError(
+            raise WrongThreadError(
                 f"call the runtime from its event loop's thread; from other threads use {instead}()"
             )
 

@@ -24,13 +24,19 @@ from anyio.abc import TaskStatus
 
 from agentos._agent_config import AgentConfig, Disposition
 from agentos._context_view import ContextView, ViewInput
-from agentos._errors import UnknownCallError
+from agentos._errors import (
+    ProviderError,
+    SessionConflictError,
+    SessionEndedError,
+    StoreError,
+    UnknownCallError,
+)
 from agentos._history import MessageHistory, waiting_calls
-from agentos._provider import Message, ModelRequest, ModelResponse, Provider, ProviderError
+from agentos._provider import Message, ModelRequest, ModelResponse, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._snapshot import CallSnapshot
-from agentos._store import SessionConflictError, SessionStore, StoreError
+from agentos._store import SessionStore
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import CAPABILITIES, SystemToolbox
 from agentos._transcript import ToolResultBlock, repair_history, text_of, tool_result
@@ -149,7 +155,7 @@ class Session:
             raise ValueError("a user message must not be empty")
         if self._turn.ended or self._turn.stopping:
             state = "failed" if self.status is SessionStatus.FAILED else "stopped"
-            raise RuntimeError(f"session {self.session_id!r} is {state}")
+            raise SessionEndedError(f"session {self.session_id!r} is {state}")
         self._feed(UserPosted(text))
 
     def restore(

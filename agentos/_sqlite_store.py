@@ -32,15 +32,9 @@ import aiosqlite
 import anyio
 import platformdirs
 
+from agentos._errors import SessionConflictError, SessionInUseError, StoreError
 from agentos._provider import Message
-from agentos._store import (
-    Completion,
-    SessionConflictError,
-    SessionInUseError,
-    StoredSession,
-    StoredToken,
-    StoreError,
-)
+from agentos._store import Completion, StoredSession, StoredToken
 from components import Json
 
 MIGRATIONS: tuple[str, ...] = (

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from agentos._errors import AgentOSError
 from agentos._provider import Message
 from components import Json, JsonObject
 
@@ -23,31 +22,6 @@ class Completion(StrEnum):
     APPLIED = "applied"
     ALREADY_COMPLETED = "already_completed"
     UNKNOWN = "unknown"
-
-
-class StoreError(AgentOSError):
-    """The store cannot be used; the message names the file and what to do."""
-
-
-class SessionInUseError(StoreError):
-    """Another live host holds the session's lease: this one must not load or write it."""
-
-    def __init__(self, session_id: str, holder: str, seconds_left: float) -> None:
-        self.session_id = session_id
-        self.holder = holder
-        super().__init__(
-            f"session {session_id!r} is in use by {holder} (its lease runs {seconds_left:.0f}s "
-            f"more unless renewed); wait for it to finish, or take it over with "
-            f"'agentos resume {session_id} --steal'"
-        )
-
-
-class SessionConflictError(StoreError):
-    """The session was written (or taken over) by another host since this one loaded it.
-
-    The write is refused so that nothing the other host wrote is replaced; the
-    session that gets this stops writing.
-    """
 
 
 @dataclass(frozen=True, slots=True)

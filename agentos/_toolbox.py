@@ -21,7 +21,7 @@ from typing import Any
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentos._errors import AgentOSError, UnknownCallError
+from agentos._errors import ToolboxError, UnknownCallError
 from agentos._history import HistoryCall, HistoryLookup, NoHistory
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope, SessionLineage
@@ -33,15 +33,6 @@ MAX_WAIT_SECONDS = 300.0
 """The longest ``get_tool_call_status`` waits; larger ``timeout_seconds`` are clamped."""
 MAX_REASON_LENGTH = 1000
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,128}")
-
-
-class ToolboxError(AgentOSError):
-    """A capability call the toolbox refuses; ``code`` is stable, ``message`` is for the model."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 class GetToolCallStatusInput(BaseModel):

@@ -27,12 +27,10 @@ from agentos import demo_tools
 from agentos._agent_config import AgentConfig
 from agentos._cli_calls import brief, render_session, stored_calls, timestamp
 from agentos._cli_session import CliError, Outcome, converse
-from agentos._errors import AgentOSError
+from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
 from agentos._gc import tune_gc
-from agentos._host import UnknownSessionError
-from agentos._provider import ProviderError
 from agentos._sqlite_store import SqliteStore, default_path
-from agentos._store import Completion, SessionInUseError, StoredSession, StoredToken
+from agentos._store import Completion, StoredSession, StoredToken
 from components import Json, JsonObject
 
 EXIT_DONE = 0
@@ -382,7 +380,10 @@ def _fail_with(error: BaseException) -> int:
     if isinstance(cause, UnknownSessionError):
         return _fail(f"{cause} (see 'agentos sessions')", EXIT_ERROR)
     if isinstance(cause, SessionInUseError):
-        return _fail(str(cause), EXIT_IN_USE)
+        steal = f"'agentos resume {cause.session_id} --steal'"
+        return _fail(
+            f"{cause.in_use}; wait for it to finish, or take it over with {steal}", EXIT_IN_USE
+        )
     if isinstance(cause, ProviderError):
         return _fail(f"the model failed: {cause.kind}: {cause.message}", EXIT_ERROR)
     if isinstance(cause, AgentOSError):

@@ -23,7 +23,8 @@ from pydantic import BaseModel
 
 from agentos import AgentConfig, Host, Runtime, tool
 from agentos._anthropic import AnthropicProvider
-from agentos._provider import ModelRequest, ProviderError
+from agentos._errors import ProviderError
+from agentos._provider import ModelRequest
 
 pytestmark = pytest.mark.anyio
 

@@ -90,7 +90,12 @@ async def test_a_live_session_is_refused_and_a_steal_is_never_overwritten(tmp_pa
         with pytest.raises(SessionInUseError) as refused:
             await second.resume("s")
         message = str(refused.value)
-        assert first.holder in message and "--steal" in message and "\n" not in message
+        assert (
+            first.holder in message
+            and "steal=True" in message
+            and "--" not in message
+            and "\n" not in message
+        )
         assert first.holder.startswith(f"pid {os.getpid()} on ")
         assert "s" not in {summary.session_id for summary in second.list()}
 

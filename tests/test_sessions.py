@@ -24,12 +24,12 @@ from agentos._agent_config import (
     YieldOnAnyProgress,
     YieldOnTimeout,
 )
-from agentos._host import Host, UnknownSessionError
+from agentos._errors import ProviderError, UnknownSessionError
+from agentos._host import Host
 from agentos._isolation import LocalProcessRunner
 from agentos._provider import (
     ModelRequest,
     ModelResponse,
-    ProviderError,
     ScriptedProvider,
     last_tool_results,
     last_user_text,
@@ -560,7 +560,7 @@ async def test_sessions_are_entities_too(clock: ManualClock) -> None:
         assert (entity.agent, entity.parent_session_id, entity.status) == ("agent", "p", "idle")
         assert entity.requests == 1
         assert runtime.session("p").model == "m1"
-        with pytest.raises(LookupError, match="no session entity"):
+        with pytest.raises(UnknownSessionError, match="no session with id"):
             runtime.session("nobody")
 
 

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentos._errors import StoreError
 from agentos._sqlite_store import SCHEMA_VERSION, SqliteStore, default_path
-from agentos._store import Completion, StoredSession, StoredToken, StoreError
+from agentos._store import Completion, StoredSession, StoredToken
 
 pytestmark = pytest.mark.anyio
 
