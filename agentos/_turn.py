@@ -18,24 +18,21 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
-from agentos._decorations import NO_DECORATIONS, Decorations
-from agentos._history import HistoryCall, MessageHistory
+from agentos._decorations import Decorations
+from agentos._history import MessageHistory
 from agentos._provider import Block, Message
-from agentos._snapshot import CallSnapshot
 from agentos._toolbox import CAPABILITIES
 from agentos._transcript import (
     NOT_RUN,
-    TextBlock,
     ToolResultBlock,
     UserBlock,
     lost_notice,
-    outcome_text,
     overdue_text,
-    placeholder,
     text_block,
     tool_result,
     unique_tool_use_ids,
 )
+from agentos._turn_calls import CallLedger
 from agentos._turn_events import (
     ENDED,
     TURN_TRANSITIONS,
@@ -60,7 +57,7 @@ from agentos._turn_events import (
     TimerFired,
     UserPosted,
 )
-from components import CallId, CallStatus, Json
+from components import CallId
 
 
 @dataclass(slots=True)
@@ -93,19 +90,9 @@ class TurnMachine:
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
         self.requests = 0
-        self.calls = MessageHistory()
-        """What the history says of each call: the source of ``orphaned``."""
-        self.outstanding: dict[CallId, str] = {}
-        """Calls answered by a placeholder whose outcome is not told yet -> tool_use id."""
+        self.ledger = CallLedger(session_id)
         self._queue: deque[UserPosted | CallSettled | CallOverdue] = deque()
         self._batch: _Batch | None = None
-        self._final: dict[CallId, CallSnapshot] = {}
-        """Final snapshots of calls the model is still to hear about."""
-        self._running: set[CallId] = set()
-        self._deferred: set[CallId] = set()
-        self._tokens: dict[CallId, str] = {}
-        self._decorations: dict[CallId, Decorations] = {}
-        self._cache: dict[tuple[str, str], Json] = {}
         self._lost: list[tuple[str, str]] = []
         self._steps_left = 0
         self._stopping = False
@@ -114,6 +101,16 @@ class TurnMachine:
         """Stopping, and the shell has not yet cancelled the calls it was asked to."""
 
     # ------------------------------------------------------------------ queries
+
+    @property
+    def calls(self) -> MessageHistory:
+        """What the history says of each call: the source of ``orphaned``."""
+        return self.ledger.history
+
+    @property
+    def outstanding(self) -> dict[CallId, str]:
+        """Calls answered by a placeholder whose outcome is not told yet -> tool_use id."""
+        return self.ledger.outstanding
 
     @property
     def ended(self) -> bool:
@@ -149,7 +146,7 @@ class TurnMachine:
         """Take over an earlier conversation; the first ``stored`` messages are in the store."""
         self.history = history
         self.dirty_from = stored
-        self.calls.load(self.session_id, history)
+        self.ledger.history.load(self.session_id, history)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """Tell the model, before its next request, that this call did not survive."""
@@ -157,9 +154,7 @@ class TurnMachine:
 
     def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
         """Tell this call's outcome later, as for any call that got a placeholder."""
-        self.outstanding[call_id] = tool_use_id
-        if deferred:
-            self._deferred.add(call_id)
+        self.ledger.await_outcome(call_id, tool_use_id, deferred=deferred)
 
     def abandon(self) -> None:
         """The shell's task ended (its host is closing): nothing will move this turn again."""
@@ -192,7 +187,7 @@ class TurnMachine:
             self._submitted(event, actions)
         elif isinstance(event, CallRunning):
             if self.awaits(event.call_id):
-                self._running.add(event.call_id)
+                self.ledger.running(event.call_id)
         elif isinstance(event, CallSettled):
             self._settled(event)
         elif isinstance(event, CallOverdue):
@@ -220,7 +215,7 @@ class TurnMachine:
             actions.append(Commit())
 
     def _cancel(self, call_ids: list[CallId], actions: list[Action]) -> None:
-        live = [c for c in call_ids if c not in self._final and c not in self._deferred]
+        live = self.ledger.live(call_ids)
         if live:
             self._cancelling = True
             actions.append(CancelCalls(live, "session stopped"))
@@ -257,13 +252,9 @@ class TurnMachine:
                 batch.results[tool_use_id] = tool_result(tool_use_id, refusal, error=True)
                 continue
             shape = Decorations.of(self.config.decorators(name), name, use.get("input", {}))
-            if shape.cache_key is not None and shape.cache_key in self._cache:
-                cached = self._cache[shape.cache_key]
-                self.calls.record(
-                    self.session_id,
-                    HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, cached),
-                )
-                batch.results[tool_use_id] = tool_result(tool_use_id, shape.render(cached))
+            cached = self.ledger.cached(tool_use_id, name, shape)
+            if cached is not None:
+                batch.results[tool_use_id] = cached
                 continue
             to_run.append(use)
             decorations[tool_use_id] = shape
@@ -276,57 +267,40 @@ class TurnMachine:
         batch.submitted = True
         batch.results.update(event.answers)
         for read in event.read:
-            self._told_by_capability(read)
+            self.ledger.told_by_capability(read)
         for call in event.started:
             batch.waits[call.call_id] = call.tool_use_id
-            self.calls.record(
-                self.session_id, HistoryCall(call.tool_use_id, call.tool_name, call.call_id)
-            )
-            if call.decorations is not NO_DECORATIONS:
-                self._decorations[call.call_id] = call.decorations
-            if call.status is CallStatus.RUNNING:
-                self._running.add(call.call_id)
+            self.ledger.started(call)
             if call.disposition is Disposition.RUN_SYNC:
                 batch.sync.add(call.call_id)
             elif call.disposition is Disposition.DEFER:
                 batch.deferred.add(call.call_id)
-                self._deferred.add(call.call_id)
-                if call.token is not None:
-                    self._tokens[call.call_id] = call.token
         strategy = self.config.async_yield_strategy
         if isinstance(strategy, YieldOnTimeout) and len(batch.waits) > len(batch.sync):
             batch.deadline = event.now + strategy.milliseconds / 1000
             actions.append(ArmTimer(batch.deadline))
         if any(isinstance(queued, UserPosted) for queued in self._queue):
             batch.cut = True
-        for call_id in [c for c in self._final if not self.awaits(c)]:
-            del self._final[call_id]  # news of calls that are not this session's concern
+        self.ledger.drop_untold(keep=set(batch.waits))  # news not this session's concern
         if self._stopping and self._cancel_on_stop:
             self._cancel(list(batch.waits), actions)
 
     def _settled(self, event: CallSettled) -> None:
         call_id = event.snapshot.call_id
-        if not self.awaits(call_id) or call_id in self._final:
-            return
-        self._final[call_id] = event.snapshot
-        self._running.discard(call_id)
-        if call_id in self.outstanding:
+        settled = self.awaits(call_id) and self.ledger.settled(event.snapshot)
+        if settled and call_id in self.outstanding:
             self._queue.append(event)
 
     def _overdue(self, event: CallOverdue) -> None:
         batch = self._batch
-        if batch is not None and event.call_id in batch.waits and event.call_id not in self._final:
+        if (
+            batch is not None
+            and event.call_id in batch.waits
+            and not self.ledger.is_final(event.call_id)
+        ):
             batch.overdue.append(event.call_id)
         elif event.call_id in self.outstanding:
             self._queue.append(event)
-
-    def _told_by_capability(self, named: str) -> None:
-        for call_id, tool_use_id in list(self.outstanding.items()):
-            if named in (call_id, tool_use_id):
-                snapshot = self._final.get(call_id)
-                if snapshot is not None:
-                    self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
-                self._forget(call_id)
 
     # ------------------------------------------------------------------ moving on
 
@@ -343,7 +317,7 @@ class TurnMachine:
             else:
                 self._request(actions)
         elif batch is not None and batch.submitted:
-            external = all(c in batch.deferred or c in self._final for c in batch.waits)
+            external = all(c in batch.deferred or self.ledger.is_final(c) for c in batch.waits)
             waiting = SessionStatus.WAITING_EXTERNAL if external else SessionStatus.WAITING
             if waiting is not self.status:  # the store holds the calls' uses and the status
                 self._move(waiting)
@@ -360,7 +334,7 @@ class TurnMachine:
             return not self._cancelling
         if batch.overdue:
             return True
-        pending = [c for c in batch.waits if c not in self._final]
+        pending = [c for c in batch.waits if not self.ledger.is_final(c)]
         if not pending:
             return True
         if any(c in batch.sync for c in pending):
@@ -376,14 +350,7 @@ class TurnMachine:
         """One result per use, in order; then what cut the wait short."""
         results = dict(batch.results)
         for call_id, tool_use_id in batch.waits.items():
-            snapshot = self._final.pop(call_id, None)
-            if snapshot is not None:
-                results[tool_use_id] = self._result(tool_use_id, snapshot)
-                continue
-            status = CallStatus.RUNNING if call_id in self._running else CallStatus.PENDING
-            token = self._tokens.get(call_id)
-            results[tool_use_id] = placeholder(tool_use_id, call_id, status, token)
-            self.outstanding[call_id] = tool_use_id
+            results[tool_use_id] = self.ledger.result(call_id, tool_use_id)
         blocks: list[UserBlock] = [results[use["id"]] for use in batch.uses]
         if len(batch.waits) > len(batch.sync):
             blocks += [text_block(e.text) for e in self._queue if isinstance(e, UserPosted)]
@@ -408,10 +375,8 @@ class TurnMachine:
             elif isinstance(event, CallSettled):
                 settled.append(event.snapshot.call_id)
         self._queue.clear()
-        for call_id in settled:
-            if call_id in self.outstanding:
-                blocks.append(self._late_outcome(call_id))
-        return blocks
+        told = (self.ledger.late_outcome(call_id) for call_id in settled)
+        return blocks + [block for block in told if block is not None]
 
     def _grants_turn(self) -> bool:
         for event in self._queue:
@@ -424,14 +389,14 @@ class TurnMachine:
             return False
         if isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout):
             return True
-        return all(call_id in self._final for call_id in self.outstanding)
+        return self.ledger.all_outstanding_final()
 
     def _overdue_news(self, event: object) -> bool:
         """An overdue event of a call that is still running and awaited."""
         return (
             isinstance(event, CallOverdue)
             and event.call_id in self.outstanding
-            and event.call_id not in self._final
+            and not self.ledger.is_final(event.call_id)
         )
 
     def _request(self, actions: list[Action]) -> None:
@@ -444,47 +409,11 @@ class TurnMachine:
         self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
         actions.append(Commit())
 
-    # ------------------------------------------------------------------ rendering
-
-    def _result(self, tool_use_id: str, snapshot: CallSnapshot) -> ToolResultBlock:
-        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
-        shape = self._shape_after(snapshot)
-        self._forget(snapshot.call_id)
-        if snapshot.status is CallStatus.COMPLETED:
-            return tool_result(tool_use_id, shape.render(snapshot.result))
-        return tool_result(tool_use_id, failure_text(snapshot), error=True)
-
-    def _late_outcome(self, call_id: CallId) -> TextBlock:
-        tool_use_id = self.outstanding[call_id]
-        snapshot = self._final[call_id]
-        self.calls.record(self.session_id, _history_call(snapshot, tool_use_id))
-        shape = self._shape_after(snapshot)
-        self._forget(call_id)
-        if snapshot.status is CallStatus.COMPLETED:
-            outcome = "result: " + shape.render(snapshot.result)
-        else:
-            outcome = "error: " + failure_text(snapshot)
-        return text_block(outcome_text(tool_use_id, snapshot.tool_name, snapshot.status, outcome))
-
-    def _shape_after(self, snapshot: CallSnapshot) -> Decorations:
-        """The call's decorations; a completed cacheable result is remembered."""
-        shape = self._decorations.pop(snapshot.call_id, NO_DECORATIONS)
-        if shape.cache_key is not None and snapshot.status is CallStatus.COMPLETED:
-            self._cache[shape.cache_key] = snapshot.result
-        return shape
-
     # ------------------------------------------------------------------ plumbing
 
     def _awaited(self) -> list[CallId]:
         batch = self._batch
         return [*self.outstanding, *(batch.waits if batch is not None else ())]
-
-    def _forget(self, call_id: CallId) -> None:
-        self.outstanding.pop(call_id, None)
-        self._final.pop(call_id, None)
-        self._running.discard(call_id)
-        self._deferred.discard(call_id)
-        self._tokens.pop(call_id, None)
 
     def _append(self, message: Message) -> None:
         self.history.append(message)
@@ -507,14 +436,3 @@ class TurnMachine:
         if status not in allowed:
             raise AssertionError(f"turn cannot move from {self.status} to {status}")
         self.status = status
-
-
-def failure_text(snapshot: CallSnapshot) -> str:
-    if snapshot.error is None:
-        return snapshot.status.value
-    return f"{snapshot.status.value} ({snapshot.error.kind.value}): {snapshot.error.message}"
-
-
-def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:
-    result = snapshot.result if snapshot.status is CallStatus.COMPLETED else failure_text(snapshot)
-    return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, snapshot.status, result)
