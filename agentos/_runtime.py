@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import heapq
 import json
 import math
 import threading
@@ -78,6 +77,7 @@ from components import (
     SessionConfig,
     SessionId,
     SessionState,
+    SessionStatus,
     SetSessionCap,
     StatusQuery,
     SubmitCall,
@@ -447,22 +447,13 @@ class Runtime:
 
         deadline = None if timeout is None else self._clock.monotonic() + timeout
         waiter = Waiter(entity, deadline, release)
-        waiters = self._ctx.waiters
-        waiters.by_entity.setdefault(entity, []).append(waiter)
+        self._ctx.waiters.add(waiter)
         if deadline is not None:
-            waiters.seq += 1
-            heapq.heappush(waiters.deadlines, (deadline, waiters.seq, waiter))
             self._notify()
         try:
             await released.wait()
         finally:
-            if not waiter.released:
-                waiter.released = True
-                siblings = waiters.by_entity.get(entity)
-                if siblings is not None and waiter in siblings:
-                    siblings.remove(waiter)
-                    if not siblings:
-                        del waiters.by_entity[entity]
+            self._ctx.waiters.withdraw(waiter)
         return seen[0]
 
     def cancel(
@@ -616,7 +607,8 @@ class Runtime:
     def update_session(self, session_id: str, *, status: str, requests: int, errors: int) -> None:
         """Record what a session is doing on its entity (applied by the next tick)."""
         if not self._closed:
-            self._post(UpdateSession(SessionId(session_id), status, requests, errors))
+            update = UpdateSession(SessionId(session_id), SessionStatus(status), requests, errors)
+            self._post(update)
 
     def session(self, session_id: str) -> SessionSnapshot:
         """The session entity; LookupError if it was never opened."""
@@ -770,7 +762,7 @@ class Runtime:
             ready_sessions=len(ctx.queues.ring),
             nested_admissions=ctx.queues.nested_admissions,
             inbox_length=len(ctx.inbox),
-            waiters=sum(len(items) for items in ctx.waiters.by_entity.values()),
+            waiters=ctx.waiters.count(),
             sessions=len(ctx.index.by_session),
             subscribers=sum(len(items) for items in self._subscribers.values()),
             events_dropped=self._events_dropped,
@@ -848,15 +840,11 @@ class Runtime:
             self._notify()
 
     def _next_deadline(self) -> float | None:
-        calls = self._ctx.deadlines.heap
-        waiters = self._ctx.waiters.deadlines
-        if calls and waiters:
-            return min(calls[0][0], waiters[0][0])
-        if calls:
-            return calls[0][0]
-        if waiters:
-            return waiters[0][0]
-        return None
+        calls = self._ctx.deadlines.next_due()
+        waiters = self._ctx.waiters.next_due()
+        if calls is None:
+            return waiters
+        return calls if waiters is None else min(calls, waiters)
 
     def _tick(self) -> None:
         """Apply up to ``messages_per_tick`` inbox messages, run the phases, perform the effects.
