@@ -59,6 +59,8 @@ class Work:
         max_result_chars: int | None,
     ) -> None:
         self._kernel = kernel
+        self._post = kernel.post
+        self._wall = kernel.clock.wall
         self._listened = kernel.listeners.callbacks
         self._tools = tools
         self._runners = runners
@@ -130,8 +132,7 @@ class Work:
         tool = self._tools[config.tool_name]
         args = esper.component_for_entity(entity, ToolCallArgs).value
         threaded = config.runner is None and not tool.is_async
-        kernel = self._kernel
-        context = ToolContext(entity, config, kernel.post, kernel.clock.wall, threaded=threaded)
+        context = ToolContext(entity, config, self._post, self._wall, threaded=threaded)
         self.running[entity] = context
         context._handle = self.group.start_soon(self._run, entity, config, tool, args, context)
 
@@ -207,7 +208,7 @@ class Work:
         if config.session_id in self._listened and not kernel.closed:
             await kernel.report_here(config.session_id, report)
         else:
-            kernel.post(report)
+            self._post(report)
 
     async def _attempt(
         self,

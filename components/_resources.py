@@ -328,6 +328,13 @@ class Limits:
     def session_cap(self, session: SessionId) -> int:
         return self.session_caps.get(session, self.max_running_per_session)
 
+    def set_session_cap(self, session: SessionId, cap: int | None) -> None:
+        """Give the session a cap of its own (None: back to the default)."""
+        if cap is None:
+            self.session_caps.pop(session, None)
+        else:
+            self.session_caps[session] = cap
+
 
 @dataclass(slots=True)
 class TickStats:

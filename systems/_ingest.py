@@ -127,15 +127,11 @@ class IngestSystem(esper.Processor):
     @staticmethod
     def _set_session_cap(ctx: TickContext, message: SetSessionCap) -> None:
         """A raised cap admits the session's queued calls in this very tick."""
-        caps = ctx.limits.session_caps
-        if message.cap is None:
-            caps.pop(message.session_id, None)
-        else:
-            caps[message.session_id] = message.cap
+        ctx.limits.set_session_cap(message.session_id, message.cap)
         ctx.queues.rejoin(message.session_id, ctx.limits.session_cap(message.session_id))
 
     def _close_session(self, ctx: TickContext, message: CloseSession) -> None:
-        ctx.limits.session_caps.pop(message.session_id, None)
+        ctx.limits.set_session_cap(message.session_id, None)
         entity = ctx.sessions.remove(message.session_id)
         if entity is not None:
             esper.delete_entity(entity, immediate=True)
