@@ -15,6 +15,7 @@ from components import (
     Json,
     JsonObject,
     SessionId,
+    SessionStatus,
     ToolCallConfig,
     ToolCallProgress,
     ToolCallState,
@@ -104,7 +105,7 @@ class SessionSnapshot:
     agent: str
     model: str
     parent_session_id: SessionId | None
-    status: str
+    status: SessionStatus
     requests: int
     errors: int
     opened_at: float

@@ -8,7 +8,6 @@ actions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
 from agentos._agent_config import Disposition
 from agentos._decorations import NO_DECORATIONS, Decorations
@@ -16,22 +15,7 @@ from agentos._provider import Block
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import ToolResultBlock
 from components import CallId, CallStatus
-
-
-class SessionStatus(StrEnum):
-    """What a session is doing: its own status, not its calls'."""
-
-    IDLE = "idle"
-    REQUESTING = "requesting"
-    """Waiting for the model (or for the calls it just made to be submitted)."""
-    WAITING = "waiting"
-    """Waiting for its calls, as the disposition and yield strategy say."""
-    WAITING_EXTERNAL = "waiting_external"
-    """Waiting only for deferred calls: someone outside must complete them."""
-    STOPPED = "stopped"
-    FAILED = "failed"
-    """Ended by a bug in agentos or a provider; ``Session.errors`` says which."""
-
+from components import SessionStatus as SessionStatus
 
 TURN_TRANSITIONS: dict[SessionStatus, frozenset[SessionStatus]] = {
     SessionStatus.IDLE: frozenset({SessionStatus.REQUESTING, SessionStatus.STOPPED}),

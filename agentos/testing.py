@@ -118,15 +118,14 @@ async def settle(runtime: Runtime, max_rounds: int = 10_000) -> None:
     """
     for _ in range(max_rounds):
         await anyio.lowlevel.checkpoint()
-        if runtime._ctx.inbox:
-            runtime._flush()
+        if runtime.flush():  # the inbox held something: it is applied now
             continue
-        if runtime._interrupts:  # cancels not yet delivered to their tasks
+        if runtime.pending_work():  # cancels not yet delivered to their tasks
             continue
         blocked = _all_tasks_blocked()
         if blocked is None:
             await anyio.wait_all_tasks_blocked()
-            if not runtime._ctx.inbox:
+            if not runtime.pending_work():
                 return
         elif blocked:
             # Hand the GIL to worker threads (a store's, a sync tool's): a test that

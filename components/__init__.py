@@ -44,6 +44,7 @@ from components._status import (
     STORED_STATUSES,
     TRANSITIONS,
     CallStatus,
+    SessionStatus,
     can_transition,
 )
 from components._tool_call import (
@@ -100,6 +101,7 @@ __all__ = [
     "SessionId",
     "SessionIndex",
     "SessionState",
+    "SessionStatus",
     "SetSessionCap",
     "StatusQuery",
     "SubmitCall",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from components._ids import CallId, Entity, SessionId
 from components._json import Json
 from components._session import SessionConfig
-from components._status import CallStatus
+from components._status import CallStatus, SessionStatus
 from components._tool_call import CallError, ProgressKind, ToolCallConfig
 
 
@@ -82,7 +82,7 @@ class CloseSession:
 @dataclass(slots=True)
 class UpdateSession:
     session_id: SessionId
-    status: str
+    status: SessionStatus
     requests: int
     errors: int
 

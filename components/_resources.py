@@ -16,7 +16,7 @@ from typing import Any
 from components._ids import CallId, Entity, SessionId
 from components._messages import InboxMessage, StatusQuery
 from components._status import CallStatus
-from components._tool_call import CallError, ToolCallProgress
+from components._tool_call import CallError, ToolCallConfig, ToolCallProgress
 
 
 class CallEventKind(StrEnum):
@@ -57,12 +57,56 @@ class CallIndex:
         default_factory=lambda: dict.fromkeys(CallStatus, 0)
     )
 
+    def add(self, entity: Entity, config: ToolCallConfig) -> None:
+        """Index a new call (it starts ``pending``)."""
+        self.by_id[config.call_id] = entity
+        session_calls = self.by_session.get(config.session_id)
+        if session_calls is None:
+            session_calls = self.by_session[config.session_id] = {}
+        session_calls[config.call_id] = entity
+        if config.provider_call_id is not None:
+            key = (config.session_id, config.provider_call_id)
+            same_id = self.by_provider.get(key)
+            if same_id is None:
+                self.by_provider[key] = [entity]
+            else:
+                same_id.append(entity)
+        self.status_counts[CallStatus.PENDING] += 1
+
+    def moved(self, old: CallStatus, new: CallStatus) -> None:
+        """Count a call's move from ``old`` to ``new``."""
+        counts = self.status_counts
+        counts[old] -= 1
+        counts[new] += 1
+
+    def remove(self, entity: Entity, config: ToolCallConfig, status: CallStatus) -> None:
+        """Drop a call that leaves the world from every lookup and count."""
+        self.status_counts[status] -= 1
+        del self.by_id[config.call_id]
+        session_calls = self.by_session[config.session_id]
+        del session_calls[config.call_id]
+        if not session_calls:
+            del self.by_session[config.session_id]
+        if config.provider_call_id is not None:
+            key = (config.session_id, config.provider_call_id)
+            same_id = self.by_provider[key]
+            same_id.remove(entity)
+            if not same_id:
+                del self.by_provider[key]
+
 
 @dataclass(slots=True)
 class SessionIndex:
     """Session entities by session id."""
 
     by_id: dict[SessionId, Entity] = field(default_factory=dict)
+
+    def add(self, session: SessionId, entity: Entity) -> None:
+        self.by_id[session] = entity
+
+    def remove(self, session: SessionId) -> Entity | None:
+        """Forget the session; returns its entity if it had one."""
+        return self.by_id.pop(session, None)
 
 
 @dataclass(slots=True)
@@ -71,6 +115,8 @@ class SchedulerQueues:
 
     ``ring`` holds each session that has pending calls and a free slot exactly
     once; a session at its cap leaves the ring and rejoins when a call ends.
+    ``pending`` holds only sessions with a non-empty queue. Cancelled calls
+    stay queued until they reach the front (the scheduler skips them).
     """
 
     pending: dict[SessionId, deque[Entity]] = field(default_factory=dict)
@@ -94,6 +140,54 @@ class SchedulerQueues:
             self.ring.append(session)
             self.in_ring.add(session)
 
+    def enqueue(self, session: SessionId, entity: Entity, cap: int) -> None:
+        """Queue a pending call at the back of its session's queue."""
+        waiting = self.pending.get(session)
+        if waiting is None:
+            waiting = self.pending[session] = deque()
+        waiting.append(entity)
+        self.rejoin(session, cap)
+
+    def next_ready(self) -> SessionId:
+        """Take the session at the ring's head (the ring must not be empty)."""
+        session = self.ring.popleft()
+        self.in_ring.discard(session)
+        return session
+
+    def keep_turn(self, session: SessionId) -> None:
+        """Put a session just taken back at the ring's head: it goes first next tick."""
+        self.ring.appendleft(session)
+        self.in_ring.add(session)
+
+    def pop_pending(self, session: SessionId) -> Entity | None:
+        """The next queued call of the session (maybe since cancelled), or None."""
+        waiting = self.pending.get(session)
+        if waiting is None:
+            return None
+        entity = waiting.popleft()
+        if not waiting:
+            del self.pending[session]
+        return entity
+
+    def take_slot(self, entity: Entity, session: SessionId) -> None:
+        """Count ``entity`` as running in ``session``."""
+        self.running_total += 1
+        if self.running_total > self.peak_running:
+            self.peak_running = self.running_total
+        self.running_by_session[session] = self.running_by_session.get(session, 0) + 1
+        self.slot_holders.add(entity)
+
+    def release_slot(self, entity: Entity, session: SessionId, cap: int) -> None:
+        """Free the slot ``entity`` holds (it must hold one); its session may rejoin."""
+        self.slot_holders.discard(entity)
+        self.running_total -= 1
+        left = self.running_by_session[session] - 1
+        if left:
+            self.running_by_session[session] = left
+        else:
+            del self.running_by_session[session]
+        self.rejoin(session, cap)
+
 
 class DeadlineKind(StrEnum):
     HARD = "hard"
@@ -112,7 +206,16 @@ class Deadlines:
         self.seq += 1
         heapq.heappush(self.heap, (when, self.seq, entity, kind))
 
+    def pop_due(self, now: float) -> tuple[Entity, DeadlineKind] | None:
+        """The earliest deadline at or before ``now``, taken off the heap; None if none is due."""
+        heap = self.heap
+        if heap and heap[0][0] <= now:
+            _, _, entity, kind = heapq.heappop(heap)
+            return entity, kind
+        return None
+
     def next_due(self) -> float | None:
+        """When the earliest deadline comes due (stale or not); None if there is none."""
         return self.heap[0][0] if self.heap else None
 
 
@@ -129,9 +232,64 @@ class Waiter:
 
 @dataclass(slots=True)
 class Waiters:
+    """Waiters by call, and a min-heap of their deadlines.
+
+    A waiter is in ``by_entity`` until it is released or withdrawn; heap
+    entries of waiters that left are skipped when they come due.
+    """
+
     by_entity: dict[Entity, list[Waiter]] = field(default_factory=dict)
     deadlines: list[tuple[float, int, Waiter]] = field(default_factory=list)
     seq: int = 0
+
+    def add(self, waiter: Waiter) -> None:
+        self.by_entity.setdefault(waiter.entity, []).append(waiter)
+        if waiter.deadline is not None:
+            self.seq += 1
+            heapq.heappush(self.deadlines, (waiter.deadline, self.seq, waiter))
+
+    def withdraw(self, waiter: Waiter) -> None:
+        """The waiter stops waiting on its own (cancelled); a released one is left as it is."""
+        if waiter.released:
+            return
+        waiter.released = True
+        self._drop(waiter)
+
+    def release_call(self, entity: Entity) -> list[Waiter]:
+        """Mark and return the call's waiters: it turned final."""
+        released = self.by_entity.pop(entity, None)
+        if released is None:
+            return []
+        for waiter in released:
+            waiter.released = True
+        return released
+
+    def pop_due(self, now: float) -> Waiter | None:
+        """Mark, remove and return a waiter whose deadline passed; None when none is due."""
+        due = self.deadlines
+        while due and due[0][0] <= now:
+            _, _, waiter = heapq.heappop(due)
+            if waiter.released:
+                continue
+            waiter.released = True
+            waiter.timed_out = True
+            self._drop(waiter)
+            return waiter
+        return None
+
+    def next_due(self) -> float | None:
+        """When the earliest waiter deadline comes due (None if there is none)."""
+        return self.deadlines[0][0] if self.deadlines else None
+
+    def count(self) -> int:
+        return sum(len(items) for items in self.by_entity.values())
+
+    def _drop(self, waiter: Waiter) -> None:
+        siblings = self.by_entity.get(waiter.entity)
+        if siblings is not None and waiter in siblings:
+            siblings.remove(waiter)
+            if not siblings:
+                del self.by_entity[waiter.entity]
 
 
 @dataclass(slots=True)
@@ -169,6 +327,13 @@ class Limits:
 
     def session_cap(self, session: SessionId) -> int:
         return self.session_caps.get(session, self.max_running_per_session)
+
+    def set_session_cap(self, session: SessionId, cap: int | None) -> None:
+        """Give the session a cap of its own (None: back to the default)."""
+        if cap is None:
+            self.session_caps.pop(session, None)
+        else:
+            self.session_caps[session] = cap
 
 
 @dataclass(slots=True)

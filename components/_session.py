@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components._ids import SessionId
+from components._status import SessionStatus
 
 
 @dataclass(slots=True, frozen=True)
@@ -21,7 +22,7 @@ class SessionConfig:
 class SessionState:
     """What the session is doing; written by ticks from ``UpdateSession`` messages."""
 
-    status: str = "idle"
+    status: SessionStatus = SessionStatus.IDLE
     requests: int = 0
     errors: int = 0
     opened_at: float = 0.0

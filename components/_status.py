@@ -1,7 +1,9 @@
-"""The one status vocabulary and the one transition table.
+"""The status vocabularies: a call's (with its one transition table) and a session's.
 
 Stored statuses are the five a call can hold; ``orphaned`` is only ever
 reported (the history mentions a call that the world does not hold).
+A session's statuses are its turn machine's (``agentos._turn``), which owns
+their transitions.
 """
 
 from __future__ import annotations
@@ -54,3 +56,18 @@ TRANSITIONS: dict[CallStatus, frozenset[CallStatus]] = {
 def can_transition(current: CallStatus, new: CallStatus) -> bool:
     """Whether the table allows ``current -> new``."""
     return new in TRANSITIONS[current]
+
+
+class SessionStatus(StrEnum):
+    """What a session is doing: its own status, not its calls'."""
+
+    IDLE = "idle"
+    REQUESTING = "requesting"
+    """Waiting for the model (or for the calls it just made to be submitted)."""
+    WAITING = "waiting"
+    """Waiting for its calls, as the disposition and yield strategy say."""
+    WAITING_EXTERNAL = "waiting_external"
+    """Waiting only for deferred calls: someone outside must complete them."""
+    STOPPED = "stopped"
+    FAILED = "failed"
+    """Ended by a bug in agentos or a provider; ``Session.errors`` says which."""

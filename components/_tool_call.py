@@ -34,7 +34,6 @@ class ErrorKind(StrEnum):
     INVALID_RESULT = "invalid_result"
     TIMED_OUT = "timed_out"
     CANCELLED = "cancelled"
-    SHUTDOWN = "shutdown"
 
 
 @dataclass(slots=True, frozen=True)
@@ -58,7 +57,7 @@ class TimeoutSettings:
 NO_TIMEOUTS = TimeoutSettings()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class ToolCallConfig:
     """What was asked: fixed when the call is submitted."""
 

@@ -75,20 +75,7 @@ class IngestSystem(esper.Processor):
         config = message.config
         state = ToolCallState(submitted_at=message.submitted_at)
         entity = esper.create_entity(config, state, ToolCallArgs(message.args))
-        index = ctx.index
-        index.by_id[config.call_id] = entity
-        session_calls = index.by_session.get(config.session_id)
-        if session_calls is None:
-            session_calls = index.by_session[config.session_id] = {}
-        session_calls[config.call_id] = entity
-        if config.provider_call_id is not None:
-            key = (config.session_id, config.provider_call_id)
-            same_id = index.by_provider.get(key)
-            if same_id is None:
-                index.by_provider[key] = [entity]
-            else:
-                same_id.append(entity)
-        index.status_counts[CallStatus.PENDING] += 1
+        ctx.index.add(entity, config)
         record_queued(ctx, config, state)
         if message.rejection is not None:
             transition(ctx, entity, config, state, CallStatus.FAILED, error=message.rejection)
@@ -135,21 +122,17 @@ class IngestSystem(esper.Processor):
         if session_id in ctx.sessions.by_id:
             return
         state = SessionState(opened_at=ctx.wall, updated_at=ctx.wall)
-        ctx.sessions.by_id[session_id] = esper.create_entity(message.config, state)
+        ctx.sessions.add(session_id, esper.create_entity(message.config, state))
 
     @staticmethod
     def _set_session_cap(ctx: TickContext, message: SetSessionCap) -> None:
         """A raised cap admits the session's queued calls in this very tick."""
-        caps = ctx.limits.session_caps
-        if message.cap is None:
-            caps.pop(message.session_id, None)
-        else:
-            caps[message.session_id] = message.cap
+        ctx.limits.set_session_cap(message.session_id, message.cap)
         ctx.queues.rejoin(message.session_id, ctx.limits.session_cap(message.session_id))
 
     def _close_session(self, ctx: TickContext, message: CloseSession) -> None:
-        ctx.limits.session_caps.pop(message.session_id, None)
-        entity = ctx.sessions.by_id.pop(message.session_id, None)
+        ctx.limits.set_session_cap(message.session_id, None)
+        entity = ctx.sessions.remove(message.session_id)
         if entity is not None:
             esper.delete_entity(entity, immediate=True)
 

@@ -51,9 +51,7 @@ def transition(
     old = state.status
     if not can_transition(old, new):
         return False
-    counts = ctx.index.status_counts
-    counts[old] -= 1
-    counts[new] += 1
+    ctx.index.moved(old, new)
     state.status = new
     state.version += 1
     if new is CallStatus.RUNNING:
@@ -91,15 +89,8 @@ def _on_final(
 ) -> None:
     queues = ctx.queues
     if entity in queues.slot_holders:
-        queues.slot_holders.discard(entity)
-        queues.running_total -= 1
         session = config.session_id
-        left = queues.running_by_session[session] - 1
-        if left:
-            queues.running_by_session[session] = left
-        else:
-            del queues.running_by_session[session]
-        queues.rejoin(session, ctx.limits.session_cap(session))
+        queues.release_slot(entity, session, ctx.limits.session_cap(session))
     if stop_work and old is CallStatus.RUNNING:
         ctx.effects.cancel.append(entity)
     ctx.finalized.append(entity)

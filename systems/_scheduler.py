@@ -12,14 +12,11 @@ until the counts are back under the caps.
 
 from __future__ import annotations
 
-from collections import deque
-
 import esper
 
 from components import (
     CallStatus,
     Entity,
-    SessionId,
     TickContext,
     ToolCallConfig,
     ToolCallState,
@@ -34,16 +31,13 @@ class SchedulerSystem(esper.Processor):
         queues = ctx.queues
         for entity in ctx.submitted:
             config = esper.component_for_entity(entity, ToolCallConfig)
+            session = config.session_id
             if self._parent_is_running(ctx, config):
                 queues.nested_admissions += 1
-                _take_slot(ctx, entity, config.session_id)
+                queues.take_slot(entity, session)
+                ctx.admitted.append(entity)
                 continue
-            session = config.session_id
-            waiting = queues.pending.get(session)
-            if waiting is None:
-                waiting = queues.pending[session] = deque()
-            waiting.append(entity)
-            queues.rejoin(session, ctx.limits.session_cap(session))
+            queues.enqueue(session, entity, ctx.limits.session_cap(session))
         ctx.submitted.clear()
         if ctx.admit:
             self._admit(ctx)
@@ -64,15 +58,12 @@ class SchedulerSystem(esper.Processor):
         max_running = ctx.limits.max_running
         skips = SKIPS_PER_TICK
         while queues.ring and queues.running_total < max_running and skips > 0:
-            session = queues.ring.popleft()
-            queues.in_ring.discard(session)
+            session = queues.next_ready()
             cap = ctx.limits.session_cap(session)
             if queues.running_by_session.get(session, 0) >= cap:
                 continue  # over its cap through nested calls: rejoins when one ends
-            waiting = queues.pending[session]
             entity: Entity | None = None
-            while waiting:
-                candidate = waiting.popleft()
+            while (candidate := queues.pop_pending(session)) is not None:
                 # Cancelled while queued (and maybe already forgotten): skip it.
                 state = esper.try_component(candidate, ToolCallState)
                 if state is not None and state.status is CallStatus.PENDING:
@@ -82,26 +73,10 @@ class SchedulerSystem(esper.Processor):
                 if not skips:
                     break
             if entity is None:
-                if waiting:  # out of skips for this tick: the session keeps its turn
-                    queues.ring.appendleft(session)
-                    queues.in_ring.add(session)
+                if session in queues.pending:  # out of skips: the session keeps its turn
+                    queues.keep_turn(session)
                     break
-                del queues.pending[session]
                 continue
-            _take_slot(ctx, entity, session)
-            if not waiting:
-                del queues.pending[session]
-            else:
-                queues.rejoin(session, cap)
-
-
-def _take_slot(ctx: TickContext, entity: Entity, session: SessionId) -> None:
-    """Count ``entity`` as running and admit it."""
-    queues = ctx.queues
-    queues.running_total += 1
-    if queues.running_total > queues.peak_running:
-        queues.peak_running = queues.running_total
-    running = queues.running_by_session.get(session, 0) + 1
-    queues.running_by_session[session] = running
-    queues.slot_holders.add(entity)
-    ctx.admitted.append(entity)
+            queues.take_slot(entity, session)
+            ctx.admitted.append(entity)
+            queues.rejoin(session, cap)

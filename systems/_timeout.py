@@ -9,8 +9,6 @@ make one long tick.
 
 from __future__ import annotations
 
-import heapq
-
 import esper
 
 from components import (
@@ -28,12 +26,12 @@ from systems._lifecycle import record_overdue, transition
 
 class TimeoutSystem(esper.Processor):
     def process(self, ctx: TickContext) -> None:
-        heap = ctx.deadlines.heap
+        deadlines = ctx.deadlines
         now = ctx.now
         budget = ctx.limits.deadlines_per_tick
-        while heap and heap[0][0] <= now and budget:
+        while budget and (due := deadlines.pop_due(now)) is not None:
             budget -= 1
-            _, _, entity, kind = heapq.heappop(heap)
+            entity, kind = due
             components = esper.try_components(entity, ToolCallConfig, ToolCallState)
             if components is None:
                 continue
@@ -60,20 +58,8 @@ class TimeoutSystem(esper.Processor):
     @staticmethod
     def _forget(ctx: TickContext, entity: Entity, config: ToolCallConfig) -> None:
         """Retention ran out: the call leaves the world and every index."""
-        index = ctx.index
         state = esper.component_for_entity(entity, ToolCallState)
-        index.status_counts[state.status] -= 1
-        del index.by_id[config.call_id]
-        session_calls = index.by_session[config.session_id]
-        del session_calls[config.call_id]
-        if not session_calls:
-            del index.by_session[config.session_id]
-        if config.provider_call_id is not None:
-            key = (config.session_id, config.provider_call_id)
-            same_id = index.by_provider[key]
-            same_id.remove(entity)
-            if not same_id:
-                del index.by_provider[key]
+        ctx.index.remove(entity, config, state.status)
         esper.delete_entity(entity, immediate=True)
         ctx.effects.forget.append(entity)
         ctx.stats.calls_forgotten += 1
