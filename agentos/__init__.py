@@ -212,10 +212,15 @@ def _claim(value: object) -> None:
     if inspect.isclass(value):
         # get_type_hints reads a class's string annotations in the namespace of its
         # ``__module__``: evaluate them where they were written, while it still is.
+        # (One that cannot be evaluated stays a string; tests/test_public_surface.py says so.)
         own = inspect.get_annotations(value)
         if own and any(isinstance(hint, str) for hint in own.values()):
-            hints = typing.get_type_hints(value, include_extras=True)
-            value.__annotations__ = {name: hints[name] for name in own}
+            try:
+                hints = typing.get_type_hints(value, include_extras=True)
+            except (NameError, TypeError):
+                pass
+            else:
+                value.__annotations__ = {name: hints[name] for name in own}
     value.__module__ = "agentos"
 
 
