@@ -4,6 +4,8 @@ Every tool call is an entity in an esper world; systems move calls through
 their life each tick. This module re-exports the public API.
 """
 
+import inspect
+import typing
 from typing import TYPE_CHECKING, Any
 
 from agentos._agent_config import (
@@ -48,6 +50,8 @@ from agentos._host import Host, SessionSummary
 from agentos._isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
 from agentos._process import ProcessResult, run_process
 from agentos._provider import (
+    Block,
+    Message,
     ModelRequest,
     ModelResponse,
     Provider,
@@ -56,7 +60,13 @@ from agentos._provider import (
 from agentos._runtime import DEFAULT_SESSION, Runtime
 from agentos._scope import Caller, Scope, SessionLineage
 from agentos._session import Session
-from agentos._snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, RuntimeStatistics
+from agentos._snapshot import (
+    CallSnapshot,
+    CancelOutcome,
+    CompleteOutcome,
+    RuntimeStatistics,
+    SessionSnapshot,
+)
 from agentos._sqlite_store import SqliteStore
 from agentos._store import (
     Completion,
@@ -64,6 +74,7 @@ from agentos._store import (
     StoredSession,
     StoredToken,
 )
+from agentos._tokens import ContinuationTokens, TokenRecord
 from agentos._toolbox import (
     CAPABILITIES,
     MAX_WAIT_SECONDS,
@@ -71,7 +82,7 @@ from agentos._toolbox import (
     SystemToolbox,
 )
 from agentos._tools import Tool, ToolFailure, tool
-from agentos._transcript import PLACEHOLDER_KEY
+from agentos._transcript import PLACEHOLDER_KEY, ToolResultBlock
 from agentos._turn_events import SessionStatus
 from components import (
     CallError,
@@ -79,10 +90,14 @@ from components import (
     CallEventKind,
     CallId,
     CallStatus,
+    ConversationId,
     ErrorKind,
+    Json,
+    JsonObject,
     ProgressKind,
     SessionId,
     ToolCallProgress,
+    TurnId,
 )
 
 __all__ = [
@@ -93,6 +108,7 @@ __all__ = [
     "AgentConfig",
     "AgentOSError",
     "AnthropicProvider",
+    "Block",
     "CallCancelled",
     "CallError",
     "CallEvent",
@@ -107,6 +123,8 @@ __all__ = [
     "CompleteOutcome",
     "Completion",
     "ContextView",
+    "ContinuationTokens",
+    "ConversationId",
     "Decorate",
     "Decorator",
     "Disposition",
@@ -118,8 +136,11 @@ __all__ = [
     "Host",
     "IsolatedCall",
     "IsolatedRunner",
+    "Json",
+    "JsonObject",
     "LocalProcessRunner",
     "ManualClock",
+    "Message",
     "MessageHistory",
     "ModelRequest",
     "ModelResponse",
@@ -140,6 +161,7 @@ __all__ = [
     "SessionId",
     "SessionInUseError",
     "SessionLineage",
+    "SessionSnapshot",
     "SessionStatus",
     "SessionStore",
     "SessionSummary",
@@ -149,14 +171,17 @@ __all__ = [
     "StoredToken",
     "SystemClock",
     "SystemToolbox",
+    "TokenRecord",
     "Tool",
     "ToolCallProgress",
     "ToolContext",
     "ToolDefinitionError",
     "ToolFailure",
     "ToolPolicy",
+    "ToolResultBlock",
     "ToolboxError",
     "TranscriptView",
+    "TurnId",
     "UnknownCallError",
     "UnknownSessionError",
     "UsageError",
@@ -174,10 +199,42 @@ if TYPE_CHECKING:
     from agentos._anthropic import AnthropicProvider
 
 
+def _claim(value: object) -> None:
+    """Name ``agentos`` as the home of a public class or function defined in our packages.
+
+    Tracebacks, reprs and docs then show ``agentos.Runtime`` rather than the private
+    module it lives in today; pickling finds it there too.
+    """
+    if not (inspect.isclass(value) or inspect.isfunction(value)):
+        return
+    if value.__module__.partition(".")[0] not in ("agentos", "components"):
+        return
+    if inspect.isclass(value):
+        # get_type_hints reads a class's string annotations in the namespace of its
+        # ``__module__``: evaluate them where they were written, while it still is.
+        # (One that cannot be evaluated stays a string; tests/test_public_surface.py says so.)
+        own = inspect.get_annotations(value)
+        if own and any(isinstance(hint, str) for hint in own.values()):
+            try:
+                hints = typing.get_type_hints(value, include_extras=True)
+            except (NameError, TypeError):
+                pass
+            else:
+                value.__annotations__ = {name: hints[name] for name in own}
+    value.__module__ = "agentos"
+
+
+for _name in __all__:
+    if _name != "AnthropicProvider":
+        _claim(globals()[_name])
+del _name
+
+
 def __getattr__(name: str) -> Any:
     """``AnthropicProvider`` is imported on first use: the SDK takes a second to import."""
     if name == "AnthropicProvider":
         from agentos._anthropic import AnthropicProvider
 
+        _claim(AnthropicProvider)
         return AnthropicProvider
     raise AttributeError(f"module 'agentos' has no attribute {name!r}")

@@ -1,8 +1,12 @@
-"""Helpers for testing code built on agentos: a tool the test drives, and settling.
+"""Helpers for testing code built on agentos: a tool the test drives, settling, scripts.
 
 ``Puppet`` is a tool whose calls do exactly what the test tells them, when it
 tells them: report progress, complete or fail; until told, they wait (and
 honour cancellation). ``settle`` lets the runtime apply everything queued.
+
+For scripted models (``agentos.ScriptedProvider``): ``text`` and ``tool_calls``
+build a reply; ``last_user_text`` and ``last_tool_results`` read the request
+the model is answering; ``blocks_of`` reads any message as a list of blocks.
 """
 
 from __future__ import annotations
@@ -17,8 +21,26 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 from agentos._context import ToolContext
+from agentos._provider import last_tool_results, last_user_text, text, tool_calls
 from agentos._runtime import Runtime
 from agentos._tools import Tool, tool
+from agentos._transcript import blocks_of
+
+__all__ = [
+    "Puppet",
+    "PuppetCall",
+    "PuppetInput",
+    "blocks_of",
+    "last_tool_results",
+    "last_user_text",
+    "settle",
+    "text",
+    "tool_calls",
+]
+
+for _helper in (blocks_of, last_tool_results, last_user_text, text, tool_calls):
+    _helper.__module__ = __name__  # documented here, wherever they are written
+del _helper
 
 
 class PuppetInput(BaseModel):

@@ -34,8 +34,16 @@ from typing import Any
 import anyio
 
 import agentos
-from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, Session, ToolContext
-from agentos._sqlite_store import SqliteStore
+from agentos import (
+    AgentConfig,
+    Host,
+    ModelRequest,
+    ModelResponse,
+    Runtime,
+    Session,
+    SqliteStore,
+    ToolContext,
+)
 from benchmarks._common import Empty, Figures, emit, percentile, quiet_logs, settled_rss
 
 SESSIONS = 1_000

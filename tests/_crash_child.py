@@ -13,11 +13,18 @@ import anyio
 import structlog
 from pydantic import BaseModel
 
-from agentos import AgentConfig, Runtime, ScriptedProvider, tool
-from agentos._agent_config import Disposition, ToolPolicy, YieldOnTimeout
-from agentos._host import Host
-from agentos._provider import last_tool_results, last_user_text, text, tool_calls
-from agentos._sqlite_store import SqliteStore
+from agentos import (
+    AgentConfig,
+    Disposition,
+    Host,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+    ToolPolicy,
+    YieldOnTimeout,
+    tool,
+)
+from agentos.testing import last_tool_results, last_user_text, text, tool_calls
 
 
 class Empty(BaseModel):

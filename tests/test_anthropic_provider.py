@@ -21,10 +21,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import AgentConfig, Host, Runtime, tool
-from agentos._anthropic import AnthropicProvider
-from agentos._errors import ProviderError
-from agentos._provider import ModelRequest
+from agentos import AgentConfig, AnthropicProvider, Host, ModelRequest, ProviderError, Runtime, tool
 
 pytestmark = pytest.mark.anyio
 

@@ -17,10 +17,8 @@ from pathlib import Path
 
 import anyio
 
-from agentos import Caller, Runtime, ScriptedProvider
-from agentos._host import Host
-from agentos._provider import text
-from agentos._sqlite_store import SqliteStore
+from agentos import Caller, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos.testing import text
 from tests._crash_child import approve, quick, slow
 from tests.test_sessions import assert_valid_transcript
 

@@ -26,13 +26,13 @@ from agentos import (
     ErrorKind,
     Host,
     ManualClock,
+    ModelRequest,
     Runtime,
     ScriptedProvider,
     ToolContext,
     tool,
 )
-from agentos._provider import ModelRequest, last_tool_results, last_user_text, text, tool_calls
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 

@@ -35,9 +35,7 @@ from agentos import (
     YieldOnTimeout,
     tool,
 )
-from agentos._provider import last_user_text, text, tool_calls
-from agentos._sqlite_store import MIGRATIONS, default_path
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests.test_cli import ROOT, agentos, env, quick_agent  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
@@ -262,12 +260,45 @@ async def test_store_writes_name_the_version_they_expect(tmp_path: Path) -> None
         assert (stored_b.status, stored_b.version) == ("stopped", version_b + 2)
 
 
+SCHEMA_BEFORE_LEASES = """
+    CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        config TEXT NOT NULL,
+        status TEXT NOT NULL,
+        parent_session_id TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE messages (
+        session_id TEXT NOT NULL REFERENCES sessions(session_id),
+        seq INTEGER NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE tokens (
+        token TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        provider_call_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        tool_input TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        expires_at REAL,
+        completed_at REAL,
+        result TEXT,
+        error TEXT
+    );
+    CREATE INDEX tokens_by_session ON tokens(session_id);
+"""
+"""Schema version 1, as a file written before leases holds it."""
+
+
 async def test_a_database_from_before_leases_is_migrated(tmp_path: Path) -> None:
     """Issue 9 item 10: the lease and the version come in a migration of their own, so a
     file written before them opens, and its sessions resume and take leases."""
     path = tmp_path / "agentos.db"
     with sqlite3.connect(path) as db:
-        db.executescript(MIGRATIONS[0])
+        db.executescript(SCHEMA_BEFORE_LEASES)
         db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
         db.execute("INSERT INTO schema_migrations VALUES (1, 1.0)")
         db.execute("INSERT INTO sessions VALUES ('old', '{}', 'idle', NULL, 1.0, 1.0)")
@@ -320,6 +351,7 @@ def test_the_default_database_is_private(monkeypatch: pytest.MonkeyPatch, tmp_pa
 
     async def write() -> dict[str, int]:
         async with await SqliteStore.open() as store:
+            assert store.path == path
             await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
             return {
                 suffix: stat.S_IMODE((await anyio.Path(f"{store.path}{suffix}").stat()).st_mode)
@@ -331,7 +363,6 @@ def test_the_default_database_is_private(monkeypatch: pytest.MonkeyPatch, tmp_pa
         modes = anyio.run(write)
     finally:
         os.umask(before)
-    assert default_path() == path
     assert modes == {"": 0o600, "-wal": 0o600, "-shm": 0o600}
     for folder in (path.parent, path.parent.parent):
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder

@@ -10,8 +10,7 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import CallStatus, ErrorKind, ManualClock, Runtime, tool
-from agentos._isolation import LocalProcessRunner
+from agentos import CallStatus, ErrorKind, LocalProcessRunner, ManualClock, Runtime, tool
 from agentos.testing import settle
 from tests._processes import alive, dies_within
 

@@ -10,13 +10,23 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import AgentConfig, Caller, ManualClock, Runtime, ScriptedProvider, SessionStatus
-from agentos._agent_config import Disposition, ToolPolicy, YieldOnTimeout
-from agentos._host import Host
-from agentos._provider import last_tool_results, last_user_text, text, tool_calls
-from agentos._sqlite_store import SqliteStore
-from agentos._store import Completion, StoredSession, StoredToken
-from agentos.testing import Puppet, settle
+from agentos import (
+    AgentConfig,
+    Caller,
+    Completion,
+    Disposition,
+    Host,
+    ManualClock,
+    Runtime,
+    ScriptedProvider,
+    SessionStatus,
+    SqliteStore,
+    StoredSession,
+    StoredToken,
+    ToolPolicy,
+    YieldOnTimeout,
+)
+from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -134,10 +144,7 @@ async def test_resume_errors(tmp_path: Path, clock: ManualClock) -> None:
             await host.resume("here")
 
 
-def test_an_unanswered_tool_use_is_repaired() -> None:
-    from agentos._history import waiting_calls
-    from agentos._transcript import repair_history
-
+async def test_an_unanswered_tool_use_is_repaired(tmp_path: Path, clock: ManualClock) -> None:
     history: list[dict[str, Any]] = [
         {"role": "user", "content": "go"},
         {
@@ -145,10 +152,18 @@ def test_an_unanswered_tool_use_is_repaired() -> None:
             "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}],
         },
     ]
-    repaired = repair_history(history)
-    assert repaired[2]["content"][0]["tool_use_id"] == "t1"
-    assert repaired[2]["content"][0]["is_error"] is True
-    assert waiting_calls(repaired) == []
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([], clock=clock) as runtime,
+        Host(runtime, script(), store=store) as host,
+    ):
+        await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0, history=(*history,)))
+        session = await host.resume("s")
+        repaired = session.history
+        assert repaired[2]["content"][0]["tool_use_id"] == "t1"
+        assert repaired[2]["content"][0]["is_error"] is True
+        assert session.outstanding() == [], "nothing is left waiting"
+        assert session.status is SessionStatus.IDLE
     assert len(history) == 2, "the input is not changed"
 
 

@@ -8,31 +8,23 @@ import anyio
 import pytest
 
 from agentos import (
+    AgentConfig,
     CallStatus,
     Completion,
+    Disposition,
+    ExecutionMode,
     Host,
     ManualClock,
+    ModelRequest,
+    ModelResponse,
     Runtime,
     ScriptedProvider,
     SessionStatus,
     SqliteStore,
-)
-from agentos._agent_config import (
-    AgentConfig,
-    Disposition,
-    ExecutionMode,
     ToolPolicy,
     YieldOnTimeout,
 )
-from agentos._provider import (
-    ModelRequest,
-    ModelResponse,
-    last_tool_results,
-    last_user_text,
-    text,
-    tool_calls,
-)
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 

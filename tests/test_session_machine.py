@@ -43,21 +43,24 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from agentos import ManualClock, Runtime
-from agentos._agent_config import (
+from agentos import (
+    PLACEHOLDER_KEY,
     AgentConfig,
     Disposition,
     ExecutionMode,
+    Host,
+    ManualClock,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Runtime,
+    Session,
     ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
     YieldWhenAllDone,
 )
-from agentos._host import Host
-from agentos._provider import Message, ModelRequest, ModelResponse, text
-from agentos._session import Session
-from agentos._transcript import PLACEHOLDER_KEY, blocks_of
-from agentos.testing import Puppet
+from agentos.testing import Puppet, blocks_of, text
 from tests._loop_thread import LoopThread, close_streams
 
 T = TypeVar("T")

@@ -8,20 +8,23 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import ManualClock, Runtime, tool
-from agentos._agent_config import AgentConfig, Disposition, ToolPolicy, YieldOnTimeout
-from agentos._context_view import TranscriptView, ViewInput
-from agentos._host import Host
-from agentos._provider import (
+from agentos import (
+    AgentConfig,
+    Disposition,
+    Host,
+    ManualClock,
     Message,
     ModelRequest,
     ModelResponse,
+    Runtime,
     ScriptedProvider,
-    last_tool_results,
-    text,
-    tool_calls,
+    ToolPolicy,
+    TranscriptView,
+    ViewInput,
+    YieldOnTimeout,
+    tool,
 )
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
 from tests.test_sessions import asks, assert_valid_transcript, has_results, wait_for
 
 pytestmark = pytest.mark.anyio

@@ -13,32 +13,32 @@ import anyio.lowlevel
 import pytest
 from pydantic import BaseModel
 
-from agentos import CallStatus, ManualClock, Runtime, SessionStatus, ToolContext, tool
-from agentos._agent_config import (
+from agentos import (
     AgentConfig,
+    CallStatus,
+    Completion,
     Decorate,
     Decorator,
     Disposition,
     ExecutionMode,
-    ToolPolicy,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-)
-from agentos._errors import ProviderError, UnknownSessionError
-from agentos._host import Host
-from agentos._isolation import LocalProcessRunner
-from agentos._provider import (
+    Host,
+    LocalProcessRunner,
+    ManualClock,
     ModelRequest,
     ModelResponse,
+    ProviderError,
+    Runtime,
     ScriptedProvider,
-    last_tool_results,
-    last_user_text,
-    text,
-    tool_calls,
+    Session,
+    SessionStatus,
+    ToolContext,
+    ToolPolicy,
+    UnknownSessionError,
+    YieldOnAnyProgress,
+    YieldOnTimeout,
+    tool,
 )
-from agentos._session import Session
-from agentos._store import Completion
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 

@@ -12,9 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentos._errors import StoreError
-from agentos._sqlite_store import SCHEMA_VERSION, SqliteStore, default_path
-from agentos._store import Completion, StoredSession, StoredToken
+from agentos import Completion, SqliteStore, StoredSession, StoredToken, StoreError
 
 pytestmark = pytest.mark.anyio
 
@@ -35,7 +33,8 @@ async def test_migrations_run_once_and_the_journal_is_wal(tmp_path: Path) -> Non
     with sqlite3.connect(path) as db:
         versions = db.execute("SELECT version FROM schema_migrations").fetchall()
         mode = db.execute("PRAGMA journal_mode").fetchone()
-    assert versions == [(v,) for v in range(1, SCHEMA_VERSION + 1)]
+    assert versions == [(v,) for v in range(1, len(versions) + 1)], "each once, in order"
+    assert len(versions) >= 2
     assert mode == ("wal",)
 
 
@@ -91,7 +90,8 @@ async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     await (await SqliteStore.open(path)).close()
     with sqlite3.connect(path) as db:
-        db.execute("INSERT INTO schema_migrations VALUES (?, 0)", (SCHEMA_VERSION + 1,))
+        newer = "SELECT MAX(version) + 1, 0 FROM schema_migrations"
+        db.execute(f"INSERT INTO schema_migrations {newer}")
     with pytest.raises(StoreError, match="newer than this agentos knows"):
         await SqliteStore.open(path)
 
@@ -124,11 +124,16 @@ async def test_someone_elses_database(tmp_path: Path) -> None:
         assert db.execute("SELECT name FROM sqlite_master").fetchall() == [("invoices",)]
 
 
-def test_the_default_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+async def test_the_default_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AGENTOS_DB", str(tmp_path / "x.db"))
-    assert default_path() == tmp_path / "x.db"
+    async with await SqliteStore.open() as store:
+        assert store.path == tmp_path / "x.db"
     monkeypatch.delenv("AGENTOS_DB")
-    assert default_path().name == "agentos.db"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the user's data directory
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # where macOS keeps it
+    async with await SqliteStore.open() as store:
+        assert store.path.name == "agentos.db"
+        assert store.path.is_relative_to(tmp_path)
 
 
 TEXT = st.text(max_size=30)

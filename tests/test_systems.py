@@ -11,6 +11,7 @@ import pytest
 from components import (
     CallError,
     CallEventKind,
+    CallId,
     CallStatus,
     CancelCall,
     CancelReply,
@@ -18,6 +19,7 @@ from components import (
     Entity,
     ErrorKind,
     Limits,
+    ProgressKind,
     ReportProgress,
     ReportResult,
     SessionId,
@@ -30,8 +32,6 @@ from components import (
     Waiter,
     new_call_id,
 )
-from components._ids import CallId
-from components._tool_call import ProgressKind
 from systems import (
     PHASES,
     DeliverySystem,

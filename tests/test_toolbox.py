@@ -25,7 +25,6 @@ from agentos import (
     SystemToolbox,
     ToolboxError,
 )
-from agentos._toolbox import _time
 from agentos.testing import Puppet, settle
 
 pytestmark = pytest.mark.anyio
@@ -564,10 +563,36 @@ def test_late_outcomes_and_cancellations_are_read_back_from_text() -> None:
     assert (b.status, b.result) == ("cancelled", "cancelled (cancelled): stalled")
 
 
+class StampClock(ManualClock):
+    """A manual clock whose wall time is set outright: it stamps progress reports."""
+
+    stamp = 0.0
+
+    def wall(self) -> float:
+        return self.stamp
+
+
 @given(
-    st.floats(min_value=0, max_value=4e9)
-    | st.integers(0, 4 * 10**15).map(lambda micros: micros / 1e6)
-    | st.integers(0, 4 * 10**9).map(lambda whole: whole + 0.9999995)
+    st.lists(
+        st.floats(min_value=0, max_value=4e9)
+        | st.integers(0, 4 * 10**15).map(lambda micros: micros / 1e6)
+        | st.integers(0, 4 * 10**9).map(lambda whole: whole + 0.9999995),
+        min_size=1,
+        max_size=20,
+    )
 )
-def test_timestamps_read_exactly_as_isoformat_writes_them(value: float) -> None:
-    assert _time(value) == datetime.fromtimestamp(value, UTC).isoformat()
+@settings(max_examples=50, deadline=None)
+def test_timestamps_read_exactly_as_isoformat_writes_them(values: list[float]) -> None:
+    async def stamps() -> list[str]:
+        clock, puppet = StampClock(), Puppet()
+        async with Runtime([puppet.tool], clock=clock) as runtime:
+            call = runtime.submit("puppet", {}, session_id="alice")
+            await settle(runtime)
+            for value in values:
+                clock.stamp = value
+                puppet.progress(call, {})
+                await settle(runtime)
+            answer = await status(SystemToolbox(runtime), ALICE, tool_call_id=call)
+            return [entry["at"] for entry in answer["progress"]]
+
+    assert anyio.run(stamps) == [datetime.fromtimestamp(v, UTC).isoformat() for v in values]

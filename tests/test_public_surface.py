@@ -1,0 +1,183 @@
+"""The public surface: what ``agentos`` and ``agentos.testing`` export, and nothing hidden.
+
+A user meets every type a public method takes or returns; each is exported, under
+its public home's name, and the tests reach agentos only through that surface.
+"""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+import re
+import typing
+from pathlib import Path
+from types import FunctionType, ModuleType
+from typing import Any, TypeGuard
+
+import pytest
+
+import agentos
+import agentos.testing
+import components
+
+ROOT = Path(__file__).resolve().parent.parent
+OURS = ("agentos", "components", "systems")
+# ``Json`` is a string at run time (a recursive alias): ``Json | X`` does not evaluate.
+ALIASES = {"Json": object, "JsonObject": dict[str, object]}
+
+
+def ours(value: object) -> TypeGuard[type[Any] | FunctionType]:
+    """A class or function written in one of our packages."""
+    if not (inspect.isclass(value) or inspect.isfunction(value)):
+        return False
+    return str(value.__module__).partition(".")[0] in OURS
+
+
+def isort_key(name: str) -> tuple[int, str]:
+    """The order ruff's RUF022 keeps: CONSTANTS, then Classes, then functions."""
+    kind = 0 if name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name
+
+
+@pytest.mark.parametrize("module", [agentos, agentos.testing], ids=lambda m: m.__name__)
+def test_all_is_sorted_without_duplicates(module: ModuleType) -> None:
+    names = list(module.__all__)
+    assert len(set(names)) == len(names)
+    assert names == sorted(names, key=isort_key)
+
+
+@pytest.mark.parametrize("module", [agentos, agentos.testing], ids=lambda m: m.__name__)
+def test_every_exported_name_exists_and_names_its_public_home(module: ModuleType) -> None:
+    for name in module.__all__:
+        value = getattr(module, name)  # AnthropicProvider: imported on first use
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert value.__module__ == module.__name__, name
+            assert value.__name__ == name
+
+
+def test_agentos_exports_every_public_class_and_function_it_holds() -> None:
+    hidden = [
+        name
+        for name, value in vars(agentos).items()
+        if not name.startswith("_") and ours(value) and name not in agentos.__all__
+    ]
+    assert hidden == []
+
+
+def test_testing_exports_every_helper_it_holds() -> None:
+    """Besides the names of agentos it uses (``Runtime``, ``tool``, ...)."""
+    hidden = [
+        name
+        for name, value in vars(agentos.testing).items()
+        if not name.startswith("_")
+        and ours(value)
+        and name not in agentos.testing.__all__
+        and name not in agentos.__all__
+    ]
+    assert hidden == []
+    assert not set(agentos.testing.__all__) & set(agentos.__all__)
+
+
+INTERNAL = {components.ToolCallConfig}  # ToolContext(config=...): only the runtime builds one
+
+
+def test_every_type_a_public_method_takes_or_returns_is_exported() -> None:
+    missing: dict[str, list[str]] = {}
+
+    def check(hint: object, where: str) -> None:
+        for arg in typing.get_args(hint):
+            check(arg, where)
+        if not ours(hint) or hint in INTERNAL:
+            return
+        if getattr(agentos, getattr(hint, "__name__", ""), None) is not hint:
+            missing.setdefault(f"{hint.__module__}.{hint.__qualname__}", []).append(where)
+
+    exported = [getattr(agentos, name) for name in agentos.__all__]
+    for cls in (value for value in exported if inspect.isclass(value)):
+        for name, hint in typing.get_type_hints(cls, localns=ALIASES).items():
+            if not name.startswith("_"):
+                check(hint, f"{cls.__name__}.{name}")
+        for name, member in vars(cls).items():
+            if name.startswith("_") and name != "__init__":
+                continue
+            function = member.fget if isinstance(member, property) else member
+            function = getattr(function, "__func__", function)  # static and class methods
+            if inspect.isfunction(function) and function.__module__ != "pydantic.main":
+                for argument, hint in typing.get_type_hints(function, localns=ALIASES).items():
+                    check(hint, f"{cls.__name__}.{name}({argument})")
+    assert missing == {}
+
+
+@pytest.mark.anyio
+async def test_every_attribute_a_public_object_holds_is_of_an_exported_type(
+    tmp_path: Path,
+) -> None:
+    """What ``__init__`` sets (``host.tokens``, ``host.toolbox``, ...) has no annotation
+    for the check above to read; look at live objects instead."""
+    async with (
+        await agentos.SqliteStore.open(tmp_path / "a.db") as store,
+        agentos.Runtime([], clock=agentos.ManualClock()) as runtime,
+        agentos.Host(runtime, agentos.ScriptedProvider(), store=store) as host,
+    ):
+        session = await host.create_session(session_id="s")
+        objects = [store, runtime, host, session, host.tokens, host.toolbox, host.lineage]
+        hidden = {
+            f"{type(owner).__name__}.{name}: {type(value).__module__}.{type(value).__name__}"
+            for owner in objects
+            for name, value in [*getattr(owner, "__dict__", {}).items(), *_properties(owner)]
+            if not name.startswith("_")
+            and ours(type(value))
+            and getattr(agentos, type(value).__name__, None) is not type(value)
+        }
+        assert hidden == set()
+        assert isinstance(host.tokens, agentos.ContinuationTokens)
+        assert isinstance(runtime.session("s"), agentos.SessionSnapshot)
+
+
+def _properties(owner: object) -> list[tuple[str, object]]:
+    return [
+        (name, getattr(owner, name))
+        for name, member in inspect.getmembers(type(owner))
+        if isinstance(member, property) and not name.startswith("_")
+    ]
+
+
+def test_claimed_classes_keep_their_type_hints_and_pickle() -> None:
+    """``__module__`` says ``agentos``; annotations written elsewhere still resolve."""
+    for name in agentos.__all__:
+        value = getattr(agentos, name)
+        if inspect.isclass(value):
+            typing.get_type_hints(value)
+            inspect.get_annotations(value, eval_str=True)
+    config = agentos.AgentConfig(
+        policy=agentos.ToolPolicy(rules={"approve": agentos.Disposition.DEFER}),
+        async_yield_strategy=agentos.YieldOnTimeout(milliseconds=5),
+    )
+    values: list[object] = [
+        config,
+        agentos.CallStatus.RUNNING,
+        agentos.SessionStatus.IDLE,
+        agentos.Completion.APPLIED,
+        agentos.UsageError("misused"),
+        agentos.StoredSession("s", {}, "idle", 1.0, 2.0),
+        agentos.tool,
+    ]
+    for value in values:
+        copy = pickle.loads(pickle.dumps(value))
+        assert type(copy) is type(value)
+        assert copy == value or isinstance(value, Exception)
+    assert agentos.AgentConfig.model_json_schema()["title"] == "AgentConfig"
+
+
+PRIVATE = re.compile(r"\b(?:agentos|components|systems)\._[a-z]")  # an import, a dotted name
+
+
+def test_no_test_reaches_into_a_private_module() -> None:
+    """Tests and benchmarks use the public packages only, so the surface is what they test."""
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in ("tests", "benchmarks")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if PRIVATE.search(path.read_text())
+    ]
+    assert offenders == []
