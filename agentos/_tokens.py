@@ -45,7 +45,7 @@ class ContinuationTokens:
         tool_name: str,
         tool_input: JsonObject,
     ) -> str:
-        token = secrets.token_urlsafe(18)
+        token = "ct_" + secrets.token_urlsafe(18)  # never "-…": a CLI would read an option
         if self._store is not None:
             now = time.time()
             expires = None if self._ttl is None else now + self._ttl

@@ -9,6 +9,7 @@ import pytest
 
 from agentos import (
     AgentConfig,
+    CallId,
     CallStatus,
     Completion,
     Disposition,
@@ -221,3 +222,18 @@ async def test_a_token_of_a_call_that_already_ended_is_never_applied(
         assert runtime.status(call.call_id).status is CallStatus.CANCELLED
         stored = await store.get_token(record.token)
         assert stored is not None and stored.completed_at is None
+
+
+async def test_a_continuation_token_never_reads_as_a_command_line_option(
+    clock: ManualClock,
+) -> None:
+    """A token starting with ``-`` (1 in 64 of urlsafe ones) made ``agentos complete``
+    read it as an option."""
+    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+        tokens = [
+            await host.tokens.issue(
+                "s", CallId(f"c{n}"), provider_call_id=f"toolu_{n}", tool_name="t", tool_input={}
+            )
+            for n in range(500)
+        ]
+    assert [t for t in tokens if not t[0].isalnum()] == []
