@@ -1,0 +1,60 @@
+"""The session turn machine, for code that drives or inspects it directly.
+
+``TurnMachine`` is pure: ``handle(event)`` changes its state and returns the
+actions an async shell performs (``Session`` is that shell). Tests and
+alternative shells use these names; an application talks to ``Session``.
+"""
+
+from agentos._turn import TurnMachine
+from agentos._turn_events import (
+    ENDED,
+    TURN_TRANSITIONS,
+    WAITING,
+    Action,
+    ArmTimer,
+    CallOverdue,
+    CallRunning,
+    CallSettled,
+    CallsSubmitted,
+    CallStarted,
+    CancelCalls,
+    CancelsDone,
+    Commit,
+    Crashed,
+    DisarmTimer,
+    Event,
+    ModelReplied,
+    SendRequest,
+    SessionStatus,
+    StopRequested,
+    SubmitCalls,
+    TimerFired,
+    UserPosted,
+)
+
+__all__ = [
+    "ENDED",
+    "TURN_TRANSITIONS",
+    "WAITING",
+    "Action",
+    "ArmTimer",
+    "CallOverdue",
+    "CallRunning",
+    "CallSettled",
+    "CallStarted",
+    "CallsSubmitted",
+    "CancelCalls",
+    "CancelsDone",
+    "Commit",
+    "Crashed",
+    "DisarmTimer",
+    "Event",
+    "ModelReplied",
+    "SendRequest",
+    "SessionStatus",
+    "StopRequested",
+    "SubmitCalls",
+    "TimerFired",
+    "TurnMachine",
+    "UserPosted",
+]
