@@ -13,7 +13,6 @@ goes out at once however busy the event loop is.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import deque
 from collections.abc import Mapping
@@ -22,24 +21,24 @@ from typing import Any
 import anyio
 from anyio.abc import TaskStatus
 
-from agentos._agent_config import AgentConfig, Disposition
+from agentos._agent_config import AgentConfig
 from agentos._context_view import ContextView, ViewInput
 from agentos._errors import (
-    ProviderError,
     SessionConflictError,
     SessionEndedError,
     StoreError,
     UnknownCallError,
 )
 from agentos._history import MessageHistory, waiting_calls
-from agentos._provider import Message, ModelRequest, ModelResponse, Provider
+from agentos._provider import Message, ModelRequest, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
+from agentos._session_calls import SessionCalls
 from agentos._snapshot import CallSnapshot
 from agentos._store import SessionStore
 from agentos._tokens import ContinuationTokens
-from agentos._toolbox import CAPABILITIES, SystemToolbox
-from agentos._transcript import ToolResultBlock, repair_history, text_of, tool_result
+from agentos._toolbox import SystemToolbox
+from agentos._transcript import ToolResultBlock, repair_history, text_of
 from agentos._turn import TurnMachine
 from agentos._turn_events import (
     Action,
@@ -47,8 +46,6 @@ from agentos._turn_events import (
     CallOverdue,
     CallRunning,
     CallSettled,
-    CallsSubmitted,
-    CallStarted,
     CancelCalls,
     CancelsDone,
     Commit,
@@ -110,10 +107,7 @@ class Session:
         self._reported = self._turn.status
         self._runtime = runtime
         self._provider = provider
-        self._toolbox = toolbox
         self._view = view
-        self._tokens = tokens
-        self._caller = Caller(session_id, conversation_id=session_id, scope=scope)
         self._todo: deque[Action] = deque()
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
@@ -125,7 +119,10 @@ class Session:
         self._changed: anyio.Event | None = None
         self._stored = self._turn.status
         """The status the store has."""
-        self._tools = self._tool_definitions()
+        self._hands = SessionCalls(
+            session_id, config, runtime, toolbox, tokens, Caller(session_id, session_id, scope)
+        )
+        self._tools = self._hands.tool_definitions()
 
     # ------------------------------------------------------------------ the API
 
@@ -384,7 +381,7 @@ class Session:
         elif isinstance(action, SendRequest):
             self._feed(ModelReplied(await self._ask()))
         elif isinstance(action, SubmitCalls):
-            self._feed(await self._submit(action))
+            self._feed(await self._hands.submit(action, turn_id=f"request-{self.requests}"))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
@@ -409,26 +406,15 @@ class Session:
             session_id=self.session_id,
         )
         if self._store is None:
-            response = await self._request(request)
+            response = await self._hands.ask(self._provider, request)
         else:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._persist)
-                response = await self._request(request)
-        return None if response is None else response.content
-
-    async def _request(self, request: ModelRequest) -> ModelResponse | None:
-        try:
-            with anyio.fail_after(self.config.request_timeout):
-                return await self._provider.complete(request)
-        except TimeoutError:
-            self.errors.append(
-                f"timeout: no answer from the model in {self.config.request_timeout:g}s"
-            )
-        except ProviderError as error:
-            self.errors.append(f"{error.kind}: {error.message}")
-        except Exception as error:  # a provider's bug must not end the session
-            self.errors.append(f"provider_bug: {type(error).__name__}: {error}")
-        return None
+                response = await self._hands.ask(self._provider, request)
+        if isinstance(response, str):
+            self.errors.append(response)
+            return None
+        return response.content
 
     async def _persist(self) -> None:
         """Commit what changed since the last commit, in one transaction."""
@@ -441,92 +427,10 @@ class Session:
         except StoreError as error:  # kept in memory; the next commit tries again
             self.errors.append(f"store: {error}")
 
-    async def _submit(self, action: SubmitCalls) -> CallsSubmitted:
-        """Answer capabilities and hand the other calls to the runtime."""
-        answers: dict[str, ToolResultBlock] = {}
-        started: list[CallStarted] = []
-        read: list[str] = []
-        for use in action.uses:
-            tool_use_id, name, arguments = use["id"], use["name"], use.get("input", {})
-            if name in self.config.capabilities and name in CAPABILITIES:
-                answers[tool_use_id] = await self._capability(tool_use_id, name, arguments, read)
-                continue
-            decorations = action.decorations[tool_use_id]
-            disposition = self.config.disposition(name)
-            options: dict[str, Any] = {}
-            timeout = decorations.timeout or self.config.call_timeout
-            if timeout is not None:
-                options["timeout"] = timeout
-            if disposition is Disposition.RUN_ISOLATED:
-                options["runner"] = self.config.isolated_runner
-            if self.config.call_overdue_after is not None:
-                options["overdue_after"] = self.config.call_overdue_after
-            call_id = self._runtime.submit(
-                name,
-                _as_tool_input(arguments),
-                session_id=self.session_id,
-                provider_call_id=tool_use_id,
-                conversation_id=self.session_id,
-                turn_id=f"request-{self.requests}",
-                deferred=disposition is Disposition.DEFER,
-                retries=decorations.retries,
-                label=decorations.label,
-                **options,
-            )
-            snapshot = self._runtime.status(call_id)
-            token = None
-            if disposition is Disposition.DEFER:
-                token = await self._tokens.issue(
-                    self.session_id,
-                    call_id,
-                    provider_call_id=tool_use_id,
-                    tool_name=name,
-                    tool_input=snapshot.tool_input,
-                )
-            started.append(
-                CallStarted(
-                    tool_use_id,
-                    call_id,
-                    name,
-                    disposition,
-                    snapshot.status,
-                    token,
-                    decorations,
-                )
-            )
-        return CallsSubmitted(answers, started, read, self._runtime.clock.monotonic())
-
-    async def _capability(
-        self, tool_use_id: str, name: str, arguments: object, read: list[str]
-    ) -> ToolResultBlock:
-        result = await self._toolbox.invoke(name, arguments, self._caller)
-        content = result.content
-        named = content.get("tool_call_id")
-        final = name == "get_tool_call_status" and content.get("is_final") is True
-        stopped = name == "cancel_tool_call" and content.get("cancelled") is True
-        if (final or stopped) and isinstance(named, str):
-            read.append(named)  # the model knows: no late outcome
-        return tool_result(tool_use_id, result.to_json(), error=result.is_error)
-
     # ------------------------------------------------------------------ plumbing
 
     def _calls(self) -> list[CallSnapshot]:
         return self._runtime.list_calls(self.session_id)
-
-    def _tool_definitions(self) -> list[dict[str, Any]]:
-        tools = self._runtime.tools
-        names = sorted(tools) if self.config.tools is None else self.config.tools
-        definitions = [
-            {
-                "name": tools[name].name,
-                "description": tools[name].description,
-                "input_schema": tools[name].input_schema,
-            }
-            for name in names
-            if name in tools
-        ]
-        chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
-        return definitions + SystemToolbox.definitions(chosen)
 
     def _wake(self) -> None:
         if self._arrived is not None:
@@ -547,14 +451,3 @@ class Session:
         if self._changed is not None:  # only made when someone waits
             self._changed.set()
             self._changed = None
-
-
-def _as_tool_input(arguments: object) -> dict[str, Any] | str:
-    """What the model sent as a call's input, for the runtime to check: an object passes,
-    anything else fails the call saying the arguments must be a JSON object."""
-    if isinstance(arguments, dict | str):
-        return arguments
-    try:
-        return json.dumps(arguments)
-    except (TypeError, ValueError):
-        return repr(arguments)

@@ -1,0 +1,141 @@
+"""A session's hands: the model request, capability answers, runtime calls, tool definitions.
+
+``SessionCalls`` performs the turn machine's ``SubmitCalls``: a capability is
+answered at once from the world, every other use becomes a runtime call (with
+its disposition, decorations and, for a deferred call, a continuation token).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from agentos._agent_config import AgentConfig, Disposition
+from agentos._errors import ProviderError
+from agentos._provider import ModelRequest, ModelResponse, Provider
+from agentos._runtime import Runtime
+from agentos._scope import Caller
+from agentos._tokens import ContinuationTokens
+from agentos._toolbox import CAPABILITIES, SystemToolbox
+from agentos._transcript import ToolResultBlock, tool_result
+from agentos._turn_events import CallsSubmitted, CallStarted, SubmitCalls
+
+
+@dataclass(slots=True)
+class SessionCalls:
+    """One session's hands on the runtime and the system toolbox."""
+
+    session_id: str
+    config: AgentConfig
+    runtime: Runtime
+    toolbox: SystemToolbox
+    tokens: ContinuationTokens
+    caller: Caller
+
+    async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse | str:
+        """One model request: its response, or what went wrong (the session records it)."""
+        try:
+            with anyio.fail_after(self.config.request_timeout):
+                return await provider.complete(request)
+        except TimeoutError:
+            return f"timeout: no answer from the model in {self.config.request_timeout:g}s"
+        except ProviderError as error:
+            return f"{error.kind}: {error.message}"
+        except Exception as error:  # a provider's bug must not end the session
+            return f"provider_bug: {type(error).__name__}: {error}"
+
+    async def submit(self, action: SubmitCalls, *, turn_id: str) -> CallsSubmitted:
+        """Answer capabilities and hand the other calls to the runtime."""
+        answers: dict[str, ToolResultBlock] = {}
+        started: list[CallStarted] = []
+        read: list[str] = []
+        for use in action.uses:
+            tool_use_id, name, arguments = use["id"], use["name"], use.get("input", {})
+            if name in self.config.capabilities and name in CAPABILITIES:
+                answers[tool_use_id] = await self._capability(tool_use_id, name, arguments, read)
+                continue
+            decorations = action.decorations[tool_use_id]
+            disposition = self.config.disposition(name)
+            options: dict[str, Any] = {}
+            timeout = decorations.timeout or self.config.call_timeout
+            if timeout is not None:
+                options["timeout"] = timeout
+            if disposition is Disposition.RUN_ISOLATED:
+                options["runner"] = self.config.isolated_runner
+            if self.config.call_overdue_after is not None:
+                options["overdue_after"] = self.config.call_overdue_after
+            call_id = self.runtime.submit(
+                name,
+                _as_tool_input(arguments),
+                session_id=self.session_id,
+                provider_call_id=tool_use_id,
+                conversation_id=self.session_id,
+                turn_id=turn_id,
+                deferred=disposition is Disposition.DEFER,
+                retries=decorations.retries,
+                label=decorations.label,
+                **options,
+            )
+            snapshot = self.runtime.status(call_id)
+            token = None
+            if disposition is Disposition.DEFER:
+                token = await self.tokens.issue(
+                    self.session_id,
+                    call_id,
+                    provider_call_id=tool_use_id,
+                    tool_name=name,
+                    tool_input=snapshot.tool_input,
+                )
+            started.append(
+                CallStarted(
+                    tool_use_id,
+                    call_id,
+                    name,
+                    disposition,
+                    snapshot.status,
+                    token,
+                    decorations,
+                )
+            )
+        return CallsSubmitted(answers, started, read, self.runtime.clock.monotonic())
+
+    async def _capability(
+        self, tool_use_id: str, name: str, arguments: object, read: list[str]
+    ) -> ToolResultBlock:
+        result = await self.toolbox.invoke(name, arguments, self.caller)
+        content = result.content
+        named = content.get("tool_call_id")
+        final = name == "get_tool_call_status" and content.get("is_final") is True
+        stopped = name == "cancel_tool_call" and content.get("cancelled") is True
+        if (final or stopped) and isinstance(named, str):
+            read.append(named)  # the model knows: no late outcome
+        return tool_result(tool_use_id, result.to_json(), error=result.is_error)
+
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        tools = self.runtime.tools
+        names = sorted(tools) if self.config.tools is None else self.config.tools
+        definitions = [
+            {
+                "name": tools[name].name,
+                "description": tools[name].description,
+                "input_schema": tools[name].input_schema,
+            }
+            for name in names
+            if name in tools
+        ]
+        chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
+        return definitions + SystemToolbox.definitions(chosen)
+
+
+def _as_tool_input(arguments: object) -> dict[str, Any] | str:
+    """What the model sent as a call's input, for the runtime to check: an object passes,
+    anything else fails the call saying the arguments must be a JSON object."""
+    if isinstance(arguments, dict | str):
+        return arguments
+    try:
+        return json.dumps(arguments)
+    except (TypeError, ValueError):
+        return repr(arguments)
