@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import anyio
@@ -237,3 +239,40 @@ async def test_a_continuation_token_never_reads_as_a_command_line_option(
             for n in range(500)
         ]
     assert [t for t in tokens if not t[0].isalnum()] == []
+
+
+async def test_a_sessions_own_status_reads_the_same_everywhere(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Issue 10: ``waiting_external`` (only a deferred call left) is the session's own
+    status, read alike from the Session, the Host, the store and ``agentos sessions``."""
+    path = tmp_path / "agentos.db"
+    provider = ScriptedProvider(
+        (lambda r: "approve" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([Puppet().tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(config, session_id="s")
+        chat = await host.create_session(session_id="chat")
+        session.post("approve this")
+        with anyio.fail_after(5):
+            while session.status is not SessionStatus.WAITING_EXTERNAL:
+                await settle(runtime)
+        assert {s.session_id: s.status for s in host.list()} == {
+            "s": SessionStatus.WAITING_EXTERNAL,
+            "chat": SessionStatus.IDLE,
+        }
+        assert runtime.session("s").status is SessionStatus.WAITING_EXTERNAL
+    async with await SqliteStore.open(path) as store:
+        stored = {s.session_id: s.status for s in await store.list_sessions()}
+    assert stored == {"s": "waiting_external", "chat": "idle"}
+    listed = await anyio.run_process(
+        [sys.executable, "-m", "agentos.cli", "--db", str(path), "sessions", "--json"]
+    )
+    rows = [json.loads(line) for line in listed.stdout.decode().splitlines()]
+    assert {row["session_id"]: row["status"] for row in rows} == stored
+    assert chat.status is SessionStatus.STOPPED, "closing the host stopped it"
