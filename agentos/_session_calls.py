@@ -22,6 +22,7 @@ from agentos._tokens import ContinuationTokens
 from agentos._toolbox import CAPABILITIES, SystemToolbox
 from agentos._transcript import ToolResultBlock, tool_result
 from agentos._turn_events import CallsSubmitted, CallStarted, SubmitCalls
+from components import CallStatus
 
 
 @dataclass(slots=True)
@@ -79,7 +80,6 @@ class SessionCalls:
                 label=decorations.label,
                 **options,
             )
-            snapshot = self.runtime.status(call_id)
             token = None
             if disposition is Disposition.DEFER:
                 token = await self.tokens.issue(
@@ -87,7 +87,7 @@ class SessionCalls:
                     call_id,
                     provider_call_id=tool_use_id,
                     tool_name=name,
-                    tool_input=snapshot.tool_input,
+                    tool_input=self.runtime.status(call_id).tool_input,
                 )
             started.append(
                 CallStarted(
@@ -95,7 +95,7 @@ class SessionCalls:
                     call_id,
                     name,
                     disposition,
-                    snapshot.status,
+                    CallStatus.PENDING,  # a read would run a tick per call; STARTED follows
                     token,
                     decorations,
                 )

@@ -108,6 +108,7 @@ HEADLINE = (
     "status.capability_p99_us",
     "idle.cpu_percent",
     "sessions.turns_per_s",
+    "sessions.cpu_us_per_turn",
     "sessions.event_to_request_p50_ms",
     "sessions.event_to_request_p99_ms",
     "sessions.light.event_to_request_p99_ms",

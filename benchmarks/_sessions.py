@@ -145,11 +145,13 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         ]
         ticks_before = runtime.statistics().ticks
         started = time.perf_counter()
+        cpu_started = time.process_time()
         with anyio.fail_after(120):
             async with anyio.create_task_group() as group:
                 for session in sessions:
                     group.start_soon(converse, session, turns)
         wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
         after = settled_rss()
         check(sessions, turns)
         statistics = runtime.statistics()
@@ -162,6 +164,7 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         "sessions.turns": count * turns,
         "sessions.wall_seconds": round(wall, 3),
         "sessions.turns_per_s": round(count * turns / wall, 1),
+        "sessions.cpu_us_per_turn": round(cpu / (count * turns) * 1e6, 1),
         "sessions.event_to_request_p50_ms": round(percentile(delays_ms, 0.5), 3),
         "sessions.event_to_request_p99_ms": round(percentile(delays_ms, 0.99), 3),
         "sessions.event_to_request_max_ms": round(max(delays_ms), 3),
