@@ -120,12 +120,11 @@ class MessageHistory:
     def _apply_outcome(calls: dict[str, HistoryCall], text: str) -> None:
         """A late outcome the session delivered as text (see ``outcome_text``)."""
         found = read_outcome(text)
-        if found is None or found[0] not in calls:
+        if found is None or found.tool_use_id not in calls:
             return
-        call = calls[found[0]]
-        _, status, value = found
+        call = calls[found.tool_use_id]
         calls[call.call_id] = HistoryCall(
-            call.call_id, call.tool_name, call.internal_id, status, value
+            call.call_id, call.tool_name, call.internal_id, found.status, found.value
         )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
 
 from components import CallStatus, Json
 
@@ -111,15 +111,25 @@ _OUTCOME = re.compile(
 )
 
 
-def read_outcome(text: str) -> tuple[str, CallStatus, Json] | None:
-    """A late outcome's ``(tool_use_id, status, value)``, or None if ``text`` is not one."""
+class Outcome(NamedTuple):
+    """A late outcome (or lost-call notice) read back from its text."""
+
+    tool_use_id: str
+    tool_name: str
+    status: CallStatus
+    value: Json
+    """The result (parsed when it is JSON), or the error text."""
+
+
+def read_outcome(text: str) -> Outcome | None:
+    """The late outcome ``text`` tells, or None if it is not one."""
     found = _OUTCOME.match(text)
     if found is None:
         return None
     value: Json = found["rest"]
     if found["kind"] == "result":
         value = content_value(found["rest"])
-    return found["id"], CallStatus(found["status"]), value
+    return Outcome(found["id"], found["tool"], CallStatus(found["status"]), value)
 
 
 def read_placeholder(content: object) -> dict[str, Json] | None:

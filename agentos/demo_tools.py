@@ -34,7 +34,8 @@ from agentos._provider import (
     text,
 )
 from agentos._tools import Tool, tool
-from agentos._transcript import PLACEHOLDER_KEY, content_value
+from agentos._transcript import PLACEHOLDER_KEY, Outcome, content_value, read_outcome
+from components import CallStatus
 
 
 class CalendarRequest(BaseModel):
@@ -100,8 +101,6 @@ _NOT_NAMES = frozenset(
 _NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s)?\b")
 _SECONDS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b")
 _CITY = re.compile(r"weather (?:in|for|at) ([A-Z][\w-]*(?: [A-Z][\w-]*)*)")
-_LOST = re.compile(r"^\[tool call (\S+) \(([^)]*)\) finished: orphaned\]")
-_FINISHED = re.compile(r"^\[tool call (\S+) \(([^)]*)\) finished: (\w+)\] (.*)$", re.DOTALL)
 
 
 def scripted_model() -> ScriptedProvider:
@@ -121,9 +120,9 @@ def _user_text(request: ModelRequest) -> str:
     )
 
 
-def _notices(request: ModelRequest) -> list[str]:
+def _notices(request: ModelRequest) -> list[Outcome]:
     texts = [str(b.get("text", "")) for b in last_user_blocks(request) if b.get("type") == "text"]
-    return [t for t in texts if _LOST.match(t) or _FINISHED.match(t)]
+    return [found for found in map(read_outcome, texts) if found is not None]
 
 
 def _plan(prompt: str) -> list[tuple[str, dict[str, Any]]]:
@@ -194,15 +193,10 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
 def _sum_up_notices(request: ModelRequest) -> ModelResponse:
     lines = []
     for notice in _notices(request):
-        lost = _LOST.match(notice)
-        if lost:
-            lines.append(f"{lost.group(2)} ({lost.group(1)}) was lost in a restart.")
-            continue
-        finished = _FINISHED.match(notice)
-        assert finished is not None
-        _, name, status, rest = finished.groups()
-        outcome = rest.removeprefix("result: ")
-        lines.append(f"{name} finished ({status}): {_brief(content_value(outcome))}")
+        if notice.status is CallStatus.ORPHANED:
+            lines.append(f"{notice.tool_name} ({notice.tool_use_id}) was lost in a restart.")
+        else:
+            lines.append(f"{notice.tool_name} finished ({notice.status}): {_brief(notice.value)}")
     return text(" ".join(lines))
 
 
