@@ -17,6 +17,7 @@ from agentos._agent_config import (
     YieldOnTimeout,
     YieldWhenAllDone,
 )
+from agentos._capabilities import CAPABILITIES, MAX_WAIT_SECONDS
 from agentos._clock import Clock, ManualClock, SystemClock
 from agentos._context import ToolContext
 from agentos._context_view import ContextView, TranscriptView, ViewInput
@@ -64,12 +65,7 @@ from agentos._store import (
     StoredSession,
     StoredToken,
 )
-from agentos._toolbox import (
-    CAPABILITIES,
-    MAX_WAIT_SECONDS,
-    CapabilityResult,
-    SystemToolbox,
-)
+from agentos._toolbox import CapabilityResult, SystemToolbox
 from agentos._tools import Tool, ToolFailure, tool
 from agentos._transcript import PLACEHOLDER_KEY
 from agentos._turn_events import SessionStatus

@@ -19,8 +19,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from agentos._capabilities import (  # re-exported: sessions and turns import them here
+    CAPABILITIES as CAPABILITIES,
+)
+from agentos._capabilities import (
+    MAX_WAIT_SECONDS,
+    CancelToolCallInput,
+    GetToolCallStatusInput,
+    ListRunningToolCallsInput,
+    definitions,
+)
 from agentos._errors import ToolboxError, UnknownCallError
 from agentos._history import HistoryCall, HistoryLookup, NoHistory
 from agentos._runtime import Runtime
@@ -29,79 +39,7 @@ from agentos._snapshot import CallSnapshot
 from agentos._tools import describe_validation_error
 from components import CallId, CallStatus, Json, JsonObject, ToolCallProgress
 
-MAX_WAIT_SECONDS = 300.0
-"""The longest ``get_tool_call_status`` waits; larger ``timeout_seconds`` are clamped."""
-MAX_REASON_LENGTH = 1000
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,128}")
-
-
-class GetToolCallStatusInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    tool_call_id: str = Field(description="The call's id: the tool_use id or the internal id.")
-    include_progress: bool = Field(True, description="Include the call's progress reports.")
-    wait_for_completion: bool = Field(
-        False, description="Wait until the call is final or timeout_seconds pass."
-    )
-    timeout_seconds: float = Field(
-        5.0,
-        description=f"How long to wait, 0 to {MAX_WAIT_SECONDS:g} (larger values are clamped).",
-    )
-
-
-class ListRunningToolCallsInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class CancelToolCallInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    tool_call_id: str = Field(description="The call's id: the tool_use id or the internal id.")
-    reason: str = Field(
-        "cancelled by the model",
-        max_length=MAX_REASON_LENGTH,
-        description="Why; recorded on the call.",
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Capability:
-    name: str
-    description: str
-    input_model: type[BaseModel]
-
-    def definition(self) -> dict[str, Any]:
-        """The tool definition a model is given (Anthropic Messages format)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_model.model_json_schema(),
-        }
-
-
-CAPABILITIES = {
-    capability.name: capability
-    for capability in (
-        Capability(
-            "get_tool_call_status",
-            "Look at one of your tool calls: status (pending, running, completed, failed, "
-            "cancelled, orphaned), progress, result. changed_since_last_look=false means "
-            "nothing moved since you last looked: looking again at once gains nothing.",
-            GetToolCallStatusInput,
-        ),
-        Capability(
-            "list_running_tool_calls",
-            "List your tool calls that have not finished, with their latest progress.",
-            ListRunningToolCallsInput,
-        ),
-        Capability(
-            "cancel_tool_call",
-            "Cancel one of your tool calls. Says whether it took and what the status was; "
-            "a call that already finished is left as it is.",
-            CancelToolCallInput,
-        ),
-    )
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +78,7 @@ class SystemToolbox:
     @staticmethod
     def definitions(names: list[str] | None = None) -> list[dict[str, Any]]:
         """Tool definitions for the model, for all capabilities or the ``names`` given."""
-        return list(_definitions(tuple(CAPABILITIES if names is None else names)))
+        return list(definitions(tuple(CAPABILITIES if names is None else names)))
 
     async def invoke(self, name: str, arguments: object, caller: Caller) -> CapabilityResult:
         """Run a capability on the model's raw arguments (a JSON text or a JSON value).
@@ -308,12 +246,6 @@ class SystemToolbox:
             "is_final": True,
             "changed_since_last_look": changed,
         }
-
-
-@functools.cache
-def _definitions(names: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
-    """Built once per set of names: JSON schemas are costly to make for every session."""
-    return tuple(CAPABILITIES[name].definition() for name in names)
 
 
 def _status(snapshot: CallSnapshot, changed: bool, include_progress: bool) -> JsonObject:
