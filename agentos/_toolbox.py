@@ -5,7 +5,10 @@ are ordinary tools to the model (JSON schemas from pydantic models) and plain
 methods to a host. They answer at once from the world and never queue behind
 the calls they ask about; only ``wait_for_completion`` makes the caller wait.
 Every answer is scoped to the caller: an id outside its scope gets exactly the
-answer a nonexistent id gets.
+answer a nonexistent id gets. An answer names a call as the model knows it:
+``tool_call_id`` is its ``tool_use`` id (the internal id when it has none, or
+when it is another session's call), ``internal_id`` the runtime's id, as a
+placeholder does.
 """
 
 from __future__ import annotations
@@ -127,12 +130,12 @@ class SystemToolbox:
             )
         found = self._locate(caller, tool_call_id)
         if isinstance(found, HistoryCall):
-            return self._history_status(caller, tool_call_id, found)
+            return self._history_status(caller, found)
         runtime = self._runtime
         if wait_for_completion and not runtime.status(found).is_final:
             await runtime.wait(found, min(timeout_seconds, MAX_WAIT_SECONDS))
         snapshot, changed = runtime.look(found, caller.session_id)
-        return _status(snapshot, changed, include_progress)
+        return _status(snapshot, caller, changed, include_progress)
 
     async def list_running_tool_calls(self, caller: Caller) -> JsonObject:
         """The calls in the caller's scope that are not final."""
@@ -150,8 +153,7 @@ class SystemToolbox:
                 latest = snapshot.progress[-1] if snapshot.progress else None
                 calls.append(
                     {
-                        "tool_call_id": snapshot.call_id,
-                        "provider_call_id": snapshot.provider_call_id,
+                        **_ids(snapshot, caller),
                         "tool_name": snapshot.tool_name,
                         "label": snapshot.label,
                         "status": snapshot.status.value,
@@ -170,13 +172,13 @@ class SystemToolbox:
         if isinstance(found, HistoryCall):
             previous = found.status or CallStatus.ORPHANED
             return {
-                "tool_call_id": tool_call_id,
+                **_history_ids(found),
                 "cancelled": False,
                 "previous_status": previous.value,
             }
         outcome = self._runtime.cancel(found, reason)
         return {
-            "tool_call_id": found,
+            **_ids(self._runtime.status(found), caller),
             "cancelled": outcome.cancelled,
             "previous_status": outcome.previous_status.value,
         }
@@ -228,13 +230,12 @@ class SystemToolbox:
             caller.session_id
         )
 
-    def _history_status(self, caller: Caller, tool_call_id: str, call: HistoryCall) -> JsonObject:
+    def _history_status(self, caller: Caller, call: HistoryCall) -> JsonObject:
         seen = self._history_looks.setdefault(caller.session_id, set())
-        changed = tool_call_id not in seen
-        seen.add(tool_call_id)
+        changed = call.call_id not in seen  # either id names the same look
+        seen.add(call.call_id)
         return {
-            "tool_call_id": tool_call_id,
-            "provider_call_id": None,
+            **_history_ids(call),
             "status": (call.status or CallStatus.ORPHANED).value,
             "tool_name": call.tool_name,
             "started_at": None,
@@ -248,11 +249,36 @@ class SystemToolbox:
         }
 
 
-def _status(snapshot: CallSnapshot, changed: bool, include_progress: bool) -> JsonObject:
+def _ids(snapshot: CallSnapshot, caller: Caller) -> JsonObject:
+    """``tool_call_id``: the id the caller's model knows the call by; ``internal_id``: ours.
+
+    The model knows its own calls by their ``tool_use`` id. A provider id only
+    resolves in its own session (and conversation), so any other call is named
+    by its internal id, which resolves from every session whose scope holds it.
+    """
+    provider_id = snapshot.provider_call_id
+    known = (
+        provider_id is not None
+        and snapshot.session_id == caller.session_id
+        and caller.conversation_id in (None, snapshot.conversation_id)
+    )
+    return {
+        "tool_call_id": provider_id if known else snapshot.call_id,
+        "internal_id": snapshot.call_id,
+    }
+
+
+def _history_ids(call: HistoryCall) -> JsonObject:
+    """The same two ids for a call only the history knows: its tool_use id, then ours."""
+    return {"tool_call_id": call.call_id, "internal_id": call.internal_id}
+
+
+def _status(
+    snapshot: CallSnapshot, caller: Caller, changed: bool, include_progress: bool
+) -> JsonObject:
     error = snapshot.error
     return {
-        "tool_call_id": snapshot.call_id,
-        "provider_call_id": snapshot.provider_call_id,
+        **_ids(snapshot, caller),
         "status": snapshot.status.value,
         "tool_name": snapshot.tool_name,
         "started_at": _time(snapshot.started_at),
