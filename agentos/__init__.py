@@ -19,6 +19,7 @@ from agentos._agent_config import (
     YieldOnTimeout,
     YieldWhenAllDone,
 )
+from agentos._capabilities import CAPABILITIES, MAX_WAIT_SECONDS
 from agentos._clock import Clock, ManualClock, SystemClock
 from agentos._context import ToolContext
 from agentos._context_view import ContextView, TranscriptView, ViewInput
@@ -75,12 +76,7 @@ from agentos._store import (
     StoredToken,
 )
 from agentos._tokens import ContinuationTokens, TokenRecord
-from agentos._toolbox import (
-    CAPABILITIES,
-    MAX_WAIT_SECONDS,
-    CapabilityResult,
-    SystemToolbox,
-)
+from agentos._toolbox import CapabilityResult, SystemToolbox
 from agentos._tools import Tool, ToolFailure, tool
 from agentos._transcript import PLACEHOLDER_KEY, ToolResultBlock
 from agentos._turn_events import SessionStatus

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from agentos._toolbox import CAPABILITIES
+from agentos._capabilities import CAPABILITIES
 
 
 class Disposition(StrEnum):
@@ -111,17 +111,18 @@ class Decorate(BaseModel):
         return None
 
 
-Rule = Disposition | Decorate
+PolicyRule = Disposition | Decorate
+"""What a tool policy says of one tool: a disposition, or decorators around one."""
 
 
 class ToolPolicy(BaseModel):
     """The default disposition, and rules by tool name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    default: Rule = Disposition.RUN_ASYNC
-    rules: dict[str, Rule] = Field(default_factory=dict)
+    default: PolicyRule = Disposition.RUN_ASYNC
+    rules: dict[str, PolicyRule] = Field(default_factory=dict)
 
-    def rule(self, tool_name: str) -> Rule:
+    def rule(self, tool_name: str) -> PolicyRule:
         return self.rules.get(tool_name, self.default)
 
     def disposition(self, tool_name: str) -> Disposition:

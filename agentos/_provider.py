@@ -78,7 +78,8 @@ def _next_tool_use_id() -> str:
     return f"toolu_s{_counter[0]:06d}"
 
 
-Rule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
+ScriptRule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
+"""One line of a scripted model's script: when the test matches a request, the answer."""
 
 
 class ScriptedProvider:
@@ -93,7 +94,7 @@ class ScriptedProvider:
 
     name = "scripted"
 
-    def __init__(self, *rules: Rule, keep_requests: bool | int = 100) -> None:
+    def __init__(self, *rules: ScriptRule, keep_requests: bool | int = 100) -> None:
         if isinstance(keep_requests, bool):
             kept = None if keep_requests else 0
         elif isinstance(keep_requests, int) and keep_requests >= 0:

@@ -5,7 +5,10 @@ are ordinary tools to the model (JSON schemas from pydantic models) and plain
 methods to a host. They answer at once from the world and never queue behind
 the calls they ask about; only ``wait_for_completion`` makes the caller wait.
 Every answer is scoped to the caller: an id outside its scope gets exactly the
-answer a nonexistent id gets.
+answer a nonexistent id gets. An answer names a call as the model knows it:
+``tool_call_id`` is its ``tool_use`` id (the internal id when it has none, or
+when it is another session's call), ``internal_id`` the runtime's id, as a
+placeholder does.
 """
 
 from __future__ import annotations
@@ -19,8 +22,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
+from agentos._capabilities import (  # re-exported: sessions and turns import them here
+    CAPABILITIES as CAPABILITIES,
+)
+from agentos._capabilities import (
+    MAX_WAIT_SECONDS,
+    CancelToolCallInput,
+    GetToolCallStatusInput,
+    ListRunningToolCallsInput,
+    definitions,
+)
 from agentos._errors import ToolboxError, UnknownCallError
 from agentos._history import HistoryCall, HistoryLookup, NoHistory
 from agentos._runtime import Runtime
@@ -29,79 +42,7 @@ from agentos._snapshot import CallSnapshot
 from agentos._tools import describe_validation_error
 from components import CallId, CallStatus, Json, JsonObject, ToolCallProgress
 
-MAX_WAIT_SECONDS = 300.0
-"""The longest ``get_tool_call_status`` waits; larger ``timeout_seconds`` are clamped."""
-MAX_REASON_LENGTH = 1000
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,128}")
-
-
-class GetToolCallStatusInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    tool_call_id: str = Field(description="The call's id: the tool_use id or the internal id.")
-    include_progress: bool = Field(True, description="Include the call's progress reports.")
-    wait_for_completion: bool = Field(
-        False, description="Wait until the call is final or timeout_seconds pass."
-    )
-    timeout_seconds: float = Field(
-        5.0,
-        description=f"How long to wait, 0 to {MAX_WAIT_SECONDS:g} (larger values are clamped).",
-    )
-
-
-class ListRunningToolCallsInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class CancelToolCallInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    tool_call_id: str = Field(description="The call's id: the tool_use id or the internal id.")
-    reason: str = Field(
-        "cancelled by the model",
-        max_length=MAX_REASON_LENGTH,
-        description="Why; recorded on the call.",
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class Capability:
-    name: str
-    description: str
-    input_model: type[BaseModel]
-
-    def definition(self) -> dict[str, Any]:
-        """The tool definition a model is given (Anthropic Messages format)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": self.input_model.model_json_schema(),
-        }
-
-
-CAPABILITIES = {
-    capability.name: capability
-    for capability in (
-        Capability(
-            "get_tool_call_status",
-            "Look at one of your tool calls: status (pending, running, completed, failed, "
-            "cancelled, orphaned), progress, result. changed_since_last_look=false means "
-            "nothing moved since you last looked: looking again at once gains nothing.",
-            GetToolCallStatusInput,
-        ),
-        Capability(
-            "list_running_tool_calls",
-            "List your tool calls that have not finished, with their latest progress.",
-            ListRunningToolCallsInput,
-        ),
-        Capability(
-            "cancel_tool_call",
-            "Cancel one of your tool calls. Says whether it took and what the status was; "
-            "a call that already finished is left as it is.",
-            CancelToolCallInput,
-        ),
-    )
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +81,7 @@ class SystemToolbox:
     @staticmethod
     def definitions(names: list[str] | None = None) -> list[dict[str, Any]]:
         """Tool definitions for the model, for all capabilities or the ``names`` given."""
-        return list(_definitions(tuple(CAPABILITIES if names is None else names)))
+        return list(definitions(tuple(CAPABILITIES if names is None else names)))
 
     async def invoke(self, name: str, arguments: object, caller: Caller) -> CapabilityResult:
         """Run a capability on the model's raw arguments (a JSON text or a JSON value).
@@ -189,12 +130,12 @@ class SystemToolbox:
             )
         found = self._locate(caller, tool_call_id)
         if isinstance(found, HistoryCall):
-            return self._history_status(caller, tool_call_id, found)
+            return self._history_status(caller, found)
         runtime = self._runtime
         if wait_for_completion and not runtime.status(found).is_final:
             await runtime.wait(found, min(timeout_seconds, MAX_WAIT_SECONDS))
         snapshot, changed = runtime.look(found, caller.session_id)
-        return _status(snapshot, changed, include_progress)
+        return _status(snapshot, caller, changed, include_progress)
 
     async def list_running_tool_calls(self, caller: Caller) -> JsonObject:
         """The calls in the caller's scope that are not final."""
@@ -212,8 +153,7 @@ class SystemToolbox:
                 latest = snapshot.progress[-1] if snapshot.progress else None
                 calls.append(
                     {
-                        "tool_call_id": snapshot.call_id,
-                        "provider_call_id": snapshot.provider_call_id,
+                        **_ids(snapshot, caller),
                         "tool_name": snapshot.tool_name,
                         "label": snapshot.label,
                         "status": snapshot.status.value,
@@ -232,13 +172,13 @@ class SystemToolbox:
         if isinstance(found, HistoryCall):
             previous = found.status or CallStatus.ORPHANED
             return {
-                "tool_call_id": tool_call_id,
+                **_history_ids(found),
                 "cancelled": False,
                 "previous_status": previous.value,
             }
         outcome = self._runtime.cancel(found, reason)
         return {
-            "tool_call_id": found,
+            **_ids(self._runtime.status(found), caller),
             "cancelled": outcome.cancelled,
             "previous_status": outcome.previous_status.value,
         }
@@ -290,13 +230,12 @@ class SystemToolbox:
             caller.session_id
         )
 
-    def _history_status(self, caller: Caller, tool_call_id: str, call: HistoryCall) -> JsonObject:
+    def _history_status(self, caller: Caller, call: HistoryCall) -> JsonObject:
         seen = self._history_looks.setdefault(caller.session_id, set())
-        changed = tool_call_id not in seen
-        seen.add(tool_call_id)
+        changed = call.call_id not in seen  # either id names the same look
+        seen.add(call.call_id)
         return {
-            "tool_call_id": tool_call_id,
-            "provider_call_id": None,
+            **_history_ids(call),
             "status": (call.status or CallStatus.ORPHANED).value,
             "tool_name": call.tool_name,
             "started_at": None,
@@ -310,17 +249,36 @@ class SystemToolbox:
         }
 
 
-@functools.cache
-def _definitions(names: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
-    """Built once per set of names: JSON schemas are costly to make for every session."""
-    return tuple(CAPABILITIES[name].definition() for name in names)
+def _ids(snapshot: CallSnapshot, caller: Caller) -> JsonObject:
+    """``tool_call_id``: the id the caller's model knows the call by; ``internal_id``: ours.
+
+    The model knows its own calls by their ``tool_use`` id. A provider id only
+    resolves in its own session (and conversation), so any other call is named
+    by its internal id, which resolves from every session whose scope holds it.
+    """
+    provider_id = snapshot.provider_call_id
+    known = (
+        provider_id is not None
+        and snapshot.session_id == caller.session_id
+        and caller.conversation_id in (None, snapshot.conversation_id)
+    )
+    return {
+        "tool_call_id": provider_id if known else snapshot.call_id,
+        "internal_id": snapshot.call_id,
+    }
 
 
-def _status(snapshot: CallSnapshot, changed: bool, include_progress: bool) -> JsonObject:
+def _history_ids(call: HistoryCall) -> JsonObject:
+    """The same two ids for a call only the history knows: its tool_use id, then ours."""
+    return {"tool_call_id": call.call_id, "internal_id": call.internal_id}
+
+
+def _status(
+    snapshot: CallSnapshot, caller: Caller, changed: bool, include_progress: bool
+) -> JsonObject:
     error = snapshot.error
     return {
-        "tool_call_id": snapshot.call_id,
-        "provider_call_id": snapshot.provider_call_id,
+        **_ids(snapshot, caller),
         "status": snapshot.status.value,
         "tool_name": snapshot.tool_name,
         "started_at": _time(snapshot.started_at),

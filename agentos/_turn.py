@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
+from agentos._capabilities import CAPABILITIES
 from agentos._decorations import Decorations
 from agentos._history import MessageHistory
 from agentos._provider import Block, Message
-from agentos._toolbox import CAPABILITIES
 from agentos._transcript import (
     NOT_RUN,
     ToolResultBlock,

@@ -47,3 +47,30 @@ def test_components_import_nothing_of_ours_but_components() -> None:
     for path in (ROOT / "components").rglob("*.py"):
         ours = imported_packages(path) & {"agentos", "systems", "tests", "benchmarks"}
         assert not ours, path
+
+
+def agentos_imports(module: str) -> set[str]:
+    """The ``agentos._x`` modules ``module`` imports, directly or through others of ours."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        path = ROOT / (name.replace(".", "/") + ".py")
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found = node.module
+            elif isinstance(node, ast.Import):
+                found = node.names[0].name
+            else:
+                continue
+            if found.startswith("agentos.") and found not in seen:
+                seen.add(found)
+                todo.append(found)
+    return seen
+
+
+def test_an_agent_config_is_data_and_does_not_import_the_runtime() -> None:
+    reached = agentos_imports("agentos._agent_config")
+    assert "agentos._capabilities" in reached
+    assert reached.isdisjoint({"agentos._runtime", "agentos._toolbox", "agentos._session"})

@@ -545,6 +545,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert before is not None
         assert result.content == {
             "tool_call_id": call_id,
+            "internal_id": call_id,
             "cancelled": not before.is_final,
             "previous_status": before.status.value,
         }

@@ -224,7 +224,8 @@ async def test_the_model_can_cancel_a_running_call(puppet_host: tuple[Runtime, P
         await wait_for(lambda: session.idle and cancelled != [], runtime)
         (call,) = puppet.calls
         assert cancelled[0] == {
-            "tool_call_id": call,
+            "tool_call_id": runtime.status(call).provider_call_id,
+            "internal_id": call,
             "cancelled": True,
             "previous_status": "running",
         }

@@ -166,10 +166,15 @@ async def test_cancel_running_pending_and_final_calls(clock: ManualClock) -> Non
                 "cancel_tool_call", {"tool_call_id": call, "reason": "user asked"}, ALICE
             )
             answers.append(result.content)
-        assert answers == [
-            {"tool_call_id": pending, "cancelled": True, "previous_status": "pending"},
-            {"tool_call_id": running, "cancelled": True, "previous_status": "running"},
-            {"tool_call_id": running, "cancelled": False, "previous_status": "cancelled"},
+        assert [(a["tool_call_id"], a["internal_id"]) for a in answers] == [
+            (pending, pending),  # no provider id: the internal id is the id the model knows
+            (running, running),
+            (running, running),
+        ]
+        assert [(a["cancelled"], a["previous_status"]) for a in answers] == [
+            (True, "pending"),
+            (True, "running"),
+            (False, "cancelled"),
         ]
         assert runtime.status(running).cancel_reason == "user asked"
         await settle(runtime)
@@ -191,8 +196,8 @@ async def test_list_shows_only_the_callers_live_calls(clock: ManualClock) -> Non
         calls = cast(list[dict[str, Any]], result.content["tool_calls"])
         assert len(calls) == 1
         assert calls[0] == {
-            "tool_call_id": live,
-            "provider_call_id": "toolu_live",
+            "tool_call_id": "toolu_live",
+            "internal_id": live,
             "tool_name": "puppet",
             "label": None,
             "status": "running",
@@ -231,12 +236,12 @@ async def test_provider_ids_resolve_within_the_session_in_flight_first(
         puppet.complete(newer)
         await settle(runtime)
         caller = Caller("alice", conversation_id="c1")
-        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["tool_call_id"] == older
+        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["internal_id"] == older
         puppet.complete(older)
         await settle(runtime)
-        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["tool_call_id"] == newer
+        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["internal_id"] == newer
         bob = Caller("bob", conversation_id="c1")
-        assert (await status(toolbox, bob, tool_call_id="toolu_1"))["tool_call_id"] == elsewhere
+        assert (await status(toolbox, bob, tool_call_id="toolu_1"))["internal_id"] == elsewhere
         other_conversation = Caller("alice", conversation_id="c2")
         result = await toolbox.invoke(
             "get_tool_call_status", {"tool_call_id": "toolu_1"}, other_conversation
@@ -298,6 +303,7 @@ async def test_calls_the_world_forgot_are_orphaned_unless_the_history_has_the_re
         cancel = await toolbox.invoke("cancel_tool_call", {"tool_call_id": "toolu_lost"}, ALICE)
         assert cancel.content == {
             "tool_call_id": "toolu_lost",
+            "internal_id": None,
             "cancelled": False,
             "previous_status": "orphaned",
         }
