@@ -174,9 +174,7 @@ class CallReads(RuntimeParts):
                 continue
             if kind is DeadlineKind.RETENTION:
                 live = state.status.is_final
-            elif kind is DeadlineKind.OVERDUE:
-                live = state.status is CallStatus.RUNNING and not state.overdue
-            else:
+            else:  # hard, or overdue (it re-arms each interval while the call runs)
                 live = state.status is CallStatus.RUNNING
             armed[kind.value] += live
         return armed

@@ -170,8 +170,15 @@ class ToolContext:
         cwd: str | None = None,
         env: dict[str, str] | None = None,
     ) -> ProcessResult:
-        """Run a subprocess in its own process group; cancelling the call kills the group."""
-        return await run_process(argv, input=input, cwd=cwd, env=env)
+        """Run a subprocess in its own process group; cancelling the call kills the group.
+
+        Each stdout line becomes an ``output`` progress entry as it arrives
+        (bounded like all progress); the result still carries all of stdout.
+        """
+        return await run_process(argv, input=input, cwd=cwd, env=env, on_line=self._output)
+
+    def _output(self, line: bytes) -> None:
+        self._report((ProgressKind.OUTPUT, line.decode("utf-8", "replace"), self._wall()))
 
     def _cancel(self) -> TaskHandle[None] | None:
         """Called by the kernel (on the event loop's thread): mark the call cancelled,

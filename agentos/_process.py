@@ -1,4 +1,8 @@
-"""Subprocesses that die with their call: a new process group, killed whole on cancel."""
+"""Subprocesses that die with their call: a new process group, killed whole on cancel.
+
+Stdout lines can be handed to a callback as they arrive (a tool's progress
+log shows them while the process runs); the result still holds all of it.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,14 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
+
+LINE_BYTES = 4096
+"""A longer stdout line is handed on in pieces of this size, so no report is huge."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,8 +33,12 @@ async def run_process(
     input: bytes | None = None,
     cwd: str | None = None,
     env: dict[str, str] | None = None,
+    on_line: Callable[[bytes], None] | None = None,
 ) -> ProcessResult:
     """Run ``argv`` to completion and collect its output.
+
+    ``on_line`` gets each stdout line (without its line ending) as soon as it
+    is complete, and the unfinished last one at the end.
 
     The process leads a new session (so a new process group). If the caller
     is cancelled, or anything else goes wrong, the whole group gets SIGKILL
@@ -50,7 +61,10 @@ async def run_process(
         async with anyio.create_task_group() as group:
             assert process.stdout is not None
             assert process.stderr is not None
-            group.start_soon(_drain, process.stdout, stdout)
+            if on_line is None:
+                group.start_soon(_drain, process.stdout, stdout)
+            else:
+                group.start_soon(_drain_lines, process.stdout, stdout, on_line)
             group.start_soon(_drain, process.stderr, stderr)
             if input is not None and process.stdin is not None:
                 await process.stdin.send(input)
@@ -66,6 +80,32 @@ async def run_process(
 async def _drain(stream: ByteReceiveStream, sink: bytearray) -> None:
     async for chunk in stream:
         sink.extend(chunk)
+
+
+async def _drain_lines(
+    stream: ByteReceiveStream, sink: bytearray, on_line: Callable[[bytes], None]
+) -> None:
+    start = 0  # where the unfinished line begins in ``sink``
+    async for chunk in stream:
+        sink.extend(chunk)
+        while (end := sink.find(b"\n", start)) >= 0:
+            _hand_on(sink, start, end, on_line)
+            start = end + 1
+        while len(sink) - start >= LINE_BYTES:  # no newline in sight: bound the wait
+            on_line(bytes(sink[start : start + LINE_BYTES]))
+            start += LINE_BYTES
+    if start < len(sink):
+        _hand_on(sink, start, len(sink), on_line)
+
+
+def _hand_on(sink: bytearray, start: int, end: int, on_line: Callable[[bytes], None]) -> None:
+    """One line, ``\r\n`` or ``\n`` ended, in pieces of at most ``LINE_BYTES``."""
+    if end > start and sink[end - 1] == 0x0D:
+        end -= 1
+    while end - start > LINE_BYTES:
+        on_line(bytes(sink[start : start + LINE_BYTES]))
+        start += LINE_BYTES
+    on_line(bytes(sink[start:end]))
 
 
 async def _kill_group(process: Process) -> None:

@@ -18,11 +18,18 @@ PROGRESS_KEPT = 50
 """How many progress entries a call keeps; older ones are counted, not kept."""
 
 
+PROGRESS_SMALL = 4
+"""Up to this many entries a log is a plain list: most calls only ever have ``started``."""
+
+
 class ProgressKind(StrEnum):
     STARTED = "started"
+    """Recorded by the runtime when the call starts running: always the first entry."""
     LOG = "log"
     PARTIAL = "partial"
     HEARTBEAT = "heartbeat"
+    OUTPUT = "output"
+    """One line a subprocess run with ``ctx.run_process`` wrote to its stdout."""
 
 
 class ErrorKind(StrEnum):
@@ -91,15 +98,23 @@ class ToolCallProgress:
 
 @dataclass(slots=True)
 class ProgressLog:
-    """The newest ``PROGRESS_KEPT`` reports of a call, and how many were dropped."""
+    """The newest ``PROGRESS_KEPT`` reports of a call, and how many were dropped.
 
-    entries: deque[ToolCallProgress] = field(default_factory=lambda: deque(maxlen=PROGRESS_KEPT))
+    Every running call has one (its ``started`` entry), so a short log is a
+    list (~100 bytes) and becomes a bounded deque (~800 bytes) only when it
+    outgrows ``PROGRESS_SMALL``.
+    """
+
+    entries: list[ToolCallProgress] | deque[ToolCallProgress] = field(default_factory=list)
     dropped: int = 0
 
     def append(self, entry: ToolCallProgress) -> None:
-        if len(self.entries) == PROGRESS_KEPT:
+        entries = self.entries
+        if isinstance(entries, list) and len(entries) == PROGRESS_SMALL:
+            self.entries = entries = deque(entries, maxlen=PROGRESS_KEPT)
+        if len(entries) == PROGRESS_KEPT:
             self.dropped += 1
-        self.entries.append(entry)
+        entries.append(entry)
 
 
 @dataclass(slots=True)

@@ -28,11 +28,10 @@ from components import (
     TickContext,
     ToolCallArgs,
     ToolCallConfig,
-    ToolCallProgress,
     ToolCallState,
     UpdateSession,
 )
-from systems._lifecycle import record_progress, record_queued, transition
+from systems._lifecycle import add_progress, record_progress, record_queued, transition
 
 
 class IngestSystem(esper.Processor):
@@ -163,19 +162,14 @@ class IngestSystem(esper.Processor):
         config, state = components
         if state.status is not CallStatus.RUNNING:
             return
-        if state.progress is None:
-            state.progress = ProgressLog()
-        log = state.progress
         if skipped:
+            if state.progress is None:
+                state.progress = ProgressLog()
             state.progress_seq += skipped
             state.version += 1
-            log.dropped += skipped
+            state.progress.dropped += skipped
         for kind, payload, at in notes:
-            state.progress_seq += 1
-            state.version += 1
-            entry = ToolCallProgress(state.progress_seq, at, kind, payload)
-            log.append(entry)
-            record_progress(ctx, config, state, entry)
+            record_progress(ctx, config, state, add_progress(state, kind, payload, at))
 
     def _result(self, ctx: TickContext, message: ReportResult) -> None:
         components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)

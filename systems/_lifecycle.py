@@ -15,6 +15,9 @@ from components import (
     DeadlineKind,
     Entity,
     ErrorKind,
+    Json,
+    ProgressKind,
+    ProgressLog,
     TickContext,
     ToolCallConfig,
     ToolCallProgress,
@@ -56,6 +59,8 @@ def transition(
     state.version += 1
     if new is CallStatus.RUNNING:
         state.started_at = ctx.wall
+        # The STARTED event below tells subscribers; the entry is for readers of the log.
+        add_progress(state, ProgressKind.STARTED, None, ctx.wall)
     else:
         state.completed_at = ctx.wall
         state.error = error
@@ -67,6 +72,24 @@ def transition(
         kind = CallEventKind.TIMED_OUT
     _record(ctx, config, state, kind)
     return True
+
+
+def add_progress(
+    state: ToolCallState, kind: ProgressKind, payload: Json, at: float
+) -> ToolCallProgress:
+    """Store one progress entry: the bounded log, ``progress_seq`` and ``version``.
+
+    The one path every entry takes (the runtime's ``started``, and every
+    report of the work), so the sequence counts them all alike.
+    """
+    log = state.progress
+    if log is None:
+        log = state.progress = ProgressLog()
+    state.progress_seq += 1
+    state.version += 1
+    entry = ToolCallProgress(state.progress_seq, at, kind, payload)
+    log.append(entry)
+    return entry
 
 
 def record_progress(

@@ -1,5 +1,8 @@
 """Phase 4, timeout: hard timeouts, overdue events and retention of finished calls.
 
+An overdue deadline re-arms for another interval each time it fires while
+its call still runs, so the owner hears again how long the call has taken.
+
 Deadlines live in one heap; an entry whose call has since moved on is simply
 skipped when it comes due, so nothing has to be removed from the heap early.
 A tick handles at most ``Limits.deadlines_per_tick`` of them; the kernel ticks
@@ -39,10 +42,7 @@ class TimeoutSystem(esper.Processor):
             if kind is DeadlineKind.HARD:
                 self._hard(ctx, entity, config, state)
             elif kind is DeadlineKind.OVERDUE:
-                if not state.status.is_final and not state.overdue:
-                    state.overdue = True
-                    state.version += 1
-                    record_overdue(ctx, config, state)
+                self._overdue(ctx, entity, config, state)
             elif state.status.is_final:
                 self._forget(ctx, entity, config)
 
@@ -54,6 +54,24 @@ class TimeoutSystem(esper.Processor):
             return
         error = CallError(ErrorKind.TIMED_OUT, f"timed out after {config.timeouts.hard:g}s")
         transition(ctx, entity, config, state, CallStatus.FAILED, error=error, stop_work=True)
+
+    @staticmethod
+    def _overdue(
+        ctx: TickContext, entity: Entity, config: ToolCallConfig, state: ToolCallState
+    ) -> None:
+        """Tell the owner, and re-arm: a call left running is overdue again each interval.
+
+        Only one overdue deadline per call is ever in the heap, so once the
+        call ends the pending one is skipped when due and nothing re-arms.
+        """
+        interval = config.timeouts.overdue
+        if state.status is not CallStatus.RUNNING or interval is None:
+            return
+        if not state.overdue:
+            state.overdue = True
+            state.version += 1
+        record_overdue(ctx, config, state)
+        ctx.deadlines.push(ctx.now + interval, entity, DeadlineKind.OVERDUE)
 
     @staticmethod
     def _forget(ctx: TickContext, entity: Entity, config: ToolCallConfig) -> None:

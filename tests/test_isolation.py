@@ -10,7 +10,15 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import CallStatus, ErrorKind, LocalProcessRunner, ManualClock, Runtime, tool
+from agentos import (
+    CallStatus,
+    ErrorKind,
+    LocalProcessRunner,
+    ManualClock,
+    ProgressKind,
+    Runtime,
+    tool,
+)
 from agentos.testing import settle
 from tests._processes import alive, dies_within
 
@@ -135,7 +143,7 @@ async def test_retries_run_the_work_again_within_one_call(
         snapshot = await runtime.wait(call)
         await settle(runtime)
     assert len(ATTEMPTS) == min(fail_times + 1, retries + 1)
-    logs = [entry.payload for entry in snapshot.progress]
+    logs = [entry.payload for entry in snapshot.progress if entry.kind is ProgressKind.LOG]
     assert logs[0] == "attempt 1 of 3 failed: ConnectionError: attempt 1 lost the connection"
     if ok:
         assert snapshot.result == "worked on attempt 3"

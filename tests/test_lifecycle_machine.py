@@ -48,6 +48,7 @@ from agentos import (
     CapabilityResult,
     ErrorKind,
     ManualClock,
+    ProgressKind,
     Runtime,
     RuntimeStatistics,
     SystemToolbox,
@@ -820,8 +821,10 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert snap.overdue is (prev is not None and prev.overdue)
 
     def _check_progress(self, item: Expected, snap: CallSnapshot) -> None:
-        sent = item.progress
+        sent = [None, *item.progress]  # the runtime's ``started`` entry, then the reports
         assert snap.progress_seq == len(sent)
+        if not snap.progress_dropped:
+            assert snap.progress[0].kind is ProgressKind.STARTED
         assert [entry.payload for entry in snap.progress] == sent[-PROGRESS_KEPT:]
         assert [entry.seq for entry in snap.progress] == list(
             range(len(sent) - len(snap.progress) + 1, len(sent) + 1)

@@ -23,7 +23,6 @@ class Steps(BaseModel):
 
 @tool
 async def chatty(args: Steps, ctx: ToolContext) -> int:
-    ctx.progress({"started": True}, kind=ProgressKind.STARTED)
     for step in range(args.steps):
         ctx.progress({"step": step})
     ctx.log("almost there")
@@ -34,7 +33,7 @@ async def chatty(args: Steps, ctx: ToolContext) -> int:
 async def test_progress_keeps_the_newest_and_counts_the_rest(clock: ManualClock) -> None:
     async with Runtime([chatty], clock=clock) as runtime:
         snapshot = await runtime.wait(runtime.submit("chatty", {"steps": 60}))
-    total = 60 + 3
+    total = 1 + 60 + 2  # the runtime's ``started``, the steps, a log line and a heartbeat
     assert snapshot.progress_seq == total
     assert snapshot.progress_dropped == total - PROGRESS_KEPT
     assert len(snapshot.progress) == PROGRESS_KEPT
@@ -56,7 +55,7 @@ async def test_version_tells_whether_anything_moved(clock: ManualClock) -> None:
         await settle(runtime)
         second = runtime.status(call)
         assert second.version == first.version + 1
-        assert second.progress_seq == 1
+        assert second.progress_seq == 2  # ``started``, then the report
         puppet.complete(call)
         await settle(runtime)
         assert runtime.status(call).version == second.version + 1
@@ -107,7 +106,8 @@ async def test_lifecycle_is_logged_with_ids_and_durations(clock: ManualClock) ->
         "tool_call.started",
         "tool_call.completed",
     ]
-    assert sum(entry["event"] == "tool_call.progressed" for entry in mine) == 4
+    # One step, a log line, a heartbeat; ``started`` is told by ``tool_call.started``.
+    assert sum(entry["event"] == "tool_call.progressed" for entry in mine) == 3
     completed = mine[-1]
     assert completed["session_id"] == "s"
     assert completed["conversation_id"] == "c"

@@ -40,7 +40,8 @@ async def test_submit_returns_at_once_and_status_reads_every_state(clock: Manual
         puppet.progress(first, {"percent": 50})
         await settle(runtime)
         seen = runtime.status(first)
-        assert [entry.payload for entry in seen.progress] == [{"percent": 50}]
+        # The runtime's ``started`` entry comes first.
+        assert [entry.payload for entry in seen.progress] == [None, {"percent": 50}]
         puppet.complete(first, {"answer": 42})
         final = await runtime.wait(first)
         assert final.status is CallStatus.COMPLETED

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 from agentos import (
     AgentConfig,
+    CallEvent,
+    CallEventKind,
     CallId,
+    CallSnapshot,
     CallStatus,
     Completion,
     Disposition,
@@ -20,20 +25,33 @@ from agentos import (
     ManualClock,
     ModelRequest,
     ModelResponse,
+    ProgressKind,
     Runtime,
     ScriptedProvider,
     SessionStatus,
     SqliteStore,
+    ToolContext,
     ToolPolicy,
     YieldOnTimeout,
+    tool,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from components import PROGRESS_KEPT
 
 pytestmark = pytest.mark.anyio
 
 
 def has_results(request: ModelRequest) -> bool:
     return bool(last_tool_results(request))
+
+
+async def submitted_calls(runtime: Runtime, session_id: str) -> list[CallSnapshot]:
+    """The session's calls, once the model's first tool calls are submitted and settled."""
+    with anyio.fail_after(5):
+        while not runtime.list_calls(session_id):
+            await settle(runtime)
+    await settle(runtime)
+    return runtime.list_calls(session_id)
 
 
 async def test_synchronous_mode_runs_a_turns_calls_one_after_another_in_order(
@@ -53,11 +71,7 @@ async def test_synchronous_mode_runs_a_turns_calls_one_after_another_in_order(
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
         session = await host.create_session(config, session_id="s")
         session.post("two")
-        with anyio.fail_after(5):
-            while not runtime.list_calls("s"):
-                await settle(runtime)
-        await settle(runtime)
-        first, second = runtime.list_calls("s")
+        first, second = await submitted_calls(runtime, "s")
         assert first.tool_input == {"label": "a"}
         assert (first.status, second.status) == (CallStatus.RUNNING, CallStatus.PENDING)
         clock.advance(3)
@@ -179,9 +193,9 @@ async def test_statistics_show_armed_timers_peak_running_and_no_internal_error(
         await settle(runtime)
         stats = runtime.statistics()
         assert dict(stats.timers_armed) == {"hard": 3, "overdue": 3, "retention": 0}
-        clock.advance(2)  # overdue fired: that timer is spent
+        clock.advance(2)  # overdue fired, and re-armed for another interval
         await settle(runtime)
-        assert runtime.statistics().timers_armed["overdue"] == 0
+        assert runtime.statistics().timers_armed["overdue"] == 3
         for call in calls:
             puppet.complete(call, "done")
         await settle(runtime)
@@ -276,3 +290,206 @@ async def test_a_sessions_own_status_reads_the_same_everywhere(
     rows = [json.loads(line) for line in listed.stdout.decode().splitlines()]
     assert {row["session_id"]: row["status"] for row in rows} == stored
     assert chat.status is SessionStatus.STOPPED, "closing the host stopped it"
+
+
+async def test_a_calls_progress_starts_with_a_started_entry_when_it_runs(
+    clock: ManualClock,
+) -> None:
+    """Seed: a call's progress log opens with ``started`` once it runs; a queued call
+    has none yet, and gets it when a slot frees."""
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        runtime.set_session_cap("s", 1)
+        first = runtime.submit("puppet", {}, session_id="s")
+        queued = runtime.submit("puppet", {}, session_id="s")
+        await settle(runtime)
+        running = runtime.status(first)
+        assert running.status is CallStatus.RUNNING
+        assert [entry.kind for entry in running.progress] == [ProgressKind.STARTED]
+        assert running.progress[0].kind == "started"
+        assert (running.progress[0].seq, running.progress_seq) == (1, 1)
+        assert running.progress[0].at == running.started_at
+        waiting = runtime.status(queued)
+        assert waiting.status is CallStatus.PENDING
+        assert (waiting.progress, waiting.progress_seq) == ((), 0)
+        puppet.progress(first, {"percent": 50})
+        await settle(runtime)
+        assert [entry.kind for entry in runtime.status(first).progress] == ["started", "partial"]
+        puppet.complete(first)
+        await runtime.wait(first)
+        await settle(runtime)
+        now_running = runtime.status(queued)
+        assert now_running.status is CallStatus.RUNNING
+        assert [entry.kind for entry in now_running.progress] == ["started"]
+
+
+class Lines(BaseModel):
+    lines: int
+    gate: str
+
+
+@tool
+async def print_lines(args: Lines, ctx: ToolContext) -> str:
+    """Print ``lines`` lines, then wait until the test writes to the ``gate`` FIFO."""
+    script = (
+        "import sys\n"
+        f"for i in range({args.lines}):\n"
+        "    print(f'line {i}')\n"
+        "sys.stdout.flush()\n"
+        f"print('gate said', open({args.gate!r}).read())\n"
+    )
+    done = await ctx.run_process([sys.executable, "-c", script])
+    return done.stdout.decode()
+
+
+def watch_for(runtime: Runtime, session_id: str, payload: str) -> anyio.Event:
+    """An event set once an ``output`` progress entry with ``payload`` is reported."""
+    seen = anyio.Event()
+
+    def check(event: CallEvent) -> None:
+        entry = event.progress
+        if entry is not None and entry.kind is ProgressKind.OUTPUT and entry.payload == payload:
+            seen.set()
+
+    runtime.on_call_events(session_id, check)
+    return seen
+
+
+async def open_gate(gate: Path, text: str) -> None:
+    """Write to the FIFO the subprocess reads (opening it blocks until the reader is there)."""
+    await anyio.to_thread.run_sync(gate.write_text, text)
+
+
+async def test_subprocess_stdout_lines_arrive_as_output_progress_while_it_runs(
+    tmp_path: Path,
+) -> None:
+    """Seed: lines a ``ctx.run_process`` subprocess prints show as ``output`` progress
+    while it still runs; the result still carries all of stdout."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    async with Runtime([print_lines]) as runtime:
+        seen = watch_for(runtime, "s", "line 2")
+        call = runtime.submit("print_lines", {"lines": 3, "gate": str(gate)}, session_id="s")
+        with anyio.fail_after(10):
+            await seen.wait()
+        running = runtime.status(call)
+        assert running.status is CallStatus.RUNNING
+        assert [(entry.kind, entry.payload) for entry in running.progress] == [
+            (ProgressKind.STARTED, None),
+            (ProgressKind.OUTPUT, "line 0"),
+            (ProgressKind.OUTPUT, "line 1"),
+            (ProgressKind.OUTPUT, "line 2"),
+        ]
+        await open_gate(gate, "go")
+        with anyio.fail_after(10):
+            final = await runtime.wait(call)
+    assert final.status is CallStatus.COMPLETED
+    assert final.result == "line 0\nline 1\nline 2\ngate said go\n"
+    assert final.progress[-1].payload == "gate said go"
+
+
+async def test_a_subprocess_output_flood_keeps_progress_bounded_and_ticks_short(
+    tmp_path: Path,
+) -> None:
+    """Seed: 10,000 lines of output keep the newest ``PROGRESS_KEPT`` entries and count
+    the rest; they arrive in a few coalesced messages, so no tick grows long."""
+    lines = 10_000
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    async with Runtime([print_lines]) as runtime:
+        seen = watch_for(runtime, "s", f"line {lines - 1}")
+        call = runtime.submit("print_lines", {"lines": lines, "gate": str(gate)}, session_id="s")
+        with anyio.fail_after(30):
+            await seen.wait()
+        running = runtime.status(call)
+        stats = runtime.statistics()
+        await open_gate(gate, "go")
+        with anyio.fail_after(10):
+            final = await runtime.wait(call)
+    assert running.status is CallStatus.RUNNING
+    assert running.progress_seq == 1 + lines
+    assert len(running.progress) == PROGRESS_KEPT
+    assert running.progress_dropped == 1 + lines - PROGRESS_KEPT
+    assert [entry.payload for entry in running.progress] == [
+        f"line {i}" for i in range(lines - PROGRESS_KEPT, lines)
+    ]
+    assert stats.messages_applied < lines / 10
+    assert stats.max_tick_us < 100_000
+    assert isinstance(final.result, str)
+    assert final.result.splitlines()[:-1] == [f"line {i}" for i in range(lines)]
+
+
+async def test_an_overdue_call_is_told_again_each_interval_until_it_ends(
+    clock: ManualClock,
+) -> None:
+    """Seed: a running call past ``overdue_after`` raises OVERDUE, and left running
+    raises it again every interval; ending the call (settled or cancelled) disarms it."""
+    puppet = Puppet()
+    overdue: list[CallId] = []
+
+    def count(event: CallEvent) -> None:
+        if event.kind is CallEventKind.OVERDUE:
+            overdue.append(event.call_id)
+
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        runtime.on_call_events("s", count)
+        done = runtime.submit("puppet", {}, session_id="s", overdue_after=30)
+        dropped = runtime.submit("puppet", {}, session_id="s", overdue_after=30)
+        await settle(runtime)
+        clock.advance(29)
+        await settle(runtime)
+        assert overdue == []
+        clock.advance(1)
+        await settle(runtime)
+        assert sorted(overdue) == sorted([done, dropped])
+        assert runtime.status(done).overdue
+        assert runtime.statistics().timers_armed["overdue"] == 2  # re-armed
+        clock.advance(30)
+        await settle(runtime)
+        assert overdue.count(done) == overdue.count(dropped) == 2
+        puppet.complete(done)
+        await runtime.wait(done)
+        runtime.cancel(dropped)
+        await settle(runtime)
+        assert runtime.statistics().timers_armed["overdue"] == 0
+        clock.advance(90)
+        await settle(runtime)
+        assert len(overdue) == 4
+
+
+async def test_an_overdue_call_grants_a_turn_each_interval_while_the_turn_waits(
+    clock: ManualClock,
+) -> None:
+    """Seed: with the default ``yield_when_all_done`` and ``call_overdue_after``, an
+    overdue call grants the model a turn (an overdue notice names it, it still runs),
+    and each further interval grants another."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (
+            lambda r: "slow" in last_user_text(r),
+            lambda r: tool_calls(("puppet", {"label": "slow"})),
+        ),
+        (lambda r: "is overdue" in last_user_text(r), lambda r: text("still waiting on it")),
+    )
+    config = AgentConfig(call_overdue_after=30)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("slow")
+        (call,) = await submitted_calls(runtime, "s")
+        asked = len(provider.requests)
+        assert asked == 1
+        for interval in (1, 2):
+            clock.advance(30)
+            with anyio.fail_after(5):
+                while len(provider.requests) == asked:
+                    await settle(runtime)
+            await settle(runtime)
+            asked = len(provider.requests)
+            assert asked == 1 + interval
+            request = provider.requests[-1]
+            assert f"tool call {call.provider_call_id} is overdue" in last_user_text(request)
+            assert runtime.status(call.call_id).status is CallStatus.RUNNING
+        puppet.complete(call.call_id, "at last")
+        await runtime.wait(call.call_id)
+        await settle(runtime)
+        assert runtime.statistics().timers_armed["overdue"] == 0

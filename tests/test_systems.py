@@ -127,7 +127,8 @@ def test_ingest_drops_reports_for_final_or_missing_calls() -> None:
     state = esper.component_for_entity(entity, ToolCallState)
     assert state.status is CallStatus.CANCELLED
     assert state.result is None
-    assert state.progress is None
+    assert state.progress is not None
+    assert [entry.kind for entry in state.progress.entries] == [ProgressKind.STARTED]
 
 
 def test_ingest_cancel_respects_session_scope() -> None:

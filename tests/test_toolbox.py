@@ -58,8 +58,8 @@ async def test_status_through_every_state(clock: ManualClock) -> None:
         assert running["is_final"] is False
         assert running["started_at"] is not None
         assert running["completed_at"] is None
-        assert [entry["payload"] for entry in running["progress"]] == [{"percent": 30}]
-        assert running["progress"][0]["kind"] == "partial"
+        assert [entry["payload"] for entry in running["progress"]] == [None, {"percent": 30}]
+        assert [entry["kind"] for entry in running["progress"]] == ["started", "partial"]
         quiet = await status(toolbox, ALICE, tool_call_id=first, include_progress=False)
         assert quiet["progress"] is None
         puppet.complete(first, {"free": "10:00"})
@@ -203,7 +203,7 @@ async def test_list_shows_only_the_callers_live_calls(clock: ManualClock) -> Non
             "status": "running",
             "started_at": calls[0]["started_at"],
             "latest_progress": {
-                "seq": 1,
+                "seq": 2,  # after the runtime's ``started``
                 "at": calls[0]["latest_progress"]["at"],
                 "kind": "partial",
                 "payload": {"percent": 80},
@@ -599,6 +599,6 @@ def test_timestamps_read_exactly_as_isoformat_writes_them(values: list[float]) -
                 puppet.progress(call, {})
                 await settle(runtime)
             answer = await status(SystemToolbox(runtime), ALICE, tool_call_id=call)
-            return [entry["at"] for entry in answer["progress"]]
+            return [entry["at"] for entry in answer["progress"][1:]]  # after ``started``
 
     assert anyio.run(stamps) == [datetime.fromtimestamp(v, UTC).isoformat() for v in values]
