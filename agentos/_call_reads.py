@@ -16,7 +16,15 @@ from agentos._checks import check_text
 from agentos._errors import UnknownCallError
 from agentos._runtime_parts import RuntimeParts
 from agentos._snapshot import CallSnapshot, RuntimeStatistics, snapshot_of
-from components import CallId, CallStatus, DeadlineKind, SessionId, ToolCallState, Waiter
+from components import (
+    CallId,
+    CallStatus,
+    DeadlineKind,
+    SessionId,
+    ToolCallConfig,
+    ToolCallState,
+    Waiter,
+)
 
 
 class CallReads(RuntimeParts):
@@ -174,7 +182,12 @@ class CallReads(RuntimeParts):
                 continue
             if kind is DeadlineKind.RETENTION:
                 live = state.status.is_final
-            else:  # hard, or overdue (it re-arms each interval while the call runs)
+            elif kind is DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
+                config = esper.component_for_entity(entity, ToolCallConfig)
+                live = state.status is CallStatus.RUNNING or (
+                    config.deferred and state.status is CallStatus.PENDING
+                )
+            else:  # overdue: it re-arms each interval while the call runs
                 live = state.status is CallStatus.RUNNING
             armed[kind.value] += live
         return armed

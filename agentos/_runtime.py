@@ -222,7 +222,8 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         the tool's model rejects settles the call ``failed`` with a message
         naming the problem. Wrong argument types for the method itself raise.
         A ``deferred`` call is never run here: it stays ``pending`` until
-        ``complete`` gives it its outcome (or it is cancelled). With ``runner``
+        ``complete`` gives it its outcome (or it is cancelled); its ``timeout``
+        counts from submission and ends it ``failed`` (timed out: expired). With ``runner``
         a registered ``IsolatedRunner`` does the work instead of the tool's
         function (the input is still checked against the tool's model).
         ``retries`` runs the work again after a failure, within the same call.

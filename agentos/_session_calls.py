@@ -8,6 +8,7 @@ its disposition, decorations and, for a deferred call, a continuation token).
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,6 +65,8 @@ class SessionCalls:
             timeout = decorations.timeout or self.config.call_timeout
             if timeout is not None:
                 options["timeout"] = timeout
+            if disposition is Disposition.DEFER and self.tokens.ttl is not None:
+                options["timeout"] = min(timeout or math.inf, self.tokens.ttl)
             if disposition is Disposition.RUN_ISOLATED:
                 options["runner"] = self.config.isolated_runner
             if self.config.call_overdue_after is not None:

@@ -22,6 +22,8 @@ class Completion(StrEnum):
     APPLIED = "applied"
     ALREADY_COMPLETED = "already_completed"
     UNKNOWN = "unknown"
+    EXPIRED = "expired"
+    """The call waited longer than the host's ``token_ttl``: it ended ``failed``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from agentos._errors import UnknownCallError
 from agentos._runtime import Runtime
 from agentos._store import Completion, SessionStore, StoredToken
-from components import CallId, Json, JsonObject
+from components import CallId, ErrorKind, Json, JsonObject
 
 
 @dataclass(slots=True)
@@ -35,6 +35,11 @@ class ContinuationTokens:
         self._store = store
         self._ttl = ttl
         self._records: dict[str, TokenRecord] = {}
+
+    @property
+    def ttl(self) -> float | None:
+        """Seconds (on the runtime's clock) a deferred call waits for its token, or None."""
+        return self._ttl
 
     async def issue(
         self,
@@ -75,8 +80,10 @@ class ContinuationTokens:
         if not isinstance(token, str):
             return Completion.UNKNOWN
         record = self._records.get(token)
-        if record is not None and self._has_ended(record.call_id):
-            return Completion.ALREADY_COMPLETED  # cancelled, timed out or completed: never applied
+        if record is not None:
+            ended = self._ending(record.call_id)
+            if ended is not None:  # cancelled, expired or completed: never applied
+                return ended
         outcome: Completion | None = None
         if self._store is not None:
             outcome = await self._store.complete_token(token, result, error=error)
@@ -92,12 +99,17 @@ class ContinuationTokens:
             return outcome
         return Completion.APPLIED if done.applied else Completion.ALREADY_COMPLETED
 
-    def _has_ended(self, call_id: CallId) -> bool:
-        """Whether the call already has its outcome (retention forgets only final calls)."""
+    def _ending(self, call_id: CallId) -> Completion | None:
+        """How the call already ended (retention forgets only final calls), or None."""
         try:
-            return self._runtime.status(call_id).is_final
+            call = self._runtime.status(call_id)
         except UnknownCallError:
-            return True
+            return Completion.ALREADY_COMPLETED
+        if not call.is_final:
+            return None
+        if call.error is not None and call.error.kind is ErrorKind.TIMED_OUT:
+            return Completion.EXPIRED
+        return Completion.ALREADY_COMPLETED
 
     def forget(self, session_id: str) -> None:
         """Drop the session's tokens from memory (it was unloaded; the store keeps them)."""
@@ -108,4 +120,9 @@ class ContinuationTokens:
         }
 
     def pending(self, session_id: str) -> list[TokenRecord]:
-        return [record for record in self._records.values() if record.session_id == session_id]
+        """The session's tokens whose call still waits for them."""
+        return [
+            record
+            for record in self._records.values()
+            if record.session_id == session_id and self._ending(record.call_id) is None
+        ]

@@ -12,6 +12,7 @@ from components import (
     CancelCall,
     CloseSession,
     CompleteCall,
+    DeadlineKind,
     Entity,
     ErrorKind,
     OpenSession,
@@ -80,6 +81,8 @@ class IngestSystem(esper.Processor):
             transition(ctx, entity, config, state, CallStatus.FAILED, error=message.rejection)
         elif not config.deferred:
             ctx.submitted.append(entity)
+        elif config.timeouts.hard is not None:  # a deferred call's expiry counts from now
+            ctx.deadlines.push(ctx.now + config.timeouts.hard, entity, DeadlineKind.HARD)
 
     def _cancel(self, ctx: TickContext, message: CancelCall) -> None:
         entity = ctx.index.by_id.get(message.call_id)

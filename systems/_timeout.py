@@ -50,9 +50,13 @@ class TimeoutSystem(esper.Processor):
     def _hard(
         ctx: TickContext, entity: Entity, config: ToolCallConfig, state: ToolCallState
     ) -> None:
-        if state.status is not CallStatus.RUNNING:
+        if config.deferred and state.status is CallStatus.PENDING:
+            reason = f"expired: nobody completed it within {config.timeouts.hard:g}s"
+        elif state.status is CallStatus.RUNNING:
+            reason = f"timed out after {config.timeouts.hard:g}s"
+        else:
             return
-        error = CallError(ErrorKind.TIMED_OUT, f"timed out after {config.timeouts.hard:g}s")
+        error = CallError(ErrorKind.TIMED_OUT, reason)
         transition(ctx, entity, config, state, CallStatus.FAILED, error=error, stop_work=True)
 
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -493,3 +494,44 @@ async def test_an_overdue_call_grants_a_turn_each_interval_while_the_turn_waits(
         await runtime.wait(call.call_id)
         await settle(runtime)
         assert runtime.statistics().timers_armed["overdue"] == 0
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["memory", "store"])
+async def test_a_token_expires_on_the_runtimes_clock(
+    tmp_path: Path, clock: ManualClock, durable: bool
+) -> None:
+    """Issue 10: a token past the host's ``token_ttl`` answers ``expired`` (with or
+    without a store), leaves the pending list, and the model is told the call expired."""
+    provider = ScriptedProvider(
+        (lambda r: "approve" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
+        (has_results, lambda r: text("noted")),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+    async with contextlib.AsyncExitStack() as stack:
+        store = None
+        if durable:
+            store = await stack.enter_async_context(await SqliteStore.open(tmp_path / "a.db"))
+        runtime = await stack.enter_async_context(Runtime([Puppet().tool], clock=clock))
+        host = await stack.enter_async_context(Host(runtime, provider, store=store, token_ttl=60))
+        session = await host.create_session(config, session_id="s")
+        session.post("approve this")
+        with anyio.fail_after(5):
+            while session.status is not SessionStatus.WAITING_EXTERNAL:
+                await settle(runtime)
+        (record,) = host.tokens.pending("s")
+        assert runtime.statistics().timers_armed["hard"] == 1
+        clock.advance(59)
+        await settle(runtime)
+        assert host.tokens.pending("s") == [record], "not yet"
+        clock.advance(1)
+        with anyio.fail_after(5):
+            while not (session.idle and len(provider.requests) == 2):
+                await settle(runtime)
+        call = runtime.status(record.call_id)
+        assert call.status is CallStatus.FAILED and call.error is not None
+        assert call.error.message == "expired: nobody completed it within 60s"
+        assert host.tokens.pending("s") == []
+        assert await host.complete(record.token, "too late") is Completion.EXPIRED
+        (result,) = last_tool_results(provider.requests[1])
+        assert result["is_error"] is True and "expired" in result["content"]
+        assert runtime.statistics().timers_armed["hard"] == 0
