@@ -3,48 +3,40 @@
 With a store, a host owns each session it loads through a lease that it
 renews while the session is loaded and gives up when it closes: another
 host (another process) cannot load the session meanwhile unless it steals it,
-and then this one stops writing it.
+and then this one stops writing it (``_host_leases``). A host can unload
+sessions left at rest (``_host_idle``) and resume stored ones
+(``_host_resume``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import math
-import os
-import socket
 import time
 import uuid
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Self
 
 import anyio
 from anyio.abc import TaskGroup
 
 from agentos._agent_config import AgentConfig, ExecutionMode
-from agentos._clock import sleep
 from agentos._context_view import ContextView, TranscriptView
-from agentos._errors import (
-    SessionBusyError,
-    StoreError,
-    UnknownCallError,
-    UnknownSessionError,
-    UsageError,
-)
+from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._history import HistoryCall
+from agentos._host_idle import unload_idle
+from agentos._host_leases import LeaseKeeper
+from agentos._host_resume import restore
 from agentos._provider import Message, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Scope, SessionLineage
 from agentos._session import Session
 from agentos._store import Completion, SessionStore, StoredSession
-from agentos._tokens import ContinuationTokens, TokenRecord
+from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
-from agentos._transcript import placeholder
 from agentos._turn_events import SessionStatus
-from components import CallId, CallStatus, Json
-
-_hosts = itertools.count(1)
+from components import Json
 
 
 @dataclass(slots=True)
@@ -65,10 +57,11 @@ class SessionSummary:
     errors: int
 
 
-class Host:
+class Host(anyio.AsyncContextManagerMixin):
     """Runs sessions on one ``Runtime``, each in its own task, all sharing the caps.
 
     One session's failing provider or crashing loop touches no other session.
+    Use ``async with Host(...)``: sessions run in its task group.
     """
 
     def __init__(
@@ -95,14 +88,7 @@ class Host:
         renewal. ``holder`` names this host in the store [default: ``pid N on
         HOSTNAME``, and ``, host K`` for the K-th host of a process].
         """
-        if lease_period <= 0:
-            raise ValueError(f"lease_period must be positive, got {lease_period!r}")
-        lease_expiry = 3 * lease_period if lease_expiry is None else lease_expiry
-        if lease_expiry <= lease_period:
-            raise ValueError(
-                f"lease_expiry ({lease_expiry!r}) must be longer than lease_period "
-                f"({lease_period!r}), or leases lapse between renewals"
-            )
+        self._leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
         if unload_idle_after is not None and not (
             isinstance(unload_idle_after, int | float)
             and not isinstance(unload_idle_after, bool)
@@ -122,38 +108,33 @@ class Host:
         self._tasks: dict[str, _SessionTask] = {}
         self._unload_idle_after = unload_idle_after
         self._group: TaskGroup | None = None
-        self.holder = holder or _holder_name()
-        self._lease_period = lease_period
-        self._lease_expiry = lease_expiry
-        self._leases: set[str] = set()
-        """Sessions whose lease this host holds."""
+        self.holder = self._leases.holder
 
-    async def __aenter__(self) -> Self:
+    @asynccontextmanager
+    async def __asynccontextmanager__(self) -> AsyncGenerator[Self]:
+        """Expired tokens go first; while open, leases are kept and idle sessions
+        unloaded; on the way out every session task ends, then the leases are given up."""
         if self.store is not None:
             await self.store.delete_expired_tokens()
-        self._group = anyio.create_task_group()
-        await self._group.__aenter__()
-        if self._unload_idle_after is not None:
-            self._group.start_soon(self._unload_idle, self._unload_idle_after)
-        if self.store is not None:
-            self._group.start_soon(self._keep_leases, self.store)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        assert self._group is not None
-        self._group.cancel_scope.cancel()
         try:
-            return await self._group.__aexit__(exc_type, exc, tb)
+            async with anyio.create_task_group() as group:
+                self._group = group
+                if self._unload_idle_after is not None:
+                    group.start_soon(
+                        unload_idle,
+                        self._sessions,
+                        self.unload,
+                        self.runtime.clock,
+                        self._unload_idle_after,
+                    )
+                if self.store is not None:
+                    group.start_soon(self._leases.keep, self.runtime.clock, self._taken_over)
+                try:
+                    yield self
+                finally:
+                    group.cancel_scope.cancel()
         finally:
-            if self.store is not None and self._leases:
-                self._leases.clear()
-                with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
-                    await self.store.release_leases(self.holder)
+            await self._leases.release_all()
 
     async def create_session(
         self,
@@ -192,7 +173,7 @@ class Host:
                     tuple(history or ()),
                 )
             )
-            version = await self._acquire(session_id, steal=False)
+            version = await self._leases.acquire(session_id, steal=False)
         session = self._new_session(session_id, config, provider, scope, parent, version)
         if history is not None:
             for tool_use_id, name in session.restore(history):
@@ -218,7 +199,7 @@ class Host:
             if loaded.status is not SessionStatus.STOPPED:
                 raise ValueError(f"session {session_id!r} is already running here")
             await self.unload(session_id)  # stopped: resumed from what the store holds
-        version = await self._acquire(session_id, steal=steal)
+        version = await self._leases.acquire(session_id, steal=steal)
         if version is None:
             raise UnknownSessionError(session_id)
         try:  # loaded once the lease is ours, so nobody changes it meanwhile
@@ -227,46 +208,15 @@ class Host:
                 raise UnknownSessionError(session_id)
             config = AgentConfig.model_validate(stored.config)
         except BaseException:
-            await self._release(session_id)
+            await self._leases.release(session_id)
             raise
         session = self._new_session(
             session_id, config, provider, Scope.OWN, stored.parent_session_id, version
         )
         tokens = await self.store.tokens_of(session_id)
-        outlived = {  # a turn that waited for its deferred calls when the process ended
-            t.provider_call_id: placeholder(
-                t.provider_call_id, t.call_id, CallStatus.PENDING, t.token
-            )
-            for t in tokens
-        }
-        waiting = dict(session.restore(list(stored.history), outlived))
-        completed_while_down = []
-        for token in tokens:
-            if token.provider_call_id not in waiting:
-                continue
-            del waiting[token.provider_call_id]
-            call_id = self.runtime.submit(
-                token.tool_name,
-                token.tool_input,
-                session_id=session_id,
-                provider_call_id=token.provider_call_id,
-                conversation_id=session_id,
-                deferred=True,
-            )
-            self.tokens.bind(
-                TokenRecord(
-                    token.token, session_id, call_id, token.provider_call_id, token.tool_name
-                )
-            )
-            session.await_outcome(call_id, token.provider_call_id)
-            if token.completed_at is not None:
-                completed_while_down.append((call_id, token))
-        for tool_use_id, name in waiting.items():
-            held = self._still_held(session, tool_use_id)
-            if held is None:
-                session.lost(tool_use_id, name)
-            else:  # unloaded and resumed in this runtime: the call is still here
-                session.await_outcome(held, tool_use_id)
+        completed_while_down = restore(
+            session, list(stored.history), tokens, self.runtime, self.tokens
+        )
         await self._start(session)
         for call_id, token in completed_while_down:  # now the session hears of it
             self.runtime.complete(call_id, token.result, error=token.error)
@@ -302,56 +252,14 @@ class Host:
             version=version,
         )
 
-    def _still_held(self, session: Session, tool_use_id: str) -> CallId | None:
-        """The runtime's call behind a placeholder in the history, if it still holds it."""
-        known = session.calls.find_call(session.session_id, tool_use_id)
-        if known is None or known.internal_id is None:
-            return None
-        try:
-            return self.runtime.status(known.internal_id, session_id=session.session_id).call_id
-        except UnknownCallError:
-            return None
-
-    # ------------------------------------------------------------------ leases
-
-    async def _acquire(self, session_id: str, *, steal: bool) -> int | None:
-        """Take the session's lease; its version (None: no such session)."""
-        assert self.store is not None
-        version = await self.store.acquire_lease(
-            session_id, self.holder, ttl=self._lease_expiry, steal=steal
-        )
-        if version is not None:
-            self._leases.add(session_id)
-        return version
-
-    async def _release(self, session_id: str) -> None:
-        """Give the session's lease up (when it is unloaded, or could not be loaded)."""
-        if self.store is None or session_id not in self._leases:
-            return
-        self._leases.discard(session_id)
-        with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
-            await self.store.release_lease(session_id, self.holder)
-
-    async def _keep_leases(self, store: SessionStore) -> None:
-        """Renew this host's leases every period; a session taken over stops writing."""
-        while True:
-            await sleep(self.runtime.clock, self._lease_period)
-            if not self._leases:
-                continue
-            try:
-                lost = await store.renew_leases(
-                    self.holder, list(self._leases), ttl=self._lease_expiry
-                )
-            except Exception:  # the sessions' commits report it; the next period tries again
-                continue
-            for session_id, holder in lost.items():
-                self._leases.discard(session_id)
-                session = self._sessions.get(session_id)
-                if session is not None:
-                    session.disown(
-                        f"session {session_id!r} was taken over by {holder or 'another host'}; "
-                        "this host stops writing it, so nothing the other writes is lost"
-                    )
+    def _taken_over(self, session_id: str, holder: str | None) -> None:
+        """Another host took the session's lease: the session stops writing it."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.disown(
+                f"session {session_id!r} was taken over by {holder or 'another host'}; "
+                "this host stops writing it, so nothing the other writes is lost"
+            )
 
     async def _start(self, session: Session) -> Session:
         assert self._group is not None
@@ -410,7 +318,7 @@ class Host:
         self.tokens.forget(session_id)
         self.toolbox.forget(session_id)
         self.runtime.close_session(session_id)
-        await self._release(session_id)
+        await self._leases.release(session_id)
 
     def _busy(self, session: Session) -> str | None:
         """Why unloading the session now would lose work (None: it would not)."""
@@ -421,58 +329,6 @@ class Host:
         if self.store is None and session.outstanding():
             return "has calls whose outcome the model has not heard, and the host has no store"
         return None
-
-    @staticmethod
-    def _idle_until(session: Session, after: float) -> float | None:
-        """When the idle timeout unloads the session (None: it is in use)."""
-        if session.status is SessionStatus.STOPPED or (session.idle and not session.outstanding()):
-            return session.changed_at + after
-        return None
-
-    async def _unload_idle(self, after: float) -> None:
-        """Unload sessions stopped, or idle with nothing outstanding, for ``after`` seconds."""
-        clock = self.runtime.clock
-        woken = anyio.Event()
-
-        def wake() -> None:
-            woken.set()
-
-        retry_at: dict[str, float] = {}
-        forget_clock = clock.on_advance(wake)
-        try:
-            while True:
-                woken = anyio.Event()
-                now = clock.monotonic()
-                due = now + after
-                ready = []
-                for session in self._sessions.values():
-                    at = self._idle_until(session, after)
-                    if at is None:
-                        continue
-                    at = max(at, retry_at.get(session.session_id, 0.0))
-                    if at <= now:
-                        ready.append(session)
-                    else:
-                        due = min(due, at)
-                for session in ready:  # each unload awaits: check again that it is idle
-                    session_id = session.session_id
-                    at = self._idle_until(session, after)
-                    if (
-                        at is None
-                        or at > clock.monotonic()
-                        or self._sessions.get(session_id) is not session
-                    ):
-                        continue
-                    with contextlib.suppress(SessionBusyError, StoreError, UnknownSessionError):
-                        retry_at[session_id] = now + after  # if it fails, not at once again
-                        await self.unload(session_id)
-                for gone in retry_at.keys() - self._sessions.keys():
-                    del retry_at[gone]
-                budget = clock.sleep_budget(due)
-                with anyio.move_on_after(math.inf if budget is None else budget):
-                    await woken.wait()
-        finally:
-            forget_clock()
 
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
@@ -510,10 +366,3 @@ class Host:
         """The ``HistoryLookup`` the toolbox asks: what a session's history says of a call."""
         session = self._sessions.get(session_id)
         return None if session is None else session.calls.find_call(session_id, call_id)
-
-
-def _holder_name() -> str:
-    """``pid N on HOSTNAME``; a process's second and later hosts add ``, host K``."""
-    number = next(_hosts)
-    name = f"pid {os.getpid()} on {socket.gethostname()}"
-    return name if number == 1 else f"{name}, host {number}"

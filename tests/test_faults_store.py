@@ -188,6 +188,24 @@ async def test_a_holder_that_stopped_renewing_loses_its_lease(tmp_path: Path) ->
     assert await stored_texts(path, "s") == ["one", "heard one", "two", "heard two"]
 
 
+async def test_a_host_cancelled_while_open_still_gives_its_leases_up(tmp_path: Path) -> None:
+    """A host closed by cancellation releases its leases shielded on the way out, so the
+    next host (in this very process, whose leases count as live) loads without a steal."""
+    path = tmp_path / "agentos.db"
+    clock = ManualClock()
+    async with (
+        await SqliteStore.open(path, clock=clock.wall) as store,
+        Runtime([], clock=clock) as runtime,
+    ):
+        with anyio.CancelScope() as scope:
+            async with Host(runtime, echo(), store=store) as host:
+                await say(await host.create_session(session_id="s"), "one")
+                scope.cancel()
+                await anyio.sleep_forever()
+        assert scope.cancelled_caught
+        assert await store.acquire_lease("s", "the next host", ttl=15) is not None
+
+
 async def test_a_dead_holder_on_this_machine_frees_its_lease_at_once(tmp_path: Path) -> None:
     """Issue 9 item 10: a lease whose process is gone (same host name, no such pid)
     is free before it expires; a live process's lease is not."""
