@@ -15,12 +15,13 @@ from typing import Any
 import anyio
 
 from agentos._agent_config import AgentConfig, Disposition
+from agentos._capabilities import CAPABILITIES
 from agentos._errors import ProviderError
 from agentos._provider import ModelRequest, ModelResponse, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller
 from agentos._tokens import ContinuationTokens
-from agentos._toolbox import CAPABILITIES, SystemToolbox
+from agentos._toolbox import SystemToolbox
 from agentos._transcript import ToolResultBlock, tool_result
 from agentos._turn_events import CallsSubmitted, CallStarted, SubmitCalls
 from components import CallStatus

@@ -24,10 +24,8 @@ from typing import Any
 import pydantic_core
 from pydantic import ValidationError
 
-from agentos._capabilities import (  # re-exported: sessions and turns import them here
-    CAPABILITIES as CAPABILITIES,
-)
 from agentos._capabilities import (
+    CAPABILITIES,
     MAX_WAIT_SECONDS,
     CancelToolCallInput,
     GetToolCallStatusInput,

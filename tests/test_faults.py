@@ -521,12 +521,14 @@ async def test_a_progress_flood_is_coalesced_before_the_inbox(name: str, n: int)
         call = runtime.submit(name, {"n": n})
         with anyio.fail_after(60):
             final = await runtime.wait(call)
-        messages = runtime.statistics().messages_applied
+        statistics = runtime.statistics()
     assert final.result == "flooded"
     assert final.progress_seq == n + 1
     assert [entry.payload for entry in final.progress] == [{"i": i} for i in range(n - 50, n)]
     assert final.progress_dropped == n + 1 - 50
-    assert messages < n / 10
+    # At most one progress batch per tick (plus submit, start, result): how many ticks
+    # a flood spans depends on the machine's speed, the bound per tick does not.
+    assert statistics.messages_applied <= statistics.ticks + 3 < n / 2
 
 
 async def test_a_burst_of_submits_is_applied_over_several_ticks() -> None:
