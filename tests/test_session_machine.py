@@ -50,7 +50,6 @@ from agentos import (
     ExecutionMode,
     Host,
     ManualClock,
-    Message,
     ModelRequest,
     ModelResponse,
     Runtime,
@@ -62,6 +61,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, blocks_of, text
 from tests._loop_thread import LoopThread, close_streams
+from tests._transcripts import transcript_problem
 
 T = TypeVar("T")
 
@@ -116,30 +116,6 @@ class CommandModel:
             for name, args in calls
         ]
         return ModelResponse(content, "tool_use")
-
-
-def transcript_problem(messages: Sequence[Message], *, may_end_unanswered: bool) -> str | None:
-    """What makes ``messages`` invalid Messages (a session's history may be empty), or None."""
-    if messages and messages[0]["role"] != "user":
-        return "does not start with a user message"
-    for index, message in enumerate(messages):
-        if index and message["role"] == messages[index - 1]["role"]:
-            return f"two {message['role']} messages in a row at {index}"
-        if message["role"] != "assistant":
-            continue
-        uses = [b["id"] for b in blocks_of(message) if b.get("type") == "tool_use"]
-        if not uses:
-            continue
-        if index + 1 == len(messages):
-            return None if may_end_unanswered else f"tool uses {uses} left unanswered"
-        answers = [b.get("tool_use_id") for b in blocks_of(messages[index + 1])]
-        if answers[: len(uses)] != uses:
-            return f"tool uses {uses} answered by {answers}"
-    results = Counter(
-        b["tool_use_id"] for m in messages for b in blocks_of(m) if b.get("type") == "tool_result"
-    )
-    repeated = [tool_use_id for tool_use_id, count in results.items() if count > 1]
-    return f"tool uses answered twice: {repeated}" if repeated else None
 
 
 class SessionMachine(RuleBasedStateMachine):

@@ -62,6 +62,7 @@ from agentos.turns import (
     TurnMachine,
     UserPosted,
 )
+from tests._transcripts import transcript_problem
 
 DISPOSITIONS = {
     "bg": Disposition.RUN_ASYNC,
@@ -256,13 +257,13 @@ class Turns(RuleBasedStateMachine):
     def every_request_is_valid_messages(self) -> None:
         for messages in self.requests:
             assert messages and messages[-1]["role"] == "user"
-            assert history_problem(messages, may_end_unanswered=False) is None
+            assert transcript_problem(messages, may_end_unanswered=False) is None
 
     @invariant()
     def the_history_is_valid_and_tells_each_outcome_at_most_once(self) -> None:
         status = self.machine.status
         unanswered_ok = status in WAITING or status is SessionStatus.REQUESTING
-        problem = history_problem(self.machine.history, may_end_unanswered=unanswered_ok)
+        problem = transcript_problem(self.machine.history, may_end_unanswered=unanswered_ok)
         assert problem is None, problem
         assert all(count == 1 for count in told(self.machine.history).values())
 
@@ -284,28 +285,6 @@ class Turns(RuleBasedStateMachine):
             told_ids = told(self.machine.history)
             untold = [c.tool_use_id for c in self.calls.values() if c.tool_use_id not in told_ids]
             assert untold == [], f"idle, every call ended, and never told: {untold}"
-
-
-def history_problem(messages: list[Message], *, may_end_unanswered: bool) -> str | None:
-    """What makes ``messages`` invalid Messages, or None."""
-    if messages and messages[0]["role"] != "user":
-        return "does not start with a user message"
-    for index, message in enumerate(messages):
-        if index and message["role"] == messages[index - 1]["role"]:
-            return f"two {message['role']} messages in a row at {index}: a stacked partial turn"
-        uses = [b["id"] for b in blocks_of(message) if b.get("type") == "tool_use"]
-        if message["role"] != "assistant" or not uses:
-            continue
-        if index + 1 == len(messages):
-            return None if may_end_unanswered else f"tool uses {uses} left unanswered"
-        answers = [b.get("tool_use_id") for b in blocks_of(messages[index + 1])]
-        if answers[: len(uses)] != uses:
-            return f"tool uses {uses} answered by {answers}"
-    results = Counter(
-        b["tool_use_id"] for m in messages for b in blocks_of(m) if b.get("type") == "tool_result"
-    )
-    repeated = [tool_use_id for tool_use_id, count in results.items() if count > 1]
-    return f"tool uses answered twice: {repeated}" if repeated else None
 
 
 def told(messages: list[Message]) -> Counter[str]:
