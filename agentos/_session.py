@@ -312,7 +312,7 @@ class Session:
         elif event.kind is CallEventKind.OVERDUE:
             self._feed(CallOverdue(event.call_id), hand_off=True)
         elif event.kind is CallEventKind.STARTED:
-            self._feed(CallRunning(event.call_id))
+            self._turn.handle(CallRunning(event.call_id))  # changes no status, asks nothing
 
     def _settle_if_final(self, call_id: CallId) -> None:
         try:

@@ -59,6 +59,11 @@ from agentos._turn_events import (
 )
 from components import CallId
 
+_ALLOWED = {
+    status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus
+}
+"""``TURN_TRANSITIONS``, plus staying put, plus failing."""
+
 
 @dataclass(slots=True)
 class _Batch:
@@ -171,6 +176,10 @@ class TurnMachine:
         """Apply one event; return what the shell must do, in order."""
         if self.ended:
             return []
+        if isinstance(event, CallRunning):  # the most frequent news, and it moves nothing on
+            if self.awaits(event.call_id):
+                self.ledger.running(event.call_id)
+            return []
         actions: list[Action] = []
         if isinstance(event, Crashed):
             self._move(SessionStatus.FAILED)
@@ -185,9 +194,6 @@ class TurnMachine:
             self._replied(event, actions)
         elif isinstance(event, CallsSubmitted):
             self._submitted(event, actions)
-        elif isinstance(event, CallRunning):
-            if self.awaits(event.call_id):
-                self.ledger.running(event.call_id)
         elif isinstance(event, CallSettled):
             self._settled(event)
         elif isinstance(event, CallOverdue):
@@ -432,7 +438,6 @@ class TurnMachine:
             self._append({"role": "user", "content": blocks})
 
     def _move(self, status: SessionStatus) -> None:
-        allowed = TURN_TRANSITIONS[self.status] | {self.status, SessionStatus.FAILED}
-        if status not in allowed:
+        if status not in _ALLOWED[self.status]:
             raise AssertionError(f"turn cannot move from {self.status} to {status}")
         self.status = status
