@@ -48,6 +48,7 @@ Exit codes:
   {EXIT_ERROR}  error (one line on stderr)
   {EXIT_USAGE}  usage error (bad option, argument, agent file or JSON)
   {EXIT_PENDING}  calls still pending: running, or deferred until 'agentos complete TOKEN'
+  {EXIT_UNKNOWN_TOKEN}  'agentos complete': no such continuation token
   {EXIT_IN_USE}  the session is in use by another live process ('resume --steal' takes it)"""
 _JSON_HELP = "Print JSON even when stdout is a terminal (it is JSON whenever it is not)."
 
@@ -176,6 +177,8 @@ def complete(db: Path, token: str, result_text: str | None, error: str | None) -
     """
     if result_text is None and error is None:
         raise click.UsageError("give the call's result with --result JSON (or --error TEXT)")
+    if result_text is not None and error is not None:
+        raise click.UsageError("give --result JSON or --error TEXT, not both")
     result: Json = None
     if result_text is not None:
         try:

@@ -110,6 +110,8 @@ def test_help_on_every_command(env: dict[str, str]) -> None:
     commands = ["run", "resume", "complete", "sessions", "show", "calls"]
     top, *each = side_by_side(env, ("--help",), *((name, "--help") for name in commands))
     assert top.code == 0 and "Usage: agentos [OPTIONS] COMMAND" in top.out
+    for code in ("0  done", "1  error", "2  usage", "3  calls still pending", "4  ", "5  "):
+        assert f"  {code}" in top.out, code
     assert "--db PATH" in top.out and "AGENTOS_DB" in top.out
     for name in commands:
         assert f"  {name} " in top.out
@@ -215,8 +217,9 @@ def test_errors_are_one_line_and_never_a_traceback(env: dict[str, str], tmp_path
         ("run", "--agent", str(bad_agent), "hello"),
         ("complete", "some-token"),
         ("complete", "some-token", "--result", "{approved"),
+        ("complete", "some-token", "--result", "true", "--error", "no"),
     )
-    show, resume, run, agent, no_result, malformed = results
+    show, resume, run, agent, no_result, malformed, both = results
     for result in (show, resume):
         result.one_line_error(1, "no session with id 'ghost'")
     run.one_line_error(1, str(corrupt), "corrupt")
@@ -224,6 +227,7 @@ def test_errors_are_one_line_and_never_a_traceback(env: dict[str, str], tmp_path
     agent.one_line_error(2, "--agent", "policy.default")
     no_result.one_line_error(2, "--result JSON")
     malformed.one_line_error(2, "--result", "not JSON")
+    both.one_line_error(2, "--result JSON or --error TEXT, not both")
     assert not (tmp_path / "agentos.db").exists(), "looking and failing create no database"
 
 
