@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,7 +103,7 @@ def tool(
             fn,
             input_model,
             name=name or fn.__name__,
-            description=description or inspect.getdoc(fn) or "",
+            description=description or plain_text(inspect.getdoc(fn) or ""),
             takes_context=takes_context,
             timeout=timeout,
         )
@@ -140,3 +141,12 @@ def describe_validation_error(subject: str, error: ValidationError) -> str:
         where = ".".join(str(part) for part in item["loc"]) or "(input)"
         problems.append(f"{where}: {item['msg']}")
     return f"{subject}: " + "; ".join(problems)
+
+
+_MARKUP = re.compile(r"(?::[\w:.-]+:)?`{1,2}([^`]+)`{1,2}")
+"""reST literals and roles: ``x``, `x`, :func:`x`."""
+
+
+def plain_text(docstring: str) -> str:
+    """A docstring as the model should read it: reST literals and roles become their text."""
+    return _MARKUP.sub(r"\1", docstring)

@@ -76,3 +76,19 @@ def test_unresolvable_annotations_get_a_clear_error() -> None:
 
     with pytest.raises(ToolDefinitionError, match="define the input model at module level"):
         tool(local)
+
+
+def test_a_docstring_reaches_the_model_as_plain_text() -> None:
+    """Issue 11: reST markup in a docstring is noise to a model."""
+
+    @tool
+    async def lookup(args: CityInput) -> str:
+        """Look up ``name`` with :func:`search` and `fuzzy` matching."""
+        return ""
+
+    @tool(description="Keep ``this`` as given.")
+    async def explicit(args: CityInput) -> str:
+        return ""
+
+    assert lookup.description == "Look up name with search and fuzzy matching."
+    assert explicit.description == "Keep ``this`` as given."
