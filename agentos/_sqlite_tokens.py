@@ -43,10 +43,12 @@ class TokenRows:
                     "SELECT completed_at, expires_at FROM tokens WHERE token = ?", (token,)
                 )
             ).fetchone()
-            if row is None or (row["expires_at"] is not None and row["expires_at"] <= now):
+            if row is None:
                 return Completion.UNKNOWN
             if row["completed_at"] is not None:
                 return Completion.ALREADY_COMPLETED
+            if row["expires_at"] is not None and row["expires_at"] <= now:
+                return Completion.EXPIRED
             await db.execute(
                 "UPDATE tokens SET completed_at = ?, result = ?, error = ? WHERE token = ?",
                 (now, json.dumps(result), error, token),

@@ -191,7 +191,8 @@ def complete(db: Path, token: str, result_text: str | None, error: str | None) -
 
     outcome = _with_store(db, apply, missing=Completion.UNKNOWN)
     click.echo(outcome.value)
-    return EXIT_UNKNOWN_TOKEN if outcome is Completion.UNKNOWN else EXIT_DONE
+    refused = outcome in (Completion.UNKNOWN, Completion.EXPIRED)
+    return EXIT_UNKNOWN_TOKEN if refused else EXIT_DONE
 
 
 @cli.command()

@@ -70,8 +70,9 @@ async def test_tokens_complete_once(tmp_path: Path) -> None:
         assert stored is not None
         assert (stored.result, stored.completed_at) == ({"ok": True}, 10.0)
         now[0] = 20.0
-        assert await store.complete_token("short", 1) is Completion.UNKNOWN
+        assert await store.complete_token("short", 1) is Completion.EXPIRED
         assert await store.delete_expired_tokens() == 1
+        assert await store.complete_token("short", 1) is Completion.UNKNOWN, "deleted now"
         assert [t.token for t in await store.tokens_of("s1")] == ["live"]
 
 
