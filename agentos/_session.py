@@ -62,14 +62,6 @@ from agentos._turn_events import (
 )
 from components import CallEvent, CallEventKind, CallId
 
-_FINAL_EVENTS = frozenset(
-    {
-        CallEventKind.COMPLETED,
-        CallEventKind.FAILED,
-        CallEventKind.CANCELLED,
-        CallEventKind.TIMED_OUT,
-    }
-)
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
 _CLOSE_GRACE = 5.0
 """Seconds a closing session waits for its last commit."""
@@ -307,7 +299,7 @@ class Session:
         """Called by the kernel right after the tick that made the change."""
         if not self._turn.awaits(event.call_id):
             return
-        if event.kind in _FINAL_EVENTS:
+        if event.status.is_final:
             self._settle_if_final(event.call_id)
         elif event.kind is CallEventKind.OVERDUE:
             self._feed(CallOverdue(event.call_id), hand_off=True)

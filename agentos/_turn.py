@@ -75,7 +75,6 @@ class _Batch:
     """Every runtime call of the batch -> tool_use id."""
     sync: set[CallId] = field(default_factory=set)
     """``run_sync`` calls: only they hold the turn against a user message."""
-    deferred: set[CallId] = field(default_factory=set)
     submitted: bool = False
     deadline: float | None = None
     timer_fired: bool = False
@@ -279,8 +278,6 @@ class TurnMachine:
             self.ledger.started(call)
             if call.disposition is Disposition.RUN_SYNC:
                 batch.sync.add(call.call_id)
-            elif call.disposition is Disposition.DEFER:
-                batch.deferred.add(call.call_id)
         strategy = self.config.async_yield_strategy
         if isinstance(strategy, YieldOnTimeout) and len(batch.waits) > len(batch.sync):
             batch.deadline = event.now + strategy.milliseconds / 1000
@@ -323,7 +320,9 @@ class TurnMachine:
             else:
                 self._request(actions)
         elif batch is not None and batch.submitted:
-            external = all(c in batch.deferred or self.ledger.is_final(c) for c in batch.waits)
+            external = all(
+                self.ledger.is_deferred(c) or self.ledger.is_final(c) for c in batch.waits
+            )
             waiting = SessionStatus.WAITING_EXTERNAL if external else SessionStatus.WAITING
             if waiting is not self.status:  # the store holds the calls' uses and the status
                 self._move(waiting)
