@@ -38,6 +38,9 @@ from agentos._toolbox import SystemToolbox
 from agentos._turn_events import SessionStatus
 from components import Json
 
+EXPIRED_TOKEN_GRACE = 7 * 24 * 3600.0
+"""Seconds an expired token is kept, so a session resumed later tells its model it expired."""
+
 
 @dataclass(slots=True)
 class _SessionTask:
@@ -112,10 +115,10 @@ class Host(anyio.AsyncContextManagerMixin):
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncGenerator[Self]:
-        """Expired tokens go first; while open, leases are kept and idle sessions
+        """Tokens expired over a week ago go first; while open, leases are kept and idle sessions
         unloaded; on the way out every session task ends, then the leases are given up."""
         if self.store is not None:
-            await self.store.delete_expired_tokens()
+            await self.store.delete_expired_tokens(grace=EXPIRED_TOKEN_GRACE)
         try:
             async with anyio.create_task_group() as group:
                 self._group = group
@@ -219,7 +222,8 @@ class Host(anyio.AsyncContextManagerMixin):
         )
         await self._start(session)
         for call_id, token in completed_while_down:  # now the session hears of it
-            self.runtime.complete(call_id, token.result, error=token.error)
+            error = token.expiry_text if token.expired else token.error
+            self.runtime.complete(call_id, token.result, error=error)
         return session
 
     def _new_session(

@@ -27,7 +27,7 @@ def restore(
     registry: ContinuationTokens,
 ) -> list[tuple[CallId, StoredToken]]:
     """Give ``session`` its stored history and calls; the deferred calls whose token was
-    completed while the process was down, to complete once the session runs."""
+    completed (or expired) while the process was down, to end once the session runs."""
     session_id = session.session_id
     outlived = {  # a turn that waited for its deferred calls when the process ended
         t.provider_call_id: placeholder(t.provider_call_id, t.call_id, CallStatus.PENDING, t.token)
@@ -51,7 +51,7 @@ def restore(
             TokenRecord(token.token, session_id, call_id, token.provider_call_id, token.tool_name)
         )
         session.await_outcome(call_id, token.provider_call_id)
-        if token.completed_at is not None:
+        if token.completed_at is not None or token.expired:
             completed_while_down.append((call_id, token))
     for tool_use_id, name in waiting.items():
         held = _still_held(runtime, session, tool_use_id)

@@ -170,5 +170,5 @@ class SqliteStore:
     async def tokens_of(self, session_id: str) -> list[StoredToken]:
         return await self._tokens.of_session(session_id)
 
-    async def delete_expired_tokens(self) -> int:
-        return await self._tokens.delete_expired()
+    async def delete_expired_tokens(self, *, grace: float = 0.0) -> int:
+        return await self._tokens.delete_expired(grace)

@@ -1,4 +1,5 @@
-"""Continuation tokens in the store: rows in ``tokens``, completed once, gone when expired."""
+"""Continuation tokens in the store: rows in ``tokens``, completed once, deleted a while after
+they expire (until then a resumed session can tell its model the call expired)."""
 
 from __future__ import annotations
 
@@ -57,24 +58,26 @@ class TokenRows:
 
     async def get(self, token: str) -> StoredToken | None:
         row = await self._database.one("SELECT * FROM tokens WHERE token = ?", (token,))
-        return None if row is None else _token(row)
+        return None if row is None else _token(row, self._database.now())
 
     async def of_session(self, session_id: str) -> list[StoredToken]:
         rows = await self._database.all(
             "SELECT * FROM tokens WHERE session_id = ? ORDER BY created_at", (session_id,)
         )
-        return [_token(row) for row in rows]
+        now = self._database.now()
+        return [_token(row, now) for row in rows]
 
-    async def delete_expired(self) -> int:
+    async def delete_expired(self, grace: float = 0.0) -> int:
         async with self._database.transaction() as db:
             cursor = await db.execute(
                 "DELETE FROM tokens WHERE expires_at IS NOT NULL AND expires_at <= ?",
-                (self._database.now(),),
+                (self._database.now() - grace,),
             )
             return int(cursor.rowcount)
 
 
-def _token(row: sqlite3.Row) -> StoredToken:
+def _token(row: sqlite3.Row, now: float) -> StoredToken:
+    expires_at = row["expires_at"]
     return StoredToken(
         token=row["token"],
         session_id=row["session_id"],
@@ -83,8 +86,9 @@ def _token(row: sqlite3.Row) -> StoredToken:
         tool_name=row["tool_name"],
         tool_input=json.loads(row["tool_input"]),
         created_at=row["created_at"],
-        expires_at=row["expires_at"],
+        expires_at=expires_at,
         completed_at=row["completed_at"],
         result=None if row["result"] is None else json.loads(row["result"]),
         error=row["error"],
+        expired=row["completed_at"] is None and expires_at is not None and expires_at <= now,
     )

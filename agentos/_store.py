@@ -52,6 +52,14 @@ class StoredToken:
     completed_at: float | None = None
     result: Json = None
     error: str | None = None
+    expired: bool = False
+    """Set by the store that read it: nobody completed it before ``expires_at``."""
+
+    @property
+    def expiry_text(self) -> str:
+        """How an expired token's call ended, in the words a live expiry uses."""
+        ttl = 0.0 if self.expires_at is None else self.expires_at - self.created_at
+        return f"expired: nobody completed it within {ttl:g} s"
 
 
 class SessionStore(Protocol):
@@ -122,6 +130,8 @@ class SessionStore(Protocol):
 
     async def tokens_of(self, session_id: str) -> list[StoredToken]: ...
 
-    async def delete_expired_tokens(self) -> int: ...
+    async def delete_expired_tokens(self, *, grace: float = 0.0) -> int:
+        """Delete the tokens that expired more than ``grace`` seconds ago; how many."""
+        ...
 
     async def close(self) -> None: ...

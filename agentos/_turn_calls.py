@@ -21,7 +21,7 @@ from agentos._transcript import (
     tool_result,
 )
 from agentos._turn_events import CallStarted
-from components import CallId, CallStatus, Json
+from components import CallId, CallStatus, ErrorKind, Json
 
 
 class CallLedger:
@@ -160,10 +160,19 @@ class CallLedger:
 
 
 def failure_text(snapshot: CallSnapshot) -> str:
-    """How a call that did not complete ended, for the model."""
-    if snapshot.error is None:
+    """How a call that did not complete ended, in words, for the model.
+
+    The error's message says it ("timed out after 1 s", "ValueError: ...");
+    a cancelled call says so, with its reason.
+    """
+    error = snapshot.error
+    if error is None:
         return snapshot.status.value
-    return f"{snapshot.status.value} ({snapshot.error.kind.value}): {snapshot.error.message}"
+    if error.kind is ErrorKind.CANCELLED:
+        return f"cancelled: {error.message}" if error.message else "cancelled"
+    if error.message.startswith(CallStatus.CANCELLED.value):  # read back as cancelled otherwise
+        return f"failed: {error.message}"
+    return error.message
 
 
 def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:

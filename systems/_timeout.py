@@ -51,9 +51,9 @@ class TimeoutSystem(esper.Processor):
         ctx: TickContext, entity: Entity, config: ToolCallConfig, state: ToolCallState
     ) -> None:
         if config.deferred and state.status is CallStatus.PENDING:
-            reason = f"expired: nobody completed it within {config.timeouts.hard:g}s"
+            reason = f"expired: nobody completed it within {config.timeouts.hard:g} s"
         elif state.status is CallStatus.RUNNING:
-            reason = f"timed out after {config.timeouts.hard:g}s"
+            reason = f"timed out after {config.timeouts.hard:g} s"
         else:
             return
         error = CallError(ErrorKind.TIMED_OUT, reason)

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import FunctionType, ModuleType
 from typing import Any, TypeGuard
 
+import anthropic
 import pytest
 
 import agentos
@@ -24,7 +25,8 @@ import components
 ROOT = Path(__file__).resolve().parent.parent
 OURS = ("agentos", "components", "systems")
 # ``Json`` is a string at run time (a recursive alias): ``Json | X`` does not evaluate.
-ALIASES = {"Json": object, "JsonObject": dict[str, object]}
+ALIASES = {"Json": object, "JsonObject": dict[str, object], "anthropic": anthropic}
+"""``anthropic``: ``AnthropicProvider`` names the SDK client type, imported for type checks."""
 
 
 def ours(value: object) -> TypeGuard[type[Any] | FunctionType]:

@@ -167,17 +167,49 @@ async def test_an_unanswered_tool_use_is_repaired(tmp_path: Path, clock: ManualC
     assert len(history) == 2, "the input is not changed"
 
 
-async def test_expired_tokens_are_cleaned_up_when_a_host_starts(
+async def test_tokens_expired_a_week_ago_are_cleaned_up_when_a_host_starts(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     path = tmp_path / "agentos.db"
-    async with await SqliteStore.open(path, clock=lambda: 100.0) as store:
+    week = 7 * 24 * 3600
+    async with await SqliteStore.open(path, clock=lambda: 100.0 + week) as store:
         await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
         await store.add_token(StoredToken("old", "s", "c", "toolu_1", "approve", {}, 1.0, 50.0))
         await store.add_token(StoredToken("new", "s", "c", "toolu_2", "approve", {}, 1.0, 500.0))
         async with Runtime([], clock=clock) as runtime, Host(runtime, script(), store=store):
             pass
         assert [t.token for t in await store.tokens_of("s")] == ["new"]
+
+
+async def test_a_token_that_expired_while_no_process_ran_is_told_as_expired(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Issue 11: the model hears the deferred call expired, not that it was lost."""
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "please approve"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "approve", "input": {}}],
+        },
+    ]
+    approve, provider = Puppet(name="approve"), script()
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db", clock=lambda: 1000.0) as store,
+        Runtime([approve.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        config = CONFIG.model_dump(mode="json")
+        await store.create_session(
+            StoredSession("s", config, "idle", 1.0, 1.0, history=(*history,))
+        )
+        await store.add_token(StoredToken("ct_x", "s", "c", "toolu_1", "approve", {}, 50.0, 500.0))
+        session = await host.resume("s")
+        with anyio.fail_after(5):
+            await session.wait_settled()
+        told = last_user_text(provider.requests[-1])
+    assert "[tool call toolu_1 (approve) finished: failed]" in told
+    assert "error: expired: nobody completed it within 450 s" in told
+    assert "lost" not in told
 
 
 async def test_a_failed_commit_is_recorded_and_retried(tmp_path: Path, clock: ManualClock) -> None:

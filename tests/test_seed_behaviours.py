@@ -529,7 +529,7 @@ async def test_a_token_expires_on_the_runtimes_clock(
                 await settle(runtime)
         call = runtime.status(record.call_id)
         assert call.status is CallStatus.FAILED and call.error is not None
-        assert call.error.message == "expired: nobody completed it within 60s"
+        assert call.error.message == "expired: nobody completed it within 60 s"
         assert host.tokens.pending("s") == []
         assert await host.complete(record.token, "too late") is Completion.EXPIRED
         (result,) = last_tool_results(provider.requests[1])

@@ -71,7 +71,13 @@ async def test_tokens_complete_once(tmp_path: Path) -> None:
         assert (stored.result, stored.completed_at) == ({"ok": True}, 10.0)
         now[0] = 20.0
         assert await store.complete_token("short", 1) is Completion.EXPIRED
-        assert await store.delete_expired_tokens() == 1
+        short = await store.get_token("short")
+        assert short is not None and short.expired
+        assert short.expiry_text == "expired: nobody completed it within 19 s"
+        assert not any(t.expired for t in await store.tokens_of("s1") if t.token == "live")
+        assert await store.delete_expired_tokens(grace=5) == 0, "kept a while after expiry"
+        now[0] = 25.0
+        assert await store.delete_expired_tokens(grace=5) == 1
         assert await store.complete_token("short", 1) is Completion.UNKNOWN, "deleted now"
         assert [t.token for t in await store.tokens_of("s1")] == ["live"]
 

@@ -38,7 +38,7 @@ async def test_a_hard_timeout_fails_the_call_and_cancels_the_work(clock: ManualC
         assert snapshot.status is CallStatus.FAILED
         assert snapshot.error is not None
         assert snapshot.error.kind is ErrorKind.TIMED_OUT
-        assert snapshot.error.message == "timed out after 5s"
+        assert snapshot.error.message == "timed out after 5 s"
         assert puppet.calls[call].cancelled and puppet.calls[call].cleaned_up
 
 

@@ -549,7 +549,7 @@ def test_late_outcomes_and_cancellations_are_read_back_from_text() -> None:
                     {
                         "type": "tool_result",
                         "tool_use_id": "toolu_b",
-                        "content": "cancelled (cancelled): stalled",
+                        "content": "cancelled: stalled",
                         "is_error": True,
                     },
                     {"type": "tool_result", "tool_use_id": "toolu_c", "content": "{}"},
@@ -566,7 +566,7 @@ def test_late_outcomes_and_cancellations_are_read_back_from_text() -> None:
     assert a is not None
     assert b is not None
     assert (a.status, a.result) == ("completed", {"n": 1})
-    assert (b.status, b.result) == ("cancelled", "cancelled (cancelled): stalled")
+    assert (b.status, b.result) == ("cancelled", "cancelled: stalled")
 
 
 class StampClock(ManualClock):
