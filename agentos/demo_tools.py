@@ -1,14 +1,20 @@
-"""The tools and the offline model behind the ``agentos`` command line.
+"""The tools and the offline model shared by ``make run`` (``agentos.demo``) and the CLI.
 
-Importing this module only defines things: ``TOOLS`` (a slow calendar lookup
-that reports progress, an approval meant to be deferred, a quick weather
-report), ``DEFAULT_AGENT`` (``approve`` deferred; the turn yields after half
-a second) and ``scripted_model()``, the rules that stand in for Claude when
-no API key is set. The rules read the prompt: "calendar" calls
+One set of tools, so what the demo shows can be typed at ``agentos run``.
+Importing this module only defines things: ``TOOLS`` (``fetch_calendar``, a
+slow calendar lookup that reports progress and, with ``stall_at``, hangs
+like a server that stopped answering; ``write_report``, a sync tool that
+writes a page a second in a worker thread until cancelled; ``approve``, an
+approval meant to be deferred; ``weather``, a quick made-up report),
+``DEFAULT_AGENT`` (``approve`` deferred; the turn yields after half a
+second), ``describe_call`` and ``brief`` (a call and a result in plain
+words) and ``scripted_model()``, the rules that stand in for Claude when no
+API key is set. The rules read the prompt: "calendar" calls
 ``fetch_calendar`` for every person named (a duration such as "0.3s" in the
 prompt sets how long each lookup takes), "approve"/"approval" calls
-``approve``, "weather in <City>" calls ``weather``; anything else gets a
-text answer. Results and late outcomes are summed up in plain words.
+``approve``, "weather in <City>" calls ``weather``, "write a report" calls
+``write_report`` ("5 pages" sets its length); anything else gets a text
+answer. Results and late outcomes are summed up in plain words.
 """
 
 from __future__ import annotations
@@ -41,6 +47,16 @@ from components import CallStatus
 class CalendarRequest(BaseModel):
     person: str = Field(min_length=1, description="Whose calendar to read")
     seconds: float = Field(default=3.0, gt=0, le=60, description="How long the lookup takes")
+    stall_at: int | None = Field(
+        default=None,
+        gt=0,
+        le=100,
+        description="Percent at which the lookup hangs, like a server that stopped answering",
+    )
+
+
+class ReportRequest(BaseModel):
+    pages: int = Field(default=60, gt=0, le=1000, description="How many pages (a second each)")
 
 
 class ApprovalRequest(BaseModel):
@@ -53,12 +69,30 @@ class WeatherRequest(BaseModel):
 
 @tool
 async def fetch_calendar(args: CalendarRequest, ctx: ToolContext) -> dict[str, object]:
-    """Read someone's calendar (slowly), reporting percent progress as it goes."""
+    """Read someone's calendar (slowly), reporting percent progress as it goes.
+
+    With ``stall_at``, the lookup logs that the server stopped answering once it
+    would reach that percent, and hangs until it is cancelled.
+    """
     steps = 5
     for step in range(1, steps + 1):
+        percent = step * 100 // steps
+        if args.stall_at is not None and percent >= args.stall_at:
+            ctx.log(f"{args.person}'s calendar server stopped answering")
+            await anyio.sleep_forever()
         await anyio.sleep(args.seconds / steps)
-        ctx.progress({"percent": step * 100 // steps, "person": args.person})
+        ctx.progress({"percent": percent, "person": args.person})
     return {"person": args.person, "free": ["10:00-11:00", "15:00-16:00"]}
+
+
+@tool
+def write_report(args: ReportRequest, ctx: ToolContext) -> str:
+    """Write a long report, a page a second, in a worker thread; stops early when cancelled."""
+    for page in range(1, args.pages + 1):
+        if ctx.wait_cancelled(1.0):
+            return f"stopped after {page - 1} of {args.pages} pages"
+        ctx.progress({"page": page, "of": args.pages})
+    return f"{args.pages} {'page' if args.pages == 1 else 'pages'} written"
 
 
 @tool
@@ -77,13 +111,13 @@ def weather(args: WeatherRequest) -> dict[str, object]:
     return {"city": args.city, "sky": skies[seed % len(skies)], "celsius": seed % 30 - 5}
 
 
-TOOLS: tuple[Tool[Any], ...] = (fetch_calendar, approve, weather)
+TOOLS: tuple[Tool[Any], ...] = (fetch_calendar, write_report, approve, weather)
 
 DEFAULT_AGENT = AgentConfig(
     name="demo",
     system_prompt=(
-        "You are a helpful assistant. Calendar lookups are slow and run in the background; "
-        "approvals wait for a human."
+        "You are a helpful assistant. Calendar lookups and reports are slow and run in the "
+        "background; approvals wait for a human."
     ),
     policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
     async_yield_strategy=YieldOnTimeout(milliseconds=500),
@@ -101,6 +135,10 @@ _NOT_NAMES = frozenset(
 _NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s)?\b")
 _SECONDS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b")
 _CITY = re.compile(r"weather (?:in|for|at) ([A-Z][\w-]*(?: [A-Z][\w-]*)*)")
+_REPORT = re.compile(r"\b(?:write|draft|prepare)\b.*\breport\b", re.IGNORECASE)
+_PAGES = re.compile(r"(\d+)\s*pages?\b")
+_SUBJECTS = ("person", "city", "request")
+"""Arguments ``describe_call`` shows bare: they name what the call is about."""
 
 
 def scripted_model() -> ScriptedProvider:
@@ -144,13 +182,16 @@ def _plan(prompt: str) -> list[tuple[str, dict[str, Any]]]:
         calls.append(("approve", {"request": prompt.strip()}))
     for match in _CITY.finditer(prompt):
         calls.append(("weather", {"city": match.group(1)}))
+    if _REPORT.search(prompt):
+        pages = _PAGES.search(prompt)
+        calls.append(("write_report", {"pages": min(1000, int(pages.group(1)))} if pages else {}))
     return calls
 
 
 def _call_tools(prompt: str) -> ModelResponse:
     calls = _plan(prompt)
     content: list[Block] = [
-        {"type": "text", "text": "On it: " + ", ".join(_describe(n, a) for n, a in calls) + "."}
+        {"type": "text", "text": "On it: " + ", ".join(describe_call(n, a) for n, a in calls) + "."}
     ]
     content.extend(
         {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": args}
@@ -159,9 +200,19 @@ def _call_tools(prompt: str) -> ModelResponse:
     return ModelResponse(content, "tool_use")
 
 
-def _describe(name: str, arguments: Mapping[str, Any]) -> str:
-    detail = ", ".join(str(value) for value in arguments.values())
-    return f"{name}({detail})"
+def describe_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """A call as a person reads it: ``fetch_calendar(Jane, seconds=1.5)``, ``weather(Oslo)``.
+
+    What the call is about (a person, a city, a request) comes first and bare;
+    the rest are ``key=value`` with JSON values, so nothing prints as a Python repr.
+    """
+    parts = [str(arguments[key]) for key in _SUBJECTS if isinstance(arguments.get(key), str)]
+    parts.extend(
+        f"{key}={json.dumps(value, ensure_ascii=False)}"
+        for key, value in arguments.items()
+        if not (key in _SUBJECTS and isinstance(value, str))
+    )
+    return f"{name}({', '.join(parts)})"
 
 
 def _sum_up_results(request: ModelRequest) -> ModelResponse:
@@ -186,7 +237,7 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
         elif block.get("is_error"):
             lines.append(f"{name} failed: {value}")
         else:
-            lines.append(f"{name}: {_brief(value)}")
+            lines.append(f"{name}: {brief(value)}")
     return text(" ".join(lines))
 
 
@@ -196,7 +247,7 @@ def _sum_up_notices(request: ModelRequest) -> ModelResponse:
         if notice.status is CallStatus.ORPHANED:
             lines.append(f"{notice.tool_name} ({notice.tool_use_id}) was lost in a restart.")
         else:
-            lines.append(f"{notice.tool_name} finished ({notice.status}): {_brief(notice.value)}")
+            lines.append(f"{notice.tool_name} finished ({notice.status}): {brief(notice.value)}")
     return text(" ".join(lines))
 
 
@@ -204,13 +255,14 @@ def _chat(request: ModelRequest) -> ModelResponse:
     prompt = _user_text(request).strip()
     return text(
         f"You said: {prompt!r}. (The scripted model only knows calendars, "
-        "the weather and approvals; set ANTHROPIC_API_KEY for Claude.)"
+        "the weather, reports and approvals; set ANTHROPIC_API_KEY for Claude.)"
     )
 
 
-def _brief(value: object) -> str:
+def brief(value: object) -> str:
+    """A tool's result in plain words: "Oslo: clear, 20 °C.", "Jane is free 10:00-11:00, ..."."""
     if isinstance(value, dict) and "person" in value and "free" in value:
         return f"{value['person']} is free {', '.join(map(str, value['free']))}."
     if isinstance(value, dict) and "sky" in value:
-        return f"{value.get('city')}: {value['sky']}, {value.get('celsius')} C."
-    return value if isinstance(value, str) else json.dumps(value)
+        return f"{value.get('city')}: {value['sky']}, {value.get('celsius')} °C."
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,75 @@
+"""The shared demo tools (``agentos.demo_tools``): what they do and how they are described."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from agentos import CallEventKind, CallStatus, ModelRequest, ProgressKind, Runtime
+from agentos.demo_tools import DEFAULT_AGENT, TOOLS, brief, describe_call, scripted_model
+
+pytestmark = pytest.mark.anyio
+
+
+def test_calls_and_results_read_as_plain_words() -> None:
+    assert describe_call("fetch_calendar", {"person": "Jane"}) == "fetch_calendar(Jane)"
+    assert (
+        describe_call("fetch_calendar", {"seconds": 1.5, "person": "Joe", "stall_at": 40})
+        == "fetch_calendar(Joe, seconds=1.5, stall_at=40)"
+    )
+    assert describe_call("write_report", {"pages": 60}) == "write_report(pages=60)"
+    assert describe_call("weather", {"city": "Oslo"}) == "weather(Oslo)"
+    assert describe_call("x", {"flag": True, "note": "a b"}) == 'x(flag=true, note="a b")'
+    assert brief({"city": "Oslo", "sky": "clear", "celsius": 20}) == "Oslo: clear, 20 °C."
+    assert brief({"person": "Jo", "free": ["10:00-11:00"]}) == "Jo is free 10:00-11:00."
+    assert brief("3 pages written") == "3 pages written"
+
+
+async def test_the_scripted_model_writes_a_report_when_asked() -> None:
+    def asked(prompt: str) -> ModelRequest:
+        return ModelRequest("m", "", [{"role": "user", "content": prompt}])
+
+    model = scripted_model()
+    report = await model.complete(asked("Please write the quarterly report, 5 pages"))
+    uses = [b for b in report.content if b["type"] == "tool_use"]
+    assert [(u["name"], u["input"]) for u in uses] == [("write_report", {"pages": 5})]
+    weather = await model.complete(asked("What is the weather in Oslo? Report back."))
+    assert [b["name"] for b in weather.content if b["type"] == "tool_use"] == ["weather"]
+
+
+async def test_a_calendar_that_stalls_logs_why_and_waits_to_be_cancelled() -> None:
+    async with Runtime(TOOLS) as runtime, runtime.subscribe("s") as events:
+        call = runtime.submit(
+            "fetch_calendar", {"person": "Joe", "seconds": 0.05, "stall_at": 40}, session_id="s"
+        )
+        with anyio.fail_after(10):
+            async for event in events:
+                if event.progress is not None and event.progress.kind is ProgressKind.LOG:
+                    break
+        status = runtime.status(call)
+        assert status.status is CallStatus.RUNNING
+        assert [p.payload for p in status.progress[1:]] == [
+            {"percent": 20, "person": "Joe"},
+            "Joe's calendar server stopped answering",
+        ]
+        assert runtime.cancel(call, "stalled").cancelled
+        assert runtime.status(call).status is CallStatus.CANCELLED
+
+
+async def test_a_report_is_written_in_a_thread_and_stops_when_cancelled() -> None:
+    async with Runtime(TOOLS) as runtime, runtime.subscribe("s") as events:
+        long = runtime.submit("write_report", {"pages": 600}, session_id="s")
+        short = runtime.submit("write_report", {"pages": 1}, session_id="s")
+        with anyio.fail_after(10):
+            async for event in events:
+                if event.call_id == long and event.kind is CallEventKind.STARTED:
+                    break
+        assert runtime.cancel(long, "enough").cancelled
+        done = await runtime.wait(short, timeout=10)
+    assert (done.status, done.result) == (CallStatus.COMPLETED, "1 page written")
+    assert done.progress[-1].payload == {"page": 1, "of": 1}
+
+
+def test_the_default_agent_defers_approvals_only() -> None:
+    assert {tool.name for tool in TOOLS} == {"fetch_calendar", "write_report", "approve", "weather"}
+    assert DEFAULT_AGENT.policy.rules == {"approve": "defer"}
