@@ -11,7 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentos._capabilities import CAPABILITIES
 
@@ -161,10 +161,23 @@ class AgentConfig(BaseModel):
         25, gt=0, description="Model requests one event may lead to before the turn ends."
     )
 
+    @field_validator("capabilities")
+    @classmethod
+    def _known_capabilities(cls, names: list[str]) -> list[str]:
+        unknown = ", ".join(repr(name) for name in names if name not in CAPABILITIES)
+        if unknown:
+            raise ValueError(f"not a capability: {unknown} (they are: {', '.join(CAPABILITIES)})")
+        return names
+
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
-        """Load from a ``.json`` or ``.toml`` file."""
+        """Load from a ``.json`` or ``.toml`` file; ``ValueError`` for another suffix."""
         path = Path(path)
+        if path.suffix not in (".json", ".toml"):
+            raise ValueError(
+                f"{path.suffix or 'a file without a suffix'} is not a format agentos reads: "
+                "agent files are JSON (.json) or TOML (.toml)"
+            )
         text = path.read_text()
         if path.suffix == ".toml":
             return cls.model_validate(tomllib.loads(text))

@@ -46,21 +46,62 @@ class CliError(AgentOSError):
 
 @dataclass(slots=True)
 class Outcome:
+    """What one ``run`` or ``resume`` came to: the model's messages, and what is left."""
+
     session_id: str
-    answer: str
+    messages: list[str]
+    """Every message the model wrote during this command, in order."""
     pending: list[JsonObject] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
+    @property
+    def answer(self) -> str:
+        """The model's last message ('' if it wrote none)."""
+        return self.messages[-1] if self.messages else ""
+
+    def next_steps(self) -> list[str]:
+        """What happens to each pending call, and how to wait for it or end it."""
+        running = [call for call in self.pending if call["continuation_token"] is None]
+        steps = []
+        if running:
+            names = ", ".join(str(call["tool"]) for call in running)
+            steps.append(
+                f"{len(running)} call{'s' if len(running) > 1 else ''} still running ({names}) "
+                "end with this process: 'agentos resume "
+                f"{self.session_id}' tells the model they were lost; run with --wait-for-async "
+                "to wait for them instead"
+            )
+        for call in self.pending:
+            if call["continuation_token"] is not None:
+                steps.append(
+                    f"{call['tool']} waits for a person: 'agentos complete "
+                    f"{call['continuation_token']} --result JSON', then 'agentos resume "
+                    f"{self.session_id}' tells the model"
+                )
+        return steps
+
     def to_json(self) -> JsonObject:
+        messages: list[Json] = [*self.messages]
         report: JsonObject = {
             "session_id": self.session_id,
             "status": "pending" if self.pending else "done",
             "answer": self.answer,
+            "messages": messages,
         }
         if self.pending:
             pending_calls: list[Json] = [*self.pending]
+            next_steps: list[Json] = [*self.next_steps()]
             report["pending_calls"] = pending_calls
+            report["next_steps"] = next_steps
         return report
+
+
+def no_database(db: Path) -> str:
+    """Why a command that reads the store has nothing to read."""
+    return (
+        f"no database at {db}: nothing has run with it yet ('agentos run' creates it; "
+        "--db or AGENTOS_DB names another)"
+    )
 
 
 def choose_model(say: Callable[[str], None]) -> Provider:
@@ -86,6 +127,7 @@ async def converse(
     resume: str | None = None,
     message: str | None = None,
     steal: bool = False,
+    token_ttl: float | None = None,
 ) -> Outcome:
     """Run one command's worth of a session: ``prompt`` for a new one, ``resume`` for a stored one.
 
@@ -94,9 +136,10 @@ async def converse(
     ran, on its next turn: when such news waits and no turn starts by itself,
     ``RESUME_NUDGE`` is posted to grant that turn. ``steal`` takes the session
     from a live process that holds it (that process stops writing it).
+    ``token_ttl`` is how long new continuation tokens stay valid.
     """
     if resume is not None and not await anyio.Path(db).exists():
-        raise UnknownSessionError(resume)
+        raise CliError(no_database(db))
     async with await SqliteStore.open(db) as store:
         lost: list[str] = []
         completed: set[str] = set()
@@ -107,8 +150,10 @@ async def converse(
             waiting = dict(waiting_calls(repair_history(list(stored.history))))
             tokens = {t.provider_call_id: t for t in await store.tokens_of(resume)}
             lost = [use for use in waiting if use not in tokens]
-            completed = {
-                use for use in waiting if use in tokens and tokens[use].completed_at is not None
+            completed = {  # or expired: either way the model has news to hear
+                use
+                for use in waiting
+                if use in tokens and (tokens[use].completed_at is not None or tokens[use].expired)
             }
         elif session_id is not None and await store.load_session(session_id) is not None:
             raise CliError(
@@ -120,7 +165,7 @@ async def converse(
         try:
             async with (
                 Runtime(demo_tools.TOOLS) as runtime,
-                Host(runtime, provider, store=store) as host,
+                Host(runtime, provider, store=store, token_ttl=token_ttl) as host,
             ):
                 if resume is not None:
                     session = await host.resume(resume, steal=steal)
@@ -128,7 +173,7 @@ async def converse(
                     session = await host.create_session(config, session_id=session_id)
                 for line in which:
                     say(line)
-                errors_before = len(session.errors)
+                errors_before, replies_before = len(session.errors), len(session.replies)
                 async with progress(runtime, session.session_id, live=live):
                     if prompt is not None:
                         session.post(prompt)
@@ -143,7 +188,7 @@ async def converse(
                         await session.wait_settled()
                     else:
                         await session.wait_idle()
-                return _outcome(host, session, errors_before)
+                return _outcome(host, session, errors_before, replies_before)
         finally:
             close = getattr(provider, "aclose", None)
             if close is not None:
@@ -160,7 +205,7 @@ async def _until_heard(runtime: Runtime, session: Session, provider_call_ids: se
     await anyio.wait_all_tasks_blocked()
 
 
-def _outcome(host: Host, session: Session, errors_before: int) -> Outcome:
+def _outcome(host: Host, session: Session, errors_before: int, replies_before: int) -> Outcome:
     tokens = {record.call_id: record.token for record in host.tokens.pending(session.session_id)}
     pending: list[JsonObject] = [
         {
@@ -172,8 +217,8 @@ def _outcome(host: Host, session: Session, errors_before: int) -> Outcome:
         }
         for call in session.outstanding()
     ]
-    answer = next((reply for reply in reversed(session.replies) if reply.strip()), "")
-    return Outcome(session.session_id, answer, pending, session.errors[errors_before:])
+    messages = [reply for reply in session.replies[replies_before:] if reply.strip()]
+    return Outcome(session.session_id, messages, pending, session.errors[errors_before:])
 
 
 # ---------------------------------------------------------------------- progress

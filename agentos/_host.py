@@ -22,6 +22,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from agentos._agent_config import AgentConfig, ExecutionMode
+from agentos._agent_problems import fit_problems
 from agentos._context_view import ContextView, TranscriptView
 from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._history import HistoryCall
@@ -151,6 +152,9 @@ class Host(anyio.AsyncContextManagerMixin):
     ) -> Session:
         """Start a session's loop; ``parent`` records who spawned it (for ``children`` scope).
 
+        ``UsageError`` if ``config`` names a tool the runtime lacks, or needs an
+        isolated runner it does not have.
+
         ``history`` restores an earlier conversation (Anthropic Messages): calls
         it mentions that this runtime does not hold report ``orphaned``.
         """
@@ -162,6 +166,9 @@ class Host(anyio.AsyncContextManagerMixin):
         if parent is not None:
             self.get(parent)
         config = config or AgentConfig()
+        problems = fit_problems(config, self.runtime.tools, self.runtime.runners)
+        if problems:
+            raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
         version = None
         if self.store is not None:
             now = time.time()

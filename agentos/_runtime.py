@@ -143,6 +143,11 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         return dict(self._tools)
 
     @property
+    def runners(self) -> Mapping[str, IsolatedRunner]:
+        """The isolated runners registered with ``add_runner``, by name."""
+        return dict(self._runners)
+
+    @property
     def clock(self) -> Clock:
         """Where the runtime (and its sessions) read time: call and yield deadlines."""
         return self._clock

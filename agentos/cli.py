@@ -11,6 +11,7 @@ import asyncio
 import functools
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -25,8 +26,9 @@ from rich.table import Column, Table
 
 from agentos import demo_tools
 from agentos._agent_config import AgentConfig
+from agentos._agent_problems import fit_problems, validation_problems
 from agentos._cli_calls import brief, render_session, stored_calls, timestamp
-from agentos._cli_session import CliError, Outcome, converse
+from agentos._cli_session import CliError, Outcome, converse, no_database
 from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
 from agentos._gc import tune_gc
 from agentos._sqlite_store import SqliteStore, default_path
@@ -40,6 +42,7 @@ EXIT_PENDING = 3
 EXIT_UNKNOWN_TOKEN = 4
 EXIT_IN_USE = 5
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 _EXIT_CODES = f"""\b
@@ -48,11 +51,21 @@ Exit codes:
   {EXIT_ERROR}  error (one line on stderr)
   {EXIT_USAGE}  usage error (bad option, argument, agent file or JSON)
   {EXIT_PENDING}  calls still pending: running, or deferred until 'agentos complete TOKEN'
-  {EXIT_UNKNOWN_TOKEN}  'agentos complete': no such continuation token
-  {EXIT_IN_USE}  the session is in use by another live process ('resume --steal' takes it)"""
+  {EXIT_UNKNOWN_TOKEN}  'agentos complete': no such continuation token, or it expired
+  {EXIT_IN_USE}  the session is in use by another live process ('resume --steal' takes it)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); the session is saved
+  {EXIT_TERMINATED}  terminated (SIGTERM); the session is saved"""
 _JSON_HELP = "Print JSON even when stdout is a terminal (it is JSON whenever it is not)."
 
 T = TypeVar("T")
+
+_TOKEN_TTL = click.option(
+    "--token-ttl",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="How long a deferred call's new continuation token stays valid; after that the "
+    "call ends failed (expired) [default: until it is used].",
+)
 
 
 # ---------------------------------------------------------------------- the commands
@@ -73,8 +86,8 @@ def cli(ctx: click.Context, db: Path | None) -> None:
     Sessions live in one SQLite file: 'run' starts one, 'resume' continues
     it in a later process, 'complete' answers a deferred call by its token.
     The model is Claude when ANTHROPIC_API_KEY is set, else an offline
-    scripted model; the tools are the demo tools (fetch_calendar, approve,
-    weather).
+    scripted model; the tools are the demo's (fetch_calendar, write_report,
+    approve, weather).
     """
     ctx.obj = db if db is not None else default_path()
 
@@ -96,6 +109,7 @@ def cli(ctx: click.Context, db: Path | None) -> None:
     "(deferred calls cannot finish by themselves: they stay pending).",
 )
 @click.option("--session-id", metavar="ID", help="The new session's id [default: a fresh one].")
+@_TOKEN_TTL
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 @click.pass_obj
 def run(
@@ -104,21 +118,31 @@ def run(
     agent_file: Path | None,
     wait_for_async: bool,
     session_id: str | None,
+    token_ttl: float | None,
     as_json: bool,
 ) -> int:
     """Start a session, say PROMPT, and wait for the model's turn.
 
-    The session is saved after every turn. Prints {"session_id", "status",
-    "answer"} (status "done"), or, when calls are still running or deferred,
-    status "pending" and "pending_calls": [{"tool_call_id",
-    "provider_call_id", "tool", "status", "continuation_token"}]; the token
-    is set for deferred calls only. Running calls end with this process
-    ('resume' tells the model they were lost); deferred ones wait for their
-    token.
+    The session is saved after every turn. Prints every message the model
+    wrote, in order (on a terminal), or {"session_id", "status", "answer",
+    "messages"} (status "done"; "answer" is the last message); when calls
+    are still running or deferred, status "pending", "pending_calls":
+    [{"tool_call_id", "provider_call_id", "tool", "status",
+    "continuation_token"}] and "next_steps" (what to do about them). The
+    token is set for deferred calls only. Running calls end with this
+    process ('resume' tells the model they were lost; --wait-for-async waits
+    for them); deferred ones wait for their token.
     """
     _require_text(prompt, "PROMPT")
     config = demo_tools.DEFAULT_AGENT if agent_file is None else _load_agent(agent_file)
-    outcome = _talk(db, prompt=prompt, config=config, session_id=session_id, wait=wait_for_async)
+    outcome = _talk(
+        db,
+        prompt=prompt,
+        config=config,
+        session_id=session_id,
+        wait=wait_for_async,
+        token_ttl=token_ttl,
+    )
     return _report(outcome, as_json)
 
 
@@ -135,6 +159,7 @@ def run(
     is_flag=True,
     help="Take SESSION even from a live process that holds it (that process stops writing it).",
 )
+@_TOKEN_TTL
 @click.option("--json", "as_json", is_flag=True, help=_JSON_HELP)
 @click.pass_obj
 def resume(
@@ -143,6 +168,7 @@ def resume(
     message: str | None,
     wait_for_async: bool,
     steal: bool,
+    token_ttl: float | None,
     as_json: bool,
 ) -> int:
     """Bring SESSION back in this process and let the model catch up.
@@ -156,7 +182,14 @@ def resume(
     """
     if message is not None:
         _require_text(message, "'--message'")
-    outcome = _talk(db, resume=session_id, message=message, wait=wait_for_async, steal=steal)
+    outcome = _talk(
+        db,
+        resume=session_id,
+        message=message,
+        wait=wait_for_async,
+        steal=steal,
+        token_ttl=token_ttl,
+    )
     return _report(outcome, as_json)
 
 
@@ -186,11 +219,22 @@ def complete(db: Path, token: str, result_text: str | None, error: str | None) -
         except ValueError as problem:
             raise click.BadParameter(f"not JSON ({problem})", param_hint="'--result'") from None
 
-    async def apply(store: SqliteStore) -> Completion:
-        return await store.complete_token(token, result, error=error)
+    async def apply(store: SqliteStore) -> tuple[Completion, StoredToken | None]:
+        return await store.complete_token(token, result, error=error), await store.get_token(token)
 
-    outcome = _with_store(db, apply, missing=Completion.UNKNOWN)
+    outcome, stored = _with_store(db, apply)
     click.echo(outcome.value)
+    replayed = outcome is Completion.ALREADY_COMPLETED
+    if replayed and stored is not None and (stored.result, stored.error) != (result, error):
+        earlier = (
+            f"--error {stored.error!r}"
+            if stored.error is not None
+            else f"--result {json.dumps(stored.result)}"
+        )
+        click.echo(
+            f"note: the token was completed earlier with {earlier}; what you gave now was ignored",
+            err=True,
+        )
     refused = outcome in (Completion.UNKNOWN, Completion.EXPIRED)
     return EXIT_UNKNOWN_TOKEN if refused else EXIT_DONE
 
@@ -204,29 +248,33 @@ def sessions(db: Path, as_json: bool) -> None:
     async def listing(store: SqliteStore) -> list[StoredSession]:
         return await store.list_sessions()
 
-    found: list[StoredSession] = _with_store(db, listing, missing=[])
-    rows: list[JsonObject] = [
-        {
-            "session_id": s.session_id,
-            "agent": s.config.get("name"),
-            "status": s.status,
-            "created_at": timestamp(s.created_at),
-            "updated_at": timestamp(s.updated_at),
-            "parent_session_id": s.parent_session_id,
-        }
-        for s in found
-    ]
+    if not db.exists():
+        click.echo(f"no database at {db} yet: no sessions", err=True)
+        return
+    found: list[StoredSession] = _with_store(db, listing)
+    rows = [_summary(stored) for stored in found]
     _table_or_lines(rows, ["session_id", "agent", "status", "updated_at"], as_json)
 
 
 @cli.command()
 @click.argument("session_id", metavar="SESSION")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 @click.pass_obj
-def show(db: Path, session_id: str) -> None:
-    """Print SESSION's history: what was said, and each tool call with its status."""
+def show(db: Path, session_id: str, as_json: bool) -> None:
+    """Print SESSION's history: what was said, and each tool call with its status.
+
+    With --json: {"session_id", "agent", "status", "created_at",
+    "updated_at", "parent_session_id", "history" (Anthropic Messages),
+    "calls" (as 'agentos calls' prints them)}.
+    """
     stored, tokens = _load(db, session_id)
-    for line in render_session(stored, tokens):
-        click.echo(line)
+    if not as_json:
+        for line in render_session(stored, tokens):
+            click.echo(line)
+        return
+    history: list[Json] = [*stored.history]
+    calls: list[Json] = [call.to_json() for call in stored_calls(stored.history, tokens)]
+    click.echo(json.dumps({**_summary(stored), "history": history, "calls": calls}))
 
 
 @cli.command()
@@ -271,14 +319,26 @@ def _report(outcome: Outcome, as_json: bool) -> int:
     if as_json or not sys.stdout.isatty():
         click.echo(json.dumps(outcome.to_json()))
     else:
-        click.echo(outcome.answer)
+        click.echo("\n\n".join(outcome.messages))
         click.echo(f"\nsession {outcome.session_id}", err=True)
         for call in outcome.pending:
-            line = f"pending: {call['tool']} ({call['status']}, call {call['tool_call_id']})"
-            if call["continuation_token"] is not None:
-                line += f": agentos complete {call['continuation_token']} --result JSON"
-            click.echo(line, err=True)
+            click.echo(
+                f"pending: {call['tool']} ({call['status']}, call {call['tool_call_id']})", err=True
+            )
+        for step in outcome.next_steps():
+            click.echo(f"  {step}", err=True)
     return EXIT_PENDING if outcome.pending else EXIT_DONE
+
+
+def _summary(stored: StoredSession) -> JsonObject:
+    return {
+        "session_id": stored.session_id,
+        "agent": stored.config.get("name"),
+        "status": stored.status,
+        "created_at": timestamp(stored.created_at),
+        "updated_at": timestamp(stored.updated_at),
+        "parent_session_id": stored.parent_session_id,
+    }
 
 
 def _require_text(value: str, name: str) -> None:
@@ -287,24 +347,24 @@ def _require_text(value: str, name: str) -> None:
 
 
 def _load_agent(path: Path) -> AgentConfig:
+    """The agent file, checked against the command line's tools (it registers no runner)."""
     try:
-        return AgentConfig.from_file(path)
+        config = AgentConfig.from_file(path)
     except pydantic.ValidationError as error:
-        raise click.BadParameter(f"{path}: {_problems(error)}", param_hint="'--agent'") from None
-    except (ValueError, OSError) as error:  # JSON, TOML and reading errors
+        problems = validation_problems(error)
+    except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
         raise click.BadParameter(f"{path}: {error}", param_hint="'--agent'") from None
+    else:
+        problems = fit_problems(config, [tool.name for tool in demo_tools.TOOLS], ())
+        if not problems:
+            return config
+    raise click.BadParameter(f"{path}: {'; '.join(problems)}", param_hint="'--agent'")
 
 
-def _problems(error: pydantic.ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in error.errors()
-    )
-
-
-def _with_store(db: Path, use: Callable[[SqliteStore], Awaitable[T]], *, missing: T) -> T:
-    """Open the database to read or complete; ``missing`` when there is none (none is made)."""
+def _with_store(db: Path, use: Callable[[SqliteStore], Awaitable[T]]) -> T:
+    """Open the database to read or complete; a ``CliError`` when there is none (none is made)."""
     if not db.exists():
-        return missing
+        raise CliError(no_database(db))
 
     async def job() -> T:
         async with await SqliteStore.open(db) as store:
@@ -317,8 +377,7 @@ def _load(db: Path, session_id: str) -> tuple[StoredSession, list[StoredToken]]:
     async def read(store: SqliteStore) -> tuple[StoredSession | None, list[StoredToken]]:
         return await store.load_session(session_id), await store.tokens_of(session_id)
 
-    nothing: tuple[StoredSession | None, list[StoredToken]] = (None, [])
-    stored, tokens = _with_store(db, read, missing=nothing)
+    stored, tokens = _with_store(db, read)
     if stored is None:
         raise UnknownSessionError(session_id)
     return stored, tokens
@@ -345,7 +404,24 @@ def _say(line: str) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     """The console script: run the command line and exit with its code."""
     tune_gc()  # a host process: full collections would pause every session's loop
+    signal.signal(signal.SIGTERM, _terminate)
     sys.exit(run_cli(argv))
+
+
+_terminated: list[int] = []
+"""The SIGTERMs received: the next interruption is reported as termination."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM stops the command the way Ctrl-C does: sessions are saved, one line is said."""
+    _terminated.append(signum)
+    signal.raise_signal(signal.SIGINT)
+
+
+def _interrupted() -> int:
+    if _terminated:
+        return _fail("terminated (SIGTERM)", EXIT_TERMINATED)
+    return _fail("interrupted", EXIT_INTERRUPTED)
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:
@@ -365,20 +441,20 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
     except click.ClickException as error:
         return _fail(error.format_message(), error.exit_code)
     except click.Abort:
-        return _fail("interrupted", EXIT_INTERRUPTED)
+        return _interrupted()
     except Exception as error:
         return _fail_with(error)
     except BaseExceptionGroup as group:  # a task group's; KeyboardInterrupt within, say
         return _fail_with(group)
     except KeyboardInterrupt:
-        return _fail("interrupted", EXIT_INTERRUPTED)
+        return _interrupted()
     return code if isinstance(code, int) else EXIT_DONE
 
 
 def _fail_with(error: BaseException) -> int:
     cause = _innermost(error)
     if isinstance(cause, KeyboardInterrupt):
-        return _fail("interrupted", EXIT_INTERRUPTED)
+        return _interrupted()
     if isinstance(cause, click.ClickException):
         return _fail(cause.format_message(), cause.exit_code)
     if isinstance(cause, UnknownSessionError):
@@ -393,7 +469,7 @@ def _fail_with(error: BaseException) -> int:
     if isinstance(cause, AgentOSError):
         return _fail(str(cause), EXIT_ERROR)
     if isinstance(cause, pydantic.ValidationError):
-        return _fail(f"invalid {cause.title}: {_problems(cause)}", EXIT_ERROR)
+        return _fail(f"invalid {cause.title}: {'; '.join(validation_problems(cause))}", EXIT_ERROR)
     if isinstance(cause, OSError):
         where = f": {cause.filename}" if cause.filename else ""
         return _fail(f"{cause.strerror or cause}{where}", EXIT_ERROR)

@@ -9,7 +9,7 @@ approval meant to be deferred; ``weather``, a quick made-up report),
 ``DEFAULT_AGENT`` (``approve`` deferred; the turn yields after half a
 second), ``describe_call`` and ``brief`` (a call and a result in plain
 words) and ``scripted_model()``, the rules that stand in for Claude when no
-API key is set. The rules read the prompt: "calendar" calls
+API key is set. The rules read the prompt: "calendar", "meet" or "free" calls
 ``fetch_calendar`` for every person named (a duration such as "0.3s" in the
 prompt sets how long each lookup takes), "approve"/"approval" calls
 ``approve``, "weather in <City>" calls ``weather``, "write a report" calls
@@ -129,7 +129,8 @@ DEFAULT_AGENT = AgentConfig(
 
 _NOT_NAMES = frozenset(
     """a about and approval approve ask calendar calendars can check compare could do does
-    fetch find for get how i in is it let look me my of on our please read see show tell the
+    fetch find for free get how i in is it let look me meet my of on our please read see show
+    tell the
     their then to weather what when where which who will would you""".split()  # noqa: SIM905
 )
 _NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s)?\b")
@@ -167,7 +168,7 @@ def _plan(prompt: str) -> list[tuple[str, dict[str, Any]]]:
     """The tool calls a prompt asks for."""
     calls: list[tuple[str, dict[str, Any]]] = []
     lowered = prompt.lower()
-    if "calendar" in lowered:
+    if "calendar" in lowered or re.search(r"\b(?:meet|free)\b", lowered):
         seconds = _SECONDS.search(prompt)
         timing = {"seconds": min(60.0, float(seconds.group(1)))} if seconds else {}
         cities = {m.group(1) for m in _CITY.finditer(prompt)}

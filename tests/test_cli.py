@@ -8,102 +8,11 @@ Commands that do not depend on each other run side by side to keep it quick.
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
-import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import pytest
+from tests._cli import agentos, env, on_a_terminal, quick_agent, side_by_side
 
-ROOT = Path(__file__).resolve().parent.parent
-QUICK_AGENT = """
-name = "quick"
-async_yield_strategy = { kind = "yield_on_timeout", milliseconds = 50 }
-
-[policy.rules]
-approve = "defer"
-"""
-"""Like the default agent, but a turn waits only 50 ms for its calls."""
-
-
-@dataclass(frozen=True)
-class Result:
-    args: tuple[str, ...]
-    code: int
-    out: str
-    err: str
-
-    @property
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-    @property
-    def lines(self) -> list[Any]:
-        return [json.loads(line) for line in self.out.splitlines()]
-
-    @property
-    def events(self) -> list[Any]:
-        """The JSON lines on stderr (call events), without the 'model: ...' line."""
-        return [json.loads(line) for line in self.err.splitlines() if line.startswith("{")]
-
-    def one_line_error(self, code: int, *words: str) -> None:
-        assert self.code == code, self
-        assert "Traceback" not in self.err, self.err
-        (line,) = self.err.splitlines()
-        assert line.startswith("error: "), line
-        for word in words:
-            assert word in line, (word, line)
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in {"ANTHROPIC_API_KEY", "AGENTOS_DEBUG", "AGENTOS_DB"}
-    }
-    environment["AGENTOS_DB"] = str(tmp_path / "agentos.db")
-    return environment
-
-
-@pytest.fixture
-def quick_agent(tmp_path: Path) -> str:
-    path = tmp_path / "quick.toml"
-    path.write_text(QUICK_AGENT)
-    return str(path)
-
-
-def agentos(env: dict[str, str], *args: str) -> Result:
-    (result,) = side_by_side(env, args)
-    return result
-
-
-def side_by_side(env: dict[str, str], *commands: tuple[str, ...]) -> list[Result]:
-    """Run several ``agentos`` commands at once; their results, in order."""
-    processes = [
-        (
-            args,
-            subprocess.Popen(
-                [sys.executable, "-m", "agentos.cli", *args],
-                env=env,
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            ),
-        )
-        for args in commands
-    ]
-    results = []
-    for args, process in processes:
-        out, err = process.communicate(timeout=30)
-        results.append(Result(args, process.returncode, out, err))
-    return results
+__all__ = ["env", "quick_agent"]  # fixtures
 
 
 def test_help_on_every_command(env: dict[str, str]) -> None:
@@ -156,7 +65,13 @@ def test_run_complete_resume_and_look(env: dict[str, str], quick_agent: str) -> 
     assert {e["tool"] for e in progress} == {"fetch_calendar"}
     # Nothing to wait for: done.
     assert chat.code == 0, chat
-    assert chat.json == {"session_id": "chat", "status": "done", "answer": chat.json["answer"]}
+    answer = chat.json["answer"]
+    assert chat.json == {
+        "session_id": "chat",
+        "status": "done",
+        "answer": answer,
+        "messages": [answer],
+    }
     assert "hello there" in chat.json["answer"]
 
     applied, taken = side_by_side(
@@ -176,11 +91,15 @@ def test_run_complete_resume_and_look(env: dict[str, str], quick_agent: str) -> 
 
     resumed = agentos(env, "resume", "trip")
     assert resumed.code == 0, resumed
+    told = (
+        f"fetch_calendar ({calls['fetch_calendar']['provider_call_id']}) was lost "
+        'in a restart. approve finished (completed): {"approved": true}'
+    )
     assert resumed.json == {
         "session_id": "trip",
         "status": "done",
-        "answer": f"fetch_calendar ({calls['fetch_calendar']['provider_call_id']}) was lost "
-        'in a restart. approve finished (completed): {"approved": true}',
+        "answer": told,
+        "messages": [told],
     }
 
     show, stored, sessions = side_by_side(env, ("show", "trip"), ("calls", "trip"), ("sessions",))
@@ -221,7 +140,7 @@ def test_errors_are_one_line_and_never_a_traceback(env: dict[str, str], tmp_path
     )
     show, resume, run, agent, no_result, malformed, both = results
     for result in (show, resume):
-        result.one_line_error(1, "no session with id 'ghost'")
+        result.one_line_error(1, "no database at", str(tmp_path / "agentos.db"))
     run.one_line_error(1, str(corrupt), "corrupt")
     assert corrupt.read_bytes() == b"this is not an SQLite database, " * 64
     agent.one_line_error(2, "--agent", "policy.default")
@@ -232,38 +151,13 @@ def test_errors_are_one_line_and_never_a_traceback(env: dict[str, str], tmp_path
 
 
 def test_on_a_terminal_progress_is_a_live_display(env: dict[str, str], quick_agent: str) -> None:
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "run", "--agent", quick_agent, "--wait-for-async",
-         "Check Jane's calendar (0.5s)"],
-        env={**env, "TERM": "xterm", "COLUMNS": "100"},
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        text=True,
-    )  # fmt: skip
-    os.close(terminal)
-    shown = bytearray()
-    reader = threading.Thread(target=_read_all, args=(controller, shown))
-    reader.start()
-    out, _ = process.communicate(timeout=30)
-    reader.join(timeout=10)
-    os.close(controller)
-    assert process.returncode == 0, (out, shown)
+    code, out, screen = on_a_terminal(
+        env,
+        *("run", "--agent", quick_agent, "--wait-for-async", "Check Jane's calendar (0.5s)"),
+        stream="stderr",
+    )
+    assert code == 0, (out, screen)
     assert json.loads(out)["status"] == "done"
-    screen = shown.decode(errors="replace")
     assert "model: scripted" in screen
     assert "fetch_calendar" in screen and '{"percent":' in screen
     assert '"event"' not in screen, "no JSON lines on a terminal"
-
-
-def _read_all(descriptor: int, into: bytearray) -> None:
-    while True:
-        try:
-            chunk = os.read(descriptor, 4096)
-        except OSError:  # the other side closed
-            return
-        if not chunk:
-            return
-        into.extend(chunk)

@@ -36,7 +36,7 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
-from tests.test_cli import ROOT, agentos, env, quick_agent  # noqa: F401  (fixtures)
+from tests._cli import ROOT, agentos, env, quick_agent  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
 

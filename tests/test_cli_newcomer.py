@@ -1,0 +1,195 @@
+"""Issue 11: the command line as a new user meets it, run as a real program.
+
+The whole answer is printed, pending calls say what becomes of them, agent
+files are checked when loaded, tokens tell replays and expiry, a missing
+database is named, SIGTERM is one line, and the SDK is never imported to
+look at sessions.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests._cli import ROOT, agentos, env, on_a_terminal, quick_agent, side_by_side, start
+
+__all__ = ["env", "quick_agent"]  # fixtures
+
+JANE_AND_JACK = "When can Jane and Jack meet? calendar 0.2s"
+
+
+def test_run_prints_every_message_of_the_run(env: dict[str, str], quick_agent: str) -> None:
+    args = ("run", "--agent", quick_agent, "--wait-for-async", JANE_AND_JACK)
+    code, err, screen = on_a_terminal(env, *args, stream="stdout")
+    assert code == 0, err
+    for said in ("On it: fetch_calendar(Jane", "Jane is free", "Jack is free"):
+        assert said in screen, (said, screen)
+    assert screen.index("On it") < screen.index("Jane is free")
+    piped = agentos(env, *args)
+    messages = piped.json["messages"]
+    assert messages[0].startswith("On it:") and piped.json["answer"] == messages[-1]
+    assert any("Jane is free" in m for m in messages) and any("Jack is free" in m for m in messages)
+
+
+def test_pending_calls_say_what_becomes_of_them(env: dict[str, str], quick_agent: str) -> None:
+    (run,) = side_by_side(
+        env, ("run", "--agent", quick_agent, "Check Jane's calendar (30s) and approve the trip")
+    )
+    assert run.code == 3, run
+    steps = run.json["next_steps"]
+    session = run.json["session_id"]
+    running, deferred = steps
+    assert "1 call still running (fetch_calendar) end with this process" in running
+    assert f"'agentos resume {session}'" in running and "--wait-for-async" in running
+    token = run.json["pending_calls"][1]["continuation_token"]
+    assert f"'agentos complete {token} --result JSON'" in deferred
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "says"),
+    [
+        ("tool.toml", 'tools = ["fetch_calendar", "fetch_calender"]', "tools[1]: 'fetch_calender'"),
+        ("rule.toml", "[policy.rules]\nwether = 'defer'", "policy.rules.wether: 'wether' is not"),
+        ("cap.json", '{"capabilities": ["get_status"]}', "capabilities: not a capability: 'get_"),
+        (
+            "typo.toml",
+            "[policy.rules]\nfetch_calendar = 'run_isolatd'",
+            "policy.rules.fetch_calendar: 'run_isolatd' is not one of run_sync, run_async",
+        ),
+        (
+            "isolated.toml",
+            "[policy.rules]\nfetch_calendar = 'run_isolated'",
+            "run_isolated needs the isolated runner 'local', which is not registered",
+        ),
+        ("agent.yaml", "name: x", ".yaml is not a format agentos reads: agent files are JSON"),
+        ("extra.json", '{"nme": "x"}', "nme: not a setting agentos knows"),
+    ],
+)
+def test_agent_files_are_checked_when_loaded(
+    env: dict[str, str], tmp_path: Path, name: str, text: str, says: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    result = agentos(env, "run", "--agent", str(path), "hello")
+    result.one_line_error(2, "'--agent'", says)
+    assert "Input should" not in result.err and "pydantic" not in result.err
+    assert not (tmp_path / "agentos.db").exists(), "nothing ran"
+
+
+def test_a_replayed_token_says_its_payload_was_ignored(
+    env: dict[str, str], quick_agent: str
+) -> None:
+    run = agentos(env, "run", "--agent", quick_agent, "please approve the trip")
+    token = run.json["pending_calls"][0]["continuation_token"]
+    first = agentos(env, "complete", token, "--result", '{"approved": true}')
+    same, other = side_by_side(
+        env,
+        ("complete", token, "--result", '{"approved": true}'),
+        ("complete", token, "--error", "refused"),
+    )
+    outs = (first.out, same.out, other.out)
+    assert outs == ("applied\n", "already_completed\n", "already_completed\n")
+    assert same.err == "", "the same payload again is no news"
+    assert other.err.strip() == (
+        'note: the token was completed earlier with --result {"approved": true}; '
+        "what you gave now was ignored"
+    )
+
+
+def test_an_expired_token_is_expired_for_the_model_and_complete(
+    env: dict[str, str], quick_agent: str
+) -> None:
+    """(Told after a restart: tests/test_restart.py, through the library.)"""
+    run = agentos(
+        env, "run", "--agent", quick_agent, "--token-ttl", "0.05", "--wait-for-async", "approve it"
+    )
+    assert run.code == 0, run
+    assert "expired: nobody completed it within 0.05 s" in run.json["answer"]
+    (approve,) = agentos(env, "calls", run.json["session_id"]).lines
+    late = agentos(env, "complete", approve["continuation_token"], "--result", "true")
+    assert (late.code, late.out) == (4, "expired\n"), late
+    refused = agentos(env, "run", "--token-ttl", "0", "hello")
+    refused.one_line_error(2, "--token-ttl")
+
+
+def test_show_json_and_a_missing_database(env: dict[str, str], tmp_path: Path) -> None:
+    missing = tmp_path / "agentos.db"
+    show, calls, complete, resume, sessions = side_by_side(
+        env,
+        ("show", "s"),
+        ("calls", "s"),
+        ("complete", "ct_x", "--result", "1"),
+        ("resume", "s"),
+        ("sessions",),
+    )
+    for result in (show, calls, complete, resume):
+        result.one_line_error(1, f"no database at {missing}", "'agentos run' creates it")
+    assert (sessions.code, sessions.out) == (0, ""), sessions
+    assert f"no database at {missing} yet" in sessions.err
+    assert not missing.exists()
+    run = agentos(env, "run", "--session-id", "s", "hello there")
+    shown, ghost = side_by_side(env, ("show", "s", "--json"), ("show", "ghost"))
+    ghost.one_line_error(1, "no session with id 'ghost'")
+    report = shown.json
+    assert (report["session_id"], report["agent"], report["status"]) == ("s", "demo", "idle")
+    assert report["history"][0]["content"] == [{"type": "text", "text": "hello there"}]
+    assert report["history"][-1]["content"][0]["text"] == run.json["answer"]
+    assert report["calls"] == []
+
+
+def test_sigterm_is_one_line_and_the_session_is_saved(
+    env: dict[str, str], quick_agent: str
+) -> None:
+    process = start(
+        env,
+        *("run", "--agent", quick_agent, "--wait-for-async", "--session-id", "slow"),
+        "Check Jane's calendar (30s)",
+    )
+    assert process.stderr is not None
+    for line in process.stderr:
+        if '"event": "started"' in line:
+            break
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 143, (out, err)
+    assert "Traceback" not in err
+    assert err.splitlines()[-1] == "error: terminated (SIGTERM)"
+    shown = agentos(env, "show", "slow", "--json")
+    assert shown.json["history"][0]["content"][0]["text"] == "Check Jane's calendar (30s)"
+
+
+def test_a_timeout_reads_as_one(env: dict[str, str], tmp_path: Path) -> None:
+    agent = tmp_path / "strict.toml"
+    agent.write_text("call_timeout = 0.5\n")
+    run = agentos(env, "run", "--agent", str(agent), "--wait-for-async", "Check Jane's calendar")
+    assert run.code == 0, run
+    assert "timed out after 0.5 s" in run.json["answer"]
+    assert "(timed_out)" not in run.out
+
+
+def test_looking_never_imports_the_sdk(env: dict[str, str]) -> None:
+    agentos(env, "run", "--session-id", "s", "hello")
+    probe = """
+import sys
+from agentos import AnthropicProvider
+from agentos.cli import run_cli
+codes = [run_cli(args) for args in (["--help"], ["sessions"], ["show", "s"], ["calls", "s"])]
+AnthropicProvider()
+print(json.dumps({"codes": codes, "imported": "anthropic" in sys.modules}))
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", "import json\n" + probe],
+        env={**env, "ANTHROPIC_API_KEY": "sk-test"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report == {"codes": [0, 0, 0, 0], "imported": False}, done.stderr
