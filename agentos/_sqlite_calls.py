@@ -65,7 +65,10 @@ class CallRows:
 
     async def counts(self) -> dict[str, dict[str, int]]:
         rows = await self._database.all(
-            "SELECT session_id, status, COUNT(*) AS n FROM calls GROUP BY session_id, status", ()
+            "SELECT c.session_id, c.status, COUNT(*) AS n FROM calls AS c JOIN leases AS l "
+            "ON l.session_id = c.session_id AND l.holder = c.holder "
+            "GROUP BY c.session_id, c.status",
+            (),
         )
         counts: dict[str, dict[str, int]] = {}
         for row in rows:

@@ -61,9 +61,10 @@ class StoredToken:
 class MirroredCall:
     """One call as the host holding its session last wrote it (every ``call_mirror_period``).
 
-    Times are epoch seconds. ``progress`` is the latest progress payload
-    (``progress_count`` reports in all); ``result`` is the completed call's
-    result, or for a long one its beginning as text.
+    Times are epoch seconds. ``progress`` is the latest payload a tool
+    reported; ``progress_count`` counts every progress entry (the runtime's
+    own ``started`` one too). ``result`` is the completed call's result, or
+    for a long one its beginning as text.
     """
 
     call_id: str
@@ -191,7 +192,11 @@ class SessionStore(Protocol):
         ...
 
     async def call_counts(self) -> dict[str, dict[str, int]]:
-        """Session -> status -> how many of its mirrored calls have it."""
+        """Session -> status -> how many of its mirrored calls have it.
+
+        Only rows the session's lease holder wrote count: a previous holder's
+        rows say what its calls were doing when it stopped writing.
+        """
         ...
 
     async def request_cancel(self, call_id: str, session_id: str, reason: str) -> CancelRequest:

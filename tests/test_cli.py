@@ -82,23 +82,22 @@ def agentos(env: dict[str, str], *args: str) -> Result:
     return result
 
 
+def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """``agentos ARGS`` started, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentos.cli", *args],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def side_by_side(env: dict[str, str], *commands: tuple[str, ...]) -> list[Result]:
     """Run several ``agentos`` commands at once; their results, in order."""
-    processes = [
-        (
-            args,
-            subprocess.Popen(
-                [sys.executable, "-m", "agentos.cli", *args],
-                env=env,
-                cwd=ROOT,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            ),
-        )
-        for args in commands
-    ]
+    processes = [(args, start(env, *args)) for args in commands]
     results = []
     for args, process in processes:
         out, err = process.communicate(timeout=30)
@@ -107,7 +106,7 @@ def side_by_side(env: dict[str, str], *commands: tuple[str, ...]) -> list[Result
 
 
 def test_help_on_every_command(env: dict[str, str]) -> None:
-    commands = ["run", "resume", "complete", "sessions", "show", "calls"]
+    commands = ["run", "resume", "complete", "sessions", "show", "calls", "status", "cancel"]
     top, *each = side_by_side(env, ("--help",), *((name, "--help") for name in commands))
     assert top.code == 0 and "Usage: agentos [OPTIONS] COMMAND" in top.out
     for code in ("0  done", "1  error", "2  usage", "3  calls still pending", "4  ", "5  "):
@@ -122,6 +121,8 @@ def test_help_on_every_command(env: dict[str, str]) -> None:
     for result in (run, resume):
         assert "3  calls still pending" in result.out and "--wait-for-async" in result.out
     assert "4  unknown" in complete.out and "--result JSON" in complete.out
+    cancel = each[-1]
+    assert "3  queued" in cancel.out and "--reason TEXT" in cancel.out
 
 
 def test_run_complete_resume_and_look(env: dict[str, str], quick_agent: str) -> None:

@@ -296,8 +296,11 @@ def mirrored(call_id: str, status: str = "running", **fields: Any) -> MirroredCa
 
 async def test_the_calls_mirror_round_trips_and_counts(tmp_path: Path) -> None:
     """Issue 11: rows replace the earlier row of the same call; they are found by either id,
-    narrowed by session; counts are per session and status."""
+    narrowed by session; counts are per session and status, of the holder's rows."""
     async with await SqliteStore.open(tmp_path / "a.db") as store:
+        for name in ("s1", "s2"):
+            await store.create_session(session(name))
+            await store.acquire_lease(name, "me", ttl=60)
         assert await store.mirrored_calls() == []
         first = mirrored("c1", progress={"percent": 20}, progress_count=2)
         deferred = mirrored("c2", "pending", deferred=True)
@@ -313,6 +316,10 @@ async def test_the_calls_mirror_round_trips_and_counts(tmp_path: Path) -> None:
             "s1": {"cancelled": 1, "pending": 1},
             "s2": {"completed": 1},
         }
+        await store.acquire_lease("s2", "them", ttl=60, steal=True)
+        assert await store.call_counts() == {"s1": {"cancelled": 1, "pending": 1}}, (
+            "what the previous holder wrote does not count"
+        )
 
 
 async def test_cancel_requests_reach_the_holder_and_keep_its_answer(tmp_path: Path) -> None:
