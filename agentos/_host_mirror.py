@@ -191,5 +191,7 @@ def _latest_progress(snapshot: CallSnapshot) -> Json:
 
 
 def _kept(result: Json) -> Json:
+    if result is None or isinstance(result, bool | int | float):
+        return result  # short: no need to measure it
     text = json.dumps(result)
     return result if len(text) <= RESULT_KEPT else text[: RESULT_KEPT - 3] + "..."

@@ -106,7 +106,7 @@ def _row(call: MirroredCall) -> tuple[Any, ...]:
         call.session_id,
         call.provider_call_id,
         call.tool_name,
-        json.dumps(call.tool_input),
+        json.dumps(call.tool_input) if call.tool_input else "{}",
         call.status,
         int(call.deferred),
         None if call.progress is None else json.dumps(call.progress),

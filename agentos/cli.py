@@ -298,7 +298,10 @@ def status_command(db: Path, call_id: str, session_id: str | None, as_json: bool
     mirrors it, twice a second); otherwise it is what the store says.
     Prints JSON when stdout is not a terminal.
     """
-    found = _find_call(db, call_id, session_id)
+    async def find(store: SqliteStore) -> LiveCall:
+        return await find_call(store, call_id, session_id)
+
+    found = _with_call(db, call_id, find)
     if as_json or not sys.stdout.isatty():
         click.echo(json.dumps(found.to_json()))
     else:
@@ -350,10 +353,7 @@ def cancel_command(
     async def attempt(store: SqliteStore) -> CancelReport:
         return await cancel_call(store, await find_call(store, call_id, session_id), reason, wait)
 
-    if not db.exists():
-        raise CallLookupError(f"no tool call with id {call_id!r} (there is no database {db})")
-    report = _with_store(db, attempt, missing=None)
-    assert report is not None
+    report = _with_call(db, call_id, attempt)
     click.echo(json.dumps(report.to_json()) if as_json else report.describe())
     return EXIT_PENDING if report.outcome == "queued" else EXIT_DONE
 
@@ -432,14 +432,12 @@ def _load(db: Path, session_id: str) -> tuple[StoredSession, list[StoredToken]]:
     return stored, tokens
 
 
-def _find_call(db: Path, call_id: str, session_id: str | None) -> LiveCall:
-    async def find(store: SqliteStore) -> LiveCall:
-        return await find_call(store, call_id, session_id)
-
+def _with_call(db: Path, call_id: str, use: Callable[[SqliteStore], Awaitable[T]]) -> T:
+    """``_with_store`` for a command about ``call_id``: without a database, no such call."""
     if not db.exists():
         raise CallLookupError(f"no tool call with id {call_id!r} (there is no database {db})")
-    found = _with_store(db, find, missing=None)
-    assert found is not None
+    found: T | None = _with_store(db, use, missing=None)
+    assert found is not None  # the database exists
     return found
 
 
