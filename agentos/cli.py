@@ -298,6 +298,7 @@ def status_command(db: Path, call_id: str, session_id: str | None, as_json: bool
     mirrors it, twice a second); otherwise it is what the store says.
     Prints JSON when stdout is not a terminal.
     """
+
     async def find(store: SqliteStore) -> LiveCall:
         return await find_call(store, call_id, session_id)
 
