@@ -70,7 +70,9 @@ from agentos._snapshot import (
 )
 from agentos._sqlite_store import SqliteStore
 from agentos._store import (
+    CancelRequest,
     Completion,
+    MirroredCall,
     SessionStore,
     StoredSession,
     StoredToken,
@@ -114,6 +116,7 @@ __all__ = [
     "CallStatus",
     "Caller",
     "CancelOutcome",
+    "CancelRequest",
     "CapabilityResult",
     "Clock",
     "CompleteOutcome",
@@ -138,6 +141,7 @@ __all__ = [
     "ManualClock",
     "Message",
     "MessageHistory",
+    "MirroredCall",
     "ModelRequest",
     "ModelResponse",
     "NoHistory",

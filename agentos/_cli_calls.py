@@ -2,10 +2,13 @@
 
 Read from the stored history and the session's continuation tokens only, so
 it works with no runtime: a call is ``completed``, ``failed`` or
-``cancelled`` when the history holds its outcome; ``orphaned`` when it was
-lost in a restart; ``deferred`` while it waits for its token;
+``cancelled`` (with its reason) when the history holds its outcome;
+``orphaned`` when it was lost in a restart; ``deferred`` while it waits for
+its token, ``completed`` (or ``failed``) once its token was completed and the
+session has yet to deliver it, ``expired`` once the token's time ran out;
 ``running_when_stored`` when the history holds only its placeholder (it ran
 in a process that may be gone: resuming the session reports it orphaned).
+``_cli_live`` merges in what a live process holding the session mirrors.
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ from agentos._transcript import blocks_of
 from components import Json, JsonObject
 
 _LOST_RESULT = "lost in a restart"
+_CANCELLED = "cancelled: "
+"""How a cancelled call's result starts (``failure_text``); the reason follows."""
+_EXPIRED = "expired: "
+"""How the result of a deferred call nobody completed in time starts."""
+WAITING_FOR_DELIVERY = "token completed, waiting for delivery"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +43,9 @@ class StoredCall:
     result: Json = None
     continuation_token: str | None = None
     token_completed: bool | None = None
+    cancel_reason: str | None = None
+    note: str | None = None
+    """What the status alone does not say (e.g. ``WAITING_FOR_DELIVERY``)."""
 
     def to_json(self) -> JsonObject:
         return {
@@ -46,6 +57,8 @@ class StoredCall:
             "result": self.result,
             "continuation_token": self.continuation_token,
             "token_completed": self.token_completed,
+            "cancel_reason": self.cancel_reason,
+            "note": self.note,
         }
 
     def describe(self) -> str:
@@ -57,9 +70,15 @@ class StoredCall:
             return f"running when stored (call {self.tool_call_id or '?'})"
         if self.status == "orphaned":
             return "orphaned (lost in a restart)"
-        outcome = f"{self.status}: {brief(self.result)}"
+        if self.status == "expired":
+            return f"expired: token {self.continuation_token} was not completed in time"
+        if self.status == "cancelled":
+            outcome = f"cancelled: {self.cancel_reason or 'no reason recorded'}"
+        else:
+            outcome = f"{self.status}: {brief(self.result)}"
         if self.continuation_token is not None:
-            outcome += f"  [deferred, token {self.continuation_token}]"
+            note = "" if self.note is None else f"; {self.note}"
+            outcome += f"  [deferred, token {self.continuation_token}{note}]"
         return outcome
 
 
@@ -68,21 +87,35 @@ def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> l
     index = MessageHistory()
     index.load("stored", history)
     by_use = {token.provider_call_id: token for token in tokens}
+    uses = [b for message in history for b in blocks_of(message) if b.get("type") == "tool_use"]
+    reasons = _cancel_reasons(uses)
     calls = []
-    for use in (b for message in history for b in blocks_of(message)):
-        if use.get("type") != "tool_use":
-            continue
+    for use in uses:
         use_id = str(use.get("id"))
         token = by_use.get(use_id)
         known = index.find_call("stored", use_id)
         result: Json = None
+        reason = note = None
         if known is not None and known.status is not None:
             status, result = known.status.value, known.result
             if status == "failed" and str(result).startswith(_LOST_RESULT):
                 status = "orphaned"
+            elif status == "failed" and str(result).startswith(_EXPIRED):
+                status = "expired"
+            if status == "cancelled":
+                said = str(result) if isinstance(result, str) else ""
+                reason = said.removeprefix(_CANCELLED) if said.startswith(_CANCELLED) else None
+                reason = reason or reasons.get(use_id) or reasons.get(str(known.internal_id))
         elif token is not None:
             status = "deferred"
             result = token.result if token.error is None else token.error
+            if token.completed_at is not None:
+                status, note = (
+                    ("completed" if token.error is None else "failed"),
+                    WAITING_FOR_DELIVERY,
+                )
+            elif token.expired:
+                status = "expired"
         else:
             status = "running_when_stored"
         calls.append(
@@ -95,9 +128,22 @@ def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> l
                 result=result,
                 continuation_token=None if token is None else token.token,
                 token_completed=None if token is None else token.completed_at is not None,
+                cancel_reason=reason,
+                note=note,
             )
         )
     return calls
+
+
+def _cancel_reasons(uses: Iterable[dict[str, object]]) -> dict[str, str]:
+    """The reason the model gave for each call it cancelled with ``cancel_tool_call``."""
+    reasons = {}
+    for use in uses:
+        arguments = use.get("input")
+        if use.get("name") == "cancel_tool_call" and isinstance(arguments, dict):
+            reason = arguments.get("reason", "cancelled by the model")
+            reasons[str(arguments.get("tool_call_id"))] = str(reason)
+    return reasons
 
 
 def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:

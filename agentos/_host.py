@@ -3,9 +3,10 @@
 With a store, a host owns each session it loads through a lease that it
 renews while the session is loaded and gives up when it closes: another
 host (another process) cannot load the session meanwhile unless it steals it,
-and then this one stops writing it (``_host_leases``). A host can unload
-sessions left at rest (``_host_idle``) and resume stored ones
-(``_host_resume``).
+and then this one stops writing it (``_host_leases``); it also mirrors its
+sessions' calls into the store and applies the cancel requests other
+processes leave there (``_host_mirror``). A host can unload sessions left at
+rest (``_host_idle``) and resume stored ones (``_host_resume``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._history import HistoryCall
 from agentos._host_idle import unload_idle
 from agentos._host_leases import LeaseKeeper
+from agentos._host_mirror import CallMirror, check_period
 from agentos._host_resume import restore
 from agentos._provider import Message, Provider
 from agentos._runtime import Runtime
@@ -80,6 +82,7 @@ class Host(anyio.AsyncContextManagerMixin):
         lease_period: float = 5.0,
         lease_expiry: float | None = None,
         holder: str | None = None,
+        call_mirror_period: float | None = 0.5,
     ) -> None:
         """``token_ttl``: seconds a continuation token stays valid (None: until used).
 
@@ -91,8 +94,15 @@ class Host(anyio.AsyncContextManagerMixin):
         each good for ``lease_expiry`` (default three periods) after its last
         renewal. ``holder`` names this host in the store [default: ``pid N on
         HOSTNAME``, and ``, host K`` for the K-th host of a process].
+
+        ``call_mirror_period``: with a store, every this many seconds of the
+        runtime's clock the host writes the calls that changed to the store's
+        live mirror and applies the cancel requests left there for its
+        sessions, so other processes can look at and cancel them (None: no
+        mirror, and such requests go unanswered).
         """
         self._leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
+        mirror_period = check_period(call_mirror_period)
         if unload_idle_after is not None and not (
             isinstance(unload_idle_after, int | float)
             and not isinstance(unload_idle_after, bool)
@@ -113,6 +123,11 @@ class Host(anyio.AsyncContextManagerMixin):
         self._unload_idle_after = unload_idle_after
         self._group: TaskGroup | None = None
         self.holder = self._leases.holder
+        self._mirror = (
+            None
+            if store is None or mirror_period is None
+            else CallMirror(runtime, store, self.holder, mirror_period)
+        )
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncGenerator[Self]:
@@ -133,11 +148,17 @@ class Host(anyio.AsyncContextManagerMixin):
                     )
                 if self.store is not None:
                     group.start_soon(self._leases.keep, self.runtime.clock, self._taken_over)
+                if self._mirror is not None:
+                    group.start_soon(self._mirror.keep, self.runtime.clock)
                 try:
                     yield self
                 finally:
                     group.cancel_scope.cancel()
         finally:
+            if self._mirror is not None:  # the final states, while the leases still say ours
+                with anyio.CancelScope(shield=True):
+                    await self._mirror.write(answer=False)
+                self._mirror.unwatch_all()
             await self._leases.release_all()
 
     async def create_session(
@@ -250,6 +271,8 @@ class Host(anyio.AsyncContextManagerMixin):
         if cap is not None:
             self.runtime.set_session_cap(session_id, cap)
         self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
+        if self._mirror is not None:
+            self._mirror.watch(session_id)
         return Session(
             session_id,
             config,
@@ -323,6 +346,9 @@ class Host(anyio.AsyncContextManagerMixin):
         await session.commit()
         if self._sessions.get(session_id) is not session:
             return  # another unload finished first
+        if self._mirror is not None:  # its calls' final states (the cancels just made)
+            await self._mirror.write(answer=False)
+            self._mirror.unwatch(session_id)
         del self._sessions[session_id]
         del self._tasks[session_id]
         self.lineage.remove(session_id)

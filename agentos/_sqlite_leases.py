@@ -74,6 +74,11 @@ class Leases:
                 "DELETE FROM leases WHERE session_id = ? AND holder = ?", (session_id, holder)
             )
 
+    async def live(self) -> dict[str, str]:
+        now = self._database.now()
+        rows = await self._database.all("SELECT * FROM leases", ())
+        return {row["session_id"]: row["holder"] for row in rows if _live(row, now)}
+
     async def release_all(self, holder: str) -> None:
         async with self._database.transaction() as db:
             await db.execute("DELETE FROM leases WHERE holder = ?", (holder,))

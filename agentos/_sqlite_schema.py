@@ -1,5 +1,9 @@
 """The store's schema: versioned migrations in ``schema_migrations``, each run once.
 
+1: sessions, their messages, continuation tokens. 2: session versions and
+leases. 3: the live mirror of calls (``calls``, written by the host that holds
+the session) and ``cancel_requests`` (left by other processes, answered by it).
+
 A file that holds tables that are not agentos's, or a schema newer than this
 agentos knows, is refused with a ``StoreError``; nothing is ever overwritten.
 """
@@ -54,6 +58,40 @@ MIGRATIONS: tuple[str, ...] = (
         expires_at REAL NOT NULL
     );
     CREATE INDEX leases_by_holder ON leases(holder);
+    """,
+    """
+    CREATE TABLE calls (
+        call_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        provider_call_id TEXT,
+        tool_name TEXT NOT NULL,
+        tool_input TEXT NOT NULL,
+        status TEXT NOT NULL,
+        deferred INTEGER NOT NULL,
+        progress TEXT,
+        progress_count INTEGER NOT NULL,
+        result TEXT,
+        error_kind TEXT,
+        error_message TEXT,
+        cancel_reason TEXT,
+        created_at REAL NOT NULL,
+        started_at REAL,
+        ended_at REAL,
+        updated_at REAL NOT NULL,
+        holder TEXT NOT NULL
+    );
+    CREATE INDEX calls_by_session ON calls(session_id, created_at);
+    CREATE INDEX calls_by_provider ON calls(provider_call_id);
+    CREATE TABLE cancel_requests (
+        call_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        requested_at REAL NOT NULL,
+        answered_at REAL,
+        answer TEXT
+    );
+    CREATE INDEX cancel_requests_waiting ON cancel_requests(session_id)
+        WHERE answered_at IS NULL;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

@@ -14,7 +14,9 @@ version it expects (``_sqlite_sessions``), so a host that lost the session
 cannot replace what the new owner wrote. A file or folder the store creates
 is private to the user (0600, 0700); a file deleted or replaced under a
 running store is noticed before the next write, which fails rather than
-going to the old, unlinked file (``_sqlite_file``).
+going to the old, unlinked file (``_sqlite_file``). The host that holds a
+session mirrors its calls into ``calls`` and answers ``cancel_requests``
+(``_sqlite_calls``), so other processes can look at and cancel them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import platformdirs
 
 from agentos._errors import StoreError
 from agentos._provider import Message
+from agentos._sqlite_calls import CallRows
 from agentos._sqlite_commit import GroupCommit, TurnCommit
 from agentos._sqlite_connection import Database
 from agentos._sqlite_file import create_private, explain
@@ -38,7 +41,7 @@ from agentos._sqlite_leases import Leases
 from agentos._sqlite_schema import MIGRATIONS, SCHEMA_VERSION, prepare
 from agentos._sqlite_sessions import SessionRows, message_rows
 from agentos._sqlite_tokens import TokenRows
-from agentos._store import Completion, StoredSession, StoredToken
+from agentos._store import CancelRequest, Completion, MirroredCall, StoredSession, StoredToken
 from components import Json
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "default_path"]
@@ -65,6 +68,7 @@ class SqliteStore:
         self._turns = GroupCommit(database)
         self._leases = Leases(database)
         self._tokens = TokenRows(database)
+        self._calls = CallRows(database)
 
     @classmethod
     async def open(
@@ -154,6 +158,9 @@ class SqliteStore:
     async def release_leases(self, holder: str) -> None:
         await self._leases.release_all(holder)
 
+    async def live_leases(self) -> dict[str, str]:
+        return await self._leases.live()
+
     # -------------------------------------------------------------------- tokens
 
     async def add_token(self, token: StoredToken) -> None:
@@ -172,3 +179,27 @@ class SqliteStore:
 
     async def delete_expired_tokens(self, *, grace: float = 0.0) -> int:
         return await self._tokens.delete_expired(grace)
+
+    # -------------------------------------------------------- the calls' mirror
+
+    async def mirror_calls(
+        self, calls: Sequence[MirroredCall], answers: Sequence[CancelRequest] = ()
+    ) -> None:
+        await self._calls.write(calls, answers)
+
+    async def mirrored_calls(
+        self, *, session_id: str | None = None, call_id: str | None = None
+    ) -> list[MirroredCall]:
+        return await self._calls.find(session_id=session_id, call_id=call_id)
+
+    async def call_counts(self) -> dict[str, dict[str, int]]:
+        return await self._calls.counts()
+
+    async def request_cancel(self, call_id: str, session_id: str, reason: str) -> CancelRequest:
+        return await self._calls.request_cancel(call_id, session_id, reason)
+
+    async def cancel_request(self, call_id: str) -> CancelRequest | None:
+        return await self._calls.request_of(call_id)
+
+    async def pending_cancels(self, holder: str) -> list[CancelRequest]:
+        return await self._calls.pending(holder)

@@ -16,7 +16,7 @@ __all__ = ["env", "quick_agent"]  # fixtures
 
 
 def test_help_on_every_command(env: dict[str, str]) -> None:
-    commands = ["run", "resume", "complete", "sessions", "show", "calls"]
+    commands = ["run", "resume", "complete", "sessions", "show", "calls", "status", "cancel"]
     top, *each = side_by_side(env, ("--help",), *((name, "--help") for name in commands))
     assert top.code == 0 and "Usage: agentos [OPTIONS] COMMAND" in top.out
     for code in ("0  done", "1  error", "2  usage", "3  calls still pending", "4  ", "5  "):
@@ -31,6 +31,8 @@ def test_help_on_every_command(env: dict[str, str]) -> None:
     for result in (run, resume):
         assert "3  calls still pending" in result.out and "--wait-for-async" in result.out
     assert "4  unknown" in complete.out and "--result JSON" in complete.out
+    cancel = each[-1]
+    assert "3  queued" in cancel.out and "--reason TEXT" in cancel.out
 
 
 def test_run_complete_resume_and_look(env: dict[str, str], quick_agent: str) -> None:

@@ -111,6 +111,7 @@ def test_an_expired_token_is_expired_for_the_model_and_complete(
     assert run.code == 0, run
     assert "expired: nobody completed it within 0.05 s" in run.json["answer"]
     (approve,) = agentos(env, "calls", run.json["session_id"]).lines
+    assert approve["status"] == "expired", approve
     late = agentos(env, "complete", approve["continuation_token"], "--result", "true")
     assert (late.code, late.out) == (4, "expired\n"), late
     refused = agentos(env, "run", "--token-ttl", "0", "hello")

@@ -12,7 +12,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentos import Completion, SqliteStore, StoredSession, StoredToken, StoreError
+from agentos import (
+    CancelRequest,
+    Completion,
+    MirroredCall,
+    SqliteStore,
+    StoredSession,
+    StoredToken,
+    StoreError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -277,3 +285,73 @@ async def test_a_writer_cancelled_mid_transaction_rolls_back_and_the_others_are_
         await store.commit_turn("a", status="idle", keep=0, messages=[said("a again")])
         a = await store.load_session("a")
         assert a is not None and a.history == (said("a again"),)
+
+
+def mirrored(call_id: str, status: str = "running", **fields: Any) -> MirroredCall:
+    values: dict[str, Any] = {
+        "session_id": "s1",
+        "provider_call_id": f"toolu_{call_id}",
+        "tool_name": "slow",
+        "tool_input": {"n": 1},
+        "created_at": 1.0,
+        "updated_at": 2.0,
+        "holder": "me",
+    }
+    return MirroredCall(call_id, status=status, **(values | fields))
+
+
+async def test_the_calls_mirror_round_trips_and_counts(tmp_path: Path) -> None:
+    """Issue 11: rows replace the earlier row of the same call; they are found by either id,
+    narrowed by session; counts are per session and status, of the holder's rows."""
+    async with await SqliteStore.open(tmp_path / "a.db") as store:
+        for name in ("s1", "s2"):
+            await store.create_session(session(name))
+            await store.acquire_lease(name, "me", ttl=60)
+        assert await store.mirrored_calls() == []
+        first = mirrored("c1", progress={"percent": 20}, progress_count=2)
+        deferred = mirrored("c2", "pending", deferred=True)
+        await store.mirror_calls([first, deferred])
+        done = mirrored("c1", "cancelled", cancel_reason="stalled", ended_at=3.0)
+        other = mirrored("c3", "completed", session_id="s2", result={"ok": [1, 2]})
+        await store.mirror_calls([done, other])
+        assert await store.mirrored_calls(session_id="s1") == [done, deferred]
+        assert await store.mirrored_calls(call_id="toolu_c3") == [other]
+        assert await store.mirrored_calls(call_id="c3", session_id="s1") == []
+        assert await store.mirrored_calls(call_id="c1") == [done]
+        assert await store.call_counts() == {
+            "s1": {"cancelled": 1, "pending": 1},
+            "s2": {"completed": 1},
+        }
+        await store.acquire_lease("s2", "them", ttl=60, steal=True)
+        assert await store.call_counts() == {"s1": {"cancelled": 1, "pending": 1}}, (
+            "what the previous holder wrote does not count"
+        )
+
+
+async def test_cancel_requests_reach_the_holder_and_keep_its_answer(tmp_path: Path) -> None:
+    """Issue 11: a request is pending for the host holding its session only; an answer lands
+    with the mirror's rows, and only on the request it answers (not on a newer one)."""
+    now = [10.0]
+    async with await SqliteStore.open(tmp_path / "a.db", clock=lambda: now[0]) as store:
+        for name in ("s1", "s2"):
+            await store.create_session(session(name))
+        await store.acquire_lease("s1", "me", ttl=60)
+        await store.acquire_lease("s2", "them", ttl=60)
+        assert await store.live_leases() == {"s1": "me", "s2": "them"}
+        request = await store.request_cancel("c1", "s1", "stalled")
+        await store.request_cancel("c9", "s2", "theirs")
+        assert request == CancelRequest("c1", "s1", "stalled", 10.0)
+        assert await store.pending_cancels("me") == [request]
+        assert await store.pending_cancels("nobody") == []
+        answer: dict[str, Any] = {"cancelled": True, "found": True}
+        answered = CancelRequest("c1", "s1", "stalled", 10.0, 11.0, answer)
+        await store.mirror_calls([mirrored("c1", "cancelled")], [answered])
+        assert await store.cancel_request("c1") == answered
+        assert await store.pending_cancels("me") == []
+        now[0] = 12.0
+        again = await store.request_cancel("c1", "s1", "really")
+        await store.mirror_calls([], [answered])  # a late answer to the earlier request
+        assert await store.cancel_request("c1") == again, "the newer request waits still"
+        assert await store.cancel_request("c0") is None
+        now[0] = 100.0
+        assert await store.live_leases() == {}, "expired"
