@@ -1,0 +1,57 @@
+"""The README's command-line block, run line by line as a new user would type it.
+
+Placeholders are filled from what earlier lines printed: SESSION and TOKEN
+from the run that left calls pending, CALL_ID from its calendar lookup.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from tests._cli import ROOT, Result, agentos, env
+
+__all__ = ["env"]  # fixtures
+
+
+def readme_commands() -> list[list[str]]:
+    """The README's ``agentos`` command lines, split as a shell would, without comments."""
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Command line\n", 1)[1].split("```\n", 2)[1]
+    return [shlex.split(line, comments=True) for line in block.splitlines() if line.strip()]
+
+
+def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
+    commands = readme_commands()
+    assert [words[1] for words in commands] == [
+        "run", "run", "complete", "resume", "status", "cancel", "sessions", "show", "calls",
+    ]  # fmt: skip
+    names: dict[str, str] = {}
+    results: list[Result] = []
+    for words in commands:
+        assert words[0] == "agentos"
+        result = agentos(env, *(names.get(word, word) for word in words[1:]))
+        assert "Traceback" not in result.err, result
+        results.append(result)
+        if words[1] == "run" and result.code == 3:
+            left = {call["tool"]: call for call in result.json["pending_calls"]}
+            names["SESSION"] = result.json["session_id"]
+            names["TOKEN"] = left["approve"]["continuation_token"]
+            names["CALL_ID"] = left["fetch_calendar"]["tool_call_id"]
+    meet, pending, complete, resume, status, cancel, sessions, show, calls = results
+    assert meet.code == 0, meet
+    assert any("Jane is free" in m for m in meet.json["messages"])
+    assert any("Jack is free" in m for m in meet.json["messages"])
+    assert pending.code == 3 and len(pending.json["next_steps"]) == 2, pending
+    assert (complete.code, complete.out) == (0, "applied\n"), complete
+    assert resume.code == 0 and "approved" in resume.json["answer"], resume
+    assert status.code == 0 and status.json["status"] == "orphaned", status
+    cancel.one_line_error(1, "not running anywhere")
+    assert sessions.code == 0 and len(sessions.lines) == 2, sessions
+    assert show.code == 0 and show.json["session_id"] == names["SESSION"], show
+    assert calls.code == 0 and [c["tool"] for c in calls.lines] == ["fetch_calendar", "approve"]
+
+
+def test_the_readme_names_no_command_the_cli_lacks(env: dict[str, str]) -> None:
+    top = agentos(env, "--help")
+    for words in readme_commands():
+        assert f"  {words[1]} " in top.out, words
