@@ -109,7 +109,11 @@ def choose_model(say: Callable[[str], None]) -> Provider:
     if os.environ.get("ANTHROPIC_API_KEY"):
         from agentos._anthropic import AnthropicProvider
 
-        say("model: anthropic (ANTHROPIC_API_KEY is set)")
+        base_url = os.environ.get("ANTHROPIC_BASE_URL")
+        if base_url:
+            say(f"model: Anthropic API at {base_url} (ANTHROPIC_BASE_URL)")
+        else:
+            say("model: Claude (ANTHROPIC_API_KEY is set)")
         return AnthropicProvider()
     say("model: scripted (offline; set ANTHROPIC_API_KEY for Claude)")
     return demo_tools.scripted_model()

@@ -8,13 +8,17 @@ building, retrying and parsing without touching the network.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -493,3 +497,29 @@ async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
     assert len(session.errors) == 1
     assert session.errors[0].startswith("rejected_key:")
     assert session.history == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
+
+
+def test_the_command_line_asks_the_stand_in_and_says_where(
+    api: FakeMessagesAPI, tmp_path: Path
+) -> None:
+    """Issue 11: `agentos run` names the endpoint it talks to, and asks it through the SDK."""
+    api.always = Reply(200, message_body([{"type": "text", "text": "Hi from the stand-in."}]))
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTOS_"))},
+        "ANTHROPIC_API_KEY": "sk-test",
+        "ANTHROPIC_BASE_URL": api.url,
+        "AGENTOS_DB": str(tmp_path / "agentos.db"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "agentos.cli", "run", "hello"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[0] == f"model: Anthropic API at {api.url} (ANTHROPIC_BASE_URL)"
+    assert json.loads(done.stdout)["messages"] == ["Hi from the stand-in."]
+    (seen,) = api.requests
+    assert seen.body["messages"][0]["content"][0]["text"] == "hello"
