@@ -65,11 +65,12 @@ class Outcome:
         steps = []
         if running:
             names = ", ".join(str(call["tool"]) for call in running)
+            one = len(running) == 1
             steps.append(
-                f"{len(running)} call{'s' if len(running) > 1 else ''} still running ({names}) "
-                "end with this process: 'agentos resume "
-                f"{self.session_id}' tells the model they were lost; run with --wait-for-async "
-                "to wait for them instead"
+                f"{len(running)} call{'' if one else 's'} still running ({names}) "
+                f"end{'s' if one else ''} with this process: 'agentos resume {self.session_id}' "
+                f"tells the model {'it was' if one else 'they were'} lost; run with "
+                f"--wait-for-async to wait for {'it' if one else 'them'} instead"
             )
         for call in self.pending:
             if call["continuation_token"] is not None:

@@ -44,7 +44,8 @@ def test_pending_calls_say_what_becomes_of_them(env: dict[str, str], quick_agent
     steps = run.json["next_steps"]
     session = run.json["session_id"]
     running, deferred = steps
-    assert "1 call still running (fetch_calendar) end with this process" in running
+    assert "1 call still running (fetch_calendar) ends with this process" in running
+    assert "tells the model it was lost" in running
     assert f"'agentos resume {session}'" in running and "--wait-for-async" in running
     token = run.json["pending_calls"][1]["continuation_token"]
     assert f"'agentos complete {token} --result JSON'" in deferred
