@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests._programs import run_offline
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -26,10 +25,8 @@ EXPECTED = {
     ],
 }
 """Lines each example prints, in this order (others may come between)."""
-
-
-def offline_env() -> dict[str, str]:
-    return {name: value for name, value in os.environ.items() if name != "ANTHROPIC_API_KEY"}
+SHOWN_IN_README = {"two_sessions.py"}
+"""Examples whose whole output README.md shows, as a ```text block."""
 
 
 def test_every_example_has_its_expected_lines() -> None:
@@ -49,18 +46,12 @@ def test_examples_use_the_public_api_only() -> None:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: path.name)
 def test_the_example_runs_and_prints_what_it_shows(path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        env=offline_env(),
-        check=False,
-    )
+    done = run_offline(path, ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     lines = done.stdout.splitlines()
     positions = [lines.index(line) if line in lines else -1 for line in EXPECTED[path.name]]
     assert -1 not in positions, done.stdout
     assert positions == sorted(positions), done.stdout
+    if path.name in SHOWN_IN_README:
+        assert f"```text\n{done.stdout}```\n" in (ROOT / "README.md").read_text()
