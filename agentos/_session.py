@@ -207,7 +207,29 @@ class Session:
         return self._stepping or bool(self._todo)
 
     async def wait_idle(self) -> None:
-        """Until the model has answered everything posted and no event is waiting."""
+        """Until the model has answered everything posted and no event is waiting.
+
+        Returns at once if that is so already, and once the session is stopped
+        or failed. How long a turn waits for the tool calls of the model's
+        answer before it goes on (so before this returns):
+
+        - ``yield_when_all_done`` (the default): until every call is final.
+        - ``yield_on_any_progress``: until one call is final (progress reports
+          do not count); the others still run.
+        - ``yield_on_timeout``: until one call is final or ``milliseconds``
+          pass on the runtime's clock, whichever is first.
+        - ``execution_mode="synchronous"``: until every call is final (they run
+          one after another); a message posted meanwhile is answered after.
+
+        A deferred call is final once ``Host.complete`` gives it its outcome
+        (until then the session is ``waiting_external``). In asynchronous mode
+        a message posted meanwhile ends the wait at once (unless a ``run_sync``
+        call is unfinished); in either mode so does a call going overdue. A call
+        still running then gets a placeholder (``outstanding()`` lists it), and
+        its outcome grants the model a later turn: so this may return while
+        calls run, and the session be busy again when they end. See
+        ``wait_settled``.
+        """
         while not (self.idle or (self._turn.ended and not self._busy)):
             await self._next_change()
 
@@ -223,7 +245,15 @@ class Session:
         return snapshots
 
     async def wait_settled(self, *, include_deferred: bool = False) -> None:
-        """Until idle with no outstanding call (deferred ones count only if asked)."""
+        """Until idle with no outstanding call, or ended: ``wait_idle``, and more.
+
+        Every call the model got a placeholder for has ended and the model has
+        heard its outcome and answered (under ``yield_when_all_done`` outcomes
+        are told once every outstanding call is final, otherwise as each ends).
+        Deferred calls count only with ``include_deferred``; but under
+        ``yield_when_all_done`` an outstanding deferred call holds back the
+        other outcomes, so this waits for it anyway.
+        """
         while True:
             waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
             if (self._turn.ended and not self._busy) or (self.idle and not waiting):

@@ -4,9 +4,14 @@
 tells them: report progress, complete or fail; until told, they wait (and
 honour cancellation). ``settle`` lets the runtime apply everything queued.
 
-For scripted models (``agentos.ScriptedProvider``): ``text`` and ``tool_calls``
-build a reply; ``last_user_text`` and ``last_tool_results`` read the request
-the model is answering; ``blocks_of`` reads any message as a list of blocks.
+For scripted models: ``agentos.ScriptedProvider(*rules)`` answers a request
+with the first rule that matches it, a rule being a pair
+``(predicate(request) -> bool, respond(request) -> ModelResponse)``.
+``text`` and ``tool_calls`` build a reply; ``last_user_text`` (what was
+posted, and late outcomes ``[tool call ID (tool) finished: STATUS] ...``) and
+``last_tool_results`` (results, placeholders, capability answers) read the
+request the model is answering; ``blocks_of`` reads any message as a list of
+blocks. README.md ("Sessions on a host") and ``examples/`` show them at work.
 """
 
 from __future__ import annotations
