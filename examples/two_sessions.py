@@ -83,7 +83,8 @@ def answer_results(request: ModelRequest) -> ModelResponse:
                 f"The crunch is {value['status']}: {latest['percent']}%, {latest['stage']}."
             )
         elif "cancelled" in value:  # cancel_tool_call: cancelled, previous_status
-            said.append(f"Cancelled: {value['cancelled']} (it was {value['previous_status']}).")
+            done = "Cancelled it" if value["cancelled"] else "Could not cancel it"
+            said.append(f"{done} (it was {value['previous_status']}).")
     return text(" ".join(said))
 
 
@@ -169,7 +170,7 @@ async def main() -> None:
         snapshot = runtime.status(call.call_id)
         print(
             f"program: alice's {snapshot.tool_name} is {snapshot.status.value}, "
-            f"latest progress {snapshot.progress[-1].payload}"
+            f"latest progress {json.dumps(snapshot.progress[-1].payload)}"
         )
 
         await talk("alice", alice, "How is the crunch going?")

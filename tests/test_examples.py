@@ -16,9 +16,9 @@ EXPECTED = {
     "two_sessions.py": [
         "alice < The crunch is running in the background; I will tell you when it ends.",
         "alice < 4.",
-        "program: alice's crunch is running, latest progress {'percent': 50, 'stage': 'indexing'}",
+        'program: alice\'s crunch is running, latest progress {"percent": 50, "stage": "indexing"}',
         "alice < The crunch is running: 50%, indexing.",
-        "  bob < Cancelled: True (it was running).",
+        "  bob < Cancelled it (it was running).",
         "alice < The q3 crunch is done: 1200 rows, total 48213.5.",
         "program: alice's crunch of 'q3' is completed",
         "program: bob's crunch of 'all' is cancelled (cancelled by the model)",
