@@ -249,10 +249,9 @@ class Session:
 
         Every call the model got a placeholder for has ended and the model has
         heard its outcome and answered (under ``yield_when_all_done`` outcomes
-        are told once every outstanding call is final, otherwise as each ends).
-        Deferred calls count only with ``include_deferred``; but under
-        ``yield_when_all_done`` an outstanding deferred call holds back the
-        other outcomes, so this waits for it anyway.
+        are told once every outstanding call that can end by itself is final,
+        otherwise as each ends). Deferred calls count only with
+        ``include_deferred``.
         """
         while True:
             waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]

@@ -50,7 +50,9 @@ class CallLedger:
         return call_id in self._deferred
 
     def all_outstanding_final(self) -> bool:
-        return all(call_id in self._final for call_id in self.outstanding)
+        """Whether every outstanding call that can end by itself has ended: a deferred
+        call waits for a person, so its outcome is told when it comes, not waited for."""
+        return all(c in self._final or c in self._deferred for c in self.outstanding)
 
     def live(self, call_ids: list[CallId]) -> list[CallId]:
         """Those of ``call_ids`` a cancel can still reach: not final, not deferred."""

@@ -410,6 +410,43 @@ async def test_a_user_message_cuts_a_wait_for_a_deferred_call_short(
     assert_valid_transcript(session.history)
 
 
+async def test_a_deferred_call_does_not_hold_back_a_finished_calls_outcome(
+    clock: ManualClock,
+) -> None:
+    """yield_when_all_done, after a user message cut the wait: the outcome of a call that
+    ended by itself is told at once, not held until a person completes the deferred one,
+    so ``wait_settled()`` (deferred calls not included) returns."""
+    puppet, approve = Puppet(), Puppet(name="approve")
+    provider = ScriptedProvider(
+        (asks("both"), lambda r: tool_calls(("puppet", {}), ("approve", {}))),
+        (lambda r: "finished: completed" in last_user_text(r), lambda r: text("one is done")),
+        (has_results, lambda r: text("both under way")),
+    )
+    config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    async with (
+        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
+        Host(runtime, provider) as host,
+    ):
+        session = await host.create_session(config)
+        session.post("do both")
+        await wait_for(lambda: bool(puppet.calls), runtime)
+        session.post("any news?")
+        await wait_for(lambda: session.idle and len(provider.requests) == 2, runtime)
+        puppet.complete(next(iter(puppet.calls)), "done by itself")
+        with anyio.fail_after(5):
+            await session.wait_settled()
+        assert len(provider.requests) == 3
+        told = last_user_text(provider.requests[2])
+        assert "(puppet) finished: completed] result: done by itself" in told
+        assert session.replies[-1] == "one is done"
+        (record,) = host.tokens.pending(session.session_id)
+        assert await host.complete(record.token, "yes") is Completion.APPLIED
+        with anyio.fail_after(5):
+            await session.wait_settled(include_deferred=True)
+        assert "(approve) finished: completed" in last_user_text(provider.requests[3])
+    assert_valid_transcript(session.history)
+
+
 async def test_a_result_read_through_status_is_not_delivered_again(
     puppet_host: tuple[Runtime, Puppet],
 ) -> None:
