@@ -26,7 +26,8 @@ from rich.text import Text
 
 from agentos import demo_tools
 from agentos._agent_config import AgentConfig
-from agentos._errors import AgentOSError, UnknownCallError, UnknownSessionError
+from agentos._cli_common import CliError, no_database
+from agentos._errors import UnknownCallError, UnknownSessionError
 from agentos._history import waiting_calls
 from agentos._host import Host
 from agentos._provider import Provider
@@ -38,10 +39,6 @@ from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
 """Posted on ``resume`` without ``--message`` when the model has news to hear (see ``converse``)."""
-
-
-class CliError(AgentOSError):
-    """Ends the command with this one line on stderr and exit code 1."""
 
 
 @dataclass(slots=True)
@@ -95,14 +92,6 @@ class Outcome:
             report["pending_calls"] = pending_calls
             report["next_steps"] = next_steps
         return report
-
-
-def no_database(db: Path) -> str:
-    """Why a command that reads the store has nothing to read."""
-    return (
-        f"no database at {db}: nothing has run with it yet ('agentos run' creates it; "
-        "--db or AGENTOS_DB names another)"
-    )
 
 
 def choose_model(say: Callable[[str], None]) -> Provider:

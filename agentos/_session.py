@@ -111,6 +111,9 @@ class Session:
         self._changed: anyio.Event | None = None
         self._stored = self._turn.status
         """The status the store has."""
+        self._writing = anyio.Lock()
+        self._commit_later = False
+        """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self._hands = SessionCalls(
             session_id, config, runtime, toolbox, tokens, Caller(session_id, session_id, scope)
         )
@@ -276,19 +279,21 @@ class Session:
         """
         if self._store is None:
             return
-        history = self._turn.history
-        keep = min(self._turn.dirty_from, len(history))
-        await self._store.commit_turn(
-            self.session_id,
-            status=self.status.value,
-            keep=keep,
-            messages=history[keep:],
-            version=self._version,
-        )
-        self._turn.committed(len(history))
-        self._stored = self.status
-        if self._version is not None:
-            self._version += 1
+        async with self._writing:  # one write at a time, in order: each names the version
+            history = self._turn.history
+            keep = min(self._turn.dirty_from, len(history))
+            upto, status = self._turn.committing(), self.status
+            await self._store.commit_turn(
+                self.session_id,
+                status=status.value,
+                keep=keep,
+                messages=history[keep:upto],
+                version=self._version,
+            )
+            self._turn.committed(upto)
+            self._stored = status
+            if self._version is not None:
+                self._version += 1
 
     # ------------------------------------------------------------------ the task
 
@@ -305,6 +310,10 @@ class Session:
                 await self._advance()
                 if self._turn.ended and not self._stepping:
                     break
+                if self._commit_later:  # while it writes, a call's end is handed off as usual
+                    self._commit_later = False
+                    await self._persist()
+                    continue
                 await self._sleep()
         finally:
             unsubscribe()
@@ -395,10 +404,16 @@ class Session:
 
     async def _perform(self, action: Action) -> None:
         if isinstance(action, Commit):
-            if self._todo and isinstance(self._todo[0], SendRequest):
-                return  # committed alongside the request
-            if not (self._todo and isinstance(self._todo[0], Commit)):
+            later = self._todo[0] if self._todo else None
+            if isinstance(later, SendRequest) or (
+                isinstance(later, Commit) and (later.wait or not action.wait)
+            ):
+                return  # committed alongside the request, or by the next commit
+            if action.wait:
                 await self._persist()
+            else:
+                self._commit_later = True
+                self._wake()
         elif isinstance(action, SendRequest):
             self._feed(ModelReplied(await self._ask()))
         elif isinstance(action, SubmitCalls):

@@ -59,6 +59,8 @@ from agentos._turn_events import (
 )
 from components import CallId
 
+_NONE_EDITED = 2**62
+"""``_edited_from`` when nothing was changed: above any index."""
 _ALLOWED = {
     status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus
 }
@@ -93,6 +95,8 @@ class TurnMachine:
         self.history: list[Message] = []
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
+        self._edited_from = _NONE_EDITED
+        """The lowest message changed since a commit in flight took its copy."""
         self.requests = 0
         self.ledger = CallLedger(session_id)
         self._queue: deque[UserPosted | CallSettled | CallOverdue] = deque()
@@ -165,9 +169,16 @@ class TurnMachine:
         if not self.ended:
             self.status = SessionStatus.STOPPED
 
+    def committing(self) -> int:
+        """A commit takes its copy of the history: its length. Messages changed while the
+        write is in flight stay dirty (see ``committed``)."""
+        self._edited_from = _NONE_EDITED
+        return len(self.history)
+
     def committed(self, upto: int) -> None:
-        """The store has the history up to ``upto``."""
-        self.dirty_from = upto
+        """The store has the history up to ``upto``, as it was when ``committing`` was called."""
+        self.dirty_from = min(upto, self._edited_from)
+        self._edited_from = _NONE_EDITED
 
     # ------------------------------------------------------------------ the one entry point
 
@@ -326,7 +337,7 @@ class TurnMachine:
             waiting = SessionStatus.WAITING_EXTERNAL if external else SessionStatus.WAITING
             if waiting is not self.status:  # the store holds the calls' uses and the status
                 self._move(waiting)
-                actions.append(Commit())
+                actions.append(Commit(wait=False))
         if self.status is SessionStatus.IDLE and not self._stopping:
             blocks = self._next_turn()
             if blocks:
@@ -422,7 +433,11 @@ class TurnMachine:
 
     def _append(self, message: Message) -> None:
         self.history.append(message)
-        self.dirty_from = min(self.dirty_from, len(self.history) - 1)
+        self._edited(len(self.history) - 1)
+
+    def _edited(self, index: int) -> None:
+        self.dirty_from = min(self.dirty_from, index)
+        self._edited_from = min(self._edited_from, index)
 
     def _append_user(self, written: list[UserBlock]) -> None:
         """Add to the pending user turn: a partial turn is extended, never stacked."""
@@ -432,7 +447,7 @@ class TurnMachine:
             if isinstance(content, str):
                 content = [{"type": "text", "text": content}]
             self.history[-1] = {"role": "user", "content": [*content, *blocks]}
-            self.dirty_from = min(self.dirty_from, len(self.history) - 1)
+            self._edited(len(self.history) - 1)
         else:
             self._append({"role": "user", "content": blocks})
 

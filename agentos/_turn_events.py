@@ -179,5 +179,9 @@ class CancelCalls:
 class Commit:
     """Store the history from ``TurnMachine.dirty_from`` on, and the status."""
 
+    wait: bool = True
+    """Whether the turn waits for the write; False: it goes on while the write is done in
+    the background (before any later commit), e.g. the status once calls run."""
+
 
 Action = SendRequest | SubmitCalls | ArmTimer | DisarmTimer | CancelCalls | Commit

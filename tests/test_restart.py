@@ -237,3 +237,52 @@ async def test_a_failed_commit_is_recorded_and_retried(tmp_path: Path, clock: Ma
         stored = await store.load_session("s")
     assert stored is not None
     assert list(stored.history) == session.history
+
+
+class SlowWaitingCommits(SqliteStore):
+    """A store whose commits of a ``waiting`` status hold until the test lets them through."""
+
+    release: anyio.Event | None = None
+    held = 0
+
+    async def commit_turn(self, session_id: str, *, status: str, **rest: Any) -> None:
+        if status == "waiting" and self.release is not None:
+            self.held += 1
+            await self.release.wait()
+        await super().commit_turn(session_id, status=status, **rest)
+
+
+async def test_a_slow_status_write_does_not_hold_the_next_request(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The write that records a turn waiting for its calls is done in the background: the
+    call's end still reaches the model at once, and the store gets every message, in order,
+    once the write goes through."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (lambda r: "work" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
+        (lambda r: bool(last_tool_results(r)), lambda r: text("done")),
+    )
+    async with (
+        await SlowWaitingCommits.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        store.release = anyio.Event()
+        session = await host.create_session(session_id="s")
+        session.post("work")
+        with anyio.fail_after(5):
+            while not (puppet.calls and store.held):
+                await settle(runtime)
+        puppet.complete(next(iter(puppet.calls)), "ok")
+        with anyio.fail_after(5):
+            while len(provider.requests) < 2:
+                await settle(runtime)
+        assert store.held == 1, "the status write is still held"
+        store.release.set()
+        with anyio.fail_after(5):
+            await session.wait_settled()
+        stored = await store.load_session("s")
+    assert stored is not None
+    assert list(stored.history) == session.history
+    assert session.replies[-1] == "done" and stored.status == "idle"
