@@ -160,6 +160,23 @@ class AgentConfig(BaseModel):
     max_steps_per_turn: int = Field(
         25, gt=0, description="Model requests one event may lead to before the turn ends."
     )
+    context_view: Literal["transcript", "board"] = Field(
+        "transcript",
+        description="What the model reads: the transcript (Anthropic Messages), or seed 004's "
+        "message board, re-rendered every turn.",
+    )
+    retry_budget: int = Field(
+        2,
+        ge=0,
+        description="Board: cancels a branch of the board may spend before the model is told "
+        "to stop and ask the user in a new thread.",
+    )
+    autonomous_turns: int = Field(
+        8,
+        ge=0,
+        description="Board: turns a thread may take without the user (results, timers) until "
+        "the user posts in it again.",
+    )
 
     @field_validator("capabilities")
     @classmethod

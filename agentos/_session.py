@@ -14,6 +14,7 @@ goes out at once however busy the event loop is.
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from collections.abc import Mapping
 from typing import Any
@@ -22,12 +23,15 @@ import anyio
 from anyio.abc import TaskStatus
 
 from agentos._agent_config import AgentConfig
+from agentos._board import Board, ChatEntry
+from agentos._board_turn import NEW_THREAD_TOOL, BoardMachine
 from agentos._context_view import ContextView, ViewInput
 from agentos._errors import (
     SessionConflictError,
     SessionEndedError,
     StoreError,
     UnknownCallError,
+    UsageError,
 )
 from agentos._history import MessageHistory, waiting_calls
 from agentos._provider import Message, ModelRequest, Provider
@@ -39,6 +43,7 @@ from agentos._store import SessionStore
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
 from agentos._transcript import ToolResultBlock, repair_history, text_of
+from agentos._transcript_chat import transcript_chat
 from agentos._turn import TurnMachine
 from agentos._turn_events import (
     Action,
@@ -60,7 +65,7 @@ from agentos._turn_events import (
     TimerFired,
     UserPosted,
 )
-from components import CallEvent, CallEventKind, CallId
+from components import CallEvent, CallEventKind, CallId, CallStatus
 
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
 _CLOSE_GRACE = 5.0
@@ -95,7 +100,11 @@ class Session:
         self.errors: list[str] = []
         self.changed_at = runtime.clock.monotonic()
         """When (the runtime's clock) the status last changed: how long it has been idle."""
-        self._turn = TurnMachine(session_id, config)
+        self._turn: TurnMachine | BoardMachine = (
+            BoardMachine(session_id, config)
+            if config.context_view == "board"
+            else TurnMachine(session_id, config)
+        )
         self._reported = self._turn.status
         self._runtime = runtime
         self._provider = provider
@@ -118,6 +127,8 @@ class Session:
             session_id, config, runtime, toolbox, tokens, Caller(session_id, session_id, scope)
         )
         self._tools = self._hands.tool_definitions()
+        if isinstance(self._turn, BoardMachine):
+            self._tools.append(NEW_THREAD_TOOL)
 
     # ------------------------------------------------------------------ the API
 
@@ -139,8 +150,16 @@ class Session:
         """What this session's history says of each call: the source of ``orphaned``."""
         return self._turn.calls
 
-    def post(self, text: str) -> None:
-        """A user message: it grants a turn, and cuts short a wait for background calls."""
+    def post(self, text: str, *, reply_to: int | None = None) -> None:
+        """A user message: it grants a turn, and cuts short a wait for background calls.
+
+        A board session takes ``reply_to``, the node the message answers (None: a
+        new thread); ``KeyError`` for a node the board does not have.
+        """
+        if reply_to is not None and not isinstance(self._turn, BoardMachine):
+            raise UsageError("reply_to is for board sessions (context_view='board')")
+        if isinstance(self._turn, BoardMachine) and reply_to not in (None, *self._turn.board.nodes):
+            raise KeyError(f"no node #{reply_to} on session {self.session_id!r}'s board")
         if not isinstance(text, str):
             raise TypeError(f"a user message is a str, got {type(text).__name__}")
         if not text.strip():
@@ -148,7 +167,24 @@ class Session:
         if self._turn.ended or self._turn.stopping:
             state = "failed" if self.status is SessionStatus.FAILED else "stopped"
             raise SessionEndedError(f"session {self.session_id!r} is {state}")
-        self._feed(UserPosted(text))
+        self._feed(UserPosted(text, reply_to, at=time.time()))
+
+    @property
+    def board(self) -> Board | None:
+        """A board session's message board (None for a transcript session)."""
+        return self._turn.board if isinstance(self._turn, BoardMachine) else None
+
+    @property
+    def chat(self) -> list[ChatEntry]:
+        """What a person sees of the conversation: seed 004's projection of the board."""
+        if isinstance(self._turn, BoardMachine):
+            return self._turn.board.chat()
+
+        def status(tool_use_id: str) -> CallStatus | None:
+            known = self._turn.calls.find_call(self.session_id, tool_use_id)
+            return None if known is None else known.status
+
+        return transcript_chat(self.history, self._runtime.list_calls(self.session_id), status)
 
     def restore(
         self, history: list[Message], held: Mapping[str, ToolResultBlock] | None = None
@@ -415,7 +451,7 @@ class Session:
                 self._commit_later = True
                 self._wake()
         elif isinstance(action, SendRequest):
-            self._feed(ModelReplied(await self._ask()))
+            self._feed(ModelReplied(await self._ask(action), at=time.time()))
         elif isinstance(action, SubmitCalls):
             self._feed(await self._hands.submit(action, turn_id=f"request-{self.requests}"))
         elif isinstance(action, CancelCalls):
@@ -431,12 +467,18 @@ class Session:
 
     # ------------------------------------------------------------------ performing
 
-    async def _ask(self) -> list[Any] | None:
+    async def _ask(self, action: SendRequest) -> list[Any] | None:
         """One model request, the history committed alongside; None if it failed."""
+        messages = action.messages
+        if messages is None:
+            messages = self._view.build(ViewInput(self.session_id, self.history, self._calls))
+        system = self.config.system_prompt
+        if action.system_note:
+            system = f"{system}\n\n{action.system_note}"
         request = ModelRequest(
             model=self.config.model,
-            system=self.config.system_prompt,
-            messages=self._view.build(ViewInput(self.session_id, self.history, self._calls)),
+            system=system,
+            messages=messages,
             tools=self._tools,
             max_tokens=self.config.max_tokens,
             session_id=self.session_id,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from agentos._agent_config import Disposition
 from agentos._decorations import NO_DECORATIONS, Decorations
-from agentos._provider import Block
+from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import ToolResultBlock
 from components import CallId, CallStatus
@@ -59,12 +59,18 @@ WAITING = frozenset({SessionStatus.WAITING, SessionStatus.WAITING_EXTERNAL})
 @dataclass(frozen=True, slots=True)
 class UserPosted:
     text: str
+    reply_to: int | None = None
+    """A board session: the node the message answers (None: a new thread)."""
+    at: float = 0.0
+    """Wall-clock time it was posted (the shell reads the clock; the machine never does)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ModelReplied:
     content: list[Block] | None
     """The answer's blocks; None if the request failed (the shell records why)."""
+    at: float = 0.0
+    """Wall-clock time it arrived."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +152,12 @@ Event = (
 
 @dataclass(frozen=True, slots=True)
 class SendRequest:
-    """Ask the model, with ``TurnMachine.history``; answer with ``ModelReplied``."""
+    """Ask the model, with ``TurnMachine.history`` through the context view, or with these
+    ``messages`` when set (a board session renders its own); answer with ``ModelReplied``."""
+
+    messages: list[Message] | None = None
+    system_note: str = ""
+    """Appended to the agent's system prompt for this request."""
 
 
 @dataclass(frozen=True, slots=True)

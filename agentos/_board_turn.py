@@ -1,0 +1,409 @@
+"""The board turn machine (seed 004): an event loop whose model reads a board, not a transcript.
+
+Each event grants one turn with a focus node: a user message, every
+background call of a node settling (one wake per node), or a call running
+past its expected duration. A turn is one or more steps; each step is one
+model request carrying the board, rendered afresh, in the user role only (no
+``tool_use``/``tool_result`` blocks: calls are rendered). A step whose answer
+used a synchronous capability (status, cancel, list, ``new_thread``) goes
+round again with the answer on the board; one that only starts background
+work, or says its last word, ends the turn. Like ``TurnMachine`` it takes
+events and returns actions, never awaiting and never reading a clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+
+from agentos._agent_config import AgentConfig
+from agentos._board import CANCEL_TOOL, NOTATION, Board, BoardNode, Trigger
+from agentos._history import MessageHistory
+from agentos._provider import Block, Message
+from agentos._snapshot import CallSnapshot
+from agentos._transcript import content_value, text_of, unique_tool_use_ids
+from agentos._turn_calls import failure_text
+from agentos._turn_events import (
+    ENDED,
+    TURN_TRANSITIONS,
+    Action,
+    CallOverdue,
+    CallRunning,
+    CallSettled,
+    CallsSubmitted,
+    CancelCalls,
+    CancelsDone,
+    Commit,
+    Crashed,
+    Event,
+    ModelReplied,
+    SendRequest,
+    SessionStatus,
+    StopRequested,
+    SubmitCalls,
+    TimerFired,
+    UserPosted,
+)
+from components import CallId, CallStatus, JsonObject
+
+NEW_THREAD = "new_thread"
+NEW_THREAD_TOOL: dict[str, object] = {
+    "name": NEW_THREAD,
+    "description": (
+        "Open a new thread on the board with this text, shown to the user: to ask the user "
+        "something, or to tell them what a finished thread could not."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "What the user reads."}},
+        "required": ["text"],
+    },
+}
+"""The board's own capability, answered by the machine."""
+
+STATUS_TOOL = "get_tool_call_status"
+NOTHING_MOVED = (
+    "Nothing has moved since you last looked. You will be told when it does: there is no "
+    "need to look again now."
+)
+OUT_OF_RETRIES = (
+    "Out of retries on this branch: do not cancel or start this work again. Open a new thread "
+    "with new_thread(text) to tell the user what happened and ask how to proceed."
+)
+
+
+@dataclass(slots=True)
+class _Wake:
+    """A reason for a turn, queued until the session is idle."""
+
+    trigger: Trigger
+    node: int
+    """The node the turn's first agent node hangs under (and the focus)."""
+    note: str
+    call_id: CallId | None = None
+
+
+@dataclass(slots=True)
+class _Step:
+    """The turn being taken: where its next node hangs, and what the model asked for."""
+
+    trigger: Trigger
+    parent: int
+    node: BoardNode | None = None
+    uses: dict[str, Block] = field(default_factory=dict)
+    """The step's calls being submitted, by tool_use id."""
+    early: list[CallSnapshot] = field(default_factory=list)
+    """Calls that ended before the machine knew their ids (fast tools)."""
+
+
+class BoardMachine:
+    """One board session's turns, moved only by ``handle``."""
+
+    def __init__(self, session_id: str, config: AgentConfig) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.status = SessionStatus.IDLE
+        self.board = Board()
+        self.history: list[Message] = []
+        """Board sessions keep no transcript (and so nothing for the store to replay yet)."""
+        self.dirty_from = 0
+        self.requests = 0
+        self.outstanding: dict[CallId, str] = {}
+        """Background calls whose outcome the model has not read on the board yet."""
+        self._queue: deque[_Wake] = deque()
+        self._step: _Step | None = None
+        self._steps_left = 0
+        self._autonomous: dict[int, int] = {}
+        """Thread root -> turns taken without the user since the user last posted there."""
+        self._running: set[CallId] = set()
+        self._stopping = False
+        self._cancelling = False
+        self._calls = MessageHistory()
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def calls(self) -> MessageHistory:
+        return self._calls
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping
+
+    @property
+    def at_rest(self) -> bool:
+        return self.ended or (self.status is SessionStatus.IDLE and not self._queue)
+
+    def awaits(self, call_id: CallId) -> bool:
+        """Whether this call's news matters: one of the board's running calls, or any call
+        while a step's calls are being submitted (a fast one may end first)."""
+        step = self._step
+        return call_id in self._running or (step is not None and bool(step.uses))
+
+    # ------------------------------------------------------------------ the shell's hooks
+
+    def restore(self, history: list[Message], *, stored: int) -> None:
+        """Board sessions start empty: their board is not stored yet."""
+        self.dirty_from = stored
+
+    def lost(self, tool_use_id: str, tool_name: str) -> None:
+        """Nothing to tell: a board session is never restored with calls."""
+
+    def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
+        self._running.add(call_id)
+        self.outstanding[call_id] = tool_use_id
+
+    def abandon(self) -> None:
+        if not self.ended:
+            self.status = SessionStatus.STOPPED
+
+    def committing(self) -> int:
+        return len(self.history)
+
+    def committed(self, upto: int) -> None:
+        self.dirty_from = upto
+
+    # ------------------------------------------------------------------ the one entry point
+
+    def handle(self, event: Event) -> list[Action]:
+        """Apply one event; return what the shell must do, in order."""
+        if self.ended:
+            return []
+        actions: list[Action] = []
+        if isinstance(event, CallRunning):
+            if event.call_id in self._running:
+                self.board.set_status(event.call_id, CallStatus.RUNNING)
+            return []
+        if isinstance(event, Crashed):
+            self._move(SessionStatus.FAILED)
+            return [Commit()]
+        if isinstance(event, StopRequested):
+            self._stop(event, actions)
+        elif isinstance(event, UserPosted):
+            node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
+            self._autonomous[self.board.root_of(node.display_id)] = 0
+            self._queue.append(_Wake(Trigger.USER, node.display_id, _user_note(node)))
+        elif isinstance(event, ModelReplied):
+            self._replied(event, actions)
+        elif isinstance(event, CallsSubmitted):
+            self._submitted(event, actions)
+        elif isinstance(event, CallSettled):
+            self._settled(event.snapshot)
+        elif isinstance(event, CallOverdue):
+            self._overdue(event.call_id)
+        elif isinstance(event, CancelsDone):
+            self._cancelling = False
+        elif isinstance(event, TimerFired):
+            pass  # a board turn never waits on a timer of its own
+        self._go_on(actions)
+        return actions
+
+    # ------------------------------------------------------------------ events
+
+    def _stop(self, event: StopRequested, actions: list[Action]) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        self._queue.clear()
+        live = sorted(self._running)
+        if event.cancel_calls and live:
+            self._cancelling = True
+            actions.append(CancelCalls(live, "session stopped"))
+        if self.status is SessionStatus.IDLE:
+            self._move(SessionStatus.STOPPED)
+            actions.append(Commit())
+
+    def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
+        step = self._step
+        if step is None or self.status is not SessionStatus.REQUESTING or step.uses:
+            return
+        if event.content is None:  # the request failed: the shell recorded why
+            self._end_step(actions)
+            return
+        content = unique_tool_use_ids(event.content)
+        node = step.node = self.board.open_turn(step.parent, step.trigger, at=event.at)
+        node.text = text_of(content).strip()
+        uses = [block for block in content if block.get("type") == "tool_use"]
+        to_run: list[Block] = []
+        answered_here = False
+        for use in uses:
+            name, arguments = str(use.get("name")), _arguments(use)
+            if self._stopping:
+                call = self.board.add_call(
+                    node.display_id, str(use["id"]), name, arguments, background=False
+                )
+                self.board.settle(call.call_id, CallStatus.FAILED, "not started: session stopped")
+            elif name == NEW_THREAD:
+                posted = self.board.new_thread(str(arguments.get("text", "")), at=event.at)
+                self.board.add_call(
+                    node.display_id, str(use["id"]), name, arguments, background=False
+                )
+                self.board.settle(
+                    str(use["id"]), CallStatus.COMPLETED, f"posted as #{posted.display_id}"
+                )
+                answered_here = True
+            else:
+                to_run.append(use)
+        if to_run:
+            step.uses = {str(use["id"]): use for use in to_run}
+            actions.append(SubmitCalls(to_run, {}))
+        elif answered_here:
+            self._next_step(actions)
+        else:
+            self._end_step(actions)
+
+    def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
+        step = self._step
+        if step is None or step.node is None or not step.uses:
+            return
+        node = step.node
+        uses, step.uses = step.uses, {}
+        looked = False
+        for tool_use_id, answer in event.answers.items():
+            use = uses[tool_use_id]
+            name = str(use.get("name"))
+            self.board.add_call(
+                node.display_id, tool_use_id, name, _arguments(use), background=False
+            )
+            said = _said(answer.get("content"))
+            if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
+                said = f"{said}\n{NOTHING_MOVED}"
+            if name == CANCEL_TOOL and self.board.cancels_on_branch(node.display_id) >= (
+                self.config.retry_budget
+            ):
+                said = f"{said}\n{OUT_OF_RETRIES}"
+            failed = bool(answer.get("is_error"))
+            self.board.settle(
+                tool_use_id, CallStatus.FAILED if failed else CallStatus.COMPLETED, said
+            )
+            looked = True
+        for call in event.started:
+            use = uses[call.tool_use_id]
+            self.board.add_call(
+                node.display_id, call.call_id, call.tool_name, _arguments(use), background=True
+            )
+            self._running.add(call.call_id)
+            self.outstanding[call.call_id] = call.tool_use_id
+            if call.status is CallStatus.RUNNING:
+                self.board.set_status(call.call_id, CallStatus.RUNNING)
+        for snapshot in step.early:
+            self._settled(snapshot)
+        step.early.clear()
+        if looked and self._steps_left > 0 and not self._stopping:
+            self._next_step(actions)
+        else:
+            self._end_step(actions)
+
+    def _settled(self, snapshot: CallSnapshot) -> None:
+        call_id = snapshot.call_id
+        step = self._step
+        if call_id not in self._running:
+            if step is not None and step.uses:
+                step.early.append(snapshot)
+            return
+        self._running.discard(call_id)
+        node = self.board.settle(call_id, snapshot.status, _outcome(snapshot))
+        if self.board.settled(node.display_id) and not self._stopping:
+            note = _result_note(node)
+            self._queue.append(_Wake(Trigger.RESULT, node.display_id, note))
+
+    def _overdue(self, call_id: CallId) -> None:
+        if call_id not in self._running or self._stopping:
+            return
+        node = self.board.node_of_call(call_id)
+        call = next(c for c in node.calls if c.call_id == call_id)
+        note = (
+            f"call #{call.display_id} ({call.tool}) has run longer than expected. Inspect it with "
+            "get_tool_call_status and decide: leave it running (you will be asked again) or "
+            "stop it with cancel_tool_call."
+        )
+        self._queue.append(_Wake(Trigger.TIMER, node.display_id, note, call_id))
+
+    # ------------------------------------------------------------------ moving on
+
+    def _go_on(self, actions: list[Action]) -> None:
+        """Start the next turn a queued event grants, if the session is free for one."""
+        while self.status is SessionStatus.IDLE and not self._stopping and self._queue:
+            wake = self._queue.popleft()
+            if wake.call_id is not None and wake.call_id not in self._running:
+                continue  # the call ended meanwhile: its result wakes the node instead
+            if wake.trigger is not Trigger.USER:
+                root = self.board.root_of(wake.node)
+                if self._autonomous.get(root, 0) >= self.config.autonomous_turns:
+                    continue
+                self._autonomous[root] = self._autonomous.get(root, 0) + 1
+            self._step = _Step(wake.trigger, wake.node)
+            self._steps_left = self.config.max_steps_per_turn
+            self._request(actions, focus=wake.node, note=wake.note)
+
+    def _next_step(self, actions: list[Action]) -> None:
+        """Go round again with the synchronous answers on the board (no new note)."""
+        step = self._step
+        assert step is not None and step.node is not None
+        self._step = _Step(step.trigger, step.node.display_id)
+        self._request(actions, focus=step.node.display_id, note=None)
+
+    def _request(self, actions: list[Action], *, focus: int, note: str | None) -> None:
+        self._steps_left -= 1
+        self.requests += 1
+        self._move(SessionStatus.REQUESTING)
+        rendered = self.board.render(focus=focus, note=note)
+        for call_id in [c for c in self.outstanding if c not in self._running]:
+            del self.outstanding[call_id]  # its outcome is on the board the model reads now
+        actions += [
+            Commit(),
+            SendRequest(_board_messages(rendered.text, rendered.stable_chars), NOTATION),
+        ]
+
+    def _end_step(self, actions: list[Action]) -> None:
+        self._step = None
+        self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
+        actions.append(Commit())
+
+    def _move(self, status: SessionStatus) -> None:
+        allowed = TURN_TRANSITIONS[self.status] | {self.status, SessionStatus.FAILED}
+        if status not in allowed:
+            raise RuntimeError(f"board session: {self.status} -> {status} is not allowed")
+        self.status = status
+
+
+def _board_messages(text: str, stable: int) -> list[Message]:
+    """The board as one user message; its stable prefix marked for the prompt cache."""
+    if 0 < stable < len(text):
+        blocks: list[Block] = [
+            {"type": "text", "text": text[:stable], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": text[stable:]},
+        ]
+    else:
+        blocks = [{"type": "text", "text": text}]
+    return [{"role": "user", "content": blocks}]
+
+
+def _arguments(use: Block) -> JsonObject:
+    arguments = use.get("input")
+    return dict(arguments) if isinstance(arguments, dict) else {"input": str(arguments)}
+
+
+def _said(content: object) -> str:
+    value = content_value(content)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _outcome(snapshot: CallSnapshot) -> str:
+    if snapshot.status is not CallStatus.COMPLETED:
+        return failure_text(snapshot)
+    result = snapshot.result
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+def _user_note(node: BoardNode) -> str:
+    return f"the user wrote #{node.display_id}; answer it."
+
+
+def _result_note(node: BoardNode) -> str:
+    return f"every call of #{node.display_id} has finished; their outcomes are on the board."

@@ -1,0 +1,231 @@
+"""Board sessions (seed 004, issue 12): scenarios with scripted models, asserting on data.
+
+The model reads the board in one user message; its rules here key on the
+turn's note (why the turn happens) and on the user's words, and the tests
+check requests, the board's calls and the person's chat, never wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+from agentos import (
+    AgentConfig,
+    CallStatus,
+    Host,
+    ManualClock,
+    ModelRequest,
+    ModelResponse,
+    Runtime,
+    ScriptedProvider,
+    Session,
+)
+from agentos.testing import Puppet, blocks_of, settle, text, tool_calls
+
+pytestmark = pytest.mark.anyio
+
+BOARD = AgentConfig(context_view="board")
+
+
+def board_text(request: ModelRequest) -> str:
+    """The board the model was shown: the request's one user message."""
+    (message,) = request.messages
+    return "".join(str(block.get("text", "")) for block in blocks_of(message))
+
+
+def turn_note(request: ModelRequest) -> str:
+    """The last line of the board: why this turn happens (empty when going round again)."""
+    return board_text(request).rstrip().rsplit("\n", 1)[-1]
+
+
+def asks(words: str) -> Callable[[ModelRequest], bool]:
+    return lambda r: "the user wrote" in turn_note(r) and words in board_text(r).split("\n")[-2]
+
+
+def assert_board_requests(provider: ScriptedProvider) -> None:
+    """Every request is the board in the user role, with no tool blocks."""
+    for request in provider.requests:
+        (message,) = request.messages
+        assert message["role"] == "user"
+        kinds = {block.get("type") for block in blocks_of(message)}
+        assert kinds == {"text"}, kinds
+        assert "board" in request.system.lower()
+
+
+async def until(condition: Callable[[], bool], runtime: Runtime) -> None:
+    with anyio.fail_after(5):
+        while not condition():
+            await settle(runtime)
+            await anyio.lowlevel.checkpoint()
+
+
+async def settled(session: Session, runtime: Runtime) -> None:
+    await settle(runtime)
+    with anyio.fail_after(5):
+        await session.wait_idle()
+
+
+async def test_three_calendars_one_stuck_answered_while_they_run(clock: ManualClock) -> None:
+    puppet = Puppet()
+    calls: dict[str, str] = {}
+
+    def lookups(request: ModelRequest) -> ModelResponse:
+        return tool_calls(
+            *(("puppet", {"label": who}) for who in ("Jane", "Jack", "Joe")),
+            say="Checking all three at once.",
+        )
+
+    def cancel_joe(request: ModelRequest) -> ModelResponse:
+        return tool_calls(("cancel_tool_call", {"tool_call_id": calls["Joe"], "reason": "stuck"}))
+
+    provider = ScriptedProvider(
+        (asks("meet"), lookups),
+        (asks("2+2"), lambda r: text("4.")),
+        (asks("cancel Joe"), cancel_joe),
+        (lambda r: "finished" in turn_note(r), lambda r: text("Jane and Jack are free at 10.")),
+        (lambda r: "cancel_tool_call" in board_text(r), lambda r: text("Cancelled Joe's lookup.")),
+        (lambda r: True, lambda r: text("Noted.")),
+    )
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(BOARD)
+        session.post("when can Jane, Jack and Joe meet?")
+        await until(lambda: len(puppet.calls) == 3, runtime)
+        await settled(session, runtime)
+        for call_id in puppet.calls:
+            calls[runtime.status(call_id).tool_input["label"]] = call_id
+        session.post("while that runs: 2+2?")
+        await settled(session, runtime)
+        puppet.complete(calls["Jane"], "free 9-12")
+        puppet.complete(calls["Jack"], "free 10-14")
+        await settled(session, runtime)
+        asked = len(provider.requests)
+        assert asked == 2, "two of three landed: the node is not done, no turn"
+        session.post("cancel Joe, he is stuck")
+        await settled(session, runtime)
+        await until(lambda: runtime.status(calls["Joe"]).status is CallStatus.CANCELLED, runtime)
+        await settled(session, runtime)
+    assert_board_requests(provider)
+    board = session.board
+    assert board is not None
+    (lookup_node,) = [node for node in board.nodes.values() if len(node.calls) == 3]
+    assert [c.status for c in lookup_node.calls] == [
+        CallStatus.COMPLETED,
+        CallStatus.COMPLETED,
+        CallStatus.CANCELLED,
+    ]
+    chat = session.chat
+    said = [(entry.role, entry.text) for entry in chat if entry.text]
+    assert ("agent", "Checking all three at once.") in said
+    assert ("agent", "4.") in said
+    assert any(text.endswith("Jane and Jack are free at 10.") for _, text in said)
+    widgets = [call for entry in chat for call in entry.calls]
+    assert {w.tool for w in widgets} == {"puppet"}, "a look is never a widget"
+    assert len(widgets) == 3
+
+
+async def test_overdue_inspect_leave_running_then_cancel(clock: ManualClock) -> None:
+    puppet = Puppet()
+    looks: list[int] = []
+
+    def inspect(request: ModelRequest) -> ModelResponse:
+        call_id = next(iter(puppet.calls))
+        return tool_calls(("get_tool_call_status", {"tool_call_id": call_id}))
+
+    def decide(request: ModelRequest) -> ModelResponse:
+        looks.append(1)
+        if len(looks) == 1:
+            return text("It is moving; leaving it running.")
+        if len(looks) > 2:
+            return text("")
+        call_id = next(iter(puppet.calls))
+        return tool_calls(("cancel_tool_call", {"tool_call_id": call_id, "reason": "stalled"}))
+
+    provider = ScriptedProvider(
+        (asks("report"), lambda r: tool_calls(("puppet", {"label": "report"}), say="Started.")),
+        (lambda r: "longer than expected" in turn_note(r), inspect),
+        (lambda r: True, decide),
+    )
+    config = AgentConfig(context_view="board", call_overdue_after=30)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("write the report")
+        await until(lambda: bool(puppet.calls), runtime)
+        await settled(session, runtime)
+        assert len(provider.requests) == 1
+        clock.advance(30)
+        await until(lambda: len(looks) == 1, runtime)
+        await settled(session, runtime)
+        (call_id,) = puppet.calls
+        assert runtime.status(call_id).status is CallStatus.RUNNING, "left running"
+        clock.advance(30)  # re-armed: the question comes back
+        await until(lambda: runtime.status(call_id).status is CallStatus.CANCELLED, runtime)
+        await settled(session, runtime)
+        asked = len(provider.requests)
+        clock.advance(90)  # cancelled: disarmed, no more overdue turns
+        await settled(session, runtime)
+        assert len(provider.requests) == asked
+    assert_board_requests(provider)
+    chat = session.chat
+    assert [e.text for e in chat if e.role == "agent" and e.text] == ["Started."], (
+        "timer turns say nothing to the person"
+    )
+
+
+async def test_out_of_retries_opens_a_new_thread_the_user_sees(clock: ManualClock) -> None:
+    puppet = Puppet()
+
+    def cancel(request: ModelRequest) -> ModelResponse:
+        call_id = next(iter(puppet.calls))
+        return tool_calls(("cancel_tool_call", {"tool_call_id": call_id, "reason": "stuck"}))
+
+    opened: list[int] = []
+
+    def ask_the_user(request: ModelRequest) -> ModelResponse:
+        opened.append(1)
+        return tool_calls(("new_thread", {"text": "It keeps failing. How to proceed?"}))
+
+    provider = ScriptedProvider(
+        (asks("fetch"), lambda r: tool_calls(("puppet", {"label": "x"}), say="Fetching.")),
+        (asks("stop"), cancel),
+        (lambda r: "Out of retries" in board_text(r) and not opened, ask_the_user),
+        (lambda r: True, lambda r: text("")),
+    )
+    config = AgentConfig(context_view="board", retry_budget=1)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("fetch it")
+        await until(lambda: bool(puppet.calls), runtime)
+        await settled(session, runtime)
+        session.post("stop that")
+        await until(lambda: bool(opened), runtime)
+        await settled(session, runtime)
+    board = session.board
+    assert board is not None
+    roots = [node for node in board.nodes.values() if node.parent is None]
+    assert [node.new_thread for node in roots] == [False, False, True]
+    shown = [entry.text for entry in session.chat if entry.role == "agent" and entry.text]
+    assert "It keeps failing. How to proceed?" in shown
+
+
+async def test_a_reply_under_a_node_and_an_unknown_node(clock: ManualClock) -> None:
+    provider = ScriptedProvider((lambda r: True, lambda r: text("ok")))
+    async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(BOARD)
+        session.post("first")
+        await settled(session, runtime)
+        board = session.board
+        assert board is not None
+        first = min(board.nodes)
+        session.post("about that", reply_to=first)
+        await settled(session, runtime)
+        with pytest.raises(KeyError, match="no node #999"):
+            session.post("lost", reply_to=999)
+        transcript = await host.create_session(AgentConfig())
+        with pytest.raises(Exception, match="board sessions"):
+            transcript.post("x", reply_to=1)
+    reply = board.nodes[max(n for n in board.nodes if board.nodes[n].author == "user")]
+    assert reply.parent == first
+    assert len(provider.requests) == 2
