@@ -1,10 +1,12 @@
-"""The session turn machine, for code that drives or inspects it directly.
+"""The session turn machines, for code that drives or inspects them directly.
 
-``TurnMachine`` is pure: ``handle(event)`` changes its state and returns the
-actions an async shell performs (``Session`` is that shell). Tests and
-alternative shells use these names; an application talks to ``Session``.
+``TurnMachine`` (a transcript) and ``BoardMachine`` (seed 004's board) are
+pure: ``handle(event)`` changes the state and returns the actions an async
+shell performs (``Session`` is that shell). Tests and alternative shells use
+these names; an application talks to ``Session``.
 """
 
+from agentos._board_turn import BoardMachine
 from agentos._turn import TurnMachine
 from agentos._turn_events import (
     ENDED,
@@ -38,6 +40,7 @@ __all__ = [
     "WAITING",
     "Action",
     "ArmTimer",
+    "BoardMachine",
     "CallOverdue",
     "CallRunning",
     "CallSettled",

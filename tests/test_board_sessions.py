@@ -95,7 +95,7 @@ async def test_three_calendars_one_stuck_answered_while_they_run(clock: ManualCl
         await until(lambda: len(puppet.calls) == 3, runtime)
         await settled(session, runtime)
         for call_id in puppet.calls:
-            calls[runtime.status(call_id).tool_input["label"]] = call_id
+            calls[str(runtime.status(call_id).tool_input["label"])] = call_id
         session.post("while that runs: 2+2?")
         await settled(session, runtime)
         puppet.complete(calls["Jane"], "free 9-12")
