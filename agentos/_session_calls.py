@@ -3,13 +3,15 @@
 ``SessionCalls`` performs the turn machine's ``SubmitCalls``: a capability is
 answered at once from the world, every other use becomes a runtime call (with
 its disposition, decorations and, for a deferred call, a continuation token).
+A background call's ``expected_seconds`` (``_expected``) is taken out of its
+input here and becomes its overdue interval; the history keeps what the model wrote.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -17,6 +19,7 @@ import anyio
 from agentos._agent_config import AgentConfig, Disposition
 from agentos._capabilities import CAPABILITIES
 from agentos._errors import ProviderError
+from agentos._expected import has_own_field, take_expected_seconds, with_expected_seconds
 from agentos._provider import ModelRequest, ModelResponse, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller
@@ -37,6 +40,8 @@ class SessionCalls:
     toolbox: SystemToolbox
     tokens: ContinuationTokens
     caller: Caller
+    _expecting: frozenset[str] | None = field(default=None, init=False)
+    """The tools whose schema has our ``expected_seconds``; found on first use."""
 
     async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse | str:
         """One model request: its response, or what went wrong (the session records it)."""
@@ -70,8 +75,13 @@ class SessionCalls:
                 options["timeout"] = min(timeout or math.inf, self.tokens.ttl)
             if disposition is Disposition.RUN_ISOLATED:
                 options["runner"] = self.config.isolated_runner
-            if self.config.call_overdue_after is not None:
-                options["overdue_after"] = self.config.call_overdue_after
+            overdue_after = self.config.call_overdue_after
+            if name in self.expecting():
+                arguments, overdue_after = take_expected_seconds(
+                    arguments, default=overdue_after, cap=self.config.expected_seconds_cap
+                )
+            if overdue_after is not None:
+                options["overdue_after"] = overdue_after
             call_id = self.runtime.submit(
                 name,
                 _as_tool_input(arguments),
@@ -119,19 +129,36 @@ class SessionCalls:
         return tool_result(tool_use_id, result.to_json(), error=result.is_error)
 
     def tool_definitions(self) -> list[dict[str, Any]]:
+        """The tools as the model sees them: a background tool's schema has ``expected_seconds``."""
         tools = self.runtime.tools
         names = sorted(tools) if self.config.tools is None else self.config.tools
+        expecting, cap = self.expecting(), self.config.expected_seconds_cap
         definitions = [
             {
                 "name": tools[name].name,
                 "description": tools[name].description,
-                "input_schema": tools[name].input_schema,
+                "input_schema": with_expected_seconds(tools[name].input_schema, cap)
+                if name in expecting
+                else tools[name].input_schema,
             }
             for name in names
             if name in tools
         ]
         chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
         return definitions + SystemToolbox.definitions(chosen)
+
+    def expecting(self) -> frozenset[str]:
+        """Tools whose calls let the turn go on without them (run_async, run_isolated in
+        asynchronous mode) and that have no field of that name of their own."""
+        if self._expecting is None:
+            background = (Disposition.RUN_ASYNC, Disposition.RUN_ISOLATED)
+            self._expecting = frozenset(
+                name
+                for name, tool in self.runtime.tools.items()
+                if self.config.disposition(name) in background
+                and not has_own_field(tool.input_schema)
+            )
+        return self._expecting
 
 
 def _as_tool_input(arguments: object) -> dict[str, Any] | str:
