@@ -20,9 +20,10 @@ from agentos._agent_config import AgentConfig, Disposition
 from agentos._capabilities import CAPABILITIES
 from agentos._errors import ProviderError
 from agentos._expected import has_own_field, take_expected_seconds, with_expected_seconds
-from agentos._provider import ModelRequest, ModelResponse, Provider
+from agentos._provider import USAGE_FIELDS, ModelRequest, ModelResponse, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller
+from agentos._snapshot import SessionStatistics
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
 from agentos._transcript import ToolResultBlock, tool_result
@@ -42,18 +43,31 @@ class SessionCalls:
     caller: Caller
     _expecting: frozenset[str] | None = field(default=None, init=False)
     """The tools whose schema has our ``expected_seconds``; found on first use."""
+    _requests: int = field(default=0, init=False)
+    _usage: dict[str, int] = field(default_factory=dict, init=False)
+    """The token counts of every response, summed by ``USAGE_FIELDS`` name."""
 
     async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse | str:
         """One model request: its response, or what went wrong (the session records it)."""
+        self._requests += 1
         try:
             with anyio.fail_after(self.config.request_timeout):
-                return await provider.complete(request)
+                response = await provider.complete(request)
         except TimeoutError:
             return f"timeout: no answer from the model in {self.config.request_timeout:g}s"
         except ProviderError as error:
             return f"{error.kind}: {error.message}"
         except Exception as error:  # a provider's bug must not end the session
             return f"provider_bug: {type(error).__name__}: {error}"
+        for name in USAGE_FIELDS:
+            count = response.usage.get(name)
+            if isinstance(count, int) and not isinstance(count, bool):
+                self._usage[name] = self._usage.get(name, 0) + count
+        return response
+
+    def statistics(self) -> SessionStatistics:
+        """Requests made so far and the token counts their answers reported."""
+        return SessionStatistics(requests=self._requests, **self._usage)
 
     async def submit(self, action: SubmitCalls, *, turn_id: str) -> CallsSubmitted:
         """Answer capabilities and hand the other calls to the runtime."""
