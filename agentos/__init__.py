@@ -67,6 +67,7 @@ from agentos._snapshot import (
     CompleteOutcome,
     RuntimeStatistics,
     SessionSnapshot,
+    SessionStatistics,
 )
 from agentos._sqlite_store import SqliteStore
 from agentos._store import (
@@ -162,6 +163,7 @@ __all__ = [
     "SessionInUseError",
     "SessionLineage",
     "SessionSnapshot",
+    "SessionStatistics",
     "SessionStatus",
     "SessionStore",
     "SessionSummary",

@@ -151,7 +151,16 @@ class AgentConfig(BaseModel):
     max_running_per_session: int | None = Field(None, gt=0)
     call_timeout: float | None = Field(None, gt=0)
     call_overdue_after: float | None = Field(
-        None, gt=0, description="Seconds after which a running call's lateness grants a turn."
+        None,
+        gt=0,
+        description="Seconds after which a running call's lateness grants a turn, and again "
+        "each interval while it runs: the default for a background call whose model gave no "
+        "expected_seconds (None: no default, such a call is never overdue).",
+    )
+    expected_seconds_cap: float = Field(
+        3600.0,
+        gt=0,
+        description="The longest overdue interval the model may ask for with expected_seconds.",
     )
     max_tokens: int = Field(1024, gt=0)
     request_timeout: float = Field(

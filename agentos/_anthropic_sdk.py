@@ -15,7 +15,7 @@ import pydantic
 from anthropic.types import Message, MessageParam
 
 from agentos._errors import ProviderError
-from agentos._provider import Block, ModelRequest, ModelResponse
+from agentos._provider import USAGE_FIELDS, Block, ModelRequest, ModelResponse
 
 _MAX_DETAIL = 300
 
@@ -141,7 +141,9 @@ def _to_response(reply: object) -> ModelResponse:
     """Check the SDK's ``Message`` and turn it into plain dicts.
 
     The SDK builds models without validating them, so a wrong body arrives as
-    a ``str``, a ``list``, ``None`` or a ``Message`` with missing fields.
+    a ``str``, a ``list``, ``None`` or a ``Message`` with missing fields. Usage
+    keeps the token counts the API gave as ints (prompt-cache reads and writes
+    too); one it left out or sent as null is not there.
     """
     if not isinstance(reply, Message):
         raise _malformed(f"got {type(reply).__name__} instead of a message")
@@ -151,7 +153,7 @@ def _to_response(reply: object) -> ModelResponse:
         raise _malformed("'stop_reason' is missing")
     content = [_to_block(block) for block in reply.content]
     usage: dict[str, int] = {}
-    for field in ("input_tokens", "output_tokens"):
+    for field in USAGE_FIELDS:
         count = getattr(reply.usage, field, None)
         if isinstance(count, int):
             usage[field] = count

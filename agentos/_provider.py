@@ -30,9 +30,18 @@ class ModelRequest:
     session_id: str = ""
 
 
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+"""The token counts a response's ``usage`` may hold, named as the Messages API names them."""
+
+
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
-    """The model's answer: content blocks and why it stopped."""
+    """The model's answer: content blocks, why it stopped, its token counts (``USAGE_FIELDS``)."""
 
     content: list[Block]
     stop_reason: str = "end_turn"

@@ -38,7 +38,7 @@ from agentos._provider import Message, ModelRequest, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._session_calls import SessionCalls
-from agentos._snapshot import CallSnapshot
+from agentos._snapshot import CallSnapshot, SessionStatistics
 from agentos._store import SessionStore
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
@@ -144,6 +144,11 @@ class Session:
     def requests(self) -> int:
         """Model requests made so far."""
         return self._turn.requests
+
+    def statistics(self) -> SessionStatistics:
+        """Model requests made by this session object and the tokens they used, prompt-cache
+        reads and writes included (from the responses' usage; none kept across a restart)."""
+        return self._hands.statistics()
 
     @property
     def calls(self) -> MessageHistory:

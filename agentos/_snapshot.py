@@ -113,6 +113,19 @@ class SessionSnapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionStatistics:
+    """What one session has asked of the model so far: requests made (failed ones too)
+    and the token counts of the answers, summed; the cache fields show what the
+    prompt cache saved (reads) and cost (writes)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class CompleteOutcome:
     """What completing a deferred call did: ``applied`` is False when it was already final."""
 

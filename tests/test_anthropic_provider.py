@@ -25,7 +25,19 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import AgentConfig, AnthropicProvider, Host, ModelRequest, ProviderError, Runtime, tool
+from agentos import (
+    AgentConfig,
+    AnthropicProvider,
+    Host,
+    Message,
+    ModelRequest,
+    ProviderError,
+    Runtime,
+    SessionStatistics,
+    TranscriptView,
+    ViewInput,
+    tool,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -172,7 +184,12 @@ def error_body(kind: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def message_body(content: list[Any], stop_reason: str = "end_turn") -> dict[str, Any]:
+USAGE = {"input_tokens": 12, "output_tokens": 5, "cache_read_input_tokens": None}
+
+
+def message_body(
+    content: list[Any], stop_reason: str = "end_turn", usage: Mapping[str, Any] = USAGE
+) -> dict[str, Any]:
     return {
         "id": "msg_01",
         "type": "message",
@@ -181,7 +198,7 @@ def message_body(content: list[Any], stop_reason: str = "end_turn") -> dict[str,
         "content": content,
         "stop_reason": stop_reason,
         "stop_sequence": None,
-        "usage": {"input_tokens": 12, "output_tokens": 5, "cache_read_input_tokens": None},
+        "usage": dict(usage),
     }
 
 
@@ -209,7 +226,7 @@ async def test_text_reply_and_the_request_as_sent(
     assert response.content == [{"type": "text", "text": "Hello!"}]
     assert response.text == "Hello!"
     assert response.stop_reason == "end_turn"
-    assert dict(response.usage) == {"input_tokens": 12, "output_tokens": 5}
+    assert dict(response.usage) == {"input_tokens": 12, "output_tokens": 5}  # null left out
     [seen] = api.requests
     assert (seen.method, seen.path) == ("POST", "/v1/messages")
     assert seen.headers["x-api-key"] == "sk-test"
@@ -222,6 +239,15 @@ async def test_text_reply_and_the_request_as_sent(
         "messages": [{"role": "user", "content": "Say hello."}],
         "tools": [WEATHER_TOOL],
     }
+
+
+async def test_the_prompt_cache_counts_are_kept(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    cached = {**USAGE, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}
+    api.script(Reply(200, message_body([{"type": "text", "text": "Hi"}], usage=cached)))
+    response = await make_provider().complete(HELLO)
+    assert dict(response.usage) == cached
 
 
 async def test_tool_use_blocks_become_plain_dicts(
@@ -485,6 +511,72 @@ async def test_a_session_talks_to_the_stand_in_through_the_sdk(
     }
 
 
+class CacheTheConversation:
+    """A context view that puts a prompt-cache breakpoint on the last block it sends."""
+
+    def build(self, view_input: ViewInput) -> list[Message]:
+        messages = TranscriptView().build(view_input)
+        last = messages[-1]
+        blocks = [dict(block) for block in last["content"]]
+        blocks[-1]["cache_control"] = {"type": "ephemeral"}
+        return [*messages[:-1], {**last, "content": blocks}]
+
+
+async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    """Issue 12 (the board's cache points): a block's ``cache_control`` reaches the API as
+    it is, and the cache reads and writes the API reports add up in the session's statistics."""
+    tool_use = {"type": "tool_use", "id": "toolu_w1", "name": "weather", "input": {"city": "Oslo"}}
+    api.script(
+        Reply(
+            200,
+            message_body(
+                [tool_use],
+                stop_reason="tool_use",
+                usage={"input_tokens": 30, "output_tokens": 7, "cache_creation_input_tokens": 25},
+            ),
+        ),
+        Reply(
+            200,
+            message_body(
+                [{"type": "text", "text": "Clear in Oslo."}],
+                usage={
+                    "input_tokens": 8,
+                    "output_tokens": 4,
+                    "cache_read_input_tokens": 25,
+                    "cache_creation_input_tokens": None,
+                },
+            ),
+        ),
+    )
+    view = CacheTheConversation()
+    async with Runtime([weather]) as runtime, Host(runtime, make_provider(), view=view) as host:
+        session = await host.create_session(AgentConfig(model=MODEL))
+        session.post("Weather in Oslo?")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.errors == []
+    first, second = (seen.body for seen in api.requests)
+    assert first["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Weather in Oslo?", "cache_control": {"type": "ephemeral"}}
+            ],
+        }
+    ]
+    assert second["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in session.history[0]["content"][0], "the history is not marked"
+    assert session.statistics() == SessionStatistics(
+        requests=2,
+        input_tokens=38,
+        output_tokens=11,
+        cache_read_input_tokens=25,
+        cache_creation_input_tokens=25,
+    )
+
+
 async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
     api: FakeMessagesAPI, make_provider: MakeProvider
 ) -> None:
@@ -496,6 +588,7 @@ async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
             await session.wait_idle()
     assert len(session.errors) == 1
     assert session.errors[0].startswith("rejected_key:")
+    assert session.statistics() == SessionStatistics(requests=1), "a failed request counts"
     assert session.history == [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]
 
 
