@@ -101,8 +101,10 @@ class Board:
     def add_call(
         self, node_id: int, call_id: str, tool: str, arguments: JsonObject, *, background: bool
     ) -> BoardCall:
-        """Hang a call off ``node_id``; it touches the thread."""
+        """Hang a call off ``node_id`` (an agent node); it touches the thread."""
         node = self._node(node_id)
+        if node.author is not Author.AGENT:
+            raise ValueError(f"calls hang off agent nodes; #{node_id} is the user's")
         call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background)
         node.calls.append(call)
         self._calls.setdefault(call_id, []).append(call)
