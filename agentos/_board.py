@@ -31,7 +31,7 @@ from agentos._board_data import (
     Rendered,
     Trigger,
 )
-from agentos._board_render import NOTATION, pending_instruction, render_board
+from agentos._board_render import NOTATION, Drawn, pending_instruction, render_board
 from components import CallStatus, JsonObject
 
 __all__ = [
@@ -71,6 +71,7 @@ class Board:
         """By call id; a provider's ids may repeat across turns, so the newest is last."""
         self._node_of: dict[int, BoardNode] = {}
         """A call's display id -> the node that made it."""
+        self._drawn = Drawn()
 
     # ------------------------------------------------------------ writing
 
@@ -199,9 +200,11 @@ class Board:
     def render(self, *, focus: int | None = None, note: str | None = None) -> Rendered:
         """The whole board as text for the model, the focus node's thread last, ``note``
         (why this turn happens) after it."""
-        if focus is not None:
-            self._node(focus)
-        return render_board(self, focus, note)
+        threads = list(self._threads)
+        root = None if focus is None else self.root_of(focus)
+        if note is not None and focus is not None:
+            note = f"turn for #{focus}: {note}"
+        return render_board(self.nodes, self._children, threads, root, note, self._drawn)
 
     def chat(self) -> list[ChatEntry]:
         """The person's view: user posts, and the agent nodes seed 004's table shows."""

@@ -11,7 +11,7 @@ threads of that kind, where a prompt-cache breakpoint can go.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
 from agentos._board_data import (
     CANCEL_TOOL,
@@ -22,9 +22,7 @@ from agentos._board_data import (
     BoardNode,
     Rendered,
 )
-
-if TYPE_CHECKING:
-    from agentos._board import Board
+from components import FINAL_STATUSES, CallStatus
 
 INDENT = "  "
 """Per level of depth."""
@@ -56,81 +54,123 @@ NOTATION = (
 echoed): appended to a board agent's system prompt."""
 
 
-def render_board(board: Board, focus: int | None, note: str | None) -> Rendered:
-    """The whole board, the focus node's thread last and ``note`` after it."""
-    roots = board.threads()
-    if focus is not None:
-        root = board.root_of(focus)
-        roots.remove(root)
-        roots.append(root)
+class Drawn:
+    """Lines already drawn, so a rendering costs what changed, not the whole board.
+
+    A call's line is kept with the status and outcome it was drawn from and redrawn when
+    either is another object; a node's head is kept with its text. A call's tool and
+    arguments never change once it is added, so they are not checked.
+    """
+
+    def __init__(self) -> None:
+        self._calls: dict[int, tuple[CallStatus, str | None, str]] = {}
+        self._heads: dict[int, tuple[str, str]] = {}
+
+    def call(self, call: BoardCall) -> str:
+        """``call_line(call)``, from the cache while the call has not moved."""
+        kept = self._calls.get(call.display_id)
+        if kept is not None and kept[0] is call.status and kept[1] is call.outcome:
+            return kept[2]
+        line = call_line(call)
+        self._calls[call.display_id] = (call.status, call.outcome, line)
+        return line
+
+    def head(self, node: BoardNode) -> str:
+        """``#2 agent 'text'``: a node line without its marker and references."""
+        kept = self._heads.get(node.display_id)
+        if kept is not None and kept[0] is node.text:
+            return kept[1]
+        head = f"#{node.display_id} {node.author.value}"
+        if node.new_thread:
+            head += " (new thread)"
+        if node.text or node.author is Author.USER:
+            head += " " + quote(node.text)
+        self._heads[node.display_id] = (node.text, head)
+        return head
+
+
+def render_board(
+    nodes: Mapping[int, BoardNode],
+    children: Mapping[int, Sequence[int]],
+    threads: list[int],
+    focus_root: int | None,
+    note: str | None,
+    drawn: Drawn,
+) -> Rendered:
+    """The whole board: ``threads`` (roots, least recently touched first), the focus
+    node's thread last, and ``note`` after it."""
+    if focus_root is not None:
+        threads.remove(focus_root)
+        threads.append(focus_root)
     parts: list[str] = []
     stable_chars = 0
     stable = True
-    for root in roots:
-        text, landed = render_thread(board, root)
+    for root in threads:
+        text, landed = render_thread(nodes, children, root, drawn)
         parts.append(text)
         if stable and landed:
             stable_chars += len(text)
         else:
             stable = False
     if note is not None:
-        parts.append(f">> turn for #{focus}: {note}\n" if focus is not None else f">> {note}\n")
+        parts.append(f">> {note}\n")
     return Rendered("".join(parts), stable_chars)
 
 
-def render_thread(board: Board, root: int) -> tuple[str, bool]:
-    """One thread's lines, and whether every call in it has ended (it cannot change
+def render_thread(
+    nodes: Mapping[int, BoardNode],
+    children: Mapping[int, Sequence[int]],
+    root: int,
+    drawn: Drawn,
+) -> tuple[str, bool]:
+    """One thread's lines, and whether every call in it has ended (then it cannot change
     until it is touched)."""
-    nodes = board.nodes
-    order: list[tuple[BoardNode, int]] = []
+    order: list[tuple[int, int]] = []
     stack = [(root, 0)]
     while stack:
         node_id, depth = stack.pop()
-        order.append((nodes[node_id], depth))
-        stack.extend((child, depth + 1) for child in reversed(board.children(node_id)))
+        order.append((node_id, depth))
+        below = children[node_id]
+        if below:
+            stack.extend((child, depth + 1) for child in reversed(below))
     answered: set[int] = set()
     """User nodes with an answer anywhere below them."""
-    for node, _ in reversed(order):
+    for node_id, _ in reversed(order):
+        node = nodes[node_id]
         if node.parent is not None and (
-            node.display_id in answered or (node.author is Author.AGENT and node.text)
+            node_id in answered or (node.author is Author.AGENT and node.text)
         ):
             answered.add(node.parent)
     lines: list[str] = []
     landed = True
-    for node, depth in order:
+    for node_id, depth in order:
+        node = nodes[node_id]
         indent = INDENT * depth
-        lines.append(indent + node_line(board, node, node.display_id in answered))
-        for call in node.calls:
-            landed = landed and call.status.is_final
-            lines.append(f"{indent}{CALL_INDENT}{call_line(call)}")
+        if node.author is Author.USER:
+            done = node_id in answered
+            refs = "" if node.parent is None else references(nodes[node.parent])
+        else:
+            done = all(c.status in FINAL_STATUSES for c in node.calls if c.background)
+            refs = ""
+        lines.append(f"{indent}{'ok' if done else '..'} {drawn.head(node)}{refs}")
+        if node.calls:
+            under = indent + CALL_INDENT
+            for call in node.calls:
+                landed = landed and call.status in FINAL_STATUSES
+                lines.append(under + drawn.call(call))
     lines.append("")
     return "\n".join(lines), landed
-
-
-def node_line(board: Board, node: BoardNode, answered: bool) -> str:
-    """``ok #2 agent 'text'``: the marker, id, author, and the text quoted on one line."""
-    if node.author is Author.USER:
-        done = answered
-    else:
-        done = all(call.status.is_final for call in node.calls if call.background)
-    line = f"{'ok' if done else '..'} #{node.display_id} {node.author.value}"
-    if node.new_thread:
-        line += " (new thread)"
-    if node.text or node.author is Author.USER:
-        line += " " + quote(node.text)
-    if node.author is Author.USER and node.parent is not None:
-        line += references(board.nodes[node.parent])
-    return line
 
 
 def references(parent: BoardNode) -> str:
     """`` (re #3 fetch: running, #4 fetch: completed)``: the state now of the background
     calls of the node a user reply answers ("" if it has none)."""
-    calls = [call for call in parent.calls if call.background]
-    if not calls:
-        return ""
-    listed = ", ".join(f"#{call.display_id} {call.tool}: {call.status.value}" for call in calls)
-    return f" (re {listed})"
+    listed = ", ".join(
+        f"#{call.display_id} {call.tool}: {call.status.value}"
+        for call in parent.calls
+        if call.background
+    )
+    return f" (re {listed})" if listed else ""
 
 
 def call_line(call: BoardCall) -> str:

@@ -3,39 +3,10 @@
 ``Board`` is pure data: writes (``post_user``, ``open_turn``, ``add_call``,
 ``settle``, ...) record the tree, ``render`` draws it for the model and
 ``chat`` projects it for the person. The board turn machine moves it; tests
-and alternative shells use these names.
+and alternative shells use these names (``agentos._board.__all__``).
 """
 
-from agentos._board import (
-    CANCEL_TOOL,
-    NEW_THREAD_TOOL,
-    NOTATION,
-    STATUS_TOOL,
-    Author,
-    Board,
-    BoardCall,
-    BoardNode,
-    ChatCall,
-    ChatEntry,
-    Did,
-    Rendered,
-    Trigger,
-    pending_instruction,
-)
+from agentos import _board
+from agentos._board import *  # noqa: F403  (the list is kept once, in ``_board.__all__``)
 
-__all__ = [
-    "CANCEL_TOOL",
-    "NEW_THREAD_TOOL",
-    "NOTATION",
-    "STATUS_TOOL",
-    "Author",
-    "Board",
-    "BoardCall",
-    "BoardNode",
-    "ChatCall",
-    "ChatEntry",
-    "Did",
-    "Rendered",
-    "Trigger",
-    "pending_instruction",
-]
+__all__ = list(_board.__all__)
