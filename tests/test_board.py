@@ -487,3 +487,13 @@ def test_random_writes_keep_the_board_well_formed(writes: list[tuple[object, ...
         if touched is None or touched not in blocks(before.text[: before.stable_chars]):
             assert after.text.startswith(before.text[: before.stable_chars])
         before = after
+
+
+def test_a_text_set_directly_still_renders_as_it_is_now() -> None:
+    """The board keeps the lines it drew; it checks them against the node and call."""
+    board = Board()
+    turn = board.open_turn(board.post_user("q").display_id, Trigger.USER, text="first")
+    assert "'first'" in board.render().text
+    turn.text = "second"
+    assert "'second'" in board.render().text
+    assert "'first'" not in board.render().text
