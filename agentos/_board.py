@@ -9,190 +9,255 @@ given in creation order, so they are stable and deterministic.
 
 ``Board`` is pure data: it never awaits and never reads a clock (times come
 in as arguments). The board turn machine (``_board_turn``) moves it; this
-module only records, answers questions about the tree, and renders.
+module only records and answers questions about the tree; ``_board_render``
+draws it for the model and ``_board_chat`` projects it for the person.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Sequence
 
+from agentos._board_chat import chat_entries
+from agentos._board_data import (
+    CANCEL_TOOL,
+    NEW_THREAD_TOOL,
+    STATUS_TOOL,
+    Author,
+    BoardCall,
+    BoardNode,
+    ChatCall,
+    ChatEntry,
+    Did,
+    Rendered,
+    Trigger,
+)
+from agentos._board_render import NOTATION, Drawn, pending_instruction, render_board
 from components import CallStatus, JsonObject
 
-
-class Author(StrEnum):
-    USER = "user"
-    AGENT = "agent"
-
-
-class Trigger(StrEnum):
-    """Why an agent turn happened: it decides what the person sees of it (``chat``)."""
-
-    USER = "user"
-    """A user message."""
-    RESULT = "result"
-    """Every background call of a node settled."""
-    TIMER = "timer"
-    """A background call ran past its expected duration."""
-
-
-class Did(StrEnum):
-    """What one agent node did: the other half of the visibility table."""
-
-    LOOKED = "looked"
-    """Only synchronous capabilities (status, cancel, list)."""
-    STARTED = "started"
-    """Started background work."""
-    FINAL = "final"
-    """No call: the turn's last word."""
-
-
-@dataclass(slots=True)
-class BoardCall:
-    """A call hanging off the node that made it."""
-
-    display_id: int
-    call_id: str
-    """The runtime's id for a background call; the tool_use id for a capability."""
-    tool: str
-    arguments: JsonObject
-    background: bool
-    """True: work that outlives the turn; False: a synchronous capability answered at once."""
-    status: CallStatus = CallStatus.PENDING
-    outcome: str | None = None
-    """The result or error in words, once final (a capability's answer at once)."""
-
-
-@dataclass(slots=True)
-class BoardNode:
-    display_id: int
-    parent: int | None
-    """The node this one answers (None: a thread's root)."""
-    author: Author
-    text: str = ""
-    calls: list[BoardCall] = field(default_factory=list)
-    trigger: Trigger | None = None
-    """Agent nodes: why the turn happened."""
-    new_thread: bool = False
-    """Posted by the ``new_thread`` capability: always shown to the person."""
-    at: float = 0.0
-    """Wall-clock time it was made (for the chat)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Rendered:
-    """One rendering of the board, for one request."""
-
-    text: str
-    stable_chars: int
-    """Characters at the start of ``text`` that no later change before the next rendering can
-    alter: the nodes of untouched threads whose calls have all landed. A prompt-cache
-    breakpoint goes there."""
-
-
-@dataclass(frozen=True, slots=True)
-class ChatEntry:
-    """One line of the person's view of the board."""
-
-    node_id: int
-    role: str
-    """``user`` or ``agent``."""
-    text: str
-    at: float
-    calls: tuple[ChatCall, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ChatCall:
-    """A call widget: a spinner while it runs, a mark once it ends."""
-
-    display_id: int
-    call_id: str
-    tool: str
-    arguments: JsonObject
-    status: CallStatus
+__all__ = [
+    "CANCEL_TOOL",
+    "NEW_THREAD_TOOL",
+    "NOTATION",
+    "STATUS_TOOL",
+    "Author",
+    "Board",
+    "BoardCall",
+    "BoardNode",
+    "ChatCall",
+    "ChatEntry",
+    "Did",
+    "Rendered",
+    "Trigger",
+    "pending_instruction",
+]
 
 
 class Board:
-    """The nodes of one session's board, and what can be asked of them."""
+    """The nodes of one session's board, and what can be asked of them.
+
+    Every write goes through a method, so the board knows which thread it touched:
+    that order is what ``render`` shows, and what keeps untouched threads byte-stable.
+    """
 
     def __init__(self) -> None:
         self.nodes: dict[int, BoardNode] = {}
-        raise NotImplementedError
+        """Every node by display id, in creation order."""
+        self._next_id = 1
+        self._children: dict[int, list[int]] = {}
+        self._root: dict[int, int] = {}
+        self._threads: dict[int, None] = {}
+        """Roots, the least recently touched first (a dict keeps insertion order)."""
+        self._calls: dict[str, list[BoardCall]] = {}
+        """By call id; a provider's ids may repeat across turns, so the newest is last."""
+        self._node_of: dict[int, BoardNode] = {}
+        """A call's display id -> the node that made it."""
+        self._drawn = Drawn()
 
     # ------------------------------------------------------------ writing
 
     def post_user(self, text: str, *, reply_to: int | None = None, at: float = 0.0) -> BoardNode:
         """A user message: a new root, or a reply under ``reply_to`` (``KeyError`` if unknown)."""
-        raise NotImplementedError
+        if reply_to is not None:
+            self._node(reply_to)
+        return self._add_node(reply_to, Author.USER, text=text, at=at)
 
-    def open_turn(self, parent: int, trigger: Trigger, *, at: float = 0.0) -> BoardNode:
+    def open_turn(
+        self, parent: int, trigger: Trigger, *, at: float = 0.0, text: str = ""
+    ) -> BoardNode:
         """An agent node under ``parent`` for one model answer."""
-        raise NotImplementedError
+        self._node(parent)
+        return self._add_node(parent, Author.AGENT, text=text, trigger=trigger, at=at)
 
     def new_thread(self, text: str, *, at: float = 0.0) -> BoardNode:
         """An agent root posted by the ``new_thread`` capability."""
-        raise NotImplementedError
+        return self._add_node(None, Author.AGENT, text=text, new_thread=True, at=at)
+
+    def write(self, node_id: int, text: str) -> BoardNode:
+        """Set an agent node's text (the model's words for its turn); it touches the thread."""
+        node = self._node(node_id)
+        node.text = text
+        self._touch(node_id)
+        return node
 
     def add_call(
         self, node_id: int, call_id: str, tool: str, arguments: JsonObject, *, background: bool
     ) -> BoardCall:
-        """Hang a call off ``node_id``; it touches the thread."""
-        raise NotImplementedError
+        """Hang a call off ``node_id`` (an agent node); it touches the thread."""
+        node = self._node(node_id)
+        if node.author is not Author.AGENT:
+            raise ValueError(f"calls hang off agent nodes; #{node_id} is the user's")
+        call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background)
+        node.calls.append(call)
+        self._calls.setdefault(call_id, []).append(call)
+        self._node_of[call.display_id] = node
+        self._touch(node_id)
+        return call
 
     def settle(self, call_id: str, status: CallStatus, outcome: str) -> BoardNode:
-        """A call ended (or a capability answered): its node, which touched its thread."""
-        raise NotImplementedError
+        """A call ended (or a capability answered): its node, which touched its thread.
+
+        A final status is absorbing: settling a call that already ended changes nothing.
+        """
+        if not status.is_final:
+            raise ValueError(f"settle takes a final status, not {status.value!r}: use set_status")
+        call = self._call(call_id)
+        node = self._node_of[call.display_id]
+        if not call.status.is_final:
+            call.status = status
+            call.outcome = outcome
+            self._touch(node.display_id)
+        return node
 
     def set_status(self, call_id: str, status: CallStatus) -> None:
         """A background call started running (not final: ``settle`` for that)."""
-        raise NotImplementedError
+        if status.is_final:
+            raise ValueError(f"{status.value!r} is final: use settle")
+        call = self._call(call_id)
+        if not call.status.is_final and call.status != status:
+            call.status = status
+            self._touch(self._node_of[call.display_id].display_id)
 
     # ------------------------------------------------------------ reading
 
     def node_of_call(self, call_id: str) -> BoardNode:
-        raise NotImplementedError
+        """The node that made the call (the newest call of that id still running, if any)."""
+        return self._node_of[self._call(call_id).display_id]
+
+    def call(self, call_id: str) -> BoardCall:
+        """The call of that id (``KeyError`` if none): the newest still running, if any."""
+        return self._call(call_id)
 
     def root_of(self, node_id: int) -> int:
-        raise NotImplementedError
+        """The display id of the thread's root that ``node_id`` belongs to."""
+        self._node(node_id)
+        return self._root[node_id]
+
+    def children(self, node_id: int) -> Sequence[int]:
+        """The nodes answering ``node_id``, in creation order."""
+        self._node(node_id)
+        return self._children[node_id]
+
+    def threads(self) -> list[int]:
+        """Every thread's root, the least recently touched first (``render``'s order)."""
+        return list(self._threads)
 
     def settled(self, node_id: int) -> bool:
         """Whether every background call of the node is final."""
-        raise NotImplementedError
+        return all(c.status.is_final for c in self._node(node_id).calls if c.background)
 
     def answered(self, node_id: int) -> bool:
         """A user node: an agent node with text exists anywhere below it, in its thread
         (not only directly beneath it: seed 004's open bug)."""
-        raise NotImplementedError
+        todo = list(self.children(node_id))
+        while todo:
+            node = self.nodes[todo.pop()]
+            if node.author is Author.AGENT and node.text:
+                return True
+            todo.extend(self._children[node.display_id])
+        return False
 
     def cancels_on_branch(self, node_id: int) -> int:
         """Cancels spent on the branch from the root down to ``node_id`` (its ancestors and
         itself only: calls made side by side never spend each other's budget)."""
-        raise NotImplementedError
+        count = 0
+        current: int | None = node_id
+        while current is not None:
+            node = self._node(current)
+            count += sum(1 for call in node.calls if call.tool == CANCEL_TOOL)
+            current = node.parent
+        return count
 
     def did(self, node_id: int) -> Did:
-        raise NotImplementedError
+        """What the node did: no call is its last word, background work started it, and
+        synchronous capabilities alone only looked."""
+        calls = self._node(node_id).calls
+        if not calls:
+            return Did.FINAL
+        if any(call.background for call in calls):
+            return Did.STARTED
+        return Did.LOOKED
 
     def render(self, *, focus: int | None = None, note: str | None = None) -> Rendered:
         """The whole board as text for the model, the focus node's thread last, ``note``
         (why this turn happens) after it."""
-        raise NotImplementedError
+        threads = list(self._threads)
+        root = None if focus is None else self.root_of(focus)
+        if note is not None and focus is not None:
+            note = f"turn for #{focus}: {note}"
+        return render_board(self.nodes, self._children, threads, root, note, self._drawn)
 
     def chat(self) -> list[ChatEntry]:
         """The person's view: user posts, and the agent nodes seed 004's table shows."""
-        raise NotImplementedError
+        return chat_entries(self)
 
+    # ------------------------------------------------------------ inside
 
-CANCEL_TOOL = "cancel_tool_call"
-"""The capability whose calls spend the retry budget (``cancels_on_branch``)."""
+    def _take_id(self) -> int:
+        display_id = self._next_id
+        self._next_id += 1
+        return display_id
 
-NOTATION = "..."
-"""The system prompt's one explanation of the board's notation (and that it is not to be
-echoed): appended to a board agent's system prompt."""
+    def _add_node(
+        self,
+        parent: int | None,
+        author: Author,
+        *,
+        text: str,
+        at: float,
+        trigger: Trigger | None = None,
+        new_thread: bool = False,
+    ) -> BoardNode:
+        node = BoardNode(
+            self._take_id(), parent, author, text, trigger=trigger, new_thread=new_thread, at=at
+        )
+        node_id = node.display_id
+        self.nodes[node_id] = node
+        self._children[node_id] = []
+        if parent is None:
+            self._root[node_id] = node_id
+        else:
+            self._root[node_id] = self._root[parent]
+            self._children[parent].append(node_id)
+        self._touch(node_id)
+        return node
 
+    def _touch(self, node_id: int) -> None:
+        """Make the node's thread the most recently touched (it renders last)."""
+        root = self._root[node_id]
+        self._threads.pop(root, None)
+        self._threads[root] = None
 
-def pending_instruction(call: BoardCall) -> str:
-    """How a running call reads on the board: what runs, its id, what may be done with it
-    (``get_tool_call_status`` to inspect, ``cancel_tool_call`` to stop it), and that the line
-    will be replaced by its outcome."""
-    raise NotImplementedError
+    def _node(self, node_id: int) -> BoardNode:
+        try:
+            return self.nodes[node_id]
+        except KeyError:
+            raise KeyError(f"no node #{node_id} on this board") from None
+
+    def _call(self, call_id: str) -> BoardCall:
+        calls = self._calls.get(call_id)
+        if not calls:
+            raise KeyError(f"no call {call_id!r} on this board")
+        for call in reversed(calls):
+            if not call.status.is_final:
+                return call
+        return calls[-1]

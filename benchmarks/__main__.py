@@ -60,6 +60,7 @@ JOBS = (
     Job("faults, progress flood", "benchmarks._faults", ("--flood",)),
     Job("faults, cancel 100k", "benchmarks._faults", ("--cancel",)),
     Job("faults, burst of 100k submits", "benchmarks._faults", ("--burst",)),
+    Job("board", "benchmarks._board"),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -122,6 +123,8 @@ HEADLINE = (
     "faults.cancel_100k_raw_anyio_unwind_seconds",
     "faults.burst_100k_max_tick_ms",
     "faults.burst_100k_default_gc_max_tick_ms",
+    "board.render_us",
+    "board.first_render_us",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",

@@ -1,0 +1,12 @@
+"""The message board (seed 004), for code that drives or inspects a board directly.
+
+``Board`` is pure data: writes (``post_user``, ``open_turn``, ``add_call``,
+``settle``, ...) record the tree, ``render`` draws it for the model and
+``chat`` projects it for the person. The board turn machine moves it; tests
+and alternative shells use these names (``agentos._board.__all__``).
+"""
+
+from agentos import _board
+from agentos._board import *  # noqa: F403  (the list is kept once, in ``_board.__all__``)
+
+__all__ = list(_board.__all__)
