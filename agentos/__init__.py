@@ -19,6 +19,17 @@ from agentos._agent_config import (
     YieldOnTimeout,
     YieldWhenAllDone,
 )
+from agentos._board import (
+    Board,
+    BoardAct,
+    BoardAuthor,
+    BoardCall,
+    BoardNode,
+    BoardRendering,
+    BoardTrigger,
+    ChatCall,
+    ChatEntry,
+)
 from agentos._capabilities import CAPABILITIES, MAX_WAIT_SECONDS
 from agentos._clock import Clock, ManualClock, SystemClock
 from agentos._context import ToolContext
@@ -108,6 +119,13 @@ __all__ = [
     "AgentOSError",
     "AnthropicProvider",
     "Block",
+    "Board",
+    "BoardAct",
+    "BoardAuthor",
+    "BoardCall",
+    "BoardNode",
+    "BoardRendering",
+    "BoardTrigger",
     "CallCancelled",
     "CallError",
     "CallEvent",
@@ -119,6 +137,8 @@ __all__ = [
     "CancelOutcome",
     "CancelRequest",
     "CapabilityResult",
+    "ChatCall",
+    "ChatEntry",
     "Clock",
     "CompleteOutcome",
     "Completion",

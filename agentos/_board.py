@@ -22,14 +22,14 @@ from agentos._board_data import (
     CANCEL_TOOL,
     NEW_THREAD_TOOL,
     STATUS_TOOL,
-    Author,
+    BoardAct,
+    BoardAuthor,
     BoardCall,
     BoardNode,
+    BoardRendering,
+    BoardTrigger,
     ChatCall,
     ChatEntry,
-    Did,
-    Rendered,
-    Trigger,
 )
 from agentos._board_render import NOTATION, Drawn, pending_instruction, render_board
 from components import CallStatus, JsonObject
@@ -39,15 +39,15 @@ __all__ = [
     "NEW_THREAD_TOOL",
     "NOTATION",
     "STATUS_TOOL",
-    "Author",
     "Board",
+    "BoardAct",
+    "BoardAuthor",
     "BoardCall",
     "BoardNode",
+    "BoardRendering",
+    "BoardTrigger",
     "ChatCall",
     "ChatEntry",
-    "Did",
-    "Rendered",
-    "Trigger",
     "pending_instruction",
 ]
 
@@ -79,18 +79,18 @@ class Board:
         """A user message: a new root, or a reply under ``reply_to`` (``KeyError`` if unknown)."""
         if reply_to is not None:
             self._node(reply_to)
-        return self._add_node(reply_to, Author.USER, text=text, at=at)
+        return self._add_node(reply_to, BoardAuthor.USER, text=text, at=at)
 
     def open_turn(
-        self, parent: int, trigger: Trigger, *, at: float = 0.0, text: str = ""
+        self, parent: int, trigger: BoardTrigger, *, at: float = 0.0, text: str = ""
     ) -> BoardNode:
         """An agent node under ``parent`` for one model answer."""
         self._node(parent)
-        return self._add_node(parent, Author.AGENT, text=text, trigger=trigger, at=at)
+        return self._add_node(parent, BoardAuthor.AGENT, text=text, trigger=trigger, at=at)
 
     def new_thread(self, text: str, *, at: float = 0.0) -> BoardNode:
         """An agent root posted by the ``new_thread`` capability."""
-        return self._add_node(None, Author.AGENT, text=text, new_thread=True, at=at)
+        return self._add_node(None, BoardAuthor.AGENT, text=text, new_thread=True, at=at)
 
     def write(self, node_id: int, text: str) -> BoardNode:
         """Set an agent node's text (the model's words for its turn); it touches the thread."""
@@ -104,7 +104,7 @@ class Board:
     ) -> BoardCall:
         """Hang a call off ``node_id`` (an agent node); it touches the thread."""
         node = self._node(node_id)
-        if node.author is not Author.AGENT:
+        if node.author is not BoardAuthor.AGENT:
             raise ValueError(f"calls hang off agent nodes; #{node_id} is the user's")
         call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background)
         node.calls.append(call)
@@ -171,7 +171,7 @@ class Board:
         todo = list(self.children(node_id))
         while todo:
             node = self.nodes[todo.pop()]
-            if node.author is Author.AGENT and node.text:
+            if node.author is BoardAuthor.AGENT and node.text:
                 return True
             todo.extend(self._children[node.display_id])
         return False
@@ -187,17 +187,17 @@ class Board:
             current = node.parent
         return count
 
-    def did(self, node_id: int) -> Did:
+    def did(self, node_id: int) -> BoardAct:
         """What the node did: no call is its last word, background work started it, and
         synchronous capabilities alone only looked."""
         calls = self._node(node_id).calls
         if not calls:
-            return Did.FINAL
+            return BoardAct.FINAL
         if any(call.background for call in calls):
-            return Did.STARTED
-        return Did.LOOKED
+            return BoardAct.STARTED
+        return BoardAct.LOOKED
 
-    def render(self, *, focus: int | None = None, note: str | None = None) -> Rendered:
+    def render(self, *, focus: int | None = None, note: str | None = None) -> BoardRendering:
         """The whole board as text for the model, the focus node's thread last, ``note``
         (why this turn happens) after it."""
         threads = list(self._threads)
@@ -220,11 +220,11 @@ class Board:
     def _add_node(
         self,
         parent: int | None,
-        author: Author,
+        author: BoardAuthor,
         *,
         text: str,
         at: float,
-        trigger: Trigger | None = None,
+        trigger: BoardTrigger | None = None,
         new_thread: bool = False,
     ) -> BoardNode:
         node = BoardNode(

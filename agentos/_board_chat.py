@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentos._board_data import Author, BoardNode, ChatCall, ChatEntry, Did, Trigger
+from agentos._board_data import BoardAct, BoardAuthor, BoardNode, BoardTrigger, ChatCall, ChatEntry
 
 if TYPE_CHECKING:
     from agentos._board import Board
 
-SHOWN: frozenset[tuple[Trigger, Did]] = frozenset(
+SHOWN: frozenset[tuple[BoardTrigger, BoardAct]] = frozenset(
     {
-        (Trigger.USER, Did.STARTED),
-        (Trigger.USER, Did.FINAL),
-        (Trigger.RESULT, Did.FINAL),
+        (BoardTrigger.USER, BoardAct.STARTED),
+        (BoardTrigger.USER, BoardAct.FINAL),
+        (BoardTrigger.RESULT, BoardAct.FINAL),
     }
 )
 """The three cells of the table in which the agent talks to the person; in the other six
@@ -41,21 +41,21 @@ def chat_entries(board: Board) -> list[ChatEntry]:
     for node_id, node in board.nodes.items():
         if node.parent is not None and node.parent in asked:
             asked[node_id] = asked[node.parent]
-        if node.author is Author.USER:
+        if node.author is BoardAuthor.USER:
             asked[node_id] = node_id
             latest_user = node_id
-            entries.append(ChatEntry(node_id, Author.USER.value, node.text, node.at))
+            entries.append(ChatEntry(node_id, BoardAuthor.USER.value, node.text, node.at))
             continue
         calls = widgets(node)
         if not shown(board, node):
             if calls:
-                entries.append(ChatEntry(node_id, Author.AGENT.value, "", node.at, calls))
+                entries.append(ChatEntry(node_id, BoardAuthor.AGENT.value, "", node.at, calls))
             continue
         text = node.text
         question = asked.get(node_id)
         if question is not None and question != latest_user:
             text = f'Regarding "{shorten(board.nodes[question].text)}": {node.text}'
-        entries.append(ChatEntry(node_id, Author.AGENT.value, text, node.at, calls))
+        entries.append(ChatEntry(node_id, BoardAuthor.AGENT.value, text, node.at, calls))
     return entries
 
 

@@ -9,14 +9,14 @@ from enum import StrEnum
 from components import CallStatus, JsonObject
 
 
-class Author(StrEnum):
+class BoardAuthor(StrEnum):
     """Who wrote a node: the person or the agent."""
 
     USER = "user"
     AGENT = "agent"
 
 
-class Trigger(StrEnum):
+class BoardTrigger(StrEnum):
     """Why an agent turn happened: it decides what the person sees of it (``chat``)."""
 
     USER = "user"
@@ -27,7 +27,7 @@ class Trigger(StrEnum):
     """A background call ran past its expected duration."""
 
 
-class Did(StrEnum):
+class BoardAct(StrEnum):
     """What one agent node did: the other half of the visibility table."""
 
     LOOKED = "looked"
@@ -61,10 +61,10 @@ class BoardNode:
     display_id: int
     parent: int | None
     """The node this one answers (None: a thread's root)."""
-    author: Author
+    author: BoardAuthor
     text: str = ""
     calls: list[BoardCall] = field(default_factory=list)
-    trigger: Trigger | None = None
+    trigger: BoardTrigger | None = None
     """Agent nodes: why the turn happened."""
     new_thread: bool = False
     """Posted by the ``new_thread`` capability: always shown to the person."""
@@ -73,7 +73,7 @@ class BoardNode:
 
 
 @dataclass(frozen=True, slots=True)
-class Rendered:
+class BoardRendering:
     """One rendering of the board, for one request."""
 
     text: str

@@ -4,7 +4,7 @@ Threads go in order of last activity, the focus thread last; within a thread
 nodes go depth-first, children in creation order, indented two spaces a level.
 A line holds nothing that changes unless its thread is touched (no times, no
 counts), so a thread whose calls have all landed renders byte-identically
-until something is written to it: ``Rendered.stable_chars`` counts the leading
+until something is written to it: ``BoardRendering.stable_chars`` counts the leading
 threads of that kind, where a prompt-cache breakpoint can go.
 """
 
@@ -17,10 +17,10 @@ from agentos._board_data import (
     CANCEL_TOOL,
     NEW_THREAD_TOOL,
     STATUS_TOOL,
-    Author,
+    BoardAuthor,
     BoardCall,
     BoardNode,
-    Rendered,
+    BoardRendering,
 )
 from components import FINAL_STATUSES, CallStatus
 
@@ -83,7 +83,7 @@ class Drawn:
         head = f"#{node.display_id} {node.author.value}"
         if node.new_thread:
             head += " (new thread)"
-        if node.text or node.author is Author.USER:
+        if node.text or node.author is BoardAuthor.USER:
             head += " " + quote(node.text)
         self._heads[node.display_id] = (node.text, head)
         return head
@@ -96,7 +96,7 @@ def render_board(
     focus_root: int | None,
     note: str | None,
     drawn: Drawn,
-) -> Rendered:
+) -> BoardRendering:
     """The whole board: ``threads`` (roots, least recently touched first), the focus
     node's thread last, and ``note`` after it."""
     if focus_root is not None:
@@ -114,7 +114,7 @@ def render_board(
             stable = False
     if note is not None:
         parts.append(f">> {note}\n")
-    return Rendered("".join(parts), stable_chars)
+    return BoardRendering("".join(parts), stable_chars)
 
 
 def render_thread(
@@ -138,7 +138,7 @@ def render_thread(
     for node_id, _ in reversed(order):
         node = nodes[node_id]
         if node.parent is not None and (
-            node_id in answered or (node.author is Author.AGENT and node.text)
+            node_id in answered or (node.author is BoardAuthor.AGENT and node.text)
         ):
             answered.add(node.parent)
     lines: list[str] = []
@@ -146,7 +146,7 @@ def render_thread(
     for node_id, depth in order:
         node = nodes[node_id]
         indent = INDENT * depth
-        if node.author is Author.USER:
+        if node.author is BoardAuthor.USER:
             done = node_id in answered
             refs = "" if node.parent is None else references(nodes[node.parent])
         else:

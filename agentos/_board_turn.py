@@ -18,7 +18,17 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from agentos._agent_config import AgentConfig
-from agentos._board import CANCEL_TOOL, NOTATION, Board, BoardNode, Trigger
+from agentos._board import (
+    CANCEL_TOOL,
+    NEW_THREAD_TOOL,
+    NOTATION,
+    STATUS_TOOL,
+    Board,
+    BoardNode,
+    BoardTrigger,
+)
+from agentos._capabilities import CAPABILITIES
+from agentos._decorations import Decorations
 from agentos._history import MessageHistory
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
@@ -47,9 +57,8 @@ from agentos._turn_events import (
 )
 from components import CallId, CallStatus, JsonObject
 
-NEW_THREAD = "new_thread"
-NEW_THREAD_TOOL: dict[str, object] = {
-    "name": NEW_THREAD,
+NEW_THREAD_DEFINITION: dict[str, object] = {
+    "name": NEW_THREAD_TOOL,
     "description": (
         "Open a new thread on the board with this text, shown to the user: to ask the user "
         "something, or to tell them what a finished thread could not."
@@ -62,7 +71,6 @@ NEW_THREAD_TOOL: dict[str, object] = {
 }
 """The board's own capability, answered by the machine."""
 
-STATUS_TOOL = "get_tool_call_status"
 NOTHING_MOVED = (
     "Nothing has moved since you last looked. You will be told when it does: there is no "
     "need to look again now."
@@ -77,7 +85,7 @@ OUT_OF_RETRIES = (
 class _Wake:
     """A reason for a turn, queued until the session is idle."""
 
-    trigger: Trigger
+    trigger: BoardTrigger
     node: int
     """The node the turn's first agent node hangs under (and the focus)."""
     note: str
@@ -88,7 +96,7 @@ class _Wake:
 class _Step:
     """The turn being taken: where its next node hangs, and what the model asked for."""
 
-    trigger: Trigger
+    trigger: BoardTrigger
     parent: int
     node: BoardNode | None = None
     uses: dict[str, Block] = field(default_factory=dict)
@@ -187,7 +195,7 @@ class BoardMachine:
         elif isinstance(event, UserPosted):
             node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
             self._autonomous[self.board.root_of(node.display_id)] = 0
-            self._queue.append(_Wake(Trigger.USER, node.display_id, _user_note(node)))
+            self._queue.append(_Wake(BoardTrigger.USER, node.display_id, _user_note(node)))
         elif isinstance(event, ModelReplied):
             self._replied(event, actions)
         elif isinstance(event, CallsSubmitted):
@@ -226,8 +234,9 @@ class BoardMachine:
             self._end_step(actions)
             return
         content = unique_tool_use_ids(event.content)
-        node = step.node = self.board.open_turn(step.parent, step.trigger, at=event.at)
-        node.text = text_of(content).strip()
+        node = step.node = self.board.open_turn(
+            step.parent, step.trigger, at=event.at, text=text_of(content).strip()
+        )
         uses = [block for block in content if block.get("type") == "tool_use"]
         to_run: list[Block] = []
         answered_here = False
@@ -238,7 +247,7 @@ class BoardMachine:
                     node.display_id, str(use["id"]), name, arguments, background=False
                 )
                 self.board.settle(call.call_id, CallStatus.FAILED, "not started: session stopped")
-            elif name == NEW_THREAD:
+            elif name == NEW_THREAD_TOOL:
                 posted = self.board.new_thread(str(arguments.get("text", "")), at=event.at)
                 self.board.add_call(
                     node.display_id, str(use["id"]), name, arguments, background=False
@@ -247,11 +256,29 @@ class BoardMachine:
                     str(use["id"]), CallStatus.COMPLETED, f"posted as #{posted.display_id}"
                 )
                 answered_here = True
+            elif (
+                self.config.tools is not None
+                and name not in self.config.tools
+                and (name not in CAPABILITIES)
+            ):
+                self.board.add_call(
+                    node.display_id, str(use["id"]), name, arguments, background=False
+                )
+                refusal = f"tool {name!r} is not available to this agent"
+                self.board.settle(str(use["id"]), CallStatus.FAILED, refusal)
+                answered_here = True
             else:
                 to_run.append(use)
         if to_run:
             step.uses = {str(use["id"]): use for use in to_run}
-            actions.append(SubmitCalls(to_run, {}))
+            shapes = {
+                str(use["id"]): Decorations.of(
+                    self.config.decorators(str(use["name"])), str(use["name"]), _arguments(use)
+                )
+                for use in to_run
+                if use["name"] not in CAPABILITIES
+            }
+            actions.append(SubmitCalls(to_run, shapes))
         elif answered_here:
             self._next_step(actions)
         else:
@@ -310,7 +337,7 @@ class BoardMachine:
         node = self.board.settle(call_id, snapshot.status, _outcome(snapshot))
         if self.board.settled(node.display_id) and not self._stopping:
             note = _result_note(node)
-            self._queue.append(_Wake(Trigger.RESULT, node.display_id, note))
+            self._queue.append(_Wake(BoardTrigger.RESULT, node.display_id, note))
 
     def _overdue(self, call_id: CallId) -> None:
         if call_id not in self._running or self._stopping:
@@ -322,7 +349,7 @@ class BoardMachine:
             "get_tool_call_status and decide: leave it running (you will be asked again) or "
             "stop it with cancel_tool_call."
         )
-        self._queue.append(_Wake(Trigger.TIMER, node.display_id, note, call_id))
+        self._queue.append(_Wake(BoardTrigger.TIMER, node.display_id, note, call_id))
 
     # ------------------------------------------------------------------ moving on
 
@@ -332,7 +359,7 @@ class BoardMachine:
             wake = self._queue.popleft()
             if wake.call_id is not None and wake.call_id not in self._running:
                 continue  # the call ended meanwhile: its result wakes the node instead
-            if wake.trigger is not Trigger.USER:
+            if wake.trigger is not BoardTrigger.USER:
                 root = self.board.root_of(wake.node)
                 if self._autonomous.get(root, 0) >= self.config.autonomous_turns:
                     continue

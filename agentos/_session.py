@@ -24,7 +24,7 @@ from anyio.abc import TaskStatus
 
 from agentos._agent_config import AgentConfig
 from agentos._board import Board, ChatEntry
-from agentos._board_turn import NEW_THREAD_TOOL, BoardMachine
+from agentos._board_turn import NEW_THREAD_DEFINITION, BoardMachine
 from agentos._context_view import ContextView, ViewInput
 from agentos._errors import (
     SessionConflictError,
@@ -128,7 +128,7 @@ class Session:
         )
         self._tools = self._hands.tool_definitions()
         if isinstance(self._turn, BoardMachine):
-            self._tools.append(NEW_THREAD_TOOL)
+            self._tools.append(NEW_THREAD_DEFINITION)
 
     # ------------------------------------------------------------------ the API
 

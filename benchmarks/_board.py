@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from agentos import CallStatus
-from agentos.board import STATUS_TOOL, Board, Trigger
+from agentos.board import STATUS_TOOL, Board, BoardTrigger
 from benchmarks._common import Figures, emit, median
 
 NODES = 200
@@ -34,7 +34,7 @@ def build() -> tuple[Board, int]:
         thread = number % THREADS
         parent = tips[thread]
         if board.nodes[parent].author.value == "user":
-            node = board.open_turn(parent, Trigger.USER, text=f"Looking into it ({number}).")
+            node = board.open_turn(parent, BoardTrigger.USER, text=f"Looking into it ({number}).")
             work = f"work-{number}"
             board.add_call(
                 node.display_id, work, "schedule", {"person": f"p{number}"}, background=True

@@ -16,11 +16,11 @@ from agentos.board import (
     CANCEL_TOOL,
     NOTATION,
     STATUS_TOOL,
-    Author,
     Board,
+    BoardAct,
+    BoardAuthor,
     BoardNode,
-    Did,
-    Trigger,
+    BoardTrigger,
     pending_instruction,
 )
 
@@ -69,7 +69,7 @@ def calendars() -> tuple[Board, dict[str, BoardNode]]:
     """Seed 004's first board: three calendars, two back, a progress question while Joe's runs."""
     board = Board()
     ask = board.post_user("when can Jane, Jack, Joe meet?")
-    check = board.open_turn(ask.display_id, Trigger.USER, text="Checking all three!")
+    check = board.open_turn(ask.display_id, BoardTrigger.USER, text="Checking all three!")
     for person in ("Jane", "Jack", "Joe"):
         board.add_call(
             check.display_id, f"c-{person}", "schedule", {"person": person}, background=True
@@ -78,12 +78,12 @@ def calendars() -> tuple[Board, dict[str, BoardNode]]:
     board.settle("c-Jane", CallStatus.COMPLETED, "free 9-12")
     board.settle("c-Jack", CallStatus.COMPLETED, "free 10-14")
     progress = board.post_user("how is that going?", reply_to=check.display_id)
-    look = board.open_turn(progress.display_id, Trigger.USER, text="Let me check!")
+    look = board.open_turn(progress.display_id, BoardTrigger.USER, text="Let me check!")
     board.add_call(
         look.display_id, "toolu_1", STATUS_TOOL, {"tool_call_id": "c-Joe"}, background=False
     )
     board.settle("toolu_1", CallStatus.COMPLETED, "5% done, ~85s")
-    answer = board.open_turn(look.display_id, Trigger.USER, text="Still working on Joe's.")
+    answer = board.open_turn(look.display_id, BoardTrigger.USER, text="Still working on Joe's.")
     nodes = {"ask": ask, "check": check, "progress": progress, "look": look, "answer": answer}
     return board, nodes
 
@@ -128,7 +128,7 @@ def test_the_seeds_board_reads_as_a_tree_with_a_pending_instruction() -> None:
 
 def test_failed_and_cancelled_calls_say_so() -> None:
     board = Board()
-    turn = board.open_turn(board.post_user("go").display_id, Trigger.USER)
+    turn = board.open_turn(board.post_user("go").display_id, BoardTrigger.USER)
     board.add_call(turn.display_id, "a", "fetch", {}, background=True)
     board.add_call(turn.display_id, "b", "fetch", {}, background=True)
     board.settle("a", CallStatus.FAILED, "timed out")
@@ -142,7 +142,7 @@ def test_failed_and_cancelled_calls_say_so() -> None:
 
 def test_a_final_status_is_absorbing_and_settle_takes_only_final_ones() -> None:
     board = Board()
-    turn = board.open_turn(board.post_user("go").display_id, Trigger.USER)
+    turn = board.open_turn(board.post_user("go").display_id, BoardTrigger.USER)
     board.add_call(turn.display_id, "a", "fetch", {}, background=True)
     board.settle("a", CallStatus.CANCELLED, "stopped")
     board.settle("a", CallStatus.COMPLETED, "late")
@@ -160,7 +160,7 @@ def test_unknown_ids_raise_a_key_error_that_names_them() -> None:
     with pytest.raises(KeyError, match="#7"):
         board.post_user("hi", reply_to=7)
     with pytest.raises(KeyError, match="#3"):
-        board.open_turn(3, Trigger.USER)
+        board.open_turn(3, BoardTrigger.USER)
     with pytest.raises(KeyError, match="nope"):
         board.settle("nope", CallStatus.COMPLETED, "")
     assert board.render().text == ""
@@ -176,10 +176,10 @@ def test_calls_hang_off_agent_nodes_only() -> None:
 def test_a_repeated_call_id_resolves_to_the_newest_call_still_running() -> None:
     """Provider ids repeat across turns (a scripted model's ``toolu_1``)."""
     board = Board()
-    first = board.open_turn(board.post_user("a").display_id, Trigger.USER)
+    first = board.open_turn(board.post_user("a").display_id, BoardTrigger.USER)
     board.add_call(first.display_id, "toolu_1", STATUS_TOOL, {}, background=False)
     board.settle("toolu_1", CallStatus.COMPLETED, "one")
-    second = board.open_turn(first.display_id, Trigger.USER)
+    second = board.open_turn(first.display_id, BoardTrigger.USER)
     board.add_call(second.display_id, "toolu_1", STATUS_TOOL, {}, background=False)
     assert board.node_of_call("toolu_1") is second
     board.settle("toolu_1", CallStatus.COMPLETED, "two")
@@ -190,17 +190,17 @@ def test_threads_go_by_last_activity_and_nodes_depth_first() -> None:
     board = Board()
     a = board.post_user("A")
     b = board.post_user("B")
-    a_turn = board.open_turn(a.display_id, Trigger.USER, text="on A")
+    a_turn = board.open_turn(a.display_id, BoardTrigger.USER, text="on A")
     c = board.post_user("C")
-    first = board.open_turn(c.display_id, Trigger.USER)
-    board.open_turn(c.display_id, Trigger.USER)
-    board.open_turn(first.display_id, Trigger.USER)
+    first = board.open_turn(c.display_id, BoardTrigger.USER)
+    board.open_turn(c.display_id, BoardTrigger.USER)
+    board.open_turn(first.display_id, BoardTrigger.USER)
     assert board.threads() == [b.display_id, a.display_id, c.display_id]
     assert node_ids(board.render().text) == [2, 1, 3, 4, 5, 7, 6]
     board.add_call(a_turn.display_id, "x", "fetch", {}, background=True)
     assert node_ids(board.render().text)[-2:] == [1, 3]
     board.set_status("x", CallStatus.RUNNING)
-    board.open_turn(b.display_id, Trigger.USER)
+    board.open_turn(b.display_id, BoardTrigger.USER)
     assert node_ids(board.render().text)[-2:] == [2, 9]
     board.settle("x", CallStatus.COMPLETED, "done")
     assert board.threads()[-1] == a.display_id
@@ -222,17 +222,17 @@ def test_the_focus_thread_renders_last_with_the_note_after_it() -> None:
 def test_a_landed_thread_is_byte_stable_and_stable_chars_a_true_prefix() -> None:
     board, nodes = calendars()
     other = board.post_user("and the weather?")
-    turn = board.open_turn(other.display_id, Trigger.USER, text="Looking")
+    turn = board.open_turn(other.display_id, BoardTrigger.USER, text="Looking")
     board.add_call(turn.display_id, "w", "weather", {"city": "Austin"}, background=True)
     board.settle("c-Joe", CallStatus.COMPLETED, "free 11-15")  # the calendars have landed
-    board.open_turn(nodes["check"].display_id, Trigger.RESULT, text="11 to 12 works.")
-    board.open_turn(other.display_id, Trigger.USER, text="Still looking.")  # weather last
+    board.open_turn(nodes["check"].display_id, BoardTrigger.RESULT, text="11 to 12 works.")
+    board.open_turn(other.display_id, BoardTrigger.USER, text="Still looking.")  # weather last
     before = board.render(focus=turn.display_id, note="x")
     calendar_block = before.text[: before.stable_chars]
     assert node_ids(calendar_block) == [1, 2, 6, 7, 9, 13]
     board.set_status("w", CallStatus.RUNNING)
     board.settle("w", CallStatus.COMPLETED, "72F")
-    board.open_turn(turn.display_id, Trigger.RESULT, text="72F in Austin")
+    board.open_turn(turn.display_id, BoardTrigger.RESULT, text="72F in Austin")
     after = board.render(focus=turn.display_id, note="y")
     assert after.text.startswith(calendar_block)
     assert after.stable_chars == len(after.text) - len(after.text.splitlines()[-1]) - 1
@@ -259,7 +259,7 @@ def test_a_user_reply_refers_to_the_calls_of_the_node_it_answers_as_they_are_now
 def test_text_with_newlines_and_quotes_cannot_break_the_layout() -> None:
     board = Board()
     ask = board.post_user("line one\nok #99 user 'forged'")
-    turn = board.open_turn(ask.display_id, Trigger.USER, text='It\'s\r\n"fine"')
+    turn = board.open_turn(ask.display_id, BoardTrigger.USER, text='It\'s\r\n"fine"')
     board.add_call(turn.display_id, "a\nb", "fetch", {"q": "x\ny"}, background=True)
     board.add_call(turn.display_id, "c", "fetch", {}, background=True)
     board.settle("c", CallStatus.COMPLETED, "multi\nline")
@@ -273,14 +273,14 @@ def test_answered_counts_an_answer_anywhere_below_the_question() -> None:
     node, and the answer lands under the follow-up; the question is still answered."""
     board = Board()
     ask = board.post_user("build time?")
-    work = board.open_turn(ask.display_id, Trigger.USER)
+    work = board.open_turn(ask.display_id, BoardTrigger.USER)
     board.add_call(work.display_id, "b", "build", {}, background=True)
     follow = board.post_user("and?", reply_to=ask.display_id)
     assert not board.answered(ask.display_id)  # only a silent turn and a user post below
     assert line_of(board.render().text, ask.display_id).marker == ".."
-    deep = board.open_turn(follow.display_id, Trigger.USER)
+    deep = board.open_turn(follow.display_id, BoardTrigger.USER)
     assert not board.answered(ask.display_id)
-    board.open_turn(deep.display_id, Trigger.USER, text="About 4 minutes.")
+    board.open_turn(deep.display_id, BoardTrigger.USER, text="About 4 minutes.")
     assert board.answered(ask.display_id)
     assert board.answered(follow.display_id)
     assert line_of(board.render().text, ask.display_id).marker == "ok"
@@ -290,7 +290,7 @@ def test_a_text_written_later_answers_and_touches_its_thread() -> None:
     board = Board()
     ask = board.post_user("A")
     board.post_user("B")
-    turn = board.open_turn(ask.display_id, Trigger.USER)
+    turn = board.open_turn(ask.display_id, BoardTrigger.USER)
     board.post_user("C")
     board.write(turn.display_id, "Answer to A")
     assert board.answered(ask.display_id)
@@ -301,17 +301,19 @@ def test_cancels_are_counted_along_the_branch_only() -> None:
     """Three lookups side by side; one is killed twice; the others' budgets are untouched."""
     board = Board()
     ask = board.post_user("three lookups")
-    start = board.open_turn(ask.display_id, Trigger.USER, text="Starting")
+    start = board.open_turn(ask.display_id, BoardTrigger.USER, text="Starting")
     for name in ("a", "b", "c"):
         board.add_call(start.display_id, name, "lookup", {"name": name}, background=True)
-    visits = {name: board.open_turn(start.display_id, Trigger.TIMER) for name in ("a", "b", "c")}
+    visits = {
+        name: board.open_turn(start.display_id, BoardTrigger.TIMER) for name in ("a", "b", "c")
+    }
     board.add_call(
         visits["a"].display_id, "k1", CANCEL_TOOL, {"tool_call_id": "a"}, background=False
     )
     board.settle("k1", CallStatus.COMPLETED, "cancelled")
-    again = board.open_turn(visits["a"].display_id, Trigger.RESULT)
+    again = board.open_turn(visits["a"].display_id, BoardTrigger.RESULT)
     board.add_call(again.display_id, "a2", "lookup", {"name": "a"}, background=True)
-    retry = board.open_turn(again.display_id, Trigger.TIMER)
+    retry = board.open_turn(again.display_id, BoardTrigger.TIMER)
     board.add_call(retry.display_id, "k2", CANCEL_TOOL, {"tool_call_id": "a2"}, background=False)
     board.add_call(
         visits["b"].display_id, "s", STATUS_TOOL, {"tool_call_id": "b"}, background=False
@@ -328,17 +330,17 @@ def test_cancels_are_counted_along_the_branch_only() -> None:
 def test_did_says_what_a_node_did() -> None:
     board = Board()
     ask = board.post_user("q")
-    final = board.open_turn(ask.display_id, Trigger.USER, text="done")
-    looked = board.open_turn(ask.display_id, Trigger.USER)
+    final = board.open_turn(ask.display_id, BoardTrigger.USER, text="done")
+    looked = board.open_turn(ask.display_id, BoardTrigger.USER)
     board.add_call(looked.display_id, "s", STATUS_TOOL, {}, background=False)
-    started = board.open_turn(ask.display_id, Trigger.USER)
+    started = board.open_turn(ask.display_id, BoardTrigger.USER)
     board.add_call(started.display_id, "s2", STATUS_TOOL, {}, background=False)
     board.add_call(started.display_id, "w", "work", {}, background=True)
     posted = board.new_thread("How should I go on?")
-    assert board.did(final.display_id) is Did.FINAL
-    assert board.did(looked.display_id) is Did.LOOKED
-    assert board.did(started.display_id) is Did.STARTED
-    assert board.did(posted.display_id) is Did.FINAL
+    assert board.did(final.display_id) is BoardAct.FINAL
+    assert board.did(looked.display_id) is BoardAct.LOOKED
+    assert board.did(started.display_id) is BoardAct.STARTED
+    assert board.did(posted.display_id) is BoardAct.FINAL
     assert posted.new_thread
     assert posted.parent is None
     assert board.settled(looked.display_id)
@@ -356,7 +358,7 @@ TEXTS = st.text(max_size=12)
 STATUSES = st.sampled_from([CallStatus.COMPLETED, CallStatus.FAILED, CallStatus.CANCELLED])
 WRITES = st.one_of(
     st.tuples(st.just("user"), st.integers(-1, 40), TEXTS),
-    st.tuples(st.just("turn"), st.integers(0, 40), st.sampled_from(list(Trigger)), TEXTS),
+    st.tuples(st.just("turn"), st.integers(0, 40), st.sampled_from(list(BoardTrigger)), TEXTS),
     st.tuples(st.just("thread"), TEXTS),
     st.tuples(st.just("call"), st.integers(0, 40), st.booleans()),
     st.tuples(st.just("run"), st.integers(0, 40)),
@@ -391,14 +393,14 @@ def apply(board: Board, model: Model, write: tuple[object, ...]) -> int | None:
     elif kind == "turn":
         index, trigger, text = rest
         assert isinstance(index, int)
-        assert isinstance(trigger, Trigger)
+        assert isinstance(trigger, BoardTrigger)
         assert isinstance(text, str)
         node = board.open_turn(ids[index % len(ids)], trigger, text=text)
     elif kind == "call":
         index, background = rest
         assert isinstance(index, int)
         assert isinstance(background, bool)
-        agents = [n for n, node in board.nodes.items() if node.author is Author.AGENT]
+        agents = [n for n, node in board.nodes.items() if node.author is BoardAuthor.AGENT]
         if not agents:
             return None
         call_id = f"call-{len(model.calls)}"
@@ -492,7 +494,7 @@ def test_random_writes_keep_the_board_well_formed(writes: list[tuple[object, ...
 def test_a_text_set_directly_still_renders_as_it_is_now() -> None:
     """The board keeps the lines it drew; it checks them against the node and call."""
     board = Board()
-    turn = board.open_turn(board.post_user("q").display_id, Trigger.USER, text="first")
+    turn = board.open_turn(board.post_user("q").display_id, BoardTrigger.USER, text="first")
     assert "'first'" in board.render().text
     turn.text = "second"
     assert "'second'" in board.render().text

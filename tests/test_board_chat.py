@@ -6,17 +6,29 @@ from __future__ import annotations
 import pytest
 
 from agentos import CallStatus
-from agentos.board import CANCEL_TOOL, STATUS_TOOL, Board, BoardNode, ChatEntry, Did, Trigger
+from agentos.board import (
+    CANCEL_TOOL,
+    STATUS_TOOL,
+    Board,
+    BoardAct,
+    BoardNode,
+    BoardTrigger,
+    ChatEntry,
+)
 
-SHOWN = {(Trigger.USER, Did.STARTED), (Trigger.USER, Did.FINAL), (Trigger.RESULT, Did.FINAL)}
+SHOWN = {
+    (BoardTrigger.USER, BoardAct.STARTED),
+    (BoardTrigger.USER, BoardAct.FINAL),
+    (BoardTrigger.RESULT, BoardAct.FINAL),
+}
 
 
-def turn_that(board: Board, parent: int, trigger: Trigger, did: Did) -> BoardNode:
+def turn_that(board: Board, parent: int, trigger: BoardTrigger, did: BoardAct) -> BoardNode:
     """An agent node with words that did ``did``."""
     node = board.open_turn(parent, trigger, text=f"{trigger.value} {did.value}", at=5.0)
-    if did is Did.LOOKED:
+    if did is BoardAct.LOOKED:
         board.add_call(node.display_id, f"s{node.display_id}", STATUS_TOOL, {}, background=False)
-    elif did is Did.STARTED:
+    elif did is BoardAct.STARTED:
         board.add_call(node.display_id, f"w{node.display_id}", "work", {"n": 1}, background=True)
     assert board.did(node.display_id) is did
     return node
@@ -26,9 +38,9 @@ def entry(board: Board, node_id: int) -> ChatEntry | None:
     return next((e for e in board.chat() if e.node_id == node_id), None)
 
 
-@pytest.mark.parametrize("did", list(Did))
-@pytest.mark.parametrize("trigger", list(Trigger))
-def test_the_visibility_table(trigger: Trigger, did: Did) -> None:
+@pytest.mark.parametrize("did", list(BoardAct))
+@pytest.mark.parametrize("trigger", list(BoardTrigger))
+def test_the_visibility_table(trigger: BoardTrigger, did: BoardAct) -> None:
     board = Board()
     ask = board.post_user("q", at=1.0)
     node = turn_that(board, ask.display_id, trigger, did)
@@ -38,7 +50,7 @@ def test_the_visibility_table(trigger: Trigger, did: Did) -> None:
         assert shown.text == node.text
         assert shown.role == "agent"
         assert shown.at == 5.0
-    elif did is Did.STARTED:  # hidden words, but the spinner is on screen
+    elif did is BoardAct.STARTED:  # hidden words, but the spinner is on screen
         assert shown is not None
         assert shown.text == ""
         assert [call.status for call in shown.calls] == [CallStatus.PENDING]
@@ -63,7 +75,7 @@ def test_every_user_post_is_shown_in_creation_order() -> None:
 def test_a_new_thread_post_is_always_shown_and_the_look_that_posted_it_is_not() -> None:
     board = Board()
     ask = board.post_user("temperature?")
-    kill = board.open_turn(ask.display_id, Trigger.TIMER, text="Stopping it.")
+    kill = board.open_turn(ask.display_id, BoardTrigger.TIMER, text="Stopping it.")
     board.add_call(kill.display_id, "k", CANCEL_TOOL, {"tool_call_id": "t"}, background=False)
     board.add_call(kill.display_id, "n", "new_thread", {"text": "How now?"}, background=False)
     posted = board.new_thread("The tool keeps stalling. How would you like to proceed?")
@@ -74,7 +86,7 @@ def test_a_new_thread_post_is_always_shown_and_the_look_that_posted_it_is_not() 
 def test_an_agent_node_without_words_is_hidden_even_where_the_table_shows() -> None:
     board = Board()
     ask = board.post_user("q")
-    silent = board.open_turn(ask.display_id, Trigger.USER)
+    silent = board.open_turn(ask.display_id, BoardTrigger.USER)
     assert entry(board, silent.display_id) is None
     board.add_call(silent.display_id, "w", "work", {}, background=True)
     widget = entry(board, silent.display_id)
@@ -86,13 +98,13 @@ def test_an_agent_node_without_words_is_hidden_even_where_the_table_shows() -> N
 def test_a_silent_retry_shows_a_fresh_spinner_and_a_killed_call_its_end() -> None:
     board = Board()
     ask = board.post_user("temperature in Warsaw?")
-    start = board.open_turn(ask.display_id, Trigger.USER, text="Checking!")
+    start = board.open_turn(ask.display_id, BoardTrigger.USER, text="Checking!")
     board.add_call(start.display_id, "t1", "temperature", {"city": "Warsaw"}, background=True)
-    visit = board.open_turn(start.display_id, Trigger.TIMER, text="Stalled. Stopping it.")
+    visit = board.open_turn(start.display_id, BoardTrigger.TIMER, text="Stalled. Stopping it.")
     board.add_call(visit.display_id, "k", CANCEL_TOOL, {"tool_call_id": "t1"}, background=False)
     board.settle("k", CallStatus.COMPLETED, "cancelled")
     board.settle("t1", CallStatus.CANCELLED, "cancelled")
-    retry = board.open_turn(start.display_id, Trigger.RESULT, text="Trying again.")
+    retry = board.open_turn(start.display_id, BoardTrigger.RESULT, text="Trying again.")
     board.add_call(retry.display_id, "t2", "temperature", {"city": "Warsaw"}, background=True)
     chat = board.chat()
     assert [(e.node_id, e.text) for e in chat] == [
@@ -109,12 +121,12 @@ def test_a_silent_retry_shows_a_fresh_spinner_and_a_killed_call_its_end() -> Non
 def test_a_late_answer_quotes_its_question_and_a_timely_one_does_not() -> None:
     board = Board()
     build = board.post_user("how long will the build take? " + "and more " * 10)
-    work = board.open_turn(build.display_id, Trigger.USER, text="Starting it.")
+    work = board.open_turn(build.display_id, BoardTrigger.USER, text="Starting it.")
     board.add_call(work.display_id, "b", "build", {}, background=True)
     weather = board.post_user("meanwhile, the weather?")
-    board.open_turn(weather.display_id, Trigger.USER, text="Sunny.")
+    board.open_turn(weather.display_id, BoardTrigger.USER, text="Sunny.")
     board.settle("b", CallStatus.COMPLETED, "4 minutes")
-    late = board.open_turn(work.display_id, Trigger.RESULT, text="About 4 minutes.")
+    late = board.open_turn(work.display_id, BoardTrigger.RESULT, text="About 4 minutes.")
     texts = {e.node_id: e.text for e in board.chat()}
     assert texts[work.display_id] == "Starting it."
     assert texts[weather.display_id + 1] == "Sunny."
@@ -129,7 +141,7 @@ def test_an_answer_under_a_follow_up_quotes_nothing_when_the_follow_up_is_the_la
     board = Board()
     ask = board.post_user("first")
     follow = board.post_user("second", reply_to=ask.display_id)
-    answer = board.open_turn(follow.display_id, Trigger.USER, text="Both done.")
+    answer = board.open_turn(follow.display_id, BoardTrigger.USER, text="Both done.")
     assert entry(board, answer.display_id) == ChatEntry(
         answer.display_id, "agent", "Both done.", 0.0
     )

@@ -42,7 +42,11 @@ def turn_note(request: ModelRequest) -> str:
 
 
 def asks(words: str) -> Callable[[ModelRequest], bool]:
-    return lambda r: "the user wrote" in turn_note(r) and words in board_text(r).split("\n")[-2]
+    def asked(request: ModelRequest) -> bool:
+        lines = board_text(request).rstrip().split("\n")
+        return "the user wrote" in lines[-1] and words in lines[-2]
+
+    return asked
 
 
 def assert_board_requests(provider: ScriptedProvider) -> None:
