@@ -61,6 +61,7 @@ JOBS = (
     Job("faults, cancel 100k", "benchmarks._faults", ("--cancel",)),
     Job("faults, burst of 100k submits", "benchmarks._faults", ("--burst",)),
     Job("board", "benchmarks._board"),
+    Job("board, prompt-cache prefix", "benchmarks._board_cache"),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -75,6 +76,10 @@ class Target:
 
 def at_most(limit: float) -> Target:
     return Target("<=", limit, operator.le)
+
+
+def at_least(limit: float) -> Target:
+    return Target(">=", limit, operator.ge)
 
 
 TARGETS: dict[str, Target] = {
@@ -94,6 +99,7 @@ TARGETS: dict[str, Target] = {
     "soak.fds_leaked": at_most(0),
     "soak.threads_leaked": at_most(0),
     "soak.tasks_leaked": at_most(0),
+    "board.cached_prefix_ratio": at_least(0.8),
 }
 
 HEADLINE = (
@@ -125,6 +131,7 @@ HEADLINE = (
     "faults.burst_100k_default_gc_max_tick_ms",
     "board.render_us",
     "board.first_render_us",
+    "board.cached_prefix_ratio",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",

@@ -1,0 +1,108 @@
+"""How much of each board request the prompt cache could reuse: a scripted 20-turn talk.
+
+A board session (scripted model, a quick lookup tool) holds three threads:
+two short ones, then a longer one the user keeps replying in, with one
+return to the first thread. Every user post starts a lookup, and its result
+grants the next turn: 20 requests in all. ``board.cached_prefix_ratio`` is
+the characters of each request (after the first) that equal a prefix of the
+request before it, over all their characters: what re-rendering the board
+every turn keeps byte-stable. ``board.cache_marked_ratio`` is the same for the
+part marked with ``cache_control`` (the stable prefix the board declares).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import anyio
+from pydantic import BaseModel
+
+from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, ScriptedProvider, tool
+from agentos.testing import blocks_of, settle, text, tool_calls
+from benchmarks._common import Figures, emit
+
+POSTS = [
+    (None, "When can Jane meet?"),
+    (None, "What's the weather in Oslo?"),
+    (None, "Plan the offsite: first, who is free on Monday?"),
+    ("last", "And on Tuesday?"),
+    ("last", "Which rooms are free then?"),
+    ("first", "Jane again: and on Friday?"),
+    ("last", "Book the big room."),
+    ("last", "Who else should come?"),
+    ("last", "Send them the invite."),
+    ("last", "Thanks. Anything left?"),
+]
+
+
+class Query(BaseModel):
+    query: str
+
+
+@tool
+async def lookup(args: Query) -> dict[str, str]:
+    """Look something up (at once)."""
+    return {"query": args.query, "answer": "free 10-12"}
+
+
+def _board(request: ModelRequest) -> str:
+    (message,) = request.messages
+    return "".join(str(block.get("text", "")) for block in blocks_of(message))
+
+
+def _marked(request: ModelRequest) -> str:
+    (message,) = request.messages
+    return "".join(
+        str(block.get("text", "")) for block in blocks_of(message) if "cache_control" in block
+    )
+
+
+def _answer(request: ModelRequest) -> ModelResponse:
+    note = _board(request).rstrip().rsplit("\n", 1)[-1]
+    if "the user wrote" in note:
+        return tool_calls(("lookup", {"query": note}), say="Looking it up.")
+    return text("Here is what I found: free 10-12.")
+
+
+async def talk() -> list[ModelRequest]:
+    provider = ScriptedProvider((lambda r: True, _answer), keep_requests=True)
+    async with Runtime([lookup]) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig(context_view="board"))
+        roots: list[int] = []
+        for where, words in POSTS:
+            board = session.board
+            assert board is not None
+            reply_to = None
+            if where == "last":
+                reply_to = max(n for n in board.nodes if board.root_of(n) == roots[-1])
+            elif where == "first":
+                reply_to = max(n for n in board.nodes if board.root_of(n) == roots[0])
+            session.post(words, reply_to=reply_to)
+            with anyio.fail_after(10):
+                await settle(runtime)
+                await session.wait_settled()
+            if where is None:
+                roots.append(max(n for n in board.nodes if board.nodes[n].parent is None))
+    return list(provider.requests)
+
+
+def measure() -> Figures:
+    requests = anyio.run(talk)
+    boards = [_board(r) for r in requests]
+    kept = sum(len(os.path.commonprefix(pair)) for pair in itertools.pairwise(boards))  # noqa: RUF071 (characters are what a cache compares)
+    total = sum(len(now) for now in boards[1:])
+    marked = sum(len(_marked(r)) for r in requests[1:])
+    return {
+        "board.requests": len(requests),
+        "board.cached_prefix_ratio": round(kept / total, 3) if total else 0.0,
+        "board.cache_marked_ratio": round(marked / total, 3) if total else 0.0,
+    }
+
+
+def main() -> None:
+    emit(measure())
+
+
+if __name__ == "__main__":
+    main()
