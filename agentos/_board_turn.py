@@ -43,7 +43,6 @@ from agentos._turn_events import (
     CallSettled,
     CallsSubmitted,
     CancelCalls,
-    CancelsDone,
     Commit,
     Crashed,
     Event,
@@ -52,7 +51,6 @@ from agentos._turn_events import (
     SessionStatus,
     StopRequested,
     SubmitCalls,
-    TimerFired,
     UserPosted,
 )
 from components import CallId, CallStatus, JsonObject
@@ -126,7 +124,6 @@ class BoardMachine:
         """Thread root -> turns taken without the user since the user last posted there."""
         self._running: set[CallId] = set()
         self._stopping = False
-        self._cancelling = False
         self._calls = MessageHistory()
 
     # ------------------------------------------------------------------ queries
@@ -204,10 +201,7 @@ class BoardMachine:
             self._settled(event.snapshot)
         elif isinstance(event, CallOverdue):
             self._overdue(event.call_id)
-        elif isinstance(event, CancelsDone):
-            self._cancelling = False
-        elif isinstance(event, TimerFired):
-            pass  # a board turn never waits on a timer of its own
+        # CancelsDone and TimerFired move nothing: a board turn never waits for its calls
         self._go_on(actions)
         return actions
 
@@ -220,7 +214,6 @@ class BoardMachine:
         self._queue.clear()
         live = sorted(self._running)
         if event.cancel_calls and live:
-            self._cancelling = True
             actions.append(CancelCalls(live, "session stopped"))
         if self.status is SessionStatus.IDLE:
             self._move(SessionStatus.STOPPED)
@@ -241,31 +234,16 @@ class BoardMachine:
         to_run: list[Block] = []
         answered_here = False
         for use in uses:
-            name, arguments = str(use.get("name")), _arguments(use)
+            name = str(use.get("name"))
             if self._stopping:
-                call = self.board.add_call(
-                    node.display_id, str(use["id"]), name, arguments, background=False
-                )
-                self.board.settle(call.call_id, CallStatus.FAILED, "not started: session stopped")
+                self._answer(node, use, CallStatus.FAILED, "not started: the session stopped")
             elif name == NEW_THREAD_TOOL:
-                posted = self.board.new_thread(str(arguments.get("text", "")), at=event.at)
-                self.board.add_call(
-                    node.display_id, str(use["id"]), name, arguments, background=False
-                )
-                self.board.settle(
-                    str(use["id"]), CallStatus.COMPLETED, f"posted as #{posted.display_id}"
-                )
+                posted = self.board.new_thread(str(_arguments(use).get("text", "")), at=event.at)
+                self._answer(node, use, CallStatus.COMPLETED, f"posted as #{posted.display_id}")
                 answered_here = True
-            elif (
-                self.config.tools is not None
-                and name not in self.config.tools
-                and (name not in CAPABILITIES)
-            ):
-                self.board.add_call(
-                    node.display_id, str(use["id"]), name, arguments, background=False
-                )
+            elif self.config.tools is not None and name not in {*self.config.tools, *CAPABILITIES}:
                 refusal = f"tool {name!r} is not available to this agent"
-                self.board.settle(str(use["id"]), CallStatus.FAILED, refusal)
+                self._answer(node, use, CallStatus.FAILED, refusal)
                 answered_here = True
             else:
                 to_run.append(use)
@@ -294,20 +272,18 @@ class BoardMachine:
         for tool_use_id, answer in event.answers.items():
             use = uses[tool_use_id]
             name = str(use.get("name"))
-            self.board.add_call(
-                node.display_id, tool_use_id, name, _arguments(use), background=False
-            )
             said = _said(answer.get("content"))
             if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
                 said = f"{said}\n{NOTHING_MOVED}"
+            self.board.add_call(
+                node.display_id, tool_use_id, name, _arguments(use), background=False
+            )  # first: a cancel counts itself on the branch
             if name == CANCEL_TOOL and self.board.cancels_on_branch(node.display_id) >= (
                 self.config.retry_budget
             ):
                 said = f"{said}\n{OUT_OF_RETRIES}"
-            failed = bool(answer.get("is_error"))
-            self.board.settle(
-                tool_use_id, CallStatus.FAILED if failed else CallStatus.COMPLETED, said
-            )
+            ended = CallStatus.FAILED if answer.get("is_error") else CallStatus.COMPLETED
+            self.board.settle(tool_use_id, ended, said)
             looked = True
         for call in event.started:
             use = uses[call.tool_use_id]
@@ -325,6 +301,14 @@ class BoardMachine:
             self._next_step(actions)
         else:
             self._end_step(actions)
+
+    def _answer(self, node: BoardNode, use: Block, status: CallStatus, words: str) -> None:
+        """A call the machine answers within the step (``new_thread``, a refusal)."""
+        name = str(use.get("name"))
+        self.board.add_call(
+            node.display_id, str(use["id"]), name, _arguments(use), background=False
+        )
+        self.board.settle(str(use["id"]), status, words)
 
     def _settled(self, snapshot: CallSnapshot) -> None:
         call_id = snapshot.call_id
