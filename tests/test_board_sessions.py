@@ -233,3 +233,76 @@ async def test_a_reply_under_a_node_and_an_unknown_node(clock: ManualClock) -> N
     reply = board.nodes[max(n for n in board.nodes if board.nodes[n].author == "user")]
     assert reply.parent == first
     assert len(provider.requests) == 2
+
+
+async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
+    clock: ManualClock,
+) -> None:
+    """Three lookups side by side; one is killed and restarted (the restart asked beside
+    the kill, in one answer), then killed again: its branch is out of retries, while a
+    sibling killed once is not."""
+    puppet = Puppet()
+
+    def label_of(display_id: int, session: Session) -> str:
+        board = session.board
+        assert board is not None
+        for node in board.nodes.values():
+            for call in node.calls:
+                if call.display_id == display_id:
+                    return str(call.arguments.get("label"))
+        raise AssertionError(display_id)
+
+    holder: list[Session] = []
+    runtimes: list[Runtime] = []
+
+    def call_of(label: str) -> str:
+        status = runtimes[0].status
+        return next(c for c in puppet.calls if status(c).tool_input.get("label") == label)
+
+    def overdue(request: ModelRequest) -> ModelResponse:
+        display_id = int(turn_note(request).split("call #", 1)[1].split(" ", 1)[0])
+        label = label_of(display_id, holder[0])
+        if label == "a":
+            return tool_calls(
+                ("cancel_tool_call", {"tool_call_id": call_of("a"), "reason": "slow"}),
+                ("puppet", {"label": "a2"}),
+            )
+        if label in ("a2", "b"):
+            return tool_calls(("cancel_tool_call", {"tool_call_id": call_of(label)}))
+        return text("")
+
+    provider = ScriptedProvider(
+        (
+            asks("look up"),
+            lambda r: tool_calls(*(("puppet", {"label": x}) for x in "abc"), say="On it."),
+        ),
+        (lambda r: "longer than expected" in turn_note(r), overdue),
+        (lambda r: True, lambda r: text("")),
+    )
+    config = AgentConfig(context_view="board", call_overdue_after=10, retry_budget=2)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        holder.append(session)
+        runtimes.append(runtime)
+        session.post("look up a, b and c")
+        await until(lambda: len(puppet.calls) == 3, runtime)
+        await settled(session, runtime)
+        clock.advance(10)
+        await until(lambda: len(puppet.calls) == 4, runtime)  # a2 started beside a's kill
+        await settled(session, runtime)
+        clock.advance(10)
+        await until(lambda: runtime.status(call_of("a2")).status is CallStatus.CANCELLED, runtime)
+        await settled(session, runtime)
+        board = session.board
+        assert board is not None
+        cancels = {
+            str(call.arguments["tool_call_id"]): call.outcome or ""
+            for node in board.nodes.values()
+            for call in node.calls
+            if call.tool == "cancel_tool_call"
+        }
+        ids = {label: call_of(label) for label in ("a", "a2", "b")}
+    assert set(cancels) == set(ids.values())
+    assert "Out of retries" in cancels[ids["a2"]]
+    assert "Out of retries" not in cancels[ids["a"]]
+    assert "Out of retries" not in cancels[ids["b"]], "a sibling's budget is its own"
