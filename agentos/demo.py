@@ -1,11 +1,16 @@
-"""The demo behind ``make run``: one host, three sessions, a restart in the middle.
+"""The demo behind ``make run``: one host, four sessions, a restart in the middle.
 
 Alice asks for three calendars at once (slow tools with progress; Joe's
 stalls), asks something else while they run and is answered at once, checks
 on Joe's call and cancels it. Carol's weather question is answered meanwhile.
-Bob starts a long report; then the process is killed (SIGKILL) while it
-runs. A fresh process opens the same SQLite file: Bob's report shows as
-``orphaned``, Joe's lookup stays ``cancelled``. Each call's start and end is
+Dana's session is a board session (``context_view="board"``): the model reads
+one rendered message board, not a transcript. She asks for two calendars at
+once, asks the weather while they run and is answered, and gets the meeting
+time when both lookups have landed (one turn for the two); her board is
+printed once, as the model reads it. Bob starts a long report; then the
+process is killed (SIGKILL) while it runs. A fresh process opens the same
+SQLite file: Bob's report shows as ``orphaned``, Joe's lookup stays
+``cancelled``. Each call's start and end is
 printed as it happens, and each capability the model used (a dim line), so
 the concurrency shows. The tools are ``agentos.demo_tools.TOOLS``, the ones
 ``agentos run`` offers. The model is scripted and offline unless
@@ -14,9 +19,11 @@ the concurrency shows. The tools are ``agentos.demo_tools.TOOLS``, the ones
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,6 +44,7 @@ from agentos import (
     Caller,
     CallEvent,
     CallEventKind,
+    ChatEntry,
     Host,
     Message,
     ModelRequest,
@@ -58,6 +66,9 @@ AGENT = AgentConfig(
     name="demo",
     system_prompt="You help people plan. Tools are slow; keep talking while they run.",
     async_yield_strategy=YieldOnTimeout(milliseconds=300),
+)
+BOARD_AGENT = AgentConfig(
+    name="demo-board", system_prompt=AGENT.system_prompt, context_view="board"
 )
 
 
@@ -168,6 +179,80 @@ def scripted_model() -> ScriptedProvider:
     )
 
 
+# ------------------------------------------------------------------ the scripted model of a board
+
+
+def _board_lines(request: ModelRequest) -> list[str]:
+    """The board a board session's model reads (its one user message), line by line."""
+    return last_user_text(request).rstrip().split("\n")
+
+
+def _board_asked(phrase: str) -> Callable[[ModelRequest], bool]:
+    """The turn is for a user post (the note's line) whose text (the line above) says ``phrase``."""
+
+    def asked(request: ModelRequest) -> bool:
+        lines = _board_lines(request)
+        return len(lines) > 1 and "the user wrote" in lines[-1] and phrase in lines[-2].lower()
+
+    return asked
+
+
+FINISHED = re.compile(r"every call of (#\d+) has finished")
+COMPLETED = re.compile(r"^\s*call #\d+ (\w+)\(.*?\) completed: (.*)$")
+
+
+def _finished_calls(request: ModelRequest) -> list[tuple[str, Any]]:
+    """``(tool, result)`` of each completed call of the node the turn is for (the note names it).
+
+    A call's line sits under its node's line (``ok #2 agent ...``), its outcome quoted."""
+    lines = _board_lines(request)
+    focus = FINISHED.search(lines[-1])
+    if focus is None:
+        return []
+    node = re.compile(rf"^\s*\S+ {focus.group(1)} agent\b")
+    head = next((i for i, line in enumerate(lines) if node.match(line)), len(lines))
+    found = []
+    for line in lines[head + 1 :]:
+        if not line.lstrip().startswith("call #"):
+            break
+        completed = COMPLETED.match(line)
+        if completed:
+            outcome = ast.literal_eval(completed.group(2))
+            found.append((completed.group(1), answer_of({"content": outcome})))
+    return found
+
+
+def _landed(request: ModelRequest) -> ModelResponse:
+    """The turn after a node's calls all ended: the weather, or when the calendars meet."""
+    results = _finished_calls(request)
+    calendars = [value for tool, value in results if tool == "fetch_calendar"]
+    if not calendars:
+        return text(" ".join(brief(value) for _, value in results) or "That did not work.")
+    common = [slot for slot in calendars[0]["free"] if all(slot in c["free"] for c in calendars)]
+    people = " and ".join(str(c["person"]) for c in calendars)
+    if not common:
+        return text(f"{people} have no free time in common today.")
+    return text(f"{people} can meet at {common[0]}; they are both free then.")
+
+
+def board_model() -> ScriptedProvider:
+    """Dana's model offline: rules keyed on the board's last lines (the turn's note, the post)."""
+    return ScriptedProvider(
+        (
+            _board_asked("ann and ben"),
+            lambda r: tool_calls(
+                ("fetch_calendar", {"person": "Ann", "seconds": 0.6}),
+                ("fetch_calendar", {"person": "Ben", "seconds": 0.9}),
+                say="Reading both calendars at once.",
+            ),
+        ),
+        (_board_asked("weather"), lambda r: tool_calls(("weather", {"city": "Bergen"}))),
+        (lambda r: bool(FINISHED.search(_board_lines(r)[-1])), _landed),
+        (lambda r: True, lambda r: text("Noted.")),
+        keep_requests=False,
+    )
+
+
 def which_model(environ: Mapping[str, str] = os.environ) -> str:
     """The sentence that says which model answers: the Anthropic API when a key is set."""
     if not environ.get("ANTHROPIC_API_KEY"):
@@ -185,6 +270,11 @@ def choose_model() -> Provider:
 
         return AnthropicProvider()
     return scripted_model()
+
+
+def choose_board_model(provider: Provider) -> Provider:
+    """A board session's model: ``provider`` (Claude) when a key is set, else its own script."""
+    return provider if os.environ.get("ANTHROPIC_API_KEY") else board_model()
 
 
 # ------------------------------------------------------------------ what the demo prints
@@ -302,6 +392,41 @@ async def talk(
             say(who, f"< {reply}")
 
 
+async def board_talk(session: Session, who: str, message: str, shown: set[int]) -> None:
+    """Post to a board session and print its answer (a board turn may say nothing at first)."""
+    say(who, f"> {message}")
+    session.post(message)
+    await board_answers(session, who, shown)
+
+
+async def board_answers(session: Session, who: str, shown: set[int], seconds: float = 10) -> None:
+    """Wait for the next thing the agent says in the session's chat, and print it."""
+    new: list[ChatEntry] = []
+    with anyio.move_on_after(seconds):
+        while not new:
+            await session.wait_idle()
+            new = [
+                entry
+                for entry in session.chat
+                if entry.role == "agent" and entry.text and entry.node_id not in shown
+            ]
+            if not new:
+                await anyio.sleep(0.05)  # a background call's end wakes the board
+    for entry in new:
+        shown.add(entry.node_id)
+        say(who, f"< {entry.text}")
+
+
+def show_board(who: str, session: Session) -> None:
+    """The board as the model reads it, once, under a heading."""
+    board = session.board
+    if board is None:
+        return
+    say("demo", f"{who}'s board (what the model reads):")
+    for line in board.render().text.rstrip().split("\n"):
+        print(f"{'':15}{line}", flush=True)
+
+
 # ------------------------------------------------------------------ the two processes
 
 
@@ -318,7 +443,10 @@ async def first_process(path: Path) -> None:
         alice = await host.create_session(AGENT, session_id="alice")
         bob = await host.create_session(AGENT, session_id="bob")
         carol = await host.create_session(AGENT, session_id="carol")
-        async with watching(runtime, alice, bob, carol):
+        dana = await host.create_session(
+            BOARD_AGENT, session_id="dana", provider=choose_board_model(provider)
+        )
+        async with watching(runtime, alice, bob, carol, dana):
             await talk(alice, "alice", "When can Jane, Jack and Joe meet?", shown)
             await talk(carol, "carol", "What's the weather in Oslo?", shown)
             await talk(alice, "alice", "While that runs: what is 2+2?", shown)
@@ -331,6 +459,11 @@ async def first_process(path: Path) -> None:
                 say("alice", f"< {reply}")
             await talk(alice, "alice", "How is Joe's lookup going?", shown)
             await talk(alice, "alice", "Cancel Joe's lookup, it is stuck.", shown)
+            said: set[int] = set()
+            await board_talk(dana, "dana", "When can Ann and Ben meet?", said)
+            await board_talk(dana, "dana", "While they run: what's the weather in Bergen?", said)
+            await board_answers(dana, "dana", said)  # both lookups landed: one turn
+            show_board("dana", dana)
             await talk(bob, "bob", "Write the quarterly report.", shown)
             await anyio.wait_all_tasks_blocked()  # the call lines are printed
             report = [call for call in bob.outstanding() if call.tool_name == "write_report"]

@@ -38,6 +38,7 @@ from agentos import (
     ViewInput,
     tool,
 )
+from agentos.testing import settle
 
 pytestmark = pytest.mark.anyio
 
@@ -616,3 +617,38 @@ def test_the_command_line_asks_the_stand_in_and_says_where(
     assert json.loads(done.stdout)["messages"] == ["Hi from the stand-in."]
     (seen,) = api.requests
     assert seen.body["messages"][0]["content"][0]["text"] == "hello"
+
+
+async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
+    api: FakeMessagesAPI, make_provider: MakeProvider
+) -> None:
+    """Issue 12: a board session's every request is the board, one user message of text
+    blocks (no tool blocks), the notation in the system prompt and ``new_thread`` offered;
+    the model's tool_use still runs the tool, and its last word reaches the person's chat."""
+    tool_use = {"type": "tool_use", "id": "toolu_w1", "name": "weather", "input": {"city": "Oslo"}}
+    api.script(
+        Reply(200, message_body([tool_use], stop_reason="tool_use")),
+        Reply(200, message_body([{"type": "text", "text": "Clear in Oslo."}])),
+    )
+    config = AgentConfig(model=MODEL, context_view="board")
+    async with Runtime([weather]) as runtime, Host(runtime, make_provider()) as host:
+        session = await host.create_session(config)
+        session.post("Weather in Oslo?")
+        with anyio.fail_after(5):
+            while len(api.requests) < 2 or not session.idle:  # the result wakes the node
+                await settle(runtime)
+                await session.wait_idle()
+                await anyio.lowlevel.checkpoint()
+    assert session.errors == []
+    bodies = [seen.body for seen in api.requests]
+    assert len(bodies) == 2
+    for body in bodies:
+        (message,) = body["messages"]
+        assert message["role"] == "user"
+        assert {block["type"] for block in message["content"]} == {"text"}, message
+        assert "message board" in body["system"]
+        assert {"weather", "new_thread"} <= {tool["name"] for tool in body["tools"]}
+    second = "".join(block["text"] for block in bodies[1]["messages"][0]["content"])
+    assert 'weather(city="Oslo") completed' in second, "the outcome is on the board"
+    assert "tool_use" not in second and "tool_result" not in second
+    assert [(entry.role, entry.text) for entry in session.chat][-1] == ("agent", "Clear in Oslo.")

@@ -13,6 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMED = re.compile(r"^\s*\d+\.\d+s  (\S+)\s+(.*)$")
+BOARD_HEADING = "dana's board (what the model reads):"
 
 
 def offline_env() -> dict[str, str]:
@@ -42,6 +43,13 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Path]:
 def said_by(lines: list[str], who: str) -> list[str]:
     """What one speaker's lines say, without the time and the name."""
     return [m.group(2) for m in map(TIMED.match, lines) if m and m.group(1) == who]
+
+
+def board_lines(lines: list[str]) -> list[str]:
+    """The lines of the printed board: the untimed lines after its heading."""
+    start = next(i for i, line in enumerate(lines) if line.endswith(BOARD_HEADING)) + 1
+    end = next((i for i in range(start, len(lines)) if TIMED.match(lines[i])), len(lines))
+    return lines[start:end]
 
 
 def test_the_demo_survives_its_own_crash(demo: tuple[list[str], Path]) -> None:
@@ -89,8 +97,32 @@ def test_each_call_shows_its_start_and_end(demo: tuple[list[str], Path]) -> None
     assert "· write_report(pages=60) started" in said_by(demo[0], "bob")
 
 
+def test_a_board_session_answers_while_its_calendars_run(demo: tuple[list[str], Path]) -> None:
+    lines, _ = demo
+    dana = said_by(lines, "dana")
+    weather = dana.index("< Bergen: rain, 22 °C.")
+    meeting = next(i for i, line in enumerate(dana) if line.startswith("< ") and "meet at" in line)
+    ended = [
+        i
+        for i, line in enumerate(dana)
+        if line.startswith("· fetch_calendar(") and line.endswith(" completed")
+    ]
+    assert len(ended) == 2, dana
+    assert weather < min(ended), "answered while the lookups ran"
+    assert max(ended) < meeting, "the meeting time once both lookups landed"
+    assert len([line for line in dana if line.startswith("< ")]) == 3, dana
+    assert sum(line.endswith(BOARD_HEADING) for line in lines) == 1, "the board is printed once"
+    board = "\n".join(board_lines(lines))
+    assert "tool_use" not in board and "tool_result" not in board
+    assert ">>" not in board, "drawn as it stands, no turn's note"
+    for call in ('fetch_calendar(person="Ann"', 'fetch_calendar(person="Ben"', "weather("):
+        assert call in board, call
+    assert "Ann and Ben can meet at 10:00-11:00" in board
+
+
 def test_the_output_holds_no_python(demo: tuple[list[str], Path]) -> None:
-    said = "\n".join(demo[0])
+    board = set(board_lines(demo[0]))  # the board shows the tools' JSON results, as the model reads
+    said = "\n".join(line for line in demo[0] if line not in board)
     for raw in ("True", "False", "None", "{", "}", "write_report(write_report)"):
         assert raw not in said, raw
 
