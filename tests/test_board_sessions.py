@@ -306,3 +306,32 @@ async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
     assert "Out of retries" in cancels[ids["a2"]]
     assert "Out of retries" not in cancels[ids["a"]]
     assert "Out of retries" not in cancels[ids["b"]], "a sibling's budget is its own"
+
+
+async def test_a_transcript_session_has_the_same_chat_every_entry_shown(
+    clock: ManualClock,
+) -> None:
+    puppet = Puppet()
+
+    def first(request: ModelRequest) -> bool:
+        return len(request.messages) == 1
+
+    provider = ScriptedProvider(
+        (first, lambda r: tool_calls(("puppet", {"label": "x"}), say="On it.")),
+        (lambda r: True, lambda r: text("Done.")),
+    )
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig())
+        session.post("hi")
+        await until(lambda: bool(puppet.calls), runtime)
+        puppet.complete(next(iter(puppet.calls)), "ok")
+        await settled(session, runtime)
+        chat = session.chat
+    assert [(e.role, e.text) for e in chat] == [
+        ("user", "hi"),
+        ("agent", "On it."),
+        ("agent", "Done."),
+    ]
+    (widget,) = chat[1].calls
+    assert (widget.tool, widget.status) == ("puppet", CallStatus.COMPLETED)
+    assert session.board is None
