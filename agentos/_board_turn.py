@@ -346,11 +346,19 @@ class BoardMachine:
             if wake.trigger is not BoardTrigger.USER:
                 root = self.board.root_of(wake.node)
                 if self._autonomous.get(root, 0) >= self.config.autonomous_turns:
+                    self._heard_later(wake.node)
                     continue
                 self._autonomous[root] = self._autonomous.get(root, 0) + 1
             self._step = _Step(wake.trigger, wake.node)
             self._steps_left = self.config.max_steps_per_turn
             self._request(actions, focus=wake.node, note=wake.note)
+
+    def _heard_later(self, node_id: int) -> None:
+        """A wake dropped over budget: its node's outcomes wait on the board for the next
+        turn, and no longer hold ``outstanding`` (nothing would ever clear them)."""
+        for call in self.board.nodes[node_id].calls:
+            if call.status.is_final:
+                self.outstanding.pop(CallId(call.call_id), "")
 
     def _next_step(self, actions: list[Action]) -> None:
         """Go round again with the synchronous answers on the board (no new note)."""

@@ -211,8 +211,23 @@ def _outcome(host: Host, session: Session, errors_before: int, replies_before: i
         }
         for call in session.outstanding()
     ]
-    messages = [reply for reply in session.replies[replies_before:] if reply.strip()]
-    return Outcome(session.session_id, messages, pending, session.errors[errors_before:])
+    return Outcome(
+        session.session_id,
+        _said_since(session, replies_before),
+        pending,
+        session.errors[errors_before:],
+    )
+
+
+def _said_since(session: Session, replies_before: int) -> list[str]:
+    """The model's messages since the command began: a board session's as its chat shows
+    them to a person (looks and timer turns are the model's business)."""
+    board = session.board
+    if board is None:
+        return [reply for reply in session.replies[replies_before:] if reply.strip()]
+    agent_nodes = [n for n in board.nodes.values() if n.author == "agent"]
+    since = {n.display_id for n in agent_nodes[replies_before:]}
+    return [e.text for e in session.chat if e.role == "agent" and e.text and e.node_id in since]
 
 
 # ---------------------------------------------------------------------- progress

@@ -310,7 +310,11 @@ class Session:
 
     @property
     def replies(self) -> list[str]:
-        """The text of every assistant message, in order."""
+        """The text of every assistant message, in order (a board session's: every agent
+        node's, shown to the person or not; ``chat`` is what a person sees)."""
+        board = self.board
+        if board is not None:
+            return [node.text for node in board.nodes.values() if node.author == "agent"]
         return [text_of(m["content"]) for m in self.history if m["role"] == "assistant"]
 
     async def commit(self) -> None:

@@ -198,6 +198,8 @@ class Boards(RuleBasedStateMachine):
         assert status not in (SessionStatus.WAITING, SessionStatus.WAITING_EXTERNAL)
         if status is SessionStatus.IDLE:
             assert self.machine.at_rest, "idle with a turn it should have taken"
+            if not self.live():
+                assert self.machine.outstanding == {}, "idle, every call ended, still waited for"
 
     @invariant()
     def display_ids_are_unique(self) -> None:

@@ -7,6 +7,7 @@ check requests, the board's calls and the person's chat, never wording.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import anyio
@@ -57,6 +58,10 @@ def assert_board_requests(provider: ScriptedProvider) -> None:
         kinds = {block.get("type") for block in blocks_of(message)}
         assert kinds == {"text"}, kinds
         assert "board" in request.system.lower()
+
+
+def started(puppet: Puppet, count: int) -> bool:
+    return len(puppet.calls) >= count
 
 
 async def until(condition: Callable[[], bool], runtime: Runtime) -> None:
@@ -335,3 +340,23 @@ async def test_a_transcript_session_has_the_same_chat_every_entry_shown(
     (widget,) = chat[1].calls
     assert (widget.tool, widget.status) == ("puppet", CallStatus.COMPLETED)
     assert session.board is None
+
+
+async def test_a_thread_out_of_autonomous_turns_waits_for_the_user(clock: ManualClock) -> None:
+    """A model that starts work on every result gets ``autonomous_turns`` turns without
+    the user; then the session rests (``wait_settled`` returns) until the user posts."""
+    puppet = Puppet()
+    provider = ScriptedProvider((lambda r: True, lambda r: tool_calls(("puppet", {}))))
+    config = AgentConfig(context_view="board", autonomous_turns=2)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("go")
+        for done in range(3):
+            await until(functools.partial(started, puppet, done + 1), runtime)
+            await settled(session, runtime)
+            puppet.complete(list(puppet.calls)[done], "ok")
+        with anyio.fail_after(5):
+            await session.wait_settled()
+        assert len(provider.requests) == 3, "the user's turn and two of its own"
+        session.post("again")
+        await until(lambda: len(provider.requests) == 4, runtime)
