@@ -19,6 +19,7 @@ answer. Results and late outcomes are summed up in plain words.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import uuid
@@ -133,6 +134,7 @@ _NOT_NAMES = frozenset(
     tell the
     their then to weather what when where which who will would you""".split()  # noqa: SIM905
 )
+_TURN_NOTE = re.compile(r"^>> turn for #(?P<node>\d+): (?P<note>.*)$")
 _NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s)?\b")
 _SECONDS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b")
 _CITY = re.compile(r"weather (?:in|for|at) ([A-Z][\w-]*(?: [A-Z][\w-]*)*)")
@@ -145,6 +147,7 @@ _SUBJECTS = ("person", "city", "request")
 def scripted_model() -> ScriptedProvider:
     """The offline stand-in for Claude that the command line uses without an API key."""
     return ScriptedProvider(
+        (lambda r: _board_turn(r) is not None, _answer_on_the_board),
         (lambda r: bool(last_tool_results(r)), _sum_up_results),
         (lambda r: bool(_notices(r)), _sum_up_notices),
         (lambda r: bool(_plan(_user_text(r))), lambda r: _call_tools(_user_text(r))),
@@ -252,8 +255,56 @@ def _sum_up_notices(request: ModelRequest) -> ModelResponse:
     return text(" ".join(lines))
 
 
+def _board_turn(request: ModelRequest) -> tuple[list[str], str, str] | None:
+    """A board request's lines, and its turn's node and note (None: not a board turn)."""
+    blocks = last_user_blocks(request)
+    lines = "".join(str(b.get("text", "")) for b in blocks).rstrip().split("\n")
+    found = _TURN_NOTE.match(lines[-1]) if len(request.messages) == 1 else None
+    return None if found is None else (lines, found["node"], found["note"])
+
+
+def _answer_on_the_board(request: ModelRequest) -> ModelResponse:
+    """A board session's turn: the user's node read as a prompt, or its calls summed up."""
+    turn = _board_turn(request)
+    assert turn is not None
+    lines, node, note = turn
+    if "the user wrote" in note:
+        prompt = next(_quoted(line) for line in lines if f" #{node} user " in line)
+        return _call_tools(prompt) if _plan(prompt) else _chat_about(prompt)
+    said = [brief(_outcome_of(line)) for line in _calls_of(lines, node) if " completed: " in line]
+    return text(" ".join(said) or "Noted.")
+
+
+def _calls_of(lines: list[str], node: str) -> list[str]:
+    """The call lines drawn right under node ``#node``."""
+    start = next(i for i, line in enumerate(lines) if f" #{node} " in line)
+    calls = []
+    for line in lines[start + 1 :]:
+        if not line.lstrip().startswith("call #"):
+            break
+        calls.append(line)
+    return calls
+
+
+def _quoted(line: str) -> str:
+    """The text a user node's board line quotes (a Python literal) after its author."""
+    return str(ast.literal_eval(line.split(" user ", 1)[1].strip()))
+
+
+def _outcome_of(call_line: str) -> object:
+    """A completed call line's outcome: its JSON value, or its words."""
+    said = str(ast.literal_eval(call_line.split(" completed: ", 1)[1].strip()))
+    try:
+        return json.loads(said)
+    except ValueError:
+        return said
+
+
 def _chat(request: ModelRequest) -> ModelResponse:
-    prompt = _user_text(request).strip()
+    return _chat_about(_user_text(request).strip())
+
+
+def _chat_about(prompt: str) -> ModelResponse:
     return text(
         f"You said: {prompt!r}. (The scripted model only knows calendars, "
         "the weather, reports and approvals; set ANTHROPIC_API_KEY for Claude.)"

@@ -195,3 +195,17 @@ print(json.dumps({"codes": codes, "imported": "anthropic" in sys.modules}))
     )
     report = json.loads(done.stdout.splitlines()[-1])
     assert report == {"codes": [0, 0, 0, 0], "imported": False}, done.stderr
+
+
+def test_a_board_agent_at_the_command_line(env: dict[str, str], tmp_path: Path) -> None:
+    """Issue 12: `run --agent` with context_view = "board" prints what a person sees of the
+    board (the scripted model reads the board too); resuming it says it cannot yet."""
+    agent = tmp_path / "board.toml"
+    agent.write_text('name = "board"\ncontext_view = "board"\n')
+    run = agentos(env, "run", "--agent", str(agent), "--wait-for-async", JANE_AND_JACK)
+    assert run.code == 0, run
+    first, last = run.json["messages"]
+    assert first.startswith("On it:")
+    assert "Jane is free" in last and "Jack is free" in last
+    resumed = agentos(env, "resume", run.json["session_id"])
+    resumed.one_line_error(1, "board session", "cannot be resumed yet")
