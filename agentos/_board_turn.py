@@ -32,7 +32,7 @@ from agentos._decorations import Decorations
 from agentos._history import MessageHistory
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import content_value, text_of, unique_tool_use_ids
+from agentos._transcript import ToolResultBlock, content_value, text_of, unique_tool_use_ids
 from agentos._turn_calls import failure_text
 from agentos._turn_events import (
     ENDED,
@@ -42,6 +42,7 @@ from agentos._turn_events import (
     CallRunning,
     CallSettled,
     CallsSubmitted,
+    CallStarted,
     CancelCalls,
     Commit,
     Crashed,
@@ -53,7 +54,7 @@ from agentos._turn_events import (
     SubmitCalls,
     UserPosted,
 )
-from components import CallId, CallStatus, JsonObject
+from components import CallId, CallStatus
 
 NEW_THREAD_DEFINITION: dict[str, object] = {
     "name": NEW_THREAD_TOOL,
@@ -101,6 +102,12 @@ class _Step:
     """The step's calls being submitted, by tool_use id."""
     early: list[CallSnapshot] = field(default_factory=list)
     """Calls that ended before the machine knew their ids (fast tools)."""
+    order: list[Block] = field(default_factory=list)
+    """The answer's tool uses, in the order the model asked for them."""
+    local: dict[str, tuple[CallStatus, str]] = field(default_factory=dict)
+    """Uses the machine answers itself (refusals, ``new_thread``): status and words."""
+    answered: bool = False
+    """Something was answered within the step: the model gets to read it."""
 
 
 class BoardMachine:
@@ -123,7 +130,12 @@ class BoardMachine:
         self._autonomous: dict[int, int] = {}
         """Thread root -> turns taken without the user since the user last posted there."""
         self._running: set[CallId] = set()
+        self._by_use: dict[str, CallId] = {}
+        """A background call's tool_use id -> its runtime id (the model may name either)."""
+        self._nodes_of: dict[CallId, int] = {}
+        """A background call -> the node that made it."""
         self._stopping = False
+        self._cancel_on_stop = True
         self._calls = MessageHistory()
 
     # ------------------------------------------------------------------ queries
@@ -211,6 +223,7 @@ class BoardMachine:
         if self._stopping:
             return
         self._stopping = True
+        self._cancel_on_stop = event.cancel_calls
         self._queue.clear()
         live = sorted(self._running)
         if event.cancel_calls and live:
@@ -230,37 +243,55 @@ class BoardMachine:
         node = step.node = self.board.open_turn(
             step.parent, step.trigger, at=event.at, text=text_of(content).strip()
         )
-        uses = [block for block in content if block.get("type") == "tool_use"]
+        uses = [
+            _normal(block, f"toolu_board_{node.display_id}_{number}")
+            for number, block in enumerate(content)
+            if block.get("type") == "tool_use"
+        ]
         to_run: list[Block] = []
-        answered_here = False
         for use in uses:
-            name = str(use.get("name"))
+            refusal = None if self._stopping else self._refusal(use)
             if self._stopping:
-                self._answer(node, use, CallStatus.FAILED, "not started: the session stopped")
-            elif name == NEW_THREAD_TOOL:
-                posted = self.board.new_thread(str(_arguments(use).get("text", "")), at=event.at)
-                self._answer(node, use, CallStatus.COMPLETED, f"posted as #{posted.display_id}")
-                answered_here = True
-            elif self.config.tools is not None and name not in {*self.config.tools, *CAPABILITIES}:
-                refusal = f"tool {name!r} is not available to this agent"
-                self._answer(node, use, CallStatus.FAILED, refusal)
-                answered_here = True
+                step.local[str(use["id"])] = (CallStatus.FAILED, "not started: the session stopped")
+            elif refusal is not None:
+                step.local[str(use["id"])] = (CallStatus.FAILED, refusal)
+            elif use["name"] == NEW_THREAD_TOOL:
+                posted = self.board.new_thread(str(use["input"]["text"]), at=event.at)
+                step.local[str(use["id"])] = (
+                    CallStatus.COMPLETED,
+                    f"posted as #{posted.display_id}",
+                )
             else:
                 to_run.append(use)
+        step.answered = bool(step.local) and not self._stopping
+        step.order = uses
         if to_run:
             step.uses = {str(use["id"]): use for use in to_run}
             shapes = {
                 str(use["id"]): Decorations.of(
-                    self.config.decorators(str(use["name"])), str(use["name"]), _arguments(use)
+                    self.config.decorators(str(use["name"])), str(use["name"]), use["input"]
                 )
                 for use in to_run
                 if use["name"] not in CAPABILITIES
             }
             actions.append(SubmitCalls(to_run, shapes))
-        elif answered_here:
-            self._next_step(actions)
         else:
-            self._end_step(actions)
+            self._hang(node, step, {}, {})
+            self._go_round_or_end(actions)
+
+    def _refusal(self, use: Block) -> str | None:
+        """Why a call the model asked for is not made (None: it is)."""
+        name = str(use["name"])
+        if not name:
+            return "a tool call needs a tool name"
+        if name == NEW_THREAD_TOOL:
+            text = use["input"].get("text")
+            return None if isinstance(text, str) and text.strip() else "new_thread needs a text"
+        if name in CAPABILITIES:
+            return None if name in self.config.capabilities else f"{name!r} is not available"
+        if self.config.tools is not None and name not in self.config.tools:
+            return f"tool {name!r} is not available to this agent"
+        return None
 
     def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
         step = self._step
@@ -268,47 +299,82 @@ class BoardMachine:
             return
         node = step.node
         uses, step.uses = step.uses, {}
-        looked = False
-        for tool_use_id, answer in event.answers.items():
-            use = uses[tool_use_id]
-            name = str(use.get("name"))
-            said = _said(answer.get("content"))
-            if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
-                said = f"{said}\n{NOTHING_MOVED}"
-            self.board.add_call(
-                node.display_id, tool_use_id, name, _arguments(use), background=False
-            )  # first: a cancel counts itself on the branch
-            if name == CANCEL_TOOL and self.board.cancels_on_branch(node.display_id) >= (
-                self.config.retry_budget
-            ):
-                said = f"{said}\n{OUT_OF_RETRIES}"
-            ended = CallStatus.FAILED if answer.get("is_error") else CallStatus.COMPLETED
-            self.board.settle(tool_use_id, ended, said)
-            looked = True
-        for call in event.started:
-            use = uses[call.tool_use_id]
-            self.board.add_call(
-                node.display_id, call.call_id, call.tool_name, _arguments(use), background=True
-            )
-            self._running.add(call.call_id)
-            self.outstanding[call.call_id] = call.tool_use_id
-            if call.status is CallStatus.RUNNING:
-                self.board.set_status(call.call_id, CallStatus.RUNNING)
-        for snapshot in step.early:
+        started = {call.tool_use_id: call for call in event.started if call.tool_use_id in uses}
+        answers = {i: a for i, a in event.answers.items() if i in uses}
+        step.answered = step.answered or bool(answers)
+        self._hang(node, step, answers, started)
+        fresh = [call.call_id for call in started.values()]
+        if self._stopping and self._cancel_on_stop and fresh:
+            actions.append(CancelCalls(fresh, "session stopped"))
+        for snapshot in step.early:  # calls of this step that ended while it was submitted
             self._settled(snapshot)
         step.early.clear()
-        if looked and self._steps_left > 0 and not self._stopping:
+        self._go_round_or_end(actions)
+
+    def _hang(
+        self,
+        node: BoardNode,
+        step: _Step,
+        answers: dict[str, ToolResultBlock],
+        started: dict[str, CallStarted],
+    ) -> None:
+        """Hang the step's calls off its node, in the order the model asked for them."""
+        for use in step.order:
+            tool_use_id = str(use["id"])
+            if tool_use_id in step.local:
+                self._answer(node, use, *step.local[tool_use_id])
+            elif tool_use_id in answers:
+                self._capability_answered(node, use, answers[tool_use_id])
+            elif tool_use_id in started:
+                self._started(node, use, started[tool_use_id])
+
+    def _capability_answered(self, node: BoardNode, use: Block, answer: ToolResultBlock) -> None:
+        tool_use_id, name = str(use["id"]), str(use["name"])
+        said = _said(answer.get("content"))
+        failed = bool(answer.get("is_error"))
+        if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
+            said = f"{said}\n{NOTHING_MOVED}"
+        if name == CANCEL_TOOL and not failed and self._out_of_retries(use):
+            said = f"{said}\n{OUT_OF_RETRIES}"
+        self.board.add_call(node.display_id, tool_use_id, name, use["input"], background=False)
+        self.board.settle(tool_use_id, CallStatus.FAILED if failed else CallStatus.COMPLETED, said)
+
+    def _out_of_retries(self, cancel: Block) -> bool:
+        """Whether this cancel spends the last of the budget of the branch that led to the
+        call it stops: the cancels on that call's node and its ancestors, and this one."""
+        target = str(cancel["input"].get("tool_call_id", ""))
+        call_id = self._by_use.get(target, CallId(target))
+        if call_id not in self._nodes_of:
+            return False
+        spent = self.board.cancels_on_branch(self._nodes_of[call_id]) + 1
+        return spent >= self.config.retry_budget
+
+    def _started(self, node: BoardNode, use: Block, call: CallStarted) -> None:
+        self.board.add_call(
+            node.display_id, call.call_id, call.tool_name, use["input"], background=True
+        )
+        self._running.add(call.call_id)
+        self.outstanding[call.call_id] = call.tool_use_id
+        self._by_use[call.tool_use_id] = call.call_id
+        self._nodes_of[call.call_id] = node.display_id
+        if call.status is CallStatus.RUNNING:
+            self.board.set_status(call.call_id, CallStatus.RUNNING)
+
+    def _go_round_or_end(self, actions: list[Action]) -> None:
+        """Another step if the model has answers to read (and steps left), else the turn ends."""
+        step = self._step
+        if step is not None and step.answered and self._steps_left > 0 and not self._stopping:
             self._next_step(actions)
         else:
             self._end_step(actions)
 
     def _answer(self, node: BoardNode, use: Block, status: CallStatus, words: str) -> None:
         """A call the machine answers within the step (``new_thread``, a refusal)."""
-        name = str(use.get("name"))
+        tool_use_id = str(use["id"])
         self.board.add_call(
-            node.display_id, str(use["id"]), name, _arguments(use), background=False
+            node.display_id, tool_use_id, str(use["name"]), use["input"], background=False
         )
-        self.board.settle(str(use["id"]), status, words)
+        self.board.settle(tool_use_id, status, words)
 
     def _settled(self, snapshot: CallSnapshot) -> None:
         call_id = snapshot.call_id
@@ -403,9 +469,20 @@ def _board_messages(text: str, stable: int) -> list[Message]:
     return [{"role": "user", "content": blocks}]
 
 
-def _arguments(use: Block) -> JsonObject:
-    arguments = use.get("input")
-    return dict(arguments) if isinstance(arguments, dict) else {"input": str(arguments)}
+def _normal(use: Block, fallback_id: str) -> Block:
+    """A tool_use as the machine reads it: a str id (made up if missing), a str name ("" if
+    missing) and an input object (an input that is not one is kept under ``input``)."""
+    tool_use_id, name, arguments = use.get("id"), use.get("name"), use.get("input")
+    if not isinstance(arguments, dict):
+        arguments = {} if arguments is None else {"input": str(arguments)}
+    return {
+        "type": "tool_use",
+        "id": str(tool_use_id)
+        if isinstance(tool_use_id, str | int) and tool_use_id != ""
+        else fallback_id,
+        "name": name if isinstance(name, str) else "",
+        "input": dict(arguments),
+    }
 
 
 def _said(content: object) -> str:

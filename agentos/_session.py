@@ -161,6 +161,8 @@ class Session:
         A board session takes ``reply_to``, the node the message answers (None: a
         new thread); ``KeyError`` for a node the board does not have.
         """
+        if reply_to is not None and type(reply_to) is not int:
+            raise TypeError(f"reply_to is a node's id (an int), got {type(reply_to).__name__}")
         if reply_to is not None and not isinstance(self._turn, BoardMachine):
             raise UsageError("reply_to is for board sessions (context_view='board')")
         if isinstance(self._turn, BoardMachine) and reply_to not in (None, *self._turn.board.nodes):

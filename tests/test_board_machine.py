@@ -215,3 +215,21 @@ Boards.TestCase.settings = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 TestBoards = Boards.TestCase
+
+
+def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:
+    """Review finding: calls whose ids arrive after stop(cancel_calls=True) are cancelled."""
+    machine = BoardMachine("s", CONFIG)
+    machine.handle(UserPosted("go"))
+    uses: list[Block] = [
+        {"type": "tool_use", "id": "t1", "name": "get_tool_call_status", "input": {}},
+        {"type": "tool_use", "id": "t2", "name": "bg", "input": {}},
+    ]
+    (submit,) = machine.handle(ModelReplied([{"type": "text", "text": "on it"}, *uses]))
+    assert isinstance(submit, SubmitCalls)
+    machine.handle(StopRequested(cancel_calls=True))
+    answer: ToolResultBlock = {"type": "tool_result", "tool_use_id": "t1", "content": "{}"}
+    started = CallStarted("t2", CallId("c2"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
+    actions = machine.handle(CallsSubmitted({"t1": answer}, [started], [], 0.0))
+    assert CancelCalls([CallId("c2")], "session stopped") in actions
+    assert machine.status is SessionStatus.STOPPED

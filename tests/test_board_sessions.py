@@ -360,3 +360,76 @@ async def test_a_thread_out_of_autonomous_turns_waits_for_the_user(clock: Manual
         assert len(provider.requests) == 3, "the user's turn and two of its own"
         session.post("again")
         await until(lambda: len(provider.requests) == 4, runtime)
+
+
+async def test_what_the_model_asks_wrongly_is_answered_and_never_loops(clock: ManualClock) -> None:
+    """Review findings: a refused tool, a capability the agent lacks, a call without a name
+    or id, an empty new_thread: each is answered on the board, the session never crashes,
+    and a model that keeps asking wrongly gets at most ``max_steps_per_turn`` requests."""
+    bad: list[dict[str, object]] = [
+        {"type": "tool_use", "id": "t1", "name": "nope", "input": {}},
+        {"type": "tool_use", "id": "t2", "name": "get_tool_call_status", "input": {}},
+        {"type": "tool_use", "name": "puppet", "input": "not an object"},
+        {"type": "tool_use", "id": 7, "input": {}},
+        {"type": "tool_use", "id": "t5", "name": "new_thread", "input": {}},
+    ]
+    provider = ScriptedProvider((lambda r: True, lambda r: ModelResponse(bad, "tool_use")))
+    config = AgentConfig(
+        context_view="board", tools=["puppet"], capabilities=[], max_steps_per_turn=3
+    )
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("go")
+        await until(lambda: bool(puppet.calls), runtime)
+        await settled(session, runtime)
+        with pytest.raises(TypeError, match="an int"):
+            session.post("x", reply_to=True)
+    assert session.errors == []
+    assert len(provider.requests) == 3
+    board = session.board
+    assert board is not None
+    first = next(node for node in board.nodes.values() if node.calls)
+    outcomes = [(call.tool, call.status, call.outcome) for call in first.calls]
+    statuses = [o[1] for o in outcomes]
+    assert statuses[:2] == statuses[3:] == [CallStatus.FAILED, CallStatus.FAILED], outcomes
+    assert statuses[2] in (CallStatus.PENDING, CallStatus.RUNNING), "the good call still starts"
+    assert [o[0] for o in outcomes] == ["nope", "get_tool_call_status", "puppet", "", "new_thread"]
+
+
+async def test_two_cancels_side_by_side_spend_two_budgets(clock: ManualClock) -> None:
+    """Review finding: cancelling two lookups in one answer spends each lookup's own branch,
+    not one budget twice."""
+    puppet = Puppet()
+
+    def cancel_two(request: ModelRequest) -> ModelResponse:
+        first, _, third = list(puppet.calls)
+        return tool_calls(
+            ("cancel_tool_call", {"tool_call_id": first}),
+            ("cancel_tool_call", {"tool_call_id": third}),
+        )
+
+    provider = ScriptedProvider(
+        (asks("look"), lambda r: tool_calls(*(("puppet", {"label": x}) for x in "abc"))),
+        (asks("cancel"), cancel_two),
+        (lambda r: True, lambda r: text("")),
+    )
+    config = AgentConfig(context_view="board", retry_budget=2)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config)
+        session.post("look up a, b and c")
+        await until(lambda: len(puppet.calls) == 3, runtime)
+        await settled(session, runtime)
+        session.post("cancel two of them")
+        await until(lambda: len(provider.requests) >= 3, runtime)
+        await settled(session, runtime)
+    board = session.board
+    assert board is not None
+    said = [
+        call.outcome or ""
+        for node in board.nodes.values()
+        for call in node.calls
+        if call.tool == "cancel_tool_call"
+    ]
+    assert len(said) == 2
+    assert not any("Out of retries" in words for words in said), said
