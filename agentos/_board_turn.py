@@ -392,6 +392,8 @@ class BoardMachine:
     def _overdue(self, call_id: CallId) -> None:
         if call_id not in self._running or self._stopping:
             return
+        if any(wake.call_id == call_id for wake in self._queue):
+            return  # re-armed while the first nudge still waits: one question is enough
         node = self.board.node_of_call(call_id)
         call = next(c for c in node.calls if c.call_id == call_id)
         note = (

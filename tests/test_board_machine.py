@@ -233,3 +233,20 @@ def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:
     actions = machine.handle(CallsSubmitted({"t1": answer}, [started], [], 0.0))
     assert CancelCalls([CallId("c2")], "session stopped") in actions
     assert machine.status is SessionStatus.STOPPED
+
+
+def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
+    machine = BoardMachine("s", CONFIG)
+    machine.handle(UserPosted("go"))
+    use: Block = {"type": "tool_use", "id": "t1", "name": "bg", "input": {}}
+    machine.handle(ModelReplied([use]))
+    started = CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
+    machine.handle(CallsSubmitted({}, [started], [], 0.0))
+    machine.handle(UserPosted("busy now"))  # a turn in flight: the nudges queue
+    assert machine.status is SessionStatus.REQUESTING
+    machine.handle(CallOverdue(CallId("c1")))
+    machine.handle(CallOverdue(CallId("c1")))
+    requests = 0
+    for _ in range(3):  # answer whatever is asked with a last word
+        requests += sum(isinstance(a, SendRequest) for a in machine.handle(ModelReplied([])))
+    assert requests == 1, "the user's turn ended; one nudge for the call, not two"
