@@ -154,6 +154,8 @@ def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list
         f"session {stored.session_id}  agent {agent}  status {stored.status}  "
         f"updated {timestamp(stored.updated_at)}"
     ]
+    if stored.config.get("context_view") == "board":
+        lines.append("(a board session: its board is kept in the memory of the process only)")
     for message in stored.history:
         role = str(message.get("role", "?"))
         for block in blocks_of(message):

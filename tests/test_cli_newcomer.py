@@ -207,5 +207,8 @@ def test_a_board_agent_at_the_command_line(env: dict[str, str], tmp_path: Path) 
     first, last = run.json["messages"]
     assert first.startswith("On it:")
     assert "Jane is free" in last and "Jack is free" in last
-    resumed = agentos(env, "resume", run.json["session_id"])
+    resumed, shown = side_by_side(
+        env, ("resume", run.json["session_id"]), ("show", run.json["session_id"])
+    )
     resumed.one_line_error(1, "board session", "cannot be resumed yet")
+    assert "a board session: its board is kept in the memory of the process only" in shown.out
