@@ -15,7 +15,8 @@ draws it for the model and ``_board_chat`` projects it for the person.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from agentos._board_chat import chat_entries
 from agentos._board_data import (
@@ -32,7 +33,7 @@ from agentos._board_data import (
     ChatEntry,
 )
 from agentos._board_render import NOTATION, Drawn, pending_instruction, render_board
-from components import CallStatus, JsonObject
+from components import CallStatus, Json, JsonObject
 
 __all__ = [
     "CANCEL_TOOL",
@@ -136,6 +137,37 @@ class Board:
         if not call.status.is_final and call.status != status:
             call.status = status
             self._touch(self._node_of[call.display_id].display_id)
+
+    # ------------------------------------------------------------ storing
+
+    def to_json(self) -> JsonObject:
+        """The board as JSON, for the store: its nodes with their calls, and the thread order."""
+        nodes: list[Json] = [_node_json(node) for node in self.nodes.values()]
+        threads: list[Json] = [*self._threads]
+        return {"nodes": nodes, "threads": threads, "next_id": self._next_id}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Board:
+        """A board ``to_json`` wrote (``ValueError`` for anything else)."""
+        board = cls()
+        try:
+            for item in data["nodes"]:
+                node = _node_of_json(item)
+                board.nodes[node.display_id] = node
+                board._children[node.display_id] = []
+                if node.parent is None:
+                    board._root[node.display_id] = node.display_id
+                else:
+                    board._children[node.parent].append(node.display_id)
+                    board._root[node.display_id] = board._root[node.parent]
+                for call in node.calls:
+                    board._calls.setdefault(call.call_id, []).append(call)
+                    board._node_of[call.display_id] = node
+            board._threads = {int(root): None for root in data["threads"]}
+            board._next_id = int(data["next_id"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not a stored board: {error!r}") from None
+        return board
 
     # ------------------------------------------------------------ reading
 
@@ -261,3 +293,54 @@ class Board:
             if not call.status.is_final:
                 return call
         return calls[-1]
+
+
+def _node_json(node: BoardNode) -> Json:
+    calls: list[Json] = [
+        {
+            "display_id": c.display_id,
+            "call_id": c.call_id,
+            "tool": c.tool,
+            "arguments": c.arguments,
+            "background": c.background,
+            "status": c.status.value,
+            "outcome": c.outcome,
+        }
+        for c in node.calls
+    ]
+    return {
+        "display_id": node.display_id,
+        "parent": node.parent,
+        "author": node.author.value,
+        "text": node.text,
+        "calls": calls,
+        "trigger": None if node.trigger is None else node.trigger.value,
+        "new_thread": node.new_thread,
+        "at": node.at,
+    }
+
+
+def _node_of_json(item: Mapping[str, Any]) -> BoardNode:
+    trigger = item["trigger"]
+    calls = [
+        BoardCall(
+            int(c["display_id"]),
+            str(c["call_id"]),
+            str(c["tool"]),
+            dict(c["arguments"]),
+            bool(c["background"]),
+            CallStatus(c["status"]),
+            None if c["outcome"] is None else str(c["outcome"]),
+        )
+        for c in item["calls"]
+    ]
+    return BoardNode(
+        int(item["display_id"]),
+        None if item["parent"] is None else int(item["parent"]),
+        BoardAuthor(item["author"]),
+        str(item["text"]),
+        calls,
+        None if trigger is None else BoardTrigger(trigger),
+        bool(item["new_thread"]),
+        float(item["at"]),
+    )

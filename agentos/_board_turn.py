@@ -74,6 +74,9 @@ NOTHING_MOVED = (
     "Nothing has moved since you last looked. You will be told when it does: there is no "
     "need to look again now."
 )
+BOARD_ROLE = "board"
+"""The role of the one stored message that holds a board session's board."""
+LOST_ON_THE_BOARD = "lost in a restart: the call no longer runs; start it again if needed"
 OUT_OF_RETRIES = (
     "Out of retries on this branch: do not cancel or start this work again. Open a new thread "
     "with new_thread(text) to tell the user what happened and ask how to proceed."
@@ -118,9 +121,8 @@ class BoardMachine:
         self.config = config
         self.status = SessionStatus.IDLE
         self.board = Board()
-        self.history: list[Message] = []
-        """Board sessions keep no transcript (and so nothing for the store to replay yet)."""
         self.dirty_from = 0
+        """Always 0: every commit writes the board whole (one message)."""
         self.requests = 0
         self.outstanding: dict[CallId, str] = {}
         """Background calls whose outcome the model has not read on the board yet."""
@@ -164,9 +166,24 @@ class BoardMachine:
 
     # ------------------------------------------------------------------ the shell's hooks
 
+    @property
+    def history(self) -> list[Message]:
+        """What the store keeps of a board session: one message holding the whole board."""
+        if not self.board.nodes:
+            return []
+        return [{"role": BOARD_ROLE, "content": [{"type": "board", "board": self.board.to_json()}]}]
+
     def restore(self, history: list[Message], *, stored: int) -> None:
-        """Board sessions start empty: their board is not stored yet."""
-        self.dirty_from = stored
+        """Take the stored board back; its calls that were still running did not survive the
+        restart (they read as orphaned, for the model to see on its next turn)."""
+        for message in history:
+            content = message.get("content")
+            if message.get("role") == BOARD_ROLE and isinstance(content, list) and content:
+                self.board = Board.from_json(content[0]["board"])
+        for node in self.board.nodes.values():
+            for call in node.calls:
+                if call.background and not call.status.is_final:
+                    self.board.settle(call.call_id, CallStatus.ORPHANED, LOST_ON_THE_BOARD)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """Nothing to tell: a board session is never restored with calls."""
@@ -180,10 +197,10 @@ class BoardMachine:
             self.status = SessionStatus.STOPPED
 
     def committing(self) -> int:
-        return len(self.history)
+        return 1 if self.board.nodes else 0
 
     def committed(self, upto: int) -> None:
-        self.dirty_from = upto
+        """Nothing to remember: the next commit writes the board whole again."""
 
     # ------------------------------------------------------------------ the one entry point
 

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from agentos._board import Board
+from agentos._board_turn import BOARD_ROLE
 from agentos._history import MessageHistory
 from agentos._provider import Message
 from agentos._store import StoredSession, StoredToken
@@ -154,9 +156,11 @@ def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list
         f"session {stored.session_id}  agent {agent}  status {stored.status}  "
         f"updated {timestamp(stored.updated_at)}"
     ]
-    if stored.config.get("context_view") == "board":
-        lines.append("(a board session: its board is kept in the memory of the process only)")
     for message in stored.history:
+        if message.get("role") == BOARD_ROLE:
+            lines.append("board (what the model reads):")
+            lines += ["  " + line for line in stored_board(message).render().text.splitlines()]
+            continue
         role = str(message.get("role", "?"))
         for block in blocks_of(message):
             kind = block.get("type")
@@ -180,3 +184,11 @@ def timestamp(epoch: float) -> str:
 
 def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def stored_board(message: Message) -> Board:
+    """The board a board session's stored message holds."""
+    content = message.get("content")
+    if not (isinstance(content, list) and content and isinstance(content[0], dict)):
+        raise ValueError("a stored board message holds no board")
+    return Board.from_json(content[0]["board"])

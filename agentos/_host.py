@@ -238,11 +238,6 @@ class Host(anyio.AsyncContextManagerMixin):
             if stored is None:
                 raise UnknownSessionError(session_id)
             config = AgentConfig.model_validate(stored.config)
-            if config.context_view == "board":
-                raise UsageError(
-                    f"session {session_id!r} is a board session: its board is kept in memory "
-                    "only, so it cannot be resumed yet"
-                )
         except BaseException:
             await self._leases.release(session_id)
             raise

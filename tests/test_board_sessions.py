@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 
 import anyio
 import pytest
@@ -23,6 +24,7 @@ from agentos import (
     Runtime,
     ScriptedProvider,
     Session,
+    SqliteStore,
 )
 from agentos.testing import Puppet, blocks_of, settle, text, tool_calls
 
@@ -433,3 +435,44 @@ async def test_two_cancels_side_by_side_spend_two_budgets(clock: ManualClock) ->
     ]
     assert len(said) == 2
     assert not any("Out of retries" in words for words in said), said
+
+
+async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path: Path) -> None:
+    """The store keeps the board whole; resumed, a call that was running reads as orphaned
+    and the talk goes on with the next display ids."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (asks("start"), lambda r: tool_calls(("puppet", {"label": "x"}), say="Started.")),
+        (lambda r: True, lambda r: text("Carrying on.")),
+    )
+    path = tmp_path / "agentos.db"
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(BOARD, session_id="b")
+        session.post("start the work")
+        await until(lambda: bool(puppet.calls), runtime)
+        await settled(session, runtime)
+        before = session.board
+        assert before is not None
+        drawn = before.render().text
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        resumed = await host.resume("b")
+        board = resumed.board
+        assert board is not None
+        (call,) = [c for node in board.nodes.values() for c in node.calls]
+        assert call.status is CallStatus.ORPHANED
+        assert drawn.splitlines()[0] == board.render().text.splitlines()[0]
+        resumed.post("and now?")
+        await settled(resumed, runtime)
+    assert max(board.nodes) == 5, "ids go on from the stored board"
+    assert [e.text for e in resumed.chat if e.role == "agent" and e.text] == [
+        "Started.",
+        "Carrying on.",
+    ]

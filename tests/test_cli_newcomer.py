@@ -199,7 +199,8 @@ print(json.dumps({"codes": codes, "imported": "anthropic" in sys.modules}))
 
 def test_a_board_agent_at_the_command_line(env: dict[str, str], tmp_path: Path) -> None:
     """Issue 12: `run --agent` with context_view = "board" prints what a person sees of the
-    board (the scripted model reads the board too); resuming it says it cannot yet."""
+    board (the scripted model reads the board too); `show` draws the stored board, and
+    `resume` carries on with it."""
     agent = tmp_path / "board.toml"
     agent.write_text('name = "board"\ncontext_view = "board"\n')
     run = agentos(env, "run", "--agent", str(agent), "--wait-for-async", JANE_AND_JACK)
@@ -207,8 +208,11 @@ def test_a_board_agent_at_the_command_line(env: dict[str, str], tmp_path: Path) 
     first, last = run.json["messages"]
     assert first.startswith("On it:")
     assert "Jane is free" in last and "Jack is free" in last
-    resumed, shown = side_by_side(
-        env, ("resume", run.json["session_id"]), ("show", run.json["session_id"])
+    shown = agentos(env, "show", run.json["session_id"])
+    assert "board (what the model reads):" in shown.out
+    assert "#1 user 'When can Jane and Jack meet? calendar 0.2s'" in shown.out
+    resumed = agentos(
+        env, "resume", run.json["session_id"], "--message", "what is the weather in Oslo?"
     )
-    resumed.one_line_error(1, "board session", "cannot be resumed yet")
-    assert "a board session: its board is kept in the memory of the process only" in shown.out
+    assert resumed.code == 0, resumed
+    assert resumed.json["messages"] == ["On it: weather(Oslo).", "Oslo: clear, 20 °C."]
