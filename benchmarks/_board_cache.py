@@ -1,9 +1,10 @@
 """How much of each board request the prompt cache could reuse: a scripted 20-turn talk.
 
-A board session (scripted model, a quick lookup tool) holds three threads:
+A board session (scripted model, a lookup tool that answers at once with a
+calendar-sized result, answers of a sentence or two) holds three threads:
 two short ones, then a longer one the user keeps replying in, with one
-return to the first thread. Every user post starts a lookup, and its result
-grants the next turn: 20 requests in all. ``board.cached_prefix_ratio`` is
+return to the first thread. Every user post starts a lookup of the user's
+question, and its result grants the next turn: 20 requests in all. ``board.cached_prefix_ratio`` is
 the characters of each request (after the first) that equal a prefix of the
 request before it, over all their characters: what re-rendering the board
 every turn keeps byte-stable. ``board.cache_marked_ratio`` is the same for the
@@ -41,9 +42,9 @@ class Query(BaseModel):
 
 
 @tool
-async def lookup(args: Query) -> dict[str, str]:
-    """Look something up (at once)."""
-    return {"query": args.query, "answer": "free 10-12"}
+async def lookup(args: Query) -> dict[str, object]:
+    """Look something up (at once): a calendar-sized answer."""
+    return {"query": args.query, "free": ["10:00-11:00", "15:00-16:00"], "busy": ["13:00-14:30"]}
 
 
 def _board(request: ModelRequest) -> str:
@@ -59,10 +60,14 @@ def _marked(request: ModelRequest) -> str:
 
 
 def _answer(request: ModelRequest) -> ModelResponse:
-    note = _board(request).rstrip().rsplit("\n", 1)[-1]
-    if "the user wrote" in note:
-        return tool_calls(("lookup", {"query": note}), say="Looking it up.")
-    return text("Here is what I found: free 10-12.")
+    lines = _board(request).rstrip().split("\n")
+    if "the user wrote" in lines[-1]:
+        question = lines[-2].split(" user ", 1)[1].split(" (re ", 1)[0]
+        return tool_calls(("lookup", {"query": question}), say="Let me look that up for you.")
+    return text(
+        "Here is what I found: free from 10:00 to 11:00 and from 15:00 to 16:00, busy from "
+        "13:00 to 14:30. Shall I hold 10:00 for it?"
+    )
 
 
 async def talk() -> list[ModelRequest]:
