@@ -476,3 +476,42 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         "Started.",
         "Carrying on.",
     ]
+
+
+async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualClock) -> None:
+    """Seed 004's lesson: a look that finds nothing moved says so, and that the model will
+    be told when something does, so it need not poll."""
+    puppet = Puppet()
+    looks: list[int] = []
+
+    def look(request: ModelRequest) -> ModelResponse:
+        looks.append(1)
+        if len(looks) > 2:
+            return text("I will wait to be told.")
+        call_id = next(iter(puppet.calls))
+        return tool_calls(("get_tool_call_status", {"tool_call_id": call_id}))
+
+    provider = ScriptedProvider(
+        (asks("start"), lambda r: tool_calls(("puppet", {}), say="Started.")),
+        (lambda r: True, look),
+    )
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(BOARD)
+        session.post("start it")
+        await until(lambda: bool(puppet.calls), runtime)
+        await settled(session, runtime)
+        session.post("how is it going?")
+        await until(lambda: len(looks) == 3, runtime)
+        await settled(session, runtime)
+        board = session.board
+        assert board is not None
+        answers = [
+            call.outcome or ""
+            for node in board.nodes.values()
+            for call in node.calls
+            if call.tool == "get_tool_call_status"
+        ]
+    assert len(answers) == 2
+    assert "Nothing has moved" not in answers[0]
+    assert "Nothing has moved since you last looked" in answers[1]
+    assert "You will be told when it does" in answers[1]
