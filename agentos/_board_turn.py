@@ -13,8 +13,8 @@ events and returns actions, never awaiting and never reading a clock.
 
 from __future__ import annotations
 
-import json
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentos._agent_config import AgentConfig
@@ -26,17 +26,28 @@ from agentos._board import (
     Board,
     BoardNode,
     BoardTrigger,
+    ChatEntry,
+)
+from agentos._board_words import (
+    BOARD_ROLE,
+    LOST_ON_THE_BOARD,
+    NOTHING_MOVED,
+    OUT_OF_RETRIES,
+    board_messages,
+    normal_use,
+    outcome_text,
+    result_note,
+    said_text,
+    user_note,
 )
 from agentos._capabilities import CAPABILITIES
 from agentos._decorations import Decorations
 from agentos._history import MessageHistory
+from agentos._machine import MachineBase
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import ToolResultBlock, content_value, text_of, unique_tool_use_ids
-from agentos._turn_calls import failure_text
+from agentos._transcript import ToolResultBlock, text_of, unique_tool_use_ids
 from agentos._turn_events import (
-    ENDED,
-    TURN_TRANSITIONS,
     Action,
     CallOverdue,
     CallRunning,
@@ -55,32 +66,6 @@ from agentos._turn_events import (
     UserPosted,
 )
 from components import CallId, CallStatus
-
-NEW_THREAD_DEFINITION: dict[str, object] = {
-    "name": NEW_THREAD_TOOL,
-    "description": (
-        "Open a new thread on the board with this text, shown to the user: to ask the user "
-        "something, or to tell them what a finished thread could not."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {"text": {"type": "string", "description": "What the user reads."}},
-        "required": ["text"],
-    },
-}
-"""The board's own capability, answered by the machine."""
-
-NOTHING_MOVED = (
-    "Nothing has moved since you last looked. You will be told when it does: there is no "
-    "need to look again now."
-)
-BOARD_ROLE = "board"
-"""The role of the one stored message that holds a board session's board."""
-LOST_ON_THE_BOARD = "lost in a restart: the call no longer runs; start it again if needed"
-OUT_OF_RETRIES = (
-    "Out of retries on this branch: do not cancel or start this work again. Open a new thread "
-    "with new_thread(text) to tell the user what happened and ask how to proceed."
-)
 
 
 @dataclass(slots=True)
@@ -113,17 +98,14 @@ class _Step:
     """Something was answered within the step: the model gets to read it."""
 
 
-class BoardMachine:
+class BoardMachine(MachineBase):
     """One board session's turns, moved only by ``handle``."""
 
     def __init__(self, session_id: str, config: AgentConfig) -> None:
-        self.session_id = session_id
-        self.config = config
-        self.status = SessionStatus.IDLE
+        super().__init__(session_id, config)
         self.board = Board()
         self.dirty_from = 0
         """Always 0: every commit writes the board whole (one message)."""
-        self.requests = 0
         self.outstanding: dict[CallId, str] = {}
         """Background calls whose outcome the model has not read on the board yet."""
         self._queue: deque[_Wake] = deque()
@@ -136,7 +118,6 @@ class BoardMachine:
         """A background call's tool_use id -> its runtime id (the model may name either)."""
         self._nodes_of: dict[CallId, int] = {}
         """A background call -> the node that made it."""
-        self._stopping = False
         self._cancel_on_stop = True
         self._calls = MessageHistory()
 
@@ -147,16 +128,22 @@ class BoardMachine:
         return self._calls
 
     @property
-    def ended(self) -> bool:
-        return self.status in ENDED
-
-    @property
-    def stopping(self) -> bool:
-        return self._stopping
-
-    @property
     def at_rest(self) -> bool:
         return self.ended or (self.status is SessionStatus.IDLE and not self._queue)
+
+    @property
+    def replies(self) -> list[str]:
+        """Every agent node's text, shown to the person or not (``chat`` is what is shown)."""
+        return [node.text for node in self.board.nodes.values() if node.author == "agent"]
+
+    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
+        """Seed 004's projection of the board for a person (the board holds the calls)."""
+        return self.board.chat()
+
+    def check_reply(self, reply_to: int | None) -> None:
+        """``KeyError`` for a node the board does not have."""
+        if reply_to is not None and reply_to not in self.board.nodes:
+            raise KeyError(f"no node #{reply_to} on session {self.session_id!r}'s board")
 
     def awaits(self, call_id: CallId) -> bool:
         """Whether this call's news matters: one of the board's running calls, or any call
@@ -192,10 +179,6 @@ class BoardMachine:
         self._running.add(call_id)
         self.outstanding[call_id] = tool_use_id
 
-    def abandon(self) -> None:
-        if not self.ended:
-            self.status = SessionStatus.STOPPED
-
     def committing(self) -> int:
         return 1 if self.board.nodes else 0
 
@@ -221,7 +204,7 @@ class BoardMachine:
         elif isinstance(event, UserPosted):
             node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
             self._autonomous[self.board.root_of(node.display_id)] = 0
-            self._queue.append(_Wake(BoardTrigger.USER, node.display_id, _user_note(node)))
+            self._queue.append(_Wake(BoardTrigger.USER, node.display_id, user_note(node)))
         elif isinstance(event, ModelReplied):
             self._replied(event, actions)
         elif isinstance(event, CallsSubmitted):
@@ -261,7 +244,7 @@ class BoardMachine:
             step.parent, step.trigger, at=event.at, text=text_of(content).strip()
         )
         uses = [
-            _normal(block, f"toolu_board_{node.display_id}_{number}")
+            normal_use(block, f"toolu_board_{node.display_id}_{number}")
             for number, block in enumerate(content)
             if block.get("type") == "tool_use"
         ]
@@ -347,7 +330,7 @@ class BoardMachine:
 
     def _capability_answered(self, node: BoardNode, use: Block, answer: ToolResultBlock) -> None:
         tool_use_id, name = str(use["id"]), str(use["name"])
-        said = _said(answer.get("content"))
+        said = said_text(answer.get("content"))
         failed = bool(answer.get("is_error"))
         if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
             said = f"{said}\n{NOTHING_MOVED}"
@@ -401,9 +384,9 @@ class BoardMachine:
                 step.early.append(snapshot)
             return
         self._running.discard(call_id)
-        node = self.board.settle(call_id, snapshot.status, _outcome(snapshot))
+        node = self.board.settle(call_id, snapshot.status, outcome_text(snapshot))
         if self.board.settled(node.display_id) and not self._stopping:
-            note = _result_note(node)
+            note = result_note(node)
             self._queue.append(_Wake(BoardTrigger.RESULT, node.display_id, note))
 
     def _overdue(self, call_id: CallId) -> None:
@@ -461,64 +444,10 @@ class BoardMachine:
             del self.outstanding[call_id]  # its outcome is on the board the model reads now
         actions += [
             Commit(),
-            SendRequest(_board_messages(rendered.text, rendered.stable_chars), NOTATION),
+            SendRequest(board_messages(rendered.text, rendered.stable_chars), NOTATION),
         ]
 
     def _end_step(self, actions: list[Action]) -> None:
         self._step = None
         self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
         actions.append(Commit())
-
-    def _move(self, status: SessionStatus) -> None:
-        allowed = TURN_TRANSITIONS[self.status] | {self.status, SessionStatus.FAILED}
-        if status not in allowed:
-            raise RuntimeError(f"board session: {self.status} -> {status} is not allowed")
-        self.status = status
-
-
-def _board_messages(text: str, stable: int) -> list[Message]:
-    """The board as one user message; its stable prefix marked for the prompt cache."""
-    if 0 < stable < len(text):
-        blocks: list[Block] = [
-            {"type": "text", "text": text[:stable], "cache_control": {"type": "ephemeral"}},
-            {"type": "text", "text": text[stable:]},
-        ]
-    else:
-        blocks = [{"type": "text", "text": text}]
-    return [{"role": "user", "content": blocks}]
-
-
-def _normal(use: Block, fallback_id: str) -> Block:
-    """A tool_use as the machine reads it: a str id (made up if missing), a str name ("" if
-    missing) and an input object (an input that is not one is kept under ``input``)."""
-    tool_use_id, name, arguments = use.get("id"), use.get("name"), use.get("input")
-    if not isinstance(arguments, dict):
-        arguments = {} if arguments is None else {"input": str(arguments)}
-    return {
-        "type": "tool_use",
-        "id": str(tool_use_id)
-        if isinstance(tool_use_id, str | int) and tool_use_id != ""
-        else fallback_id,
-        "name": name if isinstance(name, str) else "",
-        "input": dict(arguments),
-    }
-
-
-def _said(content: object) -> str:
-    value = content_value(content)
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _outcome(snapshot: CallSnapshot) -> str:
-    if snapshot.status is not CallStatus.COMPLETED:
-        return failure_text(snapshot)
-    result = snapshot.result
-    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-
-
-def _user_note(node: BoardNode) -> str:
-    return f"the user wrote #{node.display_id}; answer it."
-
-
-def _result_note(node: BoardNode) -> str:
-    return f"every call of #{node.display_id} has finished; their outcomes are on the board."

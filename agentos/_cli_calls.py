@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentos._board import Board
-from agentos._board_turn import BOARD_ROLE
+from agentos._board_words import BOARD_ROLE
 from agentos._history import MessageHistory
 from agentos._provider import Message
 from agentos._store import StoredSession, StoredToken

@@ -24,26 +24,26 @@ from anyio.abc import TaskStatus
 
 from agentos._agent_config import AgentConfig
 from agentos._board import Board, ChatEntry
-from agentos._board_turn import NEW_THREAD_DEFINITION, BoardMachine
+from agentos._board_turn import BoardMachine
+from agentos._board_words import NEW_THREAD_DEFINITION
 from agentos._context_view import ContextView, ViewInput
 from agentos._errors import (
     SessionConflictError,
     SessionEndedError,
     StoreError,
     UnknownCallError,
-    UsageError,
 )
 from agentos._history import MessageHistory, waiting_calls
 from agentos._provider import Message, ModelRequest, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._session_calls import SessionCalls
+from agentos._session_writer import SessionWriter
 from agentos._snapshot import CallSnapshot, SessionStatistics
 from agentos._store import SessionStore
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
-from agentos._transcript import ToolResultBlock, repair_history, text_of
-from agentos._transcript_chat import transcript_chat
+from agentos._transcript import ToolResultBlock, repair_history
 from agentos._turn import TurnMachine
 from agentos._turn_events import (
     Action,
@@ -65,7 +65,7 @@ from agentos._turn_events import (
     TimerFired,
     UserPosted,
 )
-from components import CallEvent, CallEventKind, CallId, CallStatus
+from components import CallEvent, CallEventKind, CallId
 
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
 _CLOSE_GRACE = 5.0
@@ -115,12 +115,8 @@ class Session:
         self._deadline = math.inf
         self._step_scope: anyio.CancelScope | None = None
         self._arrived: anyio.Event | None = None
-        self._store = store
-        self._version = version
+        self._writer = SessionWriter(session_id, store, version, self._turn.status)
         self._changed: anyio.Event | None = None
-        self._stored = self._turn.status
-        """The status the store has."""
-        self._writing = anyio.Lock()
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self._hands = SessionCalls(
@@ -163,10 +159,7 @@ class Session:
         """
         if reply_to is not None and type(reply_to) is not int:
             raise TypeError(f"reply_to is a node's id (an int), got {type(reply_to).__name__}")
-        if reply_to is not None and not isinstance(self._turn, BoardMachine):
-            raise UsageError("reply_to is for board sessions (context_view='board')")
-        if isinstance(self._turn, BoardMachine) and reply_to not in (None, *self._turn.board.nodes):
-            raise KeyError(f"no node #{reply_to} on session {self.session_id!r}'s board")
+        self._turn.check_reply(reply_to)
         if not isinstance(text, str):
             raise TypeError(f"a user message is a str, got {type(text).__name__}")
         if not text.strip():
@@ -183,15 +176,9 @@ class Session:
 
     @property
     def chat(self) -> list[ChatEntry]:
-        """What a person sees of the conversation: seed 004's projection of the board."""
-        if isinstance(self._turn, BoardMachine):
-            return self._turn.board.chat()
-
-        def status(tool_use_id: str) -> CallStatus | None:
-            known = self._turn.calls.find_call(self.session_id, tool_use_id)
-            return None if known is None else known.status
-
-        return transcript_chat(self.history, self._runtime.list_calls(self.session_id), status)
+        """What a person sees of the conversation: every message of a transcript, seed 004's
+        projection of a board."""
+        return self._turn.chat(self._calls)
 
     def restore(
         self, history: list[Message], held: Mapping[str, ToolResultBlock] | None = None
@@ -222,9 +209,9 @@ class Session:
 
     def disown(self, reason: str) -> None:
         """Another host owns this session now: record why, write nothing more, and stop."""
-        if self._store is None:
+        if self._writer.store is None:
             return
-        self._store = None
+        self._writer.store = None
         self.errors.append(f"store: {reason}")
         self.stop(cancel_calls=False)
 
@@ -255,26 +242,14 @@ class Session:
     async def wait_idle(self) -> None:
         """Until the model has answered everything posted and no event is waiting.
 
-        Returns at once if that is so already, and once the session is stopped
-        or failed. How long a turn waits for the tool calls of the model's
-        answer before it goes on (so before this returns):
-
-        - ``yield_when_all_done`` (the default): until every call is final.
-        - ``yield_on_any_progress``: until one call is final (progress reports
-          do not count); the others still run.
-        - ``yield_on_timeout``: until one call is final or ``milliseconds``
-          pass on the runtime's clock, whichever is first.
-        - ``execution_mode="synchronous"``: until every call is final (they run
-          one after another); a message posted meanwhile is answered after.
-
-        A deferred call is final once ``Host.complete`` gives it its outcome
-        (until then the session is ``waiting_external``). In asynchronous mode
-        a message posted meanwhile ends the wait at once (unless a ``run_sync``
-        call is unfinished); in either mode so does a call going overdue. A call
-        still running then gets a placeholder (``outstanding()`` lists it), and
-        its outcome grants the model a later turn: so this may return while
-        calls run, and the session be busy again when they end. See
-        ``wait_settled``.
+        Returns at once if that is so already, and once the session is stopped or
+        failed. A turn waits for its calls as its strategy says: every call final
+        (``yield_when_all_done``, and synchronous mode, one after another), one
+        final (``yield_on_any_progress``), or one final or ``milliseconds`` passed
+        (``yield_on_timeout``); a deferred call is final once ``Host.complete``
+        gives it its outcome. A user message or an overdue call ends the wait
+        early; the calls still running then get placeholders and their outcomes a
+        later turn, so the session may be busy again (see ``wait_settled``).
         """
         while not (self.idle or (self._turn.ended and not self._busy)):
             await self._next_change()
@@ -314,33 +289,14 @@ class Session:
     def replies(self) -> list[str]:
         """The text of every assistant message, in order (a board session's: every agent
         node's, shown to the person or not; ``chat`` is what a person sees)."""
-        board = self.board
-        if board is not None:
-            return [node.text for node in board.nodes.values() if node.author == "agent"]
-        return [text_of(m["content"]) for m in self.history if m["role"] == "assistant"]
+        return self._turn.replies
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
 
         The write names the session's version: one another host took over is refused.
         """
-        if self._store is None:
-            return
-        async with self._writing:  # one write at a time, in order: each names the version
-            history = self._turn.history
-            keep = min(self._turn.dirty_from, len(history))
-            upto, status = self._turn.committing(), self.status
-            await self._store.commit_turn(
-                self.session_id,
-                status=status.value,
-                keep=keep,
-                messages=history[keep:upto],
-                version=self._version,
-            )
-            self._turn.committed(upto)
-            self._stored = status
-            if self._version is not None:
-                self._version += 1
+        await self._writer.write(self._turn)
 
     # ------------------------------------------------------------------ the task
 
@@ -377,7 +333,7 @@ class Session:
         mid-turn loses nothing its session had decided."""
         while self._stepping:
             await self._next_change()
-        if self._turn.dirty_from < len(self._turn.history) or self._stored != self.status:
+        if self._writer.behind(self._turn):
             await self._persist()
 
     def _on_call_event(self, event: CallEvent) -> None:
@@ -494,7 +450,7 @@ class Session:
             max_tokens=self.config.max_tokens,
             session_id=self.session_id,
         )
-        if self._store is None:
+        if self._writer.store is None:
             response = await self._hands.ask(self._provider, request)
         else:
             async with anyio.create_task_group() as group:
@@ -507,7 +463,7 @@ class Session:
 
     async def _persist(self) -> None:
         """Commit what changed since the last commit, in one transaction."""
-        if self._store is None:
+        if self._writer.store is None:
             return
         try:
             await self.commit()

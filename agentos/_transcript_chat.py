@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from agentos._board import ChatCall, ChatEntry
+from agentos._history import MessageHistory
 from agentos._provider import Message
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import blocks_of, read_outcome
@@ -19,12 +20,18 @@ from components import CallStatus
 def transcript_chat(
     history: Sequence[Message],
     calls: Sequence[CallSnapshot],
-    told: Callable[[str], CallStatus | None],
+    index: MessageHistory,
+    session_id: str,
 ) -> list[ChatEntry]:
     """One entry per user or assistant message with text or calls; ids count messages from 1.
 
     A call's state is the runtime's while it holds the call, else what the history told
-    (``told``, by tool_use id), else ``orphaned``."""
+    (``index``), else ``orphaned``."""
+
+    def told(tool_use_id: str) -> CallStatus | None:
+        known = index.find_call(session_id, tool_use_id)
+        return None if known is None else known.status
+
     by_use = {c.provider_call_id: c for c in calls if c.provider_call_id is not None}
     entries = []
     for number, message in enumerate(history, start=1):

@@ -14,14 +14,19 @@ placeholder, and its outcome is told once, later, as a message naming it.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
 from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
+from agentos._board import ChatEntry
 from agentos._capabilities import CAPABILITIES
 from agentos._decorations import Decorations
+from agentos._errors import UsageError
 from agentos._history import MessageHistory
+from agentos._machine import MachineBase
 from agentos._provider import Block, Message
+from agentos._snapshot import CallSnapshot
 from agentos._transcript import (
     NOT_RUN,
     ToolResultBlock,
@@ -29,13 +34,13 @@ from agentos._transcript import (
     lost_notice,
     overdue_text,
     text_block,
+    text_of,
     tool_result,
     unique_tool_use_ids,
 )
+from agentos._transcript_chat import transcript_chat
 from agentos._turn_calls import CallLedger
 from agentos._turn_events import (
-    ENDED,
-    TURN_TRANSITIONS,
     WAITING,
     Action,
     ArmTimer,
@@ -61,10 +66,6 @@ from components import CallId
 
 _NONE_EDITED = 2**62
 """``_edited_from`` when nothing was changed: above any index."""
-_ALLOWED = {
-    status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus
-}
-"""``TURN_TRANSITIONS``, plus staying put, plus failing."""
 
 
 @dataclass(slots=True)
@@ -85,25 +86,21 @@ class _Batch:
     overdue: list[CallId] = field(default_factory=list)
 
 
-class TurnMachine:
+class TurnMachine(MachineBase):
     """The state of one conversation's turns, moved only by ``handle``."""
 
     def __init__(self, session_id: str, config: AgentConfig) -> None:
-        self.session_id = session_id
-        self.config = config
-        self.status = SessionStatus.IDLE
+        super().__init__(session_id, config)
         self.history: list[Message] = []
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
         self._edited_from = _NONE_EDITED
         """The lowest message changed since a commit in flight took its copy."""
-        self.requests = 0
         self.ledger = CallLedger(session_id)
         self._queue: deque[UserPosted | CallSettled | CallOverdue] = deque()
         self._batch: _Batch | None = None
         self._lost: list[tuple[str, str]] = []
         self._steps_left = 0
-        self._stopping = False
         self._cancel_on_stop = True
         self._cancelling = False
         """Stopping, and the shell has not yet cancelled the calls it was asked to."""
@@ -121,17 +118,23 @@ class TurnMachine:
         return self.ledger.outstanding
 
     @property
-    def ended(self) -> bool:
-        return self.status in ENDED
-
-    @property
-    def stopping(self) -> bool:
-        return self._stopping
-
-    @property
     def at_rest(self) -> bool:
         """Ended, or idle with nothing queued that would grant a turn."""
         return self.ended or (self.status is SessionStatus.IDLE and not self._grants_turn())
+
+    @property
+    def replies(self) -> list[str]:
+        """The text of every assistant message, in order."""
+        return [text_of(m["content"]) for m in self.history if m["role"] == "assistant"]
+
+    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
+        """What a person sees: every message, with its calls (see ``transcript_chat``)."""
+        return transcript_chat(self.history, calls(), self.calls, self.session_id)
+
+    def check_reply(self, reply_to: int | None) -> None:
+        """A transcript has no nodes to reply under."""
+        if reply_to is not None:
+            raise UsageError("reply_to is for board sessions (context_view='board')")
 
     def awaits(self, call_id: CallId) -> bool:
         """Whether the model is still to hear how this call ended (or may be: a batch
@@ -163,11 +166,6 @@ class TurnMachine:
     def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
         """Tell this call's outcome later, as for any call that got a placeholder."""
         self.ledger.await_outcome(call_id, tool_use_id, deferred=deferred)
-
-    def abandon(self) -> None:
-        """The shell's task ended (its host is closing): nothing will move this turn again."""
-        if not self.ended:
-            self.status = SessionStatus.STOPPED
 
     def committing(self) -> int:
         """A commit takes its copy of the history: its length. Messages changed while the
@@ -450,8 +448,3 @@ class TurnMachine:
             self._edited(len(self.history) - 1)
         else:
             self._append({"role": "user", "content": blocks})
-
-    def _move(self, status: SessionStatus) -> None:
-        if status not in _ALLOWED[self.status]:
-            raise AssertionError(f"turn cannot move from {self.status} to {status}")
-        self.status = status

@@ -1,0 +1,87 @@
+"""The words of a board session: what the machine says on the board, and how it reads
+the model's calls and the runtime's outcomes (``_board_turn`` uses them)."""
+
+from __future__ import annotations
+
+import json
+
+from agentos._board import NEW_THREAD_TOOL, BoardNode
+from agentos._provider import Block, Message
+from agentos._snapshot import CallSnapshot
+from agentos._transcript import content_value
+from agentos._turn_calls import failure_text
+from components import CallStatus
+
+NEW_THREAD_DEFINITION: dict[str, object] = {
+    "name": NEW_THREAD_TOOL,
+    "description": (
+        "Open a new thread on the board with this text, shown to the user: to ask the user "
+        "something, or to tell them what a finished thread could not."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {"text": {"type": "string", "description": "What the user reads."}},
+        "required": ["text"],
+    },
+}
+"""The board's own capability, answered by the machine."""
+
+NOTHING_MOVED = (
+    "Nothing has moved since you last looked. You will be told when it does: there is no "
+    "need to look again now."
+)
+BOARD_ROLE = "board"
+"""The role of the one stored message that holds a board session's board."""
+LOST_ON_THE_BOARD = "lost in a restart: the call no longer runs; start it again if needed"
+OUT_OF_RETRIES = (
+    "Out of retries on this branch: do not cancel or start this work again. Open a new thread "
+    "with new_thread(text) to tell the user what happened and ask how to proceed."
+)
+
+
+def board_messages(text: str, stable: int) -> list[Message]:
+    """The board as one user message; its stable prefix marked for the prompt cache."""
+    if 0 < stable < len(text):
+        blocks: list[Block] = [
+            {"type": "text", "text": text[:stable], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": text[stable:]},
+        ]
+    else:
+        blocks = [{"type": "text", "text": text}]
+    return [{"role": "user", "content": blocks}]
+
+
+def normal_use(use: Block, fallback_id: str) -> Block:
+    """A tool_use as the machine reads it: a str id (made up if missing), a str name ("" if
+    missing) and an input object (an input that is not one is kept under ``input``)."""
+    tool_use_id, name, arguments = use.get("id"), use.get("name"), use.get("input")
+    if not isinstance(arguments, dict):
+        arguments = {} if arguments is None else {"input": str(arguments)}
+    return {
+        "type": "tool_use",
+        "id": str(tool_use_id)
+        if isinstance(tool_use_id, str | int) and tool_use_id != ""
+        else fallback_id,
+        "name": name if isinstance(name, str) else "",
+        "input": dict(arguments),
+    }
+
+
+def said_text(content: object) -> str:
+    value = content_value(content)
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def outcome_text(snapshot: CallSnapshot) -> str:
+    if snapshot.status is not CallStatus.COMPLETED:
+        return failure_text(snapshot)
+    result = snapshot.result
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+def user_note(node: BoardNode) -> str:
+    return f"the user wrote #{node.display_id}; answer it."
+
+
+def result_note(node: BoardNode) -> str:
+    return f"every call of #{node.display_id} has finished; their outcomes are on the board."
