@@ -19,11 +19,9 @@ the concurrency shows. The tools are ``agentos.demo_tools.TOOLS``, the ones
 
 from __future__ import annotations
 
-import ast
 import json
 import logging
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -58,7 +56,8 @@ from agentos import (
     YieldOnTimeout,
     tune_gc,
 )
-from agentos.demo_tools import TOOLS, brief, describe_call
+from agentos.demo_board import BOARD_AGENT, board_model
+from agentos.demo_tools import TOOLS, answer_of, brief, describe_call
 from agentos.testing import blocks_of, last_tool_results, last_user_text, text, tool_calls
 
 TOOL_NAMES = {tool.name for tool in TOOLS}
@@ -66,9 +65,6 @@ AGENT = AgentConfig(
     name="demo",
     system_prompt="You help people plan. Tools are slow; keep talking while they run.",
     async_yield_strategy=YieldOnTimeout(milliseconds=300),
-)
-BOARD_AGENT = AgentConfig(
-    name="demo-board", system_prompt=AGENT.system_prompt, context_view="board"
 )
 
 
@@ -93,17 +89,6 @@ def _call_of(request: ModelRequest, person: str) -> str:
         if block["input"].get("person") == person:
             return str(block["id"])
     return "unknown"
-
-
-def answer_of(block: Mapping[str, Any]) -> Any:
-    """What a ``tool_result`` block holds: its JSON value, or its text when it is not JSON."""
-    content = block.get("content")
-    if isinstance(content, list):
-        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    try:
-        return json.loads(str(content))
-    except ValueError:
-        return content
 
 
 def _results_said(request: ModelRequest) -> ModelResponse:
@@ -174,80 +159,6 @@ def scripted_model() -> ScriptedProvider:
         (_asked("report"), lambda r: tool_calls(("write_report", {"pages": 60}))),
         (lambda r: bool(last_tool_results(r)), _results_said),
         (lambda r: "finished:" in last_user_text(r), _outcomes_said),
-        (lambda r: True, lambda r: text("Noted.")),
-        keep_requests=False,
-    )
-
-
-# ------------------------------------------------------------------ the scripted model of a board
-
-
-def _board_lines(request: ModelRequest) -> list[str]:
-    """The board a board session's model reads (its one user message), line by line."""
-    return last_user_text(request).rstrip().split("\n")
-
-
-def _board_asked(phrase: str) -> Callable[[ModelRequest], bool]:
-    """The turn is for a user post (the note's line) whose text (the line above) says ``phrase``."""
-
-    def asked(request: ModelRequest) -> bool:
-        lines = _board_lines(request)
-        return len(lines) > 1 and "the user wrote" in lines[-1] and phrase in lines[-2].lower()
-
-    return asked
-
-
-FINISHED = re.compile(r"every call of (#\d+) has finished")
-COMPLETED = re.compile(r"^\s*call #\d+ (\w+)\(.*?\) completed: (.*)$")
-
-
-def _finished_calls(request: ModelRequest) -> list[tuple[str, Any]]:
-    """``(tool, result)`` of each completed call of the node the turn is for (the note names it).
-
-    A call's line sits under its node's line (``ok #2 agent ...``), its outcome quoted."""
-    lines = _board_lines(request)
-    focus = FINISHED.search(lines[-1])
-    if focus is None:
-        return []
-    node = re.compile(rf"^\s*\S+ {focus.group(1)} agent\b")
-    head = next((i for i, line in enumerate(lines) if node.match(line)), len(lines))
-    found = []
-    for line in lines[head + 1 :]:
-        if not line.lstrip().startswith("call #"):
-            break
-        completed = COMPLETED.match(line)
-        if completed:
-            outcome = ast.literal_eval(completed.group(2))
-            found.append((completed.group(1), answer_of({"content": outcome})))
-    return found
-
-
-def _landed(request: ModelRequest) -> ModelResponse:
-    """The turn after a node's calls all ended: the weather, or when the calendars meet."""
-    results = _finished_calls(request)
-    calendars = [value for tool, value in results if tool == "fetch_calendar"]
-    if not calendars:
-        return text(" ".join(brief(value) for _, value in results) or "That did not work.")
-    common = [slot for slot in calendars[0]["free"] if all(slot in c["free"] for c in calendars)]
-    people = " and ".join(str(c["person"]) for c in calendars)
-    if not common:
-        return text(f"{people} have no free time in common today.")
-    return text(f"{people} can meet at {common[0]}; they are both free then.")
-
-
-def board_model() -> ScriptedProvider:
-    """Dana's model offline: rules keyed on the board's last lines (the turn's note, the post)."""
-    return ScriptedProvider(
-        (
-            _board_asked("ann and ben"),
-            lambda r: tool_calls(
-                ("fetch_calendar", {"person": "Ann", "seconds": 0.6}),
-                ("fetch_calendar", {"person": "Ben", "seconds": 0.9}),
-                say="Reading both calendars at once.",
-            ),
-        ),
-        (_board_asked("weather"), lambda r: tool_calls(("weather", {"city": "Bergen"}))),
-        (lambda r: bool(FINISHED.search(_board_lines(r)[-1])), _landed),
         (lambda r: True, lambda r: text("Noted.")),
         keep_requests=False,
     )

@@ -329,3 +329,14 @@ def brief(value: object) -> str:
     if isinstance(value, dict) and "sky" in value:
         return f"{value.get('city')}: {value['sky']}, {value.get('celsius')} °C."
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def answer_of(block: Mapping[str, Any]) -> Any:
+    """What a ``tool_result`` block holds: its JSON value, or its text when it is not JSON."""
+    content = block.get("content")
+    if isinstance(content, list):
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    try:
+        return json.loads(str(content))
+    except ValueError:
+        return content
