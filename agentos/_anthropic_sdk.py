@@ -36,7 +36,11 @@ def make_client(
 async def ask(client: anthropic.AsyncAnthropic, request: ModelRequest) -> ModelResponse:
     """Ask the model once (the SDK does the retrying); raise only ``ProviderError``."""
     optional: dict[str, Any] = {}
-    if request.system:
+    if request.system and request.cache_system:
+        optional["system"] = [
+            {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
+        ]
+    elif request.system:
         optional["system"] = request.system
     if request.tools:
         optional["tools"] = [dict(t) for t in request.tools]

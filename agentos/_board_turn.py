@@ -444,7 +444,9 @@ class BoardMachine(MachineBase):
             del self.outstanding[call_id]  # its outcome is on the board the model reads now
         actions += [
             Commit(),
-            SendRequest(board_messages(rendered.text, rendered.stable_chars), NOTATION),
+            SendRequest(
+                board_messages(rendered.text, rendered.stable_chars), NOTATION, cache_system=True
+            ),
         ]
 
     def _end_step(self, actions: list[Action]) -> None:

@@ -28,6 +28,9 @@ class ModelRequest:
     tools: Sequence[Mapping[str, Any]] = ()
     max_tokens: int = 1024
     session_id: str = ""
+    cache_system: bool = False
+    """Mark the system prompt as a prompt-cache breakpoint, so the tools and the system
+    prompt are cached even when no message carries a mark (a board session's requests)."""
 
 
 USAGE_FIELDS = (

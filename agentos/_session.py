@@ -449,6 +449,7 @@ class Session:
             tools=self._tools,
             max_tokens=self.config.max_tokens,
             session_id=self.session_id,
+            cache_system=action.cache_system,
         )
         if self._writer.store is None:
             response = await self._hands.ask(self._provider, request)

@@ -158,6 +158,8 @@ class SendRequest:
     messages: list[Message] | None = None
     system_note: str = ""
     """Appended to the agent's system prompt for this request."""
+    cache_system: bool = False
+    """Mark the system prompt for the prompt cache (``ModelRequest.cache_system``)."""
 
 
 @dataclass(frozen=True, slots=True)

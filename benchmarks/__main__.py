@@ -132,6 +132,7 @@ HEADLINE = (
     "board.render_us",
     "board.first_render_us",
     "board.cached_prefix_ratio",
+    "board.board_prefix_ratio",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",

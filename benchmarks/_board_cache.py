@@ -4,17 +4,24 @@ A board session (scripted model, a lookup tool that answers at once with a
 calendar-sized result, answers of a sentence or two) holds three threads:
 two short ones, then a longer one the user keeps replying in, with one
 return to the first thread. Every user post starts a lookup of the user's
-question, and its result grants the next turn: 20 requests in all. ``board.cached_prefix_ratio`` is
-the characters of each request (after the first) that equal a prefix of the
-request before it, over all their characters: what re-rendering the board
-every turn keeps byte-stable. ``board.cache_marked_ratio`` is the same for the
-part marked with ``cache_control`` (the stable prefix the board declares).
+question, and its result grants the next turn: 20 requests in all.
+
+``board.cached_prefix_ratio`` is the characters of each request (after the
+first) that equal a prefix of the request before it, over all their
+characters, with the request read in the order the prompt cache reads it:
+tool definitions, system prompt, then the board. ``board.board_prefix_ratio``
+is the same for the board text alone (the part re-rendered every turn), and
+``board.cache_marked_ratio`` the share of the board inside its
+``cache_control`` mark (the stable prefix the board declares).
 """
 
 from __future__ import annotations
 
+import ast
 import itertools
+import json
 import os
+from collections.abc import Sequence
 
 import anyio
 from pydantic import BaseModel
@@ -62,7 +69,8 @@ def _marked(request: ModelRequest) -> str:
 def _answer(request: ModelRequest) -> ModelResponse:
     lines = _board(request).rstrip().split("\n")
     if "the user wrote" in lines[-1]:
-        question = lines[-2].split(" user ", 1)[1].split(" (re ", 1)[0]
+        quoted = lines[-2].split(" user ", 1)[1].split(" (re ", 1)[0]
+        question = ast.literal_eval(quoted)
         return tool_calls(("lookup", {"query": question}), say="Let me look that up for you.")
     return text(
         "Here is what I found: free from 10:00 to 11:00 and from 15:00 to 16:00, busy from "
@@ -92,16 +100,29 @@ async def talk() -> list[ModelRequest]:
     return list(provider.requests)
 
 
+def _as_cached(request: ModelRequest) -> str:
+    """The request in the order the prompt cache reads it: tools, system, then the board."""
+    tools = json.dumps(list(request.tools), ensure_ascii=False, sort_keys=True)
+    return tools + request.system + _board(request)
+
+
+def prefix_ratio(texts: Sequence[str]) -> float:
+    """The characters of each text (after the first) equal to a prefix of the one before
+    it, over all their characters."""
+    kept = sum(len(os.path.commonprefix(pair)) for pair in itertools.pairwise(texts))  # noqa: RUF071 (characters are what a cache compares)
+    total = sum(len(now) for now in texts[1:])
+    return round(kept / total, 3) if total else 0.0
+
+
 def measure() -> Figures:
     requests = anyio.run(talk)
     boards = [_board(r) for r in requests]
-    kept = sum(len(os.path.commonprefix(pair)) for pair in itertools.pairwise(boards))  # noqa: RUF071 (characters are what a cache compares)
-    total = sum(len(now) for now in boards[1:])
     marked = sum(len(_marked(r)) for r in requests[1:])
     return {
         "board.requests": len(requests),
-        "board.cached_prefix_ratio": round(kept / total, 3) if total else 0.0,
-        "board.cache_marked_ratio": round(marked / total, 3) if total else 0.0,
+        "board.cached_prefix_ratio": prefix_ratio([_as_cached(r) for r in requests]),
+        "board.board_prefix_ratio": prefix_ratio(boards),
+        "board.cache_marked_ratio": round(marked / sum(map(len, boards[1:])), 3),
     }
 
 

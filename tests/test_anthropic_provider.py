@@ -568,6 +568,7 @@ async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
         }
     ]
     assert second["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert first["system"] == session.config.system_prompt, "a transcript's system: as given"
     assert "cache_control" not in session.history[0]["content"][0], "the history is not marked"
     assert session.statistics() == SessionStatistics(
         requests=2,
@@ -623,7 +624,8 @@ async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
     api: FakeMessagesAPI, make_provider: MakeProvider
 ) -> None:
     """Issue 12: a board session's every request is the board, one user message of text
-    blocks (no tool blocks), the notation in the system prompt and ``new_thread`` offered;
+    blocks (no tool blocks), the notation in the system prompt (a cache breakpoint, as the
+    board may have no stable prefix to mark) and ``new_thread`` offered;
     the model's tool_use still runs the tool, and its last word reaches the person's chat."""
     tool_use = {"type": "tool_use", "id": "toolu_w1", "name": "weather", "input": {"city": "Oslo"}}
     api.script(
@@ -646,7 +648,9 @@ async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
         (message,) = body["messages"]
         assert message["role"] == "user"
         assert {block["type"] for block in message["content"]} == {"text"}, message
-        assert "message board" in body["system"]
+        (system,) = body["system"]  # marked, so tools and system are cached on every step
+        assert system["cache_control"] == {"type": "ephemeral"}
+        assert "message board" in system["text"]
         assert {"weather", "new_thread"} <= {tool["name"] for tool in body["tools"]}
     second = "".join(block["text"] for block in bodies[1]["messages"][0]["content"])
     assert 'weather(city="Oslo") completed' in second, "the outcome is on the board"
