@@ -138,6 +138,19 @@ class Board:
             call.status = status
             self._touch(self._node_of[call.display_id].display_id)
 
+    def rekey(self, call_id: str, new_id: str) -> None:
+        """The call now runs under ``new_id`` (a deferred call re-created after a restart):
+        the board knows it, and shows it, by that id; it touches the thread."""
+        call = self._call(call_id)
+        same = self._calls[call_id]
+        same.remove(call)
+        if not same:
+            del self._calls[call_id]
+        call.call_id = new_id
+        self._calls.setdefault(new_id, []).append(call)
+        self._drawn = Drawn()  # its drawn line names the old id
+        self._touch(self._node_of[call.display_id].display_id)
+
     # ------------------------------------------------------------ storing
 
     def to_json(self) -> JsonObject:

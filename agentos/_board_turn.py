@@ -14,7 +14,7 @@ events and returns actions, never awaiting and never reading a clock.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentos._agent_config import AgentConfig
@@ -46,7 +46,12 @@ from agentos._history import MessageHistory
 from agentos._machine import MachineBase
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import ToolResultBlock, text_of, unique_tool_use_ids
+from agentos._transcript import (
+    ToolResultBlock,
+    read_placeholder,
+    text_of,
+    unique_tool_use_ids,
+)
 from agentos._turn_events import (
     Action,
     CallOverdue,
@@ -120,6 +125,9 @@ class BoardMachine(MachineBase):
         """A background call -> the node that made it."""
         self._cancel_on_stop = True
         self._calls = MessageHistory()
+        self._restored: dict[str, str] = {}
+        """Calls of the stored board that outlived a restart, by tool_use id -> their old
+        runtime id, until the shell re-creates them (``await_outcome``) or gives up (``lost``)."""
 
     # ------------------------------------------------------------------ queries
 
@@ -160,24 +168,51 @@ class BoardMachine(MachineBase):
             return []
         return [{"role": BOARD_ROLE, "content": [{"type": "board", "board": self.board.to_json()}]}]
 
-    def restore(self, history: list[Message], *, stored: int) -> None:
+    def restore(
+        self, history: list[Message], held: Mapping[str, ToolResultBlock]
+    ) -> list[tuple[str, str]]:
         """Take the stored board back; its calls that were still running did not survive the
-        restart (they read as orphaned, for the model to see on its next turn)."""
+        restart (they read as orphaned, for the model to see on its next turn), except those
+        ``held`` keeps a placeholder for (deferred calls whose token outlived it): they wait
+        on, returned as ``(tool_use_id, tool)`` for the shell to re-create (``await_outcome``)
+        or give up (``lost``)."""
         for message in history:
             content = message.get("content")
             if message.get("role") == BOARD_ROLE and isinstance(content, list) and content:
                 self.board = Board.from_json(content[0]["board"])
+        outlived = {}  # the runtime id the board knows a held call by -> its tool_use id
+        for tool_use_id, block in held.items():
+            note = read_placeholder(block.get("content"))
+            if note is not None and isinstance(note.get("internal_id"), str):
+                outlived[str(note["internal_id"])] = tool_use_id
+        waiting = []
         for node in self.board.nodes.values():
             for call in node.calls:
-                if call.background and not call.status.is_final:
+                if not call.background or call.status.is_final:
+                    continue
+                if call.call_id in outlived:
+                    self._restored[outlived[call.call_id]] = call.call_id
+                    waiting.append((outlived[call.call_id], call.tool))
+                else:
                     self.board.settle(call.call_id, CallStatus.ORPHANED, LOST_ON_THE_BOARD)
+        return waiting
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
-        """Nothing to tell: a board session is never restored with calls."""
+        """A call ``restore`` kept waiting did not come back after all: it reads as orphaned."""
+        call_id = self._restored.pop(tool_use_id, None)
+        if call_id is not None:
+            self.board.settle(call_id, CallStatus.ORPHANED, LOST_ON_THE_BOARD)
 
     def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
+        """A call ``restore`` kept waiting runs again as ``call_id``: the board shows that id,
+        and its end settles the call and wakes its node as any background call's does."""
+        was = self._restored.pop(tool_use_id, None)
+        if was is not None and was != call_id:
+            self.board.rekey(was, call_id)
         self._running.add(call_id)
         self.outstanding[call_id] = tool_use_id
+        self._by_use[tool_use_id] = call_id
+        self._nodes_of[call_id] = self.board.node_of_call(call_id).display_id
 
     def committing(self) -> int:
         return 1 if self.board.nodes else 0

@@ -4,7 +4,9 @@ A turn that waited for deferred calls when the process ended gets them back
 ``pending`` under their old provider id, their tokens re-bound; a call only
 the history mentions is ``orphaned``, and the model is told before its next
 request; a call the runtime still holds (unloaded and resumed in the same
-process) delivers its outcome as usual.
+process) delivers its outcome as usual. A board session's calls come back the
+same way: its machine's ``restore`` names the deferred calls still waiting on
+the stored board.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from agentos._errors import (
     StoreError,
     UnknownCallError,
 )
-from agentos._history import MessageHistory, waiting_calls
+from agentos._history import MessageHistory
 from agentos._provider import Message, ModelRequest, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
@@ -43,7 +43,7 @@ from agentos._snapshot import CallSnapshot, SessionStatistics
 from agentos._store import SessionStore
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
-from agentos._transcript import ToolResultBlock, repair_history
+from agentos._transcript import ToolResultBlock
 from agentos._turn import TurnMachine
 from agentos._turn_events import (
     Action,
@@ -187,13 +187,12 @@ class Session:
 
         A ``tool_use`` left without a result gets its entry in ``held`` (a
         placeholder for a call that outlived the restart) or one saying the
-        call was lost. Returns the calls that were still waiting (placeholder,
-        no outcome delivered) as ``(tool_use_id, tool_name)``: the host
-        re-creates the deferred ones and calls ``lost`` for the rest.
+        call was lost; a board's running call waits on only with an entry in
+        ``held``, else it reads as lost. Returns the calls still waiting
+        (placeholder, no outcome delivered) as ``(tool_use_id, tool_name)``:
+        the host re-creates the deferred ones and calls ``lost`` for the rest.
         """
-        repaired = repair_history(history, held)
-        self._turn.restore(repaired, stored=len(history) if repaired == history else 0)
-        return waiting_calls(repaired)
+        return self._turn.restore(history, held or {})
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """The model will be told, before its next request, that this call did not survive."""

@@ -14,7 +14,7 @@ placeholder, and its outcome is told once, later, as a message naming it.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -23,7 +23,7 @@ from agentos._board import ChatEntry
 from agentos._capabilities import CAPABILITIES
 from agentos._decorations import Decorations
 from agentos._errors import UsageError
-from agentos._history import MessageHistory
+from agentos._history import MessageHistory, waiting_calls
 from agentos._machine import MachineBase
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
@@ -33,6 +33,7 @@ from agentos._transcript import (
     UserBlock,
     lost_notice,
     overdue_text,
+    repair_history,
     text_block,
     text_of,
     tool_result,
@@ -153,11 +154,16 @@ class TurnMachine(MachineBase):
 
     # ------------------------------------------------------------------ setup
 
-    def restore(self, history: list[Message], *, stored: int) -> None:
-        """Take over an earlier conversation; the first ``stored`` messages are in the store."""
-        self.history = history
-        self.dirty_from = stored
-        self.ledger.history.load(self.session_id, history)
+    def restore(
+        self, history: list[Message], held: Mapping[str, ToolResultBlock]
+    ) -> list[tuple[str, str]]:
+        """Take over an earlier conversation, repaired (``repair_history``: a ``tool_use``
+        left without a result gets ``held``'s placeholder, or a lost-call result). Returns the
+        calls still waiting (a placeholder, no outcome told) as ``(tool_use_id, tool_name)``."""
+        self.history = repair_history(history, held)
+        self.dirty_from = len(history) if self.history == history else 0  # repaired: rewrite
+        self.ledger.history.load(self.session_id, self.history)
+        return waiting_calls(self.history)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """Tell the model, before its next request, that this call did not survive."""

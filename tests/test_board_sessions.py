@@ -10,13 +10,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 from agentos import (
     AgentConfig,
+    BoardCall,
     CallStatus,
+    Completion,
+    Disposition,
     Host,
     ManualClock,
     ModelRequest,
@@ -25,6 +29,8 @@ from agentos import (
     ScriptedProvider,
     Session,
     SqliteStore,
+    StoredToken,
+    ToolPolicy,
 )
 from agentos.testing import Puppet, blocks_of, settle, text, tool_calls
 
@@ -515,3 +521,132 @@ async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualCl
     assert "Nothing has moved" not in answers[0]
     assert "Nothing has moved since you last looked" in answers[1]
     assert "You will be told when it does" in answers[1]
+
+
+APPROVING_BOARD = AgentConfig(
+    context_view="board", policy=ToolPolicy(rules={"approve": Disposition.DEFER})
+)
+
+
+def approval_script() -> ScriptedProvider:
+    return ScriptedProvider(
+        (
+            asks("start"),
+            lambda r: tool_calls(
+                ("puppet", {"label": "slow"}), ("approve", {"label": "ok?"}), say="Asked."
+            ),
+        ),
+        (lambda r: True, lambda r: text("Noted.")),
+    )
+
+
+async def ask_approval_then_end(path: Path, clock: ManualClock, **host: Any) -> StoredToken:
+    """The first process: a board session starts a slow call and a deferred one; then the
+    process ends with both waiting. Returns the deferred call's token, as stored."""
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool, Puppet(name="approve").tool], clock=clock) as runtime,
+        Host(runtime, approval_script(), store=store, **host) as host_,
+    ):
+        session = await host_.create_session(APPROVING_BOARD, session_id="b")
+        session.post("start the work")
+        await until(lambda: bool(puppet.calls), runtime)
+        await settled(session, runtime)
+        (token,) = await store.tokens_of("b")
+    return token
+
+
+def calls_by_tool(session: Session) -> dict[str, BoardCall]:
+    assert session.board is not None
+    return {call.tool: call for node in session.board.nodes.values() for call in node.calls}
+
+
+async def test_a_deferred_call_on_the_board_waits_through_a_restart(
+    clock: ManualClock, tmp_path: Path
+) -> None:
+    """Resumed, the deferred call is pending under its old tool_use id with its token bound
+    (the slow call beside it is lost); completing the token lands on the board and wakes
+    its node."""
+    path = tmp_path / "agentos.db"
+    token = await ask_approval_then_end(path, clock)
+    provider = approval_script()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.resume("b")
+        calls = calls_by_tool(session)
+        assert calls["puppet"].status is CallStatus.ORPHANED
+        assert calls["approve"].status is CallStatus.PENDING
+        (waiting,) = runtime.list_calls("b")
+        assert (waiting.status, waiting.deferred) == (CallStatus.PENDING, True)
+        assert waiting.provider_call_id == token.provider_call_id
+        assert calls["approve"].call_id == waiting.call_id, "the board names the live call"
+        assert [call.call_id for call in session.outstanding()] == [waiting.call_id]
+        assert await host.complete(token.token, {"approved": True}) is Completion.APPLIED
+        await until(lambda: bool(provider.requests), runtime)
+        await settled(session, runtime)
+        approve, puppet = calls["approve"], calls["puppet"]
+        assert (approve.status, approve.outcome) == (CallStatus.COMPLETED, '{"approved": true}')
+        assert puppet.status is CallStatus.ORPHANED
+        assert session.outstanding() == []
+    (request,) = provider.requests
+    assert "every call of #2 has finished" in turn_note(request), "the node's wake"
+    drawn = board_text(request)
+    assert f"call #{approve.display_id} approve(" in drawn and '"approved": true' in drawn
+    assert f"call #{puppet.display_id} puppet(" in drawn and "lost in a restart" in drawn
+
+
+async def test_a_board_token_completed_while_no_process_ran(
+    clock: ManualClock, tmp_path: Path
+) -> None:
+    """Completed through the store (as ``agentos complete`` does) while down: on resume the
+    outcome lands on the board and the node gets its turn."""
+    path = tmp_path / "agentos.db"
+    token = await ask_approval_then_end(path, clock)
+    async with await SqliteStore.open(path) as store:
+        assert await store.complete_token(token.token, "yes") is Completion.APPLIED
+    provider = approval_script()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.resume("b")
+        await until(lambda: bool(provider.requests), runtime)
+        await settled(session, runtime)
+        calls = calls_by_tool(session)
+        assert (calls["approve"].status, calls["approve"].outcome) == (CallStatus.COMPLETED, "yes")
+        assert calls["puppet"].status is CallStatus.ORPHANED
+    (request,) = provider.requests
+    assert "every call of" in turn_note(request)
+    assert "approve(" in board_text(request) and "completed: 'yes'" in board_text(request)
+
+
+async def test_a_board_token_that_expired_while_no_process_ran_is_told_as_expired(
+    clock: ManualClock, tmp_path: Path
+) -> None:
+    """As in a transcript session (issue 11): the board says the deferred call expired, not
+    that it was lost, and its node gets its turn."""
+    path = tmp_path / "agentos.db"
+    token = await ask_approval_then_end(path, clock, token_ttl=60.0)
+    assert token.expires_at is not None
+    later = token.expires_at + 1
+    provider = approval_script()
+    async with (
+        await SqliteStore.open(path, clock=lambda: later) as store,
+        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.resume("b")
+        await until(lambda: bool(provider.requests), runtime)
+        await settled(session, runtime)
+        approve = calls_by_tool(session)["approve"]
+    assert "every call of" in turn_note(provider.requests[0])
+    assert approve.status is CallStatus.FAILED
+    assert approve.outcome is not None and "expired: nobody completed it within 60 s" in (
+        approve.outcome
+    )
+    assert "lost" not in approve.outcome
