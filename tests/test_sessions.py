@@ -34,6 +34,7 @@ from agentos import (
     ToolContext,
     ToolPolicy,
     UnknownSessionError,
+    WrongThreadError,
     YieldOnAnyProgress,
     YieldOnTimeout,
     tool,
@@ -728,3 +729,31 @@ async def test_an_overdue_call_grants_the_model_a_turn(
         await wait_for(lambda: session.idle and len(provider.requests) == requests + 1, runtime)
     assert session.replies[-1] == "still waiting on it"
     assert_valid_transcript(session.history)
+
+
+@pytest.mark.parametrize("view", ["transcript", "board"])
+async def test_a_post_from_another_thread_is_refused_and_post_threadsafe_works(
+    view: str,
+) -> None:
+    """A caller on the wrong thread: ``post`` and ``stop`` raise ``WrongThreadError``
+    naming the thread-safe form and change nothing (before, the post ran on the foreign
+    thread and the loop never woke); ``post_threadsafe`` and ``stop_threadsafe`` do it."""
+    provider = ScriptedProvider((lambda r: True, lambda r: text("hello back")))
+    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig(context_view=view))
+        with pytest.raises(WrongThreadError, match="post_threadsafe"):
+            await anyio.to_thread.run_sync(lambda: session.post("from a thread"))
+        with pytest.raises(WrongThreadError, match="stop_threadsafe"):
+            await anyio.to_thread.run_sync(session.stop)
+        assert (session.requests, session.chat) == (0, [])
+        await anyio.to_thread.run_sync(lambda: session.post_threadsafe("from a thread"))
+        with pytest.raises(ValueError, match="empty"):
+            await anyio.to_thread.run_sync(lambda: session.post_threadsafe(" "))
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert [(entry.role, entry.text) for entry in session.chat] == [
+            ("user", "from a thread"),
+            ("agent", "hello back"),
+        ]
+        await anyio.to_thread.run_sync(session.stop_threadsafe)
+        assert session.status == "stopped"
