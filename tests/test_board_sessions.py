@@ -227,6 +227,51 @@ async def test_out_of_retries_opens_a_new_thread_the_user_sees(clock: ManualCloc
     assert "It keeps failing. How to proceed?" in shown
 
 
+class HeldModel:
+    """A model that answers "ok" once ``release`` is set."""
+
+    name = "held"
+
+    def __init__(self) -> None:
+        self.release = anyio.Event()
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        await self.release.wait()
+        return text("ok")
+
+
+async def test_posts_from_many_threads_at_once_get_distinct_ids_in_arrival_order(
+    clock: ManualClock,
+) -> None:
+    """Display ids are taken when a post arrives on the loop, one counter for nodes and
+    calls: eight threads posting at once (while a turn is out) get eight distinct ids,
+    in the order the loop took them, and each post is its own thread's root."""
+    provider = HeldModel()
+    async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(BOARD)
+        session.post("first")
+        await until(lambda: bool(provider.requests), runtime)
+        async with anyio.create_task_group() as group:
+            for number in range(8):
+                words = f"post {number}"
+                post = functools.partial(session.post_threadsafe, words)
+                group.start_soon(anyio.to_thread.run_sync, post)
+        board = session.board
+        assert board is not None
+        posted = [n for n in board.nodes.values() if n.text.startswith("post ")]
+        assert sorted(n.text for n in posted) == [f"post {number}" for number in range(8)]
+        ids = [n.display_id for n in posted]
+        assert ids == list(range(2, 10)), "consecutive, in the order the loop took them"
+        assert all(n.parent is None for n in posted)
+        provider.release.set()
+        await settled(session, runtime)
+        assert session.errors == []
+        assert len(provider.requests) == 9, "a turn for each post"
+        assert {n.display_id for n in posted} <= set(board.nodes), "ids never change"
+
+
 async def test_a_reply_under_a_node_and_an_unknown_node(clock: ManualClock) -> None:
     provider = ScriptedProvider((lambda r: True, lambda r: text("ok")))
     async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
