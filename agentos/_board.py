@@ -101,13 +101,20 @@ class Board:
         return node
 
     def add_call(
-        self, node_id: int, call_id: str, tool: str, arguments: JsonObject, *, background: bool
+        self,
+        node_id: int,
+        call_id: str,
+        tool: str,
+        arguments: JsonObject,
+        *,
+        background: bool,
+        use_id: str | None = None,
     ) -> BoardCall:
         """Hang a call off ``node_id`` (an agent node); it touches the thread."""
         node = self._node(node_id)
         if node.author is not BoardAuthor.AGENT:
             raise ValueError(f"calls hang off agent nodes; #{node_id} is the user's")
-        call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background)
+        call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background, use_id=use_id)
         node.calls.append(call)
         self._calls.setdefault(call_id, []).append(call)
         self._node_of[call.display_id] = node
@@ -318,6 +325,7 @@ def _node_json(node: BoardNode) -> Json:
             "background": c.background,
             "status": c.status.value,
             "outcome": c.outcome,
+            "use_id": c.use_id,
         }
         for c in node.calls
     ]
@@ -344,6 +352,7 @@ def _node_of_json(item: Mapping[str, Any]) -> BoardNode:
             bool(c["background"]),
             CallStatus(c["status"]),
             None if c["outcome"] is None else str(c["outcome"]),
+            None if c.get("use_id") is None else str(c["use_id"]),
         )
         for c in item["calls"]
     ]

@@ -52,6 +52,8 @@ class BoardCall:
     status: CallStatus = CallStatus.PENDING
     outcome: str | None = None
     """The result or error in words, once final (a capability's answer at once)."""
+    use_id: str | None = None
+    """The model's tool_use id (the provider's id) of a background call, when known."""
 
 
 @dataclass(slots=True)

@@ -386,7 +386,12 @@ class BoardMachine(MachineBase):
 
     def _started(self, node: BoardNode, use: Block, call: CallStarted) -> None:
         self.board.add_call(
-            node.display_id, call.call_id, call.tool_name, use["input"], background=True
+            node.display_id,
+            call.call_id,
+            call.tool_name,
+            use["input"],
+            background=True,
+            use_id=call.tool_use_id,
         )
         self._running.add(call.call_id)
         self.outstanding[call.call_id] = call.tool_use_id

@@ -85,7 +85,11 @@ class StoredCall:
 
 
 def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> list[StoredCall]:
-    """Every ``tool_use`` of the history, in order, with its status."""
+    """Every ``tool_use`` of the history, in order, with its status (a board session's:
+    every call on its board)."""
+    for message in history:
+        if message.get("role") == BOARD_ROLE:
+            return _board_calls(stored_board(message), tokens)
     index = MessageHistory()
     index.load("stored", history)
     by_use = {token.provider_call_id: token for token in tokens}
@@ -109,15 +113,7 @@ def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> l
                 reason = said.removeprefix(_CANCELLED) if said.startswith(_CANCELLED) else None
                 reason = reason or reasons.get(use_id) or reasons.get(str(known.internal_id))
         elif token is not None:
-            status = "deferred"
-            result = token.result if token.error is None else token.error
-            if token.completed_at is not None:
-                status, note = (
-                    ("completed" if token.error is None else "failed"),
-                    WAITING_FOR_DELIVERY,
-                )
-            elif token.expired:
-                status = "expired"
+            status, result, note = _waiting_on(token)
         else:
             status = "running_when_stored"
         calls.append(
@@ -134,6 +130,51 @@ def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> l
                 note=note,
             )
         )
+    return calls
+
+
+def _waiting_on(token: StoredToken) -> tuple[str, Json, str | None]:
+    """A deferred call the session has no outcome for: status, result and note from its
+    token (``deferred``; ``completed``/``failed`` once completed; ``expired``)."""
+    result = token.result if token.error is None else token.error
+    if token.completed_at is not None:
+        return ("completed" if token.error is None else "failed"), result, WAITING_FOR_DELIVERY
+    return ("expired" if token.expired else "deferred"), result, None
+
+
+def _board_calls(board: Board, tokens: Iterable[StoredToken]) -> list[StoredCall]:
+    """Every call on a stored board, in the order made, with its status."""
+    tokens = list(tokens)
+    by_use = {token.provider_call_id: token for token in tokens}
+    by_call = {token.call_id: token for token in tokens}
+    calls = []
+    for node in board.nodes.values():
+        for call in node.calls:
+            token = by_use.get(call.use_id or "") or by_call.get(call.call_id)
+            result: Json = call.outcome
+            status, reason, note = call.status.value, None, None
+            if not call.status.is_final:
+                status, result, note = (
+                    _waiting_on(token) if token is not None else ("running_when_stored", None, None)
+                )
+            elif status == "failed" and str(result).startswith(_EXPIRED):
+                status = "expired"
+            elif status == "cancelled":
+                reason = str(result).removeprefix(_CANCELLED) if result else None
+            calls.append(
+                StoredCall(
+                    provider_call_id=call.use_id or call.call_id,
+                    tool=call.tool,
+                    input=call.arguments,
+                    status=status,
+                    tool_call_id=call.call_id if call.background else None,
+                    result=result,
+                    continuation_token=None if token is None else token.token,
+                    token_completed=None if token is None else token.completed_at is not None,
+                    cancel_reason=reason,
+                    note=note,
+                )
+            )
     return calls
 
 

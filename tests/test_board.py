@@ -4,6 +4,7 @@ wording. The person's chat is in ``test_board_chat.py``."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -405,7 +406,10 @@ def apply(board: Board, model: Model, write: tuple[object, ...]) -> int | None:
             return None
         call_id = f"call-{len(model.calls)}"
         node_id = agents[index % len(agents)]
-        board.add_call(node_id, call_id, "tool", {"n": len(model.calls)}, background=background)
+        use_id = f"toolu_{len(model.calls)}" if background else None
+        board.add_call(
+            node_id, call_id, "tool", {"n": len(model.calls)}, background=background, use_id=use_id
+        )
         model.calls.append(call_id)
         return board.root_of(node_id)
     elif not model.calls:
@@ -489,6 +493,9 @@ def test_random_writes_keep_the_board_well_formed(writes: list[tuple[object, ...
         if touched is None or touched not in blocks(before.text[: before.stable_chars]):
             assert after.text.startswith(before.text[: before.stable_chars])
         before = after
+    stored = Board.from_json(json.loads(json.dumps(board.to_json())))
+    assert stored.nodes == board.nodes, "the store keeps the board whole"
+    assert stored.render() == board.render()
 
 
 def test_a_text_set_directly_still_renders_as_it_is_now() -> None:

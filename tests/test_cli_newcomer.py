@@ -216,3 +216,31 @@ def test_a_board_agent_at_the_command_line(env: dict[str, str], tmp_path: Path) 
     )
     assert resumed.code == 0, resumed
     assert resumed.json["messages"] == ["On it: weather(Oslo).", "Oslo: clear, 20 °C."]
+
+
+def test_a_board_sessions_deferred_call_at_the_command_line(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A board session's deferred call is listed by `calls` with its token (its board is
+    its history), completed while no process runs, and delivered by `resume`."""
+    agent = tmp_path / "board.toml"
+    agent.write_text(
+        'name = "board"\ncontext_view = "board"\n[policy.rules]\napprove = "defer"\n'
+    )
+    run = agentos(env, "run", "--agent", str(agent), "please approve the trip")
+    assert run.code == 3, run
+    session = run.json["session_id"]
+    (pending,) = run.json["pending_calls"]
+    token = pending["continuation_token"]
+    (listed,) = agentos(env, "calls", session, "--json").lines
+    assert (listed["tool"], listed["status"]) == ("approve", "deferred")
+    assert listed["continuation_token"] == token
+    assert listed["provider_call_id"] == pending["provider_call_id"]
+    assert agentos(env, "complete", token, "--result", '{"approved": true}').out == "applied\n"
+    (listed,) = agentos(env, "calls", session, "--json").lines
+    assert (listed["status"], listed["token_completed"]) == ("completed", True)
+    resumed = agentos(env, "resume", session)
+    assert resumed.code == 0, resumed
+    assert resumed.json["messages"], "the model heard the outcome and answered"
+    (listed,) = agentos(env, "calls", session, "--json").lines
+    assert (listed["status"], listed["note"]) == ("completed", None)
