@@ -1,26 +1,48 @@
 """A property-based test of sessions: a hypothesis state machine over a real ``Host``.
 
-Four sessions (yield when all done, on any progress, on a 1 s timeout, and
-synchronous mode) talk to a model that obeys its user: ``tools a=N s=M d=K``
-calls N background tools (``puppet``, ``run_async``), M blocking ones
-(``careful``, ``run_sync``) and K deferred ones (``approve``, ``defer``),
-``status`` lists the running calls, ``cancel`` cancels the last background
-call it started; anything else, and every turn that only carries results,
-gets a text; it yields once per request, as a real one would. The machine
-posts such messages (also while calls run), ends calls (results, failures,
-cancels from outside, deferred ones completed from outside, several at once so
-that some end while a step runs), moves the ``ManualClock`` and stops
-sessions. After every step,
-with everything settled, it checks:
+Four transcript sessions (yield when all done, on any progress, on a 1 s
+timeout, and synchronous mode) and two board sessions (seed 004: one with the
+defaults, one with a retry budget and an autonomous-turn budget of one and
+calls that go overdue after 0.5 s) talk to a model that obeys its user:
+``tools a=N s=M d=K`` calls N background tools (``puppet``, ``run_async``), M
+blocking ones (``careful``, ``run_sync``) and K deferred ones (``approve``,
+``defer``), ``status`` lists the running calls, ``cancel`` cancels the last
+background call it started (on a board: the last ``puppet`` call the board
+shows running, by the id it shows); anything else, and every turn that only
+carries results, gets a text (on a board the command is the text of the user
+node the ``>>`` note says "the user wrote"; any other note gets a text); it
+yields once per request, as a real one would. The machine posts such
+messages (also while calls run, and as one of the session's calls ends; on a
+board, new threads and replies under any node), ends calls (results,
+failures, cancels from outside, deferred ones completed from outside, several
+at once so that some end while a step runs), moves the ``ManualClock`` and
+stops sessions. After every step, with everything settled, it checks:
 
-- every request the model got was valid Messages: alternating roles, and
-  every ``tool_use`` answered by exactly one ``tool_result``, first and in
-  order, in the next message;
-- each session's history is valid too (an unanswered ``tool_use`` may end it
-  only while the session waits for calls), and every late outcome was told once,
-  only for a call that got a placeholder;
-- nothing is stuck: a session waits only while one of its calls runs, and a
-  session whose calls have all ended has told the model every outcome;
+- every request a transcript session's model got was valid Messages:
+  alternating roles, and every ``tool_use`` answered by exactly one
+  ``tool_result``, first and in order, in the next message;
+- each transcript session's history is valid too (an unanswered ``tool_use``
+  may end it only while the session waits for calls), and every late outcome
+  was told once, only for a call that got a placeholder;
+- every request a board session's model got is the board: one message in the
+  user role, text blocks only (no ``tool_use``/``tool_result``), the board's
+  notation in the system prompt; a board session's history is at most its one
+  stored board message;
+- each outcome is rendered on the board: every ``call #N`` line that shows a
+  final status agrees with ``Session.board`` read when the request is made,
+  and every call already final on the board when one request was made is
+  shown final, with that status, on the next one. (Not on that request
+  itself: a turn's board is drawn when the machine decides the turn and sent
+  when the session performs it, and a call may end in between, as when the
+  user writes just as a call ends; its node's result turn shows it.) Once a
+  board session is idle and its runtime calls have all ended, the board has
+  each with the runtime's status and, while no thread can have run out of
+  autonomous turns, the last request showed every outcome;
+- nothing is stuck: a session waits only while one of its calls runs (a board
+  session is never left requesting or waiting), and a session idle with all
+  its calls ended has nothing ``outstanding`` (on a board: every outcome was on
+  a board the model read, or its turn was dropped over the autonomous budget
+  and it waits on the board for the next one);
 - no session recorded an error.
 
 Like ``test_lifecycle_machine``, each example runs one event loop in a
@@ -30,10 +52,12 @@ settles, on that loop.
 
 from __future__ import annotations
 
+import ast
 import itertools
+import json
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -46,6 +70,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from agentos import (
     PLACEHOLDER_KEY,
     AgentConfig,
+    CallStatus,
     Disposition,
     ExecutionMode,
     Host,
@@ -59,6 +84,7 @@ from agentos import (
     YieldOnTimeout,
     YieldWhenAllDone,
 )
+from agentos.board import NOTATION, Board
 from agentos.testing import Puppet, blocks_of, text
 from tests._loop_thread import LoopThread, close_streams
 from tests._transcripts import transcript_problem
@@ -71,33 +97,99 @@ CONFIGS = {
     "any": AgentConfig(async_yield_strategy=YieldOnAnyProgress(), policy=POLICY),
     "timeout": AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1000), policy=POLICY),
     "sync": AgentConfig(execution_mode=ExecutionMode.SYNCHRONOUS, policy=POLICY),
+    "board": AgentConfig(context_view="board", policy=POLICY),
+    "board_tight": AgentConfig(
+        context_view="board",
+        policy=POLICY,
+        retry_budget=1,
+        autonomous_turns=1,
+        call_overdue_after=0.5,
+    ),
 }
+BOARDS = frozenset(name for name, config in CONFIGS.items() if config.context_view == "board")
 STEP_SECONDS = 10.0
 _OUTCOME = re.compile(r"\[tool call (\S+) \(\w+\) finished: \w+\]")
 _COMMAND = re.compile(r"tools a=(\d) s=(\d) d=(\d)")
+MESSAGES = st.one_of(
+    st.builds(
+        "tools a={} s={} d={}".format,
+        st.integers(0, 2),
+        st.integers(0, 1),
+        st.integers(0, 1),
+    ),
+    st.sampled_from(["status", "cancel", "how is it going?"]),
+)
+_QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
+_USER_NODE = re.compile(rf"^ *(?:\.\.|ok) #(\d+) user {_QUOTED}", re.MULTILINE)
+_CALL_LINE = re.compile(r"^ *call #(\d+) \w+\(.*?\) (\w+)", re.MULTILINE)
+_RUNNING_PUPPET = re.compile(
+    r"^ *call #(\d+) puppet\(.*?\) (?:RUNNING|PENDING) as id (\"(?:[^\"\\]|\\.)*\")",
+    re.MULTILINE,
+)
+_USER_WROTE = re.compile(r">> turn for #\d+: the user wrote #(\d+);")
+_FINAL_WORDS = frozenset(status.value for status in CallStatus if status.is_final)
+
+
+def board_text(request: ModelRequest) -> str:
+    return "".join(
+        str(block.get("text", "")) for message in request.messages for block in blocks_of(message)
+    )
+
+
+def board_request_problem(request: ModelRequest) -> str | None:
+    """What makes ``request`` not the board: one user message of text blocks, the notation
+    in the system prompt."""
+    if len(request.messages) != 1:
+        return f"{len(request.messages)} messages"
+    (message,) = request.messages
+    if message["role"] != "user":
+        return f"a message in the {message['role']} role"
+    kinds = {block.get("type") for block in blocks_of(message)}
+    if kinds != {"text"}:
+        return f"blocks of kinds {kinds}"
+    if NOTATION not in request.system:
+        return "no notation in the system prompt"
+    return None
+
+
+def final_on(board: Board) -> dict[int, CallStatus]:
+    """The board's final calls: display id -> status."""
+    return {
+        call.display_id: call.status
+        for node in board.nodes.values()
+        for call in node.calls
+        if call.status.is_final
+    }
 
 
 class CommandModel:
-    """A zero-latency model that does what the last text of the request says."""
+    """A zero-latency model that does what the last text of the request says (on a board:
+    the text of the user node the turn is for)."""
 
     name = "commands"
 
     def __init__(self) -> None:
         self._ids = itertools.count()
         self.problems: list[str] = []
+        self.sessions: Mapping[str, Session] = {}
+        self.final_at_last: dict[str, dict[int, CallStatus]] = {}
+        """Per board session: the board's final calls when its last request was made."""
+        self.shown_at_last: dict[str, dict[int, CallStatus]] = {}
+        """Per board session: the calls its last request showed final."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        session = self.sessions.get(request.session_id)
+        board = None if session is None else session.board
+        if board is not None:
+            self._read_board(request, board)  # before any await: the board as it is now
         await anyio.lowlevel.checkpoint()  # as a real one would: calls may end meanwhile
+        if board is not None:
+            return self._board_command(request.session_id, board_text(request))
         problem = transcript_problem(request.messages, may_end_unanswered=False)
         if problem is not None:
             self.problems.append(f"{request.session_id}: {problem}")
         blocks = blocks_of(request.messages[-1])
         command = blocks[-1].get("text", "") if blocks[-1].get("type") == "text" else ""
-        if match := _COMMAND.fullmatch(command):
-            counts = zip(("puppet", "careful", "approve"), match.groups(), strict=True)
-            return self._calls([(name, {}) for name, count in counts for _ in range(int(count))])
-        if command == "status":
-            return self._calls([("list_running_tool_calls", {})])
         if command == "cancel":
             started = [
                 b["id"]
@@ -108,7 +200,62 @@ class CommandModel:
             ]
             if started:
                 return self._calls([("cancel_tool_call", {"tool_call_id": started[-1]})])
+            return text("ok")
+        return self._command(command)
+
+    def _command(self, command: str) -> ModelResponse:
+        if match := _COMMAND.fullmatch(command):
+            counts = zip(("puppet", "careful", "approve"), match.groups(), strict=True)
+            return self._calls([(name, {}) for name, count in counts for _ in range(int(count))])
+        if command == "status":
+            return self._calls([("list_running_tool_calls", {})])
         return text("ok")
+
+    def _read_board(self, request: ModelRequest, board: Board) -> None:
+        """Check the request is the board, and that its outcomes agree with ``board``."""
+        session_id = request.session_id
+        problem = board_request_problem(request)
+        if problem is not None:
+            self.problems.append(f"{session_id}: {problem}")
+            return
+        shown = {
+            int(match[1]): CallStatus(match[2])
+            for match in _CALL_LINE.finditer(board_text(request))
+            if match[2] in _FINAL_WORDS
+        }
+        final = final_on(board)
+        for display_id, status in shown.items():
+            if final.get(display_id) is not status:
+                self.problems.append(
+                    f"{session_id}: #{display_id} shown {status}, on the board "
+                    f"{final.get(display_id)}"
+                )
+        for display_id, status in self.final_at_last.get(session_id, {}).items():
+            if shown.get(display_id) is not status:
+                self.problems.append(
+                    f"{session_id}: #{display_id} was {status} before the last request, "
+                    f"this one shows {shown.get(display_id)}"
+                )
+        self.final_at_last[session_id] = final
+        self.shown_at_last[session_id] = shown
+
+    def _board_command(self, session_id: str, board: str) -> ModelResponse:
+        """The command of the user node the note says the user wrote; a text for any other note."""
+        lines = board.rstrip("\n").split("\n")
+        wrote = _USER_WROTE.match(lines[-1])
+        if wrote is None:
+            return text("ok")
+        nodes = {int(m[1]): ast.literal_eval(m[2]) for m in _USER_NODE.finditer(board)}
+        command = nodes.get(int(wrote[1]))
+        if not isinstance(command, str):
+            self.problems.append(f"{session_id}: the note names #{wrote[1]}, not a user node")
+            return text("ok")
+        if command == "cancel":
+            running = {int(m[1]): json.loads(m[2]) for m in _RUNNING_PUPPET.finditer(board)}
+            if running:
+                return self._calls([("cancel_tool_call", {"tool_call_id": running[max(running)]})])
+            return text("ok")
+        return self._command(command)
 
     def _calls(self, calls: Sequence[tuple[str, dict[str, Any]]]) -> ModelResponse:
         content = [
@@ -129,6 +276,8 @@ class SessionMachine(RuleBasedStateMachine):
         self.approve = Puppet(name="approve")
         self.model = CommandModel()
         self.sessions: dict[str, Session] = {}
+        self.model.sessions = self.sessions
+        self.posts: Counter[str] = Counter()
         self.loop = LoopThread(self._host_sessions)
 
     @asynccontextmanager
@@ -165,26 +314,43 @@ class SessionMachine(RuleBasedStateMachine):
 
     # ------------------------------------------------------------------ rules
 
-    @rule(
-        name=st.sampled_from(sorted(CONFIGS)),
-        message=st.one_of(
-            st.builds(
-                "tools a={} s={} d={}".format,
-                st.integers(0, 2),
-                st.integers(0, 1),
-                st.integers(0, 1),
-            ),
-            st.sampled_from(["status", "cancel", "how is it going?"]),
-        ),
-    )
-    def post(self, name: str, message: str) -> None:
+    def _reply_to(self, session: Session, data: st.DataObject) -> int | None:
+        """On a board, a new thread or a reply under any node."""
+        board = session.board
+        if board is None:
+            return None
+        nodes = self.loop.call(lambda: sorted(board.nodes))
+        return data.draw(st.none() | st.sampled_from(nodes)) if nodes else None
+
+    @rule(name=st.sampled_from(sorted(CONFIGS)), message=MESSAGES, data=st.data())
+    def post(self, name: str, message: str, data: st.DataObject) -> None:
         session = self.sessions[name]
         if session.status == "stopped":
             return
+        reply_to = self._reply_to(session, data)
 
         async def act() -> None:
-            session.post(message)
+            session.post(message, reply_to=reply_to)
 
+        self.posts[name] += 1
+        self._run(act)
+
+    @precondition(lambda self: bool(self._running()))
+    @rule(data=st.data(), message=MESSAGES)
+    def post_as_a_call_ends(self, data: st.DataObject, message: str) -> None:
+        """The user writes as one of the session's calls ends: the turn the message grants
+        is decided before the call's end is known, and asked after."""
+        puppet, call_id = data.draw(st.sampled_from(self._running()))
+        session = self.sessions[self.loop.call(lambda: self.runtime.status(call_id).session_id)]
+        if session.status == "stopped":
+            return
+        reply_to = self._reply_to(session, data)
+
+        async def act() -> None:
+            puppet.complete(call_id, f"result of {call_id}")
+            session.post(message, reply_to=reply_to)
+
+        self.posts[session.session_id] += 1
         self._run(act)
 
     @precondition(lambda self: bool(self._running()))
@@ -262,7 +428,10 @@ class SessionMachine(RuleBasedStateMachine):
 
     @invariant()
     def histories_are_valid_and_tell_each_outcome_once(self) -> None:
-        for session in self.sessions.values():
+        for name, session in self.sessions.items():
+            if name in BOARDS:  # the board, stored whole as one message
+                assert [m["role"] for m in session.history] in ([], ["board"]), name
+                continue
             waiting = session.status in ("waiting", "waiting_external")
             problem = transcript_problem(session.history, may_end_unanswered=waiting)
             assert problem is None, f"{session.session_id}: {problem}"
@@ -283,8 +452,10 @@ class SessionMachine(RuleBasedStateMachine):
         self.loop.call(self._check_nothing_is_stuck)
 
     def _check_nothing_is_stuck(self) -> None:
-        for session in self.sessions.values():
+        for name, session in self.sessions.items():
             assert session.errors == []
+            if name in BOARDS:
+                assert session.status in ("idle", "stopped"), (name, session.status)
             assert session.status in ("idle", "waiting", "waiting_external", "stopped"), (
                 session.status
             )
@@ -294,6 +465,25 @@ class SessionMachine(RuleBasedStateMachine):
             if session.status == "idle" and all(call.is_final for call in calls):
                 assert session.idle
                 assert session.outstanding() == [], session.session_id
+                if session.board is not None:
+                    self._check_every_outcome_on_the_board(name, session.board)
+
+    def _check_every_outcome_on_the_board(self, name: str, board: Board) -> None:
+        """An idle board session whose calls have all ended: the board has every outcome
+        the runtime has and, unless a thread ran out of autonomous turns, the last board
+        the model read showed them all (each user message makes at most one node with
+        calls, so without overdue turns a thread takes no more turns without the user than
+        the session got messages)."""
+        config = CONFIGS[name]
+        every_wake_taken = (
+            config.call_overdue_after is None and self.posts[name] <= config.autonomous_turns
+        )
+        shown = self.model.shown_at_last.get(name, {})
+        for call in self.runtime.list_calls(name):
+            on_board = board.call(call.call_id)
+            assert on_board.status is call.status, (name, call.call_id, on_board, call.status)
+            if every_wake_taken:
+                assert shown.get(on_board.display_id) is call.status, (name, on_board, shown)
 
 
 SessionMachine.TestCase.settings = settings(
