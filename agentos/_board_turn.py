@@ -125,6 +125,8 @@ class BoardMachine(MachineBase):
         """A background call -> the node that made it."""
         self._cancel_on_stop = True
         self._calls = MessageHistory()
+        self._asking: tuple[int, str | None] | None = None
+        """The focus and note of the request out (or about to go out)."""
         self._restored: dict[str, str] = {}
         """Calls of the stored board that outlived a restart, by tool_use id -> their old
         runtime id, until the shell re-creates them (``await_outcome``) or gives up (``lost``)."""
@@ -479,17 +481,26 @@ class BoardMachine(MachineBase):
         self._steps_left -= 1
         self.requests += 1
         self._move(SessionStatus.REQUESTING)
+        self._asking = (focus, note)
+        actions += [Commit(), self._draw()]
+
+    def request_now(self, asked: SendRequest) -> SendRequest:
+        """The board drawn again as the request goes out: a call that ended since the turn
+        was decided (the user wrote just as it ended) is read as ended, not running."""
+        return asked if self._asking is None else self._draw()
+
+    def _draw(self) -> SendRequest:
+        """The request for the turn being asked: the board as it is now."""
+        assert self._asking is not None
+        focus, note = self._asking
         rendered = self.board.render(focus=focus, note=note)
         for call_id in [c for c in self.outstanding if c not in self._running]:
             del self.outstanding[call_id]  # its outcome is on the board the model reads now
-        actions += [
-            Commit(),
-            SendRequest(
-                board_messages(rendered.text, rendered.stable_chars), NOTATION, cache_system=True
-            ),
-        ]
+        messages = board_messages(rendered.text, rendered.stable_chars)
+        return SendRequest(messages, NOTATION, cache_system=True)
 
     def _end_step(self, actions: list[Action]) -> None:
         self._step = None
+        self._asking = None
         self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
         actions.append(Commit())

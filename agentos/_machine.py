@@ -8,7 +8,7 @@ for the same shell, and report the status the same way.
 from __future__ import annotations
 
 from agentos._agent_config import AgentConfig
-from agentos._turn_events import ENDED, TURN_TRANSITIONS, SessionStatus
+from agentos._turn_events import ENDED, TURN_TRANSITIONS, SendRequest, SessionStatus
 
 _ALLOWED = {
     status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus
@@ -32,6 +32,11 @@ class MachineBase:
     @property
     def stopping(self) -> bool:
         return self._stopping
+
+    def request_now(self, asked: SendRequest) -> SendRequest:
+        """``asked`` as it goes out now, when the shell performs it (a transcript's: as
+        decided; ``BoardMachine`` draws the board again)."""
+        return asked
 
     def abandon(self) -> None:
         """The shell's task ended (its host is closing): nothing will move this turn again."""

@@ -210,7 +210,8 @@ class SessionTask:
                 self._commit_later = True
                 self._wake()
         elif isinstance(action, SendRequest):
-            self._feed(ModelReplied(await self._ask(action), at=time.time()))
+            answer = await self._ask(self._turn.request_now(action))
+            self._feed(ModelReplied(answer, at=time.time()))
         elif isinstance(action, SubmitCalls):
             self._feed(await self._hands.submit(action, turn_id=f"request-{self.requests}"))
         elif isinstance(action, CancelCalls):

@@ -695,3 +695,27 @@ async def test_a_board_token_that_expired_while_no_process_ran_is_told_as_expire
         approve.outcome
     )
     assert "lost" not in approve.outcome
+
+
+async def test_the_user_writing_as_a_call_ends_reads_it_ended(clock: ManualClock) -> None:
+    """The board is drawn again when the request goes out: a call that ended after the
+    user's turn was decided (before the request went out) is read as ended, not running;
+    its node's own turn follows and reads the same."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (asks("start"), lambda r: tool_calls(("puppet", {"label": "x"}), say="Started.")),
+        (lambda r: True, lambda r: text("ok")),
+    )
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(BOARD)
+        session.post("start the work")
+        await until(lambda: bool(puppet.calls), runtime)
+        await settled(session, runtime)
+        (call_id,) = puppet.calls
+        puppet.complete(call_id, "all done")
+        session.post("how is it going?")  # decided now, while the call still runs
+        await until(lambda: len(provider.requests) >= 3, runtime)
+        await settled(session, runtime)
+    asked = next(r for r in provider.requests if asks("how is it going?")(r))
+    assert "completed: 'all done'" in board_text(asked)
+    assert "RUNNING" not in board_text(asked)

@@ -224,9 +224,7 @@ def test_a_board_sessions_deferred_call_at_the_command_line(
     """A board session's deferred call is listed by `calls` with its token (its board is
     its history), completed while no process runs, and delivered by `resume`."""
     agent = tmp_path / "board.toml"
-    agent.write_text(
-        'name = "board"\ncontext_view = "board"\n[policy.rules]\napprove = "defer"\n'
-    )
+    agent.write_text('name = "board"\ncontext_view = "board"\n[policy.rules]\napprove = "defer"\n')
     run = agentos(env, "run", "--agent", str(agent), "please approve the trip")
     assert run.code == 3, run
     session = run.json["session_id"]

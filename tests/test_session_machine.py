@@ -28,13 +28,11 @@ stops sessions. After every step, with everything settled, it checks:
   user role, text blocks only (no ``tool_use``/``tool_result``), the board's
   notation in the system prompt; a board session's history is at most its one
   stored board message;
-- each outcome is rendered on the board: every ``call #N`` line that shows a
-  final status agrees with ``Session.board`` read when the request is made,
-  and every call already final on the board when one request was made is
-  shown final, with that status, on the next one. (Not on that request
-  itself: a turn's board is drawn when the machine decides the turn and sent
-  when the session performs it, and a call may end in between, as when the
-  user writes just as a call ends; its node's result turn shows it.) Once a
+- each outcome is rendered on the board: the calls a request shows final are
+  exactly those final on ``Session.board`` when the request is made (the
+  board is drawn again when the request goes out, so a call that ended after
+  the turn was decided, as when the user writes just as it ends, is shown
+  ended). Once a
   board session is idle and its runtime calls have all ended, the board has
   each with the runtime's status and, while no thread can have run out of
   autonomous turns, the last request showed every outcome;
@@ -172,8 +170,6 @@ class CommandModel:
         self._ids = itertools.count()
         self.problems: list[str] = []
         self.sessions: Mapping[str, Session] = {}
-        self.final_at_last: dict[str, dict[int, CallStatus]] = {}
-        """Per board session: the board's final calls when its last request was made."""
         self.shown_at_last: dict[str, dict[int, CallStatus]] = {}
         """Per board session: the calls its last request showed final."""
 
@@ -224,19 +220,8 @@ class CommandModel:
             if match[2] in _FINAL_WORDS
         }
         final = final_on(board)
-        for display_id, status in shown.items():
-            if final.get(display_id) is not status:
-                self.problems.append(
-                    f"{session_id}: #{display_id} shown {status}, on the board "
-                    f"{final.get(display_id)}"
-                )
-        for display_id, status in self.final_at_last.get(session_id, {}).items():
-            if shown.get(display_id) is not status:
-                self.problems.append(
-                    f"{session_id}: #{display_id} was {status} before the last request, "
-                    f"this one shows {shown.get(display_id)}"
-                )
-        self.final_at_last[session_id] = final
+        if shown != final:
+            self.problems.append(f"{session_id}: shown final {shown}, on the board {final}")
         self.shown_at_last[session_id] = shown
 
     def _board_command(self, session_id: str, board: str) -> ModelResponse:
