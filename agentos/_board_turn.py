@@ -34,8 +34,10 @@ from agentos._board_words import (
     NOTHING_MOVED,
     OUT_OF_RETRIES,
     board_messages,
+    ended_note,
     normal_use,
     outcome_text,
+    overdue_note,
     result_note,
     said_text,
     user_note,
@@ -125,8 +127,8 @@ class BoardMachine(MachineBase):
         """A background call -> the node that made it."""
         self._cancel_on_stop = True
         self._calls = MessageHistory()
-        self._asking: tuple[int, str | None] | None = None
-        """The focus and note of the request out (or about to go out)."""
+        self._asking: tuple[int, str | None, CallId | None] | None = None
+        """The focus, note and overdue call of the request out (or about to go out)."""
         self._restored: dict[str, str] = {}
         """Calls of the stored board that outlived a restart, by tool_use id -> their old
         runtime id, until the shell re-creates them (``await_outcome``) or gives up (``lost``)."""
@@ -173,16 +175,16 @@ class BoardMachine(MachineBase):
     def restore(
         self, history: list[Message], held: Mapping[str, ToolResultBlock]
     ) -> list[tuple[str, str]]:
-        """Take the stored board back; its calls that were still running did not survive the
-        restart (they read as orphaned, for the model to see on its next turn), except those
-        ``held`` keeps a placeholder for (deferred calls whose token outlived it): they wait
-        on, returned as ``(tool_use_id, tool)`` for the shell to re-create (``await_outcome``)
-        or give up (``lost``)."""
+        """Take the stored board back. Its calls that were still running are returned as
+        ``(tool_use_id, tool)``: the shell re-creates those ``held`` keeps a placeholder
+        for (deferred calls whose token outlived the restart), takes back those its runtime
+        still holds (unloaded and resumed in one process), each with ``await_outcome``, and
+        gives up the rest (``lost``: they read as orphaned, for the model's next turn)."""
         for message in history:
             content = message.get("content")
             if message.get("role") == BOARD_ROLE and isinstance(content, list) and content:
                 self.board = Board.from_json(content[0]["board"])
-        outlived = {}  # the runtime id the board knows a held call by -> its tool_use id
+        outlived = {}  # the runtime id a held call had when its token was issued -> its use id
         for tool_use_id, block in held.items():
             note = read_placeholder(block.get("content"))
             if note is not None and isinstance(note.get("internal_id"), str):
@@ -192,12 +194,19 @@ class BoardMachine(MachineBase):
             for call in node.calls:
                 if not call.background or call.status.is_final:
                     continue
-                if call.call_id in outlived:
-                    self._restored[outlived[call.call_id]] = call.call_id
-                    waiting.append((outlived[call.call_id], call.tool))
-                else:
-                    self.board.settle(call.call_id, CallStatus.ORPHANED, LOST_ON_THE_BOARD)
+                # a held call by the model's id (it may run under a new runtime id since
+                # a restart), or by its runtime id (a board stored without use ids)
+                use_id = outlived.get(call.call_id, call.use_id or call.call_id)
+                if call.use_id is not None and call.use_id in held:
+                    use_id = call.use_id
+                self._restored[use_id] = call.call_id
+                waiting.append((use_id, call.tool))
         return waiting
+
+    def runtime_id_of(self, tool_use_id: str) -> CallId | None:
+        """The runtime's id for a call the board made, while ``restore`` keeps it waiting."""
+        call_id = self._restored.get(tool_use_id)
+        return None if call_id is None else CallId(call_id)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """A call ``restore`` kept waiting did not come back after all: it reads as orphaned."""
@@ -211,10 +220,14 @@ class BoardMachine(MachineBase):
         was = self._restored.pop(tool_use_id, None)
         if was is not None and was != call_id:
             self.board.rekey(was, call_id)
+        self._track(call_id, tool_use_id, self.board.node_of_call(call_id).display_id)
+
+    def _track(self, call_id: CallId, tool_use_id: str, node_id: int) -> None:
+        """A background call the machine waits for, made by ``node_id``."""
         self._running.add(call_id)
         self.outstanding[call_id] = tool_use_id
         self._by_use[tool_use_id] = call_id
-        self._nodes_of[call_id] = self.board.node_of_call(call_id).display_id
+        self._nodes_of[call_id] = node_id
 
     def committing(self) -> int:
         return 1 if self.board.nodes else 0
@@ -395,10 +408,7 @@ class BoardMachine(MachineBase):
             background=True,
             use_id=call.tool_use_id,
         )
-        self._running.add(call.call_id)
-        self.outstanding[call.call_id] = call.tool_use_id
-        self._by_use[call.tool_use_id] = call.call_id
-        self._nodes_of[call.call_id] = node.display_id
+        self._track(call.call_id, call.tool_use_id, node.display_id)
         if call.status is CallStatus.RUNNING:
             self.board.set_status(call.call_id, CallStatus.RUNNING)
 
@@ -438,11 +448,7 @@ class BoardMachine(MachineBase):
             return  # re-armed while the first nudge still waits: one question is enough
         node = self.board.node_of_call(call_id)
         call = next(c for c in node.calls if c.call_id == call_id)
-        note = (
-            f"call #{call.display_id} ({call.tool}) has run longer than expected. Inspect it with "
-            "get_tool_call_status and decide: leave it running (you will be asked again) or "
-            "stop it with cancel_tool_call."
-        )
+        note = overdue_note(call)
         self._queue.append(_Wake(BoardTrigger.TIMER, node.display_id, note, call_id))
 
     # ------------------------------------------------------------------ moving on
@@ -461,7 +467,7 @@ class BoardMachine(MachineBase):
                 self._autonomous[root] = self._autonomous.get(root, 0) + 1
             self._step = _Step(wake.trigger, wake.node)
             self._steps_left = self.config.max_steps_per_turn
-            self._request(actions, focus=wake.node, note=wake.note)
+            self._request(actions, focus=wake.node, note=wake.note, about=wake.call_id)
 
     def _heard_later(self, node_id: int) -> None:
         """A wake dropped over budget: its node's outcomes wait on the board for the next
@@ -477,11 +483,20 @@ class BoardMachine(MachineBase):
         self._step = _Step(step.trigger, step.node.display_id)
         self._request(actions, focus=step.node.display_id, note=None)
 
-    def _request(self, actions: list[Action], *, focus: int, note: str | None) -> None:
+    def _request(
+        self,
+        actions: list[Action],
+        *,
+        focus: int,
+        note: str | None,
+        about: CallId | None = None,
+    ) -> None:
+        """Ask for a step focused on ``focus``; ``about``: the running call an overdue note
+        is about."""
         self._steps_left -= 1
         self.requests += 1
         self._move(SessionStatus.REQUESTING)
-        self._asking = (focus, note)
+        self._asking = (focus, note, about)
         actions += [Commit(), self._draw()]
 
     def request_now(self, asked: SendRequest) -> SendRequest:
@@ -492,7 +507,9 @@ class BoardMachine(MachineBase):
     def _draw(self) -> SendRequest:
         """The request for the turn being asked: the board as it is now."""
         assert self._asking is not None
-        focus, note = self._asking
+        focus, note, about = self._asking
+        if about is not None and about not in self._running:  # it ended since: say so instead
+            note = ended_note(self.board.call(about))
         rendered = self.board.render(focus=focus, note=note)
         for call_id in [c for c in self.outstanding if c not in self._running]:
             del self.outstanding[call_id]  # its outcome is on the board the model reads now

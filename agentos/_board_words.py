@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from agentos._board import NEW_THREAD_TOOL, BoardNode
+from agentos._board import NEW_THREAD_TOOL, BoardCall, BoardNode
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import content_value
@@ -81,6 +81,21 @@ def outcome_text(snapshot: CallSnapshot) -> str:
 
 def user_note(node: BoardNode) -> str:
     return f"the user wrote #{node.display_id}; answer it."
+
+
+def overdue_note(call: BoardCall) -> str:
+    """Only here, never in the system prompt or a tool's description: the suggestion to
+    look and maybe stop (seed 004, "Knowing when to give up")."""
+    return (
+        f"call #{call.display_id} ({call.tool}) has run longer than expected. Inspect it with "
+        "get_tool_call_status and decide: leave it running (you will be asked again) or "
+        "stop it with cancel_tool_call."
+    )
+
+
+def ended_note(call: BoardCall) -> str:
+    """An overdue turn whose call ended before the request went out."""
+    return f"call #{call.display_id} ({call.tool}) has ended; its outcome is on the board."
 
 
 def result_note(node: BoardNode) -> str:

@@ -5,8 +5,8 @@ A turn that waited for deferred calls when the process ended gets them back
 the history mentions is ``orphaned``, and the model is told before its next
 request; a call the runtime still holds (unloaded and resumed in the same
 process) delivers its outcome as usual. A board session's calls come back the
-same way: its machine's ``restore`` names the deferred calls still waiting on
-the stored board.
+same way: its machine's ``restore`` names the calls still running on the
+stored board.
 """
 
 from __future__ import annotations
@@ -66,10 +66,10 @@ def restore(
 
 def _still_held(runtime: Runtime, session: Session, tool_use_id: str) -> CallId | None:
     """The runtime's call behind a placeholder in the history, if it still holds it."""
-    known = session.calls.find_call(session.session_id, tool_use_id)
-    if known is None or known.internal_id is None:
+    call_id = session.runtime_id_of(tool_use_id)
+    if call_id is None:
         return None
     try:
-        return runtime.status(known.internal_id, session_id=session.session_id).call_id
+        return runtime.status(call_id, session_id=session.session_id).call_id
     except UnknownCallError:
         return None

@@ -40,6 +40,10 @@ class RuntimeParts:
 
     def _check_loop_thread(self, instead: str) -> None:
         self._check_open()
+        self._check_thread(instead)
+
+    def _check_thread(self, instead: str) -> None:
+        """``WrongThreadError`` naming ``instead`` unless on the event loop's thread."""
         if threading.get_ident() != self._kernel.loop_thread:
             raise WrongThreadError(
                 f"call the runtime from its event loop's thread; from other threads use {instead}()"

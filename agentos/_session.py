@@ -122,7 +122,7 @@ class Session(SessionTask):
         new thread); ``KeyError`` for a node the board does not have. Call it on the
         event loop's thread (``WrongThreadError`` elsewhere: use ``post_threadsafe``).
         """
-        self._runtime._check_loop_thread("Session.post_threadsafe")
+        self._runtime._check_thread("Session.post_threadsafe")
         if reply_to is not None and type(reply_to) is not int:
             raise TypeError(f"reply_to is a node's id (an int), got {type(reply_to).__name__}")
         self._turn.check_reply(reply_to)
@@ -165,6 +165,10 @@ class Session(SessionTask):
         """
         return self._turn.restore(history, held or {})
 
+    def runtime_id_of(self, tool_use_id: str) -> CallId | None:
+        """The runtime's id of a call the restored conversation waited for, if it names one."""
+        return self._turn.runtime_id_of(tool_use_id)
+
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """The model will be told, before its next request, that this call did not survive."""
         self._turn.lost(tool_use_id, tool_name)
@@ -183,7 +187,7 @@ class Session(SessionTask):
             return
         self._writer.store = None
         self.errors.append(f"store: {reason}")
-        self.stop(cancel_calls=False)
+        self._feed(StopRequested(cancel_calls=False))  # from the session's own task
 
     def stop(self, *, cancel_calls: bool = True) -> None:
         """End the session once the model request in flight (if any) is answered.
@@ -193,7 +197,9 @@ class Session(SessionTask):
         runtime. A turn waiting for calls ends at once, with placeholders for
         the calls left running. On the event loop's thread (elsewhere: ``stop_threadsafe``).
         """
-        self._runtime._check_loop_thread("Session.stop_threadsafe")
+        if self._turn.ended:
+            return
+        self._runtime._check_thread("Session.stop_threadsafe")
         self._feed(StopRequested(cancel_calls))
 
     def stop_threadsafe(self, *, cancel_calls: bool = True) -> None:

@@ -165,6 +165,11 @@ class TurnMachine(MachineBase):
         self.ledger.history.load(self.session_id, self.history)
         return waiting_calls(self.history)
 
+    def runtime_id_of(self, tool_use_id: str) -> CallId | None:
+        """The runtime's id for a call of the history (placeholders name it)."""
+        known = self.ledger.history.find_call(self.session_id, tool_use_id)
+        return None if known is None or known.internal_id is None else CallId(known.internal_id)
+
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """Tell the model, before its next request, that this call did not survive."""
         self._lost.append((tool_use_id, tool_name))

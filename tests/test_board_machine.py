@@ -250,3 +250,26 @@ def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
     for _ in range(3):  # answer whatever is asked with a last word
         requests += sum(isinstance(a, SendRequest) for a in machine.handle(ModelReplied([])))
     assert requests == 1, "the user's turn ended; one nudge for the call, not two"
+
+
+def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
+    """An overdue turn is decided while the call runs; the call ends before the request
+    goes out: ``request_now`` draws it ended, and the note no longer says it runs long."""
+    machine = BoardMachine("s", CONFIG)
+    machine.handle(UserPosted("go"))
+    use: Block = {"type": "tool_use", "id": "t1", "name": "bg", "input": {}}
+    machine.handle(ModelReplied([{"type": "text", "text": "started"}, use]))
+    started = CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
+    machine.handle(CallsSubmitted({}, [started], [], 0.0))
+    (_, asked) = machine.handle(CallOverdue(CallId("c1")))
+    assert isinstance(asked, SendRequest) and asked.messages is not None
+    before = "".join(str(b.get("text", "")) for b in blocks_of(asked.messages[0]))
+    assert "RUNNING" in before and "longer than expected" in before
+    call = Call(CallId("c1"), "t1", "bg", CallStatus.COMPLETED)
+    assert machine.handle(CallSettled(snapshot(call))) == []  # a turn is out: it queues
+    now = machine.request_now(asked)
+    assert now.messages is not None
+    after = "".join(str(b.get("text", "")) for b in blocks_of(now.messages[0]))
+    assert "bg() completed" in after and "RUNNING" not in after
+    assert "longer than expected" not in after and "has ended" in after.splitlines()[-1]
+    assert machine.outstanding == {}, "its outcome is on the board the model reads"

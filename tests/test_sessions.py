@@ -757,3 +757,5 @@ async def test_a_post_from_another_thread_is_refused_and_post_threadsafe_works(
         ]
         await anyio.to_thread.run_sync(session.stop_threadsafe)
         assert session.status == "stopped"
+    session.stop()  # review finding: once ended, stopping again is nothing, runtime or not
+    await anyio.to_thread.run_sync(session.stop)
