@@ -8,7 +8,9 @@ check requests, the board's calls and the person's chat, never wording.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -602,6 +604,22 @@ async def ask_approval_then_end(path: Path, clock: ManualClock, **host: Any) -> 
     return token
 
 
+@asynccontextmanager
+async def resumed(
+    path: Path,
+    clock: ManualClock,
+    provider: ScriptedProvider,
+    store_clock: Callable[[], float] = time.time,
+) -> AsyncIterator[tuple[Runtime, Host, Session]]:
+    """A later process: board session "b" resumed from the store at ``path``."""
+    async with (
+        await SqliteStore.open(path, clock=store_clock) as opened,
+        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
+        Host(runtime, provider, store=opened) as host,
+    ):
+        yield runtime, host, await host.resume("b")
+
+
 def calls_by_tool(session: Session) -> dict[str, BoardCall]:
     assert session.board is not None
     return {call.tool: call for node in session.board.nodes.values() for call in node.calls}
@@ -616,12 +634,7 @@ async def test_a_deferred_call_on_the_board_waits_through_a_restart(
     path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock)
     provider = approval_script()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
-        session = await host.resume("b")
+    async with resumed(path, clock, provider) as (runtime, host, session):
         calls = calls_by_tool(session)
         assert calls["puppet"].status is CallStatus.ORPHANED
         assert calls["approve"].status is CallStatus.PENDING
@@ -654,20 +667,10 @@ async def test_a_deferred_call_on_the_board_waits_through_two_restarts(
     token = await ask_approval_then_end(path, clock)
     for _ in range(2):
         provider = approval_script()
-        async with (
-            await SqliteStore.open(path) as store,
-            Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
-            Host(runtime, provider, store=store) as host,
-        ):
-            session = await host.resume("b")
+        async with resumed(path, clock, provider) as (runtime, host, session):
             assert calls_by_tool(session)["approve"].status is CallStatus.PENDING
             await settled(session, runtime)
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
-        session = await host.resume("b")
+    async with resumed(path, clock, provider) as (runtime, host, session):
         assert await host.complete(token.token, {"approved": True}) is Completion.APPLIED
         await until(lambda: bool(provider.requests), runtime)
         await settled(session, runtime)
@@ -717,12 +720,7 @@ async def test_a_board_token_completed_while_no_process_ran(
     async with await SqliteStore.open(path) as store:
         assert await store.complete_token(token.token, "yes") is Completion.APPLIED
     provider = approval_script()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
-        session = await host.resume("b")
+    async with resumed(path, clock, provider) as (runtime, _, session):
         await until(lambda: bool(provider.requests), runtime)
         await settled(session, runtime)
         calls = calls_by_tool(session)
@@ -743,12 +741,7 @@ async def test_a_board_token_that_expired_while_no_process_ran_is_told_as_expire
     assert token.expires_at is not None
     later = token.expires_at + 1
     provider = approval_script()
-    async with (
-        await SqliteStore.open(path, clock=lambda: later) as store,
-        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
-        session = await host.resume("b")
+    async with resumed(path, clock, provider, store_clock=lambda: later) as (runtime, _, session):
         await until(lambda: bool(provider.requests), runtime)
         await settled(session, runtime)
         approve = calls_by_tool(session)["approve"]
