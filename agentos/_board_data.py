@@ -81,8 +81,17 @@ class BoardRendering:
     text: str
     stable_chars: int
     """Characters at the start of ``text`` that no later change before the next rendering can
-    alter: the nodes of untouched threads whose calls have all landed. A prompt-cache
-    breakpoint goes there."""
+    alter: the nodes of untouched threads whose calls have all landed."""
+    settled_chars: int = 0
+    """Characters before the first line that the next turn is likely to change: those
+    ``stable_chars`` counts, then the nodes before the first open marker (``..``), running
+    call or reference to one; in the focus thread, whose open question is being answered,
+    before its first open node even when its calls have landed. A prompt-cache breakpoint
+    goes there."""
+    breaks: tuple[int, ...] = ()
+    """The offsets where each node's lines end: the board goes to the model as one text
+    block per node, so that an earlier request's breakpoint is a block boundary of the next
+    (the prompt cache looks for earlier breakpoints at block boundaries only)."""
 
 
 @dataclass(frozen=True, slots=True)

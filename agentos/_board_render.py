@@ -103,18 +103,24 @@ def render_board(
         threads.remove(focus_root)
         threads.append(focus_root)
     parts: list[str] = []
-    stable_chars = 0
-    stable = True
+    breaks: list[int] = []
+    offset = stable_chars = settled_chars = 0
+    stable = settled = True
     for root in threads:
-        text, landed = render_thread(nodes, children, root, drawn)
-        parts.append(text)
-        if stable and landed:
-            stable_chars += len(text)
-        else:
-            stable = False
+        chunks, landed = render_thread(nodes, children, root, drawn)
+        stable = stable and landed
+        for chunk, live in chunks:
+            settled = settled and ((stable and root != focus_root) or not live)
+            parts.append(chunk)
+            offset += len(chunk)
+            breaks.append(offset)
+            if stable:
+                stable_chars = offset
+            if settled:
+                settled_chars = offset
     if note is not None:
         parts.append(f">> {note}\n")
-    return BoardRendering("".join(parts), stable_chars)
+    return BoardRendering("".join(parts), stable_chars, settled_chars, tuple(breaks))
 
 
 def render_thread(
@@ -122,9 +128,10 @@ def render_thread(
     children: Mapping[int, Sequence[int]],
     root: int,
     drawn: Drawn,
-) -> tuple[str, bool]:
-    """One thread's lines, and whether every call in it has ended (then it cannot change
-    until it is touched)."""
+) -> tuple[list[tuple[str, bool]], bool]:
+    """One thread's lines, a chunk per node (with whether the chunk is live: an open marker,
+    a running call or a reference to one), and whether every call in it has ended (then it
+    cannot change until it is touched)."""
     order: list[tuple[int, int]] = []
     stack = [(root, 0)]
     while stack:
@@ -141,25 +148,33 @@ def render_thread(
             node_id in answered or (node.author is BoardAuthor.AGENT and node.text)
         ):
             answered.add(node.parent)
-    lines: list[str] = []
+    chunks: list[tuple[str, bool]] = []
     landed = True
     for node_id, depth in order:
         node = nodes[node_id]
         indent = INDENT * depth
+        moving = False
         if node.author is BoardAuthor.USER:
             done = node_id in answered
-            refs = "" if node.parent is None else references(nodes[node.parent])
+            parent = None if node.parent is None else nodes[node.parent]
+            refs = "" if parent is None else references(parent)
+            moving = parent is not None and any(
+                c.status not in FINAL_STATUSES for c in parent.calls if c.background
+            )
         else:
             done = all(c.status in FINAL_STATUSES for c in node.calls if c.background)
             refs = ""
-        lines.append(f"{indent}{'ok' if done else '..'} {drawn.head(node)}{refs}")
+        lines = [f"{indent}{'ok' if done else '..'} {drawn.head(node)}{refs}"]
         if node.calls:
             under = indent + CALL_INDENT
             for call in node.calls:
-                landed = landed and call.status in FINAL_STATUSES
+                final = call.status in FINAL_STATUSES
+                landed = landed and final
+                moving = moving or not final
                 lines.append(under + drawn.call(call))
-    lines.append("")
-    return "\n".join(lines), landed
+        lines.append("")
+        chunks.append(("\n".join(lines), moving or not done))
+    return chunks, landed
 
 
 def references(parent: BoardNode) -> str:

@@ -513,7 +513,7 @@ class BoardMachine(MachineBase):
         rendered = self.board.render(focus=focus, note=note)
         for call_id in [c for c in self.outstanding if c not in self._running]:
             del self.outstanding[call_id]  # its outcome is on the board the model reads now
-        messages = board_messages(rendered.text, rendered.stable_chars)
+        messages = board_messages(rendered)
         return SendRequest(messages, NOTATION, cache_system=True)
 
     def _end_step(self, actions: list[Action]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from agentos._board import NEW_THREAD_TOOL, BoardCall, BoardNode
+from agentos._board import NEW_THREAD_TOOL, BoardCall, BoardNode, BoardRendering
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import content_value
@@ -39,16 +39,22 @@ OUT_OF_RETRIES = (
 )
 
 
-def board_messages(text: str, stable: int) -> list[Message]:
-    """The board as one user message; its stable prefix marked for the prompt cache."""
-    if 0 < stable < len(text):
-        blocks: list[Block] = [
-            {"type": "text", "text": text[:stable], "cache_control": {"type": "ephemeral"}},
-            {"type": "text", "text": text[stable:]},
-        ]
-    else:
-        blocks = [{"type": "text", "text": text}]
-    return [{"role": "user", "content": blocks}]
+def board_messages(rendering: BoardRendering) -> list[Message]:
+    """The board as one user message, a text block per node and one for the note; the
+    blocks that end its stable and its settled prefix are marked for the prompt cache (with
+    the system prompt's, three of the API's four breakpoints)."""
+    text = rendering.text
+    marks = {rendering.stable_chars, rendering.settled_chars} - {0}
+    blocks: list[Block] = []
+    start = 0
+    for end in (*rendering.breaks, len(text)):
+        if end > start:
+            block: Block = {"type": "text", "text": text[start:end]}
+            if end in marks:
+                block["cache_control"] = {"type": "ephemeral"}
+            blocks.append(block)
+            start = end
+    return [{"role": "user", "content": blocks or [{"type": "text", "text": text}]}]
 
 
 def normal_use(use: Block, fallback_id: str) -> Block:

@@ -100,6 +100,7 @@ TARGETS: dict[str, Target] = {
     "soak.threads_leaked": at_most(0),
     "soak.tasks_leaked": at_most(0),
     "board.cached_prefix_ratio": at_least(0.8),
+    "board.cache_read_ratio": at_least(0.8),
 }
 
 HEADLINE = (
@@ -133,6 +134,7 @@ HEADLINE = (
     "board.first_render_us",
     "board.cached_prefix_ratio",
     "board.board_prefix_ratio",
+    "board.cache_read_ratio",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",

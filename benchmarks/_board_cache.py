@@ -44,6 +44,10 @@ POSTS = [
 ]
 
 
+LOOKBACK = 20
+"""Block boundaries before a breakpoint where the API looks for an earlier cached prefix."""
+
+
 class Query(BaseModel):
     query: str
 
@@ -60,10 +64,45 @@ def _board(request: ModelRequest) -> str:
 
 
 def _marked(request: ModelRequest) -> str:
+    """The board up to its last cache breakpoint."""
     (message,) = request.messages
-    return "".join(
-        str(block.get("text", "")) for block in blocks_of(message) if "cache_control" in block
-    )
+    texts = [str(block.get("text", "")) for block in blocks_of(message)]
+    marks = [i for i, block in enumerate(blocks_of(message)) if "cache_control" in block]
+    return "".join(texts[: marks[-1] + 1]) if marks else ""
+
+
+def _cache_blocks(request: ModelRequest) -> list[tuple[str, bool]]:
+    """The request as the prompt cache reads it, block by block, each with whether it
+    carries a breakpoint: tool definitions, system prompt, then the board's blocks."""
+    tools = json.dumps(list(request.tools), ensure_ascii=False, sort_keys=True)
+    (message,) = request.messages
+    board = [(str(b.get("text", "")), "cache_control" in b) for b in blocks_of(message)]
+    return [(tools, False), (request.system, request.cache_system), *board]
+
+
+def cache_read_ratio(requests: Sequence[ModelRequest]) -> float:
+    """The characters a prompt cache that works as Anthropic's does would serve, over all
+    the characters of the requests after the first: each request writes the prefix ending
+    at each of its breakpoints, and reads the longest prefix written before that ends at
+    one of its block boundaries at most ``LOOKBACK`` blocks before one of its breakpoints
+    (the API's minimum cacheable length is not modelled)."""
+    written: set[str] = set()
+    read = total = 0
+    for number, request in enumerate(requests):
+        blocks = _cache_blocks(request)
+        text = "".join(block for block, _ in blocks)
+        ends = list(itertools.accumulate(len(block) for block, _ in blocks))
+        marks = [i for i, (_, marked) in enumerate(blocks) if marked]
+        hit = 0
+        for mark in marks:
+            for i in range(mark, max(-1, mark - LOOKBACK - 1), -1):
+                if text[: ends[i]] in written:
+                    hit = max(hit, ends[i])
+                    break
+        if number:
+            read, total = read + hit, total + len(text)
+        written.update(text[: ends[i]] for i in marks)
+    return round(read / total, 3) if total else 0.0
 
 
 def _answer(request: ModelRequest) -> ModelResponse:
@@ -122,7 +161,8 @@ def measure() -> Figures:
         "board.requests": len(requests),
         "board.cached_prefix_ratio": prefix_ratio([_as_cached(r) for r in requests]),
         "board.board_prefix_ratio": prefix_ratio(boards),
-        "board.cache_marked_ratio": round(marked / sum(map(len, boards[1:])), 3),
+        "board.cache_read_ratio": cache_read_ratio(requests),
+        "board.cache_marked_ratio": round(marked / max(1, sum(map(len, boards[1:]))), 3),
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -620,6 +621,9 @@ def test_the_command_line_asks_the_stand_in_and_says_where(
     assert seen.body["messages"][0]["content"][0]["text"] == "hello"
 
 
+NODE_LINE = re.compile(r"^ *(?:ok|\.\.) #\d+ ", re.MULTILINE)
+
+
 async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
     api: FakeMessagesAPI, make_provider: MakeProvider
 ) -> None:
@@ -648,6 +652,10 @@ async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
         (message,) = body["messages"]
         assert message["role"] == "user"
         assert {block["type"] for block in message["content"]} == {"text"}, message
+        nodes = [block["text"] for block in message["content"]]
+        assert all(len(NODE_LINE.findall(n)) == 1 or n.startswith(">>") for n in nodes), nodes
+        marks = sum("cache_control" in block for block in message["content"])
+        assert marks + 1 <= 4, "a block per node; the API takes four breakpoints at most"
         (system,) = body["system"]  # marked, so tools and system are cached on every step
         assert system["cache_control"] == {"type": "ephemeral"}
         assert "message board" in system["text"]

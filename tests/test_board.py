@@ -240,6 +240,38 @@ def test_a_landed_thread_is_byte_stable_and_stable_chars_a_true_prefix() -> None
     assert board.render().text.startswith(calendar_block)
 
 
+def test_the_settled_prefix_ends_before_the_focus_threads_open_question() -> None:
+    """One thread, the user's next question open: the settled prefix stops before it (its
+    marker flips when answered), ends on a node boundary, and the next turn's board starts
+    with it and breaks there too, so the prompt cache finds it at a block boundary."""
+    board = Board()
+    first = board.post_user("Weather in Oslo?")
+    turn = board.open_turn(first.display_id, BoardTrigger.USER, text="Looking.")
+    board.add_call(turn.display_id, "w", "weather", {"city": "Oslo"}, background=True)
+    board.settle("w", CallStatus.COMPLETED, "clear")
+    board.open_turn(turn.display_id, BoardTrigger.RESULT, text="Clear in Oslo.")
+    again = board.post_user("And Bergen?", reply_to=4)
+    before = board.render(focus=again.display_id, note="the user wrote")
+    settled = before.text[: before.settled_chars]
+    assert node_ids(settled) == [1, 2, 4]
+    assert before.settled_chars in before.breaks
+    assert before.stable_chars > before.settled_chars, "the thread has landed; its question is open"
+    board.open_turn(again.display_id, BoardTrigger.USER, text="Bergen: rain.")
+    after = board.render(focus=again.display_id, note="the user wrote")
+    assert after.text.startswith(settled)
+    assert before.settled_chars in after.breaks
+    assert after.settled_chars > before.settled_chars
+
+
+def test_a_running_call_or_a_reference_to_one_ends_the_settled_prefix() -> None:
+    board, nodes = calendars()
+    rendered = board.render(focus=nodes["progress"].display_id)
+    assert node_ids(rendered.text[: rendered.settled_chars]) == [1], "#2's call #5 runs"
+    board.settle("c-Joe", CallStatus.COMPLETED, "free 11-15")
+    rendered = board.render(focus=nodes["progress"].display_id)
+    assert "#5 schedule: completed" in rendered.text[: rendered.settled_chars]
+
+
 def test_nothing_is_stable_before_a_thread_with_a_call_out() -> None:
     board, _ = calendars()
     board.post_user("second thread")
@@ -492,6 +524,9 @@ def test_random_writes_keep_the_board_well_formed(writes: list[tuple[object, ...
                 assert new[root] == block, "an untouched thread changed"
         if touched is None or touched not in blocks(before.text[: before.stable_chars]):
             assert after.text.startswith(before.text[: before.stable_chars])
+        assert list(after.breaks) == sorted(set(after.breaks))
+        assert after.breaks[-1:] == (len(after.text),) if after.breaks else after.text == ""
+        assert {after.stable_chars, after.settled_chars} <= {0, *after.breaks}
         before = after
     stored = Board.from_json(json.loads(json.dumps(board.to_json())))
     assert stored.nodes == board.nodes, "the store keeps the board whole"
