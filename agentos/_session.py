@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import anyio
 
@@ -19,7 +19,7 @@ from agentos._agent_config import AgentConfig
 from agentos._board import Board, ChatEntry
 from agentos._board_turn import BoardMachine
 from agentos._board_words import NEW_THREAD_DEFINITION
-from agentos._context_view import ContextView
+from agentos._context_view import ContextView, ViewInput
 from agentos._errors import SessionEndedError, UnknownCallError
 from agentos._history import MessageHistory
 from agentos._provider import Message, Provider
@@ -86,6 +86,7 @@ class Session(SessionTask):
         self._hands = SessionCalls(
             session_id, config, runtime, toolbox, tokens, Caller(session_id, session_id, scope)
         )
+        self._on_change = []
         self._tools = self._hands.tool_definitions()
         if isinstance(self._turn, BoardMachine):
             self._tools.append(NEW_THREAD_DEFINITION)
@@ -139,6 +140,26 @@ class Session(SessionTask):
         """``post`` for code running in another thread (a UI thread): it runs on the event
         loop's thread, and raises here what ``post`` raises."""
         self._runtime._from_thread(lambda: self.post(text, reply_to=reply_to))
+
+    def on_change(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call ``callback`` (no arguments) after each event the session takes: a post, a
+        model reply, a call's start or end, a stop. It must be quick and must not call back
+        into the session; for a UI that redraws what changed. Returns what stops it."""
+        self._on_change.append(callback)
+
+        def stop() -> None:
+            if callback in self._on_change:
+                self._on_change.remove(callback)
+
+        return stop
+
+    def next_messages(self) -> list[Message]:
+        """What the model would read if asked now: the board drawn now, or the history
+        through the context view (the system prompt and tools aside)."""
+        board = self.board
+        if board is not None:
+            return [{"role": "user", "content": [{"type": "text", "text": board.render().text}]}]
+        return self._view.build(ViewInput(self.session_id, self._turn.history, self._calls))
 
     @property
     def board(self) -> Board | None:

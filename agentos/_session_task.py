@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -25,6 +26,7 @@ from agentos._agent_config import AgentConfig
 from agentos._board_turn import BoardMachine
 from agentos._context_view import ContextView, ViewInput
 from agentos._errors import SessionConflictError, StoreError, UnknownCallError
+from agentos._log import agentos_logger
 from agentos._provider import ModelRequest, Provider
 from agentos._runtime import Runtime
 from agentos._session_calls import SessionCalls
@@ -80,6 +82,8 @@ class SessionTask:
     """A ``Commit(wait=False)`` the session's task has yet to perform."""
     _hands: SessionCalls
     _tools: list[dict[str, Any]]
+    _on_change: list[Callable[[], object]]
+    """Called after every event the machine took (``Session.on_change``)."""
 
     if TYPE_CHECKING:
 
@@ -295,3 +299,12 @@ class SessionTask:
         if self._changed is not None:  # only made when someone waits
             self._changed.set()
             self._changed = None
+        for callback in list(self._on_change):
+            try:
+                callback()
+            except Exception as error:  # a listener's bug stays its own
+                agentos_logger()[0].warning(
+                    "session_listener.failed",
+                    session_id=self.session_id,
+                    error=f"{type(error).__name__}: {error}",
+                )

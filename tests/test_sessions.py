@@ -759,3 +759,35 @@ async def test_a_post_from_another_thread_is_refused_and_post_threadsafe_works(
         assert session.status == "stopped"
     session.stop()  # review finding: once ended, stopping again is nothing, runtime or not
     await anyio.to_thread.run_sync(session.stop)
+
+
+@pytest.mark.parametrize("view", ["transcript", "board"])
+async def test_on_change_hears_every_event_and_a_raising_listener_harms_nothing(
+    view: str,
+) -> None:
+    """``Session.on_change`` (for a UI): called after each event the session takes; one that
+    raises is logged and the session goes on; the returned function stops it.
+    ``next_messages`` is what the model would read now."""
+    provider = ScriptedProvider((lambda r: True, lambda r: text("hello back")))
+    heard: list[str] = []
+    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig(context_view=view))
+
+        def broken() -> None:
+            raise RuntimeError("listener bug")
+
+        session.on_change(broken)
+        stop = session.on_change(lambda: heard.append(session.status.value))
+        session.post("hi")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert session.errors == []
+        assert heard[0] == "requesting" and heard[-1] == "idle"
+        count = len(heard)
+        stop()
+        session.post("again")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert len(heard) == count, "stopped"
+        shown = json.dumps(session.next_messages())
+        assert "hello back" in shown and "again" in shown
