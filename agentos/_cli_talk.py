@@ -81,7 +81,7 @@ def run(
     for them); deferred ones wait for their token.
     """
     require_text(prompt, "PROMPT")
-    config = demo_tools.DEFAULT_AGENT if agent_file is None else _load_agent(agent_file)
+    config = demo_tools.DEFAULT_AGENT if agent_file is None else load_agent(agent_file)
     how = {"prompt": prompt, "config": config, "session_id": session_id}
     return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
 
@@ -201,7 +201,7 @@ def _report(outcome: Outcome, as_json: bool) -> int:
     return EXIT_PENDING if outcome.pending else EXIT_DONE
 
 
-def _load_agent(path: Path) -> AgentConfig:
+def load_agent(path: Path) -> AgentConfig:
     """The agent file, checked against the command line's tools (it registers no runner)."""
     try:
         config = AgentConfig.from_file(path)

@@ -29,6 +29,7 @@ from agentos._cli_common import (
     EXIT_USAGE,
 )
 from agentos._cli_look import calls, cancel_command, sessions, show, status_command
+from agentos._cli_serve import serve
 from agentos._cli_talk import complete, resume, run
 from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
 from agentos._gc import tune_gc
@@ -60,7 +61,17 @@ def cli(ctx: click.Context, db: Path | None) -> None:
     ctx.obj = db if db is not None else default_path()
 
 
-for _command in (run, resume, complete, sessions, show, calls, status_command, cancel_command):
+for _command in (
+    run,
+    resume,
+    complete,
+    sessions,
+    show,
+    calls,
+    status_command,
+    cancel_command,
+    serve,
+):
     cli.add_command(_command)
 
 

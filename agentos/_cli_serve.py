@@ -1,0 +1,75 @@
+"""``agentos serve``: the live web page over the command line's runtime, host and store."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+from pathlib import Path
+
+import anyio
+import click
+
+from agentos import demo_tools
+from agentos._cli_common import CliError
+from agentos._cli_session import choose_model
+from agentos._cli_talk import load_agent
+from agentos._host import Host
+from agentos._runtime import Runtime
+from agentos._sqlite_store import SqliteStore
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+@click.command()
+@click.option("--host", "bind", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--agent",
+    "agent_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Agent configuration of the sessions the page starts, JSON or TOML "
+    "[default: the demo agent].",
+)
+@click.option(
+    "--token",
+    metavar="TEXT",
+    help="Required on every request [default: none on 127.0.0.1; generated and printed when "
+    "binding any other address].",
+)
+@click.pass_obj
+def serve(db: Path, bind: str, port: int, agent_file: Path | None, token: str | None) -> None:
+    """Serve a live web page: the sessions of the database, a page per session where a
+    person talks to it and watches, peeks at and cancels its calls (Ctrl-C stops)."""
+    config = demo_tools.DEFAULT_AGENT if agent_file is None else load_agent(agent_file)
+    if token is None and bind not in LOOPBACK:
+        token = secrets.token_urlsafe(24)
+
+    import uvicorn  # the web stack loads only for this command
+
+    from agentos._web_app import make_app
+
+    async def main() -> None:
+        provider = choose_model(lambda line: click.echo(line, err=True))
+        async with (
+            await SqliteStore.open(db) as store,
+            Runtime(demo_tools.TOOLS) as runtime,
+            Host(runtime, provider, store=store) as host,
+        ):
+            app = make_app(host, runtime, config=config, token=token)
+            family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+            try:
+                listening = socket.create_server((bind, port), family=family)
+            except OSError as error:
+                raise CliError(f"cannot listen on {bind}:{port}: {error.strerror}") from None
+            shown = f"[{bind}]" if ":" in bind else bind
+            query = "" if token is None else f"/?token={token}"
+            address = f"http://{shown}:{listening.getsockname()[1]}{query}"
+            click.echo(f"agentos: serving {address}  (Ctrl-C stops)", err=True)
+            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            try:
+                await server.serve(sockets=[listening])
+            finally:
+                app.state.pages.close()
+
+    anyio.run(main)

@@ -1,0 +1,176 @@
+// agentos's pages. Every value from the server goes into the DOM as text
+// (textContent, attributes set one by one), never as markup.
+"use strict";
+
+const agentos = (() => {
+  const token = new URLSearchParams(location.search).get("token");
+
+  function url(path) {
+    return token ? `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}` : path;
+  }
+
+  async function call(method, path, body) {
+    const options = { method, headers: {} };
+    if (body !== undefined) {
+      options.headers["Content-Type"] = "application/json";
+      options.body = JSON.stringify(body);
+    }
+    const response = await fetch(url(path), options);
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      throw new Error(answer.error ? answer.error.message : `${response.status}`);
+    }
+    return answer;
+  }
+
+  function el(tag, attributes = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [name, value] of Object.entries(attributes)) {
+      if (name === "text") node.textContent = value;
+      else node.setAttribute(name, value);
+    }
+    for (const child of children) if (child) node.append(child);
+    return node;
+  }
+
+  function showError(error) {
+    const box = document.getElementById("error");
+    box.textContent = String(error.message || error);
+    box.hidden = false;
+  }
+
+  // ------------------------------------------------------------ the list
+
+  async function listPage() {
+    document.getElementById("new-session").addEventListener("click", async () => {
+      try {
+        const made = await call("POST", "/api/sessions", {});
+        location.href = url(`/sessions/${encodeURIComponent(made.session_id)}`);
+      } catch (error) { showError(error); }
+    });
+    try {
+      const { sessions } = await call("GET", "/api/sessions");
+      const body = document.querySelector("#sessions tbody");
+      for (const row of sessions.slice().reverse()) {
+        const link = el("a", { href: url(`/sessions/${encodeURIComponent(row.session_id)}`), text: row.session_id });
+        const when = row.updated_at ? new Date(row.updated_at * 1000).toLocaleString() : "";
+        body.append(el("tr", { "data-session": row.session_id },
+          el("td", {}, link), el("td", { text: row.agent }), el("td", { text: row.status }),
+          el("td", { text: String(row.running_calls) }), el("td", { text: when })));
+      }
+    } catch (error) { showError(error); }
+  }
+
+  // ------------------------------------------------------------ a session
+
+  function signature(call) {
+    const args = Object.entries(call.args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+    return `${call.tool}(${args.join(", ")})`;
+  }
+
+  function sessionPage() {
+    const sessionId = decodeURIComponent(location.pathname.split("/").pop());
+    const state = { chat: [], calls: {}, status: "", context: "" };
+    const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
+    document.getElementById("title").textContent = sessionId;
+    document.title = `agentos ${sessionId}`;
+
+    function widget(callId) {
+      const c = state.calls[callId];
+      if (!c) return null;
+      const row = el("div", { class: `call ${c.status}`, "data-call": c.id, "data-status": c.status },
+        el("span", { class: `mark ${c.status}`, title: c.status }),
+        el("span", { class: "signature", text: signature(c) }),
+        el("span", { class: "state", text: c.status }));
+      if (!c.final && c.percent !== null && c.percent !== undefined) {
+        row.append(el("progress", { max: "100", value: String(c.percent) }));
+      } else if (!c.final && c.latest !== null && c.latest !== undefined) {
+        row.append(el("span", { class: "latest", text: typeof c.latest === "string" ? c.latest : JSON.stringify(c.latest) }));
+      }
+      if (c.elapsed !== null && c.elapsed !== undefined) {
+        const expected = c.expected_seconds ? ` of ~${c.expected_seconds} s` : "";
+        row.append(el("span", { class: "elapsed", text: `${c.elapsed} s${expected}` }));
+      }
+      if (c.error) row.append(el("span", { class: "latest", text: c.error }));
+      const look = el("button", { type: "button", class: "peek", text: "peek" });
+      look.addEventListener("click", () => peek(c.id));
+      row.append(look);
+      if (!c.final && c.status !== "orphaned") {
+        const stop = el("button", { type: "button", class: "cancel", text: "Cancel" });
+        stop.addEventListener("click", async () => {
+          try { await call("POST", `${api}/calls/${encodeURIComponent(c.id)}/cancel`, {}); }
+          catch (error) { showError(error); }
+        });
+        row.append(stop);
+      }
+      return row;
+    }
+
+    function drawChat() {
+      const list = document.getElementById("chat");
+      list.replaceChildren(...state.chat.map((entry) => {
+        const item = el("li", { class: `entry ${entry.role}`, "data-node": String(entry.node_id) },
+          el("span", { class: "who", text: entry.role }),
+          el("span", { class: "text", text: entry.text }));
+        for (const callId of entry.calls) {
+          const row = widget(callId);
+          if (row) item.append(row);
+        }
+        return item;
+      }));
+    }
+
+    function drawCall(callId) {
+      const old = document.querySelector(`[data-call="${CSS.escape(callId)}"]`);
+      const row = widget(callId);
+      if (old && row) old.replaceWith(row); else drawChat();
+    }
+
+    function drawRest() {
+      const status = document.getElementById("status");
+      status.textContent = state.status;
+      status.setAttribute("data-status", state.status);
+      document.getElementById("context").textContent = state.context;
+    }
+
+    async function peek(callId) {
+      try {
+        const seen = await call("GET", `${api}/calls/${encodeURIComponent(callId)}`);
+        document.getElementById("peek-title").hidden = false;
+        const box = document.getElementById("peek");
+        box.hidden = false;
+        box.textContent = JSON.stringify(seen, null, 2);
+      } catch (error) { showError(error); }
+    }
+
+    const handlers = {
+      snapshot(data) { Object.assign(state, data); drawChat(); drawRest(); },
+      status(data) { state.status = data.status; drawRest(); },
+      context(data) { state.context = data.context; drawRest(); },
+      chat(data) { state.chat = data.chat; drawChat(); },
+      call(data) { state.calls[data.call.id] = data.call; drawCall(data.call.id); },
+    };
+    const source = new EventSource(url(`${api}/events`));
+    const connection = document.getElementById("connection");
+    source.onopen = () => { connection.textContent = "live"; };
+    source.onerror = () => { connection.textContent = "reconnecting…"; };
+    for (const [kind, handle] of Object.entries(handlers)) {
+      source.addEventListener(kind, (event) => {
+        handle(JSON.parse(event.data));
+        document.body.setAttribute("data-last-event", event.lastEventId);
+      });
+    }
+
+    document.getElementById("composer").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const input = document.getElementById("message");
+      const text = input.value;
+      if (!text.trim()) return;
+      input.value = "";
+      try { await call("POST", `${api}/messages`, { text }); }
+      catch (error) { input.value = text; showError(error); }
+    });
+  }
+
+  return { listPage, sessionPage };
+})();

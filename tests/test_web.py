@@ -1,0 +1,345 @@
+"""The live web page (``agentos serve``, issue 13) over HTTP: the API, the event stream, safety.
+
+Requests go through httpx: the JSON API over its ASGI transport, the event
+stream over a real uvicorn server on a loopback port (the ASGI transport
+does not stream), parsed with ``httpx-sse``. Sessions run a ``Puppet`` tool
+the tests drive, on a scripted model.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+import pytest
+import uvicorn
+from httpx_sse import ServerSentEvent, aconnect_sse
+
+from agentos import AgentConfig, Host, Runtime, ScriptedProvider, Session, SqliteStore
+from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.web import MAX_BODY, TOKEN_COOKIE, make_app
+
+pytestmark = pytest.mark.anyio
+
+JSON = {"Content-Type": "application/json"}
+
+
+def model() -> ScriptedProvider:
+    """``start N`` starts N puppet calls; anything else gets "ok"."""
+
+    def start(request: Any) -> Any:
+        count = int(last_user_text(request).split()[1])
+        return tool_calls(*[("puppet", {"label": f"p{n}"}) for n in range(count)], say="Started.")
+
+    return ScriptedProvider(
+        (lambda r: last_user_text(r).startswith("start "), start),
+        (lambda r: True, lambda r: text("ok")),
+    )
+
+
+@dataclass
+class Web:
+    runtime: Runtime
+    host: Host
+    puppet: Puppet
+    client: httpx.AsyncClient
+    url: str
+
+    def session(self, session_id: str) -> Session:
+        return self.host.get(session_id)
+
+    async def new_session(self) -> str:
+        made = await self.client.post("/api/sessions", json={})
+        assert made.status_code == 201, made.text
+        return str(made.json()["session_id"])
+
+    async def post(self, session_id: str, words: str) -> None:
+        posted = await self.client.post(
+            f"/api/sessions/{session_id}/messages", json={"text": words}
+        )
+        assert posted.status_code == 202, posted.text
+
+    async def started(self, count: int) -> list[str]:
+        """Until ``count`` puppet calls run (the turn may still wait for them)."""
+        with anyio.fail_after(5):
+            while sum(call.started for call in self.puppet.calls.values()) < count:
+                await settle(self.runtime)
+                await anyio.lowlevel.checkpoint()
+        return list(self.puppet.calls)
+
+    async def idle(self, session_id: str) -> None:
+        with anyio.fail_after(5):
+            await settle(self.runtime)
+            await self.session(session_id).wait_idle()
+
+
+@asynccontextmanager
+async def web(
+    tmp_path: Path, *, token: str | None = None, config: AgentConfig | None = None
+) -> AsyncIterator[Web]:
+    puppet = Puppet()
+    listening = socket.create_server(("127.0.0.1", 0))
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+    ):
+        app = make_app(host, runtime, config=config, token=token)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+        transport = httpx.ASGITransport(app=app)
+        async with (
+            anyio.create_task_group() as group,
+            httpx.AsyncClient(transport=transport, base_url=url) as client,
+        ):
+            group.start_soon(lambda: server.serve(sockets=[listening]))
+            try:
+                yield Web(runtime, host, puppet, client, url)
+            finally:
+                server.should_exit = True
+        app.state.pages.close()
+
+
+@asynccontextmanager
+async def stream(
+    w: Web, session_id: str, *, last_event_id: str | None = None, **client: Any
+) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
+    """The session's event stream, over the real server."""
+    headers = {} if last_event_id is None else {"Last-Event-ID": last_event_id}
+    async with (
+        httpx.AsyncClient(base_url=w.url, timeout=10, **client) as real,
+        aconnect_sse(real, "GET", f"/api/sessions/{session_id}/events", headers=headers) as events,
+    ):
+        assert events.response.status_code == 200
+        yield events.aiter_sse()
+
+
+async def until(
+    events: AsyncIterator[ServerSentEvent], done: Callable[[ServerSentEvent], bool]
+) -> list[ServerSentEvent]:
+    """Events up to the first for which ``done`` holds."""
+    seen = []
+    with anyio.fail_after(10):
+        async for event in events:
+            seen.append(event)
+            if done(event):
+                return seen
+    raise AssertionError(f"the stream ended after {seen}")
+
+
+def call_event(status: str) -> Callable[[ServerSentEvent], bool]:
+    return lambda e: e.event == "call" and json.loads(e.data)["call"]["status"] == status
+
+
+# ------------------------------------------------------------------ the API
+
+
+async def test_list_create_post_and_the_answer(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        assert (await w.client.get("/api/sessions")).json() == {"sessions": []}
+        session_id = await w.new_session()
+        await w.post(session_id, "hello")
+        await w.idle(session_id)
+        (row,) = (await w.client.get("/api/sessions")).json()["sessions"]
+        assert (row["session_id"], row["status"], row["live"]) == (session_id, "idle", True)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert [(e["role"], e["text"]) for e in state["chat"]] == [
+            ("user", "hello"),
+            ("agent", "ok"),
+        ]
+        assert "[user] hello" in state["context"], "what the model reads next"
+        page = await w.client.get(f"/sessions/{session_id}")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
+async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "start 1")
+        (call_id,) = await w.started(1)
+        w.puppet.progress(call_id, {"percent": 40})
+        await settle(w.runtime)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        widget = state["calls"][call_id]
+        assert (widget["tool"], widget["args"], widget["status"]) == (
+            "puppet",
+            {"label": "p0"},
+            "running",
+        )
+        assert (widget["percent"], widget["final"]) == (40, False)
+        peeked = (await w.client.get(f"/api/sessions/{session_id}/calls/{call_id}")).json()
+        assert [entry["kind"] for entry in peeked["progress"]] == ["started", "partial"]
+        cancelled = await w.client.post(
+            f"/api/sessions/{session_id}/calls/{call_id}/cancel", json={"reason": "stuck"}
+        )
+        assert cancelled.json() == {"cancelled": True, "previous_status": "running"}
+        await settle(w.runtime)
+        peeked = (await w.client.get(f"/api/sessions/{session_id}/calls/{call_id}")).json()
+        assert (peeked["status"], peeked["cancel_reason"]) == ("cancelled", "stuck")
+        assert w.puppet.calls[call_id].cleaned_up, "the cancel reached the work"
+
+
+async def test_unknown_ids_are_404_with_a_json_error(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        for method, path in [
+            ("GET", "/api/sessions/nope"),
+            ("POST", "/api/sessions/nope/messages"),
+            ("GET", "/api/sessions/nope/events"),
+            ("GET", f"/api/sessions/{session_id}/calls/nope"),
+            ("POST", f"/api/sessions/{session_id}/calls/nope/cancel"),
+            ("GET", "/no/such/page"),
+        ]:
+            answer = await w.client.request(method, path, json={"text": "x"})
+            assert answer.status_code == 404, (path, answer.text)
+            assert set(answer.json()["error"]) == {"code", "message"}
+
+
+async def test_bad_bodies_get_a_clear_error_and_change_nothing(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        messages = f"/api/sessions/{session_id}/messages"
+        cases: list[tuple[dict[str, Any], int, str]] = [
+            ({"content": b"{not json", "headers": JSON}, 400, "bad_json"),
+            ({"content": b"[1, 2]", "headers": JSON}, 400, "bad_request"),
+            ({"json": {"text": "  "}}, 400, "bad_request"),
+            ({"json": {"text": 7}}, 400, "bad_request"),
+            ({"json": {"text": "hi", "reply_to": "1"}}, 400, "bad_request"),
+            ({"content": b'{"text": "hi"}'}, 415, "unsupported_media_type"),
+            ({"data": {"text": "hi"}}, 415, "unsupported_media_type"),
+            ({"json": {"text": "x" * (MAX_BODY + 1)}}, 413, "too_large"),
+        ]
+        for request, status, code in cases:
+            answer = await w.client.post(messages, **request)
+            assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), request
+        assert w.session(session_id).requests == 0, "nothing was posted"
+        assert w.session(session_id).chat == []
+
+
+async def test_a_post_from_another_origin_is_refused(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        answer = await w.client.post(
+            f"/api/sessions/{session_id}/messages",
+            json={"text": "hi"},
+            headers={"Origin": "http://evil.example"},
+        )
+        assert (answer.status_code, answer.json()["error"]["code"]) == (403, "cross_origin")
+        same = await w.client.post(
+            f"/api/sessions/{session_id}/messages", json={"text": "hi"}, headers={"Origin": w.url}
+        )
+        assert same.status_code == 202
+
+
+async def test_a_token_guards_every_request_the_stream_too(tmp_path: Path) -> None:
+    async with web(tmp_path, token="s3cret") as w:
+        refused = [
+            await w.client.get("/"),
+            await w.client.get("/api/sessions"),
+            await w.client.post("/api/sessions", json={}),
+            await w.client.get("/api/sessions", headers={"Authorization": "Bearer wrong"}),
+            await w.client.get("/api/sessions?token=wrong"),
+        ]
+        assert [r.status_code for r in refused] == [401] * 5
+        assert w.host.list() == [], "a refused POST made nothing"
+        bearer = {"Authorization": "Bearer s3cret"}
+        made = await w.client.post("/api/sessions", json={}, headers=bearer)
+        session_id = made.json()["session_id"]
+        page = await w.client.get("/?token=s3cret")
+        assert page.status_code == 200 and page.cookies[TOKEN_COOKIE] == "s3cret"
+        by_cookie = await w.client.get("/api/sessions")  # the page's cookie, as a browser keeps
+        assert by_cookie.status_code == 200
+        async with httpx.AsyncClient(base_url=w.url) as real:
+            bare = await real.get(f"/api/sessions/{session_id}/events")
+            assert bare.status_code == 401
+        async with stream(w, session_id, headers=bearer) as events:
+            (first,) = await until(events, lambda e: True)
+            assert first.event == "snapshot"
+
+
+# ------------------------------------------------------------------ the stream
+
+
+async def test_the_stream_starts_with_a_snapshot_then_pushes_changes(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        async with stream(w, session_id) as events:
+            (snapshot,) = await until(events, lambda e: True)
+            assert snapshot.event == "snapshot" and json.loads(snapshot.data)["chat"] == []
+            await w.post(session_id, "start 2")
+            seen = await until(events, call_event("running"))
+            kinds = {e.event for e in seen}
+            assert {"chat", "call"} <= kinds
+            ids = [int(e.id) for e in seen]
+            assert ids == sorted(ids) and len(set(ids)) == len(ids), "numbered in order"
+            first = next(iter(w.puppet.calls))
+            w.puppet.complete(first, "done")
+            ended = await until(events, call_event("completed"))
+            assert json.loads(ended[-1].data)["call"]["id"] == first
+
+
+async def test_a_reconnect_with_last_event_id_misses_nothing(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        async with stream(w, session_id) as events:
+            await until(events, lambda e: True)
+            await w.post(session_id, "start 1")
+            seen = await until(events, call_event("running"))
+            last = seen[-1].id
+        (call_id,) = w.puppet.calls
+        w.puppet.progress(call_id, {"percent": 50})  # while no page is connected
+        w.puppet.complete(call_id, "done")
+        await w.idle(session_id)
+        async with stream(w, session_id, last_event_id=last) as events:
+            missed = await until(events, call_event("completed"))
+        assert missed[0].event != "snapshot", "it resumes, not restarts"
+        assert int(missed[0].id) == int(last) + 1
+        async with stream(w, session_id, last_event_id="999999") as events:
+            (again,) = await until(events, lambda e: True)
+        assert again.event == "snapshot", "an id from the future gets the whole page"
+        state = json.loads(again.data)
+        assert state["calls"][call_id]["status"] == "completed"
+
+
+async def test_a_progress_flood_is_coalesced(tmp_path: Path) -> None:
+    """90 progress reports in one burst reach the page as a few call events, the last one
+    showing the newest progress."""
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "start 1")
+        (call_id,) = await w.started(1)
+        async with stream(w, session_id) as events:
+            await until(events, lambda e: True)
+            for percent in range(1, 91):
+                w.puppet.progress(call_id, {"percent": percent})
+            seen = await until(
+                events,
+                lambda e: e.event == "call" and json.loads(e.data)["call"]["percent"] == 90,
+            )
+        calls = [e for e in seen if e.event == "call"]
+        assert 1 <= len(calls) <= 5, len(calls)
+
+
+async def test_what_a_tool_or_user_wrote_is_data_not_markup(tmp_path: Path) -> None:
+    """Escaping: the API carries payloads as JSON strings, and the page's script only ever
+    writes text (no innerHTML); the browser tests check the DOM itself."""
+    evil = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, evil)
+        await w.idle(session_id)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert state["chat"][0]["text"] == evil
+        page = (await w.client.get(f"/sessions/{session_id}")).text
+        assert evil not in page and "onerror" not in page
+        script = (await w.client.get("/static/app.js")).text
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+            assert sink not in script, sink
