@@ -143,8 +143,20 @@ def context_text(messages: Sequence[Message]) -> str:
             elif kind == "tool_use":
                 lines.append(f"[{role}] tool_use {block.get('name')} {_dump(block.get('input'))}")
             elif kind == "tool_result":
-                lines.append(f"[{role}] tool_result {_dump(block.get('content'))}")
+                lines.append(f"[{role}] tool_result {_content_text(block.get('content'))}")
     return "\n".join(lines)
+
+
+def _content_text(content: object) -> str:
+    """A tool result's content as the model reads it: its text, not a JSON-quoted string."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(block.get("text", "")) if isinstance(block, Mapping) else _dump(block)
+            for block in content
+        )
+    return _dump(content)
 
 
 def _shown_args(arguments: Mapping[str, Json]) -> JsonObject:

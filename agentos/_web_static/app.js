@@ -68,6 +68,11 @@ const agentos = (() => {
     return `${call.tool}(${args.join(", ")})`;
   }
 
+  function elapsed(c, seconds) {
+    const expected = c.expected_seconds ? ` of ~${c.expected_seconds} s` : "";
+    return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s${expected}`;
+  }
+
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
     const state = { chat: [], calls: {}, status: "", context: "" };
@@ -88,8 +93,8 @@ const agentos = (() => {
         row.append(el("span", { class: "latest", text: typeof c.latest === "string" ? c.latest : JSON.stringify(c.latest) }));
       }
       if (c.elapsed !== null && c.elapsed !== undefined) {
-        const expected = c.expected_seconds ? ` of ~${c.expected_seconds} s` : "";
-        row.append(el("span", { class: "elapsed", text: `${c.elapsed} s${expected}` }));
+        const since = c.final ? null : String(performance.now() / 1000 - c.elapsed);
+        row.append(el("span", { class: "elapsed", "data-since": since || "", text: elapsed(c, c.elapsed) }));
       }
       if (c.error) row.append(el("span", { class: "latest", text: c.error }));
       const look = el("button", { type: "button", class: "peek", text: "peek" });
@@ -130,8 +135,19 @@ const agentos = (() => {
       const status = document.getElementById("status");
       status.textContent = state.status;
       status.setAttribute("data-status", state.status);
-      document.getElementById("context").textContent = state.context;
+      const context = document.getElementById("context");
+      if (context.textContent !== state.context) {
+        context.textContent = state.context;
+        context.scrollTop = context.scrollHeight; // the model reads on from the end
+      }
     }
+
+    setInterval(() => { // running calls' clocks tick here; the server sends only changes
+      for (const span of document.querySelectorAll(".elapsed[data-since]:not([data-since=''])")) {
+        const c = state.calls[span.closest("[data-call]").getAttribute("data-call")];
+        if (c) span.textContent = elapsed(c, performance.now() / 1000 - Number(span.getAttribute("data-since")));
+      }
+    }, 1000);
 
     async function peek(callId) {
       try {

@@ -1,0 +1,183 @@
+"""The live web page in a real browser (Debian's chromium through Playwright), used as a person
+would: start a session, ask, watch three spinners with progress, ask again while they run,
+cancel the stuck one, see the late answers land, reload, two tabs on two sessions.
+
+Needs ``/usr/bin/chromium`` (``apt-get install chromium``; ``.ci/run`` installs it). Elsewhere
+these tests skip saying so; under ``CI=true`` they fail instead, so CI cannot pass without them.
+The calls are ``Puppet`` calls the test moves, so nothing waits on a timer.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import uvicorn
+
+from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.web import make_app
+
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = [
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WAIT_MS = 15_000
+PEOPLE = ("Jane", "Jack", "Joe")
+
+pytestmark = pytest.mark.anyio
+
+if not os.path.exists(CHROMIUM):
+    reason = f"browser tests need Debian's chromium at {CHROMIUM}: apt-get install chromium"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+from playwright.async_api import Browser, Page, async_playwright, expect  # noqa: E402
+
+
+def model() -> ScriptedProvider:
+    """Calendars for a meeting question, "4" for a sum, a summary of results."""
+
+    def meet(request: Any) -> Any:
+        return tool_calls(*[("puppet", {"label": p}) for p in PEOPLE], say="Checking all three.")
+
+    return ScriptedProvider(
+        (lambda r: "meet" in last_user_text(r), meet),
+        (lambda r: "2+2" in last_user_text(r), lambda r: text("4")),
+        (lambda r: bool(last_tool_results(r)), lambda r: text("Still working on it.")),
+        (lambda r: True, lambda r: text("Noted.")),
+    )
+
+
+@dataclass
+class Served:
+    url: str
+    puppet: Puppet
+    runtime: Runtime
+    browser: Browser
+
+    def calls_of(self, label: str) -> list[str]:
+        return [
+            call_id
+            for call_id in self.puppet.calls
+            if self.runtime.status(call_id).tool_input.get("label") == label
+        ]
+
+
+@asynccontextmanager
+async def served(tmp_path: Path) -> AsyncIterator[Served]:
+    puppet = Puppet()
+    listening = socket.create_server(("127.0.0.1", 0))
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+        async_playwright() as playwright,
+    ):
+        app = make_app(host, runtime, config=AgentConfig())
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: server.serve(sockets=[listening]))
+            try:
+                url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+                yield Served(url, puppet, runtime, browser)
+            finally:
+                await browser.close()
+                server.should_exit = True
+        app.state.pages.close()
+
+
+async def new_session(page: Page, url: str) -> None:
+    await page.goto(url)
+    await page.click("#new-session")
+    await page.wait_for_url("**/sessions/*")
+    await expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
+
+
+async def say(page: Page, words: str) -> None:
+    await page.fill("#message", words)
+    await page.click("#composer button")
+
+
+def row(page: Page, label: str) -> Any:
+    return page.locator(".call", has_text=f'label="{label}"')
+
+
+async def shows(page: Page, label: str, status: str) -> None:
+    """The call labelled ``label`` shows ``status`` (within the wait)."""
+    await expect(row(page, label)).to_have_attribute("data-status", status, timeout=WAIT_MS)
+
+
+async def test_a_person_watches_asks_cancels_and_reloads(tmp_path: Path) -> None:
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await new_session(page, s.url)
+        await say(page, "When can Jane, Jack and Joe meet?")
+        for person in PEOPLE:
+            await shows(page, person, "running")
+        for percent, person in zip((30, 60, 10), PEOPLE, strict=True):
+            (call_id,) = s.calls_of(person)
+            s.puppet.progress(call_id, {"percent": percent})
+        await expect(row(page, "Jack").locator("progress")).to_have_attribute(
+            "value", "60", timeout=WAIT_MS
+        )
+        await say(page, "Meanwhile, what is 2+2?")
+        await expect(page.locator(".entry.agent .text", has_text="4")).to_be_visible(
+            timeout=WAIT_MS
+        )
+        assert await row(page, "Joe").get_attribute("data-status") == "running", "still out"
+        await row(page, "Joe").locator(".cancel").click()
+        await shows(page, "Joe", "cancelled")
+        await expect(row(page, "Joe").locator(".mark")).to_have_css(
+            "background-color", "rgb(207, 34, 46)"
+        )
+        for person in ("Jane", "Jack"):
+            (call_id,) = s.calls_of(person)
+            s.puppet.complete(call_id, f"{person} is free 10-11")
+        for person in ("Jane", "Jack"):
+            await shows(page, person, "completed")
+        await expect(row(page, "Jane").locator(".mark")).to_have_css(
+            "background-color", "rgb(26, 127, 55)"
+        )
+        await row(page, "Jane").locator(".peek").click()
+        await expect(page.locator("#peek")).to_contain_text("Jane is free 10-11", timeout=WAIT_MS)
+        chat_before = await page.locator("#chat").inner_text()
+        await page.reload()
+        await expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
+        await shows(page, "Joe", "cancelled")
+        assert await page.locator("#chat").inner_text() == chat_before, "the same after a reload"
+
+
+async def test_two_tabs_on_two_sessions_and_markup_stays_text(tmp_path: Path) -> None:
+    evil = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
+    async with served(tmp_path) as s:
+        first, second = await s.browser.new_page(), await s.browser.new_page()
+        await new_session(first, s.url)
+        await new_session(second, s.url)
+        assert first.url != second.url
+        await say(first, evil)
+        await expect(first.locator(".entry.user .text")).to_have_text(evil, timeout=WAIT_MS)
+        await say(second, "Meanwhile, what is 2+2?")
+        await expect(second.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
+        await expect(first.locator(".entry.agent .text")).to_have_text("Noted.", timeout=WAIT_MS)
+        assert await first.locator("#chat img, #chat script").count() == 0
+        assert await first.evaluate("window.pwned === undefined")
+        assert "2+2" not in await first.locator("#chat").inner_text(), "each tab its session"
+        await first.goto(s.url)
+        await expect(first.locator("#sessions tbody tr")).to_have_count(2, timeout=WAIT_MS)
+        await settle(s.runtime)
