@@ -1,0 +1,80 @@
+"""Take the README's screenshots of the web page: ``python docs/screenshots.py`` (needs Debian's
+chromium and the test extra's playwright). Runs ``agentos serve`` on a scratch database with
+the offline scripted model, once with a transcript agent and once with a board agent."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from playwright.async_api import Page, async_playwright
+
+DOCS = Path(__file__).resolve().parent
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def serve(folder: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "AGENTOS_DB": str(folder / "agentos.db")}
+    env.pop("ANTHROPIC_API_KEY", None)
+    command = [sys.executable, "-m", "agentos.cli", "serve", "--port", "0", *extra]
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    for line in process.stderr:
+        found = re.search(r"serving (http://\S+)", line)
+        if found:
+            return process, found.group(1)
+    raise RuntimeError("agentos serve printed no address")
+
+
+async def talk(page: Page, url: str) -> None:
+    await page.goto(url)
+    await page.click("#new-session")
+    await page.wait_for_url("**/sessions/*")
+    for words, pause in [
+        ("When can Jane, Jack and Joe meet? calendar 8s", 2.5),
+        ("While they run: what's the weather in Oslo?", 3.0),
+    ]:
+        await page.fill("#message", words)
+        await page.click("#composer button")
+        await asyncio.sleep(pause)
+    await page.locator(".call[data-status=running] .cancel").last.click()
+    await asyncio.sleep(1.0)
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        board = Path(scratch) / "board.toml"
+        board.write_text('name = "board"\ncontext_view = "board"\n')
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            for name, extra in [("transcript", ()), ("board", ("--agent", str(board)))]:
+                folder = Path(scratch) / name
+                folder.mkdir()
+                process, url = serve(folder, *extra)
+                try:
+                    page = await browser.new_page(viewport={"width": 1280, "height": 760})
+                    await talk(page, url)
+                    await page.screenshot(path=str(DOCS / f"web-{name}.png"))
+                finally:
+                    process.send_signal(signal.SIGINT)
+                    process.wait(timeout=30)
+            await browser.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
