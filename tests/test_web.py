@@ -9,6 +9,7 @@ the tests drive, on a scripted model.
 from __future__ import annotations
 
 import json
+import re
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -32,15 +33,28 @@ pytestmark = pytest.mark.anyio
 JSON = {"Content-Type": "application/json"}
 
 
+START = re.compile(r"^(?:\.\. #\d+ user ')?start (\d)", re.MULTILINE)
+
+
+def asked_to_start(request: Any) -> re.Match[str] | None:
+    """``start N`` as the user's message (a transcript) or the node a board turn is for."""
+    words = last_user_text(request)
+    if words.startswith(".. #") and "the user wrote" not in words.rsplit("\n", 2)[-2]:
+        return None  # a board turn for a result
+    return START.search(words)
+
+
 def model() -> ScriptedProvider:
     """``start N`` starts N puppet calls; anything else gets "ok"."""
 
     def start(request: Any) -> Any:
-        count = int(last_user_text(request).split()[1])
-        return tool_calls(*[("puppet", {"label": f"p{n}"}) for n in range(count)], say="Started.")
+        match = asked_to_start(request)
+        assert match is not None
+        calls = [("puppet", {"label": f"p{n}"}) for n in range(int(match[1]))]
+        return tool_calls(*calls, say="Started.")
 
     return ScriptedProvider(
-        (lambda r: last_user_text(r).startswith("start "), start),
+        (lambda r: asked_to_start(r) is not None, start),
         (lambda r: True, lambda r: text("ok")),
     )
 
@@ -343,3 +357,23 @@ async def test_what_a_tool_or_user_wrote_is_data_not_markup(tmp_path: Path) -> N
         script = (await w.client.get("/static/app.js")).text
         for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
             assert sink not in script, sink
+
+
+async def test_a_board_sessions_page_shows_its_chat_and_the_board(tmp_path: Path) -> None:
+    """A board session: the page's chat is seed 004's projection (a look at a call is not
+    shown), and what the model reads next is the board."""
+    async with web(tmp_path, config=AgentConfig(context_view="board")) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "start 1")
+        (call_id,) = await w.started(1)
+        await w.idle(session_id)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert state["view"] == "board"
+        assert [(e["role"], e["text"]) for e in state["chat"]] == [
+            ("user", "start 1"),
+            ("agent", "Started."),
+        ]
+        assert state["chat"][1]["calls"] == [call_id]
+        assert state["calls"][call_id]["status"] == "running"
+        assert state["context"].startswith("[user] ok #1 user 'start 1'")
+        assert f'RUNNING as id "{call_id}"' in state["context"]
