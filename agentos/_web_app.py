@@ -19,24 +19,26 @@ import hmac
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from http.cookies import SimpleCookie
 from importlib import resources
 from typing import Any
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentos._agent_config import AgentConfig
 from agentos._errors import SessionInUseError, UnknownCallError
 from agentos._host import Host
 from agentos._runtime import Runtime
 from agentos._session import Session
-from agentos._web_feed import PageEvent, PageFeed
+from agentos._web_feed import PageFeed
 from agentos._web_view import peek
 from components import JsonObject
 
@@ -222,25 +224,34 @@ def make_app(
     return app
 
 
-class _Guard(BaseHTTPMiddleware):
-    """The token on every request, and POSTs that are JSON from this page's origin."""
+class _Guard:
+    """The token on every request, and POSTs that are JSON from this page's origin.
 
-    def __init__(self, app: Any, token: str | None) -> None:
-        super().__init__(app)
+    A plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` relays every chunk of a
+    streamed response through a queue and extra tasks, which an event stream per page
+    cannot afford.
+    """
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
         self.token = token
 
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        problem = None
         if self.token is not None and not self._has_token(request):
-            return _error(401, "unauthorized", "a valid token is needed (?token=...)")
-        if request.method == "POST":
+            problem = 401, "unauthorized", "a valid token is needed (?token=...)"
+        elif request.method == "POST":
             problem = _post_problem(request)
-            if problem is not None:
-                return _error(*problem)
-        response = await call_next(request)
-        given = request.query_params.get("token")
-        if self.token is not None and given is not None and request.method == "GET":
-            response.set_cookie(TOKEN_COOKIE, given, httponly=True, samesite="strict")
-        return response
+        if problem is not None:
+            await _error(*problem)(scope, receive, send)
+            return
+        if self.token is not None and "token" in request.query_params:
+            send = _setting_cookie(send, self.token)
+        await self.app(scope, receive, send)
 
     def _has_token(self, request: Request) -> bool:
         assert self.token is not None
@@ -251,6 +262,23 @@ class _Guard(BaseHTTPMiddleware):
             request.cookies.get(TOKEN_COOKIE, ""),
         ]
         return any(hmac.compare_digest(g.encode(), self.token.encode()) for g in given if g)
+
+
+def _setting_cookie(send: Send, token: str) -> Send:
+    """``send`` that adds the token's cookie to the response, so the page's own requests
+    (its script's fetches and event stream) carry it."""
+    cookie = SimpleCookie()
+    cookie[TOKEN_COOKIE] = token
+    morsel = cookie[TOKEN_COOKIE]
+    morsel["httponly"], morsel["samesite"], morsel["path"] = True, "Strict", "/"
+    value = morsel.OutputString()
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message).append("set-cookie", value)
+        await send(message)
+
+    return sending
 
 
 def _post_problem(request: Request) -> tuple[int, str, str] | None:
@@ -302,24 +330,21 @@ def _event_id(value: str | None) -> int | None:
     return int(value) if value is not None and value.isdigit() else None
 
 
-async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[ServerSentEvent]:
-    """A page's events: what it missed since ``seen`` (or a snapshot), then each change."""
+async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[bytes]:
+    """A page's events (encoded once for every page): what it missed since ``seen`` (or a
+    snapshot), then each change."""
     events = None if seen is None else feed.since(seen)
     while True:
         if events is None:
             snapshot = feed.snapshot()
-            yield _sse(snapshot)
+            yield snapshot.frame
             seen = snapshot.id
         else:
             for event in events:
-                yield _sse(event)
+                yield event.frame
                 seen = event.id
         assert seen is not None
         events = await feed.after(seen)
-
-
-def _sse(event: PageEvent) -> ServerSentEvent:
-    return ServerSentEvent(data=json.dumps(event.data), event=event.kind, id=str(event.id))
 
 
 def _page(name: str, request: Request) -> Response:

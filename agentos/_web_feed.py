@@ -6,19 +6,25 @@ publishes: it draws the page state (``page_state``) and turns what differs
 from the last published state into events, one per changed part and one per
 changed call. The first change after a quiet spell goes out at once; changes
 closer together than ``min_interval`` are folded into one publication, so a
-call flooding progress costs a few events a second. The newest ``keep``
-events stay, so a page that reconnects with ``Last-Event-ID`` gets what it
-missed; one further behind gets a snapshot.
+call flooding progress costs a few events a second. One waiting stream
+publishes while the others wait for its news, told in groups of pages with
+the event loop free between them (a change on a page open 500 times is
+500 sends: one burst would stall every session's tick), and each event is
+encoded once for every stream. The newest ``keep`` events stay, so a page that
+reconnects with ``Last-Event-ID`` gets what it missed; one further behind
+gets a snapshot.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
+import anyio.lowlevel
 
 from agentos._runtime import Runtime
 from agentos._session import Session
@@ -29,17 +35,25 @@ MIN_INTERVAL = 0.2
 """Seconds between two publications of one page (a few updates a second, coalesced)."""
 KEEP = 1_000
 """Events kept for pages that reconnect."""
+NEWS_GROUPS = 50
+"""Waiting pages are told of a publication in this many groups, one per loop iteration."""
 _QUIET_FIELDS = frozenset({"elapsed"})
 """Widget fields that change with the clock alone: they do not make a call's event."""
 
 
 @dataclass(frozen=True, slots=True)
 class PageEvent:
-    """One change of the page: ``kind`` is ``status``, ``chat``, ``call`` or ``context``."""
+    """One change of the page: ``kind`` is ``status``, ``chat``, ``call`` or ``context``
+    (``snapshot``: the whole page); ``frame`` is it as a server-sent event."""
 
     id: int
     kind: str
     data: JsonObject
+    frame: bytes = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        lines = f"id: {self.id}\nevent: {self.kind}\ndata: {json.dumps(self.data)}\n\n"
+        object.__setattr__(self, "frame", lines.encode())
 
 
 class PageFeed:
@@ -63,6 +77,10 @@ class PageFeed:
         self._state = self.state()
         self._published_at = -float("inf")
         self._dirty = anyio.Event()
+        self._news = [anyio.Event() for _ in range(NEWS_GROUPS)]
+        """Set (and replaced), group by group, each time the publishing stream is done."""
+        self._waiters = 0
+        self._publishing = False
         self._stops = [
             session.on_change(self._mark),
             runtime.on_call_events(session.session_id, lambda event: self._mark()),
@@ -88,15 +106,40 @@ class PageFeed:
         return list(self._events)[len(self._events) - missed :] if missed else []
 
     async def after(self, seen: int) -> list[PageEvent] | None:
-        """The next events after ``seen``, once there are some (None: take a snapshot)."""
+        """The next events after ``seen``, once there are some (None: take a snapshot).
+
+        One waiting stream publishes (after a change, and no sooner than
+        ``min_interval`` after the last publication); the others wait for its news.
+        """
         while self.last_id <= seen:
-            await self._dirty.wait()
-            wait = self._published_at + self._min_interval - time.monotonic()
-            if wait > 0:
-                await anyio.sleep(wait)
-            if self._dirty.is_set():
-                self.publish()
+            if self._publishing:
+                self._waiters += 1
+                await self._news[self._waiters % NEWS_GROUPS].wait()
+                continue
+            self._publishing = True
+            told = False
+            try:
+                await self._dirty.wait()
+                wait = self._published_at + self._min_interval - time.monotonic()
+                if wait > 0:
+                    await anyio.sleep(wait)
+                if self._dirty.is_set():
+                    self.publish()
+                self._publishing = False
+                for group in range(NEWS_GROUPS):
+                    self._tell(group)
+                    await anyio.lowlevel.checkpoint()
+                told = True
+            finally:  # also when this page goes away: another takes over
+                self._publishing = False
+                if not told:
+                    for group in range(NEWS_GROUPS):
+                        self._tell(group)
         return self.since(seen)
+
+    def _tell(self, group: int) -> None:
+        news, self._news[group] = self._news[group], anyio.Event()
+        news.set()
 
     def publish(self) -> None:
         """Draw the page and number what changed since the last publication."""

@@ -62,6 +62,8 @@ JOBS = (
     Job("faults, burst of 100k submits", "benchmarks._faults", ("--burst",)),
     Job("board", "benchmarks._board"),
     Job("board, prompt-cache prefix", "benchmarks._board_cache"),
+    Job("web page, progress to the DOM", "benchmarks._web", ("--dom",)),
+    Job("web page, 500 pages open", "benchmarks._web", ("--clients", "500")),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -101,6 +103,9 @@ TARGETS: dict[str, Target] = {
     "soak.tasks_leaked": at_most(0),
     "board.cached_prefix_ratio": at_least(0.8),
     "board.cache_read_ratio": at_least(0.8),
+    "web.event_to_dom_p99_ms": at_most(100),
+    "web.sse_clients": at_least(500),
+    "web.loop_lag_p99_ms": at_most(10),
 }
 
 HEADLINE = (
@@ -135,6 +140,11 @@ HEADLINE = (
     "board.cached_prefix_ratio",
     "board.board_prefix_ratio",
     "board.cache_read_ratio",
+    "web.event_to_dom_p50_ms",
+    "web.event_to_dom_p99_ms",
+    "web.sse_clients",
+    "web.loop_lag_p99_ms_no_pages",
+    "web.loop_lag_p99_ms",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",
