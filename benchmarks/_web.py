@@ -33,20 +33,10 @@ import anyio
 import uvicorn
 
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider
-from agentos.testing import Puppet, settle, text, tool_calls
+from agentos.testing import CHROMIUM, CHROMIUM_ARGS, Puppet, settle, text, tool_calls
 from agentos.web import make_app
 from benchmarks._common import Figures, emit, quiet_logs
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 REPORTS = 200
 SPACING = 0.25
 OBSERVE = """() => {
@@ -119,7 +109,9 @@ async def event_to_dom() -> Figures:
     from playwright.async_api import async_playwright
 
     async with serving() as (url, session_id, puppet, _), async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+        )
         page = await browser.new_page()
         await page.goto(f"{url}/sessions/{session_id}")
         await page.wait_for_selector(".call[data-status=running]")

@@ -15,17 +15,9 @@ from pathlib import Path
 
 from playwright.async_api import Page, async_playwright
 
+from agentos.testing import CHROMIUM, CHROMIUM_ARGS
+
 DOCS = Path(__file__).resolve().parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def serve(folder: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
@@ -61,7 +53,9 @@ async def main() -> None:
         board = Path(scratch) / "board.toml"
         board.write_text('name = "board"\ncontext_view = "board"\n')
         async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+            )
             for name, extra in [("transcript", ()), ("board", ("--agent", str(board)))]:
                 folder = Path(scratch) / name
                 folder.mkdir()

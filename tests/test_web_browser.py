@@ -22,19 +22,18 @@ import pytest
 import uvicorn
 
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.testing import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Puppet,
+    last_tool_results,
+    last_user_text,
+    settle,
+    text,
+    tool_calls,
+)
 from agentos.web import make_app
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = [
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 WAIT_MS = 15_000
 PEOPLE = ("Jane", "Jack", "Joe")
 
@@ -90,7 +89,9 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     ):
         app = make_app(host, runtime, config=AgentConfig())
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+        )
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: server.serve(sockets=[listening]))
             try:
