@@ -85,3 +85,19 @@ def test_binding_another_address_requires_and_prints_a_token(env: dict[str, str]
             allowed = client.get("/api/sessions", headers={"Authorization": f"Bearer {token}"})
             assert allowed.status_code == 200
             assert json.loads(allowed.text) == {"sessions": []}
+
+
+def test_a_session_agentos_run_started_opens_in_the_page(env: dict[str, str]) -> None:
+    """One store: what `agentos run` saved is listed, opens (resumed) and takes a message."""
+    run = agentos(env, "run", "--wait-for-async", "When can Jane and Jack meet?")
+    assert run.code == 0, run
+    session_id = run.json["session_id"]
+    with serving(env, "--port", "0") as (_, url), httpx.Client(base_url=url, timeout=10) as client:
+        listed = client.get("/api/sessions").json()["sessions"]
+        assert [row["session_id"] for row in listed] == [session_id]
+        state = client.get(f"/api/sessions/{session_id}").json()["state"]
+        assert state["chat"][0]["text"] == "When can Jane and Jack meet?"
+        assert len(state["calls"]) == 2
+        assert {call["status"] for call in state["calls"].values()} == {"completed"}
+        posted = client.post(f"/api/sessions/{session_id}/messages", json={"text": "thanks"})
+        assert posted.status_code == 202
