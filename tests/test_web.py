@@ -377,3 +377,27 @@ async def test_a_board_sessions_page_shows_its_chat_and_the_board(tmp_path: Path
         assert state["calls"][call_id]["status"] == "running"
         assert state["context"].startswith("[user] ok #1 user 'start 1'")
         assert f'RUNNING as id "{call_id}"' in state["context"]
+
+
+async def test_a_session_another_live_process_holds_is_409(tmp_path: Path) -> None:
+    """The page opens a stored session by resuming it; one that another live host holds is
+    refused with a JSON error naming it, and nothing is taken from that host."""
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as other_store,
+        Runtime([]) as other_runtime,
+        Host(other_runtime, model(), store=other_store) as other,
+    ):
+        held = await other.create_session(AgentConfig(), session_id="held")
+        held.post("hello")
+        with anyio.fail_after(5):
+            await held.wait_idle()
+        await held.commit()
+        async with web(tmp_path) as w:
+            listed = (await w.client.get("/api/sessions")).json()["sessions"]
+            assert [row["session_id"] for row in listed] == ["held"]
+            opened = await w.client.get("/api/sessions/held")
+            assert opened.status_code == 409, opened.text
+            assert opened.json()["error"]["code"] == "session_in_use"
+            posted = await w.client.post("/api/sessions/held/messages", json={"text": "mine?"})
+            assert posted.status_code == 409
+        assert held.status == "idle" and held.errors == [], "the holder keeps its session"
