@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import socket
 from pathlib import Path
+from types import FrameType
 
 import anyio
 import click
@@ -66,7 +68,18 @@ def serve(db: Path, bind: str, port: int, agent_file: Path | None, token: str | 
             query = "" if token is None else f"/?token={token}"
             address = f"http://{shown}:{listening.getsockname()[1]}{query}"
             click.echo(f"agentos: serving {address}  (Ctrl-C stops)", err=True)
-            server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            loop = asyncio.get_running_loop()
+            pages = app.state.pages
+
+            class Server(uvicorn.Server):
+                """uvicorn, ending the pages' streams with a last chunk as it starts to stop
+                (sse-starlette would cut them half a second later)."""
+
+                def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+                    loop.call_soon_threadsafe(pages.end_streams)
+                    super().handle_exit(sig, frame)
+
+            server = Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
             try:
                 await server.serve(sockets=[listening])
             finally:

@@ -112,6 +112,11 @@ class Pages:
             )
         return sorted(rows.values(), key=lambda row: float(row["updated_at"] or 0))  # type: ignore[arg-type]
 
+    def end_streams(self) -> None:
+        """The server is stopping: every open stream ends, with its last chunk."""
+        for feed in self._feeds.values():
+            feed.end()
+
     def close(self) -> None:
         for feed in self._feeds.values():
             feed.close()
@@ -334,7 +339,7 @@ async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[bytes]:
     """A page's events (encoded once for every page): what it missed since ``seen`` (or a
     snapshot), then each change."""
     events = None if seen is None else feed.since(seen)
-    while True:
+    while not feed.ended:
         if events is None:
             snapshot = feed.snapshot()
             yield snapshot.frame

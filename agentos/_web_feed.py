@@ -81,6 +81,8 @@ class PageFeed:
         """Set (and replaced), group by group, each time the publishing stream is done."""
         self._waiters = 0
         self._publishing = False
+        self.ended = False
+        """The server is stopping: streams end (with a last chunk, not cut)."""
         self._stops = [
             session.on_change(self._mark),
             runtime.on_call_events(session.session_id, lambda event: self._mark()),
@@ -112,6 +114,8 @@ class PageFeed:
         ``min_interval`` after the last publication); the others wait for its news.
         """
         while self.last_id <= seen:
+            if self.ended:
+                return []
             if self._publishing:
                 self._waiters += 1
                 await self._news[self._waiters % NEWS_GROUPS].wait()
@@ -156,6 +160,13 @@ class PageFeed:
             before = old_calls.get(call_id)
             if not isinstance(before, dict) or _moved(before, widget):
                 self._add("call", {"call": widget})
+
+    def end(self) -> None:
+        """Wake every waiting stream to end: the server is stopping."""
+        self.ended = True
+        self._dirty.set()
+        for group in range(NEWS_GROUPS):
+            self._tell(group)
 
     def close(self) -> None:
         for stop in self._stops:
