@@ -21,7 +21,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from http.cookies import SimpleCookie
 from importlib import resources
-from typing import Any
 
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
@@ -38,6 +37,7 @@ from agentos._errors import SessionInUseError, UnknownCallError
 from agentos._host import Host
 from agentos._runtime import Runtime
 from agentos._session import Session
+from agentos._snapshot import CallSnapshot
 from agentos._web_feed import PageFeed
 from agentos._web_view import peek
 from components import JsonObject
@@ -110,7 +110,7 @@ class Pages:
                 running_calls=len(running),
                 live=True,
             )
-        return sorted(rows.values(), key=lambda row: float(row["updated_at"] or 0))  # type: ignore[arg-type]
+        return sorted(rows.values(), key=lambda row: _number_or_zero(row.get("updated_at")))
 
     def end_streams(self) -> None:
         """The server is stopping: every open stream ends, with its last chunk."""
@@ -142,10 +142,10 @@ def make_app(
         return endpoint
 
     async def index(request: Request) -> Response:
-        return _page("index.html", request)
+        return _page("index.html")
 
     async def session_page(request: Request) -> Response:
-        return _page("session.html", request)
+        return _page("session.html")
 
     async def list_sessions(request: Request) -> Response:
         return JSONResponse({"sessions": await pages.listing()})
@@ -286,6 +286,10 @@ def _setting_cookie(send: Send, token: str) -> Send:
     return sending
 
 
+def _number_or_zero(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 def _post_problem(request: Request) -> tuple[int, str, str] | None:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
@@ -324,7 +328,7 @@ async def _json_body(request: Request) -> JsonObject:
     return body
 
 
-def _call(runtime: Runtime, session: Session, call_id: str) -> Any:
+def _call(runtime: Runtime, session: Session, call_id: str) -> CallSnapshot:
     try:
         return runtime.status(call_id, session_id=session.session_id)
     except UnknownCallError:
@@ -352,7 +356,7 @@ async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[bytes]:
         events = await feed.after(seen)
 
 
-def _page(name: str, request: Request) -> Response:
+def _page(name: str) -> Response:
     return HTMLResponse((_STATIC / name).read_text(encoding="utf-8"))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from typing import TypeGuard
 
 from agentos._board import ChatCall, ChatEntry
 from agentos._expected import EXPECTED_SECONDS
@@ -52,11 +53,11 @@ def call_widgets(
 ) -> dict[str, JsonObject]:
     """A widget per call the chat shows (a call the runtime no longer holds keeps what the
     chat knows: its tool, arguments and status, ``orphaned`` included), by call id."""
-    held = {snapshot.call_id: snapshot for snapshot in snapshots}
+    held: dict[str, CallSnapshot] = {snapshot.call_id: snapshot for snapshot in snapshots}
     widgets: dict[str, JsonObject] = {}
     for entry in chat:
         for call in entry.calls:
-            snapshot = held.get(call.call_id)  # type: ignore[call-overload]
+            snapshot = held.get(call.call_id)
             widgets[call.call_id] = (
                 live_widget(snapshot, call, now) if snapshot else chat_widget(call)
             )
@@ -123,11 +124,11 @@ def percent_of(payload: Json) -> float | None:
         return None
     value = payload.get("percent")
     if _number(value):
-        return max(0.0, min(100.0, float(value)))  # type: ignore[arg-type]
+        return max(0.0, min(100.0, float(value)))
     for part, whole in (("page", "of"), ("done", "total")):
         have, of = payload.get(part), payload.get(whole)
         if _number(have) and _number(of) and of:
-            return max(0.0, min(100.0, 100.0 * float(have) / float(of)))  # type: ignore[arg-type]
+            return max(0.0, min(100.0, 100.0 * float(have) / float(of)))
     return None
 
 
@@ -165,10 +166,10 @@ def _shown_args(arguments: Mapping[str, Json]) -> JsonObject:
 
 def _expected(arguments: Mapping[str, Json]) -> float | None:
     value = arguments.get(EXPECTED_SECONDS)
-    return float(value) if _number(value) else None  # type: ignore[arg-type]
+    return float(value) if _number(value) else None
 
 
-def _number(value: object) -> bool:
+def _number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
