@@ -119,6 +119,8 @@ class Host(anyio.AsyncContextManagerMixin):
         self.toolbox = SystemToolbox(runtime, history=self, lineage=self.lineage)
         self._view = view or TranscriptView()
         self._sessions: dict[str, Session] = {}
+        self._resuming: set[str] = set()
+        """Sessions a ``resume`` is bringing back (it awaits the store meanwhile)."""
         self._tasks: dict[str, _SessionTask] = {}
         self._unload_idle_after = unload_idle_after
         self._group: TaskGroup | None = None
@@ -219,12 +221,23 @@ class Host(anyio.AsyncContextManagerMixin):
         Calls its history waited for are ``orphaned`` now, and the model is told
         so before its next request; deferred calls come back ``pending`` and
         their tokens still complete them. ``SessionInUseError`` while another
-        live host holds the session, unless ``steal`` (that host stops writing it).
+        live host holds the session, unless ``steal`` (that host stops writing it);
+        ``ValueError`` while it runs here, or another ``resume`` here is bringing it back.
         """
         if self.store is None:
             raise UsageError(
                 "resume needs a Host with a store (without one, an unloaded session is gone)"
             )
+        if session_id in self._resuming:
+            raise ValueError(f"session {session_id!r} is already being resumed here")
+        self._resuming.add(session_id)
+        try:
+            return await self._resume(session_id, provider, steal)
+        finally:
+            self._resuming.discard(session_id)
+
+    async def _resume(self, session_id: str, provider: Provider | None, steal: bool) -> Session:
+        assert self.store is not None
         loaded = self._sessions.get(session_id)
         if loaded is not None:
             if loaded.status is not SessionStatus.STOPPED:

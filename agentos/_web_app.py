@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from http.cookies import SimpleCookie
 from importlib import resources
 
+import anyio
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
@@ -63,20 +64,23 @@ class Pages:
     def __init__(self, host: Host, runtime: Runtime, config: AgentConfig) -> None:
         self.host, self.runtime, self.config = host, runtime, config
         self._feeds: dict[str, PageFeed] = {}
+        self._opening = anyio.Lock()
+        """Two pages opening one stored session at once resume it once."""
 
     async def session(self, session_id: str) -> Session:
         """The session, resumed from the store if this host does not run it yet."""
-        try:
-            return self.host.get(session_id)
-        except LookupError:
-            pass
-        store = self.host.store
-        if store is None or await store.load_session(session_id) is None:
-            raise WebError(404, "unknown_session", f"no session {session_id!r}")
-        try:
-            return await self.host.resume(session_id)
-        except SessionInUseError as error:
-            raise WebError(409, "session_in_use", str(error)) from None
+        async with self._opening:
+            try:
+                return self.host.get(session_id)
+            except LookupError:
+                pass
+            store = self.host.store
+            if store is None or await store.load_session(session_id) is None:
+                raise WebError(404, "unknown_session", f"no session {session_id!r}")
+            try:
+                return await self.host.resume(session_id)
+            except SessionInUseError as error:
+                raise WebError(409, "session_in_use", str(error)) from None
 
     async def feed(self, session_id: str) -> PageFeed:
         feed = self._feeds.get(session_id)

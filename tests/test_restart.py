@@ -286,3 +286,33 @@ async def test_a_slow_status_write_does_not_hold_the_next_request(
     assert stored is not None
     assert list(stored.history) == session.history
     assert session.replies[-1] == "done" and stored.status == "idle"
+
+
+async def test_two_resumes_of_one_session_at_once_bring_it_back_once(tmp_path: Path) -> None:
+    """Found by the web page (two tabs opening one stored session): both resumes awaited the
+    store and both made a Session, two tasks for one id. The second is now refused, as a
+    resume of a session already running here is."""
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([]) as runtime,
+        Host(runtime, script(), store=store) as host,
+    ):
+        session = await host.create_session(AgentConfig(), session_id="s")
+        session.post("hi")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        await host.unload("s")
+        outcomes: list[object] = []
+
+        async def resume() -> None:
+            try:
+                outcomes.append(await host.resume("s"))
+            except ValueError as error:
+                outcomes.append(str(error))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(resume)
+            group.start_soon(resume)
+        assert "session 's' is already being resumed here" in outcomes
+        (resumed,) = [outcome for outcome in outcomes if not isinstance(outcome, str)]
+        assert host.get("s") is resumed

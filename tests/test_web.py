@@ -401,3 +401,21 @@ async def test_a_session_another_live_process_holds_is_409(tmp_path: Path) -> No
             posted = await w.client.post("/api/sessions/held/messages", json={"text": "mine?"})
             assert posted.status_code == 409
         assert held.status == "idle" and held.errors == [], "the holder keeps its session"
+
+
+async def test_two_pages_opening_a_stored_session_at_once_resume_it_once(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "hello")
+        await w.idle(session_id)
+        await w.host.unload(session_id)
+        answers: list[httpx.Response] = []
+
+        async def open_page() -> None:
+            answers.append(await w.client.get(f"/api/sessions/{session_id}"))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(open_page)
+            group.start_soon(open_page)
+        assert [answer.status_code for answer in answers] == [200, 200], answers[-1].text
+        assert [e["text"] for e in answers[0].json()["state"]["chat"]] == ["hello", "ok"]
