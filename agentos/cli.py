@@ -19,6 +19,7 @@ import pydantic
 import structlog
 
 from agentos._agent_problems import validation_problems
+from agentos._cli_chat import chat
 from agentos._cli_common import (
     EXIT_CODES_HELP,
     EXIT_DONE,
@@ -71,6 +72,7 @@ for _command in (
     status_command,
     cancel_command,
     serve,
+    chat,
 ):
     cli.add_command(_command)
 

@@ -1,0 +1,53 @@
+"""``agentos chat``: a terminal UI on a session of the command line's store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import click
+
+from agentos import demo_tools
+from agentos._cli_session import choose_model
+from agentos._cli_talk import load_agent
+from agentos._host import Host
+from agentos._runtime import Runtime
+from agentos._sqlite_store import SqliteStore
+
+
+@click.command()
+@click.argument("session_id", metavar="[SESSION]", required=False)
+@click.option(
+    "--agent",
+    "agent_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Agent configuration of a new session, JSON or TOML [default: the demo agent].",
+)
+@click.pass_obj
+def chat(db: Path, session_id: str | None, agent_file: Path | None) -> None:
+    """Talk to SESSION (else a new session) in a terminal UI while its calls run.
+
+    Keys: arrows move through the calls, c cancels one (after a y), enter shows
+    its progress log and result, b shows what the model reads next, q quits.
+    Calls still running when you quit end with the process, as with 'run':
+    the next 'agentos chat SESSION' (or 'resume') finds them orphaned.
+    """
+    config = demo_tools.DEFAULT_AGENT if agent_file is None else load_agent(agent_file)
+    from agentos._tui import ChatApp  # Textual loads only for this command
+
+    async def main() -> None:
+        provider = choose_model(lambda line: None)
+        async with (
+            await SqliteStore.open(db) as store,
+            Runtime(demo_tools.TOOLS) as runtime,
+            Host(runtime, provider, store=store) as host,
+        ):
+            if session_id is None:
+                session = await host.create_session(config)
+            else:
+                session = await host.resume(session_id)
+            await ChatApp(session, runtime).run_async()
+        click.echo(f"session {session.session_id}", err=True)
+
+    anyio.run(main)

@@ -1,0 +1,12 @@
+"""The terminal UI (``agentos chat``) as a Textual app, for programs that run it themselves.
+
+``ChatApp(session, runtime)`` shows one session: its chat, an input that stays
+usable while calls run, and a row per call; ``c`` cancels the selected call
+(after ``Confirm``), ``enter`` opens its ``Details``, ``b`` shows what the model
+reads next. Run it with ``await app.run_async()`` on the event loop that runs
+``runtime``.
+"""
+
+from agentos._tui import ChatApp, Confirm, Details
+
+__all__ = ["ChatApp", "Confirm", "Details"]
