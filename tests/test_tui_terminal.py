@@ -1,0 +1,63 @@
+"""``agentos chat`` in a real pseudo-terminal (80x24): it draws, takes a typed message, shows
+the model's answer, and quits on ctrl+c with the session saved."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+from tests._cli import ROOT, agentos, env
+
+__all__ = ["env"]  # fixtures
+
+ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
+
+
+def test_chat_in_a_terminal_takes_a_message_and_shows_the_answer(env: dict[str, str]) -> None:
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    shown = bytearray()
+
+    def until(pattern: bytes) -> bool:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([controller], [], [], 0.2)
+            if ready:
+                try:
+                    shown.extend(os.read(controller, 65536))
+                except OSError:  # the terminal closed
+                    return False
+            if re.search(pattern, ESCAPES.sub(b"", bytes(shown))):
+                return True
+        return False
+
+    with subprocess.Popen(
+        [sys.executable, "-m", "agentos.cli", "chat"],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env={**env, "TERM": "xterm-256color"},
+        cwd=ROOT,
+        start_new_session=True,
+    ) as process:
+        os.close(terminal)
+        try:
+            assert until(rb"Write a message"), bytes(shown)[-2000:]
+            os.write(controller, b"what is the weather in Oslo?\r")
+            assert until(rb"Oslo: clear"), bytes(shown)[-2000:]
+            os.write(controller, b"\x03")  # ctrl+c
+            assert process.wait(timeout=20) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+            os.close(controller)
+    listed = agentos(env, "sessions", "--json").lines
+    assert len(listed) == 1, "the session was saved"
