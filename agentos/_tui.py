@@ -76,7 +76,11 @@ class ChatApp(App[None]):
     def on_mount(self) -> None:
         self.title = f"agentos chat {self.session.session_id}"
         table = self.query_one("#calls", DataTable)
-        table.add_columns(" ", "call", "progress", "time", "outcome")
+        table.add_column(" ", width=1)
+        table.add_column("call", width=36)
+        table.add_column("progress", width=10)
+        table.add_column("time", width=5)
+        table.add_column("outcome")
         self.query_one("#message", Input).focus()
         self.set_interval(1.0, self._tick)
         self.redraw()

@@ -1,6 +1,7 @@
-"""Take the README's screenshots of the web page: ``python docs/screenshots.py`` (needs Debian's
-chromium and the test extra's playwright). Runs ``agentos serve`` on a scratch database with
-the offline scripted model, once with a transcript agent and once with a board agent."""
+"""Take the README's screenshots: ``python docs/screenshots.py``. The web page's (needs Debian's
+chromium and the test extra's playwright): ``agentos serve`` on a scratch database with the
+offline scripted model, once with a transcript agent and once with a board agent; and
+``agentos chat``'s, as Textual's SVG of an 80x24 screen."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ import tempfile
 from pathlib import Path
 
 from playwright.async_api import Page, async_playwright
+from textual.widgets import Input
 
+from agentos import Host, Runtime, demo_tools
 from agentos.testing import CHROMIUM, CHROMIUM_ARGS
+from agentos.tui import ChatApp
 
 DOCS = Path(__file__).resolve().parent
 
@@ -70,5 +74,30 @@ async def main() -> None:
             await browser.close()
 
 
+async def terminal() -> None:
+    """docs/tui.svg: three lookups with progress, one cancelled, the weather answered."""
+    async with (
+        Runtime(demo_tools.TOOLS) as runtime,
+        Host(runtime, demo_tools.scripted_model()) as host,
+    ):
+        session = await host.create_session(demo_tools.DEFAULT_AGENT, session_id="demo")
+        app = ChatApp(session, runtime)
+        async with app.run_test(size=(80, 24)) as pilot:
+            for words, pause in [
+                ("When can Jane, Jack and Joe meet? calendar 8s", 2.0),
+                ("What's the weather in Oslo?", 1.5),
+            ]:
+                app.query_one("#message", Input).value = words
+                app.query_one("#message", Input).focus()
+                await pilot.press("enter")
+                await asyncio.sleep(pause)
+            app.query_one("#calls").focus()
+            await pilot.press("down", "down", "c", "y")
+            await asyncio.sleep(1.2)
+            app.query_one("#message", Input).focus()
+            app.save_screenshot(str(DOCS / "tui.svg"))
+
+
 if __name__ == "__main__":
     asyncio.run(main())
+    asyncio.run(terminal())
