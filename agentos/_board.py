@@ -73,6 +73,9 @@ class Board:
         self._node_of: dict[int, BoardNode] = {}
         """A call's display id -> the node that made it."""
         self._drawn = Drawn()
+        self.version = 0
+        """Grows with every write (each touches its thread): a drawing of an unchanged
+        version is the same drawing."""
 
     # ------------------------------------------------------------ writing
 
@@ -295,6 +298,7 @@ class Board:
 
     def _touch(self, node_id: int) -> None:
         """Make the node's thread the most recently touched (it renders last)."""
+        self.version += 1
         root = self._root[node_id]
         self._threads.pop(root, None)
         self._threads[root] = None

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from agentos._agent_config import AgentConfig
 from agentos._board import (
@@ -28,9 +27,10 @@ from agentos._board import (
     BoardTrigger,
     ChatEntry,
 )
+from agentos._board_ledger import BoardLedger
+from agentos._board_step import Step, Wake
 from agentos._board_words import (
     BOARD_ROLE,
-    LOST_ON_THE_BOARD,
     NOTHING_MOVED,
     OUT_OF_RETRIES,
     board_messages,
@@ -38,6 +38,7 @@ from agentos._board_words import (
     normal_use,
     outcome_text,
     overdue_note,
+    refusal,
     result_note,
     said_text,
     user_note,
@@ -50,7 +51,6 @@ from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import (
     ToolResultBlock,
-    read_placeholder,
     text_of,
     unique_tool_use_ids,
 )
@@ -75,36 +75,6 @@ from agentos._turn_events import (
 from components import CallId, CallStatus
 
 
-@dataclass(slots=True)
-class _Wake:
-    """A reason for a turn, queued until the session is idle."""
-
-    trigger: BoardTrigger
-    node: int
-    """The node the turn's first agent node hangs under (and the focus)."""
-    note: str
-    call_id: CallId | None = None
-
-
-@dataclass(slots=True)
-class _Step:
-    """The turn being taken: where its next node hangs, and what the model asked for."""
-
-    trigger: BoardTrigger
-    parent: int
-    node: BoardNode | None = None
-    uses: dict[str, Block] = field(default_factory=dict)
-    """The step's calls being submitted, by tool_use id."""
-    early: list[CallSnapshot] = field(default_factory=list)
-    """Calls that ended before the machine knew their ids (fast tools)."""
-    order: list[Block] = field(default_factory=list)
-    """The answer's tool uses, in the order the model asked for them."""
-    local: dict[str, tuple[CallStatus, str]] = field(default_factory=dict)
-    """Uses the machine answers itself (refusals, ``new_thread``): status and words."""
-    answered: bool = False
-    """Something was answered within the step: the model gets to read it."""
-
-
 class BoardMachine(MachineBase):
     """One board session's turns, moved only by ``handle``."""
 
@@ -113,31 +83,29 @@ class BoardMachine(MachineBase):
         self.board = Board()
         self.dirty_from = 0
         """Always 0: every commit writes the board whole (one message)."""
-        self.outstanding: dict[CallId, str] = {}
-        """Background calls whose outcome the model has not read on the board yet."""
-        self._queue: deque[_Wake] = deque()
-        self._step: _Step | None = None
+        self.ledger = BoardLedger()
+        self._queue: deque[Wake] = deque()
+        self._step: Step | None = None
         self._steps_left = 0
         self._autonomous: dict[int, int] = {}
         """Thread root -> turns taken without the user since the user last posted there."""
-        self._running: set[CallId] = set()
-        self._by_use: dict[str, CallId] = {}
-        """A background call's tool_use id -> its runtime id (the model may name either)."""
-        self._nodes_of: dict[CallId, int] = {}
-        """A background call -> the node that made it."""
         self._cancel_on_stop = True
         self._calls = MessageHistory()
         self._asking: tuple[int, str | None, CallId | None] | None = None
         """The focus, note and overdue call of the request out (or about to go out)."""
-        self._restored: dict[str, str] = {}
-        """Calls of the stored board that outlived a restart, by tool_use id -> their old
-        runtime id, until the shell re-creates them (``await_outcome``) or gives up (``lost``)."""
+        self._drawn: tuple[tuple[object, ...], SendRequest] | None = None
+        """The last request drawn, and the board version and ask it was drawn for."""
 
     # ------------------------------------------------------------------ queries
 
     @property
     def calls(self) -> MessageHistory:
         return self._calls
+
+    @property
+    def outstanding(self) -> dict[CallId, str]:
+        """Background calls whose outcome the model has not read on the board yet."""
+        return self.ledger.outstanding
 
     @property
     def at_rest(self) -> bool:
@@ -161,7 +129,7 @@ class BoardMachine(MachineBase):
         """Whether this call's news matters: one of the board's running calls, or any call
         while a step's calls are being submitted (a fast one may end first)."""
         step = self._step
-        return call_id in self._running or (step is not None and bool(step.uses))
+        return call_id in self.ledger.running or (step is not None and bool(step.uses))
 
     # ------------------------------------------------------------------ the shell's hooks
 
@@ -184,50 +152,20 @@ class BoardMachine(MachineBase):
             content = message.get("content")
             if message.get("role") == BOARD_ROLE and isinstance(content, list) and content:
                 self.board = Board.from_json(content[0]["board"])
-        outlived = {}  # the runtime id a held call had when its token was issued -> its use id
-        for tool_use_id, block in held.items():
-            note = read_placeholder(block.get("content"))
-            if note is not None and isinstance(note.get("internal_id"), str):
-                outlived[str(note["internal_id"])] = tool_use_id
-        waiting = []
-        for node in self.board.nodes.values():
-            for call in node.calls:
-                if not call.background or call.status.is_final:
-                    continue
-                # a held call by the model's id (it may run under a new runtime id since
-                # a restart), or by its runtime id (a board stored without use ids)
-                use_id = outlived.get(call.call_id, call.use_id or call.call_id)
-                if call.use_id is not None and call.use_id in held:
-                    use_id = call.use_id
-                self._restored[use_id] = call.call_id
-                waiting.append((use_id, call.tool))
-        return waiting
+        return self.ledger.restore(self.board, held)
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
         """The runtime's id for a call the board made, while ``restore`` keeps it waiting."""
-        call_id = self._restored.get(tool_use_id)
-        return None if call_id is None else CallId(call_id)
+        return self.ledger.runtime_id_of(tool_use_id)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """A call ``restore`` kept waiting did not come back after all: it reads as orphaned."""
-        call_id = self._restored.pop(tool_use_id, None)
-        if call_id is not None:
-            self.board.settle(call_id, CallStatus.ORPHANED, LOST_ON_THE_BOARD)
+        self.ledger.lost(self.board, tool_use_id)
 
     def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
         """A call ``restore`` kept waiting runs again as ``call_id``: the board shows that id,
         and its end settles the call and wakes its node as any background call's does."""
-        was = self._restored.pop(tool_use_id, None)
-        if was is not None and was != call_id:
-            self.board.rekey(was, call_id)
-        self._track(call_id, tool_use_id, self.board.node_of_call(call_id).display_id)
-
-    def _track(self, call_id: CallId, tool_use_id: str, node_id: int) -> None:
-        """A background call the machine waits for, made by ``node_id``."""
-        self._running.add(call_id)
-        self.outstanding[call_id] = tool_use_id
-        self._by_use[tool_use_id] = call_id
-        self._nodes_of[call_id] = node_id
+        self.ledger.came_back(self.board, call_id, tool_use_id)
 
     def committing(self) -> int:
         return 1 if self.board.nodes else 0
@@ -243,7 +181,7 @@ class BoardMachine(MachineBase):
             return []
         actions: list[Action] = []
         if isinstance(event, CallRunning):
-            if event.call_id in self._running:
+            if event.call_id in self.ledger.running:
                 self.board.set_status(event.call_id, CallStatus.RUNNING)
             return []
         if isinstance(event, Crashed):
@@ -254,7 +192,7 @@ class BoardMachine(MachineBase):
         elif isinstance(event, UserPosted):
             node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
             self._autonomous[self.board.root_of(node.display_id)] = 0
-            self._queue.append(_Wake(BoardTrigger.USER, node.display_id, user_note(node)))
+            self._queue.append(Wake(BoardTrigger.USER, node.display_id, user_note(node)))
         elif isinstance(event, ModelReplied):
             self._replied(event, actions)
         elif isinstance(event, CallsSubmitted):
@@ -275,7 +213,7 @@ class BoardMachine(MachineBase):
         self._stopping = True
         self._cancel_on_stop = event.cancel_calls
         self._queue.clear()
-        live = sorted(self._running)
+        live = sorted(self.ledger.running)
         if event.cancel_calls and live:
             actions.append(CancelCalls(live, "session stopped"))
         if self.status is SessionStatus.IDLE:
@@ -300,11 +238,11 @@ class BoardMachine(MachineBase):
         ]
         to_run: list[Block] = []
         for use in uses:
-            refusal = None if self._stopping else self._refusal(use)
+            refused = None if self._stopping else refusal(use, self.config)
             if self._stopping:
                 step.local[str(use["id"])] = (CallStatus.FAILED, "not started: the session stopped")
-            elif refusal is not None:
-                step.local[str(use["id"])] = (CallStatus.FAILED, refusal)
+            elif refused is not None:
+                step.local[str(use["id"])] = (CallStatus.FAILED, refused)
             elif use["name"] == NEW_THREAD_TOOL:
                 posted = self.board.new_thread(str(use["input"]["text"]), at=event.at)
                 step.local[str(use["id"])] = (
@@ -329,20 +267,6 @@ class BoardMachine(MachineBase):
             self._hang(node, step, {}, {})
             self._go_round_or_end(actions)
 
-    def _refusal(self, use: Block) -> str | None:
-        """Why a call the model asked for is not made (None: it is)."""
-        name = str(use["name"])
-        if not name:
-            return "a tool call needs a tool name"
-        if name == NEW_THREAD_TOOL:
-            text = use["input"].get("text")
-            return None if isinstance(text, str) and text.strip() else "new_thread needs a text"
-        if name in CAPABILITIES:
-            return None if name in self.config.capabilities else f"{name!r} is not available"
-        if self.config.tools is not None and name not in self.config.tools:
-            return f"tool {name!r} is not available to this agent"
-        return None
-
     def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
         step = self._step
         if step is None or step.node is None or not step.uses:
@@ -364,7 +288,7 @@ class BoardMachine(MachineBase):
     def _hang(
         self,
         node: BoardNode,
-        step: _Step,
+        step: Step,
         answers: dict[str, ToolResultBlock],
         started: dict[str, CallStarted],
     ) -> None:
@@ -392,11 +316,10 @@ class BoardMachine(MachineBase):
     def _out_of_retries(self, cancel: Block) -> bool:
         """Whether this cancel spends the last of the budget of the branch that led to the
         call it stops: the cancels on that call's node and its ancestors, and this one."""
-        target = str(cancel["input"].get("tool_call_id", ""))
-        call_id = self._by_use.get(target, CallId(target))
-        if call_id not in self._nodes_of:
+        node_id = self.ledger.node_of(str(cancel["input"].get("tool_call_id", "")))
+        if node_id is None:
             return False
-        spent = self.board.cancels_on_branch(self._nodes_of[call_id]) + 1
+        spent = self.board.cancels_on_branch(node_id) + 1
         return spent >= self.config.retry_budget
 
     def _started(self, node: BoardNode, use: Block, call: CallStarted) -> None:
@@ -408,7 +331,7 @@ class BoardMachine(MachineBase):
             background=True,
             use_id=call.tool_use_id,
         )
-        self._track(call.call_id, call.tool_use_id, node.display_id)
+        self.ledger.track(call.call_id, call.tool_use_id, node.display_id)
         if call.status is CallStatus.RUNNING:
             self.board.set_status(call.call_id, CallStatus.RUNNING)
 
@@ -431,25 +354,25 @@ class BoardMachine(MachineBase):
     def _settled(self, snapshot: CallSnapshot) -> None:
         call_id = snapshot.call_id
         step = self._step
-        if call_id not in self._running:
+        if call_id not in self.ledger.running:
             if step is not None and step.uses:
                 step.early.append(snapshot)
             return
-        self._running.discard(call_id)
+        self.ledger.running.discard(call_id)
         node = self.board.settle(call_id, snapshot.status, outcome_text(snapshot))
         if self.board.settled(node.display_id) and not self._stopping:
             note = result_note(node)
-            self._queue.append(_Wake(BoardTrigger.RESULT, node.display_id, note))
+            self._queue.append(Wake(BoardTrigger.RESULT, node.display_id, note))
 
     def _overdue(self, call_id: CallId) -> None:
-        if call_id not in self._running or self._stopping:
+        if call_id not in self.ledger.running or self._stopping:
             return
         if any(wake.call_id == call_id for wake in self._queue):
             return  # re-armed while the first nudge still waits: one question is enough
         node = self.board.node_of_call(call_id)
         call = next(c for c in node.calls if c.call_id == call_id)
         note = overdue_note(call)
-        self._queue.append(_Wake(BoardTrigger.TIMER, node.display_id, note, call_id))
+        self._queue.append(Wake(BoardTrigger.TIMER, node.display_id, note, call_id))
 
     # ------------------------------------------------------------------ moving on
 
@@ -457,7 +380,7 @@ class BoardMachine(MachineBase):
         """Start the next turn a queued event grants, if the session is free for one."""
         while self.status is SessionStatus.IDLE and not self._stopping and self._queue:
             wake = self._queue.popleft()
-            if wake.call_id is not None and wake.call_id not in self._running:
+            if wake.call_id is not None and wake.call_id not in self.ledger.running:
                 continue  # the call ended meanwhile: its result wakes the node instead
             if wake.trigger is not BoardTrigger.USER:
                 root = self.board.root_of(wake.node)
@@ -465,7 +388,7 @@ class BoardMachine(MachineBase):
                     self._heard_later(wake.node)
                     continue
                 self._autonomous[root] = self._autonomous.get(root, 0) + 1
-            self._step = _Step(wake.trigger, wake.node)
+            self._step = Step(wake.trigger, wake.node)
             self._steps_left = self.config.max_steps_per_turn
             self._request(actions, focus=wake.node, note=wake.note, about=wake.call_id)
 
@@ -474,13 +397,13 @@ class BoardMachine(MachineBase):
         turn, and no longer hold ``outstanding`` (nothing would ever clear them)."""
         for call in self.board.nodes[node_id].calls:
             if call.status.is_final:
-                self.outstanding.pop(CallId(call.call_id), "")
+                self.ledger.outstanding.pop(CallId(call.call_id), "")
 
     def _next_step(self, actions: list[Action]) -> None:
         """Go round again with the synchronous answers on the board (no new note)."""
         step = self._step
         assert step is not None and step.node is not None
-        self._step = _Step(step.trigger, step.node.display_id)
+        self._step = Step(step.trigger, step.node.display_id)
         self._request(actions, focus=step.node.display_id, note=None)
 
     def _request(
@@ -505,16 +428,20 @@ class BoardMachine(MachineBase):
         return asked if self._asking is None else self._draw()
 
     def _draw(self) -> SendRequest:
-        """The request for the turn being asked: the board as it is now."""
+        """The request for the turn being asked: the board as it is now (drawn again only
+        if the board moved since the last drawing)."""
         assert self._asking is not None
+        drawn_for = (self.board.version, *self._asking)
+        if self._drawn is not None and self._drawn[0] == drawn_for:
+            return self._drawn[1]
         focus, note, about = self._asking
-        if about is not None and about not in self._running:  # it ended since: say so instead
+        if about is not None and about not in self.ledger.running:  # it ended since: say so instead
             note = ended_note(self.board.call(about))
         rendered = self.board.render(focus=focus, note=note)
-        for call_id in [c for c in self.outstanding if c not in self._running]:
-            del self.outstanding[call_id]  # its outcome is on the board the model reads now
-        messages = board_messages(rendered)
-        return SendRequest(messages, NOTATION, cache_system=True)
+        self.ledger.read()
+        request = SendRequest(board_messages(rendered), NOTATION, cache_system=True)
+        self._drawn = (drawn_for, request)
+        return request
 
     def _end_step(self, actions: list[Action]) -> None:
         self._step = None

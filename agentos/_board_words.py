@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
+from agentos._agent_config import AgentConfig
 from agentos._board import NEW_THREAD_TOOL, BoardCall, BoardNode, BoardRendering
+from agentos._capabilities import CAPABILITIES
 from agentos._provider import Block, Message
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import content_value
@@ -55,6 +57,21 @@ def board_messages(rendering: BoardRendering) -> list[Message]:
             blocks.append(block)
             start = end
     return [{"role": "user", "content": blocks or [{"type": "text", "text": text}]}]
+
+
+def refusal(use: Block, config: AgentConfig) -> str | None:
+    """Why a call the model asked for is not made (None: it is)."""
+    name = str(use["name"])
+    if not name:
+        return "a tool call needs a tool name"
+    if name == NEW_THREAD_TOOL:
+        text = use["input"].get("text")
+        return None if isinstance(text, str) and text.strip() else "new_thread needs a text"
+    if name in CAPABILITIES:
+        return None if name in config.capabilities else f"{name!r} is not available"
+    if config.tools is not None and name not in config.tools:
+        return f"tool {name!r} is not available to this agent"
+    return None
 
 
 def normal_use(use: Block, fallback_id: str) -> Block:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import cast
 
 from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
@@ -40,7 +39,7 @@ from agentos._transcript import (
     unique_tool_use_ids,
 )
 from agentos._transcript_chat import transcript_chat
-from agentos._turn_calls import CallLedger
+from agentos._turn_calls import Batch, CallLedger
 from agentos._turn_events import (
     WAITING,
     Action,
@@ -69,24 +68,6 @@ _NONE_EDITED = 2**62
 """``_edited_from`` when nothing was changed: above any index."""
 
 
-@dataclass(slots=True)
-class _Batch:
-    """The model's tool calls of one answer, until their results go back."""
-
-    uses: list[Block]
-    results: dict[str, ToolResultBlock] = field(default_factory=dict)
-    waits: dict[CallId, str] = field(default_factory=dict)
-    """Every runtime call of the batch -> tool_use id."""
-    sync: set[CallId] = field(default_factory=set)
-    """``run_sync`` calls: only they hold the turn against a user message."""
-    submitted: bool = False
-    deadline: float | None = None
-    timer_fired: bool = False
-    cut: bool = False
-    """A user message arrived: it ends the wait for background calls."""
-    overdue: list[CallId] = field(default_factory=list)
-
-
 class TurnMachine(MachineBase):
     """The state of one conversation's turns, moved only by ``handle``."""
 
@@ -99,7 +80,7 @@ class TurnMachine(MachineBase):
         """The lowest message changed since a commit in flight took its copy."""
         self.ledger = CallLedger(session_id)
         self._queue: deque[UserPosted | CallSettled | CallOverdue] = deque()
-        self._batch: _Batch | None = None
+        self._batch: Batch | None = None
         self._lost: list[tuple[str, str]] = []
         self._steps_left = 0
         self._cancel_on_stop = True
@@ -264,7 +245,7 @@ class TurnMachine(MachineBase):
 
     def _plan(self, uses: list[Block]) -> SubmitCalls:
         """Answer what needs no runtime (refusals, cache hits); the rest goes to the shell."""
-        batch = self._batch = _Batch(uses)
+        batch = self._batch = Batch(uses)
         to_run: list[Block] = []
         decorations: dict[str, Decorations] = {}
         for use in uses:
@@ -354,7 +335,7 @@ class TurnMachine(MachineBase):
                 self._append_user(blocks)
                 self._request(actions)
 
-    def _wait_over(self, batch: _Batch) -> bool:
+    def _wait_over(self, batch: Batch) -> bool:
         if self._stopping:
             return not self._cancelling
         if batch.overdue:
@@ -371,7 +352,7 @@ class TurnMachine(MachineBase):
             strategy, YieldOnAnyProgress | YieldOnTimeout
         )
 
-    def _close(self, batch: _Batch) -> list[UserBlock]:
+    def _close(self, batch: Batch) -> list[UserBlock]:
         """One result per use, in order; then what cut the wait short."""
         results = dict(batch.results)
         for call_id, tool_use_id in batch.waits.items():

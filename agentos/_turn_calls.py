@@ -3,14 +3,18 @@
 ``CallLedger`` is the turn machine's resource (trio's ``Deadlines`` is the
 model): it keeps its own invariants, and the machine only calls its methods.
 A call is *outstanding* once the model got a placeholder for it; it leaves the
-ledger when its outcome is rendered for the model, once.
+ledger when its outcome is rendered for the model, once. ``Batch`` is one
+answer's tool calls, until their results go back.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from agentos._agent_config import Disposition
 from agentos._decorations import NO_DECORATIONS, Decorations
 from agentos._history import HistoryCall, MessageHistory
+from agentos._provider import Block
 from agentos._snapshot import CallSnapshot
 from agentos._transcript import (
     TextBlock,
@@ -180,3 +184,21 @@ def failure_text(snapshot: CallSnapshot) -> str:
 def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:
     result = snapshot.result if snapshot.status is CallStatus.COMPLETED else failure_text(snapshot)
     return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, snapshot.status, result)
+
+
+@dataclass(slots=True)
+class Batch:
+    """The model's tool calls of one answer, until their results go back."""
+
+    uses: list[Block]
+    results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    waits: dict[CallId, str] = field(default_factory=dict)
+    """Every runtime call of the batch -> tool_use id."""
+    sync: set[CallId] = field(default_factory=set)
+    """``run_sync`` calls: only they hold the turn against a user message."""
+    submitted: bool = False
+    deadline: float | None = None
+    timer_fired: bool = False
+    cut: bool = False
+    """A user message arrived: it ends the wait for background calls."""
+    overdue: list[CallId] = field(default_factory=list)

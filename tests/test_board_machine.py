@@ -265,6 +265,7 @@ def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
     assert isinstance(asked, SendRequest) and asked.messages is not None
     before = "".join(str(b.get("text", "")) for b in blocks_of(asked.messages[0]))
     assert "RUNNING" in before and "longer than expected" in before
+    assert machine.request_now(asked) is asked, "nothing moved: not drawn again"
     call = Call(CallId("c1"), "t1", "bg", CallStatus.COMPLETED)
     assert machine.handle(CallSettled(snapshot(call))) == []  # a turn is out: it queues
     now = machine.request_now(asked)
