@@ -8,8 +8,9 @@ import anyio
 import click
 
 from agentos import demo_tools
+from agentos._agent_config import AgentConfig
 from agentos._cli_session import choose_model
-from agentos._cli_talk import load_agent
+from agentos._cli_talk import agent_option
 from agentos._host import Host
 from agentos._runtime import Runtime
 from agentos._sqlite_store import SqliteStore
@@ -17,15 +18,9 @@ from agentos._sqlite_store import SqliteStore
 
 @click.command()
 @click.argument("session_id", metavar="[SESSION]", required=False)
-@click.option(
-    "--agent",
-    "agent_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="Agent configuration of a new session, JSON or TOML [default: the demo agent].",
-)
+@agent_option(" of a new session")
 @click.pass_obj
-def chat(db: Path, session_id: str | None, agent_file: Path | None) -> None:
+def chat(db: Path, session_id: str | None, config: AgentConfig) -> None:
     """Talk to SESSION (else a new session) in a terminal UI while its calls run.
 
     Keys: arrows move through the calls, c cancels one (after a y), enter shows
@@ -33,7 +28,6 @@ def chat(db: Path, session_id: str | None, agent_file: Path | None) -> None:
     Calls still running when you quit end with the process, as with 'run':
     the next 'agentos chat SESSION' (or 'resume') finds them orphaned.
     """
-    config = demo_tools.DEFAULT_AGENT if agent_file is None else load_agent(agent_file)
     from agentos._tui import ChatApp  # Textual loads only for this command
 
     async def main() -> None:

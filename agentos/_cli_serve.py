@@ -12,9 +12,10 @@ import anyio
 import click
 
 from agentos import demo_tools
+from agentos._agent_config import AgentConfig
 from agentos._cli_common import CliError
 from agentos._cli_session import choose_model
-from agentos._cli_talk import load_agent
+from agentos._cli_talk import agent_option
 from agentos._host import Host
 from agentos._runtime import Runtime
 from agentos._sqlite_store import SqliteStore
@@ -25,14 +26,7 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 @click.command()
 @click.option("--host", "bind", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
-@click.option(
-    "--agent",
-    "agent_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="Agent configuration of the sessions the page starts, JSON or TOML "
-    "[default: the demo agent].",
-)
+@agent_option(" of the sessions the page starts")
 @click.option(
     "--token",
     metavar="TEXT",
@@ -40,10 +34,9 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
     "binding any other address].",
 )
 @click.pass_obj
-def serve(db: Path, bind: str, port: int, agent_file: Path | None, token: str | None) -> None:
+def serve(db: Path, bind: str, port: int, config: AgentConfig, token: str | None) -> None:
     """Serve a live web page: the sessions of the database, a page per session where a
     person talks to it and watches, peeks at and cancels its calls (Ctrl-C stops)."""
-    config = demo_tools.DEFAULT_AGENT if agent_file is None else load_agent(agent_file)
     if token is None and bind not in LOOPBACK:
         token = secrets.token_urlsafe(24)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import click
@@ -30,6 +31,8 @@ from agentos._sqlite_store import SqliteStore
 from agentos._store import Completion, StoredToken
 from components import Json
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 _TOKEN_TTL = click.option(
     "--token-ttl",
     type=click.FloatRange(min=0, min_open=True),
@@ -39,16 +42,44 @@ _TOKEN_TTL = click.option(
 )
 
 
+def agent_option(whose: str) -> Callable[[F], F]:
+    """``--agent FILE``, given to the command as its ``config`` (the demo agent without it);
+    ``whose`` says whose configuration it is (" of a new session")."""
+    return click.option(
+        "--agent",
+        "config",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        metavar="FILE",
+        callback=lambda ctx, param, path: (
+            demo_tools.DEFAULT_AGENT if path is None else load_agent(path)
+        ),
+        help=f"Agent configuration{whose}, JSON or TOML [default: the demo agent: 'approve' is "
+        "deferred, a turn waits 0.5 s for its calls].",
+    )
+
+
+def _agent_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> AgentConfig:
+    return demo_tools.DEFAULT_AGENT if path is None else load_agent(path)
+
+
+def load_agent(path: Path) -> AgentConfig:
+    """The agent file, checked against the command line's tools (it registers no runner)."""
+    try:
+        config = AgentConfig.from_file(path)
+    except pydantic.ValidationError as error:
+        problems = validation_problems(error)
+    except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
+        raise click.BadParameter(f"{path}: {error}", param_hint="'--agent'") from None
+    else:
+        problems = fit_problems(config, [tool.name for tool in demo_tools.TOOLS], ())
+        if not problems:
+            return config
+    raise click.BadParameter(f"{path}: {'; '.join(problems)}", param_hint="'--agent'")
+
+
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("prompt")
-@click.option(
-    "--agent",
-    "agent_file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    metavar="FILE",
-    help="Agent configuration, JSON or TOML [default: the demo agent: 'approve' is deferred, "
-    "a turn waits 0.5 s for its calls].",
-)
+@agent_option("")
 @click.option(
     "--wait-for-async",
     is_flag=True,
@@ -62,7 +93,7 @@ _TOKEN_TTL = click.option(
 def run(
     db: Path,
     prompt: str,
-    agent_file: Path | None,
+    config: AgentConfig,
     wait_for_async: bool,
     session_id: str | None,
     token_ttl: float | None,
@@ -81,7 +112,6 @@ def run(
     for them); deferred ones wait for their token.
     """
     require_text(prompt, "PROMPT")
-    config = demo_tools.DEFAULT_AGENT if agent_file is None else load_agent(agent_file)
     how = {"prompt": prompt, "config": config, "session_id": session_id}
     return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
 
@@ -199,21 +229,6 @@ def _report(outcome: Outcome, as_json: bool) -> int:
         for step in outcome.next_steps():
             click.echo(f"  {step}", err=True)
     return EXIT_PENDING if outcome.pending else EXIT_DONE
-
-
-def load_agent(path: Path) -> AgentConfig:
-    """The agent file, checked against the command line's tools (it registers no runner)."""
-    try:
-        config = AgentConfig.from_file(path)
-    except pydantic.ValidationError as error:
-        problems = validation_problems(error)
-    except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
-        raise click.BadParameter(f"{path}: {error}", param_hint="'--agent'") from None
-    else:
-        problems = fit_problems(config, [tool.name for tool in demo_tools.TOOLS], ())
-        if not problems:
-            return config
-    raise click.BadParameter(f"{path}: {'; '.join(problems)}", param_hint="'--agent'")
 
 
 def _say(line: str) -> None:
