@@ -353,13 +353,9 @@ async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
         clock.advance(10)
         await until(lambda: runtime.status(call_of("a2")).status is CallStatus.CANCELLED, runtime)
         await settled(session, runtime)
-        board = session.board
-        assert board is not None
         cancels = {
             str(call.arguments["tool_call_id"]): call.outcome or ""
-            for node in board.nodes.values()
-            for call in node.calls
-            if call.tool == "cancel_tool_call"
+            for call in calls_of(session, "cancel_tool_call")
         }
         ids = {label: call_of(label) for label in ("a", "a2", "b")}
     assert set(cancels) == set(ids.values())
@@ -478,14 +474,7 @@ async def test_two_cancels_side_by_side_spend_two_budgets(clock: ManualClock) ->
         session.post("cancel two of them")
         await until(lambda: len(provider.requests) >= 3, runtime)
         await settled(session, runtime)
-    board = session.board
-    assert board is not None
-    said = [
-        call.outcome or ""
-        for node in board.nodes.values()
-        for call in node.calls
-        if call.tool == "cancel_tool_call"
-    ]
+    said = [call.outcome or "" for call in calls_of(session, "cancel_tool_call")]
     assert len(said) == 2
     assert not any("Out of retries" in words for words in said), said
 
@@ -556,14 +545,7 @@ async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualCl
         session.post("how is it going?")
         await until(lambda: len(looks) == 3, runtime)
         await settled(session, runtime)
-        board = session.board
-        assert board is not None
-        answers = [
-            call.outcome or ""
-            for node in board.nodes.values()
-            for call in node.calls
-            if call.tool == "get_tool_call_status"
-        ]
+        answers = [call.outcome or "" for call in calls_of(session, "get_tool_call_status")]
     assert len(answers) == 2
     assert "Nothing has moved" not in answers[0]
     assert "Nothing has moved since you last looked" in answers[1]
@@ -620,9 +602,15 @@ async def resumed(
         yield runtime, host, await host.resume("b")
 
 
-def calls_by_tool(session: Session) -> dict[str, BoardCall]:
+def calls_of(session: Session, tool: str | None = None) -> list[BoardCall]:
+    """The calls on a board session's board, in the order made (only ``tool``'s, if given)."""
     assert session.board is not None
-    return {call.tool: call for node in session.board.nodes.values() for call in node.calls}
+    calls = [call for node in session.board.nodes.values() for call in node.calls]
+    return [call for call in calls if tool is None or call.tool == tool]
+
+
+def calls_by_tool(session: Session) -> dict[str, BoardCall]:
+    return {call.tool: call for call in calls_of(session)}
 
 
 async def test_a_deferred_call_on_the_board_waits_through_a_restart(
