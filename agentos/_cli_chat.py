@@ -19,12 +19,19 @@ from agentos._sqlite_store import SqliteStore
 @click.command()
 @click.argument("session_id", metavar="[SESSION]", required=False)
 @agent_option(" of a new session")
+@click.option(
+    "--theme",
+    type=click.Choice(["dark", "light"]),
+    help="Colours for a dark or light terminal (default: what COLORFGBG says, else dark).",
+)
 @click.pass_obj
-def chat(db: Path, session_id: str | None, config: AgentConfig) -> None:
+def chat(db: Path, session_id: str | None, config: AgentConfig, theme: str | None) -> None:
     """Talk to SESSION (else a new session) in a terminal UI while its calls run.
 
-    Keys: arrows move through the calls, c cancels one (after a y), enter shows
-    its progress log and result, b shows what the model reads next, q quits.
+    Type in the message line; tab moves to the calls, where arrows move, c
+    cancels one (after a y), enter shows its progress log and result, b shows
+    what the model reads next and q quits (ctrl+c quits from anywhere);
+    page up/down scroll the chat.
     Calls still running when you quit end with the process, as with 'run':
     the next 'agentos chat SESSION' (or 'resume') finds them orphaned.
     """
@@ -41,7 +48,7 @@ def chat(db: Path, session_id: str | None, config: AgentConfig) -> None:
                 session = await host.create_session(config)
             else:
                 session = await host.resume(session_id)
-            await ChatApp(session, runtime).run_async()
+            await ChatApp(session, runtime, theme=theme).run_async()
         click.echo(f"session {session.session_id}", err=True)
 
     anyio.run(main)

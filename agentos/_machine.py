@@ -33,6 +33,11 @@ class MachineBase:
     def stopping(self) -> bool:
         return self._stopping
 
+    @property
+    def queued_posts(self) -> list[str]:
+        """User messages the chat does not show yet (none: a board shows a post at once)."""
+        return []
+
     def request_now(self, asked: SendRequest) -> SendRequest:
         """``asked`` as it goes out now, when the shell performs it (a transcript's: as
         decided; ``BoardMachine`` draws the board again)."""

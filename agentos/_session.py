@@ -172,6 +172,12 @@ class Session(SessionTask):
         projection of a board."""
         return self._turn.chat(self._calls)
 
+    @property
+    def queued_posts(self) -> list[str]:
+        """Messages posted while the model was busy that ``chat`` does not show yet: a
+        transcript takes them in at its next turn (a board shows a post at once)."""
+        return self._turn.queued_posts
+
     def restore(
         self, history: list[Message], held: Mapping[str, ToolResultBlock] | None = None
     ) -> list[tuple[str, str]]:

@@ -105,6 +105,11 @@ class TurnMachine(MachineBase):
         return self.ended or (self.status is SessionStatus.IDLE and not self._grants_turn())
 
     @property
+    def queued_posts(self) -> list[str]:
+        """User messages posted while the model was busy: the next turn takes them in."""
+        return [event.text for event in self._queue if isinstance(event, UserPosted)]
+
+    @property
     def replies(self) -> list[str]:
         """The text of every assistant message, in order."""
         return [text_of(m["content"]) for m in self.history if m["role"] == "assistant"]

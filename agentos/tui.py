@@ -7,6 +7,7 @@ reads next. Run it with ``await app.run_async()`` on the event loop that runs
 ``runtime``.
 """
 
-from agentos._tui import ChatApp, Confirm, Details
+from agentos._tui import ChatApp, terminal_theme
+from agentos._tui_screens import Confirm, Details
 
-__all__ = ["ChatApp", "Confirm", "Details"]
+__all__ = ["ChatApp", "Confirm", "Details", "terminal_theme"]

@@ -1,15 +1,17 @@
-"""``agentos chat``'s terminal UI driven headless with Textual's Pilot (issue 14, first step).
+"""``agentos chat``'s terminal UI driven headless with Textual's Pilot (issue 14).
 
 A scripted model starts ``Puppet`` calls the test moves; the tests type, press keys and read
 the widgets: the calls appear and progress, a second question is answered while they run, a
 call is cancelled with ``c`` and a confirmation, ``enter`` opens a call's details, ``b`` shows
-what the model reads next.
+what the model reads next, a message sent while the model is busy shows queued, the keys
+follow the focus, and a session quit with calls running reopens from the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -17,9 +19,18 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, YieldOnTimeout
+from agentos import (
+    AgentConfig,
+    Host,
+    ModelRequest,
+    ModelResponse,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+    YieldOnTimeout,
+)
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
-from agentos.tui import ChatApp, Details
+from agentos.tui import ChatApp, Details, terminal_theme
 
 pytestmark = pytest.mark.anyio
 CONFIG = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=50))
@@ -60,12 +71,19 @@ def chat_text(app: ChatApp) -> str:
 
 
 @asynccontextmanager
-async def chatting(puppet: Puppet) -> AsyncIterator[tuple[ChatApp, Pilot[None], Runtime]]:
+async def chatting(
+    puppet: Puppet, provider: Any = None
+) -> AsyncIterator[tuple[ChatApp, Pilot[None], Runtime]]:
     """A session on the scripted model, its app running headless in an 80x24 terminal."""
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model()) as host:
+    async with Runtime([puppet.tool]) as runtime, Host(runtime, provider or model()) as host:
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(80, 24)) as pilot:
             yield app, pilot, runtime
+
+
+def shown_keys(app: ChatApp) -> set[str]:
+    """The keys the footer shows now."""
+    return {key for key, active in app.active_bindings.items() if active.binding.show}
 
 
 async def test_calls_appear_progress_and_a_question_is_answered_meanwhile() -> None:
@@ -112,3 +130,95 @@ async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details()
 
 def _context(app: Any) -> str:
     return str(app.query_one("#context-text", Static).render())
+
+
+class SlowModel:
+    """The scripted model, except that a request about ``slow`` waits for ``go``."""
+
+    name = "slow"
+
+    def __init__(self) -> None:
+        self.go = anyio.Event()
+        self.script = model()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if "slow" in last_user_text(request):
+            await self.go.wait()
+        return await self.script.complete(request)
+
+
+async def test_a_message_sent_while_the_model_is_busy_shows_queued_until_it_is_read() -> None:
+    slow = SlowModel()
+    async with chatting(Puppet(), slow) as (app, pilot, runtime):
+        await say(pilot, "a slow one")
+        await until(pilot, runtime, lambda: "user: a slow one" in chat_text(app))
+        await say(pilot, "and 2+2?")
+        await until(pilot, runtime, lambda: "user (queued): and 2+2?" in chat_text(app))
+        assert app.query_one("#message", Input).value == "", "the line is free again"
+        slow.go.set()
+        await until(pilot, runtime, lambda: "agent: 4" in chat_text(app))
+        assert "queued" not in chat_text(app)
+        assert chat_text(app).index("user: and 2+2?") > chat_text(app).index("agent: ok")
+
+
+async def test_keys_follow_the_focus_and_q_quits_only_from_the_calls() -> None:
+    async with chatting(Puppet()) as (app, pilot, runtime):
+        assert {"tab", "ctrl+c"} <= shown_keys(app), "typing: tab to the calls, ctrl+c quits"
+        assert not {"c", "q", "b"} & shown_keys(app), "those letters are typed"
+        await pilot.press(*"quick cab")
+        assert app.query_one("#message", Input).value == "quick cab"
+        assert app.is_running
+        await pilot.press("tab")
+        assert {"enter", "c", "b", "q", "tab"} <= shown_keys(app)
+        await pilot.press("q")
+        await until(pilot, runtime, lambda: not app.is_running)
+
+
+async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
+    tmp_path: Path,
+) -> None:
+    """As with ``run`` and ``resume``: calls running when the process ends read as
+    orphaned when the session is opened again, and the chat is all there."""
+    path = tmp_path / "agentos.db"
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+    ):
+        app = ChatApp(await host.create_session(CONFIG, session_id="s"), runtime)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await say(pilot, "check both")
+            await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 2)
+            jane, joe = puppet.calls
+            puppet.complete(jane, "free 10-11")
+            await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
+            await pilot.press("ctrl+c")
+            await until(pilot, runtime, lambda: not app.is_running)
+        assert runtime.status(joe).status == "running", "quitting the UI cancels nothing"
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+    ):
+        app = ChatApp(await host.resume("s"), runtime)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert "user: check both" in chat_text(app)
+            table = app.query_one("#calls", DataTable)
+            outcomes = [str(table.get_row_at(row)[4]) for row in range(table.row_count)]
+            assert outcomes == ["completed", "orphaned"]
+
+
+def test_the_theme_follows_what_the_terminal_says_of_its_background() -> None:
+    assert terminal_theme({"COLORFGBG": "0;15"}) == "light"
+    assert terminal_theme({"COLORFGBG": "15;default;0"}) == "dark"
+    assert terminal_theme({}) == "dark"
+
+
+async def test_a_theme_that_is_neither_dark_nor_light_is_refused() -> None:
+    async with Runtime([]) as runtime, Host(runtime, model()) as host:
+        session = await host.create_session(CONFIG)
+        with pytest.raises(ValueError, match="theme is 'dark' or 'light', got 'solarized'"):
+            ChatApp(session, runtime, theme="solarized")

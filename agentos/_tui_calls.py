@@ -1,0 +1,116 @@
+"""The terminal UI's calls pane: a row per call of the session, and the keys that act on one.
+
+A row reads: a spinner (a mark once final), the tool and its arguments, a progress
+bar or the latest payload, elapsed seconds, and the status with its error. Only the
+cells that changed are written again, so 200 running calls cost 200 rows' worth of
+comparison per redraw, not a repaint of the table.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.theme import Theme
+from textual.widgets import DataTable
+
+from components import JsonObject
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINS_PER_SECOND = 4
+COLUMNS = (" ", 1), ("call", 28), ("progress", 10), ("time", 5), ("outcome", 22)
+"""Label and width: with the cells' padding and a scrollbar, 78 columns."""
+WIDTHS = [width for _, width in COLUMNS]
+
+Cells = tuple[Text, str, str, str, str]
+
+
+class CallsPane(DataTable[Any]):
+    """The session's calls, newest last; ``enter`` opens one, ``c`` cancels it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Details"),
+        Binding("c", "app.cancel_call", "Cancel call"),
+        Binding("b", "app.toggle_context", "Model's view"),
+        Binding("q", "app.quit", "Quit"),
+        Binding("tab,escape", "app.focus('message')", "Write"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="calls", cursor_type="row")
+        self._shown: dict[str, Cells] = {}
+
+    def on_mount(self) -> None:
+        for label, width in COLUMNS:
+            self.add_column(label, width=width)
+
+    def show(self, widgets: dict[str, JsonObject], now: float, theme: Theme) -> None:
+        """Bring the rows up to ``widgets`` (``call_widgets``), spinners at ``now``'s frame."""
+        frame = SPINNER[int(now * SPINS_PER_SECOND) % len(SPINNER)]
+        for call_id, widget in widgets.items():
+            cells = row_cells(widget, frame, theme)
+            before = self._shown.get(call_id)
+            if before is None:
+                self.add_row(*cells, key=call_id)
+            else:
+                for column, old, new in zip(self.ordered_columns, before, cells, strict=True):
+                    if old != new:
+                        self.update_cell(call_id, column.key, new)
+            self._shown[call_id] = cells
+
+    @property
+    def selected(self) -> str | None:
+        """The call id of the row under the cursor (None: no calls yet)."""
+        if self.row_count == 0:
+            return None
+        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
+        return None if row_key.value is None else str(row_key.value)
+
+
+def row_cells(widget: JsonObject, frame: str, theme: Theme) -> Cells:
+    """One call's row: mark, call, progress, time, outcome."""
+    status = str(widget["status"])
+    if not widget["final"]:
+        mark = Text(frame, style=theme.primary)
+    elif status == "completed":
+        mark = Text("✓", style=f"bold {theme.success}")
+    elif status == "orphaned":
+        mark = Text("?", style="dim")
+    else:
+        mark = Text("✗", style=f"bold {theme.error}")
+    args = widget["args"]
+    shown = ", ".join(
+        f"{key}={json.dumps(value)}"
+        for key, value in (args.items() if isinstance(args, dict) else ())
+    )
+    call = f"{widget['tool']}({shown})"
+    elapsed = widget["elapsed"]
+    seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
+    outcome = status if widget["error"] is None else f"{status}: {widget['error']}"
+    _, call_width, progress_width, _, outcome_width = WIDTHS
+    return (
+        mark,
+        clip(call, call_width),
+        clip(progress_cell(widget), progress_width),
+        seconds,
+        clip(outcome, outcome_width),
+    )
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` in ``width`` columns, an ellipsis marking what was cut."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def progress_cell(widget: JsonObject) -> str:
+    """A five-block bar and its percent while a call reports one, else its latest payload."""
+    if widget["final"]:
+        return ""
+    percent = widget["percent"]
+    if isinstance(percent, int | float):
+        filled = max(0, min(5, int(percent) // 20))
+        return f"{'█' * filled}{'░' * (5 - filled)} {percent:.0f}%"
+    latest = widget["latest"]
+    return "" if latest is None else str(latest)
