@@ -22,13 +22,14 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from agentos._board_data import ChatCall
+from agentos._board_data import ChatCall, ChatEntry
 from agentos._errors import UnknownCallError
 from agentos._runtime import Runtime
 from agentos._session import Session
 from agentos._tui_calls import SPINS_PER_SECOND, CallsPane
 from agentos._tui_screens import Confirm, Details
-from agentos._web_view import call_widgets, context_text, peek
+from agentos._web_view import chat_widget, context_text, live_widget, peek
+from components import JsonObject
 
 REDRAW_SECONDS = 0.2
 """At most this often, the screen follows what changed."""
@@ -87,14 +88,19 @@ class ChatApp(App[None]):
         self._chat_shown: Text | None = None
         self._redraw_due = False
         self._stops: list[Callable[[], None]] = []
+        self._chat = VerticalScroll(id="chat", can_focus=False)
+        self._chat_text = Static(id="chat-text")
+        self._model_view = VerticalScroll(id="context", can_focus=False)
+        self._model_view_text = Static(id="context-text")
+        self._calls = CallsPane()
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        with VerticalScroll(id="chat", can_focus=False):
-            yield Static(id="chat-text")
-        with VerticalScroll(id="context", can_focus=False):
-            yield Static(id="context-text")
-        yield CallsPane()
+        with self._chat:
+            yield self._chat_text
+        with self._model_view:
+            yield self._model_view_text
+        yield self._calls
         yield MessageInput(placeholder="Write a message (calls keep running)", id="message")
         yield Footer()
 
@@ -112,10 +118,6 @@ class ChatApp(App[None]):
         for stop in self._stops:
             stop()
 
-    @property
-    def _calls(self) -> CallsPane:
-        return self.query_one(CallsPane)
-
     # ------------------------------------------------------------ drawing
 
     class Changed(Message):
@@ -131,14 +133,19 @@ class ChatApp(App[None]):
 
     def _spin(self) -> None:
         """Spinners turn and clocks run while calls do."""
-        if any(not call.status.is_final for entry in self.session.chat for call in entry.calls):
-            self._draw_calls()
+        chat = self.session.chat
+        if any(not call.status.is_final for entry in chat for call in entry.calls):
+            self._draw_calls(chat)
+
+    def on_calls_pane_scrolled(self, message: CallsPane.Scrolled) -> None:
+        self._draw_calls(self.session.chat)
 
     def redraw(self) -> None:
         """Draw the chat, the calls and (when shown) what the model reads next, as they are."""
         self._redraw_due = False
+        chat = self.session.chat
         lines = Text()
-        for entry in self.session.chat:
+        for entry in chat:
             style = f"bold {self.current_theme.accent}" if entry.role == "user" else "bold"
             lines.append(f"{entry.role}: ", style=style)
             lines.append(entry.text)
@@ -150,18 +157,25 @@ class ChatApp(App[None]):
             lines.append(f"{words}\n", style="dim")
         if lines != self._chat_shown:
             self._chat_shown = lines
-            self.query_one("#chat-text", Static).update(lines)
-            self.query_one("#chat", VerticalScroll).scroll_end(animate=False)
-        self._draw_calls()
-        context = self.query_one("#context", VerticalScroll)
-        if context.has_class("shown"):
+            self._chat_text.update(lines)
+            self._chat.scroll_end(animate=False)
+        self._draw_calls(chat)
+        if self._model_view.has_class("shown"):
             text = context_text(self.session.next_messages())
-            self.query_one("#context-text", Static).update(Text(text))
+            self._model_view_text.update(Text(text))
 
-    def _draw_calls(self) -> None:
+    def _draw_calls(self, chat: Sequence[ChatEntry]) -> None:
         now = self.runtime.clock.wall()
-        calls = self.runtime.list_calls(self.session.session_id)
-        self._calls.show(call_widgets(self.session.chat, calls, now), now, self.current_theme)
+        calls = {call.call_id: call for entry in chat for call in entry.calls}
+        wanted = self._calls.wanted(list(calls))
+        widgets = {call_id: self._widget(calls[call_id], now) for call_id in wanted}
+        self._calls.show(widgets, now, self.current_theme)
+
+    def _widget(self, call: ChatCall, now: float) -> JsonObject:
+        try:
+            return live_widget(self.runtime.status(call.call_id), call, now)
+        except UnknownCallError:  # forgotten, or lost in a restart: what the chat knows
+            return chat_widget(call)
 
     # ------------------------------------------------------------ actions
 
@@ -203,9 +217,9 @@ class ChatApp(App[None]):
         self.push_screen(Details(json.dumps(peek(snapshot), indent=2, default=str)))
 
     def action_toggle_context(self) -> None:
-        self.query_one("#context", VerticalScroll).toggle_class("shown")
+        self._model_view.toggle_class("shown")
         self.redraw()
 
     def action_scroll_chat(self, pages: int) -> None:
-        chat = self.query_one("#chat", VerticalScroll)
-        (chat.scroll_page_down if pages > 0 else chat.scroll_page_up)(animate=False)
+        scroll = self._chat.scroll_page_down if pages > 0 else self._chat.scroll_page_up
+        scroll(animate=False)

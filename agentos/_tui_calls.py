@@ -1,18 +1,21 @@
 """The terminal UI's calls pane: a row per call of the session, and the keys that act on one.
 
 A row reads: a spinner (a mark once final), the tool and its arguments, a progress
-bar or the latest payload, elapsed seconds, and the status with its error. Only the
-cells that changed are written again, so 200 running calls cost 200 rows' worth of
-comparison per redraw, not a repaint of the table.
+bar or the latest payload, elapsed seconds, and the status with its error. A redraw
+writes only the rows in view (and new ones), and of those only the cells that
+changed: 200 running calls cost what the eight rows on screen cost. A row that
+scrolls into view is drawn then (``Scrolled``).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable
 
@@ -38,26 +41,43 @@ class CallsPane(DataTable[Any]):
         Binding("tab,escape", "app.focus('message')", "Write"),
     ]
 
+    class Scrolled(Message):
+        """Other rows came into view: draw them."""
+
     def __init__(self) -> None:
         super().__init__(id="calls", cursor_type="row")
         self._shown: dict[str, Cells] = {}
+        self._rows: list[str] = []
 
     def on_mount(self) -> None:
         for label, width in COLUMNS:
             self.add_column(label, width=width)
 
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value):
+            self.post_message(self.Scrolled())
+
+    def wanted(self, call_ids: Sequence[str]) -> list[str]:
+        """Of the session's calls, those to draw now: new ones and the rows in view."""
+        top = round(self.scroll_y)
+        in_view = self._rows[top : top + self.size.height]
+        return in_view + [call_id for call_id in call_ids if call_id not in self._shown]
+
     def show(self, widgets: dict[str, JsonObject], now: float, theme: Theme) -> None:
-        """Bring the rows up to ``widgets`` (``call_widgets``), spinners at ``now``'s frame."""
+        """Bring these rows up to ``widgets`` (by call id), spinners at ``now``'s frame."""
         frame = SPINNER[int(now * SPINS_PER_SECOND) % len(SPINNER)]
+        columns = [column.key for column in self.ordered_columns]
         for call_id, widget in widgets.items():
             cells = row_cells(widget, frame, theme)
             before = self._shown.get(call_id)
             if before is None:
                 self.add_row(*cells, key=call_id)
+                self._rows.append(call_id)
             else:
-                for column, old, new in zip(self.ordered_columns, before, cells, strict=True):
+                for column, old, new in zip(columns, before, cells, strict=True):
                     if old != new:
-                        self.update_cell(call_id, column.key, new)
+                        self.update_cell(call_id, column, new)
             self._shown[call_id] = cells
 
     @property

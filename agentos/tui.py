@@ -1,13 +1,14 @@
 """The terminal UI (``agentos chat``) as a Textual app, for programs that run it themselves.
 
 ``ChatApp(session, runtime)`` shows one session: its chat, an input that stays
-usable while calls run, and a row per call; ``c`` cancels the selected call
+usable while calls run, and a row per call (``CallsPane``); ``c`` cancels the selected call
 (after ``Confirm``), ``enter`` opens its ``Details``, ``b`` shows what the model
 reads next. Run it with ``await app.run_async()`` on the event loop that runs
 ``runtime``.
 """
 
 from agentos._tui import ChatApp, terminal_theme
+from agentos._tui_calls import CallsPane
 from agentos._tui_screens import Confirm, Details
 
-__all__ = ["ChatApp", "Confirm", "Details", "terminal_theme"]
+__all__ = ["CallsPane", "ChatApp", "Confirm", "Details", "terminal_theme"]

@@ -64,6 +64,7 @@ JOBS = (
     Job("board, prompt-cache prefix", "benchmarks._board_cache"),
     Job("web page, progress to the DOM", "benchmarks._web", ("--dom",)),
     Job("web page, 500 pages open", "benchmarks._web", ("--clients", "500")),
+    Job("terminal UI, 200 running calls", "benchmarks._tui"),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -106,6 +107,7 @@ TARGETS: dict[str, Target] = {
     "web.event_to_dom_p99_ms": at_most(100),
     "web.sse_clients": at_least(500),
     "web.loop_lag_p99_ms": at_most(10),
+    "tui.key_p99_ms": at_most(100),
 }
 
 HEADLINE = (
@@ -145,6 +147,11 @@ HEADLINE = (
     "web.sse_clients",
     "web.loop_lag_p99_ms_no_pages",
     "web.loop_lag_p99_ms",
+    "tui.key_p99_ms",
+    "tui.key_p99_ms_idle",
+    "tui.loop_lag_p99_ms",
+    "tui.events_per_s",
+    "tui.redraws_per_s",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",

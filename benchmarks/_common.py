@@ -193,6 +193,17 @@ class GcPauses:
         gc.callbacks.remove(self._callback)
 
 
+async def loop_lag(seconds: float) -> list[float]:
+    """How late a 10 ms sleep wakes, in ms, over ``seconds``."""
+    lags = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        before = time.perf_counter()
+        await anyio.sleep(0.01)
+        lags.append((time.perf_counter() - before - 0.01) * 1000)
+    return sorted(lags)
+
+
 def percentile(values: Sequence[float], fraction: float) -> float:
     """Nearest-rank percentile (``fraction`` in 0..1) of ``values``."""
     ordered = sorted(values)

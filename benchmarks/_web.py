@@ -35,7 +35,7 @@ import uvicorn
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider
 from agentos.testing import CHROMIUM, CHROMIUM_ARGS, Puppet, settle, text, tool_calls
 from agentos.web import make_app
-from benchmarks._common import Figures, emit, quiet_logs
+from benchmarks._common import Figures, emit, loop_lag, quiet_logs
 
 REPORTS = 200
 SPACING = 0.25
@@ -150,14 +150,14 @@ async def held_pages(count: int) -> Figures:
 
         async with anyio.create_task_group() as group:
             group.start_soon(progress)
-            alone = await _loop_lag(3.0)
+            alone = await loop_lag(3.0)
             events = f"{url}/api/sessions/{session_id}/events"
             command = [sys.executable, "-c", CLIENTS, events, str(count), "4"]
             clients = await anyio.open_process(command, stdout=subprocess.PIPE)
             assert clients.stdout is not None
             lines = _lines(clients.stdout)
             assert (await lines.__anext__()).strip() == "connected"
-            loaded = await _loop_lag(3.0)
+            loaded = await loop_lag(3.0)
             report: dict[str, Any] = json.loads(await lines.__anext__())
             await clients.wait()
             flowing.set()
@@ -167,17 +167,6 @@ async def held_pages(count: int) -> Figures:
         "web.loop_lag_p99_ms_no_pages": round(_percentile(alone, 0.99), 2),
         "web.loop_lag_p99_ms": round(_percentile(loaded, 0.99), 2),
     }
-
-
-async def _loop_lag(seconds: float) -> list[float]:
-    """How late a 10 ms sleep wakes, in ms, over ``seconds``."""
-    lags = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        before = time.perf_counter()
-        await anyio.sleep(0.01)
-        lags.append((time.perf_counter() - before - 0.01) * 1000)
-    return sorted(lags)
 
 
 async def _lines(stream: Any) -> AsyncIterator[str]:

@@ -42,6 +42,10 @@ def model() -> ScriptedProvider:
             lambda r: last_user_text(r) == "check both",
             lambda r: tool_calls(("puppet", {"label": "Jane"}), ("puppet", {"label": "Joe"})),
         ),
+        (
+            lambda r: last_user_text(r) == "check twelve",
+            lambda r: tool_calls(*(("puppet", {"label": f"n{n}"}) for n in range(12))),
+        ),
         (lambda r: "2+2" in last_user_text(r), lambda r: text("4")),
         (lambda r: True, lambda r: text("ok")),
     )
@@ -130,6 +134,21 @@ async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details()
 
 def _context(app: Any) -> str:
     return str(app.query_one("#context-text", Static).render())
+
+
+async def test_a_row_that_scrolls_into_view_shows_what_its_call_did_meanwhile() -> None:
+    """Only the rows in view are redrawn; one that comes into view is drawn at once."""
+    puppet = Puppet()
+    async with chatting(puppet) as (app, pilot, runtime):
+        await say(pilot, "check twelve")
+        await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 12)
+        first, *_, last = puppet.calls
+        for call_id in puppet.calls:
+            puppet.complete(call_id, "done")
+        await until(pilot, runtime, lambda: cell(app, first, 4) == "completed")
+        await pilot.pause(0.3)  # a redraw or two, the last row out of view
+        await pilot.press("tab", *["down"] * 11)
+        assert cell(app, last, 4) == "completed"
 
 
 class SlowModel:
