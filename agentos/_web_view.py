@@ -28,11 +28,13 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
     """Everything the session page draws (``now``: epoch seconds, for elapsed times)."""
     chat = session.chat
     calls: JsonObject = dict(call_widgets(chat, runtime.list_calls(session.session_id), now))
+    entries: list[Json] = [chat_entry(entry) for entry in chat]
+    entries += [queued_entry(words) for words in session.queued_posts]
     return {
         "session_id": session.session_id,
         "status": session.status.value,
         "view": session.config.context_view,
-        "chat": [chat_entry(entry) for entry in chat],
+        "chat": entries,
         "calls": calls,
         "context": context_text(session.next_messages()),
     }
@@ -45,7 +47,13 @@ def chat_entry(entry: ChatEntry) -> JsonObject:
         "text": entry.text,
         "at": entry.at,
         "calls": [call.call_id for call in entry.calls],
+        "queued": False,
     }
+
+
+def queued_entry(words: str) -> JsonObject:
+    """A message posted while the model was busy, which it has not read yet."""
+    return {"node_id": None, "role": "user", "text": words, "at": None, "calls": [], "queued": True}
 
 
 def call_widgets(

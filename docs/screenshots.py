@@ -81,7 +81,7 @@ async def terminal() -> None:
         Host(runtime, demo_tools.scripted_model()) as host,
     ):
         session = await host.create_session(demo_tools.DEFAULT_AGENT, session_id="demo")
-        app = ChatApp(session, runtime)
+        app = ChatApp(session, runtime, theme="dark")
         async with app.run_test(size=(80, 24)) as pilot:
             for words, pause in [
                 ("When can Jane, Jack and Joe meet? calendar 8s", 2.0),

@@ -24,7 +24,17 @@ import pytest
 import uvicorn
 from httpx_sse import ServerSentEvent, aconnect_sse
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, Session, SqliteStore
+from agentos import (
+    AgentConfig,
+    Host,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    Runtime,
+    ScriptedProvider,
+    Session,
+    SqliteStore,
+)
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from agentos.web import MAX_BODY, TOKEN_COOKIE, make_app
 
@@ -97,14 +107,18 @@ class Web:
 
 @asynccontextmanager
 async def web(
-    tmp_path: Path, *, token: str | None = None, config: AgentConfig | None = None
+    tmp_path: Path,
+    *,
+    token: str | None = None,
+    config: AgentConfig | None = None,
+    provider: Provider | None = None,
 ) -> AsyncIterator[Web]:
     puppet = Puppet()
     listening = socket.create_server(("127.0.0.1", 0))
     async with (
         await SqliteStore.open(tmp_path / "agentos.db") as store,
         Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
+        Host(runtime, provider or model(), store=store) as host,
     ):
         app = make_app(host, runtime, config=config, token=token)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
@@ -172,6 +186,46 @@ async def test_list_create_post_and_the_answer(tmp_path: Path) -> None:
         assert "[user] hello" in state["context"], "what the model reads next"
         page = await w.client.get(f"/sessions/{session_id}")
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+
+
+class HeldModel:
+    """The test's model, except that it answers ``hold on`` only once ``go`` is set."""
+
+    name = "held"
+
+    def __init__(self) -> None:
+        self.asked, self.go = anyio.Event(), anyio.Event()
+        self.script = model()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if last_user_text(request) == "hold on":
+            self.asked.set()
+            await self.go.wait()
+        return await self.script.complete(request)
+
+
+async def test_a_message_posted_while_the_model_answers_shows_queued(tmp_path: Path) -> None:
+    held = HeldModel()
+    async with web(tmp_path, provider=held) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "hold on")
+        with anyio.fail_after(5):
+            await held.asked.wait()
+        await w.post(session_id, "and then?")
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert [(e["text"], e["queued"]) for e in state["chat"]] == [
+            ("hold on", False),
+            ("and then?", True),
+        ]
+        held.go.set()
+        await w.idle(session_id)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert [(e["role"], e["text"], e["queued"]) for e in state["chat"]] == [
+            ("user", "hold on", False),
+            ("agent", "ok", False),
+            ("user", "and then?", False),
+            ("agent", "ok", False),
+        ]
 
 
 async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path) -> None:

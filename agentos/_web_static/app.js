@@ -114,8 +114,9 @@ const agentos = (() => {
     function drawChat() {
       const list = document.getElementById("chat");
       list.replaceChildren(...state.chat.map((entry) => {
-        const item = el("li", { class: `entry ${entry.role}`, "data-node": String(entry.node_id) },
-          el("span", { class: "who", text: entry.role }),
+        const item = el("li", { class: `entry ${entry.role}${entry.queued ? " queued" : ""}`,
+                                "data-node": String(entry.node_id) },
+          el("span", { class: "who", text: entry.queued ? `${entry.role} (queued)` : entry.role }),
           el("span", { class: "text", text: entry.text }));
         for (const callId of entry.calls) {
           const row = widget(callId);
