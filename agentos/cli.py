@@ -62,6 +62,12 @@ def cli(ctx: click.Context, db: Path | None) -> None:
     ctx.obj = db if db is not None else default_path()
 
 
+def _database_here(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """``agentos COMMAND --db PATH``: the same as ``agentos --db PATH COMMAND``."""
+    if value is not None:
+        ctx.obj = value
+
+
 for _command in (
     run,
     resume,
@@ -74,6 +80,16 @@ for _command in (
     serve,
     chat,
 ):
+    _command.params.append(
+        click.Option(
+            ["--db"],
+            type=click.Path(dir_okay=False, path_type=Path),
+            metavar="PATH",
+            expose_value=False,
+            callback=_database_here,
+            help="The session database (as 'agentos --db PATH COMMAND').",
+        )
+    )
     cli.add_command(_command)
 
 

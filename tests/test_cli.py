@@ -35,6 +35,21 @@ def test_help_on_every_command(env: dict[str, str]) -> None:
     assert "3  queued" in cancel.out and "--reason TEXT" in cancel.out
 
 
+def test_db_goes_before_or_after_the_command(env: dict[str, str], tmp_path: Path) -> None:
+    elsewhere = str(tmp_path / "elsewhere.db")
+    ran = agentos(env, "run", "--db", elsewhere, "--session-id", "there", "hello")
+    assert ran.code == 0, ran
+    before, after, default = side_by_side(
+        env,
+        ("--db", elsewhere, "sessions", "--json"),
+        ("sessions", "--json", "--db", elsewhere),
+        ("sessions", "--json"),
+    )
+    assert [row["session_id"] for row in before.lines] == ["there"]
+    assert after.lines == before.lines
+    assert default.code == 0 and default.lines == [], "the default database is another file"
+
+
 def test_run_complete_resume_and_look(env: dict[str, str], quick_agent: str) -> None:
     left = "Check Jane's calendar (2s) and ask for approval of the trip"
     waited = "Check Jack's calendar (0.3s) and ask for approval of the budget"
