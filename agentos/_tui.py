@@ -23,12 +23,13 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from agentos._board_data import ChatCall, ChatEntry
-from agentos._errors import UnknownCallError
+from agentos._errors import AgentOSError, UnknownCallError
 from agentos._runtime import Runtime
 from agentos._session import Session
+from agentos._snapshot import CallSnapshot
 from agentos._tui_calls import SPINS_PER_SECOND, CallsPane
 from agentos._tui_screens import Confirm, Details
-from agentos._web_view import chat_widget, context_text, live_widget, peek
+from agentos._web_view import call_widget, chat_widget, context_text, peek
 from components import JsonObject
 
 REDRAW_SECONDS = 0.2
@@ -111,7 +112,7 @@ class ChatApp(App[None]):
             self.runtime.on_call_events(self.session.session_id, lambda event: self._changed()),
         ]
         self.query_one("#message", Input).focus()
-        self._calls.set_interval(1 / SPINS_PER_SECOND, self._spin)
+        self._spinner = self._calls.set_interval(1 / SPINS_PER_SECOND, self._spin, pause=True)
         self.redraw()
 
     def on_unmount(self) -> None:
@@ -132,10 +133,8 @@ class ChatApp(App[None]):
         self._calls.set_timer(REDRAW_SECONDS, self.redraw)
 
     def _spin(self) -> None:
-        """Spinners turn and clocks run while calls do."""
-        chat = self.session.chat
-        if any(not call.status.is_final for entry in chat for call in entry.calls):
-            self._draw_calls(chat)
+        """Spinners turn and clocks run while calls do (the timer runs only then)."""
+        self._draw_calls(self.session.chat)
 
     def on_calls_pane_scrolled(self, message: CallsPane.Scrolled) -> None:
         self._draw_calls(self.session.chat)
@@ -157,8 +156,10 @@ class ChatApp(App[None]):
             lines.append(f"{words}\n", style="dim")
         if lines != self._chat_shown:
             self._chat_shown = lines
+            following = self._chat.is_vertical_scroll_end  # else the reader scrolled back
             self._chat_text.update(lines)
-            self._chat.scroll_end(animate=False)
+            if following:
+                self._chat.scroll_end(animate=False)
         self._draw_calls(chat)
         if self._model_view.has_class("shown"):
             text = context_text(self.session.next_messages())
@@ -166,16 +167,23 @@ class ChatApp(App[None]):
 
     def _draw_calls(self, chat: Sequence[ChatEntry]) -> None:
         now = self.runtime.clock.wall()
-        calls = {call.call_id: call for entry in chat for call in entry.calls}
-        wanted = self._calls.wanted(list(calls))
-        widgets = {call_id: self._widget(calls[call_id], now) for call_id in wanted}
-        self._calls.show(widgets, now, self.current_theme)
+        calls = [call for entry in chat for call in entry.calls]
 
-    def _widget(self, call: ChatCall, now: float) -> JsonObject:
+        def widget_of(call: ChatCall) -> JsonObject:
+            return call_widget(call, self._held(call), now)
+
+        self._calls.draw(calls, widget_of, now, self.current_theme)
+        if any(not call.status.is_final for call in calls):
+            self._spinner.resume()
+        else:
+            self._spinner.pause()
+
+    def _held(self, call: ChatCall) -> CallSnapshot | None:
+        """The runtime's snapshot of ``call`` (None: forgotten, or lost in a restart)."""
         try:
-            return live_widget(self.runtime.status(call.call_id), call, now)
-        except UnknownCallError:  # forgotten, or lost in a restart: what the chat knows
-            return chat_widget(call)
+            return self.runtime.status(call.call_id)
+        except UnknownCallError:
+            return None
 
     # ------------------------------------------------------------ actions
 
@@ -185,36 +193,40 @@ class ChatApp(App[None]):
             return
         try:
             self.session.post(words)
-        except Exception as error:  # a stopped session, say: shown, not raised
+        except (AgentOSError, ValueError) as error:  # an ended session, say: shown, not raised
             self.notify(str(error), severity="error")
             return
         event.input.value = ""
         self.redraw()
 
     def action_cancel_call(self) -> None:
-        call_id = self._calls.selected
-        if call_id is None:
+        call = self._calls.selected
+        if call is None:
+            return
+        snapshot = self._held(call)
+        if snapshot is None or snapshot.status.is_final:
+            status = call.status if snapshot is None else snapshot.status
+            self.notify(f"{call.tool} is {status.value}: nothing to cancel", severity="warning")
             return
 
         def answered(yes: bool | None) -> None:
             if yes:
                 try:
-                    self.runtime.cancel(call_id, "cancelled in agentos chat")
-                except UnknownCallError:
-                    self.notify("that call is gone", severity="warning")
+                    self.runtime.cancel(snapshot.call_id, "cancelled in agentos chat")
+                except UnknownCallError:  # ended and forgotten while the question was up
+                    self.notify(f"{call.tool} is gone", severity="warning")
 
-        self.push_screen(Confirm(f"Cancel call {call_id}?"), answered)
+        self.push_screen(Confirm(f"Cancel {call.tool} ({snapshot.call_id})?"), answered)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """``enter`` on a call: its details."""
-        if event.row_key.value is None:
+        """``enter`` on a call: its progress log and result (of a call the runtime no longer
+        holds, what the chat knows)."""
+        call = self._calls.selected
+        if call is None:
             return
-        try:
-            snapshot = self.runtime.status(str(event.row_key.value))
-        except UnknownCallError:
-            self.notify("the runtime no longer holds that call", severity="warning")
-            return
-        self.push_screen(Details(json.dumps(peek(snapshot), indent=2, default=str)))
+        snapshot = self._held(call)
+        seen = chat_widget(call) if snapshot is None else peek(snapshot)
+        self.push_screen(Details(json.dumps(seen, indent=2, default=str)))
 
     def action_toggle_context(self) -> None:
         self._model_view.toggle_class("shown")

@@ -10,7 +10,7 @@ scrolls into view is drawn then (``Scrolled``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable
 
+from agentos._board_data import ChatCall
 from components import JsonObject
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -27,11 +28,15 @@ COLUMNS = (" ", 1), ("call", 28), ("progress", 10), ("time", 5), ("outcome", 22)
 """Label and width: with the cells' padding and a scrollbar, 78 columns."""
 WIDTHS = [width for _, width in COLUMNS]
 
-Cells = tuple[Text, str, str, str, str]
+Cells = tuple[Text, Text, Text, Text, Text]
 
 
 class CallsPane(DataTable[Any]):
-    """The session's calls, newest last; ``enter`` opens one, ``c`` cancels it."""
+    """The session's calls in the chat's order, row ``i`` showing ``calls[i]``.
+
+    Rows go by position, not call id: a transcript names a call by its
+    ``toolu_`` id until the runtime holds it, and again once it is forgotten.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Details"),
@@ -46,8 +51,9 @@ class CallsPane(DataTable[Any]):
 
     def __init__(self) -> None:
         super().__init__(id="calls", cursor_type="row")
-        self._shown: dict[str, Cells] = {}
-        self._rows: list[str] = []
+        self.calls: list[ChatCall] = []
+        """What the rows show, as last drawn."""
+        self._shown: list[Cells] = []
 
     def on_mount(self) -> None:
         for label, width in COLUMNS:
@@ -58,35 +64,35 @@ class CallsPane(DataTable[Any]):
         if round(old_value) != round(new_value):
             self.post_message(self.Scrolled())
 
-    def wanted(self, call_ids: Sequence[str]) -> list[str]:
-        """Of the session's calls, those to draw now: new ones and the rows in view."""
-        top = round(self.scroll_y)
-        in_view = self._rows[top : top + self.size.height]
-        return in_view + [call_id for call_id in call_ids if call_id not in self._shown]
-
-    def show(self, widgets: dict[str, JsonObject], now: float, theme: Theme) -> None:
-        """Bring these rows up to ``widgets`` (by call id), spinners at ``now``'s frame."""
+    def draw(
+        self,
+        calls: Sequence[ChatCall],
+        widget_of: Callable[[ChatCall], JsonObject],
+        now: float,
+        theme: Theme,
+    ) -> None:
+        """Show ``calls``: rows for new ones, and the rows in view brought up to date (their
+        ``widget_of``), spinners at ``now``'s frame."""
+        self.calls = list(calls)
         frame = SPINNER[int(now * SPINS_PER_SECOND) % len(SPINNER)]
+        top = round(self.scroll_y)
+        in_view = range(top, min(top + self.size.height, len(self._shown), len(calls)))
         columns = [column.key for column in self.ordered_columns]
-        for call_id, widget in widgets.items():
-            cells = row_cells(widget, frame, theme)
-            before = self._shown.get(call_id)
-            if before is None:
-                self.add_row(*cells, key=call_id)
-                self._rows.append(call_id)
-            else:
-                for column, old, new in zip(columns, before, cells, strict=True):
-                    if old != new:
-                        self.update_cell(call_id, column, new)
-            self._shown[call_id] = cells
+        for row in [*in_view, *range(len(self._shown), len(calls))]:
+            cells = row_cells(widget_of(calls[row]), frame, theme)
+            if row == len(self._shown):
+                self.add_row(*cells, key=str(row))
+                self._shown.append(cells)
+                continue
+            for column, old, new in zip(columns, self._shown[row], cells, strict=True):
+                if old != new:
+                    self.update_cell(str(row), column, new)
+            self._shown[row] = cells
 
     @property
-    def selected(self) -> str | None:
-        """The call id of the row under the cursor (None: no calls yet)."""
-        if self.row_count == 0:
-            return None
-        row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
-        return None if row_key.value is None else str(row_key.value)
+    def selected(self) -> ChatCall | None:
+        """The call under the cursor (None: no calls yet)."""
+        return self.calls[self.cursor_row] if self.row_count and self.calls else None
 
 
 def row_cells(widget: JsonObject, frame: str, theme: Theme) -> Cells:
@@ -110,12 +116,12 @@ def row_cells(widget: JsonObject, frame: str, theme: Theme) -> Cells:
     seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
     outcome = status if widget["error"] is None else f"{status}: {widget['error']}"
     _, call_width, progress_width, _, outcome_width = WIDTHS
-    return (
+    return (  # Text, never str: a str cell would be read as markup
         mark,
-        clip(call, call_width),
-        clip(progress_cell(widget), progress_width),
-        seconds,
-        clip(outcome, outcome_width),
+        Text(clip(call, call_width)),
+        Text(clip(progress_cell(widget), progress_width)),
+        Text(seconds),
+        Text(clip(outcome, outcome_width)),
     )
 
 

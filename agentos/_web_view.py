@@ -59,17 +59,19 @@ def queued_entry(words: str) -> JsonObject:
 def call_widgets(
     chat: Sequence[ChatEntry], snapshots: Sequence[CallSnapshot], now: float
 ) -> dict[str, JsonObject]:
-    """A widget per call the chat shows (a call the runtime no longer holds keeps what the
-    chat knows: its tool, arguments and status, ``orphaned`` included), by call id."""
+    """A widget per call the chat shows (``call_widget``), by call id."""
     held: dict[str, CallSnapshot] = {snapshot.call_id: snapshot for snapshot in snapshots}
-    widgets: dict[str, JsonObject] = {}
-    for entry in chat:
-        for call in entry.calls:
-            snapshot = held.get(call.call_id)
-            widgets[call.call_id] = (
-                live_widget(snapshot, call, now) if snapshot else chat_widget(call)
-            )
-    return widgets
+    return {
+        call.call_id: call_widget(call, held.get(call.call_id), now)
+        for entry in chat
+        for call in entry.calls
+    }
+
+
+def call_widget(call: ChatCall, snapshot: CallSnapshot | None, now: float) -> JsonObject:
+    """A call's widget: live while the runtime holds it (``snapshot``), else what the chat
+    knows (its tool, arguments and status, ``orphaned`` included)."""
+    return live_widget(snapshot, call, now) if snapshot else chat_widget(call)
 
 
 def chat_widget(call: ChatCall) -> JsonObject:

@@ -3,6 +3,7 @@
 ``Puppet`` is a tool whose calls do exactly what the test tells them, when it
 tells them: report progress, complete or fail; until told, they wait (and
 honour cancellation). ``settle`` lets the runtime apply everything queued.
+``HeldProvider`` keeps a model busy until the test lets it answer.
 
 For scripted models: ``agentos.ScriptedProvider(*rules)`` answers a request
 with the first rule that matches it, a rule being a pair
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -26,7 +28,15 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 from agentos._context import ToolContext
-from agentos._provider import last_tool_results, last_user_text, text, tool_calls
+from agentos._provider import (
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    last_tool_results,
+    last_user_text,
+    text,
+    tool_calls,
+)
 from agentos._runtime import Runtime
 from agentos._tools import Tool, tool
 from agentos._transcript import blocks_of
@@ -34,6 +44,7 @@ from agentos._transcript import blocks_of
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
+    "HeldProvider",
     "Puppet",
     "PuppetCall",
     "PuppetInput",
@@ -151,6 +162,25 @@ class Puppet:
         call = self._call(call_id)
         assert call.send is not None
         call.send.send_nowait(command)
+
+
+class HeldProvider:
+    """A model that answers as ``inner`` does, except that a request ``holds`` matches
+    waits for ``go``: a test can act while the model is busy (``asked`` says it is)."""
+
+    name = "held"
+
+    def __init__(self, inner: Provider, holds: Callable[[ModelRequest], bool]) -> None:
+        self.inner = inner
+        self.holds = holds
+        self.asked = anyio.Event()
+        self.go = anyio.Event()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.holds(request):
+            self.asked.set()
+            await self.go.wait()
+        return await self.inner.complete(request)
 
 
 async def settle(runtime: Runtime, max_rounds: int = 10_000) -> None:

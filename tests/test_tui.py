@@ -22,15 +22,15 @@ from textual.widgets import DataTable, Input, Static
 from agentos import (
     AgentConfig,
     Host,
-    ModelRequest,
-    ModelResponse,
+    ManualClock,
+    Provider,
     Runtime,
     ScriptedProvider,
     SqliteStore,
     YieldOnTimeout,
 )
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
-from agentos.tui import ChatApp, Details, terminal_theme
+from agentos.testing import HeldProvider, Puppet, last_user_text, settle, text, tool_calls
+from agentos.tui import CallsPane, ChatApp, Details, terminal_theme
 
 pytestmark = pytest.mark.anyio
 CONFIG = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=50))
@@ -66,8 +66,15 @@ async def say(pilot: Pilot[None], words: str) -> None:
 
 
 def cell(app: ChatApp, call_id: str, column: int) -> str:
-    table = app.query_one("#calls", DataTable)
-    return str(table.get_row(call_id)[column])
+    """What call ``call_id``'s row shows in ``column``."""
+    pane = app.query_one(CallsPane)
+    ids = [call.call_id for call in pane.calls]
+    return str(pane.get_row_at(ids.index(call_id))[column])
+
+
+def notes(app: ChatApp) -> str:
+    """The notifications on screen."""
+    return " ".join(str(toast.render()) for toast in app.screen.query("Toast"))
 
 
 def chat_text(app: ChatApp) -> str:
@@ -76,12 +83,15 @@ def chat_text(app: ChatApp) -> str:
 
 @asynccontextmanager
 async def chatting(
-    puppet: Puppet, provider: Any = None
+    puppet: Puppet, provider: Provider | None = None, **runtime_options: Any
 ) -> AsyncIterator[tuple[ChatApp, Pilot[None], Runtime]]:
     """A session on the scripted model, its app running headless in an 80x24 terminal."""
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, provider or model()) as host:
+    async with (
+        Runtime([puppet.tool], **runtime_options) as runtime,
+        Host(runtime, provider or model()) as host,
+    ):
         app = ChatApp(await host.create_session(CONFIG), runtime)
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
             yield app, pilot, runtime
 
 
@@ -142,32 +152,17 @@ async def test_a_row_that_scrolls_into_view_shows_what_its_call_did_meanwhile() 
     async with chatting(puppet) as (app, pilot, runtime):
         await say(pilot, "check twelve")
         await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 12)
-        first, *_, last = puppet.calls
+        *_, last = puppet.calls
         for call_id in puppet.calls:
             puppet.complete(call_id, "done")
-        await until(pilot, runtime, lambda: cell(app, first, 4) == "completed")
-        await pilot.pause(0.3)  # a redraw or two, the last row out of view
+        await until(pilot, runtime, lambda: app.session.idle and not runtime.pending_work())
+        app.redraw()  # the last row is out of view: not drawn
         await pilot.press("tab", *["down"] * 11)
         assert cell(app, last, 4) == "completed"
 
 
-class SlowModel:
-    """The scripted model, except that a request about ``slow`` waits for ``go``."""
-
-    name = "slow"
-
-    def __init__(self) -> None:
-        self.go = anyio.Event()
-        self.script = model()
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        if "slow" in last_user_text(request):
-            await self.go.wait()
-        return await self.script.complete(request)
-
-
 async def test_a_message_sent_while_the_model_is_busy_shows_queued_until_it_is_read() -> None:
-    slow = SlowModel()
+    slow = HeldProvider(model(), lambda r: "slow" in last_user_text(r))
     async with chatting(Puppet(), slow) as (app, pilot, runtime):
         await say(pilot, "a slow one")
         await until(pilot, runtime, lambda: "user: a slow one" in chat_text(app))
@@ -186,7 +181,6 @@ async def test_keys_follow_the_focus_and_q_quits_only_from_the_calls() -> None:
         assert not {"c", "q", "b"} & shown_keys(app), "those letters are typed"
         await pilot.press(*"quick cab")
         assert app.query_one("#message", Input).value == "quick cab"
-        assert app.is_running
         await pilot.press("tab")
         assert {"enter", "c", "b", "q", "tab"} <= shown_keys(app)
         await pilot.press("q")
@@ -206,7 +200,7 @@ async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
         Host(runtime, model(), store=store) as host,
     ):
         app = ChatApp(await host.create_session(CONFIG, session_id="s"), runtime)
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await say(pilot, "check both")
             await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 2)
             jane, joe = puppet.calls
@@ -222,12 +216,19 @@ async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
         Host(runtime, model(), store=store) as host,
     ):
         app = ChatApp(await host.resume("s"), runtime)
-        async with app.run_test(size=(80, 24)) as pilot:
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await pilot.pause()
             assert "user: check both" in chat_text(app)
             table = app.query_one("#calls", DataTable)
             outcomes = [str(table.get_row_at(row)[4]) for row in range(table.row_count)]
             assert outcomes == ["completed", "orphaned"]
+            await pilot.press("tab", "down", "enter")  # the runtime never held this one
+            await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+            assert '"status": "orphaned"' in str(app.screen.query_one("#details", Static).render())
+            await pilot.press("escape", "c")
+            await until(pilot, runtime, lambda: "nothing to cancel" in notes(app))
+            assert "puppet is orphaned: nothing to cancel" in notes(app)
+            assert not isinstance(app.screen, Details), "no question asked"
 
 
 def test_the_theme_follows_what_the_terminal_says_of_its_background() -> None:
@@ -241,3 +242,44 @@ async def test_a_theme_that_is_neither_dark_nor_light_is_refused() -> None:
         session = await host.create_session(CONFIG)
         with pytest.raises(ValueError, match="theme is 'dark' or 'light', got 'solarized'"):
             ChatApp(session, runtime, theme="solarized")
+
+
+async def test_markup_in_what_a_tool_reports_is_shown_as_written() -> None:
+    puppet = Puppet()
+    async with chatting(puppet) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 2)
+        jane, joe = puppet.calls
+        puppet.progress(jane, "step [/] done")
+        puppet.progress(joe, "[red]alarm[/red]")
+        await until(pilot, runtime, lambda: cell(app, joe, 2).startswith("[red]"))
+        assert cell(app, jane, 2).startswith("step [/]")
+
+
+async def test_a_call_the_runtime_forgets_keeps_its_row() -> None:
+    """Past its retention the runtime forgets a finished call, and a transcript names it
+    by its ``toolu_`` id again: the row stays, with what the chat knows."""
+    clock, puppet = ManualClock(), Puppet()
+    async with chatting(puppet, clock=clock, retention_seconds=5) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 2)
+        jane, _ = puppet.calls
+        puppet.complete(jane, "free 10-11")
+        await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
+        clock.advance(100)
+        await until(
+            pilot, runtime, lambda: jane not in [c.call_id for c in app.query_one(CallsPane).calls]
+        )
+        app.redraw()
+        table = app.query_one(DataTable)
+        assert table.row_count == 2
+        assert [str(table.get_row_at(row)[4]) for row in range(2)] == ["completed", "running"]
+
+
+async def test_a_message_to_an_ended_session_is_refused_and_kept_in_the_line() -> None:
+    async with chatting(Puppet()) as (app, pilot, runtime):
+        app.session.stop()
+        await settle(runtime)
+        await say(pilot, "still there?")
+        await until(pilot, runtime, lambda: "is stopped" in notes(app))
+        assert app.query_one("#message", Input).value == "still there?"

@@ -17,7 +17,7 @@ import pytest
 from pytest_textual_snapshot import SVGImageExtension
 from syrupy.assertion import SnapshotAssertion
 from textual.pilot import Pilot
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from agentos import AgentConfig, Host, ManualClock, Runtime, ScriptedProvider, YieldOnTimeout
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
@@ -52,6 +52,7 @@ async def screen(theme: str) -> AsyncIterator[tuple[ChatApp, Pilot[None]]]:
         session = await host.create_session(config, session_id="demo")
         app = ChatApp(session, runtime, theme=theme)
         async with app.run_test(size=(80, 24)) as pilot:
+            app.query_one(Input).cursor_blink = False  # a blink would make the shot timing's
             session.post("What's the weather in five cities?")
             with anyio.fail_after(10):
                 while len(forecast.calls) < len(CITIES):

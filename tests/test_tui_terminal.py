@@ -1,5 +1,6 @@
 """``agentos chat`` in a real pseudo-terminal (80x24): it draws, takes a typed message, shows
-the model's answer, and quits on ctrl+c with the session saved."""
+the model's answer, moves to the calls with tab and opens one with enter, and quits on ctrl+c
+with the session saved."""
 
 from __future__ import annotations
 
@@ -53,6 +54,11 @@ def test_chat_in_a_terminal_takes_a_message_and_shows_the_answer(env: dict[str, 
             assert until(rb"Write a message"), bytes(shown)[-2000:]
             os.write(controller, b"what is the weather in Oslo?\r")
             assert until(rb"Oslo: clear"), bytes(shown)[-2000:]
+            os.write(controller, b"\t")
+            assert until(rb"Cancel call"), "the footer shows the calls' keys"
+            os.write(controller, b"\r")
+            assert until(rb'"status": "completed"'), bytes(shown)[-2000:]
+            os.write(controller, b"q")  # closes the details
             os.write(controller, b"\x03")  # ctrl+c
             assert process.wait(timeout=20) == 0
         finally:

@@ -27,15 +27,13 @@ from httpx_sse import ServerSentEvent, aconnect_sse
 from agentos import (
     AgentConfig,
     Host,
-    ModelRequest,
-    ModelResponse,
     Provider,
     Runtime,
     ScriptedProvider,
     Session,
     SqliteStore,
 )
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.testing import HeldProvider, Puppet, last_user_text, settle, text, tool_calls
 from agentos.web import MAX_BODY, TOKEN_COOKIE, make_app
 
 pytestmark = pytest.mark.anyio
@@ -188,24 +186,8 @@ async def test_list_create_post_and_the_answer(tmp_path: Path) -> None:
         assert page.status_code == 200 and "text/html" in page.headers["content-type"]
 
 
-class HeldModel:
-    """The test's model, except that it answers ``hold on`` only once ``go`` is set."""
-
-    name = "held"
-
-    def __init__(self) -> None:
-        self.asked, self.go = anyio.Event(), anyio.Event()
-        self.script = model()
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        if last_user_text(request) == "hold on":
-            self.asked.set()
-            await self.go.wait()
-        return await self.script.complete(request)
-
-
 async def test_a_message_posted_while_the_model_answers_shows_queued(tmp_path: Path) -> None:
-    held = HeldModel()
+    held = HeldProvider(model(), lambda r: last_user_text(r) == "hold on")
     async with web(tmp_path, provider=held) as w:
         session_id = await w.new_session()
         await w.post(session_id, "hold on")

@@ -27,7 +27,7 @@ const agentos = (() => {
     const node = document.createElement(tag);
     for (const [name, value] of Object.entries(attributes)) {
       if (name === "text") node.textContent = value;
-      else node.setAttribute(name, value);
+      else if (value !== null) node.setAttribute(name, value);
     }
     for (const child of children) if (child) node.append(child);
     return node;
@@ -115,7 +115,7 @@ const agentos = (() => {
       const list = document.getElementById("chat");
       list.replaceChildren(...state.chat.map((entry) => {
         const item = el("li", { class: `entry ${entry.role}${entry.queued ? " queued" : ""}`,
-                                "data-node": String(entry.node_id) },
+                                "data-node": entry.queued ? null : String(entry.node_id) },
           el("span", { class: "who", text: entry.queued ? `${entry.role} (queued)` : entry.role }),
           el("span", { class: "text", text: entry.text }));
         for (const callId of entry.calls) {
