@@ -283,3 +283,17 @@ async def test_a_message_to_an_ended_session_is_refused_and_kept_in_the_line() -
         await say(pilot, "still there?")
         await until(pilot, runtime, lambda: "is stopped" in notes(app))
         assert app.query_one("#message", Input).value == "still there?"
+
+
+async def test_the_chat_follows_its_end_unless_the_reader_scrolled_back() -> None:
+    async with chatting(Puppet()) as (app, pilot, runtime):
+        chat = app.query_one("#chat")
+        for n in range(1, 13):
+            await say(pilot, f"question {n}")
+            await until(pilot, runtime, lambda: chat_text(app).count("agent: ok") == n)  # noqa: B023 - called before n moves on
+        assert chat.is_vertical_scroll_end, "new lines came into view"
+        await pilot.press("pageup")
+        back = chat.scroll_y
+        await say(pilot, "one more")
+        await until(pilot, runtime, lambda: chat_text(app).count("agent: ok") == 13)
+        assert chat.scroll_y == back < chat.max_scroll_y, "the reader stays where they were"
