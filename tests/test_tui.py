@@ -23,6 +23,8 @@ from agentos import (
     AgentConfig,
     Host,
     ManualClock,
+    ModelRequest,
+    ModelResponse,
     Provider,
     Runtime,
     ScriptedProvider,
@@ -70,6 +72,11 @@ def cell(app: ChatApp, call_id: str, column: int) -> str:
     pane = app.query_one(CallsPane)
     ids = [call.call_id for call in pane.calls]
     return str(pane.get_row_at(ids.index(call_id))[column])
+
+
+def model_view(app: ChatApp) -> str:
+    """What the ``b`` pane shows: what the model reads next."""
+    return str(app.query_one("#context-text", Static).render())
 
 
 def notes(app: ChatApp) -> str:
@@ -139,11 +146,7 @@ async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details()
         assert '"status": "cancelled"' in shown and "cancelled in agentos chat" in shown
         await pilot.press("escape")
         await pilot.press("b")
-        await until(pilot, runtime, lambda: "check both" in _context(app))
-
-
-def _context(app: Any) -> str:
-    return str(app.query_one("#context-text", Static).render())
+        await until(pilot, runtime, lambda: "check both" in model_view(app))
 
 
 async def test_a_row_that_scrolls_into_view_shows_what_its_call_did_meanwhile() -> None:
@@ -297,3 +300,32 @@ async def test_the_chat_follows_its_end_unless_the_reader_scrolled_back() -> Non
         await say(pilot, "one more")
         await until(pilot, runtime, lambda: chat_text(app).count("agent: ok") == 13)
         assert chat.scroll_y == back < chat.max_scroll_y, "the reader stays where they were"
+
+
+async def test_a_board_session_shows_the_boards_chat_and_b_shows_the_board() -> None:
+    started: list[bool] = []
+
+    def start(request: ModelRequest) -> ModelResponse:
+        started.append(True)
+        return tool_calls(("puppet", {"label": "Jane"}), say="Looking.")
+
+    board_model = ScriptedProvider(
+        (lambda r: not started and "check Jane" in last_user_text(r), start),
+        (lambda r: True, lambda r: text("ok")),
+    )
+    puppet = Puppet()
+    async with (
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, board_model) as host,
+    ):
+        session = await host.create_session(AgentConfig(context_view="board"))
+        app = ChatApp(session, runtime)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await say(pilot, "check Jane")
+            await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 1)
+            (jane,) = puppet.calls
+            assert "user: check Jane" in chat_text(app) and "agent: Looking." in chat_text(app)
+            puppet.complete(jane, "free 10-11")
+            await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
+            await pilot.press("tab", "b")
+            await until(pilot, runtime, lambda: "#1 user 'check Jane'" in model_view(app))
