@@ -12,11 +12,13 @@ import anyio
 import click
 from rich.console import Console
 from rich.table import Column, Table
+from rich.text import Text
 
 from agentos._cli_calls import timestamp
 from agentos._errors import AgentOSError, UnknownSessionError
 from agentos._sqlite_store import SqliteStore
 from agentos._store import StoredSession, StoredToken
+from agentos._terminal_text import visible
 from components import JsonObject
 
 EXIT_DONE = 0
@@ -108,5 +110,12 @@ def table_or_lines(rows: Sequence[JsonObject], columns: list[str], as_json: bool
         return
     table = Table(*(Column(c, overflow="fold") for c in columns), box=None)
     for row in rows:
-        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
+        cells = ("" if row.get(c) is None else str(row.get(c)) for c in columns)
+        table.add_row(*(Text(visible(cell)) for cell in cells))
     Console().print(table)
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print text a tool, model or user wrote, its control characters escaped (``visible``):
+    what they wrote cannot drive the terminal."""
+    click.echo(visible(text), err=err)

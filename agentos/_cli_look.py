@@ -17,6 +17,7 @@ from agentos._cli_common import (
     JSON_HELP,
     load,
     require_text,
+    say,
     summary,
     table_or_lines,
     with_store,
@@ -79,7 +80,7 @@ def show(db: Path, session_id: str, as_json: bool) -> None:
     stored, tokens = load(db, session_id)
     if not as_json:
         for line in render_session(stored, tokens):
-            click.echo(line)
+            say(line)
         return
     history: list[Json] = [*stored.history]
     calls: list[Json] = [call.to_json() for call in stored_calls(stored.history, tokens)]
@@ -145,7 +146,7 @@ def status_command(db: Path, call_id: str, session_id: str | None, as_json: bool
         click.echo(json.dumps(found.to_json()))
     else:
         for line in found.describe():
-            click.echo(line)
+            say(line)
 
 
 _CANCEL_EXIT_CODES = f"""\b
@@ -193,5 +194,8 @@ def cancel_command(
         return await cancel_call(store, await find_call(store, call_id, session_id), reason, wait)
 
     report = with_store(db, attempt)
-    click.echo(json.dumps(report.to_json()) if as_json else report.describe())
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+    else:
+        say(report.describe())
     return EXIT_PENDING if report.outcome == "queued" else EXIT_DONE

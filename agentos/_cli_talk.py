@@ -24,6 +24,7 @@ from agentos._cli_common import (
     JSON_HELP,
     CliError,
     require_text,
+    say,
     with_store,
 )
 from agentos._cli_session import Outcome, converse
@@ -220,16 +221,15 @@ def _report(outcome: Outcome, as_json: bool) -> int:
     if as_json or not sys.stdout.isatty():
         click.echo(json.dumps(outcome.to_json()))
     else:
-        click.echo("\n\n".join(outcome.messages))
-        click.echo(f"\nsession {outcome.session_id}", err=True)
+        say("\n\n".join(outcome.messages))
+        say(f"\nsession {outcome.session_id}", err=True)
         for call in outcome.pending:
-            click.echo(
-                f"pending: {call['tool']} ({call['status']}, call {call['tool_call_id']})", err=True
-            )
+            pending = f"{call['tool']} ({call['status']}, call {call['tool_call_id']})"
+            say(f"pending: {pending}", err=True)
         for step in outcome.next_steps():
-            click.echo(f"  {step}", err=True)
+            say(f"  {step}", err=True)
     return EXIT_PENDING if outcome.pending else EXIT_DONE
 
 
 def _say(line: str) -> None:
-    click.echo(line, err=True)
+    say(line, err=True)

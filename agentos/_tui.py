@@ -27,6 +27,7 @@ from agentos._errors import AgentOSError, UnknownCallError
 from agentos._runtime import Runtime
 from agentos._session import Session
 from agentos._snapshot import CallSnapshot
+from agentos._terminal_text import one_line, visible
 from agentos._tui_calls import SPINS_PER_SECOND, CallsPane
 from agentos._tui_screens import Confirm, Details
 from agentos._web_view import call_widget, chat_widget, context_text, peek
@@ -106,7 +107,7 @@ class ChatApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = f"agentos chat {self.session.session_id}"
+        self.title = f"agentos chat {one_line(self.session.session_id)}"
         self._stops = [
             self.session.on_change(self._changed),
             self.runtime.on_call_events(self.session.session_id, lambda event: self._changed()),
@@ -147,13 +148,14 @@ class ChatApp(App[None]):
         for entry in chat:
             style = f"bold {self.current_theme.accent}" if entry.role == "user" else "bold"
             lines.append(f"{entry.role}: ", style=style)
-            lines.append(entry.text)
+            lines.append(visible(entry.text))
             if entry.calls:
-                lines.append(f"{' ' if entry.text else ''}(called {tally(entry.calls)})", "dim")
+                called = f"(called {one_line(tally(entry.calls))})"
+                lines.append(f"{' ' if entry.text else ''}{called}", "dim")
             lines.append("\n")
         for words in self.session.queued_posts:
             lines.append("user (queued): ", style="dim")
-            lines.append(f"{words}\n", style="dim")
+            lines.append(f"{visible(words)}\n", style="dim")
         if lines != self._chat_shown:
             self._chat_shown = lines
             following = self._chat.is_vertical_scroll_end  # else the reader scrolled back
@@ -163,7 +165,7 @@ class ChatApp(App[None]):
         self._draw_calls(chat)
         if self._model_view.has_class("shown"):
             text = context_text(self.session.next_messages())
-            self._model_view_text.update(Text(text))
+            self._model_view_text.update(Text(visible(text)))
 
     def _draw_calls(self, chat: Sequence[ChatEntry]) -> None:
         now = self.runtime.clock.wall()
@@ -194,7 +196,7 @@ class ChatApp(App[None]):
         try:
             self.session.post(words)
         except (AgentOSError, ValueError) as error:  # an ended session, say: shown, not raised
-            self.notify(str(error), severity="error")
+            self.notify(visible(str(error)), severity="error", markup=False)
             return
         event.input.value = ""
         self.redraw()
@@ -206,7 +208,8 @@ class ChatApp(App[None]):
         snapshot = self._held(call)
         if snapshot is None or snapshot.status.is_final:
             status = call.status if snapshot is None else snapshot.status
-            self.notify(f"{call.tool} is {status.value}: nothing to cancel", severity="warning")
+            said = f"{one_line(call.tool)} is {status.value}: nothing to cancel"
+            self.notify(said, severity="warning", markup=False)
             return
 
         def answered(yes: bool | None) -> None:
@@ -214,9 +217,10 @@ class ChatApp(App[None]):
                 try:
                     self.runtime.cancel(snapshot.call_id, "cancelled in agentos chat")
                 except UnknownCallError:  # ended and forgotten while the question was up
-                    self.notify(f"{call.tool} is gone", severity="warning")
+                    gone = f"{one_line(call.tool)} is gone"
+                    self.notify(gone, severity="warning", markup=False)
 
-        self.push_screen(Confirm(f"Cancel {call.tool} ({snapshot.call_id})?"), answered)
+        self.push_screen(Confirm(f"Cancel {one_line(call.tool)} ({snapshot.call_id})?"), answered)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """``enter`` on a call: its progress log and result (of a call the runtime no longer
@@ -226,7 +230,7 @@ class ChatApp(App[None]):
             return
         snapshot = self._held(call)
         seen = chat_widget(call) if snapshot is None else peek(snapshot)
-        self.push_screen(Details(json.dumps(seen, indent=2, default=str)))
+        self.push_screen(Details(json.dumps(seen, indent=2, default=str)))  # escapes controls
 
     def action_toggle_context(self) -> None:
         self._model_view.toggle_class("shown")

@@ -20,6 +20,7 @@ from textual.theme import Theme
 from textual.widgets import DataTable
 
 from agentos._board_data import ChatCall
+from agentos._terminal_text import one_line
 from components import JsonObject
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -126,7 +127,9 @@ def row_cells(widget: JsonObject, frame: str, theme: Theme) -> Cells:
 
 
 def clip(text: str, width: int) -> str:
-    """``text`` in ``width`` columns, an ellipsis marking what was cut."""
+    """``text`` on one line of ``width`` columns (``one_line``), an ellipsis marking what
+    was cut."""
+    text = one_line(text)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

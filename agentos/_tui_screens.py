@@ -26,7 +26,7 @@ class Confirm(ModalScreen[bool]):
         self.question = question
 
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.question}  [y/n]", id="question")
+        yield Static(Text(f"{self.question}  [y/n]"), id="question")
         yield Footer()
 
     def action_answer(self, yes: bool) -> None:

@@ -35,6 +35,7 @@ from agentos._cli_talk import complete, resume, run
 from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
 from agentos._gc import tune_gc
 from agentos._sqlite_store import default_path
+from agentos._terminal_text import visible
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -182,7 +183,7 @@ def _innermost(error: BaseException) -> BaseException:
 
 
 def _fail(message: str, code: int) -> int:
-    click.echo("error: " + " ".join(message.split()), err=True)
+    click.echo("error: " + " ".join(visible(message).split()), err=True)
     return code
 
 

@@ -50,6 +50,19 @@ def test_db_goes_before_or_after_the_command(env: dict[str, str], tmp_path: Path
     assert default.code == 0 and default.lines == [], "the default database is another file"
 
 
+def test_control_characters_in_a_session_are_shown_escaped(env: dict[str, str]) -> None:
+    """A message holding ``ESC [2J`` (clear the screen) reads as written in 'show' and in an
+    error; the terminal is sent no escape sequence from it (click strips escapes only when
+    the output is not a terminal)."""
+    ran = agentos(env, "run", "--session-id", "s", "hello \x1b[2J there")
+    assert ran.code == 0, ran
+    show, missing = side_by_side(env, ("show", "s"), ("show", "\x1b]0;PWNED\x07"))
+    assert show.code == 0 and "user: hello \\x1b[2J there" in show.out
+    assert missing.code == 1 and "\\x1b]0;PWNED\\x07" in missing.err
+    for shown in (show.out, show.err, missing.out, missing.err):
+        assert "\x1b" not in shown
+
+
 def test_run_complete_resume_and_look(env: dict[str, str], quick_agent: str) -> None:
     left = "Check Jane's calendar (2s) and ask for approval of the trip"
     waited = "Check Jack's calendar (0.3s) and ask for approval of the budget"

@@ -329,3 +329,29 @@ async def test_a_board_session_shows_the_boards_chat_and_b_shows_the_board() -> 
             await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
             await pilot.press("tab", "b")
             await until(pilot, runtime, lambda: "#1 user 'check Jane'" in model_view(app))
+
+
+async def test_escape_sequences_from_a_tool_or_the_model_cannot_drive_the_terminal() -> None:
+    """ESC passes through Rich and Textual to the terminal: shown escaped, it retitles and
+    clears nothing."""
+    title, clear = "\x1b]0;PWNED\x1b\\", "\x1b[2J"
+    evil = ScriptedProvider(
+        (
+            lambda r: last_user_text(r) == "check both",
+            lambda r: tool_calls(("puppet", {"label": title}), say=f"on it{clear}"),
+        ),
+        (lambda r: True, lambda r: text("ok")),
+    )
+    puppet = Puppet()
+    async with chatting(puppet, evil) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 1)
+        (call_id,) = puppet.calls
+        puppet.progress(call_id, f"step 1{clear}")
+        await until(pilot, runtime, lambda: cell(app, call_id, 2).startswith("step 1"))
+        assert "agent: on it\\x1b[2J" in chat_text(app)
+        assert cell(app, call_id, 2) == "step 1\\x1…"
+        await pilot.press("tab", "b")
+        await until(pilot, runtime, lambda: "on it" in model_view(app))
+        shown = [chat_text(app), model_view(app), *(cell(app, call_id, n) for n in range(5))]
+        assert not any("\x1b" in part for part in shown)
