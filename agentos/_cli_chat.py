@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
@@ -35,6 +36,11 @@ def chat(db: Path, session_id: str | None, config: AgentConfig, theme: str | Non
     Calls still running when you quit end with the process, as with 'run':
     the next 'agentos chat SESSION' (or 'resume') finds them orphaned.
     """
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise click.UsageError(
+            "agentos chat needs a terminal on stdin and stdout "
+            "(a script talks with 'agentos run' and 'agentos resume')"
+        )
     from agentos._tui import ChatApp  # Textual loads only for this command
 
     async def main() -> None:

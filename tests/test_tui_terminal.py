@@ -1,6 +1,6 @@
 """``agentos chat`` in a real pseudo-terminal (80x24): it draws, takes a typed message, shows
 the model's answer, moves to the calls with tab and opens one with enter, and quits on ctrl+c
-with the session saved."""
+with the session saved; without a terminal it says so at once."""
 
 from __future__ import annotations
 
@@ -67,3 +67,9 @@ def test_chat_in_a_terminal_takes_a_message_and_shows_the_answer(env: dict[str, 
             os.close(controller)
     listed = agentos(env, "sessions", "--json").lines
     assert len(listed) == 1, "the session was saved"
+
+
+def test_chat_without_a_terminal_says_so_instead_of_waiting(env: dict[str, str]) -> None:
+    refused = agentos(env, "chat")
+    assert refused.code == 2, refused
+    assert "agentos chat needs a terminal" in refused.err and "agentos run" in refused.err
