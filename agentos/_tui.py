@@ -88,6 +88,7 @@ class ChatApp(App[None]):
         self.runtime = runtime
         self.theme = THEMES[chosen]
         self._chat_shown: Text | None = None
+        self._errors_told = len(session.errors)
         self._redraw_due = False
         self._stops: list[Callable[[], None]] = []
         self._chat = VerticalScroll(id="chat", can_focus=False)
@@ -163,6 +164,9 @@ class ChatApp(App[None]):
             if following:
                 self._chat.scroll_end(animate=False)
         self._draw_calls(chat)
+        for error in self.session.errors[self._errors_told :]:  # a failed model request, say
+            self.notify(visible(error), title="error", severity="error", timeout=15, markup=False)
+        self._errors_told = len(self.session.errors)
         if self._model_view.has_class("shown"):
             text = context_text(self.session.next_messages())
             self._model_view_text.update(Text(visible(text)))
