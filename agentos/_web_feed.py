@@ -151,7 +151,7 @@ class PageFeed:
         self._published_at = time.monotonic()
         old, new = self._state, self.state()
         self._state = new
-        for part in ("status", "chat", "context"):
+        for part in ("status", "chat", "context", "errors"):
             if old[part] != new[part]:
                 self._add(part, {part: new[part]})
         old_calls, new_calls = old["calls"], new["calls"]

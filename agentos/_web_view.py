@@ -20,6 +20,8 @@ from agentos._snapshot import CallSnapshot
 from agentos._transcript import blocks_of
 from components import CallStatus, Json, JsonObject
 
+ERRORS_SHOWN = 3
+"""The session's latest errors the page shows (a failed model request, say)."""
 PREVIEW_CHARS = 2_000
 """A result or payload longer than this is cut in widgets (the peek shows it whole)."""
 
@@ -37,6 +39,7 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
         "chat": entries,
         "calls": calls,
         "context": context_text(session.next_messages()),
+        "errors": list(session.errors[-ERRORS_SHOWN:]),
     }
 
 

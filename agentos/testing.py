@@ -3,7 +3,8 @@
 ``Puppet`` is a tool whose calls do exactly what the test tells them, when it
 tells them: report progress, complete or fail; until told, they wait (and
 honour cancellation). ``settle`` lets the runtime apply everything queued.
-``HeldProvider`` keeps a model busy until the test lets it answer.
+``HeldProvider`` keeps a model busy until the test lets it answer;
+``FailingProvider`` is a model that is down.
 
 For scripted models: ``agentos.ScriptedProvider(*rules)`` answers a request
 with the first rule that matches it, a rule being a pair
@@ -28,6 +29,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 from agentos._context import ToolContext
+from agentos._errors import ProviderError
 from agentos._provider import (
     ModelRequest,
     ModelResponse,
@@ -44,6 +46,7 @@ from agentos._transcript import blocks_of
 __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
+    "FailingProvider",
     "HeldProvider",
     "Puppet",
     "PuppetCall",
@@ -181,6 +184,18 @@ class HeldProvider:
             self.asked.set()
             await self.go.wait()
         return await self.inner.complete(request)
+
+
+class FailingProvider:
+    """A model whose every request fails, as an API that is down does."""
+
+    name = "failing"
+
+    def __init__(self, kind: str = "overloaded", message: str = "the API is overloaded") -> None:
+        self.error = ProviderError(kind, message)
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        raise self.error
 
 
 async def settle(runtime: Runtime, max_rounds: int = 10_000) -> None:

@@ -26,13 +26,20 @@ from agentos import (
     ModelRequest,
     ModelResponse,
     Provider,
-    ProviderError,
     Runtime,
     ScriptedProvider,
     SqliteStore,
     YieldOnTimeout,
 )
-from agentos.testing import HeldProvider, Puppet, last_user_text, settle, text, tool_calls
+from agentos.testing import (
+    FailingProvider,
+    HeldProvider,
+    Puppet,
+    last_user_text,
+    settle,
+    text,
+    tool_calls,
+)
 from agentos.tui import CallsPane, ChatApp, Details, terminal_theme
 
 pytestmark = pytest.mark.anyio
@@ -358,17 +365,12 @@ async def test_escape_sequences_from_a_tool_or_the_model_cannot_drive_the_termin
         assert not any("\x1b" in part for part in shown)
 
 
-class Unreachable:
-    """A model whose every request fails, as an API that is down does."""
-
-    name = "unreachable"
-
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        raise ProviderError("overloaded", "the API is overloaded (529)", status=529)
-
-
 async def test_a_failed_model_request_is_told_not_silent() -> None:
-    async with chatting(Puppet(), Unreachable()) as (app, pilot, runtime):
+    async with chatting(Puppet(), FailingProvider("overloaded", "the API is overloaded (529)")) as (
+        app,
+        pilot,
+        runtime,
+    ):
         await say(pilot, "hello?")
         await until(pilot, runtime, lambda: "overloaded (529)" in notes(app))
         assert "user: hello?" in chat_text(app), "the message is kept"

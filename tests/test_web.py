@@ -33,7 +33,15 @@ from agentos import (
     Session,
     SqliteStore,
 )
-from agentos.testing import HeldProvider, Puppet, last_user_text, settle, text, tool_calls
+from agentos.testing import (
+    FailingProvider,
+    HeldProvider,
+    Puppet,
+    last_user_text,
+    settle,
+    text,
+    tool_calls,
+)
 from agentos.web import MAX_BODY, TOKEN_COOKIE, make_app
 
 pytestmark = pytest.mark.anyio
@@ -208,6 +216,20 @@ async def test_a_message_posted_while_the_model_answers_shows_queued(tmp_path: P
             ("user", "and then?", False),
             ("agent", "ok", False),
         ]
+
+
+async def test_a_failed_model_request_shows_on_the_page(tmp_path: Path) -> None:
+    async with web(
+        tmp_path, provider=FailingProvider("overloaded", "the API is overloaded (529)")
+    ) as w:
+        session_id = await w.new_session()
+        async with stream(w, session_id) as events:
+            await w.post(session_id, "hello?")
+            seen = await until(events, lambda e: e.event == "errors")
+        assert json.loads(seen[-1].data)["errors"] == ["overloaded: the API is overloaded (529)"]
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert state["errors"] == ["overloaded: the API is overloaded (529)"]
+        assert [e["text"] for e in state["chat"]] == ["hello?"]
 
 
 async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ const agentos = (() => {
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
-    const state = { chat: [], calls: {}, status: "", context: "" };
+    const state = { chat: [], calls: {}, status: "", context: "", errors: [] };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
     document.getElementById("title").textContent = sessionId;
     document.title = `agentos ${sessionId}`;
@@ -136,6 +136,8 @@ const agentos = (() => {
       const status = document.getElementById("status");
       status.textContent = state.status;
       status.setAttribute("data-status", state.status);
+      document.getElementById("session-errors").replaceChildren(
+        ...state.errors.map((error) => el("li", { text: `error: ${error}` })));
       const context = document.getElementById("context");
       if (context.textContent !== state.context) {
         context.textContent = state.context;
@@ -164,6 +166,7 @@ const agentos = (() => {
       snapshot(data) { Object.assign(state, data); drawChat(); drawRest(); },
       status(data) { state.status = data.status; drawRest(); },
       context(data) { state.context = data.context; drawRest(); },
+      errors(data) { state.errors = data.errors; drawRest(); },
       chat(data) { state.chat = data.chat; drawChat(); },
       call(data) { state.calls[data.call.id] = data.call; drawCall(data.call.id); },
     };
