@@ -10,6 +10,7 @@ import click
 
 from agentos import demo_tools
 from agentos._agent_config import AgentConfig
+from agentos._cli_common import say
 from agentos._cli_session import choose_model
 from agentos._cli_talk import agent_option
 from agentos._host import Host
@@ -36,9 +37,9 @@ def chat(db: Path, session_id: str | None, config: AgentConfig, theme: str | Non
     Calls still running when you quit end with the process, as with 'run':
     the next 'agentos chat SESSION' (or 'resume') finds them orphaned.
     """
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):  # Textual draws on stderr
         raise click.UsageError(
-            "agentos chat needs a terminal on stdin and stdout "
+            "agentos chat needs a terminal on stdin and stderr "
             "(a script talks with 'agentos run' and 'agentos resume')"
         )
     from agentos._tui import ChatApp  # Textual loads only for this command
@@ -55,6 +56,6 @@ def chat(db: Path, session_id: str | None, config: AgentConfig, theme: str | Non
             else:
                 session = await host.resume(session_id)
             await ChatApp(session, runtime, theme=theme).run_async()
-        click.echo(f"session {session.session_id}", err=True)
+        say(f"session {session.session_id}", err=True)
 
     anyio.run(main)

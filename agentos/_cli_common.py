@@ -18,7 +18,7 @@ from agentos._cli_calls import timestamp
 from agentos._errors import AgentOSError, UnknownSessionError
 from agentos._sqlite_store import SqliteStore
 from agentos._store import StoredSession, StoredToken
-from agentos._terminal_text import visible
+from agentos._terminal_text import one_line, visible
 from components import JsonObject
 
 EXIT_DONE = 0
@@ -111,7 +111,7 @@ def table_or_lines(rows: Sequence[JsonObject], columns: list[str], as_json: bool
     table = Table(*(Column(c, overflow="fold") for c in columns), box=None)
     for row in rows:
         cells = ("" if row.get(c) is None else str(row.get(c)) for c in columns)
-        table.add_row(*(Text(visible(cell)) for cell in cells))
+        table.add_row(*(Text(one_line(cell)) for cell in cells))
     Console().print(table)
 
 

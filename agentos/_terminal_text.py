@@ -10,16 +10,22 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BREAKS = re.compile(r"[\t\n]")
 
 
 def visible(text: str) -> str:
-    """``text`` with each control character but tab and newline shown as its escape
-    (``\\x1b``), so it reads as written and drives nothing."""
-    return _CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+    """``text`` with each control character but tab and newline, and each bidirectional
+    override, shown as its escape (``\\x1b``, ``\\u202e``): it reads as written and
+    drives nothing."""
+    return _CONTROL.sub(_escape, text)
 
 
 def one_line(text: str) -> str:
     """``visible(text)`` on one line: tabs and newlines become spaces."""
     return _BREAKS.sub(" ", visible(text))
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"

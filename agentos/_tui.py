@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
@@ -36,6 +37,8 @@ from components import JsonObject
 REDRAW_SECONDS = 0.2
 """At most this often, the screen follows what changed."""
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
+ERROR_SECONDS = 15
+"""How long an error's notification stays up."""
 
 
 def terminal_theme(environ: Mapping[str, str] = os.environ) -> str:
@@ -89,6 +92,7 @@ class ChatApp(App[None]):
         self.theme = THEMES[chosen]
         self._chat_shown: Text | None = None
         self._errors_told = len(session.errors)
+        self._last_error, self._last_error_at = "", float("-inf")
         self._redraw_due = False
         self._stops: list[Callable[[], None]] = []
         self._chat = VerticalScroll(id="chat", can_focus=False)
@@ -164,12 +168,27 @@ class ChatApp(App[None]):
             if following:
                 self._chat.scroll_end(animate=False)
         self._draw_calls(chat)
-        for error in self.session.errors[self._errors_told :]:  # a failed model request, say
-            self.notify(visible(error), title="error", severity="error", timeout=15, markup=False)
-        self._errors_told = len(self.session.errors)
+        self._tell_errors()
         if self._model_view.has_class("shown"):
             text = context_text(self.session.next_messages())
             self._model_view_text.update(Text(visible(text)))
+
+    def _tell_errors(self) -> None:
+        """Notify each new entry of ``Session.errors`` (a failed model request, say), but not
+        one that repeats the last while its notification is still up (a store that refuses
+        every commit fails each the same way)."""
+        now = time.monotonic()
+        for error in self.session.errors[self._errors_told :]:
+            if error != self._last_error or now - self._last_error_at > ERROR_SECONDS:
+                self.notify(
+                    visible(error),
+                    title="error",
+                    severity="error",
+                    timeout=ERROR_SECONDS,
+                    markup=False,
+                )
+                self._last_error, self._last_error_at = error, now
+        self._errors_told = len(self.session.errors)
 
     def _draw_calls(self, chat: Sequence[ChatEntry]) -> None:
         now = self.runtime.clock.wall()

@@ -43,8 +43,8 @@ _QUIET_FIELDS = frozenset({"elapsed"})
 
 @dataclass(frozen=True, slots=True)
 class PageEvent:
-    """One change of the page: ``kind`` is ``status``, ``chat``, ``call`` or ``context``
-    (``snapshot``: the whole page); ``frame`` is it as a server-sent event."""
+    """One change of the page: ``kind`` is ``status``, ``chat``, ``call``, ``context`` or
+    ``errors`` (``snapshot``: the whole page); ``frame`` is it as a server-sent event."""
 
     id: int
     kind: str

@@ -39,8 +39,20 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
         "chat": entries,
         "calls": calls,
         "context": context_text(session.next_messages()),
-        "errors": list(session.errors[-ERRORS_SHOWN:]),
+        "errors": folded(session.errors)[-ERRORS_SHOWN:],
     }
+
+
+def folded(errors: Sequence[str]) -> list[Json]:
+    """``errors`` with each run of one repeated error said once, with its count (a store
+    that refuses every commit fails each of them the same way)."""
+    runs: list[tuple[str, int]] = []
+    for error in errors:
+        if runs and runs[-1][0] == error:
+            runs[-1] = (error, runs[-1][1] + 1)
+        else:
+            runs.append((error, 1))
+    return [error if count == 1 else f"{error} (x{count})" for error, count in runs]
 
 
 def chat_entry(entry: ChatEntry) -> JsonObject:

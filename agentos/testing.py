@@ -4,7 +4,8 @@
 tells them: report progress, complete or fail; until told, they wait (and
 honour cancellation). ``settle`` lets the runtime apply everything queued.
 ``HeldProvider`` keeps a model busy until the test lets it answer;
-``FailingProvider`` is a model that is down.
+``FailingProvider`` is a model that is down, ``FullDiskStore`` a store that
+refuses every commit.
 
 For scripted models: ``agentos.ScriptedProvider(*rules)`` answers a request
 with the first rule that matches it, a rule being a pair
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import anyio
@@ -29,8 +30,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from pydantic import BaseModel
 
 from agentos._context import ToolContext
-from agentos._errors import ProviderError
+from agentos._errors import ProviderError, StoreError
 from agentos._provider import (
+    Message,
     ModelRequest,
     ModelResponse,
     Provider,
@@ -40,6 +42,7 @@ from agentos._provider import (
     tool_calls,
 )
 from agentos._runtime import Runtime
+from agentos._sqlite_store import SqliteStore
 from agentos._tools import Tool, tool
 from agentos._transcript import blocks_of
 
@@ -47,6 +50,7 @@ __all__ = [
     "CHROMIUM",
     "CHROMIUM_ARGS",
     "FailingProvider",
+    "FullDiskStore",
     "HeldProvider",
     "Puppet",
     "PuppetCall",
@@ -196,6 +200,21 @@ class FailingProvider:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         raise self.error
+
+
+class FullDiskStore(SqliteStore):
+    """A SQLite store that refuses every commit of a session, as a full disk does."""
+
+    async def commit_turn(
+        self,
+        session_id: str,
+        *,
+        status: str,
+        keep: int,
+        messages: Sequence[Message],
+        version: int | None = None,
+    ) -> None:
+        raise StoreError("the disk is full")
 
 
 async def settle(runtime: Runtime, max_rounds: int = 10_000) -> None:

@@ -33,6 +33,7 @@ from agentos import (
 )
 from agentos.testing import (
     FailingProvider,
+    FullDiskStore,
     HeldProvider,
     Puppet,
     last_user_text,
@@ -341,12 +342,12 @@ async def test_a_board_session_shows_the_boards_chat_and_b_shows_the_board() -> 
 
 async def test_escape_sequences_from_a_tool_or_the_model_cannot_drive_the_terminal() -> None:
     """ESC passes through Rich and Textual to the terminal: shown escaped, it retitles and
-    clears nothing."""
-    title, clear = "\x1b]0;PWNED\x1b\\", "\x1b[2J"
+    clears nothing; a bidirectional override reverses nothing."""
+    title, clear, reverse = "\x1b]0;PWNED\x1b\\", "\x1b[2J", "\u202e"
     evil = ScriptedProvider(
         (
             lambda r: last_user_text(r) == "check both",
-            lambda r: tool_calls(("puppet", {"label": title}), say=f"on it{clear}"),
+            lambda r: tool_calls(("puppet", {"label": "x"}), say=f"on it{title}{reverse}"),
         ),
         (lambda r: True, lambda r: text("ok")),
     )
@@ -355,14 +356,21 @@ async def test_escape_sequences_from_a_tool_or_the_model_cannot_drive_the_termin
         await say(pilot, "check both")
         await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 1)
         (call_id,) = puppet.calls
-        puppet.progress(call_id, f"step 1{clear}")
-        await until(pilot, runtime, lambda: cell(app, call_id, 2).startswith("step 1"))
-        assert "agent: on it\\x1b[2J" in chat_text(app)
-        assert cell(app, call_id, 2) == "step 1\\x1…"
+        puppet.progress(call_id, f"{clear}1")
+        await until(pilot, runtime, lambda: cell(app, call_id, 2).startswith("\\x1b[2J"))
+        assert r"agent: on it\x1b]0;PWNED\x1b\\u202e" in chat_text(app)
         await pilot.press("tab", "b")
         await until(pilot, runtime, lambda: "on it" in model_view(app))
         shown = [chat_text(app), model_view(app), *(cell(app, call_id, n) for n in range(5))]
-        assert not any("\x1b" in part for part in shown)
+        assert not any(mark in part for part in shown for mark in ("\x1b", reverse))
+
+
+async def test_a_failed_requests_error_is_shown_escaped_too() -> None:
+    failing = FailingProvider("overloaded", "busy\x1b[2J")
+    async with chatting(Puppet(), failing) as (app, pilot, runtime):
+        await say(pilot, "hello?")
+        await until(pilot, runtime, lambda: "busy" in notes(app))
+        assert "busy\\x1b[2J" in notes(app) and "\x1b" not in notes(app)
 
 
 async def test_a_failed_model_request_is_told_not_silent() -> None:
@@ -374,3 +382,21 @@ async def test_a_failed_model_request_is_told_not_silent() -> None:
         await say(pilot, "hello?")
         await until(pilot, runtime, lambda: "overloaded (529)" in notes(app))
         assert "user: hello?" in chat_text(app), "the message is kept"
+
+
+async def test_a_store_failing_every_commit_is_told_once_not_per_commit(tmp_path: Path) -> None:
+    puppet = Puppet()
+    async with (
+        await FullDiskStore.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+    ):
+        app = ChatApp(await host.create_session(CONFIG), runtime)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await say(pilot, "check both")
+            await until(pilot, runtime, lambda: len(app.session.errors) >= 2)
+            puppet.complete(next(iter(puppet.calls)), "free")
+            await until(pilot, runtime, lambda: len(app.session.errors) >= 3)
+            app.redraw()
+            await pilot.pause()
+            assert notes(app).count("store: the disk is full") == 1

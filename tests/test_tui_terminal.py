@@ -73,3 +73,23 @@ def test_chat_without_a_terminal_says_so_instead_of_waiting(env: dict[str, str])
     refused = agentos(env, "chat")
     assert refused.code == 2, refused
     assert "agentos chat needs a terminal" in refused.err and "agentos run" in refused.err
+
+
+def test_chat_with_stderr_redirected_is_refused_too(env: dict[str, str]) -> None:
+    """Textual draws on stderr: with it in a file, the screen would go there."""
+    controller, terminal = pty.openpty()
+    try:
+        finished = subprocess.run(
+            [sys.executable, "-m", "agentos.cli", "chat"],
+            stdin=terminal,
+            stdout=terminal,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+            timeout=20,
+            text=True,
+        )
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    assert finished.returncode == 2 and "needs a terminal" in finished.stderr

@@ -35,6 +35,7 @@ from agentos import (
 )
 from agentos.testing import (
     FailingProvider,
+    FullDiskStore,
     HeldProvider,
     Puppet,
     last_user_text,
@@ -118,13 +119,14 @@ async def web(
     token: str | None = None,
     config: AgentConfig | None = None,
     provider: Provider | None = None,
+    store: type[SqliteStore] = SqliteStore,
 ) -> AsyncIterator[Web]:
     puppet = Puppet()
     listening = socket.create_server(("127.0.0.1", 0))
     async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        await store.open(tmp_path / "agentos.db") as opened,
         Runtime([puppet.tool]) as runtime,
-        Host(runtime, provider or model(), store=store) as host,
+        Host(runtime, provider or model(), store=opened) as host,
     ):
         app = make_app(host, runtime, config=config, token=token)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
@@ -230,6 +232,21 @@ async def test_a_failed_model_request_shows_on_the_page(tmp_path: Path) -> None:
         state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
         assert state["errors"] == ["overloaded: the API is overloaded (529)"]
         assert [e["text"] for e in state["chat"]] == ["hello?"]
+
+
+async def test_an_error_repeated_by_every_commit_is_shown_once_with_its_count(
+    tmp_path: Path,
+) -> None:
+    async with web(tmp_path, store=FullDiskStore) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "start 1")
+        (call_id,) = await w.started(1)
+        w.puppet.complete(call_id, "done")  # one commit more
+        await w.idle(session_id)
+        errors = w.session(session_id).errors
+        assert len(errors) >= 2 and set(errors) == {"store: the disk is full"}
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert state["errors"] == [f"store: the disk is full (x{len(errors)})"]
 
 
 async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path) -> None:
