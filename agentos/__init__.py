@@ -27,10 +27,9 @@ from agentos._board import (
     BoardNode,
     BoardRendering,
     BoardTrigger,
-    ChatCall,
-    ChatEntry,
 )
 from agentos._capabilities import CAPABILITIES, MAX_WAIT_SECONDS
+from agentos._chat import ChatCall, ChatEntry
 from agentos._clock import Clock, ManualClock, SystemClock
 from agentos._context import ToolContext
 from agentos._context_view import ContextView, TranscriptView, ViewInput
@@ -60,15 +59,9 @@ from agentos._history import (
 )
 from agentos._host import Host, SessionSummary
 from agentos._isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
+from agentos._messages import Block, Message, ToolResultBlock
 from agentos._process import ProcessResult, run_process
-from agentos._provider import (
-    Block,
-    Message,
-    ModelRequest,
-    ModelResponse,
-    Provider,
-    ScriptedProvider,
-)
+from agentos._provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
 from agentos._runtime import DEFAULT_SESSION, Runtime
 from agentos._scope import Caller, Scope, SessionLineage
 from agentos._session import Session
@@ -92,7 +85,7 @@ from agentos._store import (
 from agentos._tokens import ContinuationTokens, TokenRecord
 from agentos._toolbox import CapabilityResult, SystemToolbox
 from agentos._tools import Tool, ToolFailure, tool
-from agentos._transcript import PLACEHOLDER_KEY, ToolResultBlock
+from agentos._transcript import PLACEHOLDER_KEY
 from agentos._turn_events import SessionStatus
 from components import (
     CallError,

@@ -15,7 +15,8 @@ import pydantic
 from anthropic.types import Message, MessageParam
 
 from agentos._errors import ProviderError
-from agentos._provider import USAGE_FIELDS, Block, ModelRequest, ModelResponse
+from agentos._messages import Block
+from agentos._provider import USAGE_FIELDS, ModelRequest, ModelResponse
 
 _MAX_DETAIL = 300
 

@@ -29,10 +29,9 @@ from agentos._board_data import (
     BoardNode,
     BoardRendering,
     BoardTrigger,
-    ChatCall,
-    ChatEntry,
 )
 from agentos._board_render import NOTATION, Drawn, pending_instruction, render_board
+from agentos._chat import ChatCall, ChatEntry
 from components import CallStatus, Json, JsonObject
 
 __all__ = [

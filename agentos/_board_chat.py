@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentos._board_data import BoardAct, BoardAuthor, BoardNode, BoardTrigger, ChatCall, ChatEntry
+from agentos._board_data import BoardAct, BoardAuthor, BoardNode, BoardTrigger
+from agentos._chat import ChatCall, ChatEntry
 
 if TYPE_CHECKING:
     from agentos._board import Board

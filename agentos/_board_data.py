@@ -94,29 +94,6 @@ class BoardRendering:
     (the prompt cache looks for earlier breakpoints at block boundaries only)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ChatCall:
-    """A call widget: a spinner while it runs, a mark once it ends."""
-
-    display_id: int
-    call_id: str
-    tool: str
-    arguments: JsonObject
-    status: CallStatus
-
-
-@dataclass(frozen=True, slots=True)
-class ChatEntry:
-    """One line of the person's view of the board."""
-
-    node_id: int
-    role: str
-    """``user`` or ``agent``."""
-    text: str
-    at: float
-    calls: tuple[ChatCall, ...] = ()
-
-
 CANCEL_TOOL = "cancel_tool_call"
 """The capability whose calls spend the retry budget (``cancels_on_branch``)."""
 STATUS_TOOL = "get_tool_call_status"

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 from agentos._board import Board
 from agentos._board_words import LOST_ON_THE_BOARD
-from agentos._transcript import ToolResultBlock, read_placeholder
+from agentos._messages import ToolResultBlock
+from agentos._transcript import read_placeholder
 from components import CallId, CallStatus
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentos._board import BoardNode, BoardTrigger
-from agentos._provider import Block
+from agentos._messages import Block
 from agentos._snapshot import CallSnapshot
 from components import CallId, CallStatus
 

@@ -25,7 +25,6 @@ from agentos._board import (
     Board,
     BoardNode,
     BoardTrigger,
-    ChatEntry,
 )
 from agentos._board_ledger import BoardLedger
 from agentos._board_step import Step, Wake
@@ -44,16 +43,13 @@ from agentos._board_words import (
     user_note,
 )
 from agentos._capabilities import CAPABILITIES
+from agentos._chat import ChatEntry
 from agentos._decorations import Decorations
 from agentos._history import MessageHistory
 from agentos._machine import MachineBase
-from agentos._provider import Block, Message
+from agentos._messages import Block, Message, ToolResultBlock, text_of
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import (
-    ToolResultBlock,
-    text_of,
-    unique_tool_use_ids,
-)
+from agentos._transcript import unique_tool_use_ids
 from agentos._turn_events import (
     Action,
     CallOverdue,

@@ -8,9 +8,8 @@ import json
 from agentos._agent_config import AgentConfig
 from agentos._board import NEW_THREAD_TOOL, BoardCall, BoardNode, BoardRendering
 from agentos._capabilities import CAPABILITIES
-from agentos._provider import Block, Message
+from agentos._messages import Block, Message, content_value
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import content_value
 from agentos._turn_calls import failure_text
 from components import CallStatus
 

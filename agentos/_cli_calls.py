@@ -21,9 +21,8 @@ from datetime import datetime
 from agentos._board import Board
 from agentos._board_words import BOARD_ROLE
 from agentos._history import MessageHistory
-from agentos._provider import Message
+from agentos._messages import Message, blocks_of
 from agentos._store import StoredSession, StoredToken
-from agentos._transcript import blocks_of
 from components import Json, JsonObject
 
 _LOST_RESULT = "lost in a restart"

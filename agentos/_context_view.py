@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentos._provider import Message
+from agentos._messages import Message
 from agentos._snapshot import CallSnapshot
 
 

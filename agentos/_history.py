@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agentos._transcript import content_value, read_outcome, read_placeholder
+from agentos._messages import content_value
+from agentos._transcript import read_outcome, read_placeholder
 from components import CallStatus, Json
 
 

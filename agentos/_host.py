@@ -31,7 +31,8 @@ from agentos._host_idle import unload_idle
 from agentos._host_leases import LeaseKeeper
 from agentos._host_mirror import CallMirror, check_period
 from agentos._host_resume import restore
-from agentos._provider import Message, Provider
+from agentos._messages import Message
+from agentos._provider import Provider
 from agentos._runtime import Runtime
 from agentos._scope import Scope, SessionLineage
 from agentos._session import Session

@@ -12,7 +12,7 @@ stored board.
 from __future__ import annotations
 
 from agentos._errors import UnknownCallError
-from agentos._provider import Message
+from agentos._messages import Message
 from agentos._runtime import Runtime
 from agentos._session import Session
 from agentos._store import StoredToken

@@ -12,10 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentos._transcript import blocks_of
-
-Message = dict[str, Any]
-Block = dict[str, Any]
+from agentos._messages import Block, Message, blocks_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,13 +16,15 @@ from collections.abc import Callable, Mapping
 import anyio
 
 from agentos._agent_config import AgentConfig
-from agentos._board import Board, ChatEntry
+from agentos._board import Board
 from agentos._board_turn import BoardMachine
 from agentos._board_words import NEW_THREAD_DEFINITION
+from agentos._chat import ChatEntry
 from agentos._context_view import ContextView, ViewInput
 from agentos._errors import SessionEndedError, UnknownCallError
 from agentos._history import MessageHistory
-from agentos._provider import Message, Provider
+from agentos._messages import Message, ToolResultBlock
+from agentos._provider import Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller, Scope
 from agentos._session_calls import SessionCalls
@@ -32,7 +34,6 @@ from agentos._snapshot import CallSnapshot, SessionStatistics
 from agentos._store import SessionStore
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
-from agentos._transcript import ToolResultBlock
 from agentos._turn import TurnMachine
 from agentos._turn_events import Action, SessionStatus, StopRequested, UserPosted
 from components import CallId

@@ -20,13 +20,13 @@ from agentos._agent_config import AgentConfig, Disposition
 from agentos._capabilities import CAPABILITIES
 from agentos._errors import ProviderError
 from agentos._expected import has_own_field, take_expected_seconds, with_expected_seconds
+from agentos._messages import ToolResultBlock, tool_result
 from agentos._provider import USAGE_FIELDS, ModelRequest, ModelResponse, Provider
 from agentos._runtime import Runtime
 from agentos._scope import Caller
 from agentos._snapshot import SessionStatistics
 from agentos._tokens import ContinuationTokens
 from agentos._toolbox import SystemToolbox
-from agentos._transcript import ToolResultBlock, tool_result
 from agentos._turn_events import CallsSubmitted, CallStarted, SubmitCalls
 from components import CallStatus
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import aiosqlite
 
 from agentos._errors import SessionConflictError, StoreError
-from agentos._provider import Message
+from agentos._messages import Message
 from agentos._sqlite_connection import Database
 from agentos._sqlite_leases import lease_of
 from agentos._store import StoredSession

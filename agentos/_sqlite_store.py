@@ -32,7 +32,7 @@ import aiosqlite
 import platformdirs
 
 from agentos._errors import StoreError
-from agentos._provider import Message
+from agentos._messages import Message
 from agentos._sqlite_calls import CallRows
 from agentos._sqlite_commit import GroupCommit, TurnCommit
 from agentos._sqlite_connection import Database

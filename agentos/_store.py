@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from agentos._provider import Message
+from agentos._messages import Message
 from components import Json, JsonObject
 
 

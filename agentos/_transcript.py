@@ -10,43 +10,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal, NamedTuple, NotRequired, TypedDict
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
+from agentos._messages import (
+    TextBlock,
+    ToolResultBlock,
+    blocks_of,
+    content_value,
+    text_block,
+    tool_result,
+)
 from components import CallStatus, Json
 
 PLACEHOLDER_KEY = "agentos_placeholder"
 """A ``tool_result`` whose JSON content has this key true stands in for a call still running."""
 
 
-class TextBlock(TypedDict):
-    type: Literal["text"]
-    text: str
-
-
-class ToolResultBlock(TypedDict):
-    type: Literal["tool_result"]
-    tool_use_id: str
-    content: str
-    is_error: NotRequired[bool]
-
-
-UserBlock = TextBlock | ToolResultBlock
-"""A block agentos writes into a user turn."""
-
-
 # ---------------------------------------------------------------- writers
-
-
-def text_block(text: str) -> TextBlock:
-    return {"type": "text", "text": text}
-
-
-def tool_result(tool_use_id: str, content: str, *, error: bool = False) -> ToolResultBlock:
-    block: ToolResultBlock = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if error:
-        block["is_error"] = True
-    return block
 
 
 def placeholder(
@@ -138,36 +119,6 @@ def read_placeholder(content: object) -> dict[str, Json] | None:
     if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
         return value
     return None
-
-
-def blocks_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A message's content blocks (a plain string is one text block)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or () if isinstance(b, dict)]
-
-
-def text_of(blocks: Iterable[object]) -> str:
-    """The text blocks among ``blocks``, joined."""
-    return "".join(
-        str(block.get("text", ""))
-        for block in blocks
-        if isinstance(block, Mapping) and block.get("type") == "text"
-    )
-
-
-def content_value(content: object) -> Json:
-    """A tool_result's content as JSON: text blocks joined, parsed when the text is JSON."""
-    if isinstance(content, list):
-        content = text_of(content)
-    if not isinstance(content, str):
-        return None
-    try:
-        parsed: Json = json.loads(content)
-    except ValueError:
-        return content
-    return parsed
 
 
 # ---------------------------------------------------------------- whole histories

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agentos._board import ChatCall, ChatEntry
+from agentos._chat import ChatCall, ChatEntry
 from agentos._history import MessageHistory
-from agentos._provider import Message
+from agentos._messages import Message, blocks_of
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import blocks_of, read_outcome
+from agentos._transcript import read_outcome
 from components import CallStatus
 
 

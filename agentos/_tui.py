@@ -23,7 +23,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from agentos._board_data import ChatCall, ChatEntry
+from agentos._chat import ChatCall, ChatEntry
 from agentos._errors import AgentOSError, UnknownCallError
 from agentos._runtime import Runtime
 from agentos._session import Session

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable
 
-from agentos._board_data import ChatCall
+from agentos._chat import ChatCall
 from agentos._terminal_text import one_line
 from components import JsonObject
 

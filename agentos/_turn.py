@@ -18,24 +18,27 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
 from agentos._agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
-from agentos._board import ChatEntry
 from agentos._capabilities import CAPABILITIES
+from agentos._chat import ChatEntry
 from agentos._decorations import Decorations
 from agentos._errors import UsageError
 from agentos._history import MessageHistory, waiting_calls
 from agentos._machine import MachineBase
-from agentos._provider import Block, Message
-from agentos._snapshot import CallSnapshot
-from agentos._transcript import (
-    NOT_RUN,
+from agentos._messages import (
+    Block,
+    Message,
     ToolResultBlock,
     UserBlock,
-    lost_notice,
-    overdue_text,
-    repair_history,
     text_block,
     text_of,
     tool_result,
+)
+from agentos._snapshot import CallSnapshot
+from agentos._transcript import (
+    NOT_RUN,
+    lost_notice,
+    overdue_text,
+    repair_history,
     unique_tool_use_ids,
 )
 from agentos._transcript_chat import transcript_chat

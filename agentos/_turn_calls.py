@@ -14,16 +14,9 @@ from dataclasses import dataclass, field
 from agentos._agent_config import Disposition
 from agentos._decorations import NO_DECORATIONS, Decorations
 from agentos._history import HistoryCall, MessageHistory
-from agentos._provider import Block
+from agentos._messages import Block, TextBlock, ToolResultBlock, text_block, tool_result
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import (
-    TextBlock,
-    ToolResultBlock,
-    outcome_text,
-    placeholder,
-    text_block,
-    tool_result,
-)
+from agentos._transcript import outcome_text, placeholder
 from agentos._turn_events import CallStarted
 from components import CallId, CallStatus, ErrorKind, Json
 

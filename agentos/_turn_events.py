@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 from agentos._agent_config import Disposition
 from agentos._decorations import NO_DECORATIONS, Decorations
-from agentos._provider import Block, Message
+from agentos._messages import Block, Message, ToolResultBlock
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import ToolResultBlock
 from components import CallId, CallStatus
 from components import SessionStatus as SessionStatus
 

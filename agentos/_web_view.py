@@ -11,13 +11,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
-from agentos._board import ChatCall, ChatEntry
+from agentos._chat import ChatCall, ChatEntry
 from agentos._expected import EXPECTED_SECONDS
-from agentos._provider import Message
+from agentos._messages import Message, blocks_of
 from agentos._runtime import Runtime
 from agentos._session import Session
 from agentos._snapshot import CallSnapshot
-from agentos._transcript import blocks_of
 from components import CallStatus, Json, JsonObject
 
 ERRORS_SHOWN = 3

@@ -31,8 +31,8 @@ from pydantic import BaseModel, Field
 
 from agentos._agent_config import AgentConfig, Disposition, ToolPolicy, YieldOnTimeout
 from agentos._context import ToolContext
+from agentos._messages import Block, content_value
 from agentos._provider import (
-    Block,
     ModelRequest,
     ModelResponse,
     ScriptedProvider,
@@ -41,7 +41,7 @@ from agentos._provider import (
     text,
 )
 from agentos._tools import Tool, tool
-from agentos._transcript import PLACEHOLDER_KEY, Outcome, content_value, read_outcome
+from agentos._transcript import PLACEHOLDER_KEY, Outcome, read_outcome
 from components import CallStatus
 
 

@@ -31,8 +31,8 @@ from pydantic import BaseModel
 
 from agentos._context import ToolContext
 from agentos._errors import ProviderError, StoreError
+from agentos._messages import Message, blocks_of
 from agentos._provider import (
-    Message,
     ModelRequest,
     ModelResponse,
     Provider,
@@ -44,7 +44,6 @@ from agentos._provider import (
 from agentos._runtime import Runtime
 from agentos._sqlite_store import SqliteStore
 from agentos._tools import Tool, tool
-from agentos._transcript import blocks_of
 
 __all__ = [
     "CHROMIUM",

@@ -1,0 +1,73 @@
+"""The Messages API's wire shapes: messages and content blocks as plain JSON dicts.
+
+Both the model backends and the session read and write these shapes, so they
+live below both: a transcript can be sent, stored and compared as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, NotRequired, TypedDict
+
+from components import Json
+
+Message = dict[str, Any]
+Block = dict[str, Any]
+
+
+class TextBlock(TypedDict):
+    type: Literal["text"]
+    text: str
+
+
+class ToolResultBlock(TypedDict):
+    type: Literal["tool_result"]
+    tool_use_id: str
+    content: str
+    is_error: NotRequired[bool]
+
+
+UserBlock = TextBlock | ToolResultBlock
+"""A block agentos writes into a user turn."""
+
+
+def text_block(text: str) -> TextBlock:
+    return {"type": "text", "text": text}
+
+
+def tool_result(tool_use_id: str, content: str, *, error: bool = False) -> ToolResultBlock:
+    block: ToolResultBlock = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if error:
+        block["is_error"] = True
+    return block
+
+
+def blocks_of(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A message's content blocks (a plain string is one text block)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content or () if isinstance(b, dict)]
+
+
+def text_of(blocks: Iterable[object]) -> str:
+    """The text blocks among ``blocks``, joined."""
+    return "".join(
+        str(block.get("text", ""))
+        for block in blocks
+        if isinstance(block, Mapping) and block.get("type") == "text"
+    )
+
+
+def content_value(content: object) -> Json:
+    """A tool_result's content as JSON: text blocks joined, parsed when the text is JSON."""
+    if isinstance(content, list):
+        content = text_of(content)
+    if not isinstance(content, str):
+        return None
+    try:
+        parsed: Json = json.loads(content)
+    except ValueError:
+        return content
+    return parsed
