@@ -8,18 +8,7 @@ import inspect
 import typing
 from typing import TYPE_CHECKING, Any
 
-from agentos._agent_config import (
-    AgentConfig,
-    Decorate,
-    Decorator,
-    Disposition,
-    ExecutionMode,
-    ToolPolicy,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-    YieldWhenAllDone,
-)
-from agentos._board import (
+from agentos._board.board import (
     Board,
     BoardAct,
     BoardAuthor,
@@ -28,11 +17,6 @@ from agentos._board import (
     BoardRendering,
     BoardTrigger,
 )
-from agentos._capabilities import CAPABILITIES, MAX_WAIT_SECONDS
-from agentos._chat import ChatCall, ChatEntry
-from agentos._clock import Clock, ManualClock, SystemClock
-from agentos._context import ToolContext
-from agentos._context_view import ContextView, TranscriptView, ViewInput
 from agentos._errors import (
     AgentOSError,
     CallCancelled,
@@ -51,21 +35,13 @@ from agentos._errors import (
     WrongThreadError,
 )
 from agentos._gc import GcSettings, tune_gc
-from agentos._history import (
-    HistoryCall,
-    HistoryLookup,
-    MessageHistory,
-    NoHistory,
-)
-from agentos._host import Host, SessionSummary
-from agentos._isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
-from agentos._messages import Block, Message, ToolResultBlock
-from agentos._process import ProcessResult, run_process
-from agentos._provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
-from agentos._runtime import DEFAULT_SESSION, Runtime
-from agentos._scope import Caller, Scope, SessionLineage
-from agentos._session import Session
-from agentos._snapshot import (
+from agentos._host.host import Host, SessionSummary
+from agentos._kernel.clock import Clock, ManualClock, SystemClock
+from agentos._kernel.context import ToolContext
+from agentos._kernel.isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
+from agentos._kernel.process import ProcessResult, run_process
+from agentos._kernel.runtime import DEFAULT_SESSION, Runtime
+from agentos._kernel.snapshot import (
     CallSnapshot,
     CancelOutcome,
     CompleteOutcome,
@@ -73,8 +49,14 @@ from agentos._snapshot import (
     SessionSnapshot,
     SessionStatistics,
 )
-from agentos._sqlite_store import SqliteStore
-from agentos._store import (
+from agentos._kernel.tools import Tool, ToolFailure, tool
+from agentos._model.messages import Block, Message, ToolResultBlock
+from agentos._model.provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
+from agentos._sessions.scope import Caller, Scope, SessionLineage
+from agentos._sessions.session import Session
+from agentos._sessions.tokens import ContinuationTokens, TokenRecord
+from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
+from agentos._store.protocol import (
     CancelRequest,
     Completion,
     MirroredCall,
@@ -82,11 +64,24 @@ from agentos._store import (
     StoredSession,
     StoredToken,
 )
-from agentos._tokens import ContinuationTokens, TokenRecord
-from agentos._toolbox import CapabilityResult, SystemToolbox
-from agentos._tools import Tool, ToolFailure, tool
-from agentos._transcript import PLACEHOLDER_KEY
-from agentos._turn_events import SessionStatus
+from agentos._store.sqlite.store import SqliteStore
+from agentos._turns.agent_config import (
+    AgentConfig,
+    Decorate,
+    Decorator,
+    Disposition,
+    ExecutionMode,
+    ToolPolicy,
+    YieldOnAnyProgress,
+    YieldOnTimeout,
+    YieldWhenAllDone,
+)
+from agentos._turns.capabilities import CAPABILITIES, MAX_WAIT_SECONDS
+from agentos._turns.chat import ChatCall, ChatEntry
+from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
+from agentos._turns.events import SessionStatus
+from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
+from agentos._turns.transcript import PLACEHOLDER_KEY
 from components import (
     CallError,
     CallEvent,
@@ -211,7 +206,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from agentos._anthropic import AnthropicProvider
+    from agentos._model.anthropic_provider import AnthropicProvider
 
 
 def _claim(value: object) -> None:
@@ -248,7 +243,7 @@ del _name
 def __getattr__(name: str) -> Any:
     """``AnthropicProvider`` is imported on first use: the SDK takes a second to import."""
     if name == "AnthropicProvider":
-        from agentos._anthropic import AnthropicProvider
+        from agentos._model.anthropic_provider import AnthropicProvider
 
         _claim(AnthropicProvider)
         return AnthropicProvider

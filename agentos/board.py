@@ -3,10 +3,10 @@
 ``Board`` is pure data: writes (``post_user``, ``open_turn``, ``add_call``,
 ``settle``, ...) record the tree, ``render`` draws it for the model and
 ``chat`` projects it for the person. The board turn machine moves it; tests
-and alternative shells use these names (``agentos._board.__all__``).
+and alternative shells use these names (``agentos._board.board.__all__``).
 """
 
-from agentos import _board
-from agentos._board import *  # noqa: F403  (the list is kept once, in ``_board.__all__``)
+from agentos._board import board as _board
+from agentos._board.board import *  # noqa: F403  (the list is kept once, in ``_board.board.__all__``)
 
 __all__ = list(_board.__all__)

@@ -18,9 +18,12 @@ import click
 import pydantic
 import structlog
 
-from agentos._agent_problems import validation_problems
-from agentos._cli_chat import chat
-from agentos._cli_common import (
+from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
+from agentos._gc import tune_gc
+from agentos._store.sqlite.store import default_path
+from agentos._turns.agent_problems import validation_problems
+from agentos._ui.cli.chat import chat
+from agentos._ui.cli.common import (
     EXIT_CODES_HELP,
     EXIT_DONE,
     EXIT_ERROR,
@@ -29,13 +32,10 @@ from agentos._cli_common import (
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
-from agentos._cli_look import calls, cancel_command, sessions, show, status_command
-from agentos._cli_serve import serve
-from agentos._cli_talk import complete, resume, run
-from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
-from agentos._gc import tune_gc
-from agentos._sqlite_store import default_path
-from agentos._terminal_text import visible
+from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
+from agentos._ui.cli.serve import serve
+from agentos._ui.cli.talk import complete, resume, run
+from agentos._ui.terminal_text import visible
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 

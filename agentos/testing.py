@@ -29,10 +29,12 @@ import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel
 
-from agentos._context import ToolContext
 from agentos._errors import ProviderError, StoreError
-from agentos._messages import Message, blocks_of
-from agentos._provider import (
+from agentos._kernel.context import ToolContext
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.tools import Tool, tool
+from agentos._model.messages import Message, blocks_of
+from agentos._model.provider import (
     ModelRequest,
     ModelResponse,
     Provider,
@@ -41,9 +43,7 @@ from agentos._provider import (
     text,
     tool_calls,
 )
-from agentos._runtime import Runtime
-from agentos._sqlite_store import SqliteStore
-from agentos._tools import Tool, tool
+from agentos._store.sqlite.store import SqliteStore
 
 __all__ = [
     "CHROMIUM",

@@ -6,9 +6,8 @@ shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``.
 """
 
-from agentos._board_turn import BoardMachine
-from agentos._turn import TurnMachine
-from agentos._turn_events import (
+from agentos._board.machine import BoardMachine
+from agentos._turns.events import (
     ENDED,
     TURN_TRANSITIONS,
     WAITING,
@@ -33,6 +32,7 @@ from agentos._turn_events import (
     TimerFired,
     UserPosted,
 )
+from agentos._turns.transcript_machine import TurnMachine
 
 __all__ = [
     "ENDED",

@@ -6,6 +6,6 @@ and one server-sent event stream per open page. Serve it with any ASGI server
 on the event loop that runs ``runtime``.
 """
 
-from agentos._web_app import HEARTBEAT_SECONDS, MAX_BODY, TOKEN_COOKIE, make_app
+from agentos._ui.web.app import HEARTBEAT_SECONDS, MAX_BODY, TOKEN_COOKIE, make_app
 
 __all__ = ["HEARTBEAT_SECONDS", "MAX_BODY", "TOKEN_COOKIE", "make_app"]

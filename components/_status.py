@@ -2,7 +2,7 @@
 
 Stored statuses are the five a call can hold; ``orphaned`` is only ever
 reported (the history mentions a call that the world does not hold).
-A session's statuses are its turn machine's (``agentos._turn``), which owns
+A session's statuses are its turn machine's (``agentos._turns.transcript_machine``), which owns
 their transitions.
 """
 

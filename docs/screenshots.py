@@ -17,7 +17,8 @@ from pathlib import Path
 from playwright.async_api import Page, async_playwright
 from textual.widgets import Input
 
-from agentos import Host, Runtime, demo_tools
+from agentos import Host, Runtime
+from agentos.demo import tools as demo_tools
 from agentos.testing import CHROMIUM, CHROMIUM_ARGS
 from agentos.tui import ChatApp
 

@@ -71,6 +71,8 @@ def agentos_imports(module: str) -> set[str]:
 
 
 def test_an_agent_config_is_data_and_does_not_import_the_runtime() -> None:
-    reached = agentos_imports("agentos._agent_config")
-    assert "agentos._capabilities" in reached
-    assert reached.isdisjoint({"agentos._runtime", "agentos._toolbox", "agentos._session"})
+    reached = agentos_imports("agentos._turns.agent_config")
+    assert "agentos._turns.capabilities" in reached
+    assert reached.isdisjoint(
+        {"agentos._kernel.runtime", "agentos._sessions.toolbox", "agentos._sessions.session"}
+    )

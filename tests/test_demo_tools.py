@@ -1,4 +1,4 @@
-"""The shared demo tools (``agentos.demo_tools``): what they do and how they are described."""
+"""The shared demo tools (``agentos.demo.tools``): what they do and how they are described."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from agentos import CallEventKind, CallStatus, ModelRequest, ProgressKind, Runtime
-from agentos.demo_tools import DEFAULT_AGENT, TOOLS, brief, describe_call, scripted_model
+from agentos.demo.tools import DEFAULT_AGENT, TOOLS, brief, describe_call, scripted_model
 
 pytestmark = pytest.mark.anyio
 

@@ -1,0 +1,371 @@
+"""The message board (seed 004): what a board agent reads instead of a transcript.
+
+A node is one turn: a user message, or an agent turn with its text and every
+call it made. Replies hang under the node they answer; calls hang off the
+node that made them. Threads are ordered by last activity (the most recently
+touched renders last); within a thread, nodes go depth-first by creation.
+Nodes and calls share one counter of display ids (``#1``, ``#2``, ...),
+given in creation order, so they are stable and deterministic.
+
+``Board`` is pure data: it never awaits and never reads a clock (times come
+in as arguments). The board turn machine (``_board_turn``) moves it; this
+module only records and answers questions about the tree; ``_board_render``
+draws it for the model and ``_board_chat`` projects it for the person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentos._board.chat import chat_entries
+from agentos._board.data import (
+    CANCEL_TOOL,
+    NEW_THREAD_TOOL,
+    STATUS_TOOL,
+    BoardAct,
+    BoardAuthor,
+    BoardCall,
+    BoardNode,
+    BoardRendering,
+    BoardTrigger,
+)
+from agentos._board.render import NOTATION, Drawn, pending_instruction, render_board
+from agentos._turns.chat import ChatCall, ChatEntry
+from components import CallStatus, Json, JsonObject
+
+__all__ = [
+    "CANCEL_TOOL",
+    "NEW_THREAD_TOOL",
+    "NOTATION",
+    "STATUS_TOOL",
+    "Board",
+    "BoardAct",
+    "BoardAuthor",
+    "BoardCall",
+    "BoardNode",
+    "BoardRendering",
+    "BoardTrigger",
+    "ChatCall",
+    "ChatEntry",
+    "pending_instruction",
+]
+
+
+class Board:
+    """The nodes of one session's board, and what can be asked of them.
+
+    Every write goes through a method, so the board knows which thread it touched:
+    that order is what ``render`` shows, and what keeps untouched threads byte-stable.
+    """
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, BoardNode] = {}
+        """Every node by display id, in creation order."""
+        self._next_id = 1
+        self._children: dict[int, list[int]] = {}
+        self._root: dict[int, int] = {}
+        self._threads: dict[int, None] = {}
+        """Roots, the least recently touched first (a dict keeps insertion order)."""
+        self._calls: dict[str, list[BoardCall]] = {}
+        """By call id; a provider's ids may repeat across turns, so the newest is last."""
+        self._node_of: dict[int, BoardNode] = {}
+        """A call's display id -> the node that made it."""
+        self._drawn = Drawn()
+        self.version = 0
+        """Grows with every write (each touches its thread): a drawing of an unchanged
+        version is the same drawing."""
+
+    # ------------------------------------------------------------ writing
+
+    def post_user(self, text: str, *, reply_to: int | None = None, at: float = 0.0) -> BoardNode:
+        """A user message: a new root, or a reply under ``reply_to`` (``KeyError`` if unknown)."""
+        if reply_to is not None:
+            self._node(reply_to)
+        return self._add_node(reply_to, BoardAuthor.USER, text=text, at=at)
+
+    def open_turn(
+        self, parent: int, trigger: BoardTrigger, *, at: float = 0.0, text: str = ""
+    ) -> BoardNode:
+        """An agent node under ``parent`` for one model answer."""
+        self._node(parent)
+        return self._add_node(parent, BoardAuthor.AGENT, text=text, trigger=trigger, at=at)
+
+    def new_thread(self, text: str, *, at: float = 0.0) -> BoardNode:
+        """An agent root posted by the ``new_thread`` capability."""
+        return self._add_node(None, BoardAuthor.AGENT, text=text, new_thread=True, at=at)
+
+    def write(self, node_id: int, text: str) -> BoardNode:
+        """Set an agent node's text (the model's words for its turn); it touches the thread."""
+        node = self._node(node_id)
+        node.text = text
+        self._touch(node_id)
+        return node
+
+    def add_call(
+        self,
+        node_id: int,
+        call_id: str,
+        tool: str,
+        arguments: JsonObject,
+        *,
+        background: bool,
+        use_id: str | None = None,
+    ) -> BoardCall:
+        """Hang a call off ``node_id`` (an agent node); it touches the thread."""
+        node = self._node(node_id)
+        if node.author is not BoardAuthor.AGENT:
+            raise ValueError(f"calls hang off agent nodes; #{node_id} is the user's")
+        call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background, use_id=use_id)
+        node.calls.append(call)
+        self._calls.setdefault(call_id, []).append(call)
+        self._node_of[call.display_id] = node
+        self._touch(node_id)
+        return call
+
+    def settle(self, call_id: str, status: CallStatus, outcome: str) -> BoardNode:
+        """A call ended (or a capability answered): its node, which touched its thread.
+
+        A final status is absorbing: settling a call that already ended changes nothing.
+        """
+        if not status.is_final:
+            raise ValueError(f"settle takes a final status, not {status.value!r}: use set_status")
+        call = self._call(call_id)
+        node = self._node_of[call.display_id]
+        if not call.status.is_final:
+            call.status = status
+            call.outcome = outcome
+            self._touch(node.display_id)
+        return node
+
+    def set_status(self, call_id: str, status: CallStatus) -> None:
+        """A background call started running (not final: ``settle`` for that)."""
+        if status.is_final:
+            raise ValueError(f"{status.value!r} is final: use settle")
+        call = self._call(call_id)
+        if not call.status.is_final and call.status != status:
+            call.status = status
+            self._touch(self._node_of[call.display_id].display_id)
+
+    def rekey(self, call_id: str, new_id: str) -> None:
+        """The call now runs under ``new_id`` (a deferred call re-created after a restart):
+        the board knows it, and shows it, by that id; it touches the thread."""
+        call = self._call(call_id)
+        same = self._calls[call_id]
+        same.remove(call)
+        if not same:
+            del self._calls[call_id]
+        call.call_id = new_id
+        self._calls.setdefault(new_id, []).append(call)
+        self._drawn = Drawn()  # its drawn line names the old id
+        self._touch(self._node_of[call.display_id].display_id)
+
+    # ------------------------------------------------------------ storing
+
+    def to_json(self) -> JsonObject:
+        """The board as JSON, for the store: its nodes with their calls, and the thread order."""
+        nodes: list[Json] = [_node_json(node) for node in self.nodes.values()]
+        threads: list[Json] = [*self._threads]
+        return {"nodes": nodes, "threads": threads, "next_id": self._next_id}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Board:
+        """A board ``to_json`` wrote (``ValueError`` for anything else)."""
+        board = cls()
+        try:
+            for item in data["nodes"]:
+                node = _node_of_json(item)
+                board.nodes[node.display_id] = node
+                board._children[node.display_id] = []
+                if node.parent is None:
+                    board._root[node.display_id] = node.display_id
+                else:
+                    board._children[node.parent].append(node.display_id)
+                    board._root[node.display_id] = board._root[node.parent]
+                for call in node.calls:
+                    board._calls.setdefault(call.call_id, []).append(call)
+                    board._node_of[call.display_id] = node
+            board._threads = {int(root): None for root in data["threads"]}
+            board._next_id = int(data["next_id"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not a stored board: {error!r}") from None
+        return board
+
+    # ------------------------------------------------------------ reading
+
+    def node_of_call(self, call_id: str) -> BoardNode:
+        """The node that made the call (the newest call of that id still running, if any)."""
+        return self._node_of[self._call(call_id).display_id]
+
+    def call(self, call_id: str) -> BoardCall:
+        """The call of that id (``KeyError`` if none): the newest still running, if any."""
+        return self._call(call_id)
+
+    def root_of(self, node_id: int) -> int:
+        """The display id of the thread's root that ``node_id`` belongs to."""
+        self._node(node_id)
+        return self._root[node_id]
+
+    def children(self, node_id: int) -> Sequence[int]:
+        """The nodes answering ``node_id``, in creation order."""
+        self._node(node_id)
+        return self._children[node_id]
+
+    def threads(self) -> list[int]:
+        """Every thread's root, the least recently touched first (``render``'s order)."""
+        return list(self._threads)
+
+    def settled(self, node_id: int) -> bool:
+        """Whether every background call of the node is final."""
+        return all(c.status.is_final for c in self._node(node_id).calls if c.background)
+
+    def answered(self, node_id: int) -> bool:
+        """A user node: an agent node with text exists anywhere below it, in its thread
+        (not only directly beneath it: seed 004's open bug)."""
+        todo = list(self.children(node_id))
+        while todo:
+            node = self.nodes[todo.pop()]
+            if node.author is BoardAuthor.AGENT and node.text:
+                return True
+            todo.extend(self._children[node.display_id])
+        return False
+
+    def cancels_on_branch(self, node_id: int) -> int:
+        """Cancels spent on the branch from the root down to ``node_id`` (its ancestors and
+        itself only: calls made side by side never spend each other's budget)."""
+        count = 0
+        current: int | None = node_id
+        while current is not None:
+            node = self._node(current)
+            count += sum(1 for call in node.calls if call.tool == CANCEL_TOOL)
+            current = node.parent
+        return count
+
+    def did(self, node_id: int) -> BoardAct:
+        """What the node did: no call is its last word, background work started it, and
+        synchronous capabilities alone only looked."""
+        calls = self._node(node_id).calls
+        if not calls:
+            return BoardAct.FINAL
+        if any(call.background for call in calls):
+            return BoardAct.STARTED
+        return BoardAct.LOOKED
+
+    def render(self, *, focus: int | None = None, note: str | None = None) -> BoardRendering:
+        """The whole board as text for the model, the focus node's thread last, ``note``
+        (why this turn happens) after it."""
+        threads = list(self._threads)
+        root = None if focus is None else self.root_of(focus)
+        if note is not None and focus is not None:
+            note = f"turn for #{focus}: {note}"
+        return render_board(self.nodes, self._children, threads, root, note, self._drawn)
+
+    def chat(self) -> list[ChatEntry]:
+        """The person's view: user posts, and the agent nodes seed 004's table shows."""
+        return chat_entries(self)
+
+    # ------------------------------------------------------------ inside
+
+    def _take_id(self) -> int:
+        display_id = self._next_id
+        self._next_id += 1
+        return display_id
+
+    def _add_node(
+        self,
+        parent: int | None,
+        author: BoardAuthor,
+        *,
+        text: str,
+        at: float,
+        trigger: BoardTrigger | None = None,
+        new_thread: bool = False,
+    ) -> BoardNode:
+        node = BoardNode(
+            self._take_id(), parent, author, text, trigger=trigger, new_thread=new_thread, at=at
+        )
+        node_id = node.display_id
+        self.nodes[node_id] = node
+        self._children[node_id] = []
+        if parent is None:
+            self._root[node_id] = node_id
+        else:
+            self._root[node_id] = self._root[parent]
+            self._children[parent].append(node_id)
+        self._touch(node_id)
+        return node
+
+    def _touch(self, node_id: int) -> None:
+        """Make the node's thread the most recently touched (it renders last)."""
+        self.version += 1
+        root = self._root[node_id]
+        self._threads.pop(root, None)
+        self._threads[root] = None
+
+    def _node(self, node_id: int) -> BoardNode:
+        try:
+            return self.nodes[node_id]
+        except KeyError:
+            raise KeyError(f"no node #{node_id} on this board") from None
+
+    def _call(self, call_id: str) -> BoardCall:
+        calls = self._calls.get(call_id)
+        if not calls:
+            raise KeyError(f"no call {call_id!r} on this board")
+        for call in reversed(calls):
+            if not call.status.is_final:
+                return call
+        return calls[-1]
+
+
+def _node_json(node: BoardNode) -> Json:
+    calls: list[Json] = [
+        {
+            "display_id": c.display_id,
+            "call_id": c.call_id,
+            "tool": c.tool,
+            "arguments": c.arguments,
+            "background": c.background,
+            "status": c.status.value,
+            "outcome": c.outcome,
+            "use_id": c.use_id,
+        }
+        for c in node.calls
+    ]
+    return {
+        "display_id": node.display_id,
+        "parent": node.parent,
+        "author": node.author.value,
+        "text": node.text,
+        "calls": calls,
+        "trigger": None if node.trigger is None else node.trigger.value,
+        "new_thread": node.new_thread,
+        "at": node.at,
+    }
+
+
+def _node_of_json(item: Mapping[str, Any]) -> BoardNode:
+    trigger = item["trigger"]
+    calls = [
+        BoardCall(
+            int(c["display_id"]),
+            str(c["call_id"]),
+            str(c["tool"]),
+            dict(c["arguments"]),
+            bool(c["background"]),
+            CallStatus(c["status"]),
+            None if c["outcome"] is None else str(c["outcome"]),
+            None if c.get("use_id") is None else str(c["use_id"]),
+        )
+        for c in item["calls"]
+    ]
+    return BoardNode(
+        int(item["display_id"]),
+        None if item["parent"] is None else int(item["parent"]),
+        BoardAuthor(item["author"]),
+        str(item["text"]),
+        calls,
+        None if trigger is None else BoardTrigger(trigger),
+        bool(item["new_thread"]),
+        float(item["at"]),
+    )

@@ -1,0 +1,446 @@
+"""The board turn machine (seed 004): an event loop whose model reads a board, not a transcript.
+
+Each event grants one turn with a focus node: a user message, every
+background call of a node settling (one wake per node), or a call running
+past its expected duration. A turn is one or more steps; each step is one
+model request carrying the board, rendered afresh, in the user role only (no
+``tool_use``/``tool_result`` blocks: calls are rendered). A step whose answer
+used a synchronous capability (status, cancel, list, ``new_thread``) goes
+round again with the answer on the board; one that only starts background
+work, or says its last word, ends the turn. Like ``TurnMachine`` it takes
+events and returns actions, never awaiting and never reading a clock.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+
+from agentos._board.board import (
+    CANCEL_TOOL,
+    NEW_THREAD_TOOL,
+    NOTATION,
+    STATUS_TOOL,
+    Board,
+    BoardNode,
+    BoardTrigger,
+)
+from agentos._board.ledger import BoardLedger
+from agentos._board.step import Step, Wake
+from agentos._board.words import (
+    BOARD_ROLE,
+    NOTHING_MOVED,
+    OUT_OF_RETRIES,
+    board_messages,
+    ended_note,
+    normal_use,
+    outcome_text,
+    overdue_note,
+    refusal,
+    result_note,
+    said_text,
+    user_note,
+)
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._model.messages import Block, Message, ToolResultBlock, text_of
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.chat import ChatEntry
+from agentos._turns.decorations import Decorations
+from agentos._turns.events import (
+    Action,
+    CallOverdue,
+    CallRunning,
+    CallSettled,
+    CallsSubmitted,
+    CallStarted,
+    CancelCalls,
+    Commit,
+    Crashed,
+    Event,
+    ModelReplied,
+    SendRequest,
+    SessionStatus,
+    StopRequested,
+    SubmitCalls,
+    UserPosted,
+)
+from agentos._turns.history import MessageHistory
+from agentos._turns.machine import MachineBase
+from agentos._turns.transcript import unique_tool_use_ids
+from components import CallId, CallStatus
+
+
+class BoardMachine(MachineBase):
+    """One board session's turns, moved only by ``handle``."""
+
+    def __init__(self, session_id: str, config: AgentConfig) -> None:
+        super().__init__(session_id, config)
+        self.board = Board()
+        self.dirty_from = 0
+        """Always 0: every commit writes the board whole (one message)."""
+        self.ledger = BoardLedger()
+        self._queue: deque[Wake] = deque()
+        self._step: Step | None = None
+        self._steps_left = 0
+        self._autonomous: dict[int, int] = {}
+        """Thread root -> turns taken without the user since the user last posted there."""
+        self._cancel_on_stop = True
+        self._calls = MessageHistory()
+        self._asking: tuple[int, str | None, CallId | None] | None = None
+        """The focus, note and overdue call of the request out (or about to go out)."""
+        self._drawn: tuple[tuple[object, ...], SendRequest] | None = None
+        """The last request drawn, and the board version and ask it was drawn for."""
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def calls(self) -> MessageHistory:
+        return self._calls
+
+    @property
+    def outstanding(self) -> dict[CallId, str]:
+        """Background calls whose outcome the model has not read on the board yet."""
+        return self.ledger.outstanding
+
+    @property
+    def at_rest(self) -> bool:
+        return self.ended or (self.status is SessionStatus.IDLE and not self._queue)
+
+    @property
+    def replies(self) -> list[str]:
+        """Every agent node's text, shown to the person or not (``chat`` is what is shown)."""
+        return [node.text for node in self.board.nodes.values() if node.author == "agent"]
+
+    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
+        """Seed 004's projection of the board for a person (the board holds the calls)."""
+        return self.board.chat()
+
+    def check_reply(self, reply_to: int | None) -> None:
+        """``KeyError`` for a node the board does not have."""
+        if reply_to is not None and reply_to not in self.board.nodes:
+            raise KeyError(f"no node #{reply_to} on session {self.session_id!r}'s board")
+
+    def awaits(self, call_id: CallId) -> bool:
+        """Whether this call's news matters: one of the board's running calls, or any call
+        while a step's calls are being submitted (a fast one may end first)."""
+        step = self._step
+        return call_id in self.ledger.running or (step is not None and bool(step.uses))
+
+    # ------------------------------------------------------------------ the shell's hooks
+
+    @property
+    def history(self) -> list[Message]:
+        """What the store keeps of a board session: one message holding the whole board."""
+        if not self.board.nodes:
+            return []
+        return [{"role": BOARD_ROLE, "content": [{"type": "board", "board": self.board.to_json()}]}]
+
+    def restore(
+        self, history: list[Message], held: Mapping[str, ToolResultBlock]
+    ) -> list[tuple[str, str]]:
+        """Take the stored board back. Its calls that were still running are returned as
+        ``(tool_use_id, tool)``: the shell re-creates those ``held`` keeps a placeholder
+        for (deferred calls whose token outlived the restart), takes back those its runtime
+        still holds (unloaded and resumed in one process), each with ``await_outcome``, and
+        gives up the rest (``lost``: they read as orphaned, for the model's next turn)."""
+        for message in history:
+            content = message.get("content")
+            if message.get("role") == BOARD_ROLE and isinstance(content, list) and content:
+                self.board = Board.from_json(content[0]["board"])
+        return self.ledger.restore(self.board, held)
+
+    def runtime_id_of(self, tool_use_id: str) -> CallId | None:
+        """The runtime's id for a call the board made, while ``restore`` keeps it waiting."""
+        return self.ledger.runtime_id_of(tool_use_id)
+
+    def lost(self, tool_use_id: str, tool_name: str) -> None:
+        """A call ``restore`` kept waiting did not come back after all: it reads as orphaned."""
+        self.ledger.lost(self.board, tool_use_id)
+
+    def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
+        """A call ``restore`` kept waiting runs again as ``call_id``: the board shows that id,
+        and its end settles the call and wakes its node as any background call's does."""
+        self.ledger.came_back(self.board, call_id, tool_use_id)
+
+    def committing(self) -> int:
+        return 1 if self.board.nodes else 0
+
+    def committed(self, upto: int) -> None:
+        """Nothing to remember: the next commit writes the board whole again."""
+
+    # ------------------------------------------------------------------ the one entry point
+
+    def handle(self, event: Event) -> list[Action]:
+        """Apply one event; return what the shell must do, in order."""
+        if self.ended:
+            return []
+        actions: list[Action] = []
+        if isinstance(event, CallRunning):
+            if event.call_id in self.ledger.running:
+                self.board.set_status(event.call_id, CallStatus.RUNNING)
+            return []
+        if isinstance(event, Crashed):
+            self._move(SessionStatus.FAILED)
+            return [Commit()]
+        if isinstance(event, StopRequested):
+            self._stop(event, actions)
+        elif isinstance(event, UserPosted):
+            node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
+            self._autonomous[self.board.root_of(node.display_id)] = 0
+            self._queue.append(Wake(BoardTrigger.USER, node.display_id, user_note(node)))
+        elif isinstance(event, ModelReplied):
+            self._replied(event, actions)
+        elif isinstance(event, CallsSubmitted):
+            self._submitted(event, actions)
+        elif isinstance(event, CallSettled):
+            self._settled(event.snapshot)
+        elif isinstance(event, CallOverdue):
+            self._overdue(event.call_id)
+        # CancelsDone and TimerFired move nothing: a board turn never waits for its calls
+        self._go_on(actions)
+        return actions
+
+    # ------------------------------------------------------------------ events
+
+    def _stop(self, event: StopRequested, actions: list[Action]) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        self._cancel_on_stop = event.cancel_calls
+        self._queue.clear()
+        live = sorted(self.ledger.running)
+        if event.cancel_calls and live:
+            actions.append(CancelCalls(live, "session stopped"))
+        if self.status is SessionStatus.IDLE:
+            self._move(SessionStatus.STOPPED)
+            actions.append(Commit())
+
+    def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
+        step = self._step
+        if step is None or self.status is not SessionStatus.REQUESTING or step.uses:
+            return
+        if event.content is None:  # the request failed: the shell recorded why
+            self._end_step(actions)
+            return
+        content = unique_tool_use_ids(event.content)
+        node = step.node = self.board.open_turn(
+            step.parent, step.trigger, at=event.at, text=text_of(content).strip()
+        )
+        uses = [
+            normal_use(block, f"toolu_board_{node.display_id}_{number}")
+            for number, block in enumerate(content)
+            if block.get("type") == "tool_use"
+        ]
+        to_run: list[Block] = []
+        for use in uses:
+            refused = None if self._stopping else refusal(use, self.config)
+            if self._stopping:
+                step.local[str(use["id"])] = (CallStatus.FAILED, "not started: the session stopped")
+            elif refused is not None:
+                step.local[str(use["id"])] = (CallStatus.FAILED, refused)
+            elif use["name"] == NEW_THREAD_TOOL:
+                posted = self.board.new_thread(str(use["input"]["text"]), at=event.at)
+                step.local[str(use["id"])] = (
+                    CallStatus.COMPLETED,
+                    f"posted as #{posted.display_id}",
+                )
+            else:
+                to_run.append(use)
+        step.answered = bool(step.local) and not self._stopping
+        step.order = uses
+        if to_run:
+            step.uses = {str(use["id"]): use for use in to_run}
+            shapes = {
+                str(use["id"]): Decorations.of(
+                    self.config.decorators(str(use["name"])), str(use["name"]), use["input"]
+                )
+                for use in to_run
+                if use["name"] not in CAPABILITIES
+            }
+            actions.append(SubmitCalls(to_run, shapes))
+        else:
+            self._hang(node, step, {}, {})
+            self._go_round_or_end(actions)
+
+    def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
+        step = self._step
+        if step is None or step.node is None or not step.uses:
+            return
+        node = step.node
+        uses, step.uses = step.uses, {}
+        started = {call.tool_use_id: call for call in event.started if call.tool_use_id in uses}
+        answers = {i: a for i, a in event.answers.items() if i in uses}
+        step.answered = step.answered or bool(answers)
+        self._hang(node, step, answers, started)
+        fresh = [call.call_id for call in started.values()]
+        if self._stopping and self._cancel_on_stop and fresh:
+            actions.append(CancelCalls(fresh, "session stopped"))
+        for snapshot in step.early:  # calls of this step that ended while it was submitted
+            self._settled(snapshot)
+        step.early.clear()
+        self._go_round_or_end(actions)
+
+    def _hang(
+        self,
+        node: BoardNode,
+        step: Step,
+        answers: dict[str, ToolResultBlock],
+        started: dict[str, CallStarted],
+    ) -> None:
+        """Hang the step's calls off its node, in the order the model asked for them."""
+        for use in step.order:
+            tool_use_id = str(use["id"])
+            if tool_use_id in step.local:
+                self._answer(node, use, *step.local[tool_use_id])
+            elif tool_use_id in answers:
+                self._capability_answered(node, use, answers[tool_use_id])
+            elif tool_use_id in started:
+                self._started(node, use, started[tool_use_id])
+
+    def _capability_answered(self, node: BoardNode, use: Block, answer: ToolResultBlock) -> None:
+        tool_use_id, name = str(use["id"]), str(use["name"])
+        said = said_text(answer.get("content"))
+        failed = bool(answer.get("is_error"))
+        if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
+            said = f"{said}\n{NOTHING_MOVED}"
+        if name == CANCEL_TOOL and not failed and self._out_of_retries(use):
+            said = f"{said}\n{OUT_OF_RETRIES}"
+        self.board.add_call(node.display_id, tool_use_id, name, use["input"], background=False)
+        self.board.settle(tool_use_id, CallStatus.FAILED if failed else CallStatus.COMPLETED, said)
+
+    def _out_of_retries(self, cancel: Block) -> bool:
+        """Whether this cancel spends the last of the budget of the branch that led to the
+        call it stops: the cancels on that call's node and its ancestors, and this one."""
+        node_id = self.ledger.node_of(str(cancel["input"].get("tool_call_id", "")))
+        if node_id is None:
+            return False
+        spent = self.board.cancels_on_branch(node_id) + 1
+        return spent >= self.config.retry_budget
+
+    def _started(self, node: BoardNode, use: Block, call: CallStarted) -> None:
+        self.board.add_call(
+            node.display_id,
+            call.call_id,
+            call.tool_name,
+            use["input"],
+            background=True,
+            use_id=call.tool_use_id,
+        )
+        self.ledger.track(call.call_id, call.tool_use_id, node.display_id)
+        if call.status is CallStatus.RUNNING:
+            self.board.set_status(call.call_id, CallStatus.RUNNING)
+
+    def _go_round_or_end(self, actions: list[Action]) -> None:
+        """Another step if the model has answers to read (and steps left), else the turn ends."""
+        step = self._step
+        if step is not None and step.answered and self._steps_left > 0 and not self._stopping:
+            self._next_step(actions)
+        else:
+            self._end_step(actions)
+
+    def _answer(self, node: BoardNode, use: Block, status: CallStatus, words: str) -> None:
+        """A call the machine answers within the step (``new_thread``, a refusal)."""
+        tool_use_id = str(use["id"])
+        self.board.add_call(
+            node.display_id, tool_use_id, str(use["name"]), use["input"], background=False
+        )
+        self.board.settle(tool_use_id, status, words)
+
+    def _settled(self, snapshot: CallSnapshot) -> None:
+        call_id = snapshot.call_id
+        step = self._step
+        if call_id not in self.ledger.running:
+            if step is not None and step.uses:
+                step.early.append(snapshot)
+            return
+        self.ledger.running.discard(call_id)
+        node = self.board.settle(call_id, snapshot.status, outcome_text(snapshot))
+        if self.board.settled(node.display_id) and not self._stopping:
+            note = result_note(node)
+            self._queue.append(Wake(BoardTrigger.RESULT, node.display_id, note))
+
+    def _overdue(self, call_id: CallId) -> None:
+        if call_id not in self.ledger.running or self._stopping:
+            return
+        if any(wake.call_id == call_id for wake in self._queue):
+            return  # re-armed while the first nudge still waits: one question is enough
+        node = self.board.node_of_call(call_id)
+        call = next(c for c in node.calls if c.call_id == call_id)
+        note = overdue_note(call)
+        self._queue.append(Wake(BoardTrigger.TIMER, node.display_id, note, call_id))
+
+    # ------------------------------------------------------------------ moving on
+
+    def _go_on(self, actions: list[Action]) -> None:
+        """Start the next turn a queued event grants, if the session is free for one."""
+        while self.status is SessionStatus.IDLE and not self._stopping and self._queue:
+            wake = self._queue.popleft()
+            if wake.call_id is not None and wake.call_id not in self.ledger.running:
+                continue  # the call ended meanwhile: its result wakes the node instead
+            if wake.trigger is not BoardTrigger.USER:
+                root = self.board.root_of(wake.node)
+                if self._autonomous.get(root, 0) >= self.config.autonomous_turns:
+                    self._heard_later(wake.node)
+                    continue
+                self._autonomous[root] = self._autonomous.get(root, 0) + 1
+            self._step = Step(wake.trigger, wake.node)
+            self._steps_left = self.config.max_steps_per_turn
+            self._request(actions, focus=wake.node, note=wake.note, about=wake.call_id)
+
+    def _heard_later(self, node_id: int) -> None:
+        """A wake dropped over budget: its node's outcomes wait on the board for the next
+        turn, and no longer hold ``outstanding`` (nothing would ever clear them)."""
+        for call in self.board.nodes[node_id].calls:
+            if call.status.is_final:
+                self.ledger.outstanding.pop(CallId(call.call_id), "")
+
+    def _next_step(self, actions: list[Action]) -> None:
+        """Go round again with the synchronous answers on the board (no new note)."""
+        step = self._step
+        assert step is not None and step.node is not None
+        self._step = Step(step.trigger, step.node.display_id)
+        self._request(actions, focus=step.node.display_id, note=None)
+
+    def _request(
+        self,
+        actions: list[Action],
+        *,
+        focus: int,
+        note: str | None,
+        about: CallId | None = None,
+    ) -> None:
+        """Ask for a step focused on ``focus``; ``about``: the running call an overdue note
+        is about."""
+        self._steps_left -= 1
+        self.requests += 1
+        self._move(SessionStatus.REQUESTING)
+        self._asking = (focus, note, about)
+        actions += [Commit(), self._draw()]
+
+    def request_now(self, asked: SendRequest) -> SendRequest:
+        """The board drawn again as the request goes out: a call that ended since the turn
+        was decided (the user wrote just as it ended) is read as ended, not running."""
+        return asked if self._asking is None else self._draw()
+
+    def _draw(self) -> SendRequest:
+        """The request for the turn being asked: the board as it is now (drawn again only
+        if the board moved since the last drawing)."""
+        assert self._asking is not None
+        drawn_for = (self.board.version, *self._asking)
+        if self._drawn is not None and self._drawn[0] == drawn_for:
+            return self._drawn[1]
+        focus, note, about = self._asking
+        if about is not None and about not in self.ledger.running:  # it ended since: say so instead
+            note = ended_note(self.board.call(about))
+        rendered = self.board.render(focus=focus, note=note)
+        self.ledger.read()
+        request = SendRequest(board_messages(rendered), NOTATION, cache_system=True)
+        self._drawn = (drawn_for, request)
+        return request
+
+    def _end_step(self, actions: list[Action]) -> None:
+        self._step = None
+        self._asking = None
+        self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
+        actions.append(Commit())

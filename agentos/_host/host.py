@@ -1,0 +1,419 @@
+"""Many sessions on one runtime: create, find, talk to, stop and list them.
+
+With a store, a host owns each session it loads through a lease that it
+renews while the session is loaded and gives up when it closes: another
+host (another process) cannot load the session meanwhile unless it steals it,
+and then this one stops writing it (``_host_leases``); it also mirrors its
+sessions' calls into the store and applies the cancel requests other
+processes leave there (``_host_mirror``). A host can unload sessions left at
+rest (``_host_idle``) and resume stored ones (``_host_resume``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Self
+
+import anyio
+from anyio.abc import TaskGroup
+
+from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
+from agentos._host.idle import unload_idle
+from agentos._host.leases import LeaseKeeper
+from agentos._host.mirror import CallMirror, check_period
+from agentos._host.resume import restore
+from agentos._kernel.runtime import Runtime
+from agentos._model.messages import Message
+from agentos._model.provider import Provider
+from agentos._sessions.scope import Scope, SessionLineage
+from agentos._sessions.session import Session
+from agentos._sessions.tokens import ContinuationTokens
+from agentos._sessions.toolbox import SystemToolbox
+from agentos._store.protocol import Completion, SessionStore, StoredSession
+from agentos._turns.agent_config import AgentConfig, ExecutionMode
+from agentos._turns.agent_problems import fit_problems
+from agentos._turns.context_view import ContextView, TranscriptView
+from agentos._turns.events import SessionStatus
+from agentos._turns.history import HistoryCall
+from components import Json
+
+EXPIRED_TOKEN_GRACE = 7 * 24 * 3600.0
+"""Seconds an expired token is kept, so a session resumed later tells its model it expired."""
+
+
+@dataclass(slots=True)
+class _SessionTask:
+    """A loaded session's task: cancelled by ``unload(cancel=True)``, awaited by unload."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    ended: anyio.Event = field(default_factory=anyio.Event)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    session_id: str
+    agent: str
+    status: SessionStatus
+    requests: int
+    messages: int
+    errors: int
+
+
+class Host(anyio.AsyncContextManagerMixin):
+    """Runs sessions on one ``Runtime``, each in its own task, all sharing the caps.
+
+    One session's failing provider or crashing loop touches no other session.
+    Use ``async with Host(...)``: sessions run in its task group.
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        provider: Provider,
+        *,
+        view: ContextView | None = None,
+        store: SessionStore | None = None,
+        token_ttl: float | None = None,
+        unload_idle_after: float | None = None,
+        lease_period: float = 5.0,
+        lease_expiry: float | None = None,
+        holder: str | None = None,
+        call_mirror_period: float | None = 0.5,
+    ) -> None:
+        """``token_ttl``: seconds a continuation token stays valid (None: until used).
+
+        ``unload_idle_after``: seconds (on the runtime's clock) after which a
+        session that is stopped, or idle with no call outstanding, is unloaded
+        (see ``unload``); None: sessions stay loaded until unloaded.
+
+        Leases: renewed every ``lease_period`` seconds of the runtime's clock,
+        each good for ``lease_expiry`` (default three periods) after its last
+        renewal. ``holder`` names this host in the store [default: ``pid N on
+        HOSTNAME``, and ``, host K`` for the K-th host of a process].
+
+        ``call_mirror_period``: with a store, every this many seconds of the
+        runtime's clock the host writes the calls that changed to the store's
+        live mirror and applies the cancel requests left there for its
+        sessions, so other processes can look at and cancel them (None: no
+        mirror, and such requests go unanswered).
+        """
+        self._leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
+        mirror_period = check_period(call_mirror_period)
+        if unload_idle_after is not None and not (
+            isinstance(unload_idle_after, int | float)
+            and not isinstance(unload_idle_after, bool)
+            and 0 < unload_idle_after < math.inf
+        ):
+            raise ValueError(
+                f"unload_idle_after must be a positive number of seconds, got {unload_idle_after!r}"
+            )
+        self.runtime = runtime
+        self.provider = provider
+        self.store = store
+        self.lineage = SessionLineage()
+        self.tokens = ContinuationTokens(runtime, store, ttl=token_ttl)
+        self.toolbox = SystemToolbox(runtime, history=self, lineage=self.lineage)
+        self._view = view or TranscriptView()
+        self._sessions: dict[str, Session] = {}
+        self._resuming: set[str] = set()
+        """Sessions a ``resume`` is bringing back (it awaits the store meanwhile)."""
+        self._tasks: dict[str, _SessionTask] = {}
+        self._unload_idle_after = unload_idle_after
+        self._group: TaskGroup | None = None
+        self.holder = self._leases.holder
+        self._mirror = (
+            None
+            if store is None or mirror_period is None
+            else CallMirror(runtime, store, self.holder, mirror_period)
+        )
+
+    @asynccontextmanager
+    async def __asynccontextmanager__(self) -> AsyncGenerator[Self]:
+        """Tokens expired over a week ago go first; while open, leases are kept and idle sessions
+        unloaded; on the way out every session task ends, then the leases are given up."""
+        if self.store is not None:
+            await self.store.delete_expired_tokens(grace=EXPIRED_TOKEN_GRACE)
+        try:
+            async with anyio.create_task_group() as group:
+                self._group = group
+                if self._unload_idle_after is not None:
+                    group.start_soon(
+                        unload_idle,
+                        self._sessions,
+                        self.unload,
+                        self.runtime.clock,
+                        self._unload_idle_after,
+                    )
+                if self.store is not None:
+                    group.start_soon(self._leases.keep, self.runtime.clock, self._taken_over)
+                if self._mirror is not None:
+                    group.start_soon(self._mirror.keep, self.runtime.clock)
+                try:
+                    yield self
+                finally:
+                    group.cancel_scope.cancel()
+        finally:
+            if self._mirror is not None:  # the final states, while the leases still say ours
+                with anyio.CancelScope(shield=True):
+                    await self._mirror.write(answer=False)
+                self._mirror.unwatch_all()
+            await self._leases.release_all()
+
+    async def create_session(
+        self,
+        config: AgentConfig | None = None,
+        *,
+        session_id: str | None = None,
+        parent: str | None = None,
+        provider: Provider | None = None,
+        scope: Scope = Scope.OWN,
+        history: list[Message] | None = None,
+    ) -> Session:
+        """Start a session's loop; ``parent`` records who spawned it (for ``children`` scope).
+
+        ``UsageError`` if ``config`` names a tool the runtime lacks, or needs an
+        isolated runner it does not have.
+
+        ``history`` restores an earlier conversation (Anthropic Messages): calls
+        it mentions that this runtime does not hold report ``orphaned``.
+        """
+        if self._group is None:
+            raise UsageError("use 'async with Host(...)' before creating sessions")
+        session_id = session_id or f"session-{uuid.uuid4()}"
+        if session_id in self._sessions:
+            raise ValueError(f"a session with id {session_id!r} already exists")
+        if parent is not None:
+            self.get(parent)
+        config = config or AgentConfig()
+        problems = fit_problems(config, self.runtime.tools, self.runtime.runners)
+        if problems:
+            raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
+        version = None
+        if self.store is not None:
+            now = time.time()
+            await self.store.create_session(
+                StoredSession(
+                    session_id,
+                    config.model_dump(mode="json"),
+                    SessionStatus.IDLE.value,
+                    now,
+                    now,
+                    parent,
+                    tuple(history or ()),
+                )
+            )
+            version = await self._leases.acquire(session_id, steal=False)
+        session = self._new_session(session_id, config, provider, scope, parent, version)
+        if history is not None:
+            for tool_use_id, name in session.restore(history):
+                session.lost(tool_use_id, name)
+        return await self._start(session)
+
+    async def resume(
+        self, session_id: str, *, provider: Provider | None = None, steal: bool = False
+    ) -> Session:
+        """Bring a stored session back, in this (possibly fresh) runtime.
+
+        Calls its history waited for are ``orphaned`` now, and the model is told
+        so before its next request; deferred calls come back ``pending`` and
+        their tokens still complete them. ``SessionInUseError`` while another
+        live host holds the session, unless ``steal`` (that host stops writing it);
+        ``ValueError`` while it runs here, or another ``resume`` here is bringing it back.
+        """
+        if self.store is None:
+            raise UsageError(
+                "resume needs a Host with a store (without one, an unloaded session is gone)"
+            )
+        if session_id in self._resuming:
+            raise ValueError(f"session {session_id!r} is already being resumed here")
+        self._resuming.add(session_id)
+        try:
+            return await self._resume(session_id, provider, steal)
+        finally:
+            self._resuming.discard(session_id)
+
+    async def _resume(self, session_id: str, provider: Provider | None, steal: bool) -> Session:
+        assert self.store is not None
+        loaded = self._sessions.get(session_id)
+        if loaded is not None:
+            if loaded.status is not SessionStatus.STOPPED:
+                raise ValueError(f"session {session_id!r} is already running here")
+            await self.unload(session_id)  # stopped: resumed from what the store holds
+        version = await self._leases.acquire(session_id, steal=steal)
+        if version is None:
+            raise UnknownSessionError(session_id)
+        try:  # loaded once the lease is ours, so nobody changes it meanwhile
+            stored = await self.store.load_session(session_id)
+            if stored is None:
+                raise UnknownSessionError(session_id)
+            config = AgentConfig.model_validate(stored.config)
+        except BaseException:
+            await self._leases.release(session_id)
+            raise
+        session = self._new_session(
+            session_id, config, provider, Scope.OWN, stored.parent_session_id, version
+        )
+        tokens = await self.store.tokens_of(session_id)
+        completed_while_down = restore(
+            session, list(stored.history), tokens, self.runtime, self.tokens
+        )
+        await self._start(session)
+        for call_id, token in completed_while_down:  # now the session hears of it
+            error = token.expiry_text if token.expired else token.error
+            self.runtime.complete(call_id, token.result, error=error)
+        return session
+
+    def _new_session(
+        self,
+        session_id: str,
+        config: AgentConfig,
+        provider: Provider | None,
+        scope: Scope,
+        parent: str | None,
+        version: int | None = None,
+    ) -> Session:
+        if parent is not None:
+            self.lineage.add(session_id, parent)
+        cap = config.max_running_per_session
+        if cap is None and config.execution_mode is ExecutionMode.SYNCHRONOUS:
+            cap = 1  # the blocking loop: a turn's calls run one after another, in order
+        if cap is not None:
+            self.runtime.set_session_cap(session_id, cap)
+        self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
+        if self._mirror is not None:
+            self._mirror.watch(session_id)
+        return Session(
+            session_id,
+            config,
+            runtime=self.runtime,
+            provider=provider or self.provider,
+            toolbox=self.toolbox,
+            view=self._view,
+            tokens=self.tokens,
+            scope=scope,
+            store=self.store,
+            version=version,
+        )
+
+    def _taken_over(self, session_id: str, holder: str | None) -> None:
+        """Another host took the session's lease: the session stops writing it."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.disown(
+                f"session {session_id!r} was taken over by {holder or 'another host'}; "
+                "this host stops writing it, so nothing the other writes is lost"
+            )
+
+    async def _start(self, session: Session) -> Session:
+        assert self._group is not None
+        self._sessions[session.session_id] = session
+        self._tasks[session.session_id] = task = _SessionTask()
+        await self._group.start(self._run, session, task)
+        return session
+
+    async def _run(
+        self, session: Session, task: _SessionTask, *, task_status: anyio.abc.TaskStatus[None]
+    ) -> None:
+        try:
+            with task.scope:
+                await session.run(task_status=task_status)
+        except Exception as error:  # one session's bug ends that session only
+            session.errors.append(f"session_crashed: {type(error).__name__}: {error}")
+        finally:
+            task.ended.set()
+
+    async def unload(self, session_id: str, *, cancel: bool = False) -> None:
+        """Stop the session and forget it here and in the runtime, so a long-lived
+        host holds only the sessions in use; ``resume`` brings it back from the store.
+
+        A session that is idle or stopped unloads at once. One that is mid-turn
+        (thinking, or waiting for calls) is refused with ``SessionBusyError``, as
+        is, without a store, one with calls whose outcome the model has not
+        heard. ``cancel=True`` unloads it anyway: the model request in flight
+        and the session's unfinished calls are cancelled. With a store the
+        history is committed first (a ``StoreError`` leaves the session here,
+        stopped); calls left running go on, and a ``resume`` in this host while
+        the runtime still holds them delivers their outcome. Deferred calls
+        leave the runtime; their tokens, kept by the store, still complete
+        them. Without a store the session is gone.
+        """
+        session = self.get(session_id)
+        busy = None if cancel else self._busy(session)
+        if busy is not None:
+            raise SessionBusyError(
+                f"cannot unload session {session_id!r}: it {busy}; "
+                "wait for it, or unload(..., cancel=True)"
+            )
+        task = self._tasks[session_id]
+        session.stop(cancel_calls=False)
+        if cancel:
+            task.scope.cancel()
+        await task.ended.wait()
+        for call in self.runtime.list_calls(session_id, include_final=False):
+            if cancel or call.deferred:
+                self.runtime.cancel(call.call_id, "the session was unloaded")
+        await session.commit()
+        if self._sessions.get(session_id) is not session:
+            return  # another unload finished first
+        if self._mirror is not None:  # its calls' final states (the cancels just made)
+            await self._mirror.write(answer=False)
+            self._mirror.unwatch(session_id)
+        del self._sessions[session_id]
+        del self._tasks[session_id]
+        self.lineage.remove(session_id)
+        self.tokens.forget(session_id)
+        self.toolbox.forget(session_id)
+        self.runtime.close_session(session_id)
+        await self._leases.release(session_id)
+
+    def _busy(self, session: Session) -> str | None:
+        """Why unloading the session now would lose work (None: it would not)."""
+        if session.status is SessionStatus.WAITING_EXTERNAL and self.store is not None:
+            return None  # only deferred calls left: their tokens are in the store
+        if not session.at_rest:
+            return f"is {session.status.value}"
+        if self.store is None and session.outstanding():
+            return "has calls whose outcome the model has not heard, and the host has no store"
+        return None
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise UnknownSessionError(session_id)
+        return session
+
+    def post(self, session_id: str, text: str) -> None:
+        self.get(session_id).post(text)
+
+    def stop(self, session_id: str) -> None:
+        self.get(session_id).stop()
+
+    def list(self) -> list[SessionSummary]:
+        """The sessions loaded here (an unloaded one is only in the store)."""
+        return [
+            SessionSummary(
+                s.session_id,
+                s.config.name,
+                s.status,
+                s.requests,
+                len(s.history),
+                len(s.errors),
+            )
+            for s in self._sessions.values()
+        ]
+
+    async def complete(
+        self, token: str, result: Json = None, *, error: str | None = None
+    ) -> Completion:
+        """Complete a deferred call by its continuation token (idempotent)."""
+        return await self.tokens.complete(token, result, error=error)
+
+    def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
+        """The ``HistoryLookup`` the toolbox asks: what a session's history says of a call."""
+        session = self._sessions.get(session_id)
+        return None if session is None else session.calls.find_call(session_id, call_id)

@@ -1,0 +1,72 @@
+"""Idle unloading: a host unloads sessions that have been at rest for a while.
+
+A session at rest is stopped, or idle with no call whose outcome the model
+has not heard. Time is the runtime's clock, so a ``ManualClock`` drives it in
+tests; a failed unload is tried again one period later, not at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Awaitable, Callable, Mapping
+
+import anyio
+
+from agentos._errors import SessionBusyError, StoreError, UnknownSessionError
+from agentos._kernel.clock import Clock
+from agentos._sessions.session import Session
+from agentos._turns.events import SessionStatus
+
+
+def idle_until(session: Session, after: float) -> float | None:
+    """When the idle timeout unloads the session (None: it is in use)."""
+    if session.status is SessionStatus.STOPPED or (session.idle and not session.outstanding()):
+        return session.changed_at + after
+    return None
+
+
+async def unload_idle(
+    sessions: Mapping[str, Session],
+    unload: Callable[[str], Awaitable[None]],
+    clock: Clock,
+    after: float,
+) -> None:
+    """Unload ``sessions`` (the host's, as they change) at rest for ``after`` seconds."""
+    woken = anyio.Event()
+
+    def wake() -> None:
+        woken.set()
+
+    retry_at: dict[str, float] = {}
+    forget_clock = clock.on_advance(wake)
+    try:
+        while True:
+            woken = anyio.Event()
+            now = clock.monotonic()
+            due = now + after
+            ready = []
+            for session in sessions.values():
+                at = idle_until(session, after)
+                if at is None:
+                    continue
+                at = max(at, retry_at.get(session.session_id, 0.0))
+                if at <= now:
+                    ready.append(session)
+                else:
+                    due = min(due, at)
+            for session in ready:  # each unload awaits: check again that it is idle
+                session_id = session.session_id
+                at = idle_until(session, after)
+                if at is None or at > clock.monotonic() or sessions.get(session_id) is not session:
+                    continue
+                with contextlib.suppress(SessionBusyError, StoreError, UnknownSessionError):
+                    retry_at[session_id] = now + after  # if it fails, not at once again
+                    await unload(session_id)
+            for gone in retry_at.keys() - sessions.keys():
+                del retry_at[gone]
+            budget = clock.sleep_budget(due)
+            with anyio.move_on_after(math.inf if budget is None else budget):
+                await woken.wait()
+    finally:
+        forget_clock()

@@ -1,0 +1,197 @@
+"""The live mirror: a host with a store writes its sessions' calls there, and applies cancels.
+
+Other processes (``agentos status``, ``calls``, ``cancel``) cannot reach this
+host's runtime, so every ``period`` seconds of the runtime's clock the host
+writes, in one transaction, the calls that changed since its last write (the
+runtime's call events say which) and answers the cancel requests left for
+the sessions it holds. A store error is logged and tried again next period:
+the mirror is a view, and never stops the host.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+
+import anyio
+
+from agentos._errors import UnknownCallError
+from agentos._kernel.clock import Clock, sleep
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._log import agentos_logger
+from agentos._store.protocol import CancelRequest, MirroredCall, SessionStore
+from components import CallEvent, CallStatus, Json, JsonObject, ProgressKind
+
+RESULT_KEPT = 4096
+"""Characters of a result's JSON the mirror keeps; a longer result is kept as its beginning."""
+
+
+def check_period(period: float | None) -> float | None:
+    """``call_mirror_period``: a positive number of seconds, or None (no mirror)."""
+    if period is None:
+        return None
+    if not (isinstance(period, int | float) and not isinstance(period, bool)) or not (
+        0 < period < math.inf
+    ):
+        raise ValueError(f"call_mirror_period must be a positive number of seconds, got {period!r}")
+    return float(period)
+
+
+class CallMirror:
+    """Which of the watched sessions' calls changed, and writing them (with cancel answers)."""
+
+    def __init__(self, runtime: Runtime, store: SessionStore, holder: str, period: float) -> None:
+        self.runtime = runtime
+        self.store = store
+        self.holder = holder
+        self.period = period
+        self._watching: dict[str, Callable[[], None]] = {}
+        """Session -> what stops its call events reaching ``_dirty``."""
+        self._dirty: set[str] = set()
+        self._sweep: set[str] = set()
+        """Sessions whose every call the next write looks at (newly watched)."""
+        self._written: dict[str, int] = {}
+        """Call -> the version last written, for calls not final yet (final ones never change)."""
+        self._lock = anyio.Lock()
+        self.failures = 0
+        """Writes that failed (each tried again next period)."""
+
+    def watch(self, session_id: str) -> None:
+        """Mirror the session's calls from now on (before it submits any)."""
+        if session_id not in self._watching:
+            self._watching[session_id] = self.runtime.on_call_events(session_id, self._note)
+            self._sweep.add(session_id)
+
+    def unwatch(self, session_id: str) -> None:
+        stop = self._watching.pop(session_id, None)
+        if stop is not None:
+            stop()
+        self._sweep.discard(session_id)
+
+    def unwatch_all(self) -> None:
+        for session_id in list(self._watching):
+            self.unwatch(session_id)
+
+    def _note(self, event: CallEvent) -> None:
+        self._dirty.add(event.call_id)
+
+    async def keep(self, clock: Clock) -> None:
+        """Write every period, forever (the host cancels it when it closes)."""
+        while True:
+            await sleep(clock, self.period)
+            await self.write()
+
+    async def write(self, *, answer: bool = True) -> None:
+        """Apply the cancel requests waiting for us (if ``answer``), then write what changed.
+
+        Never raises for a store error: it is logged, and what was not
+        written is written next time.
+        """
+        async with self._lock:
+            try:
+                await self._write(answer)
+            except Exception as error:  # the mirror is a view: the host goes on
+                self.failures += 1
+                logger, _, _ = agentos_logger()
+                logger.warning("host.call_mirror_failed", error=f"{type(error).__name__}: {error}")
+
+    async def _write(self, answer: bool) -> None:
+        answers: list[CancelRequest] = []
+        if answer and self._watching:
+            for request in await self.store.pending_cancels(self.holder):
+                answers.append(self._apply(request))
+        dirty, self._dirty = self._dirty, set()
+        for session_id in self._sweep:
+            dirty.update(call.call_id for call in self.runtime.list_calls(session_id))
+        self._sweep = set()
+        snapshots = []
+        for call_id in dirty:
+            try:
+                snapshot = self.runtime.status(call_id)
+            except UnknownCallError:  # forgotten since (retention): its last row stays
+                continue
+            if self._written.get(call_id) != snapshot.version:
+                snapshots.append(snapshot)
+        if not snapshots and not answers:
+            return
+        now = self.runtime.clock.wall()
+        rows = [self._row(snapshot, now) for snapshot in snapshots]
+        try:
+            await self.store.mirror_calls(rows, answers)
+        except BaseException:
+            self._dirty.update(dirty)  # next time
+            raise
+        for snapshot in snapshots:
+            if snapshot.is_final:
+                self._written.pop(snapshot.call_id, None)
+            else:
+                self._written[snapshot.call_id] = snapshot.version
+
+    def _apply(self, request: CancelRequest) -> CancelRequest:
+        """Cancel the call a request names, if this host's runtime holds it; the answer."""
+        answer: JsonObject = {"cancelled": False, "found": False}
+        if request.session_id in self._watching:
+            try:
+                call_id = self.runtime.resolve(request.call_id, session_id=request.session_id)
+                outcome = self.runtime.cancel(
+                    call_id, request.reason, session_id=request.session_id
+                )
+                after = self.runtime.status(call_id).status
+            except UnknownCallError:
+                pass
+            else:
+                self._dirty.add(call_id)
+                answer = {
+                    "cancelled": outcome.cancelled,
+                    "found": True,
+                    "previous_status": outcome.previous_status.value,
+                    "status": after.value,
+                }
+        return CancelRequest(
+            request.call_id,
+            request.session_id,
+            request.reason,
+            request.requested_at,
+            self.runtime.clock.wall(),
+            answer,
+        )
+
+    def _row(self, snapshot: CallSnapshot, now: float) -> MirroredCall:
+        error = snapshot.error
+        return MirroredCall(
+            call_id=snapshot.call_id,
+            session_id=snapshot.session_id,
+            provider_call_id=snapshot.provider_call_id,
+            tool_name=snapshot.tool_name,
+            tool_input=snapshot.tool_input,
+            status=snapshot.status.value,
+            created_at=snapshot.submitted_at,
+            updated_at=now,
+            holder=self.holder,
+            deferred=snapshot.deferred,
+            started_at=snapshot.started_at,
+            ended_at=snapshot.completed_at,
+            progress=_latest_progress(snapshot),
+            progress_count=snapshot.progress_seq,
+            result=_kept(snapshot.result) if snapshot.status is CallStatus.COMPLETED else None,
+            error_kind=None if error is None else error.kind.value,
+            error_message=None if error is None else error.message,
+            cancel_reason=snapshot.cancel_reason,
+        )
+
+
+def _latest_progress(snapshot: CallSnapshot) -> Json:
+    """The newest progress a tool reported (the runtime's own ``started`` entry is not one)."""
+    for entry in reversed(snapshot.progress):
+        if entry.kind is not ProgressKind.STARTED:
+            return entry.payload
+    return None
+
+
+def _kept(result: Json) -> Json:
+    if result is None or isinstance(result, bool | int | float):
+        return result  # short: no need to measure it
+    text = json.dumps(result)
+    return result if len(text) <= RESULT_KEPT else text[: RESULT_KEPT - 3] + "..."

@@ -1,0 +1,75 @@
+"""Resuming a stored session: what its history waited for comes back, or is reported lost.
+
+A turn that waited for deferred calls when the process ended gets them back
+``pending`` under their old provider id, their tokens re-bound; a call only
+the history mentions is ``orphaned``, and the model is told before its next
+request; a call the runtime still holds (unloaded and resumed in the same
+process) delivers its outcome as usual. A board session's calls come back the
+same way: its machine's ``restore`` names the calls still running on the
+stored board.
+"""
+
+from __future__ import annotations
+
+from agentos._errors import UnknownCallError
+from agentos._kernel.runtime import Runtime
+from agentos._model.messages import Message
+from agentos._sessions.session import Session
+from agentos._sessions.tokens import ContinuationTokens, TokenRecord
+from agentos._store.protocol import StoredToken
+from agentos._turns.transcript import placeholder
+from components import CallId, CallStatus
+
+
+def restore(
+    session: Session,
+    history: list[Message],
+    tokens: list[StoredToken],
+    runtime: Runtime,
+    registry: ContinuationTokens,
+) -> list[tuple[CallId, StoredToken]]:
+    """Give ``session`` its stored history and calls; the deferred calls whose token was
+    completed (or expired) while the process was down, to end once the session runs."""
+    session_id = session.session_id
+    outlived = {  # a turn that waited for its deferred calls when the process ended
+        t.provider_call_id: placeholder(t.provider_call_id, t.call_id, CallStatus.PENDING, t.token)
+        for t in tokens
+    }
+    waiting = dict(session.restore(history, outlived))
+    completed_while_down = []
+    for token in tokens:
+        if token.provider_call_id not in waiting:
+            continue
+        del waiting[token.provider_call_id]
+        call_id = runtime.submit(
+            token.tool_name,
+            token.tool_input,
+            session_id=session_id,
+            provider_call_id=token.provider_call_id,
+            conversation_id=session_id,
+            deferred=True,
+        )
+        registry.bind(
+            TokenRecord(token.token, session_id, call_id, token.provider_call_id, token.tool_name)
+        )
+        session.await_outcome(call_id, token.provider_call_id)
+        if token.completed_at is not None or token.expired:
+            completed_while_down.append((call_id, token))
+    for tool_use_id, name in waiting.items():
+        held = _still_held(runtime, session, tool_use_id)
+        if held is None:
+            session.lost(tool_use_id, name)
+        else:  # unloaded and resumed in this runtime: the call is still here
+            session.await_outcome(held, tool_use_id)
+    return completed_while_down
+
+
+def _still_held(runtime: Runtime, session: Session, tool_use_id: str) -> CallId | None:
+    """The runtime's call behind a placeholder in the history, if it still holds it."""
+    call_id = session.runtime_id_of(tool_use_id)
+    if call_id is None:
+        return None
+    try:
+        return runtime.status(call_id, session_id=session.session_id).call_id
+    except UnknownCallError:
+        return None

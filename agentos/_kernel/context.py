@@ -1,0 +1,190 @@
+"""What a running tool sees of its call: ids, progress reporting, cancellation."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+
+from anyio import TaskHandle
+
+from agentos._errors import CallCancelled, UsageError
+from agentos._kernel.json_values import safe_text, to_json
+from agentos._kernel.process import ProcessResult, run_process
+from components import (
+    PROGRESS_KEPT,
+    CallId,
+    ConversationId,
+    Entity,
+    InboxMessage,
+    ProgressBatch,
+    ProgressKind,
+    ProgressNote,
+    SessionId,
+    ToolCallConfig,
+    TurnId,
+)
+
+
+class ToolContext:
+    """Handed to a tool function; safe to use from its task or its worker thread.
+
+    Reports go to the runtime's inbox and show in the call's state after the
+    next tick. Payloads must be JSON values; anything else raises TypeError
+    in the tool, which ends the call ``failed`` with that message. Reports
+    made before the next tick are coalesced: one message carries the newest
+    ``PROGRESS_KEPT`` and the count of older ones, which the log would drop
+    anyway.
+    """
+
+    __slots__ = (
+        "_cancel_event",
+        "_cancelled",
+        "_config",
+        "_entity",
+        "_handle",
+        "_lock",
+        "_pending",
+        "_post",
+        "_skipped",
+        "_wall",
+    )
+
+    def __init__(
+        self,
+        entity: Entity,
+        config: ToolCallConfig,
+        post: Callable[[InboxMessage], None],
+        wall: Callable[[], float],
+        *,
+        threaded: bool,
+    ) -> None:
+        self._entity = entity
+        self._config = config
+        self._post = post
+        self._wall = wall
+        self._cancelled = False
+        self._cancel_event = threading.Event() if threaded else None
+        self._lock = threading.Lock() if threaded else None
+        self._pending: deque[ProgressNote] | None = None
+        self._skipped = 0
+        self._handle: TaskHandle[None] | None = None
+
+    @property
+    def call_id(self) -> CallId:
+        return self._config.call_id
+
+    @property
+    def provider_call_id(self) -> str | None:
+        return self._config.provider_call_id
+
+    @property
+    def session_id(self) -> SessionId:
+        return self._config.session_id
+
+    @property
+    def conversation_id(self) -> ConversationId | None:
+        return self._config.conversation_id
+
+    @property
+    def turn_id(self) -> TurnId | None:
+        return self._config.turn_id
+
+    @property
+    def parent_call_id(self) -> CallId | None:
+        return self._config.parent_call_id
+
+    @property
+    def tool_name(self) -> str:
+        return self._config.tool_name
+
+    def progress(self, payload: object, *, kind: ProgressKind = ProgressKind.PARTIAL) -> None:
+        """Report structured progress (a partial result, a percentage, ...)."""
+        try:
+            value = to_json(payload)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"progress payload is not JSON: {error}") from None
+        self._report((kind, value, self._wall()))
+
+    def log(self, line: str) -> None:
+        """Report one free-form log line."""
+        self._report((ProgressKind.LOG, safe_text(str(line)), self._wall()))
+
+    def heartbeat(self) -> None:
+        """Say the call is alive without claiming it moved forward."""
+        self._report((ProgressKind.HEARTBEAT, None, self._wall()))
+
+    def _report(self, note: ProgressNote) -> None:
+        if self._lock is None:
+            first = self._queue(note)
+        else:
+            with self._lock:
+                first = self._queue(note)
+        if first:
+            self._post(ProgressBatch(self._entity, self._take))
+
+    def _queue(self, note: ProgressNote) -> bool:
+        """Add to the batch; True if this starts one (it must then be posted)."""
+        pending = self._pending
+        if pending is None:
+            self._pending = deque((note,), maxlen=PROGRESS_KEPT)
+            return True
+        if len(pending) == PROGRESS_KEPT:
+            self._skipped += 1
+        pending.append(note)
+        return False
+
+    def _take(self) -> tuple[Sequence[ProgressNote], int]:
+        """Called by the tick that applies the batch; the next report starts a new one."""
+        if self._lock is None:
+            return self._swap()
+        with self._lock:
+            return self._swap()
+
+    def _swap(self) -> tuple[Sequence[ProgressNote], int]:
+        pending, skipped = self._pending, self._skipped
+        self._pending, self._skipped = None, 0
+        return pending or (), skipped
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the call was cancelled (by a caller or a timeout)."""
+        return self._cancelled
+
+    def check_cancelled(self) -> None:
+        """For sync tools: raise ``CallCancelled`` once the call has been cancelled."""
+        if self._cancelled:
+            raise CallCancelled(f"tool call {self.call_id} was cancelled")
+
+    def wait_cancelled(self, seconds: float) -> bool:
+        """For sync tools: sleep up to ``seconds``, waking early on cancel; True if cancelled."""
+        if self._cancel_event is None:
+            raise UsageError("wait_cancelled is for sync tools; async tools are cancelled")
+        return self._cancel_event.wait(seconds)
+
+    async def run_process(
+        self,
+        argv: Sequence[str],
+        *,
+        input: bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ProcessResult:
+        """Run a subprocess in its own process group; cancelling the call kills the group.
+
+        Each stdout line becomes an ``output`` progress entry as it arrives
+        (bounded like all progress); the result still carries all of stdout.
+        """
+        return await run_process(argv, input=input, cwd=cwd, env=env, on_line=self._output)
+
+    def _output(self, line: bytes) -> None:
+        self._report((ProgressKind.OUTPUT, line.decode("utf-8", "replace"), self._wall()))
+
+    def _cancel(self) -> TaskHandle[None] | None:
+        """Called by the kernel (on the event loop's thread): mark the call cancelled,
+        and hand back the task to interrupt (the kernel does it in a batch)."""
+        self._cancelled = True
+        if self._cancel_event is not None:
+            self._cancel_event.set()
+        handle, self._handle = self._handle, None  # it keeps the CancelledError: no cycle
+        return handle

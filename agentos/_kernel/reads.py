@@ -1,0 +1,193 @@
+"""Reading calls: status, waiting, resolving provider ids, looks, listings and statistics.
+
+Every read applies the inbox first, so it sees every earlier submit and
+report; none of them writes the world. Waiters are resources the API
+registers directly (``components.Waiters``), released by the introspect phase.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import anyio
+import esper
+
+from agentos._errors import UnknownCallError
+from agentos._kernel.checks import check_text
+from agentos._kernel.parts import RuntimeParts
+from agentos._kernel.snapshot import CallSnapshot, RuntimeStatistics, snapshot_of
+from components import (
+    CallId,
+    CallStatus,
+    DeadlineKind,
+    SessionId,
+    ToolCallConfig,
+    ToolCallState,
+    Waiter,
+)
+
+
+class CallReads(RuntimeParts):
+    """The read side of ``Runtime``'s call API."""
+
+    def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:
+        """The call as it is now. With ``session_id``, only that session's calls are visible."""
+        self._flush()
+        entity = self._resolve(call_id, session_id)
+        return snapshot_of(self._config(entity), self._state(entity))
+
+    async def wait(
+        self,
+        call_id: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - measured on the runtime's clock
+        *,
+        session_id: str | None = None,
+    ) -> CallSnapshot:
+        """Wait until the call is final, or ``timeout`` seconds pass; returns its snapshot.
+
+        The timeout is measured on the runtime's clock. When it runs out the
+        snapshot is simply not final: waiting is the caller's business only.
+        """
+        if timeout is not None and not (isinstance(timeout, int | float) and timeout >= 0):
+            raise ValueError(f"timeout must be None or >= 0 seconds, got {timeout!r}")
+        self._flush()
+        entity = self._resolve(call_id, session_id)
+        config = self._config(entity)
+        if self._state(entity).status.is_final:
+            return snapshot_of(config, self._state(entity))
+        released = anyio.Event()
+        seen: list[CallSnapshot] = []
+
+        def release() -> None:
+            seen.append(snapshot_of(config, self._state(entity)))
+            released.set()
+
+        deadline = None if timeout is None else self._clock.monotonic() + timeout
+        waiter = Waiter(entity, deadline, release)
+        self._ctx.waiters.add(waiter)
+        if deadline is not None:
+            self._kernel.wake()
+        try:
+            await released.wait()
+        finally:
+            self._ctx.waiters.withdraw(waiter)
+        return seen[0]
+
+    def resolve(
+        self, call_id: str, *, session_id: str, conversation_id: str | None = None
+    ) -> CallId:
+        """The internal id of the call ``call_id`` names: an internal id, or a provider id.
+
+        A provider id (``toolu_...``) is looked up within ``session_id`` (and
+        ``conversation_id`` when given). Provider ids repeat across turns: the
+        call still in flight wins, then the latest started.
+        """
+        check_text("call_id", call_id)
+        check_text("session_id", session_id)
+        self._flush()
+        index = self._ctx.index
+        if call_id in index.by_id:
+            return CallId(call_id)
+        best: tuple[bool, float] | None = None
+        found: CallId | None = None
+        for entity in index.by_provider.get((SessionId(session_id), call_id), ()):
+            config = self._config(entity)
+            if conversation_id is not None and config.conversation_id != conversation_id:
+                continue
+            state = self._state(entity)
+            started = state.started_at if state.started_at is not None else state.submitted_at
+            rank = (not state.status.is_final, started)
+            if best is None or rank >= best:
+                best, found = rank, config.call_id
+        if found is None:
+            raise UnknownCallError(call_id)
+        return found
+
+    def owner(self, call_id: str) -> SessionId:
+        """The session a call belongs to (cheaper than a whole ``status``)."""
+        self._flush()
+        return self._config(self._resolve(call_id, None)).session_id
+
+    def look(self, call_id: str, observer: str) -> tuple[CallSnapshot, bool]:
+        """``status`` plus whether anything moved since ``observer`` last looked at the call.
+
+        The first look counts as a change. Looks are remembered per observing
+        session for as long as the call is in the world.
+        """
+        check_text("observer", observer)
+        self._flush()
+        entity = self._resolve(call_id, None)
+        snapshot = snapshot_of(self._config(entity), self._state(entity))
+        looks = self._kernel.looks
+        seen = looks.get(entity)
+        if seen is None:
+            seen = looks[entity] = {}
+        changed = seen.get(SessionId(observer)) != snapshot.version
+        seen[SessionId(observer)] = snapshot.version
+        return snapshot, changed
+
+    def list_calls(self, session_id: str, *, include_final: bool = True) -> list[CallSnapshot]:
+        """The session's calls in submission order (only non-final ones if asked)."""
+        check_text("session_id", session_id)
+        self._flush()
+        calls = self._ctx.index.by_session.get(SessionId(session_id), {})
+        snapshots = []
+        for entity in calls.values():
+            state = self._state(entity)
+            if include_final or not state.status.is_final:
+                snapshots.append(snapshot_of(self._config(entity), state))
+        return snapshots
+
+    def statistics(self) -> RuntimeStatistics:
+        """Counts and costs of the runtime as they are now."""
+        ctx, kernel, listeners = self._ctx, self._kernel, self._listeners
+        counts = ctx.index.status_counts
+        return RuntimeStatistics(
+            calls_by_status=RuntimeStatistics.freeze(
+                {
+                    status: counts[status]
+                    for status in CallStatus
+                    if status is not CallStatus.ORPHANED
+                }
+            ),
+            running=ctx.queues.running_total,
+            pending=counts[CallStatus.PENDING],
+            ready_sessions=len(ctx.queues.ring),
+            nested_admissions=ctx.queues.nested_admissions,
+            inbox_length=len(ctx.inbox),
+            waiters=ctx.waiters.count(),
+            sessions=len(ctx.index.by_session),
+            subscribers=listeners.subscriber_count(),
+            events_dropped=listeners.events_dropped,
+            ticks=ctx.stats.ticks,
+            last_tick_us=ctx.stats.last_tick_us,
+            max_tick_us=ctx.stats.max_tick_us,
+            messages_applied=ctx.stats.messages_applied,
+            calls_forgotten=ctx.stats.calls_forgotten,
+            hand_offs_here=kernel.hand_offs_here,
+            hand_offs_spawned=kernel.hand_offs_spawned,
+            peak_running=ctx.queues.peak_running,
+            timers_armed=MappingProxyType(self._timers_armed()),
+            internal_errors=kernel.internal_errors + listeners.failures + self._work.failures,
+        )
+
+    def _timers_armed(self) -> dict[str, int]:
+        """Deadlines in the heap that still apply to their call (stale ones are skipped)."""
+        armed = dict.fromkeys((kind.value for kind in DeadlineKind), 0)
+        if self._opened and not self._kernel.closed and esper.current_world != self._kernel.world:
+            esper.switch_world(self._kernel.world)
+        for _, _, entity, kind in self._ctx.deadlines.heap:
+            state = esper.try_component(entity, ToolCallState)
+            if state is None:
+                continue
+            if kind is DeadlineKind.RETENTION:
+                live = state.status.is_final
+            elif kind is DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
+                config = esper.component_for_entity(entity, ToolCallConfig)
+                live = state.status is CallStatus.RUNNING or (
+                    config.deferred and state.status is CallStatus.PENDING
+                )
+            else:  # overdue: it re-arms each interval while the call runs
+                live = state.status is CallStatus.RUNNING
+            armed[kind.value] += live
+        return armed

@@ -1,0 +1,273 @@
+"""Running a call's work: the work task group, retries, worker threads and isolated runners.
+
+Async tools (and hand-offs) run as tasks in the work group, which a task of
+its own holds, so closing can stop waiting for a tool that swallows its
+cancellation. Sync tools run in daemon worker threads, ``runner`` calls
+through a registered ``IsolatedRunner``. A call reports once, after its last
+attempt, with a value checked here. Stopping a call interrupts its task
+(batched, from a loop callback) or sets its thread's cancel flag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import esper
+from anyio import TaskHandle
+from anyio.abc import TaskGroup
+
+from agentos._errors import CallCancelled
+from agentos._kernel.context import ToolContext
+from agentos._kernel.isolation import IsolatedCall, IsolatedRunner
+from agentos._kernel.json_values import ResultTooLarge, safe_text, to_json
+from agentos._kernel.threads import DaemonThreads
+from agentos._kernel.tools import Tool, ToolFailure
+from components import (
+    CallError,
+    Entity,
+    ErrorKind,
+    ReportFailure,
+    ReportResult,
+    ToolCallArgs,
+    ToolCallConfig,
+)
+
+if TYPE_CHECKING:
+    from agentos._kernel.kernel import Kernel
+
+INTERRUPTS_PER_PASS = 1_000
+"""Task cancels delivered in one pass of the event loop."""
+_STRAY_CANCEL = (
+    "the tool raised CancelledError although nobody cancelled this call "
+    "(did it await a task or future that something else cancelled?)"
+)
+
+
+class Work:
+    """Starts, runs and stops the work of calls; the kernel calls it from tick effects."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        tools: Mapping[str, Tool[Any]],
+        runners: Mapping[str, IsolatedRunner],
+        *,
+        max_threads: int,
+        max_result_chars: int | None,
+    ) -> None:
+        self._kernel = kernel
+        self._post = kernel.post
+        self._wall = kernel.clock.wall
+        self._listened = kernel.listeners.callbacks
+        self._tools = tools
+        self._runners = runners
+        self._max_threads = max_threads
+        self._max_result_chars = max_result_chars
+        self.running: dict[Entity, ToolContext] = {}
+        """The context of every started call whose work was not stopped or reported."""
+        self._live: dict[Entity, tuple[ToolCallConfig, asyncio.Task[Any] | None]] = {}
+        """Calls whose task has not ended, named for the log if closing abandons them."""
+        self._interrupts: list[TaskHandle[None]] = []
+        self._done = anyio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.failures = 0
+        """The work group failed (only a bug of ours can do that)."""
+
+    async def open(self) -> None:
+        """Start the task that holds the work group, and wait until the group is open."""
+        self._threads = DaemonThreads(self._max_threads)
+        self._cancelled_exc = anyio.get_cancelled_exc_class()
+        self._loop = asyncio.get_running_loop()
+        ready = anyio.Event()
+        self._task = self._loop.create_task(self._hold(ready))
+        await ready.wait()
+
+    async def _hold(self, ready: anyio.Event) -> None:
+        """The task whose task group runs tools and hand-offs (not a child of the runtime's)."""
+        try:
+            async with anyio.create_task_group() as group:
+                self.group: TaskGroup = group
+                ready.set()
+                await anyio.sleep_forever()
+        except BaseException as error:  # only a bug of ours can get here
+            self.failures += 1
+            self._kernel.ctx.log.error(
+                "runtime.work_failed", error=f"{type(error).__name__}: {error}"
+            )
+        finally:
+            self._done.set()
+
+    async def close(self, grace: float) -> None:
+        """Cancel the work group, wait up to ``grace`` seconds for it, then abandon the rest."""
+        self.group.cancel_scope.cancel()
+        with anyio.move_on_after(grace, shield=True):
+            await self._done.wait()
+        if not self._done.is_set():
+            self._abandon(grace)
+        self._threads.close()
+
+    def _abandon(self, grace: float) -> None:
+        """Stop waiting for tools that ignore their cancellation, and say which."""
+        self._kernel.ctx.log.warning(
+            "runtime.work_abandoned",
+            grace_seconds=grace,
+            calls=sorted(
+                f"{config.call_id} ({config.tool_name})" for config, _ in self._live.values()
+            ),
+            threads=sorted(self._threads.busy()),
+        )
+        # asyncio.run would wait for these tasks forever when it ends the loop
+        unregister = getattr(asyncio.tasks, "_unregister_task", None)
+        if unregister is not None and self._task is not None:
+            for task in (*(task for _, task in self._live.values()), self._task):
+                if task is not None:
+                    unregister(task)
+
+    def start(self, entity: Entity) -> None:
+        """Start the admitted call's work (the world is switched in)."""
+        config = esper.component_for_entity(entity, ToolCallConfig)
+        tool = self._tools[config.tool_name]
+        args = esper.component_for_entity(entity, ToolCallArgs).value
+        threaded = config.runner is None and not tool.is_async
+        context = ToolContext(entity, config, self._post, self._wall, threaded=threaded)
+        self.running[entity] = context
+        context._handle = self.group.start_soon(self._run, entity, config, tool, args, context)
+
+    def stop(self, entity: Entity) -> None:
+        """Interrupt the call's work: the runtime ended the call."""
+        running = self.running.pop(entity, None)
+        if running is not None:
+            handle = running._cancel()
+            if handle is not None:
+                if not self._interrupts:
+                    self._loop.call_soon(self._deliver_interrupts)
+                self._interrupts.append(handle)
+
+    def spawn(self, follow_up: Callable[[], Awaitable[None]]) -> None:
+        """Run a hand-off in a task of its own."""
+        self.group.start_soon(self._kernel.follow, follow_up)
+
+    def interrupting(self) -> bool:
+        """Whether cancels are still on their way to their tasks."""
+        return bool(self._interrupts)
+
+    def busy_threads(self) -> list[str]:
+        return self._threads.busy()
+
+    def _deliver_interrupts(self) -> None:
+        """Cancel tasks from a loop callback, at most ``INTERRUPTS_PER_PASS`` a loop pass.
+
+        Outside any task, anyio does not format the calling task into the
+        reason (half the cost of a cancel); each cancel wakes a task that
+        unwinds in the next pass, so cancelling 100,000 running calls never
+        stalls the loop for long.
+        """
+        handles = self._interrupts
+        batch, self._interrupts = handles[:INTERRUPTS_PER_PASS], handles[INTERRUPTS_PER_PASS:]
+        if self._interrupts:
+            self._loop.call_soon(self._deliver_interrupts)
+        for handle in batch:
+            handle.cancel()
+
+    async def _run(
+        self,
+        entity: Entity,
+        config: ToolCallConfig,
+        tool: Tool[Any],
+        args: object,
+        context: ToolContext,
+    ) -> None:
+        """Run the work, again after a failure while ``retries`` allow, and report once.
+
+        Only a cancel the runtime asked for ends the task cancelled; a tool that
+        raises ``CancelledError`` on its own ends its call ``failed``.
+        """
+        kernel = self._kernel
+        self._live[entity] = (config, asyncio.current_task())
+        attempts = config.retries + 1
+        try:
+            for attempt in range(1, attempts + 1):
+                try:
+                    report = await self._attempt(entity, config, tool, args, context)
+                except self._cancelled_exc:
+                    if context._cancelled or kernel.closed or cancel_requested():
+                        raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
+                    report = ReportFailure(entity, CallError(ErrorKind.TOOL_ERROR, _STRAY_CANCEL))
+                except BaseException as error:
+                    report = ReportFailure(entity, _failure(error))
+                if isinstance(report, ReportFailure) and attempt < attempts:
+                    context.log(f"attempt {attempt} of {attempts} failed: {report.error.message}")
+                    continue
+                break
+        finally:
+            self._live.pop(entity, None)
+        self.running.pop(entity, None)
+        if config.session_id in self._listened and not kernel.closed:
+            await kernel.report_here(config.session_id, report)
+        else:
+            self._post(report)
+
+    async def _attempt(
+        self,
+        entity: Entity,
+        config: ToolCallConfig,
+        tool: Tool[Any],
+        args: object,
+        context: ToolContext,
+    ) -> ReportResult | ReportFailure:
+        """One run of the work, its value checked: a sync tool's in its own thread."""
+        limit = self._max_result_chars
+        if config.runner is not None:
+            call = IsolatedCall(config.call_id, config.session_id, tool.name, config.tool_input)
+            return _settle(entity, await self._runners[config.runner].run(call, context), limit)
+        if tool.is_async:
+            if tool.takes_context:
+                return _settle(entity, await tool.fn(args, context), limit)
+            return _settle(entity, await tool.fn(args), limit)
+
+        def work() -> ReportResult | ReportFailure:
+            value = tool.fn(args, context) if tool.takes_context else tool.fn(args)
+            return _settle(entity, value, limit)
+
+        report: ReportResult | ReportFailure = await self._threads.run(
+            work, label=f"{config.call_id} ({config.tool_name})"
+        )
+        return report
+
+
+def cancel_requested() -> bool:
+    """Whether someone asked the current task to stop (asyncio counts the requests)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # not on asyncio: trust the exception
+        return True
+    return task is None or task.cancelling() > 0
+
+
+def _settle(entity: Entity, value: Any, limit: int | None) -> ReportResult | ReportFailure:
+    """The report of a value a tool returned: checked once, here, for every later reader."""
+    if isinstance(value, ToolFailure):
+        return ReportFailure(entity, CallError(ErrorKind.TOOL_ERROR, safe_text(value.message)))
+    try:
+        return ReportResult(entity, to_json(value, limit=limit))
+    except ResultTooLarge as error:
+        message = (
+            f"the tool's result is too large: {error}; return less (a summary, a page, "
+            "or where the full data was written)"
+        )
+        return ReportFailure(entity, CallError(ErrorKind.INVALID_RESULT, message))
+    except (TypeError, ValueError) as error:
+        message = f"the tool returned a value that is not JSON: {error}"
+        return ReportFailure(entity, CallError(ErrorKind.INVALID_RESULT, message))
+
+
+def _failure(error: BaseException) -> CallError:
+    """The error a call ends with when its work raised."""
+    if isinstance(error, CallCancelled):
+        return CallError(ErrorKind.CANCELLED, str(error))
+    text = safe_text(str(error))
+    message = f"{type(error).__name__}: {text}" if text else type(error).__name__
+    return CallError(ErrorKind.TOOL_ERROR, message)

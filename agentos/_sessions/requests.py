@@ -1,0 +1,186 @@
+"""A session's hands: the model request, capability answers, runtime calls, tool definitions.
+
+``SessionCalls`` performs the turn machine's ``SubmitCalls``: a capability is
+answered at once from the world, every other use becomes a runtime call (with
+its disposition, decorations and, for a deferred call, a continuation token).
+A background call's ``expected_seconds`` (``_expected``) is taken out of its
+input here and becomes its overdue interval; the history keeps what the model wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from agentos._errors import ProviderError
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.snapshot import SessionStatistics
+from agentos._model.messages import ToolResultBlock, tool_result
+from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse, Provider
+from agentos._sessions.scope import Caller
+from agentos._sessions.tokens import ContinuationTokens
+from agentos._sessions.toolbox import SystemToolbox
+from agentos._turns.agent_config import AgentConfig, Disposition
+from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.events import CallsSubmitted, CallStarted, SubmitCalls
+from agentos._turns.expected import has_own_field, take_expected_seconds, with_expected_seconds
+from components import CallStatus
+
+
+@dataclass(slots=True)
+class SessionCalls:
+    """One session's hands on the runtime and the system toolbox."""
+
+    session_id: str
+    config: AgentConfig
+    runtime: Runtime
+    toolbox: SystemToolbox
+    tokens: ContinuationTokens
+    caller: Caller
+    _expecting: frozenset[str] | None = field(default=None, init=False)
+    """The tools whose schema has our ``expected_seconds``; found on first use."""
+    _requests: int = field(default=0, init=False)
+    _usage: dict[str, int] = field(default_factory=dict, init=False)
+    """The token counts of every response, summed by ``USAGE_FIELDS`` name."""
+
+    async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse | str:
+        """One model request: its response, or what went wrong (the session records it)."""
+        self._requests += 1
+        try:
+            with anyio.fail_after(self.config.request_timeout):
+                response = await provider.complete(request)
+        except TimeoutError:
+            return f"timeout: no answer from the model in {self.config.request_timeout:g}s"
+        except ProviderError as error:
+            return f"{error.kind}: {error.message}"
+        except Exception as error:  # a provider's bug must not end the session
+            return f"provider_bug: {type(error).__name__}: {error}"
+        for name in USAGE_FIELDS:
+            count = response.usage.get(name)
+            if isinstance(count, int) and not isinstance(count, bool):
+                self._usage[name] = self._usage.get(name, 0) + count
+        return response
+
+    def statistics(self) -> SessionStatistics:
+        """Requests made so far and the token counts their answers reported."""
+        return SessionStatistics(requests=self._requests, **self._usage)
+
+    async def submit(self, action: SubmitCalls, *, turn_id: str) -> CallsSubmitted:
+        """Answer capabilities and hand the other calls to the runtime."""
+        answers: dict[str, ToolResultBlock] = {}
+        started: list[CallStarted] = []
+        read: list[str] = []
+        for use in action.uses:
+            tool_use_id, name, arguments = use["id"], use["name"], use.get("input", {})
+            if name in self.config.capabilities and name in CAPABILITIES:
+                answers[tool_use_id] = await self._capability(tool_use_id, name, arguments, read)
+                continue
+            decorations = action.decorations[tool_use_id]
+            disposition = self.config.disposition(name)
+            options: dict[str, Any] = {}
+            timeout = decorations.timeout or self.config.call_timeout
+            if timeout is not None:
+                options["timeout"] = timeout
+            if disposition is Disposition.DEFER and self.tokens.ttl is not None:
+                options["timeout"] = min(timeout or math.inf, self.tokens.ttl)
+            if disposition is Disposition.RUN_ISOLATED:
+                options["runner"] = self.config.isolated_runner
+            overdue_after = self.config.call_overdue_after
+            if name in self.expecting():
+                arguments, overdue_after = take_expected_seconds(
+                    arguments, default=overdue_after, cap=self.config.expected_seconds_cap
+                )
+            if overdue_after is not None:
+                options["overdue_after"] = overdue_after
+            call_id = self.runtime.submit(
+                name,
+                _as_tool_input(arguments),
+                session_id=self.session_id,
+                provider_call_id=tool_use_id,
+                conversation_id=self.session_id,
+                turn_id=turn_id,
+                deferred=disposition is Disposition.DEFER,
+                retries=decorations.retries,
+                label=decorations.label,
+                **options,
+            )
+            token = None
+            if disposition is Disposition.DEFER:
+                token = await self.tokens.issue(
+                    self.session_id,
+                    call_id,
+                    provider_call_id=tool_use_id,
+                    tool_name=name,
+                    tool_input=self.runtime.status(call_id).tool_input,
+                )
+            started.append(
+                CallStarted(
+                    tool_use_id,
+                    call_id,
+                    name,
+                    disposition,
+                    CallStatus.PENDING,  # a read would run a tick per call; STARTED follows
+                    token,
+                    decorations,
+                )
+            )
+        return CallsSubmitted(answers, started, read, self.runtime.clock.monotonic())
+
+    async def _capability(
+        self, tool_use_id: str, name: str, arguments: object, read: list[str]
+    ) -> ToolResultBlock:
+        result = await self.toolbox.invoke(name, arguments, self.caller)
+        content = result.content
+        named = content.get("tool_call_id")
+        final = name == "get_tool_call_status" and content.get("is_final") is True
+        stopped = name == "cancel_tool_call" and content.get("cancelled") is True
+        if (final or stopped) and isinstance(named, str):
+            read.append(named)  # the model knows: no late outcome
+        return tool_result(tool_use_id, result.to_json(), error=result.is_error)
+
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        """The tools as the model sees them: a background tool's schema has ``expected_seconds``."""
+        tools = self.runtime.tools
+        names = sorted(tools) if self.config.tools is None else self.config.tools
+        expecting, cap = self.expecting(), self.config.expected_seconds_cap
+        definitions = [
+            {
+                "name": tools[name].name,
+                "description": tools[name].description,
+                "input_schema": with_expected_seconds(tools[name].input_schema, cap)
+                if name in expecting
+                else tools[name].input_schema,
+            }
+            for name in names
+            if name in tools
+        ]
+        chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
+        return definitions + SystemToolbox.definitions(chosen)
+
+    def expecting(self) -> frozenset[str]:
+        """Tools whose calls let the turn go on without them (run_async, run_isolated in
+        asynchronous mode) and that have no field of that name of their own."""
+        if self._expecting is None:
+            background = (Disposition.RUN_ASYNC, Disposition.RUN_ISOLATED)
+            self._expecting = frozenset(
+                name
+                for name, tool in self.runtime.tools.items()
+                if self.config.disposition(name) in background
+                and not has_own_field(tool.input_schema)
+            )
+        return self._expecting
+
+
+def _as_tool_input(arguments: object) -> dict[str, Any] | str:
+    """What the model sent as a call's input, for the runtime to check: an object passes,
+    anything else fails the call saying the arguments must be a JSON object."""
+    if isinstance(arguments, dict | str):
+        return arguments
+    try:
+        return json.dumps(arguments)
+    except (TypeError, ValueError):
+        return repr(arguments)

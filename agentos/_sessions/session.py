@@ -1,0 +1,303 @@
+"""One conversation with a model: what its caller uses (``Session``).
+
+A session's turn is a pure machine (``TurnMachine``, or ``BoardMachine`` for
+a board); ``Session`` is its API (post, stop, wait, read) and, through
+``SessionTask`` (``_session_task``), the async shell that performs what the
+machine decides.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+
+import anyio
+
+from agentos._board.board import Board
+from agentos._board.machine import BoardMachine
+from agentos._board.words import NEW_THREAD_DEFINITION
+from agentos._errors import SessionEndedError, UnknownCallError
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.snapshot import CallSnapshot, SessionStatistics
+from agentos._model.messages import Message, ToolResultBlock
+from agentos._model.provider import Provider
+from agentos._sessions.requests import SessionCalls
+from agentos._sessions.scope import Caller, Scope
+from agentos._sessions.task import SessionTask
+from agentos._sessions.tokens import ContinuationTokens
+from agentos._sessions.toolbox import SystemToolbox
+from agentos._sessions.writer import SessionWriter
+from agentos._store.protocol import SessionStore
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.chat import ChatEntry
+from agentos._turns.context_view import ContextView, ViewInput
+from agentos._turns.events import Action, SessionStatus, StopRequested, UserPosted
+from agentos._turns.history import MessageHistory
+from agentos._turns.transcript_machine import TurnMachine
+from components import CallId
+
+
+class Session(SessionTask):
+    """A conversation: its history, its calls, and the task that performs its turns.
+
+    Created by ``Host.create_session``; ``post`` a user message and the session
+    answers when the model has spoken. ``history`` is Anthropic Messages.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        config: AgentConfig,
+        *,
+        runtime: Runtime,
+        provider: Provider,
+        toolbox: SystemToolbox,
+        view: ContextView,
+        tokens: ContinuationTokens,
+        scope: Scope = Scope.OWN,
+        store: SessionStore | None = None,
+        version: int | None = None,
+    ) -> None:
+        """``version``: the stored version this session owns (from its lease); every
+        commit expects it, so none replaces another host's writes."""
+        self.session_id = session_id
+        self.config = config
+        self.errors: list[str] = []
+        self.changed_at = runtime.clock.monotonic()
+        """When (the runtime's clock) the status last changed: how long it has been idle."""
+        self._turn: TurnMachine | BoardMachine = (
+            BoardMachine(session_id, config)
+            if config.context_view == "board"
+            else TurnMachine(session_id, config)
+        )
+        self._reported = self._turn.status
+        self._runtime = runtime
+        self._provider = provider
+        self._view = view
+        self._todo: deque[Action] = deque()
+        self._stepping = False
+        self._deadline = math.inf
+        self._step_scope: anyio.CancelScope | None = None
+        self._arrived: anyio.Event | None = None
+        self._writer = SessionWriter(session_id, store, version, self._turn.status)
+        self._changed: anyio.Event | None = None
+        self._commit_later = False
+        self._hands = SessionCalls(
+            session_id, config, runtime, toolbox, tokens, Caller(session_id, session_id, scope)
+        )
+        self._on_change = []
+        self._tools = self._hands.tool_definitions()
+        if isinstance(self._turn, BoardMachine):
+            self._tools.append(NEW_THREAD_DEFINITION)
+
+    # ------------------------------------------------------------------ the API
+
+    @property
+    def status(self) -> SessionStatus:
+        return self._turn.status
+
+    @property
+    def history(self) -> list[Message]:
+        return self._turn.history
+
+    @property
+    def requests(self) -> int:
+        """Model requests made so far."""
+        return self._turn.requests
+
+    def statistics(self) -> SessionStatistics:
+        """Model requests made by this session object and the tokens they used, prompt-cache
+        reads and writes included (from the responses' usage; none kept across a restart)."""
+        return self._hands.statistics()
+
+    @property
+    def calls(self) -> MessageHistory:
+        """What this session's history says of each call: the source of ``orphaned``."""
+        return self._turn.calls
+
+    def post(self, text: str, *, reply_to: int | None = None) -> None:
+        """A user message: it grants a turn, and cuts short a wait for background calls.
+
+        A board session takes ``reply_to``, the node the message answers (None: a
+        new thread); ``KeyError`` for a node the board does not have. Call it on the
+        event loop's thread (``WrongThreadError`` elsewhere: use ``post_threadsafe``).
+        """
+        self._runtime._check_thread("Session.post_threadsafe")
+        if reply_to is not None and type(reply_to) is not int:
+            raise TypeError(f"reply_to is a node's id (an int), got {type(reply_to).__name__}")
+        self._turn.check_reply(reply_to)
+        if not isinstance(text, str):
+            raise TypeError(f"a user message is a str, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError("a user message must not be empty")
+        if self._turn.ended or self._turn.stopping:
+            state = "failed" if self.status is SessionStatus.FAILED else "stopped"
+            raise SessionEndedError(f"session {self.session_id!r} is {state}")
+        self._feed(UserPosted(text, reply_to, at=time.time()))
+
+    def post_threadsafe(self, text: str, *, reply_to: int | None = None) -> None:
+        """``post`` for code running in another thread (a UI thread): it runs on the event
+        loop's thread, and raises here what ``post`` raises."""
+        self._runtime._from_thread(lambda: self.post(text, reply_to=reply_to))
+
+    def on_change(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call ``callback`` (no arguments) after each event the session takes: a post, a
+        model reply, a call's start or end, a stop. It must be quick and must not call back
+        into the session; for a UI that redraws what changed. Returns what stops it."""
+        self._on_change.append(callback)
+
+        def stop() -> None:
+            if callback in self._on_change:
+                self._on_change.remove(callback)
+
+        return stop
+
+    def next_messages(self) -> list[Message]:
+        """What the model would read if asked now: the board drawn now, or the history
+        through the context view (the system prompt and tools aside)."""
+        board = self.board
+        if board is not None:
+            return [{"role": "user", "content": [{"type": "text", "text": board.render().text}]}]
+        return self._view.build(ViewInput(self.session_id, self._turn.history, self._calls))
+
+    @property
+    def board(self) -> Board | None:
+        """A board session's message board (None for a transcript session)."""
+        return self._turn.board if isinstance(self._turn, BoardMachine) else None
+
+    @property
+    def chat(self) -> list[ChatEntry]:
+        """What a person sees of the conversation: every message of a transcript, seed 004's
+        projection of a board."""
+        return self._turn.chat(self._calls)
+
+    @property
+    def queued_posts(self) -> list[str]:
+        """Messages posted while the model was busy that ``chat`` does not show yet: a
+        transcript takes them in at its next turn (a board shows a post at once)."""
+        return self._turn.queued_posts
+
+    def restore(
+        self, history: list[Message], held: Mapping[str, ToolResultBlock] | None = None
+    ) -> list[tuple[str, str]]:
+        """Take over an earlier conversation (before the task starts).
+
+        A ``tool_use`` left without a result gets its entry in ``held`` (a
+        placeholder for a call that outlived the restart) or one saying the
+        call was lost; a board's running call waits on only with an entry in
+        ``held``, else it reads as lost. Returns the calls still waiting
+        (placeholder, no outcome delivered) as ``(tool_use_id, tool_name)``:
+        the host re-creates the deferred ones and calls ``lost`` for the rest.
+        """
+        return self._turn.restore(history, held or {})
+
+    def runtime_id_of(self, tool_use_id: str) -> CallId | None:
+        """The runtime's id of a call the restored conversation waited for, if it names one."""
+        return self._turn.runtime_id_of(tool_use_id)
+
+    def lost(self, tool_use_id: str, tool_name: str) -> None:
+        """The model will be told, before its next request, that this call did not survive."""
+        self._turn.lost(tool_use_id, tool_name)
+
+    def await_outcome(self, call_id: CallId, tool_use_id: str) -> None:
+        """Deliver this call's outcome later, as for any call that got a placeholder."""
+        try:
+            deferred = self._runtime.status(call_id).deferred
+        except UnknownCallError:
+            deferred = False
+        self._turn.await_outcome(call_id, tool_use_id, deferred=deferred)
+
+    def disown(self, reason: str) -> None:
+        """Another host owns this session now: record why, write nothing more, and stop."""
+        if self._writer.store is None:
+            return
+        self._writer.store = None
+        self.errors.append(f"store: {reason}")
+        self._feed(StopRequested(cancel_calls=False))  # from the session's own task
+
+    def stop(self, *, cancel_calls: bool = True) -> None:
+        """End the session once the model request in flight (if any) is answered.
+
+        Its calls still running are cancelled (reason ``"session stopped"``),
+        deferred ones aside; ``cancel_calls=False`` leaves them running in the
+        runtime. A turn waiting for calls ends at once, with placeholders for
+        the calls left running. On the event loop's thread (elsewhere: ``stop_threadsafe``).
+        """
+        if self._turn.ended:
+            return
+        self._runtime._check_thread("Session.stop_threadsafe")
+        self._feed(StopRequested(cancel_calls))
+
+    def stop_threadsafe(self, *, cancel_calls: bool = True) -> None:
+        """``stop`` for code running in another thread."""
+        self._runtime._from_thread(lambda: self.stop(cancel_calls=cancel_calls))
+
+    @property
+    def idle(self) -> bool:
+        return self.status is SessionStatus.IDLE and self.at_rest and not self._turn.stopping
+
+    @property
+    def at_rest(self) -> bool:
+        """Ended, or idle with nothing queued: no turn would be cut."""
+        return self._turn.ended or (self._turn.at_rest and not self._busy)
+
+    @property
+    def _busy(self) -> bool:
+        """Actions are queued or being performed."""
+        return self._stepping or bool(self._todo)
+
+    async def wait_idle(self) -> None:
+        """Until the model has answered everything posted and no event is waiting.
+
+        Returns at once if that is so already, and once the session is stopped or
+        failed. A turn waits for its calls as its strategy says: every call final
+        (``yield_when_all_done``, and synchronous mode, one after another), one
+        final (``yield_on_any_progress``), or one final or ``milliseconds`` passed
+        (``yield_on_timeout``); a deferred call is final once ``Host.complete``
+        gives it its outcome. A user message or an overdue call ends the wait
+        early; the calls still running then get placeholders and their outcomes a
+        later turn, so the session may be busy again (see ``wait_settled``).
+        """
+        while not (self.idle or (self._turn.ended and not self._busy)):
+            await self._next_change()
+
+    def outstanding(self) -> list[CallSnapshot]:
+        """Calls the model got a placeholder for and whose outcome is not delivered yet
+        (and that the runtime still holds: a stopped session's may have been forgotten)."""
+        snapshots = []
+        for call_id in self._turn.outstanding:
+            try:
+                snapshots.append(self._runtime.status(call_id))
+            except UnknownCallError:
+                continue
+        return snapshots
+
+    async def wait_settled(self, *, include_deferred: bool = False) -> None:
+        """Until idle with no outstanding call, or ended: ``wait_idle``, and more.
+
+        Every call the model got a placeholder for has ended and the model has
+        heard its outcome and answered (under ``yield_when_all_done`` outcomes
+        are told once every outstanding call that can end by itself is final,
+        otherwise as each ends). Deferred calls count only with
+        ``include_deferred``.
+        """
+        while True:
+            waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
+            if (self._turn.ended and not self._busy) or (self.idle and not waiting):
+                return
+            await self._next_change()
+
+    @property
+    def replies(self) -> list[str]:
+        """The text of every assistant message, in order (a board session's: every agent
+        node's, shown to the person or not; ``chat`` is what a person sees)."""
+        return self._turn.replies
+
+    async def commit(self) -> None:
+        """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
+
+        The write names the session's version: one another host took over is refused.
+        """
+        await self._writer.write(self._turn)

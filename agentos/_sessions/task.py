@@ -1,0 +1,310 @@
+"""A session's own task: it performs what its turn machine asks.
+
+The machine (``TurnMachine`` or ``BoardMachine``) decides; ``SessionTask``
+feeds it events (the model's answer, a call starting, ending or going
+overdue, the yield timer) and performs the actions it returns: ask the
+model, submit calls, arm the timer, cancel calls, commit. A model request and
+the commit of the history before it run side by side.
+
+Waiting for calls is not a task awaiting: the actions that the end of a call
+allows run in that call's own task (``Runtime.hand_off``), so the next request
+goes out at once however busy the event loop is.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from agentos._board.machine import BoardMachine
+from agentos._errors import SessionConflictError, StoreError, UnknownCallError
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._log import agentos_logger
+from agentos._model.provider import ModelRequest, Provider
+from agentos._sessions.requests import SessionCalls
+from agentos._sessions.writer import SessionWriter
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.context_view import ContextView, ViewInput
+from agentos._turns.events import (
+    Action,
+    ArmTimer,
+    CallOverdue,
+    CallRunning,
+    CallSettled,
+    CancelCalls,
+    CancelsDone,
+    Commit,
+    Crashed,
+    DisarmTimer,
+    Event,
+    ModelReplied,
+    SendRequest,
+    SessionStatus,
+    SubmitCalls,
+    TimerFired,
+)
+from agentos._turns.transcript_machine import TurnMachine
+from components import CallEvent, CallEventKind, CallId
+
+_TIMER_ACTIONS = (ArmTimer, DisarmTimer)
+_CLOSE_GRACE = 5.0
+"""Seconds a closing session waits for its last commit."""
+
+
+class SessionTask:
+    """The performing half of ``Session`` (set up by ``Session.__init__``)."""
+
+    session_id: str
+    config: AgentConfig
+    errors: list[str]
+    changed_at: float
+    _turn: TurnMachine | BoardMachine
+    _reported: SessionStatus
+    _runtime: Runtime
+    _provider: Provider
+    _view: ContextView
+    _todo: deque[Action]
+    _stepping: bool
+    """Actions are being performed (in the session's task or, handed off, a call's)."""
+    _deadline: float
+    _step_scope: anyio.CancelScope | None
+    _arrived: anyio.Event | None
+    _writer: SessionWriter
+    _changed: anyio.Event | None
+    _commit_later: bool
+    """A ``Commit(wait=False)`` the session's task has yet to perform."""
+    _hands: SessionCalls
+    _tools: list[dict[str, Any]]
+    _on_change: list[Callable[[], object]]
+    """Called after every event the machine took (``Session.on_change``)."""
+
+    if TYPE_CHECKING:
+
+        @property
+        def requests(self) -> int: ...
+
+        async def commit(self) -> None: ...
+
+        def disown(self, reason: str) -> None: ...
+
+    # ------------------------------------------------------------------ the task
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The session's own task: it performs the actions whenever nobody else does."""
+        unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
+        forget_clock = self._runtime.clock.on_advance(self._wake)
+        for call_id in list(self._turn.outstanding):  # awaited from before a resume
+            self._settle_if_final(call_id)
+        task_status.started()
+        try:
+            while True:
+                self._arrived = anyio.Event()
+                await self._advance()
+                if self._turn.ended and not self._stepping:
+                    break
+                if self._commit_later:  # while it writes, a call's end is handed off as usual
+                    self._commit_later = False
+                    await self._persist()
+                    continue
+                await self._sleep()
+        finally:
+            unsubscribe()
+            forget_clock()
+            if self._step_scope is not None:
+                self._step_scope.cancel()  # actions running in a call's task end with us
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
+                await self._flush()
+            self._turn.abandon()
+            self._reported_change()
+
+    async def _flush(self) -> None:
+        """Once no step runs, write what the store does not have yet: a host that closes
+        mid-turn loses nothing its session had decided."""
+        while self._stepping:
+            await self._next_change()
+        if self._writer.behind(self._turn):
+            await self._persist()
+
+    def _on_call_event(self, event: CallEvent) -> None:
+        """Called by the kernel right after the tick that made the change."""
+        if not self._turn.awaits(event.call_id):
+            return
+        if event.status.is_final:
+            self._settle_if_final(event.call_id)
+        elif event.kind is CallEventKind.OVERDUE:
+            self._feed(CallOverdue(event.call_id), hand_off=True)
+        elif event.kind is CallEventKind.STARTED:
+            self._turn.handle(CallRunning(event.call_id))  # changes no status, asks nothing
+
+    def _settle_if_final(self, call_id: CallId) -> None:
+        try:
+            snapshot = self._runtime.status(call_id)
+        except UnknownCallError:
+            return
+        if snapshot.is_final:
+            self._feed(CallSettled(snapshot), hand_off=True)
+
+    def _feed(self, event: Event, *, hand_off: bool = False) -> None:
+        """Give the machine an event; perform what it asks now, or have it performed."""
+        self._todo.extend(self._turn.handle(event))
+        self._reported_change()
+        if self._stepping or not self._todo:
+            return
+        while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):
+            self._set_timer(self._todo.popleft())
+        if self._todo and not (hand_off and self._runtime.hand_off(self._advance)):
+            self._wake()
+
+    async def _sleep(self) -> None:
+        """Until an event arrives, or the yield timer is due."""
+        assert self._arrived is not None
+        clock = self._runtime.clock
+        if self._deadline <= clock.monotonic():
+            self._deadline = math.inf
+            self._feed(TimerFired(clock.monotonic()))
+            return
+        budget = math.inf if self._deadline == math.inf else clock.sleep_budget(self._deadline)
+        with anyio.move_on_after(budget):
+            await self._arrived.wait()
+
+    async def _advance(self) -> None:
+        """Perform the queued actions; a session performs in one task at a time."""
+        if self._stepping:
+            return
+        self._stepping = True
+        try:
+            with anyio.CancelScope() as self._step_scope:
+                while self._todo:
+                    await self._perform(self._todo.popleft())
+        except Exception as error:  # one session's bug ends that session only
+            self.errors.append(f"session_crashed: {type(error).__name__}: {error}")
+            self._todo.clear()
+            self._todo.extend(self._turn.handle(Crashed(str(error))))
+            await self._perform_all_quietly()
+        finally:
+            self._stepping = False
+            self._step_scope = None
+            self._reported_change()
+            if self._todo or self._turn.ended:
+                self._wake()
+
+    async def _perform_all_quietly(self) -> None:
+        while self._todo:
+            action = self._todo.popleft()
+            if isinstance(action, Commit):
+                await self._persist()
+
+    async def _perform(self, action: Action) -> None:
+        if isinstance(action, Commit):
+            later = self._todo[0] if self._todo else None
+            if isinstance(later, SendRequest) or (
+                isinstance(later, Commit) and (later.wait or not action.wait)
+            ):
+                return  # committed alongside the request, or by the next commit
+            if action.wait:
+                await self._persist()
+            else:
+                self._commit_later = True
+                self._wake()
+        elif isinstance(action, SendRequest):
+            answer = await self._ask(self._turn.request_now(action))
+            self._feed(ModelReplied(answer, at=time.time()))
+        elif isinstance(action, SubmitCalls):
+            self._feed(await self._hands.submit(action, turn_id=f"request-{self.requests}"))
+        elif isinstance(action, CancelCalls):
+            for call_id in action.call_ids:
+                self._runtime.cancel(call_id, action.reason)
+            self._feed(CancelsDone())
+        else:
+            self._set_timer(action)
+
+    def _set_timer(self, action: Action) -> None:
+        self._deadline = action.deadline if isinstance(action, ArmTimer) else math.inf
+        self._wake()
+
+    # ------------------------------------------------------------------ performing
+
+    async def _ask(self, action: SendRequest) -> list[Any] | None:
+        """One model request, the history committed alongside; None if it failed."""
+        messages = action.messages
+        if messages is None:
+            messages = self._view.build(ViewInput(self.session_id, self._turn.history, self._calls))
+        system = self.config.system_prompt
+        if action.system_note:
+            system = f"{system}\n\n{action.system_note}"
+        request = ModelRequest(
+            model=self.config.model,
+            system=system,
+            messages=messages,
+            tools=self._tools,
+            max_tokens=self.config.max_tokens,
+            session_id=self.session_id,
+            cache_system=action.cache_system,
+        )
+        if self._writer.store is None:
+            response = await self._hands.ask(self._provider, request)
+        else:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._persist)
+                response = await self._hands.ask(self._provider, request)
+        if isinstance(response, str):
+            self.errors.append(response)
+            return None
+        return response.content
+
+    async def _persist(self) -> None:
+        """Commit what changed since the last commit, in one transaction."""
+        if self._writer.store is None:
+            return
+        try:
+            await self.commit()
+        except SessionConflictError as error:
+            self.disown(str(error))
+        except StoreError as error:  # kept in memory; the next commit tries again
+            self.errors.append(f"store: {error}")
+
+    # ------------------------------------------------------------------ plumbing
+
+    def _calls(self) -> list[CallSnapshot]:
+        return self._runtime.list_calls(self.session_id)
+
+    async def _next_change(self) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
+
+    def _wake(self) -> None:
+        if self._arrived is not None:
+            self._arrived.set()
+
+    def _reported_change(self) -> None:
+        """Tell the runtime and any waiter what changed."""
+        status = self._turn.status
+        if status is not self._reported:
+            self._reported = status
+            self.changed_at = self._runtime.clock.monotonic()
+            self._runtime.update_session(
+                self.session_id,
+                status=status.value,
+                requests=self.requests,
+                errors=len(self.errors),
+            )
+        if self._changed is not None:  # only made when someone waits
+            self._changed.set()
+            self._changed = None
+        for callback in list(self._on_change):
+            try:
+                callback()
+            except Exception as error:  # a listener's bug stays its own
+                agentos_logger()[0].warning(
+                    "session_listener.failed",
+                    session_id=self.session_id,
+                    error=f"{type(error).__name__}: {error}",
+                )

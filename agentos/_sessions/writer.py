@@ -1,0 +1,59 @@
+"""How a session writes itself to its store: one write at a time, each naming its version.
+
+Each write takes the machine's copy of the history first (``committing``),
+so a step that changes the history while the write is in flight leaves what
+it changed dirty for the next write; the version the session owns (from its
+lease) is named by every write, so one another host took over is refused.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from agentos._board.machine import BoardMachine
+from agentos._store.protocol import SessionStore
+from agentos._turns.events import SessionStatus
+from agentos._turns.transcript_machine import TurnMachine
+
+
+class SessionWriter:
+    """A session's store, the version it owns and the status the store has."""
+
+    def __init__(
+        self,
+        session_id: str,
+        store: SessionStore | None,
+        version: int | None,
+        status: SessionStatus,
+    ) -> None:
+        self.session_id = session_id
+        self.store = store
+        """None: no store, or one another host took over (then nothing more is written)."""
+        self._version = version
+        self.stored = status
+        """The status the store has."""
+        self._lock = anyio.Lock()
+
+    def behind(self, machine: TurnMachine | BoardMachine) -> bool:
+        """Whether the store lacks some of the history, or the status."""
+        return machine.dirty_from < len(machine.history) or self.stored != machine.status
+
+    async def write(self, machine: TurnMachine | BoardMachine) -> None:
+        """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
+        if self.store is None:
+            return
+        async with self._lock:
+            history = machine.history
+            keep = min(machine.dirty_from, len(history))
+            upto, status = machine.committing(), machine.status
+            await self.store.commit_turn(
+                self.session_id,
+                status=status.value,
+                keep=keep,
+                messages=history[keep:upto],
+                version=self._version,
+            )
+            machine.committed(upto)
+            self.stored = status
+            if self._version is not None:
+                self._version += 1

@@ -1,0 +1,1 @@
+"""Where sessions outlive the process: the ``SessionStore`` protocol and its backends."""

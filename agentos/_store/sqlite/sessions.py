@@ -1,0 +1,117 @@
+"""Sessions in the store: a row in ``sessions`` and the history in ``messages``.
+
+Every write names the session version it expects and bumps it, so a host
+that lost the session (its lease taken over) cannot replace what the new
+owner wrote: the write is refused with a ``SessionConflictError`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import aiosqlite
+
+from agentos._errors import SessionConflictError, StoreError
+from agentos._model.messages import Message
+from agentos._store.protocol import StoredSession
+from agentos._store.sqlite.connection import Database
+from agentos._store.sqlite.leases import lease_of
+
+UPDATE_STATUS = (
+    "UPDATE sessions SET status = ?, updated_at = ?, version = version + 1 "
+    "WHERE session_id = ? AND (? IS NULL OR version = ?)"
+)
+"""A write that names the version it expects (None: any) and bumps it."""
+INSERT_MESSAGE = "INSERT INTO messages (session_id, seq, message) VALUES (?, ?, ?)"
+
+
+class SessionRows:
+    """The ``SessionStore`` session operations over one database (turns: ``GroupCommit``)."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    async def create(self, session: StoredSession) -> None:
+        async with self._database.transaction() as db:
+            await db.execute(
+                "INSERT INTO sessions (session_id, config, status, parent_session_id, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    session.session_id,
+                    json.dumps(session.config),
+                    session.status,
+                    session.parent_session_id,
+                    session.created_at,
+                    session.updated_at,
+                ),
+            )
+            await db.executemany(
+                INSERT_MESSAGE, message_rows(session.session_id, 0, session.history)
+            )
+
+    async def set_status(self, session_id: str, status: str, *, version: int | None) -> None:
+        database = self._database
+        async with database.transaction() as db:
+            cursor = await db.execute(
+                UPDATE_STATUS, (status, database.now(), session_id, version, version)
+            )
+            if cursor.rowcount != 1:
+                raise await refusal(db, database.path, session_id, version)
+
+    async def load(self, session_id: str) -> StoredSession | None:
+        database = self._database
+        row = await database.one("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        if row is None:
+            return None
+        rows = await database.all(
+            "SELECT message FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        )
+        history = tuple(json.loads(r["message"]) for r in rows)
+        return _session(row, history)
+
+    async def list(self) -> list[StoredSession]:
+        rows = await self._database.all(
+            "SELECT * FROM sessions ORDER BY created_at, session_id", ()
+        )
+        return [_session(row, ()) for row in rows]
+
+
+async def refusal(
+    db: aiosqlite.Connection, path: Path, session_id: str, version: int | None
+) -> StoreError:
+    """Why a write to ``session_id`` expecting ``version`` changed no row."""
+    row = await (
+        await db.execute("SELECT version FROM sessions WHERE session_id = ?", (session_id,))
+    ).fetchone()
+    if row is None:
+        return StoreError(f"no session {session_id!r} in {path}")
+    lease = await lease_of(db, session_id)
+    now = "" if lease is None else f"; {lease['holder']} holds it now"
+    return SessionConflictError(
+        f"session {session_id!r} was written or taken over by another host since this one "
+        f"loaded it (version {row['version']}, expected {version}{now}); this host stops "
+        "writing it, so nothing the other wrote is lost"
+    )
+
+
+def message_rows(
+    session_id: str, first: int, messages: Sequence[Message]
+) -> list[tuple[str, int, str]]:
+    """The ``messages`` rows of ``messages``, numbered from ``first``."""
+    return [(session_id, first + i, json.dumps(m)) for i, m in enumerate(messages)]
+
+
+def _session(row: sqlite3.Row, history: tuple[Message, ...]) -> StoredSession:
+    return StoredSession(
+        session_id=row["session_id"],
+        config=json.loads(row["config"]),
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        parent_session_id=row["parent_session_id"],
+        history=history,
+        version=row["version"],
+    )

@@ -1,0 +1,94 @@
+"""Continuation tokens in the store: rows in ``tokens``, completed once, deleted a while after
+they expire (until then a resumed session can tell its model the call expired)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from agentos._store.protocol import Completion, StoredToken
+from agentos._store.sqlite.connection import Database
+from components import Json
+
+
+class TokenRows:
+    """The ``SessionStore`` token operations over one database."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    async def add(self, token: StoredToken) -> None:
+        async with self._database.transaction() as db:
+            await db.execute(
+                "INSERT INTO tokens (token, session_id, call_id, provider_call_id, tool_name, "
+                "tool_input, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    token.token,
+                    token.session_id,
+                    token.call_id,
+                    token.provider_call_id,
+                    token.tool_name,
+                    json.dumps(token.tool_input),
+                    token.created_at,
+                    token.expires_at,
+                ),
+            )
+
+    async def complete(
+        self, token: str, result: Json = None, *, error: str | None = None
+    ) -> Completion:
+        now = self._database.now()
+        async with self._database.transaction() as db:
+            row = await (
+                await db.execute(
+                    "SELECT completed_at, expires_at FROM tokens WHERE token = ?", (token,)
+                )
+            ).fetchone()
+            if row is None:
+                return Completion.UNKNOWN
+            if row["completed_at"] is not None:
+                return Completion.ALREADY_COMPLETED
+            if row["expires_at"] is not None and row["expires_at"] <= now:
+                return Completion.EXPIRED
+            await db.execute(
+                "UPDATE tokens SET completed_at = ?, result = ?, error = ? WHERE token = ?",
+                (now, json.dumps(result), error, token),
+            )
+        return Completion.APPLIED
+
+    async def get(self, token: str) -> StoredToken | None:
+        row = await self._database.one("SELECT * FROM tokens WHERE token = ?", (token,))
+        return None if row is None else _token(row, self._database.now())
+
+    async def of_session(self, session_id: str) -> list[StoredToken]:
+        rows = await self._database.all(
+            "SELECT * FROM tokens WHERE session_id = ? ORDER BY created_at", (session_id,)
+        )
+        now = self._database.now()
+        return [_token(row, now) for row in rows]
+
+    async def delete_expired(self, grace: float = 0.0) -> int:
+        async with self._database.transaction() as db:
+            cursor = await db.execute(
+                "DELETE FROM tokens WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                (self._database.now() - grace,),
+            )
+            return int(cursor.rowcount)
+
+
+def _token(row: sqlite3.Row, now: float) -> StoredToken:
+    expires_at = row["expires_at"]
+    return StoredToken(
+        token=row["token"],
+        session_id=row["session_id"],
+        call_id=row["call_id"],
+        provider_call_id=row["provider_call_id"],
+        tool_name=row["tool_name"],
+        tool_input=json.loads(row["tool_input"]),
+        created_at=row["created_at"],
+        expires_at=expires_at,
+        completed_at=row["completed_at"],
+        result=None if row["result"] is None else json.loads(row["result"]),
+        error=row["error"],
+        expired=row["completed_at"] is None and expires_at is not None and expires_at <= now,
+    )

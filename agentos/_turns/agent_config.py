@@ -1,0 +1,219 @@
+"""How an agent behaves: model, prompt, tools, and what happens to each tool call.
+
+Loaded from JSON or TOML, or built in code. Validation errors name the field.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from agentos._turns.capabilities import CAPABILITIES
+
+
+class Disposition(StrEnum):
+    """What the session does with one tool call."""
+
+    RUN_SYNC = "run_sync"
+    """Runs as an entity; the turn waits for it."""
+    RUN_ASYNC = "run_async"
+    """Runs in the background; the turn may yield before it ends."""
+    DEFER = "defer"
+    """Stays pending with a continuation token until completed from outside."""
+    RUN_ISOLATED = "run_isolated"
+    """Delegated to the agent's isolated runner; still an entity with status and cancel."""
+
+
+class ExecutionMode(StrEnum):
+    SYNCHRONOUS = "synchronous"
+    """Every call is run_sync: the plain blocking loop."""
+    ASYNCHRONOUS = "asynchronous"
+
+
+class YieldWhenAllDone(BaseModel):
+    """Default: the turn goes on once every call of the batch is final."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["yield_when_all_done"] = "yield_when_all_done"
+
+
+class YieldOnAnyProgress(BaseModel):
+    """Yield a partial user turn as soon as one call of the batch is final."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["yield_on_any_progress"] = "yield_on_any_progress"
+
+
+class YieldOnTimeout(BaseModel):
+    """Yield after ``milliseconds`` even if nothing finished."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    kind: Literal["yield_on_timeout"] = "yield_on_timeout"
+    milliseconds: int = Field(gt=0, le=3_600_000)
+
+
+YieldStrategy = Annotated[
+    YieldWhenAllDone | YieldOnAnyProgress | YieldOnTimeout, Field(discriminator="kind")
+]
+
+
+class Decorator(BaseModel):
+    """Exactly one of: ``timeout`` (s), ``retries``, ``cache``, ``truncate`` (chars), ``label``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    timeout: float | None = Field(None, gt=0)
+    retries: int | None = Field(None, ge=0, le=10)
+    cache: bool | None = None
+    truncate: int | None = Field(None, gt=0)
+    label: str | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_setting(self) -> Decorator:
+        chosen = [name for name, value in self if value is not None]
+        if len(chosen) != 1:
+            raise ValueError(f"a decorator sets exactly one of {list(type(self).model_fields)}")
+        return self
+
+    @property
+    def setting(self) -> str:
+        return next(name for name, value in self if value is not None)
+
+
+class Decorate(BaseModel):
+    """Decorators around another disposition, outermost first.
+
+    ``timeout``, ``retries`` and ``label`` shape the call itself (retries run
+    the work again within the same call); ``cache`` answers a repeated call
+    (same tool, same input) from an earlier completed result without running
+    it; ``truncate`` shortens the result the model reads.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    decorate: list[Decorator] = Field(min_length=1)
+    then: Disposition = Disposition.RUN_ASYNC
+
+    @model_validator(mode="after")
+    def _each_once(self) -> Decorate:
+        settings = [decorator.setting for decorator in self.decorate]
+        if len(settings) != len(set(settings)):
+            raise ValueError(f"each decorator may appear once, got {settings}")
+        return self
+
+    def option(self, setting: str) -> Any:
+        for decorator in self.decorate:
+            if decorator.setting == setting:
+                return getattr(decorator, setting)
+        return None
+
+
+PolicyRule = Disposition | Decorate
+"""What a tool policy says of one tool: a disposition, or decorators around one."""
+
+
+class ToolPolicy(BaseModel):
+    """The default disposition, and rules by tool name."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    default: PolicyRule = Disposition.RUN_ASYNC
+    rules: dict[str, PolicyRule] = Field(default_factory=dict)
+
+    def rule(self, tool_name: str) -> PolicyRule:
+        return self.rules.get(tool_name, self.default)
+
+    def disposition(self, tool_name: str) -> Disposition:
+        rule = self.rule(tool_name)
+        return rule.then if isinstance(rule, Decorate) else rule
+
+
+class AgentConfig(BaseModel):
+    """Everything about one agent that is not its history."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "agent"
+    model: str = "claude-sonnet-4-5"
+    system_prompt: str = "You are a helpful assistant."
+    tools: list[str] | None = Field(
+        None, description="Names of the runtime's tools it may call (None: all)."
+    )
+    capabilities: list[str] = Field(default_factory=lambda: list(CAPABILITIES))
+    execution_mode: ExecutionMode = ExecutionMode.ASYNCHRONOUS
+    policy: ToolPolicy = Field(default_factory=ToolPolicy)
+    async_yield_strategy: YieldStrategy = Field(default_factory=YieldWhenAllDone)
+    isolated_runner: str = Field(
+        "local", description="The runtime's runner that run_isolated calls go to."
+    )
+    max_running_per_session: int | None = Field(None, gt=0)
+    call_timeout: float | None = Field(None, gt=0)
+    call_overdue_after: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds after which a running call's lateness grants a turn, and again "
+        "each interval while it runs: the default for a background call whose model gave no "
+        "expected_seconds (None: no default, such a call is never overdue).",
+    )
+    expected_seconds_cap: float = Field(
+        3600.0,
+        gt=0,
+        description="The longest overdue interval the model may ask for with expected_seconds.",
+    )
+    max_tokens: int = Field(1024, gt=0)
+    request_timeout: float = Field(
+        600.0, gt=0, description="Longest wait for one model request, retries included."
+    )
+    max_steps_per_turn: int = Field(
+        25, gt=0, description="Model requests one event may lead to before the turn ends."
+    )
+    context_view: Literal["transcript", "board"] = Field(
+        "transcript",
+        description="What the model reads: the transcript (Anthropic Messages), or seed 004's "
+        "message board, re-rendered every turn.",
+    )
+    retry_budget: int = Field(
+        2,
+        ge=0,
+        description="Board: cancels a branch of the board may spend before the model is told "
+        "to stop and ask the user in a new thread.",
+    )
+    autonomous_turns: int = Field(
+        8,
+        ge=0,
+        description="Board: turns a thread may take without the user (results, timers) until "
+        "the user posts in it again.",
+    )
+
+    @field_validator("capabilities")
+    @classmethod
+    def _known_capabilities(cls, names: list[str]) -> list[str]:
+        unknown = ", ".join(repr(name) for name in names if name not in CAPABILITIES)
+        if unknown:
+            raise ValueError(f"not a capability: {unknown} (they are: {', '.join(CAPABILITIES)})")
+        return names
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> AgentConfig:
+        """Load from a ``.json`` or ``.toml`` file; ``ValueError`` for another suffix."""
+        path = Path(path)
+        if path.suffix not in (".json", ".toml"):
+            raise ValueError(
+                f"{path.suffix or 'a file without a suffix'} is not a format agentos reads: "
+                "agent files are JSON (.json) or TOML (.toml)"
+            )
+        text = path.read_text()
+        if path.suffix == ".toml":
+            return cls.model_validate(tomllib.loads(text))
+        return cls.model_validate(json.loads(text))
+
+    def disposition(self, tool_name: str) -> Disposition:
+        if self.execution_mode is ExecutionMode.SYNCHRONOUS:
+            return Disposition.RUN_SYNC
+        return self.policy.disposition(tool_name)
+
+    def decorators(self, tool_name: str) -> Decorate | None:
+        rule = self.policy.rule(tool_name)
+        return rule if isinstance(rule, Decorate) else None

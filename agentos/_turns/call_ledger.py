@@ -1,0 +1,197 @@
+"""What a session knows of its calls' outcomes, and what the model has been told of them.
+
+``CallLedger`` is the turn machine's resource (trio's ``Deadlines`` is the
+model): it keeps its own invariants, and the machine only calls its methods.
+A call is *outstanding* once the model got a placeholder for it; it leaves the
+ledger when its outcome is rendered for the model, once. ``Batch`` is one
+answer's tool calls, until their results go back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._model.messages import Block, TextBlock, ToolResultBlock, text_block, tool_result
+from agentos._turns.agent_config import Disposition
+from agentos._turns.decorations import NO_DECORATIONS, Decorations
+from agentos._turns.events import CallStarted
+from agentos._turns.history import HistoryCall, MessageHistory
+from agentos._turns.transcript import outcome_text, placeholder
+from components import CallId, CallStatus, ErrorKind, Json
+
+
+class CallLedger:
+    """The calls of one session the model is still to hear about, and their final news."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.history = MessageHistory()
+        """What the conversation says of each call: the source of ``orphaned``."""
+        self.outstanding: dict[CallId, str] = {}
+        """Calls answered by a placeholder whose outcome is not told yet -> tool_use id."""
+        self._final: dict[CallId, CallSnapshot] = {}
+        """Final snapshots of calls the model is still to hear about."""
+        self._running: set[CallId] = set()
+        self._deferred: set[CallId] = set()
+        self._tokens: dict[CallId, str] = {}
+        self._decorations: dict[CallId, Decorations] = {}
+        self._cache: dict[tuple[str, str], Json] = {}
+
+    # ------------------------------------------------------------------ queries
+
+    def is_final(self, call_id: CallId) -> bool:
+        return call_id in self._final
+
+    def is_deferred(self, call_id: CallId) -> bool:
+        return call_id in self._deferred
+
+    def all_outstanding_final(self) -> bool:
+        """Whether every outstanding call that can end by itself has ended: a deferred
+        call waits for a person, so its outcome is told when it comes, not waited for."""
+        return all(c in self._final or c in self._deferred for c in self.outstanding)
+
+    def live(self, call_ids: list[CallId]) -> list[CallId]:
+        """Those of ``call_ids`` a cancel can still reach: not final, not deferred."""
+        return [c for c in call_ids if c not in self._final and c not in self._deferred]
+
+    # ------------------------------------------------------------------ news in
+
+    def started(self, call: CallStarted) -> None:
+        """One of the model's calls is now a runtime call."""
+        self.history.record(
+            self.session_id, HistoryCall(call.tool_use_id, call.tool_name, call.call_id)
+        )
+        if call.decorations is not NO_DECORATIONS:
+            self._decorations[call.call_id] = call.decorations
+        if call.status is CallStatus.RUNNING:
+            self._running.add(call.call_id)
+        if call.disposition is Disposition.DEFER:
+            self._deferred.add(call.call_id)
+            if call.token is not None:
+                self._tokens[call.call_id] = call.token
+
+    def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
+        """A call from before a restart or unload: its outcome is told later, once."""
+        self.outstanding[call_id] = tool_use_id
+        if deferred:
+            self._deferred.add(call_id)
+
+    def running(self, call_id: CallId) -> None:
+        self._running.add(call_id)
+
+    def settled(self, snapshot: CallSnapshot) -> bool:
+        """Keep a final snapshot until it is told; False if it was already kept."""
+        if snapshot.call_id in self._final:
+            return False
+        self._final[snapshot.call_id] = snapshot
+        self._running.discard(snapshot.call_id)
+        return True
+
+    def told_by_capability(self, named: str) -> None:
+        """A capability answer told the model how this call (either id) ended."""
+        for call_id, tool_use_id in list(self.outstanding.items()):
+            if named in (call_id, tool_use_id):
+                snapshot = self._final.get(call_id)
+                if snapshot is not None:
+                    self.history.record(self.session_id, _history_call(snapshot, tool_use_id))
+                self._forget(call_id)
+
+    def drop_untold(self, keep: set[CallId]) -> None:
+        """Forget final news of calls that are neither outstanding nor in ``keep``."""
+        for call_id in [c for c in self._final if c not in keep and c not in self.outstanding]:
+            del self._final[call_id]
+
+    # ------------------------------------------------------------------ rendering
+
+    def cached(self, tool_use_id: str, name: str, shape: Decorations) -> ToolResultBlock | None:
+        """The result of the same cacheable call, completed earlier in this session."""
+        if shape.cache_key is None or shape.cache_key not in self._cache:
+            return None
+        value = self._cache[shape.cache_key]
+        self.history.record(
+            self.session_id, HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, value)
+        )
+        return tool_result(tool_use_id, shape.render(value))
+
+    def result(self, call_id: CallId, tool_use_id: str) -> ToolResultBlock:
+        """The call's ``tool_result``: its outcome if final, else a placeholder (and then
+        the call is outstanding)."""
+        snapshot = self._final.get(call_id)
+        if snapshot is None:
+            status = CallStatus.RUNNING if call_id in self._running else CallStatus.PENDING
+            self.outstanding[call_id] = tool_use_id
+            return placeholder(tool_use_id, call_id, status, self._tokens.get(call_id))
+        shape = self._told(snapshot, tool_use_id)
+        if snapshot.status is CallStatus.COMPLETED:
+            return tool_result(tool_use_id, shape.render(snapshot.result))
+        return tool_result(tool_use_id, failure_text(snapshot), error=True)
+
+    def late_outcome(self, call_id: CallId) -> TextBlock | None:
+        """The message telling an outstanding call's outcome (None: nothing to tell)."""
+        tool_use_id = self.outstanding.get(call_id)
+        snapshot = self._final.get(call_id)
+        if tool_use_id is None or snapshot is None:
+            return None
+        shape = self._told(snapshot, tool_use_id)
+        if snapshot.status is CallStatus.COMPLETED:
+            outcome = "result: " + shape.render(snapshot.result)
+        else:
+            outcome = "error: " + failure_text(snapshot)
+        return text_block(outcome_text(tool_use_id, snapshot.tool_name, snapshot.status, outcome))
+
+    def _told(self, snapshot: CallSnapshot, tool_use_id: str) -> Decorations:
+        """Record the outcome and forget the call; a completed cacheable result is kept."""
+        self.history.record(self.session_id, _history_call(snapshot, tool_use_id))
+        shape = self._decorations.get(snapshot.call_id, NO_DECORATIONS)
+        if shape.cache_key is not None and snapshot.status is CallStatus.COMPLETED:
+            self._cache[shape.cache_key] = snapshot.result
+        self._forget(snapshot.call_id)
+        return shape
+
+    def _forget(self, call_id: CallId) -> None:
+        self.outstanding.pop(call_id, None)
+        self._final.pop(call_id, None)
+        self._running.discard(call_id)
+        self._deferred.discard(call_id)
+        self._tokens.pop(call_id, None)
+        self._decorations.pop(call_id, None)
+
+
+def failure_text(snapshot: CallSnapshot) -> str:
+    """How a call that did not complete ended, in words, for the model.
+
+    The error's message says it ("timed out after 1 s", "ValueError: ...");
+    a cancelled call says so, with its reason.
+    """
+    error = snapshot.error
+    if error is None:
+        return snapshot.status.value
+    if error.kind is ErrorKind.CANCELLED:
+        return f"cancelled: {error.message}" if error.message else "cancelled"
+    if error.message.startswith(CallStatus.CANCELLED.value):  # read back as cancelled otherwise
+        return f"failed: {error.message}"
+    return error.message
+
+
+def _history_call(snapshot: CallSnapshot, tool_use_id: str) -> HistoryCall:
+    result = snapshot.result if snapshot.status is CallStatus.COMPLETED else failure_text(snapshot)
+    return HistoryCall(tool_use_id, snapshot.tool_name, snapshot.call_id, snapshot.status, result)
+
+
+@dataclass(slots=True)
+class Batch:
+    """The model's tool calls of one answer, until their results go back."""
+
+    uses: list[Block]
+    results: dict[str, ToolResultBlock] = field(default_factory=dict)
+    waits: dict[CallId, str] = field(default_factory=dict)
+    """Every runtime call of the batch -> tool_use id."""
+    sync: set[CallId] = field(default_factory=set)
+    """``run_sync`` calls: only they hold the turn against a user message."""
+    submitted: bool = False
+    deadline: float | None = None
+    timer_fired: bool = False
+    cut: bool = False
+    """A user message arrived: it ends the wait for background calls."""
+    overdue: list[CallId] = field(default_factory=list)

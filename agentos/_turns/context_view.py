@@ -1,0 +1,36 @@
+"""How a session's state becomes what the model reads.
+
+A view takes the session's history and a snapshot of its calls and returns
+the provider messages. The transcript view sends the history as it is; a
+message-board view (later) re-renders threads and pending calls every turn,
+which is why the calls are part of the input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._model.messages import Message
+
+
+@dataclass(frozen=True, slots=True)
+class ViewInput:
+    """``calls`` is a function, so a view that does not need the calls does not pay for them."""
+
+    session_id: str
+    history: Sequence[Message]
+    calls: Callable[[], Sequence[CallSnapshot]]
+
+
+class ContextView(Protocol):
+    def build(self, view_input: ViewInput) -> list[Message]: ...
+
+
+class TranscriptView:
+    """The history as the model wrote it and the session answered it."""
+
+    def build(self, view_input: ViewInput) -> list[Message]:
+        return list(view_input.history)

@@ -1,0 +1,199 @@
+"""The words of a session's turn machine: its statuses, the events it takes, the actions it asks.
+
+``TurnMachine`` (``_turn``) moves between the statuses as ``TURN_TRANSITIONS``
+allows; the async ``Session`` turns runtime news into events and performs the
+actions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._model.messages import Block, Message, ToolResultBlock
+from agentos._turns.agent_config import Disposition
+from agentos._turns.decorations import NO_DECORATIONS, Decorations
+from components import CallId, CallStatus
+from components import SessionStatus as SessionStatus
+
+TURN_TRANSITIONS: dict[SessionStatus, frozenset[SessionStatus]] = {
+    SessionStatus.IDLE: frozenset({SessionStatus.REQUESTING, SessionStatus.STOPPED}),
+    SessionStatus.REQUESTING: frozenset(
+        {
+            SessionStatus.REQUESTING,
+            SessionStatus.WAITING,
+            SessionStatus.WAITING_EXTERNAL,
+            SessionStatus.IDLE,
+            SessionStatus.STOPPED,
+        }
+    ),
+    SessionStatus.WAITING: frozenset(
+        {
+            SessionStatus.WAITING_EXTERNAL,
+            SessionStatus.REQUESTING,
+            SessionStatus.IDLE,
+            SessionStatus.STOPPED,
+        }
+    ),
+    SessionStatus.WAITING_EXTERNAL: frozenset(
+        {
+            SessionStatus.WAITING,
+            SessionStatus.REQUESTING,
+            SessionStatus.IDLE,
+            SessionStatus.STOPPED,
+        }
+    ),
+    SessionStatus.STOPPED: frozenset(),
+    SessionStatus.FAILED: frozenset(),
+}
+"""Which status may follow which (any live status may also go to ``failed``)."""
+
+ENDED = frozenset({SessionStatus.STOPPED, SessionStatus.FAILED})
+WAITING = frozenset({SessionStatus.WAITING, SessionStatus.WAITING_EXTERNAL})
+
+
+# ------------------------------------------------------------------ events in
+
+
+@dataclass(frozen=True, slots=True)
+class UserPosted:
+    text: str
+    reply_to: int | None = None
+    """A board session: the node the message answers (None: a new thread)."""
+    at: float = 0.0
+    """Wall-clock time it was posted (the shell reads the clock; the machine never does)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelReplied:
+    content: list[Block] | None
+    """The answer's blocks; None if the request failed (the shell records why)."""
+    at: float = 0.0
+    """Wall-clock time it arrived."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    """One of the model's calls, now a runtime call."""
+
+    tool_use_id: str
+    call_id: CallId
+    tool_name: str
+    disposition: Disposition
+    status: CallStatus
+    token: str | None = None
+    decorations: Decorations = NO_DECORATIONS
+
+
+@dataclass(frozen=True, slots=True)
+class CallsSubmitted:
+    """What the shell did with ``SubmitCalls``."""
+
+    answers: dict[str, ToolResultBlock]
+    """Capability answers, by tool_use id."""
+    started: list[CallStarted]
+    read: list[str]
+    """Calls whose end a capability answer just told the model (either id)."""
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class CallRunning:
+    call_id: CallId
+
+
+@dataclass(frozen=True, slots=True)
+class CallSettled:
+    snapshot: CallSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class CallOverdue:
+    call_id: CallId
+
+
+@dataclass(frozen=True, slots=True)
+class TimerFired:
+    now: float
+
+
+@dataclass(frozen=True, slots=True)
+class StopRequested:
+    cancel_calls: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CancelsDone:
+    """The shell asked the runtime to cancel every call ``CancelCalls`` named."""
+
+
+@dataclass(frozen=True, slots=True)
+class Crashed:
+    reason: str
+
+
+Event = (
+    UserPosted
+    | ModelReplied
+    | CallsSubmitted
+    | CallRunning
+    | CallSettled
+    | CallOverdue
+    | TimerFired
+    | StopRequested
+    | CancelsDone
+    | Crashed
+)
+
+
+# ------------------------------------------------------------------ actions out
+
+
+@dataclass(frozen=True, slots=True)
+class SendRequest:
+    """Ask the model, with ``TurnMachine.history`` through the context view, or with these
+    ``messages`` when set (a board session renders its own); answer with ``ModelReplied``."""
+
+    messages: list[Message] | None = None
+    system_note: str = ""
+    """Appended to the agent's system prompt for this request."""
+    cache_system: bool = False
+    """Mark the system prompt for the prompt cache (``ModelRequest.cache_system``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitCalls:
+    """Run these uses (capabilities, runtime calls); answer with ``CallsSubmitted``."""
+
+    uses: list[Block]
+    decorations: dict[str, Decorations]
+
+
+@dataclass(frozen=True, slots=True)
+class ArmTimer:
+    deadline: float
+
+
+@dataclass(frozen=True, slots=True)
+class DisarmTimer:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CancelCalls:
+    """Cancel these calls; answer with ``CancelsDone``."""
+
+    call_ids: list[CallId]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """Store the history from ``TurnMachine.dirty_from`` on, and the status."""
+
+    wait: bool = True
+    """Whether the turn waits for the write; False: it goes on while the write is done in
+    the background (before any later commit), e.g. the status once calls run."""
+
+
+Action = SendRequest | SubmitCalls | ArmTimer | DisarmTimer | CancelCalls | Commit

@@ -1,0 +1,184 @@
+"""The transcript format: every text agentos writes into a conversation, and its reader.
+
+Writers and readers sit side by side (like h11's), so the format is written
+once: tool results, placeholders for calls still running, late outcomes,
+overdue and lost-call notices. The session writes them; the history index,
+the CLI and the demo read them back through the functions here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from agentos._model.messages import (
+    TextBlock,
+    ToolResultBlock,
+    blocks_of,
+    content_value,
+    text_block,
+    tool_result,
+)
+from components import CallStatus, Json
+
+PLACEHOLDER_KEY = "agentos_placeholder"
+"""A ``tool_result`` whose JSON content has this key true stands in for a call still running."""
+
+
+# ---------------------------------------------------------------- writers
+
+
+def placeholder(
+    tool_use_id: str, call_id: str, status: CallStatus, token: str | None = None
+) -> ToolResultBlock:
+    """The result of a call still running: its outcome arrives later, once.
+
+    ``tool_call_id`` is the id the model used (``tool_use_id``); the runtime's
+    own id is ``internal_id``. Both work with the capabilities.
+    """
+    note: dict[str, Json] = {
+        PLACEHOLDER_KEY: True,
+        "tool_call_id": tool_use_id,
+        "internal_id": call_id,
+        "status": status.value,
+        "note": (
+            "Still running; its outcome will arrive later as a message that names this "
+            f"call. get_tool_call_status(tool_call_id={tool_use_id!r}) shows its progress; "
+            "cancel_tool_call stops it."
+        ),
+    }
+    if token is not None:
+        note["continuation_token"] = token
+        note["note"] = "Deferred: it completes from outside, with this continuation token."
+    return tool_result(tool_use_id, json.dumps(note))
+
+
+def outcome_text(tool_use_id: str, tool_name: str, status: CallStatus, outcome: str) -> str:
+    """``[tool call ID (tool) finished: STATUS] result: ...`` or ``... error: ...``."""
+    return f"[tool call {tool_use_id} ({tool_name}) finished: {status.value}] {outcome}"
+
+
+def overdue_text(tool_use_id: str) -> str:
+    return (
+        f"[tool call {tool_use_id} is overdue: it is still running. Wait, look with "
+        "get_tool_call_status, or cancel it with cancel_tool_call.]"
+    )
+
+
+def lost_notice(tool_use_id: str, tool_name: str) -> TextBlock:
+    """A call that was waiting when the process ended and did not survive the restart."""
+    return text_block(
+        outcome_text(
+            tool_use_id,
+            tool_name,
+            CallStatus.ORPHANED,
+            "error: lost in a restart; call it again if it is still needed",
+        )
+    )
+
+
+LOST_RESULT = "lost in a restart: the call no longer exists"
+NOT_RUN = "not run: the session stopped"
+
+
+# ---------------------------------------------------------------- readers
+
+_OUTCOME = re.compile(
+    r"^\[tool call (?P<id>\S+) \((?P<tool>[^)]*)\) finished: "
+    r"(?P<status>completed|failed|cancelled|orphaned)\] (?P<kind>result|error): (?P<rest>.*)$",
+    re.DOTALL,
+)
+
+
+class Outcome(NamedTuple):
+    """A late outcome (or lost-call notice) read back from its text."""
+
+    tool_use_id: str
+    tool_name: str
+    status: CallStatus
+    value: Json
+    """The result (parsed when it is JSON), or the error text."""
+
+
+def read_outcome(text: str) -> Outcome | None:
+    """The late outcome ``text`` tells, or None if it is not one."""
+    found = _OUTCOME.match(text)
+    if found is None:
+        return None
+    value: Json = found["rest"]
+    if found["kind"] == "result":
+        value = content_value(found["rest"])
+    return Outcome(found["id"], found["tool"], CallStatus(found["status"]), value)
+
+
+def read_placeholder(content: object) -> dict[str, Json] | None:
+    """A placeholder's fields, or None if this tool_result content is not a placeholder."""
+    value = content_value(content)
+    if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
+        return value
+    return None
+
+
+# ---------------------------------------------------------------- whole histories
+
+
+def repair_history(
+    history: list[Any], held: Mapping[str, ToolResultBlock] | None = None
+) -> list[Any]:
+    """A copy in which every ``tool_use`` has a ``tool_result`` in the next user message.
+
+    A restored history may end (or break off) after the model's tool calls;
+    each unanswered one gets a result saying it was lost in a restart, or
+    its entry in ``held`` (by tool_use id: a placeholder for a call that
+    outlived the restart, such as a deferred call with its token).
+    """
+    held = held or {}
+    repaired = [dict(message) for message in history]
+    index = 0
+    while index < len(repaired):
+        message = repaired[index]
+        uses = [b["id"] for b in blocks_of(message) if b.get("type") == "tool_use"]
+        if message.get("role") == "assistant" and uses:
+            following = repaired[index + 1] if index + 1 < len(repaired) else None
+            if following is None or following.get("role") != "user":
+                following = {"role": "user", "content": []}
+                repaired.insert(index + 1, following)
+            blocks = blocks_of(following)
+            answered = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
+            lost = [
+                held.get(use) or tool_result(use, LOST_RESULT, error=True)
+                for use in uses
+                if use not in answered
+            ]
+            following["content"] = [*lost, *blocks]
+        index += 1
+    return repaired
+
+
+def unique_tool_use_ids(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The model's answer with every ``tool_use`` id unique: a repeat becomes ``<id>_<n>``.
+
+    A model may (wrongly) give two calls in one answer the same id. Each call
+    must keep its own result, and the Messages API refuses duplicate ids, so
+    the repeat is renamed before the answer is stored.
+    """
+    ids = [block.get("id") for block in content if block.get("type") == "tool_use"]
+    if len(set(ids)) == len(ids):
+        return content
+    taken = set(ids)
+    seen: set[object] = set()
+    unique: list[dict[str, Any]] = []
+    for block in content:
+        if block.get("type") == "tool_use":
+            tool_use_id = block.get("id")
+            if tool_use_id in seen:
+                suffix = 2
+                while f"{tool_use_id}_{suffix}" in taken:
+                    suffix += 1
+                block = {**block, "id": f"{tool_use_id}_{suffix}"}
+                taken.add(block["id"])
+            seen.add(block["id"])
+        unique.append(block)
+    return unique

@@ -1,0 +1,1 @@
+"""The ``agentos`` command line's commands (the face is ``agentos.cli``)."""

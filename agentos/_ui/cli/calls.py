@@ -1,0 +1,234 @@
+"""What a stored session says of its tool calls, for ``agentos show`` and ``agentos calls``.
+
+Read from the stored history and the session's continuation tokens only, so
+it works with no runtime: a call is ``completed``, ``failed`` or
+``cancelled`` (with its reason) when the history holds its outcome;
+``orphaned`` when it was lost in a restart; ``deferred`` while it waits for
+its token, ``completed`` (or ``failed``) once its token was completed and the
+session has yet to deliver it, ``expired`` once the token's time ran out;
+``running_when_stored`` when the history holds only its placeholder (it ran
+in a process that may be gone: resuming the session reports it orphaned).
+``_cli_live`` merges in what a live process holding the session mirrors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from agentos._board.board import Board
+from agentos._board.words import BOARD_ROLE
+from agentos._model.messages import Message, blocks_of
+from agentos._store.protocol import StoredSession, StoredToken
+from agentos._turns.history import MessageHistory
+from components import Json, JsonObject
+
+_LOST_RESULT = "lost in a restart"
+_CANCELLED = "cancelled: "
+"""How a cancelled call's result starts (``failure_text``); the reason follows."""
+_EXPIRED = "expired: "
+"""How the result of a deferred call nobody completed in time starts."""
+WAITING_FOR_DELIVERY = "token completed, waiting for delivery"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCall:
+    provider_call_id: str
+    tool: str
+    input: Json
+    status: str
+    tool_call_id: str | None = None
+    """The runtime's id, when the history names it (placeholders do)."""
+    result: Json = None
+    continuation_token: str | None = None
+    token_completed: bool | None = None
+    cancel_reason: str | None = None
+    note: str | None = None
+    """What the status alone does not say (e.g. ``WAITING_FOR_DELIVERY``)."""
+
+    def to_json(self) -> JsonObject:
+        return {
+            "provider_call_id": self.provider_call_id,
+            "tool_call_id": self.tool_call_id,
+            "tool": self.tool,
+            "input": self.input,
+            "status": self.status,
+            "result": self.result,
+            "continuation_token": self.continuation_token,
+            "token_completed": self.token_completed,
+            "cancel_reason": self.cancel_reason,
+            "note": self.note,
+        }
+
+    def describe(self) -> str:
+        """One line: the status and what came of the call."""
+        if self.status == "deferred":
+            done = "completed, not delivered yet" if self.token_completed else "not completed"
+            return f"deferred, token {self.continuation_token} ({done})"
+        if self.status == "running_when_stored":
+            return f"running when stored (call {self.tool_call_id or '?'})"
+        if self.status == "orphaned":
+            return "orphaned (lost in a restart)"
+        if self.status == "expired":
+            return f"expired: token {self.continuation_token} was not completed in time"
+        if self.status == "cancelled":
+            outcome = f"cancelled: {self.cancel_reason or 'no reason recorded'}"
+        else:
+            outcome = f"{self.status}: {brief(self.result)}"
+        if self.continuation_token is not None:
+            note = "" if self.note is None else f"; {self.note}"
+            outcome += f"  [deferred, token {self.continuation_token}{note}]"
+        return outcome
+
+
+def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> list[StoredCall]:
+    """Every ``tool_use`` of the history, in order, with its status (a board session's:
+    every call on its board)."""
+    for message in history:
+        if message.get("role") == BOARD_ROLE:
+            return _board_calls(stored_board(message), tokens)
+    index = MessageHistory()
+    index.load("stored", history)
+    by_use = {token.provider_call_id: token for token in tokens}
+    uses = [b for message in history for b in blocks_of(message) if b.get("type") == "tool_use"]
+    reasons = _cancel_reasons(uses)
+    calls = []
+    for use in uses:
+        use_id = str(use.get("id"))
+        token = by_use.get(use_id)
+        known = index.find_call("stored", use_id)
+        result: Json = None
+        reason = note = None
+        if known is not None and known.status is not None:
+            status, result = known.status.value, known.result
+            if status == "failed" and str(result).startswith(_LOST_RESULT):
+                status = "orphaned"
+            elif status == "failed" and str(result).startswith(_EXPIRED):
+                status = "expired"
+            if status == "cancelled":
+                said = str(result) if isinstance(result, str) else ""
+                reason = said.removeprefix(_CANCELLED) if said.startswith(_CANCELLED) else None
+                reason = reason or reasons.get(use_id) or reasons.get(str(known.internal_id))
+        elif token is not None:
+            status, result, note = _waiting_on(token)
+        else:
+            status = "running_when_stored"
+        calls.append(
+            StoredCall(
+                provider_call_id=use_id,
+                tool=str(use.get("name", "")),
+                input=use.get("input"),
+                status=status,
+                tool_call_id=None if known is None else known.internal_id,
+                result=result,
+                continuation_token=None if token is None else token.token,
+                token_completed=None if token is None else token.completed_at is not None,
+                cancel_reason=reason,
+                note=note,
+            )
+        )
+    return calls
+
+
+def _waiting_on(token: StoredToken) -> tuple[str, Json, str | None]:
+    """A deferred call the session has no outcome for: status, result and note from its
+    token (``deferred``; ``completed``/``failed`` once completed; ``expired``)."""
+    result = token.result if token.error is None else token.error
+    if token.completed_at is not None:
+        return ("completed" if token.error is None else "failed"), result, WAITING_FOR_DELIVERY
+    return ("expired" if token.expired else "deferred"), result, None
+
+
+def _board_calls(board: Board, tokens: Iterable[StoredToken]) -> list[StoredCall]:
+    """Every call on a stored board, in the order made, with its status."""
+    tokens = list(tokens)
+    by_use = {token.provider_call_id: token for token in tokens}
+    by_call = {token.call_id: token for token in tokens}
+    calls = []
+    for node in board.nodes.values():
+        for call in node.calls:
+            token = by_use.get(call.use_id or "") or by_call.get(call.call_id)
+            result: Json = call.outcome
+            status, reason, note = call.status.value, None, None
+            if not call.status.is_final:
+                status, result, note = (
+                    _waiting_on(token) if token is not None else ("running_when_stored", None, None)
+                )
+            elif status == "failed" and str(result).startswith(_EXPIRED):
+                status = "expired"
+            elif status == "cancelled":
+                reason = str(result).removeprefix(_CANCELLED) if result else None
+            calls.append(
+                StoredCall(
+                    provider_call_id=call.use_id or call.call_id,
+                    tool=call.tool,
+                    input=call.arguments,
+                    status=status,
+                    tool_call_id=call.call_id if call.background else None,
+                    result=result,
+                    continuation_token=None if token is None else token.token,
+                    token_completed=None if token is None else token.completed_at is not None,
+                    cancel_reason=reason,
+                    note=note,
+                )
+            )
+    return calls
+
+
+def _cancel_reasons(uses: Iterable[dict[str, object]]) -> dict[str, str]:
+    """The reason the model gave for each call it cancelled with ``cancel_tool_call``."""
+    reasons = {}
+    for use in uses:
+        arguments = use.get("input")
+        if use.get("name") == "cancel_tool_call" and isinstance(arguments, dict):
+            reason = arguments.get("reason", "cancelled by the model")
+            reasons[str(arguments.get("tool_call_id"))] = str(reason)
+    return reasons
+
+
+def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
+    """The history as readable lines: who said what, and each call with its status."""
+    calls = {call.provider_call_id: call for call in stored_calls(stored.history, tokens)}
+    agent = stored.config.get("name", "agent")
+    lines = [
+        f"session {stored.session_id}  agent {agent}  status {stored.status}  "
+        f"updated {timestamp(stored.updated_at)}"
+    ]
+    for message in stored.history:
+        if message.get("role") == BOARD_ROLE:
+            lines.append("board (what the model reads):")
+            lines += ["  " + line for line in stored_board(message).render().text.splitlines()]
+            continue
+        role = str(message.get("role", "?"))
+        for block in blocks_of(message):
+            kind = block.get("type")
+            if kind == "text" and str(block.get("text", "")).strip():
+                lines.append(f"{role}: {block['text']}")
+            elif kind == "tool_use":
+                call = calls[str(block.get("id"))]
+                lines.append(f"  tool {call.tool} {_dump(call.input)}  [{call.provider_call_id}]")
+                lines.append(f"    -> {call.describe()}")
+    return lines
+
+
+def brief(value: object, limit: int = 200) -> str:
+    shown = value if isinstance(value, str) else _dump(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def timestamp(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def stored_board(message: Message) -> Board:
+    """The board a board session's stored message holds."""
+    content = message.get("content")
+    if not (isinstance(content, list) and content and isinstance(content[0], dict)):
+        raise ValueError("a stored board message holds no board")
+    return Board.from_json(content[0]["board"])

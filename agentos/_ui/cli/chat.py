@@ -1,0 +1,61 @@
+"""``agentos chat``: a terminal UI on a session of the command line's store."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import click
+
+from agentos._host.host import Host
+from agentos._kernel.runtime import Runtime
+from agentos._store.sqlite.store import SqliteStore
+from agentos._turns.agent_config import AgentConfig
+from agentos._ui.cli.common import say
+from agentos._ui.cli.session import choose_model
+from agentos._ui.cli.talk import agent_option
+from agentos.demo import tools as demo_tools
+
+
+@click.command()
+@click.argument("session_id", metavar="[SESSION]", required=False)
+@agent_option(" of a new session")
+@click.option(
+    "--theme",
+    type=click.Choice(["dark", "light"]),
+    help="Colours for a dark or light terminal (default: what COLORFGBG says, else dark).",
+)
+@click.pass_obj
+def chat(db: Path, session_id: str | None, config: AgentConfig, theme: str | None) -> None:
+    """Talk to SESSION (else a new session) in a terminal UI while its calls run.
+
+    Type in the message line; tab moves to the calls, where arrows move, c
+    cancels one (after a y), enter shows its progress log and result, b shows
+    what the model reads next and q quits (ctrl+c quits from anywhere);
+    page up/down scroll the chat.
+    Calls still running when you quit end with the process, as with 'run':
+    the next 'agentos chat SESSION' (or 'resume') finds them orphaned.
+    """
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):  # Textual draws on stderr
+        raise click.UsageError(
+            "agentos chat needs a terminal on stdin and stderr "
+            "(a script talks with 'agentos run' and 'agentos resume')"
+        )
+    from agentos._ui.tui.app import ChatApp
+
+    async def main() -> None:
+        provider = choose_model(lambda line: None)
+        async with (
+            await SqliteStore.open(db) as store,
+            Runtime(demo_tools.TOOLS) as runtime,
+            Host(runtime, provider, store=store) as host,
+        ):
+            if session_id is None:
+                session = await host.create_session(config)
+            else:
+                session = await host.resume(session_id)
+            await ChatApp(session, runtime, theme=theme).run_async()
+        say(f"session {session.session_id}", err=True)
+
+    anyio.run(main)

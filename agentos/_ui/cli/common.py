@@ -1,0 +1,121 @@
+"""What the ``agentos`` commands share: exit codes, opening the store, tables or JSON lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+import click
+from rich.console import Console
+from rich.table import Column, Table
+from rich.text import Text
+
+from agentos._errors import AgentOSError, UnknownSessionError
+from agentos._store.protocol import StoredSession, StoredToken
+from agentos._store.sqlite.store import SqliteStore
+from agentos._ui.cli.calls import timestamp
+from agentos._ui.terminal_text import one_line, visible
+from components import JsonObject
+
+EXIT_DONE = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_PENDING = 3
+EXIT_UNKNOWN_TOKEN = 4
+EXIT_IN_USE = 5
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+EXIT_CODES_HELP = f"""\b
+Exit codes:
+  {EXIT_DONE}  done: the model answered and no call is pending
+  {EXIT_ERROR}  error (one line on stderr)
+  {EXIT_USAGE}  usage error (bad option, argument, agent file or JSON)
+  {EXIT_PENDING}  calls still pending: running, or deferred until 'agentos complete TOKEN'
+  {EXIT_UNKNOWN_TOKEN}  'agentos complete': no such continuation token, or it expired
+  {EXIT_IN_USE}  the session is in use by another live process ('resume --steal' takes it)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); the session is saved
+  {EXIT_TERMINATED}  terminated (SIGTERM); the session is saved"""
+
+
+class CliError(AgentOSError):
+    """Ends the command with this one line on stderr and exit code 1."""
+
+
+def no_database(db: Path) -> str:
+    """Why a command that reads the store has nothing to read."""
+    return (
+        f"no database at {db}: nothing has run with it yet ('agentos run' creates it; "
+        "--db or AGENTOS_DB names another)"
+    )
+
+
+JSON_HELP = "Print JSON even when stdout is a terminal (it is JSON whenever it is not)."
+
+
+T = TypeVar("T")
+
+
+def summary(stored: StoredSession) -> JsonObject:
+    """A stored session's row in 'agentos sessions' (and the head of 'show --json')."""
+    return {
+        "session_id": stored.session_id,
+        "agent": stored.config.get("name"),
+        "status": stored.status,
+        "created_at": timestamp(stored.created_at),
+        "updated_at": timestamp(stored.updated_at),
+        "parent_session_id": stored.parent_session_id,
+    }
+
+
+def require_text(value: str, name: str) -> None:
+    """A usage error unless ``value`` has more than whitespace."""
+    if not value.strip():
+        raise click.BadParameter("must not be empty", param_hint=name)
+
+
+def with_store(db: Path, use: Callable[[SqliteStore], Awaitable[T]]) -> T:
+    """Open the database to read or complete; a ``CliError`` when there is none (none is made)."""
+    if not db.exists():
+        raise CliError(no_database(db))
+
+    async def job() -> T:
+        async with await SqliteStore.open(db) as store:
+            return await use(store)
+
+    return anyio.run(job)
+
+
+def load(db: Path, session_id: str) -> tuple[StoredSession, list[StoredToken]]:
+    """The stored session and its tokens; ``UnknownSessionError`` if there is none."""
+
+    async def read(store: SqliteStore) -> tuple[StoredSession | None, list[StoredToken]]:
+        return await store.load_session(session_id), await store.tokens_of(session_id)
+
+    stored, tokens = with_store(db, read)
+    if stored is None:
+        raise UnknownSessionError(session_id)
+    return stored, tokens
+
+
+def table_or_lines(rows: Sequence[JsonObject], columns: list[str], as_json: bool) -> None:
+    """A table of ``columns`` on a terminal; else (or with ``as_json``) a JSON line per row."""
+    if as_json or not sys.stdout.isatty():
+        for row in rows:
+            click.echo(json.dumps(row))
+        return
+    table = Table(*(Column(c, overflow="fold") for c in columns), box=None)
+    for row in rows:
+        cells = ("" if row.get(c) is None else str(row.get(c)) for c in columns)
+        table.add_row(*(Text(one_line(cell)) for cell in cells))
+    Console().print(table)
+
+
+def say(text: str, *, err: bool = False) -> None:
+    """Print text a tool, model or user wrote, its control characters escaped (``visible``):
+    what they wrote cannot drive the terminal."""
+    click.echo(visible(text), err=err)

@@ -1,0 +1,291 @@
+"""What ``agentos status``, ``cancel`` and ``calls`` know of a call: its history, and the mirror.
+
+The stored history says how calls ended once the model heard; the live
+mirror (written by the process holding the session, ``_host_mirror``) says
+what they are doing now. A mirrored row counts as live only while its writer
+still holds the session's lease; otherwise the call is running nowhere, and
+the history (or, failing that, ``orphaned``) says what became of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import anyio
+
+from agentos._errors import AgentOSError
+from agentos._store.protocol import (
+    CancelRequest,
+    MirroredCall,
+    SessionStore,
+    StoredSession,
+    StoredToken,
+)
+from agentos._ui.cli.calls import StoredCall, brief, stored_calls, timestamp
+from components import CallStatus, JsonObject
+
+NOWHERE = "no process is running it"
+CANCEL_POLL_SECONDS = 0.1
+
+
+class CallLookupError(AgentOSError):
+    """The id names no call, or calls of several sessions (``--session`` chooses)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LiveCall:
+    """One call as the command line shows it: what the history says, merged with the mirror."""
+
+    session_id: str
+    call: StoredCall
+    row: MirroredCall | None
+    holder: str | None
+    """Who holds the session now (a live lease); None: no process does."""
+
+    @property
+    def live(self) -> bool:
+        """Whether the row is the live word of the process holding the session."""
+        return self.row is not None and self.holder is not None and self.row.holder == self.holder
+
+    @property
+    def request_id(self) -> str:
+        return self.call.tool_call_id or self.call.provider_call_id
+
+    def to_json(self) -> JsonObject:
+        row = self.row
+        data = self.call.to_json()
+        data.update(
+            session_id=self.session_id,
+            holder=self.holder,
+            live=self.live,
+            progress=None if row is None else row.progress,
+            progress_count=None if row is None else row.progress_count,
+            error=None if row is None or row.error_message is None else row.error_message,
+            created_at=_when(None if row is None else row.created_at),
+            started_at=_when(None if row is None else row.started_at),
+            ended_at=_when(None if row is None else row.ended_at),
+            updated_at=_when(None if row is None else row.updated_at),
+        )
+        return data
+
+    def describe(self) -> list[str]:
+        """``agentos status``: one line per fact."""
+        call, row = self.call, self.row
+        lines = [
+            f"call      {call.tool_call_id or '?'}  ({call.provider_call_id})",
+            f"session   {self.session_id}, held by {self.holder or 'no live process'}",
+            f"tool      {call.tool} {brief(call.input, 120)}",
+            f"status    {call.status}" + ("" if call.note is None else f" ({call.note})"),
+        ]
+        if row is not None and row.progress is not None:
+            lines.append(f"progress  {brief(row.progress, 120)}")
+        if call.cancel_reason is not None:
+            lines.append(f"reason    {call.cancel_reason}")
+        elif row is not None and row.error_message is not None:
+            lines.append(f"error     {row.error_kind}: {row.error_message}")
+        if call.result is not None and call.status != "cancelled":
+            lines.append(f"result    {brief(call.result, 120)}")
+        if call.continuation_token is not None:
+            lines.append(f"token     {call.continuation_token}")
+        if row is not None:
+            for name, at in (
+                ("submitted", row.created_at),
+                ("started", row.started_at),
+                ("ended", row.ended_at),
+                ("mirrored", row.updated_at),
+            ):
+                if at is not None:
+                    lines.append(f"{name:<9} {timestamp(at)}")
+        return lines
+
+
+def merge(stored: StoredCall | None, row: MirroredCall | None, holder: str | None) -> StoredCall:
+    """The call's status: a final mirrored state, a live one, else what the history says."""
+    if row is None:
+        assert stored is not None
+        if stored.status == "running_when_stored" and holder is None:
+            return replace(stored, status=CallStatus.ORPHANED.value, note=NOWHERE)
+        return stored
+    base = stored or StoredCall(
+        row.provider_call_id or row.call_id, row.tool_name, row.tool_input, "running_when_stored"
+    )
+    base = replace(base, tool_call_id=row.call_id)
+    status = CallStatus(row.status)
+    if status.is_final:
+        result = row.result if status is CallStatus.COMPLETED else base.result
+        reason = row.cancel_reason or base.cancel_reason
+        expired = base.status == "expired" or (row.error_message or "").startswith("expired:")
+        shown = "expired" if status is CallStatus.FAILED and expired else status.value
+        return replace(base, status=shown, result=result, cancel_reason=reason, note=None)
+    if holder is not None and row.holder == holder and not row.deferred:
+        return replace(base, status=status.value, note=None)
+    if row.deferred and stored is not None:
+        return stored
+    if row.deferred:
+        return replace(base, status="deferred")
+    if holder is not None and stored is not None:
+        return stored
+    return replace(base, status=CallStatus.ORPHANED.value, note=NOWHERE)
+
+
+def live_calls(
+    stored: StoredSession,
+    tokens: Sequence[StoredToken],
+    rows: Sequence[MirroredCall],
+    holder: str | None,
+) -> list[LiveCall]:
+    """The session's calls, in the order the history made them, then those only mirrored."""
+    by_id: dict[str, MirroredCall] = {}
+    for row in rows:  # oldest first: the newest call under a provider id wins
+        by_id[row.provider_call_id or row.call_id] = row
+    calls = []
+    seen = set()
+    for call in stored_calls(stored.history, tokens):
+        matched = by_id.get(call.provider_call_id)
+        seen.add(call.provider_call_id)
+        calls.append(LiveCall(stored.session_id, merge(call, matched, holder), matched, holder))
+    for key, row in by_id.items():
+        if key not in seen:
+            calls.append(LiveCall(stored.session_id, merge(None, row, holder), row, holder))
+    return calls
+
+
+async def session_calls(store: SessionStore, session_id: str) -> list[LiveCall] | None:
+    """Every call of the session (None: no such session)."""
+    stored = await store.load_session(session_id)
+    if stored is None:
+        return None
+    tokens = await store.tokens_of(session_id)
+    rows = await store.mirrored_calls(session_id=session_id)
+    holder = (await store.live_leases()).get(session_id)
+    return live_calls(stored, tokens, rows, holder)
+
+
+async def find_call(store: SessionStore, call_id: str, session_id: str | None) -> LiveCall:
+    """The call ``call_id`` names (the runtime's id or the provider's), in ``session_id`` if given.
+
+    ``CallLookupError`` when there is none, or when a provider id names calls
+    of several sessions and no ``session_id`` says which.
+    """
+    rows = await store.mirrored_calls(call_id=call_id, session_id=session_id)
+    exact = {row.session_id for row in rows if row.call_id == call_id}
+    if session_id is not None:
+        candidates = [session_id]
+    elif exact:
+        candidates = sorted(exact)
+    else:
+        candidates = [s.session_id for s in await store.list_sessions()]
+    found: list[LiveCall] = []
+    for candidate in candidates:
+        for call in await session_calls(store, candidate) or ():
+            if call_id in (call.call.provider_call_id, call.call.tool_call_id):
+                found.append(call)
+                break
+    if not found:
+        where = "" if session_id is None else f" in session {session_id!r}"
+        raise CallLookupError(
+            f"no tool call with id {call_id!r}{where} (see 'agentos calls SESSION')"
+        )
+    if len(found) > 1:
+        names = ", ".join(call.session_id for call in found)
+        raise CallLookupError(
+            f"{call_id!r} names calls in several sessions ({names}); "
+            "say which with --session SESSION"
+        )
+    return found[0]
+
+
+async def request_cancel(
+    store: SessionStore, call: LiveCall, reason: str, wait: float
+) -> CancelRequest:
+    """Leave a cancel request for the session's holder; its answer, if it came within ``wait``."""
+    asked = await store.request_cancel(call.request_id, call.session_id, reason)
+    with anyio.move_on_after(wait):
+        while True:
+            request = await store.cancel_request(call.request_id)
+            if request is not None and request.requested_at != asked.requested_at:
+                return request  # someone asked again since: theirs is the one answered
+            if request is not None and request.answered_at is not None:
+                return request
+            await anyio.sleep(CANCEL_POLL_SECONDS)
+    return asked
+
+
+def _when(at: float | None) -> str | None:
+    return None if at is None else timestamp(at)
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReport:
+    """What ``agentos cancel`` did: ``outcome`` is cancelled, already_final or queued."""
+
+    call: LiveCall
+    outcome: str
+    cancelled: bool = False
+    previous_status: str | None = None
+    status: str | None = None
+
+    def to_json(self) -> JsonObject:
+        return {
+            "tool_call_id": self.call.call.tool_call_id,
+            "provider_call_id": self.call.call.provider_call_id,
+            "session_id": self.call.session_id,
+            "outcome": self.outcome,
+            "cancelled": self.cancelled,
+            "previous_status": self.previous_status,
+            "status": self.status,
+        }
+
+    def describe(self) -> str:
+        if self.outcome == "cancelled":
+            return f"cancelled (was {self.previous_status})"
+        if self.outcome == "queued":
+            return (
+                f"queued: {self.call.holder} holds session {self.call.session_id} but did not "
+                "answer in time; the request stays queued and it applies it when it next looks "
+                f"('agentos status {self.call.request_id}' shows whether it did)"
+            )
+        note = "" if self.call.call.note is None else f" ({self.call.call.note})"
+        return f"not cancelled: already {self.status}{note}"
+
+
+_ENDED = frozenset({"completed", "failed", "cancelled", "expired"})
+
+
+async def cancel_call(
+    store: SessionStore, call: LiveCall, reason: str, wait: float
+) -> CancelReport:
+    """Cancel the call through the process holding its session, or say why that cannot be.
+
+    ``CallLookupError`` for a deferred call (its token ends it) and for a call
+    no process runs; a call that already ended is left as it is.
+    """
+    status, session_id = call.call.status, call.session_id
+    if status in _ENDED:
+        return CancelReport(call, "already_final", previous_status=status, status=status)
+    if status == "deferred":
+        token = call.call.continuation_token or "TOKEN"
+        raise CallLookupError(
+            f"call {call.request_id} is deferred: it waits for its continuation token, and "
+            f"only that ends it; 'agentos complete {token} --error TEXT' fails it"
+        )
+    nowhere = f"call {call.request_id} is not running anywhere: {NOWHERE}"
+    if call.holder is None:
+        raise CallLookupError(
+            f"{nowhere} (no live process holds session {session_id}; "
+            f"'agentos resume {session_id}' tells the model it was lost)"
+        )
+    request = await request_cancel(store, call, reason, wait)
+    answer = request.answer
+    if request.answered_at is None or not isinstance(answer, dict):
+        return CancelReport(call, "queued", previous_status=status, status=status)
+    if answer.get("found") is not True:
+        raise CallLookupError(
+            f"{nowhere} ({call.holder} holds session {session_id} but not the call: "
+            "it ran in an earlier process)"
+        )
+    before, after = str(answer.get("previous_status")), str(answer.get("status"))
+    if answer.get("cancelled") is True:
+        return CancelReport(call, "cancelled", True, before, after)
+    return CancelReport(call, "already_final", False, before, after)

@@ -1,0 +1,201 @@
+"""The commands that look at sessions and calls, and cancel them: ``sessions``, ``show``,
+``calls``, ``status`` and ``cancel``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from agentos._errors import UnknownSessionError
+from agentos._store.protocol import StoredSession
+from agentos._store.sqlite.store import SqliteStore
+from agentos._ui.cli.calls import brief, render_session, stored_calls
+from agentos._ui.cli.common import (
+    EXIT_DONE,
+    EXIT_ERROR,
+    EXIT_PENDING,
+    JSON_HELP,
+    load,
+    require_text,
+    say,
+    summary,
+    table_or_lines,
+    with_store,
+)
+from agentos._ui.cli.live import CancelReport, LiveCall, cancel_call, find_call
+from agentos._ui.cli.live import session_calls as live_session_calls
+from components import Json, JsonObject
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="JSON lines even on a terminal.")
+@click.pass_obj
+def sessions(db: Path, as_json: bool) -> None:
+    """List the stored sessions, oldest first: a table on a terminal, else JSON lines.
+
+    status is the session's own (idle between turns); holder names the live
+    process holding it, if any, and calls_running / calls_pending count its
+    calls as that process last mirrored them (pending includes deferred calls).
+    """
+
+    async def listing(
+        store: SqliteStore,
+    ) -> tuple[list[StoredSession], dict[str, str], dict[str, dict[str, int]]]:
+        return await store.list_sessions(), await store.live_leases(), await store.call_counts()
+
+    if not db.exists():
+        click.echo(f"no database at {db} yet: no sessions", err=True)
+        return
+    found, holders, counts = with_store(db, listing)
+    rows: list[JsonObject] = []
+    for stored in found:
+        holder = holders.get(stored.session_id)
+        live = counts.get(stored.session_id, {}) if holder is not None else {}
+        rows.append(
+            {
+                **summary(stored),
+                "holder": holder,
+                "calls_running": live.get("running", 0),
+                "calls_pending": live.get("pending", 0),
+            }
+        )
+    columns = ["session_id", "agent", "status", "holder", "calls_running", "updated_at"]
+    table_or_lines(rows, columns, as_json)
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@click.pass_obj
+def show(db: Path, session_id: str, as_json: bool) -> None:
+    """Print SESSION's history: what was said, and each tool call with its status.
+
+    With --json: {"session_id", "agent", "status", "created_at",
+    "updated_at", "parent_session_id", "history" (Anthropic Messages),
+    "calls" (as 'agentos calls' prints them)}.
+    """
+    stored, tokens = load(db, session_id)
+    if not as_json:
+        for line in render_session(stored, tokens):
+            say(line)
+        return
+    history: list[Json] = [*stored.history]
+    calls: list[Json] = [call.to_json() for call in stored_calls(stored.history, tokens)]
+    click.echo(json.dumps({**summary(stored), "history": history, "calls": calls}))
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines even on a terminal.")
+@click.pass_obj
+def calls(db: Path, session_id: str, as_json: bool) -> None:
+    """The status of SESSION's tool calls: live from the process holding it, else as stored.
+
+    While a live process holds SESSION, its calls are running or pending,
+    with their latest progress, as it last mirrored them (twice a second).
+    Otherwise: completed, failed or cancelled (with its cancel_reason),
+    orphaned (lost in a restart, or no process is running it), deferred
+    (waiting for its token), completed or failed with a note (its token was
+    completed; the session delivers it when it next runs), expired (its token
+    ran out), or running_when_stored (a live process holds SESSION but did
+    not mirror the call).
+    """
+
+    async def read(store: SqliteStore) -> list[LiveCall] | None:
+        return await live_session_calls(store, session_id)
+
+    found = with_store(db, read)
+    if found is None:
+        raise UnknownSessionError(session_id)
+    rows = [call.to_json() for call in found]
+    if not as_json and sys.stdout.isatty():
+        for row in rows:
+            if row["note"] is not None:
+                row["status"] = f"{row['status']} ({row['note']})"
+            if row["cancel_reason"] is not None:
+                row["result"] = f"reason: {row['cancel_reason']}"
+            for name in ("result", "progress"):
+                row[name] = None if row[name] is None else brief(row[name], 60)
+    columns = ["tool", "status", "provider_call_id", "progress", "continuation_token", "result"]
+    table_or_lines(rows, columns, as_json)
+
+
+@click.command("status", epilog="\b\nExit codes:\n  0  found\n  1  no such call, or several")
+@click.argument("call_id", metavar="CALL_ID")
+@click.option("--session", "session_id", metavar="SESSION", help="Look in SESSION only.")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_obj
+def status_command(db: Path, call_id: str, session_id: str | None, as_json: bool) -> None:
+    """What one tool call is doing, or how it ended: status, progress, error or cancel reason.
+
+    CALL_ID is the runtime's id or the model's (toolu_...); a model's id can
+    repeat across sessions, and then --session says which. While a live
+    process holds the call's session the status is live (as that process
+    mirrors it, twice a second); otherwise it is what the store says.
+    Prints JSON when stdout is not a terminal.
+    """
+
+    async def find(store: SqliteStore) -> LiveCall:
+        return await find_call(store, call_id, session_id)
+
+    found = with_store(db, find)
+    if as_json or not sys.stdout.isatty():
+        click.echo(json.dumps(found.to_json()))
+    else:
+        for line in found.describe():
+            say(line)
+
+
+_CANCEL_EXIT_CODES = f"""\b
+Exit codes:
+  {EXIT_DONE}  cancelled, or not cancelled because the call had already ended
+  {EXIT_ERROR}  no such call; a deferred call (complete its token); no process is running it
+  {EXIT_PENDING}  queued: the process holding the session did not answer within --wait seconds;
+     it applies the request when it next looks"""
+
+
+@click.command("cancel", epilog=_CANCEL_EXIT_CODES)
+@click.argument("call_id", metavar="CALL_ID")
+@click.option(
+    "--reason",
+    default="cancelled from the command line",
+    show_default=True,
+    metavar="TEXT",
+    help="Why; recorded on the call and told to the model.",
+)
+@click.option("--session", "session_id", metavar="SESSION", help="Look in SESSION only.")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for the answer of the process holding the session.",
+)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_obj
+def cancel_command(
+    db: Path, call_id: str, reason: str, session_id: str | None, wait: float, as_json: bool
+) -> int:
+    """Cancel a running tool call, in the live process that holds its session.
+
+    The request goes through the database: that process applies it within
+    half a second, the call ends cancelled with REASON, and its model hears
+    of it. A call no process runs (its session is not held), or one that
+    already ended, is not cancelled, and the answer says why; a deferred call
+    ends only by its token ('agentos complete TOKEN --error TEXT').
+    """
+    require_text(reason, "'--reason'")
+
+    async def attempt(store: SqliteStore) -> CancelReport:
+        return await cancel_call(store, await find_call(store, call_id, session_id), reason, wait)
+
+    report = with_store(db, attempt)
+    if as_json:
+        click.echo(json.dumps(report.to_json()))
+    else:
+        say(report.describe())
+    return EXIT_PENDING if report.outcome == "queued" else EXIT_DONE

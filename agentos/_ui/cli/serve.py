@@ -1,0 +1,81 @@
+"""``agentos serve``: the live web page over the command line's runtime, host and store."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import socket
+from pathlib import Path
+from types import FrameType
+
+import anyio
+import click
+
+from agentos._host.host import Host
+from agentos._kernel.runtime import Runtime
+from agentos._store.sqlite.store import SqliteStore
+from agentos._turns.agent_config import AgentConfig
+from agentos._ui.cli.common import CliError
+from agentos._ui.cli.session import choose_model
+from agentos._ui.cli.talk import agent_option
+from agentos.demo import tools as demo_tools
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+@click.command()
+@click.option("--host", "bind", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@agent_option(" of the sessions the page starts")
+@click.option(
+    "--token",
+    metavar="TEXT",
+    help="Required on every request [default: none on 127.0.0.1; generated and printed when "
+    "binding any other address].",
+)
+@click.pass_obj
+def serve(db: Path, bind: str, port: int, config: AgentConfig, token: str | None) -> None:
+    """Serve a live web page: the sessions of the database, a page per session where a
+    person talks to it and watches, peeks at and cancels its calls (Ctrl-C stops)."""
+    if token is None and bind not in LOOPBACK:
+        token = secrets.token_urlsafe(24)
+
+    import uvicorn  # the web stack loads only for this command
+
+    from agentos._ui.web.app import make_app
+
+    async def main() -> None:
+        provider = choose_model(lambda line: click.echo(line, err=True))
+        async with (
+            await SqliteStore.open(db) as store,
+            Runtime(demo_tools.TOOLS) as runtime,
+            Host(runtime, provider, store=store) as host,
+        ):
+            app = make_app(host, runtime, config=config, token=token)
+            family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+            try:
+                listening = socket.create_server((bind, port), family=family)
+            except OSError as error:
+                raise CliError(f"cannot listen on {bind}:{port}: {error.strerror}") from None
+            shown = f"[{bind}]" if ":" in bind else bind
+            query = "" if token is None else f"/?token={token}"
+            address = f"http://{shown}:{listening.getsockname()[1]}{query}"
+            click.echo(f"agentos: serving {address}  (Ctrl-C stops)", err=True)
+            loop = asyncio.get_running_loop()
+            pages = app.state.pages
+
+            class Server(uvicorn.Server):
+                """uvicorn, ending the pages' streams with a last chunk as it starts to stop
+                (sse-starlette would cut them half a second later)."""
+
+                def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+                    loop.call_soon_threadsafe(pages.end_streams)
+                    super().handle_exit(sig, frame)
+
+            server = Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            try:
+                await server.serve(sockets=[listening])
+            finally:
+                app.state.pages.close()
+
+    anyio.run(main)

@@ -1,0 +1,346 @@
+"""The async half of ``agentos run`` and ``agentos resume``: one store-backed session, one turn.
+
+``converse`` opens the store, a runtime with the demo tools and a host,
+starts or resumes the session, says something (or nothing) and waits as
+asked, while ``progress`` shows what the session's calls are doing: a rich
+live display when stderr is a terminal, JSON lines of call events otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+from anyio.abc import ObjectReceiveStream
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
+
+from agentos._errors import UnknownCallError, UnknownSessionError
+from agentos._host.host import Host
+from agentos._kernel.runtime import Runtime
+from agentos._model.provider import Provider
+from agentos._sessions.session import Session
+from agentos._store.sqlite.store import SqliteStore
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.history import waiting_calls
+from agentos._turns.transcript import repair_history
+from agentos._ui.cli.common import CliError, no_database
+from agentos.demo import tools as demo_tools
+from components import CallEvent, CallEventKind, Json, JsonObject
+
+RESUME_NUDGE = "(resumed)"
+"""Posted on ``resume`` without ``--message`` when the model has news to hear (see ``converse``)."""
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one ``run`` or ``resume`` came to: the model's messages, and what is left."""
+
+    session_id: str
+    messages: list[str]
+    """Every message the model wrote during this command, in order."""
+    pending: list[JsonObject] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def answer(self) -> str:
+        """The model's last message ('' if it wrote none)."""
+        return self.messages[-1] if self.messages else ""
+
+    def next_steps(self) -> list[str]:
+        """What happens to each pending call, and how to wait for it or end it."""
+        running = [call for call in self.pending if call["continuation_token"] is None]
+        steps = []
+        if running:
+            names = ", ".join(str(call["tool"]) for call in running)
+            one = len(running) == 1
+            steps.append(
+                f"{len(running)} call{'' if one else 's'} still running ({names}) "
+                f"end{'s' if one else ''} with this process: 'agentos resume {self.session_id}' "
+                f"tells the model {'it was' if one else 'they were'} lost; run with "
+                f"--wait-for-async to wait for {'it' if one else 'them'} instead"
+            )
+        for call in self.pending:
+            if call["continuation_token"] is not None:
+                steps.append(
+                    f"{call['tool']} waits for a person: 'agentos complete "
+                    f"{call['continuation_token']} --result JSON', then 'agentos resume "
+                    f"{self.session_id}' tells the model"
+                )
+        return steps
+
+    def to_json(self) -> JsonObject:
+        messages: list[Json] = [*self.messages]
+        report: JsonObject = {
+            "session_id": self.session_id,
+            "status": "pending" if self.pending else "done",
+            "answer": self.answer,
+            "messages": messages,
+        }
+        if self.pending:
+            pending_calls: list[Json] = [*self.pending]
+            next_steps: list[Json] = [*self.next_steps()]
+            report["pending_calls"] = pending_calls
+            report["next_steps"] = next_steps
+        return report
+
+
+def choose_model(say: Callable[[str], None]) -> Provider:
+    """Claude when ``ANTHROPIC_API_KEY`` is set, else the scripted model; says which."""
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        from agentos._model.anthropic_provider import AnthropicProvider
+
+        base_url = os.environ.get("ANTHROPIC_BASE_URL")
+        if base_url:
+            say(f"model: Anthropic API at {base_url} (ANTHROPIC_BASE_URL)")
+        else:
+            say("model: Claude (ANTHROPIC_API_KEY is set)")
+        return AnthropicProvider()
+    say("model: scripted (offline; set ANTHROPIC_API_KEY for Claude)")
+    return demo_tools.scripted_model()
+
+
+async def converse(
+    db: Path,
+    *,
+    say: Callable[[str], None],
+    live: bool,
+    wait_for_async: bool,
+    prompt: str | None = None,
+    config: AgentConfig | None = None,
+    session_id: str | None = None,
+    resume: str | None = None,
+    message: str | None = None,
+    steal: bool = False,
+    token_ttl: float | None = None,
+) -> Outcome:
+    """Run one command's worth of a session: ``prompt`` for a new one, ``resume`` for a stored one.
+
+    Resuming posts ``message`` if given. Otherwise the model is told of calls
+    lost in the restart, and of deferred calls completed while no process
+    ran, on its next turn: when such news waits and no turn starts by itself,
+    ``RESUME_NUDGE`` is posted to grant that turn. ``steal`` takes the session
+    from a live process that holds it (that process stops writing it).
+    ``token_ttl`` is how long new continuation tokens stay valid.
+    """
+    if resume is not None and not await anyio.Path(db).exists():
+        raise CliError(no_database(db))
+    async with await SqliteStore.open(db) as store:
+        lost: list[str] = []
+        completed: set[str] = set()
+        if resume is not None:
+            stored = await store.load_session(resume)
+            if stored is None:
+                raise UnknownSessionError(resume)
+            waiting = dict(waiting_calls(repair_history(list(stored.history))))
+            tokens = {t.provider_call_id: t for t in await store.tokens_of(resume)}
+            lost = [use for use in waiting if use not in tokens]
+            completed = {  # or expired: either way the model has news to hear
+                use
+                for use in waiting
+                if use in tokens and (tokens[use].completed_at is not None or tokens[use].expired)
+            }
+        elif session_id is not None and await store.load_session(session_id) is not None:
+            raise CliError(
+                f"a session with id {session_id!r} already exists in {db}; "
+                f"continue it with 'agentos resume {session_id}'"
+            )
+        which: list[str] = []  # said once the session is ours: a refusal is one line
+        provider = choose_model(which.append)
+        try:
+            async with (
+                Runtime(demo_tools.TOOLS) as runtime,
+                Host(runtime, provider, store=store, token_ttl=token_ttl) as host,
+            ):
+                if resume is not None:
+                    session = await host.resume(resume, steal=steal)
+                else:
+                    session = await host.create_session(config, session_id=session_id)
+                for line in which:
+                    say(line)
+                errors_before, replies_before = len(session.errors), len(session.replies)
+                async with progress(runtime, session.session_id, live=live):
+                    if prompt is not None:
+                        session.post(prompt)
+                    elif message is not None:
+                        session.post(message)
+                    else:
+                        await _until_heard(runtime, session, completed)
+                        held = any(call.is_final for call in session.outstanding())
+                        if (lost or held) and session.requests == 0 and session.idle:
+                            session.post(RESUME_NUDGE)
+                    if wait_for_async:
+                        await session.wait_settled()
+                    else:
+                        await session.wait_idle()
+                return _outcome(host, session, errors_before, replies_before)
+        finally:
+            close = getattr(provider, "aclose", None)
+            if close is not None:
+                await close()
+
+
+async def _until_heard(runtime: Runtime, session: Session, provider_call_ids: set[str]) -> None:
+    """Until the session has heard that these (deferred, completed) calls are final."""
+    if not provider_call_ids:
+        return
+    for call in session.outstanding():
+        if call.provider_call_id in provider_call_ids:
+            await runtime.wait(call.call_id, timeout=10)
+    await anyio.wait_all_tasks_blocked()
+
+
+def _outcome(host: Host, session: Session, errors_before: int, replies_before: int) -> Outcome:
+    tokens = {record.call_id: record.token for record in host.tokens.pending(session.session_id)}
+    pending: list[JsonObject] = [
+        {
+            "tool_call_id": call.call_id,
+            "provider_call_id": call.provider_call_id,
+            "tool": call.tool_name,
+            "status": call.status.value,
+            "continuation_token": tokens.get(call.call_id) if call.deferred else None,
+        }
+        for call in session.outstanding()
+    ]
+    return Outcome(
+        session.session_id,
+        _said_since(session, replies_before),
+        pending,
+        session.errors[errors_before:],
+    )
+
+
+def _said_since(session: Session, replies_before: int) -> list[str]:
+    """The model's messages since the command began: a board session's as its chat shows
+    them to a person (looks and timer turns are the model's business)."""
+    board = session.board
+    if board is None:
+        return [reply for reply in session.replies[replies_before:] if reply.strip()]
+    agent_nodes = [n for n in board.nodes.values() if n.author == "agent"]
+    since = {n.display_id for n in agent_nodes[replies_before:]}
+    return [e.text for e in session.chat if e.role == "agent" and e.text and e.node_id in since]
+
+
+# ---------------------------------------------------------------------- progress
+
+
+@asynccontextmanager
+async def progress(runtime: Runtime, session_id: str, *, live: bool) -> AsyncIterator[None]:
+    """Show the session's call events while the body runs."""
+    show: _Display = _LiveDisplay(runtime) if live else _JsonLines(runtime, sys.stderr)
+    async with runtime.subscribe(session_id) as events:
+        with show:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_pump, events, show)
+                try:
+                    yield
+                finally:
+                    group.cancel_scope.cancel()
+            while True:  # what arrived after the last look
+                try:
+                    show.event(events.receive_nowait())
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+
+
+async def _pump(events: ObjectReceiveStream[CallEvent], show: _Display) -> None:
+    async for event in events:
+        show.event(event)
+
+
+class _Display:
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._names: dict[str, str] = {}
+
+    def tool(self, call_id: str) -> str:
+        if call_id not in self._names:
+            try:
+                self._names[call_id] = self._runtime.status(call_id).tool_name
+            except UnknownCallError:
+                return "?"
+        return self._names[call_id]
+
+    def event(self, event: CallEvent) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+class _JsonLines(_Display):
+    """One JSON object per call event, for programs reading stderr."""
+
+    def __init__(self, runtime: Runtime, out: TextIO) -> None:
+        super().__init__(runtime)
+        self._out = out
+
+    def event(self, event: CallEvent) -> None:
+        line: JsonObject = {
+            "event": event.kind.value,
+            "tool_call_id": event.call_id,
+            "tool": self.tool(event.call_id),
+            "status": event.status.value,
+        }
+        if event.progress is not None:
+            line["progress"] = event.progress.payload
+        if event.error is not None:
+            line["error"] = event.error.message
+        self._out.write(json.dumps(line) + "\n")
+        self._out.flush()
+
+
+class _LiveDisplay(_Display):
+    """A spinner per running call with its latest progress; a mark once it is final."""
+
+    def __init__(self, runtime: Runtime, console: Console | None = None) -> None:
+        super().__init__(runtime)
+        self._rows: dict[str, Spinner | Text] = {}
+        self._live = Live(
+            console=console or Console(stderr=True),
+            get_renderable=self.render,
+            transient=True,
+            refresh_per_second=10,
+        )
+
+    def event(self, event: CallEvent) -> None:
+        label = f"{self.tool(event.call_id)} {event.call_id[:8]}"
+        if event.status.is_final:
+            mark = "ok" if event.kind is CallEventKind.COMPLETED else event.status.value
+            self._rows[event.call_id] = _line(f"[{mark}] {label}")
+            return
+        detail = event.status.value
+        if event.progress is not None:
+            detail = json.dumps(event.progress.payload, separators=(",", ":"))
+        row = self._rows.get(event.call_id)
+        if isinstance(row, Spinner):
+            row.update(text=_line(f"{label}  {detail}"))
+        else:
+            self._rows[event.call_id] = Spinner("dots", text=_line(f"{label}  {detail}"))
+
+    def render(self) -> RenderableType:
+        if not self._rows:
+            return Spinner("dots", text="waiting for the model")
+        return Group(*self._rows.values())
+
+    def __enter__(self) -> None:
+        self._live.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._live.stop()
+
+
+def _line(text: str) -> Text:
+    return Text(text, no_wrap=True, overflow="ellipsis")

@@ -1,0 +1,235 @@
+"""The commands that talk to a session: ``run``, ``resume`` and ``complete``."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import click
+import pydantic
+
+from agentos._store.protocol import Completion, StoredToken
+from agentos._store.sqlite.store import SqliteStore
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.agent_problems import fit_problems, validation_problems
+from agentos._ui.cli.common import (
+    EXIT_CODES_HELP,
+    EXIT_DONE,
+    EXIT_PENDING,
+    EXIT_UNKNOWN_TOKEN,
+    JSON_HELP,
+    CliError,
+    require_text,
+    say,
+    with_store,
+)
+from agentos._ui.cli.session import Outcome, converse
+from agentos.demo import tools as demo_tools
+from components import Json
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_TOKEN_TTL = click.option(
+    "--token-ttl",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="How long a deferred call's new continuation token stays valid; after that the "
+    "call ends failed (expired) [default: until it is used].",
+)
+
+
+def agent_option(whose: str) -> Callable[[F], F]:
+    """``--agent FILE``, given to the command as its ``config`` (the demo agent without it);
+    ``whose`` says whose configuration it is (" of a new session")."""
+    return click.option(
+        "--agent",
+        "config",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        metavar="FILE",
+        callback=lambda ctx, param, path: (
+            demo_tools.DEFAULT_AGENT if path is None else load_agent(path)
+        ),
+        help=f"Agent configuration{whose}, JSON or TOML [default: the demo agent: 'approve' is "
+        "deferred, a turn waits 0.5 s for its calls].",
+    )
+
+
+def _agent_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> AgentConfig:
+    return demo_tools.DEFAULT_AGENT if path is None else load_agent(path)
+
+
+def load_agent(path: Path) -> AgentConfig:
+    """The agent file, checked against the command line's tools (it registers no runner)."""
+    try:
+        config = AgentConfig.from_file(path)
+    except pydantic.ValidationError as error:
+        problems = validation_problems(error)
+    except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
+        raise click.BadParameter(f"{path}: {error}", param_hint="'--agent'") from None
+    else:
+        problems = fit_problems(config, [tool.name for tool in demo_tools.TOOLS], ())
+        if not problems:
+            return config
+    raise click.BadParameter(f"{path}: {'; '.join(problems)}", param_hint="'--agent'")
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("prompt")
+@agent_option("")
+@click.option(
+    "--wait-for-async",
+    is_flag=True,
+    help="Wait until every running call has finished and the model has heard of it "
+    "(deferred calls cannot finish by themselves: they stay pending).",
+)
+@click.option("--session-id", metavar="ID", help="The new session's id [default: a fresh one].")
+@_TOKEN_TTL
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_obj
+def run(
+    db: Path,
+    prompt: str,
+    config: AgentConfig,
+    wait_for_async: bool,
+    session_id: str | None,
+    token_ttl: float | None,
+    as_json: bool,
+) -> int:
+    """Start a session, say PROMPT, and wait for the model's turn.
+
+    The session is saved after every turn. Prints every message the model
+    wrote, in order (on a terminal), or {"session_id", "status", "answer",
+    "messages"} (status "done"; "answer" is the last message); when calls
+    are still running or deferred, status "pending", "pending_calls":
+    [{"tool_call_id", "provider_call_id", "tool", "status",
+    "continuation_token"}] and "next_steps" (what to do about them). The
+    token is set for deferred calls only. Running calls end with this
+    process ('resume' tells the model they were lost; --wait-for-async waits
+    for them); deferred ones wait for their token.
+    """
+    require_text(prompt, "PROMPT")
+    how = {"prompt": prompt, "config": config, "session_id": session_id}
+    return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="SESSION")
+@click.option("--message", metavar="TEXT", help="Say this to the model [default: say nothing new].")
+@click.option(
+    "--wait-for-async",
+    is_flag=True,
+    help="Wait until every running call has finished and the model has heard of it.",
+)
+@click.option(
+    "--steal",
+    is_flag=True,
+    help="Take SESSION even from a live process that holds it (that process stops writing it).",
+)
+@_TOKEN_TTL
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_obj
+def resume(
+    db: Path,
+    session_id: str,
+    message: str | None,
+    wait_for_async: bool,
+    steal: bool,
+    token_ttl: float | None,
+    as_json: bool,
+) -> int:
+    """Bring SESSION back in this process and let the model catch up.
+
+    Calls that were running when it was saved are lost (orphaned); deferred
+    calls come back, and those completed meanwhile are delivered. The model
+    hears of both on its next turn: with --message that turn answers TEXT,
+    otherwise, if there is news, agentos posts "(resumed)" to grant it.
+    Prints the same JSON as 'run'. A session another live process holds
+    (e.g. a 'run --wait-for-async' still waiting) is refused unless --steal.
+    """
+    if message is not None:
+        require_text(message, "'--message'")
+    how = {"resume": session_id, "message": message, "steal": steal}
+    return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
+
+
+@click.command(
+    epilog="\b\nExit codes:\n  0  applied, or already_completed\n"
+    "  2  usage error (e.g. --result is not JSON)\n  4  unknown (or expired) token"
+)
+@click.argument("token")
+@click.option("--result", "result_text", metavar="JSON", help="The call's result, as JSON.")
+@click.option("--error", metavar="TEXT", help="Fail the call with this message instead.")
+@click.pass_obj
+def complete(db: Path, token: str, result_text: str | None, error: str | None) -> int:
+    """Complete a deferred call by its continuation TOKEN, through the database only.
+
+    Prints applied, already_completed (completing twice changes nothing) or
+    unknown. The session's next process (e.g. 'agentos resume SESSION')
+    delivers the outcome to the model.
+    """
+    if result_text is None and error is None:
+        raise click.UsageError("give the call's result with --result JSON (or --error TEXT)")
+    if result_text is not None and error is not None:
+        raise click.UsageError("give --result JSON or --error TEXT, not both")
+    result: Json = None
+    if result_text is not None:
+        try:
+            result = json.loads(result_text)
+        except ValueError as problem:
+            raise click.BadParameter(f"not JSON ({problem})", param_hint="'--result'") from None
+
+    async def apply(store: SqliteStore) -> tuple[Completion, StoredToken | None]:
+        return await store.complete_token(token, result, error=error), await store.get_token(token)
+
+    outcome, stored = with_store(db, apply)
+    click.echo(outcome.value)
+    replayed = outcome is Completion.ALREADY_COMPLETED
+    if replayed and stored is not None and (stored.result, stored.error) != (result, error):
+        earlier = (
+            f"--error {stored.error!r}"
+            if stored.error is not None
+            else f"--result {json.dumps(stored.result)}"
+        )
+        click.echo(
+            f"note: the token was completed earlier with {earlier}; what you gave now was ignored",
+            err=True,
+        )
+    refused = outcome in (Completion.UNKNOWN, Completion.EXPIRED)
+    return EXIT_UNKNOWN_TOKEN if refused else EXIT_DONE
+
+
+def _talk(db: Path, as_json: bool, *, wait: bool, **how: Any) -> int:
+    """Run the session's turn (``converse``), report it, and return the exit code."""
+    talk = functools.partial(
+        converse, db, say=_say, live=sys.stderr.isatty(), wait_for_async=wait, **how
+    )
+    return _report(anyio.run(talk), as_json)
+
+
+def _report(outcome: Outcome, as_json: bool) -> int:
+    if outcome.errors:
+        raise CliError(
+            f"the session stopped on an error: {outcome.errors[-1]} (session "
+            f"{outcome.session_id} is saved; 'agentos resume {outcome.session_id} "
+            "--message TEXT' tries again)"
+        )
+    if as_json or not sys.stdout.isatty():
+        click.echo(json.dumps(outcome.to_json()))
+    else:
+        say("\n\n".join(outcome.messages))
+        say(f"\nsession {outcome.session_id}", err=True)
+        for call in outcome.pending:
+            pending = f"{call['tool']} ({call['status']}, call {call['tool_call_id']})"
+            say(f"pending: {pending}", err=True)
+        for step in outcome.next_steps():
+            say(f"  {step}", err=True)
+    return EXIT_PENDING if outcome.pending else EXIT_DONE
+
+
+def _say(line: str) -> None:
+    say(line, err=True)

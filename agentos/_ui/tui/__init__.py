@@ -1,0 +1,1 @@
+"""The terminal UI (``agentos chat``), a Textual app."""

@@ -1,0 +1,264 @@
+"""``agentos chat``'s terminal UI (Textual): talk to a session while its calls run.
+
+The chat (``Session.chat``, then what is posted and not read yet), an input that
+stays usable while calls run, and a pane with a row per call. Updates come from
+``Session.on_change`` and the runtime's call events, coalesced to a redraw every
+``REDRAW_SECONDS`` at most; nothing polls (a timer turns the spinners while calls
+run). The web page's view model (``_web_view``) draws the same data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from agentos._errors import AgentOSError, UnknownCallError
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._sessions.session import Session
+from agentos._turns.chat import ChatCall, ChatEntry
+from agentos._ui.terminal_text import one_line, visible
+from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
+from agentos._ui.tui.screens import Confirm, Details
+from agentos._ui.web.view import call_widget, chat_widget, context_text, peek
+from components import JsonObject
+
+REDRAW_SECONDS = 0.2
+"""At most this often, the screen follows what changed."""
+THEMES = {"dark": "textual-dark", "light": "textual-light"}
+ERROR_SECONDS = 15
+"""How long an error's notification stays up."""
+
+
+def terminal_theme(environ: Mapping[str, str] = os.environ) -> str:
+    """``light`` when the terminal says its background is light (``COLORFGBG``, as rxvt,
+    Konsole and iTerm2 set it), else ``dark``."""
+    background = environ.get("COLORFGBG", "").rpartition(";")[2]
+    return "light" if background in {"7", "15"} else "dark"
+
+
+def tally(calls: Sequence[ChatCall]) -> str:
+    """``forecast x5, weather``: the tools a message called, in order."""
+    counts = Counter(call.tool for call in calls)
+    return ", ".join(tool if n == 1 else f"{tool} x{n}" for tool, n in counts.items())
+
+
+class MessageInput(Input):
+    """The message line: typing goes here; ``tab`` moves to the calls."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "app.focus('calls')", "Calls"),
+    ]
+
+
+class ChatApp(App[None]):
+    """One session: its chat, an input, its calls; keys to look at and cancel them.
+
+    ``theme`` is ``dark`` or ``light`` (default: what the terminal says, see
+    ``terminal_theme``). Times come from the runtime's clock.
+    """
+
+    CSS = """
+    #chat { height: 1fr; }
+    #calls { height: auto; max-height: 9; border-top: solid $accent; overflow-x: hidden; }
+    #context { height: 1fr; border-top: solid $accent; display: none; }
+    #context.shown { display: block; }
+    """
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "quit", "Quit", priority=True),
+        Binding("pageup", "scroll_chat(-1)", "Scroll chat", show=False),
+        Binding("pagedown", "scroll_chat(1)", "Scroll chat", show=False),
+    ]
+
+    def __init__(self, session: Session, runtime: Runtime, *, theme: str | None = None) -> None:
+        super().__init__()
+        chosen = terminal_theme() if theme is None else theme
+        if chosen not in THEMES:
+            raise ValueError(f"theme is 'dark' or 'light', got {chosen!r}")
+        self.session = session
+        self.runtime = runtime
+        self.theme = THEMES[chosen]
+        self._chat_shown: Text | None = None
+        self._errors_told = len(session.errors)
+        self._last_error, self._last_error_at = "", float("-inf")
+        self._redraw_due = False
+        self._stops: list[Callable[[], None]] = []
+        self._chat = VerticalScroll(id="chat", can_focus=False)
+        self._chat_text = Static(id="chat-text")
+        self._model_view = VerticalScroll(id="context", can_focus=False)
+        self._model_view_text = Static(id="context-text")
+        self._calls = CallsPane()
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        with self._chat:
+            yield self._chat_text
+        with self._model_view:
+            yield self._model_view_text
+        yield self._calls
+        yield MessageInput(placeholder="Write a message (calls keep running)", id="message")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"agentos chat {one_line(self.session.session_id)}"
+        self._stops = [
+            self.session.on_change(self._changed),
+            self.runtime.on_call_events(self.session.session_id, lambda event: self._changed()),
+        ]
+        self.query_one("#message", Input).focus()
+        self._spinner = self._calls.set_interval(1 / SPINS_PER_SECOND, self._spin, pause=True)
+        self.redraw()
+
+    def on_unmount(self) -> None:
+        for stop in self._stops:
+            stop()
+
+    # ------------------------------------------------------------ drawing
+
+    class Changed(Message):
+        """The session or one of its calls moved (posted from the runtime's tasks)."""
+
+    def _changed(self) -> None:
+        if not self._redraw_due:
+            self._redraw_due = True
+            self.post_message(self.Changed())
+
+    def on_chat_app_changed(self, message: Changed) -> None:
+        self._calls.set_timer(REDRAW_SECONDS, self.redraw)
+
+    def _spin(self) -> None:
+        """Spinners turn and clocks run while calls do (the timer runs only then)."""
+        self._draw_calls(self.session.chat)
+
+    def on_calls_pane_scrolled(self, message: CallsPane.Scrolled) -> None:
+        self._draw_calls(self.session.chat)
+
+    def redraw(self) -> None:
+        """Draw the chat, the calls and (when shown) what the model reads next, as they are."""
+        self._redraw_due = False
+        chat = self.session.chat
+        lines = Text()
+        for entry in chat:
+            style = f"bold {self.current_theme.accent}" if entry.role == "user" else "bold"
+            lines.append(f"{entry.role}: ", style=style)
+            lines.append(visible(entry.text))
+            if entry.calls:
+                called = f"(called {one_line(tally(entry.calls))})"
+                lines.append(f"{' ' if entry.text else ''}{called}", "dim")
+            lines.append("\n")
+        for words in self.session.queued_posts:
+            lines.append("user (queued): ", style="dim")
+            lines.append(f"{visible(words)}\n", style="dim")
+        if lines != self._chat_shown:
+            self._chat_shown = lines
+            following = self._chat.is_vertical_scroll_end  # else the reader scrolled back
+            self._chat_text.update(lines)
+            if following:
+                self._chat.scroll_end(animate=False)
+        self._draw_calls(chat)
+        self._tell_errors()
+        if self._model_view.has_class("shown"):
+            text = context_text(self.session.next_messages())
+            self._model_view_text.update(Text(visible(text)))
+
+    def _tell_errors(self) -> None:
+        """Notify each new entry of ``Session.errors`` (a failed model request, say), but not
+        one that repeats the last while its notification is still up (a store that refuses
+        every commit fails each the same way)."""
+        now = time.monotonic()
+        for error in self.session.errors[self._errors_told :]:
+            if error != self._last_error or now - self._last_error_at > ERROR_SECONDS:
+                self.notify(
+                    visible(error),
+                    title="error",
+                    severity="error",
+                    timeout=ERROR_SECONDS,
+                    markup=False,
+                )
+                self._last_error, self._last_error_at = error, now
+        self._errors_told = len(self.session.errors)
+
+    def _draw_calls(self, chat: Sequence[ChatEntry]) -> None:
+        now = self.runtime.clock.wall()
+        calls = [call for entry in chat for call in entry.calls]
+
+        def widget_of(call: ChatCall) -> JsonObject:
+            return call_widget(call, self._held(call), now)
+
+        self._calls.draw(calls, widget_of, now, self.current_theme)
+        if any(not call.status.is_final for call in calls):
+            self._spinner.resume()
+        else:
+            self._spinner.pause()
+
+    def _held(self, call: ChatCall) -> CallSnapshot | None:
+        """The runtime's snapshot of ``call`` (None: forgotten, or lost in a restart)."""
+        try:
+            return self.runtime.status(call.call_id)
+        except UnknownCallError:
+            return None
+
+    # ------------------------------------------------------------ actions
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        words = event.value.strip()
+        if not words:
+            return
+        try:
+            self.session.post(words)
+        except (AgentOSError, ValueError) as error:  # an ended session, say: shown, not raised
+            self.notify(visible(str(error)), severity="error", markup=False)
+            return
+        event.input.value = ""
+        self.redraw()
+
+    def action_cancel_call(self) -> None:
+        call = self._calls.selected
+        if call is None:
+            return
+        snapshot = self._held(call)
+        if snapshot is None or snapshot.status.is_final:
+            status = call.status if snapshot is None else snapshot.status
+            said = f"{one_line(call.tool)} is {status.value}: nothing to cancel"
+            self.notify(said, severity="warning", markup=False)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                try:
+                    self.runtime.cancel(snapshot.call_id, "cancelled in agentos chat")
+                except UnknownCallError:  # ended and forgotten while the question was up
+                    gone = f"{one_line(call.tool)} is gone"
+                    self.notify(gone, severity="warning", markup=False)
+
+        self.push_screen(Confirm(f"Cancel {one_line(call.tool)} ({snapshot.call_id})?"), answered)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """``enter`` on a call: its progress log and result (of a call the runtime no longer
+        holds, what the chat knows)."""
+        call = self._calls.selected
+        if call is None:
+            return
+        snapshot = self._held(call)
+        seen = chat_widget(call) if snapshot is None else peek(snapshot)
+        self.push_screen(Details(json.dumps(seen, indent=2, default=str)))  # escapes controls
+
+    def action_toggle_context(self) -> None:
+        self._model_view.toggle_class("shown")
+        self.redraw()
+
+    def action_scroll_chat(self, pages: int) -> None:
+        scroll = self._chat.scroll_page_down if pages > 0 else self._chat.scroll_page_up
+        scroll(animate=False)

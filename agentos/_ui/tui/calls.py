@@ -1,0 +1,145 @@
+"""The terminal UI's calls pane: a row per call of the session, and the keys that act on one.
+
+A row reads: a spinner (a mark once final), the tool and its arguments, a progress
+bar or the latest payload, elapsed seconds, and the status with its error. A redraw
+writes only the rows in view (and new ones), and of those only the cells that
+changed: 200 running calls cost what the eight rows on screen cost. A row that
+scrolls into view is drawn then (``Scrolled``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.theme import Theme
+from textual.widgets import DataTable
+
+from agentos._turns.chat import ChatCall
+from agentos._ui.terminal_text import one_line
+from components import JsonObject
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SPINS_PER_SECOND = 4
+COLUMNS = (" ", 1), ("call", 28), ("progress", 10), ("time", 5), ("outcome", 22)
+"""Label and width: with the cells' padding and a scrollbar, 78 columns."""
+WIDTHS = [width for _, width in COLUMNS]
+
+Cells = tuple[Text, Text, Text, Text, Text]
+
+
+class CallsPane(DataTable[Any]):
+    """The session's calls in the chat's order, row ``i`` showing ``calls[i]``.
+
+    Rows go by position, not call id: a transcript names a call by its
+    ``toolu_`` id until the runtime holds it, and again once it is forgotten.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select_cursor", "Details"),
+        Binding("c", "app.cancel_call", "Cancel call"),
+        Binding("b", "app.toggle_context", "Model's view"),
+        Binding("q", "app.quit", "Quit"),
+        Binding("tab,escape", "app.focus('message')", "Write"),
+    ]
+
+    class Scrolled(Message):
+        """Other rows came into view: draw them."""
+
+    def __init__(self) -> None:
+        super().__init__(id="calls", cursor_type="row")
+        self.calls: list[ChatCall] = []
+        """What the rows show, as last drawn."""
+        self._shown: list[Cells] = []
+
+    def on_mount(self) -> None:
+        for label, width in COLUMNS:
+            self.add_column(label, width=width)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value):
+            self.post_message(self.Scrolled())
+
+    def draw(
+        self,
+        calls: Sequence[ChatCall],
+        widget_of: Callable[[ChatCall], JsonObject],
+        now: float,
+        theme: Theme,
+    ) -> None:
+        """Show ``calls``: rows for new ones, and the rows in view brought up to date (their
+        ``widget_of``), spinners at ``now``'s frame."""
+        self.calls = list(calls)
+        frame = SPINNER[int(now * SPINS_PER_SECOND) % len(SPINNER)]
+        top = round(self.scroll_y)
+        in_view = range(top, min(top + self.size.height, len(self._shown), len(calls)))
+        columns = [column.key for column in self.ordered_columns]
+        for row in [*in_view, *range(len(self._shown), len(calls))]:
+            cells = row_cells(widget_of(calls[row]), frame, theme)
+            if row == len(self._shown):
+                self.add_row(*cells, key=str(row))
+                self._shown.append(cells)
+                continue
+            for column, old, new in zip(columns, self._shown[row], cells, strict=True):
+                if old != new:
+                    self.update_cell(str(row), column, new)
+            self._shown[row] = cells
+
+    @property
+    def selected(self) -> ChatCall | None:
+        """The call under the cursor (None: no calls yet)."""
+        return self.calls[self.cursor_row] if self.row_count and self.calls else None
+
+
+def row_cells(widget: JsonObject, frame: str, theme: Theme) -> Cells:
+    """One call's row: mark, call, progress, time, outcome."""
+    status = str(widget["status"])
+    if not widget["final"]:
+        mark = Text(frame, style=theme.primary)
+    elif status == "completed":
+        mark = Text("✓", style=f"bold {theme.success}")
+    elif status == "orphaned":
+        mark = Text("?", style="dim")
+    else:
+        mark = Text("✗", style=f"bold {theme.error}")
+    args = widget["args"]
+    shown = ", ".join(
+        f"{key}={json.dumps(value)}"
+        for key, value in (args.items() if isinstance(args, dict) else ())
+    )
+    call = f"{widget['tool']}({shown})"
+    elapsed = widget["elapsed"]
+    seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
+    outcome = status if widget["error"] is None else f"{status}: {widget['error']}"
+    _, call_width, progress_width, _, outcome_width = WIDTHS
+    return (  # Text, never str: a str cell would be read as markup
+        mark,
+        Text(clip(call, call_width)),
+        Text(clip(progress_cell(widget), progress_width)),
+        Text(seconds),
+        Text(clip(outcome, outcome_width)),
+    )
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` on one line of ``width`` columns (``one_line``), an ellipsis marking what
+    was cut."""
+    text = one_line(text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def progress_cell(widget: JsonObject) -> str:
+    """A five-block bar and its percent while a call reports one, else its latest payload."""
+    if widget["final"]:
+        return ""
+    percent = widget["percent"]
+    if isinstance(percent, int | float):
+        filled = max(0, min(5, int(percent) // 20))
+        return f"{'█' * filled}{'░' * (5 - filled)} {percent:.0f}%"
+    latest = widget["latest"]
+    return "" if latest is None else str(latest)

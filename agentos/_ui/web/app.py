@@ -1,0 +1,368 @@
+"""``agentos serve``'s web app: a page per session, its calls live over server-sent events.
+
+Starlette routes over one ``Host`` (the CLI's runtime and store): a session
+list, a session page, a JSON API (create, post, peek, cancel) and one SSE
+stream per open page (``PageFeed``: numbered events, heartbeats, replay by
+``Last-Event-ID``). The pages are static files of the package; their script
+writes every value as text, never as markup.
+
+Safety: with ``token`` set, every request (the stream too) must carry it (a
+``Bearer`` header, ``?token=`` or the cookie a page load with ``?token=``
+sets); POSTs must be JSON (a cross-site form cannot send that without a
+preflight this app never answers) from the page's own origin when the
+browser names one; bodies are capped at ``MAX_BODY`` bytes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from http.cookies import SimpleCookie
+from importlib import resources
+
+import anyio
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentos._errors import SessionInUseError, UnknownCallError
+from agentos._host.host import Host
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._sessions.session import Session
+from agentos._turns.agent_config import AgentConfig
+from agentos._ui.web.feed import PageFeed
+from agentos._ui.web.view import peek
+from components import JsonObject
+
+MAX_BODY = 64 * 1024
+"""Bytes a POST body may hold."""
+HEARTBEAT_SECONDS = 15.0
+TOKEN_COOKIE = "agentos_token"
+_STATIC = resources.files("agentos._ui.web") / "static"
+
+
+class WebError(Exception):
+    """An error the API answers with ``{"error": {"code", "message"}}`` and ``status``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class Pages:
+    """The live feeds of the sessions that pages show, opened on first use."""
+
+    def __init__(self, host: Host, runtime: Runtime, config: AgentConfig) -> None:
+        self.host, self.runtime, self.config = host, runtime, config
+        self._feeds: dict[str, PageFeed] = {}
+        self._opening = anyio.Lock()
+        """Two pages opening one stored session at once resume it once."""
+
+    async def session(self, session_id: str) -> Session:
+        """The session, resumed from the store if this host does not run it yet."""
+        async with self._opening:
+            try:
+                return self.host.get(session_id)
+            except LookupError:
+                pass
+            store = self.host.store
+            if store is None or await store.load_session(session_id) is None:
+                raise WebError(404, "unknown_session", f"no session {session_id!r}")
+            try:
+                return await self.host.resume(session_id)
+            except SessionInUseError as error:
+                raise WebError(409, "session_in_use", str(error)) from None
+
+    async def feed(self, session_id: str) -> PageFeed:
+        feed = self._feeds.get(session_id)
+        session = await self.session(session_id)
+        if feed is None or feed.session is not session:
+            if feed is not None:
+                feed.close()
+            feed = self._feeds[session_id] = PageFeed(session, self.runtime)
+        return feed
+
+    async def listing(self) -> list[JsonObject]:
+        """Every session: the store's, and those only this host runs, newest activity last."""
+        rows: dict[str, JsonObject] = {}
+        if self.host.store is not None:
+            for stored in await self.host.store.list_sessions():
+                rows[stored.session_id] = {
+                    "session_id": stored.session_id,
+                    "agent": str(stored.config.get("name", "agent")),
+                    "status": stored.status,
+                    "updated_at": stored.updated_at,
+                    "running_calls": 0,
+                    "live": False,
+                }
+        for summary in self.host.list():
+            running = [c for c in self.runtime.list_calls(summary.session_id) if not c.is_final]
+            row = rows.setdefault(summary.session_id, {"updated_at": time.time()})
+            row.update(
+                session_id=summary.session_id,
+                agent=summary.agent,
+                status=summary.status.value,
+                running_calls=len(running),
+                live=True,
+            )
+        return sorted(rows.values(), key=lambda row: _number_or_zero(row.get("updated_at")))
+
+    def end_streams(self) -> None:
+        """The server is stopping: every open stream ends, with its last chunk."""
+        for feed in self._feeds.values():
+            feed.end()
+
+    def close(self) -> None:
+        for feed in self._feeds.values():
+            feed.close()
+        self._feeds.clear()
+
+
+def make_app(
+    host: Host, runtime: Runtime, *, config: AgentConfig | None = None, token: str | None = None
+) -> Starlette:
+    """The web app over ``host``; ``config`` for the sessions its page creates."""
+    pages = Pages(host, runtime, config or AgentConfig())
+
+    def api(
+        handler: Callable[[Request], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except WebError as error:
+                body = {"error": {"code": error.code, "message": error.message}}
+                return JSONResponse(body, status_code=error.status)
+
+        return endpoint
+
+    async def index(request: Request) -> Response:
+        return _page("index.html")
+
+    async def session_page(request: Request) -> Response:
+        return _page("session.html")
+
+    async def list_sessions(request: Request) -> Response:
+        return JSONResponse({"sessions": await pages.listing()})
+
+    async def create_session(request: Request) -> Response:
+        await _json_body(request)
+        session = await host.create_session(pages.config)
+        return JSONResponse({"session_id": session.session_id}, status_code=201)
+
+    async def show_session(request: Request) -> Response:
+        feed = await pages.feed(request.path_params["session_id"])
+        return JSONResponse({"last_event_id": feed.last_id, "state": feed.state()})
+
+    async def post_message(request: Request) -> Response:
+        body = await _json_body(request)
+        text, reply_to = body.get("text"), body.get("reply_to")
+        if not isinstance(text, str) or not text.strip():
+            raise WebError(400, "bad_request", "'text' must be a non-empty string")
+        if reply_to is not None and type(reply_to) is not int:
+            raise WebError(400, "bad_request", "'reply_to' must be a node id (an integer)")
+        session = await pages.session(request.path_params["session_id"])
+        try:
+            session.post(text, reply_to=reply_to)
+        except KeyError as error:
+            raise WebError(404, "unknown_node", str(error.args[0])) from None
+        except Exception as error:
+            raise WebError(409, "not_posted", str(error)) from None
+        return JSONResponse({"posted": True}, status_code=202)
+
+    async def peek_call(request: Request) -> Response:
+        session = await pages.session(request.path_params["session_id"])
+        return JSONResponse(peek(_call(runtime, session, request.path_params["call_id"])))
+
+    async def cancel_call(request: Request) -> Response:
+        body = await _json_body(request)
+        reason = body.get("reason", "cancelled from the web page")
+        if not isinstance(reason, str):
+            raise WebError(400, "bad_request", "'reason' must be a string")
+        session = await pages.session(request.path_params["session_id"])
+        call = _call(runtime, session, request.path_params["call_id"])
+        if call.deferred:
+            raise WebError(409, "deferred", "a deferred call ends when its token is completed")
+        outcome = runtime.cancel(call.call_id, reason, session_id=session.session_id)
+        was = outcome.previous_status.value
+        return JSONResponse({"cancelled": outcome.cancelled, "previous_status": was})
+
+    async def events(request: Request) -> Response:
+        feed = await pages.feed(request.path_params["session_id"])
+        seen = _event_id(request.headers.get("last-event-id"))
+        return EventSourceResponse(_stream(feed, seen), ping=HEARTBEAT_SECONDS)
+
+    routes = [
+        Route("/", index),
+        Route("/sessions/{session_id}", session_page),
+        Route("/api/sessions", api(list_sessions), methods=["GET"]),
+        Route("/api/sessions", api(create_session), methods=["POST"]),
+        Route("/api/sessions/{session_id}", api(show_session)),
+        Route("/api/sessions/{session_id}/messages", api(post_message), methods=["POST"]),
+        Route("/api/sessions/{session_id}/events", api(events)),
+        Route("/api/sessions/{session_id}/calls/{call_id}", api(peek_call)),
+        Route(
+            "/api/sessions/{session_id}/calls/{call_id}/cancel", api(cancel_call), methods=["POST"]
+        ),
+        Mount("/static", StaticFiles(directory=str(_STATIC)), name="static"),
+    ]
+
+    async def not_found(request: Request, error: Exception) -> Response:
+        body = {"error": {"code": "not_found", "message": f"no such page: {request.url.path}"}}
+        return JSONResponse(body, status_code=404)
+
+    async def not_allowed(request: Request, error: Exception) -> Response:
+        body = {"error": {"code": "method_not_allowed", "message": f"{request.method} not allowed"}}
+        return JSONResponse(body, status_code=405)
+
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(_Guard, token=token)],
+        exception_handlers={404: not_found, 405: not_allowed},
+    )
+    app.state.pages = pages
+    return app
+
+
+class _Guard:
+    """The token on every request, and POSTs that are JSON from this page's origin.
+
+    A plain ASGI middleware: Starlette's ``BaseHTTPMiddleware`` relays every chunk of a
+    streamed response through a queue and extra tasks, which an event stream per page
+    cannot afford.
+    """
+
+    def __init__(self, app: ASGIApp, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        problem = None
+        if self.token is not None and not self._has_token(request):
+            problem = 401, "unauthorized", "a valid token is needed (?token=...)"
+        elif request.method == "POST":
+            problem = _post_problem(request)
+        if problem is not None:
+            await _error(*problem)(scope, receive, send)
+            return
+        if self.token is not None and "token" in request.query_params:
+            send = _setting_cookie(send, self.token)
+        await self.app(scope, receive, send)
+
+    def _has_token(self, request: Request) -> bool:
+        assert self.token is not None
+        header = request.headers.get("authorization", "")
+        given = [
+            header.removeprefix("Bearer ") if header.startswith("Bearer ") else "",
+            request.query_params.get("token", ""),
+            request.cookies.get(TOKEN_COOKIE, ""),
+        ]
+        return any(hmac.compare_digest(g.encode(), self.token.encode()) for g in given if g)
+
+
+def _setting_cookie(send: Send, token: str) -> Send:
+    """``send`` that adds the token's cookie to the response, so the page's own requests
+    (its script's fetches and event stream) carry it."""
+    cookie = SimpleCookie()
+    cookie[TOKEN_COOKIE] = token
+    morsel = cookie[TOKEN_COOKIE]
+    morsel["httponly"], morsel["samesite"], morsel["path"] = True, "Strict", "/"
+    value = morsel.OutputString()
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message).append("set-cookie", value)
+        await send(message)
+
+    return sending
+
+
+def _number_or_zero(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _post_problem(request: Request) -> tuple[int, str, str] | None:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        return (
+            415,
+            "unsupported_media_type",
+            "POST bodies are JSON (Content-Type: application/json)",
+        )
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    if origin is not None and origin != own:
+        return 403, "cross_origin", f"a POST from {origin} is refused"
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
+        return 413, "too_large", f"a body is at most {MAX_BODY} bytes"
+    return None
+
+
+async def _json_body(request: Request) -> JsonObject:
+    size = 0
+    chunks = []
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise WebError(413, "too_large", f"a body is at most {MAX_BODY} bytes")
+        chunks.append(chunk)
+    raw = b"".join(chunks)
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise WebError(400, "bad_json", f"the body is not JSON: {error}") from None
+    if not isinstance(body, dict):
+        raise WebError(400, "bad_request", "the body must be a JSON object")
+    return body
+
+
+def _call(runtime: Runtime, session: Session, call_id: str) -> CallSnapshot:
+    try:
+        return runtime.status(call_id, session_id=session.session_id)
+    except UnknownCallError:
+        raise WebError(404, "unknown_call", f"no call {call_id!r} in this session") from None
+
+
+def _event_id(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
+
+
+async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[bytes]:
+    """A page's events (encoded once for every page): what it missed since ``seen`` (or a
+    snapshot), then each change."""
+    events = None if seen is None else feed.since(seen)
+    while not feed.ended:
+        if events is None:
+            snapshot = feed.snapshot()
+            yield snapshot.frame
+            seen = snapshot.id
+        else:
+            for event in events:
+                yield event.frame
+                seen = event.id
+        assert seen is not None
+        events = await feed.after(seen)
+
+
+def _page(name: str) -> Response:
+    return HTMLResponse((_STATIC / name).read_text(encoding="utf-8"))
+
+
+def _error(status: int, code: str, message: str) -> Response:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)

@@ -1,0 +1,208 @@
+"""What a session's web page shows, as JSON: the chat, a widget per call, the model's context.
+
+Plain data built from the session's public reads (``chat``, ``next_messages``)
+and the runtime's snapshots, so the page, its event stream and the tests see
+one shape. Every value is data: the page's script puts it in the DOM as text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import TypeGuard
+
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._model.messages import Message, blocks_of
+from agentos._sessions.session import Session
+from agentos._turns.chat import ChatCall, ChatEntry
+from agentos._turns.expected import EXPECTED_SECONDS
+from components import CallStatus, Json, JsonObject
+
+ERRORS_SHOWN = 3
+"""The session's latest errors the page shows (a failed model request, say)."""
+PREVIEW_CHARS = 2_000
+"""A result or payload longer than this is cut in widgets (the peek shows it whole)."""
+
+
+def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
+    """Everything the session page draws (``now``: epoch seconds, for elapsed times)."""
+    chat = session.chat
+    calls: JsonObject = dict(call_widgets(chat, runtime.list_calls(session.session_id), now))
+    entries: list[Json] = [chat_entry(entry) for entry in chat]
+    entries += [queued_entry(words) for words in session.queued_posts]
+    return {
+        "session_id": session.session_id,
+        "status": session.status.value,
+        "view": session.config.context_view,
+        "chat": entries,
+        "calls": calls,
+        "context": context_text(session.next_messages()),
+        "errors": folded(session.errors)[-ERRORS_SHOWN:],
+    }
+
+
+def folded(errors: Sequence[str]) -> list[Json]:
+    """``errors`` with each run of one repeated error said once, with its count (a store
+    that refuses every commit fails each of them the same way)."""
+    runs: list[tuple[str, int]] = []
+    for error in errors:
+        if runs and runs[-1][0] == error:
+            runs[-1] = (error, runs[-1][1] + 1)
+        else:
+            runs.append((error, 1))
+    return [error if count == 1 else f"{error} (x{count})" for error, count in runs]
+
+
+def chat_entry(entry: ChatEntry) -> JsonObject:
+    return {
+        "node_id": entry.node_id,
+        "role": entry.role,
+        "text": entry.text,
+        "at": entry.at,
+        "calls": [call.call_id for call in entry.calls],
+        "queued": False,
+    }
+
+
+def queued_entry(words: str) -> JsonObject:
+    """A message posted while the model was busy, which it has not read yet."""
+    return {"node_id": None, "role": "user", "text": words, "at": None, "calls": [], "queued": True}
+
+
+def call_widgets(
+    chat: Sequence[ChatEntry], snapshots: Sequence[CallSnapshot], now: float
+) -> dict[str, JsonObject]:
+    """A widget per call the chat shows (``call_widget``), by call id."""
+    held: dict[str, CallSnapshot] = {snapshot.call_id: snapshot for snapshot in snapshots}
+    return {
+        call.call_id: call_widget(call, held.get(call.call_id), now)
+        for entry in chat
+        for call in entry.calls
+    }
+
+
+def call_widget(call: ChatCall, snapshot: CallSnapshot | None, now: float) -> JsonObject:
+    """A call's widget: live while the runtime holds it (``snapshot``), else what the chat
+    knows (its tool, arguments and status, ``orphaned`` included)."""
+    return live_widget(snapshot, call, now) if snapshot else chat_widget(call)
+
+
+def chat_widget(call: ChatCall) -> JsonObject:
+    """A call known only from the chat (ended, forgotten or lost in a restart)."""
+    return {
+        "id": call.call_id,
+        "tool": call.tool,
+        "args": _shown_args(call.arguments),
+        "status": call.status.value,
+        "final": call.status.is_final,
+        "expected_seconds": _expected(call.arguments),
+        "percent": None,
+        "latest": None,
+        "elapsed": None,
+        "error": None,
+    }
+
+
+def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObject:
+    """A call the runtime holds: its status, latest progress and times."""
+    latest = snapshot.progress[-1].payload if snapshot.progress else None
+    end = snapshot.completed_at if snapshot.completed_at is not None else now
+    status = call.status if call.status is CallStatus.ORPHANED else snapshot.status
+    return {
+        "id": snapshot.call_id,
+        "tool": snapshot.tool_name,
+        "args": _shown_args(call.arguments),
+        "status": status.value,
+        "final": status.is_final,
+        "expected_seconds": _expected(call.arguments),
+        "percent": percent_of(latest),
+        "latest": _brief(latest),
+        "elapsed": None if snapshot.started_at is None else round(end - snapshot.started_at, 1),
+        "error": None if snapshot.error is None else snapshot.error.message,
+    }
+
+
+def peek(snapshot: CallSnapshot) -> JsonObject:
+    """A call's progress log and its result or error, whole."""
+    return {
+        "id": snapshot.call_id,
+        "tool": snapshot.tool_name,
+        "args": snapshot.tool_input,
+        "status": snapshot.status.value,
+        "progress": [
+            {"seq": entry.seq, "at": entry.at, "kind": entry.kind.value, "payload": entry.payload}
+            for entry in snapshot.progress
+        ],
+        "progress_dropped": snapshot.progress_dropped,
+        "result": snapshot.result if snapshot.status is CallStatus.COMPLETED else None,
+        "error": None if snapshot.error is None else snapshot.error.message,
+        "cancel_reason": snapshot.cancel_reason,
+    }
+
+
+def percent_of(payload: Json) -> float | None:
+    """A progress payload's percentage, when it says one: ``{"percent": 40}``, or a part
+    of a whole (``{"page": 3, "of": 10}``, ``{"done": 3, "total": 10}``)."""
+    if not isinstance(payload, Mapping):
+        return None
+    value = payload.get("percent")
+    if _number(value):
+        return max(0.0, min(100.0, float(value)))
+    for part, whole in (("page", "of"), ("done", "total")):
+        have, of = payload.get(part), payload.get(whole)
+        if _number(have) and _number(of) and of:
+            return max(0.0, min(100.0, 100.0 * float(have) / float(of)))
+    return None
+
+
+def context_text(messages: Sequence[Message]) -> str:
+    """Messages as a developer reads them: each block on its own lines, by role."""
+    lines: list[str] = []
+    for message in messages:
+        role = str(message.get("role", "?"))
+        for block in blocks_of(message):
+            kind = block.get("type")
+            if kind == "text":
+                lines.append(f"[{role}] {block.get('text', '')}")
+            elif kind == "tool_use":
+                lines.append(f"[{role}] tool_use {block.get('name')} {_dump(block.get('input'))}")
+            elif kind == "tool_result":
+                lines.append(f"[{role}] tool_result {_content_text(block.get('content'))}")
+    return "\n".join(lines)
+
+
+def _content_text(content: object) -> str:
+    """A tool result's content as the model reads it: its text, not a JSON-quoted string."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            str(block.get("text", "")) if isinstance(block, Mapping) else _dump(block)
+            for block in content
+        )
+    return _dump(content)
+
+
+def _shown_args(arguments: Mapping[str, Json]) -> JsonObject:
+    return {name: value for name, value in arguments.items() if name != EXPECTED_SECONDS}
+
+
+def _expected(arguments: Mapping[str, Json]) -> float | None:
+    value = arguments.get(EXPECTED_SECONDS)
+    return float(value) if _number(value) else None
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _brief(value: Json) -> Json:
+    if value is None or isinstance(value, int | float | bool):
+        return value
+    text = value if isinstance(value, str) else _dump(value)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+def _dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)

@@ -1,0 +1,342 @@
+"""The tools and the offline model shared by ``make run`` (``agentos.demo``) and the CLI.
+
+One set of tools, so what the demo shows can be typed at ``agentos run``.
+Importing this module only defines things: ``TOOLS`` (``fetch_calendar``, a
+slow calendar lookup that reports progress and, with ``stall_at``, hangs
+like a server that stopped answering; ``write_report``, a sync tool that
+writes a page a second in a worker thread until cancelled; ``approve``, an
+approval meant to be deferred; ``weather``, a quick made-up report),
+``DEFAULT_AGENT`` (``approve`` deferred; the turn yields after half a
+second), ``describe_call`` and ``brief`` (a call and a result in plain
+words) and ``scripted_model()``, the rules that stand in for Claude when no
+API key is set. The rules read the prompt: "calendar", "meet" or "free" calls
+``fetch_calendar`` for every person named (a duration such as "0.3s" in the
+prompt sets how long each lookup takes), "approve"/"approval" calls
+``approve``, "weather in <City>" calls ``weather``, "write a report" calls
+``write_report`` ("5 pages" sets its length); anything else gets a text
+answer. Results and late outcomes are summed up in plain words.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, Field
+
+from agentos._kernel.context import ToolContext
+from agentos._kernel.tools import Tool, tool
+from agentos._model.messages import Block, content_value
+from agentos._model.provider import (
+    ModelRequest,
+    ModelResponse,
+    ScriptedProvider,
+    last_tool_results,
+    last_user_blocks,
+    text,
+)
+from agentos._turns.agent_config import AgentConfig, Disposition, ToolPolicy, YieldOnTimeout
+from agentos._turns.transcript import PLACEHOLDER_KEY, Outcome, read_outcome
+from components import CallStatus
+
+
+class CalendarRequest(BaseModel):
+    person: str = Field(min_length=1, description="Whose calendar to read")
+    seconds: float = Field(default=3.0, gt=0, le=60, description="How long the lookup takes")
+    stall_at: int | None = Field(
+        default=None,
+        gt=0,
+        le=100,
+        description="Percent at which the lookup hangs, like a server that stopped answering",
+    )
+
+
+class ReportRequest(BaseModel):
+    pages: int = Field(default=60, gt=0, le=1000, description="How many pages (a second each)")
+
+
+class ApprovalRequest(BaseModel):
+    request: str = Field(min_length=1, description="What needs a human's approval")
+
+
+class WeatherRequest(BaseModel):
+    city: str = Field(min_length=1, description="The city")
+
+
+@tool
+async def fetch_calendar(args: CalendarRequest, ctx: ToolContext) -> dict[str, object]:
+    """Read someone's calendar (slowly), reporting percent progress as it goes.
+
+    With ``stall_at``, the lookup logs that the server stopped answering once it
+    would reach that percent, and hangs until it is cancelled.
+    """
+    steps = 5
+    for step in range(1, steps + 1):
+        percent = step * 100 // steps
+        if args.stall_at is not None and percent >= args.stall_at:
+            ctx.log(f"{args.person}'s calendar server stopped answering")
+            await anyio.sleep_forever()
+        await anyio.sleep(args.seconds / steps)
+        ctx.progress({"percent": percent, "person": args.person})
+    return {"person": args.person, "free": ["10:00-11:00", "15:00-16:00"]}
+
+
+@tool
+def write_report(args: ReportRequest, ctx: ToolContext) -> str:
+    """Write a long report, a page a second, in a worker thread; stops early when cancelled."""
+    for page in range(1, args.pages + 1):
+        if ctx.wait_cancelled(1.0):
+            return f"stopped after {page - 1} of {args.pages} pages"
+        ctx.progress({"page": page, "of": args.pages})
+    return f"{args.pages} {'page' if args.pages == 1 else 'pages'} written"
+
+
+@tool
+def approve(args: ApprovalRequest) -> dict[str, object]:
+    """Ask a human to approve a request. Meant for the ``defer`` disposition: a person
+    completes it later with its continuation token (``agentos complete TOKEN``).
+    Run directly, it approves nothing."""
+    return {"approved": False, "request": args.request, "note": "nobody was asked (not deferred)"}
+
+
+@tool
+def weather(args: WeatherRequest) -> dict[str, object]:
+    """Today's weather for a city (made up, but always the same for one city)."""
+    skies = ("clear", "cloudy", "rain", "snow", "fog")
+    seed = sum(map(ord, args.city.lower()))
+    return {"city": args.city, "sky": skies[seed % len(skies)], "celsius": seed % 30 - 5}
+
+
+TOOLS: tuple[Tool[Any], ...] = (fetch_calendar, write_report, approve, weather)
+
+DEFAULT_AGENT = AgentConfig(
+    name="demo",
+    system_prompt=(
+        "You are a helpful assistant. Calendar lookups and reports are slow and run in the "
+        "background; approvals wait for a human."
+    ),
+    policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
+    async_yield_strategy=YieldOnTimeout(milliseconds=500),
+)
+"""``approve`` is deferred; a turn waits at most half a second for its calls."""
+
+
+# ---------------------------------------------------------------------- the scripted model
+
+_NOT_NAMES = frozenset(
+    """a about and approval approve ask calendar calendars can check compare could do does
+    fetch find for free get how i in is it let look me meet my of on our please read see show
+    tell the
+    their then to weather what when where which who will would you""".split()  # noqa: SIM905
+)
+_BOARD_SYSTEM = "comes to you as a message board"
+"""Words of the board's notation in a board request's system prompt."""
+_REFERENCES = re.compile(r" \(re #[^()]*\)$")
+_TURN_NOTE = re.compile(r"^>> turn for #(?P<node>\d+): (?P<note>.*)$")
+_NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s)?\b")
+_SECONDS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b")
+_CITY = re.compile(r"weather (?:in|for|at) ([A-Z][\w-]*(?: [A-Z][\w-]*)*)")
+_REPORT = re.compile(r"\b(?:write|draft|prepare)\b.*\breport\b", re.IGNORECASE)
+_PAGES = re.compile(r"(\d+)\s*pages?\b")
+_SUBJECTS = ("person", "city", "request")
+"""Arguments ``describe_call`` shows bare: they name what the call is about."""
+
+
+def scripted_model() -> ScriptedProvider:
+    """The offline stand-in for Claude that the command line uses without an API key."""
+    return ScriptedProvider(
+        (lambda r: _board_turn(r) is not None, _answer_on_the_board),
+        (lambda r: bool(last_tool_results(r)), _sum_up_results),
+        (lambda r: bool(_notices(r)), _sum_up_notices),
+        (lambda r: bool(_plan(_user_text(r))), lambda r: _call_tools(_user_text(r))),
+        (lambda r: True, _chat),
+        keep_requests=False,
+    )
+
+
+def _user_text(request: ModelRequest) -> str:
+    return " ".join(
+        str(b.get("text", "")) for b in last_user_blocks(request) if b.get("type") == "text"
+    )
+
+
+def _notices(request: ModelRequest) -> list[Outcome]:
+    texts = [str(b.get("text", "")) for b in last_user_blocks(request) if b.get("type") == "text"]
+    return [found for found in map(read_outcome, texts) if found is not None]
+
+
+def _plan(prompt: str) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls a prompt asks for."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    lowered = prompt.lower()
+    if "calendar" in lowered or re.search(r"\b(?:meet|free)\b", lowered):
+        seconds = _SECONDS.search(prompt)
+        timing = {"seconds": min(60.0, float(seconds.group(1)))} if seconds else {}
+        cities = {m.group(1) for m in _CITY.finditer(prompt)}
+        people = [
+            name
+            for name in dict.fromkeys(_NAME.findall(prompt))
+            if name.lower() not in _NOT_NAMES and name not in cities
+        ]
+        for person in people or ["me"]:
+            calls.append(("fetch_calendar", {"person": person, **timing}))
+    if "approv" in lowered:
+        calls.append(("approve", {"request": prompt.strip()}))
+    for match in _CITY.finditer(prompt):
+        calls.append(("weather", {"city": match.group(1)}))
+    if _REPORT.search(prompt):
+        pages = _PAGES.search(prompt)
+        calls.append(("write_report", {"pages": min(1000, int(pages.group(1)))} if pages else {}))
+    return calls
+
+
+def _call_tools(prompt: str) -> ModelResponse:
+    calls = _plan(prompt)
+    content: list[Block] = [
+        {"type": "text", "text": "On it: " + ", ".join(describe_call(n, a) for n, a in calls) + "."}
+    ]
+    content.extend(
+        {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": args}
+        for name, args in calls
+    )
+    return ModelResponse(content, "tool_use")
+
+
+def describe_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """A call as a person reads it: ``fetch_calendar(Jane, seconds=1.5)``, ``weather(Oslo)``.
+
+    What the call is about (a person, a city, a request) comes first and bare;
+    the rest are ``key=value`` with JSON values, so nothing prints as a Python repr.
+    """
+    parts = [str(arguments[key]) for key in _SUBJECTS if isinstance(arguments.get(key), str)]
+    parts.extend(
+        f"{key}={json.dumps(value, ensure_ascii=False)}"
+        for key, value in arguments.items()
+        if not (key in _SUBJECTS and isinstance(value, str))
+    )
+    return f"{name}({', '.join(parts)})"
+
+
+def _sum_up_results(request: ModelRequest) -> ModelResponse:
+    names: dict[str, str] = {}
+    for message in request.messages:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else ():
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                names[str(block.get("id"))] = str(block.get("name"))
+    lines = []
+    for block in last_user_blocks(request):
+        if block.get("type") != "tool_result":
+            continue
+        name = names.get(str(block.get("tool_use_id")), "a tool")
+        value = content_value(block.get("content"))
+        if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
+            token = value.get("continuation_token")
+            if token is not None:
+                lines.append(f"{name} waits for a human: continuation token {token}.")
+            else:
+                lines.append(f"{name} is still running ({value.get('tool_call_id')}).")
+        elif block.get("is_error"):
+            lines.append(f"{name} failed: {value}")
+        else:
+            lines.append(f"{name}: {brief(value)}")
+    return text(" ".join(lines))
+
+
+def _sum_up_notices(request: ModelRequest) -> ModelResponse:
+    lines = []
+    for notice in _notices(request):
+        if notice.status is CallStatus.ORPHANED:
+            lines.append(f"{notice.tool_name} ({notice.tool_use_id}) was lost in a restart.")
+        else:
+            lines.append(f"{notice.tool_name} finished ({notice.status}): {brief(notice.value)}")
+    return text(" ".join(lines))
+
+
+def _board_turn(request: ModelRequest) -> tuple[list[str], str, str] | None:
+    """A board request's lines, and its turn's node and note (None: not a board turn)."""
+    if len(request.messages) != 1 or _BOARD_SYSTEM not in request.system:
+        return None
+    blocks = last_user_blocks(request)
+    lines = "".join(str(b.get("text", "")) for b in blocks).rstrip().split("\n")
+    found = _TURN_NOTE.match(lines[-1])
+    return (lines, "", "") if found is None else (lines, found["node"], found["note"])
+
+
+def _answer_on_the_board(request: ModelRequest) -> ModelResponse:
+    """A board session's turn: the user's node read as a prompt, or its calls summed up."""
+    turn = _board_turn(request)
+    assert turn is not None
+    lines, node, note = turn
+    if not note:  # going round again after a look: what was seen is on the board
+        return text("Noted.")
+    if "the user wrote" in note:
+        head = re.compile(rf"^\s*(?:ok|\.\.) #{node} user ")
+        prompt = next(_quoted(line) for line in lines if head.match(line))
+        return _call_tools(prompt) if _plan(prompt) else _chat_about(prompt)
+    said = [brief(_outcome_of(line)) for line in _calls_of(lines, node) if " completed: " in line]
+    return text(" ".join(said) or "Noted.")
+
+
+def _calls_of(lines: list[str], node: str) -> list[str]:
+    """The call lines drawn right under node ``#node``."""
+    head = re.compile(rf"^\s*(?:ok|\.\.) #{node} ")
+    start = next(i for i, line in enumerate(lines) if head.match(line))
+    calls = []
+    for line in lines[start + 1 :]:
+        if not line.lstrip().startswith("call #"):
+            break
+        calls.append(line)
+    return calls
+
+
+def _quoted(line: str) -> str:
+    """The text a user node's board line quotes (a Python literal) after its author, without
+    the references a reply carries."""
+    quoted = _REFERENCES.sub("", line.split(" user ", 1)[1].strip())
+    return str(ast.literal_eval(quoted))
+
+
+def _outcome_of(call_line: str) -> object:
+    """A completed call line's outcome: its JSON value, or its words."""
+    said = str(ast.literal_eval(call_line.split(" completed: ", 1)[1].strip()))
+    try:
+        return json.loads(said)
+    except ValueError:
+        return said
+
+
+def _chat(request: ModelRequest) -> ModelResponse:
+    return _chat_about(_user_text(request).strip())
+
+
+def _chat_about(prompt: str) -> ModelResponse:
+    return text(
+        f"You said: {prompt!r}. (The scripted model only knows calendars, "
+        "the weather, reports and approvals; set ANTHROPIC_API_KEY for Claude.)"
+    )
+
+
+def brief(value: object) -> str:
+    """A tool's result in plain words: "Oslo: clear, 20 °C.", "Jane is free 10:00-11:00, ..."."""
+    if isinstance(value, dict) and "person" in value and "free" in value:
+        return f"{value['person']} is free {', '.join(map(str, value['free']))}."
+    if isinstance(value, dict) and "sky" in value:
+        return f"{value.get('city')}: {value['sky']}, {value.get('celsius')} °C."
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def answer_of(block: Mapping[str, Any]) -> Any:
+    """What a ``tool_result`` block holds: its JSON value, or its text when it is not JSON."""
+    content = block.get("content")
+    if isinstance(content, list):
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    try:
+        return json.loads(str(content))
+    except ValueError:
+        return content
