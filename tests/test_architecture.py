@@ -1,4 +1,5 @@
-"""The dependency direction components <- systems <- agentos is the architecture."""
+"""The architecture as import rules: components <- systems <- agentos, and inside agentos
+one private package per layer, each importing only the layers below it."""
 
 from __future__ import annotations
 
@@ -49,29 +50,110 @@ def test_components_import_nothing_of_ours_but_components() -> None:
         assert not ours, path
 
 
-def agentos_imports(module: str) -> set[str]:
-    """The ``agentos._x`` modules ``module`` imports, directly or through others of ours."""
+LAYERS = (
+    ("leaves", ("agentos._errors", "agentos._log", "agentos._gc")),
+    ("kernel", ("agentos._kernel",)),
+    ("model", ("agentos._model",)),
+    ("turns", ("agentos._turns",)),
+    ("board", ("agentos._board",)),
+    ("store", ("agentos._store",)),
+    ("sessions", ("agentos._sessions",)),
+    ("host", ("agentos._host",)),
+    ("library faces", ("agentos", "agentos.testing", "agentos.turns", "agentos.board")),
+    ("demo", ("agentos.demo",)),
+    ("front ends", ("agentos._ui",)),
+    ("front-end faces", ("agentos.cli", "agentos.web", "agentos.tui")),
+)
+"""Bottom first. A module may import its own layer and those above it in this list."""
+
+FRONT_ENDS = ("agentos._ui", "agentos.cli", "agentos.web", "agentos.tui")
+
+
+def module_name(path: Path) -> str:
+    name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+def in_package(module: str, package: str) -> bool:
+    return module == package or (package != "agentos" and module.startswith(package + "."))
+
+
+def layer_of(module: str) -> int:
+    """The index in ``LAYERS`` of the layer ``module`` belongs to (the longest match wins)."""
+    matches = [
+        (len(package), index)
+        for index, (_, packages) in enumerate(LAYERS)
+        for package in packages
+        if in_package(module, package)
+    ]
+    assert matches, f"{module} belongs to no layer: give it one in LAYERS"
+    return max(matches)[1]
+
+
+def agentos_imports(path: Path) -> list[tuple[str, list[str]]]:
+    """Every ``from agentos... import names`` in ``path`` (in functions and type checks too)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == "agentos":
+                found.append((node.module, [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names if a.name.split(".")[0] == "agentos"]
+    return found
+
+
+def imported_modules(module: str, names: list[str]) -> list[str]:
+    """``from agentos import _x`` imports the module ``agentos._x``; other names their module."""
+    if module == "agentos":
+        return [f"agentos.{name}" if name.startswith("_") else "agentos" for name in names]
+    return [module]
+
+
+MODULES = sorted((ROOT / "agentos").rglob("*.py"))
+
+
+@pytest.mark.parametrize(("layer", "packages"), LAYERS, ids=[name for name, _ in LAYERS])
+def test_a_layer_imports_only_the_layers_below_it(layer: str, packages: tuple[str, ...]) -> None:
+    index = LAYERS.index((layer, packages))
+    offenders = {}
+    for path in MODULES:
+        if layer_of(module_name(path)) != index:
+            continue
+        above = [
+            imported
+            for module, names in agentos_imports(path)
+            for imported in imported_modules(module, names)
+            if layer_of(imported) > index
+        ]
+        if above:
+            offenders[module_name(path)] = above
+    assert offenders == {}
+
+
+def test_the_layer_check_catches_an_import_from_above() -> None:
+    assert layer_of("agentos._kernel.runtime") < layer_of("agentos._sessions.session")
+    assert layer_of("agentos._ui.web.app") > layer_of("agentos")
+    assert layer_of("agentos.cli") > layer_of("agentos._ui.cli.main")
+    assert imported_modules("agentos", ["_errors", "Runtime"]) == ["agentos._errors", "agentos"]
+
+
+def reached_from(module: str) -> set[str]:
+    """The modules of ours ``module`` imports, directly or through others of ours."""
+    by_name = {module_name(path): path for path in MODULES}
     seen: set[str] = set()
     todo = [module]
     while todo:
-        name = todo.pop()
-        path = ROOT / (name.replace(".", "/") + ".py")
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found = node.module
-            elif isinstance(node, ast.Import):
-                found = node.names[0].name
-            else:
-                continue
-            if found.startswith("agentos.") and found not in seen:
-                seen.add(found)
-                todo.append(found)
+        for imported, names in agentos_imports(by_name[todo.pop()]):
+            for found in imported_modules(imported, names):
+                if found in by_name and found not in seen:
+                    seen.add(found)
+                    todo.append(found)
     return seen
 
 
 def test_an_agent_config_is_data_and_does_not_import_the_runtime() -> None:
-    reached = agentos_imports("agentos._turns.agent_config")
+    reached = reached_from("agentos._turns.agent_config")
     assert "agentos._turns.capabilities" in reached
     assert reached.isdisjoint(
         {"agentos._kernel.runtime", "agentos._sessions.toolbox", "agentos._sessions.session"}

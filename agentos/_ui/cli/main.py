@@ -1,0 +1,186 @@
+"""The ``agentos`` command line: run, resume, complete and inspect store-backed sessions.
+
+Every error is one line on stderr and a non-zero exit code, never a
+traceback (``AGENTOS_DEBUG=1`` lets unexpected ones through with theirs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+import pydantic
+import structlog
+
+from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
+from agentos._gc import tune_gc
+from agentos._store.sqlite.store import default_path
+from agentos._turns.agent_problems import validation_problems
+from agentos._ui.cli.chat import chat
+from agentos._ui.cli.common import (
+    EXIT_CODES_HELP,
+    EXIT_DONE,
+    EXIT_ERROR,
+    EXIT_IN_USE,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
+from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
+from agentos._ui.cli.serve import serve
+from agentos._ui.cli.talk import complete, resume, run
+from agentos._ui.terminal_text import visible
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=_CONTEXT, epilog=EXIT_CODES_HELP)
+@click.option(
+    "--db",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="PATH",
+    help="The session database [default: $AGENTOS_DB, else agentos.db in the user data folder].",
+)
+@click.version_option(package_name="agentos", prog_name="agentos")
+@click.pass_context
+def cli(ctx: click.Context, db: Path | None) -> None:
+    """Run agent sessions whose tool calls never block the conversation.
+
+    Sessions live in one SQLite file: 'run' starts one, 'resume' continues
+    it in a later process, 'complete' answers a deferred call by its token;
+    'status', 'calls' and 'cancel' look at and stop calls, even those a
+    live process is running.
+    The model is Claude when ANTHROPIC_API_KEY is set, else an offline
+    scripted model; the tools are the demo's (fetch_calendar, write_report,
+    approve, weather).
+    """
+    ctx.obj = db if db is not None else default_path()
+
+
+def _database_here(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """``agentos COMMAND --db PATH``: the same as ``agentos --db PATH COMMAND``."""
+    if value is not None:
+        ctx.obj = value
+
+
+for _command in (
+    run,
+    resume,
+    complete,
+    sessions,
+    show,
+    calls,
+    status_command,
+    cancel_command,
+    serve,
+    chat,
+):
+    _command.params.append(
+        click.Option(
+            ["--db"],
+            type=click.Path(dir_okay=False, path_type=Path),
+            metavar="PATH",
+            expose_value=False,
+            callback=_database_here,
+            help="The session database (as 'agentos --db PATH COMMAND').",
+        )
+    )
+    cli.add_command(_command)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The console script: run the command line and exit with its code."""
+    tune_gc()  # a host process: full collections would pause every session's loop
+    signal.signal(signal.SIGTERM, _terminate)
+    sys.exit(run_cli(argv))
+
+
+_terminated: list[int] = []
+"""The SIGTERMs received: the next interruption is reported as termination."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM stops the command the way Ctrl-C does: sessions are saved, one line is said."""
+    _terminated.append(signum)
+    signal.raise_signal(signal.SIGINT)
+
+
+def _interrupted() -> int:
+    if _terminated:
+        return _fail("terminated (SIGTERM)", EXIT_TERMINATED)
+    return _fail("interrupted", EXIT_INTERRUPTED)
+
+
+def run_cli(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code. Errors become one line on stderr."""
+    structlog.configure(
+        wrapper_class=structlog.make_filtering_bound_logger(30),  # warnings and up
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+    )
+    try:
+        code = cli.main(args=argv, prog_name="agentos", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as error:
+        error.show()
+        return EXIT_USAGE
+    except click.UsageError as error:
+        hint = f" (see '{error.ctx.command_path} --help')" if error.ctx is not None else ""
+        return _fail(error.format_message() + hint, error.exit_code)
+    except click.ClickException as error:
+        return _fail(error.format_message(), error.exit_code)
+    except click.Abort:
+        return _interrupted()
+    except Exception as error:
+        return _fail_with(error)
+    except BaseExceptionGroup as group:  # a task group's; KeyboardInterrupt within, say
+        return _fail_with(group)
+    except KeyboardInterrupt:
+        return _interrupted()
+    return code if isinstance(code, int) else EXIT_DONE
+
+
+def _fail_with(error: BaseException) -> int:
+    cause = _innermost(error)
+    if isinstance(cause, KeyboardInterrupt):
+        return _interrupted()
+    if isinstance(cause, click.ClickException):
+        return _fail(cause.format_message(), cause.exit_code)
+    if isinstance(cause, UnknownSessionError):
+        return _fail(f"{cause} (see 'agentos sessions')", EXIT_ERROR)
+    if isinstance(cause, SessionInUseError):
+        steal = f"'agentos resume {cause.session_id} --steal'"
+        return _fail(
+            f"{cause.in_use}; wait for it to finish, or take it over with {steal}", EXIT_IN_USE
+        )
+    if isinstance(cause, ProviderError):
+        return _fail(f"the model failed: {cause.kind}: {cause.message}", EXIT_ERROR)
+    if isinstance(cause, AgentOSError):
+        return _fail(str(cause), EXIT_ERROR)
+    if isinstance(cause, pydantic.ValidationError):
+        return _fail(f"invalid {cause.title}: {'; '.join(validation_problems(cause))}", EXIT_ERROR)
+    if isinstance(cause, OSError):
+        where = f": {cause.filename}" if cause.filename else ""
+        return _fail(f"{cause.strerror or cause}{where}", EXIT_ERROR)
+    if os.environ.get("AGENTOS_DEBUG"):
+        raise error
+    return _fail(
+        f"internal error: {type(cause).__name__}: {cause} (AGENTOS_DEBUG=1 shows where)",
+        EXIT_ERROR,
+    )
+
+
+def _innermost(error: BaseException) -> BaseException:
+    """The error a task group wraps (the first that is not a cancellation)."""
+    while isinstance(error, BaseExceptionGroup):
+        leaves = [e for e in error.exceptions if not isinstance(e, asyncio.CancelledError)]
+        error = (leaves or list(error.exceptions))[0]
+    return error
+
+
+def _fail(message: str, code: int) -> int:
+    click.echo("error: " + " ".join(visible(message).split()), err=True)
+    return code
