@@ -22,12 +22,12 @@ from tests._cli import Result, agentos, env, quick_agent, start  # noqa: F401  (
 
 @contextmanager
 def running(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:  # noqa: F811
-    process = start(env, *args)
-    try:
-        yield process
-    finally:
-        process.kill()
-        process.wait()
+    with start(env, *args) as process:  # closes its pipes, whatever the test says
+        try:
+            yield process
+        finally:
+            process.kill()
+            process.wait()
 
 
 def until_event(process: subprocess.Popen[str], kind: str) -> dict[str, Any]:
@@ -62,14 +62,16 @@ def test_a_live_call_is_seen_and_cancelled_from_another_process(
         )
         seen = status.json
         assert (seen["status"], seen["tool"], seen["live"]) == ("running", "fetch_calendar", True)
-        assert seen["progress"] == {"percent": 20, "person": "Jane"}
+        # Progress moves every 2 s while we look (each look is a process): where it is, not when.
+        assert seen["progress"]["person"] == "Jane" and seen["progress"]["percent"] in {20, 40, 60}
         assert seen["holder"] == f"pid {holder.pid} on {seen['holder'].split(' on ')[1]}"
         assert seen["input"] == {"person": "Jane", "seconds": 10.0}
         by_provider = agentos(env, "status", seen["provider_call_id"], "--session", "S")
         assert by_provider.json["tool_call_id"] == call_id
         listed, sessions = agentos(env, "calls", "S"), agentos(env, "sessions")
         (row,) = listed.lines
-        assert (row["status"], row["progress"], row["live"]) == ("running", seen["progress"], True)
+        assert (row["status"], row["progress"]["person"], row["live"]) == ("running", "Jane", True)
+        assert row["progress"]["percent"] >= seen["progress"]["percent"]
         (session,) = sessions.lines
         assert (session["holder"], session["calls_running"]) == (seen["holder"], 1)
 
