@@ -35,7 +35,8 @@ from agentos._errors import (
     WrongThreadError,
 )
 from agentos._gc import GcSettings, tune_gc
-from agentos._host.host import Host, SessionSummary
+from agentos._host.host import Host
+from agentos._host.listing import SessionSummary
 from agentos._kernel.clock import Clock, ManualClock, SystemClock
 from agentos._kernel.context import ToolContext
 from agentos._kernel.isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner

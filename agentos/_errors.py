@@ -84,7 +84,15 @@ class ProviderError(AgentOSError):
 
 
 class StoreError(AgentOSError):
-    """The store cannot be used; the message names the file and what to do."""
+    """The store cannot be used; the message names the file and what to do.
+
+    ``other_file_helps``: pointing the store at another file is a way out (a front end adds
+    how its users do that: the command line names ``--db`` and ``AGENTOS_DB``).
+    """
+
+    def __init__(self, message: str = "", *, other_file_helps: bool = False) -> None:
+        super().__init__(message)
+        self.other_file_helps = other_file_helps
 
 
 class SessionInUseError(StoreError):

@@ -46,8 +46,6 @@ from agentos._model.provider import (
 from agentos._store.sqlite.store import SqliteStore
 
 __all__ = [
-    "CHROMIUM",
-    "CHROMIUM_ARGS",
     "FailingProvider",
     "FullDiskStore",
     "HeldProvider",
@@ -65,21 +63,6 @@ __all__ = [
 for _helper in (blocks_of, last_tool_results, last_user_text, text, tool_calls):
     _helper.__module__ = __name__  # documented here, wherever they are written
 del _helper
-
-
-CHROMIUM = "/usr/bin/chromium"
-"""Debian's chromium (``apt-get install chromium``), for browser tests of the web page."""
-CHROMIUM_ARGS = (
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
-"""Flags that start it headless without reaching for the network (Playwright's
-``chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)``)."""
 
 
 class PuppetInput(BaseModel):

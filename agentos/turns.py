@@ -4,9 +4,16 @@
 pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``.
+
+Below them, the turn layer's words for front ends that draw or check what a machine
+handles: ``EXPECTED_SECONDS`` (the argument a background call's expected duration
+comes in), ``blocks_of`` (a message's content blocks), and ``fit_problems`` /
+``validation_problems`` (what is wrong with an agent, in lines a person can act on).
 """
 
 from agentos._board.machine import BoardMachine
+from agentos._model.messages import blocks_of
+from agentos._turns.agent_problems import fit_problems, validation_problems
 from agentos._turns.events import (
     ENDED,
     TURN_TRANSITIONS,
@@ -32,10 +39,12 @@ from agentos._turns.events import (
     TimerFired,
     UserPosted,
 )
+from agentos._turns.expected import EXPECTED_SECONDS
 from agentos._turns.transcript_machine import TurnMachine
 
 __all__ = [
     "ENDED",
+    "EXPECTED_SECONDS",
     "TURN_TRANSITIONS",
     "WAITING",
     "Action",
@@ -60,4 +69,7 @@ __all__ = [
     "TimerFired",
     "TurnMachine",
     "UserPosted",
+    "blocks_of",
+    "fit_problems",
+    "validation_problems",
 ]

@@ -33,9 +33,10 @@ import anyio
 import uvicorn
 
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider
-from agentos.testing import CHROMIUM, CHROMIUM_ARGS, Puppet, settle, text, tool_calls
+from agentos.testing import Puppet, settle, text, tool_calls
 from agentos.web import make_app
 from benchmarks._common import Figures, emit, loop_lag, quiet_logs
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 
 REPORTS = 200
 SPACING = 0.25

@@ -19,8 +19,8 @@ from textual.widgets import Input
 
 from agentos import Host, Runtime
 from agentos.demo import tools as demo_tools
-from agentos.testing import CHROMIUM, CHROMIUM_ARGS
 from agentos.tui import ChatApp
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 
 DOCS = Path(__file__).resolve().parent
 

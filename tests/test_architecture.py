@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import agentos
+
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {
     "components": {"systems", "agentos"},
@@ -158,3 +160,41 @@ def test_an_agent_config_is_data_and_does_not_import_the_runtime() -> None:
     assert reached.isdisjoint(
         {"agentos._kernel.runtime", "agentos._sessions.toolbox", "agentos._sessions.session"}
     )
+
+
+def private_reach(path: Path) -> list[str]:
+    """What a front-end module imports of agentos that is not public (nor its own)."""
+    found = []
+    for module, names in agentos_imports(path):
+        if in_package(module, "agentos._ui"):
+            continue
+        if module == "agentos":
+            found += [f"agentos.{name}" for name in names if name not in agentos.__all__]
+        elif any(part.startswith("_") for part in module.split(".")) or module == "agentos.testing":
+            found.append(module)
+    return found
+
+
+def test_the_front_ends_use_only_public_names() -> None:
+    """The CLI, the page and the terminal UI are built as a user's program would be."""
+    offenders = {}
+    for path in MODULES:
+        name = module_name(path)
+        if any(in_package(name, package) for package in FRONT_ENDS):
+            reach = private_reach(path)
+            if reach:
+                offenders[name] = reach
+    assert offenders == {}
+
+
+def test_the_public_names_check_catches_a_reach_in(tmp_path: Path) -> None:
+    module = tmp_path / "bad.py"
+    module.write_text(
+        "from agentos import Host, _errors\nfrom agentos._kernel.runtime import Runtime\n"
+        "from agentos.testing import Puppet\nfrom agentos._ui.cli.common import CliError\n"
+    )
+    assert private_reach(module) == [
+        "agentos._errors",
+        "agentos._kernel.runtime",
+        "agentos.testing",
+    ]

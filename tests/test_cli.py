@@ -172,12 +172,16 @@ def test_errors_are_one_line_and_never_a_traceback(env: dict[str, str], tmp_path
     for result in (show, resume):
         result.one_line_error(1, "no database at", str(tmp_path / "agentos.db"))
     run.one_line_error(1, str(corrupt), "corrupt")
+    assert "--db or AGENTOS_DB" not in run.err, "another file would not help: it is corrupt"
     assert corrupt.read_bytes() == b"this is not an SQLite database, " * 64
     agent.one_line_error(2, "--agent", "policy.default")
     no_result.one_line_error(2, "--result JSON")
     malformed.one_line_error(2, "--result", "not JSON")
     both.one_line_error(2, "--result JSON or --error TEXT, not both")
     assert not (tmp_path / "agentos.db").exists(), "looking and failing create no database"
+    (tmp_path / "a-file").write_text("")
+    unwritable = agentos(env, "--db", str(tmp_path / "a-file" / "agentos.db"), "run", "hi")
+    unwritable.one_line_error(1, "choose a writable location (--db or AGENTOS_DB)")
 
 
 def test_on_a_terminal_progress_is_a_live_display(env: dict[str, str], quick_agent: str) -> None:

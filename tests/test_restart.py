@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from agentos import (
     SqliteStore,
     StoredSession,
     StoredToken,
+    Tool,
     ToolPolicy,
     YieldOnTimeout,
 )
@@ -34,6 +37,19 @@ CONFIG = AgentConfig(
     policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
     async_yield_strategy=YieldOnTimeout(milliseconds=1),
 )
+
+
+@asynccontextmanager
+async def hosted(
+    path: Path, clock: ManualClock, provider: ScriptedProvider, *tools: Tool[Any]
+) -> AsyncIterator[tuple[Runtime, Host]]:
+    """One process's runtime and host on the store at ``path``."""
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime(list(tools), clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        yield runtime, host
 
 
 def script() -> ScriptedProvider:
@@ -52,11 +68,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
 ) -> None:
     path = tmp_path / "agentos.db"
     puppet, approve = Puppet(), Puppet(name="approve")
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
-        Host(runtime, script(), store=store) as host,
-    ):
+    async with hosted(path, clock, script(), puppet.tool, approve.tool) as (runtime, host):
         session = await host.create_session(CONFIG, session_id="s")
         session.post("kickoff both")
         with anyio.fail_after(5):
@@ -69,11 +81,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
     # The process is gone: a new runtime, a new host, the same file.
     puppet, approve = Puppet(), Puppet(name="approve")
     provider = script()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, clock, provider, puppet.tool, approve.tool) as (runtime, host):
         session = await host.resume("s")
         caller = Caller("s", conversation_id="s")
         slow = await host.toolbox.get_tool_call_status(caller, uses["puppet"])
@@ -316,3 +324,78 @@ async def test_two_resumes_of_one_session_at_once_bring_it_back_once(tmp_path: P
         assert "session 's' is already being resumed here" in outcomes
         (resumed,) = [outcome for outcome in outcomes if not isinstance(outcome, str)]
         assert host.get("s") is resumed
+
+
+async def test_open_finds_a_loaded_session_or_resumes_a_stored_one(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    provider = ScriptedProvider((lambda r: True, lambda r: text("hi")))
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        stored = await host.create_session(session_id="stored")
+        stored.post("hello")
+        with anyio.fail_after(5):
+            await stored.wait_idle()
+        await host.unload("stored")
+        loaded = await host.create_session(session_id="loaded")
+        assert await host.open("loaded") is loaded
+        listed = {s.session_id: s for s in await host.sessions()}
+        assert (listed["stored"].live, listed["stored"].status) == (False, SessionStatus.STOPPED)
+        assert listed["stored"].updated_at is not None
+        assert (listed["loaded"].live, listed["loaded"].running_calls) == (True, 0)
+        assert [s.session_id for s in host.list()] == ["loaded"]
+        with pytest.raises(LookupError, match="no session with id 'ghost'"):
+            await host.open("ghost")
+        both: list[Any] = []
+        async with anyio.create_task_group() as group:  # two pages at once: one resume
+            group.start_soon(lambda: _append(both, host.open("stored")))
+            group.start_soon(lambda: _append(both, host.open("stored")))
+        assert both[0] is both[1] is host.get("stored")
+        assert both[0].replies == ["hi"]
+        assert {s.session_id: s.live for s in await host.sessions()} == {
+            "stored": True,
+            "loaded": True,
+        }
+
+
+async def _append(into: list[Any], opening: Any) -> None:
+    into.append(await opening)
+
+
+async def test_open_without_a_store_knows_only_loaded_sessions(clock: ManualClock) -> None:
+    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+        with pytest.raises(LookupError, match="'gone'"):
+            await host.open("gone")
+        assert await host.sessions() == host.list() == []
+
+
+async def test_catch_up_nudges_only_when_the_model_has_news(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    path, tools = tmp_path / "agentos.db", (Puppet().tool, Puppet(name="approve").tool)
+    async with hosted(path, clock, script(), *tools) as (runtime, host):
+        quiet = await host.create_session(CONFIG, session_id="quiet")
+        quiet.post("hello")
+        busy = await host.create_session(CONFIG, session_id="busy")
+        busy.post("kickoff")
+        with anyio.fail_after(5):
+            while not (quiet.idle and busy.idle and busy.outstanding()):
+                clock.advance(0.001)
+                await settle(runtime)
+    provider = ScriptedProvider((lambda r: True, lambda r: text("caught up")))
+    async with hosted(path, clock, provider, Puppet().tool, Puppet(name="approve").tool) as (
+        runtime,
+        host,
+    ):
+        for session_id in ("quiet", "busy"):
+            await host.resume(session_id)
+        assert await host.catch_up("quiet", "(resumed)") is False
+        assert await host.catch_up("busy", "(resumed)") is True
+        with anyio.fail_after(5):
+            await host.get("busy").wait_idle()
+        assert last_user_text(provider.requests[0]).endswith("(resumed)")
+        assert "finished: orphaned] error: lost" in last_user_text(provider.requests[0])
+        assert await host.catch_up("busy", "(resumed)") is False, "the news was told"

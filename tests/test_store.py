@@ -355,3 +355,18 @@ async def test_cancel_requests_reach_the_holder_and_keep_its_answer(tmp_path: Pa
         assert await store.cancel_request("c0") is None
         now[0] = 100.0
         assert await store.live_leases() == {}, "expired"
+
+
+async def test_the_store_speaks_no_front_ends_language(tmp_path: Path) -> None:
+    """The store says another file would do; naming how (a flag, a variable) is the CLI's."""
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(StoreError) as raised:
+        await SqliteStore.open(tmp_path / "a-file" / "agentos.db")
+    assert "choose a writable location" in str(raised.value)
+    assert "--db" not in str(raised.value) and "AGENTOS_DB" not in str(raised.value)
+    assert raised.value.other_file_helps
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"not a database" * 100)
+    with pytest.raises(StoreError) as raised:
+        await SqliteStore.open(corrupt)
+    assert not raised.value.other_file_helps

@@ -23,8 +23,6 @@ import uvicorn
 
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
 from agentos.testing import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     Puppet,
     last_tool_results,
     last_user_text,
@@ -33,6 +31,7 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.web import make_app
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 
 WAIT_MS = 15_000
 PEOPLE = ("Jane", "Jack", "Joe")

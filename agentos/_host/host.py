@@ -11,6 +11,7 @@ rest (``_host_idle``) and resume stored ones (``_host_resume``).
 
 from __future__ import annotations
 
+import builtins
 import math
 import time
 import uuid
@@ -25,8 +26,9 @@ from anyio.abc import TaskGroup
 from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._host.idle import unload_idle
 from agentos._host.leases import LeaseKeeper
+from agentos._host.listing import SessionSummary, loaded_summary, merged
 from agentos._host.mirror import CallMirror, check_period
-from agentos._host.resume import restore
+from agentos._host.resume import Restored, nudge_if_news, restore
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
@@ -52,16 +54,6 @@ class _SessionTask:
 
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     ended: anyio.Event = field(default_factory=anyio.Event)
-
-
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    session_id: str
-    agent: str
-    status: SessionStatus
-    requests: int
-    messages: int
-    errors: int
 
 
 class Host(anyio.AsyncContextManagerMixin):
@@ -122,6 +114,9 @@ class Host(anyio.AsyncContextManagerMixin):
         self._sessions: dict[str, Session] = {}
         self._resuming: set[str] = set()
         """Sessions a ``resume`` is bringing back (it awaits the store meanwhile)."""
+        self._opening = anyio.Lock()
+        self._restored: dict[str, Restored] = {}
+        """What each resume found, until ``catch_up`` tells the model."""
         self._tasks: dict[str, _SessionTask] = {}
         self._unload_idle_after = unload_idle_after
         self._group: TaskGroup | None = None
@@ -224,6 +219,7 @@ class Host(anyio.AsyncContextManagerMixin):
         their tokens still complete them. ``SessionInUseError`` while another
         live host holds the session, unless ``steal`` (that host stops writing it);
         ``ValueError`` while it runs here, or another ``resume`` here is bringing it back.
+        ``catch_up`` makes sure the model hears that news soon.
         """
         if self.store is None:
             raise UsageError(
@@ -259,14 +255,22 @@ class Host(anyio.AsyncContextManagerMixin):
             session_id, config, provider, Scope.OWN, stored.parent_session_id, version
         )
         tokens = await self.store.tokens_of(session_id)
-        completed_while_down = restore(
-            session, list(stored.history), tokens, self.runtime, self.tokens
-        )
+        restored = restore(session, list(stored.history), tokens, self.runtime, self.tokens)
         await self._start(session)
-        for call_id, token in completed_while_down:  # now the session hears of it
+        for call_id, token in restored.completed_while_down:  # now the session hears of it
             error = token.expiry_text if token.expired else token.error
             self.runtime.complete(call_id, token.result, error=error)
+        self._restored[session_id] = restored
         return session
+
+    async def catch_up(self, session_id: str, nudge: str) -> bool:
+        """Let a resumed session's model catch up: once the outcomes that arrived while no
+        process ran are heard, post ``nudge`` if the model has news (those, or calls lost
+        in the restart) and no turn started by itself to tell it. Whether it posted."""
+        session = self.get(session_id)
+        return await nudge_if_news(
+            session, self.runtime, self._restored.pop(session_id, None), nudge
+        )
 
     def _new_session(
         self,
@@ -365,6 +369,7 @@ class Host(anyio.AsyncContextManagerMixin):
             self._mirror.unwatch(session_id)
         del self._sessions[session_id]
         del self._tasks[session_id]
+        self._restored.pop(session_id, None)
         self.lineage.remove(session_id)
         self.tokens.forget(session_id)
         self.toolbox.forget(session_id)
@@ -394,18 +399,25 @@ class Host(anyio.AsyncContextManagerMixin):
         self.get(session_id).stop()
 
     def list(self) -> list[SessionSummary]:
-        """The sessions loaded here (an unloaded one is only in the store)."""
-        return [
-            SessionSummary(
-                s.session_id,
-                s.config.name,
-                s.status,
-                s.requests,
-                len(s.history),
-                len(s.errors),
-            )
-            for s in self._sessions.values()
-        ]
+        """The sessions loaded here (an unloaded one is only in the store: see ``sessions``)."""
+        return [loaded_summary(session, self.runtime) for session in self._sessions.values()]
+
+    async def sessions(self) -> builtins.list[SessionSummary]:
+        """Every session this host can ``open``: those loaded here and those only its store
+        holds (``live=False``), oldest activity first."""
+        stored = [] if self.store is None else await self.store.list_sessions()
+        return merged(self.list(), stored)
+
+    async def open(self, session_id: str) -> Session:
+        """The session: loaded here, else resumed from the store. ``UnknownSessionError``
+        if neither holds it; two opens of one stored session resume it once."""
+        async with self._opening:
+            try:
+                return self.get(session_id)
+            except UnknownSessionError:
+                if self.store is None or await self.store.load_session(session_id) is None:
+                    raise
+            return await self.resume(session_id)
 
     async def complete(
         self, token: str, result: Json = None, *, error: str | None = None

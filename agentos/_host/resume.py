@@ -11,6 +11,10 @@ stored board.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import anyio
+
 from agentos._errors import UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
@@ -21,15 +25,23 @@ from agentos._turns.transcript import placeholder
 from components import CallId, CallStatus
 
 
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """What a restore found: deferred calls whose token was completed (or expired) while
+    the process was down, to end once the session runs; calls lost in the restart."""
+
+    completed_while_down: list[tuple[CallId, StoredToken]]
+    lost: list[str]
+
+
 def restore(
     session: Session,
     history: list[Message],
     tokens: list[StoredToken],
     runtime: Runtime,
     registry: ContinuationTokens,
-) -> list[tuple[CallId, StoredToken]]:
-    """Give ``session`` its stored history and calls; the deferred calls whose token was
-    completed (or expired) while the process was down, to end once the session runs."""
+) -> Restored:
+    """Give ``session`` its stored history and calls."""
     session_id = session.session_id
     outlived = {  # a turn that waited for its deferred calls when the process ended
         t.provider_call_id: placeholder(t.provider_call_id, t.call_id, CallStatus.PENDING, t.token)
@@ -55,13 +67,31 @@ def restore(
         session.await_outcome(call_id, token.provider_call_id)
         if token.completed_at is not None or token.expired:
             completed_while_down.append((call_id, token))
+    lost = []
     for tool_use_id, name in waiting.items():
         held = _still_held(runtime, session, tool_use_id)
         if held is None:
             session.lost(tool_use_id, name)
+            lost.append(tool_use_id)
         else:  # unloaded and resumed in this runtime: the call is still here
             session.await_outcome(held, tool_use_id)
-    return completed_while_down
+    return Restored(completed_while_down, lost)
+
+
+async def nudge_if_news(
+    session: Session, runtime: Runtime, restored: Restored | None, nudge: str
+) -> bool:
+    """Post ``nudge`` when the model has news from the restart (a lost call, an outcome
+    that arrived meanwhile) and no turn starts by itself to tell it; whether it did."""
+    restored = restored or Restored([], [])
+    for call_id, _ in restored.completed_while_down:
+        await runtime.wait(call_id, timeout=10)
+    await anyio.wait_all_tasks_blocked()  # the session hears of those ends
+    held = any(call.is_final for call in session.outstanding())
+    if (restored.lost or held) and session.requests == 0 and session.idle:
+        session.post(nudge)
+        return True
+    return False
 
 
 def _still_held(runtime: Runtime, session: Session, tool_use_id: str) -> CallId | None:

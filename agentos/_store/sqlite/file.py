@@ -96,12 +96,13 @@ def explain(path: Path, error: sqlite3.Error) -> StoreError:
     if "locked" in lowered or "busy" in lowered:
         return StoreError(
             f"the database {path} is locked by another writer; stop the other agentos "
-            "process, or use another file (--db or AGENTOS_DB)"
+            "process, or use another file",
+            other_file_helps=True,
         )
     if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
         return StoreError(
-            f"cannot write the database {path} ({text}); choose a writable location "
-            "(--db or AGENTOS_DB)"
+            f"cannot write the database {path} ({text}); choose a writable location",
+            other_file_helps=True,
         )
     if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
         return StoreError(

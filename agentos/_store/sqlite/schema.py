@@ -131,7 +131,8 @@ async def _migrate(database: Database) -> None:
         if current == 0 and await _has_foreign_tables(database):
             raise StoreError(
                 f"{database.path} holds tables that are not agentos's; "
-                "point agentos at another file (--db or AGENTOS_DB)"
+                "point agentos at another file",
+                other_file_helps=True,
             )
         if current > SCHEMA_VERSION:
             raise StoreError(

@@ -66,6 +66,8 @@ def default_path() -> Path:
 class SqliteStore:
     """A ``SessionStore`` in one SQLite file. Use ``await SqliteStore.open(path)``."""
 
+    default_path = staticmethod(default_path)
+
     def __init__(self, path: Path, connection: aiosqlite.Connection, clock: Callable[[], float]):
         self.path = path
         self._db = connection
@@ -90,8 +92,8 @@ class SqliteStore:
             create_private(path)
         except OSError as error:
             raise StoreError(
-                f"cannot create the database {path}: {error.strerror}; "
-                "choose a writable location (--db or AGENTOS_DB)"
+                f"cannot create the database {path}: {error.strerror}; choose a writable location",
+                other_file_helps=True,
             ) from None
         try:
             connection = await aiosqlite.connect(path, timeout=busy_timeout)

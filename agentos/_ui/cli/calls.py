@@ -18,11 +18,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentos._board.board import Board
-from agentos._board.words import BOARD_ROLE
-from agentos._model.messages import Message, blocks_of
-from agentos._store.protocol import StoredSession, StoredToken
-from agentos._turns.history import MessageHistory
+from agentos import Board, Message, MessageHistory, StoredSession, StoredToken
+from agentos.board import BOARD_ROLE
+from agentos.turns import blocks_of
 from components import Json, JsonObject
 
 _LOST_RESULT = "lost in a restart"

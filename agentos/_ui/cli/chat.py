@@ -8,10 +8,7 @@ from pathlib import Path
 import anyio
 import click
 
-from agentos._host.host import Host
-from agentos._kernel.runtime import Runtime
-from agentos._store.sqlite.store import SqliteStore
-from agentos._turns.agent_config import AgentConfig
+from agentos import AgentConfig, Host, Runtime, SqliteStore
 from agentos._ui.cli.common import say
 from agentos._ui.cli.session import choose_model
 from agentos._ui.cli.talk import agent_option

@@ -14,9 +14,7 @@ from rich.console import Console
 from rich.table import Column, Table
 from rich.text import Text
 
-from agentos._errors import AgentOSError, UnknownSessionError
-from agentos._store.protocol import StoredSession, StoredToken
-from agentos._store.sqlite.store import SqliteStore
+from agentos import AgentOSError, SqliteStore, StoredSession, StoredToken, UnknownSessionError
 from agentos._ui.cli.calls import timestamp
 from agentos._ui.terminal_text import one_line, visible
 from components import JsonObject

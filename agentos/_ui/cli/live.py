@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 
 import anyio
 
-from agentos._errors import AgentOSError
-from agentos._store.protocol import (
+from agentos import (
+    AgentOSError,
     CancelRequest,
     MirroredCall,
     SessionStore,

@@ -9,9 +9,7 @@ from pathlib import Path
 
 import click
 
-from agentos._errors import UnknownSessionError
-from agentos._store.protocol import StoredSession
-from agentos._store.sqlite.store import SqliteStore
+from agentos import SqliteStore, StoredSession, UnknownSessionError
 from agentos._ui.cli.calls import brief, render_session, stored_calls
 from agentos._ui.cli.common import (
     EXIT_DONE,

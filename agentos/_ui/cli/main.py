@@ -17,10 +17,15 @@ import click
 import pydantic
 import structlog
 
-from agentos._errors import AgentOSError, ProviderError, SessionInUseError, UnknownSessionError
-from agentos._gc import tune_gc
-from agentos._store.sqlite.store import default_path
-from agentos._turns.agent_problems import validation_problems
+from agentos import (
+    AgentOSError,
+    ProviderError,
+    SessionInUseError,
+    SqliteStore,
+    StoreError,
+    UnknownSessionError,
+    tune_gc,
+)
 from agentos._ui.cli.chat import chat
 from agentos._ui.cli.common import (
     EXIT_CODES_HELP,
@@ -35,6 +40,7 @@ from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_c
 from agentos._ui.cli.serve import serve
 from agentos._ui.cli.talk import complete, resume, run
 from agentos._ui.terminal_text import visible
+from agentos.turns import validation_problems
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -59,7 +65,7 @@ def cli(ctx: click.Context, db: Path | None) -> None:
     scripted model; the tools are the demo's (fetch_calendar, write_report,
     approve, weather).
     """
-    ctx.obj = db if db is not None else default_path()
+    ctx.obj = db if db is not None else SqliteStore.default_path()
 
 
 def _database_here(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
@@ -158,6 +164,8 @@ def _fail_with(error: BaseException) -> int:
         )
     if isinstance(cause, ProviderError):
         return _fail(f"the model failed: {cause.kind}: {cause.message}", EXIT_ERROR)
+    if isinstance(cause, StoreError) and cause.other_file_helps:
+        return _fail(f"{cause} (--db or AGENTOS_DB)", EXIT_ERROR)
     if isinstance(cause, AgentOSError):
         return _fail(str(cause), EXIT_ERROR)
     if isinstance(cause, pydantic.ValidationError):

@@ -24,15 +24,15 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agentos._errors import UnknownCallError, UnknownSessionError
-from agentos._host.host import Host
-from agentos._kernel.runtime import Runtime
-from agentos._model.provider import Provider
-from agentos._sessions.session import Session
-from agentos._store.sqlite.store import SqliteStore
-from agentos._turns.agent_config import AgentConfig
-from agentos._turns.history import waiting_calls
-from agentos._turns.transcript import repair_history
+from agentos import (
+    AgentConfig,
+    Host,
+    Provider,
+    Runtime,
+    Session,
+    SqliteStore,
+    UnknownCallError,
+)
 from agentos._ui.cli.common import CliError, no_database
 from agentos.demo import tools as demo_tools
 from components import CallEvent, CallEventKind, Json, JsonObject
@@ -97,7 +97,7 @@ class Outcome:
 def choose_model(say: Callable[[str], None]) -> Provider:
     """Claude when ``ANTHROPIC_API_KEY`` is set, else the scripted model; says which."""
     if os.environ.get("ANTHROPIC_API_KEY"):
-        from agentos._model.anthropic_provider import AnthropicProvider
+        from agentos import AnthropicProvider
 
         base_url = os.environ.get("ANTHROPIC_BASE_URL")
         if base_url:
@@ -135,21 +135,7 @@ async def converse(
     if resume is not None and not await anyio.Path(db).exists():
         raise CliError(no_database(db))
     async with await SqliteStore.open(db) as store:
-        lost: list[str] = []
-        completed: set[str] = set()
-        if resume is not None:
-            stored = await store.load_session(resume)
-            if stored is None:
-                raise UnknownSessionError(resume)
-            waiting = dict(waiting_calls(repair_history(list(stored.history))))
-            tokens = {t.provider_call_id: t for t in await store.tokens_of(resume)}
-            lost = [use for use in waiting if use not in tokens]
-            completed = {  # or expired: either way the model has news to hear
-                use
-                for use in waiting
-                if use in tokens and (tokens[use].completed_at is not None or tokens[use].expired)
-            }
-        elif session_id is not None and await store.load_session(session_id) is not None:
+        if resume is None and session_id is not None and await store.load_session(session_id):
             raise CliError(
                 f"a session with id {session_id!r} already exists in {db}; "
                 f"continue it with 'agentos resume {session_id}'"
@@ -174,10 +160,7 @@ async def converse(
                     elif message is not None:
                         session.post(message)
                     else:
-                        await _until_heard(runtime, session, completed)
-                        held = any(call.is_final for call in session.outstanding())
-                        if (lost or held) and session.requests == 0 and session.idle:
-                            session.post(RESUME_NUDGE)
+                        await host.catch_up(session.session_id, RESUME_NUDGE)
                     if wait_for_async:
                         await session.wait_settled()
                     else:
@@ -187,16 +170,6 @@ async def converse(
             close = getattr(provider, "aclose", None)
             if close is not None:
                 await close()
-
-
-async def _until_heard(runtime: Runtime, session: Session, provider_call_ids: set[str]) -> None:
-    """Until the session has heard that these (deferred, completed) calls are final."""
-    if not provider_call_ids:
-        return
-    for call in session.outstanding():
-        if call.provider_call_id in provider_call_ids:
-            await runtime.wait(call.call_id, timeout=10)
-    await anyio.wait_all_tasks_blocked()
 
 
 def _outcome(host: Host, session: Session, errors_before: int, replies_before: int) -> Outcome:

@@ -13,10 +13,7 @@ import anyio
 import click
 import pydantic
 
-from agentos._store.protocol import Completion, StoredToken
-from agentos._store.sqlite.store import SqliteStore
-from agentos._turns.agent_config import AgentConfig
-from agentos._turns.agent_problems import fit_problems, validation_problems
+from agentos import AgentConfig, Completion, SqliteStore, StoredToken
 from agentos._ui.cli.common import (
     EXIT_CODES_HELP,
     EXIT_DONE,
@@ -30,6 +27,7 @@ from agentos._ui.cli.common import (
 )
 from agentos._ui.cli.session import Outcome, converse
 from agentos.demo import tools as demo_tools
+from agentos.turns import fit_problems, validation_problems
 from components import Json
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -23,11 +23,15 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from agentos._errors import AgentOSError, UnknownCallError
-from agentos._kernel.runtime import Runtime
-from agentos._kernel.snapshot import CallSnapshot
-from agentos._sessions.session import Session
-from agentos._turns.chat import ChatCall, ChatEntry
+from agentos import (
+    AgentOSError,
+    CallSnapshot,
+    ChatCall,
+    ChatEntry,
+    Runtime,
+    Session,
+    UnknownCallError,
+)
 from agentos._ui.terminal_text import one_line, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.screens import Confirm, Details

@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable
 
-from agentos._turns.chat import ChatCall
+from agentos import ChatCall
 from agentos._ui.terminal_text import one_line
 from components import JsonObject
 

@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from http.cookies import SimpleCookie
 from importlib import resources
 
-import anyio
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
@@ -33,12 +32,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentos._errors import SessionInUseError, UnknownCallError
-from agentos._host.host import Host
-from agentos._kernel.runtime import Runtime
-from agentos._kernel.snapshot import CallSnapshot
-from agentos._sessions.session import Session
-from agentos._turns.agent_config import AgentConfig
+from agentos import (
+    AgentConfig,
+    CallSnapshot,
+    Host,
+    Runtime,
+    Session,
+    SessionInUseError,
+    UnknownCallError,
+    UnknownSessionError,
+)
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.view import peek
 from components import JsonObject
@@ -64,23 +67,15 @@ class Pages:
     def __init__(self, host: Host, runtime: Runtime, config: AgentConfig) -> None:
         self.host, self.runtime, self.config = host, runtime, config
         self._feeds: dict[str, PageFeed] = {}
-        self._opening = anyio.Lock()
-        """Two pages opening one stored session at once resume it once."""
 
     async def session(self, session_id: str) -> Session:
         """The session, resumed from the store if this host does not run it yet."""
-        async with self._opening:
-            try:
-                return self.host.get(session_id)
-            except LookupError:
-                pass
-            store = self.host.store
-            if store is None or await store.load_session(session_id) is None:
-                raise WebError(404, "unknown_session", f"no session {session_id!r}")
-            try:
-                return await self.host.resume(session_id)
-            except SessionInUseError as error:
-                raise WebError(409, "session_in_use", str(error)) from None
+        try:
+            return await self.host.open(session_id)
+        except UnknownSessionError:
+            raise WebError(404, "unknown_session", f"no session {session_id!r}") from None
+        except SessionInUseError as error:
+            raise WebError(409, "session_in_use", str(error)) from None
 
     async def feed(self, session_id: str) -> PageFeed:
         feed = self._feeds.get(session_id)
@@ -93,28 +88,18 @@ class Pages:
 
     async def listing(self) -> list[JsonObject]:
         """Every session: the store's, and those only this host runs, newest activity last."""
-        rows: dict[str, JsonObject] = {}
-        if self.host.store is not None:
-            for stored in await self.host.store.list_sessions():
-                rows[stored.session_id] = {
-                    "session_id": stored.session_id,
-                    "agent": str(stored.config.get("name", "agent")),
-                    "status": stored.status,
-                    "updated_at": stored.updated_at,
-                    "running_calls": 0,
-                    "live": False,
-                }
-        for summary in self.host.list():
-            running = [c for c in self.runtime.list_calls(summary.session_id) if not c.is_final]
-            row = rows.setdefault(summary.session_id, {"updated_at": time.time()})
-            row.update(
-                session_id=summary.session_id,
-                agent=summary.agent,
-                status=summary.status.value,
-                running_calls=len(running),
-                live=True,
-            )
-        return sorted(rows.values(), key=lambda row: _number_or_zero(row.get("updated_at")))
+        now = time.time()
+        return [
+            {
+                "session_id": summary.session_id,
+                "agent": summary.agent,
+                "status": summary.status.value,
+                "updated_at": now if summary.updated_at is None else summary.updated_at,
+                "running_calls": summary.running_calls,
+                "live": summary.live,
+            }
+            for summary in await self.host.sessions()
+        ]
 
     def end_streams(self) -> None:
         """The server is stopping: every open stream ends, with its last chunk."""
@@ -288,10 +273,6 @@ def _setting_cookie(send: Send, token: str) -> Send:
         await send(message)
 
     return sending
-
-
-def _number_or_zero(value: object) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
 
 
 def _post_problem(request: Request) -> tuple[int, str, str] | None:

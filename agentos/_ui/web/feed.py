@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
-from agentos._kernel.runtime import Runtime
-from agentos._sessions.session import Session
+from agentos import Runtime, Session
 from agentos._ui.web.view import page_state
 from components import JsonObject
 

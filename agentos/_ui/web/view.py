@@ -11,12 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
-from agentos._kernel.runtime import Runtime
-from agentos._kernel.snapshot import CallSnapshot
-from agentos._model.messages import Message, blocks_of
-from agentos._sessions.session import Session
-from agentos._turns.chat import ChatCall, ChatEntry
-from agentos._turns.expected import EXPECTED_SECONDS
+from agentos import CallSnapshot, ChatCall, ChatEntry, Message, Runtime, Session
+from agentos.turns import EXPECTED_SECONDS, blocks_of
 from components import CallStatus, Json, JsonObject
 
 ERRORS_SHOWN = 3

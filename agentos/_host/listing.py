@@ -1,0 +1,70 @@
+"""Listing sessions: the ones a host runs, and the ones only its store holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from agentos._kernel.runtime import Runtime
+from agentos._sessions.session import Session
+from agentos._store.protocol import StoredSession
+from agentos._turns.events import SessionStatus
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One session in a listing. ``live``: this host runs it; else only the store holds it,
+    and ``requests``, ``messages``, ``errors`` and ``running_calls`` are 0."""
+
+    session_id: str
+    agent: str
+    status: SessionStatus
+    requests: int
+    messages: int
+    errors: int
+    live: bool = True
+    running_calls: int = 0
+    updated_at: float | None = None
+    """When the store last wrote it (None: never stored)."""
+
+
+def loaded_summary(session: Session, runtime: Runtime) -> SessionSummary:
+    running = runtime.list_calls(session.session_id, include_final=False)
+    return SessionSummary(
+        session.session_id,
+        session.config.name,
+        session.status,
+        session.requests,
+        len(session.history),
+        len(session.errors),
+        running_calls=len(running),
+    )
+
+
+def stored_summary(stored: StoredSession) -> SessionSummary:
+    try:
+        status = SessionStatus(stored.status)
+    except ValueError:
+        status = SessionStatus.STOPPED
+    return SessionSummary(
+        stored.session_id,
+        str(stored.config.get("name", "agent")),
+        status,
+        requests=0,
+        messages=0,
+        errors=0,
+        live=False,
+        updated_at=stored.updated_at,
+    )
+
+
+def merged(
+    loaded: Iterable[SessionSummary], stored: Iterable[StoredSession]
+) -> list[SessionSummary]:
+    """Every session once, the loaded one's figures winning, oldest activity first."""
+    rows = {summary.session_id: summary for summary in map(stored_summary, stored)}
+    for summary in loaded:
+        before = rows.get(summary.session_id)
+        updated = None if before is None else before.updated_at
+        rows[summary.session_id] = replace(summary, updated_at=updated)
+    return sorted(rows.values(), key=lambda row: (row.updated_at is None, row.updated_at or 0.0))
