@@ -198,3 +198,19 @@ def test_the_public_names_check_catches_a_reach_in(tmp_path: Path) -> None:
         "agentos._kernel.runtime",
         "agentos.testing",
     ]
+
+
+def test_the_session_shell_drives_one_machine_interface() -> None:
+    """Only ``Session`` names the two machines, to build one; the rest sees a ``Machine``."""
+    naming = {}
+    for path in sorted((ROOT / "agentos" / "_sessions").glob("*.py")):
+        named = {
+            name
+            for _, names in agentos_imports(path)
+            for name in names
+            if name in {"TurnMachine", "BoardMachine"}
+        }
+        if named:
+            naming[path.name] = sorted(named)
+        assert "isinstance(self._turn" not in path.read_text(), path.name
+    assert naming == {"session.py": ["BoardMachine", "TurnMachine"]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from agentos._board.board import Board
-from agentos._board.words import LOST_ON_THE_BOARD
+from agentos._board.texts import LOST_ON_THE_BOARD
 from agentos._model.messages import ToolResultBlock
 from agentos._turns.transcript import read_placeholder
 from components import CallId, CallStatus

@@ -27,8 +27,9 @@ from agentos._board.board import (
 )
 from agentos._board.ledger import BoardLedger
 from agentos._board.step import Step, Wake
-from agentos._board.words import (
+from agentos._board.texts import (
     BOARD_ROLE,
+    NEW_THREAD_DEFINITION,
     NOTHING_MOVED,
     OUT_OF_RETRIES,
     board_messages,
@@ -74,6 +75,8 @@ from components import CallId, CallStatus
 class BoardMachine(MachineBase):
     """One board session's turns, moved only by ``handle``."""
 
+    own_tools: tuple[dict[str, object], ...] = (NEW_THREAD_DEFINITION,)
+
     def __init__(self, session_id: str, config: AgentConfig) -> None:
         super().__init__(session_id, config)
         self.board = Board()
@@ -85,7 +88,6 @@ class BoardMachine(MachineBase):
         self._steps_left = 0
         self._autonomous: dict[int, int] = {}
         """Thread root -> turns taken without the user since the user last posted there."""
-        self._cancel_on_stop = True
         self._calls = MessageHistory()
         self._asking: tuple[int, str | None, CallId | None] | None = None
         """The focus, note and overdue call of the request out (or about to go out)."""
@@ -203,18 +205,11 @@ class BoardMachine(MachineBase):
 
     # ------------------------------------------------------------------ events
 
-    def _stop(self, event: StopRequested, actions: list[Action]) -> None:
-        if self._stopping:
-            return
-        self._stopping = True
-        self._cancel_on_stop = event.cancel_calls
+    def _drop_waiting(self) -> None:
         self._queue.clear()
-        live = sorted(self.ledger.running)
-        if event.cancel_calls and live:
-            actions.append(CancelCalls(live, "session stopped"))
-        if self.status is SessionStatus.IDLE:
-            self._move(SessionStatus.STOPPED)
-            actions.append(Commit())
+
+    def _live_calls(self) -> list[CallId]:
+        return sorted(self.ledger.running)
 
     def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
         step = self._step

@@ -40,10 +40,11 @@ class RuntimeParts:
 
     def _check_loop_thread(self, instead: str) -> None:
         self._check_open()
-        self._check_thread(instead)
+        self.check_thread(instead)
 
-    def _check_thread(self, instead: str) -> None:
-        """``WrongThreadError`` naming ``instead`` unless on the event loop's thread."""
+    def check_thread(self, instead: str) -> None:
+        """``WrongThreadError`` naming ``instead`` unless called on the event loop's thread;
+        for what is built on a runtime (a ``Session``) to guard its methods the same way."""
         if threading.get_ident() != self._kernel.loop_thread:
             raise WrongThreadError(
                 f"call the runtime from its event loop's thread; from other threads use {instead}()"

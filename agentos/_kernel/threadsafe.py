@@ -67,15 +67,18 @@ class ThreadsafeCalls(RuntimeParts):
 
         Runs ``cancel`` on the event loop's thread and waits for its answer.
         """
-        return self._from_thread(lambda: self.cancel(call_id, reason, session_id=session_id))
+        return self.from_thread(lambda: self.cancel(call_id, reason, session_id=session_id))
 
     def complete_threadsafe(
         self, call_id: str, result: object = None, *, error: str | None = None
     ) -> CompleteOutcome:
         """``complete`` for code running in another thread."""
-        return self._from_thread(lambda: self.complete(call_id, result, error=error))
+        return self.from_thread(lambda: self.complete(call_id, result, error=error))
 
-    def _from_thread(self, action: Callable[[], _T]) -> _T:
+    def from_thread(self, action: Callable[[], _T]) -> _T:
+        """Run ``action`` on the event loop's thread and return what it returns (or raise
+        what it raises), from another thread: how the ``*_threadsafe`` methods, and those
+        of what is built on a runtime (a ``Session``), cross over."""
         if threading.get_ident() == self._kernel.loop_thread:
             raise WrongThreadError(
                 "the *_threadsafe methods are for other threads; call the plain one"

@@ -154,9 +154,6 @@ class Work:
         """Whether cancels are still on their way to their tasks."""
         return bool(self._interrupts)
 
-    def busy_threads(self) -> list[str]:
-        return self._threads.busy()
-
     def _deliver_interrupts(self) -> None:
         """Cancel tasks from a loop callback, at most ``INTERRUPTS_PER_PASS`` a loop pass.
 
@@ -193,7 +190,7 @@ class Work:
                 try:
                     report = await self._attempt(entity, config, tool, args, context)
                 except self._cancelled_exc:
-                    if context._cancelled or kernel.closed or cancel_requested():
+                    if context.cancelled or kernel.closed or cancel_requested():
                         raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
                     report = ReportFailure(entity, CallError(ErrorKind.TOOL_ERROR, _STRAY_CANCEL))
                 except BaseException as error:

@@ -17,13 +17,12 @@ import anyio
 
 from agentos._board.board import Board
 from agentos._board.machine import BoardMachine
-from agentos._board.words import NEW_THREAD_DEFINITION
 from agentos._errors import SessionEndedError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import CallSnapshot, SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._model.provider import Provider
-from agentos._sessions.requests import SessionCalls
+from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.task import SessionTask
 from agentos._sessions.tokens import ContinuationTokens
@@ -35,6 +34,7 @@ from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import Action, SessionStatus, StopRequested, UserPosted
 from agentos._turns.history import MessageHistory
+from agentos._turns.machine import Machine
 from agentos._turns.transcript_machine import TurnMachine
 from components import CallId
 
@@ -67,12 +67,11 @@ class Session(SessionTask):
         self.errors: list[str] = []
         self.changed_at = runtime.clock.monotonic()
         """When (the runtime's clock) the status last changed: how long it has been idle."""
-        self._turn: TurnMachine | BoardMachine = (
-            BoardMachine(session_id, config)
-            if config.context_view == "board"
-            else TurnMachine(session_id, config)
+        self._board_machine = (
+            BoardMachine(session_id, config) if config.context_view == "board" else None
         )
-        self._reported = self._turn.status
+        self._machine: Machine = self._board_machine or TurnMachine(session_id, config)
+        self._reported = self._machine.status
         self._runtime = runtime
         self._provider = provider
         self._view = view
@@ -81,41 +80,39 @@ class Session(SessionTask):
         self._deadline = math.inf
         self._step_scope: anyio.CancelScope | None = None
         self._arrived: anyio.Event | None = None
-        self._writer = SessionWriter(session_id, store, version, self._turn.status)
+        self._writer = SessionWriter(session_id, store, version, self._machine.status)
         self._changed: anyio.Event | None = None
         self._commit_later = False
-        self._hands = SessionCalls(
+        self._outbound = Outbound(
             session_id, config, runtime, toolbox, tokens, Caller(session_id, session_id, scope)
         )
         self._on_change = []
-        self._tools = self._hands.tool_definitions()
-        if isinstance(self._turn, BoardMachine):
-            self._tools.append(NEW_THREAD_DEFINITION)
+        self._tools = [*self._outbound.tool_definitions(), *self._machine.own_tools]
 
     # ------------------------------------------------------------------ the API
 
     @property
     def status(self) -> SessionStatus:
-        return self._turn.status
+        return self._machine.status
 
     @property
     def history(self) -> list[Message]:
-        return self._turn.history
+        return self._machine.history
 
     @property
     def requests(self) -> int:
         """Model requests made so far."""
-        return self._turn.requests
+        return self._machine.requests
 
     def statistics(self) -> SessionStatistics:
         """Model requests made by this session object and the tokens they used, prompt-cache
         reads and writes included (from the responses' usage; none kept across a restart)."""
-        return self._hands.statistics()
+        return self._outbound.statistics()
 
     @property
     def calls(self) -> MessageHistory:
         """What this session's history says of each call: the source of ``orphaned``."""
-        return self._turn.calls
+        return self._machine.calls
 
     def post(self, text: str, *, reply_to: int | None = None) -> None:
         """A user message: it grants a turn, and cuts short a wait for background calls.
@@ -124,15 +121,15 @@ class Session(SessionTask):
         new thread); ``KeyError`` for a node the board does not have. Call it on the
         event loop's thread (``WrongThreadError`` elsewhere: use ``post_threadsafe``).
         """
-        self._runtime._check_thread("Session.post_threadsafe")
+        self._runtime.check_thread("Session.post_threadsafe")
         if reply_to is not None and type(reply_to) is not int:
             raise TypeError(f"reply_to is a node's id (an int), got {type(reply_to).__name__}")
-        self._turn.check_reply(reply_to)
+        self._machine.check_reply(reply_to)
         if not isinstance(text, str):
             raise TypeError(f"a user message is a str, got {type(text).__name__}")
         if not text.strip():
             raise ValueError("a user message must not be empty")
-        if self._turn.ended or self._turn.stopping:
+        if self._machine.ended or self._machine.stopping:
             state = "failed" if self.status is SessionStatus.FAILED else "stopped"
             raise SessionEndedError(f"session {self.session_id!r} is {state}")
         self._feed(UserPosted(text, reply_to, at=time.time()))
@@ -140,7 +137,7 @@ class Session(SessionTask):
     def post_threadsafe(self, text: str, *, reply_to: int | None = None) -> None:
         """``post`` for code running in another thread (a UI thread): it runs on the event
         loop's thread, and raises here what ``post`` raises."""
-        self._runtime._from_thread(lambda: self.post(text, reply_to=reply_to))
+        self._runtime.from_thread(lambda: self.post(text, reply_to=reply_to))
 
     def on_change(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` (no arguments) after each event the session takes: a post, a
@@ -160,24 +157,24 @@ class Session(SessionTask):
         board = self.board
         if board is not None:
             return [{"role": "user", "content": [{"type": "text", "text": board.render().text}]}]
-        return self._view.build(ViewInput(self.session_id, self._turn.history, self._calls))
+        return self._view.build(ViewInput(self.session_id, self._machine.history, self._calls))
 
     @property
     def board(self) -> Board | None:
         """A board session's message board (None for a transcript session)."""
-        return self._turn.board if isinstance(self._turn, BoardMachine) else None
+        return None if self._board_machine is None else self._board_machine.board
 
     @property
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the conversation: every message of a transcript, seed 004's
         projection of a board."""
-        return self._turn.chat(self._calls)
+        return self._machine.chat(self._calls)
 
     @property
     def queued_posts(self) -> list[str]:
         """Messages posted while the model was busy that ``chat`` does not show yet: a
         transcript takes them in at its next turn (a board shows a post at once)."""
-        return self._turn.queued_posts
+        return self._machine.queued_posts
 
     def restore(
         self, history: list[Message], held: Mapping[str, ToolResultBlock] | None = None
@@ -191,15 +188,15 @@ class Session(SessionTask):
         (placeholder, no outcome delivered) as ``(tool_use_id, tool_name)``:
         the host re-creates the deferred ones and calls ``lost`` for the rest.
         """
-        return self._turn.restore(history, held or {})
+        return self._machine.restore(history, held or {})
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
         """The runtime's id of a call the restored conversation waited for, if it names one."""
-        return self._turn.runtime_id_of(tool_use_id)
+        return self._machine.runtime_id_of(tool_use_id)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """The model will be told, before its next request, that this call did not survive."""
-        self._turn.lost(tool_use_id, tool_name)
+        self._machine.lost(tool_use_id, tool_name)
 
     def await_outcome(self, call_id: CallId, tool_use_id: str) -> None:
         """Deliver this call's outcome later, as for any call that got a placeholder."""
@@ -207,7 +204,7 @@ class Session(SessionTask):
             deferred = self._runtime.status(call_id).deferred
         except UnknownCallError:
             deferred = False
-        self._turn.await_outcome(call_id, tool_use_id, deferred=deferred)
+        self._machine.await_outcome(call_id, tool_use_id, deferred=deferred)
 
     def disown(self, reason: str) -> None:
         """Another host owns this session now: record why, write nothing more, and stop."""
@@ -225,23 +222,23 @@ class Session(SessionTask):
         runtime. A turn waiting for calls ends at once, with placeholders for
         the calls left running. On the event loop's thread (elsewhere: ``stop_threadsafe``).
         """
-        if self._turn.ended:
+        if self._machine.ended:
             return
-        self._runtime._check_thread("Session.stop_threadsafe")
+        self._runtime.check_thread("Session.stop_threadsafe")
         self._feed(StopRequested(cancel_calls))
 
     def stop_threadsafe(self, *, cancel_calls: bool = True) -> None:
         """``stop`` for code running in another thread."""
-        self._runtime._from_thread(lambda: self.stop(cancel_calls=cancel_calls))
+        self._runtime.from_thread(lambda: self.stop(cancel_calls=cancel_calls))
 
     @property
     def idle(self) -> bool:
-        return self.status is SessionStatus.IDLE and self.at_rest and not self._turn.stopping
+        return self.status is SessionStatus.IDLE and self.at_rest and not self._machine.stopping
 
     @property
     def at_rest(self) -> bool:
         """Ended, or idle with nothing queued: no turn would be cut."""
-        return self._turn.ended or (self._turn.at_rest and not self._busy)
+        return self._machine.ended or (self._machine.at_rest and not self._busy)
 
     @property
     def _busy(self) -> bool:
@@ -260,14 +257,14 @@ class Session(SessionTask):
         early; the calls still running then get placeholders and their outcomes a
         later turn, so the session may be busy again (see ``wait_settled``).
         """
-        while not (self.idle or (self._turn.ended and not self._busy)):
+        while not (self.idle or (self._machine.ended and not self._busy)):
             await self._next_change()
 
     def outstanding(self) -> list[CallSnapshot]:
         """Calls the model got a placeholder for and whose outcome is not delivered yet
         (and that the runtime still holds: a stopped session's may have been forgotten)."""
         snapshots = []
-        for call_id in self._turn.outstanding:
+        for call_id in self._machine.outstanding:
             try:
                 snapshots.append(self._runtime.status(call_id))
             except UnknownCallError:
@@ -285,7 +282,7 @@ class Session(SessionTask):
         """
         while True:
             waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
-            if (self._turn.ended and not self._busy) or (self.idle and not waiting):
+            if (self._machine.ended and not self._busy) or (self.idle and not waiting):
                 return
             await self._next_change()
 
@@ -293,11 +290,11 @@ class Session(SessionTask):
     def replies(self) -> list[str]:
         """The text of every assistant message, in order (a board session's: every agent
         node's, shown to the person or not; ``chat`` is what a person sees)."""
-        return self._turn.replies
+        return self._machine.replies
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
 
         The write names the session's version: one another host took over is refused.
         """
-        await self._writer.write(self._turn)
+        await self._writer.write(self._machine)

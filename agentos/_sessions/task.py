@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskStatus
 
-from agentos._board.machine import BoardMachine
 from agentos._errors import SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import CallSnapshot
 from agentos._log import agentos_logger
 from agentos._model.provider import ModelRequest, Provider
-from agentos._sessions.requests import SessionCalls
+from agentos._sessions.outbound import Outbound
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.context_view import ContextView, ViewInput
@@ -50,7 +49,7 @@ from agentos._turns.events import (
     SubmitCalls,
     TimerFired,
 )
-from agentos._turns.transcript_machine import TurnMachine
+from agentos._turns.machine import Machine
 from components import CallEvent, CallEventKind, CallId
 
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
@@ -65,7 +64,7 @@ class SessionTask:
     config: AgentConfig
     errors: list[str]
     changed_at: float
-    _turn: TurnMachine | BoardMachine
+    _machine: Machine
     _reported: SessionStatus
     _runtime: Runtime
     _provider: Provider
@@ -80,7 +79,7 @@ class SessionTask:
     _changed: anyio.Event | None
     _commit_later: bool
     """A ``Commit(wait=False)`` the session's task has yet to perform."""
-    _hands: SessionCalls
+    _outbound: Outbound
     _tools: list[dict[str, Any]]
     _on_change: list[Callable[[], object]]
     """Called after every event the machine took (``Session.on_change``)."""
@@ -100,14 +99,14 @@ class SessionTask:
         """The session's own task: it performs the actions whenever nobody else does."""
         unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
         forget_clock = self._runtime.clock.on_advance(self._wake)
-        for call_id in list(self._turn.outstanding):  # awaited from before a resume
+        for call_id in list(self._machine.outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
         task_status.started()
         try:
             while True:
                 self._arrived = anyio.Event()
                 await self._advance()
-                if self._turn.ended and not self._stepping:
+                if self._machine.ended and not self._stepping:
                     break
                 if self._commit_later:  # while it writes, a call's end is handed off as usual
                     self._commit_later = False
@@ -121,7 +120,7 @@ class SessionTask:
                 self._step_scope.cancel()  # actions running in a call's task end with us
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                 await self._flush()
-            self._turn.abandon()
+            self._machine.abandon()
             self._reported_change()
 
     async def _flush(self) -> None:
@@ -129,19 +128,19 @@ class SessionTask:
         mid-turn loses nothing its session had decided."""
         while self._stepping:
             await self._next_change()
-        if self._writer.behind(self._turn):
+        if self._writer.behind(self._machine):
             await self._persist()
 
     def _on_call_event(self, event: CallEvent) -> None:
         """Called by the kernel right after the tick that made the change."""
-        if not self._turn.awaits(event.call_id):
+        if not self._machine.awaits(event.call_id):
             return
         if event.status.is_final:
             self._settle_if_final(event.call_id)
         elif event.kind is CallEventKind.OVERDUE:
             self._feed(CallOverdue(event.call_id), hand_off=True)
         elif event.kind is CallEventKind.STARTED:
-            self._turn.handle(CallRunning(event.call_id))  # changes no status, asks nothing
+            self._machine.handle(CallRunning(event.call_id))  # changes no status, asks nothing
 
     def _settle_if_final(self, call_id: CallId) -> None:
         try:
@@ -153,7 +152,7 @@ class SessionTask:
 
     def _feed(self, event: Event, *, hand_off: bool = False) -> None:
         """Give the machine an event; perform what it asks now, or have it performed."""
-        self._todo.extend(self._turn.handle(event))
+        self._todo.extend(self._machine.handle(event))
         self._reported_change()
         if self._stepping or not self._todo:
             return
@@ -186,13 +185,13 @@ class SessionTask:
         except Exception as error:  # one session's bug ends that session only
             self.errors.append(f"session_crashed: {type(error).__name__}: {error}")
             self._todo.clear()
-            self._todo.extend(self._turn.handle(Crashed(str(error))))
+            self._todo.extend(self._machine.handle(Crashed(str(error))))
             await self._perform_all_quietly()
         finally:
             self._stepping = False
             self._step_scope = None
             self._reported_change()
-            if self._todo or self._turn.ended:
+            if self._todo or self._machine.ended:
                 self._wake()
 
     async def _perform_all_quietly(self) -> None:
@@ -214,10 +213,10 @@ class SessionTask:
                 self._commit_later = True
                 self._wake()
         elif isinstance(action, SendRequest):
-            answer = await self._ask(self._turn.request_now(action))
+            answer = await self._ask(self._machine.request_now(action))
             self._feed(ModelReplied(answer, at=time.time()))
         elif isinstance(action, SubmitCalls):
-            self._feed(await self._hands.submit(action, turn_id=f"request-{self.requests}"))
+            self._feed(await self._outbound.submit(action, turn_id=f"request-{self.requests}"))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
@@ -235,7 +234,9 @@ class SessionTask:
         """One model request, the history committed alongside; None if it failed."""
         messages = action.messages
         if messages is None:
-            messages = self._view.build(ViewInput(self.session_id, self._turn.history, self._calls))
+            messages = self._view.build(
+                ViewInput(self.session_id, self._machine.history, self._calls)
+            )
         system = self.config.system_prompt
         if action.system_note:
             system = f"{system}\n\n{action.system_note}"
@@ -249,11 +250,11 @@ class SessionTask:
             cache_system=action.cache_system,
         )
         if self._writer.store is None:
-            response = await self._hands.ask(self._provider, request)
+            response = await self._outbound.ask(self._provider, request)
         else:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._persist)
-                response = await self._hands.ask(self._provider, request)
+                response = await self._outbound.ask(self._provider, request)
         if isinstance(response, str):
             self.errors.append(response)
             return None
@@ -286,7 +287,7 @@ class SessionTask:
 
     def _reported_change(self) -> None:
         """Tell the runtime and any waiter what changed."""
-        status = self._turn.status
+        status = self._machine.status
         if status is not self._reported:
             self._reported = status
             self.changed_at = self._runtime.clock.monotonic()

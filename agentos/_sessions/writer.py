@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import anyio
 
-from agentos._board.machine import BoardMachine
 from agentos._store.protocol import SessionStore
 from agentos._turns.events import SessionStatus
-from agentos._turns.transcript_machine import TurnMachine
+from agentos._turns.machine import Machine
 
 
 class SessionWriter:
@@ -34,11 +33,11 @@ class SessionWriter:
         """The status the store has."""
         self._lock = anyio.Lock()
 
-    def behind(self, machine: TurnMachine | BoardMachine) -> bool:
+    def behind(self, machine: Machine) -> bool:
         """Whether the store lacks some of the history, or the status."""
         return machine.dirty_from < len(machine.history) or self.stored != machine.status
 
-    async def write(self, machine: TurnMachine | BoardMachine) -> None:
+    async def write(self, machine: Machine) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
         if self.store is None:
             return

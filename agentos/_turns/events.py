@@ -1,8 +1,7 @@
 """The words of a session's turn machine: its statuses, the events it takes, the actions it asks.
 
-``TurnMachine`` (``_turn``) moves between the statuses as ``TURN_TRANSITIONS``
-allows; the async ``Session`` turns runtime news into events and performs the
-actions.
+Each turn machine moves between the statuses as ``TURN_TRANSITIONS`` allows; the
+async ``Session`` turns runtime news into events and performs the actions.
 """
 
 from __future__ import annotations

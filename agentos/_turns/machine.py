@@ -1,22 +1,87 @@
-"""What both turn machines share: a session's own status, moved only as the table allows.
+"""What every turn machine is to its shell (``Machine``), and what both share (``MachineBase``).
 
 ``TurnMachine`` (a transcript) and ``BoardMachine`` (a board) differ in what
 the model reads and when a turn goes on; both take events and return actions
-for the same shell, and report the status the same way.
+for the same shell, report the status the same way, and stop the same way.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+from agentos._kernel.snapshot import CallSnapshot
+from agentos._model.messages import Message, ToolResultBlock
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.events import ENDED, TURN_TRANSITIONS, SendRequest, SessionStatus
+from agentos._turns.chat import ChatEntry
+from agentos._turns.events import (
+    ENDED,
+    TURN_TRANSITIONS,
+    Action,
+    CancelCalls,
+    Commit,
+    Event,
+    SendRequest,
+    SessionStatus,
+    StopRequested,
+)
+from agentos._turns.history import MessageHistory
+from components import CallId
 
 _ALLOWED = {
     status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus
 }
 
 
+class Machine(Protocol):
+    """A session's turns as the shell (``_sessions``) drives them: events in through
+    ``handle``, actions out; the rest is what the shell and ``Session`` read or restore."""
+
+    session_id: str
+    status: SessionStatus
+    requests: int
+    dirty_from: int
+    """The first message the store does not have as it is now."""
+    own_tools: tuple[dict[str, object], ...]
+    """Tool definitions the machine adds to the agent's (the board's ``new_thread``)."""
+
+    @property
+    def history(self) -> list[Message]: ...
+    @property
+    def ended(self) -> bool: ...
+    @property
+    def stopping(self) -> bool: ...
+    @property
+    def at_rest(self) -> bool: ...
+    @property
+    def calls(self) -> MessageHistory: ...
+    @property
+    def outstanding(self) -> dict[CallId, str]: ...
+    @property
+    def queued_posts(self) -> list[str]: ...
+    @property
+    def replies(self) -> list[str]: ...
+
+    def handle(self, event: Event) -> list[Action]: ...
+    def request_now(self, asked: SendRequest) -> SendRequest: ...
+    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]: ...
+    def check_reply(self, reply_to: int | None) -> None: ...
+    def awaits(self, call_id: CallId) -> bool: ...
+    def restore(
+        self, history: list[Message], held: Mapping[str, ToolResultBlock]
+    ) -> list[tuple[str, str]]: ...
+    def runtime_id_of(self, tool_use_id: str) -> CallId | None: ...
+    def lost(self, tool_use_id: str, tool_name: str) -> None: ...
+    def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None: ...
+    def committing(self) -> int: ...
+    def committed(self, upto: int) -> None: ...
+    def abandon(self) -> None: ...
+
+
 class MachineBase:
-    """A session's status, its request count and whether it is stopping."""
+    """A session's status, its request count, and stopping."""
+
+    own_tools: tuple[dict[str, object], ...] = ()
 
     def __init__(self, session_id: str, config: AgentConfig) -> None:
         self.session_id = session_id
@@ -24,6 +89,8 @@ class MachineBase:
         self.status = SessionStatus.IDLE
         self.requests = 0
         self._stopping = False
+        self._cancel_on_stop = True
+        """Whether the stop asked to cancel the calls still running."""
 
     @property
     def ended(self) -> bool:
@@ -42,6 +109,28 @@ class MachineBase:
         """``asked`` as it goes out now, when the shell performs it (a transcript's: as
         decided; ``BoardMachine`` draws the board again)."""
         return asked
+
+    def _stop(self, event: StopRequested, actions: list[Action]) -> None:
+        """Stop once: drop what waits for a turn, cancel the running calls if asked, and
+        end now if no turn runs (else the turn ends into ``stopped``)."""
+        if self._stopping:
+            return
+        self._stopping = True
+        self._cancel_on_stop = event.cancel_calls
+        self._drop_waiting()
+        live = self._live_calls() if event.cancel_calls else []
+        if live:
+            actions.append(CancelCalls(live, "session stopped"))
+        if self.status is SessionStatus.IDLE:
+            self._move(SessionStatus.STOPPED)
+            actions.append(Commit())
+
+    def _drop_waiting(self) -> None:
+        """What a stop throws away before anything else (a board's queued wakes)."""
+
+    def _live_calls(self) -> list[CallId]:
+        """The calls a stop that cancels would cancel."""
+        return []
 
     def abandon(self) -> None:
         """The shell's task ended (its host is closing): nothing will move this turn again."""

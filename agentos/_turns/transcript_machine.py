@@ -86,7 +86,6 @@ class TurnMachine(MachineBase):
         self._batch: Batch | None = None
         self._lost: list[tuple[str, str]] = []
         self._steps_left = 0
-        self._cancel_on_stop = True
         self._cancelling = False
         """Stopping, and the shell has not yet cancelled the calls it was asked to."""
 
@@ -217,16 +216,11 @@ class TurnMachine(MachineBase):
 
     # ------------------------------------------------------------------ events
 
-    def _stop(self, event: StopRequested, actions: list[Action]) -> None:
-        if self._stopping:
-            return
-        self._stopping = True
-        self._cancel_on_stop = event.cancel_calls
-        if event.cancel_calls:
-            self._cancel(self._awaited(), actions)
-        if self.status is SessionStatus.IDLE:
-            self._move(SessionStatus.STOPPED)
-            actions.append(Commit())
+    def _live_calls(self) -> list[CallId]:
+        live = self.ledger.live(self._awaited())
+        if live:
+            self._cancelling = True
+        return live
 
     def _cancel(self, call_ids: list[CallId], actions: list[Action]) -> None:
         live = self.ledger.live(call_ids)

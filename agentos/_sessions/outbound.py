@@ -1,6 +1,7 @@
-"""A session's hands: the model request, capability answers, runtime calls, tool definitions.
+"""What a session asks outside its machine: the model request, capability answers, runtime
+calls, tool definitions.
 
-``SessionCalls`` performs the turn machine's ``SubmitCalls``: a capability is
+``Outbound`` performs the turn machine's ``SubmitCalls``: a capability is
 answered at once from the world, every other use becomes a runtime call (with
 its disposition, decorations and, for a deferred call, a continuation token).
 A background call's ``expected_seconds`` (``_expected``) is taken out of its
@@ -32,8 +33,9 @@ from components import CallStatus
 
 
 @dataclass(slots=True)
-class SessionCalls:
-    """One session's hands on the runtime and the system toolbox."""
+class Outbound:
+    """What one session asks of the world outside its machine: the model, the runtime and
+    the system toolbox."""
 
     session_id: str
     config: AgentConfig
