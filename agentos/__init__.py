@@ -43,7 +43,6 @@ from agentos._kernel.isolation import IsolatedCall, IsolatedRunner, LocalProcess
 from agentos._kernel.process import ProcessResult, run_process
 from agentos._kernel.runtime import DEFAULT_SESSION, Runtime
 from agentos._kernel.snapshot import (
-    CallSnapshot,
     CancelOutcome,
     CompleteOutcome,
     RuntimeStatistics,
@@ -88,6 +87,7 @@ from components import (
     CallEvent,
     CallEventKind,
     CallId,
+    CallSnapshot,
     CallStatus,
     ConversationId,
     ErrorKind,

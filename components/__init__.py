@@ -39,6 +39,7 @@ from components._resources import (
     Waiters,
 )
 from components._session import SessionConfig, SessionState
+from components._snapshot import CallSnapshot, snapshot_of
 from components._status import (
     FINAL_STATUSES,
     STORED_STATUSES,
@@ -72,6 +73,7 @@ __all__ = [
     "CallEventKind",
     "CallId",
     "CallIndex",
+    "CallSnapshot",
     "CallStatus",
     "CancelCall",
     "CancelReply",
@@ -118,4 +120,5 @@ __all__ = [
     "Waiters",
     "can_transition",
     "new_call_id",
+    "snapshot_of",
 ]

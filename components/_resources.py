@@ -15,6 +15,7 @@ from typing import Any
 
 from components._ids import CallId, Entity, SessionId
 from components._messages import InboxMessage, StatusQuery
+from components._snapshot import CallSnapshot
 from components._status import CallStatus
 from components._tool_call import CallError, ToolCallConfig, ToolCallProgress
 
@@ -43,6 +44,9 @@ class CallEvent:
     at: float
     progress: ToolCallProgress | None = None
     error: CallError | None = None
+    snapshot: CallSnapshot | None = None
+    """The call as it ended: set on the event that makes it final, so a listener has the
+    outcome without asking the runtime while the kernel is still delivering."""
 
 
 @dataclass(slots=True)

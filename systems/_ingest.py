@@ -97,10 +97,15 @@ class IngestSystem(esper.Processor):
         reply.previous_status = state.status
         error = CallError(ErrorKind.CANCELLED, message.reason)
         reply.took = transition(
-            ctx, entity, config, state, CallStatus.CANCELLED, error=error, stop_work=True
+            ctx,
+            entity,
+            config,
+            state,
+            CallStatus.CANCELLED,
+            error=error,
+            cancel_reason=message.reason,
+            stop_work=True,
         )
-        if reply.took:
-            state.cancel_reason = message.reason
 
     def _complete(self, ctx: TickContext, message: CompleteCall) -> None:
         """An outside result for a deferred call; any other call cannot be completed so."""

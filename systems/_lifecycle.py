@@ -23,6 +23,7 @@ from components import (
     ToolCallProgress,
     ToolCallState,
     can_transition,
+    snapshot_of,
 )
 
 _EVENT_FOR_STATUS = {
@@ -43,13 +44,15 @@ def transition(
     *,
     error: CallError | None = None,
     result: object = None,
+    cancel_reason: str | None = None,
     stop_work: bool = False,
 ) -> bool:
     """Move a call to ``new`` if the table allows it; returns whether it moved.
 
     ``stop_work`` is set when the runtime ends a running call (cancel, hard
     timeout) rather than the work reporting its own end: the kernel is then
-    told to interrupt the work.
+    told to interrupt the work. Every field the move changes is set before the event is
+    recorded, so a final event's snapshot is the call as it ended.
     """
     old = state.status
     if not can_transition(old, new):
@@ -66,6 +69,8 @@ def transition(
         state.error = error
         if new is CallStatus.COMPLETED:
             state.result = result  # type: ignore[assignment]
+        if cancel_reason is not None:
+            state.cancel_reason = cancel_reason
         _on_final(ctx, entity, config, old, stop_work)
     kind = _EVENT_FOR_STATUS[new]
     if error is not None and error.kind is ErrorKind.TIMED_OUT:
@@ -139,6 +144,7 @@ def _record(
                 at=ctx.wall,
                 progress=progress,
                 error=state.error,
+                snapshot=snapshot_of(config, state) if state.status.is_final else None,
             )
         )
     if kind is CallEventKind.PROGRESSED:

@@ -245,6 +245,34 @@ async def test_subscribers_see_their_sessions_events_in_order(clock: ManualClock
         assert runtime.statistics().subscribers == 0
 
 
+async def test_the_event_that_ends_a_call_carries_its_final_snapshot(clock: ManualClock) -> None:
+    """A listener hears the outcome in the event, without asking the runtime mid-delivery."""
+    puppet = Puppet()
+    heard: list[CallEvent] = []
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        runtime.on_call_events("mine", heard.append)
+        done, failed = (runtime.submit("puppet", {}, session_id="mine") for _ in range(2))
+        cancelled = runtime.submit("puppet", {}, session_id="mine")
+        await settle(runtime)
+        puppet.progress(done, {"step": 1})
+        puppet.complete(done, {"answer": 42})
+        puppet.fail(failed, "no")
+        runtime.cancel(cancelled, "enough")
+        await settle(runtime)
+    ends = {e.call_id: e.snapshot for e in heard if e.status.is_final}
+    assert all(e.snapshot is None for e in heard if not e.status.is_final)
+    finished, broke, stopped = (ends[call] for call in (done, failed, cancelled))
+    assert finished is not None and finished.result == {"answer": 42}
+    assert finished.progress[-1].payload == {"step": 1}
+    assert broke is not None and broke.error is not None and "no" in broke.error.message
+    assert stopped is not None and stopped.cancel_reason == "enough"
+    assert {snapshot.status for snapshot in ends.values() if snapshot} == {
+        CallStatus.COMPLETED,
+        CallStatus.FAILED,
+        CallStatus.CANCELLED,
+    }
+
+
 async def test_statistics_count_every_status(clock: ManualClock) -> None:
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock, max_running=2) as runtime:

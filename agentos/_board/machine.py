@@ -42,7 +42,6 @@ from agentos._board.texts import (
     said_text,
     user_note,
 )
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Block, Message, ToolResultBlock, text_of
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.capabilities import CAPABILITIES
@@ -69,7 +68,7 @@ from agentos._turns.events import (
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import MachineBase
 from agentos._turns.transcript import unique_tool_use_ids
-from components import CallId, CallStatus
+from components import CallId, CallSnapshot, CallStatus
 
 
 class BoardMachine(MachineBase):

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentos._board.board import BoardNode, BoardTrigger
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Block
-from components import CallId, CallStatus
+from components import CallId, CallSnapshot, CallStatus
 
 
 @dataclass(slots=True)

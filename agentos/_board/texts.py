@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 
 from agentos._board.board import NEW_THREAD_TOOL, BoardCall, BoardNode, BoardRendering
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Block, Message, content_value
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_ledger import failure_text
 from agentos._turns.capabilities import CAPABILITIES
-from components import CallStatus
+from components import CallSnapshot, CallStatus
 
 NEW_THREAD_DEFINITION: dict[str, object] = {
     "name": NEW_THREAD_TOOL,

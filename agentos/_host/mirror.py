@@ -19,10 +19,9 @@ import anyio
 from agentos._errors import UnknownCallError
 from agentos._kernel.clock import Clock, sleep
 from agentos._kernel.runtime import Runtime
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._log import agentos_logger
 from agentos._store.protocol import CancelRequest, MirroredCall, SessionStore
-from components import CallEvent, CallStatus, Json, JsonObject, ProgressKind
+from components import CallEvent, CallSnapshot, CallStatus, Json, JsonObject, ProgressKind
 
 RESULT_KEPT = 4096
 """Characters of a result's JSON the mirror keeps; a longer result is kept as its beginning."""

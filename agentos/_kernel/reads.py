@@ -15,15 +15,17 @@ import esper
 from agentos._errors import UnknownCallError
 from agentos._kernel.checks import check_text
 from agentos._kernel.parts import RuntimeParts
-from agentos._kernel.snapshot import CallSnapshot, RuntimeStatistics, snapshot_of
+from agentos._kernel.snapshot import RuntimeStatistics
 from components import (
     CallId,
+    CallSnapshot,
     CallStatus,
     DeadlineKind,
     SessionId,
     ToolCallConfig,
     ToolCallState,
     Waiter,
+    snapshot_of,
 )
 
 

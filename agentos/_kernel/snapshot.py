@@ -5,87 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NamedTuple
 
 from components import (
-    CallError,
     CallId,
     CallStatus,
-    ConversationId,
-    Json,
-    JsonObject,
     SessionId,
     SessionStatus,
-    ToolCallConfig,
-    ToolCallProgress,
-    ToolCallState,
-    TurnId,
 )
-
-
-class CallSnapshot(NamedTuple):
-    """One call as it was at one moment: an immutable copy. Times are epoch seconds.
-
-    ``version`` grows with every visible change (status, progress, overdue);
-    compare it with the one you saw last to know whether anything moved.
-    (A named tuple rather than a frozen dataclass: it is built on every read,
-    and this is three times cheaper to build.)
-    """
-
-    call_id: CallId
-    session_id: SessionId
-    tool_name: str
-    tool_input: JsonObject
-    status: CallStatus
-    provider_call_id: str | None
-    conversation_id: ConversationId | None
-    turn_id: TurnId | None
-    parent_call_id: CallId | None
-    submitted_at: float
-    started_at: float | None
-    completed_at: float | None
-    result: Json
-    error: CallError | None
-    progress: tuple[ToolCallProgress, ...]
-    progress_dropped: int
-    progress_seq: int
-    version: int
-    cancel_reason: str | None
-    overdue: bool
-    label: str | None = None
-    deferred: bool = False
-
-    @property
-    def is_final(self) -> bool:
-        return self.status.is_final
-
-
-def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
-    log = state.progress
-    return CallSnapshot(
-        config.call_id,
-        config.session_id,
-        config.tool_name,
-        config.tool_input,
-        state.status,
-        config.provider_call_id,
-        config.conversation_id,
-        config.turn_id,
-        config.parent_call_id,
-        state.submitted_at,
-        state.started_at,
-        state.completed_at,
-        state.result,
-        state.error,
-        () if log is None else tuple(log.entries),
-        0 if log is None else log.dropped,
-        state.progress_seq,
-        state.version,
-        state.cancel_reason,
-        state.overdue,
-        config.label,
-        config.deferred,
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ import anyio.from_thread
 
 from agentos._errors import RuntimeClosedError, UnknownCallError, WrongThreadError
 from agentos._kernel.parts import RuntimeParts
-from agentos._kernel.snapshot import CallSnapshot, CancelOutcome, CompleteOutcome, snapshot_of
-from components import CallId, Entity, StatusQuery
+from agentos._kernel.snapshot import CancelOutcome, CompleteOutcome
+from components import CallId, CallSnapshot, Entity, StatusQuery, snapshot_of
 
 _T = TypeVar("_T")
 

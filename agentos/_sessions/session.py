@@ -19,7 +19,7 @@ from agentos._board.board import Board
 from agentos._board.machine import BoardMachine
 from agentos._errors import SessionEndedError, UnknownCallError
 from agentos._kernel.runtime import Runtime
-from agentos._kernel.snapshot import CallSnapshot, SessionStatistics
+from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._model.provider import Provider
 from agentos._sessions.outbound import Outbound
@@ -36,7 +36,7 @@ from agentos._turns.events import Action, SessionStatus, StopRequested, UserPost
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
 from agentos._turns.transcript_machine import TurnMachine
-from components import CallId
+from components import CallId, CallSnapshot
 
 
 class Session(SessionTask):

@@ -24,7 +24,6 @@ from anyio.abc import TaskStatus
 
 from agentos._errors import SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._log import agentos_logger
 from agentos._model.provider import ModelRequest, Provider
 from agentos._sessions.outbound import Outbound
@@ -50,7 +49,7 @@ from agentos._turns.events import (
     TimerFired,
 )
 from agentos._turns.machine import Machine
-from components import CallEvent, CallEventKind, CallId
+from components import CallEvent, CallEventKind, CallId, CallSnapshot
 
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
 _CLOSE_GRACE = 5.0
@@ -135,8 +134,8 @@ class SessionTask:
         """Called by the kernel right after the tick that made the change."""
         if not self._machine.awaits(event.call_id):
             return
-        if event.status.is_final:
-            self._settle_if_final(event.call_id)
+        if event.snapshot is not None:
+            self._feed(CallSettled(event.snapshot), hand_off=True)
         elif event.kind is CallEventKind.OVERDUE:
             self._feed(CallOverdue(event.call_id), hand_off=True)
         elif event.kind is CallEventKind.STARTED:

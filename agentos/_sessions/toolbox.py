@@ -26,7 +26,6 @@ from pydantic import ValidationError
 
 from agentos._errors import ToolboxError, UnknownCallError
 from agentos._kernel.runtime import Runtime
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._kernel.tools import describe_validation_error
 from agentos._sessions.scope import Caller, Scope, SessionLineage
 from agentos._turns.capabilities import (
@@ -38,7 +37,7 @@ from agentos._turns.capabilities import (
     definitions,
 )
 from agentos._turns.history import HistoryCall, HistoryLookup, NoHistory
-from components import CallId, CallStatus, Json, JsonObject, ToolCallProgress
+from components import CallId, CallSnapshot, CallStatus, Json, JsonObject, ToolCallProgress
 
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,128}")
 

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Block, TextBlock, ToolResultBlock, text_block, tool_result
 from agentos._turns.agent_config import Disposition
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from agentos._turns.events import CallStarted
 from agentos._turns.history import HistoryCall, MessageHistory
 from agentos._turns.transcript import outcome_text, placeholder
-from components import CallId, CallStatus, ErrorKind, Json
+from components import CallId, CallSnapshot, CallStatus, ErrorKind, Json
 
 
 class CallLedger:

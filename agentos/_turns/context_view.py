@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Message
+from components import CallSnapshot
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._turns.agent_config import Disposition
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
-from components import CallId, CallStatus
+from components import CallId, CallSnapshot, CallStatus
 from components import SessionStatus as SessionStatus
 
 TURN_TRANSITIONS: dict[SessionStatus, frozenset[SessionStatus]] = {

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.chat import ChatEntry
@@ -26,7 +25,7 @@ from agentos._turns.events import (
     StopRequested,
 )
 from agentos._turns.history import MessageHistory
-from components import CallId
+from components import CallId, CallSnapshot
 
 _ALLOWED = {
     status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import Message, blocks_of
 from agentos._turns.chat import ChatCall, ChatEntry
 from agentos._turns.history import MessageHistory
 from agentos._turns.transcript import read_outcome
-from components import CallStatus
+from components import CallSnapshot, CallStatus
 
 
 def transcript_chat(

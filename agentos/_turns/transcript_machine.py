@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
 from agentos._errors import UsageError
-from agentos._kernel.snapshot import CallSnapshot
 from agentos._model.messages import (
     Block,
     Message,
@@ -65,7 +64,7 @@ from agentos._turns.transcript import (
     unique_tool_use_ids,
 )
 from agentos._turns.transcript_chat import transcript_chat
-from components import CallId
+from components import CallId, CallSnapshot
 
 _NONE_EDITED = 2**62
 """``_edited_from`` when nothing was changed: above any index."""
