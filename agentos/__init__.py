@@ -52,6 +52,7 @@ from agentos._kernel.snapshot import (
 from agentos._kernel.tools import Tool, ToolFailure, tool
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._model.provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
+from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Caller, Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens, TokenRecord
@@ -138,6 +139,7 @@ __all__ = [
     "Decorator",
     "Disposition",
     "ErrorKind",
+    "ErrorRecord",
     "ExecutionMode",
     "GcSettings",
     "HistoryCall",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import pickle
 import sys
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -20,6 +22,7 @@ from agentos import (
     Decorate,
     Decorator,
     Disposition,
+    ErrorRecord,
     ExecutionMode,
     Host,
     LocalProcessRunner,
@@ -532,6 +535,28 @@ async def test_a_failed_turn_keeps_the_history_valid_for_the_next(clock: ManualC
     assert session.errors == ["rate_limited: slow down"]
     assert session.replies == ["seen onetwo"]
     assert_valid_transcript(session.history)
+
+
+async def test_an_error_is_a_record_with_its_kind_time_and_turn(clock: ManualClock) -> None:
+    class Failing:
+        name = "failing"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            raise ProviderError("overloaded", "try later", status=529)
+
+    before = time.time()
+    async with Runtime([], clock=clock) as runtime, Host(runtime, Failing()) as host:
+        session = await host.create_session()
+        for message in ("one", "two"):
+            session.post(message)
+            with anyio.fail_after(5):
+                await session.wait_idle()
+    first, second = session.errors
+    assert (first.kind, first.message, first.turn) == ("overloaded", "try later", 1)
+    assert second.turn == 2 and before <= first.at <= second.at <= time.time()
+    assert isinstance(first, ErrorRecord) and first == "overloaded: try later"
+    copy = pickle.loads(pickle.dumps(first))
+    assert (copy.kind, copy.message, copy.at, copy.turn) == (first.kind, "try later", first.at, 1)
 
 
 async def test_host_errors(clock: ManualClock) -> None:

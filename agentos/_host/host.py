@@ -32,6 +32,7 @@ from agentos._host.resume import Restored, nudge_if_news, restore
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
+from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
@@ -327,7 +328,10 @@ class Host(anyio.AsyncContextManagerMixin):
             with task.scope:
                 await session.run(task_status=task_status)
         except Exception as error:  # one session's bug ends that session only
-            session.errors.append(f"session_crashed: {type(error).__name__}: {error}")
+            message = f"{type(error).__name__}: {error}"
+            session.errors.append(
+                ErrorRecord("session_crashed", message, at=time.time(), turn=session.requests)
+            )
         finally:
             task.ended.set()
 

@@ -49,18 +49,20 @@ class Outbound:
     _usage: dict[str, int] = field(default_factory=dict, init=False)
     """The token counts of every response, summed by ``USAGE_FIELDS`` name."""
 
-    async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse | str:
-        """One model request: its response, or what went wrong (the session records it)."""
+    async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse:
+        """One model request: its response. However it fails, a ``ProviderError`` says how
+        (``timeout``, ``provider_bug``, or the provider's own kind); the session records it."""
         self._requests += 1
         try:
             with anyio.fail_after(self.config.request_timeout):
                 response = await provider.complete(request)
         except TimeoutError:
-            return f"timeout: no answer from the model in {self.config.request_timeout:g}s"
-        except ProviderError as error:
-            return f"{error.kind}: {error.message}"
+            seconds = self.config.request_timeout
+            raise ProviderError("timeout", f"no answer from the model in {seconds:g}s") from None
+        except ProviderError:
+            raise
         except Exception as error:  # a provider's bug must not end the session
-            return f"provider_bug: {type(error).__name__}: {error}"
+            raise ProviderError("provider_bug", f"{type(error).__name__}: {error}") from None
         for name in USAGE_FIELDS:
             count = response.usage.get(name)
             if isinstance(count, int) and not isinstance(count, bool):

@@ -22,6 +22,7 @@ from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._model.provider import Provider
+from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.task import SessionTask
@@ -64,7 +65,8 @@ class Session(SessionTask):
         commit expects it, so none replaces another host's writes."""
         self.session_id = session_id
         self.config = config
-        self.errors: list[str] = []
+        self.errors: list[ErrorRecord] = []
+        """What went wrong, oldest first: failed model requests, failed writes, a crash."""
         self.changed_at = runtime.clock.monotonic()
         """When (the runtime's clock) the status last changed: how long it has been idle."""
         self._board_machine = (
@@ -211,7 +213,7 @@ class Session(SessionTask):
         if self._writer.store is None:
             return
         self._writer.store = None
-        self.errors.append(f"store: {reason}")
+        self._record_error("store", reason)
         self._feed(StopRequested(cancel_calls=False))  # from the session's own task
 
     def stop(self, *, cancel_calls: bool = True) -> None:

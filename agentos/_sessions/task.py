@@ -22,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskStatus
 
-from agentos._errors import SessionConflictError, StoreError, UnknownCallError
+from agentos._errors import ProviderError, SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
-from agentos._model.provider import ModelRequest, Provider
+from agentos._model.provider import ModelRequest, ModelResponse, Provider
+from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.outbound import Outbound
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
@@ -61,7 +62,7 @@ class SessionTask:
 
     session_id: str
     config: AgentConfig
-    errors: list[str]
+    errors: list[ErrorRecord]
     changed_at: float
     _machine: Machine
     _reported: SessionStatus
@@ -182,7 +183,7 @@ class SessionTask:
                 while self._todo:
                     await self._perform(self._todo.popleft())
         except Exception as error:  # one session's bug ends that session only
-            self.errors.append(f"session_crashed: {type(error).__name__}: {error}")
+            self._record_error("session_crashed", f"{type(error).__name__}: {error}")
             self._todo.clear()
             self._todo.extend(self._machine.handle(Crashed(str(error))))
             await self._perform_all_quietly()
@@ -249,15 +250,20 @@ class SessionTask:
             cache_system=action.cache_system,
         )
         if self._writer.store is None:
-            response = await self._outbound.ask(self._provider, request)
+            response = await self._answer(request)
         else:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._persist)
-                response = await self._outbound.ask(self._provider, request)
-        if isinstance(response, str):
-            self.errors.append(response)
+                response = await self._answer(request)
+        return None if response is None else response.content
+
+    async def _answer(self, request: ModelRequest) -> ModelResponse | None:
+        """The model's response, or None once the failure is recorded."""
+        try:
+            return await self._outbound.ask(self._provider, request)
+        except ProviderError as error:
+            self._record_error(error.kind, error.message)
             return None
-        return response.content
 
     async def _persist(self) -> None:
         """Commit what changed since the last commit, in one transaction."""
@@ -268,9 +274,12 @@ class SessionTask:
         except SessionConflictError as error:
             self.disown(str(error))
         except StoreError as error:  # kept in memory; the next commit tries again
-            self.errors.append(f"store: {error}")
+            self._record_error("store", str(error))
 
     # ------------------------------------------------------------------ plumbing
+
+    def _record_error(self, kind: str, message: str) -> None:
+        self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=self.requests))
 
     def _calls(self) -> list[CallSnapshot]:
         return self._runtime.list_calls(self.session_id)

@@ -188,7 +188,7 @@ def _outcome(host: Host, session: Session, errors_before: int, replies_before: i
         session.session_id,
         _said_since(session, replies_before),
         pending,
-        session.errors[errors_before:],
+        [str(error) for error in session.errors[errors_before:]],
     )
 
 
