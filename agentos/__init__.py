@@ -64,6 +64,7 @@ from agentos._store.protocol import (
     SessionStore,
     StoredSession,
     StoredToken,
+    TurnCommit,
 )
 from agentos._store.sqlite.store import SqliteStore
 from agentos._turns.agent_config import (
@@ -194,6 +195,7 @@ __all__ = [
     "ToolResultBlock",
     "ToolboxError",
     "TranscriptView",
+    "TurnCommit",
     "TurnId",
     "UnknownCallError",
     "UnknownSessionError",

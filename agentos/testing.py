@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import anyio
@@ -33,7 +33,7 @@ from agentos._errors import ProviderError, StoreError
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import Tool, tool
-from agentos._model.messages import Message, blocks_of
+from agentos._model.messages import blocks_of
 from agentos._model.provider import (
     ModelRequest,
     ModelResponse,
@@ -43,6 +43,7 @@ from agentos._model.provider import (
     text,
     tool_calls,
 )
+from agentos._store.protocol import TurnCommit
 from agentos._store.sqlite.store import SqliteStore
 
 __all__ = [
@@ -187,15 +188,7 @@ class FailingProvider:
 class FullDiskStore(SqliteStore):
     """A SQLite store that refuses every commit of a session, as a full disk does."""
 
-    async def commit_turn(
-        self,
-        session_id: str,
-        *,
-        status: str,
-        keep: int,
-        messages: Sequence[Message],
-        version: int | None = None,
-    ) -> None:
+    async def commit_turn(self, turn: TurnCommit) -> None:
         raise StoreError("the disk is full")
 
 

@@ -32,6 +32,7 @@ from agentos import (
     SqliteStore,
     StoredSession,
     StoreError,
+    TurnCommit,
     YieldOnTimeout,
     tool,
 )
@@ -257,7 +258,7 @@ async def test_store_writes_name_the_version_they_expect(tmp_path: Path) -> None
         async def commit(session_id: str, version: int) -> None:
             try:
                 await one.commit_turn(
-                    session_id, status="idle", keep=0, messages=[said], version=version
+                    TurnCommit(session_id, status="idle", keep=0, messages=[said], version=version)
                 )
                 results[session_id] = None
             except StoreError as error:

@@ -27,6 +27,7 @@ from agentos import (
     StoredToken,
     Tool,
     ToolPolicy,
+    TurnCommit,
     YieldOnTimeout,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
@@ -253,11 +254,11 @@ class SlowWaitingCommits(SqliteStore):
     release: anyio.Event | None = None
     held = 0
 
-    async def commit_turn(self, session_id: str, *, status: str, **rest: Any) -> None:
-        if status == "waiting" and self.release is not None:
+    async def commit_turn(self, turn: TurnCommit) -> None:
+        if turn.status == "waiting" and self.release is not None:
             self.held += 1
             await self.release.wait()
-        await super().commit_turn(session_id, status=status, **rest)
+        await super().commit_turn(turn)
 
 
 async def test_a_slow_status_write_does_not_hold_the_next_request(

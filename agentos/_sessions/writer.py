@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import anyio
 
-from agentos._store.protocol import SessionStore
+from agentos._store.protocol import SessionStore, TurnCommit
 from agentos._turns.events import SessionStatus
 from agentos._turns.machine import Machine
 
@@ -46,11 +46,7 @@ class SessionWriter:
             keep = min(machine.dirty_from, len(history))
             upto, status = machine.committing(), machine.status
             await self.store.commit_turn(
-                self.session_id,
-                status=status.value,
-                keep=keep,
-                messages=history[keep:upto],
-                version=self._version,
+                TurnCommit(self.session_id, status.value, keep, history[keep:upto], self._version)
             )
             machine.committed(upto)
             self.stored = status

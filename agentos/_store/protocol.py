@@ -113,23 +113,28 @@ class CancelRequest:
     answer: Json = None
 
 
+@dataclass(frozen=True, slots=True)
+class TurnCommit:
+    """One write of a session's turn: the first ``keep`` stored messages stay, ``messages``
+    follow them, the status becomes ``status``; with ``version``, only over that version."""
+
+    session_id: str
+    status: str
+    keep: int
+    messages: Sequence[Message]
+    version: int | None = None
+
+
 class SessionStore(Protocol):
     async def create_session(self, session: StoredSession) -> None:
         """Record a new session (its history, if any, too)."""
         ...
 
-    async def commit_turn(
-        self,
-        session_id: str,
-        *,
-        status: str,
-        keep: int,
-        messages: Sequence[Message],
-        version: int | None = None,
-    ) -> None:
-        """Atomically: keep the first ``keep`` stored messages, then store ``messages``.
+    async def commit_turn(self, turn: TurnCommit) -> None:
+        """Atomically: keep the first ``turn.keep`` stored messages, then store
+        ``turn.messages``, and set ``turn.status``.
 
-        With ``version``, only if the stored version is that one (then it is
+        With ``turn.version``, only if the stored version is that one (then it is
         one more); otherwise ``SessionConflictError`` and nothing is written.
         """
         ...

@@ -16,7 +16,7 @@ from agentos._store.sqlite.sessions import INSERT_MESSAGE, UPDATE_STATUS, refusa
 
 
 @dataclass(slots=True)
-class TurnCommit:
+class PendingTurn:
     """One session's turn (keep ``keep`` messages, append ``rows``, set ``status``),
     waiting to be written with whatever else is waiting."""
 
@@ -38,10 +38,10 @@ class GroupCommit:
 
     def __init__(self, database: Database) -> None:
         self._database = database
-        self._waiting: list[TurnCommit] = []
+        self._waiting: list[PendingTurn] = []
         """Turns to commit; whoever holds the writer next writes them all."""
 
-    async def write(self, commit: TurnCommit) -> None:
+    async def write(self, commit: PendingTurn) -> None:
         """Write ``commit`` with every other turn waiting now; raise its own error, if any."""
         self._waiting.append(commit)
         try:
@@ -55,7 +55,7 @@ class GroupCommit:
         if commit.error is not None:
             raise commit.error
 
-    async def _write_turns(self, batch: list[TurnCommit]) -> None:
+    async def _write_turns(self, batch: list[PendingTurn]) -> None:
         """All in one transaction; if that fails, each alone, so an error stays its own."""
         try:
             try:
@@ -72,7 +72,7 @@ class GroupCommit:
         finally:
             self._waiting[:0] = [commit for commit in batch if not commit.done]
 
-    async def _write_together(self, batch: list[TurnCommit]) -> None:
+    async def _write_together(self, batch: list[PendingTurn]) -> None:
         database = self._database
         async with database.transaction(take_writer=False) as db:
             now = database.now()

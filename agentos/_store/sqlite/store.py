@@ -32,16 +32,16 @@ import aiosqlite
 import platformdirs
 
 from agentos._errors import StoreError
-from agentos._model.messages import Message
 from agentos._store.protocol import (
     CancelRequest,
     Completion,
     MirroredCall,
     StoredSession,
     StoredToken,
+    TurnCommit,
 )
 from agentos._store.sqlite.calls import CallRows
-from agentos._store.sqlite.commit import GroupCommit, TurnCommit
+from agentos._store.sqlite.commit import GroupCommit, PendingTurn
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.file import create_private, explain
 from agentos._store.sqlite.leases import Leases
@@ -125,19 +125,12 @@ class SqliteStore:
     async def create_session(self, session: StoredSession) -> None:
         await self._sessions.create(session)
 
-    async def commit_turn(
-        self,
-        session_id: str,
-        *,
-        status: str,
-        keep: int,
-        messages: Sequence[Message],
-        version: int | None = None,
-    ) -> None:
+    async def commit_turn(self, turn: TurnCommit) -> None:
         """Commit together with every other turn waiting now: under load one
         transaction carries many sessions' turns, and none waits behind N others."""
-        rows = message_rows(session_id, keep, messages)
-        await self._turns.write(TurnCommit(session_id, status, keep, rows, version))
+        rows = message_rows(turn.session_id, turn.keep, turn.messages)
+        pending = PendingTurn(turn.session_id, turn.status, turn.keep, rows, turn.version)
+        await self._turns.write(pending)
 
     async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:
         await self._sessions.set_status(session_id, status, version=version)
