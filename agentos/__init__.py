@@ -40,6 +40,7 @@ from agentos._host.listing import SessionSummary
 from agentos._kernel.clock import Clock, ManualClock, SystemClock
 from agentos._kernel.context import ToolContext
 from agentos._kernel.isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
+from agentos._kernel.options import CallOptions
 from agentos._kernel.process import ProcessResult, run_process
 from agentos._kernel.runtime import DEFAULT_SESSION, Runtime
 from agentos._kernel.snapshot import (
@@ -122,6 +123,7 @@ __all__ = [
     "CallEvent",
     "CallEventKind",
     "CallId",
+    "CallOptions",
     "CallSnapshot",
     "CallStatus",
     "Caller",

@@ -8,6 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentos import (
+    CallOptions,
     CallStatus,
     ErrorKind,
     ManualClock,
@@ -119,10 +120,12 @@ async def test_bad_calls_settle_failed_with_a_specific_message(
         ({"tool_name": 3}, TypeError, "tool_name must be a str, got int"),
         ({"session_id": ""}, ValueError, "session_id must not be empty"),
         ({"session_id": None}, TypeError, "session_id must be a str, got NoneType"),
-        ({"timeout": -1}, ValueError, "timeout must be a positive number of seconds"),
-        ({"timeout": float("nan")}, ValueError, "timeout must be a positive number"),
-        ({"timeout": "5"}, ValueError, "timeout must be a positive number"),
-        ({"overdue_after": 0}, ValueError, "overdue_after must be a positive number"),
+        ({"options": CallOptions(timeout=-1)}, ValueError, "timeout must be a positive number of"),
+        ({"options": CallOptions(timeout=float("nan"))}, ValueError, "timeout must be a positive"),
+        ({"options": CallOptions(timeout="5")}, ValueError, "timeout must be a positive number"),  # type: ignore[arg-type]
+        ({"options": CallOptions(overdue_after=0)}, ValueError, "overdue_after must be a positive"),
+        ({"options": CallOptions(retries=11)}, ValueError, "retries must be an int from 0 to 10"),
+        ({"options": {"timeout": 5}}, TypeError, "options must be a CallOptions, got dict"),
         ({"parent_call_id": 7}, TypeError, "parent_call_id must be a str"),
     ],
 )

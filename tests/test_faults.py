@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from agentos import (
     CallEvent,
     CallEventKind,
+    CallOptions,
     CallStatus,
     ErrorKind,
     Host,
@@ -69,7 +70,7 @@ async def test_a_tool_raising_cancelled_error_fails_only_its_own_call(name: str)
     body_ran_to_its_end = False
     async with Runtime(tools) as runtime:
         bystander = runtime.submit("puppet", {}, session_id="other")
-        stray = runtime.submit(name, {}, session_id="s", retries=1)
+        stray = runtime.submit(name, {}, session_id="s", options=CallOptions(retries=1))
         with anyio.fail_after(5):
             final = await runtime.wait(stray)
         assert final.status is CallStatus.FAILED
@@ -119,7 +120,7 @@ async def test_a_cancel_that_admits_a_queued_call_arms_its_timeout(clock: Manual
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
         first = runtime.submit("puppet", {})
-        queued = runtime.submit("puppet", {}, timeout=1)
+        queued = runtime.submit("puppet", {}, options=CallOptions(timeout=1))
         await settle(runtime)
         assert runtime.cancel(first).cancelled
         await settle(runtime)
@@ -139,7 +140,7 @@ async def test_the_timeout_of_a_cancel_admitted_call_fires_on_the_system_clock()
     puppet = Puppet()
     async with Runtime([puppet.tool], max_running=1) as runtime:
         first = runtime.submit("puppet", {})
-        queued = runtime.submit("puppet", {}, timeout=0.05)
+        queued = runtime.submit("puppet", {}, options=CallOptions(timeout=0.05))
         await settle(runtime)
         runtime.cancel(first)
         with anyio.fail_after(5):
@@ -154,7 +155,9 @@ async def test_retention_forgets_cancelled_and_completed_calls_on_an_idle_runtim
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock, retention_seconds=10) as runtime:
         running = [runtime.submit("puppet", {}) for _ in range(50)]
-        deferred = [runtime.submit("puppet", {}, deferred=True) for _ in range(50)]
+        deferred = [
+            runtime.submit("puppet", {}, options=CallOptions(deferred=True)) for _ in range(50)
+        ]
         await settle(runtime)
         for call in running:
             runtime.cancel(call)
@@ -269,7 +272,7 @@ async def test_cancel_and_complete_from_another_thread_are_refused_at_once() -> 
         return "done"
 
     async with Runtime([forever, meddles]) as runtime:
-        victim = runtime.submit("forever", {}, deferred=True)
+        victim = runtime.submit("forever", {}, options=CallOptions(deferred=True))
         with anyio.fail_after(5):
             await runtime.wait(runtime.submit("meddles", {"call_id": victim}))
         assert runtime.status(victim).status is CallStatus.PENDING
@@ -324,7 +327,7 @@ async def test_a_sync_tool_submits_and_cancels_from_its_thread() -> None:
 
 async def test_threadsafe_methods_refuse_the_loop_thread() -> None:
     async with Runtime([forever]) as runtime:
-        call = runtime.submit("forever", {}, deferred=True)
+        call = runtime.submit("forever", {}, options=CallOptions(deferred=True))
         with pytest.raises(RuntimeError, match="for other threads"):
             runtime.cancel_threadsafe(call)
         with pytest.raises(RuntimeError, match="for other threads"):
@@ -542,7 +545,7 @@ async def test_a_burst_of_submits_is_applied_over_several_ticks() -> None:
 
         runtime.on_call_events("burst", listener)
         for _ in range(3_000):
-            runtime.submit("forever", {}, session_id="burst", deferred=True)
+            runtime.submit("forever", {}, session_id="burst", options=CallOptions(deferred=True))
         await settle(runtime)
         assert runtime.statistics().pending == 3_000
     assert max(left_in_inbox) == 2_000

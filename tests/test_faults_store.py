@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from agentos import (
     AgentConfig,
+    CallOptions,
     CallStatus,
     Host,
     LocalProcessRunner,
@@ -415,7 +416,7 @@ async def test_an_isolated_reply_carries_exactly_one_of_result_and_error(
     )
     async with Runtime([remote]) as runtime:
         runtime.add_runner("local", LocalProcessRunner([sys.executable, str(script)]))
-        call = runtime.submit("remote", {"reply": reply}, runner="local")
+        call = runtime.submit("remote", {"reply": reply}, options=CallOptions(runner="local"))
         with anyio.fail_after(10):
             snapshot = await runtime.wait(call)
     assert snapshot.status is CallStatus.FAILED

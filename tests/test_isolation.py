@@ -11,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentos import (
+    CallOptions,
     CallStatus,
     ErrorKind,
     LocalProcessRunner,
@@ -79,7 +80,9 @@ async def test_the_local_process_runner(
 ) -> None:
     async with Runtime([remote]) as runtime:
         runtime.add_runner("local", runner)
-        call = runtime.submit("remote", {"mode": mode, "n": 21}, runner="local")
+        call = runtime.submit(
+            "remote", {"mode": mode, "n": 21}, options=CallOptions(runner="local")
+        )
         with anyio.fail_after(10):
             snapshot = await runtime.wait(call)
     assert snapshot.status is status
@@ -97,7 +100,9 @@ async def test_cancelling_an_isolated_call_kills_its_process(
     os.mkfifo(fifo)
     async with Runtime([remote]) as runtime:
         runtime.add_runner("local", runner)
-        call = runtime.submit("remote", {"mode": "hang", "pidfile": str(fifo)}, runner="local")
+        call = runtime.submit(
+            "remote", {"mode": "hang", "pidfile": str(fifo)}, options=CallOptions(runner="local")
+        )
         with anyio.fail_after(10):
             pid = int(await anyio.to_thread.run_sync(fifo.read_text))
         assert alive(pid)
@@ -110,7 +115,7 @@ async def test_cancelling_an_isolated_call_kills_its_process(
 async def test_runner_names_are_checked(runner: LocalProcessRunner) -> None:
     async with Runtime([remote]) as runtime:
         with pytest.raises(ValueError, match="no isolated runner named 'far'"):
-            runtime.submit("remote", {"mode": "ok"}, runner="far")
+            runtime.submit("remote", {"mode": "ok"}, options=CallOptions(runner="far"))
         runtime.add_runner("local", runner)
         with pytest.raises(ValueError, match="already registered"):
             runtime.add_runner("local", runner)
@@ -139,7 +144,9 @@ async def test_retries_run_the_work_again_within_one_call(
 ) -> None:
     ATTEMPTS.clear()
     async with Runtime([flaky], clock=clock) as runtime:
-        call = runtime.submit("flaky", {"fail_times": fail_times}, retries=retries)
+        call = runtime.submit(
+            "flaky", {"fail_times": fail_times}, options=CallOptions(retries=retries)
+        )
         snapshot = await runtime.wait(call)
         await settle(runtime)
     assert len(ATTEMPTS) == min(fail_times + 1, retries + 1)
@@ -157,4 +164,4 @@ async def test_retries_run_the_work_again_within_one_call(
 async def test_retries_are_bounded(clock: ManualClock) -> None:
     async with Runtime([flaky], clock=clock) as runtime:
         with pytest.raises(ValueError, match="retries must be an int from 0 to 10"):
-            runtime.submit("flaky", {"fail_times": 0}, retries=11)
+            runtime.submit("flaky", {"fail_times": 0}, options=CallOptions(retries=11))

@@ -22,6 +22,7 @@ the queue. A parent in another session lends nothing.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -42,6 +43,7 @@ from hypothesis.stateful import (
 
 from agentos import (
     Caller,
+    CallOptions,
     CallSnapshot,
     CallStatus,
     CancelOutcome,
@@ -83,7 +85,7 @@ Scope = Literal["none", "own", "other"]
 SCOPES: tuple[Scope, ...] = ("none", "own", "other")
 TimeoutChoice = Literal["default", "none", "short", "long"]
 TIMEOUT_CHOICES: tuple[TimeoutChoice, ...] = ("default", "none", "short", "long")
-"""``default`` passes no ``timeout=``: neither the tool nor the runtime sets one."""
+"""``default`` leaves ``CallOptions.timeout`` None: neither the tool nor the runtime sets one."""
 
 
 def _reachability() -> dict[CallStatus, frozenset[CallStatus]]:
@@ -242,17 +244,14 @@ class LifecycleMachine(RuleBasedStateMachine):
         async def action() -> list[tuple[str, CallSnapshot]]:
             ids = []
             for spec in specs:
-                options: dict[str, Any] = {}
-                if spec.timeout != "default":
-                    options["timeout"] = spec.hard
+                timeout = math.inf if spec.timeout == "none" else spec.hard
                 ids.append(
                     self.runtime.submit(
                         spec.tool_name,
                         spec.tool_input,
                         session_id=spec.session,
                         parent_call_id=spec.parent,
-                        overdue_after=spec.overdue,
-                        **options,
+                        options=CallOptions(timeout=timeout, overdue_after=spec.overdue),
                     )
                 )
             return [(call_id, self.runtime.status(call_id)) for call_id in ids]

@@ -12,6 +12,7 @@ from structlog.testing import capture_logs
 from agentos import (
     CallEvent,
     CallEventKind,
+    CallOptions,
     CallStatus,
     ManualClock,
     Runtime,
@@ -342,8 +343,8 @@ async def test_two_runtimes_in_one_process_keep_separate_worlds(clock: ManualClo
 async def test_a_deferred_call_waits_for_its_outcome_from_outside(clock: ManualClock) -> None:
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {}, deferred=True)
-        failing = runtime.submit("puppet", {}, deferred=True)
+        call = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
+        failing = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
         await settle(runtime)
         assert runtime.status(call).status is CallStatus.PENDING
         assert not puppet.started(call)
@@ -369,7 +370,7 @@ async def test_only_deferred_calls_can_be_completed_from_outside(clock: ManualCl
             runtime.complete(ordinary, 1)
         with pytest.raises(UnknownCallError):
             runtime.complete("nope", 1)
-        deferred = runtime.submit("puppet", {}, deferred=True)
+        deferred = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
         with pytest.raises(ValueError, match="the result is not JSON"):
             runtime.complete(deferred, {1, 2})
         assert runtime.status(ordinary).status is CallStatus.RUNNING

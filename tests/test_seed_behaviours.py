@@ -17,6 +17,7 @@ from agentos import (
     CallEvent,
     CallEventKind,
     CallId,
+    CallOptions,
     CallSnapshot,
     CallStatus,
     Completion,
@@ -188,7 +189,9 @@ async def test_statistics_show_armed_timers_peak_running_and_no_internal_error(
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock, retention_seconds=10) as runtime:
         calls = [
-            runtime.submit("puppet", {}, timeout=5, overdue_after=2, session_id="s")
+            runtime.submit(
+                "puppet", {}, session_id="s", options=CallOptions(timeout=5, overdue_after=2)
+            )
             for _ in range(3)
         ]
         await settle(runtime)
@@ -434,8 +437,10 @@ async def test_an_overdue_call_is_told_again_each_interval_until_it_ends(
 
     async with Runtime([puppet.tool], clock=clock) as runtime:
         runtime.on_call_events("s", count)
-        done = runtime.submit("puppet", {}, session_id="s", overdue_after=30)
-        dropped = runtime.submit("puppet", {}, session_id="s", overdue_after=30)
+        done = runtime.submit("puppet", {}, session_id="s", options=CallOptions(overdue_after=30))
+        dropped = runtime.submit(
+            "puppet", {}, session_id="s", options=CallOptions(overdue_after=30)
+        )
         await settle(runtime)
         clock.advance(29)
         await settle(runtime)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import anyio
 import pytest
 from pydantic import BaseModel
 
 from agentos import (
     CallEventKind,
+    CallOptions,
     CallStatus,
     ErrorKind,
     ManualClock,
@@ -27,7 +30,7 @@ class Empty(BaseModel):
 async def test_a_hard_timeout_fails_the_call_and_cancels_the_work(clock: ManualClock) -> None:
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {}, timeout=5)
+        call = runtime.submit("puppet", {}, options=CallOptions(timeout=5))
         await settle(runtime)
         clock.advance(4.9)
         await settle(runtime)
@@ -46,7 +49,7 @@ async def test_the_timeout_counts_from_the_start_not_from_the_queue(clock: Manua
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
         first = runtime.submit("puppet", {})
-        queued = runtime.submit("puppet", {}, timeout=10)
+        queued = runtime.submit("puppet", {}, options=CallOptions(timeout=10))
         await settle(runtime)
         clock.advance(60)
         puppet.complete(first)
@@ -71,8 +74,8 @@ async def test_timeouts_come_from_the_call_then_the_tool_then_the_runtime(
     async with Runtime([quick, puppet.tool], clock=clock, default_timeout=7) as runtime:
         by_tool = runtime.submit("quick", {})
         by_runtime = runtime.submit("puppet", {})
-        by_call = runtime.submit("quick", {}, timeout=1)
-        never = runtime.submit("puppet", {}, timeout=None)
+        by_call = runtime.submit("quick", {}, options=CallOptions(timeout=1))
+        never = runtime.submit("puppet", {}, options=CallOptions(timeout=math.inf))
         await settle(runtime)
         ended = {}
         for step in range(1, 9):
@@ -87,7 +90,7 @@ async def test_timeouts_come_from_the_call_then_the_tool_then_the_runtime(
 async def test_overdue_only_raises_an_event(clock: ManualClock) -> None:
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock) as runtime, runtime.subscribe("s") as events:
-        call = runtime.submit("puppet", {}, session_id="s", overdue_after=30)
+        call = runtime.submit("puppet", {}, session_id="s", options=CallOptions(overdue_after=30))
         await settle(runtime)
         version = runtime.status(call).version
         clock.advance(30)
@@ -129,7 +132,7 @@ async def test_finished_calls_are_forgotten_after_retention(clock: ManualClock) 
 async def test_an_idle_runtime_does_not_tick(clock: ManualClock) -> None:
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock) as runtime:
-        runtime.submit("puppet", {}, timeout=100)
+        runtime.submit("puppet", {}, options=CallOptions(timeout=100))
         await settle(runtime)
         ticks = runtime.statistics().ticks
         for _ in range(20):

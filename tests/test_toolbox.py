@@ -249,6 +249,25 @@ async def test_provider_ids_resolve_within_the_session_in_flight_first(
         assert error_of(result)["code"] == "unknown_tool_call"
 
 
+async def test_a_call_without_a_conversation_belongs_to_all_of_its_session(
+    clock: ManualClock,
+) -> None:
+    """A Host's sessions submit no conversation: every caller of the session finds the call
+    by its provider id, and the answer names it by that id; another session's caller does not."""
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime)
+        call = runtime.submit("puppet", {}, session_id="alice", provider_call_id="toolu_9")
+        await settle(runtime)
+        for caller in (Caller("alice"), Caller("alice", conversation_id="c1")):
+            answer = await status(toolbox, caller, tool_call_id="toolu_9")
+            assert (answer["internal_id"], answer["tool_call_id"]) == (call, "toolu_9")
+        result = await toolbox.invoke(
+            "get_tool_call_status", {"tool_call_id": "toolu_9"}, Caller("bob")
+        )
+        assert error_of(result)["code"] == "unknown_tool_call"
+
+
 async def test_calls_the_world_forgot_are_orphaned_unless_the_history_has_the_result(
     clock: ManualClock,
 ) -> None:

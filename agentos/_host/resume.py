@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import anyio
 
 from agentos._errors import UnknownCallError
+from agentos._kernel.options import CallOptions
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._sessions.session import Session
@@ -23,6 +24,9 @@ from agentos._sessions.tokens import ContinuationTokens, TokenRecord
 from agentos._store.protocol import StoredToken
 from agentos._turns.transcript import placeholder
 from components import CallId, CallStatus
+
+DEFERRED = CallOptions(deferred=True)
+"""A deferred call brought back: its token, not a deadline, ends it (as when it began)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +62,7 @@ def restore(
             token.tool_input,
             session_id=session_id,
             provider_call_id=token.provider_call_id,
-            conversation_id=session_id,
-            deferred=True,
+            options=DEFERRED,
         )
         registry.bind(
             TokenRecord(token.token, session_id, call_id, token.provider_call_id, token.tool_name)

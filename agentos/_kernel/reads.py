@@ -81,7 +81,8 @@ class CallReads(RuntimeParts):
         """The internal id of the call ``call_id`` names: an internal id, or a provider id.
 
         A provider id (``toolu_...``) is looked up within ``session_id`` (and
-        ``conversation_id`` when given). Provider ids repeat across turns: the
+        ``conversation_id`` when given: a call submitted without one belongs to all of
+        its session's conversations). Provider ids repeat across turns: the
         call still in flight wins, then the latest started.
         """
         check_text("call_id", call_id)
@@ -94,7 +95,10 @@ class CallReads(RuntimeParts):
         found: CallId | None = None
         for entity in index.by_provider.get((SessionId(session_id), call_id), ()):
             config = self._config(entity)
-            if conversation_id is not None and config.conversation_id != conversation_id:
+            if conversation_id is not None and config.conversation_id not in (
+                None,
+                conversation_id,
+            ):
                 continue
             state = self._state(entity)
             started = state.started_at if state.started_at is not None else state.submitted_at

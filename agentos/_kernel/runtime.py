@@ -9,6 +9,7 @@ subscriber streams and callbacks).
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Self
@@ -21,7 +22,6 @@ from agentos._kernel.checks import (
     check_input,
     check_optional_texts,
     check_positive_int,
-    check_retries,
     check_seconds,
     check_text,
 )
@@ -31,6 +31,7 @@ from agentos._kernel.json_values import safe_text, to_json
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
 from agentos._kernel.listeners import Listeners
+from agentos._kernel.options import DEFAULT_OPTIONS, CallOptions
 from agentos._kernel.reads import CallReads
 from agentos._kernel.session_entities import SessionEntities
 from agentos._kernel.snapshot import CancelOutcome, CompleteOutcome
@@ -58,8 +59,6 @@ from components import (
 )
 
 DEFAULT_SESSION = SessionId("default")
-
-_UNSET: Any = object()
 
 
 class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextManagerMixin):
@@ -214,24 +213,16 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         conversation_id: str | None = None,
         turn_id: str | None = None,
         parent_call_id: str | None = None,
-        timeout: float | None = _UNSET,
-        overdue_after: float | None = None,
-        deferred: bool = False,
-        runner: str | None = None,
-        retries: int = 0,
-        label: str | None = None,
+        options: CallOptions = DEFAULT_OPTIONS,
     ) -> CallId:
-        """Queue a call and return its id at once.
+        """Queue a call and return its id at once; ``options`` say how it runs.
 
         Bad input never raises here: an unknown tool, malformed JSON or input
         the tool's model rejects settles the call ``failed`` with a message
-        naming the problem. Wrong argument types for the method itself raise.
-        A ``deferred`` call is never run here: it stays ``pending`` until
-        ``complete`` gives it its outcome (or it is cancelled); its ``timeout``
-        counts from submission and ends it ``failed`` (timed out: expired). With ``runner``
-        a registered ``IsolatedRunner`` does the work instead of the tool's
-        function (the input is still checked against the tool's model).
-        ``retries`` runs the work again after a failure, within the same call.
+        naming the problem. Wrong argument types for the method itself, and
+        wrong ``options``, raise. ``conversation_id`` groups calls within a
+        session for callers that hold several conversations in one: a provider id
+        then resolves only inside its own (sessions of a ``Host`` leave it unset).
         """
         self._check_open()
         check_text("tool_name", tool_name)
@@ -242,21 +233,21 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
             turn_id=turn_id,
             parent_call_id=parent_call_id,
         )
-        if overdue_after is not None:
-            check_seconds("overdue_after", overdue_after)
-        check_retries(retries)
-        if label is not None:
-            check_text("label", label)
+        if not isinstance(options, CallOptions):
+            raise TypeError(f"options must be a CallOptions, got {type(options).__name__}")
+        options.check()
+        runner = options.runner
         if runner is not None and runner not in self._runners:
             known = ", ".join(sorted(self._runners)) or "none"
             raise ValueError(f"no isolated runner named {runner!r} (registered: {known})")
         tool = self._tools.get(tool_name)
-        if timeout is _UNSET:
+        timeout = options.timeout
+        if timeout is None:
             timeout = (
                 self._default_timeout if tool is None or tool.timeout is None else tool.timeout
             )
-        elif timeout is not None:
-            check_seconds("timeout", timeout)
+        elif timeout == math.inf:
+            timeout = None
         raw, args, rejection = check_input(self._tools, tool_name, tool_input)
         call_id = new_call_id()
         config = ToolCallConfig(
@@ -268,11 +259,11 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
             conversation_id=None if conversation_id is None else ConversationId(conversation_id),
             turn_id=None if turn_id is None else TurnId(turn_id),
             parent_call_id=None if parent_call_id is None else CallId(parent_call_id),
-            timeouts=TimeoutSettings(timeout, overdue_after),
-            deferred=bool(deferred),
+            timeouts=TimeoutSettings(timeout, options.overdue_after),
+            deferred=bool(options.deferred),
             runner=runner,
-            retries=retries,
-            label=label,
+            retries=options.retries,
+            label=options.label,
         )
         self._post(SubmitCall(config, self._clock.wall(), args, rejection))
         return call_id

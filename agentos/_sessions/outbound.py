@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 
 from agentos._errors import ProviderError
+from agentos._kernel.options import CallOptions
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import ToolResultBlock, tool_result
@@ -85,32 +86,32 @@ class Outbound:
                 continue
             decorations = action.decorations[tool_use_id]
             disposition = self.config.disposition(name)
-            options: dict[str, Any] = {}
+            deferred = disposition is Disposition.DEFER
             timeout = decorations.timeout or self.config.call_timeout
-            if timeout is not None:
-                options["timeout"] = timeout
-            if disposition is Disposition.DEFER and self.tokens.ttl is not None:
-                options["timeout"] = min(timeout or math.inf, self.tokens.ttl)
-            if disposition is Disposition.RUN_ISOLATED:
-                options["runner"] = self.config.isolated_runner
+            if deferred and self.tokens.ttl is not None:
+                timeout = min(timeout or math.inf, self.tokens.ttl)
             overdue_after = self.config.call_overdue_after
             if name in self.expecting():
                 arguments, overdue_after = take_expected_seconds(
                     arguments, default=overdue_after, cap=self.config.expected_seconds_cap
                 )
-            if overdue_after is not None:
-                options["overdue_after"] = overdue_after
+            options = CallOptions(
+                timeout=timeout,
+                overdue_after=overdue_after,
+                deferred=deferred,
+                runner=(
+                    self.config.isolated_runner if disposition is Disposition.RUN_ISOLATED else None
+                ),
+                retries=decorations.retries,
+                label=decorations.label,
+            )
             call_id = self.runtime.submit(
                 name,
                 _as_tool_input(arguments),
                 session_id=self.session_id,
                 provider_call_id=tool_use_id,
-                conversation_id=self.session_id,
                 turn_id=turn_id,
-                deferred=disposition is Disposition.DEFER,
-                retries=decorations.retries,
-                label=decorations.label,
-                **options,
+                options=options,
             )
             token = None
             if disposition is Disposition.DEFER:

@@ -86,7 +86,7 @@ class Session(SessionTask):
         self._changed: anyio.Event | None = None
         self._commit_later = False
         self._outbound = Outbound(
-            session_id, config, runtime, toolbox, tokens, Caller(session_id, session_id, scope)
+            session_id, config, runtime, toolbox, tokens, Caller(session_id, scope=scope)
         )
         self._on_change = []
         self._tools = [*self._outbound.tool_definitions(), *self._machine.own_tools]

@@ -257,7 +257,10 @@ def _ids(snapshot: CallSnapshot, caller: Caller) -> JsonObject:
     known = (
         provider_id is not None
         and snapshot.session_id == caller.session_id
-        and caller.conversation_id in (None, snapshot.conversation_id)
+        and (
+            None in (caller.conversation_id, snapshot.conversation_id)
+            or caller.conversation_id == snapshot.conversation_id
+        )
     )
     return {
         "tool_call_id": provider_id if known else snapshot.call_id,

@@ -1,0 +1,44 @@
+"""How one call runs: the options ``Runtime.submit`` takes beside the call's ids."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from agentos._kernel.checks import check_retries, check_seconds, check_text
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """How one call runs. Build it once and pass it to any number of submits.
+
+    ``timeout``: seconds from the start (a deferred call's: from submission) after which
+    the call ends ``failed`` (timed out); None takes the tool's, else the runtime's
+    default; ``math.inf`` means none. ``overdue_after``: seconds after which the owner
+    hears the call is overdue (it goes on). ``deferred``: never run here; ``complete``
+    gives it its outcome. ``runner``: a registered ``IsolatedRunner`` does the work.
+    ``retries``: run the work again after a failure (up to 10 times), within the same
+    call. ``label``: a name for the call in logs and listings.
+    """
+
+    timeout: float | None = None
+    overdue_after: float | None = None
+    deferred: bool = False
+    runner: str | None = None
+    retries: int = 0
+    label: str | None = None
+
+    def check(self) -> None:
+        """``ValueError`` or ``TypeError`` naming the first option that is wrong."""
+        if self.timeout is not None and self.timeout != math.inf:
+            check_seconds("timeout", self.timeout)
+        if self.overdue_after is not None:
+            check_seconds("overdue_after", self.overdue_after)
+        check_retries(self.retries)
+        if self.label is not None:
+            check_text("label", self.label)
+        if self.runner is not None:
+            check_text("runner", self.runner)
+
+
+DEFAULT_OPTIONS = CallOptions()
