@@ -8,6 +8,8 @@ check requests, the board's calls and the person's chat, never wording.
 from __future__ import annotations
 
 import functools
+import json
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -34,6 +36,7 @@ from agentos import (
     StoredToken,
     ToolPolicy,
 )
+from agentos.board import Board
 from agentos.testing import Puppet, blocks_of, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio
@@ -518,6 +521,44 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         "Started.",
         "Carrying on.",
     ]
+
+
+async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_there(
+    clock: ManualClock, tmp_path: Path
+) -> None:
+    """A board session stores its board beside its row, not as a fake ``board`` message;
+    a file written before that (the board as a history message) is migrated on open."""
+    provider = ScriptedProvider((lambda r: True, lambda r: text("Noted.")))
+    path = tmp_path / "agentos.db"
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(BOARD, session_id="b")
+        session.post("remember this")
+        await settled(session, runtime)
+        stored = await store.load_session("b")
+        assert stored is not None and stored.history == () and stored.board is not None
+        drawn = Board.from_json(stored.board).render().text
+        assert "remember this" in drawn and "Noted." in drawn
+    with sqlite3.connect(path) as db:  # as a file of schema 3 held it
+        (board,) = db.execute("SELECT board FROM sessions WHERE session_id = 'b'").fetchone()
+        message = {"role": "board", "content": [{"type": "board", "board": json.loads(board)}]}
+        db.execute("INSERT INTO messages VALUES ('b', 0, ?)", (json.dumps(message),))
+        db.execute("ALTER TABLE sessions DROP COLUMN board")
+        db.execute("DELETE FROM schema_migrations WHERE version > 3")
+    db.close()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        stored = await store.load_session("b")
+        assert stored is not None and stored.history == () and stored.board == json.loads(board)
+        resumed = await host.resume("b")
+        assert resumed.board is not None
+        assert [e.text for e in resumed.chat] == ["remember this", "Noted."]
 
 
 async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualClock) -> None:

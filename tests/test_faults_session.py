@@ -6,7 +6,7 @@ import gc
 import itertools
 import json
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ def _text(value: str) -> ModelResponse:
     return ModelResponse([{"type": "text", "text": value}])
 
 
-def _assert_valid_messages(history: list[dict[str, Any]]) -> None:
+def _assert_valid_messages(history: Sequence[Mapping[str, Any]]) -> None:
     """Roles alternate; each tool_use id is unique and answered once, next, in order."""
     for earlier, later in itertools.pairwise(history):
         assert earlier["role"] != later["role"]

@@ -24,6 +24,7 @@ from agentos import (
     Host,
     LocalProcessRunner,
     ManualClock,
+    Message,
     Runtime,
     ScriptedProvider,
     Session,
@@ -253,13 +254,13 @@ async def test_store_writes_name_the_version_they_expect(tmp_path: Path) -> None
         assert version_a is not None and version_b is not None
         assert await two.acquire_lease("a", "two", ttl=60, steal=True) == version_a + 1
         assert await one.acquire_lease("ghost", "one", ttl=60) is None
-        said = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+        said: Message = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
         results: dict[str, BaseException | None] = {}
 
         async def commit(session_id: str, version: int) -> None:
             try:
                 await one.commit_turn(
-                    TurnCommit(session_id, status="idle", keep=0, messages=[said], version=version)
+                    TurnCommit(session_id, status="idle", keep=0, messages=(said,), version=version)
                 )
                 results[session_id] = None
             except StoreError as error:

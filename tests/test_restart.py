@@ -19,6 +19,7 @@ from agentos import (
     Disposition,
     Host,
     ManualClock,
+    Message,
     Runtime,
     ScriptedProvider,
     SessionStatus,
@@ -154,7 +155,7 @@ async def test_resume_errors(tmp_path: Path, clock: ManualClock) -> None:
 
 
 async def test_an_unanswered_tool_use_is_repaired(tmp_path: Path, clock: ManualClock) -> None:
-    history: list[dict[str, Any]] = [
+    history: list[Message] = [
         {"role": "user", "content": "go"},
         {
             "role": "assistant",
@@ -194,7 +195,7 @@ async def test_a_token_that_expired_while_no_process_ran_is_told_as_expired(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     """Issue 11: the model hears the deferred call expired, not that it was lost."""
-    history: list[dict[str, Any]] = [
+    history: list[Message] = [
         {"role": "user", "content": "please approve"},
         {
             "role": "assistant",

@@ -7,7 +7,7 @@ import json
 import pickle
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -27,6 +27,7 @@ from agentos import (
     Host,
     LocalProcessRunner,
     ManualClock,
+    Message,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -51,7 +52,7 @@ class Empty(BaseModel):
     pass
 
 
-def assert_valid_transcript(history: list[dict[str, Any]]) -> None:
+def assert_valid_transcript(history: Sequence[Mapping[str, Any]]) -> None:
     """What the Messages API requires: alternating roles, one tool_result per tool_use, next."""
     assert history[0]["role"] == "user"
     for earlier, later in itertools.pairwise(history):
@@ -317,7 +318,7 @@ async def test_in_synchronous_mode_a_user_message_waits_for_the_calls(
 
 
 async def test_orphaned_for_calls_a_restored_history_mentions(clock: ManualClock) -> None:
-    history: list[dict[str, Any]] = [
+    history: list[Message] = [
         {"role": "user", "content": "check"},
         {
             "role": "assistant",

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from agentos import (
     CancelRequest,
     Completion,
+    Message,
     MirroredCall,
     SqliteStore,
     StoredSession,
@@ -26,7 +27,7 @@ from agentos import (
 pytestmark = pytest.mark.anyio
 
 
-def session(session_id: str = "s1", history: tuple[dict[str, Any], ...] = ()) -> StoredSession:
+def session(session_id: str = "s1", history: tuple[Message, ...] = ()) -> StoredSession:
     return StoredSession(session_id, {"model": "m"}, "idle", 1.0, 1.0, history=history)
 
 
@@ -48,15 +49,15 @@ async def test_migrations_run_once_and_the_journal_is_wal(tmp_path: Path) -> Non
 
 
 async def test_sessions_round_trip_and_turns_replace_the_tail(tmp_path: Path) -> None:
-    first = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
+    first: Message = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
     async with await SqliteStore.open(tmp_path / "a.db", clock=lambda: 5.0) as store:
         await store.create_session(session(history=(first,)))
-        merged = {
+        merged: Message = {
             "role": "user",
             "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "again"}],
         }
-        answer = {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}
-        await store.commit_turn(TurnCommit("s1", status="idle", keep=0, messages=[merged, answer]))
+        answer: Message = {"role": "assistant", "content": [{"type": "text", "text": "hello"}]}
+        await store.commit_turn(TurnCommit("s1", status="idle", keep=0, messages=(merged, answer)))
         loaded = await store.load_session("s1")
         assert loaded is not None
         assert loaded.history == (merged, answer)
@@ -64,7 +65,7 @@ async def test_sessions_round_trip_and_turns_replace_the_tail(tmp_path: Path) ->
         assert [s.session_id for s in await store.list_sessions()] == ["s1"]
         assert await store.load_session("nope") is None
         with pytest.raises(StoreError, match="no session 'ghost'"):
-            await store.commit_turn(TurnCommit("ghost", status="idle", keep=0, messages=[]))
+            await store.commit_turn(TurnCommit("ghost", status="idle", keep=0, messages=()))
 
 
 async def test_tokens_complete_once(tmp_path: Path) -> None:
@@ -190,7 +191,7 @@ def test_every_turn_and_status_round_trips(
             for messages, status in turns:
                 keep = max(0, len(history) - 1)
                 history = history[:keep] + messages
-                await store.commit_turn(TurnCommit("s1", status, keep, messages))
+                await store.commit_turn(TurnCommit("s1", status, keep, tuple(messages)))
         async with await SqliteStore.open(path) as store:
             loaded = await store.load_session("s1")
         assert loaded is not None
@@ -200,7 +201,7 @@ def test_every_turn_and_status_round_trips(
     anyio.run(main)
 
 
-def said(text: str) -> dict[str, Any]:
+def said(text: str) -> Message:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
@@ -216,7 +217,7 @@ async def test_turns_waiting_together_share_a_transaction(tmp_path: Path) -> Non
         async with anyio.create_task_group() as group:
             for name in names:
                 group.start_soon(
-                    lambda name: store.commit_turn(TurnCommit(name, "idle", 0, [said(name)])),
+                    lambda name: store.commit_turn(TurnCommit(name, "idle", 0, (said(name),))),
                     name,
                 )
         for name in names:
@@ -233,7 +234,7 @@ async def test_a_bad_turn_in_a_group_fails_alone(tmp_path: Path) -> None:
 
         async def commit(name: str) -> None:
             try:
-                await store.commit_turn(TurnCommit(name, "idle", 0, [said(name)]))
+                await store.commit_turn(TurnCommit(name, "idle", 0, (said(name),)))
             except StoreError as error:
                 outcomes[name] = str(error)
             else:
@@ -268,7 +269,7 @@ async def test_a_writer_cancelled_mid_transaction_rolls_back_and_the_others_are_
 
         async def commit(name: str) -> None:
             with writer if name == "a" else anyio.CancelScope():
-                await store.commit_turn(TurnCommit(name, "idle", 0, [said(name)]))
+                await store.commit_turn(TurnCommit(name, "idle", 0, (said(name),)))
                 done.append(name)
 
         async with anyio.create_task_group() as group:
@@ -281,7 +282,7 @@ async def test_a_writer_cancelled_mid_transaction_rolls_back_and_the_others_are_
         a, b = await store.load_session("a"), await store.load_session("b")
         assert a is not None and a.history == ()
         assert b is not None and b.history == (said("b"),)
-        await store.commit_turn(TurnCommit("a", status="idle", keep=0, messages=[said("a again")]))
+        await store.commit_turn(TurnCommit("a", status="idle", keep=0, messages=(said("a again"),)))
         a = await store.load_session("a")
         assert a is not None and a.history == (said("a again"),)
 

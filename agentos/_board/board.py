@@ -31,12 +31,10 @@ from agentos._board.data import (
     BoardTrigger,
 )
 from agentos._board.render import NOTATION, Drawn, pending_instruction, render_board
-from agentos._board.texts import BOARD_ROLE
 from agentos._turns.chat import ChatCall, ChatEntry
 from components import CallStatus, Json, JsonObject
 
 __all__ = [
-    "BOARD_ROLE",
     "CANCEL_TOOL",
     "NEW_THREAD_TOOL",
     "NOTATION",

@@ -28,7 +28,6 @@ from agentos._board.board import (
 from agentos._board.ledger import BoardLedger
 from agentos._board.step import Step, Wake
 from agentos._board.texts import (
-    BOARD_ROLE,
     NEW_THREAD_DEFINITION,
     NOTHING_MOVED,
     OUT_OF_RETRIES,
@@ -68,7 +67,7 @@ from agentos._turns.events import (
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import MachineBase
 from agentos._turns.transcript import unique_tool_use_ids
-from components import CallId, CallSnapshot, CallStatus
+from components import CallId, CallSnapshot, CallStatus, JsonObject
 
 
 class BoardMachine(MachineBase):
@@ -132,23 +131,27 @@ class BoardMachine(MachineBase):
 
     @property
     def history(self) -> list[Message]:
-        """What the store keeps of a board session: one message holding the whole board."""
-        if not self.board.nodes:
-            return []
-        return [{"role": BOARD_ROLE, "content": [{"type": "board", "board": self.board.to_json()}]}]
+        """None: the store keeps a board session's board as its own record (``stored_board``)."""
+        return []
+
+    @property
+    def stored_board(self) -> JsonObject | None:
+        """The whole board, for every commit (None while it is empty)."""
+        return self.board.to_json() if self.board.nodes else None
 
     def restore(
-        self, history: list[Message], held: Mapping[str, ToolResultBlock]
+        self,
+        history: list[Message],
+        held: Mapping[str, ToolResultBlock],
+        board: JsonObject | None = None,
     ) -> list[tuple[str, str]]:
         """Take the stored board back. Its calls that were still running are returned as
         ``(tool_use_id, tool)``: the shell re-creates those ``held`` keeps a placeholder
         for (deferred calls whose token outlived the restart), takes back those its runtime
         still holds (unloaded and resumed in one process), each with ``await_outcome``, and
         gives up the rest (``lost``: they read as orphaned, for the model's next turn)."""
-        for message in history:
-            content = message.get("content")
-            if message.get("role") == BOARD_ROLE and isinstance(content, list) and content:
-                self.board = Board.from_json(content[0]["board"])
+        if board is not None:
+            self.board = Board.from_json(board)
         return self.ledger.restore(self.board, held)
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
@@ -165,7 +168,7 @@ class BoardMachine(MachineBase):
         self.ledger.came_back(self.board, call_id, tool_use_id)
 
     def committing(self) -> int:
-        return 1 if self.board.nodes else 0
+        return 0
 
     def committed(self, upto: int) -> None:
         """Nothing to remember: the next commit writes the board whole again."""

@@ -30,8 +30,6 @@ NOTHING_MOVED = (
     "Nothing has moved since you last looked. You will be told when it does: there is no "
     "need to look again now."
 )
-BOARD_ROLE = "board"
-"""The role of the one stored message that holds a board session's board."""
 LOST_ON_THE_BOARD = "lost in a restart: the call no longer runs; start it again if needed"
 OUT_OF_RETRIES = (
     "Out of retries on this branch: do not cancel or start this work again. Open a new thread "

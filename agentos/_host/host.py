@@ -256,7 +256,8 @@ class Host(anyio.AsyncContextManagerMixin):
             session_id, config, provider, Scope.OWN, stored.parent_session_id, version
         )
         tokens = await self.store.tokens_of(session_id)
-        restored = restore(session, list(stored.history), tokens, self.runtime, self.tokens)
+        history = list(stored.history)
+        restored = restore(session, history, tokens, self.runtime, self.tokens, stored.board)
         await self._start(session)
         for call_id, token in restored.completed_while_down:  # now the session hears of it
             error = token.expiry_text if token.expired else token.error

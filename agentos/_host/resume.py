@@ -23,7 +23,7 @@ from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens, TokenRecord
 from agentos._store.protocol import StoredToken
 from agentos._turns.transcript import placeholder
-from components import CallId, CallStatus
+from components import CallId, CallStatus, JsonObject
 
 DEFERRED = CallOptions(deferred=True)
 """A deferred call brought back: its token, not a deadline, ends it (as when it began)."""
@@ -44,6 +44,7 @@ def restore(
     tokens: list[StoredToken],
     runtime: Runtime,
     registry: ContinuationTokens,
+    board: JsonObject | None = None,
 ) -> Restored:
     """Give ``session`` its stored history and calls."""
     session_id = session.session_id
@@ -51,7 +52,7 @@ def restore(
         t.provider_call_id: placeholder(t.provider_call_id, t.call_id, CallStatus.PENDING, t.token)
         for t in tokens
     }
-    waiting = dict(session.restore(history, outlived))
+    waiting = dict(session.restore(history, outlived, board=board))
     completed_while_down = []
     for token in tokens:
         if token.provider_call_id not in waiting:

@@ -12,8 +12,18 @@ from typing import Any, Literal, NotRequired, TypedDict
 
 from components import Json
 
-Message = dict[str, Any]
 Block = dict[str, Any]
+"""A content block, as the Messages API shapes it (``text``, ``tool_use``, ``tool_result``...)."""
+
+
+class Message(TypedDict):
+    role: Literal["user", "assistant"]
+    content: Any
+
+
+"""One message of a conversation, as the Messages API takes it. ``content`` is the text or
+a list of ``Block``s; it stays ``Any`` because histories arrive as JSON (a store, a user's
+file) and both forms are valid. (Written as a call so its hints resolve at run time.)"""
 
 
 class TextBlock(TypedDict):

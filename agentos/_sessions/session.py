@@ -37,7 +37,7 @@ from agentos._turns.events import Action, SessionStatus, StopRequested, UserPost
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
 from agentos._turns.transcript_machine import TurnMachine
-from components import CallId, CallSnapshot
+from components import CallId, CallSnapshot, JsonObject
 
 
 class Session(SessionTask):
@@ -179,7 +179,11 @@ class Session(SessionTask):
         return self._machine.queued_posts
 
     def restore(
-        self, history: list[Message], held: Mapping[str, ToolResultBlock] | None = None
+        self,
+        history: list[Message],
+        held: Mapping[str, ToolResultBlock] | None = None,
+        *,
+        board: JsonObject | None = None,
     ) -> list[tuple[str, str]]:
         """Take over an earlier conversation (before the task starts).
 
@@ -188,9 +192,10 @@ class Session(SessionTask):
         call was lost; a board's running call waits on only with an entry in
         ``held``, else it reads as lost. Returns the calls still waiting
         (placeholder, no outcome delivered) as ``(tool_use_id, tool_name)``:
-        the host re-creates the deferred ones and calls ``lost`` for the rest.
+        the host re-creates the deferred ones and calls ``lost`` for the rest. A board
+        session takes its stored ``board`` (``StoredSession.board``) instead of a history.
         """
-        return self._machine.restore(history, held or {})
+        return self._machine.restore(history, held or {}, board)
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
         """The runtime's id of a call the restored conversation waited for, if it names one."""

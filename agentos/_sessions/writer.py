@@ -35,7 +35,8 @@ class SessionWriter:
 
     def behind(self, machine: Machine) -> bool:
         """Whether the store lacks some of the history, or the status."""
-        return machine.dirty_from < len(machine.history) or self.stored != machine.status
+        history_behind = machine.dirty_from < len(machine.history)
+        return history_behind or machine.stored_board is not None or self.stored != machine.status
 
     async def write(self, machine: Machine) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
@@ -46,7 +47,14 @@ class SessionWriter:
             keep = min(machine.dirty_from, len(history))
             upto, status = machine.committing(), machine.status
             await self.store.commit_turn(
-                TurnCommit(self.session_id, status.value, keep, history[keep:upto], self._version)
+                TurnCommit(
+                    self.session_id,
+                    status.value,
+                    keep,
+                    tuple(history[keep:upto]),
+                    self._version,
+                    machine.stored_board,
+                )
             )
             machine.committed(upto)
             self.stored = status

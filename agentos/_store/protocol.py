@@ -40,6 +40,8 @@ class StoredSession:
     history: tuple[Message, ...] = ()
     version: int = 0
     """Bumped by every write and every lease taken: a write names the version it expects."""
+    board: dict[str, Json] | None = None  # JsonObject: an alias that | cannot join
+    """A board session's board (``Board.to_json``); None for a transcript session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,13 +118,16 @@ class CancelRequest:
 @dataclass(frozen=True, slots=True)
 class TurnCommit:
     """One write of a session's turn: the first ``keep`` stored messages stay, ``messages``
-    follow them, the status becomes ``status``; with ``version``, only over that version."""
+    follow them, the status becomes ``status`` (and the board ``board``); with ``version``,
+    only over that version."""
 
     session_id: str
     status: str
     keep: int
-    messages: Sequence[Message]
+    messages: tuple[Message, ...]
     version: int | None = None
+    board: dict[str, Json] | None = None  # JsonObject: an alias that | cannot join
+    """A board session's board, written whole (None: the stored one stays)."""
 
 
 class SessionStore(Protocol):

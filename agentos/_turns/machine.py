@@ -25,7 +25,7 @@ from agentos._turns.events import (
     StopRequested,
 )
 from agentos._turns.history import MessageHistory
-from components import CallId, CallSnapshot
+from components import CallId, CallSnapshot, JsonObject
 
 _ALLOWED = {
     status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus
@@ -47,6 +47,11 @@ class Machine(Protocol):
     @property
     def history(self) -> list[Message]: ...
     @property
+    def stored_board(self) -> JsonObject | None:
+        """What a board machine stores besides messages (None: nothing)."""
+        ...
+
+    @property
     def ended(self) -> bool: ...
     @property
     def stopping(self) -> bool: ...
@@ -67,7 +72,10 @@ class Machine(Protocol):
     def check_reply(self, reply_to: int | None) -> None: ...
     def awaits(self, call_id: CallId) -> bool: ...
     def restore(
-        self, history: list[Message], held: Mapping[str, ToolResultBlock]
+        self,
+        history: list[Message],
+        held: Mapping[str, ToolResultBlock],
+        board: JsonObject | None = None,
     ) -> list[tuple[str, str]]: ...
     def runtime_id_of(self, tool_use_id: str) -> CallId | None: ...
     def lost(self, tool_use_id: str, tool_name: str) -> None: ...
@@ -103,6 +111,11 @@ class MachineBase:
     def queued_posts(self) -> list[str]:
         """User messages the chat does not show yet (none: a board shows a post at once)."""
         return []
+
+    @property
+    def stored_board(self) -> JsonObject | None:
+        """Nothing besides the messages (a board machine stores its board)."""
+        return None
 
     def request_now(self, asked: SendRequest) -> SendRequest:
         """``asked`` as it goes out now, when the shell performs it (a transcript's: as

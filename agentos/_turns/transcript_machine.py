@@ -64,7 +64,7 @@ from agentos._turns.transcript import (
     unique_tool_use_ids,
 )
 from agentos._turns.transcript_chat import transcript_chat
-from components import CallId, CallSnapshot
+from components import CallId, CallSnapshot, JsonObject
 
 _NONE_EDITED = 2**62
 """``_edited_from`` when nothing was changed: above any index."""
@@ -142,7 +142,10 @@ class TurnMachine(MachineBase):
     # ------------------------------------------------------------------ setup
 
     def restore(
-        self, history: list[Message], held: Mapping[str, ToolResultBlock]
+        self,
+        history: list[Message],
+        held: Mapping[str, ToolResultBlock],
+        board: JsonObject | None = None,
     ) -> list[tuple[str, str]]:
         """Take over an earlier conversation, repaired (``repair_history``: a ``tool_use``
         left without a result gets ``held``'s placeholder, or a lost-call result). Returns the

@@ -25,6 +25,8 @@ class PendingTurn:
     keep: int
     rows: list[tuple[str, int, str]]
     version: int | None
+    board: str | None = None
+    """The board's JSON text, when the turn writes one."""
     done: bool = False
     """Written, or failed with ``error``."""
     error: StoreError | None = None
@@ -89,5 +91,8 @@ class GroupCommit:
                 [(commit.session_id, commit.keep) for commit in batch],
             )
             await db.executemany(INSERT_MESSAGE, [row for commit in batch for row in commit.rows])
+            boards = [(c.board, c.session_id) for c in batch if c.board is not None]
+            if boards:
+                await db.executemany("UPDATE sessions SET board = ? WHERE session_id = ?", boards)
         for commit in batch:
             commit.done = True

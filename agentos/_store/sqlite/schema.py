@@ -3,6 +3,7 @@
 1: sessions, their messages, continuation tokens. 2: session versions and
 leases. 3: the live mirror of calls (``calls``, written by the host that holds
 the session) and ``cancel_requests`` (left by other processes, answered by it).
+4: a board session's board in ``sessions.board``, no longer a ``board`` message.
 
 A file that holds tables that are not agentos's, or a schema newer than this
 agentos knows, is refused with a ``StoreError``; nothing is ever overwritten.
@@ -92,6 +93,14 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX cancel_requests_waiting ON cancel_requests(session_id)
         WHERE answered_at IS NULL;
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN board TEXT;
+    UPDATE sessions SET board = (
+        SELECT json_extract(m.message, '$.content[0].board') FROM messages m
+        WHERE m.session_id = sessions.session_id AND json_extract(m.message, '$.role') = 'board'
+    );
+    DELETE FROM messages WHERE json_extract(message, '$.role') = 'board';
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

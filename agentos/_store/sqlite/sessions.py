@@ -1,4 +1,5 @@
-"""Sessions in the store: a row in ``sessions`` and the history in ``messages``.
+"""Sessions in the store: a row in ``sessions`` (a board session's board too) and the
+history in ``messages``.
 
 Every write names the session version it expects and bumps it, so a host
 that lost the session (its lease taken over) cannot replace what the new
@@ -19,6 +20,7 @@ from agentos._model.messages import Message
 from agentos._store.protocol import StoredSession
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.leases import lease_of
+from components import JsonObject
 
 UPDATE_STATUS = (
     "UPDATE sessions SET status = ?, updated_at = ?, version = version + 1 "
@@ -38,7 +40,7 @@ class SessionRows:
         async with self._database.transaction() as db:
             await db.execute(
                 "INSERT INTO sessions (session_id, config, status, parent_session_id, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "created_at, updated_at, board) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     session.session_id,
                     json.dumps(session.config),
@@ -46,6 +48,7 @@ class SessionRows:
                     session.parent_session_id,
                     session.created_at,
                     session.updated_at,
+                    None if session.board is None else json.dumps(session.board),
                 ),
             )
             await db.executemany(
@@ -70,7 +73,8 @@ class SessionRows:
             "SELECT message FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
         )
         history = tuple(json.loads(r["message"]) for r in rows)
-        return _session(row, history)
+        board = None if row["board"] is None else json.loads(row["board"])
+        return _session(row, history, board)
 
     async def list(self) -> list[StoredSession]:
         rows = await self._database.all(
@@ -104,7 +108,9 @@ def message_rows(
     return [(session_id, first + i, json.dumps(m)) for i, m in enumerate(messages)]
 
 
-def _session(row: sqlite3.Row, history: tuple[Message, ...]) -> StoredSession:
+def _session(
+    row: sqlite3.Row, history: tuple[Message, ...], board: JsonObject | None = None
+) -> StoredSession:
     return StoredSession(
         session_id=row["session_id"],
         config=json.loads(row["config"]),
@@ -114,4 +120,5 @@ def _session(row: sqlite3.Row, history: tuple[Message, ...]) -> StoredSession:
         parent_session_id=row["parent_session_id"],
         history=history,
         version=row["version"],
+        board=board,
     )

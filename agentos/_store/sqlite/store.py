@@ -21,6 +21,7 @@ session mirrors its calls into ``calls`` and answers ``cancel_requests``
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
@@ -129,7 +130,8 @@ class SqliteStore:
         """Commit together with every other turn waiting now: under load one
         transaction carries many sessions' turns, and none waits behind N others."""
         rows = message_rows(turn.session_id, turn.keep, turn.messages)
-        pending = PendingTurn(turn.session_id, turn.status, turn.keep, rows, turn.version)
+        board = None if turn.board is None else json.dumps(turn.board)
+        pending = PendingTurn(turn.session_id, turn.status, turn.keep, rows, turn.version, board)
         await self._turns.write(pending)
 
     async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:

@@ -14,12 +14,11 @@ in a process that may be gone: resuming the session reports it orphaned).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentos import Board, Message, MessageHistory, StoredSession, StoredToken
-from agentos.board import BOARD_ROLE
+from agentos import Board, MessageHistory, StoredSession, StoredToken
 from agentos.turns import blocks_of
 from components import Json, JsonObject
 
@@ -81,12 +80,12 @@ class StoredCall:
         return outcome
 
 
-def stored_calls(history: Sequence[Message], tokens: Iterable[StoredToken]) -> list[StoredCall]:
+def stored_calls(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[StoredCall]:
     """Every ``tool_use`` of the history, in order, with its status (a board session's:
     every call on its board)."""
-    for message in history:
-        if message.get("role") == BOARD_ROLE:
-            return _board_calls(stored_board(message), tokens)
+    if stored.board is not None:
+        return _board_calls(Board.from_json(stored.board), tokens)
+    history = stored.history
     index = MessageHistory()
     index.load("stored", history)
     by_use = {token.provider_call_id: token for token in tokens}
@@ -188,17 +187,17 @@ def _cancel_reasons(uses: Iterable[dict[str, object]]) -> dict[str, str]:
 
 def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
     """The history as readable lines: who said what, and each call with its status."""
-    calls = {call.provider_call_id: call for call in stored_calls(stored.history, tokens)}
+    calls = {call.provider_call_id: call for call in stored_calls(stored, tokens)}
     agent = stored.config.get("name", "agent")
     lines = [
         f"session {stored.session_id}  agent {agent}  status {stored.status}  "
         f"updated {timestamp(stored.updated_at)}"
     ]
+    if stored.board is not None:
+        lines.append("board (what the model reads):")
+        board = Board.from_json(stored.board).render().text
+        lines += ["  " + line for line in board.splitlines()]
     for message in stored.history:
-        if message.get("role") == BOARD_ROLE:
-            lines.append("board (what the model reads):")
-            lines += ["  " + line for line in stored_board(message).render().text.splitlines()]
-            continue
         role = str(message.get("role", "?"))
         for block in blocks_of(message):
             kind = block.get("type")
@@ -222,11 +221,3 @@ def timestamp(epoch: float) -> str:
 
 def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def stored_board(message: Message) -> Board:
-    """The board a board session's stored message holds."""
-    content = message.get("content")
-    if not (isinstance(content, list) and content and isinstance(content[0], dict)):
-        raise ValueError("a stored board message holds no board")
-    return Board.from_json(content[0]["board"])

@@ -141,7 +141,7 @@ def live_calls(
         by_id[row.provider_call_id or row.call_id] = row
     calls = []
     seen = set()
-    for call in stored_calls(stored.history, tokens):
+    for call in stored_calls(stored, tokens):
         matched = by_id.get(call.provider_call_id)
         seen.add(call.provider_call_id)
         calls.append(LiveCall(stored.session_id, merge(call, matched, holder), matched, holder))

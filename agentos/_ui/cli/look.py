@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -80,8 +81,8 @@ def show(db: Path, session_id: str, as_json: bool) -> None:
         for line in render_session(stored, tokens):
             say(line)
         return
-    history: list[Json] = [*stored.history]
-    calls: list[Json] = [call.to_json() for call in stored_calls(stored.history, tokens)]
+    history = cast("list[Json]", list(stored.history))  # messages are JSON objects
+    calls: list[Json] = [call.to_json() for call in stored_calls(stored, tokens)]
     click.echo(json.dumps({**summary(stored), "history": history, "calls": calls}))
 
 
