@@ -1,19 +1,18 @@
 """One conversation with a model: what its caller uses (``Session``).
 
 A session's turn is a pure machine (``TurnMachine``, or ``BoardMachine`` for
-a board); ``Session`` is its API (post, stop, wait, read) and, through
-``SessionTask`` (``_session_task``), the async shell that performs what the
-machine decides.
+a board); ``Session`` is its API (post, stop, wait, read) and holds the parts
+that do the work: a ``SessionTask`` (``task.py``, the async shell that performs
+what the machine decides), its ``Outbound`` and its ``SessionWriter``.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 
 import anyio
+from anyio.abc import TaskStatus
 
 from agentos._board.board import Board
 from agentos._board.machine import BoardMachine
@@ -33,14 +32,14 @@ from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView, ViewInput
-from agentos._turns.events import Action, SessionStatus, StopRequested, UserPosted
+from agentos._turns.events import SessionStatus, StopRequested, UserPosted
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
 from agentos._turns.transcript_machine import TurnMachine
 from components import CallId, CallSnapshot, JsonObject
 
 
-class Session(SessionTask):
+class Session:
     """A conversation: its history, its calls, and the task that performs its turns.
 
     Created by ``Host.create_session``; ``post`` a user message and the session
@@ -67,29 +66,37 @@ class Session(SessionTask):
         self.config = config
         self.errors: list[ErrorRecord] = []
         """What went wrong, oldest first: failed model requests, failed writes, a crash."""
-        self.changed_at = runtime.clock.monotonic()
-        """When (the runtime's clock) the status last changed: how long it has been idle."""
         self._board_machine = (
             BoardMachine(session_id, config) if config.context_view == "board" else None
         )
         self._machine: Machine = self._board_machine or TurnMachine(session_id, config)
-        self._reported = self._machine.status
         self._runtime = runtime
-        self._provider = provider
         self._view = view
-        self._todo: deque[Action] = deque()
-        self._stepping = False
-        self._deadline = math.inf
-        self._step_scope: anyio.CancelScope | None = None
-        self._arrived: anyio.Event | None = None
-        self._writer = SessionWriter(session_id, store, version, self._machine.status)
-        self._changed: anyio.Event | None = None
-        self._commit_later = False
+        self._on_change: list[Callable[[], object]] = []
         self._outbound = Outbound(
             session_id, config, runtime, toolbox, tokens, Caller(session_id, scope=scope)
         )
-        self._on_change = []
-        self._tools = [*self._outbound.tool_definitions(), *self._machine.own_tools]
+        self._task = SessionTask(
+            session_id,
+            config,
+            self._machine,
+            runtime=runtime,
+            provider=provider,
+            view=view,
+            writer=SessionWriter(session_id, store, version, self._machine.status),
+            outbound=self._outbound,
+            errors=self.errors,
+            on_change=self._on_change,
+        )
+
+    @property
+    def changed_at(self) -> float:
+        """When (the runtime's clock) the status last changed: how long it has been idle."""
+        return self._task.changed_at
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The session's own task (the host runs it): it performs what the machine asks."""
+        await self._task.run(task_status=task_status)
 
     # ------------------------------------------------------------------ the API
 
@@ -134,7 +141,7 @@ class Session(SessionTask):
         if self._machine.ended or self._machine.stopping:
             state = "failed" if self.status is SessionStatus.FAILED else "stopped"
             raise SessionEndedError(f"session {self.session_id!r} is {state}")
-        self._feed(UserPosted(text, reply_to, at=time.time()))
+        self._task.feed(UserPosted(text, reply_to, at=time.time()))
 
     def post_threadsafe(self, text: str, *, reply_to: int | None = None) -> None:
         """``post`` for code running in another thread (a UI thread): it runs on the event
@@ -159,7 +166,7 @@ class Session(SessionTask):
         board = self.board
         if board is not None:
             return [{"role": "user", "content": [{"type": "text", "text": board.render().text}]}]
-        return self._view.build(ViewInput(self.session_id, self._machine.history, self._calls))
+        return self._view.build(ViewInput(self.session_id, self._machine.history, self._task.calls))
 
     @property
     def board(self) -> Board | None:
@@ -170,7 +177,7 @@ class Session(SessionTask):
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the conversation: every message of a transcript, seed 004's
         projection of a board."""
-        return self._machine.chat(self._calls)
+        return self._machine.chat(self._task.calls)
 
     @property
     def queued_posts(self) -> list[str]:
@@ -215,11 +222,7 @@ class Session(SessionTask):
 
     def disown(self, reason: str) -> None:
         """Another host owns this session now: record why, write nothing more, and stop."""
-        if self._writer.store is None:
-            return
-        self._writer.store = None
-        self._record_error("store", reason)
-        self._feed(StopRequested(cancel_calls=False))  # from the session's own task
+        self._task.disown(reason)
 
     def stop(self, *, cancel_calls: bool = True) -> None:
         """End the session once the model request in flight (if any) is answered.
@@ -232,7 +235,7 @@ class Session(SessionTask):
         if self._machine.ended:
             return
         self._runtime.check_thread("Session.stop_threadsafe")
-        self._feed(StopRequested(cancel_calls))
+        self._task.feed(StopRequested(cancel_calls))
 
     def stop_threadsafe(self, *, cancel_calls: bool = True) -> None:
         """``stop`` for code running in another thread."""
@@ -245,12 +248,7 @@ class Session(SessionTask):
     @property
     def at_rest(self) -> bool:
         """Ended, or idle with nothing queued: no turn would be cut."""
-        return self._machine.ended or (self._machine.at_rest and not self._busy)
-
-    @property
-    def _busy(self) -> bool:
-        """Actions are queued or being performed."""
-        return self._stepping or bool(self._todo)
+        return self._machine.ended or (self._machine.at_rest and not self._task.busy)
 
     async def wait_idle(self) -> None:
         """Until the model has answered everything posted and no event is waiting.
@@ -264,8 +262,8 @@ class Session(SessionTask):
         early; the calls still running then get placeholders and their outcomes a
         later turn, so the session may be busy again (see ``wait_settled``).
         """
-        while not (self.idle or (self._machine.ended and not self._busy)):
-            await self._next_change()
+        while not (self.idle or (self._machine.ended and not self._task.busy)):
+            await self._task.next_change()
 
     def outstanding(self) -> list[CallSnapshot]:
         """Calls the model got a placeholder for and whose outcome is not delivered yet
@@ -289,9 +287,9 @@ class Session(SessionTask):
         """
         while True:
             waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
-            if (self._machine.ended and not self._busy) or (self.idle and not waiting):
+            if (self._machine.ended and not self._task.busy) or (self.idle and not waiting):
                 return
-            await self._next_change()
+            await self._task.next_change()
 
     @property
     def replies(self) -> list[str]:
@@ -304,4 +302,4 @@ class Session(SessionTask):
 
         The write names the session's version: one another host took over is refused.
         """
-        await self._writer.write(self._machine)
+        await self._task.commit()

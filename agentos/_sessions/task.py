@@ -1,6 +1,6 @@
 """A session's own task: it performs what its turn machine asks.
 
-The machine (``TurnMachine`` or ``BoardMachine``) decides; ``SessionTask``
+The machine (any ``Machine``) decides; ``SessionTask``
 feeds it events (the model's answer, a call starting, ending or going
 overdue, the yield timer) and performs the actions it returns: ask the
 model, submit calls, arm the timer, cancel calls, commit. A model request and
@@ -17,7 +17,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from anyio.abc import TaskStatus
@@ -45,7 +45,7 @@ from agentos._turns.events import (
     Event,
     ModelReplied,
     SendRequest,
-    SessionStatus,
+    StopRequested,
     SubmitCalls,
     TimerFired,
 )
@@ -58,40 +58,80 @@ _CLOSE_GRACE = 5.0
 
 
 class SessionTask:
-    """The performing half of ``Session`` (set up by ``Session.__init__``)."""
+    """The performing half of a session: its task, the events it feeds the machine and the
+    actions it performs. ``Session`` builds one and hands it everything it works on."""
 
-    session_id: str
-    config: AgentConfig
-    errors: list[ErrorRecord]
-    changed_at: float
-    _machine: Machine
-    _reported: SessionStatus
-    _runtime: Runtime
-    _provider: Provider
-    _view: ContextView
-    _todo: deque[Action]
-    _stepping: bool
-    """Actions are being performed (in the session's task or, handed off, a call's)."""
-    _deadline: float
-    _step_scope: anyio.CancelScope | None
-    _arrived: anyio.Event | None
-    _writer: SessionWriter
-    _changed: anyio.Event | None
-    _commit_later: bool
-    """A ``Commit(wait=False)`` the session's task has yet to perform."""
-    _outbound: Outbound
-    _tools: list[dict[str, Any]]
-    _on_change: list[Callable[[], object]]
-    """Called after every event the machine took (``Session.on_change``)."""
+    def __init__(
+        self,
+        session_id: str,
+        config: AgentConfig,
+        machine: Machine,
+        *,
+        runtime: Runtime,
+        provider: Provider,
+        view: ContextView,
+        writer: SessionWriter,
+        outbound: Outbound,
+        errors: list[ErrorRecord],
+        on_change: list[Callable[[], object]],
+    ) -> None:
+        self.session_id = session_id
+        self.config = config
+        self.errors = errors
+        """The session's ``errors``: this task appends what went wrong."""
+        self.changed_at = runtime.clock.monotonic()
+        """When (the runtime's clock) the status last changed."""
+        self._machine = machine
+        self._runtime = runtime
+        self._provider = provider
+        self._view = view
+        self._writer = writer
+        self._outbound = outbound
+        self._on_change = on_change
+        """Called after every event the machine took (``Session.on_change``)."""
+        self._tools = [*outbound.tool_definitions(), *machine.own_tools]
+        self._reported = machine.status
+        self._todo: deque[Action] = deque()
+        self._stepping = False
+        """Actions are being performed (in the session's task or, handed off, a call's)."""
+        self._deadline = math.inf
+        self._step_scope: anyio.CancelScope | None = None
+        self._arrived: anyio.Event | None = None
+        self._changed: anyio.Event | None = None
+        self._commit_later = False
+        """A ``Commit(wait=False)`` the session's task has yet to perform."""
 
-    if TYPE_CHECKING:
+    # ------------------------------------------------------------------ what Session asks
 
-        @property
-        def requests(self) -> int: ...
+    def feed(self, event: Event) -> None:
+        """An event from the session's caller (a post, a stop)."""
+        self._feed(event)
 
-        async def commit(self) -> None: ...
+    @property
+    def busy(self) -> bool:
+        """Actions are queued or being performed."""
+        return self._stepping or bool(self._todo)
 
-        def disown(self, reason: str) -> None: ...
+    async def next_change(self) -> None:
+        """Until the machine takes its next event, or a step ends."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
+
+    def calls(self) -> list[CallSnapshot]:
+        return self._runtime.list_calls(self.session_id)
+
+    async def commit(self) -> None:
+        """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
+        await self._writer.write(self._machine)
+
+    def disown(self, reason: str) -> None:
+        """Another host owns this session now: record why, write nothing more, and stop."""
+        if self._writer.store is None:
+            return
+        self._writer.store = None
+        self._record_error("store", reason)
+        self._feed(StopRequested(cancel_calls=False))  # from the session's own task
 
     # ------------------------------------------------------------------ the task
 
@@ -127,7 +167,7 @@ class SessionTask:
         """Once no step runs, write what the store does not have yet: a host that closes
         mid-turn loses nothing its session had decided."""
         while self._stepping:
-            await self._next_change()
+            await self.next_change()
         if self._writer.behind(self._machine):
             await self._persist()
 
@@ -216,7 +256,9 @@ class SessionTask:
             answer = await self._ask(self._machine.request_now(action))
             self._feed(ModelReplied(answer, at=time.time()))
         elif isinstance(action, SubmitCalls):
-            self._feed(await self._outbound.submit(action, turn_id=f"request-{self.requests}"))
+            self._feed(
+                await self._outbound.submit(action, turn_id=f"request-{self._machine.requests}")
+            )
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
@@ -235,7 +277,7 @@ class SessionTask:
         messages = action.messages
         if messages is None:
             messages = self._view.build(
-                ViewInput(self.session_id, self._machine.history, self._calls)
+                ViewInput(self.session_id, self._machine.history, self.calls)
             )
         system = self.config.system_prompt
         if action.system_note:
@@ -279,15 +321,7 @@ class SessionTask:
     # ------------------------------------------------------------------ plumbing
 
     def _record_error(self, kind: str, message: str) -> None:
-        self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=self.requests))
-
-    def _calls(self) -> list[CallSnapshot]:
-        return self._runtime.list_calls(self.session_id)
-
-    async def _next_change(self) -> None:
-        if self._changed is None:
-            self._changed = anyio.Event()
-        await self._changed.wait()
+        self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=self._machine.requests))
 
     def _wake(self) -> None:
         if self._arrived is not None:
@@ -302,7 +336,7 @@ class SessionTask:
             self._runtime.update_session(
                 self.session_id,
                 status=status.value,
-                requests=self.requests,
+                requests=self._machine.requests,
                 errors=len(self.errors),
             )
         if self._changed is not None:  # only made when someone waits
