@@ -8,9 +8,9 @@ Nodes and calls share one counter of display ids (``#1``, ``#2``, ...),
 given in creation order, so they are stable and deterministic.
 
 ``Board`` is pure data: it never awaits and never reads a clock (times come
-in as arguments). The board turn machine (``_board_turn``) moves it; this
-module only records and answers questions about the tree; ``_board_render``
-draws it for the model and ``_board_chat`` projects it for the person.
+in as arguments). The board turn machine (``machine``) moves it; this
+module only records and answers questions about the tree; ``render``
+draws it for the model and ``chat`` projects it for the person.
 """
 
 from __future__ import annotations

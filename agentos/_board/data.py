@@ -1,5 +1,5 @@
 """The board's vocabulary (seed 004): who wrote a node, why a turn happened, what it did,
-and the records a board holds and hands out. Data only; ``_board`` moves it."""
+and the records a board holds and hands out. Data only; ``board`` moves it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The words of a board session: what the machine says on the board, and how it reads
-the model's calls and the runtime's outcomes (``_board_turn`` uses them)."""
+the model's calls and the runtime's outcomes (``machine`` uses them)."""
 
 from __future__ import annotations
 

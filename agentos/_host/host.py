@@ -3,10 +3,10 @@
 With a store, a host owns each session it loads through a lease that it
 renews while the session is loaded and gives up when it closes: another
 host (another process) cannot load the session meanwhile unless it steals it,
-and then this one stops writing it (``_host_leases``); it also mirrors its
+and then this one stops writing it (``leases``); it also mirrors its
 sessions' calls into the store and applies the cancel requests other
-processes leave there (``_host_mirror``). A host can unload sessions left at
-rest (``_host_idle``) and resume stored ones (``_host_resume``).
+processes leave there (``mirror``). A host can unload sessions left at
+rest (``idle``) and resume stored ones (``resume``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The public face of the kernel: ``Runtime``, hosting tool calls as entities of one world.
 
-``Runtime`` checks what callers pass (``_checks``), posts it to the inbox or
-reads the world, and leaves the rest to its parts: the kernel (``_kernel``:
-the world, ticks, effects, the driver, hand-offs), the work (``_work``: tasks,
-threads, isolated runners, retries) and the listeners (``_listeners``:
+``Runtime`` checks what callers pass (``checks``), posts it to the inbox or
+reads the world, and leaves the rest to its parts: the kernel (``kernel``:
+the world, ticks, effects, the driver, hand-offs), the work (``work``: tasks,
+threads, isolated runners, retries) and the listeners (``listeners``:
 subscriber streams and callbacks).
 """
 

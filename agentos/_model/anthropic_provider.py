@@ -1,7 +1,7 @@
 """The real model: a ``Provider`` that asks Anthropic's Messages API through the official SDK.
 
 Retrying is the SDK's job (429, 5xx and 529 with backoff, honouring
-``retry-after``); ``_anthropic_sdk`` only turns requests into SDK calls and
+``retry-after``); ``anthropic_sdk`` only turns requests into SDK calls and
 the SDK's replies and exceptions into ``ModelResponse`` and ``ProviderError``,
 so the runtime never sees an SDK type or an SDK exception. The SDK is
 imported on the first request, not before: it takes seconds to import.

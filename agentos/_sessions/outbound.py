@@ -4,7 +4,7 @@ calls, tool definitions.
 ``Outbound`` performs the turn machine's ``SubmitCalls``: a capability is
 answered at once from the world, every other use becomes a runtime call (with
 its disposition, decorations and, for a deferred call, a continuation token).
-A background call's ``expected_seconds`` (``_expected``) is taken out of its
+A background call's ``expected_seconds`` (``_turns/expected.py``) is taken out of its
 input here and becomes its overdue interval; the history keeps what the model wrote.
 """
 

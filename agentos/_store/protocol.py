@@ -1,7 +1,7 @@
 """Where sessions outlive the process: histories, statuses, continuation tokens, live calls.
 
 ``SessionStore`` is the interface the host uses; ``SqliteStore`` (in
-``_sqlite_store``) is the embedded default. A server database can be added
+``_store/sqlite/store.py``) is the embedded default. A server database can be added
 behind the same interface without touching sessions. Besides what a session
 needs to come back, the store keeps a live mirror of the calls of loaded
 sessions (``MirroredCall``, written by the host that holds them) and the

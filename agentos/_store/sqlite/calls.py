@@ -1,7 +1,7 @@
 """The live mirror of calls in the store: rows in ``calls``, and ``cancel_requests``.
 
 The host holding a session writes its calls' rows (``Host(call_mirror_period=...)``,
-``_host_mirror``); any process reads them, and leaves a cancel request that
+``_host/mirror.py``); any process reads them, and leaves a cancel request that
 the holder applies and answers. Nothing here is needed to resume a session:
 the history and the tokens are.
 """

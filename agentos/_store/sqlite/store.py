@@ -2,21 +2,21 @@
 
 Each turn is committed in one transaction, so a crash loses at most the turn
 in flight; turns of several sessions that wait to be written at the same
-time share a transaction (group commit, ``_sqlite_commit``).
+time share a transaction (group commit, ``commit``).
 Migrations are versioned in ``schema_migrations`` and run once
-(``_sqlite_schema``). A file that is corrupt, locked by another writer, of a
+(``schema``). A file that is corrupt, locked by another writer, of a
 newer schema or not writable gets a ``StoreError`` naming the file and what
 to do; nothing is ever overwritten.
 
 A session is owned by one host at a time: its lease (holder, expiry) is a
-row in ``leases`` (``_sqlite_leases``), and every write names the session
-version it expects (``_sqlite_sessions``), so a host that lost the session
+row in ``leases`` (``leases``), and every write names the session
+version it expects (``sessions``), so a host that lost the session
 cannot replace what the new owner wrote. A file or folder the store creates
 is private to the user (0600, 0700); a file deleted or replaced under a
 running store is noticed before the next write, which fails rather than
-going to the old, unlinked file (``_sqlite_file``). The host that holds a
+going to the old, unlinked file (``file``). The host that holds a
 session mirrors its calls into ``calls`` and answers ``cancel_requests``
-(``_sqlite_calls``), so other processes can look at and cancel them.
+(``calls``), so other processes can look at and cancel them.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ its token, ``completed`` (or ``failed``) once its token was completed and the
 session has yet to deliver it, ``expired`` once the token's time ran out;
 ``running_when_stored`` when the history holds only its placeholder (it ran
 in a process that may be gone: resuming the session reports it orphaned).
-``_cli_live`` merges in what a live process holding the session mirrors.
+``live`` merges in what a live process holding the session mirrors.
 """
 
 from __future__ import annotations

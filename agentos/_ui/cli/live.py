@@ -1,7 +1,7 @@
 """What ``agentos status``, ``cancel`` and ``calls`` know of a call: its history, and the mirror.
 
 The stored history says how calls ended once the model heard; the live
-mirror (written by the process holding the session, ``_host_mirror``) says
+mirror (written by the process holding the session, ``_host/mirror.py``) says
 what they are doing now. A mirrored row counts as live only while its writer
 still holds the session's lease; otherwise the call is running nowhere, and
 the history (or, failing that, ``orphaned``) says what became of it.

@@ -4,7 +4,7 @@ The chat (``Session.chat``, then what is posted and not read yet), an input that
 stays usable while calls run, and a pane with a row per call. Updates come from
 ``Session.on_change`` and the runtime's call events, coalesced to a redraw every
 ``REDRAW_SECONDS`` at most; nothing polls (a timer turns the spinners while calls
-run). The web page's view model (``_web_view``) draws the same data.
+run). The web page's view model (``_ui/web/view.py``) draws the same data.
 """
 
 from __future__ import annotations
