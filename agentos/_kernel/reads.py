@@ -14,7 +14,7 @@ import esper
 
 from agentos._errors import UnknownCallError
 from agentos._kernel.checks import check_text
-from agentos._kernel.parts import RuntimeParts
+from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.snapshot import RuntimeStatistics
 from components import (
     CallId,
@@ -29,78 +29,67 @@ from components import (
 )
 
 
-class CallReads(RuntimeParts):
+class CallReads:
     """The read side of ``Runtime``'s call API."""
 
+    def __init__(self, core: RuntimeCore) -> None:
+        self._core = core
+
     def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:
-        """The call as it is now. With ``session_id``, only that session's calls are visible."""
-        self._flush()
-        entity = self._resolve(call_id, session_id)
-        return snapshot_of(self._config(entity), self._state(entity))
+        self._core.flush()
+        entity = self._core.resolve(call_id, session_id)
+        return snapshot_of(self._core.config(entity), self._core.state(entity))
 
     async def wait(
         self,
         call_id: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - measured on the runtime's clock
-        *,
-        session_id: str | None = None,
+        timeout: float | None,  # noqa: ASYNC109 - measured on the runtime's clock
+        session_id: str | None,
     ) -> CallSnapshot:
-        """Wait until the call is final, or ``timeout`` seconds pass; returns its snapshot.
-
-        The timeout is measured on the runtime's clock. When it runs out the
-        snapshot is simply not final: waiting is the caller's business only.
-        """
         if timeout is not None and not (isinstance(timeout, int | float) and timeout >= 0):
             raise ValueError(f"timeout must be None or >= 0 seconds, got {timeout!r}")
-        self._flush()
-        entity = self._resolve(call_id, session_id)
-        config = self._config(entity)
-        if self._state(entity).status.is_final:
-            return snapshot_of(config, self._state(entity))
+        self._core.flush()
+        entity = self._core.resolve(call_id, session_id)
+        config = self._core.config(entity)
+        if self._core.state(entity).status.is_final:
+            return snapshot_of(config, self._core.state(entity))
         released = anyio.Event()
         seen: list[CallSnapshot] = []
 
         def release() -> None:
-            seen.append(snapshot_of(config, self._state(entity)))
+            seen.append(snapshot_of(config, self._core.state(entity)))
             released.set()
 
-        deadline = None if timeout is None else self._clock.monotonic() + timeout
+        deadline = None if timeout is None else self._core.clock.monotonic() + timeout
         waiter = Waiter(entity, deadline, release)
-        self._ctx.waiters.add(waiter)
+        self._core.ctx.waiters.add(waiter)
         if deadline is not None:
-            self._kernel.wake()
+            self._core.kernel.wake()
         try:
             await released.wait()
         finally:
-            self._ctx.waiters.withdraw(waiter)
+            self._core.ctx.waiters.withdraw(waiter)
         return seen[0]
 
     def resolve(
         self, call_id: str, *, session_id: str, conversation_id: str | None = None
     ) -> CallId:
-        """The internal id of the call ``call_id`` names: an internal id, or a provider id.
-
-        A provider id (``toolu_...``) is looked up within ``session_id`` (and
-        ``conversation_id`` when given: a call submitted without one belongs to all of
-        its session's conversations). Provider ids repeat across turns: the
-        call still in flight wins, then the latest started.
-        """
         check_text("call_id", call_id)
         check_text("session_id", session_id)
-        self._flush()
-        index = self._ctx.index
+        self._core.flush()
+        index = self._core.ctx.index
         if call_id in index.by_id:
             return CallId(call_id)
         best: tuple[bool, float] | None = None
         found: CallId | None = None
         for entity in index.by_provider.get((SessionId(session_id), call_id), ()):
-            config = self._config(entity)
+            config = self._core.config(entity)
             if conversation_id is not None and config.conversation_id not in (
                 None,
                 conversation_id,
             ):
                 continue
-            state = self._state(entity)
+            state = self._core.state(entity)
             started = state.started_at if state.started_at is not None else state.submitted_at
             rank = (not state.status.is_final, started)
             if best is None or rank >= best:
@@ -110,21 +99,15 @@ class CallReads(RuntimeParts):
         return found
 
     def owner(self, call_id: str) -> SessionId:
-        """The session a call belongs to (cheaper than a whole ``status``)."""
-        self._flush()
-        return self._config(self._resolve(call_id, None)).session_id
+        self._core.flush()
+        return self._core.config(self._core.resolve(call_id, None)).session_id
 
     def look(self, call_id: str, observer: str) -> tuple[CallSnapshot, bool]:
-        """``status`` plus whether anything moved since ``observer`` last looked at the call.
-
-        The first look counts as a change. Looks are remembered per observing
-        session for as long as the call is in the world.
-        """
         check_text("observer", observer)
-        self._flush()
-        entity = self._resolve(call_id, None)
-        snapshot = snapshot_of(self._config(entity), self._state(entity))
-        looks = self._kernel.looks
+        self._core.flush()
+        entity = self._core.resolve(call_id, None)
+        snapshot = snapshot_of(self._core.config(entity), self._core.state(entity))
+        looks = self._core.kernel.looks
         seen = looks.get(entity)
         if seen is None:
             seen = looks[entity] = {}
@@ -133,20 +116,18 @@ class CallReads(RuntimeParts):
         return snapshot, changed
 
     def list_calls(self, session_id: str, *, include_final: bool = True) -> list[CallSnapshot]:
-        """The session's calls in submission order (only non-final ones if asked)."""
         check_text("session_id", session_id)
-        self._flush()
-        calls = self._ctx.index.by_session.get(SessionId(session_id), {})
+        self._core.flush()
+        calls = self._core.ctx.index.by_session.get(SessionId(session_id), {})
         snapshots = []
         for entity in calls.values():
-            state = self._state(entity)
+            state = self._core.state(entity)
             if include_final or not state.status.is_final:
-                snapshots.append(snapshot_of(self._config(entity), state))
+                snapshots.append(snapshot_of(self._core.config(entity), state))
         return snapshots
 
     def statistics(self) -> RuntimeStatistics:
-        """Counts and costs of the runtime as they are now."""
-        ctx, kernel, listeners = self._ctx, self._kernel, self._listeners
+        ctx, kernel, listeners = self._core.ctx, self._core.kernel, self._core.listeners
         counts = ctx.index.status_counts
         return RuntimeStatistics(
             calls_by_status=RuntimeStatistics.freeze(
@@ -174,15 +155,19 @@ class CallReads(RuntimeParts):
             hand_offs_spawned=kernel.hand_offs_spawned,
             peak_running=ctx.queues.peak_running,
             timers_armed=MappingProxyType(self._timers_armed()),
-            internal_errors=kernel.internal_errors + listeners.failures + self._work.failures,
+            internal_errors=kernel.internal_errors + listeners.failures + self._core.work.failures,
         )
 
     def _timers_armed(self) -> dict[str, int]:
         """Deadlines in the heap that still apply to their call (stale ones are skipped)."""
         armed = dict.fromkeys((kind.value for kind in DeadlineKind), 0)
-        if self._opened and not self._kernel.closed and esper.current_world != self._kernel.world:
-            esper.switch_world(self._kernel.world)
-        for _, _, entity, kind in self._ctx.deadlines.heap:
+        if (
+            self._core.opened
+            and not self._core.kernel.closed
+            and esper.current_world != self._core.kernel.world
+        ):
+            esper.switch_world(self._core.kernel.world)
+        for _, _, entity, kind in self._core.ctx.deadlines.heap:
             state = esper.try_component(entity, ToolCallState)
             if state is None:
                 continue

@@ -1,10 +1,13 @@
 """The public face of the kernel: ``Runtime``, hosting tool calls as entities of one world.
 
 ``Runtime`` checks what callers pass (``checks``), posts it to the inbox or
-reads the world, and leaves the rest to its parts: the kernel (``kernel``:
-the world, ticks, effects, the driver, hand-offs), the work (``work``: tasks,
-threads, isolated runners, retries) and the listeners (``listeners``:
-subscriber streams and callbacks).
+reads the world, and leaves the rest to the parts it holds, each built with one
+``RuntimeCore`` (``parts``): the reads (``reads``), cancel and complete
+(``control``), session entities (``session_entities``) and calls from other
+threads (``threadsafe``); below them the kernel (``kernel``: the world, ticks,
+effects, the driver, hand-offs), the work (``work``: tasks, threads, isolated
+runners, retries) and the listeners (``listeners``: subscriber streams and
+callbacks). Its public methods that a part answers are one-line delegations.
 """
 
 from __future__ import annotations
@@ -12,12 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos._errors import UnknownCallError, UsageError
+from agentos._errors import UsageError
 from agentos._kernel.checks import (
     check_input,
     check_optional_texts,
@@ -26,28 +29,29 @@ from agentos._kernel.checks import (
     check_text,
 )
 from agentos._kernel.clock import Clock, SystemClock
+from agentos._kernel.control import CallControl
 from agentos._kernel.isolation import IsolatedRunner
-from agentos._kernel.json_values import safe_text, to_json
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
 from agentos._kernel.listeners import Listeners
 from agentos._kernel.options import DEFAULT_OPTIONS, CallOptions
+from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.reads import CallReads
 from agentos._kernel.session_entities import SessionEntities
-from agentos._kernel.snapshot import CancelOutcome, CompleteOutcome
+from agentos._kernel.snapshot import (
+    CancelOutcome,
+    CompleteOutcome,
+    RuntimeStatistics,
+    SessionSnapshot,
+)
 from agentos._kernel.threadsafe import ThreadsafeCalls
 from agentos._kernel.tools import Tool
 from agentos._kernel.work import Work
 from components import (
-    CallError,
     CallEvent,
     CallId,
-    CancelCall,
-    CancelReply,
-    CompleteCall,
-    CompleteReply,
+    CallSnapshot,
     ConversationId,
-    ErrorKind,
     Limits,
     SessionId,
     SubmitCall,
@@ -60,8 +64,10 @@ from components import (
 
 DEFAULT_SESSION = SessionId("default")
 
+_T = TypeVar("_T")
 
-class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextManagerMixin):
+
+class Runtime(anyio.AsyncContextManagerMixin):
     """Hosts tool calls as entities of one esper world, moved by tick-driven systems.
 
     Use it as an async context manager, entered once. Call its methods from
@@ -97,7 +103,6 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
             check_seconds("default_timeout", default_timeout)
         check_positive_int("max_result_chars", max_result_chars, optional=True)
         check_seconds("shutdown_grace", shutdown_grace)
-        self._max_result_chars = max_result_chars
         self._shutdown_grace = shutdown_grace
         self._tools: dict[str, Tool[Any]] = {}
         self._runners: dict[str, IsolatedRunner] = {}
@@ -118,7 +123,11 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
             max_result_chars=max_result_chars,
         )
         self._post = kernel.post
-        self._opened = False
+        self._core = core = RuntimeCore(self._ctx, kernel, self._work, self._listeners, self._clock)
+        self._reads = CallReads(core)
+        self._entities = SessionEntities(core)
+        self._control = CallControl(core, max_result_chars)
+        self._threadsafe = ThreadsafeCalls(core, self._control.cancel, self._control.complete)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -155,9 +164,9 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
     async def __asynccontextmanager__(self) -> AsyncGenerator[Self, None]:
         """Open the world, the work group and the driver; on the way out, close them
         in order: cancel the calls, end (or abandon) the work, stop the driver."""
-        if self._opened:
+        if self._core.opened:
             raise UsageError("a Runtime can be entered only once")
-        self._opened = True
+        self._core.opened = True
         kernel = self._kernel
         kernel.open()
         try:
@@ -169,7 +178,7 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
                     yield self
                 finally:
                     try:
-                        self._cancel_everything("runtime closed")
+                        self._control.cancel_everything("runtime closed")
                     finally:
                         kernel.closed = True
                         forget_clock()
@@ -179,13 +188,6 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
             self._listeners.close()
             kernel.close()
 
-    def _cancel_everything(self, reason: str) -> None:
-        self._flush()
-        for call_id, entity in list(self._ctx.index.by_id.items()):
-            if not self._state(entity).status.is_final:
-                self._ctx.inbox.append(CancelCall(call_id, None, reason, CancelReply()))
-        self._kernel.apply_now()
-
     def flush(self) -> bool:
         """Apply every message queued in the inbox now, as each read does first.
 
@@ -193,7 +195,7 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         step the runtime by hand (``agentos.testing.settle``); the driver
         applies the inbox by itself.
         """
-        self._check_loop_thread("status_threadsafe")
+        self._core.check_loop_thread("status_threadsafe")
         return self._kernel.flush()
 
     def pending_work(self) -> bool:
@@ -224,7 +226,7 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         session for callers that hold several conversations in one: a provider id
         then resolves only inside its own (sessions of a ``Host`` leave it unset).
         """
-        self._check_open()
+        self._core.check_open()
         check_text("tool_name", tool_name)
         check_text("session_id", session_id)
         check_optional_texts(
@@ -277,19 +279,7 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         work is interrupted; a tool that ignores that cannot hold the call,
         which is reported ``cancelled`` at once.
         """
-        self._check_loop_thread("cancel_threadsafe")
-        check_text("call_id", call_id)
-        if not isinstance(reason, str):
-            raise TypeError(f"reason must be a str, got {type(reason).__name__}")
-        if session_id is not None:
-            check_text("session_id", session_id)
-        reply = CancelReply()
-        sid = None if session_id is None else SessionId(session_id)
-        self._ctx.inbox.append(CancelCall(CallId(call_id), sid, safe_text(reason), reply))
-        self._kernel.apply_now()
-        if not reply.found or reply.previous_status is None:
-            raise UnknownCallError(call_id)
-        return CancelOutcome(CallId(call_id), reply.took, reply.previous_status)
+        return self._control.cancel(call_id, reason, session_id=session_id)
 
     def complete(
         self, call_id: str, result: object = None, *, error: str | None = None
@@ -300,28 +290,14 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         a call that was not submitted ``deferred`` cannot be completed so, and
         answers like an unknown id.
         """
-        self._check_loop_thread("complete_threadsafe")
-        check_text("call_id", call_id)
-        if error is not None and not isinstance(error, str):
-            raise TypeError(f"error must be a str, got {type(error).__name__}")
-        try:
-            value = to_json(result, limit=self._max_result_chars)
-        except (TypeError, ValueError) as problem:
-            raise ValueError(f"the result is not JSON: {problem}") from None
-        failure = None if error is None else CallError(ErrorKind.TOOL_ERROR, safe_text(error))
-        reply = CompleteReply()
-        self._ctx.inbox.append(CompleteCall(CallId(call_id), value, failure, reply))
-        self._kernel.apply_now()
-        if not reply.found or reply.previous_status is None:
-            raise UnknownCallError(call_id)
-        return CompleteOutcome(CallId(call_id), reply.applied, reply.previous_status)
+        return self._control.complete(call_id, result, error=error)
 
     @asynccontextmanager
     async def subscribe(
         self, session_id: str
     ) -> AsyncIterator[MemoryObjectReceiveStream[CallEvent]]:
         """Receive every ``CallEvent`` of one session while the context is open."""
-        self._check_open()
+        self._core.check_open()
         check_text("session_id", session_id)
         async with self._listeners.subscribe(SessionId(session_id)) as receive:
             yield receive
@@ -351,3 +327,120 @@ class Runtime(CallReads, SessionEntities, ThreadsafeCalls, anyio.AsyncContextMan
         if not callable(follow_up):
             raise TypeError(f"hand_off takes a coroutine function, got {type(follow_up).__name__}")
         return self._kernel.hand_off(follow_up)
+
+    # ------------------------------------------------------------------ the parts
+
+    def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:
+        """The call as it is now. With ``session_id``, only that session's calls are visible."""
+        return self._reads.status(call_id, session_id=session_id)
+
+    async def wait(
+        self,
+        call_id: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - measured on the runtime's clock
+        *,
+        session_id: str | None = None,
+    ) -> CallSnapshot:
+        """Wait until the call is final, or ``timeout`` seconds pass; returns its snapshot.
+
+        The timeout is measured on the runtime's clock. When it runs out the
+        snapshot is simply not final: waiting is the caller's business only.
+        """
+        return await self._reads.wait(call_id, timeout, session_id)
+
+    def resolve(
+        self, call_id: str, *, session_id: str, conversation_id: str | None = None
+    ) -> CallId:
+        """The internal id of the call ``call_id`` names: an internal id, or a provider id.
+
+        A provider id (``toolu_...``) is looked up within ``session_id`` (and
+        ``conversation_id`` when given: a call submitted without one belongs to all of
+        its session's conversations). Provider ids repeat across turns: the
+        call still in flight wins, then the latest started.
+        """
+        return self._reads.resolve(call_id, session_id=session_id, conversation_id=conversation_id)
+
+    def owner(self, call_id: str) -> SessionId:
+        """The session a call belongs to (cheaper than a whole ``status``)."""
+        return self._reads.owner(call_id)
+
+    def look(self, call_id: str, observer: str) -> tuple[CallSnapshot, bool]:
+        """``status`` plus whether anything moved since ``observer`` last looked at the call.
+
+        The first look counts as a change. Looks are remembered per observing
+        session for as long as the call is in the world.
+        """
+        return self._reads.look(call_id, observer)
+
+    def list_calls(self, session_id: str, *, include_final: bool = True) -> list[CallSnapshot]:
+        """The session's calls in submission order (only non-final ones if asked)."""
+        return self._reads.list_calls(session_id, include_final=include_final)
+
+    def statistics(self) -> RuntimeStatistics:
+        """Counts and costs of the runtime as they are now."""
+        return self._reads.statistics()
+
+    def open_session(
+        self, session_id: str, *, agent: str, model: str, parent: str | None = None
+    ) -> None:
+        """Make the session an entity of the world (a second open changes nothing)."""
+        return self._entities.open_session(session_id, agent=agent, model=model, parent=parent)
+
+    def close_session(self, session_id: str) -> None:
+        """Forget the session entity and its cap (its host unloaded it); a later open is new.
+
+        Its calls are not touched: they end and are forgotten as any call is.
+        """
+        return self._entities.close_session(session_id)
+
+    def update_session(self, session_id: str, *, status: str, requests: int, errors: int) -> None:
+        """Record what a session is doing on its entity (applied by the next tick)."""
+        return self._entities.update_session(
+            session_id, status=status, requests=requests, errors=errors
+        )
+
+    def session(self, session_id: str) -> SessionSnapshot:
+        """The session entity; LookupError if it was never opened."""
+        return self._entities.session(session_id)
+
+    def set_session_cap(self, session_id: str, cap: int | None) -> None:
+        """Let one session run up to ``cap`` calls at once (None: back to the default)."""
+        return self._entities.set_session_cap(session_id, cap)
+
+    def sessions(self) -> list[SessionId]:
+        """Every session that has a call in the world."""
+        return self._entities.sessions()
+
+    def status_threadsafe(self, call_id: str, timeout: float | None = 10.0) -> CallSnapshot:
+        """``status`` for code running in another thread (a sync tool, a UI thread).
+
+        The query is answered by the next tick; raises ``TimeoutError`` if the
+        runtime does not answer within ``timeout`` seconds.
+        """
+        return self._threadsafe.status_threadsafe(call_id, timeout)
+
+    def cancel_threadsafe(
+        self, call_id: str, reason: str = "cancelled by caller", *, session_id: str | None = None
+    ) -> CancelOutcome:
+        """``cancel`` for code running in another thread (a sync tool, a UI thread).
+
+        Runs ``cancel`` on the event loop's thread and waits for its answer.
+        """
+        return self._threadsafe.cancel_threadsafe(call_id, reason, session_id=session_id)
+
+    def complete_threadsafe(
+        self, call_id: str, result: object = None, *, error: str | None = None
+    ) -> CompleteOutcome:
+        """``complete`` for code running in another thread."""
+        return self._threadsafe.complete_threadsafe(call_id, result, error=error)
+
+    def from_thread(self, action: Callable[[], _T]) -> _T:
+        """Run ``action`` on the event loop's thread and return what it returns (or raise
+        what it raises), from another thread: how the ``*_threadsafe`` methods, and those
+        of what is built on a runtime (a ``Session``), cross over."""
+        return self._threadsafe.from_thread(action)
+
+    def check_thread(self, instead: str) -> None:
+        """``WrongThreadError`` naming ``instead`` unless called on the event loop's thread;
+        for what is built on a runtime (a ``Session``) to guard its methods the same way."""
+        self._core.check_thread(instead)

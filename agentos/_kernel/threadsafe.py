@@ -9,50 +9,48 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import anyio.from_thread
 
 from agentos._errors import RuntimeClosedError, UnknownCallError, WrongThreadError
-from agentos._kernel.parts import RuntimeParts
+from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.snapshot import CancelOutcome, CompleteOutcome
 from components import CallId, CallSnapshot, Entity, StatusQuery, snapshot_of
 
 _T = TypeVar("_T")
 
 
-class ThreadsafeCalls(RuntimeParts):
+class ThreadsafeCalls:
     """The ``*_threadsafe`` methods of ``Runtime``."""
 
-    if TYPE_CHECKING:
-
-        def cancel(
-            self, call_id: str, reason: str = ..., *, session_id: str | None = None
-        ) -> CancelOutcome: ...
-
-        def complete(
-            self, call_id: str, result: object = None, *, error: str | None = None
-        ) -> CompleteOutcome: ...
+    def __init__(
+        self,
+        core: RuntimeCore,
+        cancel: Callable[..., CancelOutcome],
+        complete: Callable[..., CompleteOutcome],
+    ) -> None:
+        """``cancel`` and ``complete``: the runtime's own, run on the loop's thread."""
+        self._core = core
+        self._cancel = cancel
+        self._complete = complete
 
     def status_threadsafe(self, call_id: str, timeout: float | None = 10.0) -> CallSnapshot:
-        """``status`` for code running in another thread (a sync tool, a UI thread).
-
-        The query is answered by the next tick; raises ``TimeoutError`` if the
-        runtime does not answer within ``timeout`` seconds.
-        """
-        if threading.get_ident() == self._kernel.loop_thread:
+        if threading.get_ident() == self._core.kernel.loop_thread:
             raise WrongThreadError("status_threadsafe is for other threads; use status()")
-        self._check_open()
+        self._core.check_open()
         done = threading.Event()
         answers: list[CallSnapshot | None] = []
 
         def answer(entity: Entity | None) -> None:
             answers.append(
-                None if entity is None else snapshot_of(self._config(entity), self._state(entity))
+                None
+                if entity is None
+                else snapshot_of(self._core.config(entity), self._core.state(entity))
             )
             done.set()
 
-        self._post(StatusQuery(CallId(call_id), answer))
+        self._core.post(StatusQuery(CallId(call_id), answer))
         if not done.wait(timeout):
             raise TimeoutError(f"the runtime did not answer a status query within {timeout}s")
         snapshot = answers[0]
@@ -63,30 +61,22 @@ class ThreadsafeCalls(RuntimeParts):
     def cancel_threadsafe(
         self, call_id: str, reason: str = "cancelled by caller", *, session_id: str | None = None
     ) -> CancelOutcome:
-        """``cancel`` for code running in another thread (a sync tool, a UI thread).
-
-        Runs ``cancel`` on the event loop's thread and waits for its answer.
-        """
-        return self.from_thread(lambda: self.cancel(call_id, reason, session_id=session_id))
+        return self.from_thread(lambda: self._cancel(call_id, reason, session_id=session_id))
 
     def complete_threadsafe(
         self, call_id: str, result: object = None, *, error: str | None = None
     ) -> CompleteOutcome:
-        """``complete`` for code running in another thread."""
-        return self.from_thread(lambda: self.complete(call_id, result, error=error))
+        return self.from_thread(lambda: self._complete(call_id, result, error=error))
 
     def from_thread(self, action: Callable[[], _T]) -> _T:
-        """Run ``action`` on the event loop's thread and return what it returns (or raise
-        what it raises), from another thread: how the ``*_threadsafe`` methods, and those
-        of what is built on a runtime (a ``Session``), cross over."""
-        if threading.get_ident() == self._kernel.loop_thread:
+        if threading.get_ident() == self._core.kernel.loop_thread:
             raise WrongThreadError(
                 "the *_threadsafe methods are for other threads; call the plain one"
             )
-        self._check_open()
+        self._core.check_open()
         try:
-            return anyio.from_thread.run_sync(action, token=self._kernel.token)
+            return anyio.from_thread.run_sync(action, token=self._core.kernel.token)
         except RuntimeError:  # also anyio's, once the closed runtime's loop is gone
-            if not self._kernel.closed:
+            if not self._core.kernel.closed:
                 raise
             raise RuntimeClosedError("the runtime is closed") from None
