@@ -33,6 +33,7 @@ from agentos import (
     ScriptedProvider,
     Session,
     SqliteStore,
+    StoredSession,
     StoredToken,
     ToolPolicy,
 )
@@ -513,6 +514,7 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         assert board is not None
         (call,) = [c for node in board.nodes.values() for c in node.calls]
         assert call.status is CallStatus.ORPHANED
+        assert await host.catch_up("b", "(resumed)") is False, "the board shows it: no nudge"
         assert drawn.splitlines()[0] == board.render().text.splitlines()[0]
         resumed.post("and now?")
         await settled(resumed, runtime)
@@ -540,6 +542,8 @@ async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_th
         await settled(session, runtime)
         stored = await store.load_session("b")
         assert stored is not None and stored.history == () and stored.board is not None
+        odd = json.loads('{"role": "user", "content": "x", "n": NaN}')  # json.dumps writes NaN
+        await store.create_session(StoredSession("t", {}, "idle", 1.0, 1.0, history=(odd,)))
         drawn = Board.from_json(stored.board).render().text
         assert "remember this" in drawn and "Noted." in drawn
     with sqlite3.connect(path) as db:  # as a file of schema 3 held it
@@ -556,6 +560,8 @@ async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_th
     ):
         stored = await store.load_session("b")
         assert stored is not None and stored.history == () and stored.board == json.loads(board)
+        kept = await store.load_session("t")  # JSON SQLite cannot read (NaN) does not stop it
+        assert kept is not None and '"n": NaN' in json.dumps(kept.history[0])
         resumed = await host.resume("b")
         assert resumed.board is not None
         assert [e.text for e in resumed.chat] == ["remember this", "Noted."]

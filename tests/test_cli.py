@@ -10,6 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
+
+from agentos import AgentConfig, SqliteStore, StoredSession
+from agentos.board import Board
 from tests._cli import agentos, env, on_a_terminal, quick_agent, side_by_side
 
 __all__ = ["env", "quick_agent"]  # fixtures
@@ -195,3 +199,24 @@ def test_on_a_terminal_progress_is_a_live_display(env: dict[str, str], quick_age
     assert "model: scripted" in screen
     assert "fetch_calendar" in screen and '{"percent":' in screen
     assert '"event"' not in screen, "no JSON lines on a terminal"
+
+
+def test_show_draws_a_board_session_and_gives_its_board_as_json(
+    env: dict[str, str],
+) -> None:
+    """A board session's board is its own record: ``show`` draws it, ``show --json`` gives it."""
+    board = Board()
+    board.post_user("what is on the board?", at=1.0)
+
+    async def store_it() -> None:
+        async with await SqliteStore.open(env["AGENTOS_DB"]) as store:
+            config = AgentConfig(context_view="board").model_dump(mode="json")
+            await store.create_session(
+                StoredSession("b", config, "idle", 1.0, 1.0, board=board.to_json())
+            )
+
+    anyio.run(store_it)
+    shown, as_json = side_by_side(env, ("show", "b"), ("show", "b", "--json"))
+    assert shown.code == 0 and "board (what the model reads):" in shown.out, shown
+    assert "what is on the board?" in shown.out
+    assert as_json.json["board"] == board.to_json() and as_json.json["history"] == []

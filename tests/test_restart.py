@@ -372,6 +372,9 @@ async def test_open_without_a_store_knows_only_loaded_sessions(clock: ManualCloc
         with pytest.raises(LookupError, match="'gone'"):
             await host.open("gone")
         assert await host.sessions() == host.list() == []
+        await host.create_session(session_id="here")
+        (summary,) = await anyio.to_thread.run_sync(host.list)  # reads no runtime: any thread
+        assert (summary.session_id, summary.live, summary.running_calls) == ("here", True, 0)
 
 
 async def test_catch_up_nudges_only_when_the_model_has_news(

@@ -79,7 +79,7 @@ class BoardMachine(MachineBase):
         super().__init__(session_id, config)
         self.board = Board()
         self.dirty_from = 0
-        """Always 0: every commit writes the board whole (one message)."""
+        """Always 0: there are no messages; every commit writes the board whole."""
         self.ledger = BoardLedger()
         self._queue: deque[Wake] = deque()
         self._step: Step | None = None
@@ -131,7 +131,7 @@ class BoardMachine(MachineBase):
 
     @property
     def history(self) -> list[Message]:
-        """None: the store keeps a board session's board as its own record (``stored_board``)."""
+        """Empty: the store keeps a board session's board as its own record (``stored_board``)."""
         return []
 
     @property

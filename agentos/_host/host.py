@@ -405,13 +405,14 @@ class Host(anyio.AsyncContextManagerMixin):
 
     def list(self) -> list[SessionSummary]:
         """The sessions loaded here (an unloaded one is only in the store: see ``sessions``)."""
-        return [loaded_summary(session, self.runtime) for session in self._sessions.values()]
+        return [loaded_summary(session) for session in self._sessions.values()]
 
     async def sessions(self) -> builtins.list[SessionSummary]:
         """Every session this host can ``open``: those loaded here and those only its store
         holds (``live=False``), oldest activity first."""
         stored = [] if self.store is None else await self.store.list_sessions()
-        return merged(self.list(), stored)
+        loaded = [loaded_summary(s, self.runtime) for s in self._sessions.values()]
+        return merged(loaded, stored)
 
     async def open(self, session_id: str) -> Session:
         """The session: loaded here, else resumed from the store. ``UnknownSessionError``

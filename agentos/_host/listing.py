@@ -24,12 +24,14 @@ class SessionSummary:
     errors: int
     live: bool = True
     running_calls: int = 0
+    """Calls not yet final, counted by ``Host.sessions`` (``Host.list`` reads no runtime)."""
     updated_at: float | None = None
     """When the store last wrote it (None: never stored)."""
 
 
-def loaded_summary(session: Session, runtime: Runtime) -> SessionSummary:
-    running = runtime.list_calls(session.session_id, include_final=False)
+def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionSummary:
+    """``runtime``: count the session's running calls (on the loop's thread)."""
+    running = () if runtime is None else runtime.list_calls(session.session_id, include_final=False)
     return SessionSummary(
         session.session_id,
         session.config.name,

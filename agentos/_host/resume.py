@@ -26,7 +26,7 @@ from agentos._turns.transcript import placeholder
 from components import CallId, CallStatus, JsonObject
 
 DEFERRED = CallOptions(deferred=True)
-"""A deferred call brought back: its token, not a deadline, ends it (as when it began)."""
+"""A deferred call brought back under its old provider id (its timeout: the default)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +92,9 @@ async def nudge_if_news(
         await runtime.wait(call_id, timeout=10)
     await anyio.wait_all_tasks_blocked()  # the session hears of those ends
     held = any(call.is_final for call in session.outstanding())
-    if (restored.lost or held) and session.requests == 0 and session.idle:
+    # A board shows its lost calls orphaned on the board, for the turn the user grants next.
+    lost = restored.lost if session.board is None else []
+    if (lost or held) and session.requests == 0 and session.idle:
         session.post(nudge)
         return True
     return False

@@ -98,9 +98,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE sessions ADD COLUMN board TEXT;
     UPDATE sessions SET board = (
         SELECT json_extract(m.message, '$.content[0].board') FROM messages m
-        WHERE m.session_id = sessions.session_id AND json_extract(m.message, '$.role') = 'board'
+        WHERE m.session_id = sessions.session_id
+        AND CASE WHEN json_valid(m.message) THEN json_extract(m.message, '$.role') END = 'board'
     );
-    DELETE FROM messages WHERE json_extract(message, '$.role') = 'board';
+    DELETE FROM messages
+    WHERE CASE WHEN json_valid(message) THEN json_extract(message, '$.role') END = 'board';
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

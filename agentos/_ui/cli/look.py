@@ -83,7 +83,8 @@ def show(db: Path, session_id: str, as_json: bool) -> None:
         return
     history = cast("list[Json]", list(stored.history))  # messages are JSON objects
     calls: list[Json] = [call.to_json() for call in stored_calls(stored, tokens)]
-    click.echo(json.dumps({**summary(stored), "history": history, "calls": calls}))
+    board = {} if stored.board is None else {"board": stored.board}
+    click.echo(json.dumps({**summary(stored), "history": history, **board, "calls": calls}))
 
 
 @click.command()
