@@ -120,6 +120,7 @@ async def web(
     config: AgentConfig | None = None,
     provider: Provider | None = None,
     store: type[SqliteStore] = SqliteStore,
+    allowed_hosts: tuple[str, ...] = (),
 ) -> AsyncIterator[Web]:
     puppet = Puppet()
     listening = socket.create_server(("127.0.0.1", 0))
@@ -128,7 +129,7 @@ async def web(
         Runtime([puppet.tool]) as runtime,
         Host(runtime, provider or model(), store=opened) as host,
     ):
-        app = make_app(host, runtime, config=config, token=token)
+        app = make_app(host, runtime, config=config, token=token, allowed_hosts=allowed_hosts)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         url = f"http://127.0.0.1:{listening.getsockname()[1]}"
         transport = httpx.ASGITransport(app=app)
@@ -146,7 +147,7 @@ async def web(
 
 @asynccontextmanager
 async def stream(
-    w: Web, session_id: str, *, last_event_id: str | None = None, **client: Any
+    w: Web, session_id: str, *, last_event_id: str | bytes | None = None, **client: Any
 ) -> AsyncIterator[AsyncIterator[ServerSentEvent]]:
     """The session's event stream, over the real server."""
     headers = {} if last_event_id is None else {"Last-Event-ID": last_event_id}
@@ -328,6 +329,61 @@ async def test_a_post_from_another_origin_is_refused(tmp_path: Path) -> None:
         assert same.status_code == 202
 
 
+async def test_a_forged_host_is_refused_before_any_route(tmp_path: Path) -> None:
+    """DNS rebinding: a site whose name resolves to 127.0.0.1 sends its own Host. Without a
+    token only this machine's names are answered, GET and POST, page and stream alike."""
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        evil = {"Host": "evil.example", "Origin": "http://evil.example"}
+        messages = f"/api/sessions/{session_id}/messages"
+        async with httpx.AsyncClient(base_url=w.url, timeout=10) as real:
+            refused = [
+                await real.get("/", headers=evil),
+                await real.get("/api/sessions", headers=evil),
+                await real.get(f"/api/sessions/{session_id}/events", headers=evil),
+                await real.post("/api/sessions", json={}, headers=evil),
+                await real.post(messages, json={"text": "x"}, headers=evil),
+                await real.get("/api/sessions", headers={"Host": "127.0.0.1.evil.example"}),
+            ]
+            assert [r.status_code for r in refused] == [400] * 6
+            assert {r.json()["error"]["code"] for r in refused} == {"unknown_host"}
+            assert [s.session_id for s in w.host.list()] == [session_id], "nothing was made"
+            assert w.host.get(session_id).history == [], "nothing was posted"
+            port = w.url.rsplit(":", 1)[1]
+            for name in (f"localhost:{port}", f"[::1]:{port}", f"127.0.0.1:{port}", "LOCALHOST"):
+                answer = await real.get("/api/sessions", headers={"Host": name})
+                assert answer.status_code == 200, name
+
+
+async def test_allowed_hosts_admit_a_reverse_proxys_name(tmp_path: Path) -> None:
+    async with web(tmp_path, allowed_hosts=("agents.internal",)) as w:
+        headers = {"Host": "agents.internal:8443"}
+        async with httpx.AsyncClient(base_url=w.url, timeout=10) as real:
+            assert (await real.get("/api/sessions", headers=headers)).status_code == 200
+            other = await real.get("/api/sessions", headers={"Host": "elsewhere.internal"})
+            assert other.status_code == 400
+
+
+async def test_every_response_forbids_framing_and_foreign_scripts(tmp_path: Path) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        answers = [
+            await w.client.get("/"),
+            await w.client.get(f"/sessions/{session_id}"),
+            await w.client.get("/api/sessions"),
+            await w.client.get("/api/sessions/nobody"),
+            await w.client.get("/static/app.js"),
+        ]
+        for answer in answers:
+            assert answer.headers["content-security-policy"] == (
+                "default-src 'self'; frame-ancestors 'none'"
+            ), answer.url
+            assert answer.headers["x-content-type-options"] == "nosniff"
+            assert answer.headers["referrer-policy"] == "no-referrer"
+        for page in answers[:2]:
+            assert "<script>" not in page.text, "the policy allows no inline script"
+
+
 async def test_a_token_guards_every_request_the_stream_too(tmp_path: Path) -> None:
     async with web(tmp_path, token="s3cret") as w:
         refused = [
@@ -355,6 +411,24 @@ async def test_a_token_guards_every_request_the_stream_too(tmp_path: Path) -> No
 
 
 # ------------------------------------------------------------------ the stream
+
+
+async def test_a_deep_body_is_400_and_a_garbage_last_event_id_gets_a_snapshot(
+    tmp_path: Path,
+) -> None:
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        deep = "[" * 30_000 + "]" * 30_000
+        answer = await w.client.post(
+            f"/api/sessions/{session_id}/messages",
+            content=deep,
+            headers={"Content-Type": "application/json"},
+        )
+        assert (answer.status_code, answer.json()["error"]["code"]) == (400, "bad_json")
+        for garbage in (b"\xb2", b"9" * 5_000, b"-1", b"1e3"):  # b"\xb2" reads as "\u00b2"
+            async with stream(w, session_id, last_event_id=garbage) as events:
+                (first,) = await until(events, lambda e: True)
+                assert first.event == "snapshot", garbage
 
 
 async def test_the_stream_starts_with_a_snapshot_then_pushes_changes(tmp_path: Path) -> None:

@@ -30,8 +30,23 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
     help="Required on every request [default: none on 127.0.0.1; generated and printed when "
     "binding any other address].",
 )
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    metavar="NAME",
+    multiple=True,
+    help="Also answer requests for this Host name (a reverse proxy's); without a token the "
+    "page answers only 127.0.0.1, localhost and [::1]. Repeatable.",
+)
 @click.pass_obj
-def serve(db: Path, bind: str, port: int, config: AgentConfig, token: str | None) -> None:
+def serve(
+    db: Path,
+    bind: str,
+    port: int,
+    config: AgentConfig,
+    token: str | None,
+    allowed_hosts: tuple[str, ...],
+) -> None:
     """Serve a live web page: the sessions of the database, a page per session where a
     person talks to it and watches, peeks at and cancels its calls (Ctrl-C stops)."""
     if token is None and bind not in LOOPBACK:
@@ -48,7 +63,7 @@ def serve(db: Path, bind: str, port: int, config: AgentConfig, token: str | None
             Runtime(demo_tools.TOOLS) as runtime,
             Host(runtime, provider, store=store) as host,
         ):
-            app = make_app(host, runtime, config=config, token=token)
+            app = make_app(host, runtime, config=config, token=token, allowed_hosts=allowed_hosts)
             family = socket.AF_INET6 if ":" in bind else socket.AF_INET
             try:
                 listening = socket.create_server((bind, port), family=family)

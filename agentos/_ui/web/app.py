@@ -18,7 +18,7 @@ from __future__ import annotations
 import hmac
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from http.cookies import SimpleCookie
 from importlib import resources
 
@@ -51,6 +51,16 @@ MAX_BODY = 64 * 1024
 HEARTBEAT_SECONDS = 15.0
 TOKEN_COOKIE = "agentos_token"
 _STATIC = resources.files("agentos._ui.web") / "static"
+
+
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
+"""The ``Host`` names a server without a token answers (besides ``allowed_hosts``)."""
+PAGE_HEADERS = {
+    "content-security-policy": "default-src 'self'; frame-ancestors 'none'",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+}
+"""On every response: no other site frames the page, and nothing but its own files runs."""
 
 
 class WebError(Exception):
@@ -113,9 +123,19 @@ class Pages:
 
 
 def make_app(
-    host: Host, runtime: Runtime, *, config: AgentConfig | None = None, token: str | None = None
+    host: Host,
+    runtime: Runtime,
+    *,
+    config: AgentConfig | None = None,
+    token: str | None = None,
+    allowed_hosts: Iterable[str] = (),
 ) -> Starlette:
-    """The web app over ``host``; ``config`` for the sessions its page creates."""
+    """The web app over ``host``; ``config`` for the sessions its page creates.
+
+    Without a ``token`` it answers only requests whose ``Host`` names this machine
+    (``127.0.0.1``, ``localhost``, ``[::1]``) or one of ``allowed_hosts`` (a reverse
+    proxy's name): a site whose name resolves to 127.0.0.1 cannot reach it.
+    """
     pages = Pages(host, runtime, config or AgentConfig())
 
     def api(
@@ -211,7 +231,7 @@ def make_app(
 
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(_Guard, token=token)],
+        middleware=[Middleware(_Guard, token=token, allowed_hosts=allowed_hosts)],
         exception_handlers={404: not_found, 405: not_allowed},
     )
     app.state.pages = pages
@@ -226,17 +246,21 @@ class _Guard:
     cannot afford.
     """
 
-    def __init__(self, app: ASGIApp, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, token: str | None, allowed_hosts: Iterable[str]) -> None:
         self.app = app
         self.token = token
+        self.hosts = LOCAL_HOSTS | {name.lower() for name in allowed_hosts}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         request = Request(scope)
+        send = _with_page_headers(send)
         problem = None
-        if self.token is not None and not self._has_token(request):
+        if self.token is None and _host_name(request.headers.get("host", "")) not in self.hosts:
+            problem = 400, "unknown_host", "this server answers only for this machine's names"
+        elif self.token is not None and not self._has_token(request):
             problem = 401, "unauthorized", "a valid token is needed (?token=...)"
         elif request.method == "POST":
             problem = _post_problem(request)
@@ -256,6 +280,27 @@ class _Guard:
             request.cookies.get(TOKEN_COOKIE, ""),
         ]
         return any(hmac.compare_digest(g.encode(), self.token.encode()) for g in given if g)
+
+
+def _host_name(header: str) -> str:
+    """The name a ``Host`` header gives, without its port (``[::1]:8000`` is ``[::1]``)."""
+    name = header.strip().lower()
+    if name.startswith("["):
+        return name[: name.find("]") + 1] if "]" in name else name
+    return name.rpartition(":")[0] if ":" in name else name
+
+
+def _with_page_headers(send: Send) -> Send:
+    """``send`` that adds ``PAGE_HEADERS`` to every response."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = MutableHeaders(scope=message)
+            for name, value in PAGE_HEADERS.items():
+                headers[name] = value
+        await send(message)
+
+    return sending
 
 
 def _setting_cookie(send: Send, token: str) -> Send:
@@ -308,6 +353,8 @@ async def _json_body(request: Request) -> JsonObject:
         body = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise WebError(400, "bad_json", f"the body is not JSON: {error}") from None
+    except RecursionError:
+        raise WebError(400, "bad_json", "the body is nested too deeply") from None
     if not isinstance(body, dict):
         raise WebError(400, "bad_request", "the body must be a JSON object")
     return body
@@ -321,7 +368,10 @@ def _call(runtime: Runtime, session: Session, call_id: str) -> CallSnapshot:
 
 
 def _event_id(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
+    """A ``Last-Event-ID`` this server could have sent; anything else means a snapshot."""
+    if value is None or not (value.isascii() and value.isdigit()) or len(value) > 18:
+        return None
+    return int(value)
 
 
 async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[bytes]:

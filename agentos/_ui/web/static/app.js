@@ -194,3 +194,6 @@ const agentos = (() => {
 
   return { listPage, sessionPage };
 })();
+
+// The page says which it is (no inline script: the Content-Security-Policy allows none).
+(agentos[`${document.currentScript.dataset.page}Page`] || (() => {}))();
