@@ -301,3 +301,40 @@ async def test_an_overdue_call_left_running_is_asked_about_again_until_cancelled
 def test_the_cap_must_be_above_zero() -> None:
     with pytest.raises(ValidationError, match="expected_seconds_cap"):
         AgentConfig(expected_seconds_cap=0)
+
+
+@pytest.mark.parametrize(
+    ("given", "floor", "due"), [(1e-9, 1.0, 1.0), (0.5, 2.0, 2.0), (3, 2.0, 3.0)]
+)
+async def test_an_estimate_below_the_floor_counts_as_the_floor(
+    clock: ManualClock, given: float, floor: float, due: float
+) -> None:
+    """A model that says ``expected_seconds: 1e-9`` is not asked about its call nonstop: the
+    call is overdue at the floor, and not before."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (
+            lambda r: "slow" in last_user_text(r),
+            lambda r: tool_calls(("puppet", {"label": "slow", "expected_seconds": given})),
+        ),
+    )
+    config = AgentConfig(expected_seconds_floor=floor)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("slow")
+        call = await the_call(runtime, session)
+        clock.advance(due - 0.01)
+        await settle(runtime)
+        assert not runtime.status(call).overdue and provider.answered == 1
+        clock.advance(0.01)
+        await requested(provider, runtime, 2)
+        assert runtime.status(call).overdue
+        runtime.cancel(call)
+        await settle(runtime)
+
+
+def test_the_floor_must_be_above_zero_and_not_above_the_cap() -> None:
+    with pytest.raises(ValidationError, match="expected_seconds_floor"):
+        AgentConfig(expected_seconds_floor=0)
+    with pytest.raises(ValidationError, match="is above expected_seconds_cap"):
+        AgentConfig(expected_seconds_floor=20, expected_seconds_cap=10)

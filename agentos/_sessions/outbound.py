@@ -93,7 +93,10 @@ class Outbound:
             overdue_after = self.config.call_overdue_after
             if name in self.expecting():
                 arguments, overdue_after = take_expected_seconds(
-                    arguments, default=overdue_after, cap=self.config.expected_seconds_cap
+                    arguments,
+                    default=overdue_after,
+                    cap=self.config.expected_seconds_cap,
+                    floor=self.config.expected_seconds_floor,
                 )
             options = CallOptions(
                 timeout=timeout,

@@ -162,6 +162,12 @@ class AgentConfig(BaseModel):
         gt=0,
         description="The longest overdue interval the model may ask for with expected_seconds.",
     )
+    expected_seconds_floor: float = Field(
+        1.0,
+        gt=0,
+        description="The shortest overdue interval the model may ask for with expected_seconds: "
+        "a smaller estimate counts as this, so an overdue turn never comes faster.",
+    )
     max_tokens: int = Field(1024, gt=0)
     request_timeout: float = Field(
         600.0, gt=0, description="Longest wait for one model request, retries included."
@@ -186,6 +192,15 @@ class AgentConfig(BaseModel):
         description="Board: turns a thread may take without the user (results, timers) until "
         "the user posts in it again.",
     )
+
+    @model_validator(mode="after")
+    def _floor_under_cap(self) -> AgentConfig:
+        if self.expected_seconds_floor > self.expected_seconds_cap:
+            raise ValueError(
+                f"expected_seconds_floor ({self.expected_seconds_floor:g}) is above "
+                f"expected_seconds_cap ({self.expected_seconds_cap:g})"
+            )
+        return self
 
     @field_validator("capabilities")
     @classmethod

@@ -41,12 +41,13 @@ def with_expected_seconds(schema: Mapping[str, Any], cap: float) -> dict[str, An
 
 
 def take_expected_seconds(
-    arguments: object, *, default: float | None, cap: float
+    arguments: object, *, default: float | None, cap: float, floor: float = 0.0
 ) -> tuple[object, float | None]:
     """The input without the argument, and the overdue interval it asks for.
 
     A value that is not a number above zero (or is NaN) is dropped and ``default``
-    applies: a bad estimate never fails the call. A good one is clamped to ``cap``.
+    applies: a bad estimate never fails the call. A good one is clamped between ``floor``
+    and ``cap`` (``1e-9`` on a 2 s call would otherwise ask the model about it nonstop).
     """
     if not isinstance(arguments, dict) or EXPECTED_SECONDS not in arguments:
         return arguments, default
@@ -56,4 +57,4 @@ def take_expected_seconds(
         return stripped, default
     if math.isnan(value) or value <= 0:
         return stripped, default
-    return stripped, min(float(value), cap)
+    return stripped, max(floor, min(float(value), cap))
