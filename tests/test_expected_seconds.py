@@ -180,6 +180,18 @@ async def the_call(runtime: Runtime, session: Session) -> CallId:
     return call.call_id
 
 
+async def overdue_at(
+    due: float, clock: ManualClock, runtime: Runtime, provider: ScriptedProvider, call: CallId
+) -> None:
+    """The call is not overdue just before ``due`` seconds, and is at ``due`` (a turn asks)."""
+    clock.advance(due - 0.01)
+    await settle(runtime)
+    assert not runtime.status(call).overdue and provider.answered == 1
+    clock.advance(0.01)
+    await requested(provider, runtime, 2)
+    assert runtime.status(call).overdue
+
+
 @pytest.mark.parametrize(
     ("given", "default", "cap", "due"),
     [
@@ -235,12 +247,7 @@ async def test_expected_seconds_is_the_overdue_interval(
             await settle(runtime)
             assert not runtime.status(call).overdue and provider.answered == 1
         else:
-            clock.advance(due - 0.1)
-            await settle(runtime)
-            assert not runtime.status(call).overdue and provider.answered == 1
-            clock.advance(0.1)
-            await requested(provider, runtime, 2)
-            assert runtime.status(call).overdue
+            await overdue_at(due, clock, runtime, provider, call)
         runtime.cancel(call)
         await settle(runtime)
 
@@ -323,12 +330,7 @@ async def test_an_estimate_below_the_floor_counts_as_the_floor(
         session = await host.create_session(config, session_id="s")
         session.post("slow")
         call = await the_call(runtime, session)
-        clock.advance(due - 0.01)
-        await settle(runtime)
-        assert not runtime.status(call).overdue and provider.answered == 1
-        clock.advance(0.01)
-        await requested(provider, runtime, 2)
-        assert runtime.status(call).overdue
+        await overdue_at(due, clock, runtime, provider, call)
         runtime.cancel(call)
         await settle(runtime)
 
