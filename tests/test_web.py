@@ -364,6 +364,25 @@ async def test_allowed_hosts_admit_a_reverse_proxys_name(tmp_path: Path) -> None
             assert other.status_code == 400
 
 
+async def test_a_cross_site_request_is_refused_but_on_the_top_page(tmp_path: Path) -> None:
+    """What the browser marks cross-site (an <img> or a fetch from another site's page) is
+    refused, so it opens no stored session; following a link to the list is still fine."""
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        cross = {"Sec-Fetch-Site": "cross-site"}
+        refused = [
+            await w.client.get(f"/sessions/{session_id}", headers=cross),
+            await w.client.get(f"/api/sessions/{session_id}", headers=cross),
+            await w.client.get("/api/sessions", headers=cross),
+        ]
+        assert [r.status_code for r in refused] == [403] * 3
+        assert {r.json()["error"]["code"] for r in refused} == {"cross_site"}
+        assert (await w.client.get("/", headers=cross)).status_code == 200
+        for own in ("same-origin", "none"):
+            answer = await w.client.get("/api/sessions", headers={"Sec-Fetch-Site": own})
+            assert answer.status_code == 200
+
+
 async def test_every_response_forbids_framing_and_foreign_scripts(tmp_path: Path) -> None:
     async with web(tmp_path) as w:
         session_id = await w.new_session()

@@ -260,6 +260,8 @@ class _Guard:
         problem = None
         if self.token is None and _host_name(request.headers.get("host", "")) not in self.hosts:
             problem = 400, "unknown_host", "this server answers only for this machine's names"
+        elif request.headers.get("sec-fetch-site") == "cross-site" and request.url.path != "/":
+            problem = 403, "cross_site", "another site's page may link here, not fetch or embed"
         elif self.token is not None and not self._has_token(request):
             problem = 401, "unauthorized", "a valid token is needed (?token=...)"
         elif request.method == "POST":
