@@ -3,7 +3,15 @@
 This package imports nothing of ours; ``systems`` and ``agentos`` build on it.
 """
 
-from components._ids import CallId, ConversationId, Entity, SessionId, TurnId, new_call_id
+from components._ids import (
+    CallId,
+    ConversationId,
+    Entity,
+    SessionId,
+    TurnId,
+    new_call_id,
+    same_conversation,
+)
 from components._json import Json, JsonObject
 from components._messages import (
     CancelCall,
@@ -120,5 +128,6 @@ __all__ = [
     "Waiters",
     "can_transition",
     "new_call_id",
+    "same_conversation",
     "snapshot_of",
 ]

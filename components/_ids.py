@@ -16,6 +16,12 @@ Entity = int
 _random_bytes: list[bytes] = []
 
 
+def same_conversation(a: str | None, b: str | None) -> bool:
+    """Whether two calls' (or a caller's and a call's) conversations are one: equal, or one
+    of them has none (a call submitted without one belongs to all of its session's)."""
+    return a is None or b is None or a == b
+
+
 def new_call_id() -> CallId:
     """A fresh internal call id: a random (version 4) UUID in its canonical text form.
 

@@ -25,6 +25,7 @@ from components import (
     ToolCallConfig,
     ToolCallState,
     Waiter,
+    same_conversation,
     snapshot_of,
 )
 
@@ -84,10 +85,7 @@ class CallReads:
         found: CallId | None = None
         for entity in index.by_provider.get((SessionId(session_id), call_id), ()):
             config = self._core.config(entity)
-            if conversation_id is not None and config.conversation_id not in (
-                None,
-                conversation_id,
-            ):
+            if not same_conversation(config.conversation_id, conversation_id):
                 continue
             state = self._core.state(entity)
             started = state.started_at if state.started_at is not None else state.submitted_at

@@ -103,10 +103,6 @@ class SessionTask:
 
     # ------------------------------------------------------------------ what Session asks
 
-    def feed(self, event: Event) -> None:
-        """An event from the session's caller (a post, a stop)."""
-        self._feed(event)
-
     @property
     def busy(self) -> bool:
         """Actions are queued or being performed."""
@@ -131,7 +127,7 @@ class SessionTask:
             return
         self._writer.store = None
         self._record_error("store", reason)
-        self._feed(StopRequested(cancel_calls=False))  # from the session's own task
+        self.feed(StopRequested(cancel_calls=False))  # from the session's own task
 
     # ------------------------------------------------------------------ the task
 
@@ -176,9 +172,9 @@ class SessionTask:
         if not self._machine.awaits(event.call_id):
             return
         if event.snapshot is not None:
-            self._feed(CallSettled(event.snapshot), hand_off=True)
+            self.feed(CallSettled(event.snapshot), hand_off=True)
         elif event.kind is CallEventKind.OVERDUE:
-            self._feed(CallOverdue(event.call_id), hand_off=True)
+            self.feed(CallOverdue(event.call_id), hand_off=True)
         elif event.kind is CallEventKind.STARTED:
             self._machine.handle(CallRunning(event.call_id))  # changes no status, asks nothing
 
@@ -188,10 +184,11 @@ class SessionTask:
         except UnknownCallError:
             return
         if snapshot.is_final:
-            self._feed(CallSettled(snapshot), hand_off=True)
+            self.feed(CallSettled(snapshot), hand_off=True)
 
-    def _feed(self, event: Event, *, hand_off: bool = False) -> None:
-        """Give the machine an event; perform what it asks now, or have it performed."""
+    def feed(self, event: Event, *, hand_off: bool = False) -> None:
+        """Give the machine an event (a post, a stop, news of a call); perform what it asks
+        now, or have it performed (in the finishing call's task, with ``hand_off``)."""
         self._todo.extend(self._machine.handle(event))
         self._reported_change()
         if self._stepping or not self._todo:
@@ -207,7 +204,7 @@ class SessionTask:
         clock = self._runtime.clock
         if self._deadline <= clock.monotonic():
             self._deadline = math.inf
-            self._feed(TimerFired(clock.monotonic()))
+            self.feed(TimerFired(clock.monotonic()))
             return
         budget = math.inf if self._deadline == math.inf else clock.sleep_budget(self._deadline)
         with anyio.move_on_after(budget):
@@ -254,15 +251,15 @@ class SessionTask:
                 self._wake()
         elif isinstance(action, SendRequest):
             answer = await self._ask(self._machine.request_now(action))
-            self._feed(ModelReplied(answer, at=time.time()))
+            self.feed(ModelReplied(answer, at=time.time()))
         elif isinstance(action, SubmitCalls):
-            self._feed(
+            self.feed(
                 await self._outbound.submit(action, turn_id=f"request-{self._machine.requests}")
             )
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
-            self._feed(CancelsDone())
+            self.feed(CancelsDone())
         else:
             self._set_timer(action)
 

@@ -37,7 +37,15 @@ from agentos._turns.capabilities import (
     definitions,
 )
 from agentos._turns.history import HistoryCall, HistoryLookup, NoHistory
-from components import CallId, CallSnapshot, CallStatus, Json, JsonObject, ToolCallProgress
+from components import (
+    CallId,
+    CallSnapshot,
+    CallStatus,
+    Json,
+    JsonObject,
+    ToolCallProgress,
+    same_conversation,
+)
 
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,128}")
 
@@ -257,10 +265,7 @@ def _ids(snapshot: CallSnapshot, caller: Caller) -> JsonObject:
     known = (
         provider_id is not None
         and snapshot.session_id == caller.session_id
-        and (
-            None in (caller.conversation_id, snapshot.conversation_id)
-            or caller.conversation_id == snapshot.conversation_id
-        )
+        and same_conversation(caller.conversation_id, snapshot.conversation_id)
     )
     return {
         "tool_call_id": provider_id if known else snapshot.call_id,
