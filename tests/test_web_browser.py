@@ -1,6 +1,7 @@
 """The live web page in a real browser (Debian's chromium through Playwright), used as a person
 would: start a session, ask, watch three spinners with progress, ask again while they run,
-cancel the stuck one, see the late answers land, reload, two tabs on two sessions.
+cancel the stuck one, see the late answers land, reload, two tabs on two sessions, open a
+stored session with its Open button.
 
 Needs ``/usr/bin/chromium`` (``apt-get install chromium``; ``.ci/run`` installs it). Elsewhere
 these tests skip saying so; under ``CI=true`` they fail instead, so CI cannot pass without them.
@@ -66,6 +67,7 @@ class Served:
     url: str
     puppet: Puppet
     runtime: Runtime
+    host: Host
     browser: Browser
 
     def calls_of(self, label: str) -> list[str]:
@@ -95,7 +97,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
             group.start_soon(lambda: server.serve(sockets=[listening]))
             try:
                 url = f"http://127.0.0.1:{listening.getsockname()[1]}"
-                yield Served(url, puppet, runtime, browser)
+                yield Served(url, puppet, runtime, host, browser)
             finally:
                 await browser.close()
                 server.should_exit = True
@@ -181,3 +183,28 @@ async def test_two_tabs_on_two_sessions_and_markup_stays_text(tmp_path: Path) ->
         await first.goto(s.url)
         await expect(first.locator("#sessions tbody tr")).to_have_count(2, timeout=WAIT_MS)
         await settle(s.runtime)
+
+
+async def test_a_stored_session_shows_read_only_until_its_open_button(tmp_path: Path) -> None:
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await new_session(page, s.url)
+        await say(page, "Meanwhile, what is 2+2?")
+        await expect(page.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
+        session_id = page.url.rsplit("/", 1)[1]
+        await s.host.unload(session_id)
+        await expect(page.locator("#read-only")).to_be_visible(timeout=WAIT_MS)
+        await expect(page.locator("#message")).to_be_disabled()
+        await page.reload()  # a stored session's page: read from the store, nothing resumed
+        await expect(page.locator("#read-only")).to_contain_text("Read only", timeout=WAIT_MS)
+        await expect(page.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
+        await expect(page.locator("#context")).to_contain_text("[assistant] 4")
+        assert s.host.list() == []
+        await page.click("#open")
+        await expect(page.locator("#read-only")).to_be_hidden(timeout=WAIT_MS)
+        await expect(page.locator("#message")).to_be_enabled()
+        await say(page, "Thanks")
+        await expect(page.locator(".entry.agent .text").last).to_have_text(
+            "Noted.", timeout=WAIT_MS
+        )
+        assert [summary.session_id for summary in s.host.list()] == [session_id]

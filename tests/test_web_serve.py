@@ -86,7 +86,8 @@ def test_binding_another_address_requires_and_prints_a_token(env: dict[str, str]
 
 
 def test_a_session_agentos_run_started_opens_in_the_page(env: dict[str, str]) -> None:
-    """One store: what `agentos run` saved is listed, opens (resumed) and takes a message."""
+    """One store: what `agentos run` saved is listed, shown, opens (resumed) and takes a
+    message."""
     run = agentos(env, "run", "--wait-for-async", "When can Jane and Jack meet?")
     assert run.code == 0, run
     session_id = run.json["session_id"]
@@ -97,5 +98,8 @@ def test_a_session_agentos_run_started_opens_in_the_page(env: dict[str, str]) ->
         assert state["chat"][0]["text"] == "When can Jane and Jack meet?"
         assert len(state["calls"]) == 2
         assert {call["status"] for call in state["calls"].values()} == {"completed"}
+        assert state["access"]["open"] is False, "looking resumes nothing"
+        opened = client.post(f"/api/sessions/{session_id}/open", json={})
+        assert opened.status_code == 200, opened.text
         posted = client.post(f"/api/sessions/{session_id}/messages", json={"text": "thanks"})
         assert posted.status_code == 202

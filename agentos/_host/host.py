@@ -41,7 +41,7 @@ from agentos._store.protocol import Completion, SessionStore, StoredSession
 from agentos._turns.agent_config import AgentConfig, ExecutionMode
 from agentos._turns.agent_problems import fit_problems
 from agentos._turns.context_view import ContextView, TranscriptView
-from agentos._turns.events import SessionStatus
+from agentos._turns.events import ENDED, SessionStatus
 from agentos._turns.history import HistoryCall
 from components import Json
 
@@ -238,9 +238,9 @@ class Host(anyio.AsyncContextManagerMixin):
         assert self.store is not None
         loaded = self._sessions.get(session_id)
         if loaded is not None:
-            if loaded.status is not SessionStatus.STOPPED:
+            if loaded.status not in ENDED:
                 raise ValueError(f"session {session_id!r} is already running here")
-            await self.unload(session_id)  # stopped: resumed from what the store holds
+            await self.unload(session_id)  # ended: resumed from what the store holds
         version = await self._leases.acquire(session_id, steal=steal)
         if version is None:
             raise UnknownSessionError(session_id)
@@ -415,15 +415,24 @@ class Host(anyio.AsyncContextManagerMixin):
         return merged(loaded, stored)
 
     async def open(self, session_id: str) -> Session:
-        """The session: loaded here, else resumed from the store. ``UnknownSessionError``
+        """The session: loaded here, else resumed from the store (as is one that ended here:
+        stopped, or taken over by a host that has let it go since). ``UnknownSessionError``
         if neither holds it; two opens of one stored session resume it once."""
         async with self._opening:
-            try:
-                return self.get(session_id)
-            except UnknownSessionError:
-                if self.store is None or await self.store.load_session(session_id) is None:
-                    raise
+            loaded = self._sessions.get(session_id)
+            if loaded is not None and (loaded.status not in ENDED or self.store is None):
+                return loaded
+            if self.store is None or await self.store.load_session(session_id) is None:
+                raise UnknownSessionError(session_id)
             return await self.resume(session_id)
+
+    async def holders(self) -> dict[str, str]:
+        """Who holds each session now (session -> holder): this host (``holder``) for the
+        sessions it holds, else the store's live leases. Reading it is how a host learns at
+        once that another took one of its sessions (it stops, as at the next renewal)."""
+        if self.store is None:
+            return dict.fromkeys(self._sessions, self.holder)
+        return await self._leases.holders(self._taken_over)
 
     async def complete(
         self, token: str, result: Json = None, *, error: str | None = None

@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import anyio
 
@@ -81,9 +81,23 @@ class LeaseKeeper:
                 taken = await store.renew_leases(self.holder, list(self.held), ttl=self.expiry)
             except Exception:  # the sessions' commits report it; the next period tries again
                 continue
-            for session_id, holder in taken.items():
-                self.held.discard(session_id)
-                lost(session_id, holder)
+            self._lose(taken, lost)
+
+    async def holders(self, lost: Callable[[str, str | None], None]) -> dict[str, str]:
+        """Who holds each session now: this host for those it holds, else the store's live
+        leases; a session another host took since the last renewal is ``lost`` at once."""
+        if self.store is None:
+            return {}
+        live = await self.store.live_leases()
+        self._lose({s: live[s] for s in self.held if live.get(s, self.holder) != self.holder}, lost)
+        return live | dict.fromkeys(self.held, self.holder)
+
+    def _lose(
+        self, taken: Mapping[str, str | None], lost: Callable[[str, str | None], None]
+    ) -> None:
+        for session_id, holder in taken.items():
+            self.held.discard(session_id)
+            lost(session_id, holder)
 
 
 def _holder_name() -> str:

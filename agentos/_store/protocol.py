@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from agentos._board.board import Board
 from agentos._model.messages import Message
+from agentos._turns.chat import ChatEntry
+from agentos._turns.history import MessageHistory
+from agentos._turns.transcript_chat import transcript_chat
 from components import Json, JsonObject
 
 
@@ -42,6 +46,16 @@ class StoredSession:
     """Bumped by every write and every lease taken: a write names the version it expects."""
     board: dict[str, Json] | None = None  # JsonObject: an alias that | cannot join
     """A board session's board (``Board.to_json``); None for a transcript session."""
+
+    def chat(self) -> list[ChatEntry]:
+        """What a person sees of the stored conversation, as ``Session.chat`` shows it; a
+        call is as the history (or board) left it: a call no outcome reached is ``orphaned``,
+        one whose placeholder says it ran is ``running``, whether it still does or not."""
+        if self.board is not None:
+            return Board.from_json(self.board).chat()
+        index = MessageHistory()
+        index.load(self.session_id, self.history)
+        return transcript_chat(self.history, (), index, self.session_id)
 
 
 @dataclass(frozen=True, slots=True)

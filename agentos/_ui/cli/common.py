@@ -15,7 +15,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from agentos import AgentOSError, SqliteStore, StoredSession, StoredToken, UnknownSessionError
-from agentos._ui.cli.calls import timestamp
+from agentos._ui.stored.calls import timestamp
 from agentos._ui.terminal_text import one_line, visible
 from components import JsonObject
 

@@ -11,7 +11,6 @@ from typing import cast
 import click
 
 from agentos import SqliteStore, StoredSession, UnknownSessionError
-from agentos._ui.cli.calls import brief, render_session, stored_calls
 from agentos._ui.cli.common import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -24,8 +23,9 @@ from agentos._ui.cli.common import (
     table_or_lines,
     with_store,
 )
-from agentos._ui.cli.live import CancelReport, LiveCall, cancel_call, find_call
-from agentos._ui.cli.live import session_calls as live_session_calls
+from agentos._ui.stored.calls import brief, render_session, stored_calls
+from agentos._ui.stored.live import CancelReport, LiveCall, cancel_call, find_call
+from agentos._ui.stored.live import session_calls as live_session_calls
 from components import Json, JsonObject
 
 

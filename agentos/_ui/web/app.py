@@ -1,10 +1,12 @@
 """``agentos serve``'s web app: a page per session, its calls live over server-sent events.
 
 Starlette routes over one ``Host`` (the CLI's runtime and store): a session
-list, a session page, a JSON API (create, post, peek, cancel) and one SSE
-stream per open page (``PageFeed``: numbered events, heartbeats, replay by
-``Last-Event-ID``). The pages are static files of the package; their script
-writes every value as text, never as markup.
+list, a session page, a JSON API (create, open, post, peek, cancel) and one
+SSE stream per open page (``PageFeed``: numbered events, heartbeats, replay
+by ``Last-Event-ID``). No GET changes anything: a session this host does
+not run is read from the store (``Pages``) until a POST opens it. The pages
+are static files of the package; their script writes every value as text,
+never as markup.
 
 Safety: with ``token`` set, every request (the stream too) must carry it (a
 ``Bearer`` header, ``?token=`` or the cookie a page load with ``?token=``
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from http.cookies import SimpleCookie
 from importlib import resources
@@ -32,18 +33,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentos import (
-    AgentConfig,
-    CallSnapshot,
-    Host,
-    Runtime,
-    Session,
-    SessionInUseError,
-    UnknownCallError,
-    UnknownSessionError,
-)
+from agentos import AgentConfig, CallSnapshot, Host, Runtime, Session, UnknownCallError
 from agentos._ui.web.feed import PageFeed
-from agentos._ui.web.view import peek
+from agentos._ui.web.pages import Pages, WebError
+from agentos._ui.web.view import peek, stored_peek
 from components import JsonObject
 
 MAX_BODY = 64 * 1024
@@ -63,65 +56,6 @@ PAGE_HEADERS = {
 """On every response: no other site frames the page, and nothing but its own files runs."""
 
 
-class WebError(Exception):
-    """An error the API answers with ``{"error": {"code", "message"}}`` and ``status``."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-class Pages:
-    """The live feeds of the sessions that pages show, opened on first use."""
-
-    def __init__(self, host: Host, runtime: Runtime, config: AgentConfig) -> None:
-        self.host, self.runtime, self.config = host, runtime, config
-        self._feeds: dict[str, PageFeed] = {}
-
-    async def session(self, session_id: str) -> Session:
-        """The session, resumed from the store if this host does not run it yet."""
-        try:
-            return await self.host.open(session_id)
-        except UnknownSessionError:
-            raise WebError(404, "unknown_session", f"no session {session_id!r}") from None
-        except SessionInUseError as error:
-            raise WebError(409, "session_in_use", str(error)) from None
-
-    async def feed(self, session_id: str) -> PageFeed:
-        feed = self._feeds.get(session_id)
-        session = await self.session(session_id)
-        if feed is None or feed.session is not session:
-            if feed is not None:
-                feed.close()
-            feed = self._feeds[session_id] = PageFeed(session, self.runtime)
-        return feed
-
-    async def listing(self) -> list[JsonObject]:
-        """Every session: the store's, and those only this host runs, newest activity last."""
-        now = time.time()
-        return [
-            {
-                "session_id": summary.session_id,
-                "agent": summary.agent,
-                "status": summary.status.value,
-                "updated_at": now if summary.updated_at is None else summary.updated_at,
-                "running_calls": summary.running_calls,
-                "live": summary.live,
-            }
-            for summary in await self.host.sessions()
-        ]
-
-    def end_streams(self) -> None:
-        """The server is stopping: every open stream ends, with its last chunk."""
-        for feed in self._feeds.values():
-            feed.end()
-
-    def close(self) -> None:
-        for feed in self._feeds.values():
-            feed.close()
-        self._feeds.clear()
-
-
 def make_app(
     host: Host,
     runtime: Runtime,
@@ -136,7 +70,8 @@ def make_app(
     (``127.0.0.1``, ``localhost``, ``[::1]``) or one of ``allowed_hosts`` (a reverse
     proxy's name): a site whose name resolves to 127.0.0.1 cannot reach it.
     """
-    pages = Pages(host, runtime, config or AgentConfig())
+    pages = Pages(host, runtime)
+    config = config or AgentConfig()
 
     def api(
         handler: Callable[[Request], Awaitable[Response]],
@@ -161,12 +96,15 @@ def make_app(
 
     async def create_session(request: Request) -> Response:
         await _json_body(request)
-        session = await host.create_session(pages.config)
+        session = await host.create_session(config)
         return JSONResponse({"session_id": session.session_id}, status_code=201)
 
     async def show_session(request: Request) -> Response:
-        feed = await pages.feed(request.path_params["session_id"])
-        return JSONResponse({"last_event_id": feed.last_id, "state": feed.state()})
+        return _page_now((await pages.watch(request.path_params["session_id"])).feed)
+
+    async def open_session(request: Request) -> Response:
+        await _json_body(request)
+        return _page_now((await pages.open(request.path_params["session_id"])).feed)
 
     async def post_message(request: Request) -> Response:
         body = await _json_body(request)
@@ -175,7 +113,7 @@ def make_app(
             raise WebError(400, "bad_request", "'text' must be a non-empty string")
         if reply_to is not None and type(reply_to) is not int:
             raise WebError(400, "bad_request", "'reply_to' must be a node id (an integer)")
-        session = await pages.session(request.path_params["session_id"])
+        session = await pages.running(request.path_params["session_id"])
         try:
             session.post(text, reply_to=reply_to)
         except KeyError as error:
@@ -185,15 +123,21 @@ def make_app(
         return JSONResponse({"posted": True}, status_code=202)
 
     async def peek_call(request: Request) -> Response:
-        session = await pages.session(request.path_params["session_id"])
-        return JSONResponse(peek(_call(runtime, session, request.path_params["call_id"])))
+        watch = await pages.watch(request.path_params["session_id"])
+        call_id = request.path_params["call_id"]
+        if watch.live is not None:
+            return JSONResponse(peek(_call(runtime, watch.live, call_id)))
+        stored = watch.stored_call(call_id)
+        if stored is None:
+            raise WebError(404, "unknown_call", f"no call {call_id!r} in this session")
+        return JSONResponse(stored_peek(stored))
 
     async def cancel_call(request: Request) -> Response:
         body = await _json_body(request)
         reason = body.get("reason", "cancelled from the web page")
         if not isinstance(reason, str):
             raise WebError(400, "bad_request", "'reason' must be a string")
-        session = await pages.session(request.path_params["session_id"])
+        session = await pages.running(request.path_params["session_id"])
         call = _call(runtime, session, request.path_params["call_id"])
         if call.deferred:
             raise WebError(409, "deferred", "a deferred call ends when its token is completed")
@@ -202,7 +146,7 @@ def make_app(
         return JSONResponse({"cancelled": outcome.cancelled, "previous_status": was})
 
     async def events(request: Request) -> Response:
-        feed = await pages.feed(request.path_params["session_id"])
+        feed = (await pages.watch(request.path_params["session_id"])).feed
         seen = _event_id(request.headers.get("last-event-id"))
         return EventSourceResponse(_stream(feed, seen), ping=HEARTBEAT_SECONDS)
 
@@ -212,6 +156,7 @@ def make_app(
         Route("/api/sessions", api(list_sessions), methods=["GET"]),
         Route("/api/sessions", api(create_session), methods=["POST"]),
         Route("/api/sessions/{session_id}", api(show_session)),
+        Route("/api/sessions/{session_id}/open", api(open_session), methods=["POST"]),
         Route("/api/sessions/{session_id}/messages", api(post_message), methods=["POST"]),
         Route("/api/sessions/{session_id}/events", api(events)),
         Route("/api/sessions/{session_id}/calls/{call_id}", api(peek_call)),
@@ -391,6 +336,12 @@ async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[bytes]:
                 seen = event.id
         assert seen is not None
         events = await feed.after(seen)
+
+
+def _page_now(feed: PageFeed) -> Response:
+    """The page's state and the id of the event it is as of (a stream goes on from there)."""
+    state = feed.state()
+    return JSONResponse({"last_event_id": feed.last_id, "state": state})
 
 
 def _page(name: str) -> Response:

@@ -1,49 +1,58 @@
-"""A session page's changes as numbered events: coalesced, and replayable by id.
+"""A session page's changes as numbered events: coalesced, replayable by id, and small.
 
-The session and the runtime only mark the feed dirty (``Session.on_change``,
-``Runtime.on_call_events``: no task, no polling). A page's stream then
-publishes: it draws the page state (``page_state``) and turns what differs
-from the last published state into events, one per changed part and one per
-changed call. The first change after a quiet spell goes out at once; changes
-closer together than ``min_interval`` are folded into one publication, so a
-call flooding progress costs a few events a second. One waiting stream
-publishes while the others wait for its news, told in groups of pages with
-the event loop free between them (a change on a page open 500 times is
-500 sends: one burst would stall every session's tick), and each event is
-encoded once for every stream. The newest ``keep`` events stay, so a page that
-reconnects with ``Last-Event-ID`` gets what it missed; one further behind
-gets a snapshot.
+Whoever knows of a change only marks the feed (``mark``: the session's
+``on_change`` and the runtime's call events, no task); while pages wait, one
+of them also asks ``refresh`` every ``poll`` seconds (who holds the session
+now, what the store says of one held elsewhere), which marks it when
+something moved. A page's stream then publishes: it draws the page state
+(``draw``) and turns what differs from the last published state into events:
+each changed part, each changed call, and of the chat and the context only
+what changed (``chat_delta``, ``context_delta``), so an event costs what
+changed, not the whole page. The first change after a quiet spell goes out at
+once; changes closer together than ``min_interval`` are folded into one
+publication, so a call flooding progress costs a few events a second. One
+waiting stream publishes while the others wait for its news, told in groups
+of pages with the event loop free between them (a change on a page open 500
+times is 500 sends: one burst would stall every session's tick), and each
+event is encoded once for every stream. The newest ``keep`` events stay, so
+a page that reconnects with ``Last-Event-ID`` gets what it missed; one
+further behind gets a snapshot.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.lowlevel
 
-from agentos import Runtime, Session
-from agentos._ui.web.view import page_state
-from components import JsonObject
+from components import Json, JsonObject
 
 MIN_INTERVAL = 0.2
 """Seconds between two publications of one page (a few updates a second, coalesced)."""
+POLL_SECONDS = 0.5
+"""Seconds between two ``refresh`` calls while pages wait: a session taken over, unloaded or
+ended elsewhere shows within a second."""
 KEEP = 1_000
 """Events kept for pages that reconnect."""
 NEWS_GROUPS = 50
 """Waiting pages are told of a publication in this many groups, one per loop iteration."""
+_WHOLE_PARTS = ("status", "access", "errors")
+"""Parts of the page small enough to send whole when they change."""
 _QUIET_FIELDS = frozenset({"elapsed"})
 """Widget fields that change with the clock alone: they do not make a call's event."""
 
 
 @dataclass(frozen=True, slots=True)
 class PageEvent:
-    """One change of the page: ``kind`` is ``status``, ``chat``, ``call``, ``context`` or
-    ``errors`` (``snapshot``: the whole page); ``frame`` is it as a server-sent event."""
+    """One change of the page: ``kind`` is ``status``, ``access``, ``errors``, ``call``,
+    ``chat`` or ``context`` (``snapshot``: the whole page); ``frame`` is it as a
+    server-sent event."""
 
     id: int
     kind: str
@@ -55,47 +64,74 @@ class PageEvent:
         object.__setattr__(self, "frame", lines.encode())
 
 
+def chat_delta(old: Sequence[Json], new: Sequence[Json]) -> JsonObject | None:
+    """The chat event from ``old`` to ``new``: the page keeps its first ``chat_from`` entries
+    and puts ``chat`` after them (None: nothing changed)."""
+    same = _same_prefix(old, new)
+    if same == len(old) == len(new):
+        return None
+    return {"chat_from": same, "chat": list(new[same:])}
+
+
+def context_delta(old: str, new: str) -> JsonObject | None:
+    """The context event from ``old`` to ``new``: the page keeps its first ``context_from``
+    lines and puts the lines of ``context_tail`` after them (None: nothing changed). Counted
+    in lines, not characters: the page's script counts characters differently."""
+    if old == new:
+        return None
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    same = _same_prefix(old_lines, new_lines)
+    return {"context_from": same, "context_tail": list[Json](new_lines[same:])}
+
+
+def _same_prefix(old: Sequence[object], new: Sequence[object]) -> int:
+    """How many leading items ``old`` and ``new`` share."""
+    for index, (before, after) in enumerate(zip(old, new, strict=False)):
+        if before != after:
+            return index
+    return min(len(old), len(new))
+
+
 class PageFeed:
     """The changes of one session's page, for every page that shows it."""
 
     def __init__(
         self,
-        session: Session,
-        runtime: Runtime,
+        draw: Callable[[], JsonObject],
         *,
+        refresh: Callable[[], Awaitable[object]] | None = None,
+        poll: float = POLL_SECONDS,
         min_interval: float = MIN_INTERVAL,
         keep: int = KEEP,
-        wall: Callable[[], float] = time.time,
     ) -> None:
-        self.session = session
-        self._runtime = runtime
+        self._draw = draw
+        self._refresh = refresh
+        self._poll = poll
         self._min_interval = min_interval
-        self._wall = wall
         self._events: deque[PageEvent] = deque(maxlen=keep)
         self.last_id = 0
-        self._state = self.state()
+        self._state = draw()
         self._published_at = -float("inf")
-        self._dirty = anyio.Event()
+        self._refreshed_at = -float("inf")
+        self._dirty = False
+        self._wake = anyio.Event()
+        """Set by ``mark`` and by each publication: the publishing stream looks again."""
         self._news = [anyio.Event() for _ in range(NEWS_GROUPS)]
         """Set (and replaced), group by group, each time the publishing stream is done."""
         self._waiters = 0
         self._publishing = False
         self.ended = False
         """The server is stopping: streams end (with a last chunk, not cut)."""
-        self._stops = [
-            session.on_change(self._mark),
-            runtime.on_call_events(session.session_id, lambda event: self._mark()),
-        ]
 
     def state(self) -> JsonObject:
-        """The page as it is now."""
-        return page_state(self.session, self._runtime, self._wall())
+        """The page as of the newest event."""
+        if self._dirty:
+            self.publish()
+        return self._state
 
     def snapshot(self) -> PageEvent:
         """The whole page as of the newest event (a page starts from it)."""
-        if self._dirty.is_set():
-            self.publish()
-        return PageEvent(self.last_id, "snapshot", self._state)
+        return PageEvent(self.last_id, "snapshot", self.state())
 
     def since(self, seen: int) -> list[PageEvent] | None:
         """The events after ``seen``; None when some of them are no longer kept."""
@@ -122,11 +158,11 @@ class PageFeed:
             self._publishing = True
             told = False
             try:
-                await self._dirty.wait()
+                await self._until_news(seen)
                 wait = self._published_at + self._min_interval - time.monotonic()
-                if wait > 0:
+                if self._dirty and wait > 0:
                     await anyio.sleep(wait)
-                if self._dirty.is_set():
+                if self._dirty:
                     self.publish()
                 self._publishing = False
                 for group in range(NEWS_GROUPS):
@@ -140,17 +176,31 @@ class PageFeed:
                         self._tell(group)
         return self.since(seen)
 
+    async def _until_news(self, seen: int) -> None:
+        """Wait for a mark or a publication after ``seen``, refreshing every ``poll`` seconds."""
+        while not (self._dirty or self.last_id > seen or self.ended):
+            if self._refresh is not None and time.monotonic() >= self._refreshed_at + self._poll:
+                self._refreshed_at = time.monotonic()
+                await self._refresh()
+                continue
+            wake = self._wake
+            due = math.inf if self._refresh is None else self._refreshed_at + self._poll
+            with anyio.move_on_after(due - time.monotonic()):
+                await wake.wait()
+            if wake.is_set():
+                self._wake = anyio.Event()
+
     def _tell(self, group: int) -> None:
         news, self._news[group] = self._news[group], anyio.Event()
         news.set()
 
     def publish(self) -> None:
         """Draw the page and number what changed since the last publication."""
-        self._dirty = anyio.Event()
+        self._dirty = False
         self._published_at = time.monotonic()
-        old, new = self._state, self.state()
+        old, new = self._state, self._draw()
         self._state = new
-        for part in ("status", "chat", "context", "errors"):
+        for part in _WHOLE_PARTS:
             if old[part] != new[part]:
                 self._add(part, {part: new[part]})
         old_calls, new_calls = old["calls"], new["calls"]
@@ -159,24 +209,31 @@ class PageFeed:
             before = old_calls.get(call_id)
             if not isinstance(before, dict) or _moved(before, widget):
                 self._add("call", {"call": widget})
+        old_chat, new_chat = old["chat"], new["chat"]
+        assert isinstance(old_chat, list) and isinstance(new_chat, list)
+        chat = chat_delta(old_chat, new_chat)
+        if chat is not None:
+            self._add("chat", chat)
+        context = context_delta(str(old["context"]), str(new["context"]))
+        if context is not None:
+            self._add("context", context)
+        self._wake.set()
 
     def end(self) -> None:
         """Wake every waiting stream to end: the server is stopping."""
         self.ended = True
-        self._dirty.set()
+        self._wake.set()
         for group in range(NEWS_GROUPS):
             self._tell(group)
 
-    def close(self) -> None:
-        for stop in self._stops:
-            stop()
+    def mark(self) -> None:
+        """Something the page shows may have changed: the next publication draws it."""
+        self._dirty = True
+        self._wake.set()
 
     def _add(self, kind: str, data: JsonObject) -> None:
         self.last_id += 1
         self._events.append(PageEvent(self.last_id, kind, data))
-
-    def _mark(self) -> None:
-        self._dirty.set()
 
 
 def _moved(before: JsonObject, after: object) -> bool:

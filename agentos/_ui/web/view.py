@@ -2,7 +2,9 @@
 
 Plain data built from the session's public reads (``chat``, ``next_messages``)
 and the runtime's snapshots, so the page, its event stream and the tests see
-one shape. Every value is data: the page's script puts it in the DOM as text.
+one shape; a session this server does not run is drawn in the same shape from
+the store (``stored_page_state``: its history, and the calls as its holder
+mirrors them). Every value is data: the page's script puts it in the DOM as text.
 """
 
 from __future__ import annotations
@@ -11,7 +13,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
-from agentos import CallSnapshot, ChatCall, ChatEntry, Message, Runtime, Session
+from agentos import (
+    Board,
+    CallSnapshot,
+    ChatCall,
+    ChatEntry,
+    Message,
+    Runtime,
+    Session,
+    StoredSession,
+)
+from agentos._ui.stored.live import LiveCall
 from agentos.turns import EXPECTED_SECONDS, blocks_of
 from components import CallStatus, Json, JsonObject
 
@@ -19,6 +31,8 @@ ERRORS_SHOWN = 3
 """The session's latest errors the page shows (a failed model request, say)."""
 PREVIEW_CHARS = 2_000
 """A result or payload longer than this is cut in widgets (the peek shows it whole)."""
+_WAITING = frozenset({"running", "pending", "deferred", "running_when_stored"})
+"""A stored call's statuses that are not final (``_ui/stored/calls.py`` names them all)."""
 
 
 def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
@@ -36,6 +50,71 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
         "context": context_text(session.next_messages()),
         "errors": folded(session.errors)[-ERRORS_SHOWN:],
     }
+
+
+def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: float) -> JsonObject:
+    """A session this server does not run, as ``page_state`` draws one: its stored chat, and
+    each call as its holder last mirrored it (else as the history left it)."""
+    found = {key: call for call in calls for key in _keys(call)}
+    chat = stored.chat()
+    widgets: JsonObject = {
+        call.call_id: stored_widget(call, found.get(call.call_id), now)
+        for entry in chat
+        for call in entry.calls
+    }
+    if stored.board is not None:
+        context = Board.from_json(stored.board).render().text
+    else:
+        context = context_text(stored.history)
+    return {
+        "session_id": stored.session_id,
+        "status": stored.status,
+        "view": str(stored.config.get("context_view", "transcript")),
+        "chat": [chat_entry(entry) for entry in chat],
+        "calls": widgets,
+        "context": context,
+        "errors": [],
+    }
+
+
+def stored_widget(call: ChatCall, live: LiveCall | None, now: float) -> JsonObject:
+    """A call of a session run elsewhere (or nowhere): the chat's widget, with the status,
+    progress and times the store holds."""
+    widget = chat_widget(call)
+    if live is None:
+        return widget
+    row, status = live.row, live.call.status
+    widget.update(status=status, final=status not in _WAITING)
+    if row is not None:
+        end = row.ended_at if row.ended_at is not None else now
+        widget.update(
+            percent=percent_of(row.progress),
+            latest=_brief(row.progress),
+            elapsed=None if row.started_at is None else round(end - row.started_at, 1),
+            error=row.error_message,
+        )
+    return widget
+
+
+def stored_peek(live: LiveCall) -> JsonObject:
+    """``peek`` of a call the store knows: its latest progress (the log stays with its holder)."""
+    row, call = live.row, live.call
+    return {
+        "id": call.tool_call_id or call.provider_call_id,
+        "tool": call.tool,
+        "args": call.input,
+        "status": call.status,
+        "progress": [] if row is None or row.progress is None else [{"payload": row.progress}],
+        "progress_dropped": 0,
+        "result": call.result if call.status == "completed" else None,
+        "error": None if row is None else row.error_message,
+        "cancel_reason": call.cancel_reason,
+    }
+
+
+def _keys(live: LiveCall) -> list[str]:
+    """The ids a chat may know a stored call by: the model's, and the runtime's."""
+    return [key for key in (live.call.provider_call_id, live.call.tool_call_id) if key]
 
 
 def folded(errors: Sequence[str]) -> list[Json]:

@@ -75,7 +75,8 @@ const agentos = (() => {
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
-    const state = { chat: [], calls: {}, status: "", context: "", errors: [] };
+    const state = { chat: [], calls: {}, status: "", context: "", errors: [],
+                    access: { open: false, holder: null, here: "" } };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
     document.getElementById("title").textContent = sessionId;
     document.title = `agentos ${sessionId}`;
@@ -100,7 +101,7 @@ const agentos = (() => {
       const look = el("button", { type: "button", class: "peek", text: "peek" });
       look.addEventListener("click", () => peek(c.id));
       row.append(look);
-      if (!c.final && c.status !== "orphaned") {
+      if (state.access.open && !c.final && c.status !== "orphaned") {
         const stop = el("button", { type: "button", class: "cancel", text: "Cancel" });
         stop.addEventListener("click", async () => {
           try { await call("POST", `${api}/calls/${encodeURIComponent(c.id)}/cancel`, {}); }
@@ -130,6 +131,20 @@ const agentos = (() => {
       const old = document.querySelector(`[data-call="${CSS.escape(callId)}"]`);
       const row = widget(callId);
       if (old && row) old.replaceWith(row); else drawChat();
+    }
+
+    function drawAccess() { // read only unless this server runs the session
+      const { open, holder, here } = state.access;
+      const free = holder === null || holder === here;
+      document.body.setAttribute("data-open", String(open));
+      document.getElementById("message").disabled = !open;
+      document.querySelector("#composer button").disabled = !open;
+      document.getElementById("read-only").hidden = open;
+      document.getElementById("holder").textContent = open ? "" :
+        holder === null ? "Read only: no process runs this session. Open runs it here." :
+        holder === here ? "This session has ended here. Open resumes it from the store." :
+        `Read only: ${holder} runs this session. Open takes it over once it lets go.`;
+      document.getElementById("open").disabled = !free;
     }
 
     function drawRest() {
@@ -163,11 +178,16 @@ const agentos = (() => {
     }
 
     const handlers = {
-      snapshot(data) { Object.assign(state, data); drawChat(); drawRest(); },
+      snapshot(data) { Object.assign(state, data); drawAccess(); drawChat(); drawRest(); },
+      access(data) { state.access = data.access; drawAccess(); drawChat(); },
       status(data) { state.status = data.status; drawRest(); },
-      context(data) { state.context = data.context; drawRest(); },
+      context(data) { // the first context_from lines stay, the tail's lines follow them
+        state.context = state.context.split("\n").slice(0, data.context_from)
+          .concat(data.context_tail).join("\n");
+        drawRest();
+      },
       errors(data) { state.errors = data.errors; drawRest(); },
-      chat(data) { state.chat = data.chat; drawChat(); },
+      chat(data) { state.chat = state.chat.slice(0, data.chat_from).concat(data.chat); drawChat(); },
       call(data) { state.calls[data.call.id] = data.call; drawCall(data.call.id); },
     };
     const source = new EventSource(url(`${api}/events`));
@@ -180,6 +200,11 @@ const agentos = (() => {
         document.body.setAttribute("data-last-event", event.lastEventId);
       });
     }
+
+    document.getElementById("open").addEventListener("click", async () => {
+      try { await call("POST", `${api}/open`, {}); }
+      catch (error) { showError(error); }
+    });
 
     document.getElementById("composer").addEventListener("submit", async (event) => {
       event.preventDefault();

@@ -22,7 +22,7 @@ from agentos import (
     StoredSession,
     StoredToken,
 )
-from agentos._ui.cli.calls import StoredCall, brief, stored_calls, timestamp
+from agentos._ui.stored.calls import StoredCall, brief, stored_calls, timestamp
 from components import CallStatus, JsonObject
 
 NOWHERE = "no process is running it"

@@ -1,0 +1,181 @@
+"""The sessions the pages show, each live from this host or read from the store.
+
+Looking never changes anything: a page of a session this host does not run
+reads it from the store (no lease, no resume) and shows it read only, with
+who holds it; only ``open`` (the page's Open button, a POST) resumes it here.
+While its pages wait, each session is checked every ``POLL_SECONDS``: one
+another host took over, one unloaded here, one that ended elsewhere shows
+within a second, and Open takes it back once nobody holds it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from agentos import (
+    Host,
+    Runtime,
+    Session,
+    SessionInUseError,
+    StoredSession,
+    UnknownSessionError,
+)
+from agentos._ui.stored.live import LiveCall, live_calls
+from agentos._ui.web.feed import PageFeed
+from agentos._ui.web.view import page_state, stored_page_state
+from agentos.turns import ENDED
+from components import JsonObject
+
+
+class WebError(Exception):
+    """An error the API answers with ``{"error": {"code", "message"}}`` and ``status``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class Watch:
+    """One session as its pages see it: the ``Session`` while this host runs it, else what
+    the store says; ``feed`` is its pages' events."""
+
+    def __init__(
+        self, session_id: str, host: Host, runtime: Runtime, wall: Callable[[], float]
+    ) -> None:
+        self.session_id = session_id
+        self._host, self._runtime, self._wall = host, runtime, wall
+        self.live: Session | None = None
+        self._stored: tuple[StoredSession, list[LiveCall]] | None = None
+        self.holder: str | None = None
+        self._stops: list[Callable[[], None]] = []
+        self.feed = PageFeed(self._draw, refresh=self.refresh)
+
+    async def refresh(self) -> bool:
+        """Look again: who holds the session, and what the store says if it is not ours;
+        marks the feed when something moved. False: neither this host nor the store has it."""
+        holder = (await self._host.holders()).get(self.session_id)
+        try:
+            loaded: Session | None = self._host.get(self.session_id)
+        except UnknownSessionError:
+            loaded = None
+        live = loaded if holder == self._host.holder else None
+        moved = holder != self.holder or live is not self.live
+        self.holder = holder
+        if live is not self.live:
+            self._follow(live)
+        if live is None:
+            stored = await self._read(holder)
+            if stored is None:
+                return False
+            moved = moved or stored != self._stored
+            self._stored = stored
+        if moved:
+            self.feed.mark()
+        return True
+
+    async def _read(self, holder: str | None) -> tuple[StoredSession, list[LiveCall]] | None:
+        store = self._host.store
+        stored = None if store is None else await store.load_session(self.session_id)
+        if store is None or stored is None:
+            return None
+        tokens = await store.tokens_of(self.session_id)
+        rows = await store.mirrored_calls(session_id=self.session_id)
+        return stored, live_calls(stored, tokens, rows, holder)
+
+    def _follow(self, session: Session | None) -> None:
+        """Draw from ``session`` (None: from the store), told of its changes."""
+        self.close()
+        self.live = session
+        if session is not None:
+            self._stops = [
+                session.on_change(self.feed.mark),
+                self._runtime.on_call_events(self.session_id, lambda event: self.feed.mark()),
+            ]
+
+    def _draw(self) -> JsonObject:
+        now = self._wall()
+        if self.live is not None:
+            state = page_state(self.live, self._runtime, now)
+        elif self._stored is not None:
+            state = stored_page_state(*self._stored, now)
+        else:
+            state = {"session_id": self.session_id, "status": "", "chat": [], "calls": {}}
+            state |= {"context": "", "errors": []}
+        open_here = self.live is not None and self.live.status not in ENDED
+        state["access"] = {"open": open_here, "holder": self.holder, "here": self._host.holder}
+        return state
+
+    def stored_call(self, call_id: str) -> LiveCall | None:
+        """The call as the store knows it (for a session this host does not run)."""
+        calls = () if self._stored is None else self._stored[1]
+        found = (c for c in calls if call_id in (c.call.provider_call_id, c.call.tool_call_id))
+        return next(found, None)
+
+    def close(self) -> None:
+        for stop in self._stops:
+            stop()
+        self._stops = []
+
+
+class Pages:
+    """The sessions pages look at, by id (a ``Watch`` each, made on first look)."""
+
+    def __init__(self, host: Host, runtime: Runtime, wall: Callable[[], float] = time.time):
+        self.host, self.runtime, self._wall = host, runtime, wall
+        self._watches: dict[str, Watch] = {}
+
+    async def watch(self, session_id: str) -> Watch:
+        """The session's watch, looked at again now; 404 when nobody knows the session."""
+        watch = self._watches.get(session_id)
+        if watch is None:
+            watch = Watch(session_id, self.host, self.runtime, self._wall)
+        if not await watch.refresh():
+            watch.close()
+            self._watches.pop(session_id, None)
+            raise WebError(404, "unknown_session", f"no session {session_id!r}")
+        self._watches[session_id] = watch
+        return watch
+
+    async def running(self, session_id: str) -> Session:
+        """The session, if this host runs it (posts and cancels need that); 409 if it does not."""
+        watch = await self.watch(session_id)
+        if watch.live is None:
+            held = "nobody runs it" if watch.holder is None else f"{watch.holder} holds it"
+            raise WebError(409, "not_open", f"session {session_id!r} is not open here ({held})")
+        return watch.live
+
+    async def open(self, session_id: str) -> Watch:
+        """Run the session here: resumed from the store unless this host runs it already."""
+        try:
+            await self.host.open(session_id)
+        except UnknownSessionError:
+            raise WebError(404, "unknown_session", f"no session {session_id!r}") from None
+        except SessionInUseError as error:
+            raise WebError(409, "session_in_use", str(error)) from None
+        return await self.watch(session_id)
+
+    async def listing(self) -> list[JsonObject]:
+        """Every session: the store's, and those only this host runs, newest activity last."""
+        now = time.time()
+        return [
+            {
+                "session_id": summary.session_id,
+                "agent": summary.agent,
+                "status": summary.status.value,
+                "updated_at": now if summary.updated_at is None else summary.updated_at,
+                "running_calls": summary.running_calls,
+                "live": summary.live,
+            }
+            for summary in await self.host.sessions()
+        ]
+
+    def end_streams(self) -> None:
+        """The server is stopping: every open stream ends, with its last chunk."""
+        for watch in self._watches.values():
+            watch.feed.end()
+
+    def close(self) -> None:
+        for watch in self._watches.values():
+            watch.close()
+        self._watches.clear()
