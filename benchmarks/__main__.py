@@ -64,6 +64,7 @@ JOBS = (
     Job("board, prompt-cache prefix", "benchmarks._board_cache"),
     Job("web page, progress to the DOM", "benchmarks._web", ("--dom",)),
     Job("web page, 500 pages open", "benchmarks._web", ("--clients", "500")),
+    Job("web page, 500 pages that never read", "benchmarks._web", ("--stalled", "500")),
     Job("terminal UI, 200 running calls", "benchmarks._tui"),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
@@ -107,6 +108,8 @@ TARGETS: dict[str, Target] = {
     "web.event_to_dom_p99_ms": at_most(100),
     "web.sse_clients": at_least(500),
     "web.loop_lag_p99_ms": at_most(10),
+    "web.stalled_streams_rss_growth_mb": at_most(50),
+    "web.stalled_streams_api_p99_ms": at_most(50),
     "tui.key_p99_ms": at_most(100),
 }
 
@@ -147,6 +150,8 @@ HEADLINE = (
     "web.sse_clients",
     "web.loop_lag_p99_ms_no_pages",
     "web.loop_lag_p99_ms",
+    "web.stalled_streams_rss_growth_mb",
+    "web.stalled_streams_api_p99_ms",
     "tui.key_p99_ms",
     "tui.key_p99_ms_idle",
     "tui.loop_lag_p99_ms",

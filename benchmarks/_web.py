@@ -14,6 +14,14 @@ event loop lag (a 10 ms sleep's overshoot, the runtime's ticks share that
 loop) is measured without pages and with them. ``web.sse_clients`` is the
 number of streams that received the progress, ``web.loop_lag_p99_ms`` and
 ``web.loop_lag_p99_ms_no_pages`` the lag.
+
+``--stalled N``: N pages (in a second process) open the session's stream and
+never read it, on sockets with a 4 KiB receive buffer; then 200 changes
+(a message of 1 KB and the model's answer each, one every 0.1 s) while a
+reader asks for the session's state every 20 ms over HTTP.
+``web.stalled_streams_rss_growth_mb`` is the server's RSS growth from before
+the pages connected to after the changes, ``web.stalled_streams_api_p99_ms``
+the 99th percentile of those answers' latency.
 """
 
 from __future__ import annotations
@@ -21,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -30,12 +37,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import uvicorn
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider
-from agentos.testing import Puppet, settle, text, tool_calls
-from agentos.web import make_app
-from benchmarks._common import Figures, emit, loop_lag, quiet_logs
+from agentos import AgentConfig, Host, Runtime, ScriptedProvider, Session
+from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.web import listen, make_app
+from benchmarks._common import Figures, emit, loop_lag, quiet_logs, settled_rss
 from tests._browser import CHROMIUM, CHROMIUM_ARGS
 
 REPORTS = 200
@@ -78,16 +86,33 @@ async def main(url, count, seconds):
 asyncio.run(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])))
 """
 
+STALLED = """
+import socket, sys, time
+host, port, path, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+pages = []
+for _ in range(count):
+    page = socket.socket()
+    page.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    page.connect((host, port))
+    page.sendall(f"GET {path} HTTP/1.1\\r\\nHost: {host}\\r\\n\\r\\n".encode())
+    pages.append(page)
+print("connected", flush=True)
+sys.stdin.readline()
+"""
+CHANGES = 200
+WORDS = "a message of about one kilobyte " * 32
+
 
 @asynccontextmanager
-async def serving() -> AsyncIterator[tuple[str, str, Puppet, Runtime]]:
-    """A server with one session whose one puppet call runs; its URL, session and puppet."""
+async def serving() -> AsyncIterator[tuple[str, Session, Puppet, Runtime]]:
+    """A server with one session whose one puppet call runs; its URL, session and puppet.
+    The model answers any other message with "ok"."""
     puppet = Puppet()
     model = ScriptedProvider(
-        (lambda r: r.messages[-1]["role"] == "user", lambda r: tool_calls(("puppet", {}))),
+        (lambda r: last_user_text(r) == "start", lambda r: tool_calls(("puppet", {}))),
         (lambda r: True, lambda r: text("ok")),
     )
-    listening = socket.create_server(("127.0.0.1", 0))
+    listening = listen("127.0.0.1", 0)
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         app = make_app(host, runtime, config=AgentConfig())
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
@@ -100,7 +125,7 @@ async def serving() -> AsyncIterator[tuple[str, str, Puppet, Runtime]]:
                 await anyio.sleep(0.01)
             url = f"http://127.0.0.1:{listening.getsockname()[1]}"
             try:
-                yield url, session.session_id, puppet, runtime
+                yield url, session, puppet, runtime
             finally:
                 server.should_exit = True
         app.state.pages.close()
@@ -109,12 +134,12 @@ async def serving() -> AsyncIterator[tuple[str, str, Puppet, Runtime]]:
 async def event_to_dom() -> Figures:
     from playwright.async_api import async_playwright
 
-    async with serving() as (url, session_id, puppet, _), async_playwright() as playwright:
+    async with serving() as (url, session, puppet, _), async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
         )
         page = await browser.new_page()
-        await page.goto(f"{url}/sessions/{session_id}")
+        await page.goto(f"{url}/sessions/{session.session_id}")
         await page.wait_for_selector(".call[data-status=running]")
         await page.evaluate(OBSERVE)
         (call_id,) = puppet.calls
@@ -138,7 +163,7 @@ async def event_to_dom() -> Figures:
 
 
 async def held_pages(count: int) -> Figures:
-    async with serving() as (url, session_id, puppet, _):
+    async with serving() as (url, session, puppet, _):
         (call_id,) = puppet.calls
         flowing = anyio.Event()
 
@@ -152,7 +177,7 @@ async def held_pages(count: int) -> Figures:
         async with anyio.create_task_group() as group:
             group.start_soon(progress)
             alone = await loop_lag(3.0)
-            events = f"{url}/api/sessions/{session_id}/events"
+            events = f"{url}/api/sessions/{session.session_id}/events"
             command = [sys.executable, "-c", CLIENTS, events, str(count), "4"]
             clients = await anyio.open_process(command, stdout=subprocess.PIPE)
             assert clients.stdout is not None
@@ -167,6 +192,47 @@ async def held_pages(count: int) -> Figures:
         "web.sse_clients": report["receiving"],
         "web.loop_lag_p99_ms_no_pages": round(_percentile(alone, 0.99), 2),
         "web.loop_lag_p99_ms": round(_percentile(loaded, 0.99), 2),
+    }
+
+
+async def stalled_pages(count: int) -> Figures:
+    async with serving() as (url, session, _, _):
+        session_id = session.session_id
+        host, port = url.removeprefix("http://").split(":")
+        before = settled_rss()
+        path = f"/api/sessions/{session_id}/events"
+        command = [sys.executable, "-c", STALLED, host, port, path, str(count)]
+        pages = await anyio.open_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        assert pages.stdout is not None and pages.stdin is not None
+        assert (await _lines(pages.stdout).__anext__()).strip() == "connected"
+        latencies: list[float] = []
+        done = anyio.Event()
+
+        async def ask() -> None:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                while not done.is_set():
+                    started = time.perf_counter()
+                    answer = await client.get(f"/api/sessions/{session_id}")
+                    latencies.append((time.perf_counter() - started) * 1000)
+                    assert answer.status_code == 200
+                    await anyio.sleep(0.02)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            for number in range(CHANGES):
+                session.post(f"{number}: {WORDS}")
+                await anyio.sleep(0.1)
+            done.set()
+        after = settled_rss()
+        await pages.stdin.send(b"done\n")
+        await pages.wait()
+    latencies.sort()
+    return {
+        "web.stalled_streams": count,
+        "web.stalled_streams_changes": CHANGES,
+        "web.stalled_streams_rss_growth_mb": round((after - before) / 2**20, 1),
+        "web.stalled_streams_api_p50_ms": round(_percentile(latencies, 0.5), 2),
+        "web.stalled_streams_api_p99_ms": round(_percentile(latencies, 0.99), 2),
     }
 
 
@@ -187,10 +253,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--dom", action="store_true")
     parser.add_argument("--clients", type=int, default=0)
+    parser.add_argument("--stalled", type=int, default=0)
     options = parser.parse_args()
     quiet_logs()
     if options.dom and not os.path.exists(CHROMIUM):
         emit({"web.event_to_dom_skipped": f"no {CHROMIUM}: apt-get install chromium"})
+        return
+    if options.stalled:
+        emit(anyio.run(stalled_pages, options.stalled))
         return
     emit(anyio.run(event_to_dom if options.dom else lambda: held_pages(options.clients)))
 

@@ -43,7 +43,14 @@ from agentos.testing import (
     text,
     tool_calls,
 )
-from agentos.web import MAX_BODY, TOKEN_COOKIE, make_app
+from agentos.web import (
+    MAX_BODY,
+    STALL_SECONDS,
+    TOKEN_COOKIE,
+    StreamStatistics,
+    listen,
+    make_app,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -83,6 +90,16 @@ class Web:
     puppet: Puppet
     client: httpx.AsyncClient
     url: str
+    app: Any
+
+    async def streams_until(self, done: Callable[[StreamStatistics], bool]) -> StreamStatistics:
+        """The app's stream counts, once ``done`` holds for them."""
+        streams = self.app.state.streams
+        counts: StreamStatistics = streams.statistics()
+        with anyio.fail_after(30):
+            while not done(counts):
+                counts = await streams.next_change()
+        return counts
 
     def session(self, session_id: str) -> Session:
         return self.host.get(session_id)
@@ -122,15 +139,23 @@ async def web(
     store: type[SqliteStore] = SqliteStore,
     allowed_hosts: tuple[str, ...] = (),
     lease_period: float = 5.0,
+    stall_seconds: float | None = STALL_SECONDS,
 ) -> AsyncIterator[Web]:
     puppet = Puppet()
-    listening = socket.create_server(("127.0.0.1", 0))
+    listening = listen("127.0.0.1", 0, stall_seconds=stall_seconds)
     async with (
         await store.open(tmp_path / "agentos.db") as opened,
         Runtime([puppet.tool]) as runtime,
         Host(runtime, provider or model(), store=opened, lease_period=lease_period) as host,
     ):
-        app = make_app(host, runtime, config=config, token=token, allowed_hosts=allowed_hosts)
+        app = make_app(
+            host,
+            runtime,
+            config=config,
+            token=token,
+            allowed_hosts=allowed_hosts,
+            stall_seconds=stall_seconds,
+        )
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         url = f"http://127.0.0.1:{listening.getsockname()[1]}"
         transport = httpx.ASGITransport(app=app)
@@ -140,7 +165,7 @@ async def web(
         ):
             group.start_soon(lambda: server.serve(sockets=[listening]))
             try:
-                yield Web(runtime, host, puppet, client, url)
+                yield Web(runtime, host, puppet, client, url, app)
             finally:
                 server.should_exit = True
         app.state.pages.close()
@@ -492,6 +517,42 @@ async def test_a_reconnect_with_last_event_id_misses_nothing(tmp_path: Path) -> 
         assert state["calls"][call_id]["status"] == "completed"
 
 
+async def test_a_page_that_stops_reading_is_let_go_and_the_others_go_on(tmp_path: Path) -> None:
+    """A page that takes nothing while megabytes wait for it is disconnected after
+    ``stall_seconds`` (and what its socket held goes with it); a page that reads meanwhile
+    gets every change."""
+    big = "x" * 2_000_000
+    async with web(tmp_path, stall_seconds=0.5) as w:
+        session_id = await w.new_session()
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            host, port = w.url.removeprefix("http://").split(":")
+            stalled.connect((host, int(port)))
+            path = f"/api/sessions/{session_id}/events"
+            stalled.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            await w.streams_until(lambda counts: counts.open == 1)
+            async with stream(w, session_id) as events, anyio.create_task_group() as group:
+                await until(events, lambda e: e.event == "snapshot")
+                await w.streams_until(lambda counts: counts.open == 2)
+                read: list[ServerSentEvent] = []
+
+                async def reading() -> None:
+                    last = lambda e: e.event == "chat" and '"text": "3 x' in e.data  # noqa: E731
+                    read.extend(await until(events, last))
+
+                group.start_soon(reading)
+                for number in range(4):
+                    w.session(session_id).post(f"{number} {big}")
+                    await w.idle(session_id)
+                await w.streams_until(lambda counts: counts.open == 1)
+            texts = [json.loads(e.data)["chat"] for e in read if e.event == "chat"]
+            posted = [entry["text"][:2] for chat in texts for entry in chat]
+            assert [f"{n} " for n in range(4)] == [t for t in posted if t != "ok"]
+        finally:
+            stalled.close()
+
+
 async def test_a_progress_flood_is_coalesced(tmp_path: Path) -> None:
     """90 progress reports in one burst reach the page as a few call events, the last one
     showing the newest progress."""
@@ -546,6 +607,77 @@ async def test_a_board_sessions_page_shows_its_chat_and_the_board(tmp_path: Path
         assert state["calls"][call_id]["status"] == "running"
         assert state["context"].startswith("[user] ok #1 user 'start 1'")
         assert f'RUNNING as id "{call_id}"' in state["context"]
+
+
+def applied(state: dict[str, Any], event: ServerSentEvent) -> None:
+    """``event`` applied to a page's ``state`` as the page's script applies it."""
+    data = json.loads(event.data)
+    if event.event == "snapshot":
+        state.clear()
+        state.update(data)
+    elif event.event == "chat":
+        state["chat"] = state["chat"][: data["chat_from"]] + data["chat"]
+    elif event.event == "context":
+        kept = state["context"].split("\n")[: data["context_from"]]
+        state["context"] = "\n".join(kept + data["context_tail"])
+    elif event.event == "call":
+        state["calls"][data["call"]["id"]] = data["call"]
+    else:
+        state[event.event] = data[event.event]
+
+
+@pytest.mark.parametrize("view", ["transcript", "board"])
+async def test_the_events_rebuild_the_page_exactly(tmp_path: Path, view: str) -> None:
+    """Events carry only what changed (the chat from its first changed entry, the context's
+    new lines); applied in order from the snapshot they give the page the server has, also
+    when a board reorders its threads and rewrites the middle of what the model reads."""
+    async with web(tmp_path, config=AgentConfig(context_view=view)) as w:
+        session_id = await w.new_session()
+        page: dict[str, Any] = {}
+        async with stream(w, session_id) as events, anyio.create_task_group() as group:
+            seen: list[ServerSentEvent] = []
+
+            async def follow() -> None:
+                async for event in events:
+                    applied(page, event)
+                    seen.append(event)
+
+            group.start_soon(follow)
+
+            async def step() -> None:  # each step its own publication: a look publishes
+                await settle(w.runtime)  # a transcript turn waits for its calls: not idle
+                await w.client.get(f"/api/sessions/{session_id}")
+
+            await w.post(session_id, "start 2")
+            first, second = await w.started(2)
+            await step()
+            w.puppet.progress(first, {"percent": 50})
+            await w.post(session_id, "hello")
+            await step()
+            w.puppet.complete(first, "done")
+            await step()
+            reply: dict[str, Any] = {"text": "and the first?"}
+            if view == "board":
+                reply["reply_to"] = 1  # its thread moves last
+            posted = await w.client.post(f"/api/sessions/{session_id}/messages", json=reply)
+            assert posted.status_code == 202, posted.text
+            await step()
+            w.puppet.fail(second, "broke")
+            await w.idle(session_id)
+            shown = (await w.client.get(f"/api/sessions/{session_id}")).json()
+            with anyio.fail_after(10):
+                while not seen or int(seen[-1].id) < shown["last_event_id"]:
+                    await anyio.lowlevel.checkpoint()
+            group.cancel_scope.cancel()
+        state = shown["state"]
+        for part in ("status", "access", "errors", "chat", "context"):
+            assert page[part] == state[part], part
+        quiet = {"elapsed"}
+        for call_id, widget in state["calls"].items():
+            mine = {k: v for k, v in page["calls"][call_id].items() if k not in quiet}
+            assert mine == {k: v for k, v in widget.items() if k not in quiet}
+        deltas = [json.loads(e.data) for e in seen if e.event == "chat"]
+        assert any(delta["chat_from"] > 0 for delta in deltas), "not the whole chat each time"
 
 
 @asynccontextmanager
@@ -729,3 +861,26 @@ async def test_two_opens_of_a_stored_session_at_once_resume_it_once(tmp_path: Pa
         assert [answer.status_code for answer in answers] == [200, 200], answers[-1].text
         assert [e["text"] for e in answers[0].json()["state"]["chat"]] == ["hello", "ok"]
         assert len(w.host.list()) == 1
+
+
+def test_the_listening_socket_sends_at_once_and_drops_a_stalled_reader() -> None:
+    """``listen`` sets what asyncio leaves unset on ``create_server``'s sockets (answers
+    written in two parts waited 40 ms for a delayed ACK), and the kernel's bound on a page
+    that stops reading; accepted connections inherit both."""
+    with (
+        listen("127.0.0.1", 0, stall_seconds=2.5) as listening,
+        socket.create_connection(listening.getsockname()[:2]),
+    ):
+        accepted, _ = listening.accept()
+        with accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+            if hasattr(socket, "TCP_USER_TIMEOUT"):
+                timeout = accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT)
+                assert timeout == 2500
+
+
+@pytest.mark.parametrize("stall_seconds", [0, -1, float("inf"), True, "30"])
+async def test_a_stall_time_that_is_not_a_positive_number_is_refused(stall_seconds: Any) -> None:
+    async with Runtime([]) as runtime:
+        with pytest.raises(ValueError, match="stall_seconds must be a positive number"):
+            make_app(Host(runtime, model()), runtime, stall_seconds=stall_seconds)

@@ -12,7 +12,6 @@ rest (``idle``) and resume stored ones (``resume``).
 from __future__ import annotations
 
 import builtins
-import math
 import time
 import uuid
 from collections.abc import AsyncGenerator
@@ -29,6 +28,7 @@ from agentos._host.leases import LeaseKeeper
 from agentos._host.listing import SessionSummary, loaded_summary, merged
 from agentos._host.mirror import CallMirror, check_period
 from agentos._host.resume import Restored, nudge_if_news, restore
+from agentos._kernel.checks import check_seconds
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
@@ -97,14 +97,8 @@ class Host(anyio.AsyncContextManagerMixin):
         """
         self._leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
         mirror_period = check_period(call_mirror_period)
-        if unload_idle_after is not None and not (
-            isinstance(unload_idle_after, int | float)
-            and not isinstance(unload_idle_after, bool)
-            and 0 < unload_idle_after < math.inf
-        ):
-            raise ValueError(
-                f"unload_idle_after must be a positive number of seconds, got {unload_idle_after!r}"
-            )
+        if unload_idle_after is not None:
+            check_seconds("unload_idle_after", unload_idle_after)
         self.runtime = runtime
         self.provider = provider
         self.store = store

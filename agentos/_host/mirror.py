@@ -11,12 +11,12 @@ the mirror is a view, and never stops the host.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 
 import anyio
 
 from agentos._errors import UnknownCallError
+from agentos._kernel.checks import check_seconds
 from agentos._kernel.clock import Clock, sleep
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
@@ -31,10 +31,7 @@ def check_period(period: float | None) -> float | None:
     """``call_mirror_period``: a positive number of seconds, or None (no mirror)."""
     if period is None:
         return None
-    if not (isinstance(period, int | float) and not isinstance(period, bool)) or not (
-        0 < period < math.inf
-    ):
-        raise ValueError(f"call_mirror_period must be a positive number of seconds, got {period!r}")
+    check_seconds("call_mirror_period", period)
     return float(period)
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
-import socket
 from pathlib import Path
 from types import FrameType
 
@@ -15,6 +15,7 @@ from agentos import AgentConfig, Host, Runtime, SqliteStore
 from agentos._ui.cli.common import CliError
 from agentos._ui.cli.session import choose_model
 from agentos._ui.cli.talk import agent_option
+from agentos._ui.web.limits import STALL_SECONDS
 from agentos.demo import tools as demo_tools
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -38,6 +39,14 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
     help="Also answer requests for this Host name (a reverse proxy's); without a token the "
     "page answers only 127.0.0.1, localhost and [::1]. Repeatable.",
 )
+@click.option(
+    "--stall-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=STALL_SECONDS,
+    show_default=True,
+    help="Disconnect a page that has left this long unread what the server has to send it "
+    "(it reconnects and catches up).",
+)
 @click.pass_obj
 def serve(
     db: Path,
@@ -46,6 +55,7 @@ def serve(
     config: AgentConfig,
     token: str | None,
     allowed_hosts: tuple[str, ...],
+    stall_seconds: float,
 ) -> None:
     """Serve a live web page: the sessions of the database, a page per session where a
     person talks to it and watches, peeks at and cancels its calls (Ctrl-C stops)."""
@@ -55,6 +65,7 @@ def serve(
     import uvicorn  # the web stack loads only for this command
 
     from agentos._ui.web.app import make_app
+    from agentos._ui.web.listen import listen
 
     async def main() -> None:
         provider = choose_model(lambda line: click.echo(line, err=True))
@@ -63,10 +74,16 @@ def serve(
             Runtime(demo_tools.TOOLS) as runtime,
             Host(runtime, provider, store=store) as host,
         ):
-            app = make_app(host, runtime, config=config, token=token, allowed_hosts=allowed_hosts)
-            family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+            app = make_app(
+                host,
+                runtime,
+                config=config,
+                token=token,
+                allowed_hosts=allowed_hosts,
+                stall_seconds=stall_seconds,
+            )
             try:
-                listening = socket.create_server((bind, port), family=family)
+                listening = listen(bind, port, stall_seconds=stall_seconds)
             except OSError as error:
                 raise CliError(f"cannot listen on {bind}:{port}: {error.strerror}") from None
             shown = f"[{bind}]" if ":" in bind else bind
@@ -85,9 +102,16 @@ def serve(
                     super().handle_exit(sig, frame)
 
             server = Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+            logging.getLogger("uvicorn.error").addFilter(_let_go)
             try:
                 await server.serve(sockets=[listening])
             finally:
                 app.state.pages.close()
 
     anyio.run(main)
+
+
+def _let_go(record: logging.LogRecord) -> bool:
+    """uvicorn's log without the line it writes for each stream the app lets go of (a page
+    that stopped reading): a response left unfinished on purpose."""
+    return record.getMessage() != "ASGI callable returned without completing response."

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import SimpleCookie
 from importlib import resources
 
-from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
@@ -35,13 +34,12 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentos import AgentConfig, CallSnapshot, Host, Runtime, Session, UnknownCallError
 from agentos._ui.web.feed import PageFeed
+from agentos._ui.web.limits import MAX_BODY, STALL_SECONDS
 from agentos._ui.web.pages import Pages, WebError
+from agentos._ui.web.stream import Streams, event_id
 from agentos._ui.web.view import peek, stored_peek
 from components import JsonObject
 
-MAX_BODY = 64 * 1024
-"""Bytes a POST body may hold."""
-HEARTBEAT_SECONDS = 15.0
 TOKEN_COOKIE = "agentos_token"
 _STATIC = resources.files("agentos._ui.web") / "static"
 
@@ -63,14 +61,19 @@ def make_app(
     config: AgentConfig | None = None,
     token: str | None = None,
     allowed_hosts: Iterable[str] = (),
+    stall_seconds: float | None = STALL_SECONDS,
 ) -> Starlette:
     """The web app over ``host``; ``config`` for the sessions its page creates.
 
     Without a ``token`` it answers only requests whose ``Host`` names this machine
     (``127.0.0.1``, ``localhost``, ``[::1]``) or one of ``allowed_hosts`` (a reverse
     proxy's name): a site whose name resolves to 127.0.0.1 cannot reach it.
+    A page that leaves its event stream unread for ``stall_seconds`` while there is
+    something to send is disconnected (None: never); it reconnects and catches up.
+    ``app.state.streams.statistics()`` counts the streams.
     """
     pages = Pages(host, runtime)
+    streams = Streams(stall_seconds)
     config = config or AgentConfig()
 
     def api(
@@ -147,8 +150,8 @@ def make_app(
 
     async def events(request: Request) -> Response:
         feed = (await pages.watch(request.path_params["session_id"])).feed
-        seen = _event_id(request.headers.get("last-event-id"))
-        return EventSourceResponse(_stream(feed, seen), ping=HEARTBEAT_SECONDS)
+        seen = event_id(request.headers.get("last-event-id"))
+        return streams.response(feed, seen)
 
     routes = [
         Route("/", index),
@@ -180,6 +183,7 @@ def make_app(
         exception_handlers={404: not_found, 405: not_allowed},
     )
     app.state.pages = pages
+    app.state.streams = streams
     return app
 
 
@@ -312,30 +316,6 @@ def _call(runtime: Runtime, session: Session, call_id: str) -> CallSnapshot:
         return runtime.status(call_id, session_id=session.session_id)
     except UnknownCallError:
         raise WebError(404, "unknown_call", f"no call {call_id!r} in this session") from None
-
-
-def _event_id(value: str | None) -> int | None:
-    """A ``Last-Event-ID`` this server could have sent; anything else means a snapshot."""
-    if value is None or not (value.isascii() and value.isdigit()) or len(value) > 18:
-        return None
-    return int(value)
-
-
-async def _stream(feed: PageFeed, seen: int | None) -> AsyncIterator[bytes]:
-    """A page's events (encoded once for every page): what it missed since ``seen`` (or a
-    snapshot), then each change."""
-    events = None if seen is None else feed.since(seen)
-    while not feed.ended:
-        if events is None:
-            snapshot = feed.snapshot()
-            yield snapshot.frame
-            seen = snapshot.id
-        else:
-            for event in events:
-                yield event.frame
-                seen = event.id
-        assert seen is not None
-        events = await feed.after(seen)
 
 
 def _page_now(feed: PageFeed) -> Response:

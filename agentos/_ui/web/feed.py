@@ -109,6 +109,8 @@ class PageFeed:
         self._poll = poll
         self._min_interval = min_interval
         self._events: deque[PageEvent] = deque(maxlen=keep)
+        self._chunk: tuple[int, bytes, int] | None = None
+        """The last chunk ``frames_since`` made: from which id, its bytes, up to which id."""
         self.last_id = 0
         self._state = draw()
         self._published_at = -float("inf")
@@ -142,21 +144,31 @@ class PageFeed:
             return None
         return list(self._events)[len(self._events) - missed :] if missed else []
 
-    async def after(self, seen: int) -> list[PageEvent] | None:
-        """The next events after ``seen``, once there are some (None: take a snapshot).
+    def frames_since(self, seen: int) -> tuple[bytes, int] | None:
+        """The events after ``seen`` as one chunk to send, and the id it ends at (None: take a
+        snapshot): one send per publication, not one per event, and pages that saw the
+        same events share the chunk."""
+        if self._chunk is not None and self._chunk[0] == seen and self._chunk[2] == self.last_id:
+            return self._chunk[1], self.last_id
+        events = self.since(seen)
+        if events is None:
+            return None
+        chunk = b"".join(event.frame for event in events)
+        self._chunk = (seen, chunk, self.last_id)
+        return chunk, self.last_id
+
+    async def after(self, seen: int) -> None:
+        """Return once there are events after ``seen`` (or the server is stopping).
 
         One waiting stream publishes (after a change, and no sooner than
         ``min_interval`` after the last publication); the others wait for its news.
         """
-        while self.last_id <= seen:
-            if self.ended:
-                return []
+        while self.last_id <= seen and not self.ended:
             if self._publishing:
                 self._waiters += 1
                 await self._news[self._waiters % NEWS_GROUPS].wait()
                 continue
             self._publishing = True
-            told = False
             try:
                 await self._until_news(seen)
                 wait = self._published_at + self._min_interval - time.monotonic()
@@ -164,17 +176,26 @@ class PageFeed:
                     await anyio.sleep(wait)
                 if self._dirty:
                     self.publish()
+            except BaseException:  # this page went away: a waiting one takes over
                 self._publishing = False
                 for group in range(NEWS_GROUPS):
                     self._tell(group)
-                    await anyio.lowlevel.checkpoint()
-                told = True
-            finally:  # also when this page goes away: another takes over
-                self._publishing = False
-                if not told:
-                    for group in range(NEWS_GROUPS):
-                        self._tell(group)
-        return self.since(seen)
+                raise
+            self._publishing = False  # from here on another page may publish meanwhile
+            await self._tell_all()
+
+    async def _tell_all(self) -> None:
+        """Wake the waiting pages, group by group with the loop free between (all at once
+        if this page goes away meanwhile)."""
+        told = 0
+        try:
+            while told < NEWS_GROUPS:
+                self._tell(told)
+                told += 1
+                await anyio.lowlevel.checkpoint()
+        finally:
+            for group in range(told, NEWS_GROUPS):
+                self._tell(group)
 
     async def _until_news(self, seen: int) -> None:
         """Wait for a mark or a publication after ``seen``, refreshing every ``poll`` seconds."""
