@@ -13,8 +13,10 @@ with the first rule that matches it, a rule being a pair
 ``text`` and ``tool_calls`` build a reply; ``last_user_text`` (what was
 posted, and late outcomes ``[tool call ID (tool) finished: STATUS] ...``) and
 ``last_tool_results`` (results, placeholders, capability answers) read the
-request the model is answering; ``blocks_of`` reads any message as a list of
-blocks. README.md ("Sessions on a host") and ``examples/`` show them at work.
+request the model is answering; ``board_turn`` reads a board session's request
+(which node the turn is for, its text, the ``>>`` note); ``blocks_of`` reads
+any message as a list of blocks. README.md ("Sessions on a host") and
+``examples/`` show them at work.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import BaseModel
 
+from agentos._board import reading as _reading
 from agentos._errors import ProviderError, StoreError
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
@@ -54,6 +57,7 @@ __all__ = [
     "PuppetCall",
     "PuppetInput",
     "blocks_of",
+    "board_turn",
     "last_tool_results",
     "last_user_text",
     "settle",
@@ -64,6 +68,17 @@ __all__ = [
 for _helper in (blocks_of, last_tool_results, last_user_text, text, tool_calls):
     _helper.__module__ = __name__  # documented here, wherever they are written
 del _helper
+
+
+def board_turn(request: ModelRequest) -> _reading.BoardTurn | None:
+    """The node a board session's request is for, read off the board it draws (None: the
+    request is not a board's, one user message of text)."""
+    if len(request.messages) != 1 or request.messages[0].get("role") != "user":
+        return None
+    blocks = blocks_of(request.messages[0])
+    if any(block.get("type") != "text" for block in blocks):
+        return None
+    return _reading.read_turn("".join(str(block.get("text", "")) for block in blocks))
 
 
 class PuppetInput(BaseModel):

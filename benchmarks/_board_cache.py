@@ -17,7 +17,6 @@ is the same for the board text alone (the part re-rendered every turn), and
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 import os
@@ -27,6 +26,7 @@ import anyio
 from pydantic import BaseModel
 
 from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, ScriptedProvider, tool
+from agentos.board import read_turn
 from agentos.testing import blocks_of, settle, text, tool_calls
 from benchmarks._common import Figures, emit
 
@@ -106,10 +106,9 @@ def cache_read_ratio(requests: Sequence[ModelRequest]) -> float:
 
 
 def _answer(request: ModelRequest) -> ModelResponse:
-    lines = _board(request).rstrip().split("\n")
-    if "the user wrote" in lines[-1]:
-        quoted = lines[-2].split(" user ", 1)[1].split(" (re ", 1)[0]
-        question = ast.literal_eval(quoted)
+    turn = read_turn(_board(request))
+    if turn is not None and turn.author == "user":
+        question = turn.text
         return tool_calls(("lookup", {"query": question}), say="Let me look that up for you.")
     return text(
         "Here is what I found: free from 10:00 to 11:00 and from 15:00 to 16:00, busy from "

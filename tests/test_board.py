@@ -25,7 +25,7 @@ from agentos.board import (
     pending_instruction,
 )
 
-NODE_LINE = re.compile(r"^( *)(\.\.|ok) #(\d+) (user|agent)\b")
+NODE_LINE = re.compile(r"^( *)(\.\.|ok) #(\d+)(?: \(re .*?\))? (user|agent)\b")
 CALL_LINE = re.compile(r"^( *)call #(\d+) (\w+)\(")
 
 
@@ -200,24 +200,30 @@ def test_threads_go_by_last_activity_and_nodes_depth_first() -> None:
     assert node_ids(board.render().text) == [2, 1, 3, 4, 5, 7, 6]
     board.add_call(a_turn.display_id, "x", "fetch", {}, background=True)
     assert node_ids(board.render().text)[-2:] == [1, 3]
-    board.set_status("x", CallStatus.RUNNING)
     board.open_turn(b.display_id, BoardTrigger.USER)
+    board.set_status("x", CallStatus.RUNNING)
     assert node_ids(board.render().text)[-2:] == [2, 9]
     board.settle("x", CallStatus.COMPLETED, "done")
-    assert board.threads()[-1] == a.display_id
+    assert board.threads()[-1] == b.display_id, "a call settling moves no thread"
 
 
-def test_the_focus_thread_renders_last_with_the_note_after_it() -> None:
+def test_a_pointer_line_names_the_focus_only_when_another_node_is_drawn_last() -> None:
+    """Seed 004 / issue 24.2: the focus thread renders last; a focus already drawn last gets
+    no ``>>`` line, one that is not gets exactly one naming it (with the note, if any)."""
     board = Board()
     a = board.post_user("A")
     board.post_user("B")
-    rendered = board.render(focus=a.display_id, note="the user asked")
+    rendered = board.render(focus=a.display_id)
     assert node_ids(rendered.text) == [2, 1]
-    last = rendered.text.splitlines()[-1]
-    assert last.startswith(">>")
-    assert "#1" in last
-    assert "the user asked" in last
-    assert ">>" not in board.render(focus=a.display_id).text
+    assert ">>" not in rendered.text, "#1 is drawn last: nothing to point at"
+    turn = board.open_turn(a.display_id, BoardTrigger.USER, text="on A")
+    for note in (None, "why"):
+        lines = board.render(focus=a.display_id, note=note).text.splitlines()
+        assert [line for line in lines if line.startswith(">>")] == [lines[-1]]
+        assert re.search(r"#1\b", lines[-1])
+        assert (note or "#1") in lines[-1]
+    noted = board.render(focus=turn.display_id, note="why").text.splitlines()
+    assert noted[-1].startswith(">>") and "why" in noted[-1] and "#3" not in noted[-1]
 
 
 def test_a_landed_thread_is_byte_stable_and_stable_chars_a_true_prefix() -> None:
@@ -278,14 +284,21 @@ def test_nothing_is_stable_before_a_thread_with_a_call_out() -> None:
     assert board.render().stable_chars == 0  # the calendars (Joe running) come first
 
 
-def test_a_user_reply_refers_to_the_calls_of_the_node_it_answers_as_they_are_now() -> None:
+def test_a_user_reply_states_the_calls_it_follows_up_before_its_writer_tag() -> None:
+    """Issue 24.4: each call of the node answered, as it is now, and a settled call's result
+    (bounded), between the reply's id and ``user``."""
     board, nodes = calendars()
     progress = nodes["progress"].display_id
-    assert "(re #3 schedule: completed, #4 schedule: completed, #5 schedule: running)" in (
-        line_of(board.render().text, progress).text
-    )
-    board.settle("c-Joe", CallStatus.FAILED, "stuck")
-    assert "#5 schedule: failed" in line_of(board.render().text, progress).text
+    line = line_of(board.render().text, progress).text
+    head, tag = line.split(" user ", 1)
+    assert tag == "'how is that going?'"
+    assert "#3 schedule: completed 'free 9-12'" in head
+    assert "#4 schedule: completed 'free 10-14'" in head
+    assert "#5 schedule: running" in head
+    board.settle("c-Joe", CallStatus.FAILED, "stuck " + "x" * 5000)
+    head = line_of(board.render().text, progress).text.split(" user ", 1)[0]
+    assert "#5 schedule: failed 'stuck x" in head
+    assert len(head) < 1000, "a result is quoted bounded"
     assert "(re" not in line_of(board.render().text, nodes["ask"].display_id).text
 
 
@@ -351,12 +364,11 @@ def test_cancels_are_counted_along_the_branch_only() -> None:
     board.add_call(
         visits["b"].display_id, "s", STATUS_TOOL, {"tool_call_id": "b"}, background=False
     )
-    assert board.cancels_on_branch(retry.display_id) == 2
-    assert board.cancels_on_branch(again.display_id) == 1
-    assert board.cancels_on_branch(visits["a"].display_id) == 1
-    assert board.cancels_on_branch(visits["b"].display_id) == 0
-    assert board.cancels_on_branch(visits["c"].display_id) == 0
-    assert board.cancels_on_branch(start.display_id) == 0
+    board.settle("k2", CallStatus.COMPLETED, "cancelled")
+    for node, spent in ((retry, 2), (again, 1), (visits["a"], 1), (visits["b"], 0), (start, 0)):
+        assert board.cancels_on_branch(node.display_id, "lookup") == spent
+    assert board.cancels_on_branch(visits["c"].display_id, "lookup") == 0
+    assert board.cancels_on_branch(retry.display_id, "other") == 0, "other work spends nothing"
     assert board.root_of(retry.display_id) == ask.display_id
 
 
@@ -407,8 +419,9 @@ class Model:
     calls: list[str] = field(default_factory=list)
 
 
-def apply(board: Board, model: Model, write: tuple[object, ...]) -> int | None:
-    """Perform one write; the root of the thread it touched (None: it did nothing)."""
+def apply(board: Board, model: Model, write: tuple[object, ...]) -> tuple[int, bool] | None:
+    """Perform one write; the root of the thread it touched and whether that was a post
+    (which moves it last; a call running or settling changes it in place), None if nothing."""
     kind, *rest = write
     ids = list(board.nodes)
     if kind == "user":
@@ -443,7 +456,7 @@ def apply(board: Board, model: Model, write: tuple[object, ...]) -> int | None:
             node_id, call_id, "tool", {"n": len(model.calls)}, background=background, use_id=use_id
         )
         model.calls.append(call_id)
-        return board.root_of(node_id)
+        return board.root_of(node_id), True
     elif not model.calls:
         return None
     else:
@@ -461,9 +474,9 @@ def apply(board: Board, model: Model, write: tuple[object, ...]) -> int | None:
             assert isinstance(status, CallStatus)
             assert isinstance(outcome, str)
             board.settle(call.call_id, status, outcome)
-        return board.root_of(board.node_of_call(call.call_id).display_id)
+        return board.root_of(board.node_of_call(call.call_id).display_id), False
     model.parents[node.display_id] = node.parent
-    return board.root_of(node.display_id)
+    return board.root_of(node.display_id), True
 
 
 def blocks(text: str) -> dict[int, str]:
@@ -501,7 +514,9 @@ def test_random_writes_keep_the_board_well_formed(writes: list[tuple[object, ...
     model = Model()
     before = board.render()
     for write in writes:
-        touched = apply(board, model, write)
+        threads = board.threads()
+        done = apply(board, model, write)
+        touched = None if done is None else done[0]
         after = board.render()
         lines = parse(after.text)
         ids = [line.display_id for line in lines]
@@ -516,8 +531,10 @@ def test_random_writes_keep_the_board_well_formed(writes: list[tuple[object, ...
             root: [n for n in depth_first(model) if board.root_of(n) == root] for root in roots
         }
         assert node_ids(after.text) == [n for root in roots for n in by_thread[root]]
-        if touched is not None:
-            assert roots[-1] == touched
+        if done is not None and done[1]:
+            assert roots[-1] == touched, "a post moves its thread last"
+        elif done is not None:
+            assert roots == threads, "a call settling or running moves no thread"
         old, new = blocks(before.text), blocks(after.text)
         for root, block in old.items():
             if root != touched:

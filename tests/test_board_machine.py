@@ -222,16 +222,18 @@ def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:
     machine = BoardMachine("s", CONFIG)
     machine.handle(UserPosted("go"))
     uses: list[Block] = [
-        {"type": "tool_use", "id": "t1", "name": "get_tool_call_status", "input": {}},
+        {"type": "tool_use", "id": "t1", "name": "bg", "input": {}},
         {"type": "tool_use", "id": "t2", "name": "bg", "input": {}},
     ]
     (submit,) = machine.handle(ModelReplied([{"type": "text", "text": "on it"}, *uses]))
     assert isinstance(submit, SubmitCalls)
     machine.handle(StopRequested(cancel_calls=True))
-    answer: ToolResultBlock = {"type": "tool_result", "tool_use_id": "t1", "content": "{}"}
-    started = CallStarted("t2", CallId("c2"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
-    actions = machine.handle(CallsSubmitted({"t1": answer}, [started], [], 0.0))
-    assert CancelCalls([CallId("c2")], "session stopped") in actions
+    started = [
+        CallStarted(f"t{n}", CallId(f"c{n}"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
+        for n in (1, 2)
+    ]
+    actions = machine.handle(CallsSubmitted({}, started, [], 0.0))
+    assert CancelCalls([CallId("c1"), CallId("c2")], "session stopped") in actions
     assert machine.status is SessionStatus.STOPPED
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
@@ -38,7 +39,7 @@ from agentos import (
     ToolPolicy,
 )
 from agentos.board import Board
-from agentos.testing import Puppet, blocks_of, settle, text, tool_calls
+from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio
 
@@ -52,16 +53,41 @@ def board_text(request: ModelRequest) -> str:
 
 
 def turn_note(request: ModelRequest) -> str:
-    """The last line of the board: why this turn happens (empty when going round again)."""
-    return board_text(request).rstrip().rsplit("\n", 1)[-1]
+    """What the ``>>`` line says besides naming the node ("" when there is none)."""
+    turn = board_turn(request)
+    return "" if turn is None or turn.note is None else turn.note
 
 
 def asks(words: str) -> Callable[[ModelRequest], bool]:
+    """The turn is for a user node whose text has ``words``."""
+
     def asked(request: ModelRequest) -> bool:
-        lines = board_text(request).rstrip().split("\n")
-        return "the user wrote" in lines[-1] and words in lines[-2]
+        turn = board_turn(request)
+        return turn is not None and turn.author == "user" and words in turn.text
 
     return asked
+
+
+LOOK = re.compile(
+    r"call #\d+ (?:get_tool_call_status|cancel_tool_call|list_running_tool_calls|new_thread)\("
+)
+
+
+def overdue(request: ModelRequest) -> bool:
+    """The turn is a timer's: a call ran past its expected interval."""
+    return "has run" in turn_note(request)
+
+
+def results_in(request: ModelRequest, node: int | None = None) -> bool:
+    """The turn is for an agent node (``node``, if given) whose background calls have all
+    ended: every one's outcome is on the board, and no ``>>`` note."""
+    turn = board_turn(request)
+    if turn is None or turn.author != "agent" or turn.note is not None:
+        return False
+    if node is not None and turn.node != node:
+        return False
+    background = [c for c in turn.calls if not LOOK.match(c)]
+    return bool(background) and not any(" as id " in c for c in background)
 
 
 def assert_board_requests(provider: ScriptedProvider) -> None:
@@ -108,7 +134,7 @@ async def test_three_calendars_one_stuck_answered_while_they_run(clock: ManualCl
         (asks("meet"), lookups),
         (asks("2+2"), lambda r: text("4.")),
         (asks("cancel Joe"), cancel_joe),
-        (lambda r: "finished" in turn_note(r), lambda r: text("Jane and Jack are free at 10.")),
+        (results_in, lambda r: text("Jane and Jack are free at 10.")),
         (lambda r: "cancel_tool_call" in board_text(r), lambda r: text("Cancelled Joe's lookup.")),
         (lambda r: True, lambda r: text("Noted.")),
     )
@@ -143,7 +169,8 @@ async def test_three_calendars_one_stuck_answered_while_they_run(clock: ManualCl
     said = [(entry.role, entry.text) for entry in chat if entry.text]
     assert ("agent", "Checking all three at once.") in said
     assert ("agent", "4.") in said
-    assert any(text.endswith("Jane and Jack are free at 10.") for _, text in said)
+    assert ("agent", "Cancelled Joe's lookup.") in said
+    assert not any("free at 10" in text for _, text in said), "its own cancel: no result turn"
     widgets = [call for entry in chat for call in entry.calls]
     assert {w.tool for w in widgets} == {"puppet"}, "a look is never a widget"
     assert len(widgets) == 3
@@ -168,7 +195,7 @@ async def test_overdue_inspect_leave_running_then_cancel(clock: ManualClock) -> 
 
     provider = ScriptedProvider(
         (asks("report"), lambda r: tool_calls(("puppet", {"label": "report"}), say="Started.")),
-        (lambda r: "longer than expected" in turn_note(r), inspect),
+        (overdue, inspect),
         (lambda r: True, decide),
     )
     config = AgentConfig(context_view="board", call_overdue_after=30)
@@ -302,9 +329,9 @@ async def test_a_reply_under_a_node_and_an_unknown_node(clock: ManualClock) -> N
 async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
     clock: ManualClock,
 ) -> None:
-    """Three lookups side by side; one is killed and restarted (the restart asked beside
-    the kill, in one answer), then killed again: its branch is out of retries, while a
-    sibling killed once is not."""
+    """Three lookups side by side; one is killed and restarted (the restart asked in the step
+    after the kill), then killed again: its branch is out of retries, while a sibling killed
+    once is not."""
     puppet = Puppet()
 
     def label_of(display_id: int, session: Session) -> str:
@@ -323,24 +350,27 @@ async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
         status = runtimes[0].status
         return next(c for c in puppet.calls if status(c).tool_input.get("label") == label)
 
-    def overdue(request: ModelRequest) -> ModelResponse:
+    def overdue_turn(request: ModelRequest) -> ModelResponse:
         display_id = int(turn_note(request).split("call #", 1)[1].split(" ", 1)[0])
         label = label_of(display_id, holder[0])
         if label == "a":
-            return tool_calls(
-                ("cancel_tool_call", {"tool_call_id": call_of("a"), "reason": "slow"}),
-                ("puppet", {"label": "a2"}),
-            )
+            return tool_calls(("cancel_tool_call", {"tool_call_id": call_of("a"), "reason": "x"}))
         if label in ("a2", "b"):
             return tool_calls(("cancel_tool_call", {"tool_call_id": call_of(label)}))
         return text("")
+
+    def a_was_cancelled(request: ModelRequest) -> bool:
+        turn = board_turn(request)
+        killed = f'cancel_tool_call(tool_call_id="{call_of("a")}"' if puppet.calls else "-"
+        return turn is not None and len(puppet.calls) == 3 and any(killed in c for c in turn.calls)
 
     provider = ScriptedProvider(
         (
             asks("look up"),
             lambda r: tool_calls(*(("puppet", {"label": x}) for x in "abc"), say="On it."),
         ),
-        (lambda r: "longer than expected" in turn_note(r), overdue),
+        (overdue, overdue_turn),
+        (a_was_cancelled, lambda r: tool_calls(("puppet", {"label": "a2"}))),  # the next step
         (lambda r: True, lambda r: text("")),
     )
     config = AgentConfig(context_view="board", call_overdue_after=10, retry_budget=2)
@@ -352,7 +382,7 @@ async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
         await until(lambda: len(puppet.calls) == 3, runtime)
         await settled(session, runtime)
         clock.advance(10)
-        await until(lambda: len(puppet.calls) == 4, runtime)  # a2 started beside a's kill
+        await until(lambda: len(puppet.calls) == 4, runtime)  # a2 started after a's kill
         await settled(session, runtime)
         clock.advance(10)
         await until(lambda: runtime.status(call_of("a2")).status is CallStatus.CANCELLED, runtime)
@@ -515,7 +545,9 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         (call,) = [c for node in board.nodes.values() for c in node.calls]
         assert call.status is CallStatus.ORPHANED
         assert await host.catch_up("b", "(resumed)") is False, "the board shows it: no nudge"
-        assert drawn.splitlines()[0] == board.render().text.splitlines()[0]
+        first, again = drawn.splitlines()[0], board.render().text.splitlines()[0]
+        assert (first[:2], again[:2]) == ("..", "ok"), "answered once its call has ended"
+        assert first[2:] == again[2:]
         resumed.post("and now?")
         await settled(resumed, runtime)
     assert max(board.nodes) == 5, "ids go on from the stored board"
@@ -686,7 +718,7 @@ async def test_a_deferred_call_on_the_board_waits_through_a_restart(
         assert puppet.status is CallStatus.ORPHANED
         assert session.outstanding() == []
     (request,) = provider.requests
-    assert "every call of #2 has finished" in turn_note(request), "the node's wake"
+    assert results_in(request, 2), "the node's wake"
     drawn = board_text(request)
     assert f"call #{approve.display_id} approve(" in drawn and '"approved": true' in drawn
     assert f"call #{puppet.display_id} puppet(" in drawn and "lost in a restart" in drawn
@@ -710,7 +742,7 @@ async def test_a_deferred_call_on_the_board_waits_through_two_restarts(
         await until(lambda: bool(provider.requests), runtime)
         await settled(session, runtime)
         assert calls_by_tool(session)["approve"].status is CallStatus.COMPLETED
-    assert "every call of #2 has finished" in turn_note(provider.requests[0])
+    assert results_in(provider.requests[0], 2)
 
 
 async def test_a_board_session_unloaded_and_resumed_takes_back_its_running_call(
@@ -742,7 +774,7 @@ async def test_a_board_session_unloaded_and_resumed_takes_back_its_running_call(
         await until(lambda: len(provider.requests) == 2, runtime)
         await settled(session, runtime)
         assert calls_by_tool(session)["puppet"].status is CallStatus.COMPLETED
-    assert "every call of #2 has finished" in turn_note(provider.requests[-1])
+    assert results_in(provider.requests[-1], 2)
 
 
 async def test_a_board_token_completed_while_no_process_ran(
@@ -762,7 +794,7 @@ async def test_a_board_token_completed_while_no_process_ran(
         assert (calls["approve"].status, calls["approve"].outcome) == (CallStatus.COMPLETED, "yes")
         assert calls["puppet"].status is CallStatus.ORPHANED
     (request,) = provider.requests
-    assert "every call of" in turn_note(request)
+    assert results_in(request)
     assert "approve(" in board_text(request) and "completed: 'yes'" in board_text(request)
 
 
@@ -780,7 +812,7 @@ async def test_a_board_token_that_expired_while_no_process_ran_is_told_as_expire
         await until(lambda: bool(provider.requests), runtime)
         await settled(session, runtime)
         approve = calls_by_tool(session)["approve"]
-    assert "every call of" in turn_note(provider.requests[0])
+    assert results_in(provider.requests[0])
     assert approve.status is CallStatus.FAILED
     assert approve.outcome is not None and "expired: nobody completed it within 60 s" in (
         approve.outcome

@@ -82,9 +82,10 @@ async def first_request(config: AgentConfig) -> ModelRequest:
 
 
 async def test_a_background_tools_schema_offers_expected_seconds() -> None:
-    """run_async (the default), run_isolated and decorate-then-async tools get the optional
-    argument; its number must be above zero and at most the cap; the tool's own field of
-    that name is left as the tool wrote it; capabilities get nothing."""
+    """run_async (the default), run_isolated and decorate-then-async tools get the argument,
+    required (issue 24.10: every call states its estimate); its number must be above zero
+    and at most the cap; the tool's own field of that name is left as the tool wrote it;
+    capabilities get nothing."""
     config = AgentConfig(
         expected_seconds_cap=120,
         policy=ToolPolicy(
@@ -106,8 +107,12 @@ async def test_a_background_tools_schema_offers_expected_seconds() -> None:
     assert shown["own"]["expected_seconds"]["type"] == "integer"
     assert not any("expected_seconds" in shown[name] for name in CAPABILITIES)
     (strict_definition,) = [d for d in request.tools if d["name"] == "strict"]
-    assert strict_definition["input_schema"]["required"] == ["city"], "still optional"
+    assert strict_definition["input_schema"]["required"] == ["city", "expected_seconds"]
+    for name in ("a", "b"):
+        (definition,) = [d for d in request.tools if d["name"] == name]
+        assert definition["input_schema"]["required"][-1] == "expected_seconds"
     assert strict.input_schema["properties"].keys() == {"city"}, "the tool's schema is not changed"
+    assert strict.input_schema["required"] == ["city"]
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ blocking ones (``careful``, ``run_sync``) and K deferred ones (``approve``,
 background call it started (on a board: the last ``puppet`` call the board
 shows running, by the id it shows); anything else, and every turn that only
 carries results, gets a text (on a board the command is the text of the user
-node the ``>>`` note says "the user wrote"; any other note gets a text); it
+node the turn is for, ``read_turn``; a turn for an agent node gets a text); it
 yields once per request, as a real one would. The machine posts such
 messages (also while calls run, and as one of the session's calls ends; on a
 board, new threads and replies under any node), ends calls (results,
@@ -82,7 +82,7 @@ from agentos import (
     YieldOnTimeout,
     YieldWhenAllDone,
 )
-from agentos.board import NOTATION, Board
+from agentos.board import NOTATION, Board, read_turn
 from agentos.testing import Puppet, blocks_of, text
 from tests._loop_thread import LoopThread, close_streams
 from tests._transcripts import transcript_problem
@@ -118,13 +118,12 @@ MESSAGES = st.one_of(
     st.sampled_from(["status", "cancel", "how is it going?"]),
 )
 _QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
-_USER_NODE = re.compile(rf"^ *(?:\.\.|ok) #(\d+) user {_QUOTED}", re.MULTILINE)
+_USER_NODE = re.compile(rf"^ *(?:\.\.|ok) #(\d+)(?: \(re .*?\))? user {_QUOTED}", re.MULTILINE)
 _CALL_LINE = re.compile(r"^ *call #(\d+) \w+\(.*?\) (\w+)", re.MULTILINE)
 _RUNNING_PUPPET = re.compile(
     r"^ *call #(\d+) puppet\(.*?\) (?:RUNNING|PENDING) as id (\"(?:[^\"\\]|\\.)*\")",
     re.MULTILINE,
 )
-_USER_WROTE = re.compile(r">> turn for #\d+: the user wrote #(\d+);")
 _FINAL_WORDS = frozenset(status.value for status in CallStatus if status.is_final)
 
 
@@ -225,15 +224,14 @@ class CommandModel:
         self.shown_at_last[session_id] = shown
 
     def _board_command(self, session_id: str, board: str) -> ModelResponse:
-        """The command of the user node the note says the user wrote; a text for any other note."""
-        lines = board.rstrip("\n").split("\n")
-        wrote = _USER_WROTE.match(lines[-1])
-        if wrote is None:
+        """The command of the user node the turn is for; a text for any other turn."""
+        turn = read_turn(board)
+        if turn is None or turn.author != "user":
             return text("ok")
         nodes = {int(m[1]): ast.literal_eval(m[2]) for m in _USER_NODE.finditer(board)}
-        command = nodes.get(int(wrote[1]))
-        if not isinstance(command, str):
-            self.problems.append(f"{session_id}: the note names #{wrote[1]}, not a user node")
+        command = nodes.get(turn.node)
+        if command != turn.text:
+            self.problems.append(f"{session_id}: the turn is for #{turn.node}, not a user node")
             return text("ok")
         if command == "cancel":
             running = {int(m[1]): json.loads(m[2]) for m in _RUNNING_PUPPET.finditer(board)}

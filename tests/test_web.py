@@ -38,6 +38,7 @@ from agentos.testing import (
     FullDiskStore,
     HeldProvider,
     Puppet,
+    board_turn,
     last_user_text,
     settle,
     text,
@@ -57,15 +58,15 @@ pytestmark = pytest.mark.anyio
 JSON = {"Content-Type": "application/json"}
 
 
-START = re.compile(r"^(?:\.\. #\d+ user ')?start (\d)", re.MULTILINE)
+START = re.compile(r"^start (\d)")
 
 
 def asked_to_start(request: Any) -> re.Match[str] | None:
     """``start N`` as the user's message (a transcript) or the node a board turn is for."""
-    words = last_user_text(request)
-    if words.startswith(".. #") and "the user wrote" not in words.rsplit("\n", 2)[-2]:
-        return None  # a board turn for a result
-    return START.search(words)
+    turn = board_turn(request)
+    if turn is not None:
+        return START.search(turn.text) if turn.author == "user" else None
+    return START.search(last_user_text(request))
 
 
 def model() -> ScriptedProvider:
@@ -605,7 +606,7 @@ async def test_a_board_sessions_page_shows_its_chat_and_the_board(tmp_path: Path
         ]
         assert state["chat"][1]["calls"] == [call_id]
         assert state["calls"][call_id]["status"] == "running"
-        assert state["context"].startswith("[user] ok #1 user 'start 1'")
+        assert state["context"].startswith("[user] .. #1 user 'start 1'")  # its answer waits
         assert f'RUNNING as id "{call_id}"' in state["context"]
 
 

@@ -15,7 +15,7 @@ draws it for the model and ``chat`` projects it for the person.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from agentos._board.chat import chat_entries
@@ -30,7 +30,9 @@ from agentos._board.data import (
     BoardRendering,
     BoardTrigger,
 )
-from agentos._board.render import NOTATION, Drawn, pending_instruction, render_board
+from agentos._board.reading import BoardTurn, read_turn
+from agentos._board.render import NOTATION, Drawn, notation, pending_instruction, render_board
+from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatCall, ChatEntry
 from components import CallStatus, Json, JsonObject
 
@@ -46,17 +48,22 @@ __all__ = [
     "BoardNode",
     "BoardRendering",
     "BoardTrigger",
+    "BoardTurn",
     "ChatCall",
     "ChatEntry",
+    "notation",
     "pending_instruction",
+    "read_turn",
 ]
 
 
 class Board:
     """The nodes of one session's board, and what can be asked of them.
 
-    Every write goes through a method, so the board knows which thread it touched:
-    that order is what ``render`` shows, and what keeps untouched threads byte-stable.
+    Every write goes through a method. A post in a thread (a user message, an agent
+    turn, its text and calls) moves the thread last; a call settling or starting to run
+    changes its line in place. That order is what ``render`` shows, and what keeps
+    untouched threads byte-stable.
     """
 
     def __init__(self) -> None:
@@ -69,6 +76,8 @@ class Board:
         """Roots, the least recently touched first (a dict keeps insertion order)."""
         self._calls: dict[str, list[BoardCall]] = {}
         """By call id; a provider's ids may repeat across turns, so the newest is last."""
+        self._by_use: dict[str, BoardCall] = {}
+        """Background calls by the model's tool_use id (a cancel may name either id)."""
         self._node_of: dict[int, BoardNode] = {}
         """A call's display id -> the node that made it."""
         self._drawn = Drawn()
@@ -96,10 +105,11 @@ class Board:
         return self._add_node(None, BoardAuthor.AGENT, text=text, new_thread=True, at=at)
 
     def write(self, node_id: int, text: str) -> BoardNode:
-        """Set an agent node's text (the model's words for its turn); it touches the thread."""
+        """Set an agent node's text (the model's words for its turn): a post, its thread
+        moves last."""
         node = self._node(node_id)
         node.text = text
-        self._touch(node_id)
+        self._move_last(node_id)
         return node
 
     def add_call(
@@ -112,19 +122,19 @@ class Board:
         background: bool,
         use_id: str | None = None,
     ) -> BoardCall:
-        """Hang a call off ``node_id`` (an agent node); it touches the thread."""
+        """Hang a call off ``node_id`` (an agent node): part of its turn, the thread moves last."""
         node = self._node(node_id)
         if node.author is not BoardAuthor.AGENT:
             raise ValueError(f"calls hang off agent nodes; #{node_id} is the user's")
         call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background, use_id=use_id)
         node.calls.append(call)
-        self._calls.setdefault(call_id, []).append(call)
-        self._node_of[call.display_id] = node
-        self._touch(node_id)
+        self._index(call, node)
+        self._move_last(node_id)
         return call
 
     def settle(self, call_id: str, status: CallStatus, outcome: str) -> BoardNode:
-        """A call ended (or a capability answered): its node, which touched its thread.
+        """A call ended (or a capability answered): its node. The call's line changes where it
+        is; the thread keeps its place (only a post moves a thread).
 
         A final status is absorbing: settling a call that already ended changes nothing.
         """
@@ -135,21 +145,22 @@ class Board:
         if not call.status.is_final:
             call.status = status
             call.outcome = outcome
-            self._touch(node.display_id)
+            self.version += 1
         return node
 
     def set_status(self, call_id: str, status: CallStatus) -> None:
-        """A background call started running (not final: ``settle`` for that)."""
+        """A background call started running (not final: ``settle`` for that); the thread
+        keeps its place."""
         if status.is_final:
             raise ValueError(f"{status.value!r} is final: use settle")
         call = self._call(call_id)
         if not call.status.is_final and call.status != status:
             call.status = status
-            self._touch(self._node_of[call.display_id].display_id)
+            self.version += 1
 
     def rekey(self, call_id: str, new_id: str) -> None:
         """The call now runs under ``new_id`` (a deferred call re-created after a restart):
-        the board knows it, and shows it, by that id; it touches the thread."""
+        the board knows it, and shows it, by that id (the thread keeps its place)."""
         call = self._call(call_id)
         same = self._calls[call_id]
         same.remove(call)
@@ -158,7 +169,7 @@ class Board:
         call.call_id = new_id
         self._calls.setdefault(new_id, []).append(call)
         self._drawn = Drawn()  # its drawn line names the old id
-        self._touch(self._node_of[call.display_id].display_id)
+        self.version += 1
 
     # ------------------------------------------------------------ storing
 
@@ -183,8 +194,7 @@ class Board:
                     board._children[node.parent].append(node.display_id)
                     board._root[node.display_id] = board._root[node.parent]
                 for call in node.calls:
-                    board._calls.setdefault(call.call_id, []).append(call)
-                    board._node_of[call.display_id] = node
+                    board._index(call, node)
             board._threads = {int(root): None for root in data["threads"]}
             board._next_id = int(data["next_id"])
         except (KeyError, TypeError, ValueError) as error:
@@ -200,6 +210,12 @@ class Board:
     def call(self, call_id: str) -> BoardCall:
         """The call of that id (``KeyError`` if none): the newest still running, if any."""
         return self._call(call_id)
+
+    def named(self, call_id: str) -> BoardCall | None:
+        """The background call a model names by the runtime's id or its own tool_use id."""
+        calls = self._calls.get(call_id)
+        found = next((c for c in reversed(calls or ()) if c.background), None)
+        return found if found is not None else self._by_use.get(call_id)
 
     def root_of(self, node_id: int) -> int:
         """The display id of the thread's root that ``node_id`` belongs to."""
@@ -220,24 +236,29 @@ class Board:
         return all(c.status.is_final for c in self._node(node_id).calls if c.background)
 
     def answered(self, node_id: int) -> bool:
-        """A user node: an agent node with text exists anywhere below it, in its thread
-        (not only directly beneath it: seed 004's open bug)."""
+        """A user node: an agent node with text whose background calls have all settled
+        exists anywhere below it, in its thread (not only directly beneath it: seed 004's
+        open bug); a node still waiting on calls answers nothing yet."""
         todo = list(self.children(node_id))
         while todo:
             node = self.nodes[todo.pop()]
-            if node.author is BoardAuthor.AGENT and node.text:
+            if node.author is BoardAuthor.AGENT and node.text and self.settled(node.display_id):
                 return True
             todo.extend(self._children[node.display_id])
         return False
 
-    def cancels_on_branch(self, node_id: int) -> int:
-        """Cancels spent on the branch from the root down to ``node_id`` (its ancestors and
-        itself only: calls made side by side never spend each other's budget)."""
+    def cancels_on_branch(self, node_id: int, tool: str) -> int:
+        """Cancels of calls to ``tool`` made on the branch from the root down to ``node_id``
+        (its ancestors and itself only: calls made side by side never spend each other's
+        budget, and stopping other work on the branch spends nothing of this one's)."""
         count = 0
         current: int | None = node_id
         while current is not None:
             node = self._node(current)
-            count += sum(1 for call in node.calls if call.tool == CANCEL_TOOL)
+            for call in node.calls:
+                if call.tool == CANCEL_TOOL and call.status is CallStatus.COMPLETED:
+                    target = self.named(str(call.arguments.get("tool_call_id", "")))
+                    count += target is not None and target.tool == tool
             current = node.parent
         return count
 
@@ -251,14 +272,25 @@ class Board:
             return BoardAct.STARTED
         return BoardAct.LOOKED
 
-    def render(self, *, focus: int | None = None, note: str | None = None) -> BoardRendering:
-        """The whole board as text for the model, the focus node's thread last, ``note``
-        (why this turn happens) after it."""
+    def render(
+        self,
+        *,
+        focus: int | None = None,
+        note: str | None = None,
+        capabilities: Collection[str] = CAPABILITIES,
+    ) -> BoardRendering:
+        """The whole board as text for the model, the focus node's thread last. A ``>>`` line
+        ends it when the focus node is not the last drawn (naming it) or there is a ``note``
+        (why this turn happens, said once); a pending call's instruction names only the
+        ``capabilities`` the agent has."""
+        if focus is not None:
+            self._node(focus)
+        if self._drawn.capabilities != frozenset(capabilities):
+            self._drawn = Drawn(capabilities)
         threads = list(self._threads)
-        root = None if focus is None else self.root_of(focus)
-        if note is not None and focus is not None:
-            note = f"turn for #{focus}: {note}"
-        return render_board(self.nodes, self._children, threads, root, note, self._drawn)
+        return render_board(
+            self.nodes, self._children, threads, focus, self._root, note, self._drawn
+        )
 
     def chat(self) -> list[ChatEntry]:
         """The person's view: user posts, and the agent nodes seed 004's table shows."""
@@ -292,15 +324,21 @@ class Board:
         else:
             self._root[node_id] = self._root[parent]
             self._children[parent].append(node_id)
-        self._touch(node_id)
+        self._move_last(node_id)
         return node
 
-    def _touch(self, node_id: int) -> None:
-        """Make the node's thread the most recently touched (it renders last)."""
+    def _move_last(self, node_id: int) -> None:
+        """Something was posted in the node's thread: it renders last."""
         self.version += 1
         root = self._root[node_id]
         self._threads.pop(root, None)
         self._threads[root] = None
+
+    def _index(self, call: BoardCall, node: BoardNode) -> None:
+        self._calls.setdefault(call.call_id, []).append(call)
+        self._node_of[call.display_id] = node
+        if call.background and call.use_id is not None:
+            self._by_use[call.use_id] = call
 
     def _node(self, node_id: int) -> BoardNode:
         try:

@@ -27,6 +27,11 @@ class BoardLedger:
         self._by_use: dict[str, CallId] = {}
         """The model's tool_use id -> the runtime's id (the model may name either)."""
         self._node_of: dict[CallId, int] = {}
+        self.intervals: dict[CallId, tuple[float | None, bool]] = {}
+        """Overdue interval of each call, and whether the model estimated it."""
+        self.told: set[CallId] = set()
+        """Running calls whose end the model caused or read itself (its own cancel, a final
+        status): that answer was the news, their end wakes nothing."""
         self._restored: dict[str, str] = {}
         """After a restart: tool_use id -> the runtime id the stored board knows the call by."""
 
@@ -36,6 +41,16 @@ class BoardLedger:
         self.outstanding[call_id] = tool_use_id
         self._by_use[tool_use_id] = call_id
         self._node_of[call_id] = node_id
+
+    def names(self, named: str) -> CallId:
+        """The runtime's id of the call the model names by either id."""
+        return self._by_use.get(named, CallId(named))
+
+    def tell(self, named: str) -> None:
+        """A capability's answer just told the model this call's end (either id)."""
+        call_id = self.names(named)
+        if call_id in self.running:
+            self.told.add(call_id)
 
     def node_of(self, named: str) -> int | None:
         """The node that made the call the model names (by either id), if it is one."""

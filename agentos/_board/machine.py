@@ -19,27 +19,26 @@ from collections.abc import Callable, Mapping, Sequence
 from agentos._board.board import (
     CANCEL_TOOL,
     NEW_THREAD_TOOL,
-    NOTATION,
     STATUS_TOOL,
     Board,
     BoardNode,
     BoardTrigger,
 )
 from agentos._board.ledger import BoardLedger
+from agentos._board.render import notation
 from agentos._board.step import Step, Wake
 from agentos._board.texts import (
     NEW_THREAD_DEFINITION,
     NOTHING_MOVED,
-    OUT_OF_RETRIES,
     board_messages,
     ended_note,
     normal_use,
+    not_started,
+    out_of_retries,
     outcome_text,
     overdue_note,
     refusal,
-    result_note,
     said_text,
-    user_note,
 )
 from agentos._model.messages import Block, Message, ToolResultBlock, text_of
 from agentos._turns.agent_config import AgentConfig
@@ -192,7 +191,7 @@ class BoardMachine(MachineBase):
         elif isinstance(event, UserPosted):
             node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
             self._autonomous[self.board.root_of(node.display_id)] = 0
-            self._queue.append(Wake(BoardTrigger.USER, node.display_id, user_note(node)))
+            self._queue.append(Wake(BoardTrigger.USER, node.display_id))
         elif isinstance(event, ModelReplied):
             self._replied(event, actions)
         elif isinstance(event, CallsSubmitted):
@@ -230,18 +229,30 @@ class BoardMachine(MachineBase):
             if block.get("type") == "tool_use"
         ]
         to_run: list[Block] = []
+        looks = [
+            str(use["name"])
+            for use in uses
+            if use["name"] in CAPABILITIES and refusal(use, self.config) is None
+        ]
         for use in uses:
             refused = None if self._stopping else refusal(use, self.config)
+            background = use["name"] not in CAPABILITIES and use["name"] != NEW_THREAD_TOOL
             if self._stopping:
                 step.local[str(use["id"])] = (CallStatus.FAILED, "not started: the session stopped")
             elif refused is not None:
                 step.local[str(use["id"])] = (CallStatus.FAILED, refused)
+            elif background and looks:  # synchronous answers come first
+                step.local[str(use["id"])] = (
+                    CallStatus.FAILED,
+                    not_started(str(use["name"]), looks),
+                )
             elif use["name"] == NEW_THREAD_TOOL:
                 posted = self.board.new_thread(str(use["input"]["text"]), at=event.at)
                 step.local[str(use["id"])] = (
                     CallStatus.COMPLETED,
                     f"posted as #{posted.display_id}",
                 )
+                step.ends = True  # the person is asked: no further request this turn
             else:
                 to_run.append(use)
         step.answered = bool(step.local) and not self._stopping
@@ -269,6 +280,8 @@ class BoardMachine(MachineBase):
         started = {call.tool_use_id: call for call in event.started if call.tool_use_id in uses}
         answers = {i: a for i, a in event.answers.items() if i in uses}
         step.answered = step.answered or bool(answers)
+        for named in event.read:
+            self.ledger.tell(named)
         self._hang(node, step, answers, started)
         fresh = [call.call_id for call in started.values()]
         if self._stopping and self._cancel_on_stop and fresh:
@@ -301,19 +314,22 @@ class BoardMachine(MachineBase):
         failed = bool(answer.get("is_error"))
         if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
             said = f"{said}\n{NOTHING_MOVED}"
-        if name == CANCEL_TOOL and not failed and self._out_of_retries(use):
-            said = f"{said}\n{OUT_OF_RETRIES}"
+        spent = self._out_of_retries(use) if name == CANCEL_TOOL and not failed else None
+        if spent is not None:
+            said = f"{said}\n{out_of_retries(*spent)}"
         self.board.add_call(node.display_id, tool_use_id, name, use["input"], background=False)
         self.board.settle(tool_use_id, CallStatus.FAILED if failed else CallStatus.COMPLETED, said)
 
-    def _out_of_retries(self, cancel: Block) -> bool:
-        """Whether this cancel spends the last of the budget of the branch that led to the
-        call it stops: the cancels on that call's node and its ancestors, and this one."""
-        node_id = self.ledger.node_of(str(cancel["input"].get("tool_call_id", "")))
-        if node_id is None:
-            return False
-        spent = self.board.cancels_on_branch(node_id) + 1
-        return spent >= self.config.retry_budget
+    def _out_of_retries(self, cancel: Block) -> tuple[str, int] | None:
+        """The tool and the attempts stopped, when this cancel spends the last of the budget
+        of the branch that led to the call it stops: the cancels of calls to the same tool on
+        that call's node and its ancestors, and this one (None: budget left)."""
+        named = str(cancel["input"].get("tool_call_id", ""))
+        node_id, target = self.ledger.node_of(named), self.board.named(named)
+        if node_id is None or target is None:
+            return None
+        spent = self.board.cancels_on_branch(node_id, target.tool) + 1
+        return (target.tool, spent) if spent >= self.config.retry_budget else None
 
     def _started(self, node: BoardNode, use: Block, call: CallStarted) -> None:
         self.board.add_call(
@@ -325,13 +341,20 @@ class BoardMachine(MachineBase):
             use_id=call.tool_use_id,
         )
         self.ledger.track(call.call_id, call.tool_use_id, node.display_id)
+        self.ledger.intervals[call.call_id] = (call.overdue_after, call.estimated)
         if call.status is CallStatus.RUNNING:
             self.board.set_status(call.call_id, CallStatus.RUNNING)
 
     def _go_round_or_end(self, actions: list[Action]) -> None:
         """Another step if the model has answers to read (and steps left), else the turn ends."""
         step = self._step
-        if step is not None and step.answered and self._steps_left > 0 and not self._stopping:
+        if (
+            step is not None
+            and step.answered
+            and not step.ends
+            and self._steps_left > 0
+            and not self._stopping
+        ):
             self._next_step(actions)
         else:
             self._end_step(actions)
@@ -353,9 +376,22 @@ class BoardMachine(MachineBase):
             return
         self.ledger.running.discard(call_id)
         node = self.board.settle(call_id, snapshot.status, outcome_text(snapshot))
+        if step is not None and any(
+            use["name"] == CANCEL_TOOL
+            and self.ledger.names(str(use["input"].get("tool_call_id", ""))) == call_id
+            for use in step.uses.values()
+        ):
+            self.ledger.told.add(call_id)  # it ended of the cancel being answered now
+        if call_id in self.ledger.told:  # the model's own cancel or look was the news
+            self.ledger.told.discard(call_id)
+            self.ledger.outstanding.pop(call_id, None)
+            unread = any(
+                CallId(c.call_id) in self.ledger.outstanding for c in node.calls if c.background
+            )
+            if not unread:
+                return
         if self.board.settled(node.display_id) and not self._stopping:
-            note = result_note(node)
-            self._queue.append(Wake(BoardTrigger.RESULT, node.display_id, note))
+            self._queue.append(Wake(BoardTrigger.RESULT, node.display_id))
 
     def _overdue(self, call_id: CallId) -> None:
         if call_id not in self.ledger.running or self._stopping:
@@ -364,7 +400,8 @@ class BoardMachine(MachineBase):
             return  # re-armed while the first nudge still waits: one question is enough
         node = self.board.node_of_call(call_id)
         call = next(c for c in node.calls if c.call_id == call_id)
-        note = overdue_note(call)
+        seconds, estimated = self.ledger.intervals.get(call_id, (None, False))
+        note = overdue_note(call, seconds, estimated, self.config.capabilities)
         self._queue.append(Wake(BoardTrigger.TIMER, node.display_id, note, call_id))
 
     # ------------------------------------------------------------------ moving on
@@ -430,9 +467,10 @@ class BoardMachine(MachineBase):
         focus, note, about = self._asking
         if about is not None and about not in self.ledger.running:  # it ended since: say so instead
             note = ended_note(self.board.call(about))
-        rendered = self.board.render(focus=focus, note=note)
+        capabilities = self.config.capabilities
+        rendered = self.board.render(focus=focus, note=note, capabilities=capabilities)
         self.ledger.read()
-        request = SendRequest(board_messages(rendered), NOTATION, cache_system=True)
+        request = SendRequest(board_messages(rendered), notation(capabilities), cache_system=True)
         self._drawn = (drawn_for, request)
         return request
 

@@ -11,7 +11,7 @@ threads of that kind, where a prompt-cache breakpoint can go.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from agentos._board.data import (
     CANCEL_TOOL,
@@ -22,36 +22,57 @@ from agentos._board.data import (
     BoardNode,
     BoardRendering,
 )
+from agentos._turns.capabilities import CAPABILITIES
 from components import FINAL_STATUSES, CallStatus
 
 INDENT = "  "
 """Per level of depth."""
 CALL_INDENT = "   "
 """A call's line starts under its node's ``#``, past the marker."""
+REFERENCE_CHARS = 200
+"""Characters of a settled call's outcome a user reply's reference quotes."""
 
-NOTATION = (
-    "The conversation comes to you as a message board, drawn afresh every turn, not as a "
-    "chat transcript. A thread starts at the left margin; a reply is indented two spaces "
-    "under the node it answers; threads are ordered by last activity, the most recently "
-    "active last. Each node line starts with a marker, `..` open (a user message with no "
-    "answer anywhere below it yet, or an agent turn whose work is still running) or `ok` "
-    "done, then its id (`#7`: nodes and calls share one counter, in the order they were "
-    "made), who wrote it (`user` or `agent`) and its text in quotes. The `call #8 "
-    "tool(arguments) ...` lines under an agent node are the calls that turn made, each with "
-    "its outcome once it ends (completed, failed or cancelled). A call still running says so "
-    f"and gives its id: inspect it with {STATUS_TOOL} or stop it with {CANCEL_TOOL}, passing "
-    "that id; its line will be replaced by the outcome, and you are given a turn when every "
-    "call of a node has ended, so there is no need to poll. A user reply under a node with "
-    "calls lists those calls' current state in parentheses (`re #8 tool: running`). The line "
-    "starting with `>>` after the board says why this turn happens and which node it is for; "
-    "your answer goes under that node. To tell the person something outside the current "
-    f"thread (for example, to ask how to go on), call {NEW_THREAD_TOOL}(text): it opens a new "
-    "thread whose text the person sees. Write your replies as plain words: never write board "
-    "markup (markers, `#` ids, `call` lines, indentation, `>>`) in them; the board is drawn "
-    "for you."
-)
-"""The system prompt's one explanation of the board's notation (and that it is not to be
-echoed): appended to a board agent's system prompt."""
+
+def notation(capabilities: Collection[str] = CAPABILITIES) -> str:
+    """The system prompt's one explanation of the board's notation (and that it is not to be
+    echoed), naming only the ``capabilities`` the agent has: appended to a board agent's
+    system prompt."""
+    return (
+        "The conversation comes to you as a message board, drawn afresh every turn, not as a "
+        "chat transcript. A thread starts at the left margin; a reply is indented two spaces "
+        "under the node it answers; threads are ordered by last activity, the most recently "
+        "active last. Each node line starts with a marker, `..` open (a user message with no "
+        "finished answer below it yet, or an agent turn whose work is still running) or `ok` "
+        "done, then its id (`#7`: nodes and calls share one counter, in the order they were "
+        "made), who wrote it (`user` or `agent`) and its text in quotes. The `call #8 "
+        "tool(arguments) ...` lines under an agent node are the calls that turn made, each "
+        "with its outcome once it ends (completed, failed or cancelled). A call still running "
+        f"says so and gives its id{_affordances(capabilities, ', passing that id')}; its line "
+        "will be replaced by the outcome, and you are given a turn when every call of a node "
+        "has ended, so there is no need to poll. A user reply under a node with calls states "
+        "those calls as they are now, in parentheses before `user` (`#9 (re #8 tool: "
+        "running) user ...`). Your answer goes under the last node of the board, unless a "
+        "last line starting with `>>` names the node this turn is for (and may say why it "
+        "happens). To tell the person something outside the current thread (for example, to "
+        f"ask how to go on), call {NEW_THREAD_TOOL}(text): it opens a new thread whose text "
+        "the person sees, and ends your turn. Write your replies as plain words: never write "
+        "board markup (markers, `#` ids, `call` lines, indentation, `>>`) in them; the board "
+        "is drawn for you."
+    )
+
+
+def _affordances(capabilities: Collection[str], passing: str = "") -> str:
+    """``: inspect it with ... or stop it with ...`` for the capabilities the agent has."""
+    can = []
+    if STATUS_TOOL in capabilities:
+        can.append(f"inspect it with {STATUS_TOOL}")
+    if CANCEL_TOOL in capabilities:
+        can.append(f"stop it with {CANCEL_TOOL}")
+    return f": {' or '.join(can)}{passing}" if can else ""
+
+
+NOTATION = notation()
+"""The notation for an agent with every capability."""
 
 
 class Drawn:
@@ -62,7 +83,9 @@ class Drawn:
     arguments never change once it is added, so they are not checked.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, capabilities: Collection[str] = CAPABILITIES) -> None:
+        self.capabilities = frozenset(capabilities)
+        """What a pending call's instruction offers: a drawing is for one set."""
         self._calls: dict[int, tuple[CallStatus, str | None, str]] = {}
         self._heads: dict[int, tuple[str, str]] = {}
 
@@ -71,16 +94,16 @@ class Drawn:
         kept = self._calls.get(call.display_id)
         if kept is not None and kept[0] is call.status and kept[1] is call.outcome:
             return kept[2]
-        line = call_line(call)
+        line = call_line(call, self.capabilities)
         self._calls[call.display_id] = (call.status, call.outcome, line)
         return line
 
     def head(self, node: BoardNode) -> str:
-        """``#2 agent 'text'``: a node line without its marker and references."""
+        """``agent 'text'``: who wrote a node and what, its line past the id and references."""
         kept = self._heads.get(node.display_id)
         if kept is not None and kept[0] is node.text:
             return kept[1]
-        head = f"#{node.display_id} {node.author.value}"
+        head = node.author.value
         if node.new_thread:
             head += " (new thread)"
         if node.text or node.author is BoardAuthor.USER:
@@ -93,12 +116,14 @@ def render_board(
     nodes: Mapping[int, BoardNode],
     children: Mapping[int, Sequence[int]],
     threads: list[int],
-    focus_root: int | None,
+    focus: int | None,
+    roots: Mapping[int, int],
     note: str | None,
     drawn: Drawn,
 ) -> BoardRendering:
     """The whole board: ``threads`` (roots, least recently touched first), the focus
-    node's thread last, and ``note`` after it."""
+    node's thread last, then ``pointer``'s line."""
+    focus_root = None if focus is None else roots[focus]
     if focus_root is not None:
         threads.remove(focus_root)
         threads.append(focus_root)
@@ -118,9 +143,28 @@ def render_board(
                 stable_chars = offset
             if settled:
                 settled_chars = offset
-    if note is not None:
-        parts.append(f">> {note}\n")
+    last = _last_node(children, threads[-1]) if threads else None
+    line = pointer(focus, last, note)
+    if line is not None:
+        parts.append(line)
     return BoardRendering("".join(parts), stable_chars, settled_chars, tuple(breaks))
+
+
+def pointer(focus: int | None, last: int | None, note: str | None) -> str | None:
+    """The board's last line: the node the turn is for when another node is drawn last, and
+    the turn's note (None: neither, the answer goes under the last node)."""
+    said = [] if focus is None or focus == last else [f"turn for #{focus}"]
+    if note is not None:
+        said.append(note)
+    return f">> {': '.join(said)}\n" if said else None
+
+
+def _last_node(children: Mapping[int, Sequence[int]], root: int) -> int:
+    """The node drawn last in a thread: depth-first, the newest child's newest child."""
+    node = root
+    while children[node]:
+        node = children[node][-1]
+    return node
 
 
 def render_thread(
@@ -141,11 +185,11 @@ def render_thread(
         if below:
             stack.extend((child, depth + 1) for child in reversed(below))
     answered: set[int] = set()
-    """User nodes with an answer anywhere below them."""
+    """Nodes with a finished answer anywhere below them: an agent's text, its calls done."""
     for node_id, _ in reversed(order):
         node = nodes[node_id]
         if node.parent is not None and (
-            node_id in answered or (node.author is BoardAuthor.AGENT and node.text)
+            node_id in answered or (node.author is BoardAuthor.AGENT and node.text and _done(node))
         ):
             answered.add(node.parent)
     chunks: list[tuple[str, bool]] = []
@@ -162,9 +206,10 @@ def render_thread(
                 c.status not in FINAL_STATUSES for c in parent.calls if c.background
             )
         else:
-            done = all(c.status in FINAL_STATUSES for c in node.calls if c.background)
+            done = _done(node)
             refs = ""
-        lines = [f"{indent}{'ok' if done else '..'} {drawn.head(node)}{refs}"]
+        marker = "ok" if done else ".."
+        lines = [f"{indent}{marker} #{node_id}{refs} {drawn.head(node)}"]
         if node.calls:
             under = indent + CALL_INDENT
             for call in node.calls:
@@ -177,18 +222,29 @@ def render_thread(
     return chunks, landed
 
 
+def _done(node: BoardNode) -> bool:
+    return all(c.status in FINAL_STATUSES for c in node.calls if c.background)
+
+
 def references(parent: BoardNode) -> str:
-    """`` (re #3 fetch: running, #4 fetch: completed)``: the state now of the background
-    calls of the node a user reply answers ("" if it has none)."""
-    listed = ", ".join(
-        f"#{call.display_id} {call.tool}: {call.status.value}"
-        for call in parent.calls
-        if call.background
-    )
+    """`` (re #3 fetch: running, #4 fetch: completed 'free 9-12')``: the state now of the
+    background calls of the node a user reply answers, a settled one's outcome quoted up to
+    ``REFERENCE_CHARS`` ("" if it has none)."""
+    listed = ", ".join(_reference(call) for call in parent.calls if call.background)
     return f" (re {listed})" if listed else ""
 
 
-def call_line(call: BoardCall) -> str:
+def _reference(call: BoardCall) -> str:
+    said = f"#{call.display_id} {call.tool}: {call.status.value}"
+    if call.status.is_final and call.outcome is not None:
+        outcome = call.outcome
+        if len(outcome) > REFERENCE_CHARS:
+            outcome = outcome[:REFERENCE_CHARS] + "…"
+        said += " " + quote(outcome)
+    return said
+
+
+def call_line(call: BoardCall, capabilities: Collection[str] = CAPABILITIES) -> str:
     """A call as it stands: its outcome once final, an instruction while it runs."""
     head = f"call #{call.display_id} {signature(call)}"
     if call.status.is_final:
@@ -196,19 +252,24 @@ def call_line(call: BoardCall) -> str:
             return f"{head} {call.status.value}"
         return f"{head} {call.status.value}: {quote(call.outcome)}"
     if call.background:
-        return pending_instruction(call)
+        return pending_instruction(call, capabilities)
     return f"{head} not answered yet"
 
 
-def pending_instruction(call: BoardCall) -> str:
-    """How a running call reads on the board: what runs, its id, what may be done with it
-    (``get_tool_call_status`` to inspect, ``cancel_tool_call`` to stop it), and that the line
-    will be replaced by its outcome."""
+def pending_instruction(call: BoardCall, capabilities: Collection[str] = CAPABILITIES) -> str:
+    """How a running call reads on the board: what runs, its id, what the agent may do with
+    it (inspect it with ``get_tool_call_status``, stop it with ``cancel_tool_call``: only
+    those of its ``capabilities``), and that the line will be replaced by its outcome."""
     call_id = json.dumps(call.call_id)
+    can = []
+    if STATUS_TOOL in capabilities:
+        can.append(f"inspect it with {STATUS_TOOL}(tool_call_id={call_id})")
+    if CANCEL_TOOL in capabilities:
+        can.append(f"stop it with {CANCEL_TOOL}(tool_call_id={call_id})")
+    offered = f" {' or '.join(can)};" if can else ""
     return (
         f"call #{call.display_id} {signature(call)} {call.status.value.upper()} as id {call_id}:"
-        f" inspect it with {STATUS_TOOL}(tool_call_id={call_id}) or stop it with"
-        f" {CANCEL_TOOL}(tool_call_id={call_id}); this line will be replaced by its outcome"
+        f"{offered} this line will be replaced by its outcome"
     )
 
 

@@ -16,7 +16,8 @@ class Wake:
     trigger: BoardTrigger
     node: int
     """The node the turn's first agent node hangs under (and the focus)."""
-    note: str
+    note: str | None = None
+    """Why the turn happens, beyond its focus (an overdue call); said once."""
     call_id: CallId | None = None
 
 
@@ -37,3 +38,5 @@ class Step:
     """Uses the machine answers itself (refusals, ``new_thread``): status and words."""
     answered: bool = False
     """Something was answered within the step: the model gets to read it."""
+    ends: bool = False
+    """``new_thread`` asked the person: the turn ends with this step."""

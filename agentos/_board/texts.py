@@ -4,8 +4,15 @@ the model's calls and the runtime's outcomes (``machine`` uses them)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 
-from agentos._board.board import NEW_THREAD_TOOL, BoardCall, BoardNode, BoardRendering
+from agentos._board.board import (
+    CANCEL_TOOL,
+    NEW_THREAD_TOOL,
+    STATUS_TOOL,
+    BoardCall,
+    BoardRendering,
+)
 from agentos._model.messages import Block, Message, content_value
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_ledger import failure_text
@@ -31,10 +38,26 @@ NOTHING_MOVED = (
     "need to look again now."
 )
 LOST_ON_THE_BOARD = "lost in a restart: the call no longer runs; start it again if needed"
-OUT_OF_RETRIES = (
-    "Out of retries on this branch: do not cancel or start this work again. Open a new thread "
-    "with new_thread(text) to tell the user what happened and ask how to proceed."
-)
+
+
+def out_of_retries(tool: str, attempts: int) -> str:
+    """A cancel's answer once the branch's budget for ``tool`` is spent: nothing left to try
+    here, so ask the person (seed 004: and no pointer line contradicts it)."""
+    tried = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    return (
+        f"Out of retries: {tried} at {tool} on this branch were stopped. Do not start it "
+        f"again here: open a new thread with {NEW_THREAD_TOOL}(text) to tell the user what "
+        "happened and ask how to proceed."
+    )
+
+
+def not_started(tool: str, capabilities: list[str]) -> str:
+    """A background call asked in the same step as a synchronous capability: the answers
+    come first, and the model may ask for the call again with them in hand."""
+    return (
+        f"not started: {tool} was asked in the same turn as {', '.join(capabilities)}, whose "
+        "answer is on the board now; ask for it again if it is still wanted"
+    )
 
 
 def board_messages(rendering: BoardRendering) -> list[Message]:
@@ -98,24 +121,26 @@ def outcome_text(snapshot: CallSnapshot) -> str:
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
 
-def user_note(node: BoardNode) -> str:
-    return f"the user wrote #{node.display_id}; answer it."
-
-
-def overdue_note(call: BoardCall) -> str:
-    """Only here, never in the system prompt or a tool's description: the suggestion to
-    look and maybe stop (seed 004, "Knowing when to give up")."""
+def overdue_note(
+    call: BoardCall, seconds: float | None, estimated: bool, capabilities: Collection[str]
+) -> str:
+    """Only here, never in the system prompt or a tool's description: the call, the
+    interval it ran past, and the suggestion to look and maybe stop (seed 004, "Knowing
+    when to give up")."""
+    if seconds is None:
+        interval = "longer than expected"
+    elif estimated:
+        interval = f"past the {seconds:g} s you expected it to take"
+    else:
+        interval = f"past {seconds:g} s (the default, as you gave no expected_seconds)"
+    look = f"Inspect it with {STATUS_TOOL} and decide" if STATUS_TOOL in capabilities else "Decide"
+    stop = f" or stop it with {CANCEL_TOOL}" if CANCEL_TOOL in capabilities else ""
     return (
-        f"call #{call.display_id} ({call.tool}) has run longer than expected. Inspect it with "
-        "get_tool_call_status and decide: leave it running (you will be asked again) or "
-        "stop it with cancel_tool_call."
+        f"call #{call.display_id} ({call.tool}) has run {interval}. {look}: leave it running "
+        f"(you will be asked again after as long again){stop}."
     )
 
 
 def ended_note(call: BoardCall) -> str:
     """An overdue turn whose call ended before the request went out."""
     return f"call #{call.display_id} ({call.tool}) has ended; its outcome is on the board."
-
-
-def result_note(node: BoardNode) -> str:
-    return f"every call of #{node.display_id} has finished; their outcomes are on the board."

@@ -29,7 +29,12 @@ from agentos._sessions.toolbox import SystemToolbox
 from agentos._turns.agent_config import AgentConfig, Disposition
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.events import CallsSubmitted, CallStarted, SubmitCalls
-from agentos._turns.expected import has_own_field, take_expected_seconds, with_expected_seconds
+from agentos._turns.expected import (
+    estimate,
+    has_own_field,
+    take_expected_seconds,
+    with_expected_seconds,
+)
 from components import CallStatus
 
 
@@ -91,6 +96,7 @@ class Outbound:
             if deferred and self.tokens.ttl is not None:
                 timeout = min(timeout or math.inf, self.tokens.ttl)
             overdue_after = self.config.call_overdue_after
+            estimated = name in self.expecting() and estimate(arguments)
             if name in self.expecting():
                 arguments, overdue_after = take_expected_seconds(
                     arguments,
@@ -134,6 +140,8 @@ class Outbound:
                     CallStatus.PENDING,  # a read would run a tick per call; STARTED follows
                     token,
                     decorations,
+                    overdue_after,
+                    estimated,
                 )
             )
         return CallsSubmitted(answers, started, read, self.runtime.clock.monotonic())

@@ -81,6 +81,10 @@ class CallStarted:
     status: CallStatus
     token: str | None = None
     decorations: Decorations = NO_DECORATIONS
+    overdue_after: float | None = None
+    """Seconds after which it is overdue (and each interval after), if ever."""
+    estimated: bool = False
+    """``overdue_after`` is the model's own estimate, not the agent's default."""
 
 
 @dataclass(frozen=True, slots=True)

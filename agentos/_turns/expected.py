@@ -2,7 +2,7 @@
 
 Only the model knows whether a call is worth waiting for, and only the harness
 knows that time passed (seed 004, "Knowing when to give up"). So every
-background tool's schema, as the model sees it, gets an optional
+background tool's schema, as the model sees it, requires
 ``expected_seconds``; the session takes it out of the input before the tool
 sees it and uses it as the call's overdue interval.
 """
@@ -29,7 +29,9 @@ def has_own_field(schema: Mapping[str, Any]) -> bool:
 
 
 def with_expected_seconds(schema: Mapping[str, Any], cap: float) -> dict[str, Any]:
-    """A copy of ``schema`` with the optional argument added (the tool's own is not touched)."""
+    """A copy of ``schema`` that requires the argument (the tool's own is not touched): the
+    model is asked for its estimate on every call; one that omits it anyway gets the
+    agent's default."""
     properties = dict(schema.get("properties") or {})
     properties[EXPECTED_SECONDS] = {
         "type": "number",
@@ -37,13 +39,20 @@ def with_expected_seconds(schema: Mapping[str, Any], cap: float) -> dict[str, An
         "maximum": cap,
         "description": _DESCRIPTION,
     }
-    return {**schema, "type": "object", "properties": properties}
+    required = [name for name in schema.get("required") or () if name != EXPECTED_SECONDS]
+    return {
+        **schema,
+        "type": "object",
+        "properties": properties,
+        "required": [*required, EXPECTED_SECONDS],
+    }
 
 
 def take_expected_seconds(
     arguments: object, *, default: float | None, cap: float, floor: float = 0.0
 ) -> tuple[object, float | None]:
-    """The input without the argument, and the overdue interval it asks for.
+    """The input without the argument, and the overdue interval it asks for (``default``
+    when it asks for none: ``estimate`` tells the two apart).
 
     A value that is not a number above zero (or is NaN) is dropped and ``default``
     applies: a bad estimate never fails the call. A good one is clamped between ``floor``
@@ -58,3 +67,13 @@ def take_expected_seconds(
     if math.isnan(value) or value <= 0:
         return stripped, default
     return stripped, max(floor, min(float(value), cap))
+
+
+def estimate(arguments: object) -> bool:
+    """Whether the model's input gives an expected duration ``take_expected_seconds`` uses."""
+    if not isinstance(arguments, dict):
+        return False
+    value = arguments.get(EXPECTED_SECONDS)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return not math.isnan(value) and value > 0

@@ -1,8 +1,8 @@
 """The demo's board session (dana): its agent and the scripted model that reads a board.
 
-The model's one user message is the rendered board; these rules key on the
-turn's note (its last line) and the post above it, and when a node's calls have
-all landed they read the calls' results off the board to answer.
+The model's one user message is the rendered board; these rules read which node
+the turn is for (``read_turn``): a user post's words, or, when an agent node's
+calls have all landed, the calls' results, to answer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from agentos import (
     ModelResponse,
     ScriptedProvider,
 )
+from agentos.board import BoardTurn, read_turn
 from agentos.demo.tools import answer_of, brief
 from agentos.testing import last_user_text, text, tool_calls
 
@@ -28,39 +29,32 @@ BOARD_AGENT = AgentConfig(
 )
 
 
-def _board_lines(request: ModelRequest) -> list[str]:
-    """The board a board session's model reads (its one user message), line by line."""
-    return last_user_text(request).rstrip().split("\n")
+def _turn(request: ModelRequest) -> BoardTurn | None:
+    """The node a board request's turn is for, read off the board (its one user message)."""
+    return read_turn(last_user_text(request))
 
 
 def _board_asked(phrase: str) -> Callable[[ModelRequest], bool]:
-    """The turn is for a user post (the note's line) whose text (the line above) says ``phrase``."""
+    """The turn is for a user post whose text says ``phrase``."""
 
     def asked(request: ModelRequest) -> bool:
-        lines = _board_lines(request)
-        return len(lines) > 1 and "the user wrote" in lines[-1] and phrase in lines[-2].lower()
+        turn = _turn(request)
+        return turn is not None and turn.author == "user" and phrase in turn.text.lower()
 
     return asked
 
 
-FINISHED = re.compile(r"every call of (#\d+) has finished")
-COMPLETED = re.compile(r"^\s*call #\d+ (\w+)\(.*?\) completed: (.*)$")
+COMPLETED = re.compile(r"^call #\d+ (\w+)\(.*?\) completed: (.*)$")
 
 
 def _finished_calls(request: ModelRequest) -> list[tuple[str, Any]]:
-    """``(tool, result)`` of each completed call of the node the turn is for (the note names it).
-
-    A call's line sits under its node's line (``ok #2 agent ...``), its outcome quoted."""
-    lines = _board_lines(request)
-    focus = FINISHED.search(lines[-1])
-    if focus is None:
+    """``(tool, result)`` of each completed call of the agent node the turn is for, once
+    none of its calls runs (its result turn); [] otherwise."""
+    turn = _turn(request)
+    if turn is None or turn.author != "agent" or any(" as id " in c for c in turn.calls):
         return []
-    node = re.compile(rf"^\s*\S+ {focus.group(1)} agent\b")
-    head = next((i for i, line in enumerate(lines) if node.match(line)), len(lines))
     found = []
-    for line in lines[head + 1 :]:
-        if not line.lstrip().startswith("call #"):
-            break
+    for line in turn.calls:
         completed = COMPLETED.match(line)
         if completed:
             outcome = ast.literal_eval(completed.group(2))
@@ -82,7 +76,7 @@ def _landed(request: ModelRequest) -> ModelResponse:
 
 
 def board_model() -> ScriptedProvider:
-    """Dana's model offline: rules keyed on the board's last lines (the turn's note, the post)."""
+    """Dana's model offline: rules keyed on the node the turn is for."""
     return ScriptedProvider(
         (
             _board_asked("ann and ben"),
@@ -93,7 +87,7 @@ def board_model() -> ScriptedProvider:
             ),
         ),
         (_board_asked("weather"), lambda r: tool_calls(("weather", {"city": "Bergen"}))),
-        (lambda r: bool(FINISHED.search(_board_lines(r)[-1])), _landed),
+        (lambda r: bool(_finished_calls(r)), _landed),
         (lambda r: True, lambda r: text("Noted.")),
         keep_requests=False,
     )

@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, Field
 
+from agentos._board.reading import BoardTurn, read_turn
 from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import Tool, tool
 from agentos._model.messages import Block, content_value
@@ -136,8 +137,6 @@ _NOT_NAMES = frozenset(
 )
 _BOARD_SYSTEM = "comes to you as a message board"
 """Words of the board's notation in a board request's system prompt."""
-_REFERENCES = re.compile(r" \(re #[^()]*\)$")
-_TURN_NOTE = re.compile(r"^>> turn for #(?P<node>\d+): (?P<note>.*)$")
 _NAME = re.compile(r"\b([A-Z][a-z]+)(?:'s)?\b")
 _SECONDS = re.compile(r"(\d+(?:\.\d+)?)\s*(?:s|secs?|seconds?)\b")
 _CITY = re.compile(r"weather (?:in|for|at) ([A-Z][\w-]*(?: [A-Z][\w-]*)*)")
@@ -258,48 +257,23 @@ def _sum_up_notices(request: ModelRequest) -> ModelResponse:
     return text(" ".join(lines))
 
 
-def _board_turn(request: ModelRequest) -> tuple[list[str], str, str] | None:
-    """A board request's lines, and its turn's node and note (None: not a board turn)."""
+def _board_turn(request: ModelRequest) -> BoardTurn | None:
+    """The node a board request's turn is for (None: not a board turn)."""
     if len(request.messages) != 1 or _BOARD_SYSTEM not in request.system:
         return None
     blocks = last_user_blocks(request)
-    lines = "".join(str(b.get("text", "")) for b in blocks).rstrip().split("\n")
-    found = _TURN_NOTE.match(lines[-1])
-    return (lines, "", "") if found is None else (lines, found["node"], found["note"])
+    return read_turn("".join(str(b.get("text", "")) for b in blocks))
 
 
 def _answer_on_the_board(request: ModelRequest) -> ModelResponse:
     """A board session's turn: the user's node read as a prompt, or its calls summed up."""
     turn = _board_turn(request)
     assert turn is not None
-    lines, node, note = turn
-    if not note:  # going round again after a look: what was seen is on the board
-        return text("Noted.")
-    if "the user wrote" in note:
-        head = re.compile(rf"^\s*(?:ok|\.\.) #{node} user ")
-        prompt = next(_quoted(line) for line in lines if head.match(line))
+    if turn.author == "user":
+        prompt = turn.text
         return _call_tools(prompt) if _plan(prompt) else _chat_about(prompt)
-    said = [brief(_outcome_of(line)) for line in _calls_of(lines, node) if " completed: " in line]
+    said = [brief(_outcome_of(line)) for line in turn.calls if " completed: " in line]
     return text(" ".join(said) or "Noted.")
-
-
-def _calls_of(lines: list[str], node: str) -> list[str]:
-    """The call lines drawn right under node ``#node``."""
-    head = re.compile(rf"^\s*(?:ok|\.\.) #{node} ")
-    start = next(i for i, line in enumerate(lines) if head.match(line))
-    calls = []
-    for line in lines[start + 1 :]:
-        if not line.lstrip().startswith("call #"):
-            break
-        calls.append(line)
-    return calls
-
-
-def _quoted(line: str) -> str:
-    """The text a user node's board line quotes (a Python literal) after its author, without
-    the references a reply carries."""
-    quoted = _REFERENCES.sub("", line.split(" user ", 1)[1].strip())
-    return str(ast.literal_eval(quoted))
 
 
 def _outcome_of(call_line: str) -> object:
