@@ -121,6 +121,8 @@ class PageFeed:
         self._news = [anyio.Event() for _ in range(NEWS_GROUPS)]
         """Set (and replaced), group by group, each time the publishing stream is done."""
         self._waiters = 0
+        self._waiting = [0] * NEWS_GROUPS
+        """Streams waiting in each group of ``_news``."""
         self._publishing = False
         self.ended = False
         """The server is stopping: streams end (with a last chunk, not cut)."""
@@ -128,7 +130,7 @@ class PageFeed:
     def state(self) -> JsonObject:
         """The page as of the newest event."""
         if self._dirty:
-            self.publish()
+            self.publish(paced=False)
         return self._state
 
     def snapshot(self) -> PageEvent:
@@ -166,7 +168,12 @@ class PageFeed:
         while self.last_id <= seen and not self.ended:
             if self._publishing:
                 self._waiters += 1
-                await self._news[self._waiters % NEWS_GROUPS].wait()
+                group = self._waiters % NEWS_GROUPS
+                self._waiting[group] += 1
+                try:
+                    await self._news[group].wait()
+                finally:
+                    self._waiting[group] -= 1
                 continue
             self._publishing = True
             try:
@@ -186,13 +193,16 @@ class PageFeed:
 
     async def _tell_all(self) -> None:
         """Wake the waiting pages, group by group with the loop free between (all at once
-        if this page goes away meanwhile)."""
+        if this page goes away meanwhile); a group nobody waits in costs no loop turn, so a
+        page alone sends its news at once."""
         told = 0
         try:
             while told < NEWS_GROUPS:
+                waiting = self._waiting[told]
                 self._tell(told)
                 told += 1
-                await anyio.lowlevel.checkpoint()
+                if waiting:
+                    await anyio.lowlevel.checkpoint()
         finally:
             for group in range(told, NEWS_GROUPS):
                 self._tell(group)
@@ -215,10 +225,13 @@ class PageFeed:
         news, self._news[group] = self._news[group], anyio.Event()
         news.set()
 
-    def publish(self) -> None:
-        """Draw the page and number what changed since the last publication."""
+    def publish(self, *, paced: bool = True) -> None:
+        """Draw the page and number what changed since the last publication; ``paced``: the
+        next one waits ``min_interval`` (a look publishes unpaced, so the change after it
+        still goes out at once)."""
         self._dirty = False
-        self._published_at = time.monotonic()
+        if paced:
+            self._published_at = time.monotonic()
         old, new = self._state, self._draw()
         self._state = new
         for part in _WHOLE_PARTS:
