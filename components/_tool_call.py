@@ -18,6 +18,11 @@ PROGRESS_KEPT = 50
 """How many progress entries a call keeps; older ones are counted, not kept."""
 
 
+PROGRESS_PER_TICK = 1_000
+"""Reports of one call that one tick tells listeners one by one. Past it (a flood), the
+older reports of that tick are folded into the first event told, which counts them."""
+
+
 PROGRESS_SMALL = 4
 """Up to this many entries a log is a plain list: most calls only ever have ``started``."""
 
