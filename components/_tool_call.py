@@ -89,6 +89,9 @@ class ToolCallConfig:
     retries: int = 0
     """Further attempts after a failure, within the same call."""
     label: str | None = None
+    disposition: str | None = None
+    """How its owner runs it (a session's ``run_isolated``, ``run_sync``, ...): opaque here,
+    told to an isolated runner."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -18,7 +18,9 @@ class CallOptions:
     hears the call is overdue (it goes on). ``deferred``: never run here; ``complete``
     gives it its outcome. ``runner``: a registered ``IsolatedRunner`` does the work.
     ``retries``: run the work again after a failure (up to 10 times), within the same
-    call. ``label``: a name for the call in logs and listings.
+    call. ``label``: a name for the call in logs and listings. ``disposition``: how
+    the caller runs it (a session's ``run_isolated``, ``run_sync``, ...), which an
+    isolated runner's request carries (None: ``run_isolated``).
     """
 
     timeout: float | None = None
@@ -27,6 +29,7 @@ class CallOptions:
     runner: str | None = None
     retries: int = 0
     label: str | None = None
+    disposition: str | None = None
 
     def check(self) -> None:
         """``ValueError`` or ``TypeError`` naming the first option that is wrong."""
@@ -39,6 +42,8 @@ class CallOptions:
             check_text("label", self.label)
         if self.runner is not None:
             check_text("runner", self.runner)
+        if self.disposition is not None:
+            check_text("disposition", self.disposition)
 
 
 DEFAULT_OPTIONS = CallOptions()

@@ -266,6 +266,7 @@ class Runtime(anyio.AsyncContextManagerMixin):
             runner=runner,
             retries=options.retries,
             label=options.label,
+            disposition=options.disposition,
         )
         self._post(SubmitCall(config, self._clock.wall(), args, rejection))
         return call_id

@@ -218,7 +218,13 @@ class Work:
         """One run of the work, its value checked: a sync tool's in its own thread."""
         limit = self._max_result_chars
         if config.runner is not None:
-            call = IsolatedCall(config.call_id, config.session_id, tool.name, config.tool_input)
+            call = IsolatedCall(
+                config.call_id,
+                config.session_id,
+                tool.name,
+                config.tool_input,
+                config.disposition or "run_isolated",
+            )
             return _settle(entity, await self._runners[config.runner].run(call, context), limit)
         if tool.is_async:
             if tool.takes_context:

@@ -63,7 +63,8 @@ YieldStrategy = Annotated[
 
 
 class Decorator(BaseModel):
-    """Exactly one of: ``timeout`` (s), ``retries``, ``cache``, ``truncate`` (chars), ``label``."""
+    """Exactly one of: ``timeout`` (s), ``retries``, ``cache``, ``truncate`` (UTF-8 bytes),
+    ``label``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     timeout: float | None = Field(None, gt=0)

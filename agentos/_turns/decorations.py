@@ -37,12 +37,17 @@ class Decorations:
         )
 
     def render(self, value: Json) -> str:
-        """A result as the model reads it (shortened if ``truncate`` says so)."""
+        """A result as the model reads it: past ``truncate`` bytes of UTF-8, the longest
+        valid prefix of at most that many bytes, and a marker stating the limit."""
         text = value if isinstance(value, str) else dumps(value)
-        if self.truncate is not None and len(text) > self.truncate:
-            cut = len(text) - self.truncate
-            return f"{text[: self.truncate]}... [truncated {cut} characters]"
-        return text
+        limit = self.truncate
+        if limit is None or len(text) * 4 <= limit:  # no character is longer than 4 bytes
+            return text
+        encoded = text.encode()
+        if len(encoded) <= limit:
+            return text
+        kept = encoded[:limit].decode(errors="ignore")  # drops a character cut in half
+        return f"{kept}... [truncated to {limit} of {len(encoded)} bytes]"
 
 
 NO_DECORATIONS = Decorations()
