@@ -64,6 +64,9 @@ class TimeoutSettings:
 
     hard: float | None = None
     overdue: float | None = None
+    attempt: float | None = None
+    """Seconds each attempt may run (``retries`` outside ``timeout``): one past it fails
+    timed out, and the next attempt, if any, starts."""
 
 
 NO_TIMEOUTS = TimeoutSettings()

@@ -18,7 +18,8 @@ class CallOptions:
     hears the call is overdue (it goes on). ``deferred``: never run here; ``complete``
     gives it its outcome. ``runner``: a registered ``IsolatedRunner`` does the work.
     ``retries``: run the work again after a failure (up to 10 times), within the same
-    call. ``label``: a name for the call in logs and listings. ``disposition``: how
+    call. ``attempt_timeout``: seconds each attempt may run; one past it fails timed out
+    and the next starts (``timeout`` still bounds the whole call). ``label``: a name for the call in logs and listings. ``disposition``: how
     the caller runs it (a session's ``run_isolated``, ``run_sync``, ...), which an
     isolated runner's request carries (None: ``run_isolated``).
     """
@@ -28,6 +29,7 @@ class CallOptions:
     deferred: bool = False
     runner: str | None = None
     retries: int = 0
+    attempt_timeout: float | None = None
     label: str | None = None
     disposition: str | None = None
 
@@ -38,6 +40,8 @@ class CallOptions:
         if self.overdue_after is not None:
             check_seconds("overdue_after", self.overdue_after)
         check_retries(self.retries)
+        if self.attempt_timeout is not None:
+            check_seconds("attempt_timeout", self.attempt_timeout)
         if self.label is not None:
             check_text("label", self.label)
         if self.runner is not None:

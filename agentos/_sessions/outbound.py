@@ -108,6 +108,7 @@ class Outbound:
                     else None
                 ),
                 retries=decorations.retries,
+                attempt_timeout=decorations.attempt_timeout,
                 label=decorations.label,
                 disposition=disposition.value,
             )

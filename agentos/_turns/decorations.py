@@ -15,6 +15,9 @@ class Decorations:
     """The decorators of one call, read once from its rule."""
 
     timeout: float | None = None
+    """Bounds the whole call: ``timeout`` is outside ``retries`` (or alone)."""
+    attempt_timeout: float | None = None
+    """Bounds each attempt: ``retries`` is outside ``timeout``."""
     retries: int = 0
     label: str | None = None
     truncate: int | None = None
@@ -28,8 +31,13 @@ class Decorations:
         cache_key = None
         if decorate.option("cache"):
             cache_key = (tool_name, json.dumps(arguments, sort_keys=True, default=str))
+        timeout, attempt_timeout = decorate.option("timeout"), None
+        order = [decorator.setting for decorator in decorate.decorate]
+        if timeout is not None and "retries" in order[: order.index("timeout")]:
+            timeout, attempt_timeout = None, timeout  # outermost first: retries wrap it
         return Decorations(
-            timeout=decorate.option("timeout"),
+            timeout=timeout,
+            attempt_timeout=attempt_timeout,
             retries=decorate.option("retries") or 0,
             label=decorate.option("label"),
             truncate=decorate.option("truncate"),
