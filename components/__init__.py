@@ -59,6 +59,7 @@ from components._status import (
 from components._tool_call import (
     NO_TIMEOUTS,
     PROGRESS_KEPT,
+    PROGRESS_PER_TICK,
     CallError,
     ErrorKind,
     ProgressKind,
@@ -74,6 +75,7 @@ __all__ = [
     "FINAL_STATUSES",
     "NO_TIMEOUTS",
     "PROGRESS_KEPT",
+    "PROGRESS_PER_TICK",
     "STORED_STATUSES",
     "TRANSITIONS",
     "CallError",

@@ -103,7 +103,7 @@ ProgressNote = tuple[ProgressKind, Json, float]
 class ProgressBatch:
     """A call's reports since the last batch, coalesced by its reporter.
 
-    ``take`` hands over the newest reports (at most ``PROGRESS_KEPT``) and
+    ``take`` hands over the newest reports (at most ``PROGRESS_PER_TICK``) and
     how many older ones were skipped, and starts the next batch; so a tool
     that reports a million times costs one message per tick, not a million.
     """

@@ -47,6 +47,9 @@ class CallEvent:
     snapshot: CallSnapshot | None = None
     """The call as it ended: set on the event that makes it final, so a listener has the
     outcome without asking the runtime while the kernel is still delivering."""
+    folded: int = 0
+    """On a ``progressed`` event: the reports just before this one (seqs ``progress.seq -
+    folded`` on) that a flood made in the same tick and that no event of their own tells."""
 
 
 @dataclass(slots=True)
@@ -326,6 +329,9 @@ class Limits:
     of submits or reports is spread over ticks and other work moves in between."""
     deadlines_per_tick: int = 1_000
     """Due deadlines one tick handles (timeouts, overdue, retention); the rest next tick."""
+    progress_events_per_tick: int = 10_000
+    """``progressed`` events one tick raises over all calls (each call at most
+    ``PROGRESS_PER_TICK``); past it, each further call's reports fold into one event."""
     session_caps: dict[SessionId, int] = field(default_factory=dict)
     """Per-session overrides of ``max_running_per_session``."""
 

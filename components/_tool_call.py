@@ -18,6 +18,11 @@ PROGRESS_KEPT = 50
 """How many progress entries a call keeps; older ones are counted, not kept."""
 
 
+PROGRESS_PER_TICK = 1_000
+"""Reports of one call that one tick tells listeners one by one. Past it (a flood), the
+older reports of that tick are folded into the first event told, which counts them."""
+
+
 PROGRESS_SMALL = 4
 """Up to this many entries a log is a plain list: most calls only ever have ``started``."""
 
@@ -59,6 +64,9 @@ class TimeoutSettings:
 
     hard: float | None = None
     overdue: float | None = None
+    attempt: float | None = None
+    """Seconds each attempt may run (``retries`` outside ``timeout``): one past it fails
+    timed out, and the next attempt, if any, starts."""
 
 
 NO_TIMEOUTS = TimeoutSettings()
@@ -84,6 +92,9 @@ class ToolCallConfig:
     retries: int = 0
     """Further attempts after a failure, within the same call."""
     label: str | None = None
+    disposition: str | None = None
+    """How its owner runs it (a session's ``run_isolated``, ``run_sync``, ...): opaque here,
+    told to an isolated runner."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -17,7 +17,6 @@ from components import (
     ErrorKind,
     OpenSession,
     ProgressBatch,
-    ProgressLog,
     ProgressNote,
     ReportFailure,
     ReportProgress,
@@ -32,7 +31,8 @@ from components import (
     ToolCallState,
     UpdateSession,
 )
-from systems._lifecycle import add_progress, record_progress, record_queued, transition
+from systems._lifecycle import record_queued, transition
+from systems._progress import apply_progress
 
 
 class IngestSystem(esper.Processor):
@@ -43,15 +43,18 @@ class IngestSystem(esper.Processor):
     """
 
     def process(self, ctx: TickContext) -> None:
+        room = ctx.limits.progress_events_per_tick  # progressed events this tick may raise
         for message in ctx.batch:
             if type(message) is ReportResult:
                 self._result(ctx, message)
             elif type(message) is SubmitCall:
                 self._submit(ctx, message)
             elif type(message) is ProgressBatch:
-                self._progress_batch(ctx, message)
+                notes, skipped = message.take()
+                room -= self._progress(ctx, message.entity, notes, skipped, room)
             elif type(message) is ReportProgress:
-                self._progress(ctx, message)
+                note = ((message.kind, message.payload, message.at),)
+                room -= self._progress(ctx, message.entity, note, 0, room)
             elif type(message) is ReportFailure:
                 self._failure(ctx, message)
             elif type(message) is CancelCall:
@@ -153,31 +156,16 @@ class IngestSystem(esper.Processor):
         state.errors = message.errors
         state.updated_at = ctx.wall
 
-    def _progress(self, ctx: TickContext, message: ReportProgress) -> None:
-        self._apply_progress(ctx, message.entity, ((message.kind, message.payload, message.at),), 0)
-
-    def _progress_batch(self, ctx: TickContext, message: ProgressBatch) -> None:
-        notes, skipped = message.take()
-        self._apply_progress(ctx, message.entity, notes, skipped)
-
     @staticmethod
-    def _apply_progress(
-        ctx: TickContext, entity: Entity, notes: Sequence[ProgressNote], skipped: int
-    ) -> None:
+    def _progress(
+        ctx: TickContext, entity: Entity, notes: Sequence[ProgressNote], skipped: int, room: int
+    ) -> int:
+        """A call's reports; returns the events they raised (a forgotten call's: none)."""
         components = esper.try_components(entity, ToolCallConfig, ToolCallState)
         if components is None:
-            return
+            return 0
         config, state = components
-        if state.status is not CallStatus.RUNNING:
-            return
-        if skipped:
-            if state.progress is None:
-                state.progress = ProgressLog()
-            state.progress_seq += skipped
-            state.version += 1
-            state.progress.dropped += skipped
-        for kind, payload, at in notes:
-            record_progress(ctx, config, state, add_progress(state, kind, payload, at))
+        return apply_progress(ctx, config, state, notes, skipped, room)
 
     def _result(self, ctx: TickContext, message: ReportResult) -> None:
         components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)

@@ -98,10 +98,41 @@ def add_progress(
 
 
 def record_progress(
-    ctx: TickContext, config: ToolCallConfig, state: ToolCallState, entry: ToolCallProgress
+    ctx: TickContext,
+    config: ToolCallConfig,
+    state: ToolCallState,
+    entry: ToolCallProgress,
+    folded: int = 0,
 ) -> None:
-    """Tell subscribers and the log about a progress report already stored."""
-    _record(ctx, config, state, CallEventKind.PROGRESSED, entry)
+    """Tell subscribers and the log about a progress report already stored (``folded``:
+    the reports before it that this event stands for).
+
+    ``_record`` cut down to what a running call's report needs: a flood tells up to a
+    thousand of these a tick, so each costs what it must and no more.
+    """
+    if config.session_id in ctx.subscribed:
+        ctx.events.append(
+            CallEvent(
+                config.call_id,
+                config.session_id,
+                CallEventKind.PROGRESSED,
+                state.status,
+                ctx.wall,
+                entry,
+                state.error,
+                None,
+                folded,
+            )
+        )
+    if ctx.log_debug:
+        ctx.log.debug(
+            _LOG_NAME[CallEventKind.PROGRESSED],
+            call_id=config.call_id,
+            session_id=config.session_id,
+            tool=config.tool_name,
+            seq=entry.seq,
+            folded=folded,
+        )
 
 
 def record_overdue(ctx: TickContext, config: ToolCallConfig, state: ToolCallState) -> None:
@@ -132,7 +163,6 @@ def _record(
     config: ToolCallConfig,
     state: ToolCallState,
     kind: CallEventKind,
-    progress: ToolCallProgress | None = None,
 ) -> None:
     if config.session_id in ctx.subscribed:
         ctx.events.append(
@@ -142,21 +172,10 @@ def _record(
                 kind=kind,
                 status=state.status,
                 at=ctx.wall,
-                progress=progress,
                 error=state.error,
                 snapshot=snapshot_of(config, state) if state.status.is_final else None,
             )
         )
-    if kind is CallEventKind.PROGRESSED:
-        if ctx.log_debug:
-            ctx.log.debug(
-                _LOG_NAME[kind],
-                call_id=config.call_id,
-                session_id=config.session_id,
-                tool=config.tool_name,
-                seq=state.progress_seq,
-            )
-        return
     if not ctx.log_info:
         return
     duration = None

@@ -10,7 +10,17 @@ import structlog
 from pydantic import BaseModel
 from structlog.testing import capture_logs
 
-from agentos import CallStatus, ManualClock, ProgressKind, Runtime, ToolContext, tool
+from agentos import (
+    CallEvent,
+    CallEventKind,
+    CallStatus,
+    ManualClock,
+    ProgressKind,
+    Runtime,
+    Tool,
+    ToolContext,
+    tool,
+)
 from agentos.testing import Puppet, settle
 from components import PROGRESS_KEPT
 
@@ -117,3 +127,77 @@ async def test_lifecycle_is_logged_with_ids_and_durations(clock: ManualClock) ->
     failure = [entry for entry in logs if entry.get("call_id") == failed][-1]
     assert failure["event"] == "tool_call.failed"
     assert "steps: Field required" in failure["error"]
+
+
+class Burst(BaseModel):
+    reports: int
+
+
+def bursting(gate: anyio.Event) -> Tool[Burst]:
+    """A tool that reports ``reports`` times without yielding (so within one tick), then
+    waits for ``gate``."""
+
+    @tool
+    async def burst(args: Burst, ctx: ToolContext) -> int:
+        for number in range(args.reports):
+            ctx.progress(number)
+        await gate.wait()
+        return args.reports
+
+    return burst
+
+
+async def test_every_report_of_a_tick_reaches_listeners_and_the_log(clock: ManualClock) -> None:
+    """Seed 000, issue 24: 60 reports in one tick are 60 ``progressed`` events for a
+    subscriber and a callback, and 60 log lines; the kept log holds the newest 50 and
+    counts the rest."""
+    structlog.reset_defaults()
+    gate = anyio.Event()
+    heard: list[CallEvent] = []
+    with capture_logs() as logs:
+        async with Runtime([bursting(gate)], clock=clock) as runtime:
+            runtime.on_call_events("s", heard.append)
+            async with runtime.subscribe("s") as stream:
+                call = runtime.submit("burst", {"reports": 60}, session_id="s")
+                await settle(runtime)
+                streamed = []
+                while True:
+                    try:
+                        streamed.append(stream.receive_nowait())
+                    except anyio.WouldBlock:
+                        break
+                running = runtime.status(call)
+                gate.set()
+                await runtime.wait(call)
+    for events in (heard, streamed):
+        progressed = [event for event in events if event.kind is CallEventKind.PROGRESSED]
+        assert [event.progress.payload for event in progressed if event.progress] == list(range(60))
+        assert [event.folded for event in progressed] == [0] * 60
+    lines = [entry for entry in logs if entry["event"] == "tool_call.progressed"]
+    assert [entry["seq"] for entry in lines] == list(range(2, 62))
+    assert len(running.progress) == PROGRESS_KEPT
+    assert running.progress_dropped == 61 - PROGRESS_KEPT
+    assert [entry.payload for entry in running.progress] == list(range(60 - PROGRESS_KEPT, 60))
+
+
+async def test_a_flood_in_one_tick_is_folded_into_one_event(clock: ManualClock) -> None:
+    """Past 1,000 reports of one call in one tick, the older ones fold into the first event
+    told, which carries how many it stands for; the kept log is bounded all the same."""
+    gate = anyio.Event()
+    heard: list[CallEvent] = []
+    async with Runtime([bursting(gate)], clock=clock) as runtime:
+        runtime.on_call_events("s", heard.append)
+        call = runtime.submit("burst", {"reports": 2_500}, session_id="s")
+        await settle(runtime)
+        running = runtime.status(call)
+        gate.set()
+        await runtime.wait(call)
+    progressed = [event for event in heard if event.kind is CallEventKind.PROGRESSED]
+    assert len(progressed) == 1_000
+    assert [event.folded for event in progressed] == [1_500] + [0] * 999
+    told = [event.progress.payload for event in progressed if event.progress]
+    assert told == list(range(1_500, 2_500))
+    assert sum(1 + event.folded for event in progressed) == 2_500
+    assert running.progress_seq == 1 + 2_500
+    assert len(running.progress) == PROGRESS_KEPT
+    assert running.progress_dropped == 1 + 2_500 - PROGRESS_KEPT

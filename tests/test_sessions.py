@@ -668,7 +668,7 @@ async def test_decorate_caches_truncates_labels_and_times_out(clock: ManualClock
         (call,) = runtime.list_calls("s")
     assert COUNTED == ["hey"], "the second call is answered from the cache"
     assert session.replies[-1] == session.replies[1]
-    assert session.replies[1] == "heard ['HEYHEYHEYHEY... [truncated 18 characters]']"
+    assert session.replies[1] == "heard ['HEYHEYHEYHEY... [truncated to 12 of 30 bytes]']"
     assert call.label == "loud"
     assert_valid_transcript(session.history)
 

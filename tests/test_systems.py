@@ -19,6 +19,7 @@ from components import (
     Entity,
     ErrorKind,
     Limits,
+    ProgressBatch,
     ProgressKind,
     ReportProgress,
     ReportResult,
@@ -129,6 +130,28 @@ def test_ingest_drops_reports_for_final_or_missing_calls() -> None:
     assert state.result is None
     assert state.progress is not None
     assert [entry.kind for entry in state.progress.entries] == [ProgressKind.STARTED]
+
+
+def test_ingest_tells_each_report_and_folds_past_the_ticks_room() -> None:
+    """The tick-wide bound on ``progressed`` events: calls past it fold into one event each,
+    and what nobody hears of is counted, not built, while the kept log stays the newest."""
+    ctx = context()
+    ctx.limits.progress_events_per_tick = 5
+    first, second, unheard = submit(ctx, "s"), submit(ctx, "s"), submit(ctx, "quiet")
+    tick(ctx)
+    ctx.subscribed.add(SessionId("s"))
+    ctx.effects.clear()
+    notes = [(ProgressKind.PARTIAL, number, 0.0) for number in range(4)]
+    batches = [ProgressBatch(entity, lambda: (notes, 2)) for entity in (first, second, unheard)]
+    tick(ctx, *batches)
+    events = ctx.effects.deliver[SessionId("s")]
+    told = [(event.progress.payload, event.folded) for event in events if event.progress]
+    assert told == [(0, 2), (1, 0), (2, 0), (3, 0), (3, 5)]
+    for entity in (first, second, unheard):
+        state = esper.component_for_entity(entity, ToolCallState)
+        assert state.progress_seq == 1 + 2 + 4
+        assert state.progress is not None
+        assert [entry.payload for entry in state.progress.entries][-4:] == [0, 1, 2, 3]
 
 
 def test_ingest_cancel_respects_session_scope() -> None:

@@ -198,6 +198,7 @@ async def test_list_shows_only_the_callers_live_calls(clock: ManualClock) -> Non
         assert calls[0] == {
             "tool_call_id": "toolu_live",
             "internal_id": live,
+            "session_id": "alice",
             "tool_name": "puppet",
             "label": None,
             "status": "running",
@@ -404,6 +405,31 @@ async def test_scopes_widen_to_children_and_all(clock: ManualClock) -> None:
             Caller("alice", scope=Scope.CHILDREN),
         )
         assert child_cancel.content["cancelled"] is True
+
+
+async def test_each_listed_call_says_whose_it_is(clock: ManualClock) -> None:
+    """Seed 000, issue 24: under ``children`` and ``all`` a listing mixes sessions, so each
+    item carries its session id."""
+    puppet = Puppet()
+    lineage = SessionLineage()
+    lineage.add("child", parent="alice")
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        toolbox = SystemToolbox(runtime, lineage=lineage)
+        calls = {
+            session: runtime.submit("puppet", {}, session_id=session)
+            for session in ("alice", "child", "stranger")
+        }
+        await settle(runtime)
+        for caller, expected in (
+            (ALICE, {"alice"}),
+            (Caller("alice", scope=Scope.CHILDREN), {"alice", "child"}),
+            (Caller("ops", scope=Scope.ALL), {"alice", "child", "stranger"}),
+        ):
+            result = await toolbox.invoke("list_running_tool_calls", {}, caller)
+            listed = cast(list[dict[str, Any]], result.content["tool_calls"])
+            assert {item["internal_id"]: item["session_id"] for item in listed} == {
+                calls[session]: session for session in expected
+            }
 
 
 def test_lineage_refuses_cycles() -> None:

@@ -12,7 +12,7 @@ from agentos._errors import CallCancelled, UsageError
 from agentos._kernel.json_values import safe_text, to_json
 from agentos._kernel.process import ProcessResult, run_process
 from components import (
-    PROGRESS_KEPT,
+    PROGRESS_PER_TICK,
     CallId,
     ConversationId,
     Entity,
@@ -32,9 +32,9 @@ class ToolContext:
     Reports go to the runtime's inbox and show in the call's state after the
     next tick. Payloads must be JSON values; anything else raises TypeError
     in the tool, which ends the call ``failed`` with that message. Reports
-    made before the next tick are coalesced: one message carries the newest
-    ``PROGRESS_KEPT`` and the count of older ones, which the log would drop
-    anyway.
+    made before the next tick are coalesced into one message, which carries the
+    newest ``PROGRESS_PER_TICK`` and the count of older ones (a flood's, folded
+    into one event), so a call's pending reports stay bounded.
     """
 
     __slots__ = (
@@ -127,9 +127,9 @@ class ToolContext:
         """Add to the batch; True if this starts one (it must then be posted)."""
         pending = self._pending
         if pending is None:
-            self._pending = deque((note,), maxlen=PROGRESS_KEPT)
+            self._pending = deque((note,), maxlen=PROGRESS_PER_TICK)
             return True
-        if len(pending) == PROGRESS_KEPT:
+        if len(pending) == PROGRESS_PER_TICK:
             self._skipped += 1
         pending.append(note)
         return False

@@ -21,10 +21,14 @@ from components import Json, JsonObject
 
 @dataclass(frozen=True, slots=True)
 class IsolatedCall:
+    """What an isolated runner is asked to run, and the disposition it runs under (a
+    session's ``run_isolated`` in the background, ``run_sync`` when the turn waits)."""
+
     call_id: str
     session_id: str
     tool_name: str
     tool_input: JsonObject
+    disposition: str = "run_isolated"
 
 
 class IsolatedRunner(Protocol):
@@ -36,7 +40,7 @@ class IsolatedRunner(Protocol):
 class LocalProcessRunner:
     """Run calls in a local process: envelope on stdin, token-checked JSON reply on stdout.
 
-    The envelope is ``{"token", "call_id", "session_id", "tool", "input"}``; the
+    The envelope is ``{"token", "call_id", "session_id", "tool", "input", "disposition"}``; the
     reply is ``{"token", "result"}`` or ``{"token", "error"}``: exactly one of
     the two, so a reply that carries both (or neither) fails the call.
     """
@@ -55,6 +59,7 @@ class LocalProcessRunner:
             "session_id": call.session_id,
             "tool": call.tool_name,
             "input": call.tool_input,
+            "disposition": call.disposition,
         }
         done = await ctx.run_process(
             self.command, input=json.dumps(envelope).encode(), cwd=self.cwd

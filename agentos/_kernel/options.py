@@ -18,7 +18,10 @@ class CallOptions:
     hears the call is overdue (it goes on). ``deferred``: never run here; ``complete``
     gives it its outcome. ``runner``: a registered ``IsolatedRunner`` does the work.
     ``retries``: run the work again after a failure (up to 10 times), within the same
-    call. ``label``: a name for the call in logs and listings.
+    call. ``attempt_timeout``: seconds each attempt may run; one past it fails timed out
+    and the next starts (``timeout`` still bounds the whole call). ``label``: a name for the call in logs and listings. ``disposition``: how
+    the caller runs it (a session's ``run_isolated``, ``run_sync``, ...), which an
+    isolated runner's request carries (None: ``run_isolated``).
     """
 
     timeout: float | None = None
@@ -26,7 +29,9 @@ class CallOptions:
     deferred: bool = False
     runner: str | None = None
     retries: int = 0
+    attempt_timeout: float | None = None
     label: str | None = None
+    disposition: str | None = None
 
     def check(self) -> None:
         """``ValueError`` or ``TypeError`` naming the first option that is wrong."""
@@ -35,10 +40,14 @@ class CallOptions:
         if self.overdue_after is not None:
             check_seconds("overdue_after", self.overdue_after)
         check_retries(self.retries)
+        if self.attempt_timeout is not None:
+            check_seconds("attempt_timeout", self.attempt_timeout)
         if self.label is not None:
             check_text("label", self.label)
         if self.runner is not None:
             check_text("runner", self.runner)
+        if self.disposition is not None:
+            check_text("disposition", self.disposition)
 
 
 DEFAULT_OPTIONS = CallOptions()

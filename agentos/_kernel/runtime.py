@@ -261,11 +261,12 @@ class Runtime(anyio.AsyncContextManagerMixin):
             conversation_id=None if conversation_id is None else ConversationId(conversation_id),
             turn_id=None if turn_id is None else TurnId(turn_id),
             parent_call_id=None if parent_call_id is None else CallId(parent_call_id),
-            timeouts=TimeoutSettings(timeout, options.overdue_after),
+            timeouts=TimeoutSettings(timeout, options.overdue_after, options.attempt_timeout),
             deferred=bool(options.deferred),
             runner=runner,
             retries=options.retries,
             label=options.label,
+            disposition=options.disposition,
         )
         self._post(SubmitCall(config, self._clock.wall(), args, rejection))
         return call_id

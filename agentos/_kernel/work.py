@@ -188,7 +188,10 @@ class Work:
         try:
             for attempt in range(1, attempts + 1):
                 try:
-                    report = await self._attempt(entity, config, tool, args, context)
+                    if config.timeouts.attempt is None:
+                        report = await self._attempt(entity, config, tool, args, context)
+                    else:
+                        report = await self._timed(entity, config, tool, args, context)
                 except self._cancelled_exc:
                     if context.cancelled or kernel.closed or cancel_requested():
                         raise  # the task's own cancel scope (anyio's TaskHandle) absorbs it
@@ -207,6 +210,37 @@ class Work:
         else:
             self._post(report)
 
+    async def _timed(
+        self,
+        entity: Entity,
+        config: ToolCallConfig,
+        tool: Tool[Any],
+        args: object,
+        context: ToolContext,
+    ) -> ReportResult | ReportFailure:
+        """One attempt bounded by ``timeouts.attempt`` on the runtime's clock: past it the
+        attempt is interrupted and fails timed out (a sync tool's thread runs on, unheard)."""
+        seconds = config.timeouts.attempt
+        assert seconds is not None
+        clock = self._kernel.clock
+        deadline = clock.monotonic() + seconds
+        with anyio.CancelScope() as scope:
+            budget = clock.sleep_budget(deadline)
+            if budget is not None:
+                scope.deadline = anyio.current_time() + budget
+
+            def check() -> None:
+                if clock.sleep_budget(deadline) == 0.0:
+                    scope.cancel()
+
+            forget = clock.on_advance(check)
+            try:
+                return await self._attempt(entity, config, tool, args, context)
+            finally:
+                forget()
+        message = f"attempt timed out after {seconds:g} s"
+        return ReportFailure(entity, CallError(ErrorKind.TIMED_OUT, message))
+
     async def _attempt(
         self,
         entity: Entity,
@@ -218,7 +252,13 @@ class Work:
         """One run of the work, its value checked: a sync tool's in its own thread."""
         limit = self._max_result_chars
         if config.runner is not None:
-            call = IsolatedCall(config.call_id, config.session_id, tool.name, config.tool_input)
+            call = IsolatedCall(
+                config.call_id,
+                config.session_id,
+                tool.name,
+                config.tool_input,
+                config.disposition or "run_isolated",
+            )
             return _settle(entity, await self._runners[config.runner].run(call, context), limit)
         if tool.is_async:
             if tool.takes_context:

@@ -108,11 +108,15 @@ class Outbound:
                 timeout=timeout,
                 overdue_after=overdue_after,
                 deferred=deferred,
-                runner=(
-                    self.config.isolated_runner if disposition is Disposition.RUN_ISOLATED else None
+                runner=(  # the policy's word: synchronous mode waits, but still isolates
+                    self.config.isolated_runner
+                    if self.config.policy.disposition(name) is Disposition.RUN_ISOLATED
+                    else None
                 ),
                 retries=decorations.retries,
+                attempt_timeout=decorations.attempt_timeout,
                 label=decorations.label,
+                disposition=disposition.value,
             )
             call_id = self.runtime.submit(
                 name,

@@ -143,7 +143,8 @@ class SystemToolbox:
         return _status(snapshot, caller, changed, include_progress)
 
     async def list_running_tool_calls(self, caller: Caller) -> JsonObject:
-        """The calls in the caller's scope that are not final."""
+        """The calls in the caller's scope that are not final, each with its session:
+        under the ``children`` and ``all`` scopes a listing holds several sessions' calls."""
         runtime = self._runtime
         sessions: list[str]
         if caller.scope is Scope.ALL:
@@ -159,6 +160,7 @@ class SystemToolbox:
                 calls.append(
                     {
                         **_ids(snapshot, caller),
+                        "session_id": snapshot.session_id,
                         "tool_name": snapshot.tool_name,
                         "label": snapshot.label,
                         "status": snapshot.status.value,

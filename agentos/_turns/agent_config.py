@@ -63,7 +63,8 @@ YieldStrategy = Annotated[
 
 
 class Decorator(BaseModel):
-    """Exactly one of: ``timeout`` (s), ``retries``, ``cache``, ``truncate`` (chars), ``label``."""
+    """Exactly one of: ``timeout`` (s), ``retries``, ``cache``, ``truncate`` (UTF-8 bytes),
+    ``label``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     timeout: float | None = Field(None, gt=0)
@@ -88,9 +89,11 @@ class Decorate(BaseModel):
     """Decorators around another disposition, outermost first.
 
     ``timeout``, ``retries`` and ``label`` shape the call itself (retries run
-    the work again within the same call); ``cache`` answers a repeated call
-    (same tool, same input) from an earlier completed result without running
-    it; ``truncate`` shortens the result the model reads.
+    the work again within the same call; ``retries`` outside ``timeout`` bounds
+    each attempt, ``timeout`` outside ``retries`` the whole call); ``cache``
+    answers a repeated call (same tool, same input) from an earlier completed
+    result without running it, as a call of its own marked ``from_cache``;
+    ``truncate`` shortens the result the model reads to at most that many bytes.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -15,6 +15,9 @@ class Decorations:
     """The decorators of one call, read once from its rule."""
 
     timeout: float | None = None
+    """Bounds the whole call: ``timeout`` is outside ``retries`` (or alone)."""
+    attempt_timeout: float | None = None
+    """Bounds each attempt: ``retries`` is outside ``timeout``."""
     retries: int = 0
     label: str | None = None
     truncate: int | None = None
@@ -28,8 +31,13 @@ class Decorations:
         cache_key = None
         if decorate.option("cache"):
             cache_key = (tool_name, json.dumps(arguments, sort_keys=True, default=str))
+        timeout, attempt_timeout = decorate.option("timeout"), None
+        order = [decorator.setting for decorator in decorate.decorate]
+        if timeout is not None and "retries" in order[: order.index("timeout")]:
+            timeout, attempt_timeout = None, timeout  # outermost first: retries wrap it
         return Decorations(
-            timeout=decorate.option("timeout"),
+            timeout=timeout,
+            attempt_timeout=attempt_timeout,
             retries=decorate.option("retries") or 0,
             label=decorate.option("label"),
             truncate=decorate.option("truncate"),
@@ -37,12 +45,17 @@ class Decorations:
         )
 
     def render(self, value: Json) -> str:
-        """A result as the model reads it (shortened if ``truncate`` says so)."""
+        """A result as the model reads it: past ``truncate`` bytes of UTF-8, the longest
+        valid prefix of at most that many bytes, and a marker stating the limit."""
         text = value if isinstance(value, str) else dumps(value)
-        if self.truncate is not None and len(text) > self.truncate:
-            cut = len(text) - self.truncate
-            return f"{text[: self.truncate]}... [truncated {cut} characters]"
-        return text
+        limit = self.truncate
+        if limit is None or len(text) * 4 <= limit:  # no character is longer than 4 bytes
+            return text
+        encoded = text.encode()
+        if len(encoded) <= limit:
+            return text
+        kept = encoded[:limit].decode(errors="ignore")  # drops a character cut in half
+        return f"{kept}... [truncated to {limit} of {len(encoded)} bytes]"
 
 
 NO_DECORATIONS = Decorations()
