@@ -19,9 +19,10 @@ class CallOptions:
     gives it its outcome. ``runner``: a registered ``IsolatedRunner`` does the work.
     ``retries``: run the work again after a failure (up to 10 times), within the same
     call. ``attempt_timeout``: seconds each attempt may run; one past it fails timed out
-    and the next starts (``timeout`` still bounds the whole call). ``label``: a name for the call in logs and listings. ``disposition``: how
-    the caller runs it (a session's ``run_isolated``, ``run_sync``, ...), which an
-    isolated runner's request carries (None: ``run_isolated``).
+    and the next starts (``timeout`` still bounds the whole call). ``label``: a name for
+    the call in logs and listings. ``disposition``: how the caller runs it (a session's
+    ``run_isolated``, ``run_sync``, ...), which an isolated runner's request carries
+    (None: ``run_isolated``).
     """
 
     timeout: float | None = None
