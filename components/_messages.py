@@ -19,12 +19,14 @@ from components._tool_call import CallError, ProgressKind, ToolCallConfig
 
 @dataclass(slots=True)
 class SubmitCall:
-    """A new call. ``rejection`` set means it fails at once (bad input, unknown tool)."""
+    """A new call. ``rejection`` set means it fails at once (bad input, unknown tool); a
+    ``config.from_cache`` call completes at once with ``cached_result``."""
 
     config: ToolCallConfig
     submitted_at: float
     args: object = None
     rejection: CallError | None = None
+    cached_result: Json = None
 
 
 @dataclass(slots=True)

@@ -41,6 +41,8 @@ class CallSnapshot(NamedTuple):
     overdue: bool
     label: str | None = None
     deferred: bool = False
+    from_cache: bool = False
+    """Answered from a cache: it completed at once and never ran."""
 
     @property
     def is_final(self) -> bool:
@@ -72,4 +74,5 @@ def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
         state.overdue,
         config.label,
         config.deferred,
+        config.from_cache,
     )

@@ -92,6 +92,8 @@ class ToolCallConfig:
     retries: int = 0
     """Further attempts after a failure, within the same call."""
     label: str | None = None
+    from_cache: bool = False
+    """Answered from a cache (``SubmitCall.cached_result``): born completed, never run."""
     disposition: str | None = None
     """How its owner runs it (a session's ``run_isolated``, ``run_sync``, ...): opaque here,
     told to an isolated runner."""

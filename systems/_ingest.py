@@ -82,6 +82,9 @@ class IngestSystem(esper.Processor):
         record_queued(ctx, config, state)
         if message.rejection is not None:
             transition(ctx, entity, config, state, CallStatus.FAILED, error=message.rejection)
+        elif config.from_cache:
+            result = message.cached_result
+            transition(ctx, entity, config, state, CallStatus.COMPLETED, result=result)
         elif not config.deferred:
             ctx.submitted.append(entity)
         elif config.timeouts.hard is not None:  # a deferred call's expiry counts from now

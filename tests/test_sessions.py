@@ -665,8 +665,9 @@ async def test_decorate_caches_truncates_labels_and_times_out(clock: ManualClock
             session.post("shout")
             with anyio.fail_after(5):
                 await session.wait_idle()
-        (call,) = runtime.list_calls("s")
+        call, cached = runtime.list_calls("s")
     assert COUNTED == ["hey"], "the second call is answered from the cache"
+    assert (cached.from_cache, cached.result, cached.label) == (True, call.result, "loud")
     assert session.replies[-1] == session.replies[1]
     assert session.replies[1] == "heard ['HEYHEYHEYHEY... [truncated to 12 of 30 bytes]']"
     assert call.label == "loud"

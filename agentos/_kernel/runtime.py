@@ -31,6 +31,7 @@ from agentos._kernel.checks import (
 from agentos._kernel.clock import Clock, SystemClock
 from agentos._kernel.control import CallControl
 from agentos._kernel.isolation import IsolatedRunner
+from agentos._kernel.json_values import to_json
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
 from agentos._kernel.listeners import Listeners
@@ -269,6 +270,39 @@ class Runtime(anyio.AsyncContextManagerMixin):
             disposition=options.disposition,
         )
         self._post(SubmitCall(config, self._clock.wall(), args, rejection))
+        return call_id
+
+    def record_cached(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        result: object,
+        *,
+        session_id: str = DEFAULT_SESSION,
+        provider_call_id: str | None = None,
+        turn_id: str | None = None,
+        label: str | None = None,
+    ) -> CallId:
+        """A call answered from a cache: an entity born ``completed`` with ``result`` and
+        marked ``from_cache``, so every call a model made can be looked at like any other."""
+        self._core.check_open()
+        check_text("tool_name", tool_name)
+        check_text("session_id", session_id)
+        check_optional_texts(provider_call_id=provider_call_id, turn_id=turn_id, label=label)
+        raw = to_json(dict(tool_input))
+        assert isinstance(raw, dict)
+        call_id = new_call_id()
+        config = ToolCallConfig(
+            call_id=call_id,
+            session_id=SessionId(session_id),
+            tool_name=tool_name,
+            tool_input=raw,
+            provider_call_id=provider_call_id,
+            turn_id=None if turn_id is None else TurnId(turn_id),
+            label=label,
+            from_cache=True,
+        )
+        self._post(SubmitCall(config, self._clock.wall(), cached_result=to_json(result)))
         return call_id
 
     def cancel(

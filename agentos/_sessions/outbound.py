@@ -21,7 +21,7 @@ from agentos._errors import ProviderError
 from agentos._kernel.options import CallOptions
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
-from agentos._model.messages import ToolResultBlock, tool_result
+from agentos._model.messages import Block, ToolResultBlock, tool_result
 from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse, Provider
 from agentos._sessions.scope import Caller
 from agentos._sessions.tokens import ContinuationTokens
@@ -35,7 +35,7 @@ from agentos._turns.expected import (
     take_expected_seconds,
     with_expected_seconds,
 )
-from components import CallStatus
+from components import CallStatus, Json
 
 
 @dataclass(slots=True)
@@ -80,10 +80,12 @@ class Outbound:
         return SessionStatistics(requests=self._requests, **self._usage)
 
     async def submit(self, action: SubmitCalls, *, turn_id: str) -> CallsSubmitted:
-        """Answer capabilities and hand the other calls to the runtime."""
+        """Answer capabilities, record cache hits, and hand the other calls to the runtime."""
         answers: dict[str, ToolResultBlock] = {}
         started: list[CallStarted] = []
         read: list[str] = []
+        for use, value in action.cached:
+            self._record_cached(use, value, turn_id)
         for use in action.uses:
             tool_use_id, name, arguments = use["id"], use["name"], use.get("input", {})
             if name in self.config.capabilities and name in CAPABILITIES:
@@ -149,6 +151,27 @@ class Outbound:
                 )
             )
         return CallsSubmitted(answers, started, read, self.runtime.clock.monotonic())
+
+    def _record_cached(self, use: Block, value: Json, turn_id: str) -> None:
+        """A cache hit the machine answered: a completed call of its own, from the cache."""
+        name, arguments = use["name"], use.get("input", {})
+        if name in self.expecting():
+            arguments, _ = take_expected_seconds(
+                arguments,
+                default=None,
+                cap=self.config.expected_seconds_cap,
+                floor=self.config.expected_seconds_floor,
+            )
+        rule = self.config.decorators(name)
+        self.runtime.record_cached(
+            name,
+            arguments if isinstance(arguments, dict) else {},  # a hit's input was an object
+            value,
+            session_id=self.session_id,
+            provider_call_id=use["id"],
+            turn_id=turn_id,
+            label=None if rule is None else rule.option("label"),
+        )
 
     async def _capability(
         self, tool_use_id: str, name: str, arguments: object, read: list[str]

@@ -296,6 +296,7 @@ def _status(
         "progress_dropped": snapshot.progress_dropped,
         "is_final": snapshot.is_final,
         "changed_since_last_look": changed,
+        "from_cache": snapshot.from_cache,
     }
 
 

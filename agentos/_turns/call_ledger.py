@@ -103,15 +103,18 @@ class CallLedger:
 
     # ------------------------------------------------------------------ rendering
 
-    def cached(self, tool_use_id: str, name: str, shape: Decorations) -> ToolResultBlock | None:
-        """The result of the same cacheable call, completed earlier in this session."""
+    def cached(
+        self, tool_use_id: str, name: str, shape: Decorations
+    ) -> tuple[ToolResultBlock, Json] | None:
+        """The result of the same cacheable call, completed earlier in this session: the
+        ``tool_result`` the model reads, and the value."""
         if shape.cache_key is None or shape.cache_key not in self._cache:
             return None
         value = self._cache[shape.cache_key]
         self.history.record(
             self.session_id, HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, value)
         )
-        return tool_result(tool_use_id, shape.render(value))
+        return tool_result(tool_use_id, shape.render(value)), value
 
     def result(self, call_id: CallId, tool_use_id: str) -> ToolResultBlock:
         """The call's ``tool_result``: its outcome if final, else a placeholder (and then

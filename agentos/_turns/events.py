@@ -6,12 +6,12 @@ async ``Session`` turns runtime news into events and performs the actions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._turns.agent_config import Disposition
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
-from components import CallId, CallSnapshot, CallStatus
+from components import CallId, CallSnapshot, CallStatus, Json
 from components import SessionStatus as SessionStatus
 
 TURN_TRANSITIONS: dict[SessionStatus, frozenset[SessionStatus]] = {
@@ -165,10 +165,15 @@ class SendRequest:
 
 @dataclass(frozen=True, slots=True)
 class SubmitCalls:
-    """Run these uses (capabilities, runtime calls); answer with ``CallsSubmitted``."""
+    """Run these uses (capabilities, runtime calls); answer with ``CallsSubmitted``.
+
+    ``cached``: uses the machine answered from its cache, each with the result; the shell
+    records each as a completed call, so the model can look at every call it made.
+    """
 
     uses: list[Block]
     decorations: dict[str, Decorations]
+    cached: list[tuple[Block, Json]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,7 @@ from agentos._turns.transcript import (
     unique_tool_use_ids,
 )
 from agentos._turns.transcript_chat import transcript_chat
-from components import CallId, CallSnapshot, JsonObject
+from components import CallId, CallSnapshot, Json, JsonObject
 
 _NONE_EDITED = 2**62
 """``_edited_from`` when nothing was changed: above any index."""
@@ -252,6 +252,7 @@ class TurnMachine(MachineBase):
         batch = self._batch = Batch(uses)
         to_run: list[Block] = []
         decorations: dict[str, Decorations] = {}
+        served: list[tuple[Block, Json]] = []
         for use in uses:
             tool_use_id, name = use["id"], use["name"]
             if name in self.config.capabilities and name in CAPABILITIES:
@@ -264,11 +265,12 @@ class TurnMachine(MachineBase):
             shape = Decorations.of(self.config.decorators(name), name, use.get("input", {}))
             cached = self.ledger.cached(tool_use_id, name, shape)
             if cached is not None:
-                batch.results[tool_use_id] = cached
+                batch.results[tool_use_id], value = cached
+                served.append((use, value))
                 continue
             to_run.append(use)
             decorations[tool_use_id] = shape
-        return SubmitCalls(to_run, decorations)
+        return SubmitCalls(to_run, decorations, served)
 
     def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
         batch = self._batch
