@@ -5,8 +5,10 @@ transcript machine: the user posts (new threads and replies under any node),
 the model answers with text, background calls, capabilities and
 ``new_thread``, calls settle or go overdue, someone stops the session. After
 every step: each request is the board in the user role with no tool blocks,
-each settled call's outcome is on the next board the model reads, and
-nothing is stuck.
+each settled call's outcome is on the next board the model reads, nothing
+is stuck, and between turns the status tells the truth (``failed`` after a
+failed request until the next, else ``waiting`` while a call runs, else
+``idle``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class Boards(RuleBasedStateMachine):
         self.unseen: dict[CallId, str] = {}
         """Settled calls whose outcome no request has shown yet -> the outcome's words."""
         self.ids = itertools.count()
+        self.failed = False
+        """The last model request failed, and none has been asked since."""
 
     def handle(self, event: Event) -> None:
         cancels = 0
@@ -76,6 +80,7 @@ class Boards(RuleBasedStateMachine):
             else:
                 if isinstance(action, SendRequest):
                     self.seen(action)
+                    self.failed = False
                 assert not self.todo, f"{action} asked while {self.todo} is not done"
                 self.todo.append(action)
         for _ in range(cancels):
@@ -108,6 +113,7 @@ class Boards(RuleBasedStateMachine):
     def model_answers(self, uses: list[str], fails: bool) -> None:
         self.todo.clear()
         if fails and not uses:
+            self.failed = True
             self.handle(ModelReplied(None))
             return
         content: list[Block] = [{"type": "text", "text": "on it"}]
@@ -195,7 +201,9 @@ class Boards(RuleBasedStateMachine):
             assert self.todo, "requesting, with no request or submission asked"
         else:
             assert not self.todo, f"{status} with {self.todo} not done"
-        assert status not in (SessionStatus.WAITING, SessionStatus.WAITING_EXTERNAL)
+        if status not in (SessionStatus.REQUESTING, SessionStatus.STOPPED):
+            expected = SessionStatus.WAITING if self.live() else SessionStatus.IDLE
+            assert status is (SessionStatus.FAILED if self.failed else expected), status
         if status is SessionStatus.IDLE:
             assert self.machine.at_rest, "idle with a turn it should have taken"
             if not self.live():

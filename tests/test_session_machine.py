@@ -8,7 +8,8 @@ calls that go overdue after 0.5 s) talk to a model that obeys its user:
 blocking ones (``careful``, ``run_sync``) and K deferred ones (``approve``,
 ``defer``), ``status`` lists the running calls, ``cancel`` cancels the last
 background call it started (on a board: the last ``puppet`` call the board
-shows running, by the id it shows); anything else, and every turn that only
+shows running, by the id it shows), ``fail`` makes the request fail; anything
+else, and every turn that only
 carries results, gets a text (on a board the command is the text of the user
 node the turn is for, ``read_turn``; a turn for an agent node gets a text); it
 yields once per request, as a real one would. The machine posts such
@@ -36,12 +37,17 @@ stops sessions. After every step, with everything settled, it checks:
   board session is idle and its runtime calls have all ended, the board has
   each with the runtime's status and, while no thread can have run out of
   autonomous turns, the last request showed every outcome;
-- nothing is stuck: a session waits only while one of its calls runs (a board
-  session is never left requesting or waiting), and a session idle with all
+- the status tells the truth (seed 000): at rest, a session that has not
+  stopped is ``failed`` while its last model request failed (``fail``: the
+  model raises, as one past the SDK's retries does) and no request has been
+  tried since, else ``waiting`` while one of the calls it waits for runs
+  (a turn's own, else those whose outcome it will hear later),
+  ``waiting_external`` while only deferred ones do, else ``idle``, for
+  transcript and board sessions alike; nothing is stuck: a session idle with all
   its calls ended has nothing ``outstanding`` (on a board: every outcome was on
   a board the model read, or its turn was dropped over the autonomous budget
   and it waits on the board for the next one);
-- no session recorded an error.
+- no session recorded an error but the failures the model was told to make.
 
 Like ``test_lifecycle_machine``, each example runs one event loop in a
 background thread (``tests/_loop_thread.py``) and every rule acts, then
@@ -75,6 +81,7 @@ from agentos import (
     ManualClock,
     ModelRequest,
     ModelResponse,
+    ProviderError,
     Runtime,
     Session,
     ToolPolicy,
@@ -115,7 +122,7 @@ MESSAGES = st.one_of(
         st.integers(0, 1),
         st.integers(0, 1),
     ),
-    st.sampled_from(["status", "cancel", "how is it going?"]),
+    st.sampled_from(["status", "cancel", "fail", "how is it going?"]),
 )
 _QUOTED = r"('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\")"
 _USER_NODE = re.compile(rf"^ *(?:\.\.|ok) #(\d+)(?: \(re .*?\))? user {_QUOTED}", re.MULTILINE)
@@ -171,8 +178,19 @@ class CommandModel:
         self.sessions: Mapping[str, Session] = {}
         self.shown_at_last: dict[str, dict[int, CallStatus]] = {}
         """Per board session: the calls its last request showed final."""
+        self.failed: dict[str, bool] = {}
+        """Per session: its last request failed (``fail``)."""
+        self.failures: Counter[str] = Counter()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        response = await self._respond(request)
+        self.failed[request.session_id] = response is None
+        if response is None:
+            self.failures[request.session_id] += 1
+            raise ProviderError("overloaded", "the model is down, as the user asked")
+        return response
+
+    async def _respond(self, request: ModelRequest) -> ModelResponse | None:
         session = self.sessions.get(request.session_id)
         board = None if session is None else session.board
         if board is not None:
@@ -198,7 +216,9 @@ class CommandModel:
             return text("ok")
         return self._command(command)
 
-    def _command(self, command: str) -> ModelResponse:
+    def _command(self, command: str) -> ModelResponse | None:
+        if command == "fail":
+            return None
         if match := _COMMAND.fullmatch(command):
             counts = zip(("puppet", "careful", "approve"), match.groups(), strict=True)
             return self._calls([(name, {}) for name, count in counts for _ in range(int(count))])
@@ -223,7 +243,7 @@ class CommandModel:
             self.problems.append(f"{session_id}: shown final {shown}, on the board {final}")
         self.shown_at_last[session_id] = shown
 
-    def _board_command(self, session_id: str, board: str) -> ModelResponse:
+    def _board_command(self, session_id: str, board: str) -> ModelResponse | None:
         """The command of the user node the turn is for; a text for any other turn."""
         turn = read_turn(board)
         if turn is None or turn.author != "user":
@@ -436,15 +456,19 @@ class SessionMachine(RuleBasedStateMachine):
 
     def _check_nothing_is_stuck(self) -> None:
         for name, session in self.sessions.items():
-            assert session.errors == []
-            if name in BOARDS:
-                assert session.status in ("idle", "stopped"), (name, session.status)
-            assert session.status in ("idle", "waiting", "waiting_external", "stopped"), (
-                session.status
-            )
+            assert [e.kind for e in session.errors] == ["overloaded"] * self.model.failures[name]
             calls = self.runtime.list_calls(session.session_id)
-            if session.status in ("waiting", "waiting_external"):
-                assert any(not call.is_final for call in calls), session.session_id
+            if session.status != "stopped":  # it tells the truth about what can still happen
+                running = [call for call in calls if not call.is_final]
+                heard_later = {call.call_id for call in session.outstanding()}
+                # a turn waits for its own calls; between turns, for those heard of later
+                running = [c for c in running if c.call_id not in heard_later] or running
+                truth = "idle" if not running else "waiting"
+                if running and all(call.deferred for call in running):
+                    truth = "waiting_external"
+                if self.model.failed.get(name, False):
+                    truth = "failed"
+                assert session.status == truth, (name, session.status, running)
             if session.status == "idle" and all(call.is_final for call in calls):
                 assert session.idle
                 assert session.outstanding() == [], session.session_id

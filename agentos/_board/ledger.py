@@ -22,6 +22,8 @@ class BoardLedger:
 
     def __init__(self) -> None:
         self.running: set[CallId] = set()
+        self.deferred: set[CallId] = set()
+        """Running calls only an outside completion ends."""
         self.outstanding: dict[CallId, str] = {}
         """Background calls whose outcome the model has not read on the board yet."""
         self._by_use: dict[str, CallId] = {}
@@ -35,12 +37,19 @@ class BoardLedger:
         self._restored: dict[str, str] = {}
         """After a restart: tool_use id -> the runtime id the stored board knows the call by."""
 
-    def track(self, call_id: CallId, tool_use_id: str, node_id: int) -> None:
+    def track(self, call_id: CallId, tool_use_id: str, node_id: int, *, deferred: bool) -> None:
         """A background call the machine waits for, made by ``node_id``."""
         self.running.add(call_id)
+        if deferred:
+            self.deferred.add(call_id)
         self.outstanding[call_id] = tool_use_id
         self._by_use[tool_use_id] = call_id
         self._node_of[call_id] = node_id
+
+    def ended(self, call_id: CallId) -> None:
+        """A running call reached its final status."""
+        self.running.discard(call_id)
+        self.deferred.discard(call_id)
 
     def names(self, named: str) -> CallId:
         """The runtime's id of the call the model names by either id."""
@@ -95,9 +104,9 @@ class BoardLedger:
         if call_id is not None:
             board.settle(call_id, CallStatus.ORPHANED, LOST_ON_THE_BOARD)
 
-    def came_back(self, board: Board, call_id: CallId, tool_use_id: str) -> None:
+    def came_back(self, board: Board, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
         """A call kept waiting runs again as ``call_id`` (the board shows that id)."""
         was = self._restored.pop(tool_use_id, None)
         if was is not None and was != call_id:
             board.rekey(was, call_id)
-        self.track(call_id, tool_use_id, board.node_of_call(call_id).display_id)
+        self.track(call_id, tool_use_id, board.node_of_call(call_id).display_id, deferred=deferred)

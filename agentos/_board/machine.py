@@ -41,7 +41,7 @@ from agentos._board.texts import (
     said_text,
 )
 from agentos._model.messages import Block, Message, ToolResultBlock, text_of
-from agentos._turns.agent_config import AgentConfig
+from agentos._turns.agent_config import AgentConfig, Disposition
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
 from agentos._turns.decorations import Decorations
@@ -66,7 +66,7 @@ from agentos._turns.events import (
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import MachineBase
 from agentos._turns.transcript import unique_tool_use_ids
-from components import CallId, CallSnapshot, CallStatus, JsonObject
+from components import CallId, CallSnapshot, CallStatus, Json, JsonObject
 
 
 class BoardMachine(MachineBase):
@@ -90,6 +90,8 @@ class BoardMachine(MachineBase):
         """The focus, note and overdue call of the request out (or about to go out)."""
         self._drawn: tuple[tuple[object, ...], SendRequest] | None = None
         """The last request drawn, and the board version and ask it was drawn for."""
+        self._failed_wake: Wake | None = None
+        """The turn whose request failed, until a request is tried again."""
 
     # ------------------------------------------------------------------ queries
 
@@ -104,7 +106,7 @@ class BoardMachine(MachineBase):
 
     @property
     def at_rest(self) -> bool:
-        return self.ended or (self.status is SessionStatus.IDLE and not self._queue)
+        return self.ended or (self.free and not self._queue)
 
     @property
     def replies(self) -> list[str]:
@@ -135,22 +137,45 @@ class BoardMachine(MachineBase):
 
     @property
     def stored_board(self) -> JsonObject | None:
-        """The whole board, for every commit (None while it is empty)."""
-        return self.board.to_json() if self.board.nodes else None
+        """The whole board, for every commit (None while it is empty), with the turns still
+        owed: the one asked (or whose request failed) first, then those queued."""
+        if not self.board.nodes:
+            return None
+        stored = self.board.to_json()
+        owed = [self._owed] if self._owed is not None else []
+        wakes: list[Json] = [w.to_json() for w in [*owed, *self._queue] if w.call_id is None]
+        if wakes:
+            stored["wakes"] = wakes
+        return stored
+
+    @property
+    def _owed(self) -> Wake | None:
+        """The turn being asked, or whose request failed: a restart asks it again."""
+        if self._asking is not None and self._step is not None:
+            focus, note, about = self._asking
+            return Wake(self._step.trigger, focus, note, about)
+        return self._failed_wake
 
     def restore(
         self,
         history: list[Message],
         held: Mapping[str, ToolResultBlock],
         board: JsonObject | None = None,
+        *,
+        asked: bool = False,
     ) -> list[tuple[str, str]]:
-        """Take the stored board back. Its calls that were still running are returned as
-        ``(tool_use_id, tool)``: the shell re-creates those ``held`` keeps a placeholder
-        for (deferred calls whose token outlived the restart), takes back those its runtime
-        still holds (unloaded and resumed in one process), each with ``await_outcome``, and
-        gives up the rest (``lost``: they read as orphaned, for the model's next turn)."""
+        """Take the stored board back, with the turns it still owed (``Resumed`` takes
+        them). Its calls that were still running are returned as ``(tool_use_id, tool)``:
+        the shell re-creates those ``held`` keeps a placeholder for (deferred calls whose
+        token outlived the restart), takes back those its runtime still holds (unloaded and
+        resumed in one process), each with ``await_outcome``, and gives up the rest
+        (``lost``: they read as orphaned, for the model's next turn)."""
         if board is not None:
             self.board = Board.from_json(board)
+            wakes = board.get("wakes") or []
+            if not isinstance(wakes, list):
+                raise ValueError(f"not a stored board: wakes is {type(wakes).__name__}")
+            self._queue.extend(Wake.from_json(wake) for wake in wakes)
         return self.ledger.restore(self.board, held)
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
@@ -164,7 +189,8 @@ class BoardMachine(MachineBase):
     def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
         """A call ``restore`` kept waiting runs again as ``call_id``: the board shows that id,
         and its end settles the call and wakes its node as any background call's does."""
-        self.ledger.came_back(self.board, call_id, tool_use_id)
+        self.ledger.came_back(self.board, call_id, tool_use_id, deferred=deferred)
+        self._rest()
 
     def committing(self) -> int:
         return 0
@@ -184,7 +210,7 @@ class BoardMachine(MachineBase):
                 self.board.set_status(event.call_id, CallStatus.RUNNING)
             return []
         if isinstance(event, Crashed):
-            self._move(SessionStatus.FAILED)
+            self._crash()
             return [Commit()]
         if isinstance(event, StopRequested):
             self._stop(event, actions)
@@ -202,6 +228,8 @@ class BoardMachine(MachineBase):
             self._overdue(event.call_id)
         # CancelsDone and TimerFired move nothing: a board turn never waits for its calls
         self._go_on(actions)
+        if self._rest():  # between turns: a call the model will read of ended
+            actions.append(Commit(wait=False))
         return actions
 
     # ------------------------------------------------------------------ events
@@ -217,7 +245,7 @@ class BoardMachine(MachineBase):
         if step is None or self.status is not SessionStatus.REQUESTING or step.uses:
             return
         if event.content is None:  # the request failed: the shell recorded why
-            self._end_step(actions)
+            self._end_step(actions, failed=True)
             return
         content = unique_tool_use_ids(event.content)
         node = step.node = self.board.open_turn(
@@ -340,7 +368,12 @@ class BoardMachine(MachineBase):
             background=True,
             use_id=call.tool_use_id,
         )
-        self.ledger.track(call.call_id, call.tool_use_id, node.display_id)
+        self.ledger.track(
+            call.call_id,
+            call.tool_use_id,
+            node.display_id,
+            deferred=call.disposition is Disposition.DEFER,
+        )
         self.ledger.intervals[call.call_id] = (call.overdue_after, call.estimated)
         if call.status is CallStatus.RUNNING:
             self.board.set_status(call.call_id, CallStatus.RUNNING)
@@ -374,7 +407,7 @@ class BoardMachine(MachineBase):
             if step is not None and step.uses:
                 step.early.append(snapshot)
             return
-        self.ledger.running.discard(call_id)
+        self.ledger.ended(call_id)
         node = self.board.settle(call_id, snapshot.status, outcome_text(snapshot))
         if step is not None and any(
             use["name"] == CANCEL_TOOL
@@ -408,7 +441,7 @@ class BoardMachine(MachineBase):
 
     def _go_on(self, actions: list[Action]) -> None:
         """Start the next turn a queued event grants, if the session is free for one."""
-        while self.status is SessionStatus.IDLE and not self._stopping and self._queue:
+        while self.free and not self._stopping and self._queue:
             wake = self._queue.popleft()
             if wake.call_id is not None and wake.call_id not in self.ledger.running:
                 continue  # the call ended meanwhile: its result wakes the node instead
@@ -447,8 +480,8 @@ class BoardMachine(MachineBase):
         """Ask for a step focused on ``focus``; ``about``: the running call an overdue note
         is about."""
         self._steps_left -= 1
-        self.requests += 1
-        self._move(SessionStatus.REQUESTING)
+        self._ask_model()
+        self._failed_wake = None
         self._asking = (focus, note, about)
         actions += [Commit(), self._draw()]
 
@@ -474,8 +507,11 @@ class BoardMachine(MachineBase):
         self._drawn = (drawn_for, request)
         return request
 
-    def _end_step(self, actions: list[Action]) -> None:
+    def _end_step(self, actions: list[Action], *, failed: bool = False) -> None:
+        self._failed_wake = self._owed if failed else None
         self._step = None
         self._asking = None
-        self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
-        actions.append(Commit())
+        self._turn_over(actions, failed=failed)
+
+    def _live_awaited(self) -> list[bool]:
+        return [call_id in self.ledger.deferred for call_id in self.ledger.running]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentos._board.board import BoardNode, BoardTrigger
 from agentos._model.messages import Block
-from components import CallId, CallSnapshot, CallStatus
+from components import CallId, CallSnapshot, CallStatus, JsonObject
 
 
 @dataclass(slots=True)
@@ -19,6 +20,25 @@ class Wake:
     note: str | None = None
     """Why the turn happens, beyond its focus (an overdue call); said once."""
     call_id: CallId | None = None
+
+    def to_json(self) -> JsonObject:
+        """For the stored board: a turn still owed after a restart (an overdue call's aside)."""
+        return {"trigger": self.trigger.value, "node": self.node, "note": self.note}
+
+    @classmethod
+    def from_json(cls, data: object) -> Wake:
+        """A wake ``to_json`` wrote (``ValueError`` for anything else)."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"not a stored wake: {data!r}")
+        try:
+            note = data["note"]
+            return cls(
+                BoardTrigger(data["trigger"]),
+                int(data["node"]),
+                None if note is None else str(note),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not a stored wake: {error!r}") from None
 
 
 @dataclass(slots=True)

@@ -41,7 +41,7 @@ from agentos._store.protocol import Completion, SessionStore, StoredSession
 from agentos._turns.agent_config import AgentConfig, ExecutionMode
 from agentos._turns.agent_problems import fit_problems
 from agentos._turns.context_view import ContextView, TranscriptView
-from agentos._turns.events import ENDED, SessionStatus
+from agentos._turns.events import SessionStatus
 from agentos._turns.history import HistoryCall
 from components import Json
 
@@ -107,7 +107,8 @@ class Host(anyio.AsyncContextManagerMixin):
         self.toolbox = SystemToolbox(runtime, history=self, lineage=self.lineage)
         self._view = view or TranscriptView()
         self._sessions: dict[str, Session] = {}
-        self._resuming: set[str] = set()
+        self._resuming: dict[str, anyio.Event] = {}
+        """Sessions a ``resume`` is bringing back -> set once it is done."""
         """Sessions a ``resume`` is bringing back (it awaits the store meanwhile)."""
         self._opening = anyio.Lock()
         self._restored: dict[str, Restored] = {}
@@ -213,27 +214,29 @@ class Host(anyio.AsyncContextManagerMixin):
         so before its next request; deferred calls come back ``pending`` and
         their tokens still complete them. ``SessionInUseError`` while another
         live host holds the session, unless ``steal`` (that host stops writing it);
-        ``ValueError`` while it runs here, or another ``resume`` here is bringing it back.
-        ``catch_up`` makes sure the model hears that news soon.
+        ``catch_up`` makes sure the model hears that news soon. Idempotent: a session live
+        here already is returned as it is (nothing sent, nothing reloaded), and a second
+        ``resume`` while the first is bringing it back waits for that one.
         """
         if self.store is None:
             raise UsageError(
                 "resume needs a Host with a store (without one, an unloaded session is gone)"
             )
-        if session_id in self._resuming:
-            raise ValueError(f"session {session_id!r} is already being resumed here")
-        self._resuming.add(session_id)
+        while session_id in self._resuming:
+            await self._resuming[session_id].wait()
+        self._resuming[session_id] = done = anyio.Event()
         try:
             return await self._resume(session_id, provider, steal)
         finally:
-            self._resuming.discard(session_id)
+            del self._resuming[session_id]
+            done.set()
 
     async def _resume(self, session_id: str, provider: Provider | None, steal: bool) -> Session:
         assert self.store is not None
         loaded = self._sessions.get(session_id)
         if loaded is not None:
-            if loaded.status not in ENDED:
-                raise ValueError(f"session {session_id!r} is already running here")
+            if not loaded.ended:
+                return loaded  # live here already: resuming again changes nothing
             await self.unload(session_id)  # ended: resumed from what the store holds
         version = await self._leases.acquire(session_id, steal=steal)
         if version is None:
@@ -251,7 +254,10 @@ class Host(anyio.AsyncContextManagerMixin):
         )
         tokens = await self.store.tokens_of(session_id)
         history = list(stored.history)
-        restored = restore(session, history, tokens, self.runtime, self.tokens, stored.board)
+        asked = stored.status not in (SessionStatus.IDLE.value, SessionStatus.STOPPED.value)
+        restored = restore(
+            session, history, tokens, self.runtime, self.tokens, stored.board, asked=asked
+        )
         await self._start(session)
         for call_id, token in restored.completed_while_down:  # now the session hears of it
             error = token.expiry_text if token.expired else token.error
@@ -414,7 +420,7 @@ class Host(anyio.AsyncContextManagerMixin):
         if neither holds it; two opens of one stored session resume it once."""
         async with self._opening:
             loaded = self._sessions.get(session_id)
-            if loaded is not None and (loaded.status not in ENDED or self.store is None):
+            if loaded is not None and (not loaded.ended or self.store is None):
                 return loaded
             if self.store is None or await self.store.load_session(session_id) is None:
                 raise UnknownSessionError(session_id)

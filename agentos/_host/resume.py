@@ -20,7 +20,7 @@ from agentos._kernel.options import CallOptions
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._sessions.session import Session
-from agentos._sessions.tokens import ContinuationTokens, TokenRecord
+from agentos._sessions.tokens import ContinuationTokens
 from agentos._store.protocol import StoredToken
 from agentos._turns.transcript import placeholder
 from components import CallId, CallStatus, JsonObject
@@ -45,14 +45,16 @@ def restore(
     runtime: Runtime,
     registry: ContinuationTokens,
     board: JsonObject | None = None,
+    *,
+    asked: bool = False,
 ) -> Restored:
-    """Give ``session`` its stored history and calls."""
+    """Give ``session`` its stored history and calls (``asked``: stored mid-turn)."""
     session_id = session.session_id
     outlived = {  # a turn that waited for its deferred calls when the process ended
         t.provider_call_id: placeholder(t.provider_call_id, t.call_id, CallStatus.PENDING, t.token)
         for t in tokens
     }
-    waiting = dict(session.restore(history, outlived, board=board))
+    waiting = dict(session.restore(history, outlived, board=board, asked=asked))
     completed_while_down = []
     for token in tokens:
         if token.provider_call_id not in waiting:
@@ -65,9 +67,7 @@ def restore(
             provider_call_id=token.provider_call_id,
             options=DEFERRED,
         )
-        registry.bind(
-            TokenRecord(token.token, session_id, call_id, token.provider_call_id, token.tool_name)
-        )
+        registry.bind(token, call_id)
         session.await_outcome(call_id, token.provider_call_id)
         if token.completed_at is not None or token.expired:
             completed_while_down.append((call_id, token))

@@ -191,6 +191,7 @@ class Session:
         held: Mapping[str, ToolResultBlock] | None = None,
         *,
         board: JsonObject | None = None,
+        asked: bool = False,
     ) -> list[tuple[str, str]]:
         """Take over an earlier conversation (before the task starts).
 
@@ -201,8 +202,11 @@ class Session:
         (placeholder, no outcome delivered) as ``(tool_use_id, tool_name)``:
         the host re-creates the deferred ones and calls ``lost`` for the rest. A board
         session takes its stored ``board`` (``StoredSession.board``) instead of a history.
+        ``asked``: the conversation was stored mid-turn (its status neither ``idle`` nor
+        ``stopped``): a turn whose calls have all ended (or were lost) asks the model again
+        once the session runs, as does a request that was out or had failed.
         """
-        return self._machine.restore(history, held or {}, board)
+        return self._machine.restore(history, held or {}, board, asked=asked)
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
         """The runtime's id of a call the restored conversation waited for, if it names one."""
@@ -242,16 +246,36 @@ class Session:
         self._runtime.from_thread(lambda: self.stop(cancel_calls=cancel_calls))
 
     @property
+    def ended(self) -> bool:
+        """Stopped, or failed for good (a crash). A failed model request ends nothing: the
+        status reads ``failed`` until a post (or a call's outcome) tries again."""
+        return self._machine.ended
+
+    @property
     def idle(self) -> bool:
-        return self.status is SessionStatus.IDLE and self.at_rest and not self._machine.stopping
+        """No turn runs and none is queued: the model has answered all it was given. The
+        status says whether anything can still happen (``waiting`` for calls it will hear
+        of, ``waiting_external``, ``failed``) or nothing will until someone speaks (``idle``)."""
+        return self._machine.free and self.at_rest and not self._machine.stopping
 
     @property
     def at_rest(self) -> bool:
         """Ended, or idle with nothing queued: no turn would be cut."""
         return self._machine.ended or (self._machine.at_rest and not self._task.busy)
 
+    @property
+    def external_only(self) -> bool:
+        """Only an outside completion (``Host.complete``, or its token expiring) can move the
+        session now: it waits for deferred calls alone, with nothing queued, nothing being
+        performed and no yield timer armed."""
+        task = self._task
+        return (
+            self.status is SessionStatus.WAITING_EXTERNAL and not task.busy and not task.timer_armed
+        )
+
     async def wait_idle(self) -> None:
-        """Until the model has answered everything posted and no event is waiting.
+        """Until the model has answered everything posted and no event is waiting, or only
+        an outside completion can move the session (``external_only``).
 
         Returns at once if that is so already, and once the session is stopped or
         failed. A turn waits for its calls as its strategy says: every call final
@@ -262,7 +286,7 @@ class Session:
         early; the calls still running then get placeholders and their outcomes a
         later turn, so the session may be busy again (see ``wait_settled``).
         """
-        while not (self.idle or (self._machine.ended and not self._task.busy)):
+        while not (self.idle or self.external_only or (self.ended and not self._task.busy)):
             await self._task.next_change()
 
     def outstanding(self) -> list[CallSnapshot]:
@@ -283,11 +307,14 @@ class Session:
         heard its outcome and answered (under ``yield_when_all_done`` outcomes
         are told once every outstanding call that can end by itself is final,
         otherwise as each ends). Deferred calls count only with
-        ``include_deferred``.
+        ``include_deferred``; without it, a turn that waits for deferred calls
+        alone (``external_only``) is settled too.
         """
         while True:
             waiting = [call for call in self.outstanding() if include_deferred or not call.deferred]
-            if (self._machine.ended and not self._task.busy) or (self.idle and not waiting):
+            if (self.ended and not self._task.busy) or (self.idle and not waiting):
+                return
+            if self.external_only and not include_deferred:
                 return
             await self._task.next_change()
 

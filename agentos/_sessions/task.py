@@ -44,6 +44,7 @@ from agentos._turns.events import (
     DisarmTimer,
     Event,
     ModelReplied,
+    Resumed,
     SendRequest,
     StopRequested,
     SubmitCalls,
@@ -108,6 +109,11 @@ class SessionTask:
         """Actions are queued or being performed."""
         return self._stepping or bool(self._todo)
 
+    @property
+    def timer_armed(self) -> bool:
+        """A yield timer will end the turn's wait by itself."""
+        return self._deadline != math.inf
+
     async def next_change(self) -> None:
         """Until the machine takes its next event, or a step ends."""
         if self._changed is None:
@@ -137,6 +143,7 @@ class SessionTask:
         forget_clock = self._runtime.clock.on_advance(self._wake)
         for call_id in list(self._machine.outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
+        self.feed(Resumed())
         task_status.started()
         try:
             while True:

@@ -23,6 +23,8 @@ class TokenRecord:
     call_id: CallId
     provider_call_id: str
     tool_name: str
+    expires_at: float | None = None
+    """When (the runtime's clock) the token stops completing its call; None: never."""
 
 
 class ContinuationTokens:
@@ -66,12 +68,27 @@ class ContinuationTokens:
                     expires,
                 )
             )
-        self._records[token] = TokenRecord(token, session_id, call_id, provider_call_id, tool_name)
+        expires_at = None if self._ttl is None else self._runtime.clock.monotonic() + self._ttl
+        self._records[token] = TokenRecord(
+            token, session_id, call_id, provider_call_id, tool_name, expires_at
+        )
         return token
 
-    def bind(self, record: TokenRecord) -> None:
-        """Point a token (issued before a restart) at the call that stands for it now."""
-        self._records[record.token] = record
+    def bind(self, stored: StoredToken, call_id: CallId) -> None:
+        """Point a token (issued before a restart) at the call that stands for it now; what
+        is left of its time (the store's wall clock) counts on the runtime's clock from now."""
+        expires_at = None
+        if stored.expires_at is not None:
+            left = max(0.0, stored.expires_at - time.time())
+            expires_at = self._runtime.clock.monotonic() + left
+        self._records[stored.token] = TokenRecord(
+            stored.token,
+            stored.session_id,
+            call_id,
+            stored.provider_call_id,
+            stored.tool_name,
+            expires_at,
+        )
 
     async def complete(
         self, token: str, result: Json = None, *, error: str | None = None
@@ -81,7 +98,7 @@ class ContinuationTokens:
             return Completion.UNKNOWN
         record = self._records.get(token)
         if record is not None:
-            ended = self._ending(record.call_id)
+            ended = self._ending(record)
             if ended is not None:  # cancelled, expired or completed: never applied
                 return ended
         outcome: Completion | None = None
@@ -99,10 +116,13 @@ class ContinuationTokens:
             return outcome
         return Completion.APPLIED if done.applied else Completion.ALREADY_COMPLETED
 
-    def _ending(self, call_id: CallId) -> Completion | None:
-        """How the call already ended (retention forgets only final calls), or None."""
+    def _ending(self, record: TokenRecord) -> Completion | None:
+        """How the call already ended (retention forgets only final calls), or None. A token
+        past its time is expired at once, before the tick that ends its call."""
+        if record.expires_at is not None and self._runtime.clock.monotonic() >= record.expires_at:
+            return Completion.EXPIRED
         try:
-            call = self._runtime.status(call_id)
+            call = self._runtime.status(record.call_id)
         except UnknownCallError:
             return Completion.ALREADY_COMPLETED
         if not call.is_final:
@@ -124,5 +144,5 @@ class ContinuationTokens:
         return [
             record
             for record in self._records.values()
-            if record.session_id == session_id and self._ending(record.call_id) is None
+            if record.session_id == session_id and self._ending(record) is None
         ]

@@ -14,39 +14,37 @@ from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from components import CallId, CallSnapshot, CallStatus, Json
 from components import SessionStatus as SessionStatus
 
+_RESTING = frozenset(
+    {
+        SessionStatus.IDLE,
+        SessionStatus.WAITING,
+        SessionStatus.WAITING_EXTERNAL,
+        SessionStatus.FAILED,
+    }
+)
 TURN_TRANSITIONS: dict[SessionStatus, frozenset[SessionStatus]] = {
-    SessionStatus.IDLE: frozenset({SessionStatus.REQUESTING, SessionStatus.STOPPED}),
-    SessionStatus.REQUESTING: frozenset(
+    SessionStatus.IDLE: frozenset(
         {
             SessionStatus.REQUESTING,
             SessionStatus.WAITING,
             SessionStatus.WAITING_EXTERNAL,
-            SessionStatus.IDLE,
             SessionStatus.STOPPED,
         }
     ),
-    SessionStatus.WAITING: frozenset(
-        {
-            SessionStatus.WAITING_EXTERNAL,
-            SessionStatus.REQUESTING,
-            SessionStatus.IDLE,
-            SessionStatus.STOPPED,
-        }
-    ),
-    SessionStatus.WAITING_EXTERNAL: frozenset(
-        {
-            SessionStatus.WAITING,
-            SessionStatus.REQUESTING,
-            SessionStatus.IDLE,
-            SessionStatus.STOPPED,
-        }
-    ),
+    SessionStatus.REQUESTING: _RESTING | {SessionStatus.REQUESTING, SessionStatus.STOPPED},
+    SessionStatus.WAITING: _RESTING | {SessionStatus.REQUESTING, SessionStatus.STOPPED},
+    SessionStatus.WAITING_EXTERNAL: _RESTING | {SessionStatus.REQUESTING, SessionStatus.STOPPED},
     SessionStatus.STOPPED: frozenset(),
-    SessionStatus.FAILED: frozenset(),
+    SessionStatus.FAILED: frozenset({SessionStatus.REQUESTING, SessionStatus.STOPPED}),
 }
-"""Which status may follow which (any live status may also go to ``failed``)."""
+"""Which status may follow which (any live status may also go to ``failed``). Between
+turns a session rests ``idle``, ``waiting`` (calls the model will hear of run),
+``waiting_external`` (only deferred ones) or ``failed`` (its model request failed, until
+the next request tries again); a crash's ``failed`` ends it."""
 
 ENDED = frozenset({SessionStatus.STOPPED, SessionStatus.FAILED})
+"""The statuses an ended session shows; ``failed`` may also rest until a request is tried
+again (``Session.ended`` says which)."""
 WAITING = frozenset({SessionStatus.WAITING, SessionStatus.WAITING_EXTERNAL})
 
 
@@ -120,6 +118,11 @@ class TimerFired:
 
 
 @dataclass(frozen=True, slots=True)
+class Resumed:
+    """The session's task began: a restored turn that was asking the model asks again."""
+
+
+@dataclass(frozen=True, slots=True)
 class StopRequested:
     cancel_calls: bool = True
 
@@ -142,6 +145,7 @@ Event = (
     | CallSettled
     | CallOverdue
     | TimerFired
+    | Resumed
     | StopRequested
     | CancelsDone
     | Crashed

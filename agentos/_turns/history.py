@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentos._model.messages import content_value
-from agentos._turns.transcript import read_outcome, read_placeholder
+from agentos._turns.transcript import LOST_RESULT, read_outcome, read_placeholder
 from components import CallStatus, Json
 
 
@@ -108,7 +108,9 @@ class MessageHistory:
             return
         value = content_value(block.get("content"))
         status = CallStatus.COMPLETED
-        if block.get("is_error"):
+        if block.get("is_error") and value == LOST_RESULT:  # it did not outlive a restart
+            status = CallStatus.ORPHANED
+        elif block.get("is_error"):
             cancelled = isinstance(value, str) and value.startswith(CallStatus.CANCELLED.value)
             status = CallStatus.CANCELLED if cancelled else CallStatus.FAILED
         calls[call.call_id] = HistoryCall(

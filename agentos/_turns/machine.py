@@ -14,7 +14,6 @@ from agentos._model.messages import Message, ToolResultBlock
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.chat import ChatEntry
 from agentos._turns.events import (
-    ENDED,
     TURN_TRANSITIONS,
     Action,
     CancelCalls,
@@ -54,6 +53,8 @@ class Machine(Protocol):
     @property
     def ended(self) -> bool: ...
     @property
+    def free(self) -> bool: ...
+    @property
     def stopping(self) -> bool: ...
     @property
     def at_rest(self) -> bool: ...
@@ -76,6 +77,8 @@ class Machine(Protocol):
         history: list[Message],
         held: Mapping[str, ToolResultBlock],
         board: JsonObject | None = None,
+        *,
+        asked: bool = False,
     ) -> list[tuple[str, str]]: ...
     def runtime_id_of(self, tool_use_id: str) -> CallId | None: ...
     def lost(self, tool_use_id: str, tool_name: str) -> None: ...
@@ -95,13 +98,25 @@ class MachineBase:
         self.config = config
         self.status = SessionStatus.IDLE
         self.requests = 0
+        self._in_turn = False
+        self._request_failed = False
+        """The last model request failed: the status reads ``failed`` until one is tried again."""
+        self._crashed = False
+        self._ask_again = False
+        """Restored mid-turn with the model's answer due: ``Resumed`` asks again."""
         self._stopping = False
         self._cancel_on_stop = True
         """Whether the stop asked to cancel the calls still running."""
 
     @property
     def ended(self) -> bool:
-        return self.status in ENDED
+        """Stopped, or failed for good (a crash; a failed model request ends nothing)."""
+        return self.status is SessionStatus.STOPPED or self._crashed
+
+    @property
+    def free(self) -> bool:
+        """No turn runs: the status is a resting one, saying what can still happen."""
+        return not self.ended and not self._in_turn
 
     @property
     def stopping(self) -> bool:
@@ -133,7 +148,7 @@ class MachineBase:
         live = self._live_calls() if event.cancel_calls else []
         if live:
             actions.append(CancelCalls(live, "session stopped"))
-        if self.status is SessionStatus.IDLE:
+        if self.free:
             self._move(SessionStatus.STOPPED)
             actions.append(Commit())
 
@@ -142,6 +157,52 @@ class MachineBase:
 
     def _live_calls(self) -> list[CallId]:
         """The calls a stop that cancels would cancel."""
+        return []
+
+    def _ask_model(self) -> None:
+        """A request goes out: a turn runs (and a failed request is being tried again)."""
+        self._in_turn = True
+        self._request_failed = False
+        self.requests += 1
+        self._move(SessionStatus.REQUESTING)
+
+    def _turn_over(self, actions: list[Action], *, failed: bool = False) -> None:
+        """The turn ends (``failed``: its model request failed); the status rests."""
+        self._in_turn = False
+        self._request_failed = failed
+        if self._stopping:
+            self._move(SessionStatus.STOPPED)
+        else:
+            self._rest()
+        actions.append(Commit())
+
+    def _crash(self) -> None:
+        self._crashed = True
+        self._move(SessionStatus.FAILED)
+
+    def _rest(self) -> bool:
+        """Between turns, the status tells what can still happen: ``failed`` until a request
+        is tried again, ``waiting`` while a call the model will hear of runs,
+        ``waiting_external`` while only deferred ones do, else ``idle``. Whether it moved."""
+        if not self.free or self._stopping:
+            return False
+        if self._request_failed:
+            status = SessionStatus.FAILED
+        else:
+            live = self._live_awaited()
+            if not live:
+                status = SessionStatus.IDLE
+            elif all(live):
+                status = SessionStatus.WAITING_EXTERNAL
+            else:
+                status = SessionStatus.WAITING
+        if status is self.status:
+            return False
+        self._move(status)
+        return True
+
+    def _live_awaited(self) -> list[bool]:
+        """For each call still running whose end the model will hear: whether it is deferred."""
         return []
 
     def abandon(self) -> None:

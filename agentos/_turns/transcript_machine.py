@@ -23,6 +23,7 @@ from agentos._model.messages import (
     Message,
     ToolResultBlock,
     UserBlock,
+    blocks_of,
     text_block,
     text_of,
     tool_result,
@@ -103,7 +104,7 @@ class TurnMachine(MachineBase):
     @property
     def at_rest(self) -> bool:
         """Ended, or idle with nothing queued that would grant a turn."""
-        return self.ended or (self.status is SessionStatus.IDLE and not self._grants_turn())
+        return self.ended or (self.free and not self._grants_turn())
 
     @property
     def queued_posts(self) -> list[str]:
@@ -146,14 +147,23 @@ class TurnMachine(MachineBase):
         history: list[Message],
         held: Mapping[str, ToolResultBlock],
         board: JsonObject | None = None,
+        *,
+        asked: bool = False,
     ) -> list[tuple[str, str]]:
         """Take over an earlier conversation, repaired (``repair_history``: a ``tool_use``
         left without a result gets ``held``'s placeholder, or a lost-call result). Returns the
-        calls still waiting (a placeholder, no outcome told) as ``(tool_use_id, tool_name)``."""
+        calls still waiting (a placeholder, no outcome told) as ``(tool_use_id, tool_name)``.
+        ``asked``: stored mid-turn; a history that ends with the user's turn, none of whose
+        calls still waits, is the model's to answer (``Resumed`` asks it)."""
         self.history = repair_history(history, held)
         self.dirty_from = len(history) if self.history == history else 0  # repaired: rewrite
         self.ledger.history.load(self.session_id, self.history)
-        return waiting_calls(self.history)
+        waiting = waiting_calls(self.history)
+        last = self.history[-1] if self.history else None
+        if asked and last is not None and last["role"] == "user":
+            answers = {b.get("tool_use_id") for b in blocks_of(last)}
+            self._ask_again = not any(tool_use_id in answers for tool_use_id, _ in waiting)
+        return waiting
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
         """The runtime's id for a call of the history (placeholders name it)."""
@@ -167,6 +177,7 @@ class TurnMachine(MachineBase):
     def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
         """Tell this call's outcome later, as for any call that got a placeholder."""
         self.ledger.await_outcome(call_id, tool_use_id, deferred=deferred)
+        self._rest()
 
     def committing(self) -> int:
         """A commit takes its copy of the history: its length. Messages changed while the
@@ -191,7 +202,7 @@ class TurnMachine(MachineBase):
             return []
         actions: list[Action] = []
         if isinstance(event, Crashed):
-            self._move(SessionStatus.FAILED)
+            self._crash()
             return [DisarmTimer(), Commit()]
         if isinstance(event, StopRequested):
             self._stop(event, actions)
@@ -214,6 +225,8 @@ class TurnMachine(MachineBase):
             if batch is not None and batch.deadline is not None and event.now >= batch.deadline:
                 batch.timer_fired = True
         self._go_on(actions)
+        if self._rest():  # a call the model will hear of ended, or began to wait on others
+            actions.append(Commit(wait=False))
         return actions
 
     # ------------------------------------------------------------------ events
@@ -233,8 +246,8 @@ class TurnMachine(MachineBase):
     def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
         if self.status is not SessionStatus.REQUESTING or self._batch is not None:
             return
-        if not event.content:
-            self._end_turn(actions)
+        if not event.content:  # None: the request failed (the shell recorded why)
+            self._end_turn(actions, failed=event.content is None)
             return
         content = unique_tool_use_ids(event.content)
         self._append({"role": "assistant", "content": content})
@@ -334,11 +347,13 @@ class TurnMachine(MachineBase):
             if waiting is not self.status:  # the store holds the calls' uses and the status
                 self._move(waiting)
                 actions.append(Commit(wait=False))
-        if self.status is SessionStatus.IDLE and not self._stopping:
+        if self.free and not self._stopping:
             blocks = self._next_turn()
-            if blocks:
+            if blocks or self._ask_again:
+                self._ask_again = False
                 self._steps_left = self.config.max_steps_per_turn
-                self._append_user(blocks)
+                if blocks:
+                    self._append_user(blocks)
                 self._request(actions)
 
     def _wait_over(self, batch: Batch) -> bool:
@@ -391,6 +406,8 @@ class TurnMachine(MachineBase):
         return blocks + [block for block in told if block is not None]
 
     def _grants_turn(self) -> bool:
+        if self._ask_again:
+            return True
         for event in self._queue:
             if isinstance(event, UserPosted):
                 return True
@@ -413,13 +430,15 @@ class TurnMachine(MachineBase):
 
     def _request(self, actions: list[Action]) -> None:
         self._steps_left -= 1
-        self.requests += 1
-        self._move(SessionStatus.REQUESTING)
+        self._ask_model()
         actions += [Commit(), SendRequest()]
 
-    def _end_turn(self, actions: list[Action]) -> None:
-        self._move(SessionStatus.STOPPED if self._stopping else SessionStatus.IDLE)
-        actions.append(Commit())
+    def _end_turn(self, actions: list[Action], *, failed: bool = False) -> None:
+        self._turn_over(actions, failed=failed)
+
+    def _live_awaited(self) -> list[bool]:
+        ledger = self.ledger
+        return [ledger.is_deferred(c) for c in self.outstanding if not ledger.is_final(c)]
 
     # ------------------------------------------------------------------ plumbing
 

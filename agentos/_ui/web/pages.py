@@ -24,7 +24,6 @@ from agentos import (
 from agentos._ui.stored.live import LiveCall, live_calls
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.view import page_state, stored_page_state
-from agentos.turns import ENDED
 from components import JsonObject
 
 
@@ -102,7 +101,7 @@ class Watch:
         else:
             state = {"session_id": self.session_id, "status": "", "chat": [], "calls": {}}
             state |= {"context": "", "errors": []}
-        open_here = self.live is not None and self.live.status not in ENDED
+        open_here = self.live is not None and not self.live.ended
         state["access"] = {"open": open_here, "holder": self.holder, "here": self._host.holder}
         return state
 

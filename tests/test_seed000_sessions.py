@@ -1,0 +1,346 @@
+"""Seed 000's sessions as written (issue 24, points 12-16): a status that tells the truth,
+restarts that keep their promises, an idempotent resume, waiting helpers that return when
+only the outside world can move a session, and tokens that expire at once."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from agentos import (
+    AgentConfig,
+    Caller,
+    Completion,
+    Disposition,
+    Host,
+    ManualClock,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    Runtime,
+    ScriptedProvider,
+    Session,
+    SessionStatus,
+    SqliteStore,
+    Tool,
+    ToolPolicy,
+)
+from agentos.testing import (
+    HeldProvider,
+    Puppet,
+    blocks_of,
+    board_turn,
+    last_tool_results,
+    last_user_text,
+    settle,
+    text,
+    tool_calls,
+)
+
+pytestmark = pytest.mark.anyio
+
+ScriptRule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
+
+BOARD = AgentConfig(context_view="board")
+DEFER = ToolPolicy(rules={"approve": Disposition.DEFER})
+
+
+def said(request: ModelRequest) -> str:
+    """What the user said that this turn answers ('' for a turn about calls)."""
+    turn = board_turn(request)
+    if turn is not None:
+        return turn.text if turn.author == "user" else ""
+    return "" if last_tool_results(request) else last_user_text(request)
+
+
+def calls_on(phrase: str, *calls: str) -> ScriptRule:
+    """A rule: a turn answering a user message with ``phrase`` in it makes ``calls``."""
+    return (
+        lambda request: phrase in said(request),
+        lambda request: tool_calls(*((name, {}) for name in calls)),
+    )
+
+
+OTHERWISE: ScriptRule = (lambda request: True, lambda request: text("noted"))
+
+
+class FailsOnce:
+    """A model whose requests mentioning ``phrase`` fail, as one past the SDK's retries does,
+    until ``recover``; every other request gets ``ok``."""
+
+    name = "fails-once"
+
+    def __init__(self, phrase: str) -> None:
+        self.phrase = phrase
+        self.down = True
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if self.down and self.phrase in said(request):
+            raise ProviderError("overloaded", "the API is overloaded")
+        return text("ok")
+
+
+@asynccontextmanager
+async def process(
+    path: Path, clock: ManualClock, provider: Provider, *tools: Tool[Any]
+) -> AsyncIterator[tuple[Runtime, Host]]:
+    """One process's runtime and host on the store at ``path`` (a restart: the next one)."""
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime(list(tools), clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        yield runtime, host
+
+
+def status_of(session: Session) -> SessionStatus:
+    """The status now (mypy would keep what an earlier assert narrowed it to)."""
+    return session.status
+
+
+async def until(runtime: Runtime, done: Callable[[], bool]) -> None:
+    with anyio.fail_after(5):
+        while not done():
+            await settle(runtime)
+
+
+# ---------------------------------------------------------------------- 12: status
+
+
+@pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
+async def test_a_session_waits_while_calls_it_yielded_on_run(
+    clock: ManualClock, config: AgentConfig
+) -> None:
+    """The user's message cuts the wait: the model answers, and while the call it yielded
+    on runs the session reads ``waiting`` (it will speak again by itself), then ``idle``."""
+    puppet = Puppet()
+    provider = ScriptedProvider(calls_on("start", "puppet"), OTHERWISE)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("start the work")
+        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        session.post("how is it going?")
+        await until(runtime, lambda: session.idle)
+        assert session.status is SessionStatus.WAITING
+        (call_id,) = puppet.calls
+        puppet.complete(call_id, "done")
+        await until(runtime, lambda: session.idle and session.status is SessionStatus.IDLE)
+        assert "done" in str(provider.requests[-1].messages)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [AgentConfig(policy=DEFER), AgentConfig(context_view="board", policy=DEFER)],
+    ids=["transcript", "board"],
+)
+async def test_a_session_with_only_deferred_calls_left_waits_for_the_outside(
+    clock: ManualClock, config: AgentConfig
+) -> None:
+    approve = Puppet(name="approve")
+    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
+    async with Runtime([approve.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("approve the trip")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert session.status is SessionStatus.WAITING_EXTERNAL
+        (record,) = host.tokens.pending("s")
+        assert await host.complete(record.token, {"approved": True}) is Completion.APPLIED
+        await until(runtime, lambda: session.status is SessionStatus.IDLE and session.idle)
+
+
+@pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
+async def test_a_failed_model_request_reads_failed_until_the_next_post_tries_again(
+    clock: ManualClock, config: AgentConfig
+) -> None:
+    model = FailsOnce("hello")
+    async with Runtime([], clock=clock) as runtime, Host(runtime, model) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("hello")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert session.status is SessionStatus.FAILED
+        assert [error.kind for error in session.errors] == ["overloaded"]
+        assert not session.ended and host.list()[0].status == "failed"
+        model.down = False
+        session.post("hello again")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert status_of(session) is SessionStatus.IDLE and len(model.requests) == 2
+        assert len(session.errors) == 1, "the record of the failure stays"
+
+
+# ---------------------------------------------------------------------- 14: resume
+
+
+async def test_resuming_a_session_live_here_returns_it_and_sends_nothing(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    puppet = Puppet()
+    provider = ScriptedProvider(calls_on("start", "puppet"), OTHERWISE)
+    async with process(tmp_path / "agentos.db", clock, provider, puppet.tool) as (runtime, host):
+        session = await host.create_session(session_id="s")
+        session.post("start the work")
+        await until(runtime, lambda: bool(puppet.calls) and session.status is SessionStatus.WAITING)
+        asked, history = provider.answered, list(session.history)
+        again = await host.resume("s")
+        await settle(runtime)
+        assert again is session and host.list()[0].session_id == "s"
+        assert provider.answered == asked and session.history == history
+        assert session.status is SessionStatus.WAITING, "its turn still waits for the call"
+        (call_id,) = puppet.calls
+        puppet.complete(call_id, "done")
+        await until(runtime, lambda: session.idle and provider.answered == asked + 1)
+
+
+# ---------------------------------------------------------------------- 15: waiting helpers
+
+
+async def test_waiting_helpers_return_when_only_the_outside_can_move_the_session(
+    clock: ManualClock,
+) -> None:
+    """A turn that waits for a deferred call alone (every call final, as the default yield
+    strategy asks) cannot move until someone completes it: ``wait_idle`` and ``wait_settled``
+    return; ``wait_settled(include_deferred=True)`` waits for the completion."""
+    approve = Puppet(name="approve")
+    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
+    async with Runtime([approve.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
+        session.post("approve the trip")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+            await session.wait_settled()
+        assert session.external_only and session.status is SessionStatus.WAITING_EXTERNAL
+        assert provider.answered == 1, "the turn still waits: the model heard nothing yet"
+        (record,) = host.tokens.pending("s")
+        async with anyio.create_task_group() as group:
+            group.start_soon(functools.partial(session.wait_settled, include_deferred=True))
+            await settle(runtime)
+            assert await host.complete(record.token, {"approved": True}) is Completion.APPLIED
+        assert status_of(session) is SessionStatus.IDLE and provider.answered == 2
+        assert not session.external_only
+
+
+# ---------------------------------------------------------------------- 16: expiry
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["memory", "store"])
+async def test_an_expired_token_leaves_pending_at_once(
+    tmp_path: Path, clock: ManualClock, durable: bool
+) -> None:
+    """The moment its time is up (before any tick), the token is not pending and completing
+    it answers ``expired``; the call then ends expired, and the model hears that."""
+    approve = Puppet(name="approve")
+    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
+    store = await SqliteStore.open(tmp_path / "agentos.db") if durable else None
+    async with (
+        Runtime([approve.tool], clock=clock) as runtime,
+        Host(runtime, provider, store=store, token_ttl=60) as host,
+    ):
+        session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
+        session.post("approve the trip")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        (record,) = host.tokens.pending("s")
+        clock.advance(60)
+        assert host.tokens.pending("s") == []
+        assert await host.complete(record.token, {"approved": True}) is Completion.EXPIRED
+        await until(runtime, lambda: session.status is SessionStatus.IDLE and session.idle)
+        assert "expired" in str(last_tool_results(provider.requests[-1]))
+        assert await host.complete(record.token, {"approved": True}) is Completion.EXPIRED
+    if store is not None:
+        await store.close()
+
+
+# ---------------------------------------------------------------------- 13: restarts
+
+
+def ask_for(*calls: str) -> ScriptedProvider:
+    """A model that makes ``calls`` when asked to ``go``, and says ``noted`` otherwise."""
+    return ScriptedProvider(calls_on("go", *calls), OTHERWISE)
+
+
+async def test_a_turn_waiting_for_a_deferred_call_asks_nothing_until_its_token_completes(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    path = tmp_path / "agentos.db"
+    approve = Puppet(name="approve")
+    config = AgentConfig(policy=DEFER)  # the turn waits for every call: the deferred one too
+    async with process(path, clock, ask_for("approve"), approve.tool) as (runtime, host):
+        session = await host.create_session(config, session_id="s")
+        session.post("go and get it approved")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        (record,) = host.tokens.pending("s")
+    provider = ask_for("approve")
+    async with process(path, clock, provider, approve.tool) as (runtime, host):
+        session = await host.resume("s")
+        assert not await host.catch_up("s", "(resumed)")
+        await settle(runtime)
+        assert provider.answered == 0 and session.status is SessionStatus.WAITING_EXTERNAL
+        assert await host.complete(record.token, {"approved": True}) is Completion.APPLIED
+        await until(runtime, lambda: session.idle and session.status is SessionStatus.IDLE)
+        (request,) = provider.requests
+        assert '{"approved": true}' in str(request.messages[-1])
+
+
+@pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
+async def test_a_result_committed_before_the_crash_is_delivered_not_lost(
+    tmp_path: Path, clock: ManualClock, config: AgentConfig
+) -> None:
+    """The call ended and its result was committed with the request that tells the model;
+    the process ended before the model answered. The resumed session asks again, with the
+    result, and the call reads ``completed``."""
+    path = tmp_path / "agentos.db"
+    puppet = Puppet()
+    first = ask_for("puppet")
+    held = HeldProvider(first, lambda request: first.answered > 0)
+    async with process(path, clock, held, puppet.tool) as (runtime, host):
+        session = await host.create_session(config, session_id="s")
+        session.post("go and fetch it")
+        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        (call_id,) = puppet.calls
+        puppet.complete(call_id, "the answer is 42")
+        with anyio.fail_after(5):
+            await held.asked.wait()
+        await settle(runtime)
+    provider = ask_for("puppet")
+    async with process(path, clock, provider, puppet.tool) as (runtime, host):
+        session = await host.resume("s")
+        assert not await host.catch_up("s", "(resumed)"), "the turn asks by itself"
+        await until(runtime, lambda: session.idle and provider.answered == 1)
+        (request,) = provider.requests
+        assert "the answer is 42" in str(request.messages) and "lost" not in str(request.messages)
+        assert session.status is SessionStatus.IDLE and session.replies[-1] == "noted"
+
+
+async def test_a_call_lost_before_its_placeholder_reads_orphaned(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The turn waited for a call when the process ended: no placeholder was given, so the
+    history holds only its use. Resumed, the call reads ``orphaned`` (not ``failed``) to the
+    status capability, and the turn, its wait over, asks the model once."""
+    path = tmp_path / "agentos.db"
+    puppet = Puppet()
+    async with process(path, clock, ask_for("puppet"), puppet.tool) as (runtime, host):
+        session = await host.create_session(session_id="s")
+        session.post("go and fetch it")
+        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        (use,) = [b for b in blocks_of(session.history[-1]) if b.get("type") == "tool_use"]
+    provider = ask_for("puppet")
+    async with process(path, clock, provider, puppet.tool) as (runtime, host):
+        session = await host.resume("s")
+        await until(runtime, lambda: session.idle and provider.answered == 1)
+        status = await host.toolbox.get_tool_call_status(Caller("s"), use["id"])
+        assert (status["status"], status["is_final"]) == ("orphaned", True)
+        (result,) = last_tool_results(provider.requests[0])
+        assert result["tool_use_id"] == use["id"] and result["is_error"] is True
