@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -27,6 +28,7 @@ from agentos import (
     ModelRequest,
     Runtime,
     ScriptedProvider,
+    Session,
     SystemToolbox,
     ToolContext,
     ToolFailure,
@@ -84,17 +86,17 @@ class Attempts:
         return attempts
 
 
-async def test_retries_outside_timeout_bound_each_attempt(clock: ManualClock) -> None:
-    """``[retries, timeout]``: the timeout is inside the retries, so each attempt gets its
-    five seconds and a slow first attempt is retried, not the whole call failed."""
+@asynccontextmanager
+async def attempting(
+    clock: ManualClock, *decorators: Decorator
+) -> AsyncIterator[tuple[Attempts, Runtime, Session]]:
+    """Session "s" asked "go", its one ``attempts`` call started under ``decorators``."""
     attempts = Attempts()
     provider = ScriptedProvider(
         (asks("go"), lambda r: tool_calls(("attempts", {}))),
         (has_results, lambda r: text("done")),
     )
-    config = decorated(
-        "attempts", Decorator(retries=1), Decorator(timeout=5), then=Disposition.RUN_SYNC
-    )
+    config = decorated("attempts", *decorators, then=Disposition.RUN_SYNC)
     async with (
         Runtime([attempts.tool()], clock=clock) as runtime,
         Host(runtime, provider) as host,
@@ -102,6 +104,14 @@ async def test_retries_outside_timeout_bound_each_attempt(clock: ManualClock) ->
         session = await host.create_session(config, session_id="s")
         session.post("go")
         await settle(runtime)
+        yield attempts, runtime, session
+
+
+async def test_retries_outside_timeout_bound_each_attempt(clock: ManualClock) -> None:
+    """``[retries, timeout]``: the timeout is inside the retries, so each attempt gets its
+    five seconds and a slow first attempt is retried, not the whole call failed."""
+    decorators = Decorator(retries=1), Decorator(timeout=5)
+    async with attempting(clock, *decorators) as (attempts, runtime, session):
         assert len(attempts.endings) == 1
         clock.advance(5)  # the first attempt runs out of time
         await settle(runtime)
@@ -116,21 +126,8 @@ async def test_retries_outside_timeout_bound_each_attempt(clock: ManualClock) ->
 
 async def test_timeout_outside_retries_bounds_the_whole_call(clock: ManualClock) -> None:
     """``[timeout, retries]``: the retries run inside one five-second bound."""
-    attempts = Attempts()
-    provider = ScriptedProvider(
-        (asks("go"), lambda r: tool_calls(("attempts", {}))),
-        (has_results, lambda r: text("done")),
-    )
-    config = decorated(
-        "attempts", Decorator(timeout=5), Decorator(retries=1), then=Disposition.RUN_SYNC
-    )
-    async with (
-        Runtime([attempts.tool()], clock=clock) as runtime,
-        Host(runtime, provider) as host,
-    ):
-        session = await host.create_session(config, session_id="s")
-        session.post("go")
-        await settle(runtime)
+    decorators = Decorator(timeout=5), Decorator(retries=1)
+    async with attempting(clock, *decorators) as (attempts, runtime, session):
         clock.advance(3)
         attempts.end(0, error="flaky")
         await settle(runtime)

@@ -2,17 +2,16 @@
 
 ``Runtime`` checks what callers pass (``checks``), posts it to the inbox or
 reads the world, and leaves the rest to the parts it holds, each built with one
-``RuntimeCore`` (``parts``): the reads (``reads``), cancel and complete
-(``control``), session entities (``session_entities``) and calls from other
-threads (``threadsafe``); below them the kernel (``kernel``: the world, ticks,
-effects, the driver, hand-offs), the work (``work``: tasks, threads, isolated
-runners, retries) and the listeners (``listeners``: subscriber streams and
-callbacks). Its public methods that a part answers are one-line delegations.
+``RuntimeCore`` (``parts``): new calls (``submission``), the reads (``reads``),
+cancel and complete (``control``), session entities (``session_entities``) and
+calls from other threads (``threadsafe``); below them the kernel (``kernel``: the
+world, ticks, effects, the driver, hand-offs), the work (``work``: tasks, threads,
+isolated runners, retries) and the listeners (``listeners``: subscriber streams
+and callbacks). Its public methods that a part answers are one-line delegations.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Self, TypeVar
@@ -21,17 +20,10 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agentos._errors import UsageError
-from agentos._kernel.checks import (
-    check_input,
-    check_optional_texts,
-    check_positive_int,
-    check_seconds,
-    check_text,
-)
+from agentos._kernel.checks import check_positive_int, check_seconds, check_text
 from agentos._kernel.clock import Clock, SystemClock
 from agentos._kernel.control import CallControl
 from agentos._kernel.isolation import IsolatedRunner
-from agentos._kernel.json_values import to_json
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
 from agentos._kernel.listeners import Listeners
@@ -45,23 +37,11 @@ from agentos._kernel.snapshot import (
     RuntimeStatistics,
     SessionSnapshot,
 )
+from agentos._kernel.submission import CallSubmission
 from agentos._kernel.threadsafe import ThreadsafeCalls
 from agentos._kernel.tools import Tool
 from agentos._kernel.work import Work
-from components import (
-    CallEvent,
-    CallId,
-    CallSnapshot,
-    ConversationId,
-    Limits,
-    SessionId,
-    SubmitCall,
-    TickContext,
-    TimeoutSettings,
-    ToolCallConfig,
-    TurnId,
-    new_call_id,
-)
+from components import CallEvent, CallId, CallSnapshot, Limits, SessionId, TickContext
 
 DEFAULT_SESSION = SessionId("default")
 
@@ -110,7 +90,6 @@ class Runtime(anyio.AsyncContextManagerMixin):
         for item in tools:
             self.add_tool(item)
         self._clock: Clock = clock or SystemClock()
-        self._default_timeout = default_timeout
         self._ctx = TickContext(
             limits=Limits(max_running, max_running_per_session, retention_seconds)
         )
@@ -123,12 +102,12 @@ class Runtime(anyio.AsyncContextManagerMixin):
             max_threads=max_threads,
             max_result_chars=max_result_chars,
         )
-        self._post = kernel.post
         self._core = core = RuntimeCore(self._ctx, kernel, self._work, self._listeners, self._clock)
         self._reads = CallReads(core)
         self._entities = SessionEntities(core)
         self._control = CallControl(core, max_result_chars)
         self._threadsafe = ThreadsafeCalls(core, self._control.cancel, self._control.complete)
+        self._submission = CallSubmission(core, self._tools, self._runners, default_timeout)
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -227,50 +206,16 @@ class Runtime(anyio.AsyncContextManagerMixin):
         session for callers that hold several conversations in one: a provider id
         then resolves only inside its own (sessions of a ``Host`` leave it unset).
         """
-        self._core.check_open()
-        check_text("tool_name", tool_name)
-        check_text("session_id", session_id)
-        check_optional_texts(
+        return self._submission.submit(
+            tool_name,
+            tool_input,
+            session_id=session_id,
             provider_call_id=provider_call_id,
             conversation_id=conversation_id,
             turn_id=turn_id,
             parent_call_id=parent_call_id,
+            options=options,
         )
-        if not isinstance(options, CallOptions):
-            raise TypeError(f"options must be a CallOptions, got {type(options).__name__}")
-        options.check()
-        runner = options.runner
-        if runner is not None and runner not in self._runners:
-            known = ", ".join(sorted(self._runners)) or "none"
-            raise ValueError(f"no isolated runner named {runner!r} (registered: {known})")
-        tool = self._tools.get(tool_name)
-        timeout = options.timeout
-        if timeout is None:
-            timeout = (
-                self._default_timeout if tool is None or tool.timeout is None else tool.timeout
-            )
-        elif timeout == math.inf:
-            timeout = None
-        raw, args, rejection = check_input(self._tools, tool_name, tool_input)
-        call_id = new_call_id()
-        config = ToolCallConfig(
-            call_id=call_id,
-            session_id=SessionId(session_id),
-            tool_name=tool_name,
-            tool_input=raw,
-            provider_call_id=provider_call_id,
-            conversation_id=None if conversation_id is None else ConversationId(conversation_id),
-            turn_id=None if turn_id is None else TurnId(turn_id),
-            parent_call_id=None if parent_call_id is None else CallId(parent_call_id),
-            timeouts=TimeoutSettings(timeout, options.overdue_after, options.attempt_timeout),
-            deferred=bool(options.deferred),
-            runner=runner,
-            retries=options.retries,
-            label=options.label,
-            disposition=options.disposition,
-        )
-        self._post(SubmitCall(config, self._clock.wall(), args, rejection))
-        return call_id
 
     def record_cached(
         self,
@@ -285,25 +230,15 @@ class Runtime(anyio.AsyncContextManagerMixin):
     ) -> CallId:
         """A call answered from a cache: an entity born ``completed`` with ``result`` and
         marked ``from_cache``, so every call a model made can be looked at like any other."""
-        self._core.check_open()
-        check_text("tool_name", tool_name)
-        check_text("session_id", session_id)
-        check_optional_texts(provider_call_id=provider_call_id, turn_id=turn_id, label=label)
-        raw = to_json(dict(tool_input))
-        assert isinstance(raw, dict)
-        call_id = new_call_id()
-        config = ToolCallConfig(
-            call_id=call_id,
-            session_id=SessionId(session_id),
-            tool_name=tool_name,
-            tool_input=raw,
+        return self._submission.record_cached(
+            tool_name,
+            tool_input,
+            result,
+            session_id=session_id,
             provider_call_id=provider_call_id,
-            turn_id=None if turn_id is None else TurnId(turn_id),
+            turn_id=turn_id,
             label=label,
-            from_cache=True,
         )
-        self._post(SubmitCall(config, self._clock.wall(), cached_result=to_json(result)))
-        return call_id
 
     def cancel(
         self, call_id: str, reason: str = "cancelled by caller", *, session_id: str | None = None
