@@ -19,29 +19,25 @@ from collections.abc import Callable, Mapping, Sequence
 from agentos._board.board import (
     CANCEL_TOOL,
     NEW_THREAD_TOOL,
-    STATUS_TOOL,
     Board,
-    BoardNode,
     BoardTrigger,
 )
+from agentos._board.hanging import hang
 from agentos._board.ledger import BoardLedger
 from agentos._board.render import notation
 from agentos._board.step import Step, Wake
 from agentos._board.texts import (
     NEW_THREAD_DEFINITION,
-    NOTHING_MOVED,
     board_messages,
     ended_note,
     normal_use,
     not_started,
-    out_of_retries,
     outcome_text,
     overdue_note,
     refusal,
-    said_text,
 )
 from agentos._model.messages import Block, Message, ToolResultBlock, text_of
-from agentos._turns.agent_config import AgentConfig, Disposition
+from agentos._turns.agent_config import AgentConfig
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
 from agentos._turns.decorations import Decorations
@@ -51,7 +47,6 @@ from agentos._turns.events import (
     CallRunning,
     CallSettled,
     CallsSubmitted,
-    CallStarted,
     CancelCalls,
     Commit,
     Crashed,
@@ -296,7 +291,7 @@ class BoardMachine(MachineBase):
             }
             actions.append(SubmitCalls(to_run, shapes))
         else:
-            self._hang(node, step, {}, {})
+            hang(self.board, self.ledger, self.config.retry_budget, node, step)
             self._go_round_or_end(actions)
 
     def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
@@ -310,7 +305,7 @@ class BoardMachine(MachineBase):
         step.answered = step.answered or bool(answers)
         for named in event.read:
             self.ledger.tell(named)
-        self._hang(node, step, answers, started)
+        hang(self.board, self.ledger, self.config.retry_budget, node, step, answers, started)
         fresh = [call.call_id for call in started.values()]
         if self._stopping and self._cancel_on_stop and fresh:
             actions.append(CancelCalls(fresh, "session stopped"))
@@ -318,65 +313,6 @@ class BoardMachine(MachineBase):
             self._settled(snapshot)
         step.early.clear()
         self._go_round_or_end(actions)
-
-    def _hang(
-        self,
-        node: BoardNode,
-        step: Step,
-        answers: dict[str, ToolResultBlock],
-        started: dict[str, CallStarted],
-    ) -> None:
-        """Hang the step's calls off its node, in the order the model asked for them."""
-        for use in step.order:
-            tool_use_id = str(use["id"])
-            if tool_use_id in step.local:
-                self._answer(node, use, *step.local[tool_use_id])
-            elif tool_use_id in answers:
-                self._capability_answered(node, use, answers[tool_use_id])
-            elif tool_use_id in started:
-                self._started(node, use, started[tool_use_id])
-
-    def _capability_answered(self, node: BoardNode, use: Block, answer: ToolResultBlock) -> None:
-        tool_use_id, name = str(use["id"]), str(use["name"])
-        said = said_text(answer.get("content"))
-        failed = bool(answer.get("is_error"))
-        if name == STATUS_TOOL and '"changed_since_last_look": false' in said:
-            said = f"{said}\n{NOTHING_MOVED}"
-        spent = self._out_of_retries(use) if name == CANCEL_TOOL and not failed else None
-        if spent is not None:
-            said = f"{said}\n{out_of_retries(*spent)}"
-        self.board.add_call(node.display_id, tool_use_id, name, use["input"], background=False)
-        self.board.settle(tool_use_id, CallStatus.FAILED if failed else CallStatus.COMPLETED, said)
-
-    def _out_of_retries(self, cancel: Block) -> tuple[str, int] | None:
-        """The tool and the attempts stopped, when this cancel spends the last of the budget
-        of the branch that led to the call it stops: the cancels of calls to the same tool on
-        that call's node and its ancestors, and this one (None: budget left)."""
-        named = str(cancel["input"].get("tool_call_id", ""))
-        node_id, target = self.ledger.node_of(named), self.board.named(named)
-        if node_id is None or target is None:
-            return None
-        spent = self.board.cancels_on_branch(node_id, target.tool) + 1
-        return (target.tool, spent) if spent >= self.config.retry_budget else None
-
-    def _started(self, node: BoardNode, use: Block, call: CallStarted) -> None:
-        self.board.add_call(
-            node.display_id,
-            call.call_id,
-            call.tool_name,
-            use["input"],
-            background=True,
-            use_id=call.tool_use_id,
-        )
-        self.ledger.track(
-            call.call_id,
-            call.tool_use_id,
-            node.display_id,
-            deferred=call.disposition is Disposition.DEFER,
-        )
-        self.ledger.intervals[call.call_id] = (call.overdue_after, call.estimated)
-        if call.status is CallStatus.RUNNING:
-            self.board.set_status(call.call_id, CallStatus.RUNNING)
 
     def _go_round_or_end(self, actions: list[Action]) -> None:
         """Another step if the model has answers to read (and steps left), else the turn ends."""
@@ -391,14 +327,6 @@ class BoardMachine(MachineBase):
             self._next_step(actions)
         else:
             self._end_step(actions)
-
-    def _answer(self, node: BoardNode, use: Block, status: CallStatus, words: str) -> None:
-        """A call the machine answers within the step (``new_thread``, a refusal)."""
-        tool_use_id = str(use["id"])
-        self.board.add_call(
-            node.display_id, tool_use_id, str(use["name"]), use["input"], background=False
-        )
-        self.board.settle(tool_use_id, status, words)
 
     def _settled(self, snapshot: CallSnapshot) -> None:
         call_id = snapshot.call_id

@@ -30,9 +30,7 @@ from agentos._model.messages import (
 )
 from agentos._turns.agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
 from agentos._turns.call_ledger import Batch, CallLedger
-from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
-from agentos._turns.decorations import Decorations
 from agentos._turns.events import (
     WAITING,
     Action,
@@ -51,12 +49,12 @@ from agentos._turns.events import (
     SendRequest,
     SessionStatus,
     StopRequested,
-    SubmitCalls,
     TimerFired,
     UserPosted,
 )
 from agentos._turns.history import MessageHistory, waiting_calls
 from agentos._turns.machine import MachineBase
+from agentos._turns.planning import plan
 from agentos._turns.transcript import (
     NOT_RUN,
     lost_notice,
@@ -65,7 +63,7 @@ from agentos._turns.transcript import (
     unique_tool_use_ids,
 )
 from agentos._turns.transcript_chat import transcript_chat
-from components import CallId, CallSnapshot, Json, JsonObject
+from components import CallId, CallSnapshot, JsonObject
 
 _NONE_EDITED = 2**62
 """``_edited_from`` when nothing was changed: above any index."""
@@ -258,32 +256,8 @@ class TurnMachine(MachineBase):
             self._append_user([tool_result(u["id"], NOT_RUN, error=True) for u in uses])
             self._end_turn(actions)
         else:
-            actions.append(self._plan(uses))
-
-    def _plan(self, uses: list[Block]) -> SubmitCalls:
-        """Answer what needs no runtime (refusals, cache hits); the rest goes to the shell."""
-        batch = self._batch = Batch(uses)
-        to_run: list[Block] = []
-        decorations: dict[str, Decorations] = {}
-        served: list[tuple[Block, Json]] = []
-        for use in uses:
-            tool_use_id, name = use["id"], use["name"]
-            if name in self.config.capabilities and name in CAPABILITIES:
-                to_run.append(use)
-                continue
-            if self.config.tools is not None and name not in self.config.tools:
-                refusal = f"tool {name!r} is not available to this agent"
-                batch.results[tool_use_id] = tool_result(tool_use_id, refusal, error=True)
-                continue
-            shape = Decorations.of(self.config.decorators(name), name, use.get("input", {}))
-            cached = self.ledger.cached(tool_use_id, name, shape)
-            if cached is not None:
-                batch.results[tool_use_id], value = cached
-                served.append((use, value))
-                continue
-            to_run.append(use)
-            decorations[tool_use_id] = shape
-        return SubmitCalls(to_run, decorations, served)
+            self._batch = Batch(uses)
+            actions.append(plan(self.config, self.ledger, self._batch))
 
     def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
         batch = self._batch
