@@ -356,7 +356,7 @@ def test_the_cli_refuses_a_live_session_and_a_steal_loses_nothing(
     finally:
         first.kill()
     assert first.returncode == 1, (out, err)
-    assert err.splitlines()[-1].startswith("error: the session stopped on an error: store:")
+    assert err.splitlines()[-1].startswith("error: the turn ended on an error: store:")
     assert "taken over by" in err.splitlines()[-1]
     shown = agentos(env, "show", "S")
     assert "user: hello from the second" in shown.out

@@ -344,3 +344,25 @@ async def test_a_call_lost_before_its_placeholder_reads_orphaned(
         assert (status["status"], status["is_final"]) == ("orphaned", True)
         (result,) = last_tool_results(provider.requests[0])
         assert result["tool_use_id"] == use["id"] and result["is_error"] is True
+
+
+@pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
+async def test_a_resume_tries_a_failed_request_again(
+    tmp_path: Path, clock: ManualClock, config: AgentConfig
+) -> None:
+    path = tmp_path / "agentos.db"
+    async with process(path, clock, FailsOnce("hello")) as (_, host):
+        session = await host.create_session(config, session_id="s")
+        session.post("hello")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert session.status is SessionStatus.FAILED
+    model = FailsOnce("hello")
+    model.down = False
+    async with process(path, clock, model) as (_, host):
+        session = await host.resume("s")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert status_of(session) is SessionStatus.IDLE and len(model.requests) == 1
+        assert said(model.requests[0]) == "hello"
+        assert not await host.catch_up("s", "(resumed)")

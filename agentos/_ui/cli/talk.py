@@ -212,9 +212,9 @@ def _talk(db: Path, as_json: bool, *, wait: bool, **how: Any) -> int:
 def _report(outcome: Outcome, as_json: bool) -> int:
     if outcome.errors:
         raise CliError(
-            f"the session stopped on an error: {outcome.errors[-1]} (session "
-            f"{outcome.session_id} is saved; 'agentos resume {outcome.session_id} "
-            "--message TEXT' tries again)"
+            f"the turn ended on an error: {outcome.errors[-1]} (session "
+            f"{outcome.session_id} is saved; 'agentos resume {outcome.session_id}' "
+            "tries again)"
         )
     if as_json or not sys.stdout.isatty():
         click.echo(json.dumps(outcome.to_json()))
