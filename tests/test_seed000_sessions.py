@@ -29,6 +29,7 @@ from agentos import (
     Session,
     SessionStatus,
     SqliteStore,
+    TokenRecord,
     Tool,
     ToolPolicy,
 )
@@ -71,6 +72,11 @@ def calls_on(phrase: str, *calls: str) -> ScriptRule:
 OTHERWISE: ScriptRule = (lambda request: True, lambda request: text("noted"))
 
 
+def ask_for(*calls: str) -> ScriptedProvider:
+    """A model that makes ``calls`` when asked to ``go``, and says ``noted`` otherwise."""
+    return ScriptedProvider(calls_on("go", *calls), OTHERWISE)
+
+
 class FailsOnce:
     """A model whose requests mentioning ``phrase`` fail, as one past the SDK's retries does,
     until ``recover``; every other request gets ``ok``."""
@@ -91,15 +97,28 @@ class FailsOnce:
 
 @asynccontextmanager
 async def process(
-    path: Path, clock: ManualClock, provider: Provider, *tools: Tool[Any]
+    path: Path, clock: ManualClock, provider: Provider, *tools: Tool[Any], **host: Any
 ) -> AsyncIterator[tuple[Runtime, Host]]:
     """One process's runtime and host on the store at ``path`` (a restart: the next one)."""
     async with (
         await SqliteStore.open(path) as store,
         Runtime(list(tools), clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+        Host(runtime, provider, store=store, **host) as hosting,
     ):
-        yield runtime, host
+        yield runtime, hosting
+
+
+async def stored_waiting_for_approval(
+    path: Path, clock: ManualClock, approve: Puppet, **host: Any
+) -> TokenRecord:
+    """A process whose session's turn waits for a deferred ``approve`` call when it ends."""
+    async with process(path, clock, ask_for("approve"), approve.tool, **host) as (_, hosting):
+        session = await hosting.create_session(AgentConfig(policy=DEFER), session_id="s")
+        session.post("go and get it approved")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        (record,) = hosting.tokens.pending("s")
+        return record
 
 
 def status_of(session: Session) -> SessionStatus:
@@ -264,23 +283,12 @@ async def test_an_expired_token_leaves_pending_at_once(
 # ---------------------------------------------------------------------- 13: restarts
 
 
-def ask_for(*calls: str) -> ScriptedProvider:
-    """A model that makes ``calls`` when asked to ``go``, and says ``noted`` otherwise."""
-    return ScriptedProvider(calls_on("go", *calls), OTHERWISE)
-
-
 async def test_a_turn_waiting_for_a_deferred_call_asks_nothing_until_its_token_completes(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     path = tmp_path / "agentos.db"
-    approve = Puppet(name="approve")
-    config = AgentConfig(policy=DEFER)  # the turn waits for every call: the deferred one too
-    async with process(path, clock, ask_for("approve"), approve.tool) as (runtime, host):
-        session = await host.create_session(config, session_id="s")
-        session.post("go and get it approved")
-        with anyio.fail_after(5):
-            await session.wait_idle()
-        (record,) = host.tokens.pending("s")
+    approve = Puppet(name="approve")  # the turn waits for every call: the deferred one too
+    record = await stored_waiting_for_approval(path, clock, approve)
     provider = ask_for("approve")
     async with process(path, clock, provider, approve.tool) as (runtime, host):
         session = await host.resume("s")
@@ -366,3 +374,91 @@ async def test_a_resume_tries_a_failed_request_again(
         assert status_of(session) is SessionStatus.IDLE and len(model.requests) == 1
         assert said(model.requests[0]) == "hello"
         assert not await host.catch_up("s", "(resumed)")
+
+
+@pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
+@pytest.mark.parametrize("how", ["unload", "stop"])
+async def test_an_unloaded_failed_session_tries_again_a_stopped_one_does_not(
+    tmp_path: Path, clock: ManualClock, config: AgentConfig, how: str
+) -> None:
+    """Review finding: unloading a failed session wrote it ``stopped``, so its resume never
+    tried again; a board stopped by hand still asked its failed turn again."""
+    path = tmp_path / "agentos.db"
+    model = FailsOnce("hello")
+    async with process(path, clock, model) as (_, host):
+        session = await host.create_session(config, session_id="s")
+        session.post("hello")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        if how == "unload":
+            await host.unload("s")
+        else:
+            session.stop()
+        model.down = False
+        with anyio.fail_after(5):
+            session = await host.resume("s")
+            await session.wait_idle()
+        assert len(model.requests) == (2 if how == "unload" else 1), how
+        assert session.status is SessionStatus.IDLE, "back, and nothing owed any more"
+
+
+async def test_a_token_bound_again_after_a_restart_still_expires(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Review finding: a deferred call brought back after a restart waited past its token's
+    time for ever (the token answered ``expired``, the call stayed pending)."""
+    path = tmp_path / "agentos.db"
+    approve = Puppet(name="approve")
+    record = await stored_waiting_for_approval(path, clock, approve, token_ttl=60)
+    provider = ask_for("approve")
+    async with process(path, clock, provider, approve.tool) as (runtime, host):
+        session = await host.resume("s")
+        await settle(runtime)
+        assert [r.token for r in host.tokens.pending("s")] == [record.token]
+        clock.advance(61)
+        await until(runtime, lambda: session.status is SessionStatus.IDLE and session.idle)
+        assert "expired" in str(provider.requests[-1].messages[-1])
+        assert await host.complete(record.token, {"approved": True}) is Completion.EXPIRED
+
+
+async def test_a_token_completed_again_after_its_time_is_already_completed(
+    clock: ManualClock,
+) -> None:
+    """Review finding: a replay after the time was up answered ``expired``, though the call
+    had been completed in time."""
+    approve = Puppet(name="approve")
+    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
+    async with (
+        Runtime([approve.tool], clock=clock) as runtime,
+        Host(runtime, provider, token_ttl=60) as host,
+    ):
+        session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
+        session.post("approve the trip")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        (record,) = host.tokens.pending("s")
+        assert await host.complete(record.token, {"approved": True}) is Completion.APPLIED
+        await settle(runtime)
+        clock.advance(61)
+        again = await host.complete(record.token, {"approved": True})
+        assert again is Completion.ALREADY_COMPLETED
+
+
+async def test_a_resume_returns_before_the_retried_request_is_made(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Review finding: the CLI counts a resumed session's errors and replies when ``resume``
+    returns; a retry made (and failed) before that went unreported, exit code 0."""
+    path = tmp_path / "agentos.db"
+    for resuming in (False, True):
+        model = FailsOnce("hello")
+        async with process(path, clock, model) as (_, host):
+            if not resuming:
+                session = await host.create_session(session_id="s")
+                session.post("hello")
+            else:
+                session = await host.resume("s")
+                assert (model.requests, session.errors) == ([], [])
+            with anyio.fail_after(5):
+                await session.wait_idle()
+            assert session.status is SessionStatus.FAILED and len(session.errors) == 1

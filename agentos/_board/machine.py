@@ -145,8 +145,9 @@ class BoardMachine(MachineBase):
 
     @property
     def _owed(self) -> Wake | None:
-        """The turn being asked, or whose request failed: a restart asks it again."""
-        if self._asking is not None and self._step is not None:
+        """The turn whose request is out, or failed: a restart asks it again (not one the
+        model answered already, whose calls are being submitted)."""
+        if self._asking is not None and self._step is not None and self._step.node is None:
             focus, note, about = self._asking
             return Wake(self._step.trigger, focus, note, about)
         return self._failed_wake
@@ -167,10 +168,11 @@ class BoardMachine(MachineBase):
         (``lost``: they read as orphaned, for the model's next turn)."""
         if board is not None:
             self.board = Board.from_json(board)
-            wakes = board.get("wakes") or []
+            wakes = (board.get("wakes") or []) if asked else []
             if not isinstance(wakes, list):
                 raise ValueError(f"not a stored board: wakes is {type(wakes).__name__}")
-            self._queue.extend(Wake.from_json(wake) for wake in wakes)
+            owed = [Wake.from_json(wake) for wake in wakes]
+            self._queue.extend(wake for wake in owed if wake.node in self.board.nodes)
         return self.ledger.restore(self.board, held)
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:

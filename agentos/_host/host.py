@@ -359,6 +359,7 @@ class Host(anyio.AsyncContextManagerMixin):
                 "wait for it, or unload(..., cancel=True)"
             )
         task = self._tasks[session_id]
+        failed = session.status is SessionStatus.FAILED and not session.ended
         session.stop(cancel_calls=False)
         if cancel:
             task.scope.cancel()
@@ -367,6 +368,8 @@ class Host(anyio.AsyncContextManagerMixin):
             if cancel or call.deferred:
                 self.runtime.cancel(call.call_id, "the session was unloaded")
         await session.commit()
+        if failed and self.store is not None:  # unloading is no stop: a resume tries again
+            await self.store.set_status(session_id, SessionStatus.FAILED.value)
         if self._sessions.get(session_id) is not session:
             return  # another unload finished first
         if self._mirror is not None:  # its calls' final states (the cancels just made)

@@ -11,6 +11,7 @@ stored board.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import anyio
@@ -25,8 +26,13 @@ from agentos._store.protocol import StoredToken
 from agentos._turns.transcript import placeholder
 from components import CallId, CallStatus, JsonObject
 
-DEFERRED = CallOptions(deferred=True)
-"""A deferred call brought back under its old provider id (its timeout: the default)."""
+
+def _deferred(token: StoredToken) -> CallOptions:
+    """How a deferred call comes back under its old provider id: expiring when its token
+    does (what the store's wall-clock expiry leaves of it; the default timeout without one)."""
+    if token.expires_at is None or token.expired or token.completed_at is not None:
+        return CallOptions(deferred=True)
+    return CallOptions(deferred=True, timeout=max(token.expires_at - time.time(), 0.001))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +71,7 @@ def restore(
             token.tool_input,
             session_id=session_id,
             provider_call_id=token.provider_call_id,
-            options=DEFERRED,
+            options=_deferred(token),
         )
         registry.bind(token, call_id)
         session.await_outcome(call_id, token.provider_call_id)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskStatus
 
 from agentos._errors import ProviderError, SessionConflictError, StoreError, UnknownCallError
@@ -145,6 +146,7 @@ class SessionTask:
             self._settle_if_final(call_id)
         self.feed(Resumed())
         task_status.started()
+        await anyio.lowlevel.checkpoint()  # whoever started us sees the session before it acts
         try:
             while True:
                 self._arrived = anyio.Event()

@@ -119,13 +119,14 @@ class ContinuationTokens:
     def _ending(self, record: TokenRecord) -> Completion | None:
         """How the call already ended (retention forgets only final calls), or None. A token
         past its time is expired at once, before the tick that ends its call."""
-        if record.expires_at is not None and self._runtime.clock.monotonic() >= record.expires_at:
-            return Completion.EXPIRED
         try:
             call = self._runtime.status(record.call_id)
         except UnknownCallError:
             return Completion.ALREADY_COMPLETED
         if not call.is_final:
+            expires_at = record.expires_at
+            if expires_at is not None and self._runtime.clock.monotonic() >= expires_at:
+                return Completion.EXPIRED
             return None
         if call.error is not None and call.error.kind is ErrorKind.TIMED_OUT:
             return Completion.EXPIRED
