@@ -462,3 +462,19 @@ async def test_a_resume_returns_before_the_retried_request_is_made(
             with anyio.fail_after(5):
                 await session.wait_idle()
             assert session.status is SessionStatus.FAILED and len(session.errors) == 1
+
+
+async def test_a_post_that_cuts_the_last_step_gets_a_turn_of_its_own(clock: ManualClock) -> None:
+    """Review finding: with no step left, a post that cut the wait went into the closing
+    results and was never answered, while the session read as if all was heard."""
+    puppet = Puppet()
+    provider = ScriptedProvider(calls_on("start", "puppet"), OTHERWISE)
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig(max_steps_per_turn=1), session_id="s")
+        session.post("start the work")
+        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        session.post("how is it going?")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        assert "how is it going?" in last_user_text(provider.requests[-1])
+        assert session.replies[-1] == "noted" and session.status is SessionStatus.WAITING

@@ -308,8 +308,9 @@ class TurnMachine(MachineBase):
             if batch.deadline is not None and not batch.timer_fired:
                 actions.append(DisarmTimer())
             self._batch = None
-            self._append_user(self._close(batch))
-            if self._stopping or self._steps_left <= 0:
+            last_step = self._stopping or self._steps_left <= 0
+            self._append_user(self._close(batch, take_posts=not last_step))
+            if last_step:
                 self._end_turn(actions)
             else:
                 self._request(actions)
@@ -347,13 +348,14 @@ class TurnMachine(MachineBase):
             strategy, YieldOnAnyProgress | YieldOnTimeout
         )
 
-    def _close(self, batch: Batch) -> list[UserBlock]:
-        """One result per use, in order; then what cut the wait short."""
+    def _close(self, batch: Batch, *, take_posts: bool) -> list[UserBlock]:
+        """One result per use, in order; then what cut the wait short (the posts only when
+        a request follows: else they stay queued, for a turn of their own)."""
         results = dict(batch.results)
         for call_id, tool_use_id in batch.waits.items():
             results[tool_use_id] = self.ledger.result(call_id, tool_use_id)
         blocks: list[UserBlock] = [results[use["id"]] for use in batch.uses]
-        if len(batch.waits) > len(batch.sync):
+        if take_posts and len(batch.waits) > len(batch.sync):
             blocks += [text_block(e.text) for e in self._queue if isinstance(e, UserPosted)]
             self._queue = deque(e for e in self._queue if not isinstance(e, UserPosted))
         blocks += [
