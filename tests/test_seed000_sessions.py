@@ -5,6 +5,8 @@ only the outside world can move a session, and tokens that expire at once."""
 from __future__ import annotations
 
 import functools
+import json
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -478,3 +480,40 @@ async def test_a_post_that_cuts_the_last_step_gets_a_turn_of_its_own(clock: Manu
             await session.wait_idle()
         assert "how is it going?" in last_user_text(provider.requests[-1])
         assert session.replies[-1] == "noted" and session.status is SessionStatus.WAITING
+
+
+@pytest.mark.parametrize(
+    ("wakes", "says"),
+    [
+        (5, "not a stored board: wakes is int"),
+        ([{"trigger": "nope", "node": 1, "note": None}], "not a stored wake"),
+        ([{"trigger": "user", "node": 99, "note": None}], None),
+    ],
+    ids=["not-a-list", "bad-trigger", "unknown-node"],
+)
+async def test_a_corrupt_stored_wake_is_a_clear_error_or_dropped(
+    tmp_path: Path, clock: ManualClock, wakes: object, says: str | None
+) -> None:
+    path = tmp_path / "agentos.db"
+    async with process(path, clock, ScriptedProvider(OTHERWISE)) as (_, host):
+        session = await host.create_session(BOARD, session_id="s")
+        session.post("hello")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    with sqlite3.connect(path) as db:
+        (stored,) = db.execute("SELECT board FROM sessions").fetchone()
+        board = json.loads(stored) | {"wakes": wakes}
+        db.execute("UPDATE sessions SET board = ?, status = 'requesting'", (json.dumps(board),))
+    model = ScriptedProvider(OTHERWISE)
+    async with process(path, clock, model) as (_, host):
+        if says is not None:
+            with pytest.raises(ValueError, match=says):
+                await host.resume("s")
+            assert host.list() == []
+        else:
+            session = await host.resume("s")
+            with anyio.fail_after(5):
+                await session.wait_idle()
+            assert model.answered == 0, "a wake for a node the board lacks is dropped"
+        other = await host.create_session(session_id="t")
+        assert other.status is SessionStatus.IDLE
