@@ -99,13 +99,7 @@ class Outbound:
                 timeout = min(timeout or math.inf, self.tokens.ttl)
             overdue_after = self.config.call_overdue_after
             estimated = name in self.expecting() and estimate(arguments)
-            if name in self.expecting():
-                arguments, overdue_after = take_expected_seconds(
-                    arguments,
-                    default=overdue_after,
-                    cap=self.config.expected_seconds_cap,
-                    floor=self.config.expected_seconds_floor,
-                )
+            arguments, overdue_after = self._take_expected(name, arguments, overdue_after)
             options = CallOptions(
                 timeout=timeout,
                 overdue_after=overdue_after,
@@ -154,14 +148,8 @@ class Outbound:
 
     def _record_cached(self, use: Block, value: Json, turn_id: str) -> None:
         """A cache hit the machine answered: a completed call of its own, from the cache."""
-        name, arguments = use["name"], use.get("input", {})
-        if name in self.expecting():
-            arguments, _ = take_expected_seconds(
-                arguments,
-                default=None,
-                cap=self.config.expected_seconds_cap,
-                floor=self.config.expected_seconds_floor,
-            )
+        name = use["name"]
+        arguments, _ = self._take_expected(name, use.get("input", {}), None)
         rule = self.config.decorators(name)
         self.runtime.record_cached(
             name,
@@ -203,6 +191,20 @@ class Outbound:
         ]
         chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
         return definitions + SystemToolbox.definitions(chosen)
+
+    def _take_expected(
+        self, name: str, arguments: object, default: float | None
+    ) -> tuple[object, float | None]:
+        """``arguments`` without the model's ``expected_seconds`` (for a tool that takes it)
+        and the overdue interval it asks for, bounded (``default`` when it gives none)."""
+        if name not in self.expecting():
+            return arguments, default
+        return take_expected_seconds(
+            arguments,
+            default=default,
+            cap=self.config.expected_seconds_cap,
+            floor=self.config.expected_seconds_floor,
+        )
 
     def expecting(self) -> frozenset[str]:
         """Tools whose calls let the turn go on without them (run_async, run_isolated in
