@@ -29,6 +29,7 @@ from agentos._errors import (
     StoreError,
     ToolboxError,
     ToolDefinitionError,
+    ToolsetError,
     UnknownCallError,
     UnknownSessionError,
     UsageError,
@@ -50,13 +51,15 @@ from agentos._kernel.snapshot import (
     SessionSnapshot,
     SessionStatistics,
 )
-from agentos._kernel.tools import Tool, ToolFailure, tool
+from agentos._kernel.tools import InvalidToolInput, Tool, ToolFailure, tool
+from agentos._kernel.toolsets import ToolRegistry, Toolset
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._model.provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Caller, Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens, TokenRecord
+from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
 from agentos._store.protocol import (
     CancelRequest,
@@ -68,6 +71,9 @@ from agentos._store.protocol import (
     TurnCommit,
 )
 from agentos._store.sqlite.store import SqliteStore
+from agentos._toolsets.agent import AgentTools, agent_tools
+from agentos._toolsets.imports import ToolImportError
+from agentos._toolsets.mcp.server import McpServer
 from agentos._turns.agent_config import (
     AgentConfig,
     Decorate,
@@ -84,6 +90,7 @@ from agentos._turns.chat import ChatCall, ChatEntry
 from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
 from agentos._turns.events import SessionStatus
 from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
+from agentos._turns.mcp_config import McpServerConfig
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from components import (
     CallError,
@@ -109,6 +116,7 @@ __all__ = [
     "PLACEHOLDER_KEY",
     "AgentConfig",
     "AgentOSError",
+    "AgentTools",
     "AnthropicProvider",
     "Block",
     "Board",
@@ -148,12 +156,15 @@ __all__ = [
     "HistoryCall",
     "HistoryLookup",
     "Host",
+    "InvalidToolInput",
     "IsolatedCall",
     "IsolatedRunner",
     "Json",
     "JsonObject",
     "LocalProcessRunner",
     "ManualClock",
+    "McpServer",
+    "McpServerConfig",
     "Message",
     "MessageHistory",
     "MirroredCall",
@@ -189,13 +200,18 @@ __all__ = [
     "SystemToolbox",
     "TokenRecord",
     "Tool",
+    "ToolAccess",
     "ToolCallProgress",
     "ToolContext",
     "ToolDefinitionError",
     "ToolFailure",
+    "ToolImportError",
     "ToolPolicy",
+    "ToolRegistry",
     "ToolResultBlock",
     "ToolboxError",
+    "Toolset",
+    "ToolsetError",
     "TranscriptView",
     "TurnCommit",
     "TurnId",
@@ -207,6 +223,7 @@ __all__ = [
     "YieldOnAnyProgress",
     "YieldOnTimeout",
     "YieldWhenAllDone",
+    "agent_tools",
     "run_process",
     "tool",
     "tune_gc",

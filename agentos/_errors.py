@@ -64,6 +64,10 @@ class ToolDefinitionError(AgentOSError, TypeError):
     """A function cannot be turned into a tool (say which parameter is wrong)."""
 
 
+class ToolsetError(AgentOSError):
+    """A toolset (an MCP server) could not start: the message names it and says why."""
+
+
 class ToolboxError(AgentOSError):
     """A capability call the toolbox refuses; ``code`` is stable, ``message`` is for the model."""
 

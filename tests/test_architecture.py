@@ -57,6 +57,7 @@ LAYERS = (
     ("kernel", ("agentos._kernel",)),
     ("model", ("agentos._model",)),
     ("turns", ("agentos._turns",)),
+    ("toolsets", ("agentos._toolsets",)),
     ("board", ("agentos._board",)),
     ("store", ("agentos._store",)),
     ("sessions", ("agentos._sessions",)),

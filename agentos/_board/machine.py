@@ -69,8 +69,10 @@ class BoardMachine(MachineBase):
 
     own_tools: tuple[dict[str, object], ...] = (NEW_THREAD_DEFINITION,)
 
-    def __init__(self, session_id: str, config: AgentConfig) -> None:
-        super().__init__(session_id, config)
+    def __init__(
+        self, session_id: str, config: AgentConfig, may_call: Callable[[str], bool] | None = None
+    ) -> None:
+        super().__init__(session_id, config, may_call)
         self.board = Board()
         self.dirty_from = 0
         """Always 0: there are no messages; every commit writes the board whole."""
@@ -257,10 +259,10 @@ class BoardMachine(MachineBase):
         looks = [
             str(use["name"])
             for use in uses
-            if use["name"] in CAPABILITIES and refusal(use, self.config) is None
+            if use["name"] in CAPABILITIES and refusal(use, self.config, self.may_call) is None
         ]
         for use in uses:
-            refused = None if self._stopping else refusal(use, self.config)
+            refused = None if self._stopping else refusal(use, self.config, self.may_call)
             background = use["name"] not in CAPABILITIES and use["name"] != NEW_THREAD_TOOL
             if self._stopping:
                 step.local[str(use["id"])] = (CallStatus.FAILED, "not started: the session stopped")

@@ -4,7 +4,7 @@ the model's calls and the runtime's outcomes (``machine`` uses them)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from agentos._board.board import (
     CANCEL_TOOL,
@@ -78,7 +78,7 @@ def board_messages(rendering: BoardRendering) -> list[Message]:
     return [{"role": "user", "content": blocks or [{"type": "text", "text": text}]}]
 
 
-def refusal(use: Block, config: AgentConfig) -> str | None:
+def refusal(use: Block, config: AgentConfig, may_call: Callable[[str], bool]) -> str | None:
     """Why a call the model asked for is not made (None: it is)."""
     name = str(use["name"])
     if not name:
@@ -88,7 +88,7 @@ def refusal(use: Block, config: AgentConfig) -> str | None:
         return None if isinstance(text, str) and text.strip() else "new_thread needs a text"
     if name in CAPABILITIES:
         return None if name in config.capabilities else f"{name!r} is not available"
-    if config.tools is not None and name not in config.tools:
+    if not may_call(name):
         return f"tool {name!r} is not available to this agent"
     return None
 

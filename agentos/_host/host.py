@@ -36,6 +36,7 @@ from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
+from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._store.protocol import Completion, SessionStore, StoredSession
 from agentos._turns.agent_config import AgentConfig, ExecutionMode
@@ -184,6 +185,7 @@ class Host(anyio.AsyncContextManagerMixin):
         problems = fit_problems(config, self.runtime.tools, self.runtime.runners)
         if problems:
             raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
+        access = ToolAccess(config, self.runtime)
         version = None
         if self.store is not None:
             now = time.time()
@@ -199,14 +201,19 @@ class Host(anyio.AsyncContextManagerMixin):
                 )
             )
             version = await self._leases.acquire(session_id, steal=False)
-        session = self._new_session(session_id, config, provider, scope, parent, version)
+        session = self._new_session(session_id, config, provider, scope, parent, version, access)
         if history is not None:
             for tool_use_id, name in session.restore(history):
                 session.lost(tool_use_id, name)
         return await self._start(session)
 
     async def resume(
-        self, session_id: str, *, provider: Provider | None = None, steal: bool = False
+        self,
+        session_id: str,
+        *,
+        provider: Provider | None = None,
+        steal: bool = False,
+        config: AgentConfig | None = None,
     ) -> Session:
         """Bring a stored session back, in this (possibly fresh) runtime.
 
@@ -216,7 +223,9 @@ class Host(anyio.AsyncContextManagerMixin):
         live host holds the session, unless ``steal`` (that host stops writing it);
         ``catch_up`` makes sure the model hears that news soon. Idempotent: a session live
         here already is returned as it is (nothing sent, nothing reloaded), and a second
-        ``resume`` while the first is bringing it back waits for that one.
+        ``resume`` while the first is bringing it back waits for that one. ``config``
+        continues it with another agent configuration (a changed agent file) instead of
+        the stored one, in this process.
         """
         if self.store is None:
             raise UsageError(
@@ -226,12 +235,18 @@ class Host(anyio.AsyncContextManagerMixin):
             await self._resuming[session_id].wait()
         self._resuming[session_id] = done = anyio.Event()
         try:
-            return await self._resume(session_id, provider, steal)
+            return await self._resume(session_id, provider, steal, config)
         finally:
             del self._resuming[session_id]
             done.set()
 
-    async def _resume(self, session_id: str, provider: Provider | None, steal: bool) -> Session:
+    async def _resume(
+        self,
+        session_id: str,
+        provider: Provider | None,
+        steal: bool,
+        config: AgentConfig | None,
+    ) -> Session:
         assert self.store is not None
         loaded = self._sessions.get(session_id)
         if loaded is not None:
@@ -245,12 +260,13 @@ class Host(anyio.AsyncContextManagerMixin):
             stored = await self.store.load_session(session_id)
             if stored is None:
                 raise UnknownSessionError(session_id)
-            config = AgentConfig.model_validate(stored.config)
+            config = config or AgentConfig.model_validate(stored.config)
+            access = ToolAccess(config, self.runtime)
         except BaseException:
             await self._leases.release(session_id)
             raise
         session = self._new_session(
-            session_id, config, provider, Scope.OWN, stored.parent_session_id, version
+            session_id, config, provider, Scope.OWN, stored.parent_session_id, version, access
         )
         tokens = await self.store.tokens_of(session_id)
         history = list(stored.history)
@@ -281,7 +297,8 @@ class Host(anyio.AsyncContextManagerMixin):
         provider: Provider | None,
         scope: Scope,
         parent: str | None,
-        version: int | None = None,
+        version: int | None,
+        access: ToolAccess,
     ) -> Session:
         if parent is not None:
             self.lineage.add(session_id, parent)
@@ -304,6 +321,7 @@ class Host(anyio.AsyncContextManagerMixin):
             scope=scope,
             store=self.store,
             version=version,
+            access=access,
         )
 
     def _taken_over(self, session_id: str, holder: str | None) -> None:

@@ -12,10 +12,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from agentos._kernel.json_values import to_json
-from agentos._kernel.tools import Tool, describe_validation_error
+from agentos._kernel.tools import InvalidToolInput, Tool, describe_validation_error
 from components import CallError, ErrorKind, JsonObject
 
 _PLAIN = frozenset({str, int, bool, type(None)})
@@ -67,7 +67,7 @@ def check_input(
     tools: Mapping[str, Tool[Any]],
     tool_name: str,
     tool_input: Mapping[str, Any] | str | None,
-) -> tuple[JsonObject, BaseModel | None, CallError | None]:
+) -> tuple[JsonObject, object, CallError | None]:
     """The call's JSON input, the tool's validated arguments, and why the call is refused.
 
     An unknown tool, input that is not a JSON object, or input the tool's
@@ -88,6 +88,9 @@ def check_input(
         return raw, tool.validate(raw), None
     except ValidationError as error:
         message = describe_validation_error(f"invalid input for tool {tool_name!r}", error)
+        return raw, None, CallError(ErrorKind.INVALID_INPUT, message)
+    except InvalidToolInput as error:
+        message = f"invalid input for tool {tool_name!r}: {error}"
         return raw, None, CallError(ErrorKind.INVALID_INPUT, message)
 
 

@@ -19,7 +19,7 @@ from typing import Any, Self, TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos._errors import UsageError
+from agentos._errors import ToolsetError, UsageError
 from agentos._kernel.checks import check_positive_int, check_seconds, check_text
 from agentos._kernel.clock import Clock, SystemClock
 from agentos._kernel.control import CallControl
@@ -40,6 +40,7 @@ from agentos._kernel.snapshot import (
 from agentos._kernel.submission import CallSubmission
 from agentos._kernel.threadsafe import ThreadsafeCalls
 from agentos._kernel.tools import Tool
+from agentos._kernel.toolsets import ToolRegistry, Toolset, Toolsets
 from agentos._kernel.work import Work
 from components import CallEvent, CallId, CallSnapshot, Limits, SessionId, TickContext
 
@@ -62,6 +63,7 @@ class Runtime(anyio.AsyncContextManagerMixin):
         self,
         tools: Iterable[Tool[Any]] = (),
         *,
+        toolsets: Iterable[Toolset] = (),
         clock: Clock | None = None,
         max_running: int = 256,
         max_running_per_session: int = 16,
@@ -71,7 +73,9 @@ class Runtime(anyio.AsyncContextManagerMixin):
         max_result_chars: int | None = 1_000_000,
         shutdown_grace: float = 5.0,
     ) -> None:
-        """``max_result_chars``: a result whose JSON text is longer fails its call
+        """``toolsets``: where more tools come from while the runtime is open (MCP servers);
+        entering the runtime starts them all, and fails with ``ToolsetError`` if one cannot.
+        ``max_result_chars``: a result whose JSON text is longer fails its call
         (None: no limit; a huge result then stalls the loop while it is encoded).
         ``shutdown_grace``: seconds leaving the runtime waits for cancelled work to
         end before abandoning it (and saying so in the log)."""
@@ -85,10 +89,12 @@ class Runtime(anyio.AsyncContextManagerMixin):
         check_positive_int("max_result_chars", max_result_chars, optional=True)
         check_seconds("shutdown_grace", shutdown_grace)
         self._shutdown_grace = shutdown_grace
-        self._tools: dict[str, Tool[Any]] = {}
+        self._registry = ToolRegistry()
+        self._tools = self._registry.by_name
         self._runners: dict[str, IsolatedRunner] = {}
         for item in tools:
             self.add_tool(item)
+        self._toolsets = Toolsets(toolsets, self._registry)
         self._clock: Clock = clock or SystemClock()
         self._ctx = TickContext(
             limits=Limits(max_running, max_running_per_session, retention_seconds)
@@ -113,11 +119,7 @@ class Runtime(anyio.AsyncContextManagerMixin):
 
     def add_tool(self, item: Tool[Any]) -> None:
         """Register a tool; its name must be new."""
-        if not isinstance(item, Tool):
-            raise TypeError(f"expected a Tool (use @agentos.tool), got {item!r}")
-        if item.name in self._tools:
-            raise ValueError(f"a tool named {item.name!r} is already registered")
-        self._tools[item.name] = item
+        self._registry.add(item)
 
     def add_runner(self, name: str, runner: IsolatedRunner) -> None:
         """Register an isolated runner that ``submit(..., runner=name)`` calls use."""
@@ -128,7 +130,27 @@ class Runtime(anyio.AsyncContextManagerMixin):
 
     @property
     def tools(self) -> Mapping[str, Tool[Any]]:
+        """The tools calls may name now: the Python tools and the toolsets' (a copy)."""
         return dict(self._tools)
+
+    def tool(self, name: str) -> Tool[Any] | None:
+        """The tool named ``name`` now, if any (cheaper than ``tools``)."""
+        return self._tools.get(name)
+
+    @property
+    def tools_version(self) -> int:
+        """Counts changes to ``tools``: an MCP server's list changing adds one."""
+        return self._registry.version
+
+    async def tools_changed(self, since: int) -> int:
+        """Wait until ``tools_version`` is past ``since`` (a toolset's tools changed);
+        returns the new version."""
+        return await self._registry.changed(since)
+
+    @property
+    def toolsets(self) -> Mapping[str, Toolset]:
+        """The toolsets given to the runtime, by name."""
+        return self._toolsets.names
 
     @property
     def runners(self) -> Mapping[str, IsolatedRunner]:
@@ -149,13 +171,19 @@ class Runtime(anyio.AsyncContextManagerMixin):
         self._core.opened = True
         kernel = self._kernel
         kernel.open()
+        unstarted: ToolsetError | None = None
         try:
             async with anyio.create_task_group() as group:
                 await self._work.open()
                 forget_clock = self._clock.on_advance(kernel.wake_on_clock)
                 group.start_soon(kernel.drive)
                 try:
-                    yield self
+                    try:
+                        await self._toolsets.start(group)
+                    except ToolsetError as error:
+                        unstarted = error  # raised once all is closed, not in a group
+                    else:
+                        yield self
                 finally:
                     try:
                         self._control.cancel_everything("runtime closed")
@@ -167,6 +195,8 @@ class Runtime(anyio.AsyncContextManagerMixin):
         finally:
             self._listeners.close()
             kernel.close()
+        if unstarted is not None:
+            raise unstarted
 
     def flush(self) -> bool:
         """Apply every message queued in the inbox now, as each read does first.

@@ -1,4 +1,4 @@
-"""Declaring tools: a function plus the pydantic model its input must satisfy."""
+"""Declaring tools: a function plus the pydantic model (or JSON schema) its input must satisfy."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ class Tool(Generic[InputT]):
     The function takes the validated input model and, optionally, a
     ``ToolContext``; it may be ``async`` (runs as a task) or plain (runs in a
     worker thread). Its JSON schema, shown to the model, comes from the input
-    model.
+    model. ``source`` names where it came from when not from Python (an MCP server).
     """
 
     def __init__(
@@ -43,6 +43,7 @@ class Tool(Generic[InputT]):
         description: str,
         takes_context: bool,
         timeout: float | None = None,
+        source: str | None = None,
     ) -> None:
         self.fn = fn
         self.input_model = input_model
@@ -51,17 +52,104 @@ class Tool(Generic[InputT]):
         self.takes_context = takes_context
         self.is_async = inspect.iscoroutinefunction(fn)
         self.timeout = timeout
+        self.source = source
+
+    @classmethod
+    def from_schema(
+        cls,
+        fn: ToolFunction,
+        *,
+        name: str,
+        input_schema: dict[str, Any],
+        description: str = "",
+        timeout: float | None = None,
+        source: str | None = None,
+    ) -> Tool[Any]:
+        """A tool whose input is checked against a JSON schema (draft 2020-12 unless it says
+        ``$schema``) instead of a pydantic model: ``fn(args: dict[, ctx])`` gets the object.
+
+        ``ToolDefinitionError`` if the schema is not a valid JSON schema of an object.
+        """
+        takes_context = _parameter_count(fn, name) == 2
+        if timeout is not None and not timeout > 0:
+            raise ToolDefinitionError(f"tool {name}: timeout must be > 0, got {timeout}")
+        made: Tool[Any] = SchemaTool(
+            fn,
+            _JsonObject,
+            name=name,
+            description=description,
+            takes_context=takes_context,
+            timeout=timeout,
+            source=source,
+        )
+        made.__dict__["input_schema"] = input_schema
+        made.__dict__["_validator"] = _schema_validator(name, input_schema)
+        return made
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
         return self.input_model.model_json_schema()
 
     def validate(self, raw: dict[str, Any]) -> InputT:
+        """The call's arguments from its JSON input; ``InvalidToolInput`` or pydantic's
+        ``ValidationError`` when the input does not fit."""
         return self.input_model.model_validate(raw)
 
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"
         return f"<Tool {self.name} ({kind}, input {self.input_model.__name__})>"
+
+
+class InvalidToolInput(ValueError):
+    """A call's input does not fit its tool's JSON schema; the message names each problem."""
+
+
+class _JsonObject(BaseModel):
+    """Stands for the input model of a tool that is checked against a JSON schema."""
+
+
+class SchemaTool(Tool[Any]):
+    """A tool checked against a JSON schema: the arguments are the JSON object itself."""
+
+    _validator: Any
+
+    def validate(self, raw: dict[str, Any]) -> Any:
+        problems = [
+            f"{'.'.join(str(part) for part in error.absolute_path) or '(input)'}: {error.message}"
+            for error in sorted(self._validator.iter_errors(raw), key=lambda e: e.path)
+        ]
+        if problems:
+            raise InvalidToolInput("; ".join(problems))
+        return raw
+
+    def __repr__(self) -> str:
+        kind = "async" if self.is_async else "sync"
+        where = f" from {self.source}" if self.source else ""
+        return f"<Tool {self.name} ({kind}, JSON schema input{where})>"
+
+
+def _schema_validator(name: str, schema: object) -> Any:
+    """A validator of ``schema``, which must be a valid JSON schema whose type is object."""
+    import jsonschema  # only schema tools need it (85 ms to import)
+
+    if not isinstance(schema, dict):
+        raise ToolDefinitionError(
+            f"tool {name}: the input schema must be a JSON object, got {type(schema).__name__}"
+        )
+    if schema.get("type") != "object":
+        raise ToolDefinitionError(
+            f'tool {name}: the input schema must have "type": "object" '
+            f"(got {schema.get('type')!r}): a tool's input is a JSON object"
+        )
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.SchemaError as error:
+        where = "/".join(str(part) for part in error.absolute_path) or "(top)"
+        raise ToolDefinitionError(
+            f"tool {name}: the input schema is not a valid JSON schema: at {where}: {error.message}"
+        ) from None
+    return validator(schema)
 
 
 @overload
@@ -111,13 +199,22 @@ def tool(
     return build if fn is None else build(fn)
 
 
+def _parameter_count(fn: ToolFunction, where: str) -> int:
+    """1 or 2: a tool takes (args) or (args, ctx)."""
+    if not callable(fn):
+        raise ToolDefinitionError(f"tool {where}: expected a function, got {fn!r}")
+    count = len(inspect.signature(fn).parameters)
+    if not 1 <= count <= 2:
+        raise ToolDefinitionError(
+            f"tool {where} must take (args) or (args, ctx); it takes {count} parameters"
+        )
+    return count
+
+
 def _inspect_signature(fn: ToolFunction) -> tuple[type[BaseModel], bool]:
     where = getattr(fn, "__qualname__", repr(fn))
+    _parameter_count(fn, where)
     params = list(inspect.signature(fn).parameters.values())
-    if not 1 <= len(params) <= 2:
-        raise ToolDefinitionError(
-            f"tool {where} must take (args) or (args, ctx); it takes {len(params)} parameters"
-        )
     try:
         hints = typing.get_type_hints(fn)
     except NameError as error:

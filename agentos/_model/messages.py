@@ -46,6 +46,11 @@ def text_block(text: str) -> TextBlock:
     return {"type": "text", "text": text}
 
 
+CONTENT_RESULT = "tool_content"
+"""The ``type`` of a call's result that carries content blocks (images, documents) for the
+model: ``{"type": "tool_content", "content": [blocks]}``."""
+
+
 def tool_result(tool_use_id: str, content: str, *, error: bool = False) -> ToolResultBlock:
     block: ToolResultBlock = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if error:

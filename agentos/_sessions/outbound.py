@@ -25,6 +25,7 @@ from agentos._model.messages import Block, ToolResultBlock, tool_result
 from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse, Provider
 from agentos._sessions.scope import Caller
 from agentos._sessions.tokens import ContinuationTokens
+from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._turns.agent_config import AgentConfig, Disposition
 from agentos._turns.capabilities import CAPABILITIES
@@ -49,8 +50,10 @@ class Outbound:
     toolbox: SystemToolbox
     tokens: ContinuationTokens
     caller: Caller
-    _expecting: frozenset[str] | None = field(default=None, init=False)
-    """The tools whose schema has our ``expected_seconds``; found on first use."""
+    access: ToolAccess
+    _expecting: tuple[int, frozenset[str]] | None = field(default=None, init=False)
+    """The tools whose schema has our ``expected_seconds``, and the ``tools_version`` of
+    the runtime they were found at (an MCP server's list may change)."""
     _requests: int = field(default=0, init=False)
     _usage: dict[str, int] = field(default_factory=dict, init=False)
     """The token counts of every response, summed by ``USAGE_FIELDS`` name."""
@@ -175,19 +178,16 @@ class Outbound:
 
     def tool_definitions(self) -> list[dict[str, Any]]:
         """The tools as the model sees them: a background tool's schema has ``expected_seconds``."""
-        tools = self.runtime.tools
-        names = sorted(tools) if self.config.tools is None else self.config.tools
         expecting, cap = self.expecting(), self.config.expected_seconds_cap
         definitions = [
             {
-                "name": tools[name].name,
-                "description": tools[name].description,
-                "input_schema": with_expected_seconds(tools[name].input_schema, cap)
-                if name in expecting
-                else tools[name].input_schema,
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": with_expected_seconds(tool.input_schema, cap)
+                if tool.name in expecting
+                else tool.input_schema,
             }
-            for name in names
-            if name in tools
+            for tool in self.access.tools()
         ]
         chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
         return definitions + SystemToolbox.definitions(chosen)
@@ -209,15 +209,19 @@ class Outbound:
     def expecting(self) -> frozenset[str]:
         """Tools whose calls let the turn go on without them (run_async, run_isolated in
         asynchronous mode) and that have no field of that name of their own."""
-        if self._expecting is None:
+        version = self.runtime.tools_version
+        if self._expecting is None or self._expecting[0] != version:
             background = (Disposition.RUN_ASYNC, Disposition.RUN_ISOLATED)
-            self._expecting = frozenset(
-                name
-                for name, tool in self.runtime.tools.items()
-                if self.config.disposition(name) in background
-                and not has_own_field(tool.input_schema)
+            self._expecting = (
+                version,
+                frozenset(
+                    name
+                    for name, tool in self.runtime.tools.items()
+                    if self.config.disposition(name) in background
+                    and not has_own_field(tool.input_schema)
+                ),
             )
-        return self._expecting
+        return self._expecting[1]
 
 
 def _as_tool_input(arguments: object) -> dict[str, Any] | str:

@@ -26,6 +26,7 @@ from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.task import SessionTask
 from agentos._sessions.tokens import ContinuationTokens
+from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._sessions.writer import SessionWriter
 from agentos._store.protocol import SessionStore
@@ -59,22 +60,29 @@ class Session:
         scope: Scope = Scope.OWN,
         store: SessionStore | None = None,
         version: int | None = None,
+        access: ToolAccess | None = None,
     ) -> None:
         """``version``: the stored version this session owns (from its lease); every
-        commit expects it, so none replaces another host's writes."""
+        commit expects it, so none replaces another host's writes. ``access``: which
+        tools the agent may call (made from ``config`` and ``runtime`` if not given)."""
         self.session_id = session_id
         self.config = config
         self.errors: list[ErrorRecord] = []
         """What went wrong, oldest first: failed model requests, failed writes, a crash."""
+        access = access or ToolAccess(config, runtime)
         self._board_machine = (
-            BoardMachine(session_id, config) if config.context_view == "board" else None
+            BoardMachine(session_id, config, access.allows)
+            if config.context_view == "board"
+            else None
         )
-        self._machine: Machine = self._board_machine or TurnMachine(session_id, config)
+        self._machine: Machine = self._board_machine or TurnMachine(
+            session_id, config, access.allows
+        )
         self._runtime = runtime
         self._view = view
         self._on_change: list[Callable[[], object]] = []
         self._outbound = Outbound(
-            session_id, config, runtime, toolbox, tokens, Caller(session_id, scope=scope)
+            session_id, config, runtime, toolbox, tokens, Caller(session_id, scope=scope), access
         )
         self._task = SessionTask(
             session_id,

@@ -6,6 +6,7 @@ Loaded from JSON or TOML, or built in code. Validation errors name the field.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from enum import StrEnum
 from pathlib import Path
@@ -14,6 +15,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+
+TOOL_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*(:[A-Za-z_][\w]*)?$")
+"""A tool's name, a module (its tools), or ``module:attribute`` (a tool, or a list of them)."""
 
 
 class Disposition(StrEnum):
@@ -142,7 +147,12 @@ class AgentConfig(BaseModel):
     model: str = "claude-sonnet-4-5"
     system_prompt: str = "You are a helpful assistant."
     tools: list[str] | None = Field(
-        None, description="Names of the runtime's tools it may call (None: all)."
+        None,
+        description="The tools it may call (None: all the runtime's): a tool's name, "
+        "'module:attribute' (a tool, or a list of them) or a module (its tools).",
+    )
+    mcp_servers: dict[str, McpServerConfig] = Field(
+        default_factory=dict, description="MCP servers whose tools it may call, by name."
     )
     capabilities: list[str] = Field(default_factory=lambda: list(CAPABILITIES))
     execution_mode: ExecutionMode = ExecutionMode.ASYNCHRONOUS
@@ -205,6 +215,24 @@ class AgentConfig(BaseModel):
             )
         return self
 
+    @field_validator("tools")
+    @classmethod
+    def _tool_specs(cls, specs: list[str] | None) -> list[str] | None:
+        for spec in specs or ():
+            if not (TOOL_NAME.match(spec) or TOOL_SPEC.match(spec)):
+                raise ValueError(
+                    f"{spec!r} is neither a tool's name, nor 'module:attribute', nor a module"
+                )
+        return specs
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_names(cls, servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
+        for name in servers:
+            if not TOOL_NAME.match(name):
+                raise ValueError(f"{name!r}: a server's name is letters, digits, _ and -")
+        return servers
+
     @field_validator("capabilities")
     @classmethod
     def _known_capabilities(cls, names: list[str]) -> list[str]:
@@ -226,6 +254,11 @@ class AgentConfig(BaseModel):
         if path.suffix == ".toml":
             return cls.model_validate(tomllib.loads(text))
         return cls.model_validate(json.loads(text))
+
+    def names_tool(self, name: str) -> bool:
+        """Whether ``tools`` names ``name`` itself (None names every tool); a session also
+        counts the tools its import paths and MCP servers give."""
+        return self.tools is None or name in self.tools
 
     def disposition(self, tool_name: str) -> Disposition:
         if self.execution_mode is ExecutionMode.SYNCHRONOUS:

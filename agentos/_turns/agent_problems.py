@@ -4,7 +4,8 @@
 each once, at the setting's own path (``policy.rules.fetch_calendar: 'x' is
 not one of run_sync, ...``), without the names of union branches pydantic
 adds. ``fit_problems`` checks a valid configuration against what a runtime
-has: the tools it names and the isolated runner ``run_isolated`` needs.
+has: the tools its policy names and the isolated runner ``run_isolated`` needs
+(a session checks its ``tools`` and ``mcp_servers``, which need imports).
 """
 
 from __future__ import annotations
@@ -32,13 +33,10 @@ def validation_problems(error: ValidationError) -> list[str]:
 def fit_problems(
     config: AgentConfig, tools: Collection[str], runners: Collection[str]
 ) -> list[str]:
-    """What ``config`` names that the runtime lacks: tools, and a runner for ``run_isolated``."""
+    """What ``config`` names that the runtime lacks: tools its policy names, and a runner
+    for ``run_isolated``."""
     known = ", ".join(sorted(tools)) or "none"
-    problems = [
-        f"tools[{index}]: {name!r} is not a tool here (tools: {known})"
-        for index, name in enumerate(config.tools or ())
-        if name not in tools
-    ]
+    problems = []
     for name in config.policy.rules:
         if name in CAPABILITIES:
             problems.append(

@@ -93,9 +93,14 @@ class MachineBase:
 
     own_tools: tuple[dict[str, object], ...] = ()
 
-    def __init__(self, session_id: str, config: AgentConfig) -> None:
+    def __init__(
+        self, session_id: str, config: AgentConfig, may_call: Callable[[str], bool] | None = None
+    ) -> None:
+        """``may_call`` says whether the agent may call a tool by name (the session knows
+        its MCP servers' tools); without it, what ``config.tools`` names."""
         self.session_id = session_id
         self.config = config
+        self.may_call = may_call or config.names_tool
         self.status = SessionStatus.IDLE
         self.requests = 0
         self._in_turn = False

@@ -3,6 +3,8 @@ tool the agent may not use, a cache hit); the rest goes to the shell to submit."
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from agentos._model.messages import Block, tool_result
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_ledger import Batch, CallLedger
@@ -12,7 +14,9 @@ from agentos._turns.events import SubmitCalls
 from components import Json
 
 
-def plan(config: AgentConfig, ledger: CallLedger, batch: Batch) -> SubmitCalls:
+def plan(
+    config: AgentConfig, may_call: Callable[[str], bool], ledger: CallLedger, batch: Batch
+) -> SubmitCalls:
     """Answer in ``batch.results`` what needs no runtime; return what the shell submits."""
     to_run: list[Block] = []
     decorations: dict[str, Decorations] = {}
@@ -22,7 +26,7 @@ def plan(config: AgentConfig, ledger: CallLedger, batch: Batch) -> SubmitCalls:
         if name in config.capabilities and name in CAPABILITIES:
             to_run.append(use)
             continue
-        if config.tools is not None and name not in config.tools:
+        if not may_call(name):
             refusal = f"tool {name!r} is not available to this agent"
             batch.results[tool_use_id] = tool_result(tool_use_id, refusal, error=True)
             continue

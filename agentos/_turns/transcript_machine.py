@@ -72,8 +72,10 @@ _NONE_EDITED = 2**62
 class TurnMachine(MachineBase):
     """The state of one conversation's turns, moved only by ``handle``."""
 
-    def __init__(self, session_id: str, config: AgentConfig) -> None:
-        super().__init__(session_id, config)
+    def __init__(
+        self, session_id: str, config: AgentConfig, may_call: Callable[[str], bool] | None = None
+    ) -> None:
+        super().__init__(session_id, config, may_call)
         self.history: list[Message] = []
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
@@ -257,7 +259,7 @@ class TurnMachine(MachineBase):
             self._end_turn(actions)
         else:
             self._batch = Batch(uses)
-            actions.append(plan(self.config, self.ledger, self._batch))
+            actions.append(plan(self.config, self.may_call, self.ledger, self._batch))
 
     def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
         batch = self._batch

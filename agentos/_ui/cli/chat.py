@@ -8,23 +8,27 @@ from pathlib import Path
 import anyio
 import click
 
-from agentos import AgentConfig, Host, Runtime, SqliteStore
+from agentos import Host, SqliteStore
+from agentos._ui.cli.agent import DEMO, Agent, choose_model
 from agentos._ui.cli.common import say
-from agentos._ui.cli.session import choose_model
+from agentos._ui.cli.session import stored_agent
 from agentos._ui.cli.talk import agent_option
-from agentos.demo import tools as demo_tools
 
 
 @click.command()
 @click.argument("session_id", metavar="[SESSION]", required=False)
-@agent_option(" of a new session")
+@agent_option(
+    " (of a new session, or to continue SESSION with)",
+    default=None,
+    default_text="the demo agent; SESSION's own agent for SESSION",
+)
 @click.option(
     "--theme",
     type=click.Choice(["dark", "light"]),
     help="Colours for a dark or light terminal (default: what COLORFGBG says, else dark).",
 )
 @click.pass_obj
-def chat(db: Path, session_id: str | None, config: AgentConfig, theme: str | None) -> None:
+def chat(db: Path, session_id: str | None, agent: Agent | None, theme: str | None) -> None:
     """Talk to SESSION (else a new session) in a terminal UI while its calls run.
 
     Type in the message line; tab moves to the calls, where arrows move, c
@@ -42,17 +46,20 @@ def chat(db: Path, session_id: str | None, config: AgentConfig, theme: str | Non
     from agentos._ui.tui.app import ChatApp
 
     async def main() -> None:
-        provider = choose_model(lambda line: None)
-        async with (
-            await SqliteStore.open(db) as store,
-            Runtime(demo_tools.TOOLS) as runtime,
-            Host(runtime, provider, store=store) as host,
-        ):
-            if session_id is None:
-                session = await host.create_session(config)
-            else:
-                session = await host.resume(session_id)
-            await ChatApp(session, runtime, theme=theme).run_async()
+        async with await SqliteStore.open(db) as store:
+            chosen = agent or (
+                DEMO if session_id is None else await stored_agent(store, session_id)
+            )
+            provider = choose_model(chosen.config, lambda line: None)
+            async with (
+                chosen.runtime() as runtime,
+                Host(runtime, provider, store=store) as host,
+            ):
+                if session_id is None:
+                    session = await host.create_session(chosen.config)
+                else:
+                    session = await host.resume(session_id, config=chosen.config)
+                await ChatApp(session, runtime, theme=theme).run_async()
         say(f"session {session.session_id}", err=True)
 
     anyio.run(main)

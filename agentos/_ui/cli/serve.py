@@ -11,12 +11,11 @@ from types import FrameType
 import anyio
 import click
 
-from agentos import AgentConfig, Host, Runtime, SqliteStore
+from agentos import Host, SqliteStore
+from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError
-from agentos._ui.cli.session import choose_model
 from agentos._ui.cli.talk import agent_option
 from agentos._ui.web.limits import STALL_SECONDS
-from agentos.demo import tools as demo_tools
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -52,7 +51,7 @@ def serve(
     db: Path,
     bind: str,
     port: int,
-    config: AgentConfig,
+    agent: Agent,
     token: str | None,
     allowed_hosts: tuple[str, ...],
     stall_seconds: float,
@@ -68,16 +67,16 @@ def serve(
     from agentos._ui.web.listen import listen
 
     async def main() -> None:
-        provider = choose_model(lambda line: click.echo(line, err=True))
+        provider = choose_model(agent.config, lambda line: click.echo(line, err=True))
         async with (
             await SqliteStore.open(db) as store,
-            Runtime(demo_tools.TOOLS) as runtime,
+            agent.runtime() as runtime,
             Host(runtime, provider, store=store) as host,
         ):
             app = make_app(
                 host,
                 runtime,
-                config=config,
+                config=agent.config,
                 token=token,
                 allowed_hosts=allowed_hosts,
                 stall_seconds=stall_seconds,

@@ -9,7 +9,6 @@ live display when stderr is a terminal, JSON lines of call events otherwise.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -27,14 +26,14 @@ from rich.text import Text
 from agentos import (
     AgentConfig,
     Host,
-    Provider,
     Runtime,
     Session,
     SqliteStore,
     UnknownCallError,
+    UnknownSessionError,
 )
+from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model
 from agentos._ui.cli.common import CliError, no_database
-from agentos.demo import tools as demo_tools
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
@@ -94,19 +93,13 @@ class Outcome:
         return report
 
 
-def choose_model(say: Callable[[str], None]) -> Provider:
-    """Claude when ``ANTHROPIC_API_KEY`` is set, else the scripted model; says which."""
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        from agentos import AnthropicProvider
-
-        base_url = os.environ.get("ANTHROPIC_BASE_URL")
-        if base_url:
-            say(f"model: Anthropic API at {base_url} (ANTHROPIC_BASE_URL)")
-        else:
-            say("model: Claude (ANTHROPIC_API_KEY is set)")
-        return AnthropicProvider()
-    say("model: scripted (offline; set ANTHROPIC_API_KEY for Claude)")
-    return demo_tools.scripted_model()
+async def stored_agent(store: SqliteStore, session_id: str) -> Agent:
+    """The agent a stored session was started with (``UnknownSessionError`` if none)."""
+    stored = await store.load_session(session_id)
+    if stored is None:
+        raise UnknownSessionError(session_id)
+    config = AgentConfig.model_validate(stored.config)
+    return agent_of(config, f"the agent of session {session_id}")
 
 
 async def converse(
@@ -116,7 +109,7 @@ async def converse(
     live: bool,
     wait_for_async: bool,
     prompt: str | None = None,
-    config: AgentConfig | None = None,
+    agent: Agent | None = None,
     session_id: str | None = None,
     resume: str | None = None,
     message: str | None = None,
@@ -130,7 +123,9 @@ async def converse(
     ran, on its next turn: when such news waits and no turn starts by itself,
     ``RESUME_NUDGE`` is posted to grant that turn. ``steal`` takes the session
     from a live process that holds it (that process stops writing it).
-    ``token_ttl`` is how long new continuation tokens stay valid.
+    ``token_ttl`` is how long new continuation tokens stay valid. ``agent`` is the demo
+    agent if not given, for a new session; a resumed one is continued with the agent it
+    was started with.
     """
     if resume is not None and not await anyio.Path(db).exists():
         raise CliError(no_database(db))
@@ -140,17 +135,20 @@ async def converse(
                 f"a session with id {session_id!r} already exists in {db}; "
                 f"continue it with 'agentos resume {session_id}'"
             )
+        if agent is None and resume is not None:
+            agent = await stored_agent(store, resume)
+        agent = agent or DEMO
         which: list[str] = []  # said once the session is ours: a refusal is one line
-        provider = choose_model(which.append)
+        provider = choose_model(agent.config, which.append)
         try:
             async with (
-                Runtime(demo_tools.TOOLS) as runtime,
+                agent.runtime() as runtime,
                 Host(runtime, provider, store=store, token_ttl=token_ttl) as host,
             ):
                 if resume is not None:
-                    session = await host.resume(resume, steal=steal)
+                    session = await host.resume(resume, steal=steal, config=agent.config)
                 else:
-                    session = await host.create_session(config, session_id=session_id)
+                    session = await host.create_session(agent.config, session_id=session_id)
                 for line in which:
                     say(line)
                 errors_before, replies_before = len(session.errors), len(session.replies)

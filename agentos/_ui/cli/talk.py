@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 import anyio
 import click
-import pydantic
 
-from agentos import AgentConfig, Completion, SqliteStore, StoredToken
+from agentos import Completion, SqliteStore, StoredToken
+from agentos._ui.cli.agent import DEMO, Agent, load_agent
 from agentos._ui.cli.common import (
     EXIT_CODES_HELP,
     EXIT_DONE,
@@ -26,8 +26,6 @@ from agentos._ui.cli.common import (
     with_store,
 )
 from agentos._ui.cli.session import Outcome, converse
-from agentos.demo import tools as demo_tools
-from agentos.turns import fit_problems, validation_problems
 from components import Json
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,39 +39,23 @@ _TOKEN_TTL = click.option(
 )
 
 
-def agent_option(whose: str) -> Callable[[F], F]:
-    """``--agent FILE``, given to the command as its ``config`` (the demo agent without it);
-    ``whose`` says whose configuration it is (" of a new session")."""
+_DEMO_TEXT = "the demo agent: 'approve' is deferred, a turn waits 0.5 s for its calls"
+
+
+def agent_option(
+    whose: str, default: Agent | None = DEMO, default_text: str = _DEMO_TEXT
+) -> Callable[[F], F]:
+    """``--agent FILE``, given to the command as its ``agent`` (``default`` without it);
+    ``whose`` says whose agent it is (" of a new session")."""
     return click.option(
         "--agent",
-        "config",
+        "agent",
         type=click.Path(exists=True, dir_okay=False, path_type=Path),
         metavar="FILE",
-        callback=lambda ctx, param, path: (
-            demo_tools.DEFAULT_AGENT if path is None else load_agent(path)
-        ),
-        help=f"Agent configuration{whose}, JSON or TOML [default: the demo agent: 'approve' is "
-        "deferred, a turn waits 0.5 s for its calls].",
+        callback=lambda ctx, param, path: default if path is None else load_agent(path),
+        help=f"Agent file{whose}, JSON or TOML: its model, prompt, tools and MCP servers "
+        f"[default: {default_text}].",
     )
-
-
-def _agent_config(ctx: click.Context, param: click.Parameter, path: Path | None) -> AgentConfig:
-    return demo_tools.DEFAULT_AGENT if path is None else load_agent(path)
-
-
-def load_agent(path: Path) -> AgentConfig:
-    """The agent file, checked against the command line's tools (it registers no runner)."""
-    try:
-        config = AgentConfig.from_file(path)
-    except pydantic.ValidationError as error:
-        problems = validation_problems(error)
-    except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
-        raise click.BadParameter(f"{path}: {error}", param_hint="'--agent'") from None
-    else:
-        problems = fit_problems(config, [tool.name for tool in demo_tools.TOOLS], ())
-        if not problems:
-            return config
-    raise click.BadParameter(f"{path}: {'; '.join(problems)}", param_hint="'--agent'")
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -92,7 +74,7 @@ def load_agent(path: Path) -> AgentConfig:
 def run(
     db: Path,
     prompt: str,
-    config: AgentConfig,
+    agent: Agent,
     wait_for_async: bool,
     session_id: str | None,
     token_ttl: float | None,
@@ -111,7 +93,7 @@ def run(
     for them); deferred ones wait for their token.
     """
     require_text(prompt, "PROMPT")
-    how = {"prompt": prompt, "config": config, "session_id": session_id}
+    how = {"prompt": prompt, "agent": agent, "session_id": session_id}
     return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
 
 
@@ -128,6 +110,11 @@ def run(
     is_flag=True,
     help="Take SESSION even from a live process that holds it (that process stops writing it).",
 )
+@agent_option(
+    " to continue SESSION with, in this process",
+    default=None,
+    default_text="the agent SESSION was started with, its tools and MCP servers found again",
+)
 @_TOKEN_TTL
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
@@ -135,6 +122,7 @@ def resume(
     db: Path,
     session_id: str,
     message: str | None,
+    agent: Agent | None,
     wait_for_async: bool,
     steal: bool,
     token_ttl: float | None,
@@ -151,7 +139,7 @@ def resume(
     """
     if message is not None:
         require_text(message, "'--message'")
-    how = {"resume": session_id, "message": message, "steal": steal}
+    how = {"resume": session_id, "message": message, "steal": steal, "agent": agent}
     return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
 
 

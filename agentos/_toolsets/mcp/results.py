@@ -1,0 +1,73 @@
+"""What an MCP tool's result becomes as an agentos call's outcome.
+
+Structured content is the JSON result; else the text blocks, joined. ``isError`` fails
+the call with the server's text. Images and resources are kept as the typed blocks an
+Anthropic ``tool_result`` carries, under ``CONTENT_RESULT`` (``{"type":
+"tool_content", "content": [...]}``), with the text beside them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentos._kernel.tools import ToolFailure
+from agentos._model.messages import CONTENT_RESULT
+from components import Json
+
+IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""The image media types the Messages API takes."""
+
+
+def outcome(result: Any) -> Json | ToolFailure:
+    """The call's result, or its failure, from a ``CallToolResult``."""
+    blocks = [block.model_dump(by_alias=True, mode="json") for block in result.content]
+    text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+    if result.is_error:
+        return ToolFailure(text or "the MCP server reported an error and said nothing more")
+    typed = [b for b in blocks if b.get("type") != "text"]
+    if typed:
+        return {"type": CONTENT_RESULT, "content": [_block(b) for b in blocks]}
+    structured: Json = result.structured_content
+    if structured is not None:
+        return structured
+    return text
+
+
+def _block(block: dict[str, Any]) -> dict[str, Any]:
+    """One MCP content block as an Anthropic one: text, image, document, or a text saying
+    what could not be carried."""
+    kind = block.get("type")
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text", ""))}
+    if kind == "image" and block.get("mimeType") in IMAGE_TYPES:
+        source = {"type": "base64", "media_type": block["mimeType"], "data": block.get("data", "")}
+        return {"type": "image", "source": source}
+    if kind == "resource":
+        return _resource(block.get("resource") or {})
+    if kind == "resource_link":
+        return _note(f"resource link: {block.get('name', '')} <{block.get('uri', '')}>")
+    return _note(f"{kind} content ({block.get('mimeType', 'unknown type')}) not shown")
+
+
+def _resource(resource: dict[str, Any]) -> dict[str, Any]:
+    uri, mime = str(resource.get("uri", "")), resource.get("mimeType")
+    if "text" in resource:
+        source = {"type": "text", "media_type": "text/plain", "data": str(resource["text"])}
+        return {"type": "document", "source": source, "title": uri}
+    if mime == "application/pdf" and "blob" in resource:
+        source = {"type": "base64", "media_type": mime, "data": resource["blob"]}
+        return {"type": "document", "source": source, "title": uri}
+    return _note(f"resource {uri} ({mime or 'unknown type'}) not shown")
+
+
+def _note(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": f"[{text}]"}
+
+
+def texts(content: Sequence[dict[str, Any]]) -> str:
+    """The text of content blocks, for what reads results as text (the board, a person)."""
+    return "\n".join(
+        str(block.get("text", "")) if block.get("type") == "text" else f"[{block.get('type')}]"
+        for block in content
+    )

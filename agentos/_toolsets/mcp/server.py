@@ -1,0 +1,447 @@
+"""``McpServer``: the tools of one MCP server as a toolset of the runtime.
+
+Its task owns the connection: it starts the server (stdio) or reaches it (streamable
+HTTP), lists its tools and puts them in the runtime's registry, lists them again on
+``notifications/tools/list_changed``, and closes the connection when the runtime
+closes. A stdio server that dies is started again by the next call that needs it; an
+HTTP server that drops is reached again in the background, with backoff. A call is
+the runtime's: its task sends ``tools/call`` with no read timeout (the runtime's own
+timeout governs), turns progress notifications into progress, and, when cancelled,
+lets the SDK send ``notifications/cancelled``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskStatus
+
+from agentos._errors import ToolDefinitionError, ToolsetError
+from agentos._kernel.context import ToolContext
+from agentos._kernel.tools import Tool, ToolFailure
+from agentos._kernel.toolsets import ToolRegistry
+from agentos._log import agentos_logger
+from agentos._toolsets.mcp.results import outcome
+from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+from components import Json
+
+if TYPE_CHECKING:  # the SDK takes a third of a second to import: only when a server starts
+    from agentos._toolsets.mcp.stdio import ServerProcess
+
+BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+"""Seconds between attempts to reach an HTTP server that dropped (the last repeats)."""
+LIST_PAGES = 100
+"""At most this many pages of tools/list: a server that pages forever cannot hang us."""
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class McpServer:
+    """A toolset: one MCP server's tools, under ``prefix``, limited to ``tools`` if given."""
+
+    def __init__(
+        self, name: str, config: McpServerConfig, *, environ: Mapping[str, str] | None = None
+    ) -> None:
+        """``environ`` is where ``${VAR}`` is read (the process environment by default)."""
+        if not TOOL_NAME.match(name):
+            raise ValueError(f"{name!r}: a server's name is letters, digits, _ and -")
+        self.name = name
+        self.config = config
+        self._environ = os.environ if environ is None else environ
+        self._session: Any = None
+        self._process: ServerProcess | None = None
+        self._attempted = anyio.Event()
+        self._attempts_ended = 0
+        """Connection attempts that have ended, won or lost: calls waiting for one count."""
+        self._wanted = anyio.Event()
+        self._relist = anyio.Event()
+        self._lost: str | None = None
+        """Why the last connection ended or the last attempt failed (None: it is up)."""
+        self._attempts = 0
+        self.problems: list[str] = []
+        """Tools the server lists that agentos leaves out, and why."""
+
+    @classmethod
+    def stdio(
+        cls,
+        name: str,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        tools: Sequence[str] | None = None,
+        prefix: str = "",
+        start_timeout: float = 30.0,
+    ) -> McpServer:
+        """A server the runtime starts as ``command args`` and talks to over stdio."""
+        return cls(
+            name,
+            McpServerConfig(
+                command=command,
+                args=list(args),
+                env=dict(env or {}),
+                cwd=cwd,
+                tools=None if tools is None else list(tools),
+                prefix=prefix,
+                start_timeout=start_timeout,
+            ),
+        )
+
+    @classmethod
+    def http(
+        cls,
+        name: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        tools: Sequence[str] | None = None,
+        prefix: str = "",
+        start_timeout: float = 30.0,
+    ) -> McpServer:
+        """A server the runtime reaches at ``url`` over streamable HTTP."""
+        return cls(
+            name,
+            McpServerConfig(
+                url=url,
+                headers=dict(headers or {}),
+                tools=None if tools is None else list(tools),
+                prefix=prefix,
+                start_timeout=start_timeout,
+            ),
+        )
+
+    def __repr__(self) -> str:
+        where = self.config.url or " ".join([self.config.command or "", *self.config.args])
+        return f"<McpServer {self.name} ({self.config.transport}: {where})>"
+
+    # ------------------------------------------------------------- the connection
+
+    async def run(self, tools: ToolRegistry, *, task_status: TaskStatus[None]) -> None:
+        """Connect and list; say started; then keep the connection until cancelled."""
+        self._registry = tools
+        started = False
+        while True:
+            try:
+                async with AsyncExitStack() as stack:
+                    try:
+                        await self._connect(stack, first=not started)
+                    finally:
+                        self._attempt_ended()  # won or lost: the calls waiting for it look
+                    if not started:
+                        task_status.started()
+                        started = True
+                    await self._serve()
+            except Exception as error:
+                failure = _leaf(error)
+                if not isinstance(failure, ToolsetError):
+                    failure = ToolsetError(f"mcp_servers.{self.name}: {self._said(failure)}")
+                if not started:
+                    raise failure from None
+                self._down(str(failure))
+            finally:
+                self._session = None
+            await self._before_reconnecting()
+
+    async def _connect(self, stack: AsyncExitStack, *, first: bool) -> None:
+        from mcp import ClientSession
+
+        read, write = await self._open(stack)
+        session = await stack.enter_async_context(
+            ClientSession(read, write, read_timeout_seconds=None, message_handler=self._on_message)
+        )
+        seconds = self.config.start_timeout
+        try:
+            with anyio.fail_after(seconds):
+                await session.initialize()
+                await self._list(session, first=first)
+        except TimeoutError:
+            raise ToolsetError(
+                f"mcp_servers.{self.name}: did not answer initialize and tools/list within "
+                f"{seconds:g} s{self._stderr_said()}"
+            ) from None
+        except ToolsetError:
+            raise
+        except Exception as error:
+            raise ToolsetError(f"mcp_servers.{self.name}: {await self._why(error)}") from None
+        self._session, self._lost, self._attempts = session, None, 0
+
+    def _attempt_ended(self) -> None:
+        self._attempts_ended += 1
+        self._attempted.set()
+        self._attempted = anyio.Event()
+
+    async def _open(self, stack: AsyncExitStack) -> Any:
+        """The streams of a new connection: a started process, or an HTTP client."""
+        config = self.config
+        if config.command is not None:
+            from mcp.client.stdio import get_default_environment
+
+            from agentos._toolsets.mcp.stdio import stdio_server
+
+            env = get_default_environment() | self._expand(config.env, "env")
+            argv = [config.command, *config.args]
+            try:
+                streams, self._process = await stack.enter_async_context(
+                    stdio_server(argv, env, config.cwd)
+                )
+            except OSError as error:
+                raise ToolsetError(
+                    f"mcp_servers.{self.name}.command: cannot start {config.command!r}: "
+                    f"{error.strerror or error}"
+                ) from None
+            return streams
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        assert config.url is not None
+        headers = self._expand(config.headers, "headers")
+        client = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
+        )
+        read, write = await stack.enter_async_context(
+            streamable_http_client(config.url, http_client=client)
+        )
+        return read, write
+
+    async def _serve(self) -> None:
+        """Relist when the server says its tools changed; return when the connection ends."""
+        ended = anyio.Event()
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                await self._connection_ended()
+                ended.set()
+
+            group.start_soon(watch)
+            while True:
+                await _first(ended.wait, self._relist.wait)
+                if ended.is_set():
+                    group.cancel_scope.cancel()
+                    return
+                self._relist = anyio.Event()
+                try:
+                    await self._list(self._session, first=False)
+                except Exception as error:
+                    self._log("mcp.relist_failed", error=self._said(error))
+
+    async def _connection_ended(self) -> None:
+        """Wait until the server's process exits (stdio) or a call finds it gone (HTTP)."""
+        if self._process is not None:
+            await self._process.process.wait()
+            self._down(self._exited(self._process.exit_code))
+        else:
+            while self._lost is None:
+                await self._wanted.wait()
+                self._wanted = anyio.Event()
+
+    async def _before_reconnecting(self) -> None:
+        """stdio: wait for a call that needs the server; HTTP: back off, then try again."""
+        if self.config.command is not None:
+            await self._wanted.wait()
+            self._wanted = anyio.Event()
+            return
+        delay = BACKOFF[min(self._attempts, len(BACKOFF) - 1)]
+        self._attempts += 1
+        await anyio.sleep(delay)
+
+    def _down(self, why: str) -> None:
+        self._lost = why
+        self._log("mcp.server_down", reason=why)
+
+    async def _on_message(self, message: Any) -> None:
+        method = getattr(getattr(message, "root", message), "method", None)
+        if method == "notifications/tools/list_changed":
+            self._relist.set()
+
+    # ------------------------------------------------------------------ the tools
+
+    async def _list(self, session: Any, *, first: bool) -> None:
+        """List the server's tools (every page) and make them the toolset's tools."""
+        from mcp_types import PaginatedRequestParams
+
+        listed: list[Any] = []
+        cursor: str | None = None
+        for _ in range(LIST_PAGES):
+            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
+            page = await session.list_tools(params=params)
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        tools, problems = self._adapt(listed)
+        if first:
+            wanted = self.config.tools or ()
+            missing = [name for name in wanted if name not in {t.name for t in listed}]
+            if missing:
+                offered = ", ".join(sorted(t.name for t in listed)) or "none"
+                raise ToolsetError(
+                    f"mcp_servers.{self.name}.tools: the server has no tool "
+                    f"{', '.join(repr(m) for m in missing)} (it has: {offered})"
+                )
+        try:
+            self._registry.replace(self.name, tools)
+        except ValueError as error:
+            if first:
+                raise ToolsetError(f"mcp_servers.{self.name}: {error}") from None
+            self._log("mcp.relist_refused", error=str(error))
+            return
+        self.problems = problems
+        for problem in problems:
+            self._log("mcp.tool_left_out", problem=problem)
+
+    def _adapt(self, listed: Sequence[Any]) -> tuple[list[Tool[Any]], list[str]]:
+        """The listed tools the agent may use as agentos tools, and why others are left out."""
+        config, tools, problems = self.config, [], []
+        for listing in listed:
+            if config.tools is not None and listing.name not in config.tools:
+                continue
+            name = config.prefix + listing.name
+            if not TOOL_NAME.match(name):
+                problems.append(
+                    f"tool {listing.name!r}: {name!r} is not a name the model can call "
+                    "(letters, digits, _ and -, at most 64)"
+                )
+                continue
+            try:
+                tools.append(
+                    Tool.from_schema(
+                        self._caller(listing.name),
+                        name=name,
+                        input_schema=dict(listing.input_schema),
+                        description=listing.description or listing.title or "",
+                        source=self.name,
+                    )
+                )
+            except ToolDefinitionError as error:
+                problems.append(str(error))
+        return tools, problems
+
+    def _caller(self, remote: str) -> Any:
+        async def call(args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
+            return await self.call(remote, args, ctx)
+
+        return call
+
+    async def call(self, remote: str, args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
+        """Call the server's tool ``remote``; the server's failure becomes the call's."""
+        session = await self._ready()
+        if session is None:
+            return ToolFailure(f"MCP server {self.name!r} is not available: {self._lost}")
+        process = self._process
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            ctx.progress(_progress(done, total, message))
+
+        try:
+            result = await session.call_tool(
+                remote, args, read_timeout_seconds=None, progress_callback=progress
+            )
+        except Exception as error:
+            if not _connection_lost(error):
+                return ToolFailure(f"MCP server {self.name!r}: {self._said(error)}")
+            if process is not None:
+                code = await process.exited(within=2.0)
+                if code is not None:
+                    return ToolFailure(self._exited(code))
+            self._down(self._said(error))
+            self._wanted.set()
+            return ToolFailure(f"MCP server {self.name!r} was lost: {self._said(error)}")
+        return outcome(result)
+
+    async def _ready(self) -> Any:
+        """The live session, starting the server again if it died (None: it cannot be)."""
+        process = self._process
+        if self._session is not None and (process is None or process.exit_code is None):
+            return self._session
+        ended = self._attempts_ended
+        self._wanted.set()
+        with anyio.move_on_after(self.config.start_timeout + 1.0):
+            while self._attempts_ended == ended:
+                await self._attempted.wait()
+        return self._session
+
+    # ----------------------------------------------------------------- the words
+
+    def _exited(self, code: int | None) -> str:
+        return f"MCP server {self.name!r} exited (code {code})"
+
+    def _stderr_said(self) -> str:
+        words = "" if self._process is None else self._process.last_words()
+        return f": {words}" if words else ""
+
+    async def _why(self, error: BaseException) -> str:
+        """Why a connection attempt failed: the process's exit, else the error."""
+        if self._process is not None and _connection_lost(_leaf(error)):
+            code = await self._process.exited(within=2.0)
+            if code is not None:
+                return f"exited (code {code}) before answering initialize{self._stderr_said()}"
+        return self._said(error)
+
+    def _said(self, error: BaseException) -> str:
+        error = _leaf(error)
+        text = str(getattr(error, "message", "") or error)
+        return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+    def _expand(self, values: Mapping[str, str], setting: str) -> dict[str, str]:
+        """``${VAR}`` replaced from the environment; ``ToolsetError`` naming one unset."""
+
+        def value(match: re.Match[str]) -> str:
+            found = self._environ.get(match[1])
+            if found is None:
+                raise ToolsetError(
+                    f"mcp_servers.{self.name}.{setting}: ${{{match[1]}}} is not set "
+                    "in the environment"
+                )
+            return found
+
+        return {key: _VARIABLE.sub(value, text) for key, text in values.items()}
+
+    def _log(self, event: str, **fields: object) -> None:
+        logger, _, _ = agentos_logger()
+        logger.warning(event, server=self.name, **fields)
+
+
+async def _first(*waits: Callable[[], Awaitable[object]]) -> None:
+    """Wait until one of ``waits`` returns."""
+    async with anyio.create_task_group() as group:
+
+        async def wait(one: Callable[[], Awaitable[object]]) -> None:
+            await one()
+            group.cancel_scope.cancel()
+
+        for one in waits:
+            group.start_soon(wait, one)
+
+
+def _progress(done: float, total: float | None, message: str | None) -> Json:
+    """An MCP progress notification as a progress entry: ``percent`` when there is a total."""
+    entry: dict[str, Json] = {"progress": done}
+    if total is not None and total > 0 and math.isfinite(total):
+        entry["total"] = total
+        entry["percent"] = round(min(100.0, max(0.0, done * 100.0 / total)), 1)
+    if message:
+        entry["text"] = message
+    return entry
+
+
+def _leaf(error: BaseException) -> BaseException:
+    """The first error a task group's exception group holds (the error itself if none)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def _connection_lost(error: BaseException) -> bool:
+    """Whether a call failed because the connection is gone (not the server's answer)."""
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(error, MCPError):
+        return error.code == CONNECTION_CLOSED
+    return isinstance(error, anyio.BrokenResourceError | anyio.ClosedResourceError | OSError)

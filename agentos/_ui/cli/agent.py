@@ -1,0 +1,116 @@
+"""The agent a command runs: its configuration, its tools and MCP servers, and its model.
+
+Without ``--agent`` it is the demo agent with the demo tools. With an agent file, the
+runtime gets exactly the tools the file names (a bare name is one of the demo tools)
+and its MCP servers; import paths resolve from the file's directory and the current
+one. Every problem is one line naming the setting, as a usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import pydantic
+
+from agentos import (
+    CAPABILITIES,
+    AgentConfig,
+    AgentTools,
+    Provider,
+    Runtime,
+    ToolImportError,
+    ToolsetError,
+    agent_tools,
+)
+from agentos.board import NEW_THREAD_TOOL
+from agentos.demo import tools as demo_tools
+from agentos.turns import fit_problems, validation_problems
+
+AGENT_HINT = "'--agent'"
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """A command's agent: its configuration, and the tools and servers its runtime gets."""
+
+    config: AgentConfig
+    tools: AgentTools
+    source: str
+    """Where it came from, for an error: the file, or "the stored session"."""
+
+    @asynccontextmanager
+    async def runtime(self) -> AsyncIterator[Runtime]:
+        """A runtime with the agent's tools, its MCP servers started; a server that does
+        not start, or a policy naming a tool nobody gives, is a usage error."""
+        async with AsyncExitStack() as stack:
+            try:
+                runtime = await stack.enter_async_context(
+                    Runtime(self.tools.tools, toolsets=self.tools.toolsets)
+                )
+            except ToolsetError as error:
+                raise _bad(self.source, str(error)) from None
+            problems = fit_problems(self.config, runtime.tools, runtime.runners)
+            if problems:
+                raise _bad(self.source, "; ".join(problems))
+            yield runtime
+
+
+DEMO = Agent(demo_tools.DEFAULT_AGENT, AgentTools(list(demo_tools.TOOLS)), "the demo agent")
+
+
+def load_agent(path: Path) -> Agent:
+    """The agent file, its tools resolved (``click.BadParameter`` naming each problem)."""
+    try:
+        config = AgentConfig.from_file(path)
+    except pydantic.ValidationError as error:
+        raise _bad(path, "; ".join(validation_problems(error))) from None
+    except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
+        raise _bad(path, str(error)) from None
+    return agent_of(config, str(path), path.resolve().parent)
+
+
+def agent_of(config: AgentConfig, source: str, directory: Path | None = None) -> Agent:
+    """The agent ``config`` describes, its import paths found from ``directory`` and here."""
+    for where in (Path.cwd(), directory):
+        if where is not None and str(where) not in sys.path:
+            sys.path.insert(0, str(where))
+    try:
+        tools = agent_tools(config, demo_tools.TOOLS, environ=os.environ)
+    except ToolImportError as error:
+        raise _bad(source, str(error)) from None
+    if not config.mcp_servers:  # else the servers' tools are known once they start
+        problems = fit_problems(config, [tool.name for tool in tools.tools], ())
+        if problems:
+            raise _bad(source, "; ".join(problems))
+    return Agent(config, tools, source)
+
+
+def _bad(source: Path | str, problem: str) -> click.BadParameter:
+    return click.BadParameter(f"{source}: {problem}", param_hint=AGENT_HINT)
+
+
+def choose_model(config: AgentConfig, say: Callable[[str], None]) -> Provider:
+    """The agent's ``model``: "test" and "scripted" are offline; another is Claude when
+    ``ANTHROPIC_API_KEY`` is set, else the scripted model. Says which."""
+    if config.model == "test":
+        from agentos import TestModel
+
+        say("model: test (offline: calls every tool once, then quotes the results)")
+        return TestModel(skip=(*CAPABILITIES, NEW_THREAD_TOOL))
+    if config.model != "scripted" and os.environ.get("ANTHROPIC_API_KEY"):
+        from agentos import AnthropicProvider
+
+        base_url = os.environ.get("ANTHROPIC_BASE_URL")
+        if base_url:
+            say(f"model: Anthropic API at {base_url} (ANTHROPIC_BASE_URL)")
+        else:
+            say("model: Claude (ANTHROPIC_API_KEY is set)")
+        return AnthropicProvider()
+    say("model: scripted (offline; set ANTHROPIC_API_KEY for Claude)")
+    return demo_tools.scripted_model()

@@ -1,0 +1,127 @@
+"""A real MCP server, written with the ``mcp`` SDK, for the tests: stdio by default,
+streamable HTTP with ``--http PORT``.
+
+Tools: ``echo``; ``slow`` (reports progress, then waits for ``release`` or its cancel,
+and counts cancels); ``cancels_seen`` (waits until that many cancels were seen);
+``boom`` (a tool error); ``die`` (exits with code 3); ``picture`` (an image); ``grow``
+(adds a tool and says the list changed); ``bad_schema`` (listed with a schema that is
+not one, when ``BAD_SCHEMA=1``).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ImageContent, TextContent
+
+app = MCPServer("agentos-test-tools")
+if "PID_FILE" in os.environ:
+    with open(os.environ["PID_FILE"], "w") as pid_file:
+        pid_file.write(str(os.getpid()))
+released = anyio.Event()
+cancels = 0
+cancel_seen = anyio.Event()
+PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
+
+
+@app.tool()
+async def echo(text: str) -> str:
+    """Say the text back."""
+    return text
+
+
+@app.tool()
+async def slow(steps: int, ctx: Context) -> str:
+    """Report ``steps`` progress notifications, then wait for ``release`` (or a cancel)."""
+    global cancels, cancel_seen
+    try:
+        for step in range(1, steps + 1):
+            await ctx.report_progress(step, steps, f"step {step} of {steps}")
+        await released.wait()
+    except anyio.get_cancelled_exc_class():
+        cancels += 1
+        cancel_seen.set()
+        cancel_seen = anyio.Event()
+        raise
+    return f"finished {steps} steps"
+
+
+@app.tool()
+async def release() -> str:
+    """Let every waiting ``slow`` call finish."""
+    released.set()
+    return "released"
+
+
+@app.tool()
+async def cancels_seen(at_least: int) -> int:
+    """How many ``slow`` calls saw their cancel, once at least ``at_least`` did."""
+    with anyio.fail_after(30):
+        while cancels < at_least:
+            await cancel_seen.wait()
+    return cancels
+
+
+@app.tool()
+async def boom() -> str:
+    """Fail with a message."""
+    raise ToolError("the boom tool always fails")
+
+
+@app.tool()
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+@app.tool()
+def die() -> str:
+    """Exit the server at once, with code 3."""
+    os._exit(3)
+
+
+@app.tool()
+async def picture() -> list[TextContent | ImageContent]:
+    """A caption and a one-pixel image."""
+    return [
+        TextContent(type="text", text="a tiny picture"),
+        ImageContent(type="image", data=PIXEL, mime_type="image/png"),
+    ]
+
+
+@app.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool ``grown`` and tell the client the list changed."""
+
+    async def grown() -> str:
+        """A tool that appeared later."""
+        return "grown"
+
+    app.add_tool(grown, name="grown", description="A tool that appeared later.")
+    await ctx.session.send_tool_list_changed()
+    return "added grown"
+
+
+if os.environ.get("BAD_SCHEMA") == "1":
+
+    @app.tool()
+    async def bad_schema() -> str:
+        """Listed with a schema that is not a JSON schema."""
+        return "never"
+
+    listed = app._tool_manager.get_tool("bad_schema")
+    assert listed is not None
+    listed.parameters = {"type": "object", "properties": {"x": {"type": "no-such-type"}}}
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()
