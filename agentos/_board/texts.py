@@ -13,7 +13,7 @@ from agentos._board.board import (
     BoardCall,
     BoardRendering,
 )
-from agentos._model.messages import Block, Message, content_value
+from agentos._model.messages import Block, Message, content_blocks, content_text, content_value
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_ledger import failure_text
 from agentos._turns.capabilities import CAPABILITIES
@@ -118,6 +118,9 @@ def outcome_text(snapshot: CallSnapshot) -> str:
     if snapshot.status is not CallStatus.COMPLETED:
         return failure_text(snapshot)
     result = snapshot.result
+    blocks = content_blocks(result)
+    if blocks is not None:
+        return content_text(blocks)
     return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
 
 

@@ -34,7 +34,7 @@ class TextBlock(TypedDict):
 class ToolResultBlock(TypedDict):
     type: Literal["tool_result"]
     tool_use_id: str
-    content: str
+    content: str | list[dict[str, Any]]
     is_error: NotRequired[bool]
 
 
@@ -51,7 +51,26 @@ CONTENT_RESULT = "tool_content"
 model: ``{"type": "tool_content", "content": [blocks]}``."""
 
 
-def tool_result(tool_use_id: str, content: str, *, error: bool = False) -> ToolResultBlock:
+def content_blocks(value: object) -> list[dict[str, Any]] | None:
+    """The blocks of a result that carries them (``CONTENT_RESULT``), else None."""
+    if isinstance(value, Mapping) and value.get("type") == CONTENT_RESULT:
+        blocks = value.get("content")
+        if isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks):
+            return blocks
+    return None
+
+
+def content_text(blocks: Iterable[Mapping[str, Any]]) -> str:
+    """Content blocks as text, for what reads results as text (the board, a person):
+    text blocks as they are, others by their type (``[image]``)."""
+    return "\n".join(
+        str(b.get("text", "")) if b.get("type") == "text" else f"[{b.get('type')}]" for b in blocks
+    )
+
+
+def tool_result(
+    tool_use_id: str, content: str | list[dict[str, Any]], *, error: bool = False
+) -> ToolResultBlock:
     block: ToolResultBlock = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
     if error:
         block["is_error"] = True

@@ -114,7 +114,7 @@ class CallLedger:
         self.history.record(
             self.session_id, HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, value)
         )
-        return tool_result(tool_use_id, shape.render(value)), value
+        return shape.result(tool_use_id, value), value
 
     def result(self, call_id: CallId, tool_use_id: str) -> ToolResultBlock:
         """The call's ``tool_result``: its outcome if final, else a placeholder (and then
@@ -126,7 +126,7 @@ class CallLedger:
             return placeholder(tool_use_id, call_id, status, self._tokens.get(call_id))
         shape = self._told(snapshot, tool_use_id)
         if snapshot.status is CallStatus.COMPLETED:
-            return tool_result(tool_use_id, shape.render(snapshot.result))
+            return shape.result(tool_use_id, snapshot.result)
         return tool_result(tool_use_id, failure_text(snapshot), error=True)
 
     def late_outcome(self, call_id: CallId) -> TextBlock | None:

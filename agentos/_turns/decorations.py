@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 
 from agentos._kernel.json_values import dumps
+from agentos._model.messages import ToolResultBlock, content_blocks, content_text, tool_result
 from agentos._turns.agent_config import Decorate
 from components import Json
 
@@ -44,9 +45,18 @@ class Decorations:
             cache_key=cache_key,
         )
 
+    def result(self, tool_use_id: str, value: Json) -> ToolResultBlock:
+        """The ``tool_result`` of a completed call: its content blocks (images, documents)
+        when it carries them, else ``render``'s text."""
+        blocks = content_blocks(value)
+        return tool_result(tool_use_id, self.render(value) if blocks is None else blocks)
+
     def render(self, value: Json) -> str:
         """A result as the model reads it: past ``truncate`` bytes of UTF-8, the longest
         valid prefix of at most that many bytes, and a marker stating the limit."""
+        blocks = content_blocks(value)
+        if blocks is not None:
+            value = content_text(blocks)
         text = value if isinstance(value, str) else dumps(value)
         limit = self.truncate
         if limit is None or len(text) * 4 <= limit:  # no character is longer than 4 bytes

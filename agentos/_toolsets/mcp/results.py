@@ -8,7 +8,6 @@ Anthropic ``tool_result`` carries, under ``CONTENT_RESULT`` (``{"type":
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from agentos._kernel.tools import ToolFailure
@@ -63,11 +62,3 @@ def _resource(resource: dict[str, Any]) -> dict[str, Any]:
 
 def _note(text: str) -> dict[str, Any]:
     return {"type": "text", "text": f"[{text}]"}
-
-
-def texts(content: Sequence[dict[str, Any]]) -> str:
-    """The text of content blocks, for what reads results as text (the board, a person)."""
-    return "\n".join(
-        str(block.get("text", "")) if block.get("type") == "text" else f"[{block.get('type')}]"
-        for block in content
-    )
