@@ -4,8 +4,9 @@ with the ``mcp`` SDK (``tests/mcp_servers``), over stdio as a subprocess."""
 from __future__ import annotations
 
 import os
+import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -284,3 +285,80 @@ async def test_the_server_is_stopped_with_the_runtime() -> None:
     assert isinstance(pid, dict) and isinstance(pid["result"], int)
     with pytest.raises(ProcessLookupError):
         os.kill(pid["result"], 0)
+
+
+# ------------------------------------------------------------------ streamable HTTP
+
+
+@asynccontextmanager
+async def http_server(port: int) -> AsyncIterator[Callable[[], Awaitable[None]]]:
+    """The test server's streamable HTTP app, served on 127.0.0.1:``port`` in this loop
+    until the context ends or the function it gives is awaited (which stops it then).
+    The socket listens before the server runs, so a client never finds it not ready."""
+    import uvicorn
+
+    from tests.mcp_servers.tools_server import app
+
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listening.bind(("127.0.0.1", port))
+    listening.listen()
+    config = uvicorn.Config(
+        app.streamable_http_app(), log_level="warning", timeout_graceful_shutdown=1
+    )
+    server = uvicorn.Server(config)
+    stopped = anyio.Event()
+
+    async def serve() -> None:
+        try:
+            await server.serve(sockets=[listening])
+        finally:
+            listening.close()
+            stopped.set()
+
+    async def stop() -> None:
+        server.should_exit = True
+        await stopped.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(serve)
+        try:
+            yield stop
+        finally:
+            await stop()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+async def test_an_http_servers_tools_are_calls_with_progress_and_cancel() -> None:
+    port = free_port()
+    async with http_server(port):
+        server = McpServer.http("web", f"http://127.0.0.1:{port}/mcp")
+        async with serving(server) as (runtime, events):
+            assert runtime.tools["echo"].source == "web"
+            echoed = await outcome(runtime, runtime.submit("echo", {"text": "over http"}))
+            assert echoed.result == {"result": "over http"}
+            call_id = runtime.submit("slow", {"steps": 2})
+            await wait_progress(events, runtime, call_id, 2)
+            assert runtime.cancel(call_id).cancelled
+            seen = await outcome(runtime, runtime.submit("cancels_seen", {"at_least": 1}))
+            assert seen.result == {"result": 1}
+
+
+async def test_an_http_server_that_drops_is_reached_again() -> None:
+    port = free_port()
+    server = McpServer.http("web", f"http://127.0.0.1:{port}/mcp", start_timeout=10)
+    async with http_server(port) as stop, serving(server) as (runtime, _):
+        first = await outcome(runtime, runtime.submit("echo", {"text": "one"}))
+        assert first.result == {"result": "one"}
+        await stop()
+        down = await outcome(runtime, runtime.submit("echo", {"text": "two"}))
+        assert down.status is CallStatus.FAILED and "MCP server 'web'" in str(down.error)
+        async with http_server(port):
+            again = await outcome(runtime, runtime.submit("echo", {"text": "three"}))
+            assert again.result == {"result": "three"}

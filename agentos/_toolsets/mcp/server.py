@@ -349,6 +349,7 @@ class McpServer:
                 code = await process.exited(within=2.0)
                 if code is not None:
                     return ToolFailure(self._exited(code))
+            self._session = None  # the next call waits for a new connection
             self._down(self._said(error))
             self._wanted.set()
             return ToolFailure(f"MCP server {self.name!r} was lost: {self._said(error)}")
