@@ -55,6 +55,7 @@ from agentos._kernel.tools import InvalidToolInput, Tool, ToolFailure, tool
 from agentos._kernel.toolsets import ToolRegistry, Toolset
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._model.provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
+from agentos._model.test_model import TestModel
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Caller, Scope, SessionLineage
 from agentos._sessions.session import Session
@@ -198,6 +199,7 @@ __all__ = [
     "StoredToken",
     "SystemClock",
     "SystemToolbox",
+    "TestModel",
     "TokenRecord",
     "Tool",
     "ToolAccess",

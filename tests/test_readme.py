@@ -7,6 +7,7 @@ the two make commands.
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,7 @@ def test_the_readme_has_programs() -> None:
 def test_each_python_block_runs_offline(code: str, shown: str | None, tmp_path: Path) -> None:
     program = tmp_path / "readme_block.py"
     program.write_text(code)
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")  # what a program may name
     done = run_offline(program, tmp_path)
     assert done.returncode == 0, done.stderr
     if shown is not None:

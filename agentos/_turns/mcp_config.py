@@ -23,7 +23,11 @@ class McpServerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    command: str | None = Field(None, min_length=1, description="stdio: the program to start.")
+    command: str | None = Field(
+        None,
+        min_length=1,
+        description="stdio: the program to start ('python' is the Python agentos runs on).",
+    )
     args: list[str] = Field(default_factory=list, description="stdio: its arguments.")
     env: dict[str, str] = Field(
         default_factory=dict,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,8 @@ BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 """Seconds between attempts to reach an HTTP server that dropped (the last repeats)."""
 LIST_PAGES = 100
 """At most this many pages of tools/list: a server that pages forever cannot hang us."""
+PYTHONS = frozenset({"python", "python3"})
+"""Commands that mean the Python agentos runs on (its virtual environment, its mcp)."""
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -185,7 +188,8 @@ class McpServer:
             from agentos._toolsets.mcp.stdio import stdio_server
 
             env = get_default_environment() | self._expand(config.env, "env")
-            argv = [config.command, *config.args]
+            command = sys.executable if config.command in PYTHONS else config.command
+            argv = [command, *config.args]
             try:
                 streams, self._process = await stack.enter_async_context(
                     stdio_server(argv, env, config.cwd)

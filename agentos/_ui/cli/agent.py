@@ -3,7 +3,8 @@
 Without ``--agent`` it is the demo agent with the demo tools. With an agent file, the
 runtime gets exactly the tools the file names (a bare name is one of the demo tools)
 and its MCP servers; import paths resolve from the file's directory and the current
-one. Every problem is one line naming the setting, as a usage error (exit 2).
+one, and a stdio server starts in the file's directory. Every problem is one line
+naming the setting, as a usage error (exit 2).
 """
 
 from __future__ import annotations
@@ -72,7 +73,19 @@ def load_agent(path: Path) -> Agent:
         raise _bad(path, "; ".join(validation_problems(error))) from None
     except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
         raise _bad(path, str(error)) from None
-    return agent_of(config, str(path), path.resolve().parent)
+    return agent_of(_beside(config, path.resolve().parent), str(path), path.resolve().parent)
+
+
+def _beside(config: AgentConfig, directory: Path) -> AgentConfig:
+    """``config`` with its stdio servers started in ``directory`` (the agent file's), or in
+    their ``cwd`` taken from there: an agent file's paths are relative to the file."""
+    servers = {
+        name: server.model_copy(update={"cwd": str(directory / (server.cwd or "."))})
+        if server.command is not None
+        else server
+        for name, server in config.mcp_servers.items()
+    }
+    return config.model_copy(update={"mcp_servers": servers})
 
 
 def agent_of(config: AgentConfig, source: str, directory: Path | None = None) -> Agent:
