@@ -66,6 +66,7 @@ JOBS = (
     Job("web page, 500 pages open", "benchmarks._web", ("--clients", "500")),
     Job("web page, 500 pages that never read", "benchmarks._web", ("--stalled", "500")),
     Job("terminal UI, 200 running calls", "benchmarks._tui"),
+    Job("MCP server calls", "benchmarks._mcp"),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -111,6 +112,8 @@ TARGETS: dict[str, Target] = {
     "web.stalled_streams_rss_growth_mb": at_most(50),
     "web.stalled_streams_api_p99_ms": at_most(50),
     "tui.key_p99_ms": at_most(100),
+    "mcp.cancel_to_server_ms_p99": at_most(20),
+    "mcp.concurrent_calls_progress": at_least(50),
 }
 
 HEADLINE = (
@@ -157,6 +160,12 @@ HEADLINE = (
     "tui.loop_lag_p99_ms",
     "tui.events_per_s",
     "tui.redraws_per_s",
+    "mcp.echo_call_us",
+    "mcp.inprocess_echo_call_us",
+    "mcp.call_overhead_us",
+    "mcp.call_overhead_ratio",
+    "mcp.cancel_to_server_ms_p99",
+    "mcp.concurrent_calls_progress",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",

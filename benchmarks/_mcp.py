@@ -1,0 +1,124 @@
+"""MCP calls: what one costs beside an in-process tool, how soon a cancel reaches the
+server's tool, and whether 50 concurrent calls on one server each see their own progress.
+
+``mcp.echo_call_us`` is one echo through a stdio MCP server (submit to final, one call
+at a time), ``mcp.inprocess_echo_call_us`` the same echo as an ``@agentos.tool``; the
+two alternate in rounds; ``mcp.call_overhead_us`` is their difference and
+``mcp.call_overhead_ratio`` their ratio (medians). ``mcp.cancel_to_server_ms_p99``:
+from ``runtime.cancel`` of a running call to its tool's ``CancelledError`` in the
+server (one monotonic clock, so the server says when). ``mcp.concurrent_calls_progress``:
+of 50 calls with 1-5 progress steps each, those whose progress was exactly their own.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+from pydantic import BaseModel
+
+import agentos
+from agentos import CallEvent, McpServer, ProgressKind, Runtime
+from benchmarks._common import Figures, emit, median, percentile, quiet_logs
+
+SERVER = str(Path(__file__).resolve().parent / "_mcp_server.py")
+ROUNDS = 5
+ECHOES = 200
+CANCELS = 200
+CONCURRENT = 50
+
+
+class Words(BaseModel):
+    text: str
+
+
+@agentos.tool(name="local_echo")
+async def local_echo(args: Words) -> str:
+    """The in-process echo the MCP one is measured against."""
+    return args.text
+
+
+async def echo_seconds(runtime: Runtime, tool_name: str) -> float:
+    """Seconds for one echo, mean of ``ECHOES`` made one after another."""
+    started = time.perf_counter()
+    for _ in range(ECHOES):
+        done = await runtime.wait(runtime.submit(tool_name, {"text": "hi"}))
+        assert done.status == "completed", done
+    return (time.perf_counter() - started) / ECHOES
+
+
+async def first_progress(
+    runtime: Runtime, events: MemoryObjectReceiveStream[CallEvent], call_id: str, count: int
+) -> None:
+    while sum(e.kind is ProgressKind.PARTIAL for e in runtime.status(call_id).progress) < count:
+        await events.receive()
+
+
+async def cancel_latencies(
+    runtime: Runtime, events: MemoryObjectReceiveStream[CallEvent]
+) -> list[float]:
+    asked: list[float] = []
+    for _ in range(CANCELS):
+        call_id = runtime.submit("slow", {"steps": 1})
+        await first_progress(runtime, events, call_id, 1)
+        asked.append(time.monotonic())
+        runtime.cancel(call_id)
+    done = await runtime.wait(runtime.submit("cancel_times", {"count": CANCELS}), 60)
+    assert isinstance(done.result, dict), done
+    seen = done.result["result"]
+    assert isinstance(seen, list)
+    return [float(str(at)) - before for at, before in zip(seen, asked, strict=True)]
+
+
+async def own_progress(runtime: Runtime, events: MemoryObjectReceiveStream[CallEvent]) -> int:
+    calls = {runtime.submit("slow", {"steps": 1 + n % 5}): 1 + n % 5 for n in range(CONCURRENT)}
+    for call_id, steps in calls.items():
+        await first_progress(runtime, events, call_id, steps)
+    await runtime.wait(runtime.submit("release", {}), 30)
+    right = 0
+    for call_id, steps in calls.items():
+        done = await runtime.wait(call_id, 30)
+        entries = [e.payload for e in done.progress if e.kind is ProgressKind.PARTIAL]
+        totals = {p.get("total") for p in entries if isinstance(p, dict)}
+        right += done.status == "completed" and len(entries) == steps and totals == {steps}
+    return right
+
+
+async def measure() -> Figures:
+    server = McpServer.stdio("bench", sys.executable, [SERVER])
+    async with (
+        Runtime(
+            [local_echo], toolsets=[server], max_running=256, max_running_per_session=128
+        ) as runtime,
+        runtime.subscribe("default") as events,
+    ):
+        await echo_seconds(runtime, "echo")  # warm-up
+        await echo_seconds(runtime, "local_echo")
+        remote: list[float] = []
+        local: list[float] = []
+        for _ in range(ROUNDS):
+            remote.append(await echo_seconds(runtime, "echo"))
+            local.append(await echo_seconds(runtime, "local_echo"))
+        cancels = await cancel_latencies(runtime, events)
+        progress = await own_progress(runtime, events)
+    return {
+        "mcp.echo_call_us": round(median(remote) * 1e6, 1),
+        "mcp.inprocess_echo_call_us": round(median(local) * 1e6, 1),
+        "mcp.call_overhead_us": round((median(remote) - median(local)) * 1e6, 1),
+        "mcp.call_overhead_ratio": round(median(remote) / median(local), 1),
+        "mcp.cancel_to_server_ms_p50": round(percentile(cancels, 0.5) * 1e3, 2),
+        "mcp.cancel_to_server_ms_p99": round(percentile(cancels, 0.99) * 1e3, 2),
+        "mcp.concurrent_calls_progress": progress,
+    }
+
+
+def main() -> None:
+    quiet_logs()
+    emit(anyio.run(measure))
+
+
+if __name__ == "__main__":
+    main()
