@@ -9,6 +9,7 @@ follow the focus, and a session quit with calls running reopens from the store.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,6 +24,7 @@ from agentos import (
     AgentConfig,
     Host,
     ManualClock,
+    McpServerConfig,
     ModelRequest,
     ModelResponse,
     Provider,
@@ -30,6 +32,7 @@ from agentos import (
     ScriptedProvider,
     SqliteStore,
     YieldOnTimeout,
+    agent_tools,
 )
 from agentos.testing import (
     FailingProvider,
@@ -400,3 +403,32 @@ async def test_a_store_failing_every_commit_is_told_once_not_per_commit(tmp_path
             app.redraw()
             await pilot.pause()
             assert notes(app).count("store: the disk is full") == 1
+
+
+async def test_an_mcp_servers_call_shows_its_progress_and_c_cancels_it_in_the_server() -> None:
+    server = McpServerConfig(
+        command=sys.executable, args=[str(Path(__file__).parent / "mcp_servers/tools_server.py")]
+    )
+    config = CONFIG.model_copy(update={"mcp_servers": {"files": server}})
+    provider = ScriptedProvider(
+        (lambda r: last_user_text(r) == "read", lambda r: tool_calls(("slow", {"steps": 2}))),
+        (lambda r: True, lambda r: text("ok")),
+    )
+    found = agent_tools(config)
+    async with (
+        Runtime(toolsets=found.toolsets) as runtime,
+        Host(runtime, provider) as host,
+    ):
+        app = ChatApp(await host.create_session(config), runtime)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await say(pilot, "read")
+            table = app.query_one("#calls", DataTable)
+            await until(pilot, runtime, lambda: table.row_count == 1)
+            (call,) = app.query_one(CallsPane).calls
+            await until(pilot, runtime, lambda: "100%" in cell(app, call.call_id, 2))
+            assert cell(app, call.call_id, 4) == "running"
+            table.focus()
+            await pilot.press("c", "y")
+            await until(pilot, runtime, lambda: cell(app, call.call_id, 4).startswith("cancelled"))
+        seen = await runtime.wait(runtime.submit("cancels_seen", {"at_least": 1}), 20)
+        assert seen.result == {"result": 1}, "the cancel reached the server's tool"

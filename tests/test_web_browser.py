@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -22,7 +23,15 @@ import anyio
 import pytest
 import uvicorn
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos import (
+    AgentConfig,
+    Host,
+    McpServerConfig,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+    agent_tools,
+)
 from agentos.testing import (
     Puppet,
     last_tool_results,
@@ -208,3 +217,46 @@ async def test_a_stored_session_shows_read_only_until_its_open_button(tmp_path: 
             "Noted.", timeout=WAIT_MS
         )
         assert [summary.session_id for summary in s.host.list()] == [session_id]
+
+
+async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the_server(
+    tmp_path: Path,
+) -> None:
+    server = McpServerConfig(
+        command=sys.executable, args=[str(Path(__file__).parent / "mcp_servers/tools_server.py")]
+    )
+    config = AgentConfig(mcp_servers={"files": server})
+    provider = ScriptedProvider(
+        (lambda r: last_user_text(r) == "read", lambda r: tool_calls(("slow", {"steps": 4}))),
+        (lambda r: True, lambda r: text("Reading.")),
+    )
+    listening = socket.create_server(("127.0.0.1", 0))
+    async with (
+        Runtime(toolsets=agent_tools(config).toolsets) as runtime,
+        Host(runtime, provider) as host,
+        async_playwright() as playwright,
+    ):
+        app = make_app(host, runtime, config=config)
+        web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: web.serve(sockets=[listening]))
+            try:
+                page = await browser.new_page()
+                await new_session(page, f"http://127.0.0.1:{listening.getsockname()[1]}")
+                await say(page, "read")
+                call = page.locator(".call", has_text="slow")
+                await expect(call).to_have_attribute("data-status", "running", timeout=WAIT_MS)
+                await expect(call.locator("progress")).to_have_attribute(
+                    "value", "100", timeout=WAIT_MS
+                )
+                await call.locator(".cancel").click()
+                await expect(call).to_have_attribute("data-status", "cancelled", timeout=WAIT_MS)
+                seen = await runtime.wait(runtime.submit("cancels_seen", {"at_least": 1}), 20)
+                assert seen.result == {"result": 1}, "the cancel reached the server's tool"
+            finally:
+                await browser.close()
+                web.should_exit = True
+        app.state.pages.close()
