@@ -362,3 +362,14 @@ async def test_an_http_server_that_drops_is_reached_again() -> None:
         async with http_server(port):
             again = await outcome(runtime, runtime.submit("echo", {"text": "three"}))
             assert again.result == {"result": "three"}
+
+
+def test_one_server_object_serves_one_runtime_after_another() -> None:
+    """An ``McpServer`` is a description: each runtime (each event loop) starts it anew."""
+    server = tools_server()
+
+    async def use() -> object:
+        async with serving(server) as (runtime, _):
+            return (await outcome(runtime, runtime.submit("echo", {"text": "again"}))).result
+
+    assert [anyio.run(use), anyio.run(use)] == [{"result": "again"}] * 2

@@ -128,6 +128,8 @@ class McpServer:
     async def run(self, tools: ToolRegistry, *, task_status: TaskStatus[None]) -> None:
         """Connect and list; say started; then keep the connection until cancelled."""
         self._registry = tools
+        self._attempted, self._wanted, self._relist = anyio.Event(), anyio.Event(), anyio.Event()
+        self._session, self._process, self._lost, self._attempts = None, None, None, 0
         started = False
         while True:
             try:
