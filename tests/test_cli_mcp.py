@@ -37,6 +37,9 @@ def test_the_example_agent_runs_every_tool_and_its_calls_show_their_progress(
         "percent": 100.0,
         "text": "reading part 3 of 3",
     }
+    again = agentos(env, "resume", run.json["session_id"], "--message", "once more")
+    assert again.code == 0, again  # the stored agent's module and server, found again
+    assert 'summarize: {"result": "three notes on example"}' in again.json["answer"]
 
 
 def test_the_readme_shows_the_example_as_it_is() -> None:

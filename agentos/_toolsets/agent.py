@@ -3,6 +3,7 @@ a ``Runtime`` (``Runtime(found.tools, toolsets=found.toolsets)``)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,8 +30,12 @@ def agent_tools(
 ) -> AgentTools:
     """Resolve ``config.tools`` (a bare name is one of ``available``; None: all of them)
     and make an ``McpServer`` per ``config.mcp_servers`` entry (``${VAR}`` read from
-    ``environ`` when it starts). ``ToolImportError`` names every entry that gives no tools.
+    ``environ`` when it starts). ``config.import_path`` is added to ``sys.path`` first.
+    ``ToolImportError`` names every entry that gives no tools.
     """
+    for where in config.import_path:  # where its modules are, as the agent file says
+        if where not in sys.path:
+            sys.path.insert(0, where)
     known = {item.name: item for item in available}
     tools = list(known.values()) if config.tools is None else resolve_tools(config.tools, known)
     servers = [

@@ -151,6 +151,11 @@ class AgentConfig(BaseModel):
         description="The tools it may call (None: all the runtime's): a tool's name, "
         "'module:attribute' (a tool, or a list of them) or a module (its tools).",
     )
+    import_path: list[str] = Field(
+        default_factory=list,
+        description="Directories the modules 'tools' names are found in, besides the current "
+        "one (the command line adds the agent file's own, and resolves these from it).",
+    )
     mcp_servers: dict[str, McpServerConfig] = Field(
         default_factory=dict, description="MCP servers whose tools it may call, by name."
     )

@@ -73,26 +73,29 @@ def load_agent(path: Path) -> Agent:
         raise _bad(path, "; ".join(validation_problems(error))) from None
     except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
         raise _bad(path, str(error)) from None
-    return agent_of(_beside(config, path.resolve().parent), str(path), path.resolve().parent)
+    return agent_of(_beside(config, path.resolve().parent), str(path))
 
 
 def _beside(config: AgentConfig, directory: Path) -> AgentConfig:
-    """``config`` with its stdio servers started in ``directory`` (the agent file's), or in
-    their ``cwd`` taken from there: an agent file's paths are relative to the file."""
+    """``config`` with its paths taken from ``directory`` (the agent file's): its modules
+    found there (and in its ``import_path``), its stdio servers started there (or in their
+    ``cwd``). Stored so, a session resumed from anywhere finds them again."""
     servers = {
         name: server.model_copy(update={"cwd": str(directory / (server.cwd or "."))})
         if server.command is not None
         else server
         for name, server in config.mcp_servers.items()
     }
-    return config.model_copy(update={"mcp_servers": servers})
+    found_in = [str(directory / where) for where in config.import_path]
+    return config.model_copy(
+        update={"mcp_servers": servers, "import_path": [str(directory), *found_in]}
+    )
 
 
-def agent_of(config: AgentConfig, source: str, directory: Path | None = None) -> Agent:
-    """The agent ``config`` describes, its import paths found from ``directory`` and here."""
-    for where in (Path.cwd(), directory):
-        if where is not None and str(where) not in sys.path:
-            sys.path.insert(0, str(where))
+def agent_of(config: AgentConfig, source: str) -> Agent:
+    """The agent ``config`` describes, its modules found here and in its ``import_path``."""
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
     try:
         tools = agent_tools(config, demo_tools.TOOLS, environ=os.environ)
     except ToolImportError as error:
