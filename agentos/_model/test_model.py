@@ -8,17 +8,27 @@ every call has an outcome it replies with a text quoting each one. Like Pydantic
 
 from __future__ import annotations
 
+import ast
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from agentos._model.messages import Block, blocks_of, content_text
+from agentos._model.messages import Block, Message, blocks_of, content_text
 from agentos._model.provider import ModelRequest, ModelResponse, text
+from agentos._model.schema_examples import example_arguments
 
 PREFIX = "toolu_test_"
+"""The ids of this model's tool uses start so: ``toolu_test_<round>_<n>``."""
+
+_PLACEHOLDER_KEY = "agentos_placeholder"  # agentos.PLACEHOLDER_KEY; _model may not import _turns
+_NOTICE = "[tool call "  # how agentos starts a late outcome or an overdue notice it sends
 _LATE = re.compile(r"^\[tool call (\S+) \((.*?)\) finished: (\w+)\] (.*)$", re.DOTALL)
-_DEPTH = 8
+# A board request (context_view = "board") draws the conversation as one text: its turn's
+# node is the one a ``>> turn for #N`` line names, else the last; its calls are drawn below.
+_NODE = re.compile(r"^ *(?:ok|\.\.) #(\d+)(?: \(re .*?\))? (user|agent)\b")
+_POINTER = re.compile(r"^>> turn for #(\d+)")
+_CALL = re.compile(r"^call #\d+ ([^(\s]+)\(.*?\) (completed|failed|cancelled|orphaned)(?:: (.*))?$")
 
 
 class TestModel:
@@ -33,24 +43,31 @@ class TestModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.answered += 1
-        called = _called(request)
+        board = _board_turn(request)
+        if board is not None:
+            node, author, calls = board
+            if author == "user":
+                return self._call_everything(request, node)
+            return _quote_board(calls)
+        messages = list(request.messages)
+        since = messages[_last_plain_text(messages) :]
+        called = _called(since)
         if not called:
-            return self._call_everything(request)
-        outcomes = _outcomes(request)
+            return self._call_everything(request, _rounds(messages) + 1)
+        outcomes = _outcomes(since)
         waiting = [name for use_id, name in called.items() if use_id not in outcomes]
         if waiting:
             return text(f"waiting for: {', '.join(waiting)}")
-        lines = [f"{name}: {outcomes[use_id]}" for use_id, name in called.items()]
-        return text("\n".join(lines))
+        return text("\n".join(f"{name}: {outcomes[use_id]}" for use_id, name in called.items()))
 
-    def _call_everything(self, request: ModelRequest) -> ModelResponse:
+    def _call_everything(self, request: ModelRequest, round_: int) -> ModelResponse:
         tools = [t for t in request.tools if t.get("name") not in self.skip]
         if not tools:
             return text("this agent has no tools to call")
         content: list[Block] = [
             {
                 "type": "tool_use",
-                "id": f"{PREFIX}{index}",
+                "id": f"{PREFIX}{round_}_{index}",
                 "name": str(definition["name"]),
                 "input": example_arguments(definition.get("input_schema") or {}),
             }
@@ -59,22 +76,44 @@ class TestModel:
         return ModelResponse(content, "tool_use")
 
 
-def _called(request: ModelRequest) -> dict[str, str]:
-    """The tool uses this model made in the conversation: id to tool name."""
-    return {
-        str(block["id"]): str(block.get("name"))
-        for message in request.messages
+def _last_plain_text(messages: Sequence[Message]) -> int:
+    """The index of the last user message with text a person wrote (not a notice), or 0."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user" and any(
+            block.get("type") == "text" and not str(block.get("text", "")).startswith(_NOTICE)
+            for block in blocks_of(messages[index])
+        ):
+            return index
+    return 0
+
+
+def _own_uses(messages: Sequence[Message]) -> list[Block]:
+    return [
+        block
+        for message in messages
         if message.get("role") == "assistant"
         for block in blocks_of(message)
         if block.get("type") == "tool_use" and str(block.get("id", "")).startswith(PREFIX)
-    }
+    ]
 
 
-def _outcomes(request: ModelRequest) -> dict[str, str]:
-    """Each call's outcome as a line: a tool_result that is not a placeholder, or the
-    message that told it late."""
+def _called(messages: Sequence[Message]) -> dict[str, str]:
+    """The tool uses this model made in ``messages``: id to tool name, in order."""
+    return {str(block["id"]): str(block.get("name")) for block in _own_uses(messages)}
+
+
+def _rounds(messages: Sequence[Message]) -> int:
+    """How many replies of tool uses this model made in the whole conversation."""
+    return sum(
+        1 for message in messages if message.get("role") == "assistant" and _own_uses([message])
+    )
+
+
+def _outcomes(messages: Sequence[Message]) -> dict[str, str]:
+    """Each call's outcome as it is quoted: a tool_result that is not a placeholder, or
+    the message that told it late; an error's starts ``error: ``."""
     found: dict[str, str] = {}
-    for message in request.messages:
+    for message in messages:
         if message.get("role") != "user":
             continue
         for block in blocks_of(message):
@@ -91,9 +130,10 @@ def _outcomes(request: ModelRequest) -> dict[str, str]:
 
 
 def _said(content: object) -> str:
+    """A tool_result's content as text: text blocks as they are, others as ``[image]``."""
     if isinstance(content, list):
         return content_text(b for b in content if isinstance(b, Mapping))
-    return str(content)
+    return "" if content is None else str(content)
 
 
 def _placeholder(said: str) -> bool:
@@ -101,98 +141,53 @@ def _placeholder(said: str) -> bool:
         value = json.loads(said)
     except ValueError:
         return False
-    return isinstance(value, dict) and value.get("agentos_placeholder") is True
+    return isinstance(value, dict) and value.get(_PLACEHOLDER_KEY) is True
 
 
-def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Input that fits ``schema`` (an object's JSON schema): its required fields filled."""
-    value = _example(schema, schema, 0)
-    return value if isinstance(value, dict) else {}
-
-
-def _example(schema: Any, root: Mapping[str, Any], depth: int) -> Any:
-    if not isinstance(schema, Mapping) or depth > _DEPTH:
+def _board_turn(request: ModelRequest) -> tuple[int, str, list[str]] | None:
+    """A board request's turn: its node, who wrote it, the call lines below it (None: not
+    a board request, which is one user message of text drawing nodes)."""
+    if len(request.messages) != 1 or request.messages[0].get("role") != "user":
         return None
-    if "$ref" in schema:
-        return _example(_resolve(str(schema["$ref"]), root), root, depth + 1)
-    for key in ("const", "default"):
-        if key in schema:
-            return schema[key]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    for key in ("anyOf", "oneOf"):
-        branches = [b for b in schema.get(key) or () if _type(b) != "null"]
-        if branches:
-            return _example(branches[0], root, depth + 1)
-    if schema.get("allOf"):
-        merged: dict[str, Any] = {}
-        for part in schema["allOf"]:
-            value = _example(part, root, depth + 1)
-            if isinstance(value, dict):
-                merged.update(value)
-        return merged
-    return _typed(schema, root, depth)
-
-
-def _typed(schema: Mapping[str, Any], root: Mapping[str, Any], depth: int) -> Any:
-    kind = _type(schema)
-    if kind == "object" or (kind is None and "properties" in schema):
-        properties = schema.get("properties") or {}
-        return {
-            name: _example(properties.get(name, {}), root, depth + 1)
-            for name in schema.get("required") or ()
-        }
-    if kind == "array":
-        item = _example(schema.get("items", {}), root, depth + 1)
-        return [item] * max(1, int(schema.get("minItems", 1)))
-    if kind in ("integer", "number"):
-        return _number(schema, kind)
-    if kind == "boolean":
-        return True
-    if kind == "null":
+    blocks = blocks_of(request.messages[0])
+    if any(block.get("type") != "text" for block in blocks):
         return None
-    return _string(schema)
+    lines = "".join(str(block.get("text", "")) for block in blocks).rstrip("\n").split("\n")
+    pointer = _POINTER.match(lines[-1])
+    heads = [(at, head) for at, head in enumerate(map(_NODE.match, lines)) if head is not None]
+    if pointer is not None:
+        heads = [(at, head) for at, head in heads if head[1] == pointer[1]] or heads
+    if not heads:
+        return None
+    at, head = heads[-1]
+    calls = []
+    for line in lines[at + 1 :]:
+        if not line.lstrip().startswith("call #"):
+            break
+        calls.append(line.strip())
+    return int(head[1]), head[2], calls
 
 
-def _type(schema: Any) -> str | None:
-    kind = schema.get("type") if isinstance(schema, Mapping) else None
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        return str(kinds[0]) if kinds else "null"
-    return None if kind is None else str(kind)
+def _quote_board(calls: list[str]) -> ModelResponse:
+    """The board's call lines quoted as ``name: result`` (``name: error: ...``)."""
+    lines, waiting = [], []
+    for line in calls:
+        found = _CALL.match(line)
+        if found is None:
+            waiting.append(line.removeprefix("call #").split(" ", 1)[-1].split("(", 1)[0])
+            continue
+        name, status = found[1], found[2]
+        outcome = status if found[3] is None else _unquote(found[3])
+        lines.append(f"{name}: {outcome}" if status == "completed" else f"{name}: error: {outcome}")
+    if waiting:
+        return text(f"waiting for: {', '.join(waiting)}")
+    return text("\n".join(lines) or "nothing to quote")
 
 
-def _number(schema: Mapping[str, Any], kind: str) -> int | float:
-    low = schema.get("minimum", schema.get("exclusiveMinimum"))
-    high = schema.get("maximum", schema.get("exclusiveMaximum"))
-    value: float = 1
-    if low is not None:
-        value = low + (1 if "exclusiveMinimum" in schema and "minimum" not in schema else 0)
-    if high is not None and value > high:
-        value = high - (1 if "exclusiveMaximum" in schema and "maximum" not in schema else 0)
-    step = schema.get("multipleOf")
-    if isinstance(step, int | float) and step > 0:
-        value = step * max(1, round(value / step))
-    return int(value) if kind == "integer" else float(value)
-
-
-def _string(schema: Mapping[str, Any]) -> str:
-    examples = {
-        "date": "2026-01-02",
-        "date-time": "2026-01-02T03:04:05Z",
-        "email": "someone@example.com",
-        "uri": "https://example.com",
-    }
-    value = examples.get(str(schema.get("format")), "example")
-    low = int(schema.get("minLength", 0))
-    value = value + "x" * max(0, low - len(value))
-    high = schema.get("maxLength")
-    return value[: int(high)] if isinstance(high, int) and high >= low else value
-
-
-def _resolve(reference: str, root: Mapping[str, Any]) -> Any:
-    """A local ``#/$defs/Name`` (or ``#/definitions/Name``) reference's schema."""
-    node: Any = root
-    for part in reference.removeprefix("#/").split("/"):
-        node = node.get(part) if isinstance(node, Mapping) else None
-    return node
+def _unquote(drawn: str) -> str:
+    """A board's quoted outcome (``'EXAMPLE'``) as the text it quotes."""
+    try:
+        value: Any = ast.literal_eval(drawn)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return drawn
+    return value if isinstance(value, str) else drawn
