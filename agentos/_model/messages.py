@@ -53,7 +53,7 @@ model: ``{"type": "tool_content", "content": [blocks]}``."""
 
 def content_blocks(value: object) -> list[dict[str, Any]] | None:
     """The blocks of a result that carries them (``CONTENT_RESULT``), else None."""
-    if isinstance(value, Mapping) and value.get("type") == CONTENT_RESULT:
+    if type(value) is dict and value.get("type") == CONTENT_RESULT:  # a JSON result: a dict
         blocks = value.get("content")
         if isinstance(blocks, list) and all(isinstance(b, dict) for b in blocks):
             return blocks

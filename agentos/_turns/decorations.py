@@ -49,14 +49,16 @@ class Decorations:
         """The ``tool_result`` of a completed call: its content blocks (images, documents)
         when it carries them, else ``render``'s text."""
         blocks = content_blocks(value)
-        return tool_result(tool_use_id, self.render(value) if blocks is None else blocks)
+        return tool_result(tool_use_id, self._shortened(value) if blocks is None else blocks)
 
     def render(self, value: Json) -> str:
-        """A result as the model reads it: past ``truncate`` bytes of UTF-8, the longest
-        valid prefix of at most that many bytes, and a marker stating the limit."""
+        """A result as the model reads it as text (content blocks by their text)."""
         blocks = content_blocks(value)
-        if blocks is not None:
-            value = content_text(blocks)
+        return self._shortened(value if blocks is None else content_text(blocks))
+
+    def _shortened(self, value: Json) -> str:
+        """Past ``truncate`` bytes of UTF-8, the longest valid prefix of at most that many
+        bytes, and a marker stating the limit."""
         text = value if isinstance(value, str) else dumps(value)
         limit = self.truncate
         if limit is None or len(text) * 4 <= limit:  # no character is longer than 4 bytes

@@ -1,2 +1,3 @@
-"""MCP servers as toolsets: a stdio transport agentos owns, the server's connection and
-tools (``server``), and what a tool's result becomes (``results``)."""
+"""MCP servers as toolsets: a stdio transport agentos owns (``stdio``), the server's
+connection (``server``), its listing as agentos tools (``tools``), and what a tool's
+result becomes (``results``)."""

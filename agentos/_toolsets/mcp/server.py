@@ -12,7 +12,6 @@ lets the SDK send ``notifications/cancelled``.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
@@ -23,12 +22,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskStatus
 
-from agentos._errors import ToolDefinitionError, ToolsetError
+from agentos._errors import ToolsetError
 from agentos._kernel.context import ToolContext
-from agentos._kernel.tools import Tool, ToolFailure
+from agentos._kernel.tools import ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.results import outcome
+from agentos._toolsets.mcp.tools import adapt, progress_entry
 from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
 from components import Json
 
@@ -83,18 +83,11 @@ class McpServer:
         start_timeout: float = 30.0,
     ) -> McpServer:
         """A server the runtime starts as ``command args`` and talks to over stdio."""
-        return cls(
-            name,
-            McpServerConfig(
-                command=command,
-                args=list(args),
-                env=dict(env or {}),
-                cwd=cwd,
-                tools=None if tools is None else list(tools),
-                prefix=prefix,
-                start_timeout=start_timeout,
-            ),
+        chosen = _choice(tools, prefix, start_timeout)
+        config = McpServerConfig(
+            command=command, args=list(args), env=dict(env or {}), cwd=cwd, **chosen
         )
+        return cls(name, config)
 
     @classmethod
     def http(
@@ -108,16 +101,8 @@ class McpServer:
         start_timeout: float = 30.0,
     ) -> McpServer:
         """A server the runtime reaches at ``url`` over streamable HTTP."""
-        return cls(
-            name,
-            McpServerConfig(
-                url=url,
-                headers=dict(headers or {}),
-                tools=None if tools is None else list(tools),
-                prefix=prefix,
-                start_timeout=start_timeout,
-            ),
-        )
+        chosen = _choice(tools, prefix, start_timeout)
+        return cls(name, McpServerConfig(url=url, headers=dict(headers or {}), **chosen))
 
     def __repr__(self) -> str:
         where = self.config.url or " ".join([self.config.command or "", *self.config.args])
@@ -280,7 +265,7 @@ class McpServer:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        tools, problems = self._adapt(listed)
+        tools, problems = adapt(listed, self.config, self.name, self._caller)
         if first:
             wanted = self.config.tools or ()
             missing = [name for name in wanted if name not in {t.name for t in listed}]
@@ -301,33 +286,6 @@ class McpServer:
         for problem in problems:
             self._log("mcp.tool_left_out", problem=problem)
 
-    def _adapt(self, listed: Sequence[Any]) -> tuple[list[Tool[Any]], list[str]]:
-        """The listed tools the agent may use as agentos tools, and why others are left out."""
-        config, tools, problems = self.config, [], []
-        for listing in listed:
-            if config.tools is not None and listing.name not in config.tools:
-                continue
-            name = config.prefix + listing.name
-            if not TOOL_NAME.match(name):
-                problems.append(
-                    f"tool {listing.name!r}: {name!r} is not a name the model can call "
-                    "(letters, digits, _ and -, at most 64)"
-                )
-                continue
-            try:
-                tools.append(
-                    Tool.from_schema(
-                        self._caller(listing.name),
-                        name=name,
-                        input_schema=dict(listing.input_schema),
-                        description=listing.description or listing.title or "",
-                        source=self.name,
-                    )
-                )
-            except ToolDefinitionError as error:
-                problems.append(str(error))
-        return tools, problems
-
     def _caller(self, remote: str) -> Any:
         async def call(args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
             return await self.call(remote, args, ctx)
@@ -342,7 +300,7 @@ class McpServer:
         process = self._process
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
-            ctx.progress(_progress(done, total, message))
+            ctx.progress(progress_entry(done, total, message))
 
         try:
             result = await session.call_tool(
@@ -414,6 +372,15 @@ class McpServer:
         logger.warning(event, server=self.name, **fields)
 
 
+def _choice(tools: Sequence[str] | None, prefix: str, start_timeout: float) -> dict[str, Any]:
+    """The settings of a server that do not depend on its transport."""
+    return {
+        "tools": None if tools is None else list(tools),
+        "prefix": prefix,
+        "start_timeout": start_timeout,
+    }
+
+
 async def _first(*waits: Callable[[], Awaitable[object]]) -> None:
     """Wait until one of ``waits`` returns."""
     async with anyio.create_task_group() as group:
@@ -424,17 +391,6 @@ async def _first(*waits: Callable[[], Awaitable[object]]) -> None:
 
         for one in waits:
             group.start_soon(wait, one)
-
-
-def _progress(done: float, total: float | None, message: str | None) -> Json:
-    """An MCP progress notification as a progress entry: ``percent`` when there is a total."""
-    entry: dict[str, Json] = {"progress": done}
-    if total is not None and total > 0 and math.isfinite(total):
-        entry["total"] = total
-        entry["percent"] = round(min(100.0, max(0.0, done * 100.0 / total)), 1)
-    if message:
-        entry["text"] = message
-    return entry
 
 
 def _leaf(error: BaseException) -> BaseException:
