@@ -61,7 +61,7 @@ from agentos._sessions.scope import Caller, Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens, TokenRecord
 from agentos._sessions.tool_access import ToolAccess
-from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
+from agentos._sessions.toolbox import CapabilityResult, ChildSessions, SystemToolbox
 from agentos._store.protocol import (
     CancelRequest,
     Completion,
@@ -81,6 +81,7 @@ from agentos._turns.agent_config import (
     Decorator,
     Disposition,
     ExecutionMode,
+    SubAgent,
     ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
@@ -141,6 +142,7 @@ __all__ = [
     "CapabilityResult",
     "ChatCall",
     "ChatEntry",
+    "ChildSessions",
     "Clock",
     "CompleteOutcome",
     "Completion",
@@ -197,6 +199,7 @@ __all__ = [
     "StoreError",
     "StoredSession",
     "StoredToken",
+    "SubAgent",
     "SystemClock",
     "SystemToolbox",
     "TestModel",

@@ -4,10 +4,13 @@ Sessions take turns (round-robin over a ring of sessions that have pending
 calls and a free slot), so one busy session cannot starve the others. The cost
 is one step per admitted call, however many calls wait.
 
-A nested call whose parent is running in the same session is admitted at once,
-over the caps if need be: it must never wait for the slot its own parent
-holds. It still counts as running, so nothing else is admitted from the queue
-until the counts are back under the caps.
+A nested call whose parent is running is admitted at once, over the caps if
+need be: it must never wait for the slot its own parent holds. The parent may
+be another session's call (a sub-agent's calls are nested under the call that
+runs the sub-agent); such a call passes the global cap only, never its own
+session's, so a child in synchronous mode still runs one call at a time. A
+nested call still counts as running, so nothing else is admitted from the
+queue until the counts are back under the caps.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ class SchedulerSystem(esper.Processor):
         for entity in ctx.submitted:
             config = esper.component_for_entity(entity, ToolCallConfig)
             session = config.session_id
-            if self._parent_is_running(ctx, config):
+            if self._nested_may_start(ctx, config):
                 queues.nested_admissions += 1
                 queues.take_slot(entity, session)
                 ctx.admitted.append(entity)
@@ -43,14 +46,20 @@ class SchedulerSystem(esper.Processor):
             self._admit(ctx)
 
     @staticmethod
-    def _parent_is_running(ctx: TickContext, config: ToolCallConfig) -> bool:
+    def _nested_may_start(ctx: TickContext, config: ToolCallConfig) -> bool:
+        """Its parent runs, and (if that is another session's call) its own session has a
+        free slot."""
         if config.parent_call_id is None:
             return False
-        parent = ctx.index.by_session.get(config.session_id, {}).get(config.parent_call_id)
+        parent = ctx.index.by_id.get(config.parent_call_id)
         if parent is None:
             return False
-        parent_state = esper.component_for_entity(parent, ToolCallState)
-        return parent_state.status is CallStatus.RUNNING
+        if esper.component_for_entity(parent, ToolCallState).status is not CallStatus.RUNNING:
+            return False
+        session = config.session_id
+        if esper.component_for_entity(parent, ToolCallConfig).session_id == session:
+            return True
+        return ctx.queues.running_by_session.get(session, 0) < ctx.limits.session_cap(session)
 
     @staticmethod
     def _admit(ctx: TickContext) -> None:

@@ -17,7 +17,9 @@ puppet from any other thread.
 Nested calls follow docs/design.md: a call whose parent is running *in the
 same session* is admitted at once, over the caps if need be, and counts as
 running like any other; while a count is over its cap nothing is admitted from
-the queue. A parent in another session lends nothing.
+the queue. A call whose running parent is in another session (a sub-agent's)
+passes only the global cap: it is admitted at once if its own session has a
+free slot, and otherwise queues like any call.
 """
 
 from __future__ import annotations
@@ -151,6 +153,8 @@ class Expected:
     parent: str | None
     borrowed: bool
     """Admitted at once because its parent was running (in the same session): never queued."""
+    jumped: bool = False
+    """Admitted at once past the global cap: its running parent is in another session."""
     last: CallSnapshot | None = None
     progress: list[object] = field(default_factory=list)
     forgotten: bool = False
@@ -239,7 +243,7 @@ class LifecycleMachine(RuleBasedStateMachine):
     def _submit(self, specs: list[Submission]) -> list[str]:
         """Submit every call in one go (so they reach the runtime in the same tick)."""
         now = self.clock.monotonic()
-        borrowed = [self._borrows(spec) for spec in specs]
+        borrowed, jumped = self._nested_admissions(specs)
 
         async def action() -> list[tuple[str, CallSnapshot]]:
             ids = []
@@ -257,7 +261,9 @@ class LifecycleMachine(RuleBasedStateMachine):
             return [(call_id, self.runtime.status(call_id)) for call_id in ids]
 
         submitted = self._run(action)
-        for spec, lends, (call_id, first) in zip(specs, borrowed, submitted, strict=True):
+        for spec, lends, jumps, (call_id, first) in zip(
+            specs, borrowed, jumped, submitted, strict=True
+        ):
             self.expected[call_id] = Expected(
                 call_id=call_id,
                 session=spec.session,
@@ -267,6 +273,7 @@ class LifecycleMachine(RuleBasedStateMachine):
                 overdue=spec.overdue,
                 parent=spec.parent,
                 borrowed=lends,
+                jumped=jumps,
             )
             assert first.submitted_at == now
             assert first.tool_input == ({} if isinstance(spec.tool_input, str) else spec.tool_input)
@@ -274,25 +281,35 @@ class LifecycleMachine(RuleBasedStateMachine):
                 assert first.status is CallStatus.FAILED, first
                 assert first.error is not None and first.error.kind is spec.rejected, first.error
                 self.may_end[call_id] = (CallStatus.FAILED, spec.rejected)
-            elif lends:
+            elif lends or jumps:
                 assert first.status is CallStatus.RUNNING, f"a nested call queued: {first}"
         return [call_id for call_id, _ in submitted]
 
-    def _borrows(self, spec: Submission) -> bool:
-        """Whether the scheduler admits the call at once, skipping the queue and the caps.
-
-        It does iff its parent is a call of the same session that is running
-        when the submit is applied; the runtime is quiescent between steps, so
-        that is the status seen last.
-        """
-        if spec.parent is None or spec.rejected is not None:
-            return False
-        parent = self.expected[spec.parent]
-        return (
-            parent.session == spec.session
-            and not parent.forgotten
-            and parent.status is CallStatus.RUNNING
+    def _nested_admissions(self, specs: list[Submission]) -> tuple[list[bool], list[bool]]:
+        """Which calls the scheduler admits at once: skipping the queue and both caps (its
+        parent is a running call of its session), or skipping the global cap only (its
+        running parent is in another session, and its own session has a free slot, counting
+        the calls of the batch admitted so). The runtime is quiescent between steps, so a
+        parent's status is the one seen last."""
+        running = Counter(
+            item.session for item in self.expected.values() if item.status is CallStatus.RUNNING
         )
+        borrowed, jumped = [], []
+        for spec in specs:
+            parent = None if spec.parent is None else self.expected[spec.parent]
+            runs = (
+                parent is not None
+                and spec.rejected is None
+                and not parent.forgotten
+                and parent.status is CallStatus.RUNNING
+            )
+            same = runs and parent is not None and parent.session == spec.session
+            jumps = runs and not same and running[spec.session] < MAX_PER_SESSION
+            if same or jumps:
+                running[spec.session] += 1
+            borrowed.append(same)
+            jumped.append(jumps)
+        return borrowed, jumped
 
     @rule(
         target=calls,
@@ -333,7 +350,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         timeout=st.sampled_from(["none", "short"]),
     )
     def submit_nested(self, parent: str, same_session: bool, timeout: TimeoutChoice) -> str:
-        # A parent in another session lends nothing: that child queues like any call.
+        # A parent in another session lends a place past the global cap only.
         session = self.expected[parent].session
         if not same_session:
             session = _other_session(session)
@@ -755,6 +772,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         if status is CallStatus.PENDING:
             assert snap.started_at is None and snap.completed_at is None
             assert not item.borrowed, "a nested call of a running parent never queues"
+            assert not item.jumped, "admitted at once, it never queues"
             assert item.rejected is None
             assert not snap.overdue
         if newly_started:
@@ -833,12 +851,15 @@ class LifecycleMachine(RuleBasedStateMachine):
     def _check_caps(self, live: list[Expected], obs: Observation, started: set[str]) -> None:
         running: Counter[str] = Counter()
         from_queue: Counter[str] = Counter()
+        own_cap: Counter[str] = Counter()
         queued_now: set[str] = set()
         pending: Counter[str] = Counter()
         for item in live:
             if item.status is CallStatus.RUNNING:
                 running[item.session] += 1
                 if not item.borrowed:
+                    own_cap[item.session] += 1
+                if not (item.borrowed or item.jumped):
                     from_queue[item.session] += 1
                     if item.call_id in started:
                         queued_now.add(item.session)
@@ -849,7 +870,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert obs.stats.running == total, (obs.stats.running, total)
         # Only nested calls (admitted at once) may push a count over its cap ...
         assert sum(from_queue.values()) <= MAX_RUNNING, f"global cap exceeded: {from_queue}"
-        for session, count in from_queue.items():
+        for session, count in own_cap.items():
             assert count <= MAX_PER_SESSION, f"{session} is over its cap: {count}"
         # ... and nothing leaves the queue while a count is over its cap. Within a step
         # every call ends before anything is admitted, so the last admission of a step
@@ -867,7 +888,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         for session in SESSIONS:
             waiting_seen = False
             for item in live:
-                if item.session != session or item.borrowed or item.rejected is not None:
+                if item.session != session or item.borrowed or item.jumped or item.rejected:
                     continue
                 assert item.last is not None
                 if item.last.status is CallStatus.PENDING:
@@ -875,7 +896,9 @@ class LifecycleMachine(RuleBasedStateMachine):
                 elif waiting_seen and item.last.started_at is not None:
                     raise AssertionError(f"{item.call_id} started before an earlier call")
         # A running total of calls that skipped the queue, like ``calls_forgotten``.
-        assert obs.stats.nested_admissions == sum(item.borrowed for item in self.expected.values())
+        assert obs.stats.nested_admissions == sum(
+            item.borrowed or item.jumped for item in self.expected.values()
+        )
 
     def _check_listings(self, live: list[Expected], obs: Observation) -> None:
         for session in SESSIONS:

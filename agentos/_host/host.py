@@ -16,30 +16,30 @@ import time
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Self
 
 import anyio
 from anyio.abc import TaskGroup
 
 from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
+from agentos._host.children import SubAgents
 from agentos._host.idle import unload_idle
 from agentos._host.leases import LeaseKeeper
 from agentos._host.listing import SessionSummary, loaded_summary, merged
+from agentos._host.maker import SessionMaker, SessionTask, run_session
 from agentos._host.mirror import CallMirror, check_period
 from agentos._host.resume import Restored, nudge_if_news, restore
 from agentos._kernel.checks import check_seconds
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
-from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._store.protocol import Completion, SessionStore, StoredSession
-from agentos._turns.agent_config import AgentConfig, ExecutionMode
+from agentos._turns.agent_config import AgentConfig
 from agentos._turns.agent_problems import fit_problems
 from agentos._turns.context_view import ContextView, TranscriptView
 from agentos._turns.events import SessionStatus
@@ -48,14 +48,6 @@ from components import Json
 
 EXPIRED_TOKEN_GRACE = 7 * 24 * 3600.0
 """Seconds an expired token is kept, so a session resumed later tells its model it expired."""
-
-
-@dataclass(slots=True)
-class _SessionTask:
-    """A loaded session's task: cancelled by ``unload(cancel=True)``, awaited by unload."""
-
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    ended: anyio.Event = field(default_factory=anyio.Event)
 
 
 class Host(anyio.AsyncContextManagerMixin):
@@ -105,8 +97,10 @@ class Host(anyio.AsyncContextManagerMixin):
         self.store = store
         self.lineage = SessionLineage()
         self.tokens = ContinuationTokens(runtime, store, ttl=token_ttl)
-        self.toolbox = SystemToolbox(runtime, history=self, lineage=self.lineage)
-        self._view = view or TranscriptView()
+        self._children = SubAgents(runtime, self.get, self._create_child)
+        self.toolbox = SystemToolbox(
+            runtime, history=self, lineage=self.lineage, children=self._children
+        )
         self._sessions: dict[str, Session] = {}
         self._resuming: dict[str, anyio.Event] = {}
         """Sessions a ``resume`` is bringing back -> set once it is done."""
@@ -114,7 +108,7 @@ class Host(anyio.AsyncContextManagerMixin):
         self._opening = anyio.Lock()
         self._restored: dict[str, Restored] = {}
         """What each resume found, until ``catch_up`` tells the model."""
-        self._tasks: dict[str, _SessionTask] = {}
+        self._tasks: dict[str, SessionTask] = {}
         self._unload_idle_after = unload_idle_after
         self._group: TaskGroup | None = None
         self.holder = self._leases.holder
@@ -122,6 +116,15 @@ class Host(anyio.AsyncContextManagerMixin):
             None
             if store is None or mirror_period is None
             else CallMirror(runtime, store, self.holder, mirror_period)
+        )
+        self._maker = SessionMaker(
+            runtime,
+            self.toolbox,
+            view or TranscriptView(),
+            self.tokens,
+            store,
+            self.lineage,
+            self._mirror,
         )
 
     @asynccontextmanager
@@ -165,8 +168,10 @@ class Host(anyio.AsyncContextManagerMixin):
         provider: Provider | None = None,
         scope: Scope = Scope.OWN,
         history: list[Message] | None = None,
+        parent_call: str | None = None,
     ) -> Session:
-        """Start a session's loop; ``parent`` records who spawned it (for ``children`` scope).
+        """Start a session's loop; ``parent`` records who spawned it (for ``children`` scope),
+        ``parent_call`` the call it runs for as a sub-agent (its calls nest under it).
 
         ``UsageError`` if ``config`` names a tool the runtime lacks, or needs an
         isolated runner it does not have.
@@ -182,6 +187,7 @@ class Host(anyio.AsyncContextManagerMixin):
         if parent is not None:
             self.get(parent)
         config = config or AgentConfig()
+        self._children.register(config)
         problems = fit_problems(config, self.runtime.tools, self.runtime.runners)
         if problems:
             raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
@@ -201,7 +207,16 @@ class Host(anyio.AsyncContextManagerMixin):
                 )
             )
             version = await self._leases.acquire(session_id, steal=False)
-        session = self._new_session(session_id, config, provider, scope, parent, version, access)
+        session = self._maker.make(
+            session_id,
+            config,
+            provider or self.provider,
+            access,
+            scope=scope,
+            parent=parent,
+            version=version,
+            parent_call=parent_call,
+        )
         if history is not None:
             for tool_use_id, name in session.restore(history):
                 session.lost(tool_use_id, name)
@@ -261,12 +276,19 @@ class Host(anyio.AsyncContextManagerMixin):
             if stored is None:
                 raise UnknownSessionError(session_id)
             config = config or AgentConfig.model_validate(stored.config)
+            self._children.register(config)
             access = ToolAccess(config, self.runtime)
         except BaseException:
             await self._leases.release(session_id)
             raise
-        session = self._new_session(
-            session_id, config, provider, Scope.OWN, stored.parent_session_id, version, access
+        session = self._maker.make(
+            session_id,
+            config,
+            provider or self.provider,
+            access,
+            scope=Scope.OWN,
+            parent=stored.parent_session_id,
+            version=version,
         )
         tokens = await self.store.tokens_of(session_id)
         history = list(stored.history)
@@ -290,38 +312,11 @@ class Host(anyio.AsyncContextManagerMixin):
             session, self.runtime, self._restored.pop(session_id, None), nudge
         )
 
-    def _new_session(
-        self,
-        session_id: str,
-        config: AgentConfig,
-        provider: Provider | None,
-        scope: Scope,
-        parent: str | None,
-        version: int | None,
-        access: ToolAccess,
+    async def _create_child(
+        self, config: AgentConfig, session_id: str, parent: str, parent_call: str
     ) -> Session:
-        if parent is not None:
-            self.lineage.add(session_id, parent)
-        cap = config.max_running_per_session
-        if cap is None and config.execution_mode is ExecutionMode.SYNCHRONOUS:
-            cap = 1  # the blocking loop: a turn's calls run one after another, in order
-        if cap is not None:
-            self.runtime.set_session_cap(session_id, cap)
-        self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
-        if self._mirror is not None:
-            self._mirror.watch(session_id)
-        return Session(
-            session_id,
-            config,
-            runtime=self.runtime,
-            provider=provider or self.provider,
-            toolbox=self.toolbox,
-            view=self._view,
-            tokens=self.tokens,
-            scope=scope,
-            store=self.store,
-            version=version,
-            access=access,
+        return await self.create_session(
+            config, session_id=session_id, parent=parent, parent_call=parent_call
         )
 
     def _taken_over(self, session_id: str, holder: str | None) -> None:
@@ -336,23 +331,9 @@ class Host(anyio.AsyncContextManagerMixin):
     async def _start(self, session: Session) -> Session:
         assert self._group is not None
         self._sessions[session.session_id] = session
-        self._tasks[session.session_id] = task = _SessionTask()
-        await self._group.start(self._run, session, task)
+        self._tasks[session.session_id] = task = SessionTask()
+        await self._group.start(run_session, session, task)
         return session
-
-    async def _run(
-        self, session: Session, task: _SessionTask, *, task_status: anyio.abc.TaskStatus[None]
-    ) -> None:
-        try:
-            with task.scope:
-                await session.run(task_status=task_status)
-        except Exception as error:  # one session's bug ends that session only
-            message = f"{type(error).__name__}: {error}"
-            session.errors.append(
-                ErrorRecord("session_crashed", message, at=time.time(), turn=session.requests)
-            )
-        finally:
-            task.ended.set()
 
     async def unload(self, session_id: str, *, cancel: bool = False) -> None:
         """Stop the session and forget it here and in the runtime, so a long-lived
@@ -399,6 +380,7 @@ class Host(anyio.AsyncContextManagerMixin):
         self.lineage.remove(session_id)
         self.tokens.forget(session_id)
         self.toolbox.forget(session_id)
+        self._children.forget(session_id)
         self.runtime.close_session(session_id)
         await self._leases.release(session_id)
 
@@ -411,6 +393,10 @@ class Host(anyio.AsyncContextManagerMixin):
         if self.store is None and session.outstanding():
             return "has calls whose outcome the model has not heard, and the host has no store"
         return None
+
+    def child_of(self, call_id: str) -> Session | None:
+        """The child session a running sub-agent call runs (None for another call)."""
+        return self._children.child_of(call_id)
 
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)

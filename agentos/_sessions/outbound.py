@@ -28,7 +28,7 @@ from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._turns.agent_config import AgentConfig, Disposition
-from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.capabilities import CAPABILITIES, MESSAGE_AGENT
 from agentos._turns.events import CallsSubmitted, CallStarted, SubmitCalls
 from agentos._turns.expected import (
     estimate,
@@ -51,6 +51,8 @@ class Outbound:
     tokens: ContinuationTokens
     caller: Caller
     access: ToolAccess
+    parent_call: str | None = None
+    """The call this session runs as a sub-agent of: its calls are nested under it."""
     _expecting: tuple[int, frozenset[str]] | None = field(default=None, init=False)
     """The tools whose schema has our ``expected_seconds``, and the ``tools_version`` of
     the runtime they were found at (an MCP server's list may change)."""
@@ -123,6 +125,7 @@ class Outbound:
                 session_id=self.session_id,
                 provider_call_id=tool_use_id,
                 turn_id=turn_id,
+                parent_call_id=self.parent_call,
                 options=options,
             )
             token = None
@@ -189,7 +192,11 @@ class Outbound:
             }
             for tool in self.access.tools()
         ]
-        chosen = [name for name in self.config.capabilities if name in CAPABILITIES]
+        chosen = [
+            name
+            for name in self.config.capabilities
+            if name in CAPABILITIES and (name != MESSAGE_AGENT or self.config.agents)
+        ]
         return definitions + SystemToolbox.definitions(chosen)
 
     def _take_expected(

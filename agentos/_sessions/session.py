@@ -61,12 +61,15 @@ class Session:
         store: SessionStore | None = None,
         version: int | None = None,
         access: ToolAccess | None = None,
+        parent_call: str | None = None,
     ) -> None:
         """``version``: the stored version this session owns (from its lease); every
         commit expects it, so none replaces another host's writes. ``access``: which
-        tools the agent may call (made from ``config`` and ``runtime`` if not given)."""
+        tools the agent may call (made from ``config`` and ``runtime`` if not given).
+        ``parent_call``: the call it runs as a sub-agent of (its calls nest under it)."""
         self.session_id = session_id
         self.config = config
+        self.parent_call = parent_call
         self.errors: list[ErrorRecord] = []
         """What went wrong, oldest first: failed model requests, failed writes, a crash."""
         access = access or ToolAccess(config, runtime)
@@ -82,7 +85,14 @@ class Session:
         self._view = view
         self._on_change: list[Callable[[], object]] = []
         self._outbound = Outbound(
-            session_id, config, runtime, toolbox, tokens, Caller(session_id, scope=scope), access
+            session_id,
+            config,
+            runtime,
+            toolbox,
+            tokens,
+            Caller(session_id, scope=scope),
+            access,
+            parent_call,
         )
         self._task = SessionTask(
             session_id,

@@ -1,5 +1,6 @@
 """Which of the runtime's tools one agent may call: the tools its ``tools`` entries give
-(every tool, with no entries) and every tool of its MCP servers, as they list them now."""
+(every tool, with no entries), every tool of its MCP servers, as they list them now, and
+its sub-agents (``agents``)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from agentos._toolsets.imports import tools_of
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.mcp_config import TOOL_NAME
 
+AGENT_SOURCE = "agents"
+"""The ``Tool.source`` of a sub-agent's tool: only an agent whose ``agents`` names it sees it."""
+
 
 class ToolAccess:
     """``allows(name)`` for the machine, ``tools()`` for the model's request.
@@ -23,6 +27,7 @@ class ToolAccess:
     def __init__(self, config: AgentConfig, runtime: Runtime) -> None:
         self._runtime = runtime
         self._servers = frozenset(config.mcp_servers)
+        self._agents = frozenset(config.agents)
         problems = [
             f"mcp_servers.{name}: this runtime has no toolset {name!r} "
             f"(toolsets: {', '.join(sorted(runtime.toolsets)) or 'none'}; "
@@ -55,9 +60,13 @@ class ToolAccess:
             raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
 
     def allows(self, name: str) -> bool:
-        if self._names is None or name in self._names:
+        if name in self._agents:
             return True
         found = self._runtime.tool(name)
+        if found is not None and found.source == AGENT_SOURCE:
+            return False  # another agent's sub-agent
+        if self._names is None or name in self._names:
+            return True
         return found is not None and found.source in self._servers
 
     def tools(self) -> list[Tool[Any]]:

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 import pydantic_core
 from pydantic import ValidationError
@@ -34,6 +34,7 @@ from agentos._turns.capabilities import (
     CancelToolCallInput,
     GetToolCallStatusInput,
     ListRunningToolCallsInput,
+    MessageAgentInput,
     definitions,
 )
 from agentos._turns.history import HistoryCall, HistoryLookup, NoHistory
@@ -62,6 +63,18 @@ class CapabilityResult:
         return pydantic_core.to_json(self.content, inf_nan_mode="null").decode()
 
 
+class ChildSessions(Protocol):
+    """Who runs the sub-agents' sessions (a host): what ``message_agent`` posts through."""
+
+    def post_to_child(self, call_id: str, text: str) -> str | None:
+        """Post ``text`` to the session the call runs; its id, or None for no such call."""
+
+
+class _NoChildren:
+    def post_to_child(self, call_id: str, text: str) -> str | None:
+        return None
+
+
 class SystemToolbox:
     """The capabilities over one runtime, a history lookup and a session lineage."""
 
@@ -71,16 +84,19 @@ class SystemToolbox:
         *,
         history: HistoryLookup | None = None,
         lineage: SessionLineage | None = None,
+        children: ChildSessions | None = None,
     ) -> None:
         self._runtime = runtime
         self._history: HistoryLookup = history or NoHistory()
         self._lineage = lineage or SessionLineage()
+        self._children: ChildSessions = children or _NoChildren()
         self._history_looks: dict[str, set[str]] = {}
         """Per observing session: the history-only calls it has looked at."""
         self._handlers: dict[str, Callable[[Caller, Any], Coroutine[Any, Any, JsonObject]]] = {
             "get_tool_call_status": self._status_handler,
             "list_running_tool_calls": self._list_handler,
             "cancel_tool_call": self._cancel_handler,
+            "message_agent": self._message_handler,
         }
 
     @staticmethod
@@ -190,6 +206,28 @@ class SystemToolbox:
             "previous_status": outcome.previous_status.value,
         }
 
+    async def message_agent(self, caller: Caller, tool_call_id: str, text: str) -> JsonObject:
+        """Post ``text`` to the child session a running sub-agent call in scope runs."""
+        _check_id(tool_call_id)
+        found = self._locate(caller, tool_call_id)
+        snapshot = None if isinstance(found, HistoryCall) else self._runtime.status(found)
+        if snapshot is None or snapshot.is_final:
+            status = found.status if isinstance(found, HistoryCall) else None
+            shown = (status or CallStatus.ORPHANED) if snapshot is None else snapshot.status
+            raise ToolboxError(
+                "not_running",
+                f"tool call {tool_call_id!r} is {shown.value}: only a running sub-agent "
+                "reads messages",
+            )
+        child = self._children.post_to_child(snapshot.call_id, text)
+        if child is None:
+            raise ToolboxError(
+                "not_an_agent",
+                f"tool call {tool_call_id!r} is a call of {snapshot.tool_name!r}, not of a "
+                "sub-agent: only an agent tool's call reads messages",
+            )
+        return {**_ids(snapshot, caller), "posted": True, "session_id": child}
+
     def forget(self, session_id: str) -> None:
         """Drop what the session looked at (it was unloaded from its host)."""
         self._history_looks.pop(session_id, None)
@@ -210,6 +248,9 @@ class SystemToolbox:
 
     async def _cancel_handler(self, caller: Caller, args: CancelToolCallInput) -> JsonObject:
         return await self.cancel_tool_call(caller, args.tool_call_id, args.reason)
+
+    async def _message_handler(self, caller: Caller, args: MessageAgentInput) -> JsonObject:
+        return await self.message_agent(caller, args.tool_call_id, args.text)
 
     def _locate(self, caller: Caller, tool_call_id: str) -> CallId | HistoryCall:
         """The call in the world, else what the history says of it; unknown otherwise."""

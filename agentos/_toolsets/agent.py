@@ -4,14 +4,15 @@ a ``Runtime`` (``Runtime(found.tools, toolsets=found.toolsets)``)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentos._kernel.tools import Tool
-from agentos._toolsets.imports import resolve_tools
+from agentos._toolsets.imports import ToolImportError, resolve_tools
 from agentos._toolsets.mcp.server import McpServer
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.mcp_config import McpServerConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,15 +31,43 @@ def agent_tools(
 ) -> AgentTools:
     """Resolve ``config.tools`` (a bare name is one of ``available``; None: all of them)
     and make an ``McpServer`` per ``config.mcp_servers`` entry (``${VAR}`` read from
-    ``environ`` when it starts). ``config.import_path`` is added to ``sys.path`` first.
-    ``ToolImportError`` names every entry that gives no tools.
+    ``environ`` when it starts); likewise for each sub-agent, down the tree, so one runtime
+    serves them all. ``config.import_path`` is added to ``sys.path`` first.
+    ``ToolImportError`` names every entry that gives no tools, and two agents of the tree
+    whose tools or servers share a name but differ.
     """
-    for where in config.import_path:  # where its modules are, as the agent file says
-        if where not in sys.path:
-            sys.path.insert(0, where)
     known = {item.name: item for item in available}
-    tools = list(known.values()) if config.tools is None else resolve_tools(config.tools, known)
-    servers = [
-        McpServer(name, server, environ=environ) for name, server in config.mcp_servers.items()
-    ]
-    return AgentTools(tools, servers)
+    tools: dict[str, Tool[Any]] = {}
+    servers: dict[str, McpServerConfig] = {}
+    problems: list[str] = []
+    for where, agent in _tree(config, ""):
+        for path in agent.import_path:  # where its modules are, as the agent file says
+            if path not in sys.path:
+                sys.path.insert(0, path)
+        try:
+            found = (
+                list(known.values()) if agent.tools is None else resolve_tools(agent.tools, known)
+            )
+        except ToolImportError as error:
+            problems.append(f"{where}{error}")
+            continue
+        for item in found:
+            if tools.setdefault(item.name, item) is not item:
+                problems.append(f"{where}tools: another agent of the tree has a tool {item.name!r}")
+        for name, server in agent.mcp_servers.items():
+            if servers.setdefault(name, server) != server:
+                problems.append(
+                    f"{where}mcp_servers.{name}: another agent of the tree has a server {name!r} "
+                    "set up otherwise; give one of them another name"
+                )
+    if problems:
+        raise ToolImportError("; ".join(problems))
+    made = [McpServer(name, server, environ=environ) for name, server in servers.items()]
+    return AgentTools(list(tools.values()), made)
+
+
+def _tree(config: AgentConfig, where: str) -> Iterator[tuple[str, AgentConfig]]:
+    """The agent and its sub-agents, depth first, each with the path of its settings."""
+    yield where, config
+    for name, child in config.agents.items():
+        yield from _tree(child.agent, f"{where}agents.{name}.agent: ")

@@ -12,7 +12,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
@@ -159,6 +166,21 @@ class AgentConfig(BaseModel):
     mcp_servers: dict[str, McpServerConfig] = Field(
         default_factory=dict, description="MCP servers whose tools it may call, by name."
     )
+    agents: dict[str, SubAgent] = Field(
+        default_factory=dict,
+        description="Sub-agents it may call as tools, by tool name: each call is a child "
+        "session that runs until its turn ends.",
+    )
+    max_agent_depth: int = Field(
+        3,
+        ge=1,
+        le=16,
+        description="How many levels of sub-agents may run below a top-level session (a "
+        "child inherits its parent's limit when that is lower).",
+    )
+    max_children_running: int = Field(
+        8, gt=0, description="Sub-agent calls of one session that may run at once."
+    )
     capabilities: list[str] = Field(default_factory=lambda: list(CAPABILITIES))
     execution_mode: ExecutionMode = ExecutionMode.ASYNCHRONOUS
     policy: ToolPolicy = Field(default_factory=ToolPolicy)
@@ -238,6 +260,17 @@ class AgentConfig(BaseModel):
                 raise ValueError(f"{name!r}: a server's name is letters, digits, _ and -")
         return servers
 
+    @field_validator("agents")
+    @classmethod
+    def _agent_names(cls, agents: dict[str, SubAgent]) -> dict[str, SubAgent]:
+        for name in agents:
+            if not TOOL_NAME.match(name) or name in CAPABILITIES:
+                raise ValueError(
+                    f"{name!r}: a sub-agent's name is a tool's name (letters, digits, _ and -) "
+                    "and not a capability's"
+                )
+        return agents
+
     @field_validator("capabilities")
     @classmethod
     def _known_capabilities(cls, names: list[str]) -> list[str]:
@@ -248,17 +281,14 @@ class AgentConfig(BaseModel):
 
     @classmethod
     def from_file(cls, path: str | Path) -> AgentConfig:
-        """Load from a ``.json`` or ``.toml`` file; ``ValueError`` for another suffix."""
-        path = Path(path)
-        if path.suffix not in (".json", ".toml"):
-            raise ValueError(
-                f"{path.suffix or 'a file without a suffix'} is not a format agentos reads: "
-                "agent files are JSON (.json) or TOML (.toml)"
-            )
-        text = path.read_text()
-        if path.suffix == ".toml":
-            return cls.model_validate(tomllib.loads(text))
-        return cls.model_validate(json.loads(text))
+        """Load from a ``.json`` or ``.toml`` file; ``ValueError`` for another suffix.
+
+        Paths in it are taken from the file's directory: its ``import_path`` (which gains
+        the directory itself), its stdio servers' ``cwd`` (there by default), and each
+        ``agents.NAME.agent`` that names a file, loaded so in turn (a cycle is refused).
+        Stored so, a session resumed from anywhere finds them again.
+        """
+        return _load(Path(path), ())
 
     def names_tool(self, name: str) -> bool:
         """Whether ``tools`` names ``name`` itself (None names every tool); a session also
@@ -273,3 +303,66 @@ class AgentConfig(BaseModel):
     def decorators(self, tool_name: str) -> Decorate | None:
         rule = self.policy.rule(tool_name)
         return rule if isinstance(rule, Decorate) else None
+
+
+class SubAgent(BaseModel):
+    """One entry of ``agents``: the child's own configuration, and what the parent's model
+    reads of it. In an agent file ``agent`` may name another agent file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    agent: AgentConfig
+    description: str = Field(
+        "", description="What the parent's model reads of the tool (default: the child's name)."
+    )
+
+
+AgentConfig.model_rebuild()
+
+
+def _load(path: Path, loading: tuple[Path, ...]) -> AgentConfig:
+    """``AgentConfig.from_file``, ``loading`` being the files that led here."""
+    if path.suffix not in (".json", ".toml"):
+        raise ValueError(
+            f"{path.suffix or 'a file without a suffix'} is not a format agentos reads: "
+            "agent files are JSON (.json) or TOML (.toml)"
+        )
+    text = path.read_text()
+    data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    directory = path.resolve().parent
+    agents = data.get("agents") if isinstance(data, dict) else None
+    for name, entry in agents.items() if isinstance(agents, dict) else ():
+        named = entry.get("agent") if isinstance(entry, dict) else None
+        if isinstance(named, str):
+            entry["agent"] = _child(directory / named, name, (*loading, path.resolve()))
+    return _beside(AgentConfig.model_validate(data), directory)
+
+
+def _child(path: Path, name: str, loading: tuple[Path, ...]) -> AgentConfig:
+    """A sub-agent's file, loaded from where the parent's names it."""
+    where = f"agents.{name}.agent"
+    if path.resolve() in loading:
+        chain = " -> ".join(p.name for p in (*loading, path))
+        raise ValueError(f"{where}: {path.name} names an agent that leads back to it ({chain})")
+    try:
+        return _load(path, loading)
+    except ValidationError as error:
+        from agentos._turns.agent_problems import validation_problems
+
+        raise ValueError(f"{where}: {path}: {'; '.join(validation_problems(error))}") from None
+    except (ValueError, OSError) as error:
+        raise ValueError(f"{where}: {path}: {error}") from None
+
+
+def _beside(config: AgentConfig, directory: Path) -> AgentConfig:
+    """``config`` with its paths taken from ``directory``: its modules found there (and in
+    its ``import_path``), its stdio servers started there (or in their ``cwd``)."""
+    servers = {
+        name: server.model_copy(update={"cwd": str(directory / (server.cwd or "."))})
+        if server.command is not None
+        else server
+        for name, server in config.mcp_servers.items()
+    }
+    found_in = [str(directory / where) for where in config.import_path]
+    return config.model_copy(
+        update={"mcp_servers": servers, "import_path": [str(directory), *found_in]}
+    )

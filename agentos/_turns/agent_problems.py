@@ -33,8 +33,9 @@ def validation_problems(error: ValidationError) -> list[str]:
 def fit_problems(
     config: AgentConfig, tools: Collection[str], runners: Collection[str]
 ) -> list[str]:
-    """What ``config`` names that the runtime lacks: tools its policy names, and a runner
-    for ``run_isolated``."""
+    """What ``config`` (and each sub-agent's, down the tree) names that the runtime lacks:
+    tools its policy names, and a runner for ``run_isolated``. Its sub-agents are tools."""
+    tools = {*tools, *config.agents}
     known = ", ".join(sorted(tools)) or "none"
     problems = []
     for name in config.policy.rules:
@@ -56,6 +57,8 @@ def fit_problems(
             f"{isolated[0]}: run_isolated needs the isolated runner "
             f"{config.isolated_runner!r}, which is not registered (registered: {registered})"
         )
+    for name, child in config.agents.items():
+        problems += [f"agents.{name}.agent: {p}" for p in fit_problems(child.agent, tools, runners)]
     return problems
 
 

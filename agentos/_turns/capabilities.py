@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 MAX_WAIT_SECONDS = 300.0
 """The longest ``get_tool_call_status`` waits; larger ``timeout_seconds`` are clamped."""
 MAX_REASON_LENGTH = 1000
+MESSAGE_AGENT = "message_agent"
+"""The capability only an agent with sub-agents (``agents``) is offered."""
 
 
 class GetToolCallStatusInput(BaseModel):
@@ -43,6 +45,17 @@ class CancelToolCallInput(BaseModel):
         "cancelled by the model",
         max_length=MAX_REASON_LENGTH,
         description="Why; recorded on the call.",
+    )
+
+
+class MessageAgentInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    tool_call_id: str = Field(
+        description="The sub-agent's call: the tool_use id or the internal id."
+    )
+    text: str = Field(
+        min_length=1, max_length=100_000, description="What to tell it, as its user would."
     )
 
 
@@ -81,6 +94,12 @@ CAPABILITIES = {
             "Cancel one of your tool calls. Says whether it took and what the status was; "
             "a call that already finished is left as it is.",
             CancelToolCallInput,
+        ),
+        Capability(
+            MESSAGE_AGENT,
+            "Tell one of your running sub-agents something (a call of an agent tool): it "
+            "reads it at its next turn, and its own calls go on.",
+            MessageAgentInput,
         ),
     )
 }

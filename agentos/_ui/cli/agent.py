@@ -73,23 +73,7 @@ def load_agent(path: Path) -> Agent:
         raise _bad(path, "; ".join(validation_problems(error))) from None
     except (ValueError, OSError) as error:  # JSON, TOML, format and reading errors
         raise _bad(path, str(error)) from None
-    return agent_of(_beside(config, path.resolve().parent), str(path))
-
-
-def _beside(config: AgentConfig, directory: Path) -> AgentConfig:
-    """``config`` with its paths taken from ``directory`` (the agent file's): its modules
-    found there (and in its ``import_path``), its stdio servers started there (or in their
-    ``cwd``). Stored so, a session resumed from anywhere finds them again."""
-    servers = {
-        name: server.model_copy(update={"cwd": str(directory / (server.cwd or "."))})
-        if server.command is not None
-        else server
-        for name, server in config.mcp_servers.items()
-    }
-    found_in = [str(directory / where) for where in config.import_path]
-    return config.model_copy(
-        update={"mcp_servers": servers, "import_path": [str(directory), *found_in]}
-    )
+    return agent_of(config, str(path))
 
 
 def agent_of(config: AgentConfig, source: str) -> Agent:

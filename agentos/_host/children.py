@@ -1,0 +1,251 @@
+"""Sub-agents: each ``agents`` entry of an agent's configuration is a tool whose call runs a
+child session on the same host until the child's turn ends.
+
+The call's progress is the child's own words and its tool calls starting and ending; its
+result is the child's last answer. Cancelling the call stops the child and cancels every
+call it has running (a sub-agent's among them, so cancel goes down the tree one tick per
+level); the parent's other calls go on. Depth and the number of children running at once
+are bounded, and a call asking past a bound fails at once saying which.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentos._errors import UnknownCallError, UsageError
+from agentos._kernel.context import ToolContext
+from agentos._kernel.runtime import Runtime
+from agentos._kernel.tools import Tool, ToolFailure
+from agentos._sessions.session import Session
+from agentos._sessions.tool_access import AGENT_SOURCE
+from agentos._turns.agent_config import AgentConfig, SubAgent
+from agentos._turns.events import SessionStatus
+from components import CallEvent, CallEventKind, Json
+
+SAID_CHARS = 2000
+"""The longest piece of a child's words one progress entry carries."""
+TASK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"task": {"type": "string", "minLength": 1, "description": "What to do."}},
+    "required": ["task"],
+    "additionalProperties": False,
+}
+
+CreateChild = Callable[[AgentConfig, str, str, str], Awaitable[Session]]
+"""``(config, session_id, parent_session, parent_call)`` -> the child session, running."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Depth:
+    """How deep a session is below its top-level session, and how deep its tree may go."""
+
+    level: int
+    limit: int
+
+
+class SubAgents:
+    """The sub-agent tools of one host, and the children their calls run."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        session_of: Callable[[str], Session],
+        create: CreateChild,
+    ) -> None:
+        self._runtime = runtime
+        self._session_of = session_of
+        self._create = create
+        self._depth: dict[str, _Depth] = {}
+        self._children: dict[str, Session] = {}
+        """Running sub-agent call -> the child session it runs."""
+        self._running: dict[str, set[str]] = {}
+        """Session -> its sub-agent calls running now."""
+
+    def register(self, config: AgentConfig) -> None:
+        """Give the runtime a tool for each of ``config``'s sub-agents (and theirs, down the
+        tree); ``UsageError`` if another tool has one's name."""
+        for name, child in config.agents.items():
+            found = self._runtime.tool(name)
+            if found is None:
+                self._runtime.add_tool(
+                    Tool.from_schema(
+                        self._run,
+                        name=name,
+                        input_schema=TASK_SCHEMA,
+                        description=child.description or f"The sub-agent {child.agent.name!r}.",
+                        source=AGENT_SOURCE,
+                    )
+                )
+            elif found.source != AGENT_SOURCE or found.fn != self._run:
+                raise UsageError(
+                    f"agent {config.name!r}: agents.{name}: the runtime has another tool "
+                    f"named {name!r} (from {found.source or 'Python'}); rename the sub-agent"
+                )
+            self.register(child.agent)
+
+    def post_to_child(self, call_id: str, text: str) -> str | None:
+        """``message_agent``: the child reads ``text`` at its next turn; its id, or None."""
+        child = self._children.get(call_id)
+        if child is None:
+            return None
+        child.post(text)
+        return child.session_id
+
+    def child_of(self, call_id: str) -> Session | None:
+        """The child session a running sub-agent call runs."""
+        return self._children.get(call_id)
+
+    def forget(self, session_id: str) -> None:
+        self._depth.pop(session_id, None)
+
+    async def _run(self, args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
+        parent = self._session_of(ctx.session_id)
+        spec = parent.config.agents.get(ctx.tool_name)
+        if spec is None:
+            return ToolFailure(
+                f"agent {parent.config.name!r} has no sub-agent {ctx.tool_name!r} "
+                "(its agents entries name the ones it may call)"
+            )
+        refused = self._refusal(parent, ctx.tool_name)
+        if refused is not None:
+            return ToolFailure(refused)
+        depth = self._depth_of(parent)
+        config = _inherited(spec, parent, ctx)
+        child_id = f"{ctx.tool_name}-{uuid.uuid4().hex[:12]}"
+        self._depth[child_id] = _Depth(depth.level + 1, min(depth.limit, config.max_agent_depth))
+        running = self._running.setdefault(parent.session_id, set())
+        running.add(ctx.call_id)
+        try:
+            child = await self._create(config, child_id, parent.session_id, ctx.call_id)
+        except BaseException:
+            self._done(parent.session_id, ctx.call_id)
+            self._depth.pop(child_id, None)
+            raise
+        self._children[ctx.call_id] = child
+        relay = _Relay(ctx, child, self._runtime)
+        try:
+            child.post(args["task"])
+            await child.wait_settled()
+            return _outcome(child, ctx.tool_name)
+        finally:
+            relay.stop()
+            self._children.pop(ctx.call_id, None)
+            self._done(parent.session_id, ctx.call_id)
+            self._stop(child)
+
+    def _refusal(self, parent: Session, name: str) -> str | None:
+        """Why the parent may not start another child now (None: it may)."""
+        depth = self._depth_of(parent)
+        if depth.level + 1 > depth.limit:
+            return (
+                f"{name}: sub-agents may nest {depth.limit} deep below the first agent, and this "
+                f"one would be {depth.level + 1} deep (max_agent_depth): answer from what you "
+                "have, or ask for less"
+            )
+        cap = parent.config.max_children_running
+        if len(self._running.get(parent.session_id, ())) >= cap:
+            return (
+                f"{name}: {cap} sub-agents of this session run already (max_children_running): "
+                "wait for one to finish, or cancel one"
+            )
+        return None
+
+    def _depth_of(self, session: Session) -> _Depth:
+        found = self._depth.get(session.session_id)
+        return found if found is not None else _Depth(0, session.config.max_agent_depth)
+
+    def _done(self, session_id: str, call_id: str) -> None:
+        running = self._running.get(session_id)
+        if running is not None:
+            running.discard(call_id)
+            if not running:
+                del self._running[session_id]
+
+    def _stop(self, child: Session) -> None:
+        """End the child, and cancel at once what it has running (its children's calls
+        among them): cancelling waits for no turn of the child's."""
+        for call in self._runtime.list_calls(child.session_id, include_final=False):
+            if not call.deferred:
+                self._runtime.cancel(call.call_id, "its sub-agent's call ended")
+        child.stop()
+
+
+def _inherited(spec: SubAgent, parent: Session, ctx: ToolContext) -> AgentConfig:
+    """The child's configuration, with the retry budget the parent has left on the branch
+    that made the call when that is less than the child's own."""
+    left = parent.config.retry_budget
+    board = parent.board
+    if board is not None and ctx.provider_call_id is not None:
+        try:
+            node = board.node_of_call(ctx.provider_call_id)
+        except KeyError:
+            pass
+        else:
+            left -= board.cancels_on_branch(node.display_id, ctx.tool_name)
+    budget = max(0, min(spec.agent.retry_budget, left))
+    if budget == spec.agent.retry_budget:
+        return spec.agent
+    return spec.agent.model_copy(update={"retry_budget": budget})
+
+
+def _outcome(child: Session, name: str) -> Json | ToolFailure:
+    """The child's last answer; a failure saying what it said last when it failed or its
+    turn ended without an answer (its step limit)."""
+    replies = child.replies
+    said = replies[-1] if replies else ""
+    history = child.history
+    last = f" It said last: {said}" if said else " It said nothing."
+    if child.status is SessionStatus.FAILED:
+        error = child.errors[-1].message if child.errors else "its session failed"
+        return ToolFailure(f"{name} failed: {error}.{last}")
+    if history and history[-1].get("role") == "user":
+        steps = child.config.max_steps_per_turn
+        return ToolFailure(
+            f"{name} stopped at its step limit ({steps} model requests) without an answer.{last}"
+        )
+    return said
+
+
+class _Relay:
+    """The child's words and its calls starting and ending, as the parent call's progress."""
+
+    def __init__(self, ctx: ToolContext, child: Session, runtime: Runtime) -> None:
+        self._ctx = ctx
+        self._child = child
+        self._runtime = runtime
+        self._told = len(child.replies)
+        self._stops = (
+            child.on_change(self._changed),
+            runtime.on_call_events(child.session_id, self._call_event),
+        )
+
+    def stop(self) -> None:
+        for stop in self._stops:
+            stop()
+
+    def _changed(self) -> None:
+        replies = self._child.replies
+        for said in replies[self._told :]:
+            if said:
+                self._ctx.progress({"said": said[:SAID_CHARS]})
+        self._told = len(replies)
+
+    def _call_event(self, event: CallEvent) -> None:
+        if event.kind is CallEventKind.STARTED:
+            try:
+                name = self._runtime.status(event.call_id).tool_name
+            except UnknownCallError:
+                return
+            self._ctx.progress({"tool": name, "call_id": event.call_id, "status": "running"})
+        elif event.snapshot is not None:  # it ended
+            entry: dict[str, Json] = {
+                "tool": event.snapshot.tool_name,
+                "call_id": event.call_id,
+                "status": event.status.value,
+            }
+            if event.error is not None:
+                entry["error"] = event.error.message
+            self._ctx.progress(entry)

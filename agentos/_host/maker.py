@@ -1,0 +1,97 @@
+"""How a host sets up one session (its place in the lineage, the runtime and the mirror,
+from the parts every session of the host shares) and runs its task."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.abc
+
+from agentos._host.mirror import CallMirror
+from agentos._kernel.runtime import Runtime
+from agentos._model.provider import Provider
+from agentos._sessions.error_record import ErrorRecord
+from agentos._sessions.scope import Scope, SessionLineage
+from agentos._sessions.session import Session
+from agentos._sessions.tokens import ContinuationTokens
+from agentos._sessions.tool_access import ToolAccess
+from agentos._sessions.toolbox import SystemToolbox
+from agentos._store.protocol import SessionStore
+from agentos._turns.agent_config import AgentConfig, ExecutionMode
+from agentos._turns.context_view import ContextView
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMaker:
+    """What the sessions of one host share; ``make`` builds one (its task not started)."""
+
+    runtime: Runtime
+    toolbox: SystemToolbox
+    view: ContextView
+    tokens: ContinuationTokens
+    store: SessionStore | None
+    lineage: SessionLineage
+    mirror: CallMirror | None
+
+    def make(
+        self,
+        session_id: str,
+        config: AgentConfig,
+        provider: Provider,
+        access: ToolAccess,
+        *,
+        scope: Scope,
+        parent: str | None,
+        version: int | None,
+        parent_call: str | None = None,
+    ) -> Session:
+        if parent is not None:
+            self.lineage.add(session_id, parent)
+        cap = config.max_running_per_session
+        if cap is None and config.execution_mode is ExecutionMode.SYNCHRONOUS:
+            cap = 1  # the blocking loop: a turn's calls run one after another, in order
+        if cap is not None:
+            self.runtime.set_session_cap(session_id, cap)
+        self.runtime.open_session(session_id, agent=config.name, model=config.model, parent=parent)
+        if self.mirror is not None:
+            self.mirror.watch(session_id)
+        return Session(
+            session_id,
+            config,
+            runtime=self.runtime,
+            provider=provider,
+            toolbox=self.toolbox,
+            view=self.view,
+            tokens=self.tokens,
+            scope=scope,
+            store=self.store,
+            version=version,
+            access=access,
+            parent_call=parent_call,
+        )
+
+
+@dataclass(slots=True)
+class SessionTask:
+    """A loaded session's task: cancelled by ``unload(cancel=True)``, awaited by unload."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    ended: anyio.Event = field(default_factory=anyio.Event)
+
+
+async def run_session(
+    session: Session, task: SessionTask, *, task_status: anyio.abc.TaskStatus[None]
+) -> None:
+    """The session's task in its host's group: a crash ends that session only, recorded."""
+    try:
+        with task.scope:
+            await session.run(task_status=task_status)
+    except Exception as error:
+        message = f"{type(error).__name__}: {error}"
+        session.errors.append(
+            ErrorRecord("session_crashed", message, at=time.time(), turn=session.requests)
+        )
+    finally:
+        task.ended.set()
