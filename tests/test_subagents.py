@@ -27,6 +27,7 @@ from agentos import (
     Runtime,
     Scope,
     Session,
+    SqliteStore,
     SubAgent,
     Tool,
     UsageError,
@@ -435,3 +436,47 @@ def test_an_agent_file_names_its_children_by_file_and_a_cycle_is_refused(tmp_pat
     (tmp_path / "kids" / "researcher.toml").unlink()
     with pytest.raises(ValueError, match=r"agents\.researcher\.agent: .*researcher\.toml"):
         AgentConfig.from_file(tmp_path / "lead.toml")
+
+
+async def test_after_a_restart_the_parents_call_and_the_childs_are_orphaned_each_told_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "agentos.db"
+
+    def lead_script(request: ModelRequest) -> ModelResponse:
+        results = last_tool_results(request)
+        if results:
+            return text(f"heard: {results[0]['content']}")
+        return tool_calls(("researcher", {"task": "flights", "expected_seconds": 60}))
+
+    model = Agents(lead=lead_script, researcher=researcher_script)
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model, store=store) as host,
+    ):
+        session = await host.create_session(lead({"researcher": researcher()}), session_id="lead")
+        session.post("go")
+        await until(runtime, lambda: len(puppet.calls) == 1)
+        (call,) = runtime.list_calls("lead")
+        child = host.child_of(call.call_id)
+        assert child is not None
+        child_id = child.session_id
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model, store=store) as host,
+    ):
+        stored = await store.load_session(child_id)
+        assert stored is not None and stored.parent_session_id == "lead"
+        for session_id in ("lead", child_id):
+            resumed = await host.resume(session_id)
+            with anyio.fail_after(10):
+                await resumed.wait_settled()
+            lost = json.dumps(resumed.history[:3]).count("lost in a restart")
+            assert lost == 1, session_id  # told once, in the result of the call it made
+            use = resumed.history[1]["content"][-1]
+            assert isinstance(use, dict)
+            answer = await host.toolbox.get_tool_call_status(Caller(session_id), use["id"])
+            assert answer["status"] == "orphaned"
