@@ -37,6 +37,7 @@ from agentos._ui.cli.common import (
     EXIT_USAGE,
 )
 from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
+from agentos._ui.cli.mcp import mcp
 from agentos._ui.cli.serve import serve
 from agentos._ui.cli.talk import complete, resume, run
 from agentos._ui.terminal_text import visible
@@ -85,6 +86,7 @@ for _command in (
     cancel_command,
     serve,
     chat,
+    mcp,
 ):
     _command.params.append(
         click.Option(

@@ -1,0 +1,221 @@
+"""A host served over MCP: another agent (Claude Code, Cursor, another agentos) starts
+sessions, talks to them, and looks at and cancels their calls.
+
+Each client sees only the sessions it started on its connection: another's id answers as
+one that does not exist. The capabilities give the system toolbox's own answers, scoped
+to the session named and the sub-agents it runs. A ``post`` (and ``start_session``)
+lasts until the model has answered; meanwhile progress notifications name the session
+first, then tell each of its calls starting, progressing and ending, and a cancel from
+the client stops the calls that turn started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from agentos import (
+    AgentConfig,
+    Caller,
+    CallEvent,
+    CallEventKind,
+    Host,
+    Scope,
+    Session,
+    UnknownCallError,
+)
+
+EVENTS_BUFFERED = 1000
+"""Call events a ``post`` holds for the client before it drops the newest."""
+MCP_SESSION_HEADER = "mcp-session-id"
+SHOWN_CHARS = 500
+"""The longest progress payload a notification's message quotes."""
+
+
+class HostOverMcp:
+    """The MCP tools over one host: ``app()`` is the server to run (stdio or HTTP)."""
+
+    def __init__(self, host: Host, agents: Mapping[str, AgentConfig], default: str) -> None:
+        """``agents``: what ``start_session(agent=...)`` may name; ``default`` when it names
+        none."""
+        if default not in agents:
+            raise ValueError(f"the default agent {default!r} is not one of the agents")
+        self._host = host
+        self._agents = dict(agents)
+        self._default = default
+        self._clients: dict[str, set[str]] = {}
+        """Per client (its MCP session over HTTP; the one client on stdio): the ids of the
+        sessions it started."""
+
+    def app(self) -> MCPServer:
+        app: MCPServer = MCPServer(
+            "agentos",
+            instructions="Hand slow work to agentos agents and watch it: start_session, then "
+            "post; a session's tool calls run in the background, and "
+            "list_running_tool_calls, get_tool_call_status and cancel_tool_call look at "
+            "and stop them.",
+        )
+        for handler in (
+            self.start_session,
+            self.post,
+            self.get_tool_call_status,
+            self.list_running_tool_calls,
+            self.cancel_tool_call,
+        ):
+            app.add_tool(handler, structured_output=True)
+        return app
+
+    async def start_session(
+        self, message: str, ctx: Context, agent: str | None = None
+    ) -> dict[str, Any]:
+        """Start a session with one of the agents (the default one if none is named) and
+        post its first message: the model's answer, and the calls still running."""
+        name = agent or self._default
+        config = self._agents.get(name)
+        if config is None:
+            known = ", ".join(sorted(self._agents))
+            raise ToolError(f"no agent named {name!r} (agents: {known})")
+        session = await self._host.create_session(config)
+        self._started(ctx).add(session.session_id)
+        return await self._turn(session, message, ctx)
+
+    async def post(self, session_id: str, message: str, ctx: Context) -> dict[str, Any]:
+        """Post a message to one of your sessions: the model's answer, and the calls still
+        running (their progress arrives as notifications while the turn lasts)."""
+        return await self._turn(self._session(session_id, ctx), message, ctx)
+
+    async def get_tool_call_status(
+        self,
+        session_id: str,
+        tool_call_id: str,
+        ctx: Context,
+        include_progress: bool = True,
+        wait_for_completion: bool = False,
+        timeout_seconds: float = 5.0,
+    ) -> dict[str, Any]:
+        """Look at one call of one of your sessions (or of a sub-agent it runs): status,
+        progress, result; changed_since_last_look says whether anything moved."""
+        arguments = {
+            "tool_call_id": tool_call_id,
+            "include_progress": include_progress,
+            "wait_for_completion": wait_for_completion,
+            "timeout_seconds": timeout_seconds,
+        }
+        return await self._ask("get_tool_call_status", session_id, arguments, ctx)
+
+    async def list_running_tool_calls(
+        self, ctx: Context, session_id: str | None = None
+    ) -> dict[str, Any]:
+        """The calls not finished yet of one of your sessions (all of them with no id), and
+        of the sub-agents they run."""
+        ids = sorted(self._started(ctx)) if session_id is None else [session_id]
+        calls: list[Any] = []
+        for each in ids:
+            calls += (await self._ask("list_running_tool_calls", each, {}, ctx))["tool_calls"]
+        return {"tool_calls": calls}
+
+    async def cancel_tool_call(
+        self,
+        session_id: str,
+        tool_call_id: str,
+        ctx: Context,
+        reason: str = "cancelled by the MCP client",
+    ) -> dict[str, Any]:
+        """Cancel a call of one of your sessions; says whether it took."""
+        arguments = {"tool_call_id": tool_call_id, "reason": reason}
+        return await self._ask("cancel_tool_call", session_id, arguments, ctx)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _started(self, ctx: Context) -> set[str]:
+        """The sessions this client started: over HTTP, its MCP session is the one whose
+        id the server gave it at ``initialize`` (and which only it knows)."""
+        client = (ctx.headers or {}).get(MCP_SESSION_HEADER, "stdio")
+        return self._clients.setdefault(client, set())
+
+    def _session(self, session_id: str, ctx: Context) -> Session:
+        if session_id not in self._started(ctx):
+            raise ToolError(f"no session with id {session_id!r} (start_session starts one)")
+        return self._host.get(session_id)
+
+    async def _ask(
+        self, capability: str, session_id: str, arguments: dict[str, Any], ctx: Context
+    ) -> dict[str, Any]:
+        self._session(session_id, ctx)
+        caller = Caller(session_id, scope=Scope.CHILDREN)
+        answer = await self._host.toolbox.invoke(capability, arguments, caller)
+        if answer.is_error:
+            raise ToolError(answer.to_json())
+        return dict(answer.content)
+
+    async def _turn(self, session: Session, message: str, ctx: Context) -> dict[str, Any]:
+        """Post, and relay the session's call events as progress until the model has
+        answered; cancelled, stop the calls this turn started."""
+        runtime = self._host.runtime
+        send, receive = anyio.create_memory_object_stream[CallEvent](EVENTS_BUFFERED)
+        ours: set[str] = set()
+
+        def heard(event: CallEvent) -> None:
+            ours.add(event.call_id)
+            with contextlib.suppress(anyio.WouldBlock):  # a flood: the newest are dropped
+                send.send_nowait(event)
+
+        stop = runtime.on_call_events(session.session_id, heard)
+        try:
+            try:
+                session.post(message)
+            except (TypeError, ValueError) as error:
+                raise ToolError(str(error)) from None
+            await ctx.report_progress(0, None, f"session {session.session_id}: posted")
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._relay, receive, ctx)
+                await session.wait_idle()
+                group.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            for call_id in ours:
+                try:
+                    runtime.cancel(call_id, "the MCP client cancelled its request")
+                except UnknownCallError:
+                    continue
+            raise
+        finally:
+            stop()
+            send.close()
+        replies = session.replies
+        running = [
+            {"tool_call_id": call.call_id, "tool_name": call.tool_name, "status": call.status.value}
+            for call in runtime.list_calls(session.session_id, include_final=False)
+        ]
+        return {
+            "session_id": session.session_id,
+            "status": session.status.value,
+            "answer": replies[-1] if replies else "",
+            "running_calls": running,
+        }
+
+    async def _relay(self, events: MemoryObjectReceiveStream[CallEvent], ctx: Context) -> None:
+        runtime = self._host.runtime
+        names: dict[str, str] = {}
+        count = 0
+        async for event in events:
+            name = names.get(event.call_id)
+            if name is None:
+                try:
+                    name = names[event.call_id] = runtime.status(event.call_id).tool_name
+                except UnknownCallError:
+                    name = "a call"
+            said = f"{name} ({event.call_id}) {event.kind.value}"
+            if event.kind is CallEventKind.PROGRESSED and event.progress is not None:
+                shown = json.dumps(event.progress.payload, ensure_ascii=False)
+                said += f": {shown[:SHOWN_CHARS]}"
+            elif event.error is not None:
+                said += f": {event.error.message[:SHOWN_CHARS]}"
+            count += 1
+            await ctx.report_progress(count, None, said)
