@@ -67,6 +67,7 @@ JOBS = (
     Job("web page, 500 pages that never read", "benchmarks._web", ("--stalled", "500")),
     Job("terminal UI, 200 running calls", "benchmarks._tui"),
     Job("MCP server calls", "benchmarks._mcp"),
+    Job("sub-agents as calls", "benchmarks._subagents"),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -114,6 +115,9 @@ TARGETS: dict[str, Target] = {
     "tui.key_p99_ms": at_most(100),
     "mcp.cancel_to_server_ms_p99": at_most(20),
     "mcp.concurrent_calls_progress": at_least(50),
+    "subagent.cancel_tree_ms_p99": at_most(100),
+    "subagent.progress_lag_ms_p99": at_most(50),
+    "subagent.concurrent_children": at_least(100),
 }
 
 HEADLINE = (
@@ -166,6 +170,12 @@ HEADLINE = (
     "mcp.call_overhead_ratio",
     "mcp.cancel_to_server_ms_p99",
     "mcp.concurrent_calls_progress",
+    "subagent.call_ms",
+    "subagent.plain_call_ms",
+    "subagent.call_overhead_ms",
+    "subagent.cancel_tree_ms_p99",
+    "subagent.progress_lag_ms_p99",
+    "subagent.concurrent_children",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",
