@@ -36,6 +36,7 @@ from agentos._errors import (
     WrongThreadError,
 )
 from agentos._gc import GcSettings, tune_gc
+from agentos._host.children import child_session_id
 from agentos._host.host import Host
 from agentos._host.listing import SessionSummary
 from agentos._kernel.clock import Clock, ManualClock, SystemClock
@@ -229,6 +230,7 @@ __all__ = [
     "YieldOnTimeout",
     "YieldWhenAllDone",
     "agent_tools",
+    "child_session_id",
     "run_process",
     "tool",
     "tune_gc",

@@ -10,7 +10,6 @@ are bounded, and a call asking past a bound fails at once saying which.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,12 @@ TASK_SCHEMA: dict[str, Any] = {
 
 CreateChild = Callable[[AgentConfig, str, str, str], Awaitable[Session]]
 """``(config, session_id, parent_session, parent_call)`` -> the child session, running."""
+
+
+def child_session_id(tool_name: str, call_id: str) -> str:
+    """The id of the child session a sub-agent call runs: its tool's name and the call's
+    id, so a reader of the store finds a call's child (``agentos calls`` draws the tree)."""
+    return f"{tool_name}-{call_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +119,7 @@ class SubAgents:
             return ToolFailure(refused)
         depth = self._depth_of(parent)
         config = _inherited(spec, parent, ctx)
-        child_id = f"{ctx.tool_name}-{uuid.uuid4().hex[:12]}"
+        child_id = child_session_id(ctx.tool_name, ctx.call_id)
         self._depth[child_id] = _Depth(depth.level + 1, min(depth.limit, config.max_agent_depth))
         running = self._running.setdefault(parent.session_id, set())
         running.add(ctx.call_id)

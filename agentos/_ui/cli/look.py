@@ -24,8 +24,7 @@ from agentos._ui.cli.common import (
     with_store,
 )
 from agentos._ui.stored.calls import brief, render_session, stored_calls
-from agentos._ui.stored.live import CancelReport, LiveCall, cancel_call, find_call
-from agentos._ui.stored.live import session_calls as live_session_calls
+from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
 from components import Json, JsonObject
 
 
@@ -93,6 +92,8 @@ def show(db: Path, session_id: str, as_json: bool) -> None:
 @click.pass_obj
 def calls(db: Path, session_id: str, as_json: bool) -> None:
     """The status of SESSION's tool calls: live from the process holding it, else as stored.
+    A sub-agent's call is followed by its child session's calls, indented (in JSON: its
+    "session_id" and a "depth" below SESSION).
 
     While a live process holds SESSION, its calls are running or pending,
     with their latest progress, as it last mirrored them (twice a second).
@@ -104,15 +105,17 @@ def calls(db: Path, session_id: str, as_json: bool) -> None:
     not mirror the call).
     """
 
-    async def read(store: SqliteStore) -> list[LiveCall] | None:
-        return await live_session_calls(store, session_id)
+    async def read(store: SqliteStore) -> list[tuple[int, LiveCall]] | None:
+        return await call_tree(store, session_id)
 
     found = with_store(db, read)
     if found is None:
         raise UnknownSessionError(session_id)
-    rows = [call.to_json() for call in found]
+    rows = [{**call.to_json(), "depth": depth} for depth, call in found]
     if not as_json and sys.stdout.isatty():
         for row in rows:
+            if row["depth"]:
+                row["tool"] = f"{'  ' * (int(str(row['depth'])) - 1)}└ {row['tool']}"
             if row["note"] is not None:
                 row["status"] = f"{row['status']} ({row['note']})"
             if row["cancel_reason"] is not None:

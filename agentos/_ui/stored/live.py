@@ -21,6 +21,7 @@ from agentos import (
     SessionStore,
     StoredSession,
     StoredToken,
+    child_session_id,
 )
 from agentos._ui.stored.calls import StoredCall, brief, stored_calls, timestamp
 from components import CallStatus, JsonObject
@@ -160,6 +161,23 @@ async def session_calls(store: SessionStore, session_id: str) -> list[LiveCall] 
     rows = await store.mirrored_calls(session_id=session_id)
     holder = (await store.live_leases()).get(session_id)
     return live_calls(stored, tokens, rows, holder)
+
+
+async def call_tree(store: SessionStore, session_id: str) -> list[tuple[int, LiveCall]] | None:
+    """The session's calls, each sub-agent call followed by its child session's calls (and
+    theirs), with their depth below the session (None: no such session)."""
+    calls = await session_calls(store, session_id)
+    if calls is None:
+        return None
+    tree: list[tuple[int, LiveCall]] = []
+    for call in calls:
+        tree.append((0, call))
+        internal = call.call.tool_call_id
+        if internal is None:
+            continue
+        below = await call_tree(store, child_session_id(call.call.tool, internal))
+        tree += [(depth + 1, child) for depth, child in below or ()]
+    return tree
 
 
 async def find_call(store: SessionStore, call_id: str, session_id: str | None) -> LiveCall:
