@@ -45,6 +45,7 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.tui import CallsPane, ChatApp, Details, terminal_theme
+from tests._researcher import lead_and_researcher
 
 pytestmark = pytest.mark.anyio
 CONFIG = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=50))
@@ -432,3 +433,22 @@ async def test_an_mcp_servers_call_shows_its_progress_and_c_cancels_it_in_the_se
             await until(pilot, runtime, lambda: cell(app, call.call_id, 4).startswith("cancelled"))
         seen = await runtime.wait(runtime.submit("cancels_seen", {"at_least": 1}), 20)
         assert seen.result == {"result": 1}, "the cancel reached the server's tool"
+
+
+async def test_enter_on_a_sub_agents_call_shows_the_childs_chat() -> None:
+    puppet = Puppet()
+    config, provider = lead_and_researcher(CONFIG)
+    async with Runtime([puppet.tool]) as runtime, Host(runtime, provider) as host:
+        app = ChatApp(await host.create_session(config), runtime, host=host)
+        async with app.run_test(size=(100, 30), notifications=True) as pilot:
+            await say(pilot, "research")
+            await until(pilot, runtime, lambda: len(puppet.calls) == 1)
+            table = app.query_one("#calls", DataTable)
+            await until(pilot, runtime, lambda: table.row_count == 1)
+            table.focus()
+            await pilot.press("enter")
+            await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+            shown = str(app.screen.query_one("#details", Static).render())
+            assert "researcher's chat" in shown
+            assert "user: find flights" in shown and "agent: looking up flights" in shown
+            assert "  puppet: running" in shown

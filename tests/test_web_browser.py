@@ -42,6 +42,7 @@ from agentos.testing import (
 )
 from agentos.web import make_app
 from tests._browser import CHROMIUM, CHROMIUM_ARGS
+from tests._researcher import lead_and_researcher
 
 WAIT_MS = 15_000
 PEOPLE = ("Jane", "Jack", "Joe")
@@ -219,6 +220,28 @@ async def test_a_stored_session_shows_read_only_until_its_open_button(tmp_path: 
         assert [summary.session_id for summary in s.host.list()] == [session_id]
 
 
+@asynccontextmanager
+async def page_on(host: Host, runtime: Runtime, config: AgentConfig) -> AsyncIterator[Page]:
+    """The web page over ``host`` served on loopback, a browser on a new session's page."""
+    listening = socket.create_server(("127.0.0.1", 0))
+    async with async_playwright() as playwright:
+        app = make_app(host, runtime, config=config)
+        web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+        )
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: web.serve(sockets=[listening]))
+            try:
+                page = await browser.new_page()
+                await new_session(page, f"http://127.0.0.1:{listening.getsockname()[1]}")
+                yield page
+            finally:
+                await browser.close()
+                web.should_exit = True
+        app.state.pages.close()
+
+
 async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the_server(
     tmp_path: Path,
 ) -> None:
@@ -230,33 +253,41 @@ async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the
         (lambda r: last_user_text(r) == "read", lambda r: tool_calls(("slow", {"steps": 4}))),
         (lambda r: True, lambda r: text("Reading.")),
     )
-    listening = socket.create_server(("127.0.0.1", 0))
     async with (
         Runtime(toolsets=agent_tools(config).toolsets) as runtime,
         Host(runtime, provider) as host,
-        async_playwright() as playwright,
+        page_on(host, runtime, config) as page,
     ):
-        app = make_app(host, runtime, config=config)
-        web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
-        )
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: web.serve(sockets=[listening]))
-            try:
-                page = await browser.new_page()
-                await new_session(page, f"http://127.0.0.1:{listening.getsockname()[1]}")
-                await say(page, "read")
-                call = page.locator(".call", has_text="slow")
-                await expect(call).to_have_attribute("data-status", "running", timeout=WAIT_MS)
-                await expect(call.locator("progress")).to_have_attribute(
-                    "value", "100", timeout=WAIT_MS
-                )
-                await call.locator(".cancel").click()
-                await expect(call).to_have_attribute("data-status", "cancelled", timeout=WAIT_MS)
-                seen = await runtime.wait(runtime.submit("cancels_seen", {"at_least": 1}), 20)
-                assert seen.result == {"result": 1}, "the cancel reached the server's tool"
-            finally:
-                await browser.close()
-                web.should_exit = True
-        app.state.pages.close()
+        await say(page, "read")
+        call = page.locator(".call", has_text="slow")
+        await expect(call).to_have_attribute("data-status", "running", timeout=WAIT_MS)
+        await expect(call.locator("progress")).to_have_attribute("value", "100", timeout=WAIT_MS)
+        await call.locator(".cancel").click()
+        await expect(call).to_have_attribute("data-status", "cancelled", timeout=WAIT_MS)
+        seen = await runtime.wait(runtime.submit("cancels_seen", {"at_least": 1}), 20)
+        assert seen.result == {"result": 1}, "the cancel reached the server's tool"
+
+
+async def test_a_sub_agents_call_opens_on_the_childs_chat_and_its_cancel_goes_down() -> None:
+    puppet = Puppet()
+    config, provider = lead_and_researcher()
+    async with (
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, provider) as host,
+        page_on(host, runtime, config) as page,
+    ):
+        await say(page, "research")
+        call = page.locator(".call", has_text="researcher(")
+        await expect(call).to_have_attribute("data-status", "running", timeout=WAIT_MS)
+        await call.locator("details.child summary").click()
+        chat = call.locator(".child-chat")
+        await expect(chat).to_contain_text("find flights", timeout=WAIT_MS)
+        await expect(chat).to_contain_text("looking up flights", timeout=WAIT_MS)
+        await expect(chat).to_contain_text("puppet", timeout=WAIT_MS)
+        await call.locator(".cancel").first.click()
+        await expect(call).to_have_attribute("data-status", "cancelled", timeout=WAIT_MS)
+        with anyio.fail_after(20):
+            while not all(c.cleaned_up for c in puppet.calls.values()):
+                await settle(runtime)
+        (work,) = puppet.calls.values()
+        assert work.cancelled, "the cancel reached the child's own call"

@@ -59,7 +59,7 @@ def chat(db: Path, session_id: str | None, agent: Agent | None, theme: str | Non
                     session = await host.create_session(chosen.config)
                 else:
                     session = await host.resume(session_id, config=chosen.config)
-                await ChatApp(session, runtime, theme=theme).run_async()
+                await ChatApp(session, runtime, theme=theme, host=host).run_async()
         say(f"session {session.session_id}", err=True)
 
     anyio.run(main)

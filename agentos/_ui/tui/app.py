@@ -28,9 +28,12 @@ from agentos import (
     CallSnapshot,
     ChatCall,
     ChatEntry,
+    Host,
     Runtime,
     Session,
     UnknownCallError,
+    UnknownSessionError,
+    child_session_id,
 )
 from agentos._ui.terminal_text import one_line, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
@@ -86,8 +89,17 @@ class ChatApp(App[None]):
         Binding("pagedown", "scroll_chat(1)", "Scroll chat", show=False),
     ]
 
-    def __init__(self, session: Session, runtime: Runtime, *, theme: str | None = None) -> None:
+    def __init__(
+        self,
+        session: Session,
+        runtime: Runtime,
+        *,
+        theme: str | None = None,
+        host: Host | None = None,
+    ) -> None:
+        """``host``: the session's, so ``enter`` on a sub-agent's call shows its child's chat."""
         super().__init__()
+        self.host = host
         chosen = terminal_theme() if theme is None else theme
         if chosen not in THEMES:
             raise ValueError(f"theme is 'dark' or 'light', got {chosen!r}")
@@ -257,7 +269,20 @@ class ChatApp(App[None]):
             return
         snapshot = self._held(call)
         seen = chat_widget(call) if snapshot is None else peek(snapshot)
-        self.push_screen(Details(json.dumps(seen, indent=2, default=str)))  # escapes controls
+        shown = json.dumps(seen, indent=2, default=str)  # escapes controls
+        child = self._child_of(call, snapshot)
+        if child is not None:
+            shown = f"{child_chat(child)}\n\n{shown}"
+        self.push_screen(Details(shown))
+
+    def _child_of(self, call: ChatCall, snapshot: CallSnapshot | None) -> Session | None:
+        """The child session a sub-agent's call ran (None: another call, or not here)."""
+        if self.host is None or snapshot is None or call.tool not in self.session.config.agents:
+            return None
+        try:
+            return self.host.get(child_session_id(call.tool, snapshot.call_id))
+        except UnknownSessionError:
+            return None
 
     def action_toggle_context(self) -> None:
         self._model_view.toggle_class("shown")
@@ -266,3 +291,12 @@ class ChatApp(App[None]):
     def action_scroll_chat(self, pages: int) -> None:
         scroll = self._chat.scroll_page_down if pages > 0 else self._chat.scroll_page_up
         scroll(animate=False)
+
+
+def child_chat(child: Session) -> str:
+    """A sub-agent's chat as lines of text: who said what, and each call with its status."""
+    lines = [f"{child.config.name}'s chat (session {child.session_id}):"]
+    for entry in child.chat:
+        lines.append(f"{entry.role}: {visible(entry.text)}")
+        lines += [f"  {visible(call.tool)}: {call.status.value}" for call in entry.calls]
+    return "\n".join(lines)

@@ -22,6 +22,7 @@ from agentos import (
     Runtime,
     Session,
     StoredSession,
+    child_session_id,
 )
 from agentos._ui.stored.live import LiveCall
 from agentos.turns import EXPECTED_SECONDS, blocks_of
@@ -39,6 +40,9 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
     """Everything the session page draws (``now``: epoch seconds, for elapsed times)."""
     chat = session.chat
     calls: JsonObject = dict(call_widgets(chat, runtime.list_calls(session.session_id), now))
+    for widget in calls.values():  # a sub-agent's call: its child's chat is a page of its own
+        if isinstance(widget, dict) and widget["tool"] in session.config.agents:
+            widget["child"] = child_session_id(str(widget["tool"]), str(widget["id"]))
     entries: list[Json] = [chat_entry(entry) for entry in chat]
     entries += [queued_entry(words) for words in session.queued_posts]
     return {
@@ -57,11 +61,18 @@ def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: flo
     each call as its holder last mirrored it (else as the history left it)."""
     found = {key: call for call in calls for key in _keys(call)}
     chat = stored.chat()
+    agents = stored.config.get("agents")
     widgets: JsonObject = {
         call.call_id: stored_widget(call, found.get(call.call_id), now)
         for entry in chat
         for call in entry.calls
     }
+    for key, widget in widgets.items():  # a sub-agent's call: the child it ran, by its id
+        live = found.get(key)
+        internal = None if live is None else live.call.tool_call_id
+        if isinstance(widget, dict) and isinstance(agents, dict) and internal is not None:
+            tool = str(widget["tool"])
+            widget["child"] = child_session_id(tool, internal) if tool in agents else None
     if stored.board is not None:
         context = Board.from_json(stored.board).render().text
     else:
@@ -176,6 +187,7 @@ def chat_widget(call: ChatCall) -> JsonObject:
         "latest": None,
         "elapsed": None,
         "error": None,
+        "child": None,
     }
 
 
@@ -195,6 +207,7 @@ def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObjec
         "latest": _brief(latest),
         "elapsed": None if snapshot.started_at is None else round(end - snapshot.started_at, 1),
         "error": None if snapshot.error is None else snapshot.error.message,
+        "child": None,  # a sub-agent's call: the child session it runs (``page_state``)
     }
 
 

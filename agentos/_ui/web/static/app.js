@@ -98,6 +98,7 @@ const agentos = (() => {
         row.append(el("span", { class: "elapsed", "data-since": since || "", text: elapsed(c, c.elapsed) }));
       }
       if (c.error) row.append(el("span", { class: "latest", text: c.error }));
+      if (c.child) row.append(childChat(c));
       const look = el("button", { type: "button", class: "peek", text: "peek" });
       look.addEventListener("click", () => peek(c.id));
       row.append(look);
@@ -110,6 +111,32 @@ const agentos = (() => {
         row.append(stop);
       }
       return row;
+    }
+
+    const childChats = new Map(); // the child sessions whose chat box is open
+
+    function childChat(c) { // a sub-agent's call: its child's chat, fetched when opened
+      const box = el("details", { class: "child", "data-child": c.child },
+        el("summary", { text: `${c.tool}'s chat` }));
+      const list = el("ol", { class: "child-chat" });
+      box.append(list);
+      const fill = async () => {
+        try {
+          const child = (await call("GET", `/api/sessions/${encodeURIComponent(c.child)}`)).state;
+          list.replaceChildren(...child.chat.map((entry) => el("li", { class: `entry ${entry.role}` },
+            el("span", { class: "who", text: entry.role }),
+            el("span", { class: "text", text: entry.text }),
+            ...entry.calls.map((id) => {
+              const inner = child.calls[id];
+              return el("span", { class: "latest", text: inner ? `${signature(inner)}: ${inner.status}` : id });
+            }))));
+        } catch (error) { showError(error); }
+      };
+      box.addEventListener("toggle", () => {
+        if (box.open) { childChats.set(c.child, true); fill(); } else childChats.delete(c.child);
+      });
+      if (childChats.has(c.child)) box.open = true; // redrawn while open: its toggle refreshes it
+      return box;
     }
 
     function drawChat() {
