@@ -177,6 +177,8 @@ async def test_over_http_a_client_needs_the_token_and_sees_only_its_own_sessions
                 await first.call_tool("post", {"session_id": session_id, "message": "again"})
             )
             assert again["session_id"] == session_id
+            empty = await first.call_tool("post", {"session_id": session_id, "message": " "})
+            assert empty.is_error and "must not be empty" in str(empty.content)
             listed = structured(await first.call_tool("list_running_tool_calls", {}))
             assert listed == {"tool_calls": []}
         async with connected(url, token) as second:

@@ -480,3 +480,32 @@ async def test_after_a_restart_the_parents_call_and_the_childs_are_orphaned_each
             assert isinstance(use, dict)
             answer = await host.toolbox.get_tool_call_status(Caller(session_id), use["id"])
             assert answer["status"] == "orphaned"
+
+
+async def test_a_child_stopped_from_outside_fails_its_call_and_reads_no_more_messages() -> None:
+    puppet = Puppet()
+
+    def lead_script(request: ModelRequest) -> ModelResponse:
+        if last_user_text(request) == "go":
+            return tool_calls(("researcher", {"task": "flights", "expected_seconds": 60}))
+        return text("ok")
+
+    model = Agents(lead=lead_script, researcher=researcher_script)
+    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+        session = await host.create_session(lead({"researcher": researcher()}))
+        session.post("go")
+        await until(runtime, lambda: len(puppet.calls) == 1)
+        (call,) = runtime.list_calls(session.session_id)
+        child = host.child_of(call.call_id)
+        assert child is not None
+        child.stop()  # someone else stops it: it is stopping, not ended yet
+        answer = await host.toolbox.invoke(
+            "message_agent",
+            {"tool_call_id": call.call_id, "text": "hello?"},
+            Caller(session.session_id),
+        )
+        assert error_code(answer) == "not_running"
+        ended = await runtime.wait(call.call_id, 10)
+        assert ended.status is CallStatus.FAILED and ended.error is not None
+        assert "was stopped before it answered" in ended.error.message
+        assert all(c.cancelled for c in puppet.calls.values())

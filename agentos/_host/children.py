@@ -197,8 +197,8 @@ def _inherited(spec: SubAgent, parent: Session, ctx: ToolContext) -> AgentConfig
 
 
 def _outcome(child: Session, name: str) -> Json | ToolFailure:
-    """The child's last answer; a failure saying what it said last when it failed or its
-    turn ended without an answer (its step limit)."""
+    """The child's last answer; a failure saying what it said last when it failed, was
+    stopped, or its turn ended without an answer (its step limit)."""
     replies = child.replies
     said = replies[-1] if replies else ""
     history = child.history
@@ -206,6 +206,8 @@ def _outcome(child: Session, name: str) -> Json | ToolFailure:
     if child.status is SessionStatus.FAILED:
         error = child.errors[-1].message if child.errors else "its session failed"
         return ToolFailure(f"{name} failed: {error}.{last}")
+    if child.ended:  # stopped by someone else: the parent's call ends it only afterwards
+        return ToolFailure(f"{name}'s session was stopped before it answered.{last}")
     if history and history[-1].get("role") == "user":
         steps = child.config.max_steps_per_turn
         return ToolFailure(

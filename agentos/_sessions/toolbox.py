@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import pydantic_core
 from pydantic import ValidationError
 
-from agentos._errors import ToolboxError, UnknownCallError
+from agentos._errors import AgentOSError, ToolboxError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import describe_validation_error
 from agentos._sessions.scope import Caller, Scope, SessionLineage
@@ -219,7 +219,10 @@ class SystemToolbox:
                 f"tool call {tool_call_id!r} is {shown.value}: only a running sub-agent "
                 "reads messages",
             )
-        child = self._children.post_to_child(snapshot.call_id, text)
+        try:
+            child = self._children.post_to_child(snapshot.call_id, text)
+        except (AgentOSError, ValueError) as error:  # it ended meanwhile, say
+            raise ToolboxError("not_running", f"the sub-agent cannot read it: {error}") from None
         if child is None:
             raise ToolboxError(
                 "not_an_agent",

@@ -23,6 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from agentos import (
     AgentConfig,
+    AgentOSError,
     Caller,
     CallEvent,
     CallEventKind,
@@ -171,7 +172,7 @@ class HostOverMcp:
         try:
             try:
                 session.post(message)
-            except (TypeError, ValueError) as error:
+            except (AgentOSError, ValueError) as error:  # an ended session, an empty message
                 raise ToolError(str(error)) from None
             await ctx.report_progress(0, None, f"session {session.session_id}: posted")
             async with anyio.create_task_group() as group:
