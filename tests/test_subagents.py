@@ -509,3 +509,19 @@ async def test_a_child_stopped_from_outside_fails_its_call_and_reads_no_more_mes
         assert ended.status is CallStatus.FAILED and ended.error is not None
         assert "was stopped before it answered" in ended.error.message
         assert all(c.cancelled for c in puppet.calls.values())
+
+
+async def test_a_child_inherits_the_parents_retry_budget_when_it_is_lower() -> None:
+    puppet = Puppet()
+    model = Agents(
+        lead=lambda r: tool_calls(("researcher", {"task": "t"})), researcher=researcher_script
+    )
+    config = lead({"researcher": researcher(retry_budget=5)}, retry_budget=1)
+    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+        session = await host.create_session(config)
+        session.post("go")
+        await until(runtime, lambda: len(puppet.calls) == 1)
+        (call,) = runtime.list_calls(session.session_id)
+        child = host.child_of(call.call_id)
+        assert child is not None
+        assert child.config.retry_budget == 1  # what the parent has left, not its own 5
