@@ -8,7 +8,8 @@ the tests assert on calls, statuses and what the tools saw, never on wording.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from agentos import (
     Caller,
     CallStatus,
     CapabilityResult,
+    Disposition,
     Host,
     ModelRequest,
     ModelResponse,
@@ -30,6 +32,7 @@ from agentos import (
     SqliteStore,
     SubAgent,
     Tool,
+    ToolPolicy,
     UsageError,
     YieldOnAnyProgress,
 )
@@ -91,6 +94,19 @@ async def until(runtime: Runtime, condition: Callable[[], bool]) -> None:
         while not condition():
             await settle(runtime)
             await anyio.lowlevel.checkpoint()
+
+
+@asynccontextmanager
+async def hosted(
+    path: Path, model: Agents, *tools: Tool[Any]
+) -> AsyncIterator[tuple[SqliteStore, Runtime, Host]]:
+    """One process's store, runtime and host, on the database at ``path``."""
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime(list(tools)) as runtime,
+        Host(runtime, model, store=store) as host,
+    ):
+        yield store, runtime, host
 
 
 def puppet_calls(runtime: Runtime, session: Session) -> list[str]:
@@ -451,11 +467,7 @@ async def test_after_a_restart_the_parents_call_and_the_childs_are_orphaned_each
 
     model = Agents(lead=lead_script, researcher=researcher_script)
     puppet = Puppet()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model, store=store) as host,
-    ):
+    async with hosted(path, model, puppet.tool) as (store, runtime, host):
         session = await host.create_session(lead({"researcher": researcher()}), session_id="lead")
         session.post("go")
         await until(runtime, lambda: len(puppet.calls) == 1)
@@ -463,11 +475,7 @@ async def test_after_a_restart_the_parents_call_and_the_childs_are_orphaned_each
         child = host.child_of(call.call_id)
         assert child is not None
         child_id = child.session_id
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model, store=store) as host,
-    ):
+    async with hosted(path, model, puppet.tool) as (store, runtime, host):
         stored = await store.load_session(child_id)
         assert stored is not None and stored.parent_session_id == "lead"
         for session_id in ("lead", child_id):
@@ -525,3 +533,60 @@ async def test_a_child_inherits_the_parents_retry_budget_when_it_is_lower() -> N
         child = host.child_of(call.call_id)
         assert child is not None
         assert child.config.retry_budget == 1  # what the parent has left, not its own 5
+
+
+async def test_a_child_waiting_on_a_deferred_call_goes_on_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "agentos.db"
+    approve = Puppet(name="approve")
+
+    def lead_script(request: ModelRequest) -> ModelResponse:
+        asked = last_user_text(request)
+        if asked == "go":
+            return tool_calls(("researcher", {"task": "book it", "expected_seconds": 60}))
+        return text(f"lead heard: {asked}")
+
+    def child_script(request: ModelRequest) -> ModelResponse:
+        asked = last_user_text(request)
+        if asked == "book it":
+            return tool_calls(("approve", {"label": "book?"}), say="asking for approval")
+        return text(f"booked, {asked}")
+
+    model = Agents(lead=lead_script, researcher=child_script)
+    child_config = AgentConfig(
+        name="researcher",
+        system_prompt="researcher",
+        tools=["approve"],
+        policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
+    )
+    config = lead({"researcher": child_config})
+    async with hosted(path, model, approve.tool) as (store, runtime, host):
+        session = await host.create_session(config, session_id="lead")
+        session.post("go")
+        await until(runtime, lambda: len(runtime.list_calls("lead")) == 1)
+        (call,) = runtime.list_calls("lead")
+        await until(runtime, lambda: _child_waits(host, call.call_id))
+        child = host.child_of(call.call_id)
+        assert child is not None
+        child_id = child.session_id
+    async with hosted(path, model, approve.tool) as (store, runtime, host):
+        resumed = await host.resume("lead")
+        (again,) = runtime.list_calls("lead")  # made again: nothing the child did was lost
+        assert again.tool_name == "researcher" and again.provider_call_id == call.provider_call_id
+        await until(runtime, lambda: host.child_of(again.call_id) is not None)
+        (token,) = await store.tokens_of(child_id)
+        await host.complete(token.token, "yes")
+        with anyio.fail_after(10):
+            while not runtime.status(again.call_id).is_final:
+                await settle(runtime)
+            await resumed.wait_settled()
+        done = runtime.status(again.call_id)
+        assert done.status is CallStatus.COMPLETED and "booked" in str(done.result)
+        assert "lost in a restart" not in json.dumps(resumed.history)
+        assert "booked" in resumed.replies[-1]
+
+
+def _child_waits(host: Host, call_id: str) -> bool:
+    child = host.child_of(call_id)
+    return child is not None and child.external_only

@@ -18,11 +18,13 @@ from agentos._errors import UnknownCallError, UsageError
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import Tool, ToolFailure
+from agentos._model.messages import blocks_of, content_text
 from agentos._sessions.session import Session
 from agentos._sessions.tool_access import AGENT_SOURCE
+from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig, SubAgent
 from agentos._turns.events import SessionStatus
-from components import CallEvent, CallEventKind, Json
+from components import CallEvent, CallEventKind, CallId, Json
 
 SAID_CHARS = 2000
 """The longest piece of a child's words one progress entry carries."""
@@ -35,6 +37,8 @@ TASK_SCHEMA: dict[str, Any] = {
 
 CreateChild = Callable[[AgentConfig, str, str, str], Awaitable[Session]]
 """``(config, session_id, parent_session, parent_call)`` -> the child session, running."""
+ResumeChild = Callable[[str], Awaitable[Session]]
+"""A stored child session, brought back (``Host.resume``)."""
 
 
 def child_session_id(tool_name: str, call_id: str) -> str:
@@ -59,10 +63,14 @@ class SubAgents:
         runtime: Runtime,
         session_of: Callable[[str], Session],
         create: CreateChild,
+        resume: ResumeChild,
     ) -> None:
         self._runtime = runtime
         self._session_of = session_of
         self._create = create
+        self._resume = resume
+        self._reattached: dict[str, str] = {}
+        """A call made again after a restart -> the stored child session it goes on with."""
         self._depth: dict[str, _Depth] = {}
         self._children: dict[str, Session] = {}
         """Running sub-agent call -> the child session it runs."""
@@ -106,6 +114,45 @@ class SubAgents:
     def forget(self, session_id: str) -> None:
         self._depth.pop(session_id, None)
 
+    async def waiting_children(self, store: SessionStore, parent: str) -> dict[str, str]:
+        """The stored children of ``parent`` that wait on deferred calls alone (nothing of
+        theirs was lost in a restart, so their work may go on), each with its task."""
+        found = {}
+        for stored in await store.list_sessions():
+            if (
+                stored.parent_session_id == parent
+                and stored.status == SessionStatus.WAITING_EXTERNAL.value
+            ):
+                loaded = await store.load_session(stored.session_id)
+                history = [] if loaded is None else list(loaded.history)
+                found[stored.session_id] = content_text(blocks_of(history[0])) if history else ""
+        return found
+
+    def reattach(
+        self, parent: Session, waiting: dict[str, str]
+    ) -> Callable[[str, str, object], CallId | None]:
+        """For ``restore``: a sub-agent call the restart lost goes on with a child of
+        ``waiting`` that has its tool and its task: made again under its tool_use id."""
+
+        def again(tool_use_id: str, tool: str, arguments: object) -> CallId | None:
+            task = arguments.get("task") if isinstance(arguments, dict) else None
+            if tool not in parent.config.agents or not isinstance(task, str):
+                return None
+            child_id = next(
+                (c for c, said in waiting.items() if c.startswith(f"{tool}-") and said == task),
+                None,
+            )
+            if child_id is None:
+                return None
+            del waiting[child_id]  # two calls with one task go on with one child each
+            call_id = self._runtime.submit(
+                tool, {"task": task}, session_id=parent.session_id, provider_call_id=tool_use_id
+            )
+            self._reattached[call_id] = child_id
+            return call_id
+
+        return again
+
     async def _run(self, args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
         parent = self._session_of(ctx.session_id)
         spec = parent.config.agents.get(ctx.tool_name)
@@ -119,12 +166,16 @@ class SubAgents:
             return ToolFailure(refused)
         depth = self._depth_of(parent)
         config = _inherited(spec, parent, ctx)
-        child_id = child_session_id(ctx.tool_name, ctx.call_id)
+        resumed = self._reattached.pop(ctx.call_id, None)
+        child_id = resumed or child_session_id(ctx.tool_name, ctx.call_id)
         self._depth[child_id] = _Depth(depth.level + 1, min(depth.limit, config.max_agent_depth))
         running = self._running.setdefault(parent.session_id, set())
         running.add(ctx.call_id)
         try:
-            child = await self._create(config, child_id, parent.session_id, ctx.call_id)
+            if resumed is None:
+                child = await self._create(config, child_id, parent.session_id, ctx.call_id)
+            else:
+                child = await self._resume(child_id)
         except BaseException:
             self._done(parent.session_id, ctx.call_id)
             self._depth.pop(child_id, None)
@@ -132,8 +183,9 @@ class SubAgents:
         self._children[ctx.call_id] = child
         relay = _Relay(ctx, child, self._runtime)
         try:
-            child.post(args["task"])
-            await child.wait_settled()
+            if resumed is None:
+                child.post(args["task"])
+            await child.wait_settled(include_deferred=True)
             return _outcome(child, ctx.tool_name)
         finally:
             relay.stop()

@@ -97,7 +97,7 @@ class Host(anyio.AsyncContextManagerMixin):
         self.store = store
         self.lineage = SessionLineage()
         self.tokens = ContinuationTokens(runtime, store, ttl=token_ttl)
-        self._children = SubAgents(runtime, self.get, self._create_child)
+        self._children = SubAgents(runtime, self.get, self._create_child, self.resume)
         self.toolbox = SystemToolbox(
             runtime, history=self, lineage=self.lineage, children=self._children
         )
@@ -293,8 +293,16 @@ class Host(anyio.AsyncContextManagerMixin):
         tokens = await self.store.tokens_of(session_id)
         history = list(stored.history)
         asked = stored.status not in (SessionStatus.IDLE.value, SessionStatus.STOPPED.value)
+        waiting = await self._children.waiting_children(self.store, session_id)
         restored = restore(
-            session, history, tokens, self.runtime, self.tokens, stored.board, asked=asked
+            session,
+            history,
+            tokens,
+            self.runtime,
+            self.tokens,
+            stored.board,
+            asked=asked,
+            reattach=self._children.reattach(session, waiting),
         )
         await self._start(session)
         for call_id, token in restored.completed_while_down:  # now the session hears of it

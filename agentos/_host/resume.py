@@ -12,6 +12,7 @@ stored board.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import anyio
@@ -19,7 +20,7 @@ import anyio
 from agentos._errors import UnknownCallError
 from agentos._kernel.options import CallOptions
 from agentos._kernel.runtime import Runtime
-from agentos._model.messages import Message
+from agentos._model.messages import Block, Message, blocks_of
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._store.protocol import StoredToken
@@ -53,13 +54,25 @@ def restore(
     board: JsonObject | None = None,
     *,
     asked: bool = False,
+    reattach: Callable[[str, str, object], CallId | None] | None = None,
 ) -> Restored:
-    """Give ``session`` its stored history and calls (``asked``: stored mid-turn)."""
+    """Give ``session`` its stored history and calls (``asked``: stored mid-turn).
+
+    ``reattach(tool_use_id, tool, input)``, asked of each call of a transcript that the
+    history leaves unanswered: a new call that goes on with its work (a sub-agent whose
+    child waits on deferred calls alone; its outcome is told as the lost call's), or None:
+    the call is lost."""
     session_id = session.session_id
     outlived = {  # a turn that waited for its deferred calls when the process ended
         t.provider_call_id: placeholder(t.provider_call_id, t.call_id, CallStatus.PENDING, t.token)
         for t in tokens
     }
+    if reattach is not None and board is None:
+        for use in _unanswered(history):
+            if use["id"] not in outlived:
+                again = reattach(use["id"], str(use.get("name")), use.get("input"))
+                if again is not None:
+                    outlived[use["id"]] = placeholder(use["id"], again, CallStatus.RUNNING)
     waiting = dict(session.restore(history, outlived, board=board, asked=asked))
     completed_while_down = []
     for token in tokens:
@@ -104,6 +117,13 @@ async def nudge_if_news(
         session.post(nudge)
         return True
     return False
+
+
+def _unanswered(history: list[Message]) -> list[Block]:
+    """The ``tool_use`` blocks of the history that no ``tool_result`` answers."""
+    uses = [b for m in history for b in blocks_of(m) if b.get("type") == "tool_use"]
+    answered = {b.get("tool_use_id") for m in history for b in blocks_of(m)}
+    return [use for use in uses if use.get("id") not in answered]
 
 
 def _still_held(runtime: Runtime, session: Session, tool_use_id: str) -> CallId | None:
