@@ -590,3 +590,29 @@ async def test_a_child_waiting_on_a_deferred_call_goes_on_after_a_restart(
 def _child_waits(host: Host, call_id: str) -> bool:
     child = host.child_of(call_id)
     return child is not None and child.external_only
+
+
+async def test_cancelling_a_sub_agent_call_cancels_its_childs_deferred_calls_too() -> None:
+    approve = Puppet(name="approve")
+
+    def child_script(request: ModelRequest) -> ModelResponse:
+        return tool_calls(("approve", {"label": "book?"}))
+
+    model = Agents(
+        lead=lambda r: tool_calls(("researcher", {"task": "t"})), researcher=child_script
+    )
+    child_config = researcher(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    config = lead({"researcher": child_config.model_copy(update={"tools": ["approve"]})})
+    async with Runtime([approve.tool]) as runtime, Host(runtime, model) as host:
+        session = await host.create_session(config)
+        session.post("go")
+        await until(runtime, lambda: len(runtime.list_calls(session.session_id)) == 1)
+        (call,) = runtime.list_calls(session.session_id)
+        await until(runtime, lambda: _child_waits(host, call.call_id))
+        child = host.child_of(call.call_id)
+        assert child is not None
+        (deferred,) = runtime.list_calls(child.session_id)
+        assert deferred.deferred and deferred.status is CallStatus.PENDING
+        runtime.cancel(call.call_id, "never mind")
+        await until(runtime, lambda: runtime.status(deferred.call_id).is_final)
+        assert runtime.status(deferred.call_id).status is CallStatus.CANCELLED

@@ -161,12 +161,12 @@ class SubAgents:
                 f"agent {parent.config.name!r} has no sub-agent {ctx.tool_name!r} "
                 "(its agents entries name the ones it may call)"
             )
+        resumed = self._reattached.pop(ctx.call_id, None)
         refused = self._refusal(parent, ctx.tool_name)
         if refused is not None:
             return ToolFailure(refused)
         depth = self._depth_of(parent)
         config = _inherited(spec, parent, ctx)
-        resumed = self._reattached.pop(ctx.call_id, None)
         child_id = resumed or child_session_id(ctx.tool_name, ctx.call_id)
         self._depth[child_id] = _Depth(depth.level + 1, min(depth.limit, config.max_agent_depth))
         running = self._running.setdefault(parent.session_id, set())
@@ -222,11 +222,10 @@ class SubAgents:
                 del self._running[session_id]
 
     def _stop(self, child: Session) -> None:
-        """End the child, and cancel at once what it has running (its children's calls
-        among them): cancelling waits for no turn of the child's."""
+        """End the child, and cancel at once every call it has not finished (its children's
+        and its deferred ones among them): cancelling waits for no turn of the child's."""
         for call in self._runtime.list_calls(child.session_id, include_final=False):
-            if not call.deferred:
-                self._runtime.cancel(call.call_id, "its sub-agent's call ended")
+            self._runtime.cancel(call.call_id, "its sub-agent's call ended")
         child.stop()
 
 
