@@ -211,8 +211,13 @@ def test_a_board_agent_at_the_command_line(env: dict[str, str], tmp_path: Path) 
     shown = agentos(env, "show", run.json["session_id"])
     assert "board (what the model reads):" in shown.out
     assert "#1 user 'When can Jane and Jack meet? calendar 0.2s'" in shown.out
-    resumed = agentos(
-        env, "resume", run.json["session_id"], "--message", "what is the weather in Oslo?"
+    resumed = agentos(  # waits for the weather call: on a loaded machine it may outlast the turn
+        env,
+        "resume",
+        run.json["session_id"],
+        "--message",
+        "what is the weather in Oslo?",
+        "--wait-for-async",
     )
     assert resumed.code == 0, resumed
     assert resumed.json["messages"] == ["On it: weather(Oslo).", "Oslo: clear, 20 °C."]
