@@ -21,8 +21,11 @@ from agentos import (
     Caller,
     CallStatus,
     CapabilityResult,
+    Decorate,
+    Decorator,
     Disposition,
     Host,
+    ManualClock,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -616,3 +619,33 @@ async def test_cancelling_a_sub_agent_call_cancels_its_childs_deferred_calls_too
         runtime.cancel(call.call_id, "never mind")
         await until(runtime, lambda: runtime.status(deferred.call_id).is_final)
         assert runtime.status(deferred.call_id).status is CallStatus.CANCELLED
+
+
+async def test_a_sub_agent_call_that_times_out_stops_its_child_and_the_childs_call(
+    clock: ManualClock,
+) -> None:
+    puppet = Puppet()
+    model = Agents(
+        lead=lambda r: (
+            tool_calls(("researcher", {"task": "t"}))
+            if last_user_text(r) == "go"
+            else text("too slow")
+        ),
+        researcher=researcher_script,
+    )
+    timed = Decorate(decorate=[Decorator(timeout=30)])
+    config = lead({"researcher": researcher()}, policy=ToolPolicy(rules={"researcher": timed}))
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, model) as host:
+        session = await host.create_session(config)
+        session.post("go")
+        await until(runtime, lambda: len(puppet.calls) == 1)
+        (call,) = runtime.list_calls(session.session_id)
+        child = host.child_of(call.call_id)
+        assert child is not None
+        clock.advance(31)
+        await until(runtime, lambda: all(c.cleaned_up for c in puppet.calls.values()))
+        ended = runtime.status(call.call_id)
+        assert ended.status is CallStatus.FAILED and ended.error is not None
+        assert ended.error.kind.value == "timed_out"
+        assert all(c.cancelled for c in puppet.calls.values())  # the child's own call
+        assert child.ended
