@@ -19,6 +19,7 @@ import pytest
 from agentos import (
     AgentConfig,
     Caller,
+    CallSnapshot,
     CallStatus,
     CapabilityResult,
     Decorate,
@@ -110,6 +111,20 @@ async def hosted(
         Host(runtime, model, store=store) as host,
     ):
         yield store, runtime, host
+
+
+async def child_started(
+    host: Host, runtime: Runtime, config: AgentConfig, puppet: Puppet
+) -> tuple[Session, CallSnapshot, Session]:
+    """A session of ``config`` told "go": its one call, once its child's puppet call runs,
+    and that child."""
+    session = await host.create_session(config)
+    session.post("go")
+    await until(runtime, lambda: len(puppet.calls) == 1)
+    (call,) = runtime.list_calls(session.session_id)
+    child = host.child_of(call.call_id)
+    assert child is not None
+    return session, call, child
 
 
 def puppet_calls(runtime: Runtime, session: Session) -> list[str]:
@@ -529,12 +544,7 @@ async def test_a_child_inherits_the_parents_retry_budget_when_it_is_lower() -> N
     )
     config = lead({"researcher": researcher(retry_budget=5)}, retry_budget=1)
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
-        session = await host.create_session(config)
-        session.post("go")
-        await until(runtime, lambda: len(puppet.calls) == 1)
-        (call,) = runtime.list_calls(session.session_id)
-        child = host.child_of(call.call_id)
-        assert child is not None
+        _, _, child = await child_started(host, runtime, config, puppet)
         assert child.config.retry_budget == 1  # what the parent has left, not its own 5
 
 
@@ -636,12 +646,7 @@ async def test_a_sub_agent_call_that_times_out_stops_its_child_and_the_childs_ca
     timed = Decorate(decorate=[Decorator(timeout=30)])
     config = lead({"researcher": researcher()}, policy=ToolPolicy(rules={"researcher": timed}))
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, model) as host:
-        session = await host.create_session(config)
-        session.post("go")
-        await until(runtime, lambda: len(puppet.calls) == 1)
-        (call,) = runtime.list_calls(session.session_id)
-        child = host.child_of(call.call_id)
-        assert child is not None
+        _, call, child = await child_started(host, runtime, config, puppet)
         clock.advance(31)
         await until(runtime, lambda: all(c.cleaned_up for c in puppet.calls.values()))
         ended = runtime.status(call.call_id)
