@@ -23,7 +23,7 @@ from anyio.abc import TaskGroup
 
 from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._host.children import SubAgents
-from agentos._host.idle import unload_idle
+from agentos._host.idle import unload_idle, unload_refusal
 from agentos._host.leases import LeaseKeeper
 from agentos._host.listing import SessionSummary, loaded_summary, merged
 from agentos._host.maker import SessionMaker, SessionTask, run_session
@@ -359,7 +359,7 @@ class Host(anyio.AsyncContextManagerMixin):
         them. Without a store the session is gone.
         """
         session = self.get(session_id)
-        busy = None if cancel else self._busy(session)
+        busy = None if cancel else unload_refusal(session, has_store=self.store is not None)
         if busy is not None:
             raise SessionBusyError(
                 f"cannot unload session {session_id!r}: it {busy}; "
@@ -391,16 +391,6 @@ class Host(anyio.AsyncContextManagerMixin):
         self._children.forget(session_id)
         self.runtime.close_session(session_id)
         await self._leases.release(session_id)
-
-    def _busy(self, session: Session) -> str | None:
-        """Why unloading the session now would lose work (None: it would not)."""
-        if session.status is SessionStatus.WAITING_EXTERNAL and self.store is not None:
-            return None  # only deferred calls left: their tokens are in the store
-        if not session.at_rest:
-            return f"is {session.status.value}"
-        if self.store is None and session.outstanding():
-            return "has calls whose outcome the model has not heard, and the host has no store"
-        return None
 
     def child_of(self, call_id: str) -> Session | None:
         """The child session a running sub-agent call runs (None for another call)."""

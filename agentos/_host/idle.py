@@ -19,6 +19,17 @@ from agentos._sessions.session import Session
 from agentos._turns.events import SessionStatus
 
 
+def unload_refusal(session: Session, *, has_store: bool) -> str | None:
+    """Why unloading the session now would lose work (None: it would not)."""
+    if session.status is SessionStatus.WAITING_EXTERNAL and has_store:
+        return None  # only deferred calls left: their tokens are in the store
+    if not session.at_rest:
+        return f"is {session.status.value}"
+    if not has_store and session.outstanding():
+        return "has calls whose outcome the model has not heard, and the host has no store"
+    return None
+
+
 def idle_until(session: Session, after: float) -> float | None:
     """When the idle timeout unloads the session (None: it is in use)."""
     if session.status is SessionStatus.STOPPED or (session.idle and not session.outstanding()):
