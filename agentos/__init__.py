@@ -57,6 +57,7 @@ from agentos._kernel.toolsets import ToolRegistry, Toolset
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._model.provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
 from agentos._model.test_model import TestModel
+from agentos._runners.ray import RayRunner
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Caller, Scope, SessionLineage
 from agentos._sessions.session import Session
@@ -179,6 +180,7 @@ __all__ = [
     "ProgressKind",
     "Provider",
     "ProviderError",
+    "RayRunner",
     "Runtime",
     "RuntimeClosedError",
     "RuntimeStatistics",

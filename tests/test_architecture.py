@@ -55,6 +55,7 @@ def test_components_import_nothing_of_ours_but_components() -> None:
 LAYERS = (
     ("leaves", ("agentos._errors", "agentos._log", "agentos._gc")),
     ("kernel", ("agentos._kernel",)),
+    ("runners", ("agentos._runners",)),
     ("model", ("agentos._model",)),
     ("turns", ("agentos._turns",)),
     ("toolsets", ("agentos._toolsets",)),

@@ -1,0 +1,119 @@
+"""Tool calls on a real (local) Ray cluster through ``RayRunner`` (issue 27, ``agentos[ray]``).
+
+Ray starts once for the module. Progress reaches the call while the task runs; cancel and
+timeouts end the task's worker; a tool that raises, a result that does not pickle and a
+worker that dies each fail the call saying so.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agentos import CallOptions, CallStatus, RayRunner, Runtime
+from tests import _ray_tools
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+ON_RAY = CallOptions(runner="ray")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[None]:
+    try:
+        import ray
+    except ImportError:
+        reason = "the Ray tests need ray: pip install 'agentos[ray]' (make test installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Ray tests: {reason}", pytrace=False)
+        pytest.skip(reason)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+@asynccontextmanager
+async def on_ray() -> AsyncIterator[Runtime]:
+    async with Runtime(_ray_tools.TOOLS) as runtime:
+        runtime.add_runner("ray", RayRunner(_ray_tools.TOOLS))
+        yield runtime
+
+
+def partial(runtime: Runtime, call_id: str) -> list[object]:
+    return [p.payload for p in runtime.status(call_id).progress if p.kind.value == "partial"]
+
+
+async def test_progress_arrives_while_it_runs_and_cancel_ends_the_worker(
+    ray_cluster: None,
+) -> None:
+    async with on_ray() as runtime, runtime.subscribe("default") as events:
+        call = runtime.submit("stepper", {"steps": 3, "hang": True}, options=ON_RAY)
+        with anyio.fail_after(60):
+            while len(partial(runtime, call)) < 4:
+                await events.receive()
+        assert runtime.status(call).status is CallStatus.RUNNING  # progress before the end
+        first, *steps = partial(runtime, call)
+        assert steps == [{"step": 0}, {"step": 1}, {"step": 2}]
+        assert isinstance(first, dict)
+        pid = first["pid"]
+        assert isinstance(pid, int) and pid != os.getpid()
+        runtime.cancel(call, "enough")
+        assert runtime.status(call).status is CallStatus.CANCELLED
+        with anyio.fail_after(30):
+            while _alive(pid):  # noqa: ASYNC110 - another process: nothing to await
+                await anyio.sleep(0.05)  # force=True ends the worker process
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+async def test_results_of_sync_and_async_tools_come_back(ray_cluster: None) -> None:
+    async with on_ray() as runtime:
+        sync = runtime.submit("stepper", {"steps": 2}, options=ON_RAY)
+        asynchronous = runtime.submit("async_stepper", {"steps": 2}, options=ON_RAY)
+        done = await runtime.wait(sync, 60)
+        assert (done.status, done.result) == (CallStatus.COMPLETED, "2 steps")
+        done = await runtime.wait(asynchronous, 60)
+        assert (done.status, done.result) == (CallStatus.COMPLETED, "2 async steps")
+        assert partial(runtime, asynchronous) == [{"step": 0}, {"step": 1}]
+
+
+@pytest.mark.parametrize(
+    ("tool", "says"),
+    [
+        ("broken", "ValueError: the input data is bad"),
+        ("unpicklable", "the Ray task failed"),
+        ("dies", "the Ray worker running the call died"),
+    ],
+)
+async def test_what_goes_wrong_on_ray_fails_the_call_saying_so(
+    ray_cluster: None, tool: str, says: str
+) -> None:
+    async with on_ray() as runtime:
+        done = await runtime.wait(runtime.submit(tool, {}, options=ON_RAY), 60)
+        assert done.status is CallStatus.FAILED and done.error is not None
+        assert says in done.error.message, done.error.message
+
+
+async def test_a_timeout_ends_the_task(ray_cluster: None) -> None:
+    async with on_ray() as runtime:
+        options = CallOptions(runner="ray", timeout=2.0)
+        done = await runtime.wait(runtime.submit("stepper", {"hang": True}, options=options), 60)
+        assert done.status is CallStatus.FAILED and done.error is not None
+        assert done.error.kind.value == "timed_out"
