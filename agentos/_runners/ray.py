@@ -13,7 +13,9 @@ it; a result or an error that cannot be sent back (it does not pickle) fails it 
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -32,6 +34,9 @@ class RayRunner:
     ``isolated_runner = "ray"`` (or submit with ``CallOptions(runner="ray")``).
 
     ``options``: passed to the task (``num_cpus``, ``resources``, ``runtime_env``...).
+    Without a ``runtime_env`` the workers get this process's ``sys.path`` as their
+    ``PYTHONPATH``, so they import the tools' modules from where this process does (an
+    agent file's directory, say) on a local cluster.
     """
 
     def __init__(self, tools: Iterable[Tool[Any]], **options: Any) -> None:
@@ -48,8 +53,10 @@ class RayRunner:
             known = ", ".join(sorted(self.tools)) or "none"
             return ToolFailure(f"the Ray runner has no tool {call.tool_name!r} (it has: {known})")
         if self._remote is None:
-            self._remote = ray.remote(num_returns="streaming")(_run_in_worker)
-        stream = self._remote.options(**self.options).remote(
+            paths = os.pathsep.join(path for path in sys.path if path)
+            options = {"runtime_env": {"env_vars": {"PYTHONPATH": paths}}, **self.options}
+            self._remote = ray.remote(num_returns="streaming")(_run_in_worker).options(**options)
+        stream = self._remote.remote(
             found.fn, found.input_model, call.tool_input, found.takes_context, call.call_id
         )
         try:

@@ -24,6 +24,7 @@ from agentos import (
     AgentConfig,
     AgentTools,
     Provider,
+    RayRunner,
     Runtime,
     ToolImportError,
     ToolsetError,
@@ -56,10 +57,34 @@ class Agent:
                 )
             except ToolsetError as error:
                 raise _bad(self.source, str(error)) from None
+            if _on_ray(self.config):
+                runtime.add_runner(RAY, _ray_runner(self.tools, self.source))
             problems = fit_problems(self.config, runtime.tools, runtime.runners)
             if problems:
                 raise _bad(self.source, "; ".join(problems))
             yield runtime
+
+
+RAY = "ray"
+"""The isolated runner an agent file names to run its Python tools' calls on Ray."""
+
+
+def _on_ray(config: AgentConfig) -> bool:
+    """Whether the agent, or one of its sub-agents down the tree, names the Ray runner."""
+    return config.isolated_runner == RAY or any(
+        _on_ray(child.agent) for child in config.agents.values()
+    )
+
+
+def _ray_runner(tools: AgentTools, source: str) -> RayRunner:
+    """The agent's Python tools on the cluster ``ray.init()`` reaches (a local one)."""
+    try:
+        import ray  # noqa: F401 - only whether it is installed
+    except ImportError:
+        raise _bad(
+            source, "isolated_runner = 'ray' needs Ray: pip install 'agentos[ray]'"
+        ) from None
+    return RayRunner(tools.tools)
 
 
 DEMO = Agent(demo_tools.DEFAULT_AGENT, AgentTools(list(demo_tools.TOOLS)), "the demo agent")
@@ -85,7 +110,8 @@ def agent_of(config: AgentConfig, source: str) -> Agent:
     except ToolImportError as error:
         raise _bad(source, str(error)) from None
     if not config.mcp_servers:  # else the servers' tools are known once they start
-        problems = fit_problems(config, [tool.name for tool in tools.tools], ())
+        runners = (RAY,) if _on_ray(config) else ()
+        problems = fit_problems(config, [tool.name for tool in tools.tools], runners)
         if problems:
             raise _bad(source, "; ".join(problems))
     return Agent(config, tools, source)
