@@ -16,7 +16,9 @@ import anyio
 import pytest
 
 from agentos import CallOptions, CallStatus, RayRunner, Runtime
+from agentos.testing import settle
 from tests import _ray_tools
+from tests._processes import dies_within
 
 pytestmark = pytest.mark.anyio
 
@@ -70,17 +72,8 @@ async def test_progress_arrives_while_it_runs_and_cancel_ends_the_worker(
         assert isinstance(pid, int) and pid != os.getpid()
         runtime.cancel(call, "enough")
         assert runtime.status(call).status is CallStatus.CANCELLED
-        with anyio.fail_after(30):
-            while _alive(pid):  # noqa: ASYNC110 - another process: nothing to await
-                await anyio.sleep(0.05)  # force=True ends the worker process
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+        await settle(runtime)  # the call's task hears it, and cancels the Ray task
+        assert dies_within(pid, 30), "force=True ends the worker process"
 
 
 async def test_results_of_sync_and_async_tools_come_back(ray_cluster: None) -> None:

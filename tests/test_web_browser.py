@@ -89,16 +89,13 @@ class Served:
 
 
 @asynccontextmanager
-async def served(tmp_path: Path) -> AsyncIterator[Served]:
-    puppet = Puppet()
+async def serving(
+    host: Host, runtime: Runtime, config: AgentConfig
+) -> AsyncIterator[tuple[str, Browser]]:
+    """The web page over ``host`` on a loopback port, and a browser: the page's URL."""
     listening = socket.create_server(("127.0.0.1", 0))
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
-        async_playwright() as playwright,
-    ):
-        app = make_app(host, runtime, config=AgentConfig())
+    async with async_playwright() as playwright:
+        app = make_app(host, runtime, config=config)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
         browser = await playwright.chromium.launch(
             executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
@@ -106,12 +103,23 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: server.serve(sockets=[listening]))
             try:
-                url = f"http://127.0.0.1:{listening.getsockname()[1]}"
-                yield Served(url, puppet, runtime, host, browser)
+                yield f"http://127.0.0.1:{listening.getsockname()[1]}", browser
             finally:
                 await browser.close()
                 server.should_exit = True
         app.state.pages.close()
+
+
+@asynccontextmanager
+async def served(tmp_path: Path) -> AsyncIterator[Served]:
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+        serving(host, runtime, AgentConfig()) as (url, browser),
+    ):
+        yield Served(url, puppet, runtime, host, browser)
 
 
 async def new_session(page: Page, url: str) -> None:
@@ -223,23 +231,10 @@ async def test_a_stored_session_shows_read_only_until_its_open_button(tmp_path: 
 @asynccontextmanager
 async def page_on(host: Host, runtime: Runtime, config: AgentConfig) -> AsyncIterator[Page]:
     """The web page over ``host`` served on loopback, a browser on a new session's page."""
-    listening = socket.create_server(("127.0.0.1", 0))
-    async with async_playwright() as playwright:
-        app = make_app(host, runtime, config=config)
-        web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
-        )
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: web.serve(sockets=[listening]))
-            try:
-                page = await browser.new_page()
-                await new_session(page, f"http://127.0.0.1:{listening.getsockname()[1]}")
-                yield page
-            finally:
-                await browser.close()
-                web.should_exit = True
-        app.state.pages.close()
+    async with serving(host, runtime, config) as (url, browser):
+        page = await browser.new_page()
+        await new_session(page, url)
+        yield page
 
 
 async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the_server(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from agentos._errors import UnknownCallError, UsageError
 from agentos._kernel.context import ToolContext
@@ -35,8 +35,15 @@ TASK_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-CreateChild = Callable[[AgentConfig, str, str, str], Awaitable[Session]]
-"""``(config, session_id, parent_session, parent_call)`` -> the child session, running."""
+
+class CreateChild(Protocol):
+    """``Host.create_session``, as far as a child needs it: the child session, running."""
+
+    def __call__(
+        self, config: AgentConfig, *, session_id: str, parent: str, parent_call: str
+    ) -> Awaitable[Session]: ...
+
+
 ResumeChild = Callable[[str], Awaitable[Session]]
 """A stored child session, brought back (``Host.resume``)."""
 
@@ -114,25 +121,24 @@ class SubAgents:
     def forget(self, session_id: str) -> None:
         self._depth.pop(session_id, None)
 
-    async def waiting_children(self, store: SessionStore, parent: str) -> dict[str, str]:
-        """The stored children of ``parent`` that wait on deferred calls alone (nothing of
-        theirs was lost in a restart, so their work may go on), each with its task."""
-        found = {}
+    async def reattacher(
+        self, store: SessionStore, parent: Session
+    ) -> Callable[[str, str, object], CallId | None] | None:
+        """For ``restore``: a sub-agent call the restart lost goes on with a stored child of
+        ``parent`` that waits on deferred calls alone (nothing of its work was lost) and has
+        its tool and its task, made again under its tool_use id. None for an agent with no
+        sub-agents, whose resume reads no other session."""
+        if not parent.config.agents:
+            return None
+        waiting: dict[str, str] = {}  # child session -> its task
         for stored in await store.list_sessions():
             if (
-                stored.parent_session_id == parent
+                stored.parent_session_id == parent.session_id
                 and stored.status == SessionStatus.WAITING_EXTERNAL.value
             ):
                 loaded = await store.load_session(stored.session_id)
                 history = [] if loaded is None else list(loaded.history)
-                found[stored.session_id] = content_text(blocks_of(history[0])) if history else ""
-        return found
-
-    def reattach(
-        self, parent: Session, waiting: dict[str, str]
-    ) -> Callable[[str, str, object], CallId | None]:
-        """For ``restore``: a sub-agent call the restart lost goes on with a child of
-        ``waiting`` that has its tool and its task: made again under its tool_use id."""
+                waiting[stored.session_id] = content_text(blocks_of(history[0])) if history else ""
 
         def again(tool_use_id: str, tool: str, arguments: object) -> CallId | None:
             task = arguments.get("task") if isinstance(arguments, dict) else None
@@ -173,7 +179,9 @@ class SubAgents:
         running.add(ctx.call_id)
         try:
             if resumed is None:
-                child = await self._create(config, child_id, parent.session_id, ctx.call_id)
+                child = await self._create(
+                    config, session_id=child_id, parent=parent.session_id, parent_call=ctx.call_id
+                )
             else:
                 child = await self._resume(child_id)
         except BaseException:

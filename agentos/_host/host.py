@@ -97,7 +97,7 @@ class Host(anyio.AsyncContextManagerMixin):
         self.store = store
         self.lineage = SessionLineage()
         self.tokens = ContinuationTokens(runtime, store, ttl=token_ttl)
-        self._children = SubAgents(runtime, self.get, self._create_child, self.resume)
+        self._children = SubAgents(runtime, self.get, self.create_session, self.resume)
         self.toolbox = SystemToolbox(
             runtime, history=self, lineage=self.lineage, children=self._children
         )
@@ -293,7 +293,6 @@ class Host(anyio.AsyncContextManagerMixin):
         tokens = await self.store.tokens_of(session_id)
         history = list(stored.history)
         asked = stored.status not in (SessionStatus.IDLE.value, SessionStatus.STOPPED.value)
-        waiting = await self._children.waiting_children(self.store, session_id)
         restored = restore(
             session,
             history,
@@ -302,7 +301,7 @@ class Host(anyio.AsyncContextManagerMixin):
             self.tokens,
             stored.board,
             asked=asked,
-            reattach=self._children.reattach(session, waiting),
+            reattach=await self._children.reattacher(self.store, session),
         )
         await self._start(session)
         for call_id, token in restored.completed_while_down:  # now the session hears of it
@@ -318,13 +317,6 @@ class Host(anyio.AsyncContextManagerMixin):
         session = self.get(session_id)
         return await nudge_if_news(
             session, self.runtime, self._restored.pop(session_id, None), nudge
-        )
-
-    async def _create_child(
-        self, config: AgentConfig, session_id: str, parent: str, parent_call: str
-    ) -> Session:
-        return await self.create_session(
-            config, session_id=session_id, parent=parent, parent_call=parent_call
         )
 
     def _taken_over(self, session_id: str, holder: str | None) -> None:
