@@ -73,6 +73,7 @@ from agentos._store.protocol import (
     StoredToken,
     TurnCommit,
 )
+from agentos._store.opening import is_postgres_address, open_store
 from agentos._store.sqlite.store import SqliteStore
 from agentos._toolsets.agent import AgentTools, agent_tools
 from agentos._toolsets.imports import ToolImportError
@@ -176,6 +177,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "NoHistory",
+    "PostgresStore",
     "ProcessResult",
     "ProgressKind",
     "Provider",
@@ -233,6 +235,8 @@ __all__ = [
     "YieldWhenAllDone",
     "agent_tools",
     "child_session_id",
+    "is_postgres_address",
+    "open_store",
     "run_process",
     "tool",
     "tune_gc",
@@ -240,6 +244,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from agentos._model.anthropic_provider import AnthropicProvider
+    from agentos._store.postgres.store import PostgresStore
 
 
 def _claim(value: object) -> None:
@@ -267,17 +272,29 @@ def _claim(value: object) -> None:
     value.__module__ = "agentos"
 
 
+_LAZY = ("AnthropicProvider", "PostgresStore")
+"""Imported on first use: the SDK takes a second to import; asyncpg is an optional extra."""
+
 for _name in __all__:
-    if _name != "AnthropicProvider":
+    if _name not in _LAZY:
         _claim(globals()[_name])
 del _name
 
 
 def __getattr__(name: str) -> Any:
-    """``AnthropicProvider`` is imported on first use: the SDK takes a second to import."""
+    """The ``_LAZY`` names, imported on first use."""
     if name == "AnthropicProvider":
         from agentos._model.anthropic_provider import AnthropicProvider
 
         _claim(AnthropicProvider)
         return AnthropicProvider
+    if name == "PostgresStore":
+        try:
+            from agentos._store.postgres.store import PostgresStore
+        except ImportError as error:
+            raise ImportError(
+                f"PostgresStore needs asyncpg ({error}): pip install 'agentos[postgres]'"
+            ) from None
+        _claim(PostgresStore)
+        return PostgresStore
     raise AttributeError(f"module 'agentos' has no attribute {name!r}")

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 import pytest
 import structlog
 
 from agentos import ManualClock
+from tests._postgres import Cluster, postgres_cluster
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +28,16 @@ def anyio_backend() -> str:
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL for the whole run (``tests/_postgres.py``), started on first use."""
+    with postgres_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def postgres_dsn(postgres_server: Cluster) -> str:
+    """A fresh, empty database on the run's PostgreSQL."""
+    return postgres_server.database()

@@ -4,13 +4,11 @@ database file replaced under a running host."""
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import stat
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -24,93 +22,21 @@ from agentos import (
     Host,
     LocalProcessRunner,
     ManualClock,
-    Message,
     Runtime,
     ScriptedProvider,
-    Session,
-    SessionConflictError,
     SessionInUseError,
     SessionStatus,
     SqliteStore,
     StoredSession,
     StoreError,
-    TurnCommit,
     YieldOnTimeout,
     tool,
 )
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from tests._backends import Backend, echo, host_on, say, stored_texts
 from tests._cli import ROOT, agentos, env, quick_agent  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
-
-
-def echo() -> ScriptedProvider:
-    return ScriptedProvider((lambda r: True, lambda r: text(f"heard {last_user_text(r)}")))
-
-
-@asynccontextmanager
-async def host_on(
-    path: Path, clock: ManualClock | None = None, *, lease_period: float = 5.0
-) -> AsyncIterator[Host]:
-    """A host with its own runtime and its own connection to the database at ``path``."""
-    clock = clock or ManualClock()
-    async with AsyncExitStack() as stack:
-        store = await stack.enter_async_context(await SqliteStore.open(path, clock=clock.wall))
-        runtime = await stack.enter_async_context(Runtime([], clock=clock))
-        host = Host(runtime, echo(), store=store, lease_period=lease_period)
-        yield await stack.enter_async_context(host)
-
-
-async def say(session: Session, words: str) -> None:
-    session.post(words)
-    with anyio.fail_after(10):
-        await session.wait_idle()
-
-
-async def stored_texts(path: Path, session_id: str) -> list[str]:
-    async with await SqliteStore.open(path) as store:
-        stored = await store.load_session(session_id)
-    assert stored is not None
-    return [
-        block["text"]
-        for message in stored.history
-        for block in message["content"]
-        if block.get("type") == "text"
-    ]
-
-
-async def test_a_live_session_is_refused_and_a_steal_is_never_overwritten(tmp_path: Path) -> None:
-    """Issue 9 item 10: while one host holds a session another cannot load it (one line
-    naming the holder); a steal makes the first host stop writing, so nothing the second
-    wrote is replaced, and the first host's other sessions go on."""
-    path = tmp_path / "agentos.db"
-    async with host_on(path) as first, host_on(path) as second:
-        mine = await first.create_session(session_id="s")
-        other = await first.create_session(session_id="t")
-        await say(mine, "one")
-        with pytest.raises(SessionInUseError) as refused:
-            await second.resume("s")
-        message = str(refused.value)
-        assert (
-            first.holder in message
-            and "steal=True" in message
-            and "--" not in message
-            and "\n" not in message
-        )
-        assert first.holder.startswith(f"pid {os.getpid()} on ")
-        assert "s" not in {summary.session_id for summary in second.list()}
-
-        taken = await second.resume("s", steal=True)
-        await say(taken, "two")
-        await say(mine, "late")  # the first host still thinks it owns "s"
-
-        assert mine.status is SessionStatus.STOPPED
-        assert "written or taken over by another host" in mine.errors[-1]
-        assert taken.errors == []
-        await say(other, "still here")
-        assert other.errors == [] and other.replies == ["heard still here"]
-    assert await stored_texts(path, "s") == ["one", "heard one", "two", "heard two"]
-    assert await stored_texts(path, "t") == ["still here", "heard still here"]
 
 
 class Watched(SqliteStore):
@@ -161,7 +87,7 @@ async def test_the_heartbeat_keeps_the_lease_and_notices_a_takeover(tmp_path: Pa
                 await settle(runtime)
         for _ in range(4):  # 20 s: the first lease (15 s) would have lapsed
             await store.renewal(clock.advance, 5)
-        async with host_on(path, ManualClock(clock.wall() + 14)) as second:
+        async with host_on(Backend("sqlite", str(path)), ManualClock(clock.wall() + 14)) as second:
             with pytest.raises(SessionInUseError):
                 await second.resume("s")
             await second.resume("s", steal=True)
@@ -170,25 +96,6 @@ async def test_the_heartbeat_keeps_the_lease_and_notices_a_takeover(tmp_path: Pa
             await session.wait_settled()  # a running call holds it until it stops
         assert session.status is SessionStatus.STOPPED
         assert f"taken over by {second.holder}" in session.errors[-1]
-
-
-async def test_a_holder_that_stopped_renewing_loses_its_lease(tmp_path: Path) -> None:
-    """Issue 9 item 10: a lease not renewed within its expiry is free without --steal;
-    the old holder's next commit is refused and changes nothing."""
-    path = tmp_path / "agentos.db"
-    stuck, now = ManualClock(), ManualClock()
-    async with host_on(path, stuck, lease_period=5) as first, host_on(path, now) as second:
-        session = await first.create_session(session_id="s")
-        await say(session, "one")
-        now.advance(14)
-        with pytest.raises(SessionInUseError):
-            await second.resume("s")
-        now.advance(2)  # 16 s: the first host's clock never moved, so it never renewed
-        resumed = await second.resume("s")
-        await say(resumed, "two")
-        await say(session, "lost")
-        assert "written or taken over by another host" in session.errors[-1]
-    assert await stored_texts(path, "s") == ["one", "heard one", "two", "heard two"]
 
 
 async def test_a_host_cancelled_while_open_still_gives_its_leases_up(tmp_path: Path) -> None:
@@ -207,78 +114,6 @@ async def test_a_host_cancelled_while_open_still_gives_its_leases_up(tmp_path: P
                 await anyio.sleep_forever()
         assert scope.cancelled_caught
         assert await store.acquire_lease("s", "the next host", ttl=15) is not None
-
-
-async def test_a_dead_holder_on_this_machine_frees_its_lease_at_once(tmp_path: Path) -> None:
-    """Issue 9 item 10: a lease whose process is gone (same host name, no such pid)
-    is free before it expires; a live process's lease is not."""
-    path = tmp_path / "agentos.db"
-    async with host_on(path) as host:
-        await host.create_session(session_id="s")
-    holder = [
-        sys.executable,
-        "-c",
-        "import sys, anyio\n"
-        "from agentos import SqliteStore\n"
-        "async def main():\n"
-        "    async with await SqliteStore.open(sys.argv[1]) as store:\n"
-        "        await store.acquire_lease('s', 'child', ttl=3600)\n"
-        "        print('held', flush=True)\n"
-        "        sys.stdin.readline()\n"
-        "anyio.run(main)\n",
-        str(path),
-    ]
-    async with await anyio.open_process(holder, cwd=ROOT) as child:
-        assert child.stdout is not None
-        with anyio.fail_after(20):
-            assert (await child.stdout.receive()).startswith(b"held")
-        async with host_on(path) as host:
-            with pytest.raises(SessionInUseError, match="in use by child"):
-                await host.resume("s")
-        child.send_signal(signal.SIGKILL)  # no chance to give the lease up
-        await child.wait()
-    async with host_on(path) as host:
-        await say(await host.resume("s"), "after")
-
-
-async def test_store_writes_name_the_version_they_expect(tmp_path: Path) -> None:
-    """Issue 9 item 10: commit_turn and set_status with a stale version are refused,
-    each for its own session only, inside a group commit too."""
-    path = tmp_path / "agentos.db"
-    async with await SqliteStore.open(path) as one, await SqliteStore.open(path) as two:
-        async with host_on(path) as host:
-            await host.create_session(session_id="a")
-            await host.create_session(session_id="b")
-        version_a = await one.acquire_lease("a", "one", ttl=60)
-        version_b = await one.acquire_lease("b", "one", ttl=60)
-        assert version_a is not None and version_b is not None
-        assert await two.acquire_lease("a", "two", ttl=60, steal=True) == version_a + 1
-        assert await one.acquire_lease("ghost", "one", ttl=60) is None
-        said: Message = {"role": "user", "content": [{"type": "text", "text": "hi"}]}
-        results: dict[str, BaseException | None] = {}
-
-        async def commit(session_id: str, version: int) -> None:
-            try:
-                await one.commit_turn(
-                    TurnCommit(session_id, status="idle", keep=0, messages=(said,), version=version)
-                )
-                results[session_id] = None
-            except StoreError as error:
-                results[session_id] = error
-
-        async with anyio.create_task_group() as group:  # waiting together: one group commit
-            group.start_soon(commit, "a", version_a)
-            group.start_soon(commit, "b", version_b)
-        assert isinstance(results["a"], SessionConflictError)
-        assert "holds it now" in str(results["a"]) and "two" in str(results["a"])
-        assert results["b"] is None
-        with pytest.raises(SessionConflictError):
-            await one.set_status("a", "stopped", version=version_a)
-        await one.set_status("b", "stopped", version=version_b + 1)
-        stored_a, stored_b = await two.load_session("a"), await two.load_session("b")
-        assert stored_a is not None and stored_b is not None
-        assert (stored_a.history, stored_a.version) == ((), version_a + 1)
-        assert (stored_b.status, stored_b.version) == ("stopped", version_b + 2)
 
 
 SCHEMA_BEFORE_LEASES = """
@@ -324,11 +159,17 @@ async def test_a_database_from_before_leases_is_migrated(tmp_path: Path) -> None
         db.execute("INSERT INTO schema_migrations VALUES (1, 1.0)")
         db.execute("INSERT INTO sessions VALUES ('old', '{}', 'idle', NULL, 1.0, 1.0)")
     db.close()
-    async with host_on(path) as host, host_on(path) as other:
+    async with (
+        host_on(Backend("sqlite", str(path))) as host,
+        host_on(Backend("sqlite", str(path))) as other,
+    ):
         await say(await host.resume("old"), "still here")
         with pytest.raises(SessionInUseError):
             await other.resume("old")
-    assert await stored_texts(path, "old") == ["still here", "heard still here"]
+    assert await stored_texts(Backend("sqlite", str(path)), "old") == [
+        "still here",
+        "heard still here",
+    ]
 
 
 def test_the_cli_refuses_a_live_session_and_a_steal_loses_nothing(
@@ -435,7 +276,7 @@ async def test_a_database_replaced_under_a_running_host_stops_writing(
     host, the next write fails with a clear StoreError (the session records it) instead
     of going to the unlinked file and reporting success; the new file is left alone."""
     path = tmp_path / "agentos.db"
-    async with host_on(path) as host:
+    async with host_on(Backend("sqlite", str(path))) as host:
         session = await host.create_session(session_id="s")
         await say(session, "one")
         if how == "replaced":

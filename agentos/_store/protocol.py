@@ -1,8 +1,8 @@
 """Where sessions outlive the process: histories, statuses, continuation tokens, live calls.
 
 ``SessionStore`` is the interface the host uses; ``SqliteStore`` (in
-``_store/sqlite/store.py``) is the embedded default. A server database can be added
-behind the same interface without touching sessions. Besides what a session
+``_store/sqlite/``) is the embedded default, ``PostgresStore`` (``_store/postgres/``)
+the one hosts on many machines share. Besides what a session
 needs to come back, the store keeps a live mirror of the calls of loaded
 sessions (``MirroredCall``, written by the host that holds them) and the
 cancel requests other processes leave for that host (``CancelRequest``).
@@ -10,7 +10,7 @@ cancel requests other processes leave for that host (``CancelRequest``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -205,6 +205,10 @@ class SessionStore(Protocol):
 
     async def tokens_of(self, session_id: str) -> list[StoredToken]: ...
 
+    async def completed_tokens(self, tokens: Sequence[str]) -> list[StoredToken]:
+        """Those of ``tokens`` someone completed (any process), first completed first."""
+        ...
+
     async def delete_expired_tokens(self, *, grace: float = 0.0) -> int:
         """Delete the tokens that expired more than ``grace`` seconds ago; how many."""
         ...
@@ -244,5 +248,16 @@ class SessionStore(Protocol):
     async def pending_cancels(self, holder: str) -> list[CancelRequest]:
         """Unanswered requests for sessions whose lease ``holder`` holds, oldest first."""
         ...
+
+    async def listen(self, callback: Callable[[str], None]) -> bool:
+        """Call ``callback(session_id)`` when a cancel request or a token completion is left
+        for a session; returns whether other processes' news arrives (else only this one's).
+
+        Best-effort: news can be missed, so a holder still polls. Calling it
+        again with the same callback reconnects a lost subscription.
+        """
+        ...
+
+    def unlisten(self, callback: Callable[[str], None]) -> None: ...
 
     async def close(self) -> None: ...

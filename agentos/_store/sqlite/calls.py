@@ -3,25 +3,25 @@
 The host holding a session writes its calls' rows (``Host(call_mirror_period=...)``,
 ``_host/mirror.py``); any process reads them, and leaves a cancel request that
 the holder applies and answers. Nothing here is needed to resume a session:
-the history and the tokens are.
+the history and the tokens are. Old rows are pruned (``records.MIRROR_KEPT``).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
 from agentos._store.protocol import CancelRequest, MirroredCall
+from agentos._store.records import (
+    CALL_COLUMNS,
+    MIRROR_KEPT,
+    call_from,
+    call_values,
+    request_from,
+)
 from agentos._store.sqlite.connection import Database
 
-_COLUMNS = (
-    "call_id, session_id, provider_call_id, tool_name, tool_input, status, deferred, progress, "
-    "progress_count, result, error_kind, error_message, cancel_reason, created_at, started_at, "
-    "ended_at, updated_at, holder"
-)
-WRITE_CALL = f"INSERT OR REPLACE INTO calls ({_COLUMNS}) VALUES ({', '.join('?' * 18)})"
+WRITE_CALL = f"INSERT OR REPLACE INTO calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 18)})"
 ANSWER = (
     "UPDATE cancel_requests SET answered_at = ?, answer = ? WHERE call_id = ? AND requested_at = ?"
 )
@@ -39,7 +39,11 @@ class CallRows:
             return
         async with self._database.transaction() as db:
             if calls:
-                await db.executemany(WRITE_CALL, [_row(call) for call in calls])
+                await db.executemany(WRITE_CALL, [call_values(call) for call in calls])
+                await db.execute(
+                    "DELETE FROM calls WHERE ended_at IS NOT NULL AND updated_at < ?",
+                    (self._database.now() - MIRROR_KEPT,),
+                )
             if answers:
                 await db.executemany(
                     ANSWER,
@@ -61,7 +65,7 @@ class CallRows:
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = await self._database.all(sql + " ORDER BY created_at, call_id", tuple(parameters))
-        return [_call(row) for row in rows]
+        return [call_from(row) for row in rows]
 
     async def counts(self) -> dict[str, dict[str, int]]:
         rows = await self._database.all(
@@ -89,7 +93,7 @@ class CallRows:
         row = await self._database.one(
             "SELECT * FROM cancel_requests WHERE call_id = ?", (call_id,)
         )
-        return None if row is None else _request(row)
+        return None if row is None else request_from(row)
 
     async def pending(self, holder: str) -> list[CancelRequest]:
         rows = await self._database.all(
@@ -97,46 +101,4 @@ class CallRows:
             "WHERE r.answered_at IS NULL AND l.holder = ? ORDER BY r.requested_at",
             (holder,),
         )
-        return [_request(row) for row in rows]
-
-
-def _row(call: MirroredCall) -> tuple[Any, ...]:
-    return (
-        call.call_id,
-        call.session_id,
-        call.provider_call_id,
-        call.tool_name,
-        json.dumps(call.tool_input) if call.tool_input else "{}",
-        call.status,
-        int(call.deferred),
-        None if call.progress is None else json.dumps(call.progress),
-        call.progress_count,
-        None if call.result is None else json.dumps(call.result),
-        call.error_kind,
-        call.error_message,
-        call.cancel_reason,
-        call.created_at,
-        call.started_at,
-        call.ended_at,
-        call.updated_at,
-        call.holder,
-    )
-
-
-def _call(row: sqlite3.Row) -> MirroredCall:
-    fields = _decoded(row, ("tool_input", "progress", "result"))
-    fields["deferred"] = bool(fields["deferred"])
-    return MirroredCall(**fields)
-
-
-def _request(row: sqlite3.Row) -> CancelRequest:
-    return CancelRequest(**_decoded(row, ("answer",)))
-
-
-def _decoded(row: sqlite3.Row, json_columns: tuple[str, ...]) -> dict[str, Any]:
-    """The row's columns by name (they are the dataclass's fields), JSON ones parsed."""
-    fields = {name: row[name] for name in row.keys()}  # noqa: SIM118 - a Row is no mapping
-    for name in json_columns:
-        if fields[name] is not None:
-            fields[name] = json.loads(fields[name])
-    return fields
+        return [request_from(row) for row in rows]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import aiosqlite
 
 from agentos._errors import SessionInUseError
+from agentos._store.liveness import lease_is_live
 from agentos._store.sqlite.connection import Database
 
 
@@ -35,7 +36,12 @@ class Leases:
             if row is None:
                 return None
             lease = await lease_of(db, session_id)
-            if lease is not None and lease["holder"] != holder and not steal and _live(lease, now):
+            if (
+                lease is not None
+                and lease["holder"] != holder
+                and not steal
+                and lease_is_live(lease["expires_at"], lease["hostname"], lease["pid"], now)
+            ):
                 raise SessionInUseError(session_id, lease["holder"], lease["expires_at"] - now)
             await db.execute(
                 "INSERT OR REPLACE INTO leases (session_id, holder, pid, hostname, renewed_at, "
@@ -77,7 +83,11 @@ class Leases:
     async def live(self) -> dict[str, str]:
         now = self._database.now()
         rows = await self._database.all("SELECT * FROM leases", ())
-        return {row["session_id"]: row["holder"] for row in rows if _live(row, now)}
+        return {
+            row["session_id"]: row["holder"]
+            for row in rows
+            if lease_is_live(row["expires_at"], row["hostname"], row["pid"], now)
+        }
 
     async def release_all(self, holder: str) -> None:
         async with self._database.transaction() as db:
@@ -89,22 +99,3 @@ async def lease_of(db: aiosqlite.Connection, session_id: str) -> sqlite3.Row | N
     cursor = await db.execute("SELECT * FROM leases WHERE session_id = ?", (session_id,))
     row: sqlite3.Row | None = await cursor.fetchone()
     return row
-
-
-def _live(lease: sqlite3.Row, now: float) -> bool:
-    """Whether a lease still holds: not expired, and its process not known to be dead.
-
-    A process is known dead only on this machine (same host name): there,
-    a pid that no longer exists frees its leases at once.
-    """
-    if lease["expires_at"] <= now:
-        return False
-    if lease["hostname"] != socket.gethostname() or lease["pid"] == os.getpid():
-        return True
-    try:
-        os.kill(lease["pid"], 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists, as someone else's
-        return True
-    return True

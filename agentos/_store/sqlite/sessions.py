@@ -9,18 +9,16 @@ owner wrote: the write is refused with a ``SessionConflictError`` instead.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 
 import aiosqlite
 
 from agentos._errors import SessionConflictError, StoreError
-from agentos._model.messages import Message
+from agentos._store.batching import message_rows
 from agentos._store.protocol import StoredSession
+from agentos._store.records import session_from
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.leases import lease_of
-from components import JsonObject
 
 UPDATE_STATUS = (
     "UPDATE sessions SET status = ?, updated_at = ?, version = version + 1 "
@@ -74,13 +72,13 @@ class SessionRows:
         )
         history = tuple(json.loads(r["message"]) for r in rows)
         board = None if row["board"] is None else json.loads(row["board"])
-        return _session(row, history, board)
+        return session_from(row, history, board)
 
     async def list(self) -> list[StoredSession]:
         rows = await self._database.all(
             "SELECT * FROM sessions ORDER BY created_at, session_id", ()
         )
-        return [_session(row, ()) for row in rows]
+        return [session_from(row, ()) for row in rows]
 
 
 async def refusal(
@@ -98,27 +96,4 @@ async def refusal(
         f"session {session_id!r} was written or taken over by another host since this one "
         f"loaded it (version {row['version']}, expected {version}{now}); this host stops "
         "writing it, so nothing the other wrote is lost"
-    )
-
-
-def message_rows(
-    session_id: str, first: int, messages: Sequence[Message]
-) -> list[tuple[str, int, str]]:
-    """The ``messages`` rows of ``messages``, numbered from ``first``."""
-    return [(session_id, first + i, json.dumps(m)) for i, m in enumerate(messages)]
-
-
-def _session(
-    row: sqlite3.Row, history: tuple[Message, ...], board: JsonObject | None = None
-) -> StoredSession:
-    return StoredSession(
-        session_id=row["session_id"],
-        config=json.loads(row["config"]),
-        status=row["status"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        parent_session_id=row["parent_session_id"],
-        history=history,
-        version=row["version"],
-        board=board,
     )

@@ -4,9 +4,10 @@ they expire (until then a resumed session can tell its model the call expired)."
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Sequence
 
 from agentos._store.protocol import Completion, StoredToken
+from agentos._store.records import token_from
 from agentos._store.sqlite.connection import Database
 from components import Json
 
@@ -58,14 +59,24 @@ class TokenRows:
 
     async def get(self, token: str) -> StoredToken | None:
         row = await self._database.one("SELECT * FROM tokens WHERE token = ?", (token,))
-        return None if row is None else _token(row, self._database.now())
+        return None if row is None else token_from(row, self._database.now())
 
     async def of_session(self, session_id: str) -> list[StoredToken]:
         rows = await self._database.all(
             "SELECT * FROM tokens WHERE session_id = ? ORDER BY created_at", (session_id,)
         )
         now = self._database.now()
-        return [_token(row, now) for row in rows]
+        return [token_from(row, now) for row in rows]
+
+    async def completed(self, tokens: Sequence[str]) -> list[StoredToken]:
+        marks = ", ".join("?" * len(tokens))
+        rows = await self._database.all(
+            f"SELECT * FROM tokens WHERE token IN ({marks}) AND completed_at IS NOT NULL "
+            "ORDER BY completed_at",
+            tuple(tokens),
+        )
+        now = self._database.now()
+        return [token_from(row, now) for row in rows]
 
     async def delete_expired(self, grace: float = 0.0) -> int:
         async with self._database.transaction() as db:
@@ -74,21 +85,3 @@ class TokenRows:
                 (self._database.now() - grace,),
             )
             return int(cursor.rowcount)
-
-
-def _token(row: sqlite3.Row, now: float) -> StoredToken:
-    expires_at = row["expires_at"]
-    return StoredToken(
-        token=row["token"],
-        session_id=row["session_id"],
-        call_id=row["call_id"],
-        provider_call_id=row["provider_call_id"],
-        tool_name=row["tool_name"],
-        tool_input=json.loads(row["tool_input"]),
-        created_at=row["created_at"],
-        expires_at=expires_at,
-        completed_at=row["completed_at"],
-        result=None if row["result"] is None else json.loads(row["result"]),
-        error=row["error"],
-        expired=row["completed_at"] is None and expires_at is not None and expires_at <= now,
-    )

@@ -1,0 +1,1 @@
+"""The PostgreSQL store (``PostgresStore``), for sessions shared by hosts on many machines."""

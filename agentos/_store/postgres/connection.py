@@ -1,0 +1,134 @@
+"""The store's asyncpg pool: transactions retried across a lost connection, errors explained.
+
+A database restarted under a running host leaves dead connections in the
+pool; the first statement on one fails, so a transaction that fails before
+its ``COMMIT`` was sent is tried again on a fresh connection (a few times,
+while the server comes back). A ``COMMIT`` whose answer was lost is never
+retried: the error says its outcome is unknown. Every other error becomes one
+``StoreError`` naming the server (never the password) and what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+import anyio
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+from agentos._errors import StoreError
+
+T = TypeVar("T")
+if TYPE_CHECKING:
+    Db = PoolConnectionProxy[asyncpg.Record]
+    """A connection of the pool, as a transaction's work gets it."""
+else:
+    Db = PoolConnectionProxy
+
+RETRY_PAUSES = (0.05, 0.2, 0.5, 1.0)
+"""Seconds between attempts at a transaction whose connection was lost before it committed."""
+
+LOST = (
+    OSError,
+    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.CannotConnectNowError,
+    asyncpg.AdminShutdownError,
+    asyncpg.CrashShutdownError,
+    asyncpg.InterfaceError,
+)
+"""Errors that say the connection, not the statement, failed."""
+
+
+def server_name(dsn: str) -> str:
+    """``postgresql://user@host:port/db``, without a password: what error messages show."""
+    parts = urlsplit(dsn)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    user = f"{parts.username}@" if parts.username else ""
+    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
+
+
+class Database:
+    """The pool, the clock rows are stamped with, and how every statement's error reads."""
+
+    def __init__(self, pool: asyncpg.Pool, name: str, clock: Callable[[], float]) -> None:
+        self.pool = pool
+        self.name = name
+        self.now = clock
+
+    async def transaction(self, work: Callable[[Db], Awaitable[T]]) -> T:
+        """``work`` in one transaction, tried again (from the start) if the connection is
+        lost before the ``COMMIT``; a lost ``COMMIT`` is reported, never repeated."""
+        for pause in (*RETRY_PAUSES, None):
+            committing = False
+            try:
+                async with self.pool.acquire() as connection:
+                    transaction = connection.transaction()
+                    await transaction.start()
+                    try:
+                        result = await work(connection)
+                    except BaseException:
+                        with anyio.CancelScope(shield=True), contextlib.suppress(*LOST):
+                            await transaction.rollback()
+                        raise
+                    committing = True
+                    await transaction.commit()
+                    return result
+            except LOST as error:
+                if committing:
+                    raise StoreError(
+                        f"the connection to {self.name} was lost while a commit was sent "
+                        f"({describe(error)}); it may or may not have been applied"
+                    ) from None
+                if pause is None:
+                    raise unreachable(self.name, error) from None
+                await anyio.sleep(pause)
+            except asyncpg.PostgresError as error:
+                raise failed(self.name, error) from None
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    async def one(self, sql: str, *parameters: Any) -> asyncpg.Record | None:
+        async def fetch(connection: Db) -> asyncpg.Record | None:
+            row: asyncpg.Record | None = await connection.fetchrow(sql, *parameters)
+            return row
+
+        return await self.transaction(fetch)
+
+    async def all(self, sql: str, *parameters: Any) -> list[asyncpg.Record]:
+        async def fetch(connection: Db) -> list[asyncpg.Record]:
+            return list(await connection.fetch(sql, *parameters))
+
+        return await self.transaction(fetch)
+
+    async def close(self) -> None:
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(5):
+                await self.pool.close()
+                return
+            self.pool.terminate()
+
+
+def unreachable(name: str, error: BaseException) -> StoreError:
+    return StoreError(
+        f"cannot reach the database {name} ({describe(error)}); "
+        "check that PostgreSQL is running and the address is right"
+    )
+
+
+def failed(name: str, error: asyncpg.PostgresError) -> StoreError:
+    refused = asyncpg.InvalidPasswordError | asyncpg.InvalidAuthorizationSpecificationError
+    if isinstance(error, refused):
+        return StoreError(f"the database {name} refused the login: {error}")
+    if isinstance(error, asyncpg.InvalidCatalogNameError):
+        return StoreError(f"{error} on {name}; create it first (createdb)")
+    if isinstance(error, asyncpg.InsufficientPrivilegeError):
+        return StoreError(f"the database {name} refused: {error}; grant the user access")
+    return StoreError(f"the database {name} failed: {describe(error)}")
+
+
+def describe(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__

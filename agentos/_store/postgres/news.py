@@ -1,0 +1,75 @@
+"""Hosts hearing each other at once: ``NOTIFY`` when a process leaves news for a session (a
+cancel request, a completed token), ``LISTEN`` on one connection of its own in each store.
+
+NOTIFY is best-effort (a listener that was disconnected misses what was sent
+meanwhile), so the host still polls the store every ``call_mirror_period``;
+the news only wakes it early. A lost listening connection is opened again by
+the next ``listen``, which the host calls every period.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+import asyncpg
+
+from agentos._store.postgres.connection import LOST, Db
+
+CHANNEL = "agentos_news"
+"""The channel; each notification's payload is the session id the news is for."""
+
+
+async def announce(db: Db, session_id: str) -> None:
+    """Tell every listening host, when this transaction commits, that ``session_id`` has news."""
+    await db.execute("SELECT pg_notify($1, $2)", CHANNEL, session_id)
+
+
+class News:
+    """One listening connection, and who to tell what it hears."""
+
+    def __init__(self, dsn: str | None) -> None:
+        self._dsn = dsn
+        """Where to listen (None: nowhere, e.g. only a transaction-mode pooler is reachable)."""
+        self._connection: asyncpg.Connection | None = None
+        self._listeners: list[Callable[[str], None]] = []
+
+    async def listen(self, callback: Callable[[str], None]) -> bool:
+        """Call ``callback(session_id)`` for news from now on; whether the store is listening.
+
+        Idempotent: calling it again with the same callback only reconnects if
+        the listening connection was lost.
+        """
+        if callback not in self._listeners:
+            self._listeners.append(callback)
+        if self._dsn is None:
+            return False
+        if self._connection is not None and not self._connection.is_closed():
+            return True
+        try:
+            connection = await asyncpg.connect(self._dsn, statement_cache_size=0)
+            await connection.add_listener(CHANNEL, self._heard)
+        except (*LOST, asyncpg.PostgresError):
+            self._connection = None
+            return False
+        self._connection = connection
+        return True
+
+    def unlisten(self, callback: Callable[[str], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._listeners.remove(callback)
+
+    def made_here(self, session_id: str) -> None:
+        """News this store wrote: heard through ``LISTEN`` when listening, else told here."""
+        if self._connection is None or self._connection.is_closed():
+            self._heard(None, 0, CHANNEL, session_id)
+
+    def _heard(self, _connection: object, _pid: int, _channel: str, payload: object) -> None:
+        for callback in list(self._listeners):
+            callback(str(payload))
+
+    async def close(self) -> None:
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            with contextlib.suppress(*LOST, asyncpg.PostgresError):
+                await connection.close(timeout=2)

@@ -1,0 +1,149 @@
+"""Sessions in PostgreSQL: a row in ``sessions`` (a board session's board too), the history in
+``messages``, and turns written in batches of one statement per table.
+
+Every write names the session version it expects and bumps it, so a host
+that lost the session (its lease taken over) cannot replace what the new
+owner wrote: the write is refused with a ``SessionConflictError`` instead.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agentos._errors import SessionConflictError, StoreError
+from agentos._store.batching import PendingTurn, message_rows
+from agentos._store.postgres.connection import Database, Db
+from agentos._store.protocol import StoredSession
+from agentos._store.records import session_from
+
+INSERT_MESSAGES = (
+    "INSERT INTO messages (session_id, seq, message) "
+    "SELECT * FROM unnest($1::text[], $2::int[], $3::text[])"
+)
+UPDATE_STATUSES = (
+    "UPDATE sessions AS s SET status = u.status, updated_at = $4, version = s.version + 1 "
+    "FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(session_id, status, expected) "
+    "WHERE s.session_id = u.session_id AND (u.expected IS NULL OR s.version = u.expected)"
+)
+"""Writes that name the version they expect (None: any), each bumping it."""
+
+
+class SessionRows:
+    """The ``SessionStore`` session operations over one database."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    async def create(self, session: StoredSession) -> None:
+        async def insert(db: Db) -> None:
+            await db.execute(
+                "INSERT INTO sessions (session_id, config, status, parent_session_id, "
+                "created_at, updated_at, board) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                session.session_id,
+                json.dumps(session.config),
+                session.status,
+                session.parent_session_id,
+                session.created_at,
+                session.updated_at,
+                None if session.board is None else json.dumps(session.board),
+            )
+            await _insert_messages(db, message_rows(session.session_id, 0, session.history))
+
+        try:
+            await self._database.transaction(insert)
+        except StoreError as error:
+            if "sessions_pkey" in str(error):
+                raise StoreError(f"a session {session.session_id!r} exists already") from None
+            raise
+
+    async def write_together(self, batch: list[PendingTurn]) -> None:
+        """Every turn of ``batch`` in one transaction."""
+        database = self._database
+
+        async def write(db: Db) -> None:
+            status = await db.execute(
+                UPDATE_STATUSES,
+                [c.session_id for c in batch],
+                [c.status for c in batch],
+                [c.version for c in batch],
+                database.now(),
+            )
+            if _count(status) != len(batch):
+                if len(batch) > 1:  # each alone next, to say which and why
+                    raise StoreError(f"a turn in a group commit to {database.name} was refused")
+                raise await refusal(db, database, batch[0].session_id, batch[0].version)
+            await db.execute(
+                "DELETE FROM messages AS m USING unnest($1::text[], $2::int[]) AS k(id, keep) "
+                "WHERE m.session_id = k.id AND m.seq >= k.keep",
+                [c.session_id for c in batch],
+                [c.keep for c in batch],
+            )
+            await _insert_messages(db, [row for commit in batch for row in commit.rows])
+            boards = [c for c in batch if c.board is not None]
+            if boards:
+                await db.execute(
+                    "UPDATE sessions AS s SET board = b.board "
+                    "FROM unnest($1::text[], $2::text[]) AS b(id, board) WHERE s.session_id = b.id",
+                    [c.session_id for c in boards],
+                    [c.board for c in boards],
+                )
+
+        await database.transaction(write)
+
+    async def set_status(self, session_id: str, status: str, *, version: int | None) -> None:
+        database = self._database
+
+        async def write(db: Db) -> None:
+            done = await db.execute(
+                UPDATE_STATUSES, [session_id], [status], [version], database.now()
+            )
+            if _count(done) != 1:
+                raise await refusal(db, database, session_id, version)
+
+        await database.transaction(write)
+
+    async def load(self, session_id: str) -> StoredSession | None:
+        async def read(db: Db) -> StoredSession | None:
+            row = await db.fetchrow("SELECT * FROM sessions WHERE session_id = $1", session_id)
+            if row is None:
+                return None
+            rows = await db.fetch(
+                "SELECT message FROM messages WHERE session_id = $1 ORDER BY seq", session_id
+            )
+            history = tuple(json.loads(r["message"]) for r in rows)
+            board = None if row["board"] is None else json.loads(row["board"])
+            return session_from(row, history, board)
+
+        return await self._database.transaction(read)
+
+    async def list(self) -> list[StoredSession]:
+        rows = await self._database.all(
+            "SELECT session_id, config, status, parent_session_id, created_at, updated_at, "
+            "version FROM sessions ORDER BY created_at, session_id"
+        )
+        return [session_from(row, ()) for row in rows]
+
+
+async def refusal(db: Db, database: Database, session_id: str, version: int | None) -> StoreError:
+    """Why a write to ``session_id`` expecting ``version`` changed no row."""
+    stored = await db.fetchval("SELECT version FROM sessions WHERE session_id = $1", session_id)
+    if stored is None:
+        return StoreError(f"no session {session_id!r} in {database.name}")
+    holder = await db.fetchval("SELECT holder FROM leases WHERE session_id = $1", session_id)
+    now = "" if holder is None else f"; {holder} holds it now"
+    return SessionConflictError(
+        f"session {session_id!r} was written or taken over by another host since this one "
+        f"loaded it (version {stored}, expected {version}{now}); this host stops "
+        "writing it, so nothing the other wrote is lost"
+    )
+
+
+async def _insert_messages(db: Db, rows: list[tuple[str, int, str]]) -> None:
+    if rows:
+        ids, seqs, texts = zip(*rows, strict=True)
+        await db.execute(INSERT_MESSAGES, list(ids), list(seqs), list(texts))
+
+
+def _count(status: str) -> int:
+    """The row count of a command tag such as ``UPDATE 3``."""
+    return int(status.rsplit(" ", 1)[-1])

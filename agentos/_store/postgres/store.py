@@ -1,0 +1,116 @@
+"""The server store: sessions in PostgreSQL (through asyncpg), shared by hosts on many machines.
+
+The same records, schema story and group commit as the SQLite store
+(``schema``, ``sessions``): turns waiting at one moment share a transaction.
+A session is owned by one host at a time, through a lease row taken with one
+statement that bumps the session's fenced version (``leases``); a host that
+lost the session writes nothing more of it. Cancel requests and completed
+tokens left by any process ``NOTIFY`` the session's holder (``news``), which
+also polls for them. Behind a transaction-mode pooler (``pooler=True``)
+prepared statements are off and the news comes only by the poll, unless
+``listen_dsn`` reaches the server directly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Self
+
+import anyio
+import asyncpg
+
+from agentos._store.batching import GroupCommit
+from agentos._store.postgres.calls import CallRows
+from agentos._store.postgres.connection import (
+    LOST,
+    Database,
+    failed,
+    server_name,
+    unreachable,
+)
+from agentos._store.postgres.leases import Leases
+from agentos._store.postgres.news import News
+from agentos._store.postgres.schema import MIGRATIONS, SCHEMA_VERSION, prepare
+from agentos._store.postgres.sessions import SessionRows
+from agentos._store.postgres.tokens import TokenRows
+from agentos._store.tables import TableStore
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore"]
+
+
+class PostgresStore(TableStore):
+    """A ``SessionStore`` in a PostgreSQL database. Use ``await PostgresStore.open(dsn)``."""
+
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        address: str,
+        clock: Callable[[], float],
+        listen_dsn: str | None,
+    ) -> None:
+        super().__init__()
+        self.address = address
+        """The server and database, without a password."""
+        self._database = database = Database(pool, address, clock)
+        self._news = News(listen_dsn)
+        self._sessions = SessionRows(database)
+        self._turns = GroupCommit(anyio.Lock(), self._sessions.write_together)
+        self._leases = Leases(database)
+        self._tokens = TokenRows(database)
+        self._calls = CallRows(database)
+
+    @classmethod
+    async def open(
+        cls,
+        dsn: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        pool_size: int = 10,
+        pooler: bool = False,
+        listen_dsn: str | None = None,
+        connect_timeout: float = 10.0,
+    ) -> Self:
+        """Connect (creating and migrating the schema if need be).
+
+        ``pool_size``: connections at most. ``pooler``: ``dsn`` is a
+        transaction-mode pooler (PgBouncer and the like). ``listen_dsn``: where
+        to ``LISTEN`` [default: ``dsn``, or nowhere behind a pooler].
+        """
+        name = server_name(dsn)
+        try:
+            pool = await asyncpg.create_pool(
+                dsn,
+                min_size=1,
+                max_size=pool_size,
+                statement_cache_size=0 if pooler else 100,
+                timeout=connect_timeout,
+            )
+        except LOST as error:
+            raise unreachable(name, error) from None
+        except asyncpg.PostgresError as error:
+            raise failed(name, error) from None
+        except TimeoutError:
+            raise unreachable(name, TimeoutError(f"no answer in {connect_timeout:g} s")) from None
+        store = cls(pool, name, clock, listen_dsn or (None if pooler else dsn))
+        try:
+            await prepare(store._database)
+        except BaseException:
+            await store.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self._news.close()
+        await self._database.close()
+
+    async def listen(self, callback: Callable[[str], None]) -> bool:
+        """Other processes' news arrives too (``LISTEN``), unless only a pooler is reachable."""
+        return await self._news.listen(callback)
+
+    def unlisten(self, callback: Callable[[str], None]) -> None:
+        self._news.unlisten(callback)
+
+    def _announce(self, session_id: str) -> None:
+        """The ``NOTIFY`` sent with the write tells this store's listeners too, if listening."""
+        self._news.made_here(session_id)

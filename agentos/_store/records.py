@@ -1,0 +1,109 @@
+"""The store's records as rows, for any backend: one column per field, JSON kept as text.
+
+A row is anything read by column name (``sqlite3.Row``, ``asyncpg.Record``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from agentos._model.messages import Message
+from agentos._store.protocol import CancelRequest, MirroredCall, StoredSession, StoredToken
+from components import JsonObject
+
+
+class Row(Protocol):
+    def __getitem__(self, key: str, /) -> Any: ...
+
+    def keys(self) -> Iterable[str]: ...
+
+
+CALL_COLUMNS = (
+    "call_id, session_id, provider_call_id, tool_name, tool_input, status, deferred, progress, "
+    "progress_count, result, error_kind, error_message, cancel_reason, created_at, started_at, "
+    "ended_at, updated_at, holder"
+)
+
+MIRROR_KEPT = 24 * 3600.0
+"""Seconds a finished call's row stays in the mirror after its last write: rows are pruned as
+the mirror writes, so the table grows with the calls in flight, not with every call made
+(a session needs only its history and tokens to come back)."""
+
+
+def session_from(
+    row: Row, history: tuple[Message, ...], board: JsonObject | None = None
+) -> StoredSession:
+    return StoredSession(
+        session_id=row["session_id"],
+        config=json.loads(row["config"]),
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        parent_session_id=row["parent_session_id"],
+        history=history,
+        version=row["version"],
+        board=board,
+    )
+
+
+def token_from(row: Row, now: float) -> StoredToken:
+    expires_at = row["expires_at"]
+    return StoredToken(
+        token=row["token"],
+        session_id=row["session_id"],
+        call_id=row["call_id"],
+        provider_call_id=row["provider_call_id"],
+        tool_name=row["tool_name"],
+        tool_input=json.loads(row["tool_input"]),
+        created_at=row["created_at"],
+        expires_at=expires_at,
+        completed_at=row["completed_at"],
+        result=None if row["result"] is None else json.loads(row["result"]),
+        error=row["error"],
+        expired=row["completed_at"] is None and expires_at is not None and expires_at <= now,
+    )
+
+
+def call_values(call: MirroredCall) -> tuple[Any, ...]:
+    """The ``calls`` row of ``call``, in ``CALL_COLUMNS`` order."""
+    return (
+        call.call_id,
+        call.session_id,
+        call.provider_call_id,
+        call.tool_name,
+        json.dumps(call.tool_input) if call.tool_input else "{}",
+        call.status,
+        call.deferred,
+        None if call.progress is None else json.dumps(call.progress),
+        call.progress_count,
+        None if call.result is None else json.dumps(call.result),
+        call.error_kind,
+        call.error_message,
+        call.cancel_reason,
+        call.created_at,
+        call.started_at,
+        call.ended_at,
+        call.updated_at,
+        call.holder,
+    )
+
+
+def call_from(row: Row) -> MirroredCall:
+    fields = _decoded(row, ("tool_input", "progress", "result"))
+    fields["deferred"] = bool(fields["deferred"])
+    return MirroredCall(**fields)
+
+
+def request_from(row: Row) -> CancelRequest:
+    return CancelRequest(**_decoded(row, ("answer",)))
+
+
+def _decoded(row: Row, json_columns: tuple[str, ...]) -> dict[str, Any]:
+    """The row's columns by name (they are the dataclass's fields), JSON ones parsed."""
+    fields = {name: row[name] for name in row.keys()}  # noqa: SIM118 - a Row is no mapping
+    for name in json_columns:
+        if fields[name] is not None:
+            fields[name] = json.loads(fields[name])
+    return fields

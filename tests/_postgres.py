@@ -1,0 +1,110 @@
+"""A throwaway PostgreSQL for the tests: Debian's ``initdb``/``pg_ctl`` on loopback, fsync off.
+
+``AGENTOS_TEST_POSTGRES=postgresql://...`` points the tests at a server of
+your own instead (each test gets a database of its own on it). Without
+either, the PostgreSQL tests skip with a message saying so; under ``CI=true``
+they fail instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+HOW = (
+    "the PostgreSQL tests need Debian's postgresql (apt install postgresql: initdb, pg_ctl) "
+    "or AGENTOS_TEST_POSTGRES=postgresql://user@host/db"
+)
+
+
+def _bin(name: str) -> str | None:
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return found[-1] if found else shutil.which(name)
+
+
+@dataclass
+class Cluster:
+    """A server the tests may stop and start (None ``directory``: the user's own, never)."""
+
+    dsn: str
+    directory: Path | None = None
+    port: int = 0
+    _databases: int = field(default=0)
+
+    def database(self) -> str:
+        """A fresh, empty database on the server: its address."""
+        self._databases += 1
+        name = f"t{os.getpid()}_{self._databases}"
+        subprocess.run(
+            [_bin("psql") or "psql", self.dsn, "-qc", f"CREATE DATABASE {name}"],
+            check=True,
+            capture_output=True,
+        )
+        return self.dsn.rsplit("/", 1)[0] + f"/{name}"
+
+    def _ctl(self, *arguments: str) -> None:
+        assert self.directory is not None, "not a server these tests started"
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        )
+        command = [_bin("pg_ctl") or "pg_ctl", "-D", str(self.directory / "data"), "-w"]
+        command += ["-o", options, "-l", str(self.directory / "log"), *arguments]
+        subprocess.run(_as_postgres(command), check=True, capture_output=True, timeout=60)
+
+    def start(self) -> None:
+        self._ctl("start")
+
+    def stop(self, mode: str = "fast") -> None:
+        self._ctl("-m", mode, "stop")
+
+
+def _as_postgres(command: list[str]) -> list[str]:
+    """initdb refuses root: as root, run it as the ``postgres`` user."""
+    return ["runuser", "-u", "postgres", "--", *command] if os.geteuid() == 0 else command
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[Cluster]:
+    """A server for the tests, started here and stopped after (or the user's own)."""
+    own = os.environ.get("AGENTOS_TEST_POSTGRES")
+    if own:
+        yield Cluster(own)
+        return
+    initdb = _bin("initdb")
+    if initdb is None or _bin("pg_ctl") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the PostgreSQL tests: {HOW}", pytrace=False)
+        pytest.skip(HOW)
+    directory = Path(tempfile.mkdtemp(prefix="agentos-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(directory, "postgres", "postgres")
+    initialize = [initdb, "-D", str(directory / "data"), "-A", "trust", "-U", "postgres"]
+    subprocess.run(
+        _as_postgres([*initialize, "--no-sync", "-E", "UTF8"]), check=True, capture_output=True
+    )
+    port = _free_port()
+    cluster = Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", directory, port)
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        with contextlib.suppress(subprocess.SubprocessError):
+            cluster.stop("immediate")
+        shutil.rmtree(directory, ignore_errors=True)
