@@ -64,6 +64,7 @@ from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens, TokenRecord
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import CapabilityResult, ChildSessions, SystemToolbox
+from agentos._store.opening import is_postgres_address, open_store
 from agentos._store.protocol import (
     CancelRequest,
     Completion,
@@ -73,7 +74,6 @@ from agentos._store.protocol import (
     StoredToken,
     TurnCommit,
 )
-from agentos._store.opening import is_postgres_address, open_store
 from agentos._store.sqlite.store import SqliteStore
 from agentos._toolsets.agent import AgentTools, agent_tools
 from agentos._toolsets.imports import ToolImportError

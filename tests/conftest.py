@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import structlog
 
 from agentos import ManualClock
+from tests._backends import Backend
 from tests._postgres import Cluster, postgres_cluster
 
 
@@ -41,3 +43,12 @@ def postgres_server() -> Iterator[Cluster]:
 def postgres_dsn(postgres_server: Cluster) -> str:
     """A fresh, empty database on the run's PostgreSQL."""
     return postgres_server.database()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    """A fresh store's address, once on each backend (``tests/_backends.py``)."""
+    if request.param == "sqlite":
+        return Backend("sqlite", str(tmp_path / "agentos.db"))
+    cluster: Cluster = request.getfixturevalue("postgres_server")
+    return Backend("postgres", cluster.database())

@@ -34,17 +34,8 @@ from agentos import (
     open_store,
 )
 from tests._backends import Backend, host_on, say, stored_texts
-from tests._postgres import Cluster
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    if request.param == "sqlite":
-        return Backend("sqlite", str(tmp_path / "agentos.db"))
-    cluster: Cluster = request.getfixturevalue("postgres_server")
-    return Backend("postgres", cluster.database())
 
 
 def session(session_id: str = "s1", history: tuple[Message, ...] = ()) -> StoredSession:

@@ -115,7 +115,7 @@ class Host(anyio.AsyncContextManagerMixin):
         self._mirror = (
             None
             if store is None or mirror_period is None
-            else CallMirror(runtime, store, self.holder, mirror_period)
+            else CallMirror(runtime, store, self.holder, mirror_period, self.tokens)
         )
         self._maker = SessionMaker(
             runtime,

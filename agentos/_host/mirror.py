@@ -1,15 +1,20 @@
-"""The live mirror: a host with a store writes its sessions' calls there, and applies cancels.
+"""The live mirror: a host with a store writes its sessions' calls there, and applies what
+other processes left for them (cancel requests, completed tokens).
 
-Other processes (``agentos status``, ``calls``, ``cancel``) cannot reach this
-host's runtime, so every ``period`` seconds of the runtime's clock the host
-writes, in one transaction, the calls that changed since its last write (the
-runtime's call events say which) and answers the cancel requests left for
-the sessions it holds. A store error is logged and tried again next period:
-the mirror is a view, and never stops the host.
+Other processes (``agentos status``, ``calls``, ``cancel``, ``complete``)
+cannot reach this host's runtime, so every ``period`` seconds of the
+runtime's clock the host writes, in one transaction, the calls that changed
+since its last write (the runtime's call events say which), answers the
+cancel requests left for the sessions it holds and completes the calls whose
+tokens were completed in the store. News from the store (PostgreSQL's
+``NOTIFY``) for a session it holds wakes it before the period is up; the
+period is the fallback, since news can be lost. A store error is logged and
+tried again next period: the mirror is a view, and never stops the host.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 
@@ -20,6 +25,7 @@ from agentos._kernel.checks import check_seconds
 from agentos._kernel.clock import Clock, sleep
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
+from agentos._sessions.tokens import ContinuationTokens
 from agentos._store.protocol import CancelRequest, MirroredCall, SessionStore
 from components import CallEvent, CallSnapshot, CallStatus, Json, JsonObject, ProgressKind
 
@@ -38,11 +44,21 @@ def check_period(period: float | None) -> float | None:
 class CallMirror:
     """Which of the watched sessions' calls changed, and writing them (with cancel answers)."""
 
-    def __init__(self, runtime: Runtime, store: SessionStore, holder: str, period: float) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        store: SessionStore,
+        holder: str,
+        period: float,
+        tokens: ContinuationTokens,
+    ) -> None:
         self.runtime = runtime
         self.store = store
         self.holder = holder
         self.period = period
+        self.tokens = tokens
+        self._news = anyio.Event()
+        """Set when the store says a watched session has news: the next write comes now."""
         self._watching: dict[str, Callable[[], None]] = {}
         """Session -> what stops its call events reaching ``_dirty``."""
         self._dirty: set[str] = set()
@@ -73,11 +89,31 @@ class CallMirror:
     def _note(self, event: CallEvent) -> None:
         self._dirty.add(event.call_id)
 
+    def heard(self, session_id: str) -> None:
+        """The store's news for ``session_id`` (another process left it something)."""
+        if session_id in self._watching:
+            self._news.set()
+
     async def keep(self, clock: Clock) -> None:
-        """Write every period, forever (the host cancels it when it closes)."""
-        while True:
-            await sleep(clock, self.period)
-            await self.write()
+        """Write every period, or at once on news, forever (the host cancels it when it
+        closes). Before each write it subscribes again, should the subscription have been
+        lost: then the write catches up with what was missed, and news comes again after."""
+        try:
+            await self._listen()
+            while True:
+                async with anyio.create_task_group() as nap:
+                    nap.start_soon(_woken, self._news, nap.cancel_scope)
+                    await sleep(clock, self.period)
+                    nap.cancel_scope.cancel()
+                self._news = anyio.Event()
+                await self._listen()
+                await self.write()
+        finally:
+            self.store.unlisten(self.heard)
+
+    async def _listen(self) -> None:
+        with contextlib.suppress(Exception):  # best-effort: the period comes anyway
+            await self.store.listen(self.heard)
 
     async def write(self, *, answer: bool = True) -> None:
         """Apply the cancel requests waiting for us (if ``answer``), then write what changed.
@@ -96,6 +132,7 @@ class CallMirror:
     async def _write(self, answer: bool) -> None:
         answers: list[CancelRequest] = []
         if answer and self._watching:
+            await self.tokens.catch_up(self._watching)
             for request in await self.store.pending_cancels(self.holder):
                 answers.append(self._apply(request))
         dirty, self._dirty = self._dirty, set()
@@ -176,6 +213,11 @@ class CallMirror:
             error_message=None if error is None else error.message,
             cancel_reason=snapshot.cancel_reason,
         )
+
+
+async def _woken(news: anyio.Event, nap: anyio.CancelScope) -> None:
+    await news.wait()
+    nap.cancel()
 
 
 def _latest_progress(snapshot: CallSnapshot) -> Json:

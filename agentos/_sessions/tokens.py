@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from agentos._errors import UnknownCallError
@@ -115,6 +116,28 @@ class ContinuationTokens:
         if outcome is not None:
             return outcome
         return Completion.APPLIED if done.applied else Completion.ALREADY_COMPLETED
+
+    async def catch_up(self, session_ids: Collection[str]) -> int:
+        """Complete the calls of these sessions whose tokens another process completed in the
+        store (``agentos complete``, another host); how many it completed."""
+        if self._store is None:
+            return 0
+        waiting = {
+            token: record
+            for token, record in self._records.items()
+            if record.session_id in session_ids and self._ending(record) is None
+        }
+        if not waiting:
+            return 0
+        applied = 0
+        for stored in await self._store.completed_tokens(list(waiting)):
+            record = waiting[stored.token]
+            try:
+                done = self._runtime.complete(record.call_id, stored.result, error=stored.error)
+            except UnknownCallError:
+                continue
+            applied += done.applied
+        return applied
 
     def _ending(self, record: TokenRecord) -> Completion | None:
         """How the call already ended (retention forgets only final calls), or None. A token

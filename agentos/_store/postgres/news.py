@@ -18,6 +18,8 @@ from agentos._store.postgres.connection import LOST, Db
 
 CHANNEL = "agentos_news"
 """The channel; each notification's payload is the session id the news is for."""
+CONNECT_TIMEOUT = 5.0
+"""Seconds a (re)connection may take: the host's mirror waits for it, once a period."""
 
 
 async def announce(db: Db, session_id: str) -> None:
@@ -47,7 +49,9 @@ class News:
         if self._connection is not None and not self._connection.is_closed():
             return True
         try:
-            connection = await asyncpg.connect(self._dsn, statement_cache_size=0)
+            connection = await asyncpg.connect(
+                self._dsn, statement_cache_size=0, timeout=CONNECT_TIMEOUT
+            )
             await connection.add_listener(CHANNEL, self._heard)
         except (*LOST, asyncpg.PostgresError):
             self._connection = None
