@@ -70,6 +70,12 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.fixture
+def any_env(env: dict[str, str], backend: Any) -> dict[str, str]:
+    """``env`` on each backend: ``AGENTOS_DB`` an SQLite file, then a PostgreSQL database."""
+    return {**env, "AGENTOS_DB": backend.address}
+
+
+@pytest.fixture
 def quick_agent(tmp_path: Path) -> str:
     path = tmp_path / "quick.toml"
     path.write_text(QUICK_AGENT)

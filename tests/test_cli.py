@@ -14,9 +14,9 @@ import anyio
 
 from agentos import AgentConfig, SqliteStore, StoredSession
 from agentos.board import Board
-from tests._cli import agentos, env, on_a_terminal, quick_agent, side_by_side
+from tests._cli import agentos, any_env, env, on_a_terminal, quick_agent, side_by_side
 
-__all__ = ["env", "quick_agent"]  # fixtures
+__all__ = ["any_env", "env", "quick_agent"]  # fixtures
 
 
 def test_help_on_every_command(env: dict[str, str]) -> None:
@@ -67,7 +67,8 @@ def test_control_characters_in_a_session_are_shown_escaped(env: dict[str, str]) 
         assert "\x1b" not in shown
 
 
-def test_run_complete_resume_and_look(env: dict[str, str], quick_agent: str) -> None:
+def test_run_complete_resume_and_look(any_env: dict[str, str], quick_agent: str) -> None:
+    env = any_env
     left = "Check Jane's calendar (2s) and ask for approval of the trip"
     waited = "Check Jack's calendar (0.3s) and ask for approval of the budget"
     run, waiting, chat = side_by_side(

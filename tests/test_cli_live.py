@@ -17,7 +17,14 @@ from typing import Any
 import anyio
 
 from agentos import MirroredCall, SqliteStore, StoredSession
-from tests._cli import Result, agentos, env, quick_agent, start  # noqa: F401  (fixtures)
+from tests._cli import (  # noqa: F401  (fixtures)
+    Result,
+    agentos,
+    any_env,
+    env,
+    quick_agent,
+    start,
+)
 
 
 @contextmanager
@@ -49,9 +56,10 @@ def until(ask: Callable[[], Result], ready: Callable[[Result], bool]) -> Result:
 
 
 def test_a_live_call_is_seen_and_cancelled_from_another_process(
-    env: dict[str, str],  # noqa: F811
+    any_env: dict[str, str],  # noqa: F811
     quick_agent: str,  # noqa: F811
 ) -> None:
+    env = any_env  # noqa: F811  (this test on each backend)
     prompt = "When can Jane meet? Check her calendar (10s)"
     with running(env, "run", "--agent", quick_agent, "--session-id", "S", "--wait-for-async",
                  prompt) as holder:  # fmt: skip
@@ -164,3 +172,29 @@ def test_ambiguous_ids_and_an_unanswered_request(env: dict[str, str]) -> None:  
     assert (chosen.json["status"], chosen.json["live"]) == ("running", True)
     assert queued.code == 3, queued
     assert queued.out.startswith(f"queued: {holder} holds session a but did not answer in time")
+
+
+def test_a_token_completed_from_another_process_reaches_the_live_holder(
+    any_env: dict[str, str],  # noqa: F811
+    quick_agent: str,  # noqa: F811
+) -> None:
+    """Issue 27: 'agentos complete' while the session's process runs: that process completes
+    the call at once (PostgreSQL's NOTIFY) or within its mirror period (SQLite's poll), and
+    its model hears the answer in this very run, not only after a resume."""
+    prompt = "Check Jane's calendar (6s) and ask for approval of the trip"
+    with running(any_env, "run", "--agent", quick_agent, "--session-id", "S",
+                 "--wait-for-async", prompt) as holder:  # fmt: skip
+        until_event(holder, "progressed")
+        listed = until(
+            lambda: agentos(any_env, "calls", "S"),
+            lambda result: any(row.get("continuation_token") for row in result.lines),
+        )
+        (token,) = [row["continuation_token"] for row in listed.lines if row["continuation_token"]]
+        applied = agentos(any_env, "complete", token, "--result", '{"approved": true}')
+        assert (applied.code, applied.out) == (0, "applied\n"), applied
+        out, err = holder.communicate(timeout=30)
+    assert holder.returncode == 0, (out, err)
+    answer = json.loads(out)
+    assert answer["status"] == "done" and "pending_calls" not in answer, answer
+    told = "\n".join(answer["messages"])
+    assert 'approve finished (completed): {"approved": true}' in told, "this process heard it"

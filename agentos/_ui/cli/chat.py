@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import anyio
 import click
 
-from agentos import Host, SqliteStore
+from agentos import Host
 from agentos._ui.cli.agent import DEMO, Agent, choose_model
 from agentos._ui.cli.common import say
+from agentos._ui.cli.database import Database
 from agentos._ui.cli.session import stored_agent
 from agentos._ui.cli.talk import agent_option
 
@@ -28,7 +28,7 @@ from agentos._ui.cli.talk import agent_option
     help="Colours for a dark or light terminal (default: what COLORFGBG says, else dark).",
 )
 @click.pass_obj
-def chat(db: Path, session_id: str | None, agent: Agent | None, theme: str | None) -> None:
+def chat(db: Database, session_id: str | None, agent: Agent | None, theme: str | None) -> None:
     """Talk to SESSION (else a new session) in a terminal UI while its calls run.
 
     Type in the message line; tab moves to the calls, where arrows move, c
@@ -46,7 +46,7 @@ def chat(db: Path, session_id: str | None, agent: Agent | None, theme: str | Non
     from agentos._ui.tui.app import ChatApp
 
     async def main() -> None:
-        async with await SqliteStore.open(db) as store:
+        async with await db.open() as store:
             chosen = agent or (
                 DEMO if session_id is None else await stored_agent(store, session_id)
             )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import TypeVar
 
 import anyio
@@ -14,7 +13,14 @@ from rich.console import Console
 from rich.table import Column, Table
 from rich.text import Text
 
-from agentos import AgentOSError, SqliteStore, StoredSession, StoredToken, UnknownSessionError
+from agentos import (
+    AgentOSError,
+    SessionStore,
+    StoredSession,
+    StoredToken,
+    UnknownSessionError,
+)
+from agentos._ui.cli.database import Database
 from agentos._ui.stored.calls import timestamp
 from agentos._ui.terminal_text import one_line, visible
 from components import JsonObject
@@ -44,7 +50,7 @@ class CliError(AgentOSError):
     """Ends the command with this one line on stderr and exit code 1."""
 
 
-def no_database(db: Path) -> str:
+def no_database(db: Database) -> str:
     """Why a command that reads the store has nothing to read."""
     return (
         f"no database at {db}: nothing has run with it yet ('agentos run' creates it; "
@@ -76,22 +82,22 @@ def require_text(value: str, name: str) -> None:
         raise click.BadParameter("must not be empty", param_hint=name)
 
 
-def with_store(db: Path, use: Callable[[SqliteStore], Awaitable[T]]) -> T:
+def with_store(db: Database, use: Callable[[SessionStore], Awaitable[T]]) -> T:
     """Open the database to read or complete; a ``CliError`` when there is none (none is made)."""
     if not db.exists():
         raise CliError(no_database(db))
 
     async def job() -> T:
-        async with await SqliteStore.open(db) as store:
+        async with await db.open() as store:
             return await use(store)
 
     return anyio.run(job)
 
 
-def load(db: Path, session_id: str) -> tuple[StoredSession, list[StoredToken]]:
+def load(db: Database, session_id: str) -> tuple[StoredSession, list[StoredToken]]:
     """The stored session and its tokens; ``UnknownSessionError`` if there is none."""
 
-    async def read(store: SqliteStore) -> tuple[StoredSession | None, list[StoredToken]]:
+    async def read(store: SessionStore) -> tuple[StoredSession | None, list[StoredToken]]:
         return await store.load_session(session_id), await store.tokens_of(session_id)
 
     stored, tokens = with_store(db, read)

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import cast
 
 import click
 
-from agentos import SqliteStore, StoredSession, UnknownSessionError
+from agentos import SessionStore, StoredSession, UnknownSessionError
 from agentos._ui.cli.common import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -23,6 +22,7 @@ from agentos._ui.cli.common import (
     table_or_lines,
     with_store,
 )
+from agentos._ui.cli.database import Database
 from agentos._ui.stored.calls import brief, render_session, stored_calls
 from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
 from components import Json, JsonObject
@@ -31,7 +31,7 @@ from components import Json, JsonObject
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="JSON lines even on a terminal.")
 @click.pass_obj
-def sessions(db: Path, as_json: bool) -> None:
+def sessions(db: Database, as_json: bool) -> None:
     """List the stored sessions, oldest first: a table on a terminal, else JSON lines.
 
     status is the session's own (idle between turns); holder names the live
@@ -40,7 +40,7 @@ def sessions(db: Path, as_json: bool) -> None:
     """
 
     async def listing(
-        store: SqliteStore,
+        store: SessionStore,
     ) -> tuple[list[StoredSession], dict[str, str], dict[str, dict[str, int]]]:
         return await store.list_sessions(), await store.live_leases(), await store.call_counts()
 
@@ -68,7 +68,7 @@ def sessions(db: Path, as_json: bool) -> None:
 @click.argument("session_id", metavar="SESSION")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 @click.pass_obj
-def show(db: Path, session_id: str, as_json: bool) -> None:
+def show(db: Database, session_id: str, as_json: bool) -> None:
     """Print SESSION's history: what was said, and each tool call with its status.
 
     With --json: {"session_id", "agent", "status", "created_at",
@@ -90,7 +90,7 @@ def show(db: Path, session_id: str, as_json: bool) -> None:
 @click.argument("session_id", metavar="SESSION")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines even on a terminal.")
 @click.pass_obj
-def calls(db: Path, session_id: str, as_json: bool) -> None:
+def calls(db: Database, session_id: str, as_json: bool) -> None:
     """The status of SESSION's tool calls: live from the process holding it, else as stored.
     A sub-agent's call is followed by its child session's calls, indented (in JSON: its
     "session_id" and a "depth" below SESSION).
@@ -105,7 +105,7 @@ def calls(db: Path, session_id: str, as_json: bool) -> None:
     not mirror the call).
     """
 
-    async def read(store: SqliteStore) -> list[tuple[int, LiveCall]] | None:
+    async def read(store: SessionStore) -> list[tuple[int, LiveCall]] | None:
         return await call_tree(store, session_id)
 
     found = with_store(db, read)
@@ -131,7 +131,7 @@ def calls(db: Path, session_id: str, as_json: bool) -> None:
 @click.option("--session", "session_id", metavar="SESSION", help="Look in SESSION only.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
-def status_command(db: Path, call_id: str, session_id: str | None, as_json: bool) -> None:
+def status_command(db: Database, call_id: str, session_id: str | None, as_json: bool) -> None:
     """What one tool call is doing, or how it ended: status, progress, error or cancel reason.
 
     CALL_ID is the runtime's id or the model's (toolu_...); a model's id can
@@ -141,7 +141,7 @@ def status_command(db: Path, call_id: str, session_id: str | None, as_json: bool
     Prints JSON when stdout is not a terminal.
     """
 
-    async def find(store: SqliteStore) -> LiveCall:
+    async def find(store: SessionStore) -> LiveCall:
         return await find_call(store, call_id, session_id)
 
     found = with_store(db, find)
@@ -181,7 +181,7 @@ Exit codes:
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
 def cancel_command(
-    db: Path, call_id: str, reason: str, session_id: str | None, wait: float, as_json: bool
+    db: Database, call_id: str, reason: str, session_id: str | None, wait: float, as_json: bool
 ) -> int:
     """Cancel a running tool call, in the live process that holds its session.
 
@@ -193,7 +193,7 @@ def cancel_command(
     """
     require_text(reason, "'--reason'")
 
-    async def attempt(store: SqliteStore) -> CancelReport:
+    async def attempt(store: SessionStore) -> CancelReport:
         return await cancel_call(store, await find_call(store, call_id, session_id), reason, wait)
 
     report = with_store(db, attempt)

@@ -11,7 +11,6 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 import click
 import pydantic
@@ -21,7 +20,6 @@ from agentos import (
     AgentOSError,
     ProviderError,
     SessionInUseError,
-    SqliteStore,
     StoreError,
     UnknownSessionError,
     tune_gc,
@@ -36,6 +34,7 @@ from agentos._ui.cli.common import (
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
+from agentos._ui.cli.database import Database
 from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
 from agentos._ui.cli.mcp import mcp
 from agentos._ui.cli.serve import serve
@@ -49,30 +48,30 @@ _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.group(context_settings=_CONTEXT, epilog=EXIT_CODES_HELP)
 @click.option(
     "--db",
-    type=click.Path(dir_okay=False, path_type=Path),
-    metavar="PATH",
-    help="The session database [default: $AGENTOS_DB, else agentos.db in the user data folder].",
+    metavar="PATH|URL",
+    help="The session database: a file, or postgresql://... to share sessions between hosts "
+    "[default: $AGENTOS_DB, else agentos.db in the user data folder].",
 )
 @click.version_option(package_name="agentos", prog_name="agentos")
 @click.pass_context
-def cli(ctx: click.Context, db: Path | None) -> None:
+def cli(ctx: click.Context, db: str | None) -> None:
     """Run agent sessions whose tool calls never block the conversation.
 
-    Sessions live in one SQLite file: 'run' starts one, 'resume' continues
-    it in a later process, 'complete' answers a deferred call by its token;
+    Sessions live in one SQLite file, or a PostgreSQL database: 'run' starts
+    one, 'resume' continues it in a later process, 'complete' answers a deferred call by its token;
     'status', 'calls' and 'cancel' look at and stop calls, even those a
     live process is running.
     The model is Claude when ANTHROPIC_API_KEY is set, else an offline
     scripted model; the tools are the demo's (fetch_calendar, write_report,
     approve, weather).
     """
-    ctx.obj = db if db is not None else SqliteStore.default_path()
+    ctx.obj = Database.chosen(db)
 
 
-def _database_here(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+def _database_here(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     """``agentos COMMAND --db PATH``: the same as ``agentos --db PATH COMMAND``."""
     if value is not None:
-        ctx.obj = value
+        ctx.obj = Database(value)
 
 
 for _command in (
@@ -91,8 +90,7 @@ for _command in (
     _command.params.append(
         click.Option(
             ["--db"],
-            type=click.Path(dir_okay=False, path_type=Path),
-            metavar="PATH",
+            metavar="PATH|URL",
             expose_value=False,
             callback=_database_here,
             help="The session database (as 'agentos --db PATH COMMAND').",

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
 
 import anyio
 import click
 
-from agentos import Host, SqliteStore
+from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError
+from agentos._ui.cli.database import Database
 from agentos._ui.cli.talk import agent_option
 
 LOOPBACK = "127.0.0.1"
@@ -33,7 +33,7 @@ LOOPBACK = "127.0.0.1"
     "else generated and printed].",
 )
 @click.pass_obj
-def mcp(db: Path, agent: Agent, port: int | None, token: str | None) -> None:
+def mcp(db: Database, agent: Agent, port: int | None, token: str | None) -> None:
     """Serve agentos over MCP, so another agent (Claude Code, Cursor, another agentos) can
     start sessions, post to them, and watch and cancel their calls. Without --http it
     speaks MCP on stdin and stdout; the agents clients may start are the agent file's and
@@ -47,7 +47,7 @@ def mcp(db: Path, agent: Agent, port: int | None, token: str | None) -> None:
     async def main() -> None:
         provider = choose_model(config, lambda line: click.echo(line, err=True))
         async with (
-            await SqliteStore.open(db) as store,
+            await db.open() as store,
             agent.runtime() as runtime,
             Host(runtime, provider, store=store) as host,
         ):

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-from pathlib import Path
 from types import FrameType
 
 import anyio
 import click
 
-from agentos import Host, SqliteStore
+from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError
+from agentos._ui.cli.database import Database
 from agentos._ui.cli.talk import agent_option
 from agentos._ui.web.limits import STALL_SECONDS
 
@@ -48,7 +48,7 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 )
 @click.pass_obj
 def serve(
-    db: Path,
+    db: Database,
     bind: str,
     port: int,
     agent: Agent,
@@ -69,7 +69,7 @@ def serve(
     async def main() -> None:
         provider = choose_model(agent.config, lambda line: click.echo(line, err=True))
         async with (
-            await SqliteStore.open(db) as store,
+            await db.open() as store,
             agent.runtime() as runtime,
             Host(runtime, provider, store=store) as host,
         ):

@@ -13,7 +13,6 @@ import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TextIO
 
 import anyio
@@ -28,12 +27,13 @@ from agentos import (
     Host,
     Runtime,
     Session,
-    SqliteStore,
+    SessionStore,
     UnknownCallError,
     UnknownSessionError,
 )
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model
 from agentos._ui.cli.common import CliError, no_database
+from agentos._ui.cli.database import Database
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
@@ -93,7 +93,7 @@ class Outcome:
         return report
 
 
-async def stored_agent(store: SqliteStore, session_id: str) -> Agent:
+async def stored_agent(store: SessionStore, session_id: str) -> Agent:
     """The agent a stored session was started with (``UnknownSessionError`` if none)."""
     stored = await store.load_session(session_id)
     if stored is None:
@@ -103,7 +103,7 @@ async def stored_agent(store: SqliteStore, session_id: str) -> Agent:
 
 
 async def converse(
-    db: Path,
+    db: Database,
     *,
     say: Callable[[str], None],
     live: bool,
@@ -127,9 +127,9 @@ async def converse(
     agent if not given, for a new session; a resumed one is continued with the agent it
     was started with.
     """
-    if resume is not None and not await anyio.Path(db).exists():
+    if resume is not None and not db.exists():
         raise CliError(no_database(db))
-    async with await SqliteStore.open(db) as store:
+    async with await db.open() as store:
         if resume is None and session_id is not None and await store.load_session(session_id):
             raise CliError(
                 f"a session with id {session_id!r} already exists in {db}; "

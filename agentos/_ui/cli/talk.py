@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import anyio
 import click
 
-from agentos import Completion, SqliteStore, StoredToken
+from agentos import Completion, SessionStore, StoredToken
 from agentos._ui.cli.agent import DEMO, Agent, load_agent
 from agentos._ui.cli.common import (
     EXIT_CODES_HELP,
@@ -25,6 +25,7 @@ from agentos._ui.cli.common import (
     say,
     with_store,
 )
+from agentos._ui.cli.database import Database
 from agentos._ui.cli.session import Outcome, converse
 from components import Json
 
@@ -72,7 +73,7 @@ def agent_option(
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
 def run(
-    db: Path,
+    db: Database,
     prompt: str,
     agent: Agent,
     wait_for_async: bool,
@@ -119,7 +120,7 @@ def run(
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
 def resume(
-    db: Path,
+    db: Database,
     session_id: str,
     message: str | None,
     agent: Agent | None,
@@ -151,7 +152,7 @@ def resume(
 @click.option("--result", "result_text", metavar="JSON", help="The call's result, as JSON.")
 @click.option("--error", metavar="TEXT", help="Fail the call with this message instead.")
 @click.pass_obj
-def complete(db: Path, token: str, result_text: str | None, error: str | None) -> int:
+def complete(db: Database, token: str, result_text: str | None, error: str | None) -> int:
     """Complete a deferred call by its continuation TOKEN, through the database only.
 
     Prints applied, already_completed (completing twice changes nothing) or
@@ -169,7 +170,7 @@ def complete(db: Path, token: str, result_text: str | None, error: str | None) -
         except ValueError as problem:
             raise click.BadParameter(f"not JSON ({problem})", param_hint="'--result'") from None
 
-    async def apply(store: SqliteStore) -> tuple[Completion, StoredToken | None]:
+    async def apply(store: SessionStore) -> tuple[Completion, StoredToken | None]:
         return await store.complete_token(token, result, error=error), await store.get_token(token)
 
     outcome, stored = with_store(db, apply)
@@ -189,7 +190,7 @@ def complete(db: Path, token: str, result_text: str | None, error: str | None) -
     return EXIT_UNKNOWN_TOKEN if refused else EXIT_DONE
 
 
-def _talk(db: Path, as_json: bool, *, wait: bool, **how: Any) -> int:
+def _talk(db: Database, as_json: bool, *, wait: bool, **how: Any) -> int:
     """Run the session's turn (``converse``), report it, and return the exit code."""
     talk = functools.partial(
         converse, db, say=_say, live=sys.stderr.isatty(), wait_for_async=wait, **how
