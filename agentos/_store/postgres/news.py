@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
+import anyio
 import asyncpg
 
 from agentos._store.postgres.connection import LOST, Db
@@ -48,15 +49,20 @@ class News:
             return False
         if self._connection is not None and not self._connection.is_closed():
             return True
-        try:
-            connection = await asyncpg.connect(
-                self._dsn, statement_cache_size=0, timeout=CONNECT_TIMEOUT
-            )
-            await connection.add_listener(CHANNEL, self._heard)
-        except (*LOST, asyncpg.PostgresError):
-            self._connection = None
-            return False
-        self._connection = connection
+        with anyio.CancelScope(shield=True):  # a connection cancelled half-made would leak
+            try:
+                connection = await asyncpg.connect(
+                    self._dsn, statement_cache_size=0, timeout=CONNECT_TIMEOUT
+                )
+            except (*LOST, asyncpg.PostgresError, TimeoutError):
+                self._connection = None
+                return False
+            self._connection = connection
+            try:
+                await connection.add_listener(CHANNEL, self._heard)
+            except (*LOST, asyncpg.PostgresError):
+                await self.close()
+                return False
         return True
 
     def unlisten(self, callback: Callable[[str], None]) -> None:
@@ -75,5 +81,8 @@ class News:
     async def close(self) -> None:
         connection, self._connection = self._connection, None
         if connection is not None:
-            with contextlib.suppress(*LOST, asyncpg.PostgresError):
-                await connection.close(timeout=2)
+            with anyio.CancelScope(shield=True):
+                try:
+                    await connection.close(timeout=2)
+                except (*LOST, asyncpg.PostgresError, TimeoutError):
+                    connection.terminate()
