@@ -39,6 +39,9 @@ class Cluster:
     dsn: str
     directory: Path | None = None
     port: int = 0
+    acknowledged_is_durable: bool = False
+    """Whether a commit is on disk when it is acknowledged (synchronous_commit): needed by a
+    test that crashes the server, else the last commits before the crash may be lost."""
     _databases: int = field(default=0)
 
     def database(self) -> str:
@@ -56,8 +59,10 @@ class Cluster:
         assert self.directory is not None, "not a server these tests started"
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.directory} "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            "-c fsync=off -c full_page_writes=off"
         )
+        if not self.acknowledged_is_durable:
+            options += " -c synchronous_commit=off"
         command = [_bin("pg_ctl") or "pg_ctl", "-D", str(self.directory / "data"), "-w"]
         command += ["-o", options, "-l", str(self.directory / "log"), *arguments]
         subprocess.run(_as_postgres(command), check=True, capture_output=True, timeout=60)
@@ -81,7 +86,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def postgres_cluster() -> Iterator[Cluster]:
+def postgres_cluster(*, acknowledged_is_durable: bool = False) -> Iterator[Cluster]:
     """A server for the tests, started here and stopped after (or the user's own)."""
     own = os.environ.get("AGENTOS_TEST_POSTGRES")
     if own:
@@ -100,7 +105,8 @@ def postgres_cluster() -> Iterator[Cluster]:
         _as_postgres([*initialize, "--no-sync", "-E", "UTF8"]), check=True, capture_output=True
     )
     port = _free_port()
-    cluster = Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", directory, port)
+    address = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    cluster = Cluster(address, directory, port, acknowledged_is_durable)
     cluster.start()
     try:
         yield cluster

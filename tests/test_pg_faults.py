@@ -1,0 +1,122 @@
+"""Issue 27, PostgreSQL's faults: a host SIGKILLed mid-turn whose sessions another resumes, and
+the database restarted under a running host."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agentos import (
+    Completion,
+    Host,
+    PostgresStore,
+    Runtime,
+    ScriptedProvider,
+    SessionInUseError,
+    SessionStatus,
+)
+from agentos.testing import last_user_text, settle, text
+from tests._backends import Backend, echo, say, stored_texts
+from tests._pg_host import LEASE_EXPIRY, approve, work
+from tests._postgres import Cluster, postgres_cluster
+from tests._processes import dies_within
+
+pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def own_server() -> Iterator[Cluster]:
+    """A server of this module's own, to stop and start under a running host."""
+    with postgres_cluster(acknowledged_is_durable=True) as cluster:
+        if cluster.directory is None:
+            pytest.skip("a server of your own (AGENTOS_TEST_POSTGRES) is never restarted")
+        yield cluster
+
+
+def later(seconds: float) -> float:
+    """The wall clock of a host that looks ``seconds`` from now: leases expired meanwhile."""
+    return time.time() + seconds
+
+
+async def test_a_host_killed_mid_turn_loses_its_sessions_to_another(postgres_dsn: str) -> None:
+    """Issue 27: SIGKILL a host holding three sessions (a call running, one deferred, each).
+    Until its leases expire another host is refused, naming it; after, that host resumes
+    every session: the running calls read orphaned (the model is told), the deferred ones
+    wait on with their tokens, and a token completed then completes its call there."""
+    program = [sys.executable, "-m", "tests._pg_host", postgres_dsn, "3"]
+    async with await anyio.open_process(program, cwd=ROOT) as child:
+        assert child.stdout is not None
+        with anyio.fail_after(30):
+            assert (await child.stdout.receive()).startswith(b"ready")
+        child.send_signal(signal.SIGKILL)  # mid-turn: two calls outstanding in each session
+        await child.wait()
+    assert dies_within(child.pid, 10)
+
+    provider = ScriptedProvider(
+        (lambda r: True, lambda r: text("noted")),
+    )
+    async with await PostgresStore.open(postgres_dsn) as now:
+        with pytest.raises(SessionInUseError, match="in use by host-b"):
+            await now.acquire_lease("s0", "me", ttl=5)
+    async with (
+        await PostgresStore.open(postgres_dsn, clock=lambda: later(LEASE_EXPIRY + 0.5)) as store,
+        Runtime([work, approve]) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        for number in range(3):
+            session = await host.resume(f"s{number}")
+            asked = len(provider.requests)
+            session.post("what happened?")  # the model hears of the restart on its next turn
+            with anyio.fail_after(10):
+                while not (session.idle and len(provider.requests) > asked):
+                    await settle(runtime)
+            told = last_user_text(provider.requests[asked])
+            assert "(work) finished: orphaned" in told, told
+            (waiting,) = session.outstanding()
+            assert (waiting.tool_name, waiting.status.value) == ("approve", "pending")
+            (token,) = await store.tokens_of(f"s{number}")
+            assert await host.complete(token.token, "yes") is Completion.APPLIED
+            with anyio.fail_after(10):
+                while session.outstanding() or not session.idle:
+                    await settle(runtime)
+            assert session.status is not SessionStatus.STOPPED and session.errors == []
+        assert set((await store.live_leases()).values()) == {host.holder}
+
+
+async def test_the_database_restarted_under_a_running_host(own_server: Cluster) -> None:
+    """Issue 27: the pool's connections die with the server; the next turn commits on fresh
+    ones. A turn committed while the server is down is reported and kept in memory, and the
+    next commit after the server is back writes it: nothing is lost."""
+    backend = Backend("postgres", own_server.database())
+    async with (
+        await backend.open() as store,
+        Runtime([]) as runtime,
+        Host(runtime, echo(), store=store) as host,
+    ):
+        session = await host.create_session(session_id="s")
+        await say(session, "one")
+        own_server.stop("fast")
+        own_server.start()
+        await say(session, "two")
+        assert session.errors == [], "a restart between turns is not even noticed"
+        own_server.stop("immediate")
+        try:
+            await say(session, "three")
+        finally:
+            own_server.start()
+        assert session.errors, "the commits that failed are reported"
+        for error in session.errors:
+            assert error.kind == "store" and "cannot reach the database" in error.message
+            assert "postgresql://postgres@127.0.0.1" in error.message
+        await say(session, "four")
+    assert await stored_texts(backend, "s") == [
+        *("one", "heard one", "two", "heard two"),
+        *("three", "heard three", "four", "heard four"),
+    ]
