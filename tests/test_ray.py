@@ -8,6 +8,7 @@ worker that dies each fail the call saying so.
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -110,3 +111,19 @@ async def test_a_timeout_ends_the_task(ray_cluster: None) -> None:
         done = await runtime.wait(runtime.submit("stepper", {"hang": True}, options=options), 60)
         assert done.status is CallStatus.FAILED and done.error is not None
         assert done.error.kind.value == "timed_out"
+
+
+async def test_a_worker_killed_mid_call_fails_the_call_naming_it(ray_cluster: None) -> None:
+    """Issue 27: SIGKILL the worker process while the call runs (as an OOM killer or a lost
+    machine would): the call fails saying its worker died, and is not run again."""
+    async with on_ray() as runtime, runtime.subscribe("default") as events:
+        call = runtime.submit("stepper", {"steps": 1, "hang": True}, options=ON_RAY)
+        with anyio.fail_after(60):
+            while not partial(runtime, call):
+                await events.receive()
+        first = partial(runtime, call)[0]
+        assert isinstance(first, dict) and isinstance(first["pid"], int)
+        os.kill(first["pid"], signal.SIGKILL)
+        done = await runtime.wait(call, 60)
+        assert done.status is CallStatus.FAILED and done.error is not None
+        assert "the Ray worker running the call died" in done.error.message, done.error.message

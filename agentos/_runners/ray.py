@@ -6,7 +6,8 @@ progress report as it is made, then the outcome, so progress reaches the call wh
 runs. The event loop never blocks on Ray (each item is awaited). Cancelling the call
 (a cancel, a timeout, a stop) cancels the task with ``force=True``, which ends its worker
 process whatever the tool is doing. A worker or node that dies fails the call naming
-it; a result or an error that cannot be sent back (it does not pickle) fails it too.
+it (Ray's own retry, which would run the tool twice, is off); a result or an error that
+cannot be sent back (it does not pickle) fails it too.
 ``ray`` is imported when a call first runs, so ``import agentos`` stays light.
 """
 
@@ -34,6 +35,8 @@ class RayRunner:
     ``isolated_runner = "ray"`` (or submit with ``CallOptions(runner="ray")``).
 
     ``options``: passed to the task (``num_cpus``, ``resources``, ``runtime_env``...).
+    A task is never run again after its worker dies (``max_retries=0``): a tool's side
+    effects happen once, and the call fails saying why; pass ``max_retries`` to change it.
     Without a ``runtime_env`` the workers get this process's ``sys.path`` as their
     ``PYTHONPATH``, so they import the tools' modules from where this process does (an
     agent file's directory, say) on a local cluster.
@@ -54,7 +57,11 @@ class RayRunner:
             return ToolFailure(f"the Ray runner has no tool {call.tool_name!r} (it has: {known})")
         if self._remote is None:
             paths = os.pathsep.join(path for path in sys.path if path)
-            options = {"runtime_env": {"env_vars": {"PYTHONPATH": paths}}, **self.options}
+            options = {
+                "runtime_env": {"env_vars": {"PYTHONPATH": paths}},
+                "max_retries": 0,
+                **self.options,
+            }
             self._remote = ray.remote(num_returns="streaming")(_run_in_worker).options(**options)
         stream = self._remote.remote(
             found.fn, found.input_model, call.tool_input, found.takes_context, call.call_id

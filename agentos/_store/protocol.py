@@ -250,8 +250,8 @@ class SessionStore(Protocol):
         ...
 
     async def listen(self, callback: Callable[[str], None]) -> bool:
-        """Call ``callback(session_id)`` when a cancel request or a token completion is left
-        for a session; returns whether other processes' news arrives (else only this one's).
+        """Call ``callback(session_id)`` when any process leaves a cancel request or a token
+        completion for a session; returns whether it will (SQLite cannot: False).
 
         Best-effort: news can be missed, so a holder still polls. Calling it
         again with the same callback reconnects a lost subscription.

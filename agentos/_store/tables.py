@@ -1,5 +1,5 @@
 """A ``SessionStore`` made of its tables: each backend supplies the five, this class speaks the
-protocol over them (and tells listeners of the news it makes itself)."""
+protocol over them."""
 
 from __future__ import annotations
 
@@ -68,9 +68,6 @@ class TableStore:
     _tokens: TokenTable
     _calls: CallTable
 
-    def __init__(self) -> None:
-        self._listeners: list[Callable[[str], None]] = []
-
     async def close(self) -> None:
         raise NotImplementedError
 
@@ -128,12 +125,7 @@ class TableStore:
     async def complete_token(
         self, token: str, result: Json = None, *, error: str | None = None
     ) -> Completion:
-        outcome = await self._tokens.complete(token, result, error=error)
-        if outcome is Completion.APPLIED:
-            stored = await self._tokens.get(token)
-            if stored is not None:
-                self._announce(stored.session_id)
-        return outcome
+        return await self._tokens.complete(token, result, error=error)
 
     async def get_token(self, token: str) -> StoredToken | None:
         return await self._tokens.get(token)
@@ -163,9 +155,7 @@ class TableStore:
         return await self._calls.counts()
 
     async def request_cancel(self, call_id: str, session_id: str, reason: str) -> CancelRequest:
-        request = await self._calls.request_cancel(call_id, session_id, reason)
-        self._announce(session_id)
-        return request
+        return await self._calls.request_cancel(call_id, session_id, reason)
 
     async def cancel_request(self, call_id: str) -> CancelRequest | None:
         return await self._calls.request_of(call_id)
@@ -176,15 +166,8 @@ class TableStore:
     # ---------------------------------------------------------------------- news
 
     async def listen(self, callback: Callable[[str], None]) -> bool:
-        """This store's own news only (a backend that hears other processes says more)."""
-        if callback not in self._listeners:
-            self._listeners.append(callback)
+        """No news by default: holders poll (a backend that can tell them sooner says so)."""
         return False
 
     def unlisten(self, callback: Callable[[str], None]) -> None:
-        if callback in self._listeners:
-            self._listeners.remove(callback)
-
-    def _announce(self, session_id: str) -> None:
-        for callback in list(self._listeners):
-            callback(session_id)
+        return None

@@ -69,11 +69,6 @@ class News:
         with contextlib.suppress(ValueError):
             self._listeners.remove(callback)
 
-    def made_here(self, session_id: str) -> None:
-        """News this store wrote: heard through ``LISTEN`` when listening, else told here."""
-        if self._connection is None or self._connection.is_closed():
-            self._heard(None, 0, CHANNEL, session_id)
-
     def _heard(self, _connection: object, _pid: int, _channel: str, payload: object) -> None:
         for callback in list(self._listeners):
             callback(str(payload))

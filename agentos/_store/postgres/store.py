@@ -49,7 +49,6 @@ class PostgresStore(TableStore):
         clock: Callable[[], float],
         listen_dsn: str | None,
     ) -> None:
-        super().__init__()
         self.address = address
         """The server and database, without a password."""
         self._database = database = Database(pool, address, clock)
@@ -110,7 +109,3 @@ class PostgresStore(TableStore):
 
     def unlisten(self, callback: Callable[[str], None]) -> None:
         self._news.unlisten(callback)
-
-    def _announce(self, session_id: str) -> None:
-        """The ``NOTIFY`` sent with the write tells this store's listeners too, if listening."""
-        self._news.made_here(session_id)

@@ -63,7 +63,6 @@ class SqliteStore(TableStore):
     default_path = staticmethod(default_path)
 
     def __init__(self, path: Path, connection: aiosqlite.Connection, clock: Callable[[], float]):
-        super().__init__()
         self.path = path
         self._db = connection
         self._database = database = Database(path, connection, clock)
