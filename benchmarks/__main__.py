@@ -69,6 +69,7 @@ JOBS = (
     Job("MCP server calls", "benchmarks._mcp"),
     Job("sub-agents as calls", "benchmarks._subagents"),
     Job("tool calls on Ray", "benchmarks._ray"),
+    Job("sessions on PostgreSQL, across hosts", "benchmarks._postgres"),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -119,6 +120,11 @@ TARGETS: dict[str, Target] = {
     "subagent.cancel_tree_ms_p99": at_most(100),
     "subagent.progress_lag_ms_p99": at_most(50),
     "subagent.concurrent_children": at_least(100),
+    "pg.cross_host_cancel_ms_p99": at_most(100),
+    "pg.cross_host_complete_ms_p99": at_most(100),
+    "pg.failover_seconds": at_most(3.0),  # the bench's lease expiry (2 s) + 1 s
+    "pg.turns_lost": at_most(0),
+    "pg.bytes_ratio_vs_sqlite": at_most(2),
 }
 
 HEADLINE = (
@@ -182,6 +188,15 @@ HEADLINE = (
     "ray.call_overhead_ms",
     "ray.cancel_ms_p99",
     "ray.progress_lag_ms_p99",
+    "pg.hosts_4_sessions_1000_turns_per_s",
+    "sqlite.hosts_1_sessions_1000_turns_per_s",
+    "pg.cross_host_cancel_ms_p99",
+    "pg.cross_host_complete_ms_p99",
+    "pg.failover_seconds",
+    "pg.turns_lost",
+    "pg.bytes_per_session_40_turns",
+    "sqlite.bytes_per_session_40_turns",
+    "pg.bytes_ratio_vs_sqlite",
     "soak.max_tick_ms",
     "soak.max_loop_stall_ms",
     "soak.turn_p99_ms",

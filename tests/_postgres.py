@@ -85,6 +85,12 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def server_available() -> bool:
+    """Whether a server can be had: the user's own, or Debian's to start."""
+    own = bool(os.environ.get("AGENTOS_TEST_POSTGRES"))
+    return own or (_bin("initdb") is not None and _bin("pg_ctl") is not None)
+
+
 @contextlib.contextmanager
 def postgres_cluster(*, acknowledged_is_durable: bool = False) -> Iterator[Cluster]:
     """A server for the tests, started here and stopped after (or the user's own)."""
@@ -93,7 +99,7 @@ def postgres_cluster(*, acknowledged_is_durable: bool = False) -> Iterator[Clust
         yield Cluster(own)
         return
     initdb = _bin("initdb")
-    if initdb is None or _bin("pg_ctl") is None:
+    if initdb is None or not server_available():
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the PostgreSQL tests: {HOW}", pytrace=False)
         pytest.skip(HOW)
