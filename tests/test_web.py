@@ -32,6 +32,7 @@ from agentos import (
     ScriptedProvider,
     Session,
     SqliteStore,
+    open_store,
 )
 from agentos.testing import (
     FailingProvider,
@@ -52,6 +53,7 @@ from agentos.web import (
     listen,
     make_app,
 )
+from tests._backends import Backend
 
 pytestmark = pytest.mark.anyio
 
@@ -141,11 +143,14 @@ async def web(
     allowed_hosts: tuple[str, ...] = (),
     lease_period: float = 5.0,
     stall_seconds: float | None = STALL_SECONDS,
+    address: str | None = None,
 ) -> AsyncIterator[Web]:
+    """The page over a host on ``store`` in ``tmp_path`` (or the store at ``address``)."""
     puppet = Puppet()
     listening = listen("127.0.0.1", 0, stall_seconds=stall_seconds)
+    opening = store.open(tmp_path / "agentos.db") if address is None else open_store(address)
     async with (
-        await store.open(tmp_path / "agentos.db") as opened,
+        await opening as opened,
         Runtime([puppet.tool]) as runtime,
         Host(runtime, provider or model(), store=opened, lease_period=lease_period) as host,
     ):
@@ -682,10 +687,10 @@ async def test_the_events_rebuild_the_page_exactly(tmp_path: Path, view: str) ->
 
 
 @asynccontextmanager
-async def other_host(tmp_path: Path) -> AsyncIterator[Host]:
+async def other_host(tmp_path: Path, address: str | None = None) -> AsyncIterator[Host]:
     """A second host on the page's database, as another process would be."""
     async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        await open_store(address or tmp_path / "agentos.db") as store,
         Runtime([]) as runtime,
         Host(runtime, model(), store=store) as host,
     ):
@@ -709,14 +714,16 @@ def access_is(**expected: object) -> Callable[[ServerSentEvent], bool]:
     return matches
 
 
-async def test_a_session_another_live_process_holds_is_shown_read_only(tmp_path: Path) -> None:
+async def test_a_session_another_live_process_holds_is_shown_read_only(
+    tmp_path: Path, backend: Backend
+) -> None:
     """The page shows a session another live host holds as the store has it, naming the
     holder; opening it, posting to it and cancelling in it are refused, and nothing is
-    taken from that host."""
-    async with other_host(tmp_path) as other:
+    taken from that host (on either backend: with PostgreSQL the hosts may be machines)."""
+    async with other_host(tmp_path, backend.address) as other:
         held = await other.create_session(AgentConfig(), session_id="held")
         await said(held, "hello")
-        async with web(tmp_path) as w:
+        async with web(tmp_path, address=backend.address) as w:
             listed = (await w.client.get("/api/sessions")).json()["sessions"]
             assert [row["session_id"] for row in listed] == ["held"]
             shown = await w.client.get("/api/sessions/held")
