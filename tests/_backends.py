@@ -31,6 +31,13 @@ class Backend:
 
     name: str
     address: str
+    direct: str = ""
+    """The database itself, when ``address`` is a pooler in front of it."""
+
+    @property
+    def hears_others(self) -> bool:
+        """Whether a store here hears other processes' news (LISTEN needs a session)."""
+        return self.name == "postgres"
 
     async def open(self, clock: Callable[[], float] = time.time) -> Store:
         if self.name == "sqlite":
@@ -44,7 +51,7 @@ class Backend:
                 db.executescript(sql)
             db.close()
             return
-        connection = await asyncpg.connect(self.address)
+        connection = await asyncpg.connect(self.direct or self.address)
         try:
             await connection.execute(sql)
         finally:

@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,10 @@ class Cluster:
 
     def database(self) -> str:
         """A fresh, empty database on the server: its address."""
+        return self.dsn.rsplit("/", 1)[0] + f"/{self.new_database()}"
+
+    def new_database(self) -> str:
+        """A fresh, empty database on the server: its name."""
         self._databases += 1
         name = f"t{os.getpid()}_{self._databases}"
         subprocess.run(
@@ -53,7 +58,7 @@ class Cluster:
             check=True,
             capture_output=True,
         )
-        return self.dsn.rsplit("/", 1)[0] + f"/{name}"
+        return name
 
     def _ctl(self, *arguments: str) -> None:
         assert self.directory is not None, "not a server these tests started"
@@ -119,4 +124,57 @@ def postgres_cluster(*, acknowledged_is_durable: bool = False) -> Iterator[Clust
     finally:
         with contextlib.suppress(subprocess.SubprocessError):
             cluster.stop("immediate")
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+POOLER_HOW = (
+    "the tests behind a transaction-mode pooler need PgBouncer (apt install pgbouncer) "
+    "in front of the throwaway PostgreSQL"
+)
+
+
+@contextlib.contextmanager
+def pgbouncer_in_front(cluster: Cluster) -> Iterator[str]:
+    """PgBouncer in transaction mode in front of ``cluster``: its address, ``{db}`` for the
+    database's name, with agentos's ``pooler=transaction`` option."""
+    pgbouncer = shutil.which("pgbouncer") or (
+        "/usr/sbin/pgbouncer" if os.path.exists("/usr/sbin/pgbouncer") else None
+    )
+    if pgbouncer is None or cluster.directory is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the pooler tests: {POOLER_HOW}", pytrace=False)
+        pytest.skip(POOLER_HOW)
+    directory = Path(tempfile.mkdtemp(prefix="agentos-pgbouncer-"))
+    port = _free_port()
+    (directory / "users.txt").write_text('"postgres" ""\n')
+    (directory / "pgbouncer.ini").write_text(
+        f"[databases]\n* = host=127.0.0.1 port={cluster.port}\n"
+        f"[pgbouncer]\nlisten_addr = 127.0.0.1\nlisten_port = {port}\n"
+        f"unix_socket_dir =\nauth_type = trust\nauth_file = {directory}/users.txt\n"
+        "pool_mode = transaction\nmax_client_conn = 200\ndefault_pool_size = 20\n"
+        f"logfile = {directory}/log\npidfile = {directory}/pid\n"
+    )
+    if os.geteuid() == 0:
+        shutil.chown(directory, "postgres", "postgres")
+        for name in ("users.txt", "pgbouncer.ini"):
+            shutil.chown(directory / name, "postgres", "postgres")
+    process = subprocess.Popen(
+        _as_postgres([pgbouncer, str(directory / "pgbouncer.ini")]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,  # it writes to its log file
+    )
+    try:
+        deadline = 200
+        while deadline:  # PgBouncer says nothing when ready: until it accepts a connection
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, (directory / "log").read_text()
+                deadline -= 1
+                time.sleep(0.05)
+        yield f"postgresql://postgres@127.0.0.1:{port}/{{db}}?pooler=transaction"
+    finally:
+        process.kill()
+        process.wait()
         shutil.rmtree(directory, ignore_errors=True)

@@ -11,7 +11,7 @@ import structlog
 
 from agentos import ManualClock
 from tests._backends import Backend
-from tests._postgres import Cluster, postgres_cluster
+from tests._postgres import Cluster, pgbouncer_in_front, postgres_cluster
 
 
 @pytest.fixture(autouse=True)
@@ -45,10 +45,23 @@ def postgres_dsn(postgres_server: Cluster) -> str:
     return postgres_server.database()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(scope="session")
+def pgbouncer(postgres_server: Cluster) -> Iterator[str]:
+    """PgBouncer (transaction mode) in front of the run's PostgreSQL: an address with ``{db}``."""
+    with pgbouncer_in_front(postgres_server) as address:
+        yield address
+
+
+@pytest.fixture(params=["sqlite", "postgres", "pgbouncer"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    """A fresh store's address, once on each backend (``tests/_backends.py``)."""
+    """A fresh store's address, once on each backend (``tests/_backends.py``): an SQLite
+    file, a PostgreSQL database, and the same behind PgBouncer in transaction mode."""
     if request.param == "sqlite":
         return Backend("sqlite", str(tmp_path / "agentos.db"))
     cluster: Cluster = request.getfixturevalue("postgres_server")
-    return Backend("postgres", cluster.database())
+    if request.param == "postgres":
+        return Backend("postgres", cluster.database())
+    pooled: str = request.getfixturevalue("pgbouncer")
+    name = cluster.new_database()
+    direct = cluster.dsn.rsplit("/", 1)[0] + f"/{name}"
+    return Backend("pgbouncer", pooled.format(db=name), direct)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import anyio
 import asyncpg
@@ -42,6 +42,21 @@ LOST = (
 """Errors that say the connection, not the statement, failed."""
 
 
+def without_pooler(dsn: str) -> tuple[str, bool]:
+    """The DSN without agentos's own ``pooler=transaction`` query option, and whether it had it
+    (asyncpg would send an unknown option to the server as a setting)."""
+    parts = urlsplit(dsn)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    kept = [(key, value) for key, value in query if key != "pooler"]
+    modes = {value for key, value in query if key == "pooler"}
+    if modes - {"transaction"}:
+        raise StoreError(
+            f"pooler={'/'.join(sorted(modes))} in the database address: only "
+            "pooler=transaction is known (PgBouncer's transaction mode)"
+        )
+    return parts._replace(query=urlencode(kept)).geturl(), bool(modes)
+
+
 def server_name(dsn: str) -> str:
     """``postgresql://user@host:port/db``, without a password: what error messages show."""
     parts = urlsplit(dsn)
@@ -67,8 +82,8 @@ class Database:
             try:
                 async with self.pool.acquire() as connection:
                     transaction = connection.transaction()
-                    await transaction.start()
                     try:
+                        await transaction.start()
                         result = await work(connection)
                     except BaseException:
                         with anyio.CancelScope(shield=True), contextlib.suppress(*LOST):

@@ -28,6 +28,7 @@ from agentos._store.postgres.connection import (
     failed,
     server_name,
     unreachable,
+    without_pooler,
 )
 from agentos._store.postgres.leases import Leases
 from agentos._store.postgres.news import News
@@ -73,9 +74,12 @@ class PostgresStore(TableStore):
         """Connect (creating and migrating the schema if need be).
 
         ``pool_size``: connections at most. ``pooler``: ``dsn`` is a
-        transaction-mode pooler (PgBouncer and the like). ``listen_dsn``: where
-        to ``LISTEN`` [default: ``dsn``, or nowhere behind a pooler].
+        transaction-mode pooler (PgBouncer and the like); ``?pooler=transaction``
+        in the DSN says the same. ``listen_dsn``: where to ``LISTEN`` [default:
+        ``dsn``, or nowhere behind a pooler].
         """
+        dsn, pooled = without_pooler(dsn)
+        pooler = pooler or pooled
         name = server_name(dsn)
         try:
             pool = await asyncpg.create_pool(
