@@ -15,6 +15,7 @@ import anyio
 from agentos import AgentConfig, SqliteStore, StoredSession
 from agentos.board import Board
 from tests._cli import agentos, any_env, env, on_a_terminal, quick_agent, side_by_side
+from tests._postgres import Cluster
 
 __all__ = ["any_env", "env", "quick_agent"]  # fixtures
 
@@ -221,3 +222,22 @@ def test_show_draws_a_board_session_and_gives_its_board_as_json(
     assert shown.code == 0 and "board (what the model reads):" in shown.out, shown
     assert "what is on the board?" in shown.out
     assert as_json.json["board"] == board.to_json() and as_json.json["history"] == []
+
+
+def test_a_server_that_cannot_be_used_is_one_line_without_its_password(
+    env: dict[str, str], postgres_server: Cluster
+) -> None:
+    """Issue 27: an unreachable server, a database that does not exist and an unknown pooler
+    option each end the command in one line, naming the server but never the password."""
+    base = postgres_server.dsn.rsplit("/", 1)[0]
+    unreachable, missing, pooler = side_by_side(
+        env,
+        ("--db", "postgresql://someone:s3cret@127.0.0.1:1/agentos", "sessions"),
+        ("--db", base.replace("postgres@", "postgres:s3cret@") + "/no_such_db", "sessions"),
+        ("--db", f"{base}/x?pooler=session", "sessions"),
+    )
+    unreachable.one_line_error(1, "cannot reach the database postgresql://someone@127.0.0.1:1")
+    missing.one_line_error(1, '"no_such_db" does not exist', "createdb")
+    pooler.one_line_error(1, "only pooler=transaction is known")
+    for result in (unreachable, missing):
+        assert "s3cret" not in result.err
