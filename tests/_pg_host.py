@@ -3,8 +3,8 @@
 It pretends to run on ``another-machine`` (so its leases are not freed early by a pid this
 machine can see is gone), holds N sessions ``s0..`` on the PostgreSQL at DSN, each with a
 ``work`` call running and an ``approve`` call deferred, prints ``ready`` once every turn is
-committed, and runs until it is killed. Its leases are renewed every 0.25 s and expire 1 s
-after the last renewal.
+committed, and runs until it is killed. Its leases are renewed every 0.25 s and expire 30 s
+after the last renewal (the test looks at them from a clock that far ahead).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from agentos import (
 )
 from agentos.testing import last_user_text, text, tool_calls
 
-LEASE_EXPIRY = 1.0
+LEASE_EXPIRY = 30.0
 CONFIG = AgentConfig(
     policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
     async_yield_strategy=YieldOnTimeout(milliseconds=1),

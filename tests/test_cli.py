@@ -227,17 +227,27 @@ def test_show_draws_a_board_session_and_gives_its_board_as_json(
 def test_a_server_that_cannot_be_used_is_one_line_without_its_password(
     env: dict[str, str], postgres_server: Cluster
 ) -> None:
-    """Issue 27: an unreachable server, a database that does not exist and an unknown pooler
-    option each end the command in one line, naming the server but never the password."""
+    """Issue 27: an unreachable server (one host or several), a database that does not exist,
+    an unknown pooler option and a bad driver option each end the command in one line; no
+    message shows the password, given in the address or as its password= option."""
     base = postgres_server.dsn.rsplit("/", 1)[0]
-    unreachable, missing, pooler = side_by_side(
+    fresh = f"{base}/{postgres_server.new_database()}?password=s3cret"
+    unreachable, missing, pooler, option, hosts, existing = side_by_side(
         env,
         ("--db", "postgresql://someone:s3cret@127.0.0.1:1/agentos", "sessions"),
         ("--db", base.replace("postgres@", "postgres:s3cret@") + "/no_such_db", "sessions"),
         ("--db", f"{base}/x?pooler=session", "sessions"),
+        ("--db", f"{base}/x?sslmode=bogus&password=s3cret", "sessions"),
+        ("--db", "postgresql://u:s3cret@127.0.0.1:1,127.0.0.1:2/agentos", "sessions"),
+        ("--db", fresh, "run", "--session-id", "s", "hi"),
     )
     unreachable.one_line_error(1, "cannot reach the database postgresql://someone@127.0.0.1:1")
     missing.one_line_error(1, '"no_such_db" does not exist', "createdb")
     pooler.one_line_error(1, "only pooler=transaction is known")
-    for result in (unreachable, missing):
+    option.one_line_error(1, "cannot use the database", "sslmode")
+    hosts.one_line_error(1, "cannot reach the database postgresql://u@127.0.0.1:1,127.0.0.1:2")
+    assert existing.code == 0, existing
+    again = agentos(env, "--db", fresh, "run", "--session-id", "s", "again")
+    again.one_line_error(1, "already exists in postgresql://", "password=***")
+    for result in (unreachable, missing, option, hosts, again):
         assert "s3cret" not in result.err

@@ -147,7 +147,8 @@ async def test_lost_news_is_caught_up_by_the_poll_and_the_listener_comes_back(
         try:
             killed = await killer.fetchval(
                 "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()"
+                "WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid() "
+                "AND datname = current_database()"
             )
         finally:
             await killer.close()

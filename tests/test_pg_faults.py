@@ -10,16 +10,22 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
+import asyncpg
+import asyncpg.transaction
 import pytest
 
 from agentos import (
     Completion,
     Host,
+    Message,
     PostgresStore,
     Runtime,
     ScriptedProvider,
     SessionInUseError,
     SessionStatus,
+    StoredSession,
+    StoreError,
+    TurnCommit,
 )
 from agentos.testing import last_user_text, settle, text
 from tests._backends import Backend, echo, say, stored_texts
@@ -120,3 +126,93 @@ async def test_the_database_restarted_under_a_running_host(own_server: Cluster) 
         *("one", "heard one", "two", "heard two"),
         *("three", "heard three", "four", "heard four"),
     ]
+
+
+class CommitFault:
+    """Fault injection at the driver: the next COMMIT's answer is lost (after or instead of
+    applying it), or comes only once released."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.mode = ""
+        self.held = anyio.Event()
+        self.release = anyio.Event()
+        real = asyncpg.transaction.Transaction.commit
+
+        async def commit(transaction: asyncpg.transaction.Transaction) -> None:
+            mode, self.mode = self.mode, ""
+            if mode == "applied, then hold":
+                await real(transaction)
+                self.held.set()
+                await self.release.wait()
+                return
+            if mode == "applied, answer lost":
+                await real(transaction)
+                raise asyncpg.ConnectionDoesNotExistError("connection was closed")
+            if mode == "not applied":
+                await transaction.rollback()
+                raise asyncpg.ConnectionDoesNotExistError("connection was closed")
+            await real(transaction)
+
+        monkeypatch.setattr(asyncpg.transaction.Transaction, "commit", commit)
+
+
+def turn(session_id: str, words: str, version: int) -> TurnCommit:
+    said: Message = {"role": "user", "content": [{"type": "text", "text": words}]}
+    return TurnCommit(session_id, "idle", 0, (said,), version)
+
+
+async def test_a_commit_whose_answer_was_lost_is_settled_not_written_twice(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of issue 27: a COMMIT applied but unanswered counts as written (the next turn
+    goes on from it, no conflict); one not applied is reported, and writing it again works."""
+    fault = CommitFault(monkeypatch)
+    async with await PostgresStore.open(postgres_dsn) as store:
+        await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
+        version = await store.acquire_lease("s", "me", ttl=60)
+        assert version is not None
+        fault.mode = "applied, answer lost"
+        await store.commit_turn(turn("s", "one", version))
+        await store.commit_turn(turn("s", "two", version + 1))
+        fault.mode = "not applied"
+        with pytest.raises(StoreError, match="cut off and not applied"):
+            await store.commit_turn(turn("s", "three", version + 2))
+        await store.commit_turn(turn("s", "three", version + 2))
+        stored = await store.load_session("s")
+        assert stored is not None and stored.version == version + 3
+        assert stored.history == turn("s", "three", 0).messages
+
+
+async def test_a_writer_cancelled_mid_commit_still_writes_the_others_once(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of issue 27: the task that writes a group commit writes other sessions' turns
+    too; cancelling it while the COMMIT is out neither loses them nor writes them twice."""
+    fault = CommitFault(monkeypatch)
+    async with await PostgresStore.open(postgres_dsn) as store:
+        versions: dict[str, int] = {}
+        for name in ("a", "b"):
+            await store.create_session(StoredSession(name, {}, "idle", 1.0, 1.0))
+            taken = await store.acquire_lease(name, "me", ttl=60)
+            assert taken is not None
+            versions[name] = taken
+        writer = anyio.CancelScope()
+        outcomes: dict[str, str] = {}
+
+        async def commit(name: str) -> None:
+            with writer if name == "a" else anyio.CancelScope():
+                await store.commit_turn(turn(name, "hi", versions[name]))
+                outcomes[name] = "written"
+
+        fault.mode = "applied, then hold"
+        async with anyio.create_task_group() as group:
+            group.start_soon(commit, "a")  # takes the writer, and b's turn with its own
+            group.start_soon(commit, "b")
+            with anyio.fail_after(10):
+                await fault.held.wait()
+            writer.cancel()  # the batch is committed; its answer has not come back yet
+            fault.release.set()
+        assert outcomes["b"] == "written", "b's turn was written once, by a's task"
+        for name in ("a", "b"):
+            stored = await store.load_session(name)
+            assert stored is not None and stored.version == versions[name] + 1, name

@@ -276,6 +276,24 @@ async def test_the_calls_mirror_round_trips_and_counts(backend: Backend) -> None
         )
 
 
+async def test_a_nul_in_plain_text_is_kept_as_a_replacement_character(backend: Backend) -> None:
+    """Review of issue 27: PostgreSQL's text refuses NUL; an error, a cancel reason and a
+    token's error with one are written (as U+FFFD, on every backend alike), and JSON keeps
+    it exactly."""
+    async with await backend.open(clock=lambda: 10.0) as store:
+        await store.create_session(session())
+        call = mirrored("c1", "failed", error_message="bad\x00byte", progress={"t": "a\x00b"})
+        await store.mirror_calls([call])
+        (row,) = await store.mirrored_calls()
+        assert (row.error_message, row.progress) == ("bad\ufffdbyte", {"t": "a\x00b"})
+        request = await store.request_cancel("c1", "s1", "why\x00")
+        assert request.reason == "why\ufffd" == (await store.cancel_request("c1") or request).reason
+        await store.add_token(token("t"))
+        assert await store.complete_token("t", error="no\x00pe") is Completion.APPLIED
+        completed = await store.get_token("t")
+        assert completed is not None and completed.error == "no\ufffdpe"
+
+
 async def test_cancel_requests_reach_the_holder_and_keep_its_answer(backend: Backend) -> None:
     """Issue 11: a request is pending for the host holding its session only; an answer lands
     with the mirror's rows, and only on the request it answers (not on a newer one)."""

@@ -125,14 +125,24 @@ class CallMirror:
             try:
                 await self._write(answer)
             except Exception as error:  # the mirror is a view: the host goes on
-                self.failures += 1
-                logger, _, _ = agentos_logger()
-                logger.warning("host.call_mirror_failed", error=f"{type(error).__name__}: {error}")
+                self._failed("host.call_mirror_failed", error)
+
+    def _failed(self, event: str, error: Exception) -> None:
+        self.failures += 1
+        logger, _, _ = agentos_logger()
+        logger.warning(event, error=f"{type(error).__name__}: {error}")
 
     async def _write(self, answer: bool) -> None:
         answers: list[CancelRequest] = []
         if answer and self._watching:
-            await self.tokens.catch_up(self._watching)
+            try:
+                await self.tokens.catch_up(self._watching)
+            except Exception as error:  # the mirror's own writes go on; tried next period
+                self.failures += 1
+                logger, _, _ = agentos_logger()
+                logger.warning(
+                    "host.token_catch_up_failed", error=f"{type(error).__name__}: {error}"
+                )
             for request in await self.store.pending_cancels(self.holder):
                 answers.append(self._apply(request))
         dirty, self._dirty = self._dirty, set()

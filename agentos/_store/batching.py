@@ -4,7 +4,9 @@ Each turn is committed in one transaction, so a crash loses at most the turn
 in flight. Under load one transaction carries many sessions' turns, and no
 turn waits behind N others; if the shared transaction fails, each turn is
 written alone, so an error stays the turn's own. The backend says how a batch
-is written (``write_together``) and which lock its writes take turns on.
+is written (``write_together``) and which lock its writes take turns on. A batch is
+written shielded from cancellation: whoever writes it writes other sessions' turns too
+(each backend bounds how long a write may take).
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ import anyio
 from agentos._errors import StoreError
 from agentos._model.messages import Message
 from agentos._store.protocol import TurnCommit
+
+
+class CommitOutcomeUnknown(StoreError):
+    """The answer to a ``COMMIT`` was lost: the turns may or may not be written. Writing them
+    again could write them twice, so a backend settles it by reading, or reports this."""
 
 
 @dataclass(slots=True)
@@ -77,7 +84,8 @@ class GroupCommit:
             async with self._lock:
                 if not commit.done:
                     batch, self._waiting = self._waiting, []
-                    await self._write_turns(batch)
+                    with anyio.CancelScope(shield=True):  # it writes other sessions' turns too
+                        await self._write_turns(batch)
         finally:
             if not commit.done and commit in self._waiting:
                 self._waiting.remove(commit)  # given up before anyone wrote it
@@ -89,6 +97,9 @@ class GroupCommit:
         try:
             try:
                 await self._write_together(batch)
+            except CommitOutcomeUnknown as error:  # written or not: never write it again
+                for commit in batch:
+                    commit.fail(error)
             except StoreError as error:
                 if len(batch) == 1:
                     batch[0].fail(error)

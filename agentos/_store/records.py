@@ -30,6 +30,14 @@ MIRROR_KEPT = 24 * 3600.0
 """Seconds a finished call's row stays in the mirror after its last write: rows are pruned as
 the mirror writes, so the table grows with the calls in flight, not with every call made
 (a session needs only its history and tokens to come back)."""
+PRUNE_PERIOD = 60.0
+"""Seconds between prunes of one store: often enough, and no scan on every write."""
+
+
+def text_column(text: str | None) -> str | None:
+    """``text`` as a plain text column holds it everywhere: PostgreSQL refuses NUL, so it
+    becomes U+FFFD (in every backend, so they read back the same)."""
+    return text if text is None or "\x00" not in text else text.replace("\x00", "\ufffd")
 
 
 def session_from(
@@ -80,8 +88,8 @@ def call_values(call: MirroredCall) -> tuple[Any, ...]:
         call.progress_count,
         None if call.result is None else json.dumps(call.result),
         call.error_kind,
-        call.error_message,
-        call.cancel_reason,
+        text_column(call.error_message),
+        text_column(call.cancel_reason),
         call.created_at,
         call.started_at,
         call.ended_at,

@@ -4,6 +4,7 @@ request tells the session's holder at once, ``news``); old rows pruned (``MIRROR
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 from agentos._store.postgres.connection import Database, Db
@@ -12,9 +13,11 @@ from agentos._store.protocol import CancelRequest, MirroredCall
 from agentos._store.records import (
     CALL_COLUMNS,
     MIRROR_KEPT,
+    PRUNE_PERIOD,
     call_from,
     call_values,
     request_from,
+    text_column,
 )
 
 _UPDATES = ", ".join(
@@ -37,6 +40,7 @@ class CallRows:
 
     def __init__(self, database: Database) -> None:
         self._database = database
+        self._pruned_at = -math.inf
 
     async def write(self, calls: Sequence[MirroredCall], answers: Sequence[CancelRequest]) -> None:
         if not calls and not answers:
@@ -46,10 +50,14 @@ class CallRows:
         async def write(db: Db) -> None:
             if calls:
                 await db.executemany(WRITE_CALL, [call_values(call) for call in calls])
-                await db.execute(
-                    "DELETE FROM calls WHERE ended_at IS NOT NULL AND updated_at < $1",
-                    now - MIRROR_KEPT,
-                )
+                if now - self._pruned_at >= PRUNE_PERIOD:
+                    self._pruned_at = now
+                    await db.execute(
+                        "DELETE FROM calls WHERE call_id IN (SELECT call_id FROM calls "
+                        "WHERE ended_at IS NOT NULL AND updated_at < $1 "
+                        "FOR UPDATE SKIP LOCKED)",
+                        now - MIRROR_KEPT,
+                    )
             if answers:
                 await db.executemany(
                     ANSWER,
@@ -83,6 +91,7 @@ class CallRows:
         return counts
 
     async def request_cancel(self, call_id: str, session_id: str, reason: str) -> CancelRequest:
+        reason = text_column(reason) or ""
         request = CancelRequest(call_id, session_id, reason, self._database.now())
 
         async def leave(db: Db) -> None:

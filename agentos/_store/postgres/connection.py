@@ -20,6 +20,7 @@ import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
 from agentos._errors import StoreError
+from agentos._store.batching import CommitOutcomeUnknown
 
 T = TypeVar("T")
 if TYPE_CHECKING:
@@ -33,13 +34,23 @@ RETRY_PAUSES = (0.05, 0.2, 0.5, 1.0)
 
 LOST = (
     OSError,
-    asyncpg.ConnectionDoesNotExistError,
+    asyncpg.PostgresConnectionError,
     asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,
     asyncpg.CrashShutdownError,
-    asyncpg.InterfaceError,
 )
-"""Errors that say the connection, not the statement, failed."""
+"""Errors that say the connection, not the statement, failed (a statement's timeout aside)."""
+COMMAND_TIMEOUT = 30.0
+"""Seconds a statement may take: a half-open connection or a stuck lock fails, never hangs."""
+
+
+def is_lost(error: BaseException) -> bool:
+    """Whether ``error`` says the connection went away (then a retry on a new one may do)."""
+    if isinstance(error, TimeoutError):  # an OSError, but the server is there: too slow
+        return False
+    if isinstance(error, LOST):
+        return True
+    return isinstance(error, asyncpg.InterfaceError) and "connection is closed" in str(error)
 
 
 def without_pooler(dsn: str) -> tuple[str, bool]:
@@ -60,10 +71,9 @@ def without_pooler(dsn: str) -> tuple[str, bool]:
 def server_name(dsn: str) -> str:
     """``postgresql://user@host:port/db``, without a password: what error messages show."""
     parts = urlsplit(dsn)
-    host = parts.hostname or "localhost"
-    port = f":{parts.port}" if parts.port else ""
-    user = f"{parts.username}@" if parts.username else ""
-    return f"{parts.scheme}://{user}{host}{port}{parts.path}"
+    user, _, hosts = parts.netloc.rpartition("@")
+    user = user.partition(":")[0]
+    return f"{parts.scheme}://{user + '@' if user else ''}{hosts or 'localhost'}{parts.path}"
 
 
 class Database:
@@ -76,33 +86,44 @@ class Database:
 
     async def transaction(self, work: Callable[[Db], Awaitable[T]]) -> T:
         """``work`` in one transaction, tried again (from the start) if the connection is
-        lost before the ``COMMIT``; a lost ``COMMIT`` is reported, never repeated."""
+        lost before the ``COMMIT``; a lost ``COMMIT`` is ``CommitOutcomeUnknown``, never
+        repeated."""
         for pause in (*RETRY_PAUSES, None):
-            committing = False
+            phase = "working"
             try:
-                async with self.pool.acquire() as connection:
+                async with self.pool.acquire(timeout=COMMAND_TIMEOUT) as connection:
                     transaction = connection.transaction()
                     try:
                         await transaction.start()
                         result = await work(connection)
                     except BaseException:
-                        with anyio.CancelScope(shield=True), contextlib.suppress(*LOST):
+                        with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                             await transaction.rollback()
                         raise
-                    committing = True
+                    phase = "committing"
                     await transaction.commit()
+                    phase = "committed"
+                return result
+            except StoreError:
+                raise  # the work's own verdict (a version conflict, say)
+            except Exception as error:
+                if phase == "committed":  # only giving the connection back failed
                     return result
-            except LOST as error:
-                if committing:
-                    raise StoreError(
+                if phase == "committing" and (is_lost(error) or isinstance(error, TimeoutError)):
+                    raise CommitOutcomeUnknown(
                         f"the connection to {self.name} was lost while a commit was sent "
                         f"({describe(error)}); it may or may not have been applied"
                     ) from None
+                if isinstance(error, TimeoutError):
+                    raise StoreError(
+                        f"the database {self.name} did not answer within "
+                        f"{COMMAND_TIMEOUT:g} s; nothing was written"
+                    ) from None
+                if not is_lost(error):
+                    raise failed(self.name, error) from None
                 if pause is None:
                     raise unreachable(self.name, error) from None
                 await anyio.sleep(pause)
-            except asyncpg.PostgresError as error:
-                raise failed(self.name, error) from None
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     async def one(self, sql: str, *parameters: Any) -> asyncpg.Record | None:
@@ -133,7 +154,7 @@ def unreachable(name: str, error: BaseException) -> StoreError:
     )
 
 
-def failed(name: str, error: asyncpg.PostgresError) -> StoreError:
+def failed(name: str, error: Exception) -> StoreError:
     refused = asyncpg.InvalidPasswordError | asyncpg.InvalidAuthorizationSpecificationError
     if isinstance(error, refused):
         return StoreError(f"the database {name} refused the login: {error}")
@@ -141,6 +162,8 @@ def failed(name: str, error: asyncpg.PostgresError) -> StoreError:
         return StoreError(f"{error} on {name}; create it first (createdb)")
     if isinstance(error, asyncpg.InsufficientPrivilegeError):
         return StoreError(f"the database {name} refused: {error}; grant the user access")
+    if isinstance(error, asyncpg.InterfaceError):  # the client's own: an address option, say
+        return StoreError(f"cannot use the database {name}: {describe(error)}")
     return StoreError(f"the database {name} failed: {describe(error)}")
 
 

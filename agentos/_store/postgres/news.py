@@ -36,6 +36,8 @@ class News:
         """Where to listen (None: nowhere, e.g. only a transaction-mode pooler is reachable)."""
         self._connection: asyncpg.Connection | None = None
         self._listeners: list[Callable[[str], None]] = []
+        self._connecting = anyio.Lock()
+        self._closed = False
 
     async def listen(self, callback: Callable[[str], None]) -> bool:
         """Call ``callback(session_id)`` for news from now on; whether the store is listening.
@@ -45,25 +47,31 @@ class News:
         """
         if callback not in self._listeners:
             self._listeners.append(callback)
-        if self._dsn is None:
+        if self._dsn is None or self._closed:
             return False
-        if self._connection is not None and not self._connection.is_closed():
-            return True
-        with anyio.CancelScope(shield=True):  # a connection cancelled half-made would leak
-            try:
-                connection = await asyncpg.connect(
-                    self._dsn, statement_cache_size=0, timeout=CONNECT_TIMEOUT
-                )
-            except (*LOST, asyncpg.PostgresError, TimeoutError):
-                self._connection = None
-                return False
-            self._connection = connection
-            try:
-                await connection.add_listener(CHANNEL, self._heard)
-            except (*LOST, asyncpg.PostgresError):
-                await self.close()
-                return False
-        return True
+        async with self._connecting:  # one listening connection, however many ask at once
+            if self._connection is not None and not self._connection.is_closed():
+                return True
+            # Shielded: a connection cancelled half-made would leak; bounded all the same.
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CONNECT_TIMEOUT):
+                connection = None
+                try:
+                    connection = await asyncpg.connect(
+                        self._dsn, statement_cache_size=0, timeout=CONNECT_TIMEOUT
+                    )
+                    await connection.add_listener(CHANNEL, self._heard)
+                except (*LOST, asyncpg.PostgresError, asyncpg.InterfaceError):
+                    if connection is not None:
+                        connection.terminate()
+                    return False
+                if self._closed:  # closed while connecting
+                    connection.terminate()
+                    return False
+                self._connection = connection
+                return True
+            if connection is not None:  # the deadline passed after it connected
+                connection.terminate()
+            return False
 
     def unlisten(self, callback: Callable[[str], None]) -> None:
         with contextlib.suppress(ValueError):
@@ -74,6 +82,7 @@ class News:
             callback(str(payload))
 
     async def close(self) -> None:
+        self._closed = True
         connection, self._connection = self._connection, None
         if connection is not None:
             with anyio.CancelScope(shield=True):

@@ -2,10 +2,10 @@
 
 1: sessions (with their version and board), messages, continuation tokens,
 leases, the live mirror of calls and cancel requests: the records of the
-SQLite store's four versions, in one. Hosts starting at once migrate one at a
-time (an advisory lock). A database holding tables that are not agentos's, or
-a schema newer than this agentos knows, is refused; nothing is overwritten.
-JSON is kept as text, exactly as written.
+SQLite store's four versions, in one. 2: an index for pruning the mirror.
+Hosts starting at once migrate one at a time (an advisory lock). A database
+holding tables that are not agentos's, or a schema newer than this agentos
+knows, is refused; nothing is overwritten. JSON is kept as text, as written.
 """
 
 from __future__ import annotations
@@ -86,6 +86,9 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX cancel_requests_waiting ON cancel_requests(session_id)
         WHERE answered_at IS NULL;
+    """,
+    """
+    CREATE INDEX calls_ended ON calls(updated_at) WHERE ended_at IS NOT NULL;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

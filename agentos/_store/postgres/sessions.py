@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from agentos._errors import SessionConflictError, StoreError
-from agentos._store.batching import PendingTurn, message_rows
+from agentos._store.batching import CommitOutcomeUnknown, PendingTurn, message_rows
 from agentos._store.postgres.connection import Database, Db
 from agentos._store.protocol import StoredSession
 from agentos._store.records import session_from
@@ -59,6 +59,8 @@ class SessionRows:
     async def write_together(self, batch: list[PendingTurn]) -> None:
         """Every turn of ``batch`` in one transaction."""
         database = self._database
+        stamp = database.now()
+        """The batch's ``updated_at``: what tells, after a lost answer, whether it was written."""
 
         async def write(db: Db) -> None:
             status = await db.execute(
@@ -66,7 +68,7 @@ class SessionRows:
                 [c.session_id for c in batch],
                 [c.status for c in batch],
                 [c.version for c in batch],
-                database.now(),
+                stamp,
             )
             if _count(status) != len(batch):
                 if len(batch) > 1:  # each alone next, to say which and why
@@ -88,7 +90,29 @@ class SessionRows:
                     [c.board for c in boards],
                 )
 
-        await database.transaction(write)
+        try:
+            await database.transaction(write)
+        except CommitOutcomeUnknown:
+            if not await self._written(batch, stamp):
+                raise StoreError(
+                    f"a commit to {database.name} was cut off and not applied; it is tried again"
+                ) from None
+
+    async def _written(self, batch: list[PendingTurn], stamp: float) -> bool:
+        """Whether a batch whose ``COMMIT`` went unanswered was applied (it is atomic: all of
+        it or none): its first session is one version on and bears the batch's stamp (a
+        lease taken meanwhile bumps the version, not the stamp). ``CommitOutcomeUnknown``
+        still if the database cannot tell yet."""
+        first = batch[0]
+        try:
+            row = await self._database.one(
+                "SELECT version, updated_at FROM sessions WHERE session_id = $1", first.session_id
+            )
+        except StoreError as error:
+            raise CommitOutcomeUnknown(f"{error}; so is whether a commit was applied") from None
+        if row is None or row["updated_at"] != stamp:
+            return False
+        return first.version is None or row["version"] == first.version + 1
 
     async def set_status(self, session_id: str, status: str, *, version: int | None) -> None:
         database = self._database

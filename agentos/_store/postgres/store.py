@@ -23,6 +23,7 @@ import asyncpg
 from agentos._store.batching import GroupCommit
 from agentos._store.postgres.calls import CallRows
 from agentos._store.postgres.connection import (
+    COMMAND_TIMEOUT,
     LOST,
     Database,
     failed,
@@ -88,13 +89,14 @@ class PostgresStore(TableStore):
                 max_size=pool_size,
                 statement_cache_size=0 if pooler else 100,
                 timeout=connect_timeout,
+                command_timeout=COMMAND_TIMEOUT,
             )
-        except LOST as error:
-            raise unreachable(name, error) from None
-        except asyncpg.PostgresError as error:
-            raise failed(name, error) from None
         except TimeoutError:
             raise unreachable(name, TimeoutError(f"no answer in {connect_timeout:g} s")) from None
+        except LOST as error:
+            raise unreachable(name, error) from None
+        except (asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise failed(name, error) from None
         store = cls(pool, name, clock, listen_dsn or (None if pooler else dsn))
         try:
             await prepare(store._database)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from agentos._store.postgres.connection import Database, Db
 from agentos._store.postgres.news import announce
 from agentos._store.protocol import Completion, StoredToken
-from agentos._store.records import token_from
+from agentos._store.records import text_column, token_from
 from components import Json
 
 
@@ -55,7 +55,7 @@ class TokenRows:
                 "UPDATE tokens SET completed_at = $1, result = $2, error = $3 WHERE token = $4",
                 now,
                 json.dumps(result),
-                error,
+                text_column(error),
                 token,
             )
             await announce(db, row["session_id"])

@@ -9,15 +9,18 @@ the history and the tokens are. Old rows are pruned (``records.MIRROR_KEPT``).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 from agentos._store.protocol import CancelRequest, MirroredCall
 from agentos._store.records import (
     CALL_COLUMNS,
     MIRROR_KEPT,
+    PRUNE_PERIOD,
     call_from,
     call_values,
     request_from,
+    text_column,
 )
 from agentos._store.sqlite.connection import Database
 
@@ -33,6 +36,7 @@ class CallRows:
 
     def __init__(self, database: Database) -> None:
         self._database = database
+        self._pruned_at = -math.inf
 
     async def write(self, calls: Sequence[MirroredCall], answers: Sequence[CancelRequest]) -> None:
         if not calls and not answers:
@@ -40,10 +44,13 @@ class CallRows:
         async with self._database.transaction() as db:
             if calls:
                 await db.executemany(WRITE_CALL, [call_values(call) for call in calls])
-                await db.execute(
-                    "DELETE FROM calls WHERE ended_at IS NOT NULL AND updated_at < ?",
-                    (self._database.now() - MIRROR_KEPT,),
-                )
+                now = self._database.now()
+                if now - self._pruned_at >= PRUNE_PERIOD:
+                    self._pruned_at = now
+                    await db.execute(
+                        "DELETE FROM calls WHERE ended_at IS NOT NULL AND updated_at < ?",
+                        (now - MIRROR_KEPT,),
+                    )
             if answers:
                 await db.executemany(
                     ANSWER,
@@ -80,6 +87,7 @@ class CallRows:
         return counts
 
     async def request_cancel(self, call_id: str, session_id: str, reason: str) -> CancelRequest:
+        reason = text_column(reason) or ""
         request = CancelRequest(call_id, session_id, reason, self._database.now())
         async with self._database.transaction() as db:
             await db.execute(

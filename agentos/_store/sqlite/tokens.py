@@ -7,9 +7,12 @@ import json
 from collections.abc import Sequence
 
 from agentos._store.protocol import Completion, StoredToken
-from agentos._store.records import token_from
+from agentos._store.records import text_column, token_from
 from agentos._store.sqlite.connection import Database
 from components import Json
+
+CHUNK = 500
+"""Tokens looked up by one statement."""
 
 
 class TokenRows:
@@ -53,7 +56,7 @@ class TokenRows:
                 return Completion.EXPIRED
             await db.execute(
                 "UPDATE tokens SET completed_at = ?, result = ?, error = ? WHERE token = ?",
-                (now, json.dumps(result), error, token),
+                (now, json.dumps(result), text_column(error), token),
             )
         return Completion.APPLIED
 
@@ -69,14 +72,17 @@ class TokenRows:
         return [token_from(row, now) for row in rows]
 
     async def completed(self, tokens: Sequence[str]) -> list[StoredToken]:
-        marks = ", ".join("?" * len(tokens))
-        rows = await self._database.all(
-            f"SELECT * FROM tokens WHERE token IN ({marks}) AND completed_at IS NOT NULL "
-            "ORDER BY completed_at",
-            tuple(tokens),
-        )
+        found: list[StoredToken] = []
         now = self._database.now()
-        return [token_from(row, now) for row in rows]
+        for first in range(0, len(tokens), CHUNK):  # SQLite limits a statement's parameters
+            chunk = tuple(tokens[first : first + CHUNK])
+            rows = await self._database.all(
+                f"SELECT * FROM tokens WHERE token IN ({', '.join('?' * len(chunk))}) "
+                "AND completed_at IS NOT NULL",
+                chunk,
+            )
+            found += [token_from(row, now) for row in rows]
+        return sorted(found, key=lambda token: token.completed_at or 0.0)
 
     async def delete_expired(self, grace: float = 0.0) -> int:
         async with self._database.transaction() as db:

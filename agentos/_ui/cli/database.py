@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from agentos import SqliteStore, is_postgres_address, open_store
 
@@ -41,6 +41,10 @@ class Database:
         if not self.is_server:
             return self.address
         parts = urlsplit(self.address)
-        if parts.password is None:
-            return self.address
-        return parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@")).geturl()
+        user, at, hosts = parts.netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}{at}{hosts}"
+        query = [
+            (key, "***" if key == "password" else value)
+            for key, value in parse_qsl(parts.query, keep_blank_values=True)
+        ]
+        return parts._replace(netloc=netloc, query=urlencode(query, safe="*")).geturl()
