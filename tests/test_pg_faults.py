@@ -216,3 +216,21 @@ async def test_a_writer_cancelled_mid_commit_still_writes_the_others_once(
         for name in ("a", "b"):
             stored = await store.load_session(name)
             assert stored is not None and stored.version == versions[name] + 1, name
+
+
+async def test_leases_go_by_the_servers_clock_not_a_hosts(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of issue 27: a host whose clock runs an hour ahead does not see a live lease
+    as expired (nor one that expired as live): expiry is the server's to judge."""
+    async with await PostgresStore.open(postgres_dsn) as first:
+        await first.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
+        await first.acquire_lease("s", "first", ttl=60)
+        real = time.time
+        monkeypatch.setattr(time, "time", lambda: real() + 3600)
+        async with await PostgresStore.open(postgres_dsn) as ahead:
+            with pytest.raises(SessionInUseError, match="in use by first") as refused:
+                await ahead.acquire_lease("s", "ahead", ttl=60)
+            assert 50 < refused.value.seconds_left <= 60
+            assert await ahead.live_leases() == {"s": "first"}
+            assert await ahead.renew_leases("ahead", ["s"], ttl=60) == {"s": "first"}

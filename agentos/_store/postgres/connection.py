@@ -11,6 +11,7 @@ retried: the error says its outcome is unknown. Every other error becomes one
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -79,10 +80,21 @@ def server_name(dsn: str) -> str:
 class Database:
     """The pool, the clock rows are stamped with, and how every statement's error reads."""
 
-    def __init__(self, pool: asyncpg.Pool, name: str, clock: Callable[[], float]) -> None:
+    def __init__(self, pool: asyncpg.Pool, name: str, clock: Callable[[], float] | None) -> None:
         self.pool = pool
         self.name = name
-        self.now = clock
+        self.now = clock or _wall
+        """What rows are stamped with."""
+        self._server_time = clock is None
+
+    async def lease_now(self) -> float:
+        """The time leases are judged by: the server's, so that hosts whose clocks disagree
+        agree on who holds what (a clock given to the store, in tests, is used instead)."""
+        if not self._server_time:
+            return self.now()
+        row = await self.one("SELECT extract(epoch FROM clock_timestamp())::float8 AS now")
+        assert row is not None
+        return float(row["now"])
 
     async def transaction(self, work: Callable[[Db], Awaitable[T]]) -> T:
         """``work`` in one transaction, tried again (from the start) if the connection is
@@ -165,6 +177,10 @@ def failed(name: str, error: Exception) -> StoreError:
     if isinstance(error, asyncpg.InterfaceError):  # the client's own: an address option, say
         return StoreError(f"cannot use the database {name}: {describe(error)}")
     return StoreError(f"the database {name} failed: {describe(error)}")
+
+
+def _wall() -> float:
+    return time.time()
 
 
 def describe(error: BaseException) -> str:

@@ -5,6 +5,7 @@ with one statement that also bumps the session's version (the fence).
 lease row, under its row lock: of two hosts racing for an expired lease,
 exactly one takes it, and the other sees the winner's live lease. A lease
 whose process is known to be dead (same machine, pid gone) is free at once.
+Expiry is judged by the server's clock, which every host shares.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class Leases:
     async def acquire(
         self, session_id: str, holder: str, *, ttl: float, steal: bool = False
     ) -> int | None:
-        now = self._database.now()
+        now = await self._database.lease_now()
         dead: str | None = None
         for _ in range(ATTEMPTS):
             version = await self._take(session_id, holder, now, ttl, steal, dead)
@@ -88,7 +89,7 @@ class Leases:
     async def renew(
         self, holder: str, session_ids: Sequence[str], *, ttl: float
     ) -> dict[str, str | None]:
-        now = self._database.now()
+        now = await self._database.lease_now()
 
         async def renew(db: Db) -> dict[str, str | None]:
             rows = await db.fetch(
@@ -122,7 +123,7 @@ class Leases:
         await self._database.all("DELETE FROM leases WHERE holder = $1 RETURNING 1", holder)
 
     async def live(self) -> dict[str, str]:
-        now = self._database.now()
+        now = await self._database.lease_now()
         rows = await self._database.all("SELECT * FROM leases WHERE expires_at > $1", now)
         return {
             row["session_id"]: row["holder"]

@@ -13,7 +13,6 @@ prepared statements are off and the news comes only by the poll, unless
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Self
 
@@ -48,7 +47,7 @@ class PostgresStore(TableStore):
         self,
         pool: asyncpg.Pool,
         address: str,
-        clock: Callable[[], float],
+        clock: Callable[[], float] | None,
         listen_dsn: str | None,
     ) -> None:
         self.address = address
@@ -66,7 +65,7 @@ class PostgresStore(TableStore):
         cls,
         dsn: str,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         pool_size: int = 10,
         pooler: bool = False,
         listen_dsn: str | None = None,
@@ -74,10 +73,12 @@ class PostgresStore(TableStore):
     ) -> Self:
         """Connect (creating and migrating the schema if need be).
 
-        ``pool_size``: connections at most. ``pooler``: ``dsn`` is a
-        transaction-mode pooler (PgBouncer and the like); ``?pooler=transaction``
-        in the DSN says the same. ``listen_dsn``: where to ``LISTEN`` [default:
-        ``dsn``, or nowhere behind a pooler].
+        ``clock``: the wall clock rows are stamped with and leases judged by
+        [default: the server's for leases, so hosts whose clocks disagree agree on who
+        holds a session, and ``time.time`` for the rest]. ``pool_size``: connections
+        at most. ``pooler``: ``dsn`` is a transaction-mode pooler (PgBouncer and the
+        like); ``?pooler=transaction`` in the DSN says the same. ``listen_dsn``: where
+        to ``LISTEN`` [default: ``dsn``, or nowhere behind a pooler].
         """
         dsn, pooled = without_pooler(dsn)
         pooler = pooler or pooled
