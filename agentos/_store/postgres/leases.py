@@ -11,11 +11,10 @@ Expiry is judged by the server's clock, which every host shares.
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Sequence
 
 from agentos._errors import SessionInUseError, StoreError
-from agentos._store.liveness import lease_is_live
+from agentos._store.liveness import lease_is_live, this_machine
 from agentos._store.postgres.connection import Database, Db
 
 TAKE = """
@@ -76,7 +75,7 @@ class Leases:
                 session_id,
                 holder,
                 os.getpid(),
-                socket.gethostname(),
+                this_machine(),
                 now,
                 now + ttl,
                 steal,

@@ -8,14 +8,13 @@ be dead (same machine, pid gone) is free at once.
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 from collections.abc import Sequence
 
 import aiosqlite
 
 from agentos._errors import SessionInUseError
-from agentos._store.liveness import lease_is_live
+from agentos._store.liveness import lease_is_live, this_machine
 from agentos._store.sqlite.connection import Database
 
 
@@ -46,7 +45,7 @@ class Leases:
             await db.execute(
                 "INSERT OR REPLACE INTO leases (session_id, holder, pid, hostname, renewed_at, "
                 "expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (session_id, holder, os.getpid(), socket.gethostname(), now, now + ttl),
+                (session_id, holder, os.getpid(), this_machine(), now, now + ttl),
             )
             version = int(row["version"]) + 1
             await db.execute(
