@@ -55,6 +55,7 @@ from agentos._kernel.snapshot import (
 from agentos._kernel.tools import InvalidToolInput, Tool, ToolFailure, tool
 from agentos._kernel.toolsets import ToolRegistry, Toolset
 from agentos._model.messages import Block, Message, ToolResultBlock
+from agentos._model.prices import ModelPrices
 from agentos._model.provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
 from agentos._model.test_model import TestModel
 from agentos._runners.ray import RayRunner
@@ -174,6 +175,7 @@ __all__ = [
     "Message",
     "MessageHistory",
     "MirroredCall",
+    "ModelPrices",
     "ModelRequest",
     "ModelResponse",
     "NoHistory",

@@ -31,6 +31,7 @@ from agentos import (
     AnthropicProvider,
     Host,
     Message,
+    ModelPrices,
     ModelRequest,
     ProviderError,
     Runtime,
@@ -44,6 +45,8 @@ from agentos.testing import settle
 pytestmark = pytest.mark.anyio
 
 MODEL = "claude-test-model"
+SONNET = ModelPrices(input=3, output=15, cache_write=3.75, cache_read=0.3)
+"""The stand-in's model, priced as Sonnet is."""
 JSON = {"content-type": "application/json"}
 # The SDK waits as long as `retry-after-ms` (or `retry-after`, in seconds) says, but
 # only if it is > 0: "0" falls back to its own backoff of about half a second.
@@ -554,7 +557,7 @@ async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
     )
     view = CacheTheConversation()
     async with Runtime([weather]) as runtime, Host(runtime, make_provider(), view=view) as host:
-        session = await host.create_session(AgentConfig(model=MODEL))
+        session = await host.create_session(AgentConfig(model=MODEL, prices=SONNET))
         session.post("Weather in Oslo?")
         with anyio.fail_after(5):
             await session.wait_idle()
@@ -571,13 +574,17 @@ async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
     assert second["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert first["system"] == session.config.system_prompt, "a transcript's system: as given"
     assert "cache_control" not in session.history[0]["content"][0], "the history is not marked"
-    assert session.statistics() == SessionStatistics(
+    spent = session.statistics()
+    assert spent == SessionStatistics(
         requests=2,
         input_tokens=38,
         output_tokens=11,
         cache_read_input_tokens=25,
         cache_creation_input_tokens=25,
+        cost_usd=spent.cost_usd,
     )
+    assert spent.cost_usd == pytest.approx((38 * 3 + 11 * 15 + 25 * 3.75 + 25 * 0.3) / 1e6)
+    assert spent.cache_hit_ratio == pytest.approx(25 / (38 + 25 + 25))
 
 
 async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(

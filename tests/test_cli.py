@@ -251,3 +251,24 @@ def test_a_server_that_cannot_be_used_is_one_line_without_its_password(
     again.one_line_error(1, "already exists in postgresql://", "password=***")
     for result in (unreachable, missing, option, hosts, again):
         assert "s3cret" not in result.err
+
+
+def test_show_says_what_the_session_used_and_cost(env: dict[str, str]) -> None:
+    """Issue 28: the store keeps each session's requests and tokens; 'show' prints them with
+    their cost at the model's prices (the offline model reports no tokens: $0)."""
+    ran = agentos(env, "run", "--session-id", "u", "hello there")
+    assert ran.code == 0, ran
+    shown, as_json = side_by_side(env, ("show", "u"), ("show", "u", "--json"))
+    assert shown.out.splitlines()[-1] == (
+        "usage: 1 request, 0 tokens (0 in, 0 out, 0 cache read, 0 cache write), $0.0000"
+    )
+    assert as_json.json["usage"] == {
+        "requests": 1,
+        "tokens": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+        "cost_usd": 0.0,
+        "cache_hit_ratio": None,
+    }

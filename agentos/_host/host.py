@@ -289,6 +289,7 @@ class Host(anyio.AsyncContextManagerMixin):
             scope=Scope.OWN,
             parent=stored.parent_session_id,
             version=version,
+            usage=stored.usage,
         )
         tokens = await self.store.tokens_of(session_id)
         history = list(stored.history)

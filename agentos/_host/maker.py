@@ -4,6 +4,7 @@ from the parts every session of the host shares) and runs its task."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import anyio
@@ -46,6 +47,7 @@ class SessionMaker:
         parent: str | None,
         version: int | None,
         parent_call: str | None = None,
+        usage: Mapping[str, int] | None = None,
     ) -> Session:
         if parent is not None:
             self.lineage.add(session_id, parent)
@@ -70,6 +72,7 @@ class SessionMaker:
             version=version,
             access=access,
             parent_call=parent_call,
+            usage=usage,
         )
 
 

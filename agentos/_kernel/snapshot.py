@@ -49,6 +49,24 @@ class SessionStatistics:
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    cost_usd: float | None = None
+    """What those tokens cost at the model's prices (None: its prices are not known)."""
+
+    @property
+    def tokens(self) -> int:
+        """Every token counted: input, output, and prompt-cache reads and writes."""
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+        )
+
+    @property
+    def cache_hit_ratio(self) -> float | None:
+        """The share of prompt tokens read from the cache (None before any prompt)."""
+        prompt = self.input_tokens + self.cache_read_input_tokens + self.cache_creation_input_tokens
+        return self.cache_read_input_tokens / prompt if prompt else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,7 @@ class Outbound:
     async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse:
         """One model request: its response. However it fails, a ``ProviderError`` says how
         (``timeout``, ``provider_bug``, or the provider's own kind); the session records it."""
+        self._check_budget()
         self._requests += 1
         try:
             with anyio.fail_after(self.config.request_timeout):
@@ -81,8 +83,38 @@ class Outbound:
         return response
 
     def statistics(self) -> SessionStatistics:
-        """Requests made so far and the token counts their answers reported."""
-        return SessionStatistics(requests=self._requests, **self._usage)
+        """Requests made so far, the token counts their answers reported, and their cost."""
+        prices = self.config.model_prices()
+        cost = None if prices is None else prices.cost(self._usage)
+        return SessionStatistics(requests=self._requests, cost_usd=cost, **self._usage)
+
+    def restore_usage(self, requests: int, usage: Mapping[str, int]) -> None:
+        """Count what the session used before it was restored (the store kept it)."""
+        self._requests += requests
+        for name in USAGE_FIELDS:
+            self._usage[name] = self._usage.get(name, 0) + int(usage.get(name, 0))
+
+    def usage(self) -> dict[str, int]:
+        """Requests and token counts so far, as the store keeps them."""
+        return {"requests": self._requests, **self._usage}
+
+    def _check_budget(self) -> None:
+        """Refuse a request past the session's token or cost limit (a ``budget`` error)."""
+        config, spent = self.config, self.statistics()
+        limit = config.max_tokens_per_session
+        if limit is not None and spent.tokens >= limit:
+            raise ProviderError(
+                "budget",
+                f"the session has used {spent.tokens:,} tokens, its max_tokens_per_session is "
+                f"{limit:,}: it asks the model nothing more (raise the limit to go on)",
+            )
+        ceiling = config.max_cost_per_session
+        if ceiling is not None and spent.cost_usd is not None and spent.cost_usd >= ceiling:
+            raise ProviderError(
+                "budget",
+                f"the session has cost ${spent.cost_usd:.4f}, its max_cost_per_session is "
+                f"${ceiling:g}: it asks the model nothing more (raise the limit to go on)",
+            )
 
     async def submit(self, action: SubmitCalls, *, turn_id: str) -> CallsSubmitted:
         """Answer capabilities, record cache hits, and hand the other calls to the runtime."""

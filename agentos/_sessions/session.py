@@ -62,11 +62,13 @@ class Session:
         version: int | None = None,
         access: ToolAccess | None = None,
         parent_call: str | None = None,
+        usage: Mapping[str, int] | None = None,
     ) -> None:
         """``version``: the stored version this session owns (from its lease); every
         commit expects it, so none replaces another host's writes. ``access``: which
         tools the agent may call (made from ``config`` and ``runtime`` if not given).
-        ``parent_call``: the call it runs as a sub-agent of (its calls nest under it)."""
+        ``parent_call``: the call it runs as a sub-agent of (its calls nest under it).
+        ``usage``: the requests and token counts it made before a restart (the store's)."""
         self.session_id = session_id
         self.config = config
         self.parent_call = parent_call
@@ -94,6 +96,8 @@ class Session:
             access,
             parent_call,
         )
+        if usage:
+            self._outbound.restore_usage(int(usage.get("requests", 0)), usage)
         self._task = SessionTask(
             session_id,
             config,
@@ -101,7 +105,9 @@ class Session:
             runtime=runtime,
             provider=provider,
             view=view,
-            writer=SessionWriter(session_id, store, version, self._machine.status),
+            writer=SessionWriter(
+                session_id, store, version, self._machine.status, self._outbound.usage
+            ),
             outbound=self._outbound,
             errors=self.errors,
             on_change=self._on_change,
@@ -132,8 +138,9 @@ class Session:
         return self._machine.requests
 
     def statistics(self) -> SessionStatistics:
-        """Model requests made by this session object and the tokens they used, prompt-cache
-        reads and writes included (from the responses' usage; none kept across a restart)."""
+        """Model requests made by this session and the tokens they used, prompt-cache reads
+        and writes included (from the responses' usage, kept across a restart with a store),
+        and their cost at the model's prices."""
         return self._outbound.statistics()
 
     @property

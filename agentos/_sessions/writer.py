@@ -8,6 +8,8 @@ lease) is named by every write, so one another host took over is refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anyio
 
 from agentos._store.protocol import SessionStore, TurnCommit
@@ -24,7 +26,10 @@ class SessionWriter:
         store: SessionStore | None,
         version: int | None,
         status: SessionStatus,
+        usage: Callable[[], dict[str, int]] = dict,
     ) -> None:
+        """``usage``: the session's requests and token counts, written with every commit."""
+        self._usage = usage
         self.session_id = session_id
         self.store = store
         """None: no store, or one another host took over (then nothing more is written)."""
@@ -54,6 +59,7 @@ class SessionWriter:
                     tuple(history[keep:upto]),
                     self._version,
                     machine.stored_board,
+                    self._usage() or None,
                 )
             )
             machine.committed(upto)

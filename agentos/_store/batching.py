@@ -39,6 +39,8 @@ class PendingTurn:
     version: int | None
     board: str | None = None
     """The board's JSON text, when the turn writes one."""
+    usage: str | None = None
+    """The session's usage as JSON text, when the turn writes it."""
     done: bool = False
     """Written, or failed with ``error``."""
     error: StoreError | None = None
@@ -47,7 +49,8 @@ class PendingTurn:
     def of(cls, turn: TurnCommit) -> PendingTurn:
         rows = message_rows(turn.session_id, turn.keep, turn.messages)
         board = None if turn.board is None else json.dumps(turn.board)
-        return cls(turn.session_id, turn.status, turn.keep, rows, turn.version, board)
+        usage = None if turn.usage is None else json.dumps(turn.usage)
+        return cls(turn.session_id, turn.status, turn.keep, rows, turn.version, board, usage)
 
     def fail(self, error: StoreError) -> None:
         self.done, self.error = True, error

@@ -46,6 +46,9 @@ class StoredSession:
     """Bumped by every write and every lease taken: a write names the version it expects."""
     board: dict[str, Json] | None = None  # JsonObject: an alias that | cannot join
     """A board session's board (``Board.to_json``); None for a transcript session."""
+    usage: dict[str, int] | None = None
+    """The session's model requests and token counts so far (``requests`` and the Messages
+    API's ``usage`` names); None if never written."""
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the stored conversation, as ``Session.chat`` shows it; a
@@ -142,6 +145,9 @@ class TurnCommit:
     version: int | None = None
     board: dict[str, Json] | None = None  # JsonObject: an alias that | cannot join
     """A board session's board, written whole (None: the stored one stays)."""
+    usage: dict[str, int] | None = None
+    """The session's requests and token counts so far, written whole (None: the stored
+    ones stay)."""
 
 
 class SessionStore(Protocol):

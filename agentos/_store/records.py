@@ -43,6 +43,7 @@ def text_column(text: str | None) -> str | None:
 def session_from(
     row: Row, history: tuple[Message, ...], board: JsonObject | None = None
 ) -> StoredSession:
+    usage = row["usage"] if "usage" in row.keys() else None  # noqa: SIM118 - a Row
     return StoredSession(
         session_id=row["session_id"],
         config=json.loads(row["config"]),
@@ -53,6 +54,7 @@ def session_from(
         history=history,
         version=row["version"],
         board=board,
+        usage=None if usage is None else json.loads(usage),
     )
 
 

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentos._model.prices import ModelPrices, prices_for
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
 
@@ -209,6 +210,23 @@ class AgentConfig(BaseModel):
         "a smaller estimate counts as this, so an overdue turn never comes faster.",
     )
     max_tokens: int = Field(1024, gt=0)
+    prices: ModelPrices | None = Field(
+        None,
+        description="US dollars per million tokens of the model (input, output, cache_write, "
+        "cache_read) [default: the package's table of Claude prices, by model name].",
+    )
+    max_tokens_per_session: int | None = Field(
+        None,
+        gt=0,
+        description="Tokens (input, output and prompt-cache, all requests) after which the "
+        "session asks the model nothing more.",
+    )
+    max_cost_per_session: float | None = Field(
+        None,
+        gt=0,
+        description="US dollars after which the session asks the model nothing more (needs "
+        "the model's prices: the table's, or 'prices').",
+    )
     request_timeout: float = Field(
         600.0, gt=0, description="Longest wait for one model request, retries included."
     )
@@ -232,6 +250,20 @@ class AgentConfig(BaseModel):
         description="Board: turns a thread may take without the user (results, timers) until "
         "the user posts in it again.",
     )
+
+    def model_prices(self) -> ModelPrices | None:
+        """What the model's tokens cost: ``prices``, else the table's for ``model``."""
+        return self.prices or prices_for(self.model)
+
+    @model_validator(mode="after")
+    def _a_cost_limit_needs_prices(self) -> AgentConfig:
+        if self.max_cost_per_session is not None and self.model_prices() is None:
+            raise ValueError(
+                f"max_cost_per_session needs the prices of {self.model!r}, which the table does "
+                "not know: give them as prices = { input = ..., output = ..., cache_write = ..., "
+                "cache_read = ... } (dollars per million tokens)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _floor_under_cap(self) -> AgentConfig:

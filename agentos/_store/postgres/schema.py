@@ -2,7 +2,7 @@
 
 1: sessions (with their version and board), messages, continuation tokens,
 leases, the live mirror of calls and cancel requests: the records of the
-SQLite store's four versions, in one. 2: an index for pruning the mirror.
+SQLite store's four versions, in one. 2: an index for pruning the mirror. 3: a session's usage.
 Hosts starting at once migrate one at a time (an advisory lock). A database
 holding tables that are not agentos's, or a schema newer than this agentos
 knows, is refused; nothing is overwritten. JSON is kept as text, as written.
@@ -89,6 +89,9 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     CREATE INDEX calls_ended ON calls(updated_at) WHERE ended_at IS NOT NULL;
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN usage TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

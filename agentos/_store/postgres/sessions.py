@@ -89,6 +89,14 @@ class SessionRows:
                     [c.session_id for c in boards],
                     [c.board for c in boards],
                 )
+            usages = [c for c in batch if c.usage is not None]
+            if usages:
+                await db.execute(
+                    "UPDATE sessions AS s SET usage = u.usage "
+                    "FROM unnest($1::text[], $2::text[]) AS u(id, usage) WHERE s.session_id = u.id",
+                    [c.session_id for c in usages],
+                    [c.usage for c in usages],
+                )
 
         try:
             await database.transaction(write)
@@ -143,7 +151,7 @@ class SessionRows:
     async def list(self) -> list[StoredSession]:
         rows = await self._database.all(
             "SELECT session_id, config, status, parent_session_id, created_at, updated_at, "
-            "version FROM sessions ORDER BY created_at, session_id"
+            "version, usage FROM sessions ORDER BY created_at, session_id"
         )
         return [session_from(row, ()) for row in rows]
 

@@ -28,3 +28,6 @@ async def write_together(database: Database, batch: list[PendingTurn]) -> None:
         boards = [(c.board, c.session_id) for c in batch if c.board is not None]
         if boards:
             await db.executemany("UPDATE sessions SET board = ? WHERE session_id = ?", boards)
+        usages = [(c.usage, c.session_id) for c in batch if c.usage is not None]
+        if usages:
+            await db.executemany("UPDATE sessions SET usage = ? WHERE session_id = ?", usages)

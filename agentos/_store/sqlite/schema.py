@@ -4,6 +4,7 @@
 leases. 3: the live mirror of calls (``calls``, written by the host that holds
 the session) and ``cancel_requests`` (left by other processes, answered by it).
 4: a board session's board in ``sessions.board``, no longer a ``board`` message.
+5: a session's model requests and token counts in ``sessions.usage``.
 
 A file that holds tables that are not agentos's, or a schema newer than this
 agentos knows, is refused with a ``StoreError``; nothing is ever overwritten.
@@ -103,6 +104,9 @@ MIGRATIONS: tuple[str, ...] = (
     );
     DELETE FROM messages
     WHERE CASE WHEN json_valid(message) THEN json_extract(message, '$.role') END = 'board';
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN usage TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

@@ -8,8 +8,15 @@ import sys
 from typing import cast
 
 import click
+from pydantic import ValidationError
 
-from agentos import SessionStore, StoredSession, UnknownSessionError
+from agentos import (
+    AgentConfig,
+    SessionStatistics,
+    SessionStore,
+    StoredSession,
+    UnknownSessionError,
+)
 from agentos._ui.cli.common import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -73,17 +80,66 @@ def show(db: Database, session_id: str, as_json: bool) -> None:
 
     With --json: {"session_id", "agent", "status", "created_at",
     "updated_at", "parent_session_id", "history" (Anthropic Messages),
-    "calls" (as 'agentos calls' prints them)}.
+    "calls" (as 'agentos calls' prints them), "usage" (requests, tokens by kind,
+    cost_usd at the model's prices, cache_hit_ratio)}.
     """
     stored, tokens = load(db, session_id)
+    spent = _spent(stored)
     if not as_json:
         for line in render_session(stored, tokens):
             say(line)
+        if spent is not None:
+            say(_spent_line(spent))
         return
     history = cast("list[Json]", list(stored.history))  # messages are JSON objects
     calls: list[Json] = [call.to_json() for call in stored_calls(stored, tokens)]
     board = {} if stored.board is None else {"board": stored.board}
-    click.echo(json.dumps({**summary(stored), "history": history, **board, "calls": calls}))
+    usage: JsonObject = {} if spent is None else {"usage": _spent_json(spent)}
+    body = {**summary(stored), "history": history, **board, "calls": calls, **usage}
+    click.echo(json.dumps(body))
+
+
+USAGE_NAMES = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+def _spent(stored: StoredSession) -> SessionStatistics | None:
+    """What the session's model requests used and cost, as the store kept it."""
+    if not stored.usage:
+        return None
+    counts = {name: int(stored.usage.get(name, 0)) for name in USAGE_NAMES}
+    try:
+        prices = AgentConfig.model_validate(stored.config).model_prices()
+    except ValidationError:  # a configuration this agentos cannot read: tokens only
+        prices = None
+    cost = None if prices is None else prices.cost(counts)
+    requests = int(stored.usage.get("requests", 0))
+    return SessionStatistics(requests=requests, cost_usd=cost, **counts)
+
+
+def _spent_json(spent: SessionStatistics) -> JsonObject:
+    fields: JsonObject = {"requests": spent.requests, "tokens": spent.tokens}
+    fields |= {name: getattr(spent, name) for name in USAGE_NAMES}
+    return fields | {"cost_usd": spent.cost_usd, "cache_hit_ratio": spent.cache_hit_ratio}
+
+
+def _spent_line(spent: SessionStatistics) -> str:
+    parts = (
+        f"{spent.input_tokens:,} in, {spent.output_tokens:,} out, "
+        f"{spent.cache_read_input_tokens:,} cache read, "
+        f"{spent.cache_creation_input_tokens:,} cache write"
+    )
+    asked = f"{spent.requests} request{'' if spent.requests == 1 else 's'}"
+    line = f"usage: {asked}, {spent.tokens:,} tokens ({parts})"
+    if spent.cost_usd is not None:
+        line += f", ${spent.cost_usd:.4f}"
+    if spent.cache_hit_ratio is not None:
+        line += f", cache hit {spent.cache_hit_ratio:.0%}"
+    return line
 
 
 @click.command()
