@@ -81,22 +81,8 @@ class SessionRows:
                 [c.keep for c in batch],
             )
             await _insert_messages(db, [row for commit in batch for row in commit.rows])
-            boards = [c for c in batch if c.board is not None]
-            if boards:
-                await db.execute(
-                    "UPDATE sessions AS s SET board = b.board "
-                    "FROM unnest($1::text[], $2::text[]) AS b(id, board) WHERE s.session_id = b.id",
-                    [c.session_id for c in boards],
-                    [c.board for c in boards],
-                )
-            usages = [c for c in batch if c.usage is not None]
-            if usages:
-                await db.execute(
-                    "UPDATE sessions AS s SET usage = u.usage "
-                    "FROM unnest($1::text[], $2::text[]) AS u(id, usage) WHERE s.session_id = u.id",
-                    [c.session_id for c in usages],
-                    [c.usage for c in usages],
-                )
+            await _set_texts(db, "board", {c.session_id: c.board for c in batch if c.board})
+            await _set_texts(db, "usage", {c.session_id: c.usage for c in batch if c.usage})
 
         try:
             await database.transaction(write)
@@ -174,6 +160,17 @@ async def _insert_messages(db: Db, rows: list[tuple[str, int, str]]) -> None:
     if rows:
         ids, seqs, texts = zip(*rows, strict=True)
         await db.execute(INSERT_MESSAGES, list(ids), list(seqs), list(texts))
+
+
+async def _set_texts(db: Db, column: str, values: dict[str, str]) -> None:
+    """Set a text column of these sessions (``board``, ``usage``), in one statement."""
+    if values:
+        await db.execute(
+            f"UPDATE sessions AS s SET {column} = v.value FROM unnest($1::text[], $2::text[]) "
+            "AS v(id, value) WHERE s.session_id = v.id",
+            list(values),
+            list(values.values()),
+        )
 
 
 def _count(status: str) -> int:
