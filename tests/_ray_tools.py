@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
+from pathlib import Path
+from types import ModuleType
 
+import pytest
 from pydantic import BaseModel
 
 from agentos import ToolContext, tool
+
+
+def need_ray() -> ModuleType:
+    """``ray``, with this checkout on the workers' path; skips the test without it (fails
+    it under ``CI=true``)."""
+    try:
+        import ray
+    except ImportError:
+        reason = "the Ray tests need ray: pip install 'agentos[ray]' (make test installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Ray tests: {reason}", pytrace=False)
+        pytest.skip(reason)
+    root = str(Path(__file__).resolve().parent.parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    return ray
+
+
+def written_within(path: Path, seconds: float) -> bool:
+    """Whether a file (written by a tool in a Ray worker) appears within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 class Steps(BaseModel):
@@ -18,6 +49,10 @@ class Steps(BaseModel):
 
 class Nothing(BaseModel):
     pass
+
+
+class Marker(BaseModel):
+    path: str
 
 
 @tool
@@ -40,6 +75,24 @@ async def async_stepper(args: Steps, ctx: ToolContext) -> str:
 
 
 @tool
+async def async_waiter(args: Marker, ctx: ToolContext) -> str:
+    """Reports its pid and waits until cancelled, then writes what it heard to a file."""
+    ctx.progress({"pid": os.getpid()})
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        Path(args.path).write_text("cancelled")  # noqa: ASYNC240 - a tiny file, then out
+        raise
+    return "never"
+
+
+@tool
+async def async_dies(args: Nothing) -> str:
+    """Ends the actor's process."""
+    os._exit(3)
+
+
+@tool
 def broken(args: Nothing) -> str:
     """Raises."""
     raise ValueError("the input data is bad")
@@ -57,4 +110,4 @@ def dies(args: Nothing) -> str:
     os._exit(3)
 
 
-TOOLS = [stepper, async_stepper, broken, unpicklable, dies]
+TOOLS = [stepper, async_stepper, async_waiter, async_dies, broken, unpicklable, dies]

@@ -23,23 +23,19 @@ from tests._processes import dies_within
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parent.parent
 ON_RAY = CallOptions(runner="ray")
 
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
-    try:
-        import ray
-    except ImportError:
-        reason = "the Ray tests need ray: pip install 'agentos[ray]' (make test installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Ray tests: {reason}", pytrace=False)
-        pytest.skip(reason)
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    ray = _ray_tools.need_ray()
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
     )
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         yield
     finally:
@@ -94,6 +90,7 @@ async def test_results_of_sync_and_async_tools_come_back(ray_cluster: None) -> N
         ("broken", "ValueError: the input data is bad"),
         ("unpicklable", "the Ray task failed"),
         ("dies", "the Ray worker running the call died"),
+        ("async_dies", "the Ray actor running the call died"),
     ],
 )
 async def test_what_goes_wrong_on_ray_fails_the_call_saying_so(
@@ -103,6 +100,32 @@ async def test_what_goes_wrong_on_ray_fails_the_call_saying_so(
         done = await runtime.wait(runtime.submit(tool, {}, options=ON_RAY), 60)
         assert done.status is CallStatus.FAILED and done.error is not None
         assert says in done.error.message, done.error.message
+
+
+async def test_an_async_tool_hears_the_cancel_and_its_actor_goes_on(
+    ray_cluster: None, tmp_path: Path
+) -> None:
+    """An async tool runs on an actor: a cancel reaches it as ``CancelledError`` (its cleanup
+    runs, as in process) and the actor's other calls go on; an actor that dies is replaced."""
+    marker = tmp_path / "heard"
+    async with on_ray() as runtime, runtime.subscribe("default") as events:
+        call = runtime.submit("async_waiter", {"path": str(marker)}, options=ON_RAY)
+        other = runtime.submit("async_waiter", {"path": str(tmp_path / "x")}, options=ON_RAY)
+        with anyio.fail_after(60):
+            while not (partial(runtime, call) and partial(runtime, other)):
+                await events.receive()
+        runtime.cancel(call, "enough")
+        await settle(runtime)
+        assert await anyio.to_thread.run_sync(_ray_tools.written_within, marker, 30)
+        assert marker.read_text() == "cancelled"
+        assert runtime.status(other).status is CallStatus.RUNNING
+        again = await runtime.wait(runtime.submit("async_stepper", {}, options=ON_RAY), 60)
+        assert again.status is CallStatus.COMPLETED
+        runtime.cancel(other)
+        died = await runtime.wait(runtime.submit("async_dies", {}, options=ON_RAY), 60)
+        assert died.status is CallStatus.FAILED
+        after = await runtime.wait(runtime.submit("async_stepper", {}, options=ON_RAY), 60)
+        assert after.status is CallStatus.COMPLETED, after.error
 
 
 async def test_a_timeout_ends_the_task(ray_cluster: None) -> None:

@@ -1,13 +1,14 @@
 """Tool calls on a Ray cluster: ``RayRunner``, an isolated runner (``agentos[ray]``).
 
-A call's work runs as a Ray task on whatever cluster ``ray.init()`` reached, as a
-streaming generator: the task runs the tool in a thread of its worker and yields each
-progress report as it is made, then the outcome, so progress reaches the call while it
-runs. The event loop never blocks on Ray (each item is awaited). Cancelling the call
-(a cancel, a timeout, a stop) cancels the task with ``force=True``, which ends its worker
-process whatever the tool is doing. A worker or node that dies fails the call naming
-it (Ray's own retry, which would run the tool twice, is off); a result or an error that
-cannot be sent back (it does not pickle) fails it too.
+A sync tool's call runs as a Ray task, an async tool's as a method of an async actor; both
+are streaming generators that yield each progress report as it is made, then the outcome,
+so progress reaches the call while it runs. The event loop never blocks on Ray (each item
+is awaited). Cancelling the call (a cancel, a timeout, a stop) cancels a task with
+``force=True``, which ends its worker process whatever the tool is doing, and an actor's
+method softly: the async tool sees ``CancelledError`` at its next await, as in process, and
+its cleanup runs. A worker, actor or node that dies fails the call naming it (Ray's own
+retry, which would run the tool twice, is off); a result or an error that cannot be sent
+back (it does not pickle) fails it too.
 ``ray`` is imported when a call first runs, so ``import agentos`` stays light.
 """
 
@@ -18,7 +19,7 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from agentos._kernel.context import ToolContext
@@ -26,46 +27,46 @@ from agentos._kernel.isolation import IsolatedCall
 from agentos._kernel.tools import Tool, ToolFailure
 from components import Json
 
-_PROGRESS, _LOG, _RESULT, _FAILED = "progress", "log", "result", "failed"
+_PROGRESS, _LOG, _RESULT, _FAILED, _DONE = "progress", "log", "result", "failed", "done"
+_Report = tuple[str, object]
 
 
 class RayRunner:
-    """Runs the calls of ``tools`` as Ray tasks. Register it with
+    """Runs the calls of ``tools`` on Ray. Register it with
     ``runtime.add_runner("ray", RayRunner(tools))`` and give an agent
     ``isolated_runner = "ray"`` (or submit with ``CallOptions(runner="ray")``).
 
-    ``options``: passed to the task (``num_cpus``, ``resources``, ``runtime_env``...).
-    A task is never run again after its worker dies (``max_retries=0``): a tool's side
-    effects happen once, and the call fails saying why; pass ``max_retries`` to change it.
-    Without a ``runtime_env`` the workers get this process's ``sys.path`` as their
-    ``PYTHONPATH``, so they import the tools' modules from where this process does (an
-    agent file's directory, say) on a local cluster.
+    ``options``: passed to the tasks and the actor (``num_cpus``, ``resources``,
+    ``runtime_env``...). Async tools share one async actor, started on their first call
+    (again if it dies), running up to ``max_concurrency`` calls at once (1,000).
+    Nothing is run again after its worker dies (``max_retries=0``): a tool's side
+    effects happen once, and the call fails saying why. Without a ``runtime_env`` the
+    workers get this process's ``sys.path`` as their ``PYTHONPATH``, so they import the
+    tools' modules from where this process does (an agent file's directory, say) on a
+    local cluster.
     """
 
     def __init__(self, tools: Iterable[Tool[Any]], **options: Any) -> None:
         self.tools = {item.name: item for item in tools}
         self.options = options
-        self._remote: Any = None
+        self._task: Any = None
+        self._actor: Any = None
 
     async def run(self, call: IsolatedCall, ctx: ToolContext) -> Json | ToolFailure:
         import ray
-        import ray.exceptions
+        import ray.exceptions as failures
 
         found = self.tools.get(call.tool_name)
         if found is None:
             known = ", ".join(sorted(self.tools)) or "none"
             return ToolFailure(f"the Ray runner has no tool {call.tool_name!r} (it has: {known})")
-        if self._remote is None:
-            paths = os.pathsep.join(path for path in sys.path if path)
-            options = {
-                "runtime_env": {"env_vars": {"PYTHONPATH": paths}},
-                "max_retries": 0,
-                **self.options,
-            }
-            self._remote = ray.remote(num_returns="streaming")(_run_in_worker).options(**options)
-        stream = self._remote.remote(
-            found.fn, found.input_model, call.tool_input, found.takes_context, call.call_id
-        )
+        work = (found.fn, found.input_model, call.tool_input, found.takes_context, call.call_id)
+        actor = None
+        if found.is_async:
+            actor = self._async_actor(ray)
+            stream = actor.run.options(num_returns="streaming").remote(*work)
+        else:
+            stream = self._sync_task(ray).remote(*work)
         try:
             async for ref in stream:
                 kind, value = await ref
@@ -77,18 +78,46 @@ class RayRunner:
                     return value  # type: ignore[no-any-return]
                 else:
                     return ToolFailure(str(value))
-        except ray.exceptions.WorkerCrashedError as error:
+        except (failures.ActorDiedError, failures.ActorUnavailableError) as error:
+            if self._actor is actor:
+                self._actor = None  # the next async call starts another
+            return ToolFailure(f"the Ray actor running the call died: {_first_line(error)}")
+        except failures.WorkerCrashedError as error:
             return ToolFailure(f"the Ray worker running the call died: {_first_line(error)}")
-        except ray.exceptions.NodeDiedError as error:
+        except failures.NodeDiedError as error:
             return ToolFailure(f"the Ray node running the call died: {_first_line(error)}")
-        except ray.exceptions.RayTaskError as error:  # raised in the worker, outside the tool
+        except failures.RayTaskError as error:  # raised in the worker, outside the tool
             return ToolFailure(f"the Ray task failed: {_first_line(error)}")
-        except ray.exceptions.RaySystemError as error:
+        except failures.RaySystemError as error:
             return ToolFailure(f"Ray could not run the call: {_first_line(error)}")
         except BaseException:
-            ray.cancel(stream, force=True)  # the call was cancelled: end the work at once
+            # The call was cancelled: end the work at once (an actor's method is cancelled
+            # softly, since force would end every call the actor runs).
+            ray.cancel(stream, force=actor is None)
             raise
         return ToolFailure("the Ray task ended without an outcome")
+
+    def _options(self) -> dict[str, Any]:
+        paths = os.pathsep.join(path for path in sys.path if path)
+        return {
+            "runtime_env": {"env_vars": {"PYTHONPATH": paths}},
+            "max_retries": 0,
+            **self.options,
+        }
+
+    def _sync_task(self, ray: Any) -> Any:
+        if self._task is None:
+            remote = ray.remote(num_returns="streaming")(_run_in_worker)
+            self._task = remote.options(**self._options())
+        return self._task
+
+    def _async_actor(self, ray: Any) -> Any:
+        if self._actor is None:
+            options = self._options()
+            options.pop("max_retries")  # an actor's is max_restarts, 0 by default
+            options.setdefault("max_concurrency", 1000)
+            self._actor = ray.remote(_AsyncWorker).options(**options).remote()
+        return self._actor
 
 
 def _first_line(error: BaseException) -> str:
@@ -99,52 +128,79 @@ def _first_line(error: BaseException) -> str:
 class _WorkerContext:
     """What a tool sees of its call inside a Ray worker: progress and log lines."""
 
-    def __init__(self, call_id: str, reports: queue.Queue[tuple[str, object]]) -> None:
+    def __init__(self, call_id: str, report: Callable[[_Report], None]) -> None:
         self.call_id = call_id
-        self._reports = reports
+        self._report = report
         self.cancelled = False
 
     def progress(self, payload: object, **_: object) -> None:
-        self._reports.put((_PROGRESS, payload))
+        self._report((_PROGRESS, payload))
 
     def log(self, line: str) -> None:
-        self._reports.put((_LOG, str(line)))
+        self._report((_LOG, str(line)))
 
     def heartbeat(self) -> None:
         """Nothing to tell: the worker is alive while it runs."""
 
     def check_cancelled(self) -> None:
-        """A cancelled Ray task's worker is ended, so a running tool is never cancelled."""
+        """A cancelled Ray task's worker is ended, so a running sync tool is never
+        cancelled; an async tool hears ``CancelledError``."""
+
+
+def _outcome(value: object) -> _Report:
+    if isinstance(value, ToolFailure):
+        return (_FAILED, value.message)
+    return (_RESULT, value)
 
 
 def _run_in_worker(
     fn: Any, input_model: Any, tool_input: Any, takes_context: bool, call_id: str
-) -> Iterator[tuple[str, object]]:
-    """The Ray task: validate the input, run the tool in a thread, yield its reports as
-    they come and then its outcome (a result that does not pickle fails in Ray)."""
-    reports: queue.Queue[tuple[str, object]] = queue.Queue()
-    context = _WorkerContext(call_id, reports)
-    outcome: list[tuple[str, object]] = []
+) -> Iterator[_Report]:
+    """The Ray task for a sync tool: validate the input, run the tool in a thread, yield
+    its reports as they come and then its outcome (a result that does not pickle fails in
+    Ray)."""
+    reports: queue.Queue[_Report] = queue.Queue()
+    context = _WorkerContext(call_id, reports.put)
+    outcome: list[_Report] = []
 
     def work() -> None:
         try:
             args = input_model.model_validate(tool_input)
-            value = fn(args, context) if takes_context else fn(args)
-            if asyncio.iscoroutine(value):
-                value = asyncio.run(value)
-            if isinstance(value, ToolFailure):
-                outcome.append((_FAILED, value.message))
-            else:
-                outcome.append((_RESULT, value))
+            outcome.append(_outcome(fn(args, context) if takes_context else fn(args)))
         except Exception as error:
             outcome.append((_FAILED, f"{type(error).__name__}: {error}"))
         finally:
-            reports.put(("done", None))
+            reports.put((_DONE, None))
 
     threading.Thread(target=work, daemon=True).start()
-    while True:
-        kind, value = reports.get()
-        if kind == "done":
-            break
-        yield kind, value
+    while (report := reports.get())[0] != _DONE:
+        yield report
     yield outcome[0]
+
+
+class _AsyncWorker:
+    """The actor for async tools: each call's tool runs as a task of the actor's event
+    loop, so closing the call's stream (Ray's soft cancel) cancels the tool itself."""
+
+    async def run(
+        self, fn: Any, input_model: Any, tool_input: Any, takes_context: bool, call_id: str
+    ) -> AsyncIterator[_Report]:
+        reports: asyncio.Queue[_Report] = asyncio.Queue()
+        context = _WorkerContext(call_id, reports.put_nowait)
+
+        async def work() -> _Report:
+            try:
+                args = input_model.model_validate(tool_input)
+                return _outcome(await (fn(args, context) if takes_context else fn(args)))
+            except Exception as error:
+                return (_FAILED, f"{type(error).__name__}: {error}")
+            finally:
+                reports.put_nowait((_DONE, None))
+
+        task = asyncio.ensure_future(work())
+        try:
+            while (report := await reports.get())[0] != _DONE:
+                yield report
+            yield await task
+        finally:
+            task.cancel()  # a no-op once it has ended
