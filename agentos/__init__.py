@@ -56,7 +56,15 @@ from agentos._kernel.tools import InvalidToolInput, Tool, ToolFailure, tool
 from agentos._kernel.toolsets import ToolRegistry, Toolset
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._model.prices import ModelPrices
-from agentos._model.provider import ModelRequest, ModelResponse, Provider, ScriptedProvider
+from agentos._model.provider import (
+    ModelRequest,
+    ModelResponse,
+    PartialReply,
+    Provider,
+    ReplyListener,
+    ScriptedProvider,
+    StreamingProvider,
+)
 from agentos._model.test_model import TestModel
 from agentos._runners.ray import RayRunner
 from agentos._sessions.error_record import ErrorRecord
@@ -179,12 +187,14 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "NoHistory",
+    "PartialReply",
     "PostgresStore",
     "ProcessResult",
     "ProgressKind",
     "Provider",
     "ProviderError",
     "RayRunner",
+    "ReplyListener",
     "Runtime",
     "RuntimeClosedError",
     "RuntimeStatistics",
@@ -206,6 +216,7 @@ __all__ = [
     "StoreError",
     "StoredSession",
     "StoredToken",
+    "StreamingProvider",
     "SubAgent",
     "SystemClock",
     "SystemToolbox",

@@ -5,7 +5,9 @@ tells them: report progress, complete or fail; until told, they wait (and
 honour cancellation). ``settle`` lets the runtime apply everything queued.
 ``HeldProvider`` keeps a model busy until the test lets it answer;
 ``FailingProvider`` is a model that is down, ``FullDiskStore`` a store that
-refuses every commit.
+refuses every commit. ``MessagesStandIn`` is a loopback stand-in of the Anthropic
+Messages API (JSON replies and streams) for testing against the real SDK offline:
+script it ``Reply``s made with ``message_body`` or ``error_body``.
 
 For scripted models: ``agentos.ScriptedProvider(*rules)`` answers a request
 with the first rule that matches it, a rule being a pair
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -46,26 +49,37 @@ from agentos._model.provider import (
     text,
     tool_calls,
 )
+from agentos._model.stand_in import MessagesStandIn, Reply, Seen, error_body, message_body, sse
 from agentos._store.protocol import TurnCommit
 from agentos._store.sqlite.store import SqliteStore
+
+_stand_in = (MessagesStandIn, Reply, Seen, error_body, message_body, sse)
 
 __all__ = [
     "FailingProvider",
     "FullDiskStore",
     "HeldProvider",
+    "MessagesStandIn",
     "Puppet",
     "PuppetCall",
     "PuppetInput",
+    "Reply",
+    "Seen",
     "blocks_of",
     "board_turn",
+    "error_body",
     "last_tool_results",
     "last_user_text",
+    "message_body",
     "settle",
+    "sse",
     "text",
     "tool_calls",
 ]
 
-for _helper in (blocks_of, last_tool_results, last_user_text, text, tool_calls):
+for _helper in (blocks_of, last_tool_results, last_user_text, text, tool_calls, *_stand_in):
+    if isinstance(_helper, type):  # its annotations resolve where they were written
+        _helper.__annotations__ = typing.get_type_hints(_helper)
     _helper.__module__ = __name__  # documented here, wherever they are written
 del _helper
 

@@ -1,8 +1,9 @@
 """AnthropicProvider: the real SDK client against a loopback stand-in of the Messages API.
 
-The stand-in serves scripted replies to ``POST /v1/messages`` on 127.0.0.1 and
-records what it received, so these tests exercise the SDK's own request
-building, retrying and parsing without touching the network.
+The stand-in (``agentos.testing.MessagesStandIn``) serves scripted replies to ``POST
+/v1/messages`` on 127.0.0.1, as streams since the provider streams, and records what it
+received, so these tests exercise the SDK's own request building, retrying and stream
+parsing without touching the network.
 """
 
 from __future__ import annotations
@@ -13,12 +14,7 @@ import re
 import socket
 import subprocess
 import sys
-import threading
-import time
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +36,7 @@ from agentos import (
     ViewInput,
     tool,
 )
-from agentos.testing import settle
+from agentos.testing import MessagesStandIn, Reply, error_body, message_body, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -53,106 +49,10 @@ JSON = {"content-type": "application/json"}
 QUICK_RETRY = {**JSON, "retry-after-ms": "1"}
 
 
-@dataclass(frozen=True)
-class Reply:
-    """One scripted HTTP response."""
-
-    status: int
-    body: object  # bytes and str are sent as they are, anything else as JSON
-    headers: Mapping[str, str] = field(default_factory=lambda: dict(JSON))
-    delay: float = 0.0
-
-    def encoded(self) -> bytes:
-        if isinstance(self.body, bytes):
-            return self.body
-        if isinstance(self.body, str):
-            return self.body.encode()
-        return json.dumps(self.body).encode()
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One request the stand-in received."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
-class FakeMessagesAPI:
-    """Replies from a queue, then ``always`` (if set); remembers every request."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.queue: deque[Reply] = deque()
-        self.always: Reply | None = None
-        self.requests: list[Seen] = []
-        self.lock = threading.Lock()
-
-    def script(self, *replies: Reply) -> None:
-        self.queue.extend(replies)
-
-    def next_reply(self, seen: Seen) -> Reply:
-        with self.lock:
-            self.requests.append(seen)
-            if seen.method != "POST" or seen.path != "/v1/messages":
-                return Reply(404, error_body("not_found_error", f"no route {seen.path}"))
-            if self.queue:
-                return self.queue.popleft()
-            if self.always is not None:
-                return self.always
-            return Reply(418, error_body("test_error", "the test scripted no reply for this"))
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("content-length", "0")))
-        seen = Seen(
-            method="POST",
-            path=self.path,
-            headers={k.lower(): v for k, v in self.headers.items()},
-            body=json.loads(raw) if raw else None,
-        )
-        reply = self.server.api.next_reply(seen)
-        if reply.delay:
-            time.sleep(reply.delay)
-        payload = reply.encoded()
-        try:
-            self.send_response(reply.status)
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up first (the timeout test)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class _Server(ThreadingHTTPServer):
-    api: FakeMessagesAPI
-
-
 @pytest.fixture
-def api() -> Iterator[FakeMessagesAPI]:
-    server = _Server(("127.0.0.1", 0), _Handler)
-    host, port = server.server_address[:2]
-    server.api = FakeMessagesAPI(f"http://{host!s}:{port}")
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
-    )
-    thread.start()
-    try:
-        yield server.api
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+def api() -> Iterator[MessagesStandIn]:
+    with MessagesStandIn() as stand_in:
+        yield stand_in
 
 
 @pytest.fixture(autouse=True)
@@ -169,7 +69,7 @@ MakeProvider = Callable[..., AnthropicProvider]
 
 
 @pytest.fixture
-async def make_provider(api: FakeMessagesAPI) -> AsyncIterator[MakeProvider]:
+async def make_provider(api: MessagesStandIn) -> AsyncIterator[MakeProvider]:
     """Providers on the stand-in (key "sk-test", no retries unless asked); closed after."""
     made: list[AnthropicProvider] = []
 
@@ -184,27 +84,7 @@ async def make_provider(api: FakeMessagesAPI) -> AsyncIterator[MakeProvider]:
         await provider.aclose()
 
 
-def error_body(kind: str, message: str) -> dict[str, Any]:
-    """An error body in the shape the Messages API sends."""
-    return {"type": "error", "error": {"type": kind, "message": message}}
-
-
 USAGE = {"input_tokens": 12, "output_tokens": 5, "cache_read_input_tokens": None}
-
-
-def message_body(
-    content: list[Any], stop_reason: str = "end_turn", usage: Mapping[str, Any] = USAGE
-) -> dict[str, Any]:
-    return {
-        "id": "msg_01",
-        "type": "message",
-        "role": "assistant",
-        "model": MODEL,
-        "content": content,
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": dict(usage),
-    }
 
 
 WEATHER_TOOL = {
@@ -222,9 +102,10 @@ HELLO = ModelRequest(
 
 
 async def test_text_reply_and_the_request_as_sent(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
-    api.script(Reply(200, message_body([{"type": "text", "text": "Hello!", "citations": None}])))
+    hello = message_body([{"type": "text", "text": "Hello!", "citations": None}], usage=USAGE)
+    api.script(Reply(200, hello))
 
     response = await make_provider().complete(HELLO)
 
@@ -243,11 +124,12 @@ async def test_text_reply_and_the_request_as_sent(
         "system": "Be brief.",
         "messages": [{"role": "user", "content": "Say hello."}],
         "tools": [WEATHER_TOOL],
+        "stream": True,  # the provider streams; the stand-in answered with events
     }
 
 
 async def test_the_prompt_cache_counts_are_kept(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     cached = {**USAGE, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 0}
     api.script(Reply(200, message_body([{"type": "text", "text": "Hi"}], usage=cached)))
@@ -256,7 +138,7 @@ async def test_the_prompt_cache_counts_are_kept(
 
 
 async def test_tool_use_blocks_become_plain_dicts(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     thinking = {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig"}
     api.script(
@@ -303,7 +185,7 @@ async def test_tool_use_blocks_become_plain_dicts(
 
 
 async def test_rate_limit_then_success_is_retried_by_the_sdk(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     api.script(
         Reply(429, error_body("rate_limit_error", "slow down"), QUICK_RETRY),
@@ -332,7 +214,7 @@ OVERLOADED = error_body("overloaded_error", "Overloaded")
     ],
 )
 async def test_failing_every_time_gives_up_after_the_sdk_retries(
-    api: FakeMessagesAPI, make_provider: MakeProvider, status: int, body: dict[str, Any], kind: str
+    api: MessagesStandIn, make_provider: MakeProvider, status: int, body: dict[str, Any], kind: str
 ) -> None:
     api.always = Reply(status, body, QUICK_RETRY)
 
@@ -348,7 +230,7 @@ async def test_failing_every_time_gives_up_after_the_sdk_retries(
 
 
 async def test_rejected_key_is_not_retried(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     api.always = Reply(401, error_body("authentication_error", "invalid x-api-key"), QUICK_RETRY)
 
@@ -370,7 +252,7 @@ async def test_rejected_key_is_not_retried(
     ],
 )
 async def test_bad_request_carries_the_api_message(
-    api: FakeMessagesAPI, make_provider: MakeProvider, status: int, kind_in_body: str, message: str
+    api: MessagesStandIn, make_provider: MakeProvider, status: int, kind_in_body: str, message: str
 ) -> None:
     api.always = Reply(status, error_body(kind_in_body, message))
 
@@ -401,7 +283,7 @@ async def test_bad_request_carries_the_api_message(
     ],
 )
 async def test_malformed_success_body(
-    api: FakeMessagesAPI, make_provider: MakeProvider, reply: Reply
+    api: MessagesStandIn, make_provider: MakeProvider, reply: Reply
 ) -> None:
     api.script(reply)
 
@@ -425,7 +307,7 @@ def test_missing_key_fails_at_construction(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 async def test_key_and_base_url_from_the_environment(
-    api: FakeMessagesAPI, monkeypatch: pytest.MonkeyPatch
+    api: MessagesStandIn, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
@@ -454,7 +336,7 @@ async def test_connection_refused(make_provider: MakeProvider) -> None:
 
 
 async def test_timeout_is_a_connection_error(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     api.script(Reply(200, message_body([{"type": "text", "text": "late"}]), delay=0.3))
 
@@ -476,7 +358,7 @@ async def weather(args: CityInput) -> dict[str, str]:
 
 
 async def test_a_session_talks_to_the_stand_in_through_the_sdk(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     api.script(
         Reply(
@@ -528,7 +410,7 @@ class CacheTheConversation:
 
 
 async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     """Issue 12 (the board's cache points): a block's ``cache_control`` reaches the API as
     it is, and the cache reads and writes the API reports add up in the session's statistics."""
@@ -588,7 +470,7 @@ async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
 
 
 async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     api.always = Reply(401, error_body("authentication_error", "invalid x-api-key"))
     async with Runtime([]) as runtime, Host(runtime, make_provider()) as host:
@@ -603,7 +485,7 @@ async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
 
 
 def test_the_command_line_asks_the_stand_in_and_says_where(
-    api: FakeMessagesAPI, tmp_path: Path
+    api: MessagesStandIn, tmp_path: Path
 ) -> None:
     """Issue 11: `agentos run` names the endpoint it talks to, and asks it through the SDK."""
     api.always = Reply(200, message_body([{"type": "text", "text": "Hi from the stand-in."}]))
@@ -632,7 +514,7 @@ NODE_LINE = re.compile(r"^ *(?:ok|\.\.) #\d+ ", re.MULTILINE)
 
 
 async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
-    api: FakeMessagesAPI, make_provider: MakeProvider
+    api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     """Issue 12: a board session's every request is the board, one user message of text
     blocks (no tool blocks), the notation in the system prompt (a cache breakpoint, as the

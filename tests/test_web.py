@@ -26,6 +26,7 @@ from httpx_sse import ServerSentEvent, aconnect_sse
 
 from agentos import (
     AgentConfig,
+    AnthropicProvider,
     Host,
     Provider,
     Runtime,
@@ -38,9 +39,12 @@ from agentos.testing import (
     FailingProvider,
     FullDiskStore,
     HeldProvider,
+    MessagesStandIn,
     Puppet,
+    Reply,
     board_turn,
     last_user_text,
+    message_body,
     settle,
     text,
     tool_calls,
@@ -892,3 +896,36 @@ async def test_a_stall_time_that_is_not_a_positive_number_is_refused(stall_secon
     async with Runtime([]) as runtime:
         with pytest.raises(ValueError, match="stall_seconds must be a positive number"):
             make_app(Host(runtime, model()), runtime, stall_seconds=stall_seconds)
+
+
+async def test_a_streaming_reply_grows_on_the_page_and_its_call_shows_once_whole(
+    tmp_path: Path,
+) -> None:
+    """Issue 28: the real SDK streams from the stand-in; the page's stream carries the reply
+    as it forms, and the call it asks for as soon as its ``tool_use`` block is whole, while
+    the rest of the reply has not arrived."""
+    puppet_use = {"type": "tool_use", "id": "toolu_p", "name": "puppet", "input": {"label": "p"}}
+    reply = message_body([{"type": "text", "text": "Let me look."}, puppet_use], "tool_use")
+    with MessagesStandIn() as api:
+        api.script(Reply(200, reply, chunk=4, stop_after=13, then="hang"))  # to the block's end
+        provider = AnthropicProvider(api_key="sk-test", base_url=api.url, max_retries=0)
+        async with web(tmp_path, provider=provider) as w:
+            session_id = await w.new_session()
+            async with stream(w, session_id) as events:
+                (snapshot,) = await until(events, lambda e: True)
+                assert json.loads(snapshot.data)["streaming"] is None
+                await w.post(session_id, "look")
+                shown = await until(events, lambda e: e.event == "streaming")
+                assert json.loads(shown[-1].data)["streaming"]["text"].startswith("Let")
+                whole = await until(
+                    events, lambda e: e.event == "streaming" and '"calls": [{' in e.data
+                )
+                forming = json.loads(whole[-1].data)["streaming"]
+            assert forming == {
+                "text": "Let me look.",
+                "calls": [{"id": "toolu_p", "tool": "puppet", "args": {"label": "p"}}],
+            }
+            assert w.puppet.calls == {}, "the machine sees the reply once it is whole"
+            w.session(session_id).stop()
+            assert await anyio.to_thread.run_sync(api.client_closed.wait, 10)
+        await provider.aclose()

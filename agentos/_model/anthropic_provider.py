@@ -1,6 +1,7 @@
 """The real model: a ``Provider`` that asks Anthropic's Messages API through the official SDK.
 
-Retrying is the SDK's job (429, 5xx and 529 with backoff, honouring
+It asks through the SDK's streaming Messages API, so a session can show a reply as it
+forms. Retrying is the SDK's job (429, 5xx and 529 with backoff, honouring
 ``retry-after``); ``anthropic_sdk`` only turns requests into SDK calls and
 the SDK's replies and exceptions into ``ModelResponse`` and ``ProviderError``,
 so the runtime never sees an SDK type or an SDK exception. The SDK is
@@ -13,7 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from agentos._errors import ProviderError
-from agentos._model.provider import ModelRequest, ModelResponse
+from agentos._model.provider import ModelRequest, ModelResponse, ReplyListener
 
 if TYPE_CHECKING:
     import anthropic
@@ -72,3 +73,9 @@ class AnthropicProvider:
         from agentos._model.anthropic_sdk import ask
 
         return await ask(self.client, request)
+
+    async def stream(self, request: ModelRequest, listener: ReplyListener) -> ModelResponse:
+        """``complete``, telling ``listener`` of the reply each time it grows."""
+        from agentos._model.anthropic_sdk import ask
+
+        return await ask(self.client, request, listener)

@@ -6,19 +6,29 @@ command line and programs that never ask the model start without it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 import anthropic
+import anyio
+import httpx
 import pydantic
 from anthropic.types import Message, MessageParam
 
 from agentos._errors import ProviderError
 from agentos._model.messages import Block
-from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse
+from agentos._model.provider import (
+    USAGE_FIELDS,
+    ModelRequest,
+    ModelResponse,
+    PartialReply,
+    ReplyListener,
+)
 
 _MAX_DETAIL = 300
+_FIRST_RETRY_DELAY, _MAX_RETRY_DELAY = 0.5, 8.0
+"""The SDK's own backoff for a retried request, in seconds."""
+_CLOSE_GRACE = 2.0
 
 
 def make_client(
@@ -34,46 +44,121 @@ def make_client(
     )
 
 
-async def ask(client: anthropic.AsyncAnthropic, request: ModelRequest) -> ModelResponse:
-    """Ask the model once (the SDK does the retrying); raise only ``ProviderError``."""
-    optional: dict[str, Any] = {}
+async def ask(
+    client: anthropic.AsyncAnthropic, request: ModelRequest, listener: ReplyListener | None = None
+) -> ModelResponse:
+    """Ask the model once, streaming, and tell ``listener`` of the reply as it grows;
+    raise only ``ProviderError``.
+
+    The SDK retries a request that fails before its stream begins. A stream that breaks
+    mid-reply (the connection drops, or an ``overloaded`` or ``api_error`` event) is one
+    failed attempt too: it is asked again, as often and with the backoff the SDK would
+    (``max_retries``), and the listener hears an empty reply first.
+    """
+    params = _params(request)
+    for attempt in range(client.max_retries + 1):
+        if attempt:
+            if listener is not None:
+                listener(PartialReply())
+            await anyio.sleep(min(_FIRST_RETRY_DELAY * 2 ** (attempt - 1), _MAX_RETRY_DELAY))
+        try:
+            return await _stream_once(client, params, listener)
+        except _Broken as broken:
+            error = broken.error
+    raise error
+
+
+class _Broken(Exception):
+    """A stream that broke after it began: worth asking again."""
+
+    def __init__(self, error: ProviderError) -> None:
+        self.error = error
+
+
+def _params(request: ModelRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": cast(Iterable[MessageParam], list(request.messages)),
+        "max_tokens": request.max_tokens,
+    }
     if request.system and request.cache_system:
-        optional["system"] = [
+        params["system"] = [
             {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
         ]
     elif request.system:
-        optional["system"] = request.system
+        params["system"] = request.system
     if request.tools:
-        optional["tools"] = [dict(t) for t in request.tools]
+        params["tools"] = [dict(t) for t in request.tools]
+    return params
+
+
+async def _stream_once(
+    client: anthropic.AsyncAnthropic, params: dict[str, Any], listener: ReplyListener | None
+) -> ModelResponse:
+    manager = client.messages.stream(**params)
     try:
-        reply: object = await client.messages.create(
-            model=request.model,
-            messages=cast(Iterable[MessageParam], list(request.messages)),
-            max_tokens=request.max_tokens,
-            **optional,
-        )
+        stream = await manager.__aenter__()
     except anthropic.APIStatusError as err:
         raise _status_error(err) from err
     except anthropic.APIConnectionError as err:
         raise _connection_error(err, str(client.base_url)) from err
-    except anthropic.APIResponseValidationError as err:
-        raise ProviderError(
-            "malformed_response",
-            f"the Anthropic API's reply did not fit the Messages schema: {_one_line(err)}",
-            status=err.status_code,
-        ) from err
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        # The SDK lets a body that is not JSON escape as the decoder's own error.
-        raise ProviderError(
-            "malformed_response",
-            f"the Anthropic API's reply is not valid JSON: {_one_line(err)}",
-        ) from err
     except anthropic.AnthropicError as err:
         raise ProviderError("sdk_error", f"the Anthropic SDK failed: {_one_line(err)}") from err
-    except ValueError as err:
-        # The SDK checks arguments (e.g. a max_tokens too large without streaming).
+    except ValueError as err:  # the SDK checks arguments before sending
         raise ProviderError("bad_request", f"the request was not sent: {_one_line(err)}") from err
-    return _to_response(reply)
+    try:
+        return _to_response(await _read(stream, listener))
+    finally:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
+            await stream.close()  # a stop or cancel mid-stream closes it at once
+
+
+async def _read(stream: Any, listener: ReplyListener | None) -> object:
+    """The stream's final message, telling ``listener`` each time the reply grows."""
+    text: list[str] = []
+    uses: list[Block] = []
+    try:
+        async for event in stream:
+            if event.type == "message_stop":
+                return event.message
+            if listener is None:
+                continue
+            if event.type == "text":
+                text.append(event.text)
+            elif event.type == "content_block_stop" and event.content_block.type == "tool_use":
+                uses.append(_to_block(event.content_block))
+            else:
+                continue
+            listener(PartialReply("".join(text), tuple(uses)))
+    except anthropic.APIStatusError as err:  # an error event in the stream
+        raise _stream_error(err) from err
+    except (anthropic.APIConnectionError, httpx.TransportError) as err:
+        raise _Broken(ProviderError("connection", f"the stream broke: {_cause(err)}")) from err
+    except ProviderError:
+        raise
+    except (anthropic.AnthropicError, ValueError, TypeError, AttributeError, RuntimeError) as err:
+        raise _malformed(f"the stream is not Messages events: {_one_line(err)}") from err
+    if not text and not uses and stream._current_snapshot_or_none() is None:
+        raise _malformed("the reply is not a stream of events")
+    raise _Broken(ProviderError("connection", "the stream ended before the reply was complete"))
+
+
+def _stream_error(err: anthropic.APIStatusError) -> Exception:
+    """An ``error`` event mid-stream: broken (asked again) if the API says it was
+    overloaded or failed, else a plain error."""
+    kind_in_body = err.body.get("error", {}).get("type") if isinstance(err.body, dict) else None
+    detail = _api_detail(err)
+    if kind_in_body == "overloaded_error":
+        return _Broken(ProviderError("overloaded", f"the Anthropic API is overloaded: {detail}"))
+    if kind_in_body in ("api_error", None):
+        return _Broken(ProviderError("server_error", f"the Anthropic API failed: {detail}"))
+    if kind_in_body == "rate_limit_error":
+        return ProviderError("rate_limited", f"rate limited by the Anthropic API: {detail}")
+    return ProviderError("bad_request", f"the Anthropic API refused the request: {detail}")
+
+
+def _cause(err: BaseException) -> str:
+    return _one_line(err.__cause__ if err.__cause__ is not None else err) or type(err).__name__
 
 
 def _api_key_headers(key: str) -> Mapping[str, str]:
@@ -112,8 +197,7 @@ def _status_error(err: anthropic.APIStatusError) -> ProviderError:
 def _connection_error(err: anthropic.APIConnectionError, base_url: str) -> ProviderError:
     """Name a failure to reach the API, or to hear back in time."""
     what = "timed out" if isinstance(err, anthropic.APITimeoutError) else "failed"
-    cause = _one_line(err.__cause__) if err.__cause__ is not None else _one_line(err)
-    return ProviderError("connection", f"the connection to {base_url} {what}: {cause}")
+    return ProviderError("connection", f"the connection to {base_url} {what}: {_cause(err)}")
 
 
 def _attempts(err: anthropic.APIStatusError) -> str:

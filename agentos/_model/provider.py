@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentos._model.messages import Block, Message, blocks_of
 
@@ -62,6 +62,27 @@ class Provider(Protocol):
     name: str
 
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PartialReply:
+    """A reply as it forms: its text so far, and the ``tool_use`` blocks already whole."""
+
+    text: str = ""
+    tool_uses: tuple[Block, ...] = ()
+
+
+ReplyListener = Callable[[PartialReply], None]
+"""Told of a streaming reply each time it grows (and once more, empty, if it starts again)."""
+
+
+@runtime_checkable
+class StreamingProvider(Provider, Protocol):
+    """A provider that can tell a reply as it forms. ``stream`` answers exactly as
+    ``complete`` does; the session shows the partial replies and its machine still sees
+    one whole response."""
+
+    async def stream(self, request: ModelRequest, listener: ReplyListener) -> ModelResponse: ...
 
 
 def text(value: str) -> ModelResponse:

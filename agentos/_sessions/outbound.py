@@ -23,7 +23,14 @@ from agentos._kernel.options import CallOptions
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Block, ToolResultBlock, tool_result
-from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse, Provider
+from agentos._model.provider import (
+    USAGE_FIELDS,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ReplyListener,
+    StreamingProvider,
+)
 from agentos._sessions.scope import Caller
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
@@ -61,14 +68,20 @@ class Outbound:
     _usage: dict[str, int] = field(default_factory=dict, init=False)
     """The token counts of every response, summed by ``USAGE_FIELDS`` name."""
 
-    async def ask(self, provider: Provider, request: ModelRequest) -> ModelResponse:
-        """One model request: its response. However it fails, a ``ProviderError`` says how
-        (``timeout``, ``provider_bug``, or the provider's own kind); the session records it."""
+    async def ask(
+        self, provider: Provider, request: ModelRequest, listener: ReplyListener | None = None
+    ) -> ModelResponse:
+        """One model request: its response (streamed to ``listener`` by a provider that
+        streams). However it fails, a ``ProviderError`` says how (``timeout``,
+        ``provider_bug``, or the provider's own kind); the session records it."""
         self._check_budget()
         self._requests += 1
         try:
             with anyio.fail_after(self.config.request_timeout):
-                response = await provider.complete(request)
+                if listener is not None and isinstance(provider, StreamingProvider):
+                    response = await provider.stream(request, listener)
+                else:
+                    response = await provider.complete(request)
         except TimeoutError:
             seconds = self.config.request_timeout
             raise ProviderError("timeout", f"no answer from the model in {seconds:g}s") from None

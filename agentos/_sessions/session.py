@@ -20,7 +20,7 @@ from agentos._errors import SessionEndedError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
-from agentos._model.provider import Provider
+from agentos._model.provider import PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
@@ -127,6 +127,14 @@ class Session:
     @property
     def status(self) -> SessionStatus:
         return self._machine.status
+
+    @property
+    def streaming(self) -> PartialReply | None:
+        """The model's reply as it forms: its text so far and the ``tool_use`` blocks
+        already whole (a provider that streams, as ``AnthropicProvider`` does); None
+        between replies. ``on_change`` fires each time it grows; the machine sees the
+        reply once it is whole, and then this is None again."""
+        return self._task.streaming
 
     @property
     def history(self) -> list[Message]:
@@ -254,7 +262,8 @@ class Session:
         self._task.disown(reason)
 
     def stop(self, *, cancel_calls: bool = True) -> None:
-        """End the session once the model request in flight (if any) is answered.
+        """End the session. A model request in flight is cut (a streaming reply's
+        connection is closed at once) and the turn ends unanswered.
 
         Its calls still running are cancelled (reason ``"session stopped"``),
         deferred ones aside; ``cancel_calls=False`` leaves them running in the
@@ -265,6 +274,7 @@ class Session:
             return
         self._runtime.check_thread("Session.stop_threadsafe")
         self._task.feed(StopRequested(cancel_calls))
+        self._task.stop_request()
 
     def stop_threadsafe(self, *, cancel_calls: bool = True) -> None:
         """``stop`` for code running in another thread."""

@@ -26,7 +26,7 @@ from anyio.abc import TaskStatus
 from agentos._errors import ProviderError, SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
-from agentos._model.provider import ModelRequest, ModelResponse, Provider
+from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.outbound import Outbound
 from agentos._sessions.writer import SessionWriter
@@ -102,6 +102,10 @@ class SessionTask:
         self._changed: anyio.Event | None = None
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
+        self._request_scope: anyio.CancelScope | None = None
+        """The model request in flight: a stop cancels it (a stream closes at once)."""
+        self.streaming: PartialReply | None = None
+        """The model's reply as it forms (from a provider that streams); None between."""
 
     # ------------------------------------------------------------------ what Session asks
 
@@ -259,7 +263,10 @@ class SessionTask:
                 self._commit_later = True
                 self._wake()
         elif isinstance(action, SendRequest):
-            answer = await self._ask(self._machine.request_now(action))
+            try:
+                answer = await self._ask(self._machine.request_now(action))
+            finally:
+                self.streaming = None  # the reply, whole, is told with the machine's step
             self.feed(ModelReplied(answer, at=time.time()))
         elif isinstance(action, SubmitCalls):
             self.feed(
@@ -306,12 +313,26 @@ class SessionTask:
         return None if response is None else response.content
 
     async def _answer(self, request: ModelRequest) -> ModelResponse | None:
-        """The model's response, or None once the failure is recorded."""
-        try:
-            return await self._outbound.ask(self._provider, request)
-        except ProviderError as error:
-            self._record_error(error.kind, error.message)
-            return None
+        """The model's response, or None once the failure is recorded (or a stop cut it)."""
+        with anyio.CancelScope() as self._request_scope:
+            if self._machine.stopping:
+                self._request_scope.cancel()
+            try:
+                return await self._outbound.ask(self._provider, request, self._streamed)
+            except ProviderError as error:
+                self._record_error(error.kind, error.message)
+            finally:
+                self._request_scope = None
+        return None
+
+    def stop_request(self) -> None:
+        """Cut the model request in flight, if any (its reply would end the turn unheard)."""
+        if self._request_scope is not None:
+            self._request_scope.cancel()
+
+    def _streamed(self, partial: PartialReply) -> None:
+        self.streaming = partial
+        self._reported_change()
 
     async def _persist(self) -> None:
         """Commit what changed since the last commit, in one transaction."""

@@ -4,6 +4,8 @@
 starts or resumes the session, says something (or nothing) and waits as
 asked, while ``progress`` shows what the session's calls are doing: a rich
 live display when stderr is a terminal, JSON lines of call events otherwise.
+On a terminal, ``Words`` prints the model's messages as they arrive, a streaming
+reply's words as they come.
 """
 
 from __future__ import annotations
@@ -115,6 +117,7 @@ async def converse(
     message: str | None = None,
     steal: bool = False,
     token_ttl: float | None = None,
+    words: bool = False,
 ) -> Outcome:
     """Run one command's worth of a session: ``prompt`` for a new one, ``resume`` for a stored one.
 
@@ -125,7 +128,7 @@ async def converse(
     from a live process that holds it (that process stops writing it).
     ``token_ttl`` is how long new continuation tokens stay valid. ``agent`` is the demo
     agent if not given, for a new session; a resumed one is continued with the agent it
-    was started with.
+    was started with. ``words``: print the model's messages on stdout as they arrive.
     """
     if resume is not None and not db.exists():
         raise CliError(no_database(db))
@@ -152,7 +155,9 @@ async def converse(
                 for line in which:
                     say(line)
                 errors_before, replies_before = len(session.errors), len(session.replies)
-                async with progress(runtime, session.session_id, live=live):
+                async with progress(runtime, session.session_id, live=live) as shown:
+                    if words:
+                        Words(session, replies_before, shown).follow()
                     if prompt is not None:
                         session.post(prompt)
                     elif message is not None:
@@ -204,8 +209,63 @@ def _said_since(session: Session, replies_before: int) -> list[str]:
 # ---------------------------------------------------------------------- progress
 
 
+class Words:
+    """The model's messages on stdout as they arrive: a streaming reply's words as they come
+    (in the live display while it forms, when there is one), each message once."""
+
+    def __init__(self, session: Session, replies_before: int, shown: _Display) -> None:
+        self._session = session
+        self._replies_before = replies_before
+        self._printed = 0
+        """How many of the messages said since the command began are on screen."""
+        self._partial = ""
+        """What of the forming reply is on screen (written without the live display)."""
+        self._live = shown if isinstance(shown, _LiveDisplay) else None
+
+    def follow(self) -> None:
+        self._session.on_change(self._changed)
+
+    def _changed(self) -> None:
+        said = _said_since(self._session, self._replies_before)
+        for message in said[self._printed :]:
+            if self._partial and message.startswith(self._partial):
+                self._write(message[len(self._partial) :] + "\n")
+            else:
+                self._write("\n" if self._partial else "")
+                self._begin()
+                self._write(message + "\n")
+            self._partial = ""
+            self._printed += 1
+        forming = self._session.streaming
+        text = "" if forming is None else forming.text
+        if self._live is not None:
+            self._live.forming(text)
+            return
+        if not text:
+            return
+        if self._partial and text.startswith(self._partial):
+            self._write(text[len(self._partial) :])
+        elif self._partial:  # the reply started over (its stream broke and was asked again)
+            self._write(f"\n{text}")
+        else:
+            self._begin()
+            self._write(text)
+        self._partial = text
+
+    def _begin(self) -> None:
+        """A blank line between two messages."""
+        if self._printed:
+            self._write("\n")
+
+    @staticmethod
+    def _write(text: str) -> None:
+        if text:
+            sys.stdout.write(text)  # looked up now: a live display redirects it
+            sys.stdout.flush()
+
+
 @asynccontextmanager
-async def progress(runtime: Runtime, session_id: str, *, live: bool) -> AsyncIterator[None]:
+async def progress(runtime: Runtime, session_id: str, *, live: bool) -> AsyncIterator[_Display]:
     """Show the session's call events while the body runs."""
     show: _Display = _LiveDisplay(runtime) if live else _JsonLines(runtime, sys.stderr)
     async with runtime.subscribe(session_id) as events:
@@ -213,7 +273,7 @@ async def progress(runtime: Runtime, session_id: str, *, live: bool) -> AsyncIte
             async with anyio.create_task_group() as group:
                 group.start_soon(_pump, events, show)
                 try:
-                    yield
+                    yield show
                 finally:
                     group.cancel_scope.cancel()
             while True:  # what arrived after the last look
@@ -279,6 +339,7 @@ class _LiveDisplay(_Display):
     def __init__(self, runtime: Runtime, console: Console | None = None) -> None:
         super().__init__(runtime)
         self._rows: dict[str, Spinner | Text] = {}
+        self._forming = ""
         self._live = Live(
             console=console or Console(stderr=True),
             get_renderable=self.render,
@@ -301,10 +362,17 @@ class _LiveDisplay(_Display):
         else:
             self._rows[event.call_id] = Spinner("dots", text=_line(f"{label}  {detail}"))
 
+    def forming(self, text: str) -> None:
+        """The model's reply as it forms, shown above the calls until it is whole."""
+        if text != self._forming:
+            self._forming = text
+            self._live.refresh()
+
     def render(self) -> RenderableType:
-        if not self._rows:
+        rows: list[RenderableType] = [Text(self._forming)] if self._forming else []
+        if not self._rows and not self._forming:
             return Spinner("dots", text="waiting for the model")
-        return Group(*self._rows.values())
+        return Group(*rows, *self._rows.values())
 
     def __enter__(self) -> None:
         self._live.start()

@@ -191,14 +191,19 @@ def complete(db: Database, token: str, result_text: str | None, error: str | Non
 
 
 def _talk(db: Database, as_json: bool, *, wait: bool, **how: Any) -> int:
-    """Run the session's turn (``converse``), report it, and return the exit code."""
+    """Run the session's turn (``converse``), report it, and return the exit code. On a
+    terminal the model's messages are printed as they arrive."""
+    words = sys.stdout.isatty() and not as_json
+    live = sys.stderr.isatty()
     talk = functools.partial(
-        converse, db, say=_say, live=sys.stderr.isatty(), wait_for_async=wait, **how
+        converse, db, say=_say, live=live, wait_for_async=wait, words=words, **how
     )
-    return _report(anyio.run(talk), as_json)
+    return _report(anyio.run(talk), as_json, printed=words)
 
 
-def _report(outcome: Outcome, as_json: bool) -> int:
+def _report(outcome: Outcome, as_json: bool, *, printed: bool = False) -> int:
+    """The outcome on stdout (its messages unless ``printed`` as they arrived), what is
+    pending on stderr."""
     if outcome.errors:
         raise CliError(
             f"the turn ended on an error: {outcome.errors[-1]} (session "
@@ -208,7 +213,8 @@ def _report(outcome: Outcome, as_json: bool) -> int:
     if as_json or not sys.stdout.isatty():
         click.echo(json.dumps(outcome.to_json()))
     else:
-        say("\n\n".join(outcome.messages))
+        if not printed:
+            say("\n\n".join(outcome.messages))
         say(f"\nsession {outcome.session_id}", err=True)
         for call in outcome.pending:
             pending = f"{call['tool']} ({call['status']}, call {call['tool_call_id']})"

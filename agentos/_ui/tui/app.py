@@ -3,8 +3,9 @@
 The chat (``Session.chat``, then what is posted and not read yet), an input that
 stays usable while calls run, and a pane with a row per call. Updates come from
 ``Session.on_change`` and the runtime's call events, coalesced to a redraw every
-``REDRAW_SECONDS`` at most; nothing polls (a timer turns the spinners while calls
-run). The web page's view model (``_ui/web/view.py``) draws the same data.
+``REDRAW_SECONDS`` at most (the first change after a quiet spell is drawn at once, so
+a streaming reply's first words show without delay); nothing polls (a timer turns the
+spinners while calls run). The web page's view model (``_ui/web/view.py``) draws the same data.
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ class ChatApp(App[None]):
         self._errors_told = len(session.errors)
         self._last_error, self._last_error_at = "", float("-inf")
         self._redraw_due = False
+        self._drawn_at = float("-inf")
+        self._forming = False
         self._stops: list[Callable[[], None]] = []
         self._chat = VerticalScroll(id="chat", can_focus=False)
         self._chat_text = Static(id="chat-text")
@@ -147,12 +150,20 @@ class ChatApp(App[None]):
         """The session or one of its calls moved (posted from the runtime's tasks)."""
 
     def _changed(self) -> None:
-        if not self._redraw_due:
+        forming = self.session.streaming is not None and bool(self.session.streaming.text)
+        starts, self._forming = forming and not self._forming, forming
+        if starts:
+            self._drawn_at = float("-inf")  # a reply's first words are drawn at once
+        if starts or not self._redraw_due:
             self._redraw_due = True
             self.post_message(self.Changed())
 
     def on_chat_app_changed(self, message: Changed) -> None:
-        self._calls.set_timer(REDRAW_SECONDS, self.redraw)
+        wait = self._drawn_at + REDRAW_SECONDS - time.monotonic()
+        if wait <= 0:
+            self.redraw()
+        else:
+            self._calls.set_timer(wait, self.redraw)
 
     def _spin(self) -> None:
         """Spinners turn and clocks run while calls do (the timer runs only then)."""
@@ -164,6 +175,7 @@ class ChatApp(App[None]):
     def redraw(self) -> None:
         """Draw the chat, the calls and (when shown) what the model reads next, as they are."""
         self._redraw_due = False
+        self._drawn_at = time.monotonic()
         chat = self.session.chat
         lines = Text()
         for entry in chat:
@@ -177,6 +189,14 @@ class ChatApp(App[None]):
         for words in self.session.queued_posts:
             lines.append("user (queued): ", style="dim")
             lines.append(f"{visible(words)}\n", style="dim")
+        forming = self.session.streaming
+        if forming is not None:  # the model's reply as it arrives
+            lines.append("agent: ", style="bold")
+            lines.append(visible(forming.text))
+            for use in forming.tool_uses:
+                asked = f"{use.get('name')}({json.dumps(use.get('input'))})"
+                lines.append(f"\n  asks for {one_line(asked)}", "dim")
+            lines.append(" ▍\n", "dim")
         if lines != self._chat_shown:
             self._chat_shown = lines
             following = self._chat.is_vertical_scroll_end  # else the reader scrolled back

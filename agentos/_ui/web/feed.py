@@ -42,7 +42,7 @@ KEEP = 1_000
 """Events kept for pages that reconnect."""
 NEWS_GROUPS = 50
 """Waiting pages are told of a publication in this many groups, one per loop iteration."""
-_WHOLE_PARTS = ("status", "access", "errors")
+_WHOLE_PARTS = ("status", "access", "errors", "streaming")
 """Parts of the page small enough to send whole when they change."""
 _QUIET_FIELDS = frozenset({"elapsed"})
 """Widget fields that change with the clock alone: they do not make a call's event."""
@@ -50,9 +50,9 @@ _QUIET_FIELDS = frozenset({"elapsed"})
 
 @dataclass(frozen=True, slots=True)
 class PageEvent:
-    """One change of the page: ``kind`` is ``status``, ``access``, ``errors``, ``call``,
-    ``chat`` or ``context`` (``snapshot``: the whole page); ``frame`` is it as a
-    server-sent event."""
+    """One change of the page: ``kind`` is ``status``, ``access``, ``errors``,
+    ``streaming`` (the reply as it forms), ``call``, ``chat`` or ``context`` (``snapshot``:
+    the whole page); ``frame`` is it as a server-sent event."""
 
     id: int
     kind: str
@@ -260,9 +260,12 @@ class PageFeed:
         for group in range(NEWS_GROUPS):
             self._tell(group)
 
-    def mark(self) -> None:
-        """Something the page shows may have changed: the next publication draws it."""
+    def mark(self, *, at_once: bool = False) -> None:
+        """Something the page shows may have changed: the next publication draws it
+        (``at_once``: without waiting for ``min_interval``)."""
         self._dirty = True
+        if at_once:
+            self._published_at = -math.inf
         self._wake.set()
 
     def _add(self, kind: str, data: JsonObject) -> None:

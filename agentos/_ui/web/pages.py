@@ -48,6 +48,8 @@ class Watch:
         self._stored: tuple[StoredSession, list[LiveCall]] | None = None
         self.holder: str | None = None
         self._stops: list[Callable[[], None]] = []
+        self._forming = False
+        """The session's reply was forming at its last change."""
         self.feed = PageFeed(self._draw, refresh=self.refresh)
 
     async def refresh(self) -> bool:
@@ -88,9 +90,16 @@ class Watch:
         self.live = session
         if session is not None:
             self._stops = [
-                session.on_change(self.feed.mark),
+                session.on_change(lambda: self._changed(session)),
                 self._runtime.on_call_events(self.session_id, lambda event: self.feed.mark()),
             ]
+
+    def _changed(self, session: Session) -> None:
+        """A change of the session; a reply that starts to form goes out at once (its
+        growth is paced as every change is)."""
+        forming = session.streaming is not None and bool(session.streaming.text)
+        self.feed.mark(at_once=forming and not self._forming)
+        self._forming = forming
 
     def _draw(self) -> JsonObject:
         now = self._wall()
@@ -100,7 +109,7 @@ class Watch:
             state = stored_page_state(*self._stored, now)
         else:
             state = {"session_id": self.session_id, "status": "", "chat": [], "calls": {}}
-            state |= {"context": "", "errors": []}
+            state |= {"context": "", "errors": [], "streaming": None}
         open_here = self.live is not None and not self.live.ended
         state["access"] = {"open": open_here, "holder": self.holder, "here": self._host.holder}
         return state

@@ -19,6 +19,7 @@ from agentos import (
     ChatCall,
     ChatEntry,
     Message,
+    PartialReply,
     Runtime,
     Session,
     StoredSession,
@@ -53,7 +54,19 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
         "calls": calls,
         "context": context_text(session.next_messages()),
         "errors": folded(session.errors)[-ERRORS_SHOWN:],
+        "streaming": streaming(session.streaming),
     }
+
+
+def streaming(partial: PartialReply | None) -> Json:
+    """The model's reply as it forms: its text, and each tool it asks for once whole."""
+    if partial is None:
+        return None
+    calls: list[Json] = [
+        {"id": use.get("id"), "tool": use.get("name"), "args": use.get("input")}
+        for use in partial.tool_uses
+    ]
+    return {"text": partial.text, "calls": calls}
 
 
 def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: float) -> JsonObject:
@@ -85,6 +98,7 @@ def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: flo
         "calls": widgets,
         "context": context,
         "errors": [],
+        "streaming": None,
     }
 
 

@@ -75,7 +75,7 @@ const agentos = (() => {
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
-    const state = { chat: [], calls: {}, status: "", context: "", errors: [],
+    const state = { chat: [], calls: {}, status: "", context: "", errors: [], streaming: null,
                     access: { open: false, holder: null, here: "" } };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
     document.getElementById("title").textContent = sessionId;
@@ -152,6 +152,22 @@ const agentos = (() => {
         }
         return item;
       }));
+      drawStreaming();
+    }
+
+    function drawStreaming() { // the model's reply as it forms, after the chat
+      const list = document.getElementById("chat");
+      const old = document.getElementById("streaming");
+      const reply = state.streaming;
+      if (!reply) { if (old) old.remove(); return; }
+      const item = el("li", { class: "entry agent streaming", id: "streaming" },
+        el("span", { class: "who", text: "agent (writing…)" }),
+        el("span", { class: "text", text: reply.text }),
+        ...reply.calls.map((c) => el("div", { class: "call forming", "data-forming": c.id },
+          el("span", { class: "mark pending", title: "asked for" }),
+          el("span", { class: "signature", text: signature(c) }),
+          el("span", { class: "state", text: "asked for" }))));
+      if (old) old.replaceWith(item); else list.append(item);
     }
 
     function drawCall(callId) {
@@ -214,6 +230,7 @@ const agentos = (() => {
         drawRest();
       },
       errors(data) { state.errors = data.errors; drawRest(); },
+      streaming(data) { state.streaming = data.streaming; drawStreaming(); },
       chat(data) { state.chat = state.chat.slice(0, data.chat_from).concat(data.chat); drawChat(); },
       call(data) { state.calls[data.call.id] = data.call; drawCall(data.call.id); },
     };
