@@ -1,11 +1,14 @@
 """Take the README's screenshots: ``python docs/screenshots.py``. The web page's (needs Debian's
 chromium and the test extra's playwright): ``agentos serve`` on a scratch database with the
-offline scripted model, once with a transcript agent and once with a board agent; and
-``agentos chat``'s, as Textual's SVG of an 80x24 screen."""
+offline scripted model, once with a transcript agent and once with a board agent, and
+once on the Messages API stand-in, its answer held mid-stream; and ``agentos chat``'s, as
+Textual's SVG of an 80x24 screen."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import math
 import os
 import re
 import signal
@@ -14,20 +17,24 @@ import sys
 import tempfile
 from pathlib import Path
 
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Browser, Page, async_playwright
 from textual.widgets import Input
 
 from agentos import Host, Runtime
 from agentos.demo import tools as demo_tools
+from agentos.testing import MessagesStandIn, Reply, message_body
 from agentos.tui import ChatApp
 from tests._browser import CHROMIUM, CHROMIUM_ARGS
 
 DOCS = Path(__file__).resolve().parent
 
 
-def serve(folder: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
+def serve(
+    folder: Path, *extra: str, model: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "AGENTOS_DB": str(folder / "agentos.db")}
     env.pop("ANTHROPIC_API_KEY", None)
+    env.update(model or {})
     command = [sys.executable, "-m", "agentos.cli", "serve", "--port", "0", *extra]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
@@ -72,7 +79,38 @@ async def main() -> None:
                 finally:
                     process.send_signal(signal.SIGINT)
                     process.wait(timeout=30)
+            folder = Path(scratch) / "streaming"
+            folder.mkdir()
+            await streaming(browser, folder)
             await browser.close()
+
+
+async def streaming(browser: Browser, folder: Path) -> None:
+    """docs/web-streaming.png: an answer held mid-stream, its first call whole."""
+    person = {"person": "Jane"}
+    asked = {"type": "tool_use", "id": "toolu_1", "name": "fetch_calendar", "input": person}
+    words = "I will look at Jane's calendar first, then Jack's and Joe's, and find an hour "
+    words += "that suits all three."
+    reply = message_body([{"type": "text", "text": words}, asked], "tool_use")
+    deltas = math.ceil(len(words) / 6) + math.ceil(len(json.dumps(person)) / 6)
+    with MessagesStandIn() as api:  # held before the reply's end: both blocks are whole
+        api.script(Reply(200, reply, chunk=6, stop_after=6 + deltas, then="pause"))
+        model = {"ANTHROPIC_API_KEY": "sk-stand-in", "ANTHROPIC_BASE_URL": api.url}
+        process, url = serve(folder, model=model)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 520})
+            await page.goto(url)
+            await page.click("#new-session")
+            await page.wait_for_url("**/sessions/*")
+            await page.fill("#message", "When can Jane, Jack and Joe meet?")
+            await page.click("#composer button")
+            await page.wait_for_selector("#streaming .text")
+            await asyncio.sleep(0.5)
+            await page.screenshot(path=str(DOCS / "web-streaming.png"))
+        finally:
+            api.resume.set()
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=30)
 
 
 async def terminal() -> None:

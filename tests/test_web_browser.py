@@ -25,6 +25,7 @@ import uvicorn
 
 from agentos import (
     AgentConfig,
+    AnthropicProvider,
     Host,
     McpServerConfig,
     Runtime,
@@ -33,9 +34,12 @@ from agentos import (
     agent_tools,
 )
 from agentos.testing import (
+    MessagesStandIn,
     Puppet,
+    Reply,
     last_tool_results,
     last_user_text,
+    message_body,
     settle,
     text,
     tool_calls,
@@ -286,3 +290,42 @@ async def test_a_sub_agents_call_opens_on_the_childs_chat_and_its_cancel_goes_do
                 await settle(runtime)
         (work,) = puppet.calls.values()
         assert work.cancelled, "the cancel reached the child's own call"
+
+
+async def test_a_streaming_answer_grows_on_the_page_then_stays_as_the_chat(tmp_path: Path) -> None:
+    """Issue 28: the real SDK streams from the stand-in, held after its first words and the
+    call it asks for: the page shows both while the reply forms; once it is whole, the
+    forming entry gives way to the chat's, with the call running in it."""
+    asked = {"type": "tool_use", "id": "toolu_p", "name": "puppet", "input": {"label": "Jane"}}
+    reply = message_body([{"type": "text", "text": "Looking at Jane's calendar."}, asked])
+    with MessagesStandIn() as api:
+        held = Reply(
+            200, {**reply, "stop_reason": "tool_use"}, chunk=4, stop_after=18, then="pause"
+        )
+        api.script(held)  # held once the call's block is whole
+        api.always = Reply(200, message_body([{"type": "text", "text": "Noted."}]))
+        provider = AnthropicProvider(api_key="sk-test", base_url=api.url, max_retries=0)
+        puppet = Puppet()
+        async with (
+            Runtime([puppet.tool]) as runtime,
+            Host(runtime, provider) as host,
+            serving(host, runtime, AgentConfig()) as (url, browser),
+        ):
+            page = await browser.new_page()
+            await new_session(page, url)
+            await say(page, "Is Jane free?")
+            forming = page.locator("#streaming")
+            await expect(forming.locator(".text")).to_have_text(
+                "Looking at Jane's calendar.", timeout=WAIT_MS
+            )
+            await expect(forming.locator(".call.forming .signature")).to_have_text(
+                'puppet(label="Jane")', timeout=WAIT_MS
+            )
+            assert puppet.calls == {}, "the call starts once the reply is whole"
+            api.resume.set()
+            await expect(forming).to_have_count(0, timeout=WAIT_MS)
+            await shows(page, "Jane", "running")
+            await expect(page.locator(".entry.agent .text").first).to_have_text(
+                "Looking at Jane's calendar.", timeout=WAIT_MS
+            )
+        await provider.aclose()
