@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,ray,postgres]'
+	$(BIN)/python -m pip install --quiet -e '.[test,ray,postgres,otel]'
 	touch $(STAMP)
 
 run: $(STAMP)

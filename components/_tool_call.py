@@ -97,6 +97,9 @@ class ToolCallConfig:
     disposition: str | None = None
     """How its owner runs it (a session's ``run_isolated``, ``run_sync``, ...): opaque here,
     told to an isolated runner."""
+    trace_parent: str | None = None
+    """The W3C ``traceparent`` of the call's span, when its owner traces: opaque here, told
+    to the tool (an MCP server hears it in ``_meta``)."""
 
 
 @dataclass(slots=True, frozen=True)

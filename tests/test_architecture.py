@@ -53,7 +53,7 @@ def test_components_import_nothing_of_ours_but_components() -> None:
 
 
 LAYERS = (
-    ("leaves", ("agentos._errors", "agentos._log", "agentos._gc")),
+    ("leaves", ("agentos._errors", "agentos._log", "agentos._gc", "agentos._tracing")),
     ("kernel", ("agentos._kernel",)),
     ("runners", ("agentos._runners",)),
     ("model", ("agentos._model",)),

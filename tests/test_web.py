@@ -915,12 +915,12 @@ async def test_a_streaming_reply_grows_on_the_page_and_its_call_shows_once_whole
                 (snapshot,) = await until(events, lambda e: True)
                 assert json.loads(snapshot.data)["streaming"] is None
                 await w.post(session_id, "look")
-                shown = await until(events, lambda e: e.event == "streaming")
-                assert json.loads(shown[-1].data)["streaming"]["text"].startswith("Let")
-                whole = await until(
+                shown = await until(
                     events, lambda e: e.event == "streaming" and '"calls": [{' in e.data
                 )
-                forming = json.loads(whole[-1].data)["streaming"]
+                growing = [json.loads(e.data)["streaming"] for e in shown if e.event == "streaming"]
+                assert all(reply["text"].startswith("Let") for reply in growing)
+                forming = growing[-1]
             assert forming == {
                 "text": "Let me look.",
                 "calls": [{"id": "toolu_p", "tool": "puppet", "args": {"label": "p"}}],

@@ -70,6 +70,7 @@ class Host(anyio.AsyncContextManagerMixin):
         lease_expiry: float | None = None,
         holder: str | None = None,
         call_mirror_period: float | None = 0.5,
+        tracer_provider: object | None = None,
     ) -> None:
         """``token_ttl``: seconds a continuation token stays valid (None: until used).
 
@@ -87,6 +88,10 @@ class Host(anyio.AsyncContextManagerMixin):
         live mirror and applies the cancel requests left there for its
         sessions, so other processes can look at and cancel them (None: no
         mirror, and such requests go unanswered).
+
+        ``tracer_provider``: an OpenTelemetry ``TracerProvider`` to report spans to
+        (``agentos[otel]``); None: the global one, once the application has set one, else
+        no tracing at all.
         """
         self._leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
         mirror_period = check_period(call_mirror_period)
@@ -125,6 +130,7 @@ class Host(anyio.AsyncContextManagerMixin):
             store,
             self.lineage,
             self._mirror,
+            tracer_provider,
         )
 
     @asynccontextmanager

@@ -20,6 +20,7 @@ from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._store.protocol import SessionStore
+from agentos._tracing import configured_tracer
 from agentos._turns.agent_config import AgentConfig, ExecutionMode
 from agentos._turns.context_view import ContextView
 
@@ -35,6 +36,7 @@ class SessionMaker:
     store: SessionStore | None
     lineage: SessionLineage
     mirror: CallMirror | None
+    tracer_provider: object | None = None
 
     def make(
         self,
@@ -73,6 +75,7 @@ class SessionMaker:
             access=access,
             parent_call=parent_call,
             usage=usage,
+            tracer=configured_tracer(self.tracer_provider),
         )
 
 

@@ -98,6 +98,12 @@ class ToolContext:
     def tool_name(self) -> str:
         return self._config.tool_name
 
+    @property
+    def trace_parent(self) -> str | None:
+        """The W3C ``traceparent`` of the call's span when its session traces (pass it on
+        to what the tool calls, as an MCP call does in ``_meta``); None otherwise."""
+        return self._config.trace_parent
+
     def progress(self, payload: object, *, kind: ProgressKind = ProgressKind.PARTIAL) -> None:
         """Report structured progress (a partial result, a percentage, ...)."""
         try:

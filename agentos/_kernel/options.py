@@ -22,7 +22,8 @@ class CallOptions:
     and the next starts (``timeout`` still bounds the whole call). ``label``: a name for
     the call in logs and listings. ``disposition``: how the caller runs it (a session's
     ``run_isolated``, ``run_sync``, ...), which an isolated runner's request carries
-    (None: ``run_isolated``).
+    (None: ``run_isolated``). ``trace_parent``: the W3C ``traceparent`` of the call's
+    span, which the tool can read (``ToolContext.trace_parent``) and pass on.
     """
 
     timeout: float | None = None
@@ -33,6 +34,7 @@ class CallOptions:
     attempt_timeout: float | None = None
     label: str | None = None
     disposition: str | None = None
+    trace_parent: str | None = None
 
     def check(self) -> None:
         """``ValueError`` or ``TypeError`` naming the first option that is wrong."""
@@ -49,6 +51,8 @@ class CallOptions:
             check_text("runner", self.runner)
         if self.disposition is not None:
             check_text("disposition", self.disposition)
+        if self.trace_parent is not None:
+            check_text("trace_parent", self.trace_parent)
 
 
 DEFAULT_OPTIONS = CallOptions()

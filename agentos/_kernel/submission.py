@@ -157,4 +157,5 @@ def _config(
         label=options.label,
         from_cache=from_cache,
         disposition=options.disposition,
+        trace_parent=options.trace_parent,
     )

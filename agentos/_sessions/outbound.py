@@ -32,6 +32,7 @@ from agentos._model.provider import (
     StreamingProvider,
 )
 from agentos._sessions.scope import Caller
+from agentos._sessions.spans import SessionSpans
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
@@ -61,6 +62,8 @@ class Outbound:
     access: ToolAccess
     parent_call: str | None = None
     """The call this session runs as a sub-agent of: its calls are nested under it."""
+    spans: SessionSpans | None = None
+    """Its OpenTelemetry spans, when tracing is configured."""
     _expecting: tuple[int, frozenset[str]] | None = field(default=None, init=False)
     """The tools whose schema has our ``expected_seconds``, and the ``tools_version`` of
     the runtime they were found at (an MCP server's list may change)."""
@@ -109,7 +112,10 @@ class Outbound:
 
     def usage(self) -> dict[str, int]:
         """Requests and token counts so far, as the store keeps them."""
-        return {"requests": self._requests, **self._usage}
+        usage = {"requests": self._requests, **self._usage}
+        if self.spans is not None and self.spans.last is not None:
+            usage["trace_id"], usage["trace_span_id"] = self.spans.last  # linked after a restart
+        return usage
 
     def _check_budget(self) -> None:
         """Refuse a request past the session's token or cost limit (a ``budget`` error)."""
@@ -150,6 +156,10 @@ class Outbound:
             overdue_after = self.config.call_overdue_after
             estimated = name in self.expecting() and estimate(arguments)
             arguments, overdue_after = self._take_expected(name, arguments, overdue_after)
+            span, trace_parent = None, None
+            if self.spans is not None:
+                waited = disposition is Disposition.RUN_SYNC
+                span, trace_parent = self.spans.call_span(name, tool_use_id, waited=waited)
             options = CallOptions(
                 timeout=timeout,
                 overdue_after=overdue_after,
@@ -163,6 +173,7 @@ class Outbound:
                 attempt_timeout=decorations.attempt_timeout,
                 label=decorations.label,
                 disposition=disposition.value,
+                trace_parent=trace_parent,
             )
             call_id = self.runtime.submit(
                 name,
@@ -173,6 +184,8 @@ class Outbound:
                 parent_call_id=self.parent_call,
                 options=options,
             )
+            if span is not None and self.spans is not None:
+                self.spans.track(call_id, span)
             token = None
             if disposition is Disposition.DEFER:
                 token = await self.tokens.issue(

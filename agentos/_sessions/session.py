@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, cast
 
 import anyio
 from anyio.abc import TaskStatus
@@ -24,6 +25,7 @@ from agentos._model.provider import PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
+from agentos._sessions.spans import SessionSpans
 from agentos._sessions.task import SessionTask
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
@@ -38,6 +40,9 @@ from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
 from agentos._turns.transcript_machine import TurnMachine
 from components import CallId, CallSnapshot, JsonObject
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 
 class Session:
@@ -63,12 +68,14 @@ class Session:
         access: ToolAccess | None = None,
         parent_call: str | None = None,
         usage: Mapping[str, int] | None = None,
+        tracer: object | None = None,
     ) -> None:
         """``version``: the stored version this session owns (from its lease); every
         commit expects it, so none replaces another host's writes. ``access``: which
         tools the agent may call (made from ``config`` and ``runtime`` if not given).
         ``parent_call``: the call it runs as a sub-agent of (its calls nest under it).
-        ``usage``: the requests and token counts it made before a restart (the store's)."""
+        ``usage``: the requests and token counts it made before a restart (the store's).
+        ``tracer``: an OpenTelemetry ``Tracer``, when the application configured tracing."""
         self.session_id = session_id
         self.config = config
         self.parent_call = parent_call
@@ -86,6 +93,13 @@ class Session:
         self._runtime = runtime
         self._view = view
         self._on_change: list[Callable[[], object]] = []
+        self._spans = (
+            None
+            if tracer is None
+            else SessionSpans(
+                cast("Tracer", tracer), session_id, config.name, earlier=_earlier_trace(usage)
+            )
+        )
         self._outbound = Outbound(
             session_id,
             config,
@@ -95,6 +109,7 @@ class Session:
             Caller(session_id, scope=scope),
             access,
             parent_call,
+            self._spans,
         )
         if usage:
             self._outbound.restore_usage(int(usage.get("requests", 0)), usage)
@@ -111,6 +126,7 @@ class Session:
             outbound=self._outbound,
             errors=self.errors,
             on_change=self._on_change,
+            spans=self._spans,
         )
 
     @property
@@ -248,6 +264,8 @@ class Session:
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """The model will be told, before its next request, that this call did not survive."""
         self._machine.lost(tool_use_id, tool_name)
+        if self._spans is not None:
+            self._spans.lost(tool_use_id, tool_name)
 
     def await_outcome(self, call_id: CallId, tool_use_id: str) -> None:
         """Deliver this call's outcome later, as for any call that got a placeholder."""
@@ -365,3 +383,10 @@ class Session:
         The write names the session's version: one another host took over is refused.
         """
         await self._task.commit()
+
+
+def _earlier_trace(usage: Mapping[str, int] | None) -> tuple[int, int] | None:
+    """The ids of the session's last traced turn, as the store kept them with its usage."""
+    if not usage or "trace_id" not in usage or "trace_span_id" not in usage:
+        return None
+    return int(usage["trace_id"]), int(usage["trace_span_id"])

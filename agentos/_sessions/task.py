@@ -29,6 +29,7 @@ from agentos._log import agentos_logger
 from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.outbound import Outbound
+from agentos._sessions.spans import SessionSpans
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.context_view import ContextView, ViewInput
@@ -76,6 +77,7 @@ class SessionTask:
         outbound: Outbound,
         errors: list[ErrorRecord],
         on_change: list[Callable[[], object]],
+        spans: SessionSpans | None = None,
     ) -> None:
         self.session_id = session_id
         self.config = config
@@ -91,6 +93,7 @@ class SessionTask:
         self._outbound = outbound
         self._on_change = on_change
         """Called after every event the machine took (``Session.on_change``)."""
+        self._spans = spans
         self._tools = [*outbound.tool_definitions(), *machine.own_tools]
         self._reported = machine.status
         self._todo: deque[Action] = deque()
@@ -145,6 +148,10 @@ class SessionTask:
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """The session's own task: it performs the actions whenever nobody else does."""
         unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
+        if self._spans is not None:
+            unsubscribe_spans = self._runtime.on_call_events(
+                self.session_id, self._spans.call_event
+            )
         forget_clock = self._runtime.clock.on_advance(self._wake)
         for call_id in list(self._machine.outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
@@ -165,12 +172,16 @@ class SessionTask:
         finally:
             unsubscribe()
             forget_clock()
+            if self._spans is not None:
+                unsubscribe_spans()
             if self._step_scope is not None:
                 self._step_scope.cancel()  # actions running in a call's task end with us
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                 await self._flush()
             self._machine.abandon()
             self._reported_change()
+            if self._spans is not None:
+                self._spans.close()
 
     async def _flush(self) -> None:
         """Once no step runs, write what the store does not have yet: a host that closes
@@ -314,16 +325,24 @@ class SessionTask:
 
     async def _answer(self, request: ModelRequest) -> ModelResponse | None:
         """The model's response, or None once the failure is recorded (or a stop cut it)."""
+        span = None if self._spans is None else self._spans.request(request, self._provider.name)
+        response: ModelResponse | None = None
+        failure: ProviderError | None = None
         with anyio.CancelScope() as self._request_scope:
             if self._machine.stopping:
                 self._request_scope.cancel()
             try:
-                return await self._outbound.ask(self._provider, request, self._streamed)
+                response = await self._outbound.ask(self._provider, request, self._streamed)
             except ProviderError as error:
+                failure = error
                 self._record_error(error.kind, error.message)
             finally:
                 self._request_scope = None
-        return None
+                if span is not None and self._spans is not None:
+                    self._spans.answered(span, response, failure)
+                    if failure is not None:
+                        self._spans.failed_turn(failure.kind, failure.message)
+        return response
 
     def stop_request(self) -> None:
         """Cut the model request in flight, if any (its reply would end the turn unheard)."""
@@ -357,6 +376,8 @@ class SessionTask:
     def _reported_change(self) -> None:
         """Tell the runtime and any waiter what changed."""
         status = self._machine.status
+        if self._spans is not None:
+            self._spans.turn(not self._machine.free and not self._machine.ended)
         if status is not self._reported:
             self._reported = status
             self.changed_at = self._runtime.clock.monotonic()

@@ -96,6 +96,13 @@ async def picture() -> list[TextContent | ImageContent]:
 
 
 @app.tool()
+async def trace_context(ctx: Context) -> str:
+    """The W3C ``traceparent`` the client sent in the request's ``_meta`` ('' if none)."""
+    meta = ctx.request_context.meta or {}
+    return str(meta.get("traceparent", ""))
+
+
+@app.tool()
 async def grow(ctx: Context) -> str:
     """Add the tool ``grown`` and tell the client the list changed."""
 

@@ -302,9 +302,10 @@ class McpServer:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             ctx.progress(progress_entry(done, total, message))
 
+        meta: Any = None if ctx.trace_parent is None else {"traceparent": ctx.trace_parent}
         try:
             result = await session.call_tool(
-                remote, args, read_timeout_seconds=None, progress_callback=progress
+                remote, args, read_timeout_seconds=None, progress_callback=progress, meta=meta
             )
         except Exception as error:
             if not _connection_lost(error):

@@ -1,0 +1,130 @@
+"""What OpenTelemetry tracing costs a turn (issue 28, part 3).
+
+A 1-call turn (a message, a zero-latency scripted model asking for one tool that returns
+at once, the model's answer) on a host with tracing off, and on a host reporting to a
+``TracerProvider`` with a ``BatchSpanProcessor`` whose exporter drops the spans (as an
+application's would send them, off the loop); the two alternate in rounds of 200 turns,
+7 rounds each. ``otel.turn_us`` and ``otel.traced_turn_us`` are the medians of the
+rounds' per-turn times; ``otel.turn_overhead_ratio`` is traced over untraced. Each
+traced turn makes four spans (``invoke_agent``, two ``chat``, ``execute_tool``).
+``otel.noop_tracer_ratio`` is the same turn reporting to OpenTelemetry's no-op tracer:
+what agentos itself adds, apart from what the SDK's spans cost
+(``otel.sdk_span_us``: one span started and ended with three attributes, in a loop).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Sequence
+
+import anyio
+from pydantic import BaseModel
+
+from agentos import AgentConfig, Host, Runtime, ScriptedProvider, tool
+from agentos.testing import last_tool_results, text, tool_calls
+from benchmarks._common import Figures, emit, quiet_logs
+
+ROUNDS = 7
+TURNS = 200
+
+
+class Nothing(BaseModel):
+    pass
+
+
+@tool
+async def noop(args: Nothing) -> str:
+    """Returns at once."""
+    return "ok"
+
+
+def model() -> ScriptedProvider:
+    return ScriptedProvider(
+        (lambda r: bool(last_tool_results(r)), lambda r: text("done")),
+        (lambda r: True, lambda r: tool_calls(("noop", {}))),
+        keep_requests=False,
+    )
+
+
+async def per_turn_us(tracer_provider: object | None) -> float:
+    async with (
+        Runtime([noop]) as runtime,
+        Host(runtime, model(), tracer_provider=tracer_provider) as host,
+    ):
+        session = await host.create_session(AgentConfig())
+        session.post("warm up")
+        await session.wait_idle()
+        started = time.perf_counter()
+        for turn in range(TURNS):
+            session.post(f"turn {turn}")
+            await session.wait_idle()
+        spent = time.perf_counter() - started
+    assert not session.errors, session.errors
+    return spent / TURNS * 1e6
+
+
+def traced() -> object:
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    class Dropped(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(Dropped()))
+    return provider
+
+
+class NoOp:
+    """A tracer provider whose spans do nothing: what agentos does around them."""
+
+    def get_tracer(self, name: str) -> object:
+        from opentelemetry.trace import NoOpTracer
+
+        return NoOpTracer()
+
+
+def sdk_span_us(provider: object) -> float:
+    tracer = provider.get_tracer("bench")  # type: ignore[attr-defined]
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "x", "k": 1}
+    started = time.perf_counter()
+    for _ in range(10_000):
+        tracer.start_span("chat m", attributes=attributes).end()
+    return (time.perf_counter() - started) / 10_000 * 1e6
+
+
+async def measure() -> Figures:
+    try:
+        provider = traced()
+    except ImportError:
+        return {"otel.skipped": "opentelemetry-sdk is not installed: pip install 'agentos[otel]'"}
+    plain: list[float] = []
+    with_spans: list[float] = []
+    no_op: list[float] = []
+    for _ in range(ROUNDS):
+        plain.append(await per_turn_us(None))
+        with_spans.append(await per_turn_us(provider))
+        no_op.append(await per_turn_us(NoOp()))
+    off, on = statistics.median(plain), statistics.median(with_spans)
+    return {
+        "otel.turn_us": round(off, 1),
+        "otel.traced_turn_us": round(on, 1),
+        "otel.turn_overhead_ratio": round(on / off, 3),
+        "otel.noop_tracer_ratio": round(statistics.median(no_op) / off, 3),
+        "otel.sdk_span_us": round(sdk_span_us(provider), 1),
+    }
+
+
+def main() -> None:
+    quiet_logs()
+    emit(anyio.run(measure))
+
+
+if __name__ == "__main__":
+    main()
