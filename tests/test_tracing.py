@@ -274,3 +274,43 @@ def test_nothing_is_imported_or_reported_unless_tracing_is_configured() -> None:
     done = run_offline(SESSION.format(setup=setup, check=check))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['chat claude-sonnet-4-5', 'invoke_agent agent']"
+
+
+def test_the_anthropic_sdks_own_span_nests_under_the_chat_span() -> None:
+    """With a global provider the ``anthropic`` SDK reports its API call's span itself;
+    it is the child of agentos's ``chat`` span, not a second root."""
+    setup = (
+        "from opentelemetry import trace\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from opentelemetry.sdk.trace.export import SimpleSpanProcessor\n"
+        "from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter\n"
+        "from agentos import AgentConfig, AnthropicProvider\n"
+        "from agentos.testing import MessagesStandIn, Reply, message_body\n"
+        "exporter = InMemorySpanExporter()\n"
+        "provider = TracerProvider()\n"
+        "provider.add_span_processor(SimpleSpanProcessor(exporter))\n"
+        "trace.set_tracer_provider(provider)\n"
+    )
+    program = f"""
+import anyio
+{setup}
+from agentos import Host, Runtime
+
+async def main():
+    with MessagesStandIn() as api:
+        api.script(Reply(200, message_body([{{"type": "text", "text": "hi"}}])))
+        model = AnthropicProvider(api_key="sk-test", base_url=api.url, max_retries=0)
+        async with Runtime([]) as runtime, Host(runtime, model) as host:
+            session = await host.create_session(AgentConfig(model="claude-test-model"))
+            session.post("hello")
+            await session.wait_idle()
+        await model.aclose()
+    spans = {{span.name: span for span in exporter.get_finished_spans()}}
+    sdk, chat = spans["anthropic.messages.create"], spans["chat claude-test-model"]
+    print(sdk.parent is not None and sdk.parent.span_id == chat.context.span_id)
+
+anyio.run(main)
+"""
+    done = run_offline(program)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

@@ -16,6 +16,8 @@ session (``Outbound.usage``), so after a restart the first turn, the calls found
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentos._errors import ProviderError
@@ -54,7 +56,9 @@ class SessionSpans:
             import opentelemetry.context
             import opentelemetry.trace
 
-            _otel = _Otel(opentelemetry.trace, opentelemetry.context.Context())
+            _otel = _Otel(
+                opentelemetry.trace, opentelemetry.context, opentelemetry.context.Context()
+            )
         self._tracer = tracer
         self._session_id = session_id
         self._agent = agent
@@ -110,6 +114,17 @@ class SessionSpans:
                 "gen_ai.request.model": request.model,
             },
         )
+
+    @staticmethod
+    @contextmanager
+    def current(span: Span) -> Iterator[None]:
+        """``span`` is the current span meanwhile: what the provider traces (the ``anthropic``
+        SDK's own span of the API call) nests under it."""
+        token = _otel.context.attach(_otel.trace.set_span_in_context(span))
+        try:
+            yield
+        finally:
+            _otel.context.detach(token)
 
     @staticmethod
     def answered(
@@ -227,6 +242,7 @@ class _Otel(NamedTuple):
     """OpenTelemetry's modules, imported when the first traced session is made."""
 
     trace: Any
+    context: Any
     root: Any
     """An empty context: a span started in it begins a trace of its own."""
 

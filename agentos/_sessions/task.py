@@ -17,6 +17,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 import anyio
@@ -332,7 +333,8 @@ class SessionTask:
             if self._machine.stopping:
                 self._request_scope.cancel()
             try:
-                response = await self._outbound.ask(self._provider, request, self._streamed)
+                with nullcontext() if span is None else SessionSpans.current(span):
+                    response = await self._outbound.ask(self._provider, request, self._streamed)
             except ProviderError as error:
                 failure = error
                 self._record_error(error.kind, error.message)
