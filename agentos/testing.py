@@ -5,7 +5,9 @@ tells them: report progress, complete or fail; until told, they wait (and
 honour cancellation). ``settle`` lets the runtime apply everything queued.
 ``HeldProvider`` keeps a model busy until the test lets it answer;
 ``FailingProvider`` is a model that is down, ``FullDiskStore`` a store that
-refuses every commit. ``MessagesStandIn`` is a loopback stand-in of the Anthropic
+refuses every commit. A test's model traffic can be recorded once and replayed offline
+(``RecordedConversation``, the ``agentos_cassette`` fixture of agentos's pytest plugin).
+``MessagesStandIn`` is a loopback stand-in of the Anthropic
 Messages API (JSON replies and streams) for testing against the real SDK offline:
 script it ``Reply``s made with ``message_body`` or ``error_body``.
 
@@ -39,6 +41,13 @@ from agentos._errors import ProviderError, StoreError
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import Tool, tool
+from agentos._model.cassette import (
+    Cassette,
+    CassetteMiss,
+    RecordedConversation,
+    RecordingProvider,
+    ReplayingProvider,
+)
 from agentos._model.messages import blocks_of
 from agentos._model.provider import (
     ModelRequest,
@@ -54,8 +63,11 @@ from agentos._store.protocol import TurnCommit
 from agentos._store.sqlite.store import SqliteStore
 
 _stand_in = (MessagesStandIn, Reply, Seen, error_body, message_body, sse)
+_cassettes = (Cassette, CassetteMiss, RecordedConversation, RecordingProvider, ReplayingProvider)
 
 __all__ = [
+    "Cassette",
+    "CassetteMiss",
     "FailingProvider",
     "FullDiskStore",
     "HeldProvider",
@@ -63,6 +75,9 @@ __all__ = [
     "Puppet",
     "PuppetCall",
     "PuppetInput",
+    "RecordedConversation",
+    "RecordingProvider",
+    "ReplayingProvider",
     "Reply",
     "Seen",
     "blocks_of",
@@ -77,7 +92,15 @@ __all__ = [
     "tool_calls",
 ]
 
-for _helper in (blocks_of, last_tool_results, last_user_text, text, tool_calls, *_stand_in):
+for _helper in (
+    blocks_of,
+    last_tool_results,
+    last_user_text,
+    text,
+    tool_calls,
+    *_stand_in,
+    *_cassettes,
+):
     if isinstance(_helper, type):  # its annotations resolve where they were written
         _helper.__annotations__ = typing.get_type_hints(_helper)
     _helper.__module__ = __name__  # documented here, wherever they are written

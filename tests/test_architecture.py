@@ -63,7 +63,10 @@ LAYERS = (
     ("store", ("agentos._store",)),
     ("sessions", ("agentos._sessions",)),
     ("host", ("agentos._host",)),
-    ("library faces", ("agentos", "agentos.testing", "agentos.turns", "agentos.board")),
+    (
+        "library faces",
+        ("agentos", "agentos.testing", "agentos.turns", "agentos.board", "agentos.pytest_plugin"),
+    ),
     ("demo", ("agentos.demo",)),
     ("front ends", ("agentos._ui",)),
     ("front-end faces", ("agentos.cli", "agentos.web", "agentos.tui")),

@@ -1,0 +1,146 @@
+"""Recorded conversations (issue 28, part 4): a user's test, run by pytest as a user runs it,
+records its model traffic once (the real SDK streaming from the stand-in) and replays it
+offline; a changed request fails with a diff, an interaction never played fails, a
+missing cassette fails under CI, and no secret reaches the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentos.testing import MessagesStandIn, Reply, message_body
+
+ROOT = Path(__file__).resolve().parent.parent
+SECRET = "sk-ant-api03-do-not-record-me"
+USER_TEST = '''
+import datetime, os, uuid
+import pytest
+from pydantic import BaseModel
+from agentos import AgentConfig, AnthropicProvider, Host, Runtime, tool
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+class City(BaseModel):
+    city: str
+
+
+@tool
+async def forecast(args: City) -> dict:
+    """Tomorrow's weather: an id and a time that differ on every run."""
+    return {"sky": "clear", "id": str(uuid.uuid4()), "at": datetime.datetime.now().isoformat()}
+
+
+async def test_weather(agentos_cassette):
+    real = lambda: AnthropicProvider(api_key=SECRET, base_url=os.environ["STAND_IN"], max_retries=0)
+    model = agentos_cassette.provider(real)
+    async with Runtime([forecast]) as runtime, Host(runtime, model) as host:
+        session = await host.create_session(AgentConfig(model="claude-test-model"))
+        grew = []
+        session.on_change(lambda: session.streaming and grew.append(session.streaming.text))
+        if os.environ.get("ASK", "1") == "1":
+            session.post(os.environ.get("QUESTION", "Weather in Oslo?"))
+            await session.wait_settled()
+    if os.environ.get("ASK", "1") == "1":
+        assert session.replies[-1] == "Clear in Oslo tomorrow."
+        assert len(set(grew)) > 2, "the reply grew, recorded or replayed"
+'''.replace("SECRET", repr(SECRET))
+
+
+@pytest.fixture
+def user_tests(tmp_path: Path) -> Path:
+    (tmp_path / "test_user.py").write_text(USER_TEST)
+    return tmp_path
+
+
+@pytest.fixture
+def stand_in() -> Iterator[MessagesStandIn]:
+    asked = {"type": "tool_use", "id": "toolu_01", "name": "forecast", "input": {"city": "Oslo"}}
+    answer = {"type": "text", "text": "Clear in Oslo tomorrow."}
+    with MessagesStandIn() as api:
+        api.script(
+            Reply(200, message_body([asked], "tool_use"), chunk=4),
+            Reply(200, message_body([answer]), chunk=4),
+        )
+        yield api
+
+
+def closed_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}"
+
+
+def pytest_run(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {
+        **{k: v for k, v in os.environ.items() if k not in ("CI", "AGENTOS_RECORD")},
+        "PYTHONPATH": str(ROOT),
+        **env,
+    }
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"]
+    return subprocess.run(
+        command, cwd=folder, env=environment, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_recorded_once_then_replayed_offline_and_no_secret_is_kept(
+    user_tests: Path, stand_in: MessagesStandIn
+) -> None:
+    recorded = pytest_run(user_tests, STAND_IN=stand_in.url)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    assert len(stand_in.requests) == 2
+    cassette = user_tests / "cassettes" / "test_user" / "test_weather.json"
+    kept = cassette.read_text()
+    assert SECRET not in kept and "x-api-key" not in kept
+    interactions = json.loads(kept)["interactions"]
+    first, second = (i["stream"] for i in interactions)  # the streams too
+    assert first == [{"text": "", "tool_uses": [interactions[0]["response"]["content"][0]]}]
+    assert len(second) > 2 and second[-1]["text"] == "Clear in Oslo tomorrow."
+    replayed = pytest_run(user_tests, STAND_IN=closed_port(), CI="true")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert len(stand_in.requests) == 2, "replay asks nothing of the network"
+
+
+def test_a_request_the_cassette_lacks_fails_with_a_diff(
+    user_tests: Path, stand_in: MessagesStandIn
+) -> None:
+    assert pytest_run(user_tests, STAND_IN=stand_in.url).returncode == 0
+    changed = pytest_run(user_tests, STAND_IN=closed_port(), CI="true", QUESTION="And Bergen?")
+    assert changed.returncode == 1
+    assert "holds no reply to this request" in changed.stdout, changed.stdout
+    lines = changed.stdout.splitlines()
+    assert any(line.startswith("-") and "Weather in Oslo?" in line for line in lines), lines
+    assert any(line.startswith("+") and "And Bergen?" in line for line in lines), lines
+
+
+def test_an_interaction_never_played_fails_the_test(
+    user_tests: Path, stand_in: MessagesStandIn
+) -> None:
+    assert pytest_run(user_tests, STAND_IN=stand_in.url).returncode == 0
+    silent = pytest_run(user_tests, STAND_IN=closed_port(), CI="true", ASK="0")
+    assert silent.returncode == 1
+    assert "holds 2 interaction(s) the conversation never asked for" in silent.stdout
+
+
+def test_a_missing_cassette_fails_under_ci_and_records_again_when_asked(
+    user_tests: Path, stand_in: MessagesStandIn
+) -> None:
+    missing = pytest_run(user_tests, STAND_IN=stand_in.url, CI="true")
+    assert missing.returncode == 1
+    assert "no cassette at" in missing.stdout and "AGENTOS_RECORD=1" in missing.stdout
+    assert stand_in.requests == []
+    again = pytest_run(user_tests, STAND_IN=stand_in.url, CI="true", AGENTOS_RECORD="1")
+    assert again.returncode == 0, again.stdout
