@@ -96,12 +96,24 @@ def pytest_run(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def offline(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """The user's tests replayed in CI, the stand-in out of reach."""
+    return pytest_run(folder, STAND_IN=closed_port(), CI="true", **env)
+
+
+@pytest.fixture
+def recorded(user_tests: Path, stand_in: MessagesStandIn) -> Path:
+    """The user's tests, their cassette recorded (against the stand-in)."""
+    done = pytest_run(user_tests, STAND_IN=stand_in.url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return user_tests
+
+
 def test_recorded_once_then_replayed_offline_and_no_secret_is_kept(
-    user_tests: Path, stand_in: MessagesStandIn
+    recorded: Path, stand_in: MessagesStandIn
 ) -> None:
-    recorded = pytest_run(user_tests, STAND_IN=stand_in.url)
-    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     assert len(stand_in.requests) == 2
+    user_tests = recorded
     cassette = user_tests / "cassettes" / "test_user" / "test_weather.json"
     kept = cassette.read_text()
     assert SECRET not in kept and "x-api-key" not in kept
@@ -109,16 +121,13 @@ def test_recorded_once_then_replayed_offline_and_no_secret_is_kept(
     first, second = (i["stream"] for i in interactions)  # the streams too
     assert first == [{"text": "", "tool_uses": [interactions[0]["response"]["content"][0]]}]
     assert len(second) > 2 and second[-1]["text"] == "Clear in Oslo tomorrow."
-    replayed = pytest_run(user_tests, STAND_IN=closed_port(), CI="true")
+    replayed = offline(user_tests)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert len(stand_in.requests) == 2, "replay asks nothing of the network"
 
 
-def test_a_request_the_cassette_lacks_fails_with_a_diff(
-    user_tests: Path, stand_in: MessagesStandIn
-) -> None:
-    assert pytest_run(user_tests, STAND_IN=stand_in.url).returncode == 0
-    changed = pytest_run(user_tests, STAND_IN=closed_port(), CI="true", QUESTION="And Bergen?")
+def test_a_request_the_cassette_lacks_fails_with_a_diff(recorded: Path) -> None:
+    changed = offline(recorded, QUESTION="And Bergen?")
     assert changed.returncode == 1
     assert "holds no reply to this request" in changed.stdout, changed.stdout
     lines = changed.stdout.splitlines()
@@ -126,11 +135,8 @@ def test_a_request_the_cassette_lacks_fails_with_a_diff(
     assert any(line.startswith("+") and "And Bergen?" in line for line in lines), lines
 
 
-def test_an_interaction_never_played_fails_the_test(
-    user_tests: Path, stand_in: MessagesStandIn
-) -> None:
-    assert pytest_run(user_tests, STAND_IN=stand_in.url).returncode == 0
-    silent = pytest_run(user_tests, STAND_IN=closed_port(), CI="true", ASK="0")
+def test_an_interaction_never_played_fails_the_test(recorded: Path) -> None:
+    silent = offline(recorded, ASK="0")
     assert silent.returncode == 1
     assert "holds 2 interaction(s) the conversation never asked for" in silent.stdout
 
