@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 import pytest
 from pydantic import BaseModel, Field
 
-from agentos import Tool, ToolContext, ToolDefinitionError, tool
+from agentos import CallStatus, Runtime, Tool, ToolContext, ToolDefinitionError, tool
 
 
 class CityInput(BaseModel):
@@ -39,24 +42,68 @@ def test_sync_tool_without_context_and_options() -> None:
     assert lookup.validate({"city": "Oslo"}) == CityInput(city="Oslo")
 
 
-def test_first_parameter_must_be_a_model() -> None:
-    def bad(args: dict[str, str]) -> None:
+def test_plain_typed_parameters_make_the_schema_and_the_docstring_describes_them() -> None:
+    """Issue 30: as every peer allows, a tool may take plain typed parameters; the
+    ``ToolContext`` is found by its annotation, wherever it stands."""
+
+    @tool
+    async def forecast(city: str, days: int = 1, *, ctx: ToolContext) -> str:
+        """Forecast the weather.
+
+        Args:
+            city: The city, as its people write it.
+            days: How many days ahead,
+                from 1 to 7.
+        """
+        return city
+
+    assert forecast.description == "Forecast the weather."
+    assert forecast.is_async and forecast.takes_context
+    schema = forecast.input_schema
+    assert schema["required"] == ["city"]
+    assert schema["additionalProperties"] is False
+    assert schema["properties"]["city"] == {
+        "description": "The city, as its people write it.",
+        "title": "City",
+        "type": "string",
+    }
+    assert schema["properties"]["days"]["default"] == 1
+    assert schema["properties"]["days"]["description"] == "How many days ahead, from 1 to 7."
+
+
+@pytest.mark.parametrize(
+    ("shape", "properties"),
+    [("nothing", []), ("not_a_model", ["args"]), ("context_between", ["a", "c"])],
+)
+def test_any_signature_of_typed_parameters_is_a_tool(shape: str, properties: list[str]) -> None:
+    def nothing() -> None:
         return None
 
-    with pytest.raises(ToolDefinitionError, match="pydantic model"):
-        tool(bad)
-
-
-@pytest.mark.parametrize("arity", [0, 3])
-def test_wrong_number_of_parameters(arity: int) -> None:
-    def none() -> None:
+    def not_a_model(args: dict[str, str]) -> None:
         return None
 
-    def three(a: CityInput, b: ToolContext, c: int) -> None:
+    def context_between(a: CityInput, b: ToolContext, c: int) -> None:
         return None
 
-    with pytest.raises(ToolDefinitionError, match=f"it takes {arity} parameters"):
-        tool(none if arity == 0 else three)
+    shapes: dict[str, Callable[..., None]] = {
+        "nothing": nothing,
+        "not_a_model": not_a_model,
+        "context_between": context_between,
+    }
+    made = tool(shapes[shape])
+    assert list(made.input_schema.get("properties", {})) == properties
+
+
+@pytest.mark.parametrize(
+    ("fn", "problem"),
+    [
+        (lambda city: city, "parameter 'city' needs a type annotation"),
+        (lambda *cities: cities, "*cities cannot be a tool's input"),
+    ],
+)
+def test_a_parameter_the_schema_cannot_say_is_refused_by_name(fn: object, problem: str) -> None:
+    with pytest.raises(ToolDefinitionError, match=re.escape(problem)):
+        tool(fn)  # type: ignore[call-overload]
 
 
 def test_timeout_must_be_positive() -> None:
@@ -92,3 +139,45 @@ def test_a_docstring_reaches_the_model_as_plain_text() -> None:
 
     assert lookup.description == "Look up name with search and fuzzy matching."
     assert explicit.description == "Keep ``this`` as given."
+
+
+@tool
+async def typed_forecast(city: str, days: int = 1, *, ctx: ToolContext) -> dict[str, object]:
+    """Forecast the weather."""
+    ctx.progress({"looking": city})
+    return {"city": city, "days": days}
+
+
+@tool
+def typed_sync(ctx: ToolContext, count: int, /, label: str = "n") -> str:
+    """Counts, in a worker thread (its context first, its count positional only)."""
+    ctx.progress({"count": count})
+    return f"{label}{count}"
+
+
+@pytest.mark.anyio
+async def test_typed_tools_run_with_their_defaults_and_context() -> None:
+    async with Runtime([typed_forecast, typed_sync]) as runtime:
+        done = await runtime.wait(runtime.submit("typed_forecast", {"city": "Oslo"}), 10)
+        assert (done.status, done.result) == (CallStatus.COMPLETED, {"city": "Oslo", "days": 1})
+        assert {"looking": "Oslo"} in [p.payload for p in done.progress]
+        done = await runtime.wait(runtime.submit("typed_sync", {"count": 3}), 10)
+        assert (done.status, done.result) == (CallStatus.COMPLETED, "n3")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"days": "soon"}, ["city: Field required", "days: Input should be a valid integer"]),
+        ({"city": "Oslo", "country": "NO"}, ["country: Extra inputs are not permitted"]),
+    ],
+)
+async def test_input_that_does_not_fit_a_typed_tool_fails_naming_each_field(
+    given: dict[str, object], named: list[str]
+) -> None:
+    async with Runtime([typed_forecast]) as runtime:
+        done = await runtime.wait(runtime.submit("typed_forecast", given), 10)
+    assert done.status is CallStatus.FAILED and done.error is not None
+    for problem in named:
+        assert problem in done.error.message, done.error.message

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -13,6 +12,7 @@ from typing import Any, Generic, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from agentos._errors import ToolDefinitionError
+from agentos._kernel.signature import inspect_tool, without_parameters
 
 InputT = TypeVar("InputT", bound=BaseModel)
 ToolFunction = Callable[..., Any]
@@ -177,24 +177,30 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
 ) -> Tool[Any] | Callable[[ToolFunction], Tool[Any]]:
-    """Make a tool from ``fn(args: SomeModel[, ctx: ToolContext])``.
+    """Make a tool from ``fn(args: SomeModel[, ctx: ToolContext])``, or from a function of
+    plain typed parameters, ``fn(city: str, days: int = 1, *, ctx: ToolContext)``, whose
+    input model is made from its signature (each parameter described by the docstring's
+    ``Args:`` section; unknown arguments are refused).
 
     Used bare (``@tool``) or with options (``@tool(name=..., timeout=...)``).
     The name defaults to the function's, the description to its docstring.
     """
 
     def build(fn: ToolFunction) -> Tool[Any]:
-        input_model, takes_context = _inspect_signature(fn)
+        where = getattr(fn, "__qualname__", repr(fn))
+        input_model, takes_context, call = inspect_tool(fn, where)
         if timeout is not None and not timeout > 0:
             raise ToolDefinitionError(f"tool {fn.__name__}: timeout must be > 0, got {timeout}")
-        return Tool(
-            fn,
+        made: Tool[Any] = Tool(
+            call,
             input_model,
             name=name or fn.__name__,
-            description=description or plain_text(inspect.getdoc(fn) or ""),
+            description=description or plain_text(without_parameters(inspect.getdoc(fn) or "")),
             takes_context=takes_context,
             timeout=timeout,
         )
+        made.is_async = inspect.iscoroutinefunction(fn)
+        return made
 
     return build if fn is None else build(fn)
 
@@ -209,26 +215,6 @@ def _parameter_count(fn: ToolFunction, where: str) -> int:
             f"tool {where} must take (args) or (args, ctx); it takes {count} parameters"
         )
     return count
-
-
-def _inspect_signature(fn: ToolFunction) -> tuple[type[BaseModel], bool]:
-    where = getattr(fn, "__qualname__", repr(fn))
-    _parameter_count(fn, where)
-    params = list(inspect.signature(fn).parameters.values())
-    try:
-        hints = typing.get_type_hints(fn)
-    except NameError as error:
-        raise ToolDefinitionError(
-            f"tool {where}: cannot resolve its annotations ({error}); "
-            "define the input model at module level"
-        ) from None
-    model = hints.get(params[0].name)
-    if not (isinstance(model, type) and issubclass(model, BaseModel)):
-        raise ToolDefinitionError(
-            f"tool {where}: the first parameter {params[0].name!r} must be annotated with a "
-            f"pydantic model (got {model!r})"
-        )
-    return model, len(params) == 2
 
 
 def describe_validation_error(subject: str, error: ValidationError) -> str:
