@@ -396,7 +396,8 @@ async def test_a_subprocess_output_flood_keeps_progress_bounded_and_ticks_short(
     tmp_path: Path,
 ) -> None:
     """Seed: 10,000 lines of output keep the newest ``PROGRESS_KEPT`` entries and count
-    the rest; they arrive in a few coalesced messages, so no tick grows long."""
+    the rest; they arrive in a few coalesced messages, so no tick grows long (how long a
+    tick takes is the benchmarks' to say: ``faults.progress_flood_max_tick_ms``)."""
     lines = 10_000
     gate = tmp_path / "gate"
     os.mkfifo(gate)
@@ -418,7 +419,6 @@ async def test_a_subprocess_output_flood_keeps_progress_bounded_and_ticks_short(
         f"line {i}" for i in range(lines - PROGRESS_KEPT, lines)
     ]
     assert stats.messages_applied < lines / 10
-    assert stats.max_tick_us < 100_000
     assert isinstance(final.result, str)
     assert final.result.splitlines()[:-1] == [f"line {i}" for i in range(lines)]
 
