@@ -144,9 +144,15 @@ def test_show_json_and_a_missing_database(env: dict[str, str], tmp_path: Path) -
     assert report["calls"] == []
 
 
-def test_sigterm_is_one_line_and_the_session_is_saved(
-    env: dict[str, str], quick_agent: str
+@pytest.mark.parametrize(
+    ("signum", "code", "how"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated (SIGTERM)")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_an_interruption_is_one_line_naming_the_saved_session(
+    env: dict[str, str], quick_agent: str, signum: int, code: int, how: str
 ) -> None:
+    """Issue 30: Ctrl-C is not an error: it says the session is saved and how to go on."""
     process = start(
         env,
         *("run", "--agent", quick_agent, "--wait-for-async", "--session-id", "slow"),
@@ -156,11 +162,11 @@ def test_sigterm_is_one_line_and_the_session_is_saved(
     for line in process.stderr:
         if '"event": "started"' in line:
             break
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(signum)
     out, err = process.communicate(timeout=30)
-    assert process.returncode == 143, (out, err)
+    assert process.returncode == code, (out, err)
     assert "Traceback" not in err
-    assert err.splitlines()[-1] == "error: terminated (SIGTERM)"
+    assert err.splitlines()[-1] == f"{how}; session slow saved ('agentos resume slow' goes on)"
     shown = agentos(env, "show", "slow", "--json")
     assert shown.json["history"][0]["content"][0]["text"] == "Check Jane's calendar (30s)"
 
@@ -247,3 +253,21 @@ def test_a_board_sessions_deferred_call_at_the_command_line(
     assert resumed.json["messages"], "the model heard the outcome and answered"
     (listed,) = agentos(env, "calls", session, "--json").lines
     assert (listed["status"], listed["note"]) == ("completed", None)
+
+
+def test_a_database_in_a_folder_that_does_not_exist_is_refused(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 30: a mistyped --db (or AGENTOS_DB) is an error, not a new empty database in
+    folders made for it; the default path still makes its own folder."""
+    typo = tmp_path / "no-such-folder" / "agentos.db"
+    refused = agentos(env, "--db", str(typo), "run", "hello")
+    refused.one_line_error(1, f"--db {typo}: the folder", "does not exist")
+    refused = agentos({**env, "AGENTOS_DB": str(typo)}, "run", "hello")
+    refused.one_line_error(1, f"AGENTOS_DB {typo}: the folder")
+    assert not typo.parent.exists()
+    home = {k: v for k, v in env.items() if k != "AGENTOS_DB"}
+    home["XDG_DATA_HOME"] = str(tmp_path / "data")
+    made = agentos(home, "run", "hello")
+    assert made.code == 0, made
+    assert list((tmp_path / "data").rglob("agentos.db")), "the default folder was made"

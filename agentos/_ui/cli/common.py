@@ -50,6 +50,14 @@ class CliError(AgentOSError):
     """Ends the command with this one line on stderr and exit code 1."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while a command talked to ``session_id``, which is saved."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
+
+
 def no_database(db: Database) -> str:
     """Why a command that reads the store has nothing to read."""
     return (

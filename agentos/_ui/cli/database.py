@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import click
+
 from agentos import SqliteStore, is_postgres_address, open_store
 
 if TYPE_CHECKING:
@@ -19,11 +21,17 @@ class Database:
     """A session database's address: an SQLite file's path, or a ``postgresql://`` URL."""
 
     address: str
+    named_by: str | None = "--db"
+    """Who named it (``--db``, ``AGENTOS_DB``); None: the default, whose folder is made."""
 
     @classmethod
     def chosen(cls, given: str | None) -> Database:
         """``--db``, else ``$AGENTOS_DB``, else the user's data folder's ``agentos.db``."""
-        return cls(given or os.environ.get("AGENTOS_DB") or str(SqliteStore.default_path()))
+        if given:
+            return cls(given)
+        if os.environ.get("AGENTOS_DB"):
+            return cls(os.environ["AGENTOS_DB"], "AGENTOS_DB")
+        return cls(str(SqliteStore.default_path()), None)
 
     @property
     def is_server(self) -> bool:
@@ -34,6 +42,14 @@ class Database:
         return self.is_server or Path(self.address).exists()
 
     async def open(self) -> SqliteStore | PostgresStore:
+        """The store; a file in a folder that does not exist is refused (a typo would
+        otherwise make a new, empty database somewhere), the default's folder is made."""
+        folder = Path(self.address).parent
+        if self.named_by is not None and not self.is_server and not folder.exists():
+            raise click.ClickException(
+                f"{self.named_by} {self.address}: the folder {folder} does not exist "
+                "(create it, or name a file in a folder that does)"
+            )
         return await open_store(self.address)
 
     def __str__(self) -> str:

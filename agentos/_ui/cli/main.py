@@ -33,6 +33,7 @@ from agentos._ui.cli.common import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     EXIT_USAGE,
+    Interrupted,
 )
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
@@ -116,10 +117,19 @@ def _terminate(signum: int, frame: object) -> None:
     signal.raise_signal(signal.SIGINT)
 
 
-def _interrupted() -> int:
-    if _terminated:
-        return _fail("terminated (SIGTERM)", EXIT_TERMINATED)
-    return _fail("interrupted", EXIT_INTERRUPTED)
+def _interrupted(error: BaseException | None = None) -> int:
+    """One line: how the command ended, and which session it saved (not an error)."""
+    how, code = (
+        ("terminated (SIGTERM)", EXIT_TERMINATED)
+        if _terminated
+        else ("interrupted", EXIT_INTERRUPTED)
+    )
+    if isinstance(error, Interrupted):
+        sid = error.session_id
+        how = f"{how}; session {sid} saved ('agentos resume {sid}' goes on)"
+        click.echo(visible(how), err=True)
+        return code
+    return _fail(how, code)
 
 
 def run_cli(argv: Sequence[str] | None = None) -> int:
@@ -138,21 +148,21 @@ def run_cli(argv: Sequence[str] | None = None) -> int:
         return _fail(error.format_message() + hint, error.exit_code)
     except click.ClickException as error:
         return _fail(error.format_message(), error.exit_code)
-    except click.Abort:
-        return _interrupted()
+    except click.Abort as abort:  # click's word for Ctrl-C: the interruption is its cause
+        return _interrupted(abort.__cause__)
     except Exception as error:
         return _fail_with(error)
     except BaseExceptionGroup as group:  # a task group's; KeyboardInterrupt within, say
         return _fail_with(group)
-    except KeyboardInterrupt:
-        return _interrupted()
+    except KeyboardInterrupt as error:
+        return _interrupted(error)
     return code if isinstance(code, int) else EXIT_DONE
 
 
 def _fail_with(error: BaseException) -> int:
     cause = _innermost(error)
     if isinstance(cause, KeyboardInterrupt):
-        return _interrupted()
+        return _interrupted(cause)
     if isinstance(cause, click.ClickException):
         return _fail(cause.format_message(), cause.exit_code)
     if isinstance(cause, UnknownSessionError):

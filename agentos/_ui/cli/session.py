@@ -118,6 +118,7 @@ async def converse(
     steal: bool = False,
     token_ttl: float | None = None,
     words: bool = False,
+    opened: list[str] | None = None,
 ) -> Outcome:
     """Run one command's worth of a session: ``prompt`` for a new one, ``resume`` for a stored one.
 
@@ -129,6 +130,7 @@ async def converse(
     ``token_ttl`` is how long new continuation tokens stay valid. ``agent`` is the demo
     agent if not given, for a new session; a resumed one is continued with the agent it
     was started with. ``words``: print the model's messages on stdout as they arrive.
+    ``opened`` is told the session's id once it is ours (an interruption names it).
     """
     if resume is not None and not db.exists():
         raise CliError(no_database(db))
@@ -152,6 +154,8 @@ async def converse(
                     session = await host.resume(resume, steal=steal, config=agent.config)
                 else:
                     session = await host.create_session(agent.config, session_id=session_id)
+                if opened is not None:
+                    opened.append(session.session_id)
                 for line in which:
                     say(line)
                 errors_before, replies_before = len(session.errors), len(session.replies)

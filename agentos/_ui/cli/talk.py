@@ -21,6 +21,7 @@ from agentos._ui.cli.common import (
     EXIT_UNKNOWN_TOKEN,
     JSON_HELP,
     CliError,
+    Interrupted,
     require_text,
     say,
     with_store,
@@ -195,10 +196,20 @@ def _talk(db: Database, as_json: bool, *, wait: bool, **how: Any) -> int:
     terminal the model's messages are printed as they arrive."""
     words = sys.stdout.isatty() and not as_json
     live = sys.stderr.isatty()
+    opened: list[str] = []
     talk = functools.partial(
-        converse, db, say=_say, live=live, wait_for_async=wait, words=words, **how
+        converse, db, say=_say, live=live, wait_for_async=wait, words=words, opened=opened, **how
     )
-    return _report(anyio.run(talk), as_json, printed=words)
+    try:
+        outcome = anyio.run(talk)
+    except BaseException as error:  # on Ctrl-C the host saved the session on its way out
+        ctrl_c = isinstance(error, KeyboardInterrupt) or (
+            isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is not None
+        )
+        if opened and ctrl_c:
+            raise Interrupted(opened[0]) from error
+        raise
+    return _report(outcome, as_json, printed=words)
 
 
 def _report(outcome: Outcome, as_json: bool, *, printed: bool = False) -> int:
