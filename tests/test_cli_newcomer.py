@@ -271,3 +271,23 @@ def test_a_database_in_a_folder_that_does_not_exist_is_refused(
     made = agentos(home, "run", "hello")
     assert made.code == 0, made
     assert list((tmp_path / "data").rglob("agentos.db")), "the default folder was made"
+
+
+def test_say_is_the_next_message_of_a_conversation(env: dict[str, str]) -> None:
+    """Issue 30: a follow-up is one obvious command, ``agentos say SESSION TEXT``."""
+    first = agentos(env, "run", "--session-id", "s", "What's the weather in Oslo?")
+    assert first.code == 0, first
+    then = agentos(env, "say", "s", "And in Bergen?")
+    assert then.code == 0, then
+    assert then.json["session_id"] == "s"
+    shown = agentos(env, "show", "s", "--json")
+    said = [
+        block["text"]
+        for message in shown.json["history"]
+        if message["role"] == "user"
+        for block in message["content"]
+        if block.get("type") == "text"
+    ]
+    assert said == ["What's the weather in Oslo?", "And in Bergen?"]
+    unknown = agentos(env, "say", "nobody", "hello")
+    unknown.one_line_error(1, "nobody")

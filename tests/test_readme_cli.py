@@ -23,7 +23,7 @@ def readme_commands() -> list[list[str]]:
 def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
     commands = readme_commands()
     assert [words[1] for words in commands] == [
-        "run", "run", "complete", "resume", "status", "cancel", "sessions", "show", "calls",
+        "run", "run", "complete", "resume", "say", "status", "cancel", "sessions", "show", "calls",
     ]  # fmt: skip
     names: dict[str, str] = {}
     results: list[Result] = []
@@ -37,13 +37,14 @@ def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
             names["SESSION"] = result.json["session_id"]
             names["TOKEN"] = left["approve"]["continuation_token"]
             names["CALL_ID"] = left["fetch_calendar"]["tool_call_id"]
-    meet, pending, complete, resume, status, cancel, sessions, show, calls = results
+    meet, pending, complete, resume, say, status, cancel, sessions, show, calls = results
     assert meet.code == 0, meet
     assert any("Jane is free" in m for m in meet.json["messages"])
     assert any("Jack is free" in m for m in meet.json["messages"])
     assert pending.code == 3 and len(pending.json["next_steps"]) == 2, pending
     assert (complete.code, complete.out) == (0, "applied\n"), complete
     assert resume.code == 0 and "approved" in resume.json["answer"], resume
+    assert say.code == 0 and say.json["session_id"] == names["SESSION"], say
     assert status.code == 0 and status.json["status"] == "orphaned", status
     cancel.one_line_error(1, "not running anywhere")
     assert sessions.code == 0 and len(sessions.lines) == 2, sessions

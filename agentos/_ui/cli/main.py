@@ -39,7 +39,7 @@ from agentos._ui.cli.database import Database
 from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
 from agentos._ui.cli.mcp import mcp
 from agentos._ui.cli.serve import serve
-from agentos._ui.cli.talk import complete, resume, run
+from agentos._ui.cli.talk import complete, resume, run, say_command
 from agentos._ui.terminal_text import visible
 from agentos.turns import validation_problems
 
@@ -78,6 +78,7 @@ def _database_here(ctx: click.Context, param: click.Parameter, value: str | None
 for _command in (
     run,
     resume,
+    say_command,
     complete,
     sessions,
     show,

@@ -145,6 +145,29 @@ def resume(
     return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
 
 
+@click.command("say", epilog=EXIT_CODES_HELP)
+@click.argument("session_id", metavar="SESSION")
+@click.argument("text", metavar="TEXT")
+@click.option(
+    "--wait-for-async",
+    is_flag=True,
+    help="Wait until every running call has finished and the model has heard of it.",
+)
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_obj
+def say_command(
+    db: Database, session_id: str, text: str, wait_for_async: bool, as_json: bool
+) -> int:
+    """Say TEXT to SESSION and wait for the model's answer: the next message of a
+    conversation 'run' started ('resume SESSION --message TEXT' in one word).
+
+    Prints the same as 'run'. The session goes on with the agent it was started with.
+    """
+    require_text(text, "TEXT")
+    how = {"resume": session_id, "message": text, "steal": False, "agent": None}
+    return _talk(db, as_json, wait=wait_for_async, token_ttl=None, **how)
+
+
 @click.command(
     epilog="\b\nExit codes:\n  0  applied, or already_completed\n"
     "  2  usage error (e.g. --result is not JSON)\n  4  unknown (or expired) token"
