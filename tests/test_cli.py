@@ -8,6 +8,7 @@ Commands that do not depend on each other run side by side to keep it quick.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import anyio
@@ -201,6 +202,9 @@ def test_on_a_terminal_progress_is_a_live_display(env: dict[str, str], quick_age
     assert "model: scripted" in screen
     assert "fetch_calendar" in screen and '{"percent":' in screen
     assert '"event"' not in screen, "no JSON lines on a terminal"
+    finished = re.search(r"✓ fetch_calendar\(Jane, 0\.5\) (\d+\.\d) s\r?\n", screen)
+    assert finished is not None, screen  # issue 30: one line that stays, per finished call
+    assert float(finished[1]) >= 0.5
 
 
 def test_show_draws_a_board_session_and_gives_its_board_as_json(

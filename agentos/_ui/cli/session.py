@@ -36,6 +36,7 @@ from agentos import (
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
+from agentos._ui.terminal_text import visible
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
@@ -338,7 +339,8 @@ class _JsonLines(_Display):
 
 
 class _LiveDisplay(_Display):
-    """A spinner per running call with its latest progress; a mark once it is final."""
+    """A spinner per running call with its latest progress; once it is final, one line
+    that stays (``✓ fetch_calendar(Jane) 2.1 s``), printed above the spinners."""
 
     def __init__(self, runtime: Runtime, console: Console | None = None) -> None:
         super().__init__(runtime)
@@ -354,8 +356,8 @@ class _LiveDisplay(_Display):
     def event(self, event: CallEvent) -> None:
         label = f"{self.tool(event.call_id)} {event.call_id[:8]}"
         if event.status.is_final:
-            mark = "ok" if event.kind is CallEventKind.COMPLETED else event.status.value
-            self._rows[event.call_id] = _line(f"[{mark}] {label}")
+            self._rows.pop(event.call_id, None)
+            self._live.console.print(_finished(event), highlight=False, markup=False)
             return
         detail = event.status.value
         if event.progress is not None:
@@ -383,6 +385,22 @@ class _LiveDisplay(_Display):
 
     def __exit__(self, *exc_info: object) -> None:
         self._live.stop()
+
+
+def _finished(event: CallEvent) -> Text:
+    """``✓ tool(arguments) 2.1 s``, or ``✗ tool(arguments) failed: why``."""
+    snapshot = event.snapshot
+    tool = snapshot.tool_name if snapshot is not None else "call"
+    values = [] if snapshot is None else list(snapshot.tool_input.values())
+    shown = ", ".join(v if isinstance(v, str) else json.dumps(v) for v in values)
+    signature = f"{tool}({shown[:60]}{'...' if len(shown) > 60 else ''})"
+    took = ""
+    if snapshot is not None and snapshot.started_at is not None and snapshot.completed_at:
+        took = f" {snapshot.completed_at - snapshot.started_at:.1f} s"
+    if event.kind is CallEventKind.COMPLETED:
+        return _line(f"✓ {visible(signature)}{took}")
+    why = f": {event.error.message}" if event.error is not None else ""
+    return _line(f"✗ {visible(signature)} {event.status.value}{visible(why)}{took}")
 
 
 def _line(text: str) -> Text:
