@@ -477,3 +477,25 @@ async def test_a_streaming_reply_grows_in_the_chat_and_its_call_shows_once_whole
             assert await anyio.to_thread.run_sync(api.client_closed.wait, 10)
             await until(pilot, runtime, lambda: "asks for" not in chat_text(app))
         await provider.aclose()
+
+
+async def test_escape_closes_the_models_view_and_the_keys_stay_on_the_calls() -> None:
+    """Issue 30: escape closes what is open and leaves the focus where it was, so a ``q``
+    after it quits rather than being typed to the model; a second escape goes to writing."""
+    puppet = Puppet()
+    async with chatting(puppet) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        await pilot.press("tab", "b")
+        await until(pilot, runtime, lambda: "check both" in model_view(app))
+        await pilot.press("escape")
+        assert not app.query_one("#context").has_class("shown"), "the view closed"
+        assert isinstance(app.focused, CallsPane), "the focus stayed on the calls"
+        await pilot.press("enter")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+        await pilot.press("escape")
+        await until(pilot, runtime, lambda: not isinstance(app.screen, Details))
+        assert isinstance(app.focused, CallsPane), "back where it was"
+        await pilot.press("escape")
+        assert isinstance(app.focused, Input), "escape again: back to writing"
+        assert app.query_one("#message", Input).value == ""

@@ -308,6 +308,14 @@ class ChatApp(App[None]):
         self._model_view.toggle_class("shown")
         self.redraw()
 
+    def action_leave_calls(self) -> None:
+        """Escape on the calls: close the model's view if it is open (the focus stays on
+        the calls, so the next keys are not typed to the model), else go back to writing."""
+        if self._model_view.has_class("shown"):
+            self.action_toggle_context()
+        else:
+            self.query_one("#message", Input).focus()
+
     def action_scroll_chat(self, pages: int) -> None:
         scroll = self._chat.scroll_page_down if pages > 0 else self._chat.scroll_page_up
         scroll(animate=False)

@@ -44,7 +44,8 @@ class CallsPane(DataTable[Any]):
         Binding("c", "app.cancel_call", "Cancel call"),
         Binding("b", "app.toggle_context", "Model's view"),
         Binding("q", "app.quit", "Quit"),
-        Binding("tab,escape", "app.focus('message')", "Write"),
+        Binding("tab", "app.focus('message')", "Write"),
+        Binding("escape", "app.leave_calls", "Back", show=False),
     ]
 
     class Scrolled(Message):
