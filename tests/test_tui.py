@@ -48,7 +48,7 @@ from agentos.testing import (
     text,
     tool_calls,
 )
-from agentos.tui import CallsPane, ChatApp, Details, terminal_theme
+from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
 from tests._researcher import lead_and_researcher
 
 pytestmark = pytest.mark.anyio
@@ -227,6 +227,8 @@ async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
             puppet.complete(jane, "free 10-11")
             await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
             await pilot.press("ctrl+c")
+            await until(pilot, runtime, lambda: isinstance(app.screen, Confirm))
+            await pilot.press("y")  # a call still runs: it asked once
             await until(pilot, runtime, lambda: not app.is_running)
         assert runtime.status(joe).status == "running", "quitting the UI cancels nothing"
     puppet = Puppet()
@@ -499,3 +501,30 @@ async def test_escape_closes_the_models_view_and_the_keys_stay_on_the_calls() ->
         await pilot.press("escape")
         assert isinstance(app.focused, Input), "escape again: back to writing"
         assert app.query_one("#message", Input).value == ""
+
+
+async def test_quitting_while_calls_run_asks_once_naming_them() -> None:
+    """Issue 30: the calls end with the process, so quitting asks first; ``y`` quits, any
+    other key stays; the cancel prompt names the call by its arguments."""
+    puppet = Puppet()
+    async with chatting(puppet) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        await pilot.press("tab", "c")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Confirm))
+        assert isinstance(app.screen, Confirm)
+        assert app.screen.question.startswith("Cancel puppet(Jane) (call ")
+        await pilot.press("x")  # anything but y: no
+        await until(pilot, runtime, lambda: not isinstance(app.screen, Confirm))
+        await pilot.press("q")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Confirm))
+        assert isinstance(app.screen, Confirm)
+        assert (
+            app.screen.question
+            == "2 running (puppet(Jane), puppet(Joe)) end with this process. Quit?"
+        )
+        await pilot.press("x")
+        await until(pilot, runtime, lambda: not isinstance(app.screen, Confirm))
+        assert app.is_running and all(puppet.started(c) for c in puppet.calls)
+        await pilot.press("ctrl+c", "ctrl+c")  # asked, then quit all the same
+        await until(pilot, runtime, lambda: not app.is_running)

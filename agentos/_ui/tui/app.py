@@ -279,7 +279,24 @@ class ChatApp(App[None]):
                     gone = f"{one_line(call.tool)} is gone"
                     self.notify(gone, severity="warning", markup=False)
 
-        self.push_screen(Confirm(f"Cancel {one_line(call.tool)} ({snapshot.call_id})?"), answered)
+        asked = f"Cancel {one_line(signature(snapshot))} (call {snapshot.call_id})?"
+        self.push_screen(Confirm(asked), answered)
+
+    async def action_quit(self) -> None:
+        """Quit; while calls run (they end with this process) ask once first. A second
+        quit while asking quits."""
+        running = [
+            call
+            for call in self.runtime.list_calls(self.session.session_id, include_final=False)
+            if not call.deferred  # a deferred call waits for its token in the store
+        ]
+        if not running or isinstance(self.screen, Confirm):
+            self.exit()
+            return
+        names = ", ".join(one_line(signature(call)) for call in running[:3])
+        more = f" and {len(running) - 3} more" if len(running) > 3 else ""
+        asked = f"{len(running)} running ({names}{more}) end with this process. Quit?"
+        self.push_screen(Confirm(asked), lambda yes: self.exit() if yes else None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """``enter`` on a call: its progress log and result (of a call the runtime no longer
@@ -328,3 +345,10 @@ def child_chat(child: Session) -> str:
         lines.append(f"{entry.role}: {visible(entry.text)}")
         lines += [f"  {visible(call.tool)}: {call.status.value}" for call in entry.calls]
     return "\n".join(lines)
+
+
+def signature(call: CallSnapshot) -> str:
+    """``fetch_calendar(Joe)``: the tool and its arguments' values, short."""
+    values = [v if isinstance(v, str) else json.dumps(v) for v in call.tool_input.values()]
+    shown = ", ".join(values)
+    return f"{call.tool_name}({shown[:40]}{'...' if len(shown) > 40 else ''})"

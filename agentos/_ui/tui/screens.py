@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -13,7 +14,7 @@ from textual.widgets import Footer, Static
 
 
 class Confirm(ModalScreen[bool]):
-    """A yes/no question: y or n (escape is no)."""
+    """A yes/no question: y is yes, any other key is no."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes"),
@@ -31,6 +32,11 @@ class Confirm(ModalScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key not in ("y", "n", "escape"):  # those have their bindings
+            event.stop()
+            self.dismiss(False)
 
 
 class Details(ModalScreen[None]):
