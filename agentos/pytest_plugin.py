@@ -12,7 +12,7 @@ The cassette is ``cassettes/<test module>/<test name>.json`` beside the test mod
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,22 @@ def agentos_cassette(request: pytest.FixtureRequest) -> Iterator[RecordedConvers
     name = re.sub(r"[^\w.-]+", "_", request.node.name).strip("_")
     conversation = RecordedConversation(module.parent / "cassettes" / module.stem / f"{name}.json")
     yield conversation
+    report = request.node.stash.get(_CALL_REPORT, None)
     try:
-        conversation.finish()
+        conversation.finish(passed=report is not None and report.passed)
     except CassetteMiss as error:
         pytest.fail(str(error), pytrace=False)
+
+
+_CALL_REPORT = pytest.StashKey[pytest.TestReport]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Keep the test's own report, so the fixture records only a run that passed."""
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_REPORT] = report
+    return report

@@ -57,6 +57,7 @@ async def test_weather(agentos_cassette):
     if os.environ.get("ASK", "1") == "1":
         assert session.replies[-1] == "Clear in Oslo tomorrow."
         assert len(set(grew)) > 2, "the reply grew, recorded or replayed"
+    assert not os.environ.get("FAIL"), "failing on purpose"
 '''.replace("SECRET", repr(SECRET))
 
 
@@ -150,3 +151,11 @@ def test_a_missing_cassette_fails_under_ci_and_records_again_when_asked(
     assert stand_in.requests == []
     again = pytest_run(user_tests, STAND_IN=stand_in.url, CI="true", AGENTOS_RECORD="1")
     assert again.returncode == 0, again.stdout
+
+
+def test_a_recording_run_that_fails_writes_no_cassette(
+    user_tests: Path, stand_in: MessagesStandIn
+) -> None:
+    failed = pytest_run(user_tests, STAND_IN=stand_in.url, FAIL="1")
+    assert failed.returncode == 1 and "failing on purpose" in failed.stdout
+    assert not list(user_tests.rglob("*.json")), "nothing recorded"

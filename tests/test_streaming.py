@@ -216,3 +216,77 @@ def test_agentos_run_on_a_terminal_prints_the_answer_as_it_streams(
         assert f"{ANSWER}\r\n" in screen, screen
     else:
         assert screen.count(ANSWER) == 1, screen
+
+
+@pytest.mark.parametrize(
+    ("body", "kind"),
+    [
+        pytest.param(
+            sse(
+                {"type": "message_start", "message": message_body([], None)},
+                {"type": "error", "error": "boom"},
+            ),
+            "server_error",
+            id="error-event-without-a-body",
+        ),
+        pytest.param(
+            sse(
+                {"type": "message_start", "message": message_body([], None)},
+                {
+                    "type": "content_block_delta",
+                    "index": 3,
+                    "delta": {"type": "text_delta", "text": "x"},
+                },
+            ),
+            "malformed_response",
+            id="delta-of-no-block",
+        ),
+    ],
+)
+async def test_odd_events_become_a_provider_error(
+    api: MessagesStandIn, provider: AnthropicProvider, body: bytes, kind: str
+) -> None:
+    api.always = Reply(200, body, {"content-type": "text/event-stream"})
+
+    with pytest.raises(ProviderError) as caught:
+        await provider.stream(HELLO, lambda partial: None)
+
+    assert caught.value.kind == kind
+
+
+async def test_a_broken_stream_and_the_sdks_retries_share_one_budget(api: MessagesStandIn) -> None:
+    """max_retries=2 is three requests in all, however they fail: a broken stream, then
+    the SDK retrying a 529 with what is left."""
+    api.script(answer(stop_after=4))
+    api.always = Reply(529, error_body("overloaded_error", "Overloaded"), {"retry-after-ms": "1"})
+    provider = AnthropicProvider(api_key="sk-test", base_url=api.url, max_retries=2)
+    try:
+        with pytest.raises(ProviderError) as caught:
+            await provider.stream(HELLO, lambda partial: None)
+    finally:
+        await provider.aclose()
+    assert caught.value.kind == "overloaded"
+    assert len(api.requests) == 3
+
+
+def test_streamed_words_cannot_drive_the_terminal(
+    api: MessagesStandIn, env: dict[str, str]
+) -> None:
+    """What the model writes reaches a terminal escaped, as it streams too."""
+    api.script(answer("Sunny\x1b]0;pwned\x07 and \x1b[2Jwarm."))
+    model = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api.url}
+    controller, terminal = pty.openpty()
+    process = start({**env, **model, "TERM": "xterm"}, "run", "hi", stdout=terminal)
+    os.close(terminal)
+    shown = bytearray()
+    reader = threading.Thread(target=read_all, args=(controller, shown))
+    reader.start()
+    try:
+        process.communicate(timeout=30)
+    finally:
+        reader.join(timeout=10)
+        os.close(controller)
+    screen = shown.decode(errors="replace")
+    assert process.returncode == 0, screen
+    assert "\x1b]0;" not in screen and "\x1b[2J" not in screen, repr(screen)
+    assert "pwned" in screen and "warm." in screen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, Field
@@ -181,3 +182,64 @@ async def test_input_that_does_not_fit_a_typed_tool_fails_naming_each_field(
     assert done.status is CallStatus.FAILED and done.error is not None
     for problem in named:
         assert problem in done.error.message, done.error.message
+
+
+@pytest.mark.parametrize(
+    ("fn", "properties"),
+    [
+        # a model and a plain parameter: both are fields
+        (lambda: _two(), ["loc", "days"]),
+        # the model alone, its context taken by keyword or first: the model is the input
+        (lambda: _keyword_context(), ["city", "days"]),
+        (lambda: _context_first(), ["city", "days"]),
+    ],
+)
+def test_a_model_parameter_is_the_input_only_when_it_is_the_only_one(
+    fn: Callable[[], Tool[Any]], properties: list[str]
+) -> None:
+    assert list(fn().input_schema["properties"]) == properties
+
+
+def _two() -> Tool[Any]:
+    def weather(loc: CityInput, days: int) -> None:
+        return None
+
+    return tool(weather)
+
+
+def _keyword_context() -> Tool[Any]:
+    def weather(args: CityInput, *, ctx: ToolContext) -> str:
+        return args.city
+
+    return tool(weather)
+
+
+def _context_first() -> Tool[Any]:
+    def weather(ctx: ToolContext, args: CityInput) -> str:
+        return args.city
+
+    return tool(weather)
+
+
+@tool
+async def bounded(days: Annotated[int, Field(ge=1, le=7, description="Days ahead.")] = 1) -> int:
+    """Annotated constraints reach the schema and the check."""
+    return days
+
+
+@tool
+def model_by_keyword(args: CityInput, *, ctx: ToolContext) -> str:
+    """The model, its context by keyword."""
+    ctx.progress({"city": args.city})
+    return args.city
+
+
+@pytest.mark.anyio
+async def test_annotated_constraints_hold_and_a_keyword_context_is_given() -> None:
+    assert bounded.input_schema["properties"]["days"]["maximum"] == 7
+    assert bounded.input_schema["properties"]["days"]["description"] == "Days ahead."
+    async with Runtime([bounded, model_by_keyword]) as runtime:
+        done = await runtime.wait(runtime.submit("bounded", {"days": 99}), 10)
+        assert done.status is CallStatus.FAILED
+        done = await runtime.wait(runtime.submit("model_by_keyword", {"city": "Oslo"}), 10)
+        assert (done.status, done.result) == (CallStatus.COMPLETED, "Oslo")

@@ -28,18 +28,30 @@ class Spread:
     """Calls a function of plain parameters with a validated input model's fields (and the
     call's context by the name it takes it under). Module-level, so it pickles."""
 
-    __slots__ = ("context", "fn", "names", "positional")
+    __slots__ = ("context", "fn", "names", "positional", "whole")
 
     def __init__(
-        self, fn: Any, names: tuple[str, ...], positional: tuple[str, ...], context: str | None
+        self,
+        fn: Any,
+        names: tuple[str, ...],
+        positional: tuple[str, ...],
+        context: str | None,
+        whole: str | None = None,
     ) -> None:
         self.fn = fn
         self.names = names
         self.positional = positional
         self.context = context
+        self.whole = whole
+        """The parameter that takes the validated model itself (a model tool whose context
+        is not its second positional parameter)."""
 
     def __call__(self, args: BaseModel, ctx: object = None) -> Any:
-        given = {name: getattr(args, name) for name in self.names}
+        given: dict[str, object]
+        if self.whole is not None:
+            given = {self.whole: args}
+        else:
+            given = {name: getattr(args, name) for name in self.names}
         if self.context is not None:
             given[self.context] = ctx
         first = [given.pop(name) for name in self.positional]
@@ -53,15 +65,33 @@ def inspect_tool(fn: Any, where: str) -> tuple[type[BaseModel], bool, Any]:
         raise ToolDefinitionError(f"tool {where}: expected a function, got {fn!r}")
     params = list(inspect.signature(fn).parameters.values())
     try:
-        hints = typing.get_type_hints(fn)
+        hints = typing.get_type_hints(fn, include_extras=True)
     except NameError as error:
         raise ToolDefinitionError(
             f"tool {where}: cannot resolve its annotations ({error}); "
             "define the input model at module level"
         ) from None
+    from agentos._kernel.context import ToolContext
+
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    by_position = [p for p in params if p.kind in positional]
     first = hints.get(params[0].name) if params else None
-    if isinstance(first, type) and issubclass(first, BaseModel) and len(params) <= 2:
-        return first, len(params) == 2, fn  # fn(args: Model[, ctx])
+    if isinstance(first, type) and issubclass(first, BaseModel) and params[0].kind in positional:
+        if len(params) == 1:
+            return first, False, fn  # fn(args: Model)
+        second = params[1]
+        if (
+            len(params) == 2
+            and second in by_position
+            and hints.get(second.name, ToolContext) is ToolContext
+        ):
+            return first, True, fn  # fn(args: Model, ctx)
+    context = next((p.name for p in params if hints.get(p.name) is ToolContext), None)
+    others = [p for p in params if p.name != context]
+    model = hints.get(others[0].name) if len(others) == 1 else None
+    if isinstance(model, type) and issubclass(model, BaseModel) and others[0] in by_position:
+        order = tuple(p.name for p in params if p.kind is p.POSITIONAL_ONLY)
+        return model, True, Spread(fn, (), order, context, whole=others[0].name)
     return _from_parameters(fn, where, params, hints)
 
 
@@ -87,7 +117,8 @@ def _from_parameters(
                 "of the JSON schema the model sees)"
             )
         default = ... if param.default is param.empty else param.default
-        field = Field(default, description=described.get(param.name))
+        said = described.get(param.name)
+        field = Field(default, description=said) if said else Field(default)
         fields[param.name] = (Annotated[hints[param.name], field], default)
     name = "".join(part.title() for part in getattr(fn, "__name__", "tool").split("_"))
     try:

@@ -11,7 +11,6 @@ from typing import Any, cast
 
 import anthropic
 import anyio
-import httpx
 import pydantic
 from anthropic.types import Message, MessageParam
 
@@ -52,17 +51,22 @@ async def ask(
 
     The SDK retries a request that fails before its stream begins. A stream that breaks
     mid-reply (the connection drops, or an ``overloaded`` or ``api_error`` event) is one
-    failed attempt too: it is asked again, as often and with the backoff the SDK would
-    (``max_retries``), and the listener hears an empty reply first.
+    failed attempt too: it is asked again, with the backoff the SDK would use, and the
+    listener hears an empty reply first. The attempts share the client's ``max_retries``:
+    each is asked with the retries the earlier ones left.
     """
     params = _params(request)
-    for attempt in range(client.max_retries + 1):
+    budget = max(client.max_retries, 0)
+    error = ProviderError("connection", "the model was not asked")
+    for attempt in range(budget + 1):
+        asking = client
         if attempt:
             if listener is not None:
                 listener(PartialReply())
             await anyio.sleep(min(_FIRST_RETRY_DELAY * 2 ** (attempt - 1), _MAX_RETRY_DELAY))
+            asking = client.with_options(max_retries=budget - attempt)
         try:
-            return await _stream_once(client, params, listener)
+            return await _stream_once(asking, params, listener)
         except _Broken as broken:
             error = broken.error
     raise error
@@ -114,11 +118,14 @@ async def _stream_once(
 
 
 async def _read(stream: Any, listener: ReplyListener | None) -> object:
-    """The stream's final message, telling ``listener`` each time the reply grows."""
+    """The stream's final message, telling ``listener`` each time the reply grows (what the
+    listener raises is its own: it is not taken for a broken stream)."""
     text: list[str] = []
     uses: list[Block] = []
-    try:
-        async for event in stream:
+    events = aiter(stream)
+    while True:
+        try:
+            event = await anext(events)
             if event.type == "message_stop":
                 return event.message
             if listener is None:
@@ -129,15 +136,24 @@ async def _read(stream: Any, listener: ReplyListener | None) -> object:
                 uses.append(_to_block(event.content_block))
             else:
                 continue
-            listener(PartialReply("".join(text), tuple(uses)))
-    except anthropic.APIStatusError as err:  # an error event in the stream
-        raise _stream_error(err) from err
-    except (anthropic.APIConnectionError, httpx.TransportError) as err:
-        raise _Broken(ProviderError("connection", f"the stream broke: {_cause(err)}")) from err
-    except ProviderError:
-        raise
-    except (anthropic.AnthropicError, ValueError, TypeError, AttributeError, RuntimeError) as err:
-        raise _malformed(f"the stream is not Messages events: {_one_line(err)}") from err
+        except StopAsyncIteration:
+            break
+        except anthropic.APIStatusError as err:  # an error event in the stream
+            raise _stream_error(err) from err
+        except anthropic.APIConnectionError as err:
+            raise _Broken(ProviderError("connection", f"the stream broke: {_cause(err)}")) from err
+        except ProviderError:
+            raise
+        except (
+            anthropic.AnthropicError,
+            ValueError,
+            TypeError,
+            LookupError,
+            AttributeError,
+            RuntimeError,
+        ) as err:  # the SDK's parser, on events that are not what the API sends
+            raise _malformed(f"the stream is not Messages events: {_one_line(err)}") from err
+        listener(PartialReply("".join(text), tuple(uses)))
     if not text and not uses and stream._current_snapshot_or_none() is None:
         raise _malformed("the reply is not a stream of events")
     raise _Broken(ProviderError("connection", "the stream ended before the reply was complete"))
@@ -146,7 +162,8 @@ async def _read(stream: Any, listener: ReplyListener | None) -> object:
 def _stream_error(err: anthropic.APIStatusError) -> Exception:
     """An ``error`` event mid-stream: broken (asked again) if the API says it was
     overloaded or failed, else a plain error."""
-    kind_in_body = err.body.get("error", {}).get("type") if isinstance(err.body, dict) else None
+    inner = err.body.get("error") if isinstance(err.body, dict) else None
+    kind_in_body = inner.get("type") if isinstance(inner, dict) else None
     detail = _api_detail(err)
     if kind_in_body == "overloaded_error":
         return _Broken(ProviderError("overloaded", f"the Anthropic API is overloaded: {detail}"))

@@ -45,7 +45,7 @@ from agentos._model.provider import (
 FORMAT = 1
 """The cassette file's format version."""
 _IDS = re.compile(
-    r"\b(?:toolu_[A-Za-z0-9_]+|msg_[A-Za-z0-9_]+|call[-_][A-Za-z0-9-]{6,}"
+    r"\b(?:toolu_[A-Za-z0-9_]+|msg_[A-Za-z0-9_]+|ct_[A-Za-z0-9_-]{8,}|call[-_][A-Za-z0-9-]{6,}"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"
 )
 _TIMES = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b")
@@ -138,7 +138,7 @@ class Cassette:
     @classmethod
     def load(cls, path: Path) -> Cassette:
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             raise ValueError(f"cannot read the cassette {path}: {error}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -148,7 +148,9 @@ class Cassette:
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = {"format": FORMAT, "interactions": [i.to_json() for i in self.interactions]}
-        self.path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+        written = self.path.with_suffix(".json.partial")
+        written.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", "utf-8")
+        written.replace(self.path)  # a cassette is whole or not there
 
     def take(self, request: ModelRequest) -> Interaction:
         """The first unplayed interaction whose key is the request's; ``CassetteMiss`` (with
@@ -204,6 +206,12 @@ class RecordingProvider:
         self.inner = inner
         self.cassette = cassette
         self.name = inner.name
+
+    async def aclose(self) -> None:
+        """Close the recorded provider (its SDK client), if it can be closed."""
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = await self.inner.complete(request)
@@ -295,8 +303,9 @@ class RecordedConversation:
                 from agentos._model.anthropic_provider import AnthropicProvider
 
                 real = AnthropicProvider
+            provider = real()  # may refuse (no API key): then nothing is recorded
             self.cassette = Cassette(self.path)
-            return RecordingProvider(real(), self.cassette)
+            return RecordingProvider(provider, self.cassette)
         if not self.path.exists():
             raise CassetteMiss(
                 f"no cassette at {self.path}: record it once (run the test outside CI with "
@@ -305,10 +314,13 @@ class RecordedConversation:
         self.cassette = Cassette.load(self.path)
         return ReplayingProvider(self.cassette)
 
-    def finish(self) -> None:
+    def finish(self, *, passed: bool = True) -> None:
+        """Write the recording if the test ``passed`` (a failed run's traffic is not one to
+        replay), else check the replay."""
         if self.cassette is None:
             return
         if self.recording:
-            self.cassette.save()
+            if passed:
+                self.cassette.save()
         else:
             self.cassette.check()

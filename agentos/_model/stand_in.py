@@ -257,8 +257,10 @@ class _Handler(BaseHTTPRequestHandler):
                     self._then(reply, stand_in)
                     return
                 self.wfile.flush()
-                while not (stand_in.resume.wait(0.01) or stand_in._stopping.is_set()):
-                    pass
+                while not stand_in.resume.wait(0.01):
+                    if stand_in._stopping.is_set():
+                        self.close_connection = True  # held streams end with the stand-in
+                        return
             if reply.event_delay and sent:
                 time.sleep(reply.event_delay)
             if event["type"] == "content_block_delta" and first:

@@ -166,7 +166,10 @@ def _run_in_worker(
     def work() -> None:
         try:
             args = input_model.model_validate(tool_input)
-            outcome.append(_outcome(fn(args, context) if takes_context else fn(args)))
+            value = fn(args, context) if takes_context else fn(args)
+            if asyncio.iscoroutine(value):  # a coroutine function that hides what it is
+                value = asyncio.run(value)
+            outcome.append(_outcome(value))
         except Exception as error:
             outcome.append((_FAILED, f"{type(error).__name__}: {error}"))
         finally:
@@ -186,7 +189,12 @@ class _AsyncWorker:
         self, fn: Any, input_model: Any, tool_input: Any, takes_context: bool, call_id: str
     ) -> AsyncIterator[_Report]:
         reports: asyncio.Queue[_Report] = asyncio.Queue()
-        context = _WorkerContext(call_id, reports.put_nowait)
+        loop = asyncio.get_running_loop()
+
+        def tell(report: _Report) -> None:  # a tool may report from a thread of its own
+            loop.call_soon_threadsafe(reports.put_nowait, report)
+
+        context = _WorkerContext(call_id, tell)
 
         async def work() -> _Report:
             try:
@@ -195,7 +203,7 @@ class _AsyncWorker:
             except Exception as error:
                 return (_FAILED, f"{type(error).__name__}: {error}")
             finally:
-                reports.put_nowait((_DONE, None))
+                tell((_DONE, None))  # after every report, whichever thread made them
 
         task = asyncio.ensure_future(work())
         try:

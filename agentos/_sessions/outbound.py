@@ -175,15 +175,20 @@ class Outbound:
                 disposition=disposition.value,
                 trace_parent=trace_parent,
             )
-            call_id = self.runtime.submit(
-                name,
-                _as_tool_input(arguments),
-                session_id=self.session_id,
-                provider_call_id=tool_use_id,
-                turn_id=turn_id,
-                parent_call_id=self.parent_call,
-                options=options,
-            )
+            try:
+                call_id = self.runtime.submit(
+                    name,
+                    _as_tool_input(arguments),
+                    session_id=self.session_id,
+                    provider_call_id=tool_use_id,
+                    turn_id=turn_id,
+                    parent_call_id=self.parent_call,
+                    options=options,
+                )
+            except BaseException:
+                if span is not None:
+                    span.end()  # no call: its span ends here
+                raise
             if span is not None and self.spans is not None:
                 self.spans.track(call_id, span)
             token = None

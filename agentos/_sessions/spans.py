@@ -185,8 +185,8 @@ class SessionSpans:
                 {"agentos.progress.kind": event.progress.kind.value, "agentos.progress": payload},
             )
             return
-        if not event.status.is_final:
-            return
+        if not event.status.is_final or (event.snapshot is not None and event.snapshot.from_cache):
+            return  # a cache hit ran nothing
         if span is None:
             snapshot = event.snapshot
             tool = snapshot.tool_name if snapshot is not None else "tool"

@@ -264,8 +264,8 @@ class Words:
 
     @staticmethod
     def _write(text: str) -> None:
-        if text:
-            sys.stdout.write(text)  # looked up now: a live display redirects it
+        if text:  # escaped (visible, character by character): the model cannot drive it
+            sys.stdout.write(visible(text))  # looked up now: a live display redirects it
             sys.stdout.flush()
 
 
@@ -375,10 +375,11 @@ class _LiveDisplay(_Display):
             self._live.refresh()
 
     def render(self) -> RenderableType:
-        rows: list[RenderableType] = [Text(self._forming)] if self._forming else []
-        if not self._rows and not self._forming:
+        rows: list[RenderableType] = [Text(visible(self._forming))] if self._forming else []
+        calls = list(self._rows.values())  # one step: the loop may change the rows meanwhile
+        if not calls and not self._forming:
             return Spinner("dots", text="waiting for the model")
-        return Group(*rows, *self._rows.values())
+        return Group(*rows, *calls)
 
     def __enter__(self) -> None:
         self._live.start()
