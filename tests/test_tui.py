@@ -528,3 +528,26 @@ async def test_quitting_while_calls_run_asks_once_naming_them() -> None:
         assert app.is_running and all(puppet.started(c) for c in puppet.calls)
         await pilot.press("ctrl+c", "ctrl+c")  # asked, then quit all the same
         await until(pilot, runtime, lambda: not app.is_running)
+
+
+async def test_the_calls_pane_uses_the_terminals_width() -> None:
+    """Issue 30: at 120 columns a call's arguments are not cut at 80 columns' width."""
+    label = "a-rather-long-label-for-this-call"
+    model = ScriptedProvider(
+        (lambda r: last_user_text(r) == "go", lambda r: tool_calls(("puppet", {"label": label}))),
+        (lambda r: True, lambda r: text("ok")),
+    )
+    puppet = Puppet()
+    async with (
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model) as host,
+    ):
+        app = ChatApp(await host.create_session(CONFIG), runtime)
+        async with app.run_test(size=(120, 24)) as pilot:
+            await say(pilot, "go")
+            await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
+            (call_id,) = puppet.calls
+            await until(pilot, runtime, lambda: label in cell(app, call_id, 1))
+            assert cell(app, call_id, 1) == f'puppet(label="{label}")'
+            await pilot.resize_terminal(80, 24)
+            await until(pilot, runtime, lambda: cell(app, call_id, 1).endswith("…"))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.theme import Theme
@@ -26,8 +27,19 @@ from components import JsonObject
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINS_PER_SECOND = 4
 COLUMNS = (" ", 1), ("call", 28), ("progress", 10), ("time", 5), ("outcome", 22)
-"""Label and width: with the cells' padding and a scrollbar, 78 columns."""
+"""Label and width at 80 columns: with the cells' padding and a scrollbar, 78 of them.
+A wider pane gives the call and its outcome the rest (``column_widths``)."""
 WIDTHS = [width for _, width in COLUMNS]
+
+
+def column_widths(pane: int) -> list[int]:
+    """The columns' widths in a pane ``pane`` columns wide: the call and the outcome share
+    what is beyond 80, three parts to two."""
+    extra = max(0, pane - 80)
+    mark, call, progress, time, outcome = WIDTHS
+    more_call = extra * 3 // 5
+    return [mark, call + more_call, progress, time, outcome + extra - more_call]
+
 
 Cells = tuple[Text, Text, Text, Text, Text]
 
@@ -56,10 +68,25 @@ class CallsPane(DataTable[Any]):
         self.calls: list[ChatCall] = []
         """What the rows show, as last drawn."""
         self._shown: list[Cells] = []
+        self._widths = list(WIDTHS)
+        self._cursor_after_resize: int | None = None
 
     def on_mount(self) -> None:
-        for label, width in COLUMNS:
+        for (label, _), width in zip(COLUMNS, self._widths, strict=True):
             self.add_column(label, width=width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A wider (or narrower) pane: the columns again, and every row drawn anew."""
+        widths = column_widths(event.size.width)
+        if widths == self._widths:
+            return
+        self._widths = widths
+        self._cursor_after_resize = self.cursor_row
+        self.clear(columns=True)
+        for (label, _), width in zip(COLUMNS, widths, strict=True):
+            self.add_column(label, width=width)
+        self._shown = []
+        self.post_message(self.Scrolled())  # the app draws the rows
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -81,7 +108,7 @@ class CallsPane(DataTable[Any]):
         in_view = range(top, min(top + self.size.height, len(self._shown), len(calls)))
         columns = [column.key for column in self.ordered_columns]
         for row in [*in_view, *range(len(self._shown), len(calls))]:
-            cells = row_cells(widget_of(calls[row]), frame, theme)
+            cells = row_cells(widget_of(calls[row]), frame, theme, self._widths)
             if row == len(self._shown):
                 self.add_row(*cells, key=str(row))
                 self._shown.append(cells)
@@ -90,6 +117,9 @@ class CallsPane(DataTable[Any]):
                 if old != new:
                     self.update_cell(str(row), column, new)
             self._shown[row] = cells
+        if self._cursor_after_resize is not None and self.row_count:
+            self.move_cursor(row=min(self._cursor_after_resize, self.row_count - 1))
+            self._cursor_after_resize = None
 
     @property
     def selected(self) -> ChatCall | None:
@@ -97,8 +127,10 @@ class CallsPane(DataTable[Any]):
         return self.calls[self.cursor_row] if self.row_count and self.calls else None
 
 
-def row_cells(widget: JsonObject, frame: str, theme: Theme) -> Cells:
-    """One call's row: mark, call, progress, time, outcome."""
+def row_cells(
+    widget: JsonObject, frame: str, theme: Theme, widths: Sequence[int] = WIDTHS
+) -> Cells:
+    """One call's row: mark, call, progress, time, outcome, cut to ``widths``."""
     status = str(widget["status"])
     if not widget["final"]:
         mark = Text(frame, style=theme.primary)
@@ -117,7 +149,7 @@ def row_cells(widget: JsonObject, frame: str, theme: Theme) -> Cells:
     elapsed = widget["elapsed"]
     seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
     outcome = status if widget["error"] is None else f"{status}: {widget['error']}"
-    _, call_width, progress_width, _, outcome_width = WIDTHS
+    _, call_width, progress_width, _, outcome_width = widths
     return (  # Text, never str: a str cell would be read as markup
         mark,
         Text(clip(call, call_width)),
