@@ -242,7 +242,9 @@ class Words:
             self._partial = ""
             self._printed += 1
         forming = self._session.streaming
-        text = "" if forming is None else forming.text
+        # A board's turns that the chat does not show (looks, timers) stream too: its
+        # messages are printed once whole.
+        text = "" if forming is None or self._session.board is not None else forming.text
         if self._live is not None:
             self._live.forming(text)
             return
