@@ -18,8 +18,8 @@ class ModelPrices(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
+    input: float = Field(ge=0, description="Input tokens.")
+    output: float = Field(ge=0, description="Output tokens.")
     cache_write: float = Field(ge=0, description="Prompt-cache writes (the 5-minute cache).")
     cache_read: float = Field(ge=0, description="Prompt-cache reads.")
 

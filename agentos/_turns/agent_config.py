@@ -135,8 +135,10 @@ class ToolPolicy(BaseModel):
     """The default disposition, and rules by tool name."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    default: PolicyRule = Disposition.RUN_ASYNC
-    rules: dict[str, PolicyRule] = Field(default_factory=dict)
+    default: PolicyRule = Field(
+        Disposition.RUN_ASYNC, description="The rule of a tool no rule names."
+    )
+    rules: dict[str, PolicyRule] = Field(default_factory=dict, description="Rules by tool name.")
 
     def rule(self, tool_name: str) -> PolicyRule:
         return self.rules.get(tool_name, self.default)
@@ -151,9 +153,15 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = "agent"
-    model: str = "claude-sonnet-4-5"
-    system_prompt: str = "You are a helpful assistant."
+    name: str = Field("agent", description="The agent's name, in logs, traces and listings.")
+    model: str = Field(
+        "claude-sonnet-4-5",
+        description="The model asked (its name also picks its prices): 'test' is the "
+        "offline model that calls every tool once.",
+    )
+    system_prompt: str = Field(
+        "You are a helpful assistant.", description="What the model is told first, every turn."
+    )
     tools: list[str] | None = Field(
         None,
         description="The tools it may call (None: all the runtime's): a tool's name, "
@@ -182,15 +190,40 @@ class AgentConfig(BaseModel):
     max_children_running: int = Field(
         8, gt=0, description="Sub-agent calls of one session that may run at once."
     )
-    capabilities: list[str] = Field(default_factory=lambda: list(CAPABILITIES))
-    execution_mode: ExecutionMode = ExecutionMode.ASYNCHRONOUS
-    policy: ToolPolicy = Field(default_factory=ToolPolicy)
-    async_yield_strategy: YieldStrategy = Field(default_factory=YieldWhenAllDone)
+    capabilities: list[str] = Field(
+        default_factory=lambda: list(CAPABILITIES),
+        description="The system toolbox's tools it is offered: get_tool_call_status, "
+        "list_running_tool_calls, cancel_tool_call, and message_agent (with sub-agents).",
+    )
+    execution_mode: ExecutionMode = Field(
+        ExecutionMode.ASYNCHRONOUS,
+        description="'asynchronous': a turn goes on while calls run, as the yield strategy "
+        "says; 'synchronous': every call runs to its end, one after another, before the turn "
+        "goes on.",
+    )
+    policy: ToolPolicy = Field(
+        default_factory=ToolPolicy,
+        description="How each tool's calls run: a default disposition (run_sync, run_async, "
+        "run_isolated, defer) and rules by tool name, which may decorate a call (cache, "
+        "retries, timeout).",
+    )
+    async_yield_strategy: YieldStrategy = Field(
+        default_factory=YieldWhenAllDone,
+        description="When a turn waiting for background calls gives the model its turn back: "
+        "when all are done, on any progress, or after a timeout (kind and milliseconds).",
+    )
     isolated_runner: str = Field(
         "local", description="The runtime's runner that run_isolated calls go to."
     )
-    max_running_per_session: int | None = Field(None, gt=0)
-    call_timeout: float | None = Field(None, gt=0)
+    max_running_per_session: int | None = Field(
+        None, gt=0, description="Calls of one session that may run at once (None: no cap)."
+    )
+    call_timeout: float | None = Field(
+        None,
+        gt=0,
+        description="Seconds after which a call fails, timed out, unless its tool or a rule "
+        "says otherwise (None: the tool's, else none).",
+    )
     call_overdue_after: float | None = Field(
         None,
         gt=0,
@@ -209,7 +242,7 @@ class AgentConfig(BaseModel):
         description="The shortest overdue interval the model may ask for with expected_seconds: "
         "a smaller estimate counts as this, so an overdue turn never comes faster.",
     )
-    max_tokens: int = Field(1024, gt=0)
+    max_tokens: int = Field(1024, gt=0, description="The longest reply asked of the model.")
     prices: ModelPrices | None = Field(
         None,
         description="US dollars per million tokens of the model (input, output, cache_write, "
@@ -342,7 +375,10 @@ class SubAgent(BaseModel):
     reads of it. In an agent file ``agent`` may name another agent file."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    agent: AgentConfig
+    agent: AgentConfig = Field(
+        description="The child's agent: another agent file's path (from this file's folder), "
+        "or its settings inline."
+    )
     description: str = Field(
         "", description="What the parent's model reads of the tool (default: the child's name)."
     )

@@ -1,0 +1,119 @@
+"""Write ``docs/agent-file.md`` from the settings themselves: ``python docs/agent_file.py``.
+
+Every setting of an agent file is a field of ``AgentConfig`` (or of the models its
+settings hold); each row gives its type, its default and its description, so the page
+says what the code does. ``tests/test_agent_file_doc.py`` fails when the page is stale.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from agentos import AgentConfig, McpServerConfig, ModelPrices, SubAgent, ToolPolicy
+
+PAGE = Path(__file__).resolve().parent / "agent-file.md"
+
+HEAD = """\
+# The agent file
+
+An agent file is an `AgentConfig` written as TOML (or JSON): `agentos run --agent FILE`,
+`agentos serve --agent FILE`, `agentos chat --agent FILE`, or `AgentConfig.from_file(path)`
+in code. Every setting is optional; an unknown one, or a value of the wrong kind, is
+refused when the file is loaded, naming the setting. `examples/agent.toml` and
+`examples/board.toml` use most of them, and `make test` runs both.
+
+This page is written from the settings themselves (`python docs/agent_file.py`).
+"""
+
+NESTED = (
+    ("policy", ToolPolicy, "How a tool's calls run. A rule is a disposition (`run_sync`, "
+     "`run_async`, `run_isolated`, `defer`), or decorators around one, outermost first: "
+     "`{ decorate = [{ retries = 2 }, { timeout = 30 }], then = \"run_async\" }`, each "
+     "decorator exactly one of `timeout` (seconds), `retries`, `cache`, `truncate` (bytes "
+     "of the result the model reads) and `label`."),
+    ("mcp_servers.NAME", McpServerConfig, "One MCP server: `command` (stdio) or `url` "
+     "(streamable HTTP). `${VAR}` in `env` and `headers` is read from the environment when "
+     "the server starts."),
+    ("agents.NAME", SubAgent, "One sub-agent, offered to the model as the tool NAME."),
+    ("prices", ModelPrices, "US dollars per million tokens."),
+)  # fmt: skip
+
+STRATEGIES = """\
+## `async_yield_strategy`
+
+| kind | settings | the turn goes on |
+|---|---|---|
+| `yield_when_all_done` | | when every background call of the turn has ended |
+| `yield_on_any_progress` | | at the first progress or end of one of them |
+| `yield_on_timeout` | `milliseconds` | after that long, or when all have ended |
+"""
+
+
+def type_name(annotation: Any) -> str:
+    """The setting's type, as a reader of TOML needs it."""
+    if annotation is type(None):
+        return "none"
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return " or ".join(f"`{member.value}`" for member in annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "table"
+    origin = typing.get_origin(annotation)
+    arguments = typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        if all(isinstance(a, type) and issubclass(a, BaseModel) for a in arguments):
+            return "table"
+        return " or ".join(type_name(a) for a in arguments)
+    if origin is typing.Literal:
+        return " or ".join(f"`{value}`" for value in arguments)
+    if origin is list:
+        return f"list of {type_name(arguments[0])}"
+    if origin is dict:
+        return f"table of {type_name(arguments[1])}"
+    names = {str: "text", int: "integer", float: "number", bool: "true or false"}
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))
+
+
+def default_of(field: Any) -> str:
+    if field.default_factory is not None:
+        value = field.default_factory()
+    elif field.default is PydanticUndefined:
+        return "(required)"
+    else:
+        value = field.default
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    if isinstance(value, Enum):
+        value = value.value
+    if value is None:
+        return "none"
+    return f"`{json.dumps(value, ensure_ascii=False)}`"
+
+
+def table(model: type[BaseModel]) -> list[str]:
+    rows = ["| setting | type | default | meaning |", "|---|---|---|---|"]
+    for name, field in model.model_fields.items():
+        meaning = " ".join((field.description or "").split()).replace("|", "\\|")
+        kind = type_name(field.annotation).replace("|", "\\|")
+        rows.append(f"| `{name}` | {kind} | {default_of(field)} | {meaning} |")
+    return rows
+
+
+def page() -> str:
+    lines = [HEAD, "## Settings", "", *table(AgentConfig), ""]
+    for name, model, said in NESTED:
+        lines += [f"## `{name}`", "", said, "", *table(model), ""]
+    lines.append(STRATEGIES)
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    PAGE.write_text(page())
+    print(f"wrote {PAGE}")
