@@ -75,32 +75,35 @@ def inspect_tool(fn: Any, where: str) -> tuple[type[BaseModel], bool, Any]:
 
     positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     by_position = [p for p in params if p.kind in positional]
-    first = hints.get(params[0].name) if params else None
-    if isinstance(first, type) and issubclass(first, BaseModel) and params[0].kind in positional:
+    if params and _is_model(hints.get(params[0].name)) and params[0] in by_position:
         if len(params) == 1:
-            return first, False, fn  # fn(args: Model)
+            return hints[params[0].name], False, fn  # fn(args: Model)
         second = params[1]
         if (
             len(params) == 2
             and second in by_position
             and hints.get(second.name, ToolContext) is ToolContext
         ):
-            return first, True, fn  # fn(args: Model, ctx)
+            return hints[params[0].name], True, fn  # fn(args: Model, ctx)
     context = next((p.name for p in params if hints.get(p.name) is ToolContext), None)
     others = [p for p in params if p.name != context]
-    model = hints.get(others[0].name) if len(others) == 1 else None
-    if isinstance(model, type) and issubclass(model, BaseModel) and others[0] in by_position:
+    if len(others) == 1 and _is_model(hints.get(others[0].name)) and others[0] in by_position:
         order = tuple(p.name for p in params if p.kind is p.POSITIONAL_ONLY)
-        return model, True, Spread(fn, (), order, context, whole=others[0].name)
-    return _from_parameters(fn, where, params, hints)
+        return hints[others[0].name], True, Spread(fn, (), order, context, whole=others[0].name)
+    return _from_parameters(fn, where, params, hints, context)
+
+
+def _is_model(hint: object) -> bool:
+    return isinstance(hint, type) and issubclass(hint, BaseModel)
 
 
 def _from_parameters(
-    fn: Any, where: str, params: list[inspect.Parameter], hints: dict[str, Any]
+    fn: Any,
+    where: str,
+    params: list[inspect.Parameter],
+    hints: dict[str, Any],
+    context: str | None,
 ) -> tuple[type[BaseModel], bool, Any]:
-    from agentos._kernel.context import ToolContext
-
-    context = next((p.name for p in params if hints.get(p.name) is ToolContext), None)
     described = parameter_descriptions(inspect.getdoc(fn) or "")
     fields: dict[str, Any] = {}
     for param in params:

@@ -95,11 +95,6 @@ class SessionSpans:
             self._turn.end()
             self._turn = self._turn_context = None
 
-    def failed_turn(self, kind: str, message: str) -> None:
-        """The turn's request failed: the turn span says why."""
-        if self._turn is not None:
-            _failed(self._turn, kind, message)
-
     # ------------------------------------------------------------------ model requests
 
     def request(self, request: ModelRequest, provider: str) -> Span:
@@ -126,12 +121,11 @@ class SessionSpans:
         finally:
             _otel.context.detach(token)
 
-    @staticmethod
     def answered(
-        span: Span, response: ModelResponse | None, error: ProviderError | None = None
+        self, span: Span, response: ModelResponse | None, error: ProviderError | None = None
     ) -> None:
-        """End a ``chat`` span with the response's usage, or the error (None and None: the
-        request was cut by a stop)."""
+        """End a ``chat`` span with the response's usage, or the error, which the turn's span
+        says too (None and None: the request was cut by a stop)."""
         if response is not None:
             usage = response.usage
             span.set_attributes(
@@ -143,6 +137,8 @@ class SessionSpans:
             )
         elif error is not None:
             _failed(span, error.kind, error.message)
+            if self._turn is not None:
+                _failed(self._turn, error.kind, error.message)
         else:
             _failed(span, "cancelled", "the session stopped")
         span.end()

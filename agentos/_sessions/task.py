@@ -342,8 +342,6 @@ class SessionTask:
                 self._request_scope = None
                 if span is not None and self._spans is not None:
                     self._spans.answered(span, response, failure)
-                    if failure is not None:
-                        self._spans.failed_turn(failure.kind, failure.message)
         return response
 
     def stop_request(self) -> None:

@@ -8,7 +8,9 @@ string the terminal UI shows goes through ``visible`` first.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BREAKS = re.compile(r"[\t\n]")
@@ -24,6 +26,13 @@ def visible(text: str) -> str:
 def one_line(text: str) -> str:
     """``visible(text)`` on one line: tabs and newlines become spaces."""
     return _BREAKS.sub(" ", visible(text))
+
+
+def short_call(tool: str, arguments: Mapping[str, object], width: int = 40) -> str:
+    """``fetch_calendar(Joe, 0.5)``: a call as a person reads it in a line, its arguments'
+    values cut after ``width`` characters (escape it with ``visible`` before showing it)."""
+    shown = ", ".join(v if isinstance(v, str) else json.dumps(v) for v in arguments.values())
+    return f"{tool}({shown[:width]}{'...' if len(shown) > width else ''})"
 
 
 def _escape(found: re.Match[str]) -> str:

@@ -36,7 +36,7 @@ from agentos import (
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
-from agentos._ui.terminal_text import visible
+from agentos._ui.terminal_text import short_call, visible
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
@@ -393,10 +393,11 @@ class _LiveDisplay(_Display):
 def _finished(event: CallEvent) -> Text:
     """``✓ tool(arguments) 2.1 s``, or ``✗ tool(arguments) failed: why``."""
     snapshot = event.snapshot
-    tool = snapshot.tool_name if snapshot is not None else "call"
-    values = [] if snapshot is None else list(snapshot.tool_input.values())
-    shown = ", ".join(v if isinstance(v, str) else json.dumps(v) for v in values)
-    signature = f"{tool}({shown[:60]}{'...' if len(shown) > 60 else ''})"
+    signature = (
+        "call()"
+        if snapshot is None
+        else short_call(snapshot.tool_name, snapshot.tool_input, width=60)
+    )
     took = ""
     if snapshot is not None and snapshot.started_at is not None and snapshot.completed_at:
         took = f" {snapshot.completed_at - snapshot.started_at:.1f} s"

@@ -36,7 +36,7 @@ from agentos import (
     UnknownSessionError,
     child_session_id,
 )
-from agentos._ui.terminal_text import one_line, visible
+from agentos._ui.terminal_text import one_line, short_call, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.screens import Confirm, Details
 from agentos._ui.web.view import call_widget, chat_widget, context_text, peek
@@ -349,6 +349,4 @@ def child_chat(child: Session) -> str:
 
 def signature(call: CallSnapshot) -> str:
     """``fetch_calendar(Joe)``: the tool and its arguments' values, short."""
-    values = [v if isinstance(v, str) else json.dumps(v) for v in call.tool_input.values()]
-    shown = ", ".join(values)
-    return f"{call.tool_name}({shown[:40]}{'...' if len(shown) > 40 else ''})"
+    return short_call(call.tool_name, call.tool_input)
