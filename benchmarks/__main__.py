@@ -39,11 +39,17 @@ class Job:
 
 JOBS = (
     Job("lifecycle", "benchmarks._lifecycle"),
+    Job("a turn against bare tasks", "benchmarks._turn"),
     Job("scale 1k", "benchmarks._scale", ("--calls", "1000", "--sessions", "100", "--label", "1k")),
     Job(
         "scale 100k",
         "benchmarks._scale",
-        ("--calls", "100000", "--sessions", "10000", "--label", "100k", "--memory"),
+        ("--calls", "100000", "--sessions", "10000", "--label", "100k"),
+    ),
+    Job(
+        "scale, a million calls in flight",
+        "benchmarks._scale",
+        ("--calls", "1000000", "--sessions", "10000", "--label", "1m", "--memory"),
     ),
     Job("raw anyio memory", "benchmarks._scale", ("--raw-anyio", "--calls", "100000")),
     Job("status", "benchmarks._status"),
@@ -56,6 +62,21 @@ JOBS = (
     ),
     Job(
         "sessions, SQLite store", "benchmarks._sessions", ("--store", "--prefix", "sessions.store.")
+    ),
+    Job(
+        "sessions, what 40 turns hold in memory",
+        "benchmarks._sessions",
+        ("--sessions", "200", "--turns", "40", "--memory"),
+    ),
+    Job(
+        "sessions, what 40 turns hold in the store",
+        "benchmarks._sessions",
+        ("--sessions", "200", "--turns", "40", "--memory", "--store"),
+    ),
+    Job(
+        "10,000 sessions in one process",
+        "benchmarks._sessions",
+        ("--sessions", "10000", "--turns", "2", "--prefix", "scale.sessions_10k_"),
     ),
     Job("faults, progress flood", "benchmarks._faults", ("--flood",)),
     Job("faults, cancel 100k", "benchmarks._faults", ("--cancel",)),
@@ -94,7 +115,16 @@ def at_least(limit: float) -> Target:
 
 TARGETS: dict[str, Target] = {
     "lifecycle.ratio_vs_anyio": at_most(2.5),
-    "scale.rss_bytes_per_call": at_most(8192),
+    "turn.one_call_vs_bare_task": at_most(20),
+    "turn.per_call_vs_bare_gather": at_most(8),
+    "turn.ticks_per_one_call_turn": at_most(2),
+    "turn.cancel_scopes_per_one_call_turn": at_most(4),
+    "sessions.cpu_us_per_turn": at_most(400),
+    "sessions.rss_bytes_per_session_40_turns": at_most(100_000),
+    "sessions.store_bytes_per_session_40_turns": at_most(20_000),
+    "scale.rss_bytes_per_call": at_most(5_000),
+    "scale.sessions_10k_event_to_request_p99_ms": at_most(5),
+    "faults.cancel_100k_max_tick_ms": at_most(50),
     "scale.tick_ratio_100k_vs_1k": at_most(3),
     "status.p99_us": at_most(30),
     "status.capability_p99_us": at_most(60),
@@ -135,6 +165,12 @@ HEADLINE = (
     "lifecycle.per_call_us",
     "lifecycle.raw_anyio_per_call_us",
     "lifecycle.ratio_vs_anyio",
+    "turn.one_call_us",
+    "turn.bare_task_us",
+    "turn.one_call_vs_bare_task",
+    "turn.per_call_vs_bare_gather",
+    "turn.ticks_per_one_call_turn",
+    "turn.cancel_scopes_per_one_call_turn",
     "scale.inflight_calls",
     "scale.rss_bytes_per_call",
     "scale.raw_anyio_rss_bytes_per_task",

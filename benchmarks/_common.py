@@ -14,6 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import anyio
 import structlog
@@ -21,6 +22,7 @@ from pydantic import BaseModel
 
 import agentos
 from agentos import Tool, ToolContext
+from agentos.testing import last_tool_results, text, tool_calls
 
 Figures = dict[str, float | int | str]
 
@@ -41,6 +43,36 @@ class Empty(BaseModel):
 async def noop(args: Empty) -> None:
     """Returns at once."""
     return None
+
+
+def calls_then_text(calls: int = 1) -> agentos.ScriptedProvider:
+    """A zero-latency model: ``calls`` calls of ``noop`` for a message, "done" for their
+    results (a turn's cost with nothing of the model's or the tool's in it)."""
+    return agentos.ScriptedProvider(
+        (lambda r: bool(last_tool_results(r)), lambda r: text("done")),
+        (lambda r: True, lambda r: tool_calls(*[("noop", {})] * calls)),
+        keep_requests=False,
+    )
+
+
+async def turn_us(turns: int, calls: int = 1, **host_options: Any) -> float:
+    """Microseconds a turn takes (posted, then ``wait_idle``) on a fresh host whose model
+    is ``calls_then_text(calls)``, after one turn to warm up."""
+    async with (
+        agentos.Runtime([noop], max_running_per_session=100) as runtime,
+        agentos.Host(runtime, calls_then_text(calls), **host_options) as host,
+    ):
+        session = await host.create_session(agentos.AgentConfig())
+        session.post("warm up")
+        await session.wait_idle()
+        started = time.perf_counter()
+        for turn in range(turns):
+            session.post(f"turn {turn}")
+            await session.wait_idle()
+        spent = time.perf_counter() - started
+    if session.errors:
+        raise RuntimeError(f"the session failed: {session.errors}")
+    return spent / turns * 1e6
 
 
 class Gate:

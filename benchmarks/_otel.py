@@ -19,49 +19,15 @@ import time
 from collections.abc import Sequence
 
 import anyio
-from pydantic import BaseModel
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, tool
-from agentos.testing import last_tool_results, text, tool_calls
-from benchmarks._common import Figures, emit, quiet_logs
+from benchmarks._common import Figures, emit, quiet_logs, turn_us
 
 ROUNDS = 7
 TURNS = 200
 
 
-class Nothing(BaseModel):
-    pass
-
-
-@tool
-async def noop(args: Nothing) -> str:
-    """Returns at once."""
-    return "ok"
-
-
-def model() -> ScriptedProvider:
-    return ScriptedProvider(
-        (lambda r: bool(last_tool_results(r)), lambda r: text("done")),
-        (lambda r: True, lambda r: tool_calls(("noop", {}))),
-        keep_requests=False,
-    )
-
-
 async def per_turn_us(tracer_provider: object | None) -> float:
-    async with (
-        Runtime([noop]) as runtime,
-        Host(runtime, model(), tracer_provider=tracer_provider) as host,
-    ):
-        session = await host.create_session(AgentConfig())
-        session.post("warm up")
-        await session.wait_idle()
-        started = time.perf_counter()
-        for turn in range(TURNS):
-            session.post(f"turn {turn}")
-            await session.wait_idle()
-        spent = time.perf_counter() - started
-    assert not session.errors, session.errors
-    return spent / TURNS * 1e6
+    return await turn_us(TURNS, tracer_provider=tracer_provider)
 
 
 def traced() -> object:

@@ -19,6 +19,11 @@ the moment the provider's ``complete`` is entered for the request that
 carries those results. ``sessions.rss_bytes_per_session``: RSS after the run
 (after ``gc.collect()``, host and sessions alive, histories held) minus RSS
 with the runtime and host open before any session exists, per session.
+
+``--memory`` (with ``--turns N``) prints only what a session of N turns holds:
+``sessions.rss_bytes_per_session_N_turns`` as above, or with ``--store``
+``sessions.store_bytes_per_session_N_turns``, the database's files (with its
+write-ahead log) once the host has closed, per session.
 """
 
 from __future__ import annotations
@@ -156,6 +161,7 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         check(sessions, turns)
         statistics = runtime.statistics()
         ticks = statistics.ticks - ticks_before
+    stored = 0 if store_in is None else folder_bytes(store_in)
     delays_ms = [delay * 1000 for delay in probe.delays]
     if len(delays_ms) != count * turns:
         raise RuntimeError(f"expected {count * turns} delays, got {len(delays_ms)}")
@@ -169,10 +175,16 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         "sessions.event_to_request_p99_ms": round(percentile(delays_ms, 0.99), 3),
         "sessions.event_to_request_max_ms": round(max(delays_ms), 3),
         "sessions.rss_bytes_per_session": round((after - before) / count, 1),
+        "sessions.store_bytes_per_session": round(stored / count, 1),
         "sessions.ticks": ticks,
         "sessions.hand_offs_here": statistics.hand_offs_here,
         "sessions.hand_offs_spawned": statistics.hand_offs_spawned,
     }
+
+
+def folder_bytes(folder: Path) -> int:
+    """The size of the files in ``folder`` (the database and its write-ahead log)."""
+    return sum(file.stat().st_size for file in folder.iterdir())
 
 
 def positive(text: str) -> int:
@@ -188,11 +200,16 @@ def main() -> None:
     parser.add_argument("--turns", type=positive, default=TURNS)
     parser.add_argument("--prefix", default="sessions.", help="prefix of every figure's name")
     parser.add_argument("--store", action="store_true", help="commit turns to a SqliteStore")
+    parser.add_argument("--memory", action="store_true", help="only what a session holds")
     options = parser.parse_args()
     quiet_logs()
     with tempfile.TemporaryDirectory() as folder:
         store_in = Path(folder) if options.store else None
         figures = anyio.run(measure, options.sessions, options.turns, store_in)
+    if options.memory:
+        held = "store_bytes_per_session" if options.store else "rss_bytes_per_session"
+        emit({f"sessions.{held}_{options.turns}_turns": figures[f"sessions.{held}"]})
+        return
     emit({options.prefix + name.removeprefix("sessions."): v for name, v in figures.items()})
 
 

@@ -374,6 +374,9 @@ class TickContext:
     effects: Effects = field(default_factory=Effects)
     stats: TickStats = field(default_factory=TickStats)
     inbox: deque[InboxMessage] = field(default_factory=deque)
+    quiet: deque[InboxMessage] = field(default_factory=deque)
+    """Messages no tick acts on (a session's status): they wake nobody, and are applied
+    after the inbox, once it is empty (so after the session's own opening)."""
     batch: list[InboxMessage] = field(default_factory=list)
     events: list[CallEvent] = field(default_factory=list)
     subscribed: set[SessionId] = field(default_factory=set)

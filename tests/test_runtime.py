@@ -506,3 +506,65 @@ async def test_a_failing_hand_off_is_logged_and_harms_nothing(clock: ManualClock
         assert (await runtime.wait(second)).result == 2
     failures = [entry for entry in logs if entry["event"] == "call_event_hand_off.failed"]
     assert failures and failures[0]["error"] == "RuntimeError: follow-up bug"
+
+
+async def test_a_batch_starts_its_calls_in_one_tick_of_its_own(clock: ManualClock) -> None:
+    """Submits inside ``batch()`` are applied as it ends, in the caller's task: the calls are
+    running at once and the driver is not woken for a tick of its own."""
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        await settle(runtime)
+        ticks = runtime.statistics().ticks
+        with runtime.batch():
+            calls = [runtime.submit("puppet", {"label": str(n)}, session_id="s") for n in "ab"]
+            assert runtime.statistics().ticks == ticks, "nothing applied inside the batch"
+            assert runtime.pending_work()
+        assert not runtime.pending_work()
+        assert runtime.statistics().ticks == ticks + 1
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        assert runtime.statistics().ticks == ticks + 1, "the driver had nothing left to tick"
+        assert all(runtime.status(call).status is CallStatus.RUNNING for call in calls)
+
+
+async def test_a_batch_holds_back_no_other_tasks_submits(clock: ManualClock) -> None:
+    """A batch open across an await delays only its own task's submits."""
+    puppet = Puppet()
+    release = anyio.Event()
+    async with Runtime([puppet.tool], clock=clock) as runtime, anyio.create_task_group() as tg:
+
+        async def batching() -> None:
+            with runtime.batch():
+                runtime.submit("puppet", {"label": "held"}, session_id="a")
+                await release.wait()
+
+        tg.start_soon(batching)
+        await anyio.lowlevel.checkpoint()
+        other = runtime.submit("puppet", {"label": "other"}, session_id="b")
+        with anyio.fail_after(5):
+            while not puppet.calls.get(other, None) or not puppet.calls[other].started:
+                await anyio.lowlevel.checkpoint()
+        release.set()
+
+        def failing() -> None:
+            with runtime.batch():
+                runtime.submit("puppet", {"label": "late"}, session_id="a")
+                raise RuntimeError("the caller's own error")
+
+        with pytest.raises(RuntimeError):
+            failing()
+        assert not runtime.pending_work(), "a batch that raised still applied what it held"
+
+
+async def test_a_session_status_is_read_right_after_it_changes(clock: ManualClock) -> None:
+    """Status news wakes no tick of its own, yet a read sees it at once."""
+    async with Runtime([], clock=clock) as runtime:
+        runtime.open_session("s", agent="a", model="m")
+        await settle(runtime)
+        ticks = runtime.statistics().ticks
+        runtime.update_session("s", status="requesting", requests=1, errors=0)
+        for _ in range(3):
+            await anyio.lowlevel.checkpoint()
+        assert runtime.statistics().ticks == ticks, "no tick for a status alone"
+        snapshot = runtime.session("s")
+        assert (snapshot.status, snapshot.requests) == ("requesting", 1)

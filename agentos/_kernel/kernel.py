@@ -11,12 +11,14 @@ and may hand off to what the session does next there.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.from_thread
@@ -57,11 +59,15 @@ class Kernel:
         self._later: deque[Effects] = deque()
         """Effects of ticks run by a listener while others are performed: performed next."""
         self._spare: list[Effects] = []
-        self._wake_event = anyio.Event()
+        self._wake_event = asyncio.Event()
         self._wake_requested = False
+        self.batching: asyncio.Task[Any] | None = None
+        """The task whose posts wake nobody: its batch applies them as it ends."""
         self._asleep = False
         self._armed: float | None = None
         """The deadline the sleeping driver wakes at by itself (None: only when woken)."""
+        self._alarm: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop
 
     def open(self) -> None:
         """Make the world and its systems; called on the event loop's thread."""
@@ -87,11 +93,20 @@ class Kernel:
         if self._wake_requested:
             return
         if threading.get_ident() == self.loop_thread:
-            self.wake()
+            if self.batching is None or asyncio.current_task() is not self.batching:
+                self.wake()
             return
         self._wake_requested = True
         with contextlib.suppress(RuntimeError):  # the event loop is gone: the runtime closed
             anyio.from_thread.run_sync(self._wake_now, token=self.token)
+
+    def post_quietly(self, message: InboxMessage) -> None:
+        """Append to the inbox without waking the driver: for news nothing in a tick acts
+        on (a session's status), applied with the next tick or before the next read."""
+        if threading.get_ident() == self.loop_thread:
+            self.ctx.quiet.append(message)
+        else:
+            self.post(message)
 
     def wake(self) -> None:
         """Make the driver tick soon (on the loop's thread)."""
@@ -116,7 +131,22 @@ class Kernel:
             return
         deadline = self._next_deadline()
         if deadline is not None and (self._armed is None or deadline < self._armed):
+            self._arm(deadline)
+
+    def _arm(self, deadline: float | None) -> None:
+        """Set the sleeping driver's alarm for ``deadline``: a new deadline moves the alarm
+        instead of costing the driver a tick to find it."""
+        if self._alarm is not None:
+            self._alarm.cancel()
+            self._alarm = None
+        self._armed = deadline
+        budget = None if deadline is None else self.clock.sleep_budget(deadline)
+        if budget is None:
+            return
+        if budget <= 0:
             self.wake()
+        else:
+            self._alarm = self._loop.call_later(budget, self.wake)
 
     def _next_deadline(self) -> float | None:
         calls = self.ctx.deadlines.next_due()
@@ -129,8 +159,10 @@ class Kernel:
         """The driver task: tick, then sleep until woken or the nearest deadline."""
         ctx = self.ctx
         limits = ctx.limits
+        self._loop = asyncio.get_running_loop()
+        woken = self._wake_event
         while True:
-            self._wake_event = anyio.Event()
+            woken.clear()
             self._wake_requested = False
             self.tick()
             if ctx.inbox or (ctx.queues.ring and ctx.queues.running_total < limits.max_running):
@@ -141,16 +173,13 @@ class Kernel:
             if budget is not None and budget <= 0:
                 await anyio.lowlevel.checkpoint()
                 continue
-            self._armed = deadline
             self._asleep = True
+            self._arm(deadline)  # a timer, not a cancel scope: no scope a sleep
             try:
-                if budget is None:
-                    await self._wake_event.wait()
-                else:
-                    with anyio.move_on_after(budget):
-                        await self._wake_event.wait()
+                await woken.wait()
             finally:
                 self._asleep = False
+                self._arm(None)
 
     # ------------------------------------------------------------------ ticking
 
@@ -172,6 +201,9 @@ class Kernel:
             batch = ctx.batch
             for _ in range(min(len(inbox), ctx.limits.messages_per_tick)):
                 batch.append(inbox.popleft())
+            if ctx.quiet and not inbox:
+                batch.extend(ctx.quiet)
+                ctx.quiet.clear()
             ctx.now = self.clock.monotonic()
             ctx.wall = self.clock.wall()
             esper.process(ctx)
@@ -213,7 +245,7 @@ class Kernel:
 
     def flush(self) -> bool:
         """Apply what is queued so a read sees every earlier submit; True if anything was."""
-        if self.ctx.inbox:
+        if self.ctx.inbox or self.ctx.quiet:
             self.drain()
             return True
         if esper.current_world != self.world:

@@ -12,8 +12,17 @@ and callbacks). Its public methods that a part answers are one-line delegations.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import asynccontextmanager
+import asyncio
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Self, TypeVar
 
 import anyio
@@ -208,10 +217,34 @@ class Runtime(anyio.AsyncContextManagerMixin):
         self._core.check_loop_thread("status_threadsafe")
         return self._kernel.flush()
 
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Submits made inside by this task are applied together as the block ends, in this
+        task: the calls start with no tick of the driver's in between (another task's
+        posts, and a tick woken by them, go on as usual).
+
+        A session submits a reply's calls this way. On the event loop's thread.
+        """
+        self._core.check_loop_thread("submit_threadsafe")
+        kernel, task = self._kernel, asyncio.current_task()
+        if kernel.batching is task:  # nested: the outer block applies
+            yield
+            return
+        holds = kernel.batching is None  # else another task's batch is open: ours wake as usual
+        if holds:
+            kernel.batching = task
+        try:
+            yield
+        finally:
+            if holds:
+                kernel.batching = None
+            if not kernel.closed:
+                kernel.drain()
+
     def pending_work(self) -> bool:
         """Whether anything is queued or undelivered: inbox messages not yet applied, or
         cancellations not yet delivered to their tasks."""
-        return bool(self._ctx.inbox) or self._work.interrupting()
+        return bool(self._ctx.inbox or self._ctx.quiet) or self._work.interrupting()
 
     # --------------------------------------------------------------------- calls
 

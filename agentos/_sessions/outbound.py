@@ -14,9 +14,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import anyio
+from typing import Any, cast
 
 from agentos._errors import ProviderError
 from agentos._kernel.options import CallOptions
@@ -68,6 +66,7 @@ class Outbound:
     """The tools whose schema has our ``expected_seconds``, and the ``tools_version`` of
     the runtime they were found at (an MCP server's list may change)."""
     _requests: int = field(default=0, init=False)
+    _checked: tuple[Provider, bool] | None = field(default=None, init=False)
     _usage: dict[str, int] = field(default_factory=dict, init=False)
     """The token counts of every response, summed by ``USAGE_FIELDS`` name."""
 
@@ -76,18 +75,17 @@ class Outbound:
     ) -> ModelResponse:
         """One model request: its response (streamed to ``listener`` by a provider that
         streams). However it fails, a ``ProviderError`` says how (``timeout``,
-        ``provider_bug``, or the provider's own kind); the session records it."""
+        ``provider_bug``, or the provider's own kind); the session records it. The caller
+        bounds it by ``request_timeout`` (its cancel scope's deadline: one scope a request)."""
         self._check_budget()
         self._requests += 1
         try:
-            with anyio.fail_after(self.config.request_timeout):
-                if listener is not None and isinstance(provider, StreamingProvider):
-                    response = await provider.stream(request, listener)
-                else:
-                    response = await provider.complete(request)
+            if listener is not None and self._streams(provider):
+                response = await cast(StreamingProvider, provider).stream(request, listener)
+            else:
+                response = await provider.complete(request)
         except TimeoutError:
-            seconds = self.config.request_timeout
-            raise ProviderError("timeout", f"no answer from the model in {seconds:g}s") from None
+            raise self.timed_out() from None
         except ProviderError:
             raise
         except Exception as error:  # a provider's bug must not end the session
@@ -97,6 +95,17 @@ class Outbound:
             if isinstance(count, int) and not isinstance(count, bool):
                 self._usage[name] = self._usage.get(name, 0) + count
         return response
+
+    def _streams(self, provider: Provider) -> bool:
+        """Whether ``provider`` streams, found once (a protocol check costs 30 us)."""
+        if self._checked is None or self._checked[0] is not provider:
+            self._checked = (provider, isinstance(provider, StreamingProvider))
+        return self._checked[1]
+
+    def timed_out(self) -> ProviderError:
+        """The error of a request with no answer within ``request_timeout``."""
+        seconds = self.config.request_timeout
+        return ProviderError("timeout", f"no answer from the model in {seconds:g}s")
 
     def statistics(self) -> SessionStatistics:
         """Requests made so far, the token counts their answers reported, and their cost."""

@@ -13,6 +13,7 @@ goes out at once however busy the event loop is.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections import deque
@@ -102,12 +103,16 @@ class SessionTask:
         """Actions are being performed (in the session's task or, handed off, a call's)."""
         self._deadline = math.inf
         self._step_scope: anyio.CancelScope | None = None
-        self._arrived: anyio.Event | None = None
-        self._changed: anyio.Event | None = None
+        """Around actions performed in a call's task: the session's end cancels them."""
+        self._arrived: asyncio.Event | None = None
+        self._changed: asyncio.Event | None = None
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self._request_scope: anyio.CancelScope | None = None
-        """The model request in flight: a stop cancels it (a stream closes at once)."""
+        """The model request in flight: a stop cancels it (a stream closes at once); its
+        deadline is the agent's ``request_timeout``."""
+        self._cut = False
+        """A stop cut the request in flight (it did not time out)."""
         self.streaming: PartialReply | None = None
         """The model's reply as it forms (from a provider that streams); None between."""
 
@@ -126,7 +131,7 @@ class SessionTask:
     async def next_change(self) -> None:
         """Until the machine takes its next event, or a step ends."""
         if self._changed is None:
-            self._changed = anyio.Event()
+            self._changed = asyncio.Event()
         await self._changed.wait()
 
     def calls(self) -> list[CallSnapshot]:
@@ -154,6 +159,7 @@ class SessionTask:
                 self.session_id, self._spans.call_event
             )
         forget_clock = self._runtime.clock.on_advance(self._wake)
+        self._arrived = asyncio.Event()
         for call_id in list(self._machine.outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
         self.feed(Resumed())
@@ -161,7 +167,7 @@ class SessionTask:
         await anyio.lowlevel.checkpoint()  # whoever started us sees the session before it acts
         try:
             while True:
-                self._arrived = anyio.Event()
+                self._arrived.clear()
                 await self._advance()
                 if self._machine.ended and not self._stepping:
                     break
@@ -220,7 +226,7 @@ class SessionTask:
             return
         while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):
             self._set_timer(self._todo.popleft())
-        if self._todo and not (hand_off and self._runtime.hand_off(self._advance)):
+        if self._todo and not (hand_off and self._runtime.hand_off(self._advance_handed_off)):
             self._wake()
 
     async def _sleep(self) -> None:
@@ -231,9 +237,17 @@ class SessionTask:
             self._deadline = math.inf
             self.feed(TimerFired(clock.monotonic()))
             return
-        budget = math.inf if self._deadline == math.inf else clock.sleep_budget(self._deadline)
-        with anyio.move_on_after(budget):
+        if self._deadline == math.inf:
             await self._arrived.wait()
+            return
+        with anyio.move_on_after(clock.sleep_budget(self._deadline)):
+            await self._arrived.wait()
+
+    async def _advance_handed_off(self) -> None:
+        """``_advance`` in a finishing call's task: the session's end cancels it there."""
+        if not self._stepping:
+            with anyio.CancelScope() as self._step_scope:
+                await self._advance()
 
     async def _advance(self) -> None:
         """Perform the queued actions; a session performs in one task at a time."""
@@ -241,9 +255,8 @@ class SessionTask:
             return
         self._stepping = True
         try:
-            with anyio.CancelScope() as self._step_scope:
-                while self._todo:
-                    await self._perform(self._todo.popleft())
+            while self._todo:
+                await self._perform(self._todo.popleft())
         except Exception as error:  # one session's bug ends that session only
             self._record_error("session_crashed", f"{type(error).__name__}: {error}")
             self._todo.clear()
@@ -281,9 +294,10 @@ class SessionTask:
                 self.streaming = None  # the reply, whole, is told with the machine's step
             self.feed(ModelReplied(answer, at=time.time()))
         elif isinstance(action, SubmitCalls):
-            self.feed(
-                await self._outbound.submit(action, turn_id=f"request-{self._machine.requests}")
-            )
+            # the calls start as the batch ends, once the machine knows them: no driver's tick
+            with self._runtime.batch():
+                turn_id = f"request-{self._machine.requests}"
+                self.feed(await self._outbound.submit(action, turn_id=turn_id))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
@@ -329,24 +343,29 @@ class SessionTask:
         span = None if self._spans is None else self._spans.request(request, self._provider.name)
         response: ModelResponse | None = None
         failure: ProviderError | None = None
-        with anyio.CancelScope() as self._request_scope:
-            if self._machine.stopping:
-                self._request_scope.cancel()
+        deadline = asyncio.get_running_loop().time() + self.config.request_timeout
+        self._cut = self._machine.stopping
+        with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
+            self._request_scope = scope
             try:
                 with nullcontext() if span is None else SessionSpans.current(span):
                     response = await self._outbound.ask(self._provider, request, self._streamed)
             except ProviderError as error:
                 failure = error
-                self._record_error(error.kind, error.message)
             finally:
                 self._request_scope = None
-                if span is not None and self._spans is not None:
-                    self._spans.answered(span, response, failure)
+        if scope.cancelled_caught and not self._cut:
+            failure = self._outbound.timed_out()
+        if failure is not None:
+            self._record_error(failure.kind, failure.message)
+        if span is not None and self._spans is not None:
+            self._spans.answered(span, response, failure)
         return response
 
     def stop_request(self) -> None:
         """Cut the model request in flight, if any (its reply would end the turn unheard)."""
         if self._request_scope is not None:
+            self._cut = True
             self._request_scope.cancel()
 
     def _streamed(self, partial: PartialReply) -> None:
