@@ -235,6 +235,15 @@ class Kernel:
         while self.ctx.inbox and not self._processing:
             self.tick()
 
+    def apply_batch(self) -> None:
+        """A batch ended: tick here when nothing else will soon. With the driver due to
+        tick, or other calls running whose reports tick, the batch waits for that tick
+        (a busy runtime shares one tick among many sessions' submits)."""
+        if self._asleep and not self._wake_requested and not self.ctx.queues.running_total:
+            self.drain()
+        elif self.ctx.inbox:
+            self.wake()
+
     def apply_now(self) -> None:
         """Drain for a cancel or a completion: freed slots are filled by the driver."""
         self.ctx.admit = False

@@ -219,9 +219,9 @@ class Runtime(anyio.AsyncContextManagerMixin):
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """Submits made inside by this task are applied together as the block ends, in this
-        task: the calls start with no tick of the driver's in between (another task's
-        posts, and a tick woken by them, go on as usual).
+        """Submits made inside by this task are applied together as the block ends: by a
+        tick in this task when no other tick is coming (the calls start with no hop to
+        the driver), else by that tick. Another task's posts go on as usual.
 
         A session submits a reply's calls this way. On the event loop's thread.
         """
@@ -239,7 +239,7 @@ class Runtime(anyio.AsyncContextManagerMixin):
             if holds:
                 kernel.batching = None
             if not kernel.closed:
-                kernel.drain()
+                kernel.apply_batch()
 
     def pending_work(self) -> bool:
         """Whether anything is queued or undelivered: inbox messages not yet applied, or
