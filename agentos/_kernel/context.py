@@ -6,7 +6,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 
-from anyio import TaskHandle
+from anyio import CancelScope
 
 from agentos._errors import CallCancelled, UsageError
 from agentos._kernel.json_values import safe_text, to_json
@@ -68,7 +68,7 @@ class ToolContext:
         self._lock = threading.Lock() if threaded else None
         self._pending: deque[ProgressNote] | None = None
         self._skipped = 0
-        self._handle: TaskHandle[None] | None = None
+        self._handle: CancelScope | None = None
 
     @property
     def call_id(self) -> CallId:
@@ -186,9 +186,9 @@ class ToolContext:
     def _output(self, line: bytes) -> None:
         self._report((ProgressKind.OUTPUT, line.decode("utf-8", "replace"), self._wall()))
 
-    def _cancel(self) -> TaskHandle[None] | None:
+    def _cancel(self) -> CancelScope | None:
         """Called by the kernel (on the event loop's thread): mark the call cancelled,
-        and hand back the task to interrupt (the kernel does it in a batch)."""
+        and hand back the cancel scope of its task (the kernel cancels it in a batch)."""
         self._cancelled = True
         if self._cancel_event is not None:
             self._cancel_event.set()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -84,7 +85,7 @@ class CallSubmission:
             session_id,
             raw,
             options,
-            timeouts=TimeoutSettings(timeout, options.overdue_after, options.attempt_timeout),
+            timeouts=_timeouts(timeout, options.overdue_after, options.attempt_timeout),
             provider_call_id=provider_call_id,
             conversation_id=conversation_id,
             turn_id=turn_id,
@@ -125,6 +126,12 @@ class CallSubmission:
         self._core.check_open()
         check_text("tool_name", tool_name)
         check_text("session_id", session_id)
+
+
+@functools.lru_cache(maxsize=256)
+def _timeouts(hard: float | None, overdue: float | None, attempt: float | None) -> TimeoutSettings:
+    """Calls with the same deadlines share one (frozen) ``TimeoutSettings``."""
+    return TimeoutSettings(hard, overdue, attempt)
 
 
 def _config(
