@@ -165,3 +165,19 @@ def test_capability_lines_are_dim_on_a_terminal_only() -> None:
     assert done.returncode == 0
     assert "alice  \x1b[2ma capability\x1b[0m" in shown
     assert "bob    b" in shown and shown.count("\x1b[") == 2
+
+
+@pytest.mark.parametrize("part", ["board", "tools"])
+def test_a_part_of_the_demo_run_alone_says_what_to_run(part: str) -> None:
+    """``python -m agentos.demo.board`` used to print nothing and exit 0."""
+    done = subprocess.run(
+        [sys.executable, "-m", f"agentos.demo.{part}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert f"agentos.demo.{part} holds" in done.stderr
+    assert "python -m agentos.demo" in done.stderr
+    assert "Warning" not in done.stderr, done.stderr

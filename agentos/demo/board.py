@@ -91,3 +91,9 @@ def board_model() -> ScriptedProvider:
         (lambda r: True, lambda r: text("Noted.")),
         keep_requests=False,
     )
+
+
+if __name__ == "__main__":
+    from agentos.demo import not_a_program
+
+    raise not_a_program(__spec__.name, "the demo's board agent (dana's session)")

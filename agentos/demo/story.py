@@ -426,3 +426,7 @@ def main(argv: list[str] | None = None) -> None:
         if child.returncode != -signal.SIGKILL:
             raise SystemExit(f"the first process ended with {child.returncode}, not SIGKILL")
         anyio.run(second_process, path)
+
+
+if __name__ == "__main__":
+    main()

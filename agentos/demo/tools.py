@@ -314,3 +314,9 @@ def answer_of(block: Mapping[str, Any]) -> Any:
         return json.loads(str(content))
     except ValueError:
         return content
+
+
+if __name__ == "__main__":
+    from agentos.demo import not_a_program
+
+    raise not_a_program(__spec__.name, "the demo's tools and scripted model")
