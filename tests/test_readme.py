@@ -1,4 +1,5 @@
-"""The README's code runs as shown: every ```python block is a program that exits 0.
+"""The README's code runs as shown: every ```python block is a program that exits 0, or
+a test module (its first line names its file) that passes.
 
 A ```text block right after a program is what it prints. The README starts with
 the two make commands.
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests._programs import run_offline
+from tests._programs import run_offline, run_offline_tests
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -61,10 +62,19 @@ def test_the_readme_has_programs() -> None:
     ids=[f"line-{line}" for _, _, line in PROGRAMS],
 )
 def test_each_python_block_runs_offline(code: str, shown: str | None, tmp_path: Path) -> None:
-    program = tmp_path / "readme_block.py"
-    program.write_text(code)
+    """A block is a program that exits 0, or (first line ``# test_x.py``) a test module
+    that passes under pytest, offline, its cassette from ``examples/cassettes``."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")  # what a program may name
-    done = run_offline(program, tmp_path)
-    assert done.returncode == 0, done.stderr
+    named = re.match(r"# (test_\w+\.py)\n", code)
+    if named is None:
+        program = tmp_path / "readme_block.py"
+        program.write_text(code)
+        done = run_offline(program, tmp_path)
+    else:
+        (tmp_path / named[1]).write_text(code)
+        shutil.copytree(tmp_path / "examples" / "cassettes", tmp_path / "cassettes")
+        done = run_offline_tests(tmp_path / named[1], tmp_path)
+        assert "1 passed" in done.stdout, done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
     if shown is not None:
         assert done.stdout == shown
