@@ -5,15 +5,30 @@ pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``.
 
+Around them, what a session is made of, for code that builds or inspects one: the
+messages (``Message``, ``Block``, ``ToolResultBlock``), the context views
+(``ContextView``, ``TranscriptView``, ``ViewInput``), what a history says of each call
+(``MessageHistory``, ``HistoryCall``, ``HistoryLookup``, ``NoHistory``), and the system
+toolbox the model calls (``SystemToolbox``, ``CAPABILITIES``, ``MAX_WAIT_SECONDS``,
+``PLACEHOLDER_KEY``, ``Caller``, ``Scope``, ``CapabilityResult``, ``ToolAccess``).
+
 Below them, the turn layer's words for front ends that draw or check what a machine
 handles: ``EXPECTED_SECONDS`` (the argument a background call's expected duration
 comes in), ``blocks_of`` (a message's content blocks), and ``fit_problems`` /
 ``validation_problems`` (what is wrong with an agent, in lines a person can act on).
 """
 
+import agentos
 from agentos._board.machine import BoardMachine
-from agentos._model.messages import blocks_of
+from agentos._model.messages import Block, Message, ToolResultBlock, blocks_of
+from agentos._public import claim_all
+from agentos._sessions.scope import Caller, Scope
+from agentos._sessions.tool_access import ToolAccess
+from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
 from agentos._turns.agent_problems import fit_problems, validation_problems
+from agentos._turns.capabilities import CAPABILITIES, MAX_WAIT_SECONDS
+from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
+from agentos._turns.decorations import Decorations
 from agentos._turns.events import (
     ENDED,
     TURN_TRANSITIONS,
@@ -41,37 +56,60 @@ from agentos._turns.events import (
     UserPosted,
 )
 from agentos._turns.expected import EXPECTED_SECONDS
+from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
+from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript_machine import TurnMachine
 
 __all__ = [
+    "CAPABILITIES",
     "ENDED",
     "EXPECTED_SECONDS",
+    "MAX_WAIT_SECONDS",
+    "PLACEHOLDER_KEY",
     "TURN_TRANSITIONS",
     "WAITING",
     "Action",
     "ArmTimer",
+    "Block",
     "BoardMachine",
     "CallOverdue",
     "CallRunning",
     "CallSettled",
     "CallStarted",
+    "Caller",
     "CallsSubmitted",
     "CancelCalls",
     "CancelsDone",
+    "CapabilityResult",
     "Commit",
+    "ContextView",
     "Crashed",
+    "Decorations",
     "DisarmTimer",
     "Event",
+    "HistoryCall",
+    "HistoryLookup",
+    "Message",
+    "MessageHistory",
     "ModelReplied",
+    "NoHistory",
     "Resumed",
+    "Scope",
     "SendRequest",
     "SessionStatus",
     "StopRequested",
     "SubmitCalls",
+    "SystemToolbox",
     "TimerFired",
+    "ToolAccess",
+    "ToolResultBlock",
+    "TranscriptView",
     "TurnMachine",
     "UserPosted",
+    "ViewInput",
     "blocks_of",
     "fit_problems",
     "validation_problems",
 ]
+
+claim_all(globals(), (name for name in __all__ if name not in agentos.__all__), __name__)

@@ -17,7 +17,8 @@ import time
 import anyio
 import anyio.lowlevel
 
-from agentos import Caller, CallStatus, Runtime, SystemToolbox
+from agentos import CallStatus, Runtime
+from agentos.turns import Caller, SystemToolbox
 from benchmarks._common import Figures, emit, median, noop, percentile, quiet_logs
 
 ENTITIES = 100_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from agentos import Message
 from agentos.testing import blocks_of
+from agentos.turns import Message
 
 
 def transcript_problem(messages: Sequence[Message], *, may_end_unanswered: bool) -> str | None:

@@ -26,17 +26,15 @@ from agentos import (
     AgentConfig,
     AnthropicProvider,
     Host,
-    Message,
     ModelPrices,
     ModelRequest,
     ProviderError,
     Runtime,
     SessionStatistics,
-    TranscriptView,
-    ViewInput,
     tool,
 )
 from agentos.testing import MessagesStandIn, Reply, error_body, message_body, settle
+from agentos.turns import Message, TranscriptView, ViewInput
 
 pytestmark = pytest.mark.anyio
 

@@ -53,7 +53,10 @@ def test_components_import_nothing_of_ours_but_components() -> None:
 
 
 LAYERS = (
-    ("leaves", ("agentos._errors", "agentos._log", "agentos._gc", "agentos._tracing")),
+    (
+        "leaves",
+        ("agentos._errors", "agentos._log", "agentos._gc", "agentos._tracing", "agentos._public"),
+    ),
     ("kernel", ("agentos._kernel",)),
     ("runners", ("agentos._runners",)),
     ("model", ("agentos._model",)),
@@ -65,7 +68,14 @@ LAYERS = (
     ("host", ("agentos._host",)),
     (
         "library faces",
-        ("agentos", "agentos.testing", "agentos.turns", "agentos.board", "agentos.pytest_plugin"),
+        (
+            "agentos",
+            "agentos.testing",
+            "agentos.turns",
+            "agentos.board",
+            "agentos.stores",
+            "agentos.pytest_plugin",
+        ),
     ),
     ("demo", ("agentos.demo",)),
     ("front ends", ("agentos._ui",)),

@@ -20,10 +20,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from agentos import AgentConfig, Block, CallId, CallStatus, Disposition, ToolResultBlock
+from agentos import AgentConfig, CallId, CallStatus, Disposition
 from agentos.testing import blocks_of
 from agentos.turns import (
     Action,
+    Block,
     BoardMachine,
     CallOverdue,
     CallRunning,
@@ -39,6 +40,7 @@ from agentos.turns import (
     SessionStatus,
     StopRequested,
     SubmitCalls,
+    ToolResultBlock,
     UserPosted,
 )
 from tests.test_turn_machine import Call, snapshot

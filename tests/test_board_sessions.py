@@ -22,7 +22,6 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    BoardCall,
     CallStatus,
     Completion,
     Disposition,
@@ -34,11 +33,10 @@ from agentos import (
     ScriptedProvider,
     Session,
     SqliteStore,
-    StoredSession,
-    StoredToken,
     ToolPolicy,
 )
-from agentos.board import Board
+from agentos.board import Board, BoardCall
+from agentos.stores import StoredSession, StoredToken
 from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio

@@ -15,10 +15,8 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    CancelRequest,
     Host,
     ManualClock,
-    MirroredCall,
     Runtime,
     ScriptedProvider,
     Session,
@@ -26,6 +24,7 @@ from agentos import (
     StoreError,
     YieldOnTimeout,
 )
+from agentos.stores import CancelRequest, MirroredCall
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 
 pytestmark = pytest.mark.anyio

@@ -18,23 +18,19 @@ import anyio.lowlevel
 import pytest
 
 from agentos import (
-    PLACEHOLDER_KEY,
     AgentConfig,
-    Caller,
     CallStatus,
     Host,
     ManualClock,
-    MessageHistory,
     ModelRequest,
     ModelResponse,
     Runtime,
-    Scope,
     ScriptedProvider,
     SessionLineage,
-    SystemToolbox,
     YieldOnAnyProgress,
 )
 from agentos.testing import Puppet, settle
+from agentos.turns import PLACEHOLDER_KEY, Caller, MessageHistory, Scope, SystemToolbox
 
 pytestmark = pytest.mark.anyio
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import anyio
 
-from agentos import AgentConfig, SqliteStore, StoredSession
+from agentos import AgentConfig, SqliteStore
 from agentos.board import Board
+from agentos.stores import StoredSession
 from tests._cli import agentos, any_env, env, on_a_terminal, quick_agent, side_by_side
 from tests._postgres import Cluster
 

@@ -16,7 +16,8 @@ from typing import Any
 
 import anyio
 
-from agentos import MirroredCall, SqliteStore, StoredSession
+from agentos import SqliteStore
+from agentos.stores import MirroredCall, StoredSession
 from tests._cli import (  # noqa: F401  (fixtures)
     Result,
     agentos,

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import anyio
 
-from agentos import Caller, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos import Host, Runtime, ScriptedProvider, SqliteStore
 from agentos.testing import text
+from agentos.turns import Caller
 from tests._crash_child import approve, quick, slow
 from tests.test_sessions import assert_valid_transcript
 

@@ -18,12 +18,10 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    CancelRequest,
     Completion,
     Disposition,
     Host,
     ManualClock,
-    MirroredCall,
     Runtime,
     ScriptedProvider,
     Session,
@@ -31,6 +29,7 @@ from agentos import (
     ToolPolicy,
     YieldOnTimeout,
 )
+from agentos.stores import CancelRequest, MirroredCall
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests._backends import Backend, Store
 

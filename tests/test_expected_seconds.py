@@ -12,7 +12,6 @@ import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agentos import (
-    CAPABILITIES,
     AgentConfig,
     CallEvent,
     CallEventKind,
@@ -36,6 +35,7 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.turns import CAPABILITIES
 
 pytestmark = pytest.mark.anyio
 

@@ -27,11 +27,11 @@ from agentos import (
     SessionInUseError,
     SessionStatus,
     SqliteStore,
-    StoredSession,
     StoreError,
     YieldOnTimeout,
     tool,
 )
+from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests._backends import Backend, echo, host_on, say, stored_texts
 from tests._cli import ROOT, agentos, env, quick_agent  # noqa: F401  (fixtures)

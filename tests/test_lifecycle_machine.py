@@ -44,22 +44,20 @@ from hypothesis.stateful import (
 )
 
 from agentos import (
-    Caller,
     CallOptions,
     CallSnapshot,
     CallStatus,
     CancelOutcome,
-    CapabilityResult,
     ErrorKind,
     ManualClock,
     ProgressKind,
     Runtime,
     RuntimeStatistics,
-    SystemToolbox,
     UnknownCallError,
 )
-from agentos import Scope as ToolboxScope
 from agentos.testing import Puppet
+from agentos.turns import Caller, CapabilityResult, SystemToolbox
+from agentos.turns import Scope as ToolboxScope
 from components import PROGRESS_KEPT, TRANSITIONS
 from tests._loop_thread import LoopThread, close_streams
 

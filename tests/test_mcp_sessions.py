@@ -14,7 +14,6 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    Caller,
     Host,
     McpServerConfig,
     ModelRequest,
@@ -26,6 +25,7 @@ from agentos import (
     agent_tools,
 )
 from agentos.testing import last_tool_results, last_user_text, text, tool_calls
+from agentos.turns import Caller
 
 pytestmark = pytest.mark.anyio
 

@@ -17,17 +17,16 @@ import pytest
 from agentos import (
     Completion,
     Host,
-    Message,
     PostgresStore,
     Runtime,
     ScriptedProvider,
     SessionInUseError,
     SessionStatus,
-    StoredSession,
     StoreError,
-    TurnCommit,
 )
+from agentos.stores import StoredSession, TurnCommit
 from agentos.testing import last_user_text, settle, text
+from agentos.turns import Message
 from tests._backends import Backend, echo, say, stored_texts
 from tests._pg_host import LEASE_EXPIRY, approve, work
 from tests._postgres import Cluster, postgres_cluster

@@ -1,14 +1,18 @@
-"""The public surface: what ``agentos`` and ``agentos.testing`` export, and nothing hidden.
+"""The public surface: what ``agentos`` and its faces export, and nothing hidden.
 
-A user meets every type a public method takes or returns; each is exported, under
-its public home's name, and the tests reach agentos only through that surface.
+``agentos`` holds what a program uses; ``agentos.board``, ``agentos.turns``,
+``agentos.stores`` and ``agentos.testing`` the rest. A user meets every type a public
+method takes or returns; each is exported from one of them, under its public home's
+name, and the tests reach agentos only through that surface.
 """
 
 from __future__ import annotations
 
 import inspect
+import itertools
 import pickle
 import re
+import sys
 import typing
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +23,10 @@ import anthropic
 import pytest
 
 import agentos
+import agentos.board
+import agentos.stores
 import agentos.testing
+import agentos.turns
 import components
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +34,20 @@ OURS = ("agentos", "components", "systems")
 # ``Json`` is a string at run time (a recursive alias): ``Json | X`` does not evaluate.
 ALIASES = {"Json": object, "JsonObject": dict[str, object], "anthropic": anthropic}
 """``anthropic``: ``AnthropicProvider`` names the SDK client type, imported for type checks."""
+
+
+FACES = (agentos.board, agentos.turns, agentos.stores, agentos.testing)
+MODULES = (agentos, *FACES)
+TOP_LEVEL_AT_MOST = 95
+"""A program imports perhaps twenty names: the top level keeps to what programs use."""
+
+
+def exported(name: str) -> object:
+    """What ``name`` is in whichever public module exports it (None if none does)."""
+    for module in MODULES:
+        if name in module.__all__:
+            return getattr(module, name)
+    return None
 
 
 def ours(value: object) -> TypeGuard[type[Any] | FunctionType]:
@@ -42,20 +63,31 @@ def isort_key(name: str) -> tuple[int, str]:
     return kind, name
 
 
-@pytest.mark.parametrize("module", [agentos, agentos.testing], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_all_is_sorted_without_duplicates(module: ModuleType) -> None:
     names = list(module.__all__)
     assert len(set(names)) == len(names)
     assert names == sorted(names, key=isort_key)
 
 
-@pytest.mark.parametrize("module", [agentos, agentos.testing], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.__name__)
 def test_every_exported_name_exists_and_names_its_public_home(module: ModuleType) -> None:
     for name in module.__all__:
         value = getattr(module, name)  # AnthropicProvider: imported on first use
-        if inspect.isclass(value) or inspect.isfunction(value):
-            assert value.__module__ == module.__name__, name
+        if ours(value):
+            home = value.__module__
+            assert home == module.__name__ or name in getattr(sys.modules[home], "__all__", ())
             assert value.__name__ == name
+
+
+def test_each_name_has_one_home_and_the_top_level_keeps_to_what_programs_use() -> None:
+    """A face may repeat a word of the top level (``agentos.turns.SessionStatus``); no two
+    faces share one, and ``agentos`` itself stays short (it held 129 names)."""
+    for first, second in itertools.combinations(FACES[:-1], 2):  # testing: below
+        assert not set(first.__all__) & set(second.__all__), (first.__name__, second.__name__)
+    assert len(agentos.__all__) <= TOP_LEVEL_AT_MOST
+    for name in ("Board", "SystemToolbox", "StoredSession", "Message"):
+        assert not hasattr(agentos, name), f"agentos.{name} belongs on a face"
 
 
 def test_agentos_exports_every_public_class_and_function_it_holds() -> None:
@@ -72,10 +104,7 @@ def test_testing_exports_every_helper_it_holds() -> None:
     hidden = [
         name
         for name, value in vars(agentos.testing).items()
-        if not name.startswith("_")
-        and ours(value)
-        and name not in agentos.testing.__all__
-        and name not in agentos.__all__
+        if not name.startswith("_") and ours(value) and exported(name) is None
     ]
     assert hidden == []
     assert not set(agentos.testing.__all__) & set(agentos.__all__)
@@ -98,6 +127,8 @@ INTERNAL = {components.ToolCallConfig}  # ToolContext(config=...): only the runt
 
 
 def test_every_type_a_public_method_takes_or_returns_is_exported() -> None:
+    """Of the classes ``agentos`` and its faces export (``agentos.testing``'s helpers
+    aside)."""
     missing: dict[str, list[str]] = {}
 
     def check(hint: object, where: str) -> None:
@@ -105,11 +136,11 @@ def test_every_type_a_public_method_takes_or_returns_is_exported() -> None:
             check(arg, where)
         if not ours(hint) or hint in INTERNAL:
             return
-        if getattr(agentos, getattr(hint, "__name__", ""), None) is not hint:
+        if exported(getattr(hint, "__name__", "")) is not hint:
             missing.setdefault(f"{hint.__module__}.{hint.__qualname__}", []).append(where)
 
-    exported = [getattr(agentos, name) for name in agentos.__all__]
-    for cls in (value for value in exported if inspect.isclass(value)):
+    public = [getattr(module, name) for module in MODULES[:-1] for name in module.__all__]
+    for cls in (value for value in public if inspect.isclass(value)):
         for name, hint in own_hints(cls).items():
             if not name.startswith("_"):
                 check(hint, f"{cls.__name__}.{name}")
@@ -143,7 +174,7 @@ async def test_every_attribute_a_public_object_holds_is_of_an_exported_type(
             for name, value in [*getattr(owner, "__dict__", {}).items(), *_properties(owner)]
             if not name.startswith("_")
             and ours(type(value))
-            and getattr(agentos, type(value).__name__, None) is not type(value)
+            and exported(type(value).__name__) is not type(value)
         }
         assert hidden == set()
         assert isinstance(host.tokens, agentos.ContinuationTokens)
@@ -159,11 +190,12 @@ def _properties(owner: object) -> list[tuple[str, object]]:
 
 
 def test_claimed_classes_keep_their_type_hints_and_pickle() -> None:
-    """``__module__`` says ``agentos``; annotations written elsewhere still resolve."""
-    for name in agentos.__all__:
-        value = getattr(agentos, name)
-        if inspect.isclass(value):
-            own_hints(value, ALIASES_ONLY_WHERE_NEEDED)
+    """``__module__`` says ``agentos`` (or the face); annotations written elsewhere still
+    resolve."""
+    for module in MODULES:
+        for value in (getattr(module, name) for name in module.__all__):
+            if inspect.isclass(value):
+                own_hints(value, ALIASES_ONLY_WHERE_NEEDED)
     config = agentos.AgentConfig(
         policy=agentos.ToolPolicy(rules={"approve": agentos.Disposition.DEFER}),
         async_yield_strategy=agentos.YieldOnTimeout(milliseconds=5),
@@ -174,7 +206,7 @@ def test_claimed_classes_keep_their_type_hints_and_pickle() -> None:
         agentos.SessionStatus.IDLE,
         agentos.Completion.APPLIED,
         agentos.UsageError("misused"),
-        agentos.StoredSession("s", {}, "idle", 1.0, 2.0),
+        agentos.stores.StoredSession("s", {}, "idle", 1.0, 2.0),
         agentos.tool,
     ]
     for value in values:

@@ -14,25 +14,22 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    Caller,
     Completion,
     Disposition,
     Host,
     ManualClock,
-    Message,
     Runtime,
     ScriptedProvider,
     Session,
     SessionStatus,
     SqliteStore,
-    StoredSession,
-    StoredToken,
     Tool,
     ToolPolicy,
-    TurnCommit,
     YieldOnTimeout,
 )
+from agentos.stores import StoredSession, StoredToken, TurnCommit
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.turns import Caller, Message
 
 pytestmark = pytest.mark.anyio
 

@@ -15,7 +15,6 @@ from pydantic import BaseModel
 
 from agentos import (
     AgentConfig,
-    Caller,
     CallStatus,
     Decorate,
     Decorator,
@@ -29,13 +28,13 @@ from agentos import (
     Runtime,
     ScriptedProvider,
     Session,
-    SystemToolbox,
     ToolContext,
     ToolFailure,
     ToolPolicy,
     tool,
 )
 from agentos.testing import last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.turns import Caller, SystemToolbox
 
 pytestmark = pytest.mark.anyio
 

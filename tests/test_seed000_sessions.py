@@ -17,7 +17,6 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    Caller,
     Completion,
     Disposition,
     Host,
@@ -31,10 +30,10 @@ from agentos import (
     Session,
     SessionStatus,
     SqliteStore,
-    TokenRecord,
     Tool,
     ToolPolicy,
 )
+from agentos.stores import TokenRecord
 from agentos.testing import (
     HeldProvider,
     Puppet,
@@ -46,6 +45,7 @@ from agentos.testing import (
     text,
     tool_calls,
 )
+from agentos.turns import Caller
 
 pytestmark = pytest.mark.anyio
 

@@ -72,7 +72,6 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from agentos import (
-    PLACEHOLDER_KEY,
     AgentConfig,
     CallStatus,
     Disposition,
@@ -91,6 +90,7 @@ from agentos import (
 )
 from agentos.board import NOTATION, Board, read_turn
 from agentos.testing import Puppet, blocks_of, text
+from agentos.turns import PLACEHOLDER_KEY
 from tests._loop_thread import LoopThread, close_streams
 from tests._transcripts import transcript_problem
 

@@ -13,18 +13,16 @@ from agentos import (
     Disposition,
     Host,
     ManualClock,
-    Message,
     ModelRequest,
     ModelResponse,
     Runtime,
     ScriptedProvider,
     ToolPolicy,
-    TranscriptView,
-    ViewInput,
     YieldOnTimeout,
     tool,
 )
 from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
+from agentos.turns import Message, TranscriptView, ViewInput
 from tests.test_sessions import asks, assert_valid_transcript, has_results, wait_for
 
 pytestmark = pytest.mark.anyio

@@ -27,7 +27,6 @@ from agentos import (
     Host,
     LocalProcessRunner,
     ManualClock,
-    Message,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -44,6 +43,7 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.turns import Message
 
 pytestmark = pytest.mark.anyio
 

@@ -10,13 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentos import (
-    Message,
-    SqliteStore,
-    StoredSession,
-    StoreError,
-    TurnCommit,
-)
+from agentos import SqliteStore, StoreError
+from agentos.stores import StoredSession, TurnCommit
+from agentos.turns import Message
 
 pytestmark = pytest.mark.anyio
 

@@ -16,23 +16,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentos import (
-    CancelRequest,
     Completion,
     Json,
     ManualClock,
-    Message,
-    MirroredCall,
     PostgresStore,
     SessionConflictError,
     SessionInUseError,
     SessionStatus,
     SqliteStore,
-    StoredSession,
-    StoredToken,
     StoreError,
-    TurnCommit,
     open_store,
 )
+from agentos.stores import CancelRequest, MirroredCall, StoredSession, StoredToken, TurnCommit
+from agentos.turns import Message
 from tests._backends import Backend, host_on, say, stored_texts
 
 pytestmark = pytest.mark.anyio

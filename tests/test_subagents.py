@@ -18,10 +18,8 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    Caller,
     CallSnapshot,
     CallStatus,
-    CapabilityResult,
     Decorate,
     Decorator,
     Disposition,
@@ -31,7 +29,6 @@ from agentos import (
     ModelResponse,
     ProviderError,
     Runtime,
-    Scope,
     Session,
     SqliteStore,
     SubAgent,
@@ -41,6 +38,7 @@ from agentos import (
     YieldOnAnyProgress,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.turns import Caller, CapabilityResult, Scope
 
 pytestmark = pytest.mark.anyio
 

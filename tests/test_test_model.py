@@ -14,11 +14,8 @@ import pytest
 from pydantic import AnyUrl, BaseModel, Field
 
 from agentos import (
-    CAPABILITIES,
-    PLACEHOLDER_KEY,
     AgentConfig,
     Host,
-    Message,
     ModelRequest,
     ModelResponse,
     Runtime,
@@ -28,6 +25,7 @@ from agentos import (
     tool,
 )
 from agentos.board import NEW_THREAD_TOOL
+from agentos.turns import CAPABILITIES, PLACEHOLDER_KEY, Message
 
 pytestmark = pytest.mark.anyio
 

@@ -11,21 +11,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentos import (
+from agentos import ManualClock, Runtime, SessionLineage, ToolboxError
+from agentos.testing import Puppet, settle
+from agentos.turns import (
     MAX_WAIT_SECONDS,
     PLACEHOLDER_KEY,
     Caller,
     CapabilityResult,
     HistoryCall,
-    ManualClock,
     MessageHistory,
-    Runtime,
     Scope,
-    SessionLineage,
     SystemToolbox,
-    ToolboxError,
 )
-from agentos.testing import Puppet, settle
 
 pytestmark = pytest.mark.anyio
 

@@ -22,27 +22,25 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from agentos import (
-    PLACEHOLDER_KEY,
     AgentConfig,
-    Block,
     CallError,
     CallId,
     CallSnapshot,
     CallStatus,
     Disposition,
     ErrorKind,
-    Message,
     SessionId,
     ToolPolicy,
-    ToolResultBlock,
     YieldOnAnyProgress,
     YieldOnTimeout,
 )
 from agentos.testing import blocks_of
 from agentos.turns import (
+    PLACEHOLDER_KEY,
     WAITING,
     Action,
     ArmTimer,
+    Block,
     CallOverdue,
     CallRunning,
     CallSettled,
@@ -53,12 +51,14 @@ from agentos.turns import (
     Commit,
     DisarmTimer,
     Event,
+    Message,
     ModelReplied,
     SendRequest,
     SessionStatus,
     StopRequested,
     SubmitCalls,
     TimerFired,
+    ToolResultBlock,
     TurnMachine,
     UserPosted,
 )

@@ -37,14 +37,10 @@ import structlog
 from anyio.abc import TaskStatus
 
 from agentos import (
-    CAPABILITIES,
     AgentConfig,
-    Caller,
     CallEvent,
     CallEventKind,
-    ChatEntry,
     Host,
-    Message,
     ModelRequest,
     ModelResponse,
     ProgressKind,
@@ -56,9 +52,11 @@ from agentos import (
     YieldOnTimeout,
     tune_gc,
 )
+from agentos.board import ChatEntry
 from agentos.demo.board import BOARD_AGENT, board_model
 from agentos.demo.tools import TOOLS, answer_of, brief, describe_call
 from agentos.testing import blocks_of, last_tool_results, last_user_text, text, tool_calls
+from agentos.turns import CAPABILITIES, Caller, Message
 
 TOOL_NAMES = {tool.name for tool in TOOLS}
 AGENT = AgentConfig(

@@ -20,7 +20,6 @@ import click
 import pydantic
 
 from agentos import (
-    CAPABILITIES,
     AgentConfig,
     AgentTools,
     Provider,
@@ -32,7 +31,7 @@ from agentos import (
 )
 from agentos.board import NEW_THREAD_TOOL
 from agentos.demo import tools as demo_tools
-from agentos.turns import fit_problems, validation_problems
+from agentos.turns import CAPABILITIES, fit_problems, validation_problems
 
 AGENT_HINT = "'--agent'"
 

@@ -13,16 +13,11 @@ from rich.console import Console
 from rich.table import Column, Table
 from rich.text import Text
 
-from agentos import (
-    AgentOSError,
-    SessionStore,
-    StoredSession,
-    StoredToken,
-    UnknownSessionError,
-)
+from agentos import AgentOSError, UnknownSessionError
 from agentos._ui.cli.database import Database
 from agentos._ui.stored.calls import timestamp
 from agentos._ui.terminal_text import one_line, visible
+from agentos.stores import SessionStore, StoredSession, StoredToken
 from components import JsonObject
 
 EXIT_DONE = 0

@@ -10,7 +10,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import click
 
-from agentos import SqliteStore, is_postgres_address, open_store
+from agentos import SqliteStore, open_store
+from agentos.stores import is_postgres_address
 
 if TYPE_CHECKING:
     from agentos import PostgresStore

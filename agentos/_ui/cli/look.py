@@ -10,13 +10,7 @@ from typing import cast
 import click
 from pydantic import ValidationError
 
-from agentos import (
-    AgentConfig,
-    SessionStatistics,
-    SessionStore,
-    StoredSession,
-    UnknownSessionError,
-)
+from agentos import AgentConfig, SessionStatistics, UnknownSessionError
 from agentos._ui.cli.common import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -32,6 +26,7 @@ from agentos._ui.cli.common import (
 from agentos._ui.cli.database import Database
 from agentos._ui.stored.calls import brief, render_session, stored_calls
 from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
+from agentos.stores import SessionStore, StoredSession
 from components import Json, JsonObject
 
 

@@ -24,19 +24,12 @@ from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agentos import (
-    AgentConfig,
-    Host,
-    Runtime,
-    Session,
-    SessionStore,
-    UnknownCallError,
-    UnknownSessionError,
-)
+from agentos import AgentConfig, Host, Runtime, Session, UnknownCallError, UnknownSessionError
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
 from agentos._ui.terminal_text import short_call, visible
+from agentos.stores import SessionStore
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"

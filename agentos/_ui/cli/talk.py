@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import anyio
 import click
 
-from agentos import Completion, SessionStore, StoredToken
+from agentos import Completion
 from agentos._ui.cli.agent import DEMO, Agent, load_agent
 from agentos._ui.cli.common import (
     EXIT_CODES_HELP,
@@ -28,6 +28,7 @@ from agentos._ui.cli.common import (
 )
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.session import Outcome, converse
+from agentos.stores import SessionStore, StoredToken
 from components import Json
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -24,14 +24,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from agentos import (
     AgentConfig,
     AgentOSError,
-    Caller,
     CallEvent,
     CallEventKind,
     Host,
-    Scope,
     Session,
     UnknownCallError,
 )
+from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
 """Call events a ``post`` holds for the client before it drops the newest."""

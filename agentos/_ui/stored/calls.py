@@ -18,8 +18,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from agentos import Board, MessageHistory, StoredSession, StoredToken
-from agentos.turns import blocks_of
+from agentos.board import Board
+from agentos.stores import StoredSession, StoredToken
+from agentos.turns import MessageHistory, blocks_of
 from components import Json, JsonObject
 
 _LOST_RESULT = "lost in a restart"

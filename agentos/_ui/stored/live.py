@@ -14,16 +14,9 @@ from dataclasses import dataclass, replace
 
 import anyio
 
-from agentos import (
-    AgentOSError,
-    CancelRequest,
-    MirroredCall,
-    SessionStore,
-    StoredSession,
-    StoredToken,
-    child_session_id,
-)
+from agentos import AgentOSError, child_session_id
 from agentos._ui.stored.calls import StoredCall, brief, stored_calls, timestamp
+from agentos.stores import CancelRequest, MirroredCall, SessionStore, StoredSession, StoredToken
 from components import CallStatus, JsonObject
 
 NOWHERE = "no process is running it"

@@ -27,8 +27,6 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from agentos import (
     AgentOSError,
     CallSnapshot,
-    ChatCall,
-    ChatEntry,
     Host,
     Runtime,
     Session,
@@ -40,6 +38,7 @@ from agentos._ui.terminal_text import one_line, short_call, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.screens import Confirm, Details
 from agentos._ui.web.view import call_widget, chat_widget, context_text, peek
+from agentos.board import ChatCall, ChatEntry
 from components import JsonObject
 
 REDRAW_SECONDS = 0.2

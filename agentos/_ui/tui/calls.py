@@ -20,8 +20,8 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable
 
-from agentos import ChatCall
 from agentos._ui.terminal_text import one_line
+from agentos.board import ChatCall
 from components import JsonObject
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

@@ -13,20 +13,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TypeGuard
 
-from agentos import (
-    Board,
-    CallSnapshot,
-    ChatCall,
-    ChatEntry,
-    Message,
-    PartialReply,
-    Runtime,
-    Session,
-    StoredSession,
-    child_session_id,
-)
+from agentos import CallSnapshot, PartialReply, Runtime, Session, child_session_id
 from agentos._ui.stored.live import LiveCall
-from agentos.turns import EXPECTED_SECONDS, blocks_of
+from agentos.board import Board, ChatCall, ChatEntry
+from agentos.stores import StoredSession
+from agentos.turns import EXPECTED_SECONDS, Message, blocks_of
 from components import CallStatus, Json, JsonObject
 
 ERRORS_SHOWN = 3

@@ -1,0 +1,35 @@
+"""What a session store is made of, for code that writes a store or reads one directly.
+
+``SqliteStore``, ``PostgresStore`` and ``open_store`` (in ``agentos``) are what a program
+opens. Here: the ``SessionStore`` protocol a store implements, and the records it takes
+and gives (``StoredSession``, ``TurnCommit``, ``StoredToken``, ``TokenRecord``, the live
+call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSummary``),
+and ``is_postgres_address``, which tells a PostgreSQL address from a file path.
+"""
+
+from agentos._host.listing import SessionSummary
+from agentos._public import claim_all
+from agentos._sessions.tokens import TokenRecord
+from agentos._store.opening import is_postgres_address
+from agentos._store.protocol import (
+    CancelRequest,
+    MirroredCall,
+    SessionStore,
+    StoredSession,
+    StoredToken,
+    TurnCommit,
+)
+
+__all__ = [
+    "CancelRequest",
+    "MirroredCall",
+    "SessionStore",
+    "SessionSummary",
+    "StoredSession",
+    "StoredToken",
+    "TokenRecord",
+    "TurnCommit",
+    "is_postgres_address",
+]
+
+claim_all(globals(), __all__, __name__)
