@@ -26,6 +26,7 @@ import uvicorn
 from agentos import (
     AgentConfig,
     AnthropicProvider,
+    CallStatus,
     Host,
     McpServerConfig,
     Runtime,
@@ -142,6 +143,12 @@ def row(page: Page, label: str) -> Any:
     return page.locator(".call", has_text=f'label="{label}"')
 
 
+async def cancel(call: Any) -> None:
+    """Cancel asks once, in the call's own row: Cancel, then Yes."""
+    await call.locator(".cancel").first.click()
+    await call.locator(".confirm-cancel").first.click()
+
+
 async def shows(page: Page, label: str, status: str) -> None:
     """The call labelled ``label`` shows ``status`` (within the wait)."""
     await expect(row(page, label)).to_have_attribute("data-status", status, timeout=WAIT_MS)
@@ -165,7 +172,7 @@ async def test_a_person_watches_asks_cancels_and_reloads(tmp_path: Path) -> None
             timeout=WAIT_MS
         )
         assert await row(page, "Joe").get_attribute("data-status") == "running", "still out"
-        await row(page, "Joe").locator(".cancel").click()
+        await cancel(row(page, "Joe"))
         await shows(page, "Joe", "cancelled")
         await expect(row(page, "Joe").locator(".mark")).to_have_css(
             "background-color", "rgb(207, 34, 46)"
@@ -261,7 +268,7 @@ async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the
         call = page.locator(".call", has_text="slow")
         await expect(call).to_have_attribute("data-status", "running", timeout=WAIT_MS)
         await expect(call.locator("progress")).to_have_attribute("value", "100", timeout=WAIT_MS)
-        await call.locator(".cancel").click()
+        await cancel(call)
         await expect(call).to_have_attribute("data-status", "cancelled", timeout=WAIT_MS)
         seen = await runtime.wait(runtime.submit("cancels_seen", {"at_least": 1}), 20)
         assert seen.result == {"result": 1}, "the cancel reached the server's tool"
@@ -283,7 +290,7 @@ async def test_a_sub_agents_call_opens_on_the_childs_chat_and_its_cancel_goes_do
         await expect(chat).to_contain_text("find flights", timeout=WAIT_MS)
         await expect(chat).to_contain_text("looking up flights", timeout=WAIT_MS)
         await expect(chat).to_contain_text("puppet", timeout=WAIT_MS)
-        await call.locator(".cancel").first.click()
+        await cancel(call)
         await expect(call).to_have_attribute("data-status", "cancelled", timeout=WAIT_MS)
         with anyio.fail_after(20):
             while not all(c.cleaned_up for c in puppet.calls.values()):
@@ -329,3 +336,92 @@ async def test_a_streaming_answer_grows_on_the_page_then_stays_as_the_chat(tmp_p
                 "Looking at Jane's calendar.", timeout=WAIT_MS
             )
         await provider.aclose()
+
+
+async def test_the_list_and_a_session_page_feel_finished(tmp_path: Path) -> None:
+    """Issue 30: the list's empty state, titles and what each session does; a progress
+    bar's percent; Cancel asking once, in place; a peek that stays live; what the model
+    reads next as messages by role, the raw text behind a toggle."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await page.goto(s.url)
+        await expect(page.locator("#empty")).to_contain_text("No sessions yet", timeout=WAIT_MS)
+        assert await page.locator("#loading").count() == 0
+        await page.click("#new-session")
+        await page.wait_for_url("**/sessions/*")
+        await expect(page.locator("#chat-empty")).to_contain_text("write the first message")
+        await say(page, "When can Jane, Jack and Joe meet?")
+        for person in PEOPLE:
+            await shows(page, person, "running")
+        (jane,), (jack,) = s.calls_of("Jane"), s.calls_of("Jack")
+        s.puppet.progress(jack, {"percent": 60})
+        await expect(row(page, "Jack").locator(".percent")).to_have_text("60%", timeout=WAIT_MS)
+
+        await row(page, "Jane").locator(".peek").click()
+        await expect(page.locator("#peek")).to_contain_text('"running"', timeout=WAIT_MS)
+        s.puppet.complete(jane, "Jane is free 9-10")
+        await expect(page.locator("#peek")).to_contain_text("Jane is free 9-10", timeout=WAIT_MS)
+        await expect(page.locator("#peek")).to_contain_text('"completed"')
+
+        joe = row(page, "Joe")
+        await joe.locator(".cancel").click()
+        await expect(joe.locator(".confirm")).to_have_text("Cancel this call?")
+        await joe.locator(".keep").click()
+        await expect(joe.locator(".confirm")).to_have_count(0)
+        assert await joe.get_attribute("data-status") == "running", "keeping it cancels nothing"
+        await cancel(joe)
+        await shows(page, "Joe", "cancelled")
+
+        reading = page.locator("#reading")
+        await expect(reading.locator(".message.user .said").first).to_have_text(
+            "When can Jane, Jack and Joe meet?", timeout=WAIT_MS
+        )
+        await expect(reading.locator(".message.assistant details.tool_use")).to_have_count(3)
+        assert await reading.locator("details[open]").count() == 0, "tool uses come folded"
+        await expect(page.locator("#context")).to_be_hidden()
+        await page.click("#raw")
+        await expect(page.locator("#context")).to_be_visible()
+        await expect(page.locator("#context")).to_contain_text("[assistant] tool_use puppet")
+        await expect(reading).to_be_hidden()
+
+        await page.goto(s.url)
+        first = page.locator("#sessions tbody tr").first
+        await expect(first.locator(".session-title")).to_have_text(
+            "When can Jane, Jack and Joe meet?", timeout=WAIT_MS
+        )
+        await expect(first.locator(".doing")).to_have_text("1 call running")
+        s.puppet.complete(jack, "Jack is free 9-10")
+        with anyio.fail_after(20):
+            while s.runtime.status(jack).status is not CallStatus.COMPLETED:
+                await settle(s.runtime)
+        await page.reload()
+        await expect(first.locator(".doing")).to_have_text("waiting for you", timeout=WAIT_MS)
+
+
+async def test_a_board_sessions_page_replies_under_a_node(tmp_path: Path) -> None:
+    puppet = Puppet()
+    config = AgentConfig(context_view="board")
+    async with (
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model()) as host,
+        page_on(host, runtime, config) as page,
+    ):
+        await say(page, "Hello there")
+        await expect(page.locator(".entry.agent .text")).to_have_text("Noted.", timeout=WAIT_MS)
+        first = page.locator(".entry.user").first
+        node = int(str(await first.get_attribute("data-node")))
+        await expect(page.locator("#reading .board")).to_contain_text("Hello there")
+        await first.locator(".reply").click()
+        await expect(page.locator("#replying")).to_contain_text(f"Replying under #{node}")
+        await say(page, "And one more thing")
+        await expect(page.locator("#replying")).to_be_hidden(timeout=WAIT_MS)
+        session = host.get(page.url.rsplit("/", 1)[1])
+        with anyio.fail_after(20):
+            while True:
+                board = session.board
+                assert board is not None
+                said = [n for n in board.nodes.values() if n.text == "And one more thing"]
+                if said:
+                    break
+                await settle(runtime)
+        assert said[0].parent == node, "the reply went under the node it answers"

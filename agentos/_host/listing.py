@@ -27,6 +27,9 @@ class SessionSummary:
     """Calls not yet final, counted by ``Host.sessions`` (``Host.list`` reads no runtime)."""
     updated_at: float | None = None
     """When the store last wrote it (None: never stored)."""
+    title: str = ""
+    """The first thing the person said, as a name for the session (empty: nothing yet, or
+    only the store holds it)."""
 
 
 def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionSummary:
@@ -40,7 +43,16 @@ def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionS
         len(session.history),
         len(session.errors),
         running_calls=len(running),
+        title=_first_words(session),
     )
+
+
+def _first_words(session: Session) -> str:
+    """The person's first message, on one line."""
+    said = next((entry.text for entry in session.chat if entry.role == "user"), None)
+    if said is None:
+        said = next(iter(session.queued_posts), "")
+    return " ".join(said.split())
 
 
 def stored_summary(stored: StoredSession) -> SessionSummary:

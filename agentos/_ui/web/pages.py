@@ -13,17 +13,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentos import (
-    Host,
-    Runtime,
-    Session,
-    SessionInUseError,
-    StoredSession,
-    UnknownSessionError,
-)
+from agentos import Host, Runtime, Session, SessionInUseError, SessionStatus, UnknownSessionError
 from agentos._ui.stored.live import LiveCall, live_calls
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.view import page_state, stored_page_state
+from agentos.stores import SessionSummary, StoredSession
 from components import JsonObject
 
 
@@ -174,6 +168,8 @@ class Pages:
                 "updated_at": now if summary.updated_at is None else summary.updated_at,
                 "running_calls": summary.running_calls,
                 "live": summary.live,
+                "title": summary.title,
+                "doing": doing(summary),
             }
             for summary in await self.host.sessions()
         ]
@@ -187,3 +183,21 @@ class Pages:
         for watch in self._watches.values():
             watch.close()
         self._watches.clear()
+
+
+_DOING = {
+    SessionStatus.IDLE: "waiting for you",
+    SessionStatus.REQUESTING: "thinking",
+    SessionStatus.WAITING: "waiting for its calls",
+    SessionStatus.WAITING_EXTERNAL: "waiting for an answer from outside",
+    SessionStatus.FAILED: "failed",
+    SessionStatus.STOPPED: "stopped",
+}
+
+
+def doing(summary: SessionSummary) -> str:
+    """What a session is doing, in the list's words: its running calls first."""
+    if summary.running_calls and summary.status is not SessionStatus.FAILED:
+        calls = summary.running_calls
+        return f"{calls} call{'' if calls == 1 else 's'} running"
+    return _DOING.get(summary.status, summary.status.value)

@@ -48,17 +48,29 @@ const agentos = (() => {
         location.href = url(`/sessions/${encodeURIComponent(made.session_id)}`);
       } catch (error) { showError(error); }
     });
+    const body = document.querySelector("#sessions tbody");
     try {
       const { sessions } = await call("GET", "/api/sessions");
-      const body = document.querySelector("#sessions tbody");
-      for (const row of sessions.slice().reverse()) {
-        const link = el("a", { href: url(`/sessions/${encodeURIComponent(row.session_id)}`), text: row.session_id });
+      body.replaceChildren(...sessions.slice().reverse().map((row) => {
+        const link = el("a", { href: url(`/sessions/${encodeURIComponent(row.session_id)}`),
+                               class: "session-title", text: row.title || row.session_id });
         const when = row.updated_at ? new Date(row.updated_at * 1000).toLocaleString() : "";
-        body.append(el("tr", { "data-session": row.session_id },
-          el("td", {}, link), el("td", { text: row.agent }), el("td", { text: row.status }),
-          el("td", { text: String(row.running_calls) }), el("td", { text: when })));
+        const name = el("td", {}, link);
+        if (row.title) name.append(el("span", { class: "session-id", text: row.session_id }));
+        return el("tr", { "data-session": row.session_id },
+          name, el("td", { class: "doing", text: row.doing }), el("td", { text: row.agent }),
+          el("td", { text: row.status }), el("td", { text: String(row.running_calls) }),
+          el("td", { text: when }));
+      }));
+      if (!sessions.length) {
+        body.append(el("tr", { class: "placeholder", id: "empty" },
+          el("td", { colspan: "6", text: "No sessions yet: start one with New session." })));
       }
-    } catch (error) { showError(error); }
+    } catch (error) {
+      body.replaceChildren(el("tr", { class: "placeholder" },
+        el("td", { colspan: "6", text: "The sessions could not be loaded (is the server running?)." })));
+      showError(error);
+    }
   }
 
   // ------------------------------------------------------------ a session
@@ -76,7 +88,8 @@ const agentos = (() => {
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
     const state = { chat: [], calls: {}, status: "", context: "", errors: [], streaming: null,
-                    access: { open: false, holder: null, here: "" } };
+                    view: "transcript", access: { open: false, holder: null, here: "" },
+                    confirming: null, peeking: null, replyTo: null, raw: false, loaded: false };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
     document.getElementById("title").textContent = sessionId;
     document.title = `agentos ${sessionId}`;
@@ -89,7 +102,8 @@ const agentos = (() => {
         el("span", { class: "signature", text: signature(c) }),
         el("span", { class: "state", text: c.status }));
       if (!c.final && c.percent !== null && c.percent !== undefined) {
-        row.append(el("progress", { max: "100", value: String(c.percent) }));
+        row.append(el("progress", { max: "100", value: String(c.percent) }),
+                   el("span", { class: "percent", text: `${Math.round(c.percent)}%` }));
       } else if (!c.final && c.latest !== null && c.latest !== undefined) {
         row.append(el("span", { class: "latest", text: typeof c.latest === "string" ? c.latest : JSON.stringify(c.latest) }));
       }
@@ -103,14 +117,27 @@ const agentos = (() => {
       look.addEventListener("click", () => peek(c.id));
       row.append(look);
       if (state.access.open && !c.final && c.status !== "orphaned") {
-        const stop = el("button", { type: "button", class: "cancel", text: "Cancel" });
-        stop.addEventListener("click", async () => {
-          try { await call("POST", `${api}/calls/${encodeURIComponent(c.id)}/cancel`, {}); }
-          catch (error) { showError(error); }
-        });
-        row.append(stop);
+        row.append(...cancelling(c));
       }
       return row;
+    }
+
+    function cancelling(c) { // Cancel asks once, in place: the call's row holds the question
+      if (state.confirming !== c.id) {
+        const stop = el("button", { type: "button", class: "cancel", text: "Cancel" });
+        stop.addEventListener("click", () => { state.confirming = c.id; drawCall(c.id); });
+        return [stop];
+      }
+      const yes = el("button", { type: "button", class: "confirm-cancel danger", text: "Yes, cancel it" });
+      const no = el("button", { type: "button", class: "keep", text: "Keep it" });
+      yes.addEventListener("click", async () => {
+        state.confirming = null;
+        try { await call("POST", `${api}/calls/${encodeURIComponent(c.id)}/cancel`, {}); }
+        catch (error) { showError(error); }
+        drawCall(c.id);
+      });
+      no.addEventListener("click", () => { state.confirming = null; drawCall(c.id); });
+      return [el("span", { class: "confirm", text: "Cancel this call?" }), yes, no];
     }
 
     const childChats = new Map(); // the child sessions whose chat box is open
@@ -141,18 +168,37 @@ const agentos = (() => {
 
     function drawChat() {
       const list = document.getElementById("chat");
+      const board = state.view === "board" && state.access.open;
       list.replaceChildren(...state.chat.map((entry) => {
         const item = el("li", { class: `entry ${entry.role}${entry.queued ? " queued" : ""}`,
                                 "data-node": entry.queued ? null : String(entry.node_id) },
           el("span", { class: "who", text: entry.queued ? `${entry.role} (queued)` : entry.role }),
           el("span", { class: "text", text: entry.text }));
+        if (board && !entry.queued && entry.node_id !== null) { // a board takes replies under a node
+          const reply = el("button", { type: "button", class: "reply quiet", text: "reply" });
+          reply.addEventListener("click", () => replyTo(entry));
+          item.querySelector(".who").after(reply);
+        }
         for (const callId of entry.calls) {
           const row = widget(callId);
           if (row) item.append(row);
         }
         return item;
       }));
+      if (!state.chat.length && state.loaded && !state.streaming) {
+        list.append(el("li", { class: "placeholder", id: "chat-empty",
+          text: state.access.open ? "Nothing said yet: write the first message below." : "Nothing said yet." }));
+      }
       drawStreaming();
+    }
+
+    function replyTo(entry) {
+      state.replyTo = entry === null ? null : entry.node_id;
+      const box = document.getElementById("replying");
+      box.hidden = entry === null;
+      document.getElementById("replying-to").textContent = entry === null ? "" :
+        `Replying under #${entry.node_id} (${entry.role}: ${entry.text.slice(0, 60)})`;
+      if (entry !== null) document.getElementById("message").focus();
     }
 
     function drawStreaming() { // the model's reply as it forms, after the chat
@@ -199,9 +245,46 @@ const agentos = (() => {
       const context = document.getElementById("context");
       if (context.textContent !== state.context) {
         context.textContent = state.context;
+        drawReading();
         context.scrollTop = context.scrollHeight; // the model reads on from the end
       }
     }
+
+    function drawReading() { // the context as messages by role, tool uses and results folded
+      const reading = document.getElementById("reading");
+      if (state.view === "board") {
+        reading.replaceChildren(el("div", { class: "board", text: state.context }));
+        return;
+      }
+      const messages = [];
+      for (const line of state.context.split("\n")) {
+        const found = /^\[(\w+)\] (.*)$/s.exec(line);
+        if (!found) { // a text's next line
+          if (messages.length) messages[messages.length - 1].parts.slice(-1)[0].text += `\n${line}`;
+          continue;
+        }
+        const [, role, rest] = found;
+        if (!messages.length || messages[messages.length - 1].role !== role) messages.push({ role, parts: [] });
+        const tool = /^(tool_use|tool_result) ?(.*)$/s.exec(rest);
+        messages[messages.length - 1].parts.push(tool ? { kind: tool[1], text: tool[2] } : { kind: "text", text: rest });
+      }
+      reading.replaceChildren(...messages.map((message) => el("div", { class: `message ${message.role}` },
+        el("div", { class: "role", text: message.role }),
+        ...message.parts.map((part) => part.kind === "text" ? el("div", { class: "said", text: part.text }) :
+          el("details", { class: part.kind },
+            el("summary", { text: part.kind === "tool_use" ? `uses ${part.text.split(" ")[0]}` : `result: ${part.text.slice(0, 60)}` }),
+            el("pre", { text: part.text }))))));
+      if (!messages.length) reading.append(el("p", { class: "placeholder", text: "Nothing yet." }));
+      reading.scrollTop = reading.scrollHeight;
+    }
+
+    document.getElementById("raw").addEventListener("click", (event) => {
+      state.raw = !state.raw;
+      event.target.setAttribute("aria-pressed", String(state.raw));
+      document.getElementById("context").hidden = !state.raw;
+      document.getElementById("reading").hidden = state.raw;
+    });
+    document.getElementById("reply-new").addEventListener("click", () => replyTo(null));
 
     setInterval(() => { // running calls' clocks tick here; the server sends only changes
       for (const span of document.querySelectorAll(".elapsed[data-since]:not([data-since=''])")) {
@@ -210,18 +293,25 @@ const agentos = (() => {
       }
     }, 1000);
 
-    async function peek(callId) {
+    async function peek(callId) { // stays live: each change of the call looks again, until it ends
+      state.peeking = callId;
       try {
         const seen = await call("GET", `${api}/calls/${encodeURIComponent(callId)}`);
+        if (state.peeking !== callId) return;
         document.getElementById("peek-title").hidden = false;
         const box = document.getElementById("peek");
         box.hidden = false;
+        box.setAttribute("data-call", callId);
         box.textContent = JSON.stringify(seen, null, 2);
+        if (["completed", "failed", "cancelled", "orphaned"].includes(seen.status)) state.peeking = null;
       } catch (error) { showError(error); }
     }
 
     const handlers = {
-      snapshot(data) { Object.assign(state, data); drawAccess(); drawChat(); drawRest(); },
+      snapshot(data) {
+        Object.assign(state, data, { loaded: true });
+        drawAccess(); drawChat(); drawRest(); drawReading();
+      },
       access(data) { state.access = data.access; drawAccess(); drawChat(); },
       status(data) { state.status = data.status; drawRest(); },
       context(data) { // the first context_from lines stay, the tail's lines follow them
@@ -232,12 +322,16 @@ const agentos = (() => {
       errors(data) { state.errors = data.errors; drawRest(); },
       streaming(data) { state.streaming = data.streaming; drawStreaming(); },
       chat(data) { state.chat = state.chat.slice(0, data.chat_from).concat(data.chat); drawChat(); },
-      call(data) { state.calls[data.call.id] = data.call; drawCall(data.call.id); },
+      call(data) {
+        state.calls[data.call.id] = data.call;
+        drawCall(data.call.id);
+        if (state.peeking === data.call.id) peek(data.call.id);
+      },
     };
     const source = new EventSource(url(`${api}/events`));
     const connection = document.getElementById("connection");
     source.onopen = () => { connection.textContent = "live"; };
-    source.onerror = () => { connection.textContent = "reconnecting…"; };
+    source.onerror = () => { connection.textContent = "server unreachable: reconnecting…"; };
     for (const [kind, handle] of Object.entries(handlers)) {
       source.addEventListener(kind, (event) => {
         handle(JSON.parse(event.data));
@@ -256,7 +350,8 @@ const agentos = (() => {
       const text = input.value;
       if (!text.trim()) return;
       input.value = "";
-      try { await call("POST", `${api}/messages`, { text }); }
+      const body = state.replyTo === null ? { text } : { text, reply_to: state.replyTo };
+      try { await call("POST", `${api}/messages`, body); replyTo(null); }
       catch (error) { input.value = text; showError(error); }
     });
   }
