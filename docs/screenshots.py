@@ -57,6 +57,7 @@ async def talk(page: Page, url: str) -> None:
         await page.click("#composer button")
         await asyncio.sleep(pause)
     await page.locator(".call[data-status=running] .cancel").last.click()
+    await page.locator(".confirm-cancel").click()  # Cancel asks once, in the call's row
     await asyncio.sleep(1.0)
 
 

@@ -166,7 +166,16 @@ const agentos = (() => {
       return box;
     }
 
+    function drawTitle() { // the session's name: the person's first message, once there is one
+      const first = state.chat.find((entry) => entry.role === "user");
+      const name = first ? first.text.split("\n")[0].slice(0, 80) : sessionId;
+      document.getElementById("title").textContent = name;
+      document.getElementById("title").title = sessionId;
+      document.title = `agentos ${name}`;
+    }
+
     function drawChat() {
+      drawTitle();
       const list = document.getElementById("chat");
       const board = state.view === "board" && state.access.open;
       list.replaceChildren(...state.chat.map((entry) => {
@@ -177,7 +186,7 @@ const agentos = (() => {
         if (board && !entry.queued && entry.node_id !== null) { // a board takes replies under a node
           const reply = el("button", { type: "button", class: "reply quiet", text: "reply" });
           reply.addEventListener("click", () => replyTo(entry));
-          item.querySelector(".who").after(reply);
+          item.querySelector(".text").after(reply);
         }
         for (const callId of entry.calls) {
           const row = widget(callId);
@@ -253,7 +262,7 @@ const agentos = (() => {
     function drawReading() { // the context as messages by role, tool uses and results folded
       const reading = document.getElementById("reading");
       if (state.view === "board") {
-        reading.replaceChildren(el("div", { class: "board", text: state.context }));
+        reading.replaceChildren(el("div", { class: "board", text: state.context.replace(/^\[user\] /, "") }));
         return;
       }
       const messages = [];
