@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from components._ids import CallId, Entity, SessionId
-from components._messages import InboxMessage, StatusQuery
+from components._messages import InboxMessage, StatusQuery, UpdateSession
 from components._snapshot import CallSnapshot
 from components._status import CallStatus
 from components._tool_call import CallError, ToolCallConfig, ToolCallProgress
@@ -374,9 +374,9 @@ class TickContext:
     effects: Effects = field(default_factory=Effects)
     stats: TickStats = field(default_factory=TickStats)
     inbox: deque[InboxMessage] = field(default_factory=deque)
-    quiet: deque[InboxMessage] = field(default_factory=deque)
-    """Messages no tick acts on (a session's status): they wake nobody, and are applied
-    after the inbox, once it is empty (so after the session's own opening)."""
+    quiet: dict[SessionId, UpdateSession] = field(default_factory=dict)
+    """Each session's latest status, which no tick acts on: it wakes nobody, and is
+    applied after the inbox, once it is empty (so after the session's own opening)."""
     batch: list[InboxMessage] = field(default_factory=list)
     events: list[CallEvent] = field(default_factory=list)
     subscribed: set[SessionId] = field(default_factory=set)

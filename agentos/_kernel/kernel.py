@@ -29,7 +29,7 @@ from agentos._kernel.clock import Clock
 from agentos._kernel.listeners import Listeners
 from agentos._kernel.work import Work, cancel_requested
 from agentos._log import agentos_logger
-from components import Effects, Entity, InboxMessage, SessionId, TickContext
+from components import Effects, Entity, InboxMessage, SessionId, TickContext, UpdateSession
 from systems import PHASES
 
 
@@ -100,13 +100,13 @@ class Kernel:
         with contextlib.suppress(RuntimeError):  # the event loop is gone: the runtime closed
             anyio.from_thread.run_sync(self._wake_now, token=self.token)
 
-    def post_quietly(self, message: InboxMessage) -> None:
-        """Append to the inbox without waking the driver: for news nothing in a tick acts
-        on (a session's status), applied with the next tick or before the next read."""
+    def post_quietly(self, update: UpdateSession) -> None:
+        """Keep a session's status for the next tick without waking the driver (no tick
+        acts on it; reads flush it first); a later status replaces an unapplied one."""
         if threading.get_ident() == self.loop_thread:
-            self.ctx.quiet.append(message)
+            self.ctx.quiet[update.session_id] = update
         else:
-            self.post(message)
+            self.post(update)
 
     def wake(self) -> None:
         """Make the driver tick soon (on the loop's thread)."""
@@ -202,7 +202,7 @@ class Kernel:
             for _ in range(min(len(inbox), ctx.limits.messages_per_tick)):
                 batch.append(inbox.popleft())
             if ctx.quiet and not inbox:
-                batch.extend(ctx.quiet)
+                batch.extend(ctx.quiet.values())
                 ctx.quiet.clear()
             ctx.now = self.clock.monotonic()
             ctx.wall = self.clock.wall()

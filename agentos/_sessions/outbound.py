@@ -128,8 +128,11 @@ class Outbound:
 
     def _check_budget(self) -> None:
         """Refuse a request past the session's token or cost limit (a ``budget`` error)."""
-        config, spent = self.config, self.statistics()
+        config = self.config
         limit = config.max_tokens_per_session
+        if limit is None and config.max_cost_per_session is None:
+            return  # most sessions: nothing to add up
+        spent = self.statistics()
         if limit is not None and spent.tokens >= limit:
             raise ProviderError(
                 "budget",
