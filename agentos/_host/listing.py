@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from agentos._board.data import BoardAuthor
 from agentos._kernel.runtime import Runtime
+from agentos._model.messages import blocks_of, text_of
 from agentos._sessions.session import Session
 from agentos._store.protocol import StoredSession
 from agentos._turns.events import SessionStatus
@@ -48,8 +50,15 @@ def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionS
 
 
 def _first_words(session: Session) -> str:
-    """The person's first message, on one line."""
-    said = next((entry.text for entry in session.chat if entry.role == "user"), None)
+    """The person's first message, on one line: read off the board or the history, never
+    the runtime (``Host.list`` answers from any thread)."""
+    board = session.board
+    if board is not None:
+        posts = (node.text for node in board.nodes.values() if node.author is BoardAuthor.USER)
+    else:
+        user = (message for message in session.history if message.get("role") == "user")
+        posts = (text_of(blocks_of(message)) for message in user)
+    said = next((text for text in posts if text.strip()), None)
     if said is None:
         said = next(iter(session.queued_posts), "")
     return " ".join(said.split())
