@@ -136,6 +136,7 @@ TARGETS: dict[str, Target] = {
     "faults.cancel_100k_seconds": at_most(2),
     "faults.burst_100k_max_tick_ms": at_most(50),
     "soak.max_tick_ms": at_most(100),
+    "soak.default_gc.max_tick_ms": at_most(100),
     "soak.fds_leaked": at_most(0),
     "soak.threads_leaked": at_most(0),
     "soak.tasks_leaked": at_most(0),
