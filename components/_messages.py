@@ -87,6 +87,8 @@ class UpdateSession:
     status: SessionStatus
     requests: int
     errors: int
+    at: float
+    """Wall-clock time of the change (it may be applied a while later)."""
 
 
 @dataclass(slots=True)

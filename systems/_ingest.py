@@ -157,7 +157,7 @@ class IngestSystem(esper.Processor):
         state.status = message.status
         state.requests = message.requests
         state.errors = message.errors
-        state.updated_at = ctx.wall
+        state.updated_at = message.at
 
     @staticmethod
     def _progress(

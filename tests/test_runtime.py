@@ -575,3 +575,26 @@ async def test_a_session_status_is_read_right_after_it_changes(clock: ManualCloc
         assert runtime.statistics().ticks == ticks, "no tick for a status alone"
         snapshot = runtime.session("s")
         assert (snapshot.status, snapshot.requests) == ("requesting", 1)
+
+
+async def test_a_status_applied_later_keeps_the_time_it_changed(clock: ManualClock) -> None:
+    async with Runtime([], clock=clock) as runtime:
+        runtime.open_session("s", agent="a", model="m")
+        await settle(runtime)
+        changed = clock.wall()
+        runtime.update_session("s", status="requesting", requests=1, errors=0)
+        clock.advance(30)
+        assert runtime.session("s").updated_at == changed
+
+
+async def test_a_session_reopened_does_not_take_its_old_status(clock: ManualClock) -> None:
+    """A status still waiting for a tick belongs to the session it was said of: a close
+    and a reopen in the same tick leave the new session as it opened."""
+    async with Runtime([], clock=clock) as runtime:
+        runtime.open_session("s", agent="a", model="m")
+        await settle(runtime)
+        runtime.update_session("s", status="stopped", requests=3, errors=0)
+        runtime.close_session("s")
+        runtime.open_session("s", agent="a", model="m")
+        snapshot = runtime.session("s")
+        assert (snapshot.status, snapshot.requests) == ("idle", 0)

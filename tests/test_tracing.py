@@ -33,7 +33,15 @@ from agentos import (
     YieldOnTimeout,
     agent_tools,
 )
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.testing import (
+    HeldProvider,
+    Puppet,
+    last_tool_results,
+    last_user_text,
+    settle,
+    text,
+    tool_calls,
+)
 
 try:
     import opentelemetry.sdk  # noqa: F401
@@ -143,6 +151,24 @@ async def test_a_turn_its_requests_and_a_call_that_outlives_it(
     assert attributes["gen_ai.tool.call.id"] in history_ids
     assert [event.name for event in tool.events] == ["progress"]
     assert tool.status.status_code is StatusCode.UNSET
+
+
+async def test_a_request_cut_by_the_host_closing_still_ends_its_span(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """The session's task is cancelled while the model thinks: the ``chat`` span ends."""
+    held = HeldProvider(model(), lambda request: True)
+    async with (
+        Runtime([]) as runtime,
+        Host(runtime, held, tracer_provider=provider_for(exporter)) as host,
+    ):
+        session = await host.create_session(AgentConfig())
+        session.post("hello")
+        with anyio.fail_after(10):
+            await held.asked.wait()
+    (chat,) = named(exporter.get_finished_spans(), "chat ")
+    assert chat.status.status_code is StatusCode.ERROR
+    assert chat.attributes is not None and chat.attributes["error.type"] == "cancelled"
 
 
 async def test_a_call_the_turn_waits_for_is_its_child(exporter: InMemorySpanExporter) -> None:

@@ -12,6 +12,9 @@ from agentos._sessions.session import Session
 from agentos._store.protocol import StoredSession
 from agentos._turns.events import SessionStatus
 
+TITLE_CHARS = 80
+"""A session's title is at most this long (its first message, cut)."""
+
 
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
@@ -54,14 +57,16 @@ def _first_words(session: Session) -> str:
     the runtime (``Host.list`` answers from any thread)."""
     board = session.board
     if board is not None:
-        posts = (node.text for node in board.nodes.values() if node.author is BoardAuthor.USER)
+        nodes = list(board.nodes.values())  # a copy: the loop may add nodes meanwhile
+        posts = [node.text for node in nodes if node.author is BoardAuthor.USER]
     else:
-        user = (message for message in session.history if message.get("role") == "user")
-        posts = (text_of(blocks_of(message)) for message in user)
+        user = [message for message in list(session.history) if message.get("role") == "user"]
+        posts = [" ".join(text_of([block]) for block in blocks_of(message)) for message in user]
     said = next((text for text in posts if text.strip()), None)
     if said is None:
         said = next(iter(session.queued_posts), "")
-    return " ".join(said.split())
+    words = " ".join(said.split())
+    return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1] + "…"
 
 
 def stored_summary(stored: StoredSession) -> SessionSummary:

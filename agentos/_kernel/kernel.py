@@ -199,11 +199,14 @@ class Kernel:
                 esper.switch_world(self.world)
             inbox = ctx.inbox
             batch = ctx.batch
+            later = self._quiet_first(batch) if ctx.quiet else ()
             for _ in range(min(len(inbox), ctx.limits.messages_per_tick)):
                 batch.append(inbox.popleft())
-            if ctx.quiet and not inbox:
-                batch.extend(ctx.quiet.values())
-                ctx.quiet.clear()
+            for update in later:  # sessions the inbox may open (else dropped: closed)
+                if inbox:
+                    ctx.quiet[update.session_id] = update
+                else:
+                    batch.append(update)
             ctx.now = self.clock.monotonic()
             ctx.wall = self.clock.wall()
             esper.process(ctx)
@@ -228,6 +231,20 @@ class Kernel:
             stats.max_tick_us = cost
         if self._asleep:
             self._wake_if_due()
+
+    def _quiet_first(self, batch: list[InboxMessage]) -> list[UpdateSession]:
+        """Put the statuses of open sessions first in ``batch``, so a close or a reopen in
+        the inbox comes after them; return the others, for after the inbox."""
+        ctx = self.ctx
+        opened = ctx.sessions.by_id
+        later = []
+        for update in ctx.quiet.values():
+            if update.session_id in opened:
+                batch.append(update)
+            else:
+                later.append(update)
+        ctx.quiet.clear()
+        return later
 
     def drain(self) -> None:
         """Tick until the inbox is empty, so what the caller queued has been applied."""

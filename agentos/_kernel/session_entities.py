@@ -48,7 +48,13 @@ class SessionEntities:
 
     def update_session(self, session_id: str, *, status: str, requests: int, errors: int) -> None:
         if not self._core.kernel.closed:
-            update = UpdateSession(SessionId(session_id), SessionStatus(status), requests, errors)
+            update = UpdateSession(
+                SessionId(session_id),
+                SessionStatus(status),
+                requests,
+                errors,
+                self._core.clock.wall(),
+            )
             self._core.kernel.post_quietly(update)  # no tick acts on it; reads flush first
 
     def session(self, session_id: str) -> SessionSnapshot:

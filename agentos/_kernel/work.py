@@ -149,7 +149,8 @@ class Work:
         # The attempt's parts go as arguments: binding them in a partial per call cost
         # about 10 us a call in the lifecycle benchmark (60 -> 70+ us).
         task = self._loop.create_task(self._run(entity, config, tool, args, context, scope))
-        self._live[entity] = (config, task, scope)
+        if not task.done():  # an eager task may have ended already (and dropped its entry)
+            self._live[entity] = (config, task, scope)
 
     def stop(self, entity: Entity) -> None:
         """Interrupt the call's work: the runtime ended the call."""

@@ -345,21 +345,23 @@ class SessionTask:
         failure: ProviderError | None = None
         deadline = asyncio.get_running_loop().time() + self.config.request_timeout
         self._cut = self._machine.stopping
-        with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
-            self._request_scope = scope
-            try:
-                with nullcontext() if span is None else SessionSpans.current(span):
-                    response = await self._outbound.ask(self._provider, request, self._streamed)
-            except ProviderError as error:
-                failure = error
-            finally:
-                self._request_scope = None
-        if scope.cancelled_caught and not self._cut:
-            failure = self._outbound.timed_out()
-        if failure is not None:
-            self._record_error(failure.kind, failure.message)
-        if span is not None and self._spans is not None:
-            self._spans.answered(span, response, failure)
+        try:
+            with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
+                self._request_scope = scope
+                try:
+                    with nullcontext() if span is None else SessionSpans.current(span):
+                        response = await self._outbound.ask(self._provider, request, self._streamed)
+                except ProviderError as error:
+                    failure = error
+                finally:
+                    self._request_scope = None
+            if scope.cancelled_caught and not self._cut:
+                failure = self._outbound.timed_out()
+            if failure is not None:
+                self._record_error(failure.kind, failure.message)
+        finally:  # however it ends (a cancel from outside too), its span ends
+            if span is not None and self._spans is not None:
+                self._spans.answered(span, response, failure)
         return response
 
     def stop_request(self) -> None:

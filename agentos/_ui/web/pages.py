@@ -185,6 +185,10 @@ class Pages:
         self._watches.clear()
 
 
+_BUSY = (SessionStatus.IDLE, SessionStatus.REQUESTING, SessionStatus.WAITING)
+"""Statuses whose running calls say best what the session does (a deferred call's
+session waits for an answer from outside; a stopped one is stopped)."""
+
 _DOING = {
     SessionStatus.IDLE: "waiting for you",
     SessionStatus.REQUESTING: "thinking",
@@ -197,7 +201,7 @@ _DOING = {
 
 def doing(summary: SessionSummary) -> str:
     """What a session is doing, in the list's words: its running calls first."""
-    if summary.running_calls and summary.status is not SessionStatus.FAILED:
+    if summary.running_calls and summary.status in _BUSY:
         calls = summary.running_calls
         return f"{calls} call{'' if calls == 1 else 's'} running"
     return _DOING.get(summary.status, summary.status.value)
