@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import anyio
@@ -252,7 +252,27 @@ class Kernel:
         while self.ctx.inbox and not self._processing:
             self.tick()
 
-    def apply_batch(self) -> None:
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Posts this task makes inside wake nobody; the block's end applies them: a tick
+        here when no other tick is coming, else that tick. Another task's posts wake as
+        usual; a nested block leaves it to the outer one."""
+        task = asyncio.current_task()
+        if self.batching is task:
+            yield
+            return
+        holds = self.batching is None  # else another task's batch is open: ours wake as usual
+        if holds:
+            self.batching = task
+        try:
+            yield
+        finally:
+            if holds:
+                self.batching = None
+            if not self.closed:
+                self._apply_batch()
+
+    def _apply_batch(self) -> None:
         """A batch ended: tick here when nothing else will soon. With the driver due to
         tick, or other calls running whose reports tick, the batch waits for that tick
         (a busy runtime shares one tick among many sessions' submits)."""

@@ -12,17 +12,8 @@ and callbacks). Its public methods that a part answers are one-line delegations.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Iterable,
-    Iterator,
-    Mapping,
-)
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Any, Self, TypeVar
 
 import anyio
@@ -217,29 +208,11 @@ class Runtime(anyio.AsyncContextManagerMixin):
         self._core.check_loop_thread("status_threadsafe")
         return self._kernel.flush()
 
-    @contextmanager
-    def batch(self) -> Iterator[None]:
-        """Submits made inside by this task are applied together as the block ends: by a
-        tick in this task when no other tick is coming (the calls start with no hop to
-        the driver), else by that tick. Another task's posts go on as usual.
-
-        A session submits a reply's calls this way. On the event loop's thread.
-        """
+    def batch(self) -> AbstractContextManager[None]:
+        """Submits this task makes inside are applied together as the block ends, with no
+        hop to the driver (see ``Kernel.batch``); a session submits a reply's calls so."""
         self._core.check_loop_thread("submit_threadsafe")
-        kernel, task = self._kernel, asyncio.current_task()
-        if kernel.batching is task:  # nested: the outer block applies
-            yield
-            return
-        holds = kernel.batching is None  # else another task's batch is open: ours wake as usual
-        if holds:
-            kernel.batching = task
-        try:
-            yield
-        finally:
-            if holds:
-                kernel.batching = None
-            if not kernel.closed:
-                kernel.apply_batch()
+        return self._kernel.batch()
 
     def pending_work(self) -> bool:
         """Whether anything is queued or undelivered: inbox messages not yet applied, or
