@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
@@ -94,7 +97,54 @@ def with_store(db: Database, use: Callable[[SessionStore], Awaitable[T]]) -> T:
         async with await db.open() as store:
             return await use(store)
 
-    return anyio.run(job)
+    return run_interruptibly(job)
+
+
+def run_interruptibly(job: Callable[[], Awaitable[T]]) -> T:
+    """``anyio.run(job)``, where Ctrl-C (and SIGTERM, which ``main`` turns into one) cancels
+    the job and, once the loop has closed, raises ``KeyboardInterrupt``.
+
+    asyncio's own handler cancels the main task once, and an anyio scope in that task
+    that is cancelling at the same moment can take the cancellation for its own (it
+    uncancels the task): the command then ran on as if never interrupted. Here the
+    cancel is made again while the task does not count it, never during its cleanup.
+    """
+    interrupted: list[bool] = []
+    done: list[T] = []
+
+    async def guarded() -> None:
+        if threading.current_thread() is not threading.main_thread():
+            done.append(await job())  # signals reach the main thread only
+            return
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        assert task is not None
+
+        def interrupt() -> None:
+            if interrupted:
+                raise KeyboardInterrupt  # a second Ctrl-C: stop waiting for the first
+            interrupted.append(True)
+            keep_cancelled()
+
+        def keep_cancelled() -> None:
+            if task.done():
+                return
+            if task.cancelling() == 0:  # not yet, or a scope took it for its own
+                task.cancel()
+            loop.call_later(0.2, keep_cancelled)
+
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        try:
+            done.append(await job())
+        except asyncio.CancelledError:
+            if not interrupted:
+                raise
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+
+    anyio.run(guarded)
+    if interrupted or not done:
+        raise KeyboardInterrupt
+    return done[0]
 
 
 def load(db: Database, session_id: str) -> tuple[StoredSession, list[StoredToken]]:

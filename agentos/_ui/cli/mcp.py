@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import secrets
 
-import anyio
 import click
 
 from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
-from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.talk import agent_option
 
@@ -57,7 +56,7 @@ def mcp(db: Database, agent: Agent, port: int | None, token: str | None) -> None
             else:
                 await _serve_http(app, port, token or secrets.token_urlsafe(24))
 
-    anyio.run(main)
+    run_interruptibly(main)
 
 
 async def _serve_http(app: object, port: int, token: str) -> None:

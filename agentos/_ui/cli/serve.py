@@ -7,12 +7,11 @@ import logging
 import secrets
 from types import FrameType
 
-import anyio
 import click
 
 from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
-from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.talk import agent_option
 from agentos._ui.web.limits import STALL_SECONDS
@@ -107,7 +106,7 @@ def serve(
             finally:
                 app.state.pages.close()
 
-    anyio.run(main)
+    run_interruptibly(main)
 
 
 def _let_go(record: logging.LogRecord) -> bool:

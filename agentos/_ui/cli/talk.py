@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 import click
 
 from agentos import Completion
@@ -23,6 +22,7 @@ from agentos._ui.cli.common import (
     CliError,
     Interrupted,
     require_text,
+    run_interruptibly,
     say,
     with_store,
 )
@@ -225,7 +225,7 @@ def _talk(db: Database, as_json: bool, *, wait: bool, **how: Any) -> int:
         converse, db, say=_say, live=live, wait_for_async=wait, words=words, opened=opened, **how
     )
     try:
-        outcome = anyio.run(talk)
+        outcome = run_interruptibly(talk)
     except BaseException as error:  # on Ctrl-C the host saved the session on its way out
         ctrl_c = isinstance(error, KeyboardInterrupt) or (
             isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is not None
