@@ -113,7 +113,7 @@ def test_a_silent_retry_shows_a_fresh_spinner_and_a_killed_call_its_end() -> Non
         (retry.display_id, ""),
     ]
     assert [(c.call_id, c.status) for c in chat[1].calls] == [("t1", CallStatus.CANCELLED)]
-    assert [(c.call_id, c.tool, c.arguments) for c in chat[2].calls] == [
+    assert [(c.call_id, c.tool_name, c.tool_input) for c in chat[2].calls] == [
         ("t2", "temperature", {"city": "Warsaw"})
     ]
 

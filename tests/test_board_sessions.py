@@ -170,7 +170,7 @@ async def test_three_calendars_one_stuck_answered_while_they_run(clock: ManualCl
     assert ("agent", "Cancelled Joe's lookup.") in said
     assert not any("free at 10" in text for _, text in said), "its own cancel: no result turn"
     widgets = [call for entry in chat for call in entry.calls]
-    assert {w.tool for w in widgets} == {"puppet"}, "a look is never a widget"
+    assert {w.tool_name for w in widgets} == {"puppet"}, "a look is never a widget"
     assert len(widgets) == 3
 
 
@@ -338,7 +338,7 @@ async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
         for node in board.nodes.values():
             for call in node.calls:
                 if call.display_id == display_id:
-                    return str(call.arguments.get("label"))
+                    return str(call.tool_input.get("label"))
         raise AssertionError(display_id)
 
     holder: list[Session] = []
@@ -386,7 +386,7 @@ async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
         await until(lambda: runtime.status(call_of("a2")).status is CallStatus.CANCELLED, runtime)
         await settled(session, runtime)
         cancels = {
-            str(call.arguments["tool_call_id"]): call.outcome or ""
+            str(call.tool_input["tool_call_id"]): call.outcome or ""
             for call in calls_of(session, "cancel_tool_call")
         }
         ids = {label: call_of(label) for label in ("a", "a2", "b")}
@@ -421,7 +421,7 @@ async def test_a_transcript_session_has_the_same_chat_every_entry_shown(
         ("agent", "Done."),
     ]
     (widget,) = chat[1].calls
-    assert (widget.tool, widget.status) == ("puppet", CallStatus.COMPLETED)
+    assert (widget.tool_name, widget.status) == ("puppet", CallStatus.COMPLETED)
     assert session.board is None
 
 
@@ -473,7 +473,7 @@ async def test_what_the_model_asks_wrongly_is_answered_and_never_loops(clock: Ma
     board = session.board
     assert board is not None
     first = next(node for node in board.nodes.values() if node.calls)
-    outcomes = [(call.tool, call.status, call.outcome) for call in first.calls]
+    outcomes = [(call.tool_name, call.status, call.outcome) for call in first.calls]
     statuses = [o[1] for o in outcomes]
     assert statuses[:2] == statuses[3:] == [CallStatus.FAILED, CallStatus.FAILED], outcomes
     assert statuses[2] in (CallStatus.PENDING, CallStatus.RUNNING), "the good call still starts"
@@ -684,11 +684,11 @@ def calls_of(session: Session, tool: str | None = None) -> list[BoardCall]:
     """The calls on a board session's board, in the order made (only ``tool``'s, if given)."""
     assert session.board is not None
     calls = [call for node in session.board.nodes.values() for call in node.calls]
-    return [call for call in calls if tool is None or call.tool == tool]
+    return [call for call in calls if tool is None or call.tool_name == tool]
 
 
 def calls_by_tool(session: Session) -> dict[str, BoardCall]:
-    return {call.tool: call for call in calls_of(session)}
+    return {call.tool_name: call for call in calls_of(session)}
 
 
 async def test_a_deferred_call_on_the_board_waits_through_a_restart(

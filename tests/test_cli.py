@@ -86,21 +86,21 @@ def test_run_complete_resume_and_look(any_env: dict[str, str], quick_agent: str)
     report = run.json
     assert (report["session_id"], report["status"]) == ("trip", "pending")
     assert "still running" in report["answer"] and "waits for a human" in report["answer"]
-    calls = {call["tool"]: call for call in report["pending_calls"]}
+    calls = {call["tool_name"]: call for call in report["pending_calls"]}
     assert (calls["fetch_calendar"]["status"], calls["approve"]["status"]) == ("running", "pending")
     assert calls["fetch_calendar"]["continuation_token"] is None
     token = calls["approve"]["continuation_token"]
     assert token and token in report["answer"]
     for call in calls.values():
-        assert call["provider_call_id"].startswith("toolu_") and call["tool_call_id"]
+        assert call["provider_call_id"].startswith("toolu_") and call["call_id"]
     # With it: the calendar finishes (progress on stderr), the approval still cannot.
     assert waiting.code == 3, waiting
     assert "Jack is free 10:00-11:00, 15:00-16:00." in waiting.json["answer"]
     (deferred,) = waiting.json["pending_calls"]
-    assert deferred["tool"] == "approve" and deferred["continuation_token"]
+    assert deferred["tool_name"] == "approve" and deferred["continuation_token"]
     progress = [e for e in waiting.events if e["event"] == "progressed"]
     assert {"percent": 100, "person": "Jack"} in [e["progress"] for e in progress]
-    assert {e["tool"] for e in progress} == {"fetch_calendar"}
+    assert {e["tool_name"] for e in progress} == {"fetch_calendar"}
     # Nothing to wait for: done.
     assert chat.code == 0, chat
     answer = chat.json["answer"]
@@ -148,10 +148,10 @@ def test_run_complete_resume_and_look(any_env: dict[str, str], quick_agent: str)
     assert f'-> completed: {{"approved": true}}  [deferred, token {token}]' in show.out
     assert "assistant: fetch_calendar (toolu_" in show.out
     calendar, approval = stored.lines
-    assert (calendar["tool"], calendar["status"]) == ("fetch_calendar", "orphaned")
-    assert calendar["tool_call_id"] == calls["fetch_calendar"]["tool_call_id"]
-    assert calendar["input"] == {"person": "Jane", "seconds": 2.0}
-    assert (approval["tool"], approval["status"]) == ("approve", "completed")
+    assert (calendar["tool_name"], calendar["status"]) == ("fetch_calendar", "orphaned")
+    assert calendar["call_id"] == calls["fetch_calendar"]["call_id"]
+    assert calendar["tool_input"] == {"person": "Jane", "seconds": 2.0}
+    assert (approval["tool_name"], approval["status"]) == ("approve", "completed")
     assert approval["result"] == {"approved": True}
     assert (approval["continuation_token"], approval["token_completed"]) == (token, True)
     listed = {row["session_id"]: row for row in sessions.lines}

@@ -64,19 +64,23 @@ def test_a_live_call_is_seen_and_cancelled_from_another_process(
     prompt = "When can Jane meet? Check her calendar (10s)"
     with running(env, "run", "--agent", quick_agent, "--session-id", "S", "--wait-for-async",
                  prompt) as holder:  # fmt: skip
-        call_id = until_event(holder, "progressed")["tool_call_id"]
+        call_id = until_event(holder, "progressed")["call_id"]
         status = until(
             lambda: agentos(env, "status", call_id),
             lambda result: result.code == 0 and result.json["progress"] is not None,
         )
         seen = status.json
-        assert (seen["status"], seen["tool"], seen["live"]) == ("running", "fetch_calendar", True)
+        assert (seen["status"], seen["tool_name"], seen["live"]) == (
+            "running",
+            "fetch_calendar",
+            True,
+        )
         # Progress moves every 2 s while we look (each look is a process): where it is, not when.
         assert seen["progress"]["person"] == "Jane" and seen["progress"]["percent"] in {20, 40, 60}
         assert seen["holder"] == f"pid {holder.pid} on {seen['holder'].split(' on ')[1]}"
-        assert seen["input"] == {"person": "Jane", "seconds": 10.0}
+        assert seen["tool_input"] == {"person": "Jane", "seconds": 10.0}
         by_provider = agentos(env, "status", seen["provider_call_id"], "--session", "S")
-        assert by_provider.json["tool_call_id"] == call_id
+        assert by_provider.json["call_id"] == call_id
         listed, sessions = agentos(env, "calls", "S"), agentos(env, "sessions")
         (row,) = listed.lines
         assert (row["status"], row["progress"]["person"], row["live"]) == ("running", "Jane", True)
@@ -113,12 +117,12 @@ def test_a_call_no_process_runs_and_a_deferred_call_are_not_cancelled(
     left = agentos(env, "run", "--agent", quick_agent, "--session-id", "L",
                    "Check Jane's calendar (30s) and ask for approval of the trip")  # fmt: skip
     assert left.code == 3, left
-    calls = {call["tool"]: call for call in left.json["pending_calls"]}
+    calls = {call["tool_name"]: call for call in left.json["pending_calls"]}
     calendar, approval = calls["fetch_calendar"], calls["approve"]
     token = approval["continuation_token"]
 
     nowhere, deferred, unknown, status = (
-        agentos(env, "cancel", calendar["tool_call_id"]),
+        agentos(env, "cancel", calendar["call_id"]),
         agentos(env, "cancel", approval["provider_call_id"]),
         agentos(env, "cancel", "toolu_nobody"),
         agentos(env, "status", calendar["provider_call_id"]),
@@ -131,7 +135,7 @@ def test_a_call_no_process_runs_and_a_deferred_call_are_not_cancelled(
 
     applied = agentos(env, "complete", token, "--result", '{"approved": true}')
     assert applied.code == 0, applied
-    listed = {row["tool"]: row for row in agentos(env, "calls", "L").lines}
+    listed = {row["tool_name"]: row for row in agentos(env, "calls", "L").lines}
     assert listed["fetch_calendar"]["status"] == "orphaned"
     waiting = listed["approve"]
     assert (waiting["status"], waiting["note"]) == (
@@ -139,7 +143,7 @@ def test_a_call_no_process_runs_and_a_deferred_call_are_not_cancelled(
         "token completed, waiting for delivery",
     )
     assert waiting["result"] == {"approved": True}
-    done = agentos(env, "cancel", approval["tool_call_id"])
+    done = agentos(env, "cancel", approval["call_id"])
     assert done.code == 0 and done.out.startswith("not cancelled: already completed"), done
 
 
@@ -169,7 +173,7 @@ def test_ambiguous_ids_and_an_unanswered_request(env: dict[str, str]) -> None:  
         agentos(env, "cancel", "call-a", "--wait", "0.2"),
     )
     ambiguous.one_line_error(1, "'toolu_same' names calls in several sessions (a, b)", "--session")
-    assert chosen.code == 0 and chosen.json["tool_call_id"] == "call-b", chosen
+    assert chosen.code == 0 and chosen.json["call_id"] == "call-b", chosen
     assert (chosen.json["status"], chosen.json["live"]) == ("running", True)
     assert queued.code == 3, queued
     assert queued.out.startswith(f"queued: {holder} holds session a but did not answer in time")

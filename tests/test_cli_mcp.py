@@ -27,7 +27,7 @@ def test_the_example_agent_runs_every_tool_and_its_calls_show_their_progress(
     assert 'summarize: {"result": "three notes on example"}' in answer
     assert "word_count: 1" in answer and "weather: {" in answer
     assert "model: test" in run.err
-    calls = {row["tool"]: row for row in agentos(env, "calls", run.json["session_id"]).lines}
+    calls = {row["tool_name"]: row for row in agentos(env, "calls", run.json["session_id"]).lines}
     assert set(calls) == {"summarize", "weather", "word_count"}
     summarize = calls["summarize"]
     assert summarize["status"] == "completed"

@@ -51,6 +51,26 @@ def test_pending_calls_say_what_becomes_of_them(env: dict[str, str], quick_agent
     assert f"'agentos complete {token} --result JSON'" in deferred
 
 
+def test_every_command_names_a_call_as_the_library_does(
+    env: dict[str, str], quick_agent: str
+) -> None:
+    """One vocabulary (issue 30): ``run``, ``calls`` and ``status`` say ``call_id``,
+    ``provider_call_id``, ``tool_name`` and ``tool_input``, as ``CallSnapshot`` does."""
+    (run,) = side_by_side(
+        env, ("run", "--agent", quick_agent, "Check Jane's calendar (30s) and approve the trip")
+    )
+    assert run.code == 3, run
+    pending = run.json["pending_calls"]
+    listed = agentos(env, "calls", run.json["session_id"], "--json").lines
+    status = agentos(env, "status", pending[1]["provider_call_id"], "--json").json
+    assert [call["tool_name"] for call in pending] == ["fetch_calendar", "approve"]
+    assert [call["tool_name"] for call in listed] == ["fetch_calendar", "approve"]
+    assert status["tool_input"] == listed[1]["tool_input"] and status["call_id"]
+    assert {call["call_id"] for call in pending} == {call["call_id"] for call in listed}
+    for shown in (*pending, *listed, status):
+        assert not {"id", "tool", "input", "args", "tool_call_id"} & shown.keys(), shown
+
+
 @pytest.mark.parametrize(
     ("name", "text", "says"),
     [
@@ -242,7 +262,7 @@ def test_a_board_sessions_deferred_call_at_the_command_line(
     (pending,) = run.json["pending_calls"]
     token = pending["continuation_token"]
     (listed,) = agentos(env, "calls", session, "--json").lines
-    assert (listed["tool"], listed["status"]) == ("approve", "deferred")
+    assert (listed["tool_name"], listed["status"]) == ("approve", "deferred")
     assert listed["continuation_token"] == token
     assert listed["provider_call_id"] == pending["provider_call_id"]
     assert agentos(env, "complete", token, "--result", '{"approved": true}').out == "applied\n"

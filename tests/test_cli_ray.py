@@ -35,7 +35,7 @@ def test_an_agent_files_tools_run_in_rays_workers(env: dict[str, str], tmp_path:
     ran_in = json.loads(answer.removeprefix("whoami: "))
     assert ran_in["parent"] != os.getpid()  # not the command's process, which this test started
     calls = agentos(env, "calls", done.json["session_id"]).lines
-    assert [(c["tool"], c["status"]) for c in calls] == [("whoami", "completed")]
+    assert [(c["tool_name"], c["status"]) for c in calls] == [("whoami", "completed")]
 
 
 def test_without_ray_the_agent_file_is_refused_naming_the_setting(

@@ -20,15 +20,15 @@ def test_the_lead_answers_from_its_researcher_and_calls_shows_the_tree(
     answer = run.json["answer"]
     assert answer.startswith("researcher: weather: {")  # the lead quotes its child's answer
     said = [e["progress"] for e in run.events if e["event"] == "progressed"]
-    assert {"tool": "weather", "status": "completed"}.items() <= said[1].items()
+    assert {"tool_name": "weather", "status": "completed"}.items() <= said[1].items()
     assert said[-1] == {"said": answer.removeprefix("researcher: ")}  # the child's own words
     tree = agentos(env, "calls", run.json["session_id"]).lines
-    assert [(c["depth"], c["tool"], c["status"]) for c in tree] == [
+    assert [(c["depth"], c["tool_name"], c["status"]) for c in tree] == [
         (0, "researcher", "completed"),
         (1, "weather", "completed"),
     ]
     child = tree[1]["session_id"]
-    assert child == f"researcher-{tree[0]['tool_call_id']}"
+    assert child == f"researcher-{tree[0]['call_id']}"
     sessions = {s["session_id"]: s for s in agentos(env, "sessions").lines}
     assert sessions[child]["parent_session_id"] == run.json["session_id"]
 

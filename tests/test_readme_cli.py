@@ -33,10 +33,10 @@ def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
         assert "Traceback" not in result.err, result
         results.append(result)
         if words[1] == "run" and result.code == 3:
-            left = {call["tool"]: call for call in result.json["pending_calls"]}
+            left = {call["tool_name"]: call for call in result.json["pending_calls"]}
             names["SESSION"] = result.json["session_id"]
             names["TOKEN"] = left["approve"]["continuation_token"]
-            names["CALL_ID"] = left["fetch_calendar"]["tool_call_id"]
+            names["CALL_ID"] = left["fetch_calendar"]["call_id"]
     meet, pending, complete, resume, say, status, cancel, sessions, show, calls = results
     assert meet.code == 0, meet
     assert any("Jane is free" in m for m in meet.json["messages"])
@@ -49,7 +49,10 @@ def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
     cancel.one_line_error(1, "not running anywhere")
     assert sessions.code == 0 and len(sessions.lines) == 2, sessions
     assert show.code == 0 and show.json["session_id"] == names["SESSION"], show
-    assert calls.code == 0 and [c["tool"] for c in calls.lines] == ["fetch_calendar", "approve"]
+    assert calls.code == 0 and [c["tool_name"] for c in calls.lines] == [
+        "fetch_calendar",
+        "approve",
+    ]
 
 
 def test_the_readme_names_no_command_the_cli_lacks(env: dict[str, str]) -> None:

@@ -300,7 +300,7 @@ async def test_7_the_budget_counts_cancels_of_the_same_tool_on_the_branch(
         board = session.board
         assert board is not None
         (ids["o"],) = [
-            c.call_id for n in board.nodes.values() for c in n.calls if c.tool == "other"
+            c.call_id for n in board.nodes.values() for c in n.calls if c.tool_name == "other"
         ]
         session.post("stop other", reply_to=2)
         await w.started(1)
@@ -330,10 +330,10 @@ def cancel_answers(session: Session) -> dict[str, str]:
     board = session.board
     assert board is not None
     return {
-        str(call.arguments["tool_call_id"]): call.outcome or ""
+        str(call.tool_input["tool_call_id"]): call.outcome or ""
         for node in board.nodes.values()
         for call in node.calls
-        if call.tool == "cancel_tool_call"
+        if call.tool_name == "cancel_tool_call"
     }
 
 

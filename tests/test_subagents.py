@@ -175,7 +175,7 @@ async def test_two_researchers_one_read_and_cancelled_the_other_answers() -> Non
         status = json.loads(seen[0])
         payloads = [entry["payload"] for entry in status["progress"]]
         assert {"said": "looking up flights"} in payloads  # the child's own words
-        assert {"tool": "puppet", "call_id": flights_work, "status": "running"} in payloads
+        assert {"tool_name": "puppet", "call_id": flights_work, "status": "running"} in payloads
         await until(runtime, lambda: puppet.calls[flights_work].cleaned_up)
         assert puppet.calls[flights_work].cancelled  # cancel reached the child's own call
         assert runtime.status(calls["flights"].call_id).status is CallStatus.CANCELLED

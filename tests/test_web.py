@@ -295,7 +295,7 @@ async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path
         await settle(w.runtime)
         state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
         widget = state["calls"][call_id]
-        assert (widget["tool"], widget["args"], widget["status"]) == (
+        assert (widget["tool_name"], widget["tool_input"], widget["status"]) == (
             "puppet",
             {"label": "p0"},
             "running",
@@ -311,6 +311,23 @@ async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path
         peeked = (await w.client.get(f"/api/sessions/{session_id}/calls/{call_id}")).json()
         assert (peeked["status"], peeked["cancel_reason"]) == ("cancelled", "stuck")
         assert w.puppet.calls[call_id].cleaned_up, "the cancel reached the work"
+
+
+async def test_the_page_names_a_call_as_its_snapshot_does(tmp_path: Path) -> None:
+    """One vocabulary (issue 30): the page's API says ``call_id``, ``tool_name`` and
+    ``tool_input``, as ``CallSnapshot`` does, and none of the old names."""
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "start 1")
+        (call_id,) = await w.started(1)
+        await settle(w.runtime)
+        snapshot = w.runtime.status(call_id)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        peeked = (await w.client.get(f"/api/sessions/{session_id}/calls/{call_id}")).json()
+        for shown in (state["calls"][call_id], peeked):
+            named = (shown["call_id"], shown["tool_name"], shown["tool_input"])
+            assert named == (snapshot.call_id, snapshot.tool_name, snapshot.tool_input)
+            assert not {"id", "tool", "args", "tool_call_id"} & shown.keys(), shown
 
 
 async def test_unknown_ids_are_404_with_a_json_error(tmp_path: Path) -> None:
@@ -501,7 +518,7 @@ async def test_the_stream_starts_with_a_snapshot_then_pushes_changes(tmp_path: P
             first = next(iter(w.puppet.calls))
             w.puppet.complete(first, "done")
             ended = await until(events, call_event("completed"))
-            assert json.loads(ended[-1].data)["call"]["id"] == first
+            assert json.loads(ended[-1].data)["call"]["call_id"] == first
 
 
 async def test_a_reconnect_with_last_event_id_misses_nothing(tmp_path: Path) -> None:
@@ -631,7 +648,7 @@ def applied(state: dict[str, Any], event: ServerSentEvent) -> None:
         kept = state["context"].split("\n")[: data["context_from"]]
         state["context"] = "\n".join(kept + data["context_tail"])
     elif event.event == "call":
-        state["calls"][data["call"]["id"]] = data["call"]
+        state["calls"][data["call"]["call_id"]] = data["call"]
     else:
         state[event.event] = data[event.event]
 
@@ -833,12 +850,14 @@ async def test_a_call_another_process_runs_shows_its_mirrored_progress(tmp_path:
                 events, lambda e: e.event == "call" and json.loads(e.data)["call"]["percent"] == 40
             )
             widget = json.loads(seen[-1].data)["call"]
-            shown = (widget["tool"], widget["status"], widget["final"])
+            shown = (widget["tool_name"], widget["status"], widget["final"])
             assert shown == ("puppet", "running", False)
-            peeked = await w.client.get(f"/api/sessions/s/calls/{widget['id']}")
+            peeked = await w.client.get(f"/api/sessions/s/calls/{widget['call_id']}")
             assert peeked.status_code == 200, peeked.text
             assert peeked.json()["progress"] == [{"payload": {"percent": 40}}]
-            cancel = await w.client.post(f"/api/sessions/s/calls/{widget['id']}/cancel", json={})
+            cancel = await w.client.post(
+                f"/api/sessions/s/calls/{widget['call_id']}/cancel", json={}
+            )
             assert cancel.status_code == 409 and cancel.json()["error"]["code"] == "not_open"
             assert not puppet.calls[call_id].cancelled, "the holder's call runs on"
 
@@ -923,7 +942,13 @@ async def test_a_streaming_reply_grows_on_the_page_and_its_call_shows_once_whole
                 forming = growing[-1]
             assert forming == {
                 "text": "Let me look.",
-                "calls": [{"id": "toolu_p", "tool": "puppet", "args": {"label": "p"}}],
+                "calls": [
+                    {
+                        "provider_call_id": "toolu_p",
+                        "tool_name": "puppet",
+                        "tool_input": {"label": "p"},
+                    }
+                ],
             }
             assert w.puppet.calls == {}, "the machine sees the reply once it is whole"
             w.session(session_id).stop()

@@ -116,8 +116,8 @@ class Board:
         self,
         node_id: int,
         call_id: str,
-        tool: str,
-        arguments: JsonObject,
+        tool_name: str,
+        tool_input: JsonObject,
         *,
         background: bool,
         use_id: str | None = None,
@@ -126,7 +126,9 @@ class Board:
         node = self._node(node_id)
         if node.author is not BoardAuthor.AGENT:
             raise ValueError(f"calls hang off agent nodes; #{node_id} is the user's")
-        call = BoardCall(self._take_id(), call_id, tool, dict(arguments), background, use_id=use_id)
+        call = BoardCall(
+            self._take_id(), call_id, tool_name, dict(tool_input), background, use_id=use_id
+        )
         node.calls.append(call)
         self._index(call, node)
         self._move_last(node_id)
@@ -256,9 +258,9 @@ class Board:
         while current is not None:
             node = self._node(current)
             for call in node.calls:
-                if call.tool == CANCEL_TOOL and call.status is CallStatus.COMPLETED:
-                    target = self.named(str(call.arguments.get("tool_call_id", "")))
-                    count += target is not None and target.tool == tool
+                if call.tool_name == CANCEL_TOOL and call.status is CallStatus.COMPLETED:
+                    target = self.named(str(call.tool_input.get("tool_call_id", "")))
+                    count += target is not None and target.tool_name == tool
             current = node.parent
         return count
 
@@ -361,8 +363,8 @@ def _node_json(node: BoardNode) -> Json:
         {
             "display_id": c.display_id,
             "call_id": c.call_id,
-            "tool": c.tool,
-            "arguments": c.arguments,
+            "tool_name": c.tool_name,
+            "tool_input": c.tool_input,
             "background": c.background,
             "status": c.status.value,
             "outcome": c.outcome,
@@ -388,8 +390,8 @@ def _node_of_json(item: Mapping[str, Any]) -> BoardNode:
         BoardCall(
             int(c["display_id"]),
             str(c["call_id"]),
-            str(c["tool"]),
-            dict(c["arguments"]),
+            str(c.get("tool_name", c.get("tool"))),  # "tool", "arguments": older boards
+            dict(c.get("tool_input", c.get("arguments"))),
             bool(c["background"]),
             CallStatus(c["status"]),
             None if c["outcome"] is None else str(c["outcome"]),

@@ -72,7 +72,7 @@ def shown(board: Board, node: BoardNode) -> bool:
 def widgets(node: BoardNode) -> tuple[ChatCall, ...]:
     """The node's background calls as the person sees them: a spinner or a mark."""
     return tuple(
-        ChatCall(call.display_id, call.call_id, call.tool, dict(call.arguments), call.status)
+        ChatCall(call.display_id, call.call_id, call.tool_name, dict(call.tool_input), call.status)
         for call in node.calls
         if call.background
     )

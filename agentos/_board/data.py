@@ -45,8 +45,8 @@ class BoardCall:
     display_id: int
     call_id: str
     """The runtime's id for a background call; the tool_use id for a capability."""
-    tool: str
-    arguments: JsonObject
+    tool_name: str
+    tool_input: JsonObject
     background: bool
     """True: work that outlives the turn; False: a synchronous capability answered at once."""
     status: CallStatus = CallStatus.PENDING

@@ -73,8 +73,8 @@ def _out_of_retries(
     node_id, target = ledger.node_of(named), board.named(named)
     if node_id is None or target is None:
         return None
-    spent = board.cancels_on_branch(node_id, target.tool) + 1
-    return (target.tool, spent) if spent >= retry_budget else None
+    spent = board.cancels_on_branch(node_id, target.tool_name) + 1
+    return (target.tool_name, spent) if spent >= retry_budget else None
 
 
 def _started(

@@ -91,7 +91,7 @@ class BoardLedger:
                 if call.use_id is not None and call.use_id in held:
                     use_id = call.use_id
                 self._restored[use_id] = call.call_id
-                waiting.append((use_id, call.tool))
+                waiting.append((use_id, call.tool_name))
         return waiting
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:

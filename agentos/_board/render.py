@@ -235,7 +235,7 @@ def references(parent: BoardNode) -> str:
 
 
 def _reference(call: BoardCall) -> str:
-    said = f"#{call.display_id} {call.tool}: {call.status.value}"
+    said = f"#{call.display_id} {call.tool_name}: {call.status.value}"
     if call.status.is_final and call.outcome is not None:
         outcome = call.outcome
         if len(outcome) > REFERENCE_CHARS:
@@ -277,9 +277,9 @@ def signature(call: BoardCall) -> str:
     """``fetch_calendar(person="Jane")``: the tool and its arguments, JSON-quoted."""
     arguments = ", ".join(
         f"{name}={json.dumps(value, ensure_ascii=False, default=str)}"
-        for name, value in call.arguments.items()
+        for name, value in call.tool_input.items()
     )
-    return f"{call.tool}({arguments})"
+    return f"{call.tool_name}({arguments})"
 
 
 def quote(text: str) -> str:

@@ -139,11 +139,11 @@ def overdue_note(
     look = f"Inspect it with {STATUS_TOOL} and decide" if STATUS_TOOL in capabilities else "Decide"
     stop = f" or stop it with {CANCEL_TOOL}" if CANCEL_TOOL in capabilities else ""
     return (
-        f"call #{call.display_id} ({call.tool}) has run {interval}. {look}: leave it running "
+        f"call #{call.display_id} ({call.tool_name}) has run {interval}. {look}: leave it running "
         f"(you will be asked again after as long again){stop}."
     )
 
 
 def ended_note(call: BoardCall) -> str:
     """An overdue turn whose call ended before the request went out."""
-    return f"call #{call.display_id} ({call.tool}) has ended; its outcome is on the board."
+    return f"call #{call.display_id} ({call.tool_name}) has ended; its outcome is on the board."

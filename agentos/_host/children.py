@@ -305,10 +305,10 @@ class _Relay:
                 name = self._runtime.status(event.call_id).tool_name
             except UnknownCallError:
                 return
-            self._ctx.progress({"tool": name, "call_id": event.call_id, "status": "running"})
+            self._ctx.progress({"tool_name": name, "call_id": event.call_id, "status": "running"})
         elif event.snapshot is not None:  # it ended
             entry: dict[str, Json] = {
-                "tool": event.snapshot.tool_name,
+                "tool_name": event.snapshot.tool_name,
                 "call_id": event.call_id,
                 "status": event.status.value,
             }

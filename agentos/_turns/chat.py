@@ -17,8 +17,8 @@ class ChatCall:
 
     display_id: int
     call_id: str
-    tool: str
-    arguments: JsonObject
+    tool_name: str
+    tool_input: JsonObject
     status: CallStatus
 
 

@@ -166,14 +166,21 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
     if not as_json and sys.stdout.isatty():
         for row in rows:
             if row["depth"]:
-                row["tool"] = f"{'  ' * (int(str(row['depth'])) - 1)}└ {row['tool']}"
+                row["tool_name"] = f"{'  ' * (int(str(row['depth'])) - 1)}└ {row['tool_name']}"
             if row["note"] is not None:
                 row["status"] = f"{row['status']} ({row['note']})"
             if row["cancel_reason"] is not None:
                 row["result"] = f"reason: {row['cancel_reason']}"
             for name in ("result", "progress"):
                 row[name] = None if row[name] is None else brief(row[name], 60)
-    columns = ["tool", "status", "provider_call_id", "progress", "continuation_token", "result"]
+    columns = [
+        "tool_name",
+        "status",
+        "provider_call_id",
+        "progress",
+        "continuation_token",
+        "result",
+    ]
     table_or_lines(rows, columns, as_json)
 
 

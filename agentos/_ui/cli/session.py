@@ -56,7 +56,7 @@ class Outcome:
         running = [call for call in self.pending if call["continuation_token"] is None]
         steps = []
         if running:
-            names = ", ".join(str(call["tool"]) for call in running)
+            names = ", ".join(str(call["tool_name"]) for call in running)
             one = len(running) == 1
             steps.append(
                 f"{len(running)} call{'' if one else 's'} still running ({names}) "
@@ -67,7 +67,7 @@ class Outcome:
         for call in self.pending:
             if call["continuation_token"] is not None:
                 steps.append(
-                    f"{call['tool']} waits for a person: 'agentos complete "
+                    f"{call['tool_name']} waits for a person: 'agentos complete "
                     f"{call['continuation_token']} --result JSON', then 'agentos resume "
                     f"{self.session_id}' tells the model"
                 )
@@ -177,9 +177,9 @@ def _outcome(host: Host, session: Session, errors_before: int, replies_before: i
     tokens = {record.call_id: record.token for record in host.tokens.pending(session.session_id)}
     pending: list[JsonObject] = [
         {
-            "tool_call_id": call.call_id,
+            "call_id": call.call_id,
             "provider_call_id": call.provider_call_id,
-            "tool": call.tool_name,
+            "tool_name": call.tool_name,
             "status": call.status.value,
             "continuation_token": tokens.get(call.call_id) if call.deferred else None,
         }
@@ -321,8 +321,8 @@ class _JsonLines(_Display):
     def event(self, event: CallEvent) -> None:
         line: JsonObject = {
             "event": event.kind.value,
-            "tool_call_id": event.call_id,
-            "tool": self.tool(event.call_id),
+            "call_id": event.call_id,
+            "tool_name": self.tool(event.call_id),
             "status": event.status.value,
         }
         if event.progress is not None:

@@ -89,7 +89,7 @@ def run(
     wrote, in order (on a terminal), or {"session_id", "status", "answer",
     "messages"} (status "done"; "answer" is the last message); when calls
     are still running or deferred, status "pending", "pending_calls":
-    [{"tool_call_id", "provider_call_id", "tool", "status",
+    [{"call_id", "provider_call_id", "tool_name", "status",
     "continuation_token"}] and "next_steps" (what to do about them). The
     token is set for deferred calls only. Running calls end with this
     process ('resume' tells the model they were lost; --wait-for-async waits
@@ -252,7 +252,7 @@ def _report(outcome: Outcome, as_json: bool, *, printed: bool = False) -> int:
             say("\n\n".join(outcome.messages))
         say(f"\nsession {outcome.session_id}", err=True)
         for call in outcome.pending:
-            pending = f"{call['tool']} ({call['status']}, call {call['tool_call_id']})"
+            pending = f"{call['tool_name']} ({call['status']}, call {call['call_id']})"
             say(f"pending: {pending}", err=True)
         for step in outcome.next_steps():
             say(f"  {step}", err=True)

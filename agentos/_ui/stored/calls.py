@@ -34,10 +34,10 @@ WAITING_FOR_DELIVERY = "token completed, waiting for delivery"
 @dataclass(frozen=True, slots=True)
 class StoredCall:
     provider_call_id: str
-    tool: str
-    input: Json
+    tool_name: str
+    tool_input: Json
     status: str
-    tool_call_id: str | None = None
+    call_id: str | None = None
     """The runtime's id, when the history names it (placeholders do)."""
     result: Json = None
     continuation_token: str | None = None
@@ -49,9 +49,9 @@ class StoredCall:
     def to_json(self) -> JsonObject:
         return {
             "provider_call_id": self.provider_call_id,
-            "tool_call_id": self.tool_call_id,
-            "tool": self.tool,
-            "input": self.input,
+            "call_id": self.call_id,
+            "tool_name": self.tool_name,
+            "tool_input": self.tool_input,
             "status": self.status,
             "result": self.result,
             "continuation_token": self.continuation_token,
@@ -66,7 +66,7 @@ class StoredCall:
             done = "completed, not delivered yet" if self.token_completed else "not completed"
             return f"deferred, token {self.continuation_token} ({done})"
         if self.status == "running_when_stored":
-            return f"running when stored (call {self.tool_call_id or '?'})"
+            return f"running when stored (call {self.call_id or '?'})"
         if self.status == "orphaned":
             return "orphaned (lost in a restart)"
         if self.status == "expired":
@@ -116,10 +116,10 @@ def stored_calls(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[S
         calls.append(
             StoredCall(
                 provider_call_id=use_id,
-                tool=str(use.get("name", "")),
-                input=use.get("input"),
+                tool_name=str(use.get("name", "")),
+                tool_input=use.get("input"),
                 status=status,
-                tool_call_id=None if known is None else known.internal_id,
+                call_id=None if known is None else known.internal_id,
                 result=result,
                 continuation_token=None if token is None else token.token,
                 token_completed=None if token is None else token.completed_at is not None,
@@ -161,10 +161,10 @@ def _board_calls(board: Board, tokens: Iterable[StoredToken]) -> list[StoredCall
             calls.append(
                 StoredCall(
                     provider_call_id=call.use_id or call.call_id,
-                    tool=call.tool,
-                    input=call.arguments,
+                    tool_name=call.tool_name,
+                    tool_input=call.tool_input,
                     status=status,
-                    tool_call_id=call.call_id if call.background else None,
+                    call_id=call.call_id if call.background else None,
                     result=result,
                     continuation_token=None if token is None else token.token,
                     token_completed=None if token is None else token.completed_at is not None,
@@ -206,7 +206,9 @@ def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list
                 lines.append(f"{role}: {block['text']}")
             elif kind == "tool_use":
                 call = calls[str(block.get("id"))]
-                lines.append(f"  tool {call.tool} {_dump(call.input)}  [{call.provider_call_id}]")
+                lines.append(
+                    f"  tool {call.tool_name} {_dump(call.tool_input)}  [{call.provider_call_id}]"
+                )
                 lines.append(f"    -> {call.describe()}")
     return lines
 

@@ -44,7 +44,7 @@ class LiveCall:
 
     @property
     def request_id(self) -> str:
-        return self.call.tool_call_id or self.call.provider_call_id
+        return self.call.call_id or self.call.provider_call_id
 
     def to_json(self) -> JsonObject:
         row = self.row
@@ -67,9 +67,9 @@ class LiveCall:
         """``agentos status``: one line per fact."""
         call, row = self.call, self.row
         lines = [
-            f"call      {call.tool_call_id or '?'}  ({call.provider_call_id})",
+            f"call      {call.call_id or '?'}  ({call.provider_call_id})",
             f"session   {self.session_id}, held by {self.holder or 'no live process'}",
-            f"tool      {call.tool} {brief(call.input, 120)}",
+            f"tool      {call.tool_name} {brief(call.tool_input, 120)}",
             f"status    {call.status}" + ("" if call.note is None else f" ({call.note})"),
         ]
         if row is not None and row.progress is not None:
@@ -104,7 +104,7 @@ def merge(stored: StoredCall | None, row: MirroredCall | None, holder: str | Non
     base = stored or StoredCall(
         row.provider_call_id or row.call_id, row.tool_name, row.tool_input, "running_when_stored"
     )
-    base = replace(base, tool_call_id=row.call_id)
+    base = replace(base, call_id=row.call_id)
     status = CallStatus(row.status)
     if status.is_final:
         result = row.result if status is CallStatus.COMPLETED else base.result
@@ -165,10 +165,10 @@ async def call_tree(store: SessionStore, session_id: str) -> list[tuple[int, Liv
     tree: list[tuple[int, LiveCall]] = []
     for call in calls:
         tree.append((0, call))
-        internal = call.call.tool_call_id
+        internal = call.call.call_id
         if internal is None:
             continue
-        below = await call_tree(store, child_session_id(call.call.tool, internal))
+        below = await call_tree(store, child_session_id(call.call.tool_name, internal))
         tree += [(depth + 1, child) for depth, child in below or ()]
     return tree
 
@@ -190,7 +190,7 @@ async def find_call(store: SessionStore, call_id: str, session_id: str | None) -
     found: list[LiveCall] = []
     for candidate in candidates:
         for call in await session_calls(store, candidate) or ():
-            if call_id in (call.call.provider_call_id, call.call.tool_call_id):
+            if call_id in (call.call.provider_call_id, call.call.call_id):
                 found.append(call)
                 break
     if not found:
@@ -239,7 +239,7 @@ class CancelReport:
 
     def to_json(self) -> JsonObject:
         return {
-            "tool_call_id": self.call.call.tool_call_id,
+            "call_id": self.call.call.call_id,
             "provider_call_id": self.call.call.provider_call_id,
             "session_id": self.call.session_id,
             "outcome": self.outcome,

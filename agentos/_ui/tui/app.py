@@ -57,7 +57,7 @@ def terminal_theme(environ: Mapping[str, str] = os.environ) -> str:
 
 def tally(calls: Sequence[ChatCall]) -> str:
     """``forecast x5, weather``: the tools a message called, in order."""
-    counts = Counter(call.tool for call in calls)
+    counts = Counter(call.tool_name for call in calls)
     return ", ".join(tool if n == 1 else f"{tool} x{n}" for tool, n in counts.items())
 
 
@@ -266,7 +266,7 @@ class ChatApp(App[None]):
         snapshot = self._held(call)
         if snapshot is None or snapshot.status.is_final:
             status = call.status if snapshot is None else snapshot.status
-            said = f"{one_line(call.tool)} is {status.value}: nothing to cancel"
+            said = f"{one_line(call.tool_name)} is {status.value}: nothing to cancel"
             self.notify(said, severity="warning", markup=False)
             return
 
@@ -275,7 +275,7 @@ class ChatApp(App[None]):
                 try:
                     self.runtime.cancel(snapshot.call_id, "cancelled in agentos chat")
                 except UnknownCallError:  # ended and forgotten while the question was up
-                    gone = f"{one_line(call.tool)} is gone"
+                    gone = f"{one_line(call.tool_name)} is gone"
                     self.notify(gone, severity="warning", markup=False)
 
         asked = f"Cancel {one_line(signature(snapshot))} (call {snapshot.call_id})?"
@@ -313,10 +313,14 @@ class ChatApp(App[None]):
 
     def _child_of(self, call: ChatCall, snapshot: CallSnapshot | None) -> Session | None:
         """The child session a sub-agent's call ran (None: another call, or not here)."""
-        if self.host is None or snapshot is None or call.tool not in self.session.config.agents:
+        if (
+            self.host is None
+            or snapshot is None
+            or call.tool_name not in self.session.config.agents
+        ):
             return None
         try:
-            return self.host.get(child_session_id(call.tool, snapshot.call_id))
+            return self.host.get(child_session_id(call.tool_name, snapshot.call_id))
         except UnknownSessionError:
             return None
 
@@ -342,7 +346,7 @@ def child_chat(child: Session) -> str:
     lines = [f"{child.config.name}'s chat (session {child.session_id}):"]
     for entry in child.chat:
         lines.append(f"{entry.role}: {visible(entry.text)}")
-        lines += [f"  {visible(call.tool)}: {call.status.value}" for call in entry.calls]
+        lines += [f"  {visible(call.tool_name)}: {call.status.value}" for call in entry.calls]
     return "\n".join(lines)
 
 

@@ -140,12 +140,12 @@ def row_cells(
         mark = Text("?", style="dim")
     else:
         mark = Text("✗", style=f"bold {theme.error}")
-    args = widget["args"]
+    args = widget["tool_input"]
     shown = ", ".join(
         f"{key}={json.dumps(value)}"
         for key, value in (args.items() if isinstance(args, dict) else ())
     )
-    call = f"{widget['tool']}({shown})"
+    call = f"{widget['tool_name']}({shown})"
     elapsed = widget["elapsed"]
     seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
     outcome = status if widget["error"] is None else f"{status}: {widget['error']}"

@@ -111,7 +111,7 @@ class Watch:
     def stored_call(self, call_id: str) -> LiveCall | None:
         """The call as the store knows it (for a session this host does not run)."""
         calls = () if self._stored is None else self._stored[1]
-        found = (c for c in calls if call_id in (c.call.provider_call_id, c.call.tool_call_id))
+        found = (c for c in calls if call_id in (c.call.provider_call_id, c.call.call_id))
         return next(found, None)
 
     def close(self) -> None:

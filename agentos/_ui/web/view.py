@@ -33,8 +33,8 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
     chat = session.chat
     calls: JsonObject = dict(call_widgets(chat, runtime.list_calls(session.session_id), now))
     for widget in calls.values():  # a sub-agent's call: its child's chat is a page of its own
-        if isinstance(widget, dict) and widget["tool"] in session.config.agents:
-            widget["child"] = child_session_id(str(widget["tool"]), str(widget["id"]))
+        if isinstance(widget, dict) and widget["tool_name"] in session.config.agents:
+            widget["child"] = child_session_id(str(widget["tool_name"]), str(widget["call_id"]))
     entries: list[Json] = [chat_entry(entry) for entry in chat]
     entries += [queued_entry(words) for words in session.queued_posts]
     return {
@@ -54,7 +54,11 @@ def streaming(partial: PartialReply | None) -> Json:
     if partial is None:
         return None
     calls: list[Json] = [
-        {"id": use.get("id"), "tool": use.get("name"), "args": use.get("input")}
+        {
+            "provider_call_id": use.get("id"),
+            "tool_name": use.get("name"),
+            "tool_input": use.get("input"),
+        }
         for use in partial.tool_uses
     ]
     return {"text": partial.text, "calls": calls}
@@ -73,9 +77,9 @@ def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: flo
     }
     for key, widget in widgets.items():  # a sub-agent's call: the child it ran, by its id
         live = found.get(key)
-        internal = None if live is None else live.call.tool_call_id
+        internal = None if live is None else live.call.call_id
         if isinstance(widget, dict) and isinstance(agents, dict) and internal is not None:
-            tool = str(widget["tool"])
+            tool = str(widget["tool_name"])
             widget["child"] = child_session_id(tool, internal) if tool in agents else None
     if stored.board is not None:
         context = Board.from_json(stored.board).render().text
@@ -116,9 +120,9 @@ def stored_peek(live: LiveCall) -> JsonObject:
     """``peek`` of a call the store knows: its latest progress (the log stays with its holder)."""
     row, call = live.row, live.call
     return {
-        "id": call.tool_call_id or call.provider_call_id,
-        "tool": call.tool,
-        "args": call.input,
+        "call_id": call.call_id or call.provider_call_id,
+        "tool_name": call.tool_name,
+        "tool_input": call.tool_input,
         "status": call.status,
         "progress": [] if row is None or row.progress is None else [{"payload": row.progress}],
         "progress_dropped": 0,
@@ -130,7 +134,7 @@ def stored_peek(live: LiveCall) -> JsonObject:
 
 def _keys(live: LiveCall) -> list[str]:
     """The ids a chat may know a stored call by: the model's, and the runtime's."""
-    return [key for key in (live.call.provider_call_id, live.call.tool_call_id) if key]
+    return [key for key in (live.call.provider_call_id, live.call.call_id) if key]
 
 
 def folded(errors: Sequence[str]) -> list[Json]:
@@ -182,12 +186,12 @@ def call_widget(call: ChatCall, snapshot: CallSnapshot | None, now: float) -> Js
 def chat_widget(call: ChatCall) -> JsonObject:
     """A call known only from the chat (ended, forgotten or lost in a restart)."""
     return {
-        "id": call.call_id,
-        "tool": call.tool,
-        "args": _shown_args(call.arguments),
+        "call_id": call.call_id,
+        "tool_name": call.tool_name,
+        "tool_input": _shown_args(call.tool_input),
         "status": call.status.value,
         "final": call.status.is_final,
-        "expected_seconds": _expected(call.arguments),
+        "expected_seconds": _expected(call.tool_input),
         "percent": None,
         "latest": None,
         "elapsed": None,
@@ -202,12 +206,12 @@ def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObjec
     end = snapshot.completed_at if snapshot.completed_at is not None else now
     status = call.status if call.status is CallStatus.ORPHANED else snapshot.status
     return {
-        "id": snapshot.call_id,
-        "tool": snapshot.tool_name,
-        "args": _shown_args(call.arguments),
+        "call_id": snapshot.call_id,
+        "tool_name": snapshot.tool_name,
+        "tool_input": _shown_args(call.tool_input),
         "status": status.value,
         "final": status.is_final,
-        "expected_seconds": _expected(call.arguments),
+        "expected_seconds": _expected(call.tool_input),
         "percent": percent_of(latest),
         "latest": _brief(latest),
         "elapsed": None if snapshot.started_at is None else round(end - snapshot.started_at, 1),
@@ -219,9 +223,9 @@ def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObjec
 def peek(snapshot: CallSnapshot) -> JsonObject:
     """A call's progress log and its result or error, whole."""
     return {
-        "id": snapshot.call_id,
-        "tool": snapshot.tool_name,
-        "args": snapshot.tool_input,
+        "call_id": snapshot.call_id,
+        "tool_name": snapshot.tool_name,
+        "tool_input": snapshot.tool_input,
         "status": snapshot.status.value,
         "progress": [
             {"seq": entry.seq, "at": entry.at, "kind": entry.kind.value, "payload": entry.payload}

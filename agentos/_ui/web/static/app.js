@@ -76,8 +76,8 @@ const agentos = (() => {
   // ------------------------------------------------------------ a session
 
   function signature(call) {
-    const args = Object.entries(call.args || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
-    return `${call.tool}(${args.join(", ")})`;
+    const args = Object.entries(call.tool_input || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+    return `${call.tool_name}(${args.join(", ")})`;
   }
 
   function elapsed(c, seconds) {
@@ -97,7 +97,7 @@ const agentos = (() => {
     function widget(callId) {
       const c = state.calls[callId];
       if (!c) return null;
-      const row = el("div", { class: `call ${c.status}`, "data-call": c.id, "data-status": c.status },
+      const row = el("div", { class: `call ${c.status}`, "data-call": c.call_id, "data-status": c.status },
         el("span", { class: `mark ${c.status}`, title: c.status }),
         el("span", { class: "signature", text: signature(c) }),
         el("span", { class: "state", text: c.status }));
@@ -114,7 +114,7 @@ const agentos = (() => {
       if (c.error) row.append(el("span", { class: "latest", text: c.error }));
       if (c.child) row.append(childChat(c));
       const look = el("button", { type: "button", class: "peek", text: "peek" });
-      look.addEventListener("click", () => peek(c.id));
+      look.addEventListener("click", () => peek(c.call_id));
       row.append(look);
       if (state.access.open && !c.final && c.status !== "orphaned") {
         row.append(...cancelling(c));
@@ -123,20 +123,20 @@ const agentos = (() => {
     }
 
     function cancelling(c) { // Cancel asks once, in place: the call's row holds the question
-      if (state.confirming !== c.id) {
+      if (state.confirming !== c.call_id) {
         const stop = el("button", { type: "button", class: "cancel", text: "Cancel" });
-        stop.addEventListener("click", () => { state.confirming = c.id; drawCall(c.id); });
+        stop.addEventListener("click", () => { state.confirming = c.call_id; drawCall(c.call_id); });
         return [stop];
       }
       const yes = el("button", { type: "button", class: "confirm-cancel danger", text: "Yes, cancel it" });
       const no = el("button", { type: "button", class: "keep", text: "Keep it" });
       yes.addEventListener("click", async () => {
         state.confirming = null;
-        try { await call("POST", `${api}/calls/${encodeURIComponent(c.id)}/cancel`, {}); }
+        try { await call("POST", `${api}/calls/${encodeURIComponent(c.call_id)}/cancel`, {}); }
         catch (error) { showError(error); }
-        drawCall(c.id);
+        drawCall(c.call_id);
       });
-      no.addEventListener("click", () => { state.confirming = null; drawCall(c.id); });
+      no.addEventListener("click", () => { state.confirming = null; drawCall(c.call_id); });
       return [el("span", { class: "confirm", text: "Cancel this call?" }), yes, no];
     }
 
@@ -144,7 +144,7 @@ const agentos = (() => {
 
     function childChat(c) { // a sub-agent's call: its child's chat, fetched when opened
       const box = el("details", { class: "child", "data-child": c.child },
-        el("summary", { text: `${c.tool}'s chat` }));
+        el("summary", { text: `${c.tool_name}'s chat` }));
       const list = el("ol", { class: "child-chat" });
       box.append(list);
       const fill = async () => {
@@ -218,7 +218,7 @@ const agentos = (() => {
       const item = el("li", { class: "entry agent streaming", id: "streaming" },
         el("span", { class: "who", text: "agent (writing…)" }),
         el("span", { class: "text", text: reply.text }),
-        ...reply.calls.map((c) => el("div", { class: "call forming", "data-forming": c.id },
+        ...reply.calls.map((c) => el("div", { class: "call forming", "data-forming": c.provider_call_id },
           el("span", { class: "mark pending", title: "asked for" }),
           el("span", { class: "signature", text: signature(c) }),
           el("span", { class: "state", text: "asked for" }))));
@@ -332,9 +332,9 @@ const agentos = (() => {
       streaming(data) { state.streaming = data.streaming; drawStreaming(); },
       chat(data) { state.chat = state.chat.slice(0, data.chat_from).concat(data.chat); drawChat(); },
       call(data) {
-        state.calls[data.call.id] = data.call;
-        drawCall(data.call.id);
-        if (state.peeking === data.call.id) peek(data.call.id);
+        state.calls[data.call.call_id] = data.call;
+        drawCall(data.call.call_id);
+        if (state.peeking === data.call.call_id) peek(data.call.call_id);
       },
     };
     const source = new EventSource(url(`${api}/events`));
