@@ -550,6 +550,18 @@ def test_random_writes_keep_the_board_well_formed(writes: list[tuple[object, ...
     assert stored.render() == board.render()
 
 
+def test_a_board_stored_before_the_one_vocabulary_still_loads() -> None:
+    """Boards stored before issue 30 name a call's tool ``tool`` and its input
+    ``arguments``: they load as the same board."""
+    board, _ = calendars()
+    stored = json.loads(json.dumps(board.to_json()))
+    for node in stored["nodes"]:
+        for call in node["calls"]:
+            call["tool"], call["arguments"] = call.pop("tool_name"), call.pop("tool_input")
+    again = Board.from_json(stored)
+    assert again.nodes == board.nodes and again.render() == board.render()
+
+
 def test_a_text_set_directly_still_renders_as_it_is_now() -> None:
     """The board keeps the lines it drew; it checks them against the node and call."""
     board = Board()
