@@ -49,6 +49,9 @@ class StoredSession:
     usage: dict[str, int] | None = None
     """The session's model requests and token counts so far (``requests`` and the Messages
     API's ``usage`` names); None if never written."""
+    title: str | None = None
+    """The name someone gave the session (``set_title``); None: never named, and its first
+    words stand for it."""
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the stored conversation, as ``Session.chat`` shows it; a
@@ -166,6 +169,14 @@ class SessionStore(Protocol):
 
     async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:
         """Like ``commit_turn`` for the status alone."""
+        ...
+
+    async def set_title(self, session_id: str, title: str | None) -> None:
+        """Name the session (None: unnamed again); ``StoreError`` for a session it lacks.
+
+        A label, not a turn: it names no version and bumps none (nor ``updated_at``), so
+        the host holding the session writes on undisturbed.
+        """
         ...
 
     async def acquire_lease(
