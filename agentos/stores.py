@@ -10,7 +10,6 @@ call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSumma
 
 from agentos._host.listing import SessionSummary
 from agentos._public import claim_all
-from agentos._sessions.title import session_title
 from agentos._sessions.tokens import TokenRecord
 from agentos._store.opening import is_postgres_address
 from agentos._store.protocol import (
@@ -21,6 +20,7 @@ from agentos._store.protocol import (
     StoredToken,
     TurnCommit,
 )
+from agentos._turns.title import session_title
 
 __all__ = [
     "CancelRequest",

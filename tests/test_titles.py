@@ -56,6 +56,8 @@ async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_
         await host.unload("trip")
         (listed,) = await host.sessions()
         assert (listed.live, listed.title) == (False, "Oslo in May")
+        named = await store.load_session("trip")
+        assert named is not None and named.shown_title() == named.title == "Oslo in May"
     async with (
         await SqliteStore.open(path) as store,
         Runtime([], clock=clock) as runtime,
@@ -68,6 +70,7 @@ async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_
         assert await resumed.rename("") == "Plan a trip to Oslo in May, please"
         stored = await store.load_session("trip")
         assert stored is not None and stored.title is None
+        assert stored.shown_title() == "Plan a trip to Oslo in May, please"
         await host.unload("trip")
         (listed,) = await host.sessions()
         assert listed.title == "", "only the store holds it, and nobody named it"

@@ -36,7 +36,6 @@ from agentos._model.messages import Message
 from agentos._model.provider import Provider
 from agentos._sessions.scope import Scope, SessionLineage
 from agentos._sessions.session import Session
-from agentos._sessions.title import session_title
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
@@ -46,6 +45,7 @@ from agentos._turns.agent_problems import fit_problems
 from agentos._turns.context_view import ContextView, TranscriptView
 from agentos._turns.events import SessionStatus
 from agentos._turns.history import HistoryCall
+from agentos._turns.title import session_title
 from components import Json
 
 EXPIRED_TOKEN_GRACE = 7 * 24 * 3600.0

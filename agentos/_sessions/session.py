@@ -27,7 +27,7 @@ from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.task import SessionTask
-from agentos._sessions.title import first_words, session_title
+from agentos._sessions.title import person_posts
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
@@ -39,6 +39,7 @@ from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import SessionStatus, StopRequested, UserPosted
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
+from agentos._turns.title import first_words, session_title
 from agentos._turns.transcript_machine import TurnMachine
 from components import CallId, CallSnapshot, JsonObject
 
@@ -167,7 +168,8 @@ class Session:
         person said (on one line, cut at 80 characters); empty while nothing is said."""
         if self._name is not None:
             return self._name
-        return first_words(self.board, self._machine.history, self._machine.queued_posts)
+        said = person_posts(self.board, self._machine.history)
+        return first_words([*said, *self._machine.queued_posts])
 
     async def rename(self, title: str) -> str:
         """Name the session, in its store too (a label, not a turn: nothing else is written,

@@ -19,6 +19,7 @@ from agentos._board.board import Board
 from agentos._model.messages import Message
 from agentos._turns.chat import ChatEntry
 from agentos._turns.history import MessageHistory
+from agentos._turns.title import first_words
 from agentos._turns.transcript_chat import transcript_chat
 from components import Json, JsonObject
 
@@ -62,6 +63,13 @@ class StoredSession:
         index = MessageHistory()
         index.load(self.session_id, self.history)
         return transcript_chat(self.history, (), index, self.session_id)
+
+    def shown_title(self) -> str:
+        """What to call the session, as ``Session.title`` does: its name, else the first
+        thing the person said (read off ``chat``); empty while nothing is said."""
+        if self.title is not None:
+            return self.title
+        return first_words(entry.text for entry in self.chat() if entry.role == "user")
 
 
 @dataclass(frozen=True, slots=True)
