@@ -76,9 +76,8 @@ def show(db: Database, session_id: str, as_json: bool) -> None:
 
     With --json: {"session_id", "title" (its name, if given), "agent",
     "status", "created_at", "updated_at", "parent_session_id", "history"
-    (Anthropic Messages),
-    "calls" (as 'agentos calls' prints them), "usage" (requests, tokens by kind,
-    cost_usd at the model's prices, cache_hit_ratio)}.
+    (Anthropic Messages), "calls" (as 'agentos calls' prints them), "usage"
+    (requests, tokens by kind, cost_usd at the model's prices, cache_hit_ratio)}.
     """
     stored, tokens = load(db, session_id)
     spent = _spent(stored)

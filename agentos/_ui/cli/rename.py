@@ -18,7 +18,7 @@ from agentos.stores import SessionStore, StoredSession, session_title
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
 @click.pass_obj
 def rename_command(db: Database, session_id: str, title: str, as_json: bool) -> None:
-    """Name SESSION TITLE (at most 80 characters, on one line); prints its title now.
+    """Give SESSION the title TITLE (one line, at most 80 characters); prints its title now.
 
     An empty TITLE takes the name away: the session is called by its first
     message again. A process running SESSION keeps showing the title it had
