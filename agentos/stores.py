@@ -4,7 +4,8 @@
 opens. Here: the ``SessionStore`` protocol a store implements, and the records it takes
 and gives (``StoredSession``, ``TurnCommit``, ``StoredToken``, ``TokenRecord``, the live
 call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSummary``),
-and ``is_postgres_address``, which tells a PostgreSQL address from a file path.
+``is_postgres_address``, which tells a PostgreSQL address from a file path, and
+``session_title``, which makes what a person typed the title ``set_title`` keeps.
 """
 
 from agentos._host.listing import SessionSummary
@@ -19,6 +20,7 @@ from agentos._store.protocol import (
     StoredToken,
     TurnCommit,
 )
+from agentos._turns.title import session_title
 
 __all__ = [
     "CancelRequest",
@@ -30,6 +32,7 @@ __all__ = [
     "TokenRecord",
     "TurnCommit",
     "is_postgres_address",
+    "session_title",
 ]
 
 claim_all(globals(), __all__, __name__)

@@ -582,6 +582,7 @@ async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_th
         db.execute("INSERT INTO messages VALUES ('b', 0, ?)", (json.dumps(message),))
         db.execute("ALTER TABLE sessions DROP COLUMN board")
         db.execute("ALTER TABLE sessions DROP COLUMN usage")
+        db.execute("ALTER TABLE sessions DROP COLUMN title")
         db.execute("DELETE FROM schema_migrations WHERE version > 3")
     db.close()
     async with (

@@ -23,7 +23,8 @@ __all__ = ["any_env", "env", "quick_agent"]  # fixtures
 
 
 def test_help_on_every_command(env: dict[str, str]) -> None:
-    commands = ["run", "resume", "complete", "sessions", "show", "calls", "status", "cancel"]
+    commands = ["run", "resume", "complete", "sessions", "show", "calls", "status"]
+    commands += ["rename", "cancel"]
     top, *each = side_by_side(env, ("--help",), *((name, "--help") for name in commands))
     assert top.code == 0 and "Usage: agentos [OPTIONS] COMMAND" in top.out
     for code in ("0  done", "1  error", "2  usage", "3  calls still pending", "4  ", "5  "):
@@ -277,3 +278,25 @@ def test_show_says_what_the_session_used_and_cost(env: dict[str, str]) -> None:
         "cost_usd": 0.0,
         "cache_hit_ratio": None,
     }
+
+
+def test_rename_names_a_session_and_sessions_lists_the_name(env: dict[str, str]) -> None:
+    """Issue 30: 'agentos rename SESSION TITLE' names a stored session (on one line, at most
+    80 characters); 'sessions' and 'show --json' give the name; an empty one takes it away."""
+    ran = agentos(env, "run", "--session-id", "trip", "Plan a trip to Oslo")
+    assert ran.code == 0, ran
+    renamed, too_long, missing = side_by_side(
+        env,
+        ("rename", "trip", "  Oslo\n in May "),
+        ("rename", "trip", "x" * 81),
+        ("rename", "ghost", "Named"),
+    )
+    assert (renamed.code, renamed.out) == (0, "Oslo in May\n"), renamed
+    too_long.one_line_error(2, "TITLE", "at most 80 characters")
+    missing.one_line_error(1, "no session with id 'ghost'")
+    listed, shown = side_by_side(env, ("sessions", "--json"), ("show", "trip", "--json"))
+    assert [row["title"] for row in listed.lines] == ["Oslo in May"]
+    assert shown.json["title"] == "Oslo in May"
+    undone = agentos(env, "rename", "trip", "", "--json")
+    assert undone.json == {"session_id": "trip", "title": "Plan a trip to Oslo", "named": False}
+    assert [row["title"] for row in agentos(env, "sessions").lines] == [None]

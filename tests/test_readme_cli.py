@@ -23,7 +23,8 @@ def readme_commands() -> list[list[str]]:
 def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
     commands = readme_commands()
     assert [words[1] for words in commands] == [
-        "run", "run", "complete", "resume", "say", "status", "cancel", "sessions", "show", "calls",
+        "run", "run", "complete", "resume", "say", "rename", "status", "cancel", "sessions",
+        "show", "calls",
     ]  # fmt: skip
     names: dict[str, str] = {}
     results: list[Result] = []
@@ -37,7 +38,7 @@ def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
             names["SESSION"] = result.json["session_id"]
             names["TOKEN"] = left["approve"]["continuation_token"]
             names["CALL_ID"] = left["fetch_calendar"]["call_id"]
-    meet, pending, complete, resume, say, status, cancel, sessions, show, calls = results
+    meet, pending, complete, resume, say, rename, status, cancel, sessions, show, calls = results
     assert meet.code == 0, meet
     assert any("Jane is free" in m for m in meet.json["messages"])
     assert any("Jack is free" in m for m in meet.json["messages"])
@@ -47,7 +48,10 @@ def test_the_readme_commands_run_as_documented(env: dict[str, str]) -> None:
     assert say.code == 0 and say.json["session_id"] == names["SESSION"], say
     assert status.code == 0 and status.json["status"] == "orphaned", status
     cancel.one_line_error(1, "not running anywhere")
+    assert (rename.code, rename.out) == (0, "Trip approval\n"), rename
     assert sessions.code == 0 and len(sessions.lines) == 2, sessions
+    titles = {row["session_id"]: row["title"] for row in sessions.lines}
+    assert titles[names["SESSION"]] == "Trip approval"
     assert show.code == 0 and show.json["session_id"] == names["SESSION"], show
     assert calls.code == 0 and [c["tool_name"] for c in calls.lines] == [
         "fetch_calendar",

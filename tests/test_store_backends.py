@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,48 @@ async def test_migrations_run_once_and_a_newer_schema_is_refused(backend: Backen
     )
     with pytest.raises(StoreError, match="newer than this agentos knows"):
         await backend.open()
+
+
+async def test_a_title_is_a_label_written_beside_the_turns(backend: Backend) -> None:
+    """Issue 30: a session's name round-trips through load and list; it bumps no version and
+    leaves ``updated_at`` alone, so the host holding the session writes on undisturbed."""
+    async with await backend.open(clock=lambda: 5.0) as store:
+        await store.create_session(session("s1"))
+        await store.create_session(replace(session("s2"), title="named at birth\x00"))
+        version = await store.acquire_lease("s1", "holder", ttl=60)
+        assert version is not None
+        unnamed = await store.load_session("s1")
+        assert unnamed is not None and unnamed.title is None
+        await store.set_title("s1", "Trip to Oslo")
+        named = await store.load_session("s1")
+        assert named is not None and named.title == "Trip to Oslo"
+        assert (named.version, named.updated_at) == (version, 1.0)
+        listed = {s.session_id: s.title for s in await store.list_sessions()}
+        assert listed == {"s1": "Trip to Oslo", "s2": "named at birth\ufffd"}
+        await store.commit_turn(TurnCommit("s1", "idle", 0, (said("hi"),), version))
+        await store.set_title("s1", None)
+        reset = await store.load_session("s1")
+        assert reset is not None and reset.title is None and len(reset.history) == 1
+        with pytest.raises(StoreError, match="no session 'ghost'"):
+            await store.set_title("ghost", "x")
+
+
+async def test_a_store_from_before_titles_migrates_keeping_its_sessions(
+    backend: Backend,
+) -> None:
+    """Issue 30: a database one schema version back (SQLite 5, PostgreSQL 3: no title) gains
+    the column on open; its sessions stay, unnamed, and can be named."""
+    async with await backend.open() as store:
+        await store.create_session(session("old", history=(said("from before"),)))
+    await backend.raw(
+        "ALTER TABLE sessions DROP COLUMN title; DELETE FROM schema_migrations "
+        "WHERE version = (SELECT MAX(version) FROM schema_migrations)"
+    )
+    async with await backend.open() as store:
+        old = await store.load_session("old")
+        assert old is not None and old.title is None and old.history == (said("from before"),)
+        await store.set_title("old", "Named at last")
+        assert [s.title for s in await store.list_sessions()] == ["Named at last"]
 
 
 async def test_someone_elses_database_is_refused_and_left_alone(backend: Backend) -> None:

@@ -697,7 +697,7 @@ async def test_the_events_rebuild_the_page_exactly(tmp_path: Path, view: str) ->
                     await anyio.lowlevel.checkpoint()
             group.cancel_scope.cancel()
         state = shown["state"]
-        for part in ("status", "access", "errors", "chat", "context"):
+        for part in ("title", "status", "access", "errors", "chat", "context"):
             assert page[part] == state[part], part
         quiet = {"elapsed"}
         for call_id, widget in state["calls"].items():
@@ -892,6 +892,114 @@ async def test_two_opens_of_a_stored_session_at_once_resume_it_once(tmp_path: Pa
         assert [answer.status_code for answer in answers] == [200, 200], answers[-1].text
         assert [e["text"] for e in answers[0].json()["state"]["chat"]] == ["hello", "ok"]
         assert len(w.host.list()) == 1
+
+
+# ------------------------------------------------------------------ titles
+
+
+async def test_a_rename_shows_on_the_page_at_once_and_in_the_list(tmp_path: Path) -> None:
+    """Issue 30: a session's title is its first message until it is named; the name goes to
+    its pages as a ``title`` event and is the list's title, and an empty one undoes it."""
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        title = f"/api/sessions/{session_id}/title"
+        await w.post(session_id, "hello\nthere")
+        await w.idle(session_id)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert state["title"] == "hello there"
+        async with stream(w, session_id) as events:
+            await until(events, lambda e: e.event == "snapshot")
+            renamed = await w.client.post(title, json={"title": " Greetings\n to all "})
+            assert renamed.status_code == 200, renamed.text
+            row = renamed.json()
+            assert (row["session_id"], row["title"], row["live"]) == (
+                session_id,
+                "Greetings to all",
+                True,
+            )
+            (event,) = await until(events, lambda e: e.event == "title")
+            assert json.loads(event.data) == {"title": "Greetings to all"}
+        (listed,) = (await w.client.get("/api/sessions")).json()["sessions"]
+        assert listed["title"] == "Greetings to all"
+        assert w.session(session_id).title == "Greetings to all"
+        undone = await w.client.post(title, json={"title": ""})
+        assert undone.status_code == 200 and undone.json()["title"] == "hello there"
+
+
+async def test_a_stored_session_is_renamed_without_opening_it(tmp_path: Path) -> None:
+    async with other_host(tmp_path) as first:
+        await said(await first.create_session(AgentConfig(), session_id="s"), "hello")
+        await first.unload("s")
+    async with web(tmp_path) as w:
+        shown = (await w.client.get("/api/sessions/s")).json()["state"]
+        assert shown["title"] == "hello", "a stored session's first words"
+        renamed = await w.client.post("/api/sessions/s/title", json={"title": "Stored"})
+        assert renamed.status_code == 200, renamed.text
+        assert (renamed.json()["title"], renamed.json()["live"]) == ("Stored", False)
+        assert w.host.list() == [], "nothing was resumed"
+        assert (await w.client.get("/api/sessions/s")).json()["state"]["title"] == "Stored"
+        (listed,) = (await w.client.get("/api/sessions")).json()["sessions"]
+        assert listed["title"] == "Stored"
+
+
+async def test_a_bad_rename_gets_a_clear_error_and_changes_nothing(tmp_path: Path) -> None:
+    """The rename endpoint is guarded as every POST is (JSON, this page's origin, this
+    machine's names, not cross-site) and says what is wrong with a body."""
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "hello")
+        await w.idle(session_id)
+        title = f"/api/sessions/{session_id}/title"
+        cases: list[tuple[dict[str, Any], int, str]] = [
+            ({"content": b"{not json", "headers": JSON}, 400, "bad_json"),
+            ({"content": b'["Named"]', "headers": JSON}, 400, "bad_request"),
+            ({"json": {}}, 400, "bad_request"),
+            ({"json": {"title": 7}}, 400, "bad_request"),
+            ({"json": {"title": None}}, 400, "bad_request"),
+            ({"json": {"title": "x" * 81}}, 400, "bad_request"),
+            ({"content": b'{"title": "Named"}'}, 415, "unsupported_media_type"),
+            ({"data": {"title": "Named"}}, 415, "unsupported_media_type"),
+            ({"json": {"title": "x" * (MAX_BODY + 1)}}, 413, "too_large"),
+            (
+                {"json": {"title": "Named"}, "headers": {"Origin": "http://evil.example"}},
+                403,
+                "cross_origin",
+            ),
+            (
+                {"json": {"title": "Named"}, "headers": {"Sec-Fetch-Site": "cross-site"}},
+                403,
+                "cross_site",
+            ),
+        ]
+        for request, status, code in cases:
+            answer = await w.client.post(title, **request)
+            assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), request
+        wrong = await w.client.post(title, json={"title": 7})
+        assert "'title' must be a string" in wrong.json()["error"]["message"]
+        long = await w.client.post(title, json={"title": "x" * 81})
+        assert "at most 80 characters" in long.json()["error"]["message"]
+        unknown = await w.client.post("/api/sessions/nope/title", json={"title": "Named"})
+        assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "unknown_session")
+        async with httpx.AsyncClient(base_url=w.url, timeout=10) as real:
+            evil = {"Host": "evil.example", "Origin": "http://evil.example"}
+            forged = await real.post(title, json={"title": "Named"}, headers=evil)
+            assert (forged.status_code, forged.json()["error"]["code"]) == (400, "unknown_host")
+        assert w.session(session_id).title == "hello", "nothing was renamed"
+        assert w.host.store is not None
+        stored = await w.host.store.load_session(session_id)
+        assert stored is not None and stored.title is None
+
+
+async def test_a_rename_needs_the_token(tmp_path: Path) -> None:
+    async with web(tmp_path, token="s3cret") as w:
+        bearer = {"Authorization": "Bearer s3cret"}
+        made = await w.client.post("/api/sessions", json={}, headers=bearer)
+        title = f"/api/sessions/{made.json()['session_id']}/title"
+        refused = await w.client.post(title, json={"title": "Named"})
+        assert (refused.status_code, refused.json()["error"]["code"]) == (401, "unauthorized")
+        assert w.host.list()[0].title == ""
+        named = await w.client.post(title, json={"title": "Named"}, headers=bearer)
+        assert named.status_code == 200 and w.host.list()[0].title == "Named"
 
 
 def test_the_listening_socket_sends_at_once_and_drops_a_stalled_reader() -> None:

@@ -398,6 +398,53 @@ async def test_the_list_and_a_session_page_feel_finished(tmp_path: Path) -> None
         await expect(first.locator(".doing")).to_have_text("waiting for you", timeout=WAIT_MS)
 
 
+async def test_a_session_is_renamed_from_its_title(tmp_path: Path) -> None:
+    """Issue 30: the header's title is the first message until the session is named: a
+    click on it (or on rename) makes it an input; Escape cancels, Enter saves, and so does
+    leaving it; the list shows the name."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await new_session(page, s.url)
+        session_id = page.url.rsplit("/", 1)[1]
+        title, field = page.locator("#title"), page.locator("#title-input")
+        await expect(title).to_have_text(session_id)
+        await say(page, "Meanwhile, what is 2+2?")
+        await expect(title).to_have_text("Meanwhile, what is 2+2?", timeout=WAIT_MS)
+
+        await title.click()
+        await expect(field).to_have_value("Meanwhile, what is 2+2?")
+        await expect(field).to_be_focused()
+        await field.fill("Not this")
+        await field.press("Escape")
+        await expect(field).to_have_count(0)
+        await expect(title).to_have_text("Meanwhile, what is 2+2?")
+        assert s.host.get(session_id).title == "Meanwhile, what is 2+2?", "Escape saves nothing"
+
+        await page.click("#rename")
+        await field.fill("  Sums  and   more ")
+        await field.press("Enter")
+        await expect(title).to_have_text("Sums and more", timeout=WAIT_MS)
+        await expect(page).to_have_title("agentos Sums and more")
+        assert s.host.get(session_id).title == "Sums and more"
+
+        await title.click()
+        await field.fill("Arithmetic")
+        await page.locator("#message").focus()  # leaving the input saves it
+        await expect(title).to_have_text("Arithmetic", timeout=WAIT_MS)
+        await expect(page.locator("#rename")).to_be_visible()
+        await s.host.rename(session_id, "Renamed elsewhere")  # the page hears of it too
+        await expect(title).to_have_text("Renamed elsewhere", timeout=WAIT_MS)
+
+        await page.goto(s.url)
+        first = page.locator("#sessions tbody tr").first
+        await expect(first.locator(".session-title")).to_have_text(
+            "Renamed elsewhere", timeout=WAIT_MS
+        )
+        assert s.host.store is not None
+        stored = await s.host.store.load_session(session_id)
+        assert stored is not None and stored.title == "Renamed elsewhere"
+
+
 async def test_a_board_sessions_page_replies_under_a_node(tmp_path: Path) -> None:
     puppet = Puppet()
     config = AgentConfig(context_view="board")

@@ -23,6 +23,8 @@ PATHS = st.one_of(
             "/api/sessions",
             "/api/sessions/S",
             "/api/sessions/S/messages",
+            "/api/sessions/S/title",
+            "/api/sessions/ghost/title",
             "/api/sessions/S/calls/nope",
             "/api/sessions/S/calls/nope/cancel",
             "/api/sessions/ghost/events",
@@ -59,6 +61,9 @@ JSON = st.recursive(
 BODIES = st.one_of(
     st.binary(max_size=300),
     JSON.map(lambda value: httpx.Request("POST", "/", json=value).content),
+    (JSON | st.text(max_size=100)).map(
+        lambda title: httpx.Request("POST", "/", json={"title": title}).content
+    ),
     st.integers(1, 5_000).map(lambda depth: b"[" * depth + b"]" * depth),
 )
 
@@ -66,7 +71,7 @@ BODIES = st.one_of(
 ANY_REQUEST = st.tuples(st.sampled_from(["GET", "POST", "PUT", "DELETE"]), PATHS, HEADERS, BODIES)
 A_POST_FROM_THE_PAGE = st.tuples(
     st.just("POST"),
-    st.sampled_from(["/api/sessions", "/api/sessions/S/messages"]),
+    st.sampled_from(["/api/sessions", "/api/sessions/S/messages", "/api/sessions/S/title"]),
     st.just({b"content-type": b"application/json"}),
     BODIES,
 )

@@ -5,15 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from agentos._board.data import BoardAuthor
 from agentos._kernel.runtime import Runtime
-from agentos._model.messages import blocks_of, text_of
 from agentos._sessions.session import Session
 from agentos._store.protocol import StoredSession
 from agentos._turns.events import SessionStatus
-
-TITLE_CHARS = 80
-"""A session's title is at most this long (its first message, cut)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +28,8 @@ class SessionSummary:
     updated_at: float | None = None
     """When the store last wrote it (None: never stored)."""
     title: str = ""
-    """The first thing the person said, as a name for the session (empty: nothing yet, or
-    only the store holds it)."""
+    """What to call the session (``Session.title``): the name it was given, else the first
+    thing the person said; for one only the store holds, the name alone (empty: none)."""
 
 
 def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionSummary:
@@ -48,25 +43,8 @@ def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionS
         len(session.history),
         len(session.errors),
         running_calls=len(running),
-        title=_first_words(session),
+        title=session.title,
     )
-
-
-def _first_words(session: Session) -> str:
-    """The person's first message, on one line: read off the board or the history, never
-    the runtime (``Host.list`` answers from any thread)."""
-    board = session.board
-    if board is not None:
-        nodes = list(board.nodes.values())  # a copy: the loop may add nodes meanwhile
-        posts = [node.text for node in nodes if node.author is BoardAuthor.USER]
-    else:
-        user = [message for message in list(session.history) if message.get("role") == "user"]
-        posts = [" ".join(text_of([block]) for block in blocks_of(message)) for message in user]
-    said = next((text for text in posts if text.strip()), None)
-    if said is None:
-        said = next(iter(session.queued_posts), "")
-    words = " ".join(said.split())
-    return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1] + "…"
 
 
 def stored_summary(stored: StoredSession) -> SessionSummary:
@@ -83,6 +61,7 @@ def stored_summary(stored: StoredSession) -> SessionSummary:
         errors=0,
         live=False,
         updated_at=stored.updated_at,
+        title=stored.title or "",
     )
 
 

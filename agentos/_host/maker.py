@@ -50,6 +50,7 @@ class SessionMaker:
         version: int | None,
         parent_call: str | None = None,
         usage: Mapping[str, int] | None = None,
+        title: str | None = None,
     ) -> Session:
         if parent is not None:
             self.lineage.add(session_id, parent)
@@ -76,6 +77,7 @@ class SessionMaker:
             parent_call=parent_call,
             usage=usage,
             tracer=configured_tracer(self.tracer_provider),
+            title=title,
         )
 
 

@@ -27,6 +27,7 @@ from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.task import SessionTask
+from agentos._sessions.title import person_posts
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
@@ -38,6 +39,7 @@ from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import SessionStatus, StopRequested, UserPosted
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
+from agentos._turns.title import first_words, session_title
 from agentos._turns.transcript_machine import TurnMachine
 from components import CallId, CallSnapshot, JsonObject
 
@@ -69,14 +71,18 @@ class Session:
         parent_call: str | None = None,
         usage: Mapping[str, int] | None = None,
         tracer: object | None = None,
+        title: str | None = None,
     ) -> None:
         """``version``: the stored version this session owns (from its lease); every
         commit expects it, so none replaces another host's writes. ``access``: which
         tools the agent may call (made from ``config`` and ``runtime`` if not given).
         ``parent_call``: the call it runs as a sub-agent of (its calls nest under it).
         ``usage``: the requests and token counts it made before a restart (the store's).
-        ``tracer``: an OpenTelemetry ``Tracer``, when the application configured tracing."""
+        ``tracer``: an OpenTelemetry ``Tracer``, when the application configured tracing.
+        ``title``: the name it was given before a restart (the store's)."""
         self.session_id = session_id
+        self._name = title
+        self._store = store
         self.config = config
         self.parent_call = parent_call
         self.errors: list[ErrorRecord] = []
@@ -155,6 +161,31 @@ class Session:
     @property
     def history(self) -> list[Message]:
         return self._machine.history
+
+    @property
+    def title(self) -> str:
+        """What to call the session: the name ``rename`` gave it, else the first thing the
+        person said (on one line, cut at 80 characters); empty while nothing is said."""
+        if self._name is not None:
+            return self._name
+        said = person_posts(self.board, self._machine.history)
+        return first_words([*said, *self._machine.queued_posts])
+
+    async def rename(self, title: str) -> str:
+        """Name the session, in its store too (a label, not a turn: nothing else is written,
+        and a session ended or taken over can be renamed as well); returns its title now.
+
+        Whitespace (newlines too) becomes single spaces; an empty ``title`` gives the
+        session its first words back. ``TypeError`` for a title that is not a str,
+        ``ValueError`` for one longer than 80 characters; ``StoreError`` if the write
+        fails (then the name is unchanged). ``on_change`` callbacks hear of it.
+        """
+        name = session_title(title)
+        if self._store is not None:
+            await self._store.set_title(self.session_id, name)
+        self._name = name
+        self._task.report_change()
+        return self.title
 
     @property
     def requests(self) -> int:

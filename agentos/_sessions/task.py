@@ -394,6 +394,22 @@ class SessionTask:
         if self._arrived is not None:
             self._arrived.set()
 
+    def report_change(self) -> None:
+        """Tell waiters and ``on_change`` callbacks of a change the machine does not see
+        (a rename); the runtime and the spans hear only of the machine's."""
+        if self._changed is not None:  # only made when someone waits
+            self._changed.set()
+            self._changed = None
+        for callback in list(self._on_change):
+            try:
+                callback()
+            except Exception as error:  # a listener's bug stays its own
+                agentos_logger()[0].warning(
+                    "session_listener.failed",
+                    session_id=self.session_id,
+                    error=f"{type(error).__name__}: {error}",
+                )
+
     def _reported_change(self) -> None:
         """Tell the runtime and any waiter what changed."""
         status = self._machine.status
@@ -408,15 +424,4 @@ class SessionTask:
                 requests=self._machine.requests,
                 errors=len(self.errors),
             )
-        if self._changed is not None:  # only made when someone waits
-            self._changed.set()
-            self._changed = None
-        for callback in list(self._on_change):
-            try:
-                callback()
-            except Exception as error:  # a listener's bug stays its own
-                agentos_logger()[0].warning(
-                    "session_listener.failed",
-                    session_id=self.session_id,
-                    error=f"{type(error).__name__}: {error}",
-                )
+        self.report_change()

@@ -19,6 +19,7 @@ from agentos._board.board import Board
 from agentos._model.messages import Message
 from agentos._turns.chat import ChatEntry
 from agentos._turns.history import MessageHistory
+from agentos._turns.title import first_words
 from agentos._turns.transcript_chat import transcript_chat
 from components import Json, JsonObject
 
@@ -49,6 +50,9 @@ class StoredSession:
     usage: dict[str, int] | None = None
     """The session's model requests and token counts so far (``requests`` and the Messages
     API's ``usage`` names); None if never written."""
+    title: str | None = None
+    """The name someone gave the session (``set_title``); None: never named, and its first
+    words stand for it."""
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the stored conversation, as ``Session.chat`` shows it; a
@@ -59,6 +63,13 @@ class StoredSession:
         index = MessageHistory()
         index.load(self.session_id, self.history)
         return transcript_chat(self.history, (), index, self.session_id)
+
+    def shown_title(self) -> str:
+        """What to call the session, as ``Session.title`` does: its name, else the first
+        thing the person said (read off ``chat``); empty while nothing is said."""
+        if self.title is not None:
+            return self.title
+        return first_words(entry.text for entry in self.chat() if entry.role == "user")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +177,14 @@ class SessionStore(Protocol):
 
     async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:
         """Like ``commit_turn`` for the status alone."""
+        ...
+
+    async def set_title(self, session_id: str, title: str | None) -> None:
+        """Name the session (None: unnamed again); ``StoreError`` for a session it lacks.
+
+        A label, not a turn: it names no version and bumps none (nor ``updated_at``), so
+        the host holding the session writes on undisturbed.
+        """
         ...
 
     async def acquire_lease(

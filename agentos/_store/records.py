@@ -43,7 +43,9 @@ def text_column(text: str | None) -> str | None:
 def session_from(
     row: Row, history: tuple[Message, ...], board: JsonObject | None = None
 ) -> StoredSession:
-    usage = row["usage"] if "usage" in row.keys() else None  # noqa: SIM118 - a Row
+    columns = set(row.keys())  # an asyncpg Record's is an iterator: read once
+    usage = row["usage"] if "usage" in columns else None
+    title = row["title"] if "title" in columns else None
     return StoredSession(
         session_id=row["session_id"],
         config=json.loads(row["config"]),
@@ -55,6 +57,7 @@ def session_from(
         version=row["version"],
         board=board,
         usage=None if usage is None else json.loads(usage),
+        title=title,
     )
 
 

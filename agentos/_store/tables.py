@@ -21,6 +21,7 @@ from components import Json
 class SessionTable(Protocol):
     async def create(self, session: StoredSession) -> None: ...
     async def set_status(self, session_id: str, status: str, *, version: int | None) -> None: ...
+    async def set_title(self, session_id: str, title: str | None) -> None: ...
     async def load(self, session_id: str) -> StoredSession | None: ...
     async def list(self) -> list[StoredSession]: ...
 
@@ -89,6 +90,9 @@ class TableStore:
 
     async def set_status(self, session_id: str, status: str, *, version: int | None = None) -> None:
         await self._sessions.set_status(session_id, status, version=version)
+
+    async def set_title(self, session_id: str, title: str | None) -> None:
+        await self._sessions.set_title(session_id, title)
 
     async def load_session(self, session_id: str) -> StoredSession | None:
         return await self._sessions.load(session_id)

@@ -3,6 +3,7 @@
 1: sessions (with their version and board), messages, continuation tokens,
 leases, the live mirror of calls and cancel requests: the records of the
 SQLite store's four versions, in one. 2: an index for pruning the mirror. 3: a session's usage.
+4: the name someone gave a session (``sessions.title``; NULL: never named).
 Hosts starting at once migrate one at a time (an advisory lock). A database
 holding tables that are not agentos's, or a schema newer than this agentos
 knows, is refused; nothing is overwritten. JSON is kept as text, as written.
@@ -92,6 +93,9 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE sessions ADD COLUMN usage TEXT;
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN title TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

@@ -14,7 +14,7 @@ from agentos._errors import SessionConflictError, StoreError
 from agentos._store.batching import CommitOutcomeUnknown, PendingTurn, message_rows
 from agentos._store.postgres.connection import Database, Db
 from agentos._store.protocol import StoredSession
-from agentos._store.records import session_from
+from agentos._store.records import session_from, text_column
 
 INSERT_MESSAGES = (
     "INSERT INTO messages (session_id, seq, message) "
@@ -38,7 +38,7 @@ class SessionRows:
         async def insert(db: Db) -> None:
             await db.execute(
                 "INSERT INTO sessions (session_id, config, status, parent_session_id, "
-                "created_at, updated_at, board) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                "created_at, updated_at, board, title) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 session.session_id,
                 json.dumps(session.config),
                 session.status,
@@ -46,6 +46,7 @@ class SessionRows:
                 session.created_at,
                 session.updated_at,
                 None if session.board is None else json.dumps(session.board),
+                text_column(session.title),
             )
             await _insert_messages(db, message_rows(session.session_id, 0, session.history))
 
@@ -120,6 +121,20 @@ class SessionRows:
 
         await database.transaction(write)
 
+    async def set_title(self, session_id: str, title: str | None) -> None:
+        database = self._database
+
+        async def write(db: Db) -> None:
+            done = await db.execute(
+                "UPDATE sessions SET title = $1 WHERE session_id = $2",
+                text_column(title),
+                session_id,
+            )
+            if _count(done) != 1:
+                raise StoreError(f"no session {session_id!r} in {database.name}")
+
+        await database.transaction(write)
+
     async def load(self, session_id: str) -> StoredSession | None:
         async def read(db: Db) -> StoredSession | None:
             row = await db.fetchrow("SELECT * FROM sessions WHERE session_id = $1", session_id)
@@ -137,7 +152,7 @@ class SessionRows:
     async def list(self) -> list[StoredSession]:
         rows = await self._database.all(
             "SELECT session_id, config, status, parent_session_id, created_at, updated_at, "
-            "version, usage FROM sessions ORDER BY created_at, session_id"
+            "version, usage, title FROM sessions ORDER BY created_at, session_id"
         )
         return [session_from(row, ()) for row in rows]
 

@@ -4,7 +4,8 @@
 leases. 3: the live mirror of calls (``calls``, written by the host that holds
 the session) and ``cancel_requests`` (left by other processes, answered by it).
 4: a board session's board in ``sessions.board``, no longer a ``board`` message.
-5: a session's model requests and token counts in ``sessions.usage``.
+5: a session's model requests and token counts in ``sessions.usage``. 6: the name someone
+gave a session in ``sessions.title`` (NULL: never named).
 
 A file that holds tables that are not agentos's, or a schema newer than this
 agentos knows, is refused with a ``StoreError``; nothing is ever overwritten.
@@ -107,6 +108,9 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE sessions ADD COLUMN usage TEXT;
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN title TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

@@ -16,7 +16,7 @@ import aiosqlite
 from agentos._errors import SessionConflictError, StoreError
 from agentos._store.batching import message_rows
 from agentos._store.protocol import StoredSession
-from agentos._store.records import session_from
+from agentos._store.records import session_from, text_column
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.leases import lease_of
 
@@ -38,7 +38,7 @@ class SessionRows:
         async with self._database.transaction() as db:
             await db.execute(
                 "INSERT INTO sessions (session_id, config, status, parent_session_id, "
-                "created_at, updated_at, board) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "created_at, updated_at, board, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session.session_id,
                     json.dumps(session.config),
@@ -47,6 +47,7 @@ class SessionRows:
                     session.created_at,
                     session.updated_at,
                     None if session.board is None else json.dumps(session.board),
+                    text_column(session.title),
                 ),
             )
             await db.executemany(
@@ -61,6 +62,16 @@ class SessionRows:
             )
             if cursor.rowcount != 1:
                 raise await refusal(db, database.path, session_id, version)
+
+    async def set_title(self, session_id: str, title: str | None) -> None:
+        database = self._database
+        async with database.transaction() as db:
+            cursor = await db.execute(
+                "UPDATE sessions SET title = ? WHERE session_id = ?",
+                (text_column(title), session_id),
+            )
+            if cursor.rowcount != 1:
+                raise StoreError(f"no session {session_id!r} in {database.path}")
 
     async def load(self, session_id: str) -> StoredSession | None:
         database = self._database

@@ -36,6 +36,7 @@ from components import Json, JsonObject
 def sessions(db: Database, as_json: bool) -> None:
     """List the stored sessions, oldest first: a table on a terminal, else JSON lines.
 
+    title is the name 'agentos rename' (or the web page) gave it, if any;
     status is the session's own (idle between turns); holder names the live
     process holding it, if any, and calls_running / calls_pending count its
     calls as that process last mirrored them (pending includes deferred calls).
@@ -62,7 +63,7 @@ def sessions(db: Database, as_json: bool) -> None:
                 "calls_pending": live.get("pending", 0),
             }
         )
-    columns = ["session_id", "agent", "status", "holder", "calls_running", "updated_at"]
+    columns = ["session_id", "agent", "status", "holder", "calls_running", "updated_at", "title"]
     table_or_lines(rows, columns, as_json)
 
 
@@ -73,10 +74,10 @@ def sessions(db: Database, as_json: bool) -> None:
 def show(db: Database, session_id: str, as_json: bool) -> None:
     """Print SESSION's history: what was said, and each tool call with its status.
 
-    With --json: {"session_id", "agent", "status", "created_at",
-    "updated_at", "parent_session_id", "history" (Anthropic Messages),
-    "calls" (as 'agentos calls' prints them), "usage" (requests, tokens by kind,
-    cost_usd at the model's prices, cache_hit_ratio)}.
+    With --json: {"session_id", "title" (its name, if given), "agent",
+    "status", "created_at", "updated_at", "parent_session_id", "history"
+    (Anthropic Messages), "calls" (as 'agentos calls' prints them), "usage"
+    (requests, tokens by kind, cost_usd at the model's prices, cache_hit_ratio)}.
     """
     stored, tokens = load(db, session_id)
     spent = _spent(stored)

@@ -38,6 +38,7 @@ from agentos._ui.cli.common import (
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
 from agentos._ui.cli.mcp import mcp
+from agentos._ui.cli.rename import rename_command
 from agentos._ui.cli.serve import serve
 from agentos._ui.cli.talk import complete, resume, run, say_command
 from agentos._ui.terminal_text import visible
@@ -61,7 +62,7 @@ def cli(ctx: click.Context, db: str | None) -> None:
     Sessions live in one SQLite file, or a PostgreSQL database: 'run' starts
     one, 'resume' continues it in a later process, 'complete' answers a deferred call by its token;
     'status', 'calls' and 'cancel' look at and stop calls, even those a
-    live process is running.
+    live process is running; 'rename' names a session.
     The model is Claude when ANTHROPIC_API_KEY is set, else an offline
     scripted model; the tools are the demo's (fetch_calendar, write_report,
     approve, weather).
@@ -85,6 +86,7 @@ for _command in (
     calls,
     status_command,
     cancel_command,
+    rename_command,
     serve,
     chat,
     mcp,

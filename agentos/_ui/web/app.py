@@ -1,7 +1,7 @@
 """``agentos serve``'s web app: a page per session, its calls live over server-sent events.
 
 Starlette routes over one ``Host`` (the CLI's runtime and store): a session
-list, a session page, a JSON API (create, open, post, peek, cancel) and one
+list, a session page, a JSON API (create, open, rename, post, peek, cancel) and one
 SSE stream per open page (``PageFeed``: numbered events, heartbeats, replay
 by ``Last-Event-ID``). No GET changes anything: a session this host does
 not run is read from the store (``Pages``) until a POST opens it. The pages
@@ -125,6 +125,13 @@ def make_app(
             raise WebError(409, "not_posted", str(error)) from None
         return JSONResponse({"posted": True}, status_code=202)
 
+    async def rename_session(request: Request) -> Response:
+        body = await _json_body(request)
+        title = body.get("title")
+        if not isinstance(title, str):
+            raise WebError(400, "bad_request", "'title' must be a string (empty: the first words)")
+        return JSONResponse(await pages.rename(request.path_params["session_id"], title))
+
     async def peek_call(request: Request) -> Response:
         watch = await pages.watch(request.path_params["session_id"])
         call_id = request.path_params["call_id"]
@@ -161,6 +168,7 @@ def make_app(
         Route("/api/sessions/{session_id}", api(show_session)),
         Route("/api/sessions/{session_id}/open", api(open_session), methods=["POST"]),
         Route("/api/sessions/{session_id}/messages", api(post_message), methods=["POST"]),
+        Route("/api/sessions/{session_id}/title", api(rename_session), methods=["POST"]),
         Route("/api/sessions/{session_id}/events", api(events)),
         Route("/api/sessions/{session_id}/calls/{call_id}", api(peek_call)),
         Route(

@@ -102,8 +102,8 @@ class Watch:
         elif self._stored is not None:
             state = stored_page_state(*self._stored, now)
         else:
-            state = {"session_id": self.session_id, "status": "", "chat": [], "calls": {}}
-            state |= {"context": "", "errors": [], "streaming": None}
+            state = {"session_id": self.session_id, "title": "", "status": "", "chat": []}
+            state |= {"calls": {}, "context": "", "errors": [], "streaming": None}
         open_here = self.live is not None and not self.live.ended
         state["access"] = {"open": open_here, "holder": self.holder, "here": self._host.holder}
         return state
@@ -160,19 +160,23 @@ class Pages:
     async def listing(self) -> list[JsonObject]:
         """Every session: the store's, and those only this host runs, newest activity last."""
         now = time.time()
-        return [
-            {
-                "session_id": summary.session_id,
-                "agent": summary.agent,
-                "status": summary.status.value,
-                "updated_at": now if summary.updated_at is None else summary.updated_at,
-                "running_calls": summary.running_calls,
-                "live": summary.live,
-                "title": summary.title,
-                "doing": doing(summary),
-            }
-            for summary in await self.host.sessions()
-        ]
+        return [list_row(summary, now) for summary in await self.host.sessions()]
+
+    async def rename(self, session_id: str, title: str) -> JsonObject:
+        """Name the session (run here, or only stored: it is not resumed) and return its row
+        in the list; its pages show the name at once. 400 for a title too long, 404 for a
+        session nobody knows."""
+        try:
+            summary = await self.host.rename(session_id, title)
+        except UnknownSessionError:
+            raise WebError(404, "unknown_session", f"no session {session_id!r}") from None
+        except ValueError as error:
+            raise WebError(400, "bad_request", str(error)) from None
+        watch = self._watches.get(session_id)
+        if watch is not None:
+            await watch.refresh()  # one drawn from the store reads it again
+            watch.feed.mark(at_once=True)
+        return list_row(summary, time.time())
 
     def end_streams(self) -> None:
         """The server is stopping: every open stream ends, with its last chunk."""
@@ -183,6 +187,20 @@ class Pages:
         for watch in self._watches.values():
             watch.close()
         self._watches.clear()
+
+
+def list_row(summary: SessionSummary, now: float) -> JsonObject:
+    """A session's row in the list (``now``: the time of one never stored)."""
+    return {
+        "session_id": summary.session_id,
+        "agent": summary.agent,
+        "status": summary.status.value,
+        "updated_at": now if summary.updated_at is None else summary.updated_at,
+        "running_calls": summary.running_calls,
+        "live": summary.live,
+        "title": summary.title,
+        "doing": doing(summary),
+    }
 
 
 _BUSY = (SessionStatus.IDLE, SessionStatus.REQUESTING, SessionStatus.WAITING)

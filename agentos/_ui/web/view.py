@@ -39,6 +39,7 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
     entries += [queued_entry(words) for words in session.queued_posts]
     return {
         "session_id": session.session_id,
+        "title": session.title,
         "status": session.status.value,
         "view": session.config.context_view,
         "chat": entries,
@@ -87,6 +88,7 @@ def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: flo
         context = context_text(stored.history)
     return {
         "session_id": stored.session_id,
+        "title": stored.shown_title(),
         "status": stored.status,
         "view": str(stored.config.get("context_view", "transcript")),
         "chat": [chat_entry(entry) for entry in chat],

@@ -87,7 +87,7 @@ const agentos = (() => {
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
-    const state = { chat: [], calls: {}, status: "", context: "", errors: [], streaming: null,
+    const state = { title: "", chat: [], calls: {}, status: "", context: "", errors: [], streaming: null,
                     view: "transcript", access: { open: false, holder: null, here: "" },
                     confirming: null, peeking: null, replyTo: null, raw: false, loaded: false };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
@@ -166,12 +166,44 @@ const agentos = (() => {
       return box;
     }
 
-    function drawTitle() { // the session's name: the person's first message, once there is one
-      const first = state.chat.find((entry) => entry.role === "user");
-      const name = first ? first.text.split("\n")[0].slice(0, 80) : sessionId;
-      document.getElementById("title").textContent = name;
-      document.getElementById("title").title = sessionId;
+    function drawTitle() { // the name it was given, else the person's first message
+      const name = state.title || sessionId;
+      const shown = document.getElementById("title");
+      shown.textContent = name;
+      shown.title = `${sessionId}: click to rename`;
       document.title = `agentos ${name}`;
+    }
+
+    function rename() { // the title becomes an input: Enter or leaving it saves, Escape cancels
+      const shown = document.getElementById("title");
+      const button = document.getElementById("rename");
+      if (shown.hidden) return;
+      const input = el("input", { id: "title-input", class: "title-input", maxlength: "80",
+                                  "aria-label": "The session's title",
+                                  placeholder: "A name (empty: the first message)" });
+      input.value = state.title;
+      let done = false;
+      const finish = async (save) => {
+        if (done) return;
+        done = true;
+        const title = input.value;
+        input.remove();
+        shown.hidden = button.hidden = false;
+        if (!save || title === state.title) return;
+        try {
+          state.title = (await call("POST", `${api}/title`, { title })).title;
+          drawTitle();
+        } catch (error) { showError(error); }
+      };
+      input.addEventListener("keydown", (event) => {
+        if (event.key === "Enter") { event.preventDefault(); finish(true); }
+        else if (event.key === "Escape") { event.preventDefault(); finish(false); }
+      });
+      input.addEventListener("blur", () => finish(true));
+      shown.hidden = button.hidden = true;
+      shown.after(input);
+      input.focus();
+      input.select();
     }
 
     function drawChat() {
@@ -287,6 +319,8 @@ const agentos = (() => {
       reading.scrollTop = reading.scrollHeight;
     }
 
+    document.getElementById("title").addEventListener("click", rename);
+    document.getElementById("rename").addEventListener("click", rename);
     document.getElementById("raw").addEventListener("click", (event) => {
       state.raw = !state.raw;
       event.target.setAttribute("aria-pressed", String(state.raw));
@@ -321,6 +355,7 @@ const agentos = (() => {
         Object.assign(state, data, { loaded: true });
         drawAccess(); drawChat(); drawRest(); drawReading();
       },
+      title(data) { state.title = data.title; drawTitle(); },
       access(data) { state.access = data.access; drawAccess(); drawChat(); },
       status(data) { state.status = data.status; drawRest(); },
       context(data) { // the first context_from lines stay, the tail's lines follow them

@@ -1,0 +1,47 @@
+"""``agentos rename``: name a stored session, as the web page's title does."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from agentos import UnknownSessionError
+from agentos._ui.cli.common import JSON_HELP, say, with_store
+from agentos._ui.cli.database import Database
+from agentos.stores import SessionStore, StoredSession, session_title
+
+
+@click.command("rename")
+@click.argument("session_id", metavar="SESSION")
+@click.argument("title", metavar="TITLE")
+@click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
+@click.pass_obj
+def rename_command(db: Database, session_id: str, title: str, as_json: bool) -> None:
+    """Give SESSION the title TITLE (one line, at most 80 characters); prints its title now.
+
+    An empty TITLE takes the name away: the session is called by its first
+    message again. A process running SESSION keeps showing the title it had
+    until it loads the session again.
+    """
+    try:
+        name = session_title(title)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="TITLE") from None
+
+    async def write(store: SessionStore) -> StoredSession | None:
+        if await store.load_session(session_id) is None:
+            return None
+        await store.set_title(session_id, name)
+        return await store.load_session(session_id)
+
+    renamed = with_store(db, write)
+    if renamed is None:
+        raise UnknownSessionError(session_id)
+    shown = renamed.shown_title()
+    if as_json:
+        click.echo(
+            json.dumps({"session_id": session_id, "title": shown, "named": name is not None})
+        )
+    else:
+        say(shown)
