@@ -81,7 +81,9 @@ async def async_waiter(args: Marker, ctx: ToolContext) -> str:
     try:
         await asyncio.sleep(3600)
     except asyncio.CancelledError:
-        Path(args.path).write_text("cancelled")  # noqa: ASYNC240 - a tiny file, then out
+        heard = Path(args.path + ".part")
+        heard.write_text("cancelled")  # noqa: ASYNC240 - a tiny file, then out
+        heard.replace(args.path)  # noqa: ASYNC240 - whole or absent, as the test looks
         raise
     return "never"
 
