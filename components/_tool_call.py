@@ -158,6 +158,7 @@ class ToolCallState:
 
 @dataclass(slots=True)
 class ToolCallArgs:
-    """The validated input the tool function receives (a pydantic model instance)."""
+    """The validated input the tool function receives (a pydantic model instance), until
+    its work starts and takes it (then None: a finished call keeps only its JSON input)."""
 
     value: object

@@ -141,7 +141,8 @@ class Work:
         """Start the admitted call's work (the world is switched in)."""
         config = esper.component_for_entity(entity, ToolCallConfig)
         tool = self._tools[config.tool_name]
-        args = esper.component_for_entity(entity, ToolCallArgs).value
+        held = esper.component_for_entity(entity, ToolCallArgs)
+        args, held.value = held.value, None  # the task holds it: a final call keeps none
         threaded = config.runner is None and not tool.is_async
         context = ToolContext(entity, config, self._post, self._wall, threaded=threaded)
         self.running[entity] = context
