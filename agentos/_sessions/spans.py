@@ -16,8 +16,6 @@ session (``Outbound.usage``), so after a restart the first turn, the calls found
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentos._errors import ProviderError
@@ -111,15 +109,14 @@ class SessionSpans:
         )
 
     @staticmethod
-    @contextmanager
-    def current(span: Span) -> Iterator[None]:
-        """``span`` is the current span meanwhile: what the provider traces (the ``anthropic``
-        SDK's own span of the API call) nests under it."""
-        token = _otel.context.attach(_otel.trace.set_span_in_context(span))
-        try:
-            yield
-        finally:
-            _otel.context.detach(token)
+    def enter(span: Span) -> object:
+        """Make ``span`` the current span until ``leave`` (with what this returns): what the
+        provider traces (the ``anthropic`` SDK's own span of the API call) nests under it."""
+        return _otel.context.attach(_otel.trace.set_span_in_context(span))
+
+    @staticmethod
+    def leave(token: object) -> None:
+        _otel.context.detach(token)
 
     def answered(
         self, span: Span, response: ModelResponse | None, error: ProviderError | None = None

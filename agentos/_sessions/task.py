@@ -18,7 +18,6 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any
 
 import anyio
@@ -348,13 +347,15 @@ class SessionTask:
         try:
             with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
                 self._request_scope = scope
+                current = None if span is None else SessionSpans.enter(span)
                 try:
-                    with nullcontext() if span is None else SessionSpans.current(span):
-                        response = await self._outbound.ask(self._provider, request, self._streamed)
+                    response = await self._outbound.ask(self._provider, request, self._streamed)
                 except ProviderError as error:
                     failure = error
                 finally:
                     self._request_scope = None
+                    if current is not None:
+                        SessionSpans.leave(current)
             if scope.cancelled_caught and not self._cut:
                 failure = self._outbound.timed_out()
             if failure is not None:
