@@ -129,7 +129,7 @@ def record_progress(
             _LOG_NAME[CallEventKind.PROGRESSED],
             call_id=config.call_id,
             session_id=config.session_id,
-            tool=config.tool_name,
+            tool_name=config.tool_name,
             seq=entry.seq,
             folded=folded,
         )
@@ -187,7 +187,7 @@ def _record(
         provider_call_id=config.provider_call_id,
         session_id=config.session_id,
         conversation_id=config.conversation_id,
-        tool=config.tool_name,
+        tool_name=config.tool_name,
         status=state.status.value,
         duration_s=duration,
         error=None if state.error is None else state.error.message,

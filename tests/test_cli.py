@@ -298,5 +298,9 @@ def test_rename_names_a_session_and_sessions_lists_the_name(env: dict[str, str])
     assert [row["title"] for row in listed.lines] == ["Oslo in May"]
     assert shown.json["title"] == "Oslo in May"
     undone = agentos(env, "rename", "trip", "", "--json")
-    assert undone.json == {"session_id": "trip", "title": "Plan a trip to Oslo", "named": False}
+    assert undone.json == {
+        "session_id": "trip",
+        "title": None,
+        "shown_title": "Plan a trip to Oslo",
+    }
     assert [row["title"] for row in agentos(env, "sessions").lines] == [None]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -273,6 +274,29 @@ def test_a_board_sessions_deferred_call_at_the_command_line(
     assert resumed.json["messages"], "the model heard the outcome and answered"
     (listed,) = agentos(env, "calls", session, "--json").lines
     assert (listed["status"], listed["note"]) == ("completed", None)
+
+
+def test_show_gives_a_board_stored_with_the_old_names_in_the_new_ones(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A board stored before issue 30 named a call's tool ``tool`` and its input
+    ``arguments``: ``show --json`` gives it as this agentos writes one."""
+    agent = tmp_path / "board.toml"
+    agent.write_text('name = "board"\ncontext_view = "board"\n')
+    run = agentos(env, "run", "--agent", str(agent), "what is the weather in Oslo?")
+    assert run.code == 0, run
+    with sqlite3.connect(env["AGENTOS_DB"]) as db:
+        (stored,) = db.execute("SELECT board FROM sessions").fetchone()
+        board = json.loads(stored)
+        calls = [call for node in board["nodes"] for call in node["calls"]]
+        assert calls, "the model called a tool"
+        for call in calls:
+            call["tool"], call["arguments"] = call.pop("tool_name"), call.pop("tool_input")
+        db.execute("UPDATE sessions SET board = ?", (json.dumps(board),))
+    shown = agentos(env, "show", run.json["session_id"], "--json").json
+    calls = [call for node in shown["board"]["nodes"] for call in node["calls"]]
+    assert [call["tool_name"] for call in calls] == ["weather"]
+    assert not {"tool", "arguments"} & calls[0].keys()
 
 
 def test_a_database_in_a_folder_that_does_not_exist_is_refused(

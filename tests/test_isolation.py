@@ -28,9 +28,9 @@ pytestmark = pytest.mark.anyio
 RUNNER = """
 import json, os, sys, time
 envelope = json.load(sys.stdin)
-mode = envelope["input"]["mode"]
+mode = envelope["tool_input"]["mode"]
 if mode == "ok":
-    reply = {"token": envelope["token"], "result": {"doubled": envelope["input"]["n"] * 2}}
+    reply = {"token": envelope["token"], "result": {"doubled": envelope["tool_input"]["n"] * 2}}
 elif mode == "error":
     reply = {"token": envelope["token"], "error": "the remote tool said no"}
 elif mode == "forged":
@@ -40,7 +40,7 @@ elif mode == "garbage":
 elif mode == "crash":
     sys.stderr.write("boom"); sys.exit(3)
 elif mode == "hang":
-    with open(envelope["input"]["pidfile"], "w") as fifo:
+    with open(envelope["tool_input"]["pidfile"], "w") as fifo:
         fifo.write(str(os.getpid()))
     time.sleep(300)
 print(json.dumps(reply))

@@ -122,7 +122,7 @@ async def test_lifecycle_is_logged_with_ids_and_durations(clock: ManualClock) ->
     assert completed["session_id"] == "s"
     assert completed["conversation_id"] == "c"
     assert completed["provider_call_id"] == "toolu_1"
-    assert completed["tool"] == "chatty"
+    assert completed["tool_name"] == "chatty"
     assert completed["duration_s"] == 0
     failure = [entry for entry in logs if entry.get("call_id") == failed][-1]
     assert failure["event"] == "tool_call.failed"

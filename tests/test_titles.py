@@ -4,6 +4,7 @@ back."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import anyio
@@ -104,6 +105,13 @@ async def test_bad_titles_are_refused_and_change_nothing(clock: ManualClock) -> 
                 await host.rename("s", bad)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="at most 80 characters, got 81"):
             await session.rename("x" * 81)
+        for hidden, code in (
+            ("\x1b[31mred", "U+001B"),
+            ("a\x00b", "U+0000"),
+            ("\u202etxt", "U+202E"),
+        ):
+            with pytest.raises(ValueError, match=re.escape(f"control characters, got {code}")):
+                await session.rename(hidden)
         assert session.title == "Named"
         assert await session.rename("y" * 80 + "\n ") == "y" * 80
         with pytest.raises(TypeError):

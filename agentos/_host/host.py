@@ -440,6 +440,10 @@ class Host(anyio.AsyncContextManagerMixin):
         if self.store is None or stored is None:
             raise UnknownSessionError(session_id)
         await self.store.set_title(session_id, name)
+        opened = self._sessions.get(session_id)  # opened meanwhile, from the old row
+        if opened is not None:
+            await opened.rename(title)
+            return loaded_summary(opened, self.runtime)
         return stored_summary(replace(stored, title=name))
 
     async def open(self, session_id: str) -> Session:

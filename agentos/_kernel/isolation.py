@@ -40,9 +40,9 @@ class IsolatedRunner(Protocol):
 class LocalProcessRunner:
     """Run calls in a local process: envelope on stdin, token-checked JSON reply on stdout.
 
-    The envelope is ``{"token", "call_id", "session_id", "tool", "input", "disposition"}``; the
-    reply is ``{"token", "result"}`` or ``{"token", "error"}``: exactly one of
-    the two, so a reply that carries both (or neither) fails the call.
+    The envelope is ``{"token", "call_id", "session_id", "tool_name", "tool_input",
+    "disposition"}``; the reply is ``{"token", "result"}`` or ``{"token", "error"}``: exactly
+    one of the two, so a reply that carries both (or neither) fails the call.
     """
 
     def __init__(self, command: Sequence[str], *, cwd: str | None = None) -> None:
@@ -57,8 +57,8 @@ class LocalProcessRunner:
             "token": token,
             "call_id": call.call_id,
             "session_id": call.session_id,
-            "tool": call.tool_name,
-            "input": call.tool_input,
+            "tool_name": call.tool_name,
+            "tool_input": call.tool_input,
             "disposition": call.disposition,
         }
         done = await ctx.run_process(

@@ -26,6 +26,7 @@ from agentos._ui.cli.common import (
 from agentos._ui.cli.database import Database
 from agentos._ui.stored.calls import brief, render_session, stored_calls
 from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
+from agentos.board import Board
 from agentos.stores import SessionStore, StoredSession
 from components import Json, JsonObject
 
@@ -89,7 +90,7 @@ def show(db: Database, session_id: str, as_json: bool) -> None:
         return
     history = cast("list[Json]", list(stored.history))  # messages are JSON objects
     calls: list[Json] = [call.to_json() for call in stored_calls(stored, tokens)]
-    board = {} if stored.board is None else {"board": stored.board}
+    board = {} if stored.board is None else {"board": Board.from_json(stored.board).to_json()}
     usage: JsonObject = {} if spent is None else {"usage": _spent_json(spent)}
     body = {**summary(stored), "history": history, **board, "calls": calls, **usage}
     click.echo(json.dumps(body))

@@ -40,8 +40,6 @@ def rename_command(db: Database, session_id: str, title: str, as_json: bool) -> 
         raise UnknownSessionError(session_id)
     shown = renamed.shown_title()
     if as_json:
-        click.echo(
-            json.dumps({"session_id": session_id, "title": shown, "named": name is not None})
-        )
+        click.echo(json.dumps({"session_id": session_id, "title": name, "shown_title": shown}))
     else:
         say(shown)

@@ -191,8 +191,8 @@ const agentos = (() => {
         shown.hidden = button.hidden = false;
         if (!save || title === state.title) return;
         try {
-          state.title = (await call("POST", `${api}/title`, { title })).title;
-          drawTitle();
+          const answer = await call("POST", `${api}/title`, { title });
+          if (answer.title) { state.title = answer.title; drawTitle(); } // else: its event
         } catch (error) { showError(error); }
       };
       input.addEventListener("keydown", (event) => {
