@@ -253,7 +253,7 @@ async def test_an_isolated_reply_carries_exactly_one_of_result_and_error(
     script.write_text(
         "import json, sys\n"
         "envelope = json.load(sys.stdin)\n"
-        "reply = json.loads(envelope['input']['reply'])\n"
+        "reply = json.loads(envelope['tool_input']['reply'])\n"
         "print(json.dumps({'token': envelope['token'], **reply}))\n"
     )
     async with Runtime([remote]) as runtime:

@@ -686,7 +686,7 @@ async def test_run_isolated_goes_to_the_agents_runner(clock: ManualClock, tmp_pa
     script.write_text(
         "import json, sys\n"
         "e = json.load(sys.stdin)\n"
-        "print(json.dumps({'token': e['token'], 'result': 'far ' + e['input']['word']}))\n"
+        "print(json.dumps({'token': e['token'], 'result': 'far ' + e['tool_input']['word']}))\n"
     )
     provider = ScriptedProvider(
         (asks("remote"), lambda r: tool_calls(("shout", {"word": "away"}))),
