@@ -16,7 +16,6 @@ import time
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import replace
 from typing import Self
 
 import anyio
@@ -26,9 +25,10 @@ from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._host.children import SubAgents
 from agentos._host.idle import unload_idle, unload_refusal
 from agentos._host.leases import LeaseKeeper
-from agentos._host.listing import SessionSummary, loaded_summary, merged, stored_summary
+from agentos._host.listing import SessionSummary, loaded_summary, merged
 from agentos._host.maker import SessionMaker, SessionTask, run_session
 from agentos._host.mirror import CallMirror, check_period
+from agentos._host.naming import rename_session
 from agentos._host.resume import Restored, nudge_if_news, restore
 from agentos._kernel.checks import check_seconds
 from agentos._kernel.runtime import Runtime
@@ -45,7 +45,6 @@ from agentos._turns.agent_problems import fit_problems
 from agentos._turns.context_view import ContextView, TranscriptView
 from agentos._turns.events import SessionStatus
 from agentos._turns.history import HistoryCall
-from agentos._turns.title import session_title
 from components import Json
 
 EXPIRED_TOKEN_GRACE = 7 * 24 * 3600.0
@@ -110,8 +109,7 @@ class Host(anyio.AsyncContextManagerMixin):
         )
         self._sessions: dict[str, Session] = {}
         self._resuming: dict[str, anyio.Event] = {}
-        """Sessions a ``resume`` is bringing back -> set once it is done."""
-        """Sessions a ``resume`` is bringing back (it awaits the store meanwhile)."""
+        """Sessions a ``resume`` is bringing back (it awaits the store) -> set once done."""
         self._opening = anyio.Lock()
         self._restored: dict[str, Restored] = {}
         """What each resume found, until ``catch_up`` tells the model."""
@@ -422,29 +420,11 @@ class Host(anyio.AsyncContextManagerMixin):
         return merged(loaded, stored)
 
     async def rename(self, session_id: str, title: str) -> SessionSummary:
-        """Name a session (``Session.rename``: an empty ``title`` gives it its first words
-        back) and return its summary: one loaded here in memory and in the store, one only
-        the store holds in the store alone (it is not resumed). ``UnknownSessionError`` if
-        neither holds it.
-
-        A title is a label, not a turn: no lease is needed, so a session another
-        process holds can be renamed too; that process's ``Session.title`` keeps the
-        name it had until it loads the session again.
-        """
-        name = session_title(title)  # a bad title is refused before anything is looked up
-        session = self._sessions.get(session_id)
-        if session is not None:
-            await session.rename(title)
-            return loaded_summary(session, self.runtime)
-        stored = None if self.store is None else await self.store.load_session(session_id)
-        if self.store is None or stored is None:
-            raise UnknownSessionError(session_id)
-        await self.store.set_title(session_id, name)
-        opened = self._sessions.get(session_id)  # opened meanwhile, from the old row
-        if opened is not None:
-            await opened.rename(title)
-            return loaded_summary(opened, self.runtime)
-        return stored_summary(replace(stored, title=name))
+        """Name a session (``Session.rename``: an empty ``title`` gives back its first words)
+        and return its summary; one only the store holds is renamed there, not resumed.
+        ``UnknownSessionError`` if neither holds it. A title is a label, not a turn: a
+        session another process holds can be renamed too (it shows there once reloaded)."""
+        return await rename_session(self._sessions, self.store, self.runtime, session_id, title)
 
     async def open(self, session_id: str) -> Session:
         """The session: loaded here, else resumed from the store (as is one that ended here:
