@@ -50,7 +50,7 @@ class CallSnapshot(NamedTuple):
 
 
 def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
-    log = state.progress
+    progress, dropped = state.entries()
     return CallSnapshot(
         config.call_id,
         config.session_id,
@@ -66,8 +66,8 @@ def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
         state.completed_at,
         state.result,
         state.error,
-        () if log is None else tuple(log.entries),
-        0 if log is None else log.dropped,
+        progress,
+        dropped,
         state.progress_seq,
         state.version,
         state.cancel_reason,

@@ -139,8 +139,9 @@ class ToolCallState:
 
     Times are wall-clock seconds since the epoch. ``version`` grows with every
     change a reader could see (status or progress), so a reader can tell
-    whether anything moved since it last looked. ``progress`` is created with
-    the first report, so a quiet call costs no log.
+    whether anything moved since it last looked. A call that reported nothing has
+    no log: its ``started`` entry is made from ``started_at`` when read (see
+    ``progress``), so most calls cost three objects fewer for the collector to walk.
     """
 
     status: CallStatus = CallStatus.PENDING
@@ -149,11 +150,36 @@ class ToolCallState:
     completed_at: float | None = None
     result: Json = None
     error: CallError | None = None
-    progress: ProgressLog | None = None
+    log: ProgressLog | None = None
+    """The kept reports, once there is more than the ``started`` entry."""
     progress_seq: int = 0
     version: int = 0
     cancel_reason: str | None = None
     overdue: bool = False
+
+    @property
+    def progress(self) -> ProgressLog | None:
+        """The kept reports, ``started`` first (None before the call starts): the log,
+        built on first need. Writers go through here; a reader that only looks uses
+        ``entries()`` and builds nothing."""
+        log = self.log
+        if log is None and self.started_at is not None:
+            log = self.log = ProgressLog([started_entry(self.started_at)])
+        return log
+
+    def entries(self) -> tuple[tuple[ToolCallProgress, ...], int]:
+        """The kept reports and how many were dropped, building no log."""
+        log = self.log
+        if log is not None:
+            return tuple(log.entries), log.dropped
+        if self.started_at is not None:
+            return (started_entry(self.started_at),), 0
+        return (), 0
+
+
+def started_entry(at: float) -> ToolCallProgress:
+    """The entry the runtime records when a call starts running: always the first (seq 1)."""
+    return ToolCallProgress(1, at, ProgressKind.STARTED, None)
 
 
 @dataclass(slots=True)

@@ -17,7 +17,6 @@ from components import (
     ErrorKind,
     Json,
     ProgressKind,
-    ProgressLog,
     TickContext,
     ToolCallConfig,
     ToolCallProgress,
@@ -62,8 +61,9 @@ def transition(
     state.version += 1
     if new is CallStatus.RUNNING:
         state.started_at = ctx.wall
-        # The STARTED event below tells subscribers; the entry is for readers of the log.
-        add_progress(state, ProgressKind.STARTED, None, ctx.wall)
+        # The STARTED event below tells subscribers; the log's entry is made when read.
+        state.progress_seq += 1
+        state.version += 1
     else:
         state.completed_at = ctx.wall
         state.error = error
@@ -84,12 +84,11 @@ def add_progress(
 ) -> ToolCallProgress:
     """Store one progress entry: the bounded log, ``progress_seq`` and ``version``.
 
-    The one path every entry takes (the runtime's ``started``, and every
-    report of the work), so the sequence counts them all alike.
+    The one path every report of the work takes (``started`` only counts, in the
+    lifecycle: the log makes its entry), so the sequence counts them all alike.
     """
     log = state.progress
-    if log is None:
-        log = state.progress = ProgressLog()
+    assert log is not None, "a report arrives only while the call runs"
     state.progress_seq += 1
     state.version += 1
     entry = ToolCallProgress(state.progress_seq, at, kind, payload)

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from components import (
     PROGRESS_KEPT,
     CallStatus,
-    ProgressLog,
     ProgressNote,
     TickContext,
     ToolCallConfig,
@@ -45,8 +44,7 @@ def apply_progress(
     unseen = skipped + min(first_told, first_kept)
     if unseen or passing:
         log = state.progress
-        if log is None:
-            log = state.progress = ProgressLog()
+        assert log is not None, "a report arrives only while the call runs"
         log.dropped += unseen + passing
         state.version += 1
         state.progress_seq += unseen
