@@ -58,8 +58,9 @@ class CallIndex:
 
     by_id: dict[CallId, Entity] = field(default_factory=dict)
     by_session: dict[SessionId, dict[CallId, Entity]] = field(default_factory=dict)
-    by_provider: dict[tuple[SessionId, str], list[Entity]] = field(default_factory=dict)
-    """Provider ids (``toolu_...``) repeat across turns: every call that used one, oldest first."""
+    by_provider: dict[tuple[SessionId, str], Entity | list[Entity]] = field(default_factory=dict)
+    """Provider ids (``toolu_...``) repeat across turns: every call that used one, oldest
+    first; the one call, not a list of one, while an id is used once (most are)."""
     status_counts: dict[CallStatus, int] = field(
         default_factory=lambda: dict.fromkeys(CallStatus, 0)
     )
@@ -75,9 +76,11 @@ class CallIndex:
             key = (config.session_id, config.provider_call_id)
             same_id = self.by_provider.get(key)
             if same_id is None:
-                self.by_provider[key] = [entity]
-            else:
+                self.by_provider[key] = entity
+            elif isinstance(same_id, list):
                 same_id.append(entity)
+            else:
+                self.by_provider[key] = [same_id, entity]
         self.status_counts[CallStatus.PENDING] += 1
 
     def moved(self, old: CallStatus, new: CallStatus) -> None:
@@ -97,9 +100,19 @@ class CallIndex:
         if config.provider_call_id is not None:
             key = (config.session_id, config.provider_call_id)
             same_id = self.by_provider[key]
-            same_id.remove(entity)
-            if not same_id:
+            if not isinstance(same_id, list):
                 del self.by_provider[key]
+            else:
+                same_id.remove(entity)
+                if len(same_id) == 1:
+                    self.by_provider[key] = same_id[0]
+
+    def with_provider_id(self, session_id: SessionId, provider_call_id: str) -> list[Entity]:
+        """The calls of ``session_id`` that used ``provider_call_id``, oldest first."""
+        same_id = self.by_provider.get((session_id, provider_call_id))
+        if same_id is None:
+            return []
+        return same_id if isinstance(same_id, list) else [same_id]
 
 
 @dataclass(slots=True)
@@ -381,6 +394,9 @@ class TickContext:
     events: list[CallEvent] = field(default_factory=list)
     subscribed: set[SessionId] = field(default_factory=set)
     submitted: list[Entity] = field(default_factory=list)
+    inputs: dict[Entity, object] = field(default_factory=dict)
+    """The validated input (a pydantic model instance) of each call that will run, until its
+    work starts and takes it: a call in flight or ended holds only its JSON input."""
     admitted: list[Entity] = field(default_factory=list)
     finalized: list[Entity] = field(default_factory=list)
     queries: list[StatusQuery] = field(default_factory=list)

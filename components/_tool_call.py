@@ -180,11 +180,3 @@ class ToolCallState:
 def started_entry(at: float) -> ToolCallProgress:
     """The entry the runtime records when a call starts running: always the first (seq 1)."""
     return ToolCallProgress(1, at, ProgressKind.STARTED, None)
-
-
-@dataclass(slots=True)
-class ToolCallArgs:
-    """The validated input the tool function receives (a pydantic model instance), until
-    its work starts and takes it (then None: a finished call keeps only its JSON input)."""
-
-    value: object

@@ -26,7 +26,6 @@ from components import (
     StatusQuery,
     SubmitCall,
     TickContext,
-    ToolCallArgs,
     ToolCallConfig,
     ToolCallState,
     UpdateSession,
@@ -77,7 +76,7 @@ class IngestSystem(esper.Processor):
     def _submit(self, ctx: TickContext, message: SubmitCall) -> None:
         config = message.config
         state = ToolCallState(submitted_at=message.submitted_at)
-        entity = esper.create_entity(config, state, ToolCallArgs(message.args))
+        entity = esper.create_entity(config, state)
         ctx.index.add(entity, config)
         record_queued(ctx, config, state)
         if message.rejection is not None:
@@ -87,6 +86,7 @@ class IngestSystem(esper.Processor):
             transition(ctx, entity, config, state, CallStatus.COMPLETED, result=result)
         elif not config.deferred:
             ctx.submitted.append(entity)
+            ctx.inputs[entity] = message.args
         elif config.timeouts.hard is not None:  # a deferred call's expiry counts from now
             ctx.deadlines.push(ctx.now + config.timeouts.hard, entity, DeadlineKind.HARD)
 

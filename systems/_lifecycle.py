@@ -151,6 +151,8 @@ def _on_final(
         queues.release_slot(entity, session, ctx.limits.session_cap(session))
     if stop_work and old is CallStatus.RUNNING:
         ctx.effects.cancel.append(entity)
+    elif old is CallStatus.PENDING:
+        ctx.inputs.pop(entity, None)  # it never ran
     ctx.finalized.append(entity)
     retention = ctx.limits.retention_seconds
     if retention is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from pathlib import Path
@@ -195,3 +196,35 @@ async def test_cancel_while_a_thread_waits_for_a_worker_slot(clock: ManualClock)
         assert snapshot.status is CallStatus.CANCELLED
         assert snapshot.error is not None
         assert snapshot.error.kind is ErrorKind.CANCELLED
+
+
+class Order(BaseModel):
+    item: str
+
+
+async def test_only_a_running_call_holds_its_validated_input(clock: ManualClock) -> None:
+    """A call cancelled before it ran lets its pydantic input go; a running one holds it
+    until it ends (nothing keeps an input past its call's work)."""
+    gate = anyio.Event()
+
+    @tool
+    async def order(args: Order) -> str:
+        await gate.wait()
+        return args.item
+
+    def held() -> list[str]:
+        gc.collect()
+        return sorted(found.item for found in gc.get_objects() if isinstance(found, Order))
+
+    async with Runtime([order], clock=clock, max_running=1) as runtime:
+        running = runtime.submit("order", {"item": "running"}, session_id="s")
+        queued = runtime.submit("order", {"item": "queued"}, session_id="s")
+        await settle(runtime)
+        assert runtime.status(queued).status is CallStatus.PENDING
+        assert held() == ["queued", "running"]
+        runtime.cancel(queued)
+        await settle(runtime)
+        assert held() == ["running"]
+        gate.set()
+        assert (await runtime.wait(running)).result == "running"
+        assert held() == []

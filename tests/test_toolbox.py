@@ -247,6 +247,58 @@ async def test_provider_ids_resolve_within_the_session_in_flight_first(
         assert error_of(result)["code"] == "unknown_tool_call"
 
 
+async def test_a_reused_provider_id_follows_its_calls_as_they_are_forgotten(
+    clock: ManualClock,
+) -> None:
+    """One id, used by one call, then two, then one again as retention forgets them."""
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, retention_seconds=10) as runtime:
+        toolbox = SystemToolbox(runtime)
+        caller = Caller("alice", conversation_id="c1")
+
+        async def ended(call_id: str) -> str:
+            puppet.complete(call_id)
+            await settle(runtime)
+            return call_id
+
+        async def resolved() -> Any:
+            result = await toolbox.invoke(
+                "get_tool_call_status", {"tool_call_id": "toolu_1"}, caller
+            )
+            return (
+                error_of(result)["code"]
+                if result.is_error
+                else json.loads(result.to_json())["internal_id"]
+            )
+
+        def submit() -> str:
+            return runtime.submit(
+                "puppet", {}, session_id="alice", conversation_id="c1", provider_call_id="toolu_1"
+            )
+
+        first = submit()
+        await settle(runtime)
+        await ended(first)
+        clock.advance(5)
+        second = submit()
+        await settle(runtime)
+        await ended(second)
+        assert await resolved() == second
+        clock.advance(6)  # the first is forgotten
+        await settle(runtime)
+        assert await resolved() == second
+        third = submit()
+        await settle(runtime)
+        assert await resolved() == third  # in flight first
+        await ended(third)
+        clock.advance(5)  # the second is forgotten
+        await settle(runtime)
+        assert await resolved() == third
+        clock.advance(10)
+        await settle(runtime)
+        assert await resolved() == "unknown_tool_call"
+
+
 async def test_a_call_without_a_conversation_belongs_to_all_of_its_session(
     clock: ManualClock,
 ) -> None:

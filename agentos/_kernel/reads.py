@@ -83,7 +83,7 @@ class CallReads:
             return CallId(call_id)
         best: tuple[bool, float] | None = None
         found: CallId | None = None
-        for entity in index.by_provider.get((SessionId(session_id), call_id), ()):
+        for entity in index.with_provider_id(SessionId(session_id), call_id):
             config = self._core.config(entity)
             if not same_conversation(config.conversation_id, conversation_id):
                 continue

@@ -32,7 +32,6 @@ from components import (
     ErrorKind,
     ReportFailure,
     ReportResult,
-    ToolCallArgs,
     ToolCallConfig,
 )
 
@@ -61,6 +60,7 @@ class Work:
     ) -> None:
         self._kernel = kernel
         self._post = kernel.post
+        self._inputs = kernel.ctx.inputs
         self._wall = kernel.clock.wall
         self._listened = kernel.listeners.callbacks
         self._tools = tools
@@ -141,8 +141,7 @@ class Work:
         """Start the admitted call's work (the world is switched in)."""
         config = esper.component_for_entity(entity, ToolCallConfig)
         tool = self._tools[config.tool_name]
-        held = esper.component_for_entity(entity, ToolCallArgs)
-        args, held.value = held.value, None  # the task holds it: a final call keeps none
+        args = self._inputs.pop(entity)  # the task holds it: a final call keeps none
         threaded = config.runner is None and not tool.is_async
         context = ToolContext(entity, config, self._post, self._wall, threaded=threaded)
         self.running[entity] = context
