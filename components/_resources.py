@@ -215,23 +215,30 @@ class DeadlineKind(StrEnum):
     RETENTION = "retention"
 
 
+_DEADLINE_KINDS = {kind.value: kind for kind in DeadlineKind}
+
+
 @dataclass(slots=True)
 class Deadlines:
-    """A min-heap of ``(when, seq, entity, kind)``; stale entries are skipped when due."""
+    """A min-heap of ``(when, seq, entity, kind)``; stale entries are skipped when due.
 
-    heap: list[tuple[float, int, Entity, DeadlineKind]] = field(default_factory=list)
+    ``kind`` is the plain text of its ``DeadlineKind``: a tuple of numbers and text is one
+    the collector stops tracking, and each call keeps its retention deadline for minutes.
+    """
+
+    heap: list[tuple[float, int, Entity, str]] = field(default_factory=list)
     seq: int = 0
 
     def push(self, when: float, entity: Entity, kind: DeadlineKind) -> None:
         self.seq += 1
-        heapq.heappush(self.heap, (when, self.seq, entity, kind))
+        heapq.heappush(self.heap, (when, self.seq, entity, kind.value))
 
     def pop_due(self, now: float) -> tuple[Entity, DeadlineKind] | None:
         """The earliest deadline at or before ``now``, taken off the heap; None if none is due."""
         heap = self.heap
         if heap and heap[0][0] <= now:
             _, _, entity, kind = heapq.heappop(heap)
-            return entity, kind
+            return entity, _DEADLINE_KINDS[kind]
         return None
 
     def next_due(self) -> float | None:

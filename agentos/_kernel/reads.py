@@ -169,14 +169,14 @@ class CallReads:
             state = esper.try_component(entity, ToolCallState)
             if state is None:
                 continue
-            if kind is DeadlineKind.RETENTION:
+            if kind == DeadlineKind.RETENTION:
                 live = state.status.is_final
-            elif kind is DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
+            elif kind == DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
                 config = esper.component_for_entity(entity, ToolCallConfig)
                 live = state.status is CallStatus.RUNNING or (
                     config.deferred and state.status is CallStatus.PENDING
                 )
             else:  # overdue: it re-arms each interval while the call runs
                 live = state.status is CallStatus.RUNNING
-            armed[kind.value] += live
+            armed[kind] += live
         return armed
