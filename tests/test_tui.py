@@ -181,6 +181,17 @@ async def test_a_row_that_scrolls_into_view_shows_what_its_call_did_meanwhile() 
         assert cell(app, last, 4) == "completed"
 
 
+async def test_the_header_gives_the_sessions_title_and_follows_a_rename() -> None:
+    async with chatting(Puppet()) as (app, pilot, runtime):
+        assert app.sub_title == ""
+        await say(pilot, "what is\x1b]0;PWNED\x07 2+2?")
+        await until(pilot, runtime, lambda: app.sub_title.startswith("what is"))
+        assert "\x1b" not in app.sub_title and "\x07" not in app.sub_title
+        assert app.sub_title.endswith(" 2+2?")
+        await app.session.rename("Sums")
+        await until(pilot, runtime, lambda: app.sub_title == "Sums")
+
+
 async def test_a_message_sent_while_the_model_is_busy_shows_queued_until_it_is_read() -> None:
     slow = HeldProvider(model(), lambda r: "slow" in last_user_text(r))
     async with chatting(Puppet(), slow) as (app, pilot, runtime):

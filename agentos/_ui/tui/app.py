@@ -175,6 +175,7 @@ class ChatApp(App[None]):
         """Draw the chat, the calls and (when shown) what the model reads next, as they are."""
         self._redraw_due = False
         self._drawn_at = time.monotonic()
+        self.sub_title = visible(self.session.title)  # the header: "agentos chat ID — title"
         chat = self.session.chat
         lines = Text()
         for entry in chat:
