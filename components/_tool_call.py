@@ -24,12 +24,13 @@ older reports of that tick are folded into the first event told, which counts th
 
 
 PROGRESS_SMALL = 4
-"""Up to this many entries a log is a plain list: most calls only ever have ``started``."""
+"""Up to this many entries a log is a plain list (a call's first reports are few)."""
 
 
 class ProgressKind(StrEnum):
     STARTED = "started"
-    """Recorded by the runtime when the call starts running: always the first entry."""
+    """The runtime's entry for the call's start (seq 1): counted when the call starts
+    running, made from ``started_at`` when read until a report builds the log."""
     LOG = "log"
     PARTIAL = "partial"
     HEARTBEAT = "heartbeat"
@@ -116,9 +117,9 @@ class ToolCallProgress:
 class ProgressLog:
     """The newest ``PROGRESS_KEPT`` reports of a call, and how many were dropped.
 
-    Every running call has one (its ``started`` entry), so a short log is a
-    list (~100 bytes) and becomes a bounded deque (~800 bytes) only when it
-    outgrows ``PROGRESS_SMALL``.
+    Built with a call's first report (a quiet call has none, see
+    ``ToolCallState.progress``): a short log is a list (~100 bytes) and becomes a
+    bounded deque (~800 bytes) only when it outgrows ``PROGRESS_SMALL``.
     """
 
     entries: list[ToolCallProgress] | deque[ToolCallProgress] = field(default_factory=list)
@@ -159,9 +160,9 @@ class ToolCallState:
 
     @property
     def progress(self) -> ProgressLog | None:
-        """The kept reports, ``started`` first (None before the call starts): the log,
-        built on first need. Writers go through here; a reader that only looks uses
-        ``entries()`` and builds nothing."""
+        """The kept reports, oldest first (None before the call starts): the log, built
+        on first need with the ``started`` entry. Writers go through here; a reader
+        that only looks uses ``entries()`` and builds nothing."""
         log = self.log
         if log is None and self.started_at is not None:
             log = self.log = ProgressLog([started_entry(self.started_at)])

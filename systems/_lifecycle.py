@@ -82,11 +82,8 @@ def transition(
 def add_progress(
     state: ToolCallState, kind: ProgressKind, payload: Json, at: float
 ) -> ToolCallProgress:
-    """Store one progress entry: the bounded log, ``progress_seq`` and ``version``.
-
-    The one path every report of the work takes (``started`` only counts, in the
-    lifecycle: the log makes its entry), so the sequence counts them all alike.
-    """
+    """Store one progress entry of the work: the bounded log, ``progress_seq`` and
+    ``version`` (``started`` is only counted, in the lifecycle: the log makes its entry)."""
     log = state.progress
     assert log is not None, "a report arrives only while the call runs"
     state.progress_seq += 1

@@ -20,6 +20,7 @@ from agentos import (
     CallOptions,
     CallSnapshot,
     CallStatus,
+    ErrorKind,
     McpServer,
     ProgressKind,
     Runtime,
@@ -194,6 +195,29 @@ async def test_a_new_list_is_read_when_the_server_says_it_changed() -> None:
         assert "grown" in runtime.tools
         done = await outcome(runtime, runtime.submit("grown"))
         assert done.result == {"result": "grown"}
+
+
+async def test_a_call_whose_tool_is_removed_while_it_waits_fails_and_the_rest_go_on() -> None:
+    """The server drops ``echo`` while a call of it waits for its session's slot: that call
+    fails ``unknown_tool`` when its turn comes, and every other call runs as before."""
+    async with serving(tools_server(), max_running_per_session=1) as (runtime, _):
+        holding = runtime.submit("slow", {"steps": 0}, session_id="held")
+        waiting = runtime.submit("echo", {"text": "late"}, session_id="held")
+        behind = runtime.submit("echo", {"text": "also late"}, session_id="held")
+        version = runtime.tools_version
+        await outcome(runtime, runtime.submit("shrink", {"name": "echo"}, session_id="other"))
+        with anyio.fail_after(WAIT):
+            await runtime.tools_changed(version)
+        assert "echo" not in runtime.tools
+        assert runtime.status(waiting).status is CallStatus.PENDING
+        await outcome(runtime, runtime.submit("release", session_id="other"))
+        assert (await outcome(runtime, holding)).result == {"result": "finished 0 steps"}
+        for call_id in (waiting, behind):
+            lost = await outcome(runtime, call_id)
+            assert lost.status is CallStatus.FAILED and lost.error is not None
+            assert lost.error.kind is ErrorKind.UNKNOWN_TOOL
+            assert lost.error.message == "tool 'echo' was removed before the call could start"
+        assert (await outcome(runtime, runtime.submit("grow"))).status is CallStatus.COMPLETED
 
 
 async def test_an_allow_list_and_a_prefix_choose_and_name_the_tools() -> None:

@@ -140,8 +140,12 @@ class Work:
     def start(self, entity: Entity) -> None:
         """Start the admitted call's work (the world is switched in)."""
         config = esper.component_for_entity(entity, ToolCallConfig)
-        tool = self._tools[config.tool_name]
         args = self._inputs.pop(entity)  # the task holds it: a final call keeps none
+        tool = self._tools.get(config.tool_name)
+        if tool is None:  # its toolset dropped it (a server's new list) while the call waited
+            message = f"tool {config.tool_name!r} was removed before the call could start"
+            self._post(ReportFailure(entity, CallError(ErrorKind.UNKNOWN_TOOL, message)))
+            return
         threaded = config.runner is None and not tool.is_async
         context = ToolContext(entity, config, self._post, self._wall, threaded=threaded)
         self.running[entity] = context

@@ -4,8 +4,8 @@ streamable HTTP with ``--http PORT``.
 Tools: ``echo``; ``slow`` (reports progress, then waits for ``release`` or its cancel,
 and counts cancels); ``cancels_seen`` (waits until that many cancels were seen);
 ``boom`` (a tool error); ``die`` (exits with code 3); ``picture`` (an image); ``grow``
-(adds a tool and says the list changed); ``bad_schema`` (listed with a schema that is
-not one, when ``BAD_SCHEMA=1``).
+(adds a tool and says the list changed); ``shrink`` (removes one and says so);
+``bad_schema`` (listed with a schema that is not one, when ``BAD_SCHEMA=1``).
 """
 
 from __future__ import annotations
@@ -113,6 +113,14 @@ async def grow(ctx: Context) -> str:
     app.add_tool(grown, name="grown", description="A tool that appeared later.")
     await ctx.session.send_tool_list_changed()
     return "added grown"
+
+
+@app.tool()
+async def shrink(name: str, ctx: Context) -> str:
+    """Remove the tool ``name`` and tell the client the list changed."""
+    app.remove_tool(name)
+    await ctx.session.send_tool_list_changed()
+    return f"removed {name}"
 
 
 if os.environ.get("BAD_SCHEMA") == "1":
