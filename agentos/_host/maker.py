@@ -19,8 +19,8 @@ from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
+from agentos._sessions.tracing import configured_tracer
 from agentos._store.protocol import SessionStore
-from agentos._tracing import configured_tracer
 from agentos._turns.agent_config import AgentConfig, ExecutionMode
 from agentos._turns.context_view import ContextView
 

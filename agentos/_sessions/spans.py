@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentos._errors import ProviderError
 from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse
-from agentos._tracing import error_attributes, remote_context, traceparent
+from agentos._sessions.tracing import error_attributes, remote_context, traceparent
 from components import CallEvent, CallEventKind, CallId
 
 if TYPE_CHECKING:
