@@ -2,12 +2,13 @@
 
 ``Runtime`` checks what callers pass (``checks``), posts it to the inbox or
 reads the world, and leaves the rest to the parts it holds, each built with one
-``RuntimeCore`` (``parts``): new calls (``submission``), the reads (``reads``),
-cancel and complete (``control``), session entities (``session_entities``) and
-calls from other threads (``threadsafe``); below them the kernel (``kernel``: the
-world, ticks, effects, the driver, hand-offs), the work (``work``: tasks, threads,
-isolated runners, retries) and the listeners (``listeners``: subscriber streams
-and callbacks). Its public methods that a part answers are one-line delegations.
+``RuntimeCore`` (``parts``): its opening and closing (``lifespan``), new calls
+(``submission``), the reads (``reads``), cancel and complete (``control``), session
+entities (``session_entities``) and calls from other threads (``threadsafe``); below
+them the kernel (``kernel``: the world, ticks, effects, the driver, hand-offs), the
+work (``work``: tasks, threads, isolated runners, retries) and the listeners
+(``listeners``: subscriber streams and callbacks). Its public methods that a part
+answers are one-line delegations.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from typing import Any, Self, TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos._errors import ToolsetError, UsageError
 from agentos._kernel.checks import check_positive_int, check_seconds, check_text
 from agentos._kernel.clock import Clock, SystemClock
 from agentos._kernel.control import CallControl
 from agentos._kernel.isolation import IsolatedRunner
 from agentos._kernel.kernel import Kernel
+from agentos._kernel.lifespan import lifespan
 from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
 from agentos._kernel.listeners import Listeners
 from agentos._kernel.options import DEFAULT_OPTIONS, CallOptions
@@ -164,39 +165,9 @@ class Runtime(anyio.AsyncContextManagerMixin):
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncGenerator[Self, None]:
-        """Open the world, the work group and the driver; on the way out, close them
-        in order: cancel the calls, end (or abandon) the work, stop the driver."""
-        if self._core.opened:
-            raise UsageError("a Runtime can be entered only once")
-        self._core.opened = True
-        kernel = self._kernel
-        kernel.open()
-        unstarted: ToolsetError | None = None
-        try:
-            async with anyio.create_task_group() as group:
-                await self._work.open()
-                forget_clock = self._clock.on_advance(kernel.wake_on_clock)
-                group.start_soon(kernel.drive)
-                try:
-                    try:
-                        await self._toolsets.start(group)
-                    except ToolsetError as error:
-                        unstarted = error  # raised once all is closed, not in a group
-                    else:
-                        yield self
-                finally:
-                    try:
-                        self._control.cancel_everything("runtime closed")
-                    finally:
-                        kernel.closed = True
-                        forget_clock()
-                        await self._work.close(self._shutdown_grace)
-                        group.cancel_scope.cancel()
-        finally:
-            self._listeners.close()
-            kernel.close()
-        if unstarted is not None:
-            raise unstarted
+        """Open the runtime; leaving closes it in order (see ``lifespan``)."""
+        async with lifespan(self._core, self._toolsets, self._control, self._shutdown_grace):
+            yield self
 
     def flush(self) -> bool:
         """Apply every message queued in the inbox now, as each read does first.
