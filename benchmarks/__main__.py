@@ -54,7 +54,7 @@ JOBS = (
     Job("raw anyio memory", "benchmarks._scale", ("--raw-anyio", "--calls", "100000")),
     Job("status", "benchmarks._status"),
     Job("idle", "benchmarks._idle"),
-    Job("sessions", "benchmarks._sessions"),
+    Job("sessions", "benchmarks._sessions", ("--rounds", "3")),
     Job(
         "sessions, light load",
         "benchmarks._sessions",

@@ -20,6 +20,10 @@ carries those results. ``sessions.rss_bytes_per_session``: RSS after the run
 (after ``gc.collect()``, host and sessions alive, histories held) minus RSS
 with the runtime and host open before any session exists, per session.
 
+``--rounds N`` runs it N times, each on a fresh runtime, and reports the round whose
+``sessions.cpu_us_per_turn`` is the median (the machine is shared: one round can land on a
+busy moment); ``sessions.cpu_us_per_turn_rounds`` lists every round's, lowest first.
+
 ``--memory`` (with ``--turns N``) prints only what a session of N turns holds:
 ``sessions.rss_bytes_per_session_N_turns`` as above, or with ``--store``
 ``sessions.store_bytes_per_session_N_turns``, the database's files (with its
@@ -201,11 +205,21 @@ def main() -> None:
     parser.add_argument("--prefix", default="sessions.", help="prefix of every figure's name")
     parser.add_argument("--store", action="store_true", help="commit turns to a SqliteStore")
     parser.add_argument("--memory", action="store_true", help="only what a session holds")
+    parser.add_argument(
+        "--rounds", type=positive, default=1, help="run N times, keep the median CPU round"
+    )
     options = parser.parse_args()
     quiet_logs()
-    with tempfile.TemporaryDirectory() as folder:
-        store_in = Path(folder) if options.store else None
-        figures = anyio.run(measure, options.sessions, options.turns, store_in)
+    rounds = []
+    for _ in range(options.rounds):
+        with tempfile.TemporaryDirectory() as folder:
+            store_in = Path(folder) if options.store else None
+            rounds.append(anyio.run(measure, options.sessions, options.turns, store_in))
+    rounds.sort(key=lambda figures: figures["sessions.cpu_us_per_turn"])
+    figures = rounds[len(rounds) // 2]
+    if options.rounds > 1:
+        spent = [str(figures["sessions.cpu_us_per_turn"]) for figures in rounds]
+        figures["sessions.cpu_us_per_turn_rounds"] = " / ".join(spent)
     if options.memory:
         held = "store_bytes_per_session" if options.store else "rss_bytes_per_session"
         emit({f"sessions.{held}_{options.turns}_turns": figures[f"sessions.{held}"]})
