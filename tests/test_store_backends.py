@@ -439,6 +439,37 @@ def test_every_turn_and_status_round_trips(
     anyio.run(main)
 
 
+@pytest.mark.parametrize(
+    ("garbage", "problem"),
+    [
+        ("{not json", "it is not JSON"),
+        ("", "it is not JSON"),
+        ("[1, 2]", "it is JSON list, not a message object"),
+        ("null", "it is JSON NoneType, not a message object"),
+    ],
+)
+async def test_a_message_that_cannot_be_read_is_named_and_the_rest_read(
+    backend: Backend, garbage: str, problem: str
+) -> None:
+    """A message row changed behind the store's back is a ``StoreError`` naming the session,
+    the message and what is wrong, not a bare ``JSONDecodeError`` (nor a history holding
+    something that is not a message); the other sessions read as before."""
+    async with await backend.open() as store:
+        await store.create_session(session("s", history=(said("hi"), said("there"))))
+        await store.create_session(session("other", history=(said("fine"),)))
+    quoted = garbage.replace("'", "''")
+    await backend.raw(
+        f"UPDATE messages SET message = '{quoted}' WHERE session_id = 's' AND seq = 1"
+    )
+    async with await backend.open() as store:
+        with pytest.raises(StoreError) as raised:
+            await store.load_session("s")
+        other = await store.load_session("other")
+    assert "message 1 of session 's' in " in str(raised.value)
+    assert problem in str(raised.value)
+    assert other is not None and other.history == (said("fine"),)
+
+
 # ------------------------------------------------------------------ hosts on one store
 
 

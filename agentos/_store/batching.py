@@ -20,6 +20,7 @@ import anyio
 from agentos._errors import StoreError
 from agentos._model.messages import Message
 from agentos._store.protocol import TurnCommit
+from agentos._store.records import message_text
 
 
 class CommitOutcomeUnknown(StoreError):
@@ -60,7 +61,7 @@ def message_rows(
     session_id: str, first: int, messages: Sequence[Message]
 ) -> list[tuple[str, int, str]]:
     """The ``messages`` rows of ``messages``, numbered from ``first``."""
-    return [(session_id, first + i, json.dumps(m)) for i, m in enumerate(messages)]
+    return [(session_id, first + i, message_text(m)) for i, m in enumerate(messages)]
 
 
 class GroupCommit:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
+from agentos._errors import StoreError
 from agentos._model.messages import Message
 from agentos._store.protocol import CancelRequest, MirroredCall, StoredSession, StoredToken
 from components import JsonObject
@@ -38,6 +39,28 @@ def text_column(text: str | None) -> str | None:
     """``text`` as a plain text column holds it everywhere: PostgreSQL refuses NUL, so it
     becomes U+FFFD (in every backend, so they read back the same)."""
     return text if text is None or "\x00" not in text else text.replace("\x00", "\ufffd")
+
+
+def message_text(message: Message) -> str:
+    """A message as its ``messages`` row keeps it: compact JSON (no spaces after separators)."""
+    return json.dumps(message, separators=(",", ":"))
+
+
+def message_from(text: str, *, seq: int, session_id: str, where: object) -> Message:
+    """The message a ``messages`` row holds; a ``StoreError`` naming the row if the text is
+    not a JSON object (the database was changed by something other than agentos)."""
+    try:
+        message = json.loads(text)
+    except (TypeError, ValueError) as error:
+        problem = f"it is not JSON: {error}"
+    else:
+        if isinstance(message, dict):
+            return cast(Message, message)
+        problem = f"it is JSON {type(message).__name__}, not a message object"
+    raise StoreError(
+        f"message {seq} of session {session_id!r} in {where} cannot be read ({problem}); "
+        "the database was changed by something other than agentos"
+    )
 
 
 def session_from(

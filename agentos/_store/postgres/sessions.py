@@ -14,7 +14,7 @@ from agentos._errors import SessionConflictError, StoreError
 from agentos._store.batching import CommitOutcomeUnknown, PendingTurn, message_rows
 from agentos._store.postgres.connection import Database, Db
 from agentos._store.protocol import StoredSession
-from agentos._store.records import session_from, text_column
+from agentos._store.records import message_from, session_from, text_column
 
 INSERT_MESSAGES = (
     "INSERT INTO messages (session_id, seq, message) "
@@ -141,9 +141,13 @@ class SessionRows:
             if row is None:
                 return None
             rows = await db.fetch(
-                "SELECT message FROM messages WHERE session_id = $1 ORDER BY seq", session_id
+                "SELECT seq, message FROM messages WHERE session_id = $1 ORDER BY seq", session_id
             )
-            history = tuple(json.loads(r["message"]) for r in rows)
+            where = self._database.name
+            history = tuple(
+                message_from(r["message"], seq=r["seq"], session_id=session_id, where=where)
+                for r in rows
+            )
             board = None if row["board"] is None else json.loads(row["board"])
             return session_from(row, history, board)
 

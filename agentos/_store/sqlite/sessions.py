@@ -16,7 +16,7 @@ import aiosqlite
 from agentos._errors import SessionConflictError, StoreError
 from agentos._store.batching import message_rows
 from agentos._store.protocol import StoredSession
-from agentos._store.records import session_from, text_column
+from agentos._store.records import message_from, session_from, text_column
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.leases import lease_of
 
@@ -79,9 +79,13 @@ class SessionRows:
         if row is None:
             return None
         rows = await database.all(
-            "SELECT message FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+            "SELECT seq, message FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
         )
-        history = tuple(json.loads(r["message"]) for r in rows)
+        where = database.path
+        history = tuple(
+            message_from(r["message"], seq=r["seq"], session_id=session_id, where=where)
+            for r in rows
+        )
         board = None if row["board"] is None else json.loads(row["board"])
         return session_from(row, history, board)
 
