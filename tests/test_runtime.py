@@ -541,26 +541,50 @@ async def test_a_batch_holds_back_no_other_tasks_submits(clock: ManualClock) -> 
         tg.start_soon(batching)
         await anyio.lowlevel.checkpoint()
         other = runtime.submit("puppet", {"label": "other"}, session_id="b")
-        await started(puppet, other)
+        with anyio.fail_after(5):
+            while not puppet.calls.get(other, None) or not puppet.calls[other].started:
+                await anyio.lowlevel.checkpoint()
         release.set()
-
-        late: list[str] = []
 
         def failing() -> None:
             with runtime.batch():
-                late.append(runtime.submit("puppet", {"label": "late"}, session_id="a"))
+                runtime.submit("puppet", {"label": "late"}, session_id="a")
                 raise RuntimeError("the caller's own error")
 
         with pytest.raises(RuntimeError):
             failing()
-        await started(puppet, late[0])  # a batch that raised still has its calls applied
+        assert not runtime.pending_work(), "a batch that raised still applied what it held"
 
 
-async def started(puppet: Puppet, call_id: str) -> None:
-    """Until the puppet's call ``call_id`` has started."""
-    with anyio.fail_after(5):
-        while call_id not in puppet.calls or not puppet.calls[call_id].started:
-            await anyio.lowlevel.checkpoint()
+async def test_a_shared_batch_leaves_its_submits_to_a_tick_already_coming(
+    clock: ManualClock,
+) -> None:
+    """Issue 29: with ``share_tick`` and a call running (its report will tick), batches
+    leave their submits to one coming tick instead of a tick each; a read sees them at
+    once all the same."""
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        running = runtime.submit("puppet", {"label": "running"}, session_id="s")
+        with anyio.fail_after(5):
+            while running not in puppet.calls or not puppet.calls[running].started:
+                await anyio.lowlevel.checkpoint()
+        await settle(runtime)
+        ticks = runtime.statistics().ticks
+        shared = []
+        for label in "ab":
+            with runtime.batch(share_tick=True):
+                shared.append(runtime.submit("puppet", {"label": label}, session_id=label))
+        assert runtime.statistics().ticks == ticks, "neither batch ticked on its own"
+        assert runtime.pending_work()
+        with anyio.fail_after(5):
+            while not all(call in puppet.calls and puppet.calls[call].started for call in shared):
+                await anyio.lowlevel.checkpoint()
+        assert runtime.statistics().ticks == ticks + 1, "one tick started both"
+        assert [runtime.status(call).status for call in shared] == [CallStatus.RUNNING] * 2
+        with runtime.batch(share_tick=True):
+            late = runtime.submit("puppet", {"label": "late"}, session_id="c")
+        assert runtime.pending_work(), "left to the coming tick"
+        assert runtime.status(late).status is CallStatus.RUNNING, "a read applies it at once"
 
 
 async def test_a_session_status_is_read_right_after_it_changes(clock: ManualClock) -> None:

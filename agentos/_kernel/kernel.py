@@ -253,10 +253,10 @@ class Kernel:
             self.tick()
 
     @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Posts this task makes inside wake nobody; the block's end applies them: a tick
-        here when no other tick is coming, else that tick. Another task's posts wake as
-        usual; a nested block leaves it to the outer one."""
+    def batch(self, share_tick: bool = False) -> Iterator[None]:
+        """Posts this task makes inside wake nobody; the block's end applies them in a tick
+        here, or (``share_tick``) leaves them to a tick already coming, if one is. Another
+        task's posts wake as usual; a nested block leaves it to the outer one."""
         task = asyncio.current_task()
         if self.batching is task:
             yield
@@ -270,16 +270,18 @@ class Kernel:
             if holds:
                 self.batching = None
             if not self.closed:
-                self._apply_batch()
+                self._apply_batch(share_tick)
 
-    def _apply_batch(self) -> None:
-        """A batch ended: tick here when nothing else will soon. With the driver due to
-        tick, or other calls running whose reports tick, the batch waits for that tick
-        (a busy runtime shares one tick among many sessions' submits)."""
-        if self._asleep and not self._wake_requested and not self.ctx.queues.running_total:
+    def _apply_batch(self, share_tick: bool) -> None:
+        if not (share_tick and self._tick_coming()):
             self.drain()
         elif self.ctx.inbox:
             self.wake()
+
+    def _tick_coming(self) -> bool:
+        """Whether a tick comes soon anyway: the driver's, woken, or a running call's report
+        (a busy runtime then shares one tick among many sessions' submits)."""
+        return not self._asleep or self._wake_requested or bool(self.ctx.queues.running_total)
 
     def apply_now(self) -> None:
         """Drain for a cancel or a completion: freed slots are filled by the driver."""

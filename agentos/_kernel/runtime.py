@@ -179,11 +179,16 @@ class Runtime(anyio.AsyncContextManagerMixin):
         self._core.check_loop_thread("status_threadsafe")
         return self._kernel.flush()
 
-    def batch(self) -> AbstractContextManager[None]:
-        """Submits this task makes inside are applied together as the block ends, with no
-        hop to the driver (see ``Kernel.batch``); a session submits a reply's calls so."""
+    def batch(self, *, share_tick: bool = False) -> AbstractContextManager[None]:
+        """Submits this task makes inside are applied together as the block ends, in this
+        task, with no hop to the driver (see ``Kernel.batch``).
+
+        ``share_tick``: if a tick is coming anyway (the driver's, or a running call's
+        report), leave the submits to it, so a busy runtime applies many tasks' batches in
+        one tick; a session submits a reply's calls so. A read still sees them at once.
+        """
         self._core.check_loop_thread("submit_threadsafe")
-        return self._kernel.batch()
+        return self._kernel.batch(share_tick)
 
     def pending_work(self) -> bool:
         """Whether anything is queued or undelivered: inbox messages not yet applied, or

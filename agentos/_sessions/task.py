@@ -294,7 +294,8 @@ class SessionTask:
             self.feed(ModelReplied(answer, at=time.time()))
         elif isinstance(action, SubmitCalls):
             # the calls start as the batch ends, once the machine knows them: no driver's tick
-            with self._runtime.batch():
+            # of their own (a busy runtime's coming tick takes them with other sessions')
+            with self._runtime.batch(share_tick=True):
                 turn_id = f"request-{self._machine.requests}"
                 self.feed(await self._outbound.submit(action, turn_id=turn_id))
         elif isinstance(action, CancelCalls):
