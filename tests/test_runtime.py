@@ -564,10 +564,7 @@ async def test_a_shared_batch_leaves_its_submits_to_a_tick_already_coming(
     once all the same."""
     puppet = Puppet()
     async with Runtime([puppet.tool], clock=clock) as runtime:
-        running = runtime.submit("puppet", {"label": "running"}, session_id="s")
-        with anyio.fail_after(5):
-            while running not in puppet.calls or not puppet.calls[running].started:
-                await anyio.lowlevel.checkpoint()
+        await started(puppet, runtime.submit("puppet", {"label": "running"}, session_id="s"))
         await settle(runtime)
         ticks = runtime.statistics().ticks
         shared = []
@@ -576,15 +573,20 @@ async def test_a_shared_batch_leaves_its_submits_to_a_tick_already_coming(
                 shared.append(runtime.submit("puppet", {"label": label}, session_id=label))
         assert runtime.statistics().ticks == ticks, "neither batch ticked on its own"
         assert runtime.pending_work()
-        with anyio.fail_after(5):
-            while not all(call in puppet.calls and puppet.calls[call].started for call in shared):
-                await anyio.lowlevel.checkpoint()
+        await started(puppet, *shared)
         assert runtime.statistics().ticks == ticks + 1, "one tick started both"
         assert [runtime.status(call).status for call in shared] == [CallStatus.RUNNING] * 2
         with runtime.batch(share_tick=True):
             late = runtime.submit("puppet", {"label": "late"}, session_id="c")
         assert runtime.pending_work(), "left to the coming tick"
         assert runtime.status(late).status is CallStatus.RUNNING, "a read applies it at once"
+
+
+async def started(puppet: Puppet, *call_ids: str) -> None:
+    """Until each of the puppet's calls ``call_ids`` has started."""
+    with anyio.fail_after(5):
+        while not all(c in puppet.calls and puppet.calls[c].started for c in call_ids):
+            await anyio.lowlevel.checkpoint()
 
 
 async def test_a_session_status_is_read_right_after_it_changes(clock: ManualClock) -> None:
