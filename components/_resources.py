@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from components._ids import CallId, Entity, SessionId
+from components._json import Json
 from components._messages import InboxMessage, StatusQuery, UpdateSession
 from components._snapshot import CallSnapshot
 from components._status import CallStatus
@@ -34,6 +35,20 @@ class CallEventKind(StrEnum):
 
 
 @dataclass(slots=True, frozen=True)
+class OverdueNews:
+    """What an ``overdue`` event tells its owner, so the model decides on evidence."""
+
+    ran_seconds: float
+    """How long the call has run."""
+    next_seconds: float | None
+    """Seconds until it is overdue again if it still runs (the interval doubles each time)."""
+    progress: Json = None
+    """The newest payload the tool gave ``ctx.progress`` (None: none yet)."""
+    log: str | None = None
+    """The newest log or output line the tool wrote (None: none yet)."""
+
+
+@dataclass(slots=True, frozen=True)
 class CallEvent:
     """One change of one call, as told to the owning session's subscribers."""
 
@@ -50,6 +65,8 @@ class CallEvent:
     folded: int = 0
     """On a ``progressed`` event: the reports just before this one (seqs ``progress.seq -
     folded`` on) that a flood made in the same tick and that no event of their own tells."""
+    overdue: OverdueNews | None = None
+    """On an ``overdue`` event: how long the call ran, its progress and when it is next due."""
 
 
 @dataclass(slots=True)

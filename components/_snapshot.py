@@ -71,7 +71,7 @@ def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
         state.progress_seq,
         state.version,
         state.cancel_reason,
-        state.overdue,
+        state.overdue > 0,
         config.label,
         config.deferred,
         config.from_cache,

@@ -68,6 +68,17 @@ class TimeoutSettings:
     attempt: float | None = None
     """Seconds each attempt may run (``retries`` outside ``timeout``): one past it fails
     timed out, and the next attempt, if any, starts."""
+    overdue_max: float | None = None
+    """The longest the overdue interval grows to: it doubles each time the call is overdue
+    (1, 2, 4, 8 ... times ``overdue``), so waiting on a slow call costs few turns. None: it
+    stays ``overdue``."""
+
+    def overdue_interval(self, times: int) -> float | None:
+        """Seconds until the next overdue event of a call already overdue ``times`` times."""
+        first = self.overdue
+        if first is None or self.overdue_max is None or times <= 0:
+            return first
+        return max(first, min(first * 2.0 ** min(times, 64), self.overdue_max))
 
 
 NO_TIMEOUTS = TimeoutSettings()
@@ -156,7 +167,8 @@ class ToolCallState:
     progress_seq: int = 0
     version: int = 0
     cancel_reason: str | None = None
-    overdue: bool = False
+    overdue: int = 0
+    """How many times the call has been overdue (0: never); each time its interval doubles."""
 
     @property
     def progress(self) -> ProgressLog | None:

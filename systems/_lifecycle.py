@@ -16,6 +16,7 @@ from components import (
     Entity,
     ErrorKind,
     Json,
+    OverdueNews,
     ProgressKind,
     TickContext,
     ToolCallConfig,
@@ -131,8 +132,33 @@ def record_progress(
         )
 
 
-def record_overdue(ctx: TickContext, config: ToolCallConfig, state: ToolCallState) -> None:
-    _record(ctx, config, state, CallEventKind.OVERDUE)
+def record_overdue(
+    ctx: TickContext, config: ToolCallConfig, state: ToolCallState, next_seconds: float | None
+) -> None:
+    """Tell the owner the call is overdue: how long it ran, its newest progress and log line,
+    and when it is next due."""
+    _record(ctx, config, state, CallEventKind.OVERDUE, _overdue_news(ctx, state, next_seconds))
+
+
+def _overdue_news(
+    ctx: TickContext, state: ToolCallState, next_seconds: float | None
+) -> OverdueNews:
+    progress: Json = None
+    log: str | None = None
+    found_progress = False
+    entries, _ = state.entries()
+    for entry in reversed(entries):
+        if not found_progress and entry.kind is ProgressKind.PARTIAL:
+            progress, found_progress = entry.payload, True
+        elif log is None and entry.kind in _LOG_KINDS and isinstance(entry.payload, str):
+            log = entry.payload
+        if found_progress and log is not None:
+            break
+    started = state.started_at if state.started_at is not None else ctx.wall
+    return OverdueNews(max(0.0, ctx.wall - started), next_seconds, progress, log)
+
+
+_LOG_KINDS = frozenset({ProgressKind.LOG, ProgressKind.OUTPUT})
 
 
 def record_queued(ctx: TickContext, config: ToolCallConfig, state: ToolCallState) -> None:
@@ -161,6 +187,7 @@ def _record(
     config: ToolCallConfig,
     state: ToolCallState,
     kind: CallEventKind,
+    overdue: OverdueNews | None = None,
 ) -> None:
     if config.session_id in ctx.subscribed:
         ctx.events.append(
@@ -172,6 +199,7 @@ def _record(
                 at=ctx.wall,
                 error=state.error,
                 snapshot=snapshot_of(config, state) if state.status.is_final else None,
+                overdue=overdue,
             )
         )
     if not ctx.log_info:

@@ -1,7 +1,9 @@
 """Phase 4, timeout: hard timeouts, overdue events and retention of finished calls.
 
-An overdue deadline re-arms for another interval each time it fires while
-its call still runs, so the owner hears again how long the call has taken.
+An overdue deadline re-arms each time it fires while its call still runs, so the
+owner hears again how long the call has taken; with ``TimeoutSettings.overdue_max``
+the interval doubles each time (1, 2, 4, 8 ... times the first), so waiting on a
+slow call costs a few turns rather than one per interval.
 
 Deadlines live in one heap; an entry whose call has since moved on is simply
 skipped when it comes due, so nothing has to be removed from the heap early.
@@ -63,19 +65,21 @@ class TimeoutSystem(esper.Processor):
     def _overdue(
         ctx: TickContext, entity: Entity, config: ToolCallConfig, state: ToolCallState
     ) -> None:
-        """Tell the owner, and re-arm: a call left running is overdue again each interval.
+        """Tell the owner, and re-arm: a call left running is overdue again after the next
+        interval (the same, or doubled: ``TimeoutSettings.overdue_interval``).
 
         Only one overdue deadline per call is ever in the heap, so once the
         call ends the pending one is skipped when due and nothing re-arms.
         """
-        interval = config.timeouts.overdue
-        if state.status is not CallStatus.RUNNING or interval is None:
+        if state.status is not CallStatus.RUNNING or config.timeouts.overdue is None:
             return
         if not state.overdue:
-            state.overdue = True
             state.version += 1
-        record_overdue(ctx, config, state)
-        ctx.deadlines.push(ctx.now + interval, entity, DeadlineKind.OVERDUE)
+        state.overdue += 1
+        interval = config.timeouts.overdue_interval(state.overdue)
+        record_overdue(ctx, config, state, interval)
+        if interval is not None:
+            ctx.deadlines.push(ctx.now + interval, entity, DeadlineKind.OVERDUE)
 
     @staticmethod
     def _forget(ctx: TickContext, entity: Entity, config: ToolCallConfig) -> None:

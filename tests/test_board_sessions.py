@@ -208,7 +208,7 @@ async def test_overdue_inspect_leave_running_then_cancel(clock: ManualClock) -> 
         await settled(session, runtime)
         (call_id,) = puppet.calls
         assert runtime.status(call_id).status is CallStatus.RUNNING, "left running"
-        clock.advance(30)  # re-armed: the question comes back
+        clock.advance(60)  # re-armed for twice the interval: the question comes back
         await until(lambda: runtime.status(call_id).status is CallStatus.CANCELLED, runtime)
         await settled(session, runtime)
         asked = len(provider.requests)

@@ -147,7 +147,7 @@ def test_run_complete_resume_and_look(any_env: dict[str, str], quick_agent: str)
     assert 'tool fetch_calendar {"person": "Jane", "seconds": 2.0}' in show.out
     assert "-> orphaned (lost in a restart)" in show.out
     assert f'-> completed: {{"approved": true}}  [deferred, token {token}]' in show.out
-    assert "assistant: fetch_calendar (toolu_" in show.out
+    assert "agent: fetch_calendar (toolu_" in show.out
     calendar, approval = stored.lines
     assert (calendar["tool_name"], calendar["status"]) == ("fetch_calendar", "orphaned")
     assert calendar["call_id"] == calls["fetch_calendar"]["call_id"]
@@ -212,7 +212,8 @@ def test_on_a_terminal_progress_is_a_live_display(env: dict[str, str], quick_age
 def test_show_draws_a_board_session_and_gives_its_board_as_json(
     env: dict[str, str],
 ) -> None:
-    """A board session's board is its own record: ``show`` draws it, ``show --json`` gives it."""
+    """A board session's board is its own record: ``show --history`` draws it (what the model
+    reads), ``show --json`` gives it."""
     board = Board()
     board.post_user("what is on the board?", at=1.0)
 
@@ -224,7 +225,7 @@ def test_show_draws_a_board_session_and_gives_its_board_as_json(
             )
 
     anyio.run(store_it)
-    shown, as_json = side_by_side(env, ("show", "b"), ("show", "b", "--json"))
+    shown, as_json = side_by_side(env, ("show", "b", "--history"), ("show", "b", "--json"))
     assert shown.code == 0 and "board (what the model reads):" in shown.out, shown
     assert "what is on the board?" in shown.out
     assert as_json.json["board"] == board.to_json() and as_json.json["history"] == []

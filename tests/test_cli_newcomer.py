@@ -235,7 +235,7 @@ def test_a_board_agent_at_the_command_line(env: dict[str, str], tmp_path: Path) 
     first, last = run.json["messages"]
     assert first.startswith("On it:")
     assert "Jane is free" in last and "Jack is free" in last
-    shown = agentos(env, "show", run.json["session_id"])
+    shown = agentos(env, "show", run.json["session_id"], "--history")
     assert "board (what the model reads):" in shown.out
     assert "#1 user 'When can Jane and Jack meet? calendar 0.2s'" in shown.out
     resumed = agentos(  # waits for the weather call: on a loaded machine it may outlast the turn

@@ -261,8 +261,8 @@ async def test_expected_seconds_is_the_overdue_interval(
 async def test_an_overdue_call_left_running_is_asked_about_again_until_cancelled(
     clock: ManualClock,
 ) -> None:
-    """overdue -> a turn -> left running -> re-armed -> overdue again -> the model cancels
-    it -> disarmed: no overdue event, no turn after that."""
+    """overdue -> a turn -> left running -> re-armed for twice the interval -> overdue again
+    -> the model cancels it -> disarmed: no overdue event, no turn after that."""
     puppet = Puppet()
     overdue: list[CallId] = []
 
@@ -296,9 +296,9 @@ async def test_an_overdue_call_left_running_is_asked_about_again_until_cancelled
         assert overdue == [call] and provider.requests[1].messages[-1]["role"] == "user"
         assert runtime.status(call).status is CallStatus.RUNNING, "left running"
         assert runtime.statistics().timers_armed["overdue"] == 1, "re-armed"
-        clock.advance(19)
+        clock.advance(39)
         await settle(runtime)
-        assert overdue == [call] and provider.answered == 2, "not before the next interval"
+        assert overdue == [call] and provider.answered == 2, "not before twice the interval"
         clock.advance(1)
         await requested(provider, runtime, 4)  # the overdue turn, then the cancel's answer
         with anyio.fail_after(5):

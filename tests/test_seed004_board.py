@@ -516,7 +516,10 @@ async def test_the_seeds_three_calendars_one_stuck(clock: ManualClock) -> None:
         assert kinds == ["user", "user"], "two of three landed: no turn"
         w.clock.advance(10)
         await w.settled(session)
-        w.clock.advance(10)  # left running: the timer was re-armed
+        w.clock.advance(10)  # left running: the timer was re-armed for twice the interval
+        await w.settled(session)
+        assert w.runtime.status(w.call_of("Joe")).status is CallStatus.RUNNING
+        w.clock.advance(10)
         await w.settled(session)
         assert w.runtime.status(w.call_of("Joe")).status is CallStatus.CANCELLED
         await w.settled(session)

@@ -468,7 +468,7 @@ async def test_an_overdue_call_grants_a_turn_each_interval_while_the_turn_waits(
 ) -> None:
     """Seed: with the default ``yield_when_all_done`` and ``call_overdue_after``, an
     overdue call grants the model a turn (an overdue notice names it, it still runs),
-    and each further interval grants another."""
+    and each further interval, twice the one before, grants another."""
     puppet = Puppet()
     provider = ScriptedProvider(
         (
@@ -484,8 +484,8 @@ async def test_an_overdue_call_grants_a_turn_each_interval_while_the_turn_waits(
         (call,) = await submitted_calls(runtime, "s")
         asked = len(provider.requests)
         assert asked == 1
-        for interval in (1, 2):
-            clock.advance(30)
+        for interval, seconds in ((1, 30), (2, 60)):
+            clock.advance(seconds)
             with anyio.fail_after(5):
                 while len(provider.requests) == asked:
                     await settle(runtime)

@@ -14,20 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agentos._board.data import BoardAct, BoardAuthor, BoardNode, BoardTrigger
-from agentos._turns.chat import ChatCall, ChatEntry
+from agentos._turns.chat import SHOWN_WORDS, ChatCall, ChatEntry
 
 if TYPE_CHECKING:
     from agentos._board.board import Board
 
 SHOWN: frozenset[tuple[BoardTrigger, BoardAct]] = frozenset(
-    {
-        (BoardTrigger.USER, BoardAct.STARTED),
-        (BoardTrigger.USER, BoardAct.FINAL),
-        (BoardTrigger.RESULT, BoardAct.FINAL),
-    }
+    (BoardTrigger(trigger), BoardAct(act)) for trigger, act in SHOWN_WORDS
 )
-"""The three cells of the table in which the agent talks to the person; in the other six
-(every look, work started after a result, anything a timer prompted) it talks to the board."""
+"""Seed 004's table (``SHOWN_WORDS``) in the board's own terms."""
 
 QUESTION_CHARS = 60
 """How much of an earlier question a late answer quotes."""

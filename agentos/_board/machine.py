@@ -61,7 +61,7 @@ from agentos._turns.events import (
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import MachineBase
 from agentos._turns.transcript import unique_tool_use_ids
-from components import CallId, CallSnapshot, CallStatus, Json, JsonObject
+from components import CallId, CallSnapshot, CallStatus, Json, JsonObject, OverdueNews
 
 
 class BoardMachine(MachineBase):
@@ -224,7 +224,7 @@ class BoardMachine(MachineBase):
         elif isinstance(event, CallSettled):
             self._settled(event.snapshot)
         elif isinstance(event, CallOverdue):
-            self._overdue(event.call_id)
+            self._overdue(event.call_id, event.news)
         # CancelsDone and TimerFired move nothing: a board turn never waits for its calls
         self._go_on(actions)
         if self._rest():  # between turns: a call the model will read of ended
@@ -358,7 +358,7 @@ class BoardMachine(MachineBase):
         if self.board.settled(node.display_id) and not self._stopping:
             self._queue.append(Wake(BoardTrigger.RESULT, node.display_id))
 
-    def _overdue(self, call_id: CallId) -> None:
+    def _overdue(self, call_id: CallId, news: OverdueNews | None) -> None:
         if call_id not in self.ledger.running or self._stopping:
             return
         if any(wake.call_id == call_id for wake in self._queue):
@@ -366,7 +366,7 @@ class BoardMachine(MachineBase):
         node = self.board.node_of_call(call_id)
         call = next(c for c in node.calls if c.call_id == call_id)
         seconds, estimated = self.ledger.intervals.get(call_id, (None, False))
-        note = overdue_note(call, seconds, estimated, self.config.capabilities)
+        note = overdue_note(call, seconds, estimated, self.config.capabilities, news)
         self._queue.append(Wake(BoardTrigger.TIMER, node.display_id, note, call_id))
 
     # ------------------------------------------------------------------ moving on

@@ -17,7 +17,8 @@ from agentos._model.messages import Block, Message, content_blocks, content_text
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_ledger import failure_text
 from agentos._turns.capabilities import CAPABILITIES
-from components import CallSnapshot, CallStatus
+from agentos._turns.transcript import overdue_evidence
+from components import CallSnapshot, CallStatus, OverdueNews
 
 NEW_THREAD_DEFINITION: dict[str, object] = {
     "name": NEW_THREAD_TOOL,
@@ -125,11 +126,15 @@ def outcome_text(snapshot: CallSnapshot) -> str:
 
 
 def overdue_note(
-    call: BoardCall, seconds: float | None, estimated: bool, capabilities: Collection[str]
+    call: BoardCall,
+    seconds: float | None,
+    estimated: bool,
+    capabilities: Collection[str],
+    news: OverdueNews | None = None,
 ) -> str:
     """Only here, never in the system prompt or a tool's description: the call, the
-    interval it ran past, and the suggestion to look and maybe stop (seed 004, "Knowing
-    when to give up")."""
+    interval it ran past, how long it ran and its progress, and the suggestion to look and
+    maybe stop (seed 004, "Knowing when to give up")."""
     if seconds is None:
         interval = "longer than expected"
     elif estimated:
@@ -138,9 +143,13 @@ def overdue_note(
         interval = f"past {seconds:g} s (the default, as you gave no expected_seconds)"
     look = f"Inspect it with {STATUS_TOOL} and decide" if STATUS_TOOL in capabilities else "Decide"
     stop = f" or stop it with {CANCEL_TOOL}" if CANCEL_TOOL in capabilities else ""
+    again = "you will be asked again after as long again"
+    if news is not None and news.next_seconds is not None:
+        again = f"you will be asked again in {news.next_seconds:.0f} s"
+    evidence = "" if news is None else f" Now {overdue_evidence(news, again=False)}"
     return (
-        f"call #{call.display_id} ({call.tool_name}) has run {interval}. {look}: leave it running "
-        f"(you will be asked again after as long again){stop}."
+        f"call #{call.display_id} ({call.tool_name}) has run {interval}.{evidence} {look}: "
+        f"leave it running ({again}){stop}."
     )
 
 

@@ -15,7 +15,9 @@ class CallOptions:
     ``timeout``: seconds from the start (a deferred call's: from submission) after which
     the call ends ``failed`` (timed out); None takes the tool's, else the runtime's
     default; ``math.inf`` means none. ``overdue_after``: seconds after which the owner
-    hears the call is overdue (it goes on). ``deferred``: never run here; ``complete``
+    hears the call is overdue (it goes on), and again each interval while it runs;
+    ``overdue_max``: the interval doubles each time, up to these seconds (None: it stays
+    ``overdue_after``). ``deferred``: never run here; ``complete``
     gives it its outcome. ``runner``: a registered ``IsolatedRunner`` does the work.
     ``retries``: run the work again after a failure (up to 10 times), within the same
     call. ``attempt_timeout``: seconds each attempt may run; one past it fails timed out
@@ -28,6 +30,7 @@ class CallOptions:
 
     timeout: float | None = None
     overdue_after: float | None = None
+    overdue_max: float | None = None
     deferred: bool = False
     runner: str | None = None
     retries: int = 0
@@ -42,6 +45,8 @@ class CallOptions:
             check_seconds("timeout", self.timeout)
         if self.overdue_after is not None:
             check_seconds("overdue_after", self.overdue_after)
+        if self.overdue_max is not None:
+            check_seconds("overdue_max", self.overdue_max)
         check_retries(self.retries)
         if self.attempt_timeout is not None:
             check_seconds("attempt_timeout", self.attempt_timeout)

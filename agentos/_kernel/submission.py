@@ -85,7 +85,9 @@ class CallSubmission:
             session_id,
             raw,
             options,
-            timeouts=_timeouts(timeout, options.overdue_after, options.attempt_timeout),
+            timeouts=_timeouts(
+                timeout, options.overdue_after, options.attempt_timeout, options.overdue_max
+            ),
             provider_call_id=provider_call_id,
             conversation_id=conversation_id,
             turn_id=turn_id,
@@ -129,9 +131,11 @@ class CallSubmission:
 
 
 @functools.lru_cache(maxsize=256)
-def _timeouts(hard: float | None, overdue: float | None, attempt: float | None) -> TimeoutSettings:
+def _timeouts(
+    hard: float | None, overdue: float | None, attempt: float | None, overdue_max: float | None
+) -> TimeoutSettings:
     """Calls with the same deadlines share one (frozen) ``TimeoutSettings``."""
-    return TimeoutSettings(hard, overdue, attempt)
+    return TimeoutSettings(hard, overdue, attempt, overdue_max)
 
 
 def _config(

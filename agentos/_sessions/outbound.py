@@ -175,6 +175,7 @@ class Outbound:
             options = CallOptions(
                 timeout=timeout,
                 overdue_after=overdue_after,
+                overdue_max=self.config.expected_seconds_cap,  # waiting backs off: 1, 2, 4 ...
                 deferred=deferred,
                 runner=(  # the policy's word: synchronous mode waits, but still isolates
                     self.config.isolated_runner

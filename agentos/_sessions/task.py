@@ -204,7 +204,7 @@ class SessionTask:
         if event.snapshot is not None:
             self.feed(CallSettled(event.snapshot), hand_off=True)
         elif event.kind is CallEventKind.OVERDUE:
-            self.feed(CallOverdue(event.call_id), hand_off=True)
+            self.feed(CallOverdue(event.call_id, event.overdue), hand_off=True)
         elif event.kind is CallEventKind.STARTED:
             self._machine.handle(CallRunning(event.call_id))  # changes no status, asks nothing
 

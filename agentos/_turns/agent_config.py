@@ -228,13 +228,15 @@ class AgentConfig(BaseModel):
         None,
         gt=0,
         description="Seconds after which a running call's lateness grants a turn, and again "
-        "each interval while it runs: the default for a background call whose model gave no "
-        "expected_seconds (None: no default, such a call is never overdue).",
+        "while it runs, each interval twice the one before (up to expected_seconds_cap): the "
+        "default for a background call whose model gave no expected_seconds (None: no "
+        "default, such a call is never overdue).",
     )
     expected_seconds_cap: float = Field(
         3600.0,
         gt=0,
-        description="The longest overdue interval the model may ask for with expected_seconds.",
+        description="The longest overdue interval the model may ask for with expected_seconds, "
+        "and the longest the doubling interval between a running call's overdue turns grows to.",
     )
     expected_seconds_floor: float = Field(
         1.0,

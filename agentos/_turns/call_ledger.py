@@ -17,7 +17,7 @@ from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from agentos._turns.events import CallStarted
 from agentos._turns.history import HistoryCall, MessageHistory
 from agentos._turns.transcript import outcome_text, placeholder
-from components import CallId, CallSnapshot, CallStatus, ErrorKind, Json
+from components import CallId, CallSnapshot, CallStatus, ErrorKind, Json, OverdueNews
 
 
 class CallLedger:
@@ -196,4 +196,5 @@ class Batch:
     timer_fired: bool = False
     cut: bool = False
     """A user message arrived: it ends the wait for background calls."""
-    overdue: list[CallId] = field(default_factory=list)
+    overdue: dict[CallId, OverdueNews | None] = field(default_factory=dict)
+    """Calls overdue while the batch waits, with the newest news of each."""

@@ -10,6 +10,23 @@ from dataclasses import dataclass
 
 from components import CallStatus, JsonObject
 
+SHOWN_WORDS: frozenset[tuple[str, str]] = frozenset(
+    {("user", "started"), ("user", "final"), ("result", "final")}
+)
+"""Seed 004's table of what the user sees: (what prompted the turn: ``user``, ``result`` or
+``timer``; what the agent message did: ``looked``, ``started`` work or gave the ``final``
+word). In these three cells the agent talks to the person; in the other six (every look,
+work started after a result, anything a timer prompted) it talks to itself. The board
+and the transcript both project their chat by it."""
+
+
+def clock_text(seconds: float) -> str:
+    """``0:12``, ``3:05``, ``1:02:03``: a duration as a person reads a stopwatch."""
+    whole = max(0, int(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
 
 @dataclass(frozen=True, slots=True)
 class ChatCall:
@@ -20,6 +37,9 @@ class ChatCall:
     tool_name: str
     tool_input: JsonObject
     status: CallStatus
+    note: str = ""
+    """A quiet mark of what turns the runtime prompted did with it (``overdue · looked at
+    0:12``): their words are the model's, never shown as the person's or the agent's."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._turns.agent_config import Disposition
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
-from components import CallId, CallSnapshot, CallStatus, Json
+from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
 from components import SessionStatus as SessionStatus
 
 _RESTING = frozenset(
@@ -110,6 +110,8 @@ class CallSettled:
 @dataclass(frozen=True, slots=True)
 class CallOverdue:
     call_id: CallId
+    news: OverdueNews | None = None
+    """How long it ran, its newest progress and log line, when it is next due."""
 
 
 @dataclass(frozen=True, slots=True)

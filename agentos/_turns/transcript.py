@@ -21,7 +21,7 @@ from agentos._model.messages import (
     text_block,
     tool_result,
 )
-from components import CallStatus, Json
+from components import CallStatus, Json, OverdueNews
 
 PLACEHOLDER_KEY = "agentos_placeholder"
 """A ``tool_result`` whose JSON content has this key true stands in for a call still running."""
@@ -60,11 +60,38 @@ def outcome_text(tool_use_id: str, tool_name: str, status: CallStatus, outcome: 
     return f"[tool call {tool_use_id} ({tool_name}) finished: {status.value}] {outcome}"
 
 
-def overdue_text(tool_use_id: str) -> str:
+_OVERDUE = re.compile(r"^\[tool call (?P<id>\S+) is overdue: (?:it has run (?P<ran>\d+) s)?")
+
+
+def overdue_text(tool_use_id: str, news: OverdueNews | None = None) -> str:
+    """The runtime's nudge about a call still running past its interval: what the model
+    needs to decide whether waiting is worth it (seed 004, "Knowing when to give up")."""
     return (
-        f"[tool call {tool_use_id} is overdue: it is still running. Wait, look with "
+        f"[tool call {tool_use_id} is overdue: {overdue_evidence(news)} Wait, look with "
         "get_tool_call_status, or cancel it with cancel_tool_call.]"
     )
+
+
+def overdue_evidence(news: OverdueNews | None, *, again: bool = True) -> str:
+    """``it has run 12 s; its progress: {...}; its last log line: '...'; if it still runs, you
+    will be asked again in 16 s.``, each part only when known (the last with ``again``)."""
+    if news is None:
+        return "it is still running."
+    parts = [f"it has run {news.ran_seconds:.0f} s"]
+    if news.progress is not None:
+        parts.append(f"its progress: {_brief(news.progress)}")
+    if news.log is not None:
+        parts.append(f"its last log line: {_brief(news.log)}")
+    if again and news.next_seconds is not None:
+        parts.append(f"if it still runs, you will be asked again in {news.next_seconds:.0f} s")
+    elif again:
+        parts.append("it is still running")
+    return "; ".join(parts) + "."
+
+
+def _brief(value: Json, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def lost_notice(tool_use_id: str, tool_name: str) -> TextBlock:
@@ -111,6 +138,23 @@ def read_outcome(text: str) -> Outcome | None:
     if found["kind"] == "result":
         value = content_value(found["rest"])
     return Outcome(found["id"], found["tool"], CallStatus(found["status"]), value)
+
+
+class Overdue(NamedTuple):
+    """An overdue nudge read back from its text."""
+
+    tool_use_id: str
+    ran_seconds: int | None
+    """How long the call had run when the model was nudged (None: an older text)."""
+
+
+def read_overdue(text: str) -> Overdue | None:
+    """The overdue nudge ``text`` is, or None if it is not one."""
+    found = _OVERDUE.match(text)
+    if found is None:
+        return None
+    ran = found["ran"]
+    return Overdue(found["id"], None if ran is None else int(ran))
 
 
 def read_placeholder(content: object) -> dict[str, Json] | None:

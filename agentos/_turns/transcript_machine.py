@@ -297,7 +297,7 @@ class TurnMachine(MachineBase):
             and event.call_id in batch.waits
             and not self.ledger.is_final(event.call_id)
         ):
-            batch.overdue.append(event.call_id)
+            batch.overdue[event.call_id] = event.news
         elif event.call_id in self.outstanding:
             self._queue.append(event)
 
@@ -361,7 +361,9 @@ class TurnMachine(MachineBase):
             blocks += [text_block(e.text) for e in self._queue if isinstance(e, UserPosted)]
             self._queue = deque(e for e in self._queue if not isinstance(e, UserPosted))
         blocks += [
-            text_block(overdue_text(batch.waits[c])) for c in batch.overdue if c in self.outstanding
+            text_block(overdue_text(batch.waits[c], news))
+            for c, news in batch.overdue.items()
+            if c in self.outstanding
         ]
         return blocks
 
@@ -372,14 +374,19 @@ class TurnMachine(MachineBase):
         blocks: list[UserBlock] = [lost_notice(*lost) for lost in self._lost]
         self._lost.clear()
         settled: list[CallId] = []
+        overdue: dict[CallId, CallOverdue] = {}  # one nudge per call: its newest news
         for event in self._queue:
             if isinstance(event, UserPosted):
                 blocks.append(text_block(event.text))
             elif isinstance(event, CallOverdue) and self._overdue_news(event):
-                blocks.append(text_block(overdue_text(self.outstanding[event.call_id])))
+                overdue[event.call_id] = event
             elif isinstance(event, CallSettled):
                 settled.append(event.snapshot.call_id)
         self._queue.clear()
+        blocks += [
+            text_block(overdue_text(self.outstanding[call_id], event.news))
+            for call_id, event in overdue.items()
+        ]
         told = (self.ledger.late_outcome(call_id) for call_id in settled)
         return blocks + [block for block in told if block is not None]
 

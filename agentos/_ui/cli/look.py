@@ -24,7 +24,7 @@ from agentos._ui.cli.common import (
     with_store,
 )
 from agentos._ui.cli.database import Database
-from agentos._ui.stored.calls import brief, render_session, stored_calls
+from agentos._ui.stored.calls import brief, render_chat, render_session, stored_calls
 from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
 from agentos.board import Board
 from agentos.stores import SessionStore, StoredSession
@@ -70,20 +70,31 @@ def sessions(db: Database, as_json: bool) -> None:
 
 @click.command()
 @click.argument("session_id", metavar="SESSION")
+@click.option(
+    "--history",
+    "whole_history",
+    is_flag=True,
+    help="Every message as the model read it (tool results, the runtime's nudges) instead "
+    "of the chat a person sees.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 @click.pass_obj
-def show(db: Database, session_id: str, as_json: bool) -> None:
-    """Print SESSION's history: what was said, and each tool call with its status.
+def show(db: Database, session_id: str, whole_history: bool, as_json: bool) -> None:
+    """Print SESSION's chat: what the person said, the agent's answers, and each tool call
+    with its status (what the runtime's own turns did with a call is a mark beside it).
 
     With --json: {"session_id", "title" (its name, if given), "agent",
-    "status", "created_at", "updated_at", "parent_session_id", "history"
-    (Anthropic Messages), "calls" (as 'agentos calls' prints them), "usage"
-    (requests, tokens by kind, cost_usd at the model's prices, cache_hit_ratio)}.
+    "status", "created_at", "updated_at", "parent_session_id", "chat" (what a
+    person sees: {"role", "text", "calls": [{"call_id", "tool_name", "status",
+    "note"}]}), "history" (Anthropic Messages, as the model read them), "calls"
+    (as 'agentos calls' prints them), "usage" (requests, tokens by kind,
+    cost_usd at the model's prices, cache_hit_ratio)}.
     """
     stored, tokens = load(db, session_id)
     spent = _spent(stored)
     if not as_json:
-        for line in render_session(stored, tokens):
+        render = render_session if whole_history else render_chat
+        for line in render(stored, tokens):
             say(line)
         if spent is not None:
             say(_spent_line(spent))
@@ -92,7 +103,24 @@ def show(db: Database, session_id: str, as_json: bool) -> None:
     calls: list[Json] = [call.to_json() for call in stored_calls(stored, tokens)]
     board = {} if stored.board is None else {"board": Board.from_json(stored.board).to_json()}
     usage: JsonObject = {} if spent is None else {"usage": _spent_json(spent)}
-    body = {**summary(stored), "history": history, **board, "calls": calls, **usage}
+    chat: list[Json] = [
+        {
+            "role": entry.role,
+            "text": entry.text,
+            "calls": [
+                {
+                    "call_id": call.call_id,
+                    "tool_name": call.tool_name,
+                    "status": call.status.value,
+                    "note": call.note,
+                }
+                for call in entry.calls
+            ],
+        }
+        for entry in stored.chat()
+    ]
+    body = {**summary(stored), "chat": chat, "history": history, **board, "calls": calls}
+    body |= usage
     click.echo(json.dumps(body))
 
 

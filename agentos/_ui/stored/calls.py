@@ -186,14 +186,43 @@ def _cancel_reasons(uses: Iterable[dict[str, object]]) -> dict[str, str]:
     return reasons
 
 
-def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
-    """The history as readable lines: who said what, and each call with its status."""
-    calls = {call.provider_call_id: call for call in stored_calls(stored, tokens)}
+def session_header(stored: StoredSession) -> str:
+    """The first line ``agentos show`` prints: which session, whose, how it stands."""
     agent = stored.config.get("name", "agent")
-    lines = [
+    return (
         f"session {stored.session_id}  agent {agent}  status {stored.status}  "
         f"updated {timestamp(stored.updated_at)}"
-    ]
+    )
+
+
+def render_chat(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
+    """The chat a person sees (``StoredSession.chat``): what they said, the agent's answers
+    to them, each call with its status and a quiet mark of what the runtime's own turns
+    did with it; never a timer's nudge as their words."""
+    calls: dict[str, StoredCall] = {}
+    for call in stored_calls(stored, tokens):
+        calls[call.provider_call_id] = call
+        if call.call_id is not None:
+            calls.setdefault(call.call_id, call)
+    lines = [session_header(stored)]
+    for entry in stored.chat():
+        if entry.text:
+            first, *rest = entry.text.splitlines() or [""]
+            lines += [f"{entry.role}: {first}", *(f"  {line}" for line in rest)]
+        for shown in entry.calls:
+            known = calls.get(shown.call_id)
+            ids = shown.call_id if known is None else known.provider_call_id
+            note = f"  ({shown.note})" if shown.note else ""
+            lines.append(f"  tool {shown.tool_name} {_dump(shown.tool_input)}  [{ids}]{note}")
+            lines.append(f"    -> {shown.status.value if known is None else known.describe()}")
+    return lines
+
+
+def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
+    """The history as readable lines, as the model read it: every message, and each call
+    with its status (``agentos show --history``)."""
+    calls = {call.provider_call_id: call for call in stored_calls(stored, tokens)}
+    lines = [session_header(stored)]
     if stored.board is not None:
         lines.append("board (what the model reads):")
         board = Board.from_json(stored.board).render().text

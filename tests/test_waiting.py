@@ -1,0 +1,162 @@
+"""Issue 45: waiting for a slow call costs few model requests, each nudge carries the evidence
+(how long the call ran, its progress and log), and the person's chat never shows a nudge,
+nor anything a turn the runtime prompted said, as anybody's words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from agentos import (
+    AgentConfig,
+    CallEvent,
+    CallEventKind,
+    CallOptions,
+    CallStatus,
+    Host,
+    ManualClock,
+    ModelRequest,
+    ModelResponse,
+    Runtime,
+    ScriptedProvider,
+    Tool,
+    ToolContext,
+    tool,
+)
+from agentos.board import ChatEntry
+from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.turns import Message
+
+pytestmark = pytest.mark.anyio
+
+
+def slow_tool(release: anyio.Event) -> Tool[Any]:
+    @tool
+    async def crawl(pages: int, *, ctx: ToolContext) -> str:
+        """Crawl some pages: reports a percent, then a log line."""
+        ctx.progress({"percent": 40, "page": 4})
+        ctx.log("fetched page 4")
+        await release.wait()
+        return f"{pages} pages"
+
+    return crawl
+
+
+async def overdue_times(
+    clock: ManualClock, options: CallOptions, seconds: int
+) -> list[tuple[int, CallEvent]]:
+    """Submit one call that never ends, step the clock a second at a time, and return each
+    overdue event with the second it came at."""
+    release = anyio.Event()
+    events: list[CallEvent] = []
+    async with Runtime([slow_tool(release)], clock=clock) as runtime:
+        runtime.on_call_events("s", events.append)
+        call = runtime.submit("crawl", {"pages": 9}, session_id="s", options=options)
+        await settle(runtime)
+        assert runtime.status(call).status is CallStatus.RUNNING
+        came: list[tuple[int, CallEvent]] = []
+        for second in range(1, seconds + 1):
+            clock.advance(1)
+            await settle(runtime)
+            came += [(second, e) for e in events if e.kind is CallEventKind.OVERDUE]
+            events.clear()
+        release.set()
+        await runtime.wait(call, timeout=None)
+    return came
+
+
+async def test_the_overdue_interval_doubles_up_to_its_cap(clock: ManualClock) -> None:
+    came = await overdue_times(clock, CallOptions(overdue_after=1, overdue_max=8), 40)
+    assert [second for second, _ in came] == [1, 3, 7, 15, 23, 31, 39]
+    news = [event.overdue for _, event in came]
+    assert all(n is not None for n in news)
+    assert [n.next_seconds for n in news if n is not None] == [2, 4, 8, 8, 8, 8, 8]
+    assert [n.ran_seconds for n in news if n is not None] == [1, 3, 7, 15, 23, 31, 39]
+    first = news[0]
+    assert first is not None
+    assert (first.progress, first.log) == ({"percent": 40, "page": 4}, "fetched page 4")
+
+
+async def test_without_a_cap_the_interval_stays_as_it_was(clock: ManualClock) -> None:
+    came = await overdue_times(clock, CallOptions(overdue_after=2), 8)
+    assert [second for second, _ in came] == [2, 4, 6, 8]
+
+
+def test_the_cap_is_checked() -> None:
+    with pytest.raises(ValueError, match="overdue_max"):
+        CallOptions(overdue_after=1, overdue_max=-1).check()
+
+
+async def a_slow_call_under_a_patient_model(
+    clock: ManualClock, seconds: int, config: AgentConfig
+) -> tuple[ScriptedProvider, list[str], list[ChatEntry], list[Message]]:
+    """A model that starts one call expected to take 1 s and leaves it running whenever it is
+    told it is overdue; the call ends after ``seconds``. Returns the model, the nudges it read,
+    the session's chat and its history."""
+    puppet = Puppet()
+    nudges: list[str] = []
+
+    def leave(request: ModelRequest) -> ModelResponse:
+        nudges.append(last_user_text(request))
+        return text("waiting for: crawl")
+
+    provider = ScriptedProvider(
+        (lambda r: "has run" in last_user_text(r), leave),  # the board's note, or a nudge
+        (
+            lambda r: not puppet.calls,
+            lambda r: tool_calls(
+                ("puppet", {"label": "crawl", "expected_seconds": 1}), say="Crawling now."
+            ),
+        ),
+        (lambda r: True, lambda r: text("The crawl is done: 12 pages.")),
+    )
+    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(config, session_id="s")
+        session.post("crawl the site")
+        with anyio.fail_after(5):
+            while not puppet.calls:
+                await settle(runtime)
+        (call_id,) = puppet.calls
+        await settle(runtime)
+        puppet.progress(call_id, {"percent": 40})
+        await settle(runtime)
+        for _ in range(seconds):
+            clock.advance(1)
+            await settle(runtime)
+        puppet.complete(call_id, "12 pages")
+        await runtime.wait(call_id, timeout=None)
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        await settle(runtime)
+        return provider, nudges, session.chat, session.history
+
+
+@pytest.mark.parametrize("view", ["transcript", "board"])
+async def test_a_12_second_call_costs_a_few_requests(clock: ManualClock, view: str) -> None:
+    """Estimated at 1 s, it runs 12: overdue at 1, 3 and 7 s, then its result. Five requests
+    (thirteen when the interval stayed 1 s)."""
+    provider, nudges, _, _ = await a_slow_call_under_a_patient_model(
+        clock, 12, AgentConfig(context_view=view)
+    )
+    assert len(provider.requests) == 5, [last_user_text(r) for r in provider.requests]
+    assert len(nudges) == 3
+    assert "has run 1 s" in nudges[0] and "has run 7 s" in nudges[2]
+    assert '"percent": 40' in nudges[0], "the nudge carries the progress"
+    assert "asked again in 2 s" in nudges[0] and "asked again in 8 s" in nudges[2]
+
+
+async def test_the_chat_shows_no_nudge_and_no_word_a_timer_prompted(clock: ManualClock) -> None:
+    _, _, chat, history = await a_slow_call_under_a_patient_model(clock, 12, AgentConfig())
+    said = [(entry.role, entry.text) for entry in chat if entry.text]
+    assert said == [
+        ("user", "crawl the site"),
+        ("agent", "Crawling now."),
+        ("agent", "The crawl is done: 12 pages."),
+    ]
+    (call,) = [call for entry in chat for call in entry.calls]
+    assert call.status is CallStatus.COMPLETED
+    assert call.note == "overdue at 0:07", "the hidden turns leave a quiet mark on the call"
+    asked = [str(m["content"]) for m in history if m["role"] == "user"]
+    assert sum("is overdue" in content for content in asked) == 3, "the model still read them"
