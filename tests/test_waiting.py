@@ -4,6 +4,7 @@ nor anything a turn the runtime prompted said, as anybody's words."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,15 +22,20 @@ from agentos import (
     ModelResponse,
     Runtime,
     ScriptedProvider,
+    SqliteStore,
     Tool,
     ToolContext,
     tool,
 )
 from agentos.board import ChatEntry
+from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from agentos.turns import Message
+from tests._cli import env, side_by_side
+from tests.test_web import web
 
 pytestmark = pytest.mark.anyio
+__all__ = ["env"]  # fixtures
 
 
 def slow_tool(release: anyio.Event) -> Tool[Any]:
@@ -160,3 +166,52 @@ async def test_the_chat_shows_no_nudge_and_no_word_a_timer_prompted(clock: Manua
     assert call.note == "overdue at 0:07", "the hidden turns leave a quiet mark on the call"
     asked = [str(m["content"]) for m in history if m["role"] == "user"]
     assert sum("is overdue" in content for content in asked) == 3, "the model still read them"
+
+
+def test_show_prints_the_chat_and_show_history_what_the_model_read(
+    env: dict[str, str], clock: ManualClock
+) -> None:
+    """The stored conversation of a 12-second call: ``agentos show`` has no nudge and no word
+    a timer prompted, the call with its mark; ``--history`` has every nudge."""
+
+    async def store_it() -> None:
+        _, _, _, history = await a_slow_call_under_a_patient_model(clock, 12, AgentConfig())
+        async with await SqliteStore.open(env["AGENTOS_DB"]) as store:
+            config = AgentConfig().model_dump(mode="json")
+            stored = StoredSession("crawl", config, "idle", 1.0, 1.0, history=tuple(history))
+            await store.create_session(stored)
+
+    anyio.run(store_it)
+    chat, history = side_by_side(env, ("show", "crawl"), ("show", "crawl", "--history"))
+    assert chat.code == history.code == 0, (chat, history)
+    said = [line for line in chat.out.splitlines() if line.startswith(("user:", "agent:"))]
+    assert said == [
+        "user: crawl the site",
+        "agent: Crawling now.",
+        "agent: The crawl is done: 12 pages.",
+    ]
+    assert "(overdue at 0:07)" in chat.out and "is overdue" not in chat.out
+    assert history.out.count("is overdue") == 3 and "waiting for: crawl" in history.out
+
+
+async def test_the_page_shows_the_chat_without_nudges(tmp_path: Path, clock: ManualClock) -> None:
+    """The page of the same stored conversation: the person's words and the agent's answers,
+    the call with its quiet mark, no nudge."""
+    _, _, _, history = await a_slow_call_under_a_patient_model(clock, 12, AgentConfig())
+    async with await SqliteStore.open(tmp_path / "agentos.db") as store:
+        config = AgentConfig().model_dump(mode="json")
+        await store.create_session(
+            StoredSession("crawl", config, "idle", 1.0, 1.0, history=tuple(history))
+        )
+    async with web(tmp_path) as page:
+        shown = await page.client.get("/api/sessions/crawl")
+    assert shown.status_code == 200, shown.text
+    state = shown.json()["state"]
+    said = [(entry["role"], entry["text"]) for entry in state["chat"] if entry["text"]]
+    assert said == [
+        ("user", "crawl the site"),
+        ("agent", "Crawling now."),
+        ("agent", "The crawl is done: 12 pages."),
+    ]
+    (widget,) = state["calls"].values()
+    assert (widget["status"], widget["note"]) == ("completed", "overdue at 0:07")

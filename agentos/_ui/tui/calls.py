@@ -149,6 +149,8 @@ def row_cells(
     elapsed = widget["elapsed"]
     seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
     outcome = status if widget["error"] is None else f"{status}: {widget['error']}"
+    if widget.get("note"):  # what the runtime's own turns did with it: overdue, looked at
+        outcome = f"{outcome} · {widget['note']}"
     _, call_width, progress_width, _, outcome_width = widths
     return (  # Text, never str: a str cell would be read as markup
         mark,

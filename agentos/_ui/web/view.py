@@ -198,6 +198,7 @@ def chat_widget(call: ChatCall) -> JsonObject:
         "latest": None,
         "elapsed": None,
         "error": None,
+        "note": call.note,
         "child": None,
     }
 
@@ -218,6 +219,7 @@ def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObjec
         "latest": _brief(latest),
         "elapsed": None if snapshot.started_at is None else round(end - snapshot.started_at, 1),
         "error": None if snapshot.error is None else snapshot.error.message,
+        "note": call.note,  # what the runtime's own turns did with it: overdue, looked at
         "child": None,  # a sub-agent's call: the child session it runs (``page_state``)
     }
 

@@ -112,6 +112,7 @@ const agentos = (() => {
         row.append(el("span", { class: "elapsed", "data-since": since || "", text: elapsed(c, c.elapsed) }));
       }
       if (c.error) row.append(el("span", { class: "latest", text: c.error }));
+      if (c.note) row.append(el("span", { class: "note", text: c.note }));
       if (c.child) row.append(childChat(c));
       const look = el("button", { type: "button", class: "peek", text: "peek" });
       look.addEventListener("click", () => peek(c.call_id));
