@@ -194,13 +194,15 @@ def _outcome(host: Host, session: Session, errors_before: int, replies_before: i
 
 
 def _said_since(session: Session, replies_before: int) -> list[str]:
-    """The model's messages since the command began: a board session's as its chat shows
-    them to a person (looks and timer turns are the model's business)."""
+    """The model's messages since the command began, as the chat shows them to a person
+    (looks and the turns a timer prompted are the model's business)."""
     board = session.board
     if board is None:
-        return [reply for reply in session.replies[replies_before:] if reply.strip()]
-    agent_nodes = [n for n in board.nodes.values() if n.author == "agent"]
-    since = {n.display_id for n in agent_nodes[replies_before:]}
+        numbers = [n for n, m in enumerate(session.history, 1) if m["role"] == "assistant"]
+        since = set(numbers[replies_before:])
+    else:
+        agent_nodes = [n for n in board.nodes.values() if n.author == "agent"]
+        since = {n.display_id for n in agent_nodes[replies_before:]}
     return [e.text for e in session.chat if e.role == "agent" and e.text and e.node_id in since]
 
 
