@@ -30,8 +30,10 @@ from agentos import (
 from agentos.board import ChatEntry
 from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.tui import CallsPane
 from agentos.turns import Message
 from tests._cli import env, side_by_side
+from tests.test_tui import cell, chat_text, chatting, say, until
 from tests.test_web import web
 
 pytestmark = pytest.mark.anyio
@@ -215,3 +217,32 @@ async def test_the_page_shows_the_chat_without_nudges(tmp_path: Path, clock: Man
     ]
     (widget,) = state["calls"].values()
     assert (widget["status"], widget["note"]) == ("completed", "overdue at 0:07")
+
+
+async def test_the_terminal_ui_shows_no_nudge_and_marks_the_call(clock: ManualClock) -> None:
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (lambda r: "has run" in last_user_text(r), lambda r: text("waiting for: crawl")),
+        (
+            lambda r: not puppet.calls,
+            lambda r: tool_calls(
+                ("puppet", {"label": "crawl", "expected_seconds": 1}), say="Crawling now."
+            ),
+        ),
+        (lambda r: True, lambda r: text("done")),
+    )
+    async with chatting(puppet, provider, clock=clock) as (app, pilot, runtime):
+        await say(pilot, "crawl the site")
+        await until(pilot, runtime, lambda: len(puppet.calls) == 1)
+        (call_id,) = puppet.calls
+        await until(pilot, runtime, lambda: bool(app.query_one(CallsPane).calls))
+        asked = len(provider.requests)
+        clock.advance(1)
+        await until(pilot, runtime, lambda: len(provider.requests) > asked)
+        await until(pilot, runtime, lambda: "overdue" in cell(app, call_id, 4))
+        shown = chat_text(app)
+        assert "Crawling now." in shown and "crawl the site" in shown
+        assert "overdue" not in shown and "waiting for" not in shown, shown
+        assert cell(app, call_id, 4).startswith("running · overdue")
+        puppet.complete(call_id, "12 pages")
+        await until(pilot, runtime, lambda: "agent: done" in chat_text(app))
