@@ -5,10 +5,21 @@ opens. Here: the ``SessionStore`` protocol a store implements, and the records i
 and gives (``StoredSession``, ``TurnCommit``, ``StoredToken``, ``TokenRecord``, the live
 call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSummary``),
 ``is_postgres_address``, which tells a PostgreSQL address from a file path, and
-``session_title``, which makes what a person typed the title ``set_title`` keeps.
+``session_title``, which makes what a person typed the title ``set_title`` keeps, and
+what a stored session or call shows (``ShownStatus``: ``shown_session_status``,
+``stored_session_status``, ``shown_call_status``, ``calls_running_when_stored``), decided
+once for every front end.
 """
 
 from agentos._host.listing import SessionSummary
+from agentos._host.shown import (
+    RAN_NOWHERE,
+    ShownStatus,
+    calls_running_when_stored,
+    shown_call_status,
+    shown_session_status,
+    stored_session_status,
+)
 from agentos._public import claim_all
 from agentos._sessions.tokens import TokenRecord
 from agentos._store.opening import is_postgres_address
@@ -23,16 +34,22 @@ from agentos._store.protocol import (
 from agentos._turns.title import session_title
 
 __all__ = [
+    "RAN_NOWHERE",
     "CancelRequest",
     "MirroredCall",
     "SessionStore",
     "SessionSummary",
+    "ShownStatus",
     "StoredSession",
     "StoredToken",
     "TokenRecord",
     "TurnCommit",
+    "calls_running_when_stored",
     "is_postgres_address",
     "session_title",
+    "shown_call_status",
+    "shown_session_status",
+    "stored_session_status",
 ]
 
 claim_all(globals(), __all__, __name__)

@@ -283,7 +283,8 @@ def test_show_says_what_the_session_used_and_cost(env: dict[str, str]) -> None:
 
 def test_rename_names_a_session_and_sessions_lists_the_name(env: dict[str, str]) -> None:
     """Issue 30: 'agentos rename SESSION TITLE' names a stored session (on one line, at most
-    80 characters); 'sessions' and 'show --json' give the name; an empty one takes it away."""
+    80 characters); 'sessions' and 'show --json' give the name; an empty one gives the
+    first words back."""
     ran = agentos(env, "run", "--session-id", "trip", "Plan a trip to Oslo")
     assert ran.code == 0, ran
     renamed, too_long, missing = side_by_side(
@@ -304,4 +305,5 @@ def test_rename_names_a_session_and_sessions_lists_the_name(env: dict[str, str])
         "title": None,
         "shown_title": "Plan a trip to Oslo",
     }
-    assert [row["title"] for row in agentos(env, "sessions").lines] == [None]
+    listed_again = agentos(env, "sessions").lines
+    assert [row["title"] for row in listed_again] == ["Plan a trip to Oslo"], "its first words"

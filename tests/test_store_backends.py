@@ -133,13 +133,14 @@ async def test_a_title_is_a_label_written_beside_the_turns(backend: Backend) -> 
 async def test_a_store_from_before_titles_migrates_keeping_its_sessions(
     backend: Backend,
 ) -> None:
-    """Issue 30: a database one schema version back (SQLite 5, PostgreSQL 3: no title) gains
-    the column on open; its sessions stay, unnamed, and can be named."""
+    """Issue 30: a database from before titles (SQLite 5, PostgreSQL 3: no title, no first
+    words) gains the columns on open; its sessions stay, unnamed, and can be named."""
     async with await backend.open() as store:
         await store.create_session(session("old", history=(said("from before"),)))
     await backend.raw(
-        "ALTER TABLE sessions DROP COLUMN title; DELETE FROM schema_migrations "
-        "WHERE version = (SELECT MAX(version) FROM schema_migrations)"
+        "ALTER TABLE sessions DROP COLUMN title; ALTER TABLE sessions DROP COLUMN first_words; "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 2 FROM "
+        "schema_migrations)"
     )
     async with await backend.open() as store:
         old = await store.load_session("old")

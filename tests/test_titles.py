@@ -74,7 +74,7 @@ async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_
         assert stored.shown_title() == "Plan a trip to Oslo in May, please"
         await host.unload("trip")
         (listed,) = await host.sessions()
-        assert listed.title == "", "only the store holds it, and nobody named it"
+        assert listed.title == "Plan a trip to Oslo in May, please", "its first words, stored"
 
 
 async def test_a_stored_session_is_renamed_in_the_store_without_resuming_it(

@@ -25,7 +25,7 @@ from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._host.children import SubAgents
 from agentos._host.idle import unload_idle, unload_refusal
 from agentos._host.leases import LeaseKeeper
-from agentos._host.listing import SessionSummary, loaded_summary, merged
+from agentos._host.listing import SessionSummary, loaded_summary, merged, stored_summaries
 from agentos._host.maker import SessionMaker, SessionTask, run_session
 from agentos._host.mirror import CallMirror, check_period
 from agentos._host.naming import rename_session
@@ -415,9 +415,11 @@ class Host(anyio.AsyncContextManagerMixin):
     async def sessions(self) -> builtins.list[SessionSummary]:
         """Every session this host can ``open``: those loaded here and those only its store
         holds (``live=False``), oldest activity first."""
-        stored = [] if self.store is None else await self.store.list_sessions()
         loaded = [loaded_summary(s, self.runtime) for s in self._sessions.values()]
-        return merged(loaded, stored)
+        if self.store is None:
+            return merged(loaded, [])
+        held = await self.store.live_leases()
+        return merged(loaded, await stored_summaries(self.store, held))
 
     async def rename(self, session_id: str, title: str) -> SessionSummary:
         """Name a session (``Session.rename``: an empty ``title`` gives back its first words)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, replace
 
+from agentos._host.shown import ShownStatus, shown_session_status, stored_session_status
 from agentos._kernel.runtime import Runtime
 from agentos._sessions.session import Session
-from agentos._store.protocol import StoredSession
+from agentos._store.protocol import SessionStore, StoredSession
 from agentos._turns.events import SessionStatus
 
 
@@ -29,7 +30,10 @@ class SessionSummary:
     """When the store last wrote it (None: never stored)."""
     title: str = ""
     """What to call the session (``Session.title``): the name it was given, else the first
-    thing the person said; for one only the store holds, the name alone (empty: none)."""
+    thing the person said (empty: nothing said yet)."""
+    status_note: str | None = None
+    """Why ``status`` is what it is, when that needs saying (``shown_session_status``):
+    ``1 call was running`` for a session stored mid-turn that nobody runs now."""
 
 
 def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionSummary:
@@ -47,29 +51,39 @@ def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionS
     )
 
 
-def stored_summary(stored: StoredSession) -> SessionSummary:
-    try:
-        status = SessionStatus(stored.status)
-    except ValueError:
-        status = SessionStatus.STOPPED
+def stored_summary(stored: StoredSession, shown: ShownStatus | None = None) -> SessionSummary:
+    """A session only the store holds; ``shown``: its status as ``stored_session_status``
+    gives it (else as stored, or ``stopped`` if this agentos does not know it)."""
+    shown = shown or shown_session_status(stored.status, live=True)
     return SessionSummary(
         stored.session_id,
         str(stored.config.get("name", "agent")),
-        status,
+        SessionStatus(shown.status),
         requests=0,
         messages=0,
         errors=0,
         live=False,
         updated_at=stored.updated_at,
-        title=stored.title or "",
+        title=stored.shown_title(),
+        status_note=shown.note,
     )
 
 
+async def stored_summaries(store: SessionStore, held: Container[str]) -> list[SessionSummary]:
+    """Every session the store holds, each with its shown status (``held``: the sessions a
+    live process holds, which show their own)."""
+    return [
+        stored_summary(stored, await stored_session_status(store, stored, live=live))
+        for stored in await store.list_sessions()
+        for live in (stored.session_id in held,)
+    ]
+
+
 def merged(
-    loaded: Iterable[SessionSummary], stored: Iterable[StoredSession]
+    loaded: Iterable[SessionSummary], stored: Iterable[SessionSummary]
 ) -> list[SessionSummary]:
     """Every session once, the loaded one's figures winning, oldest activity first."""
-    rows = {summary.session_id: summary for summary in map(stored_summary, stored)}
+    rows = {summary.session_id: summary for summary in stored}
     for summary in loaded:
         before = rows.get(summary.session_id)
         updated = None if before is None else before.updated_at

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from agentos._errors import UnknownSessionError
 from agentos._host.listing import SessionSummary, loaded_summary, stored_summary
+from agentos._host.shown import stored_session_status
 from agentos._kernel.runtime import Runtime
 from agentos._sessions.session import Session
 from agentos._store.protocol import SessionStore
@@ -31,6 +32,8 @@ async def rename_session(
         await store.set_title(session_id, name)
         session = sessions.get(session_id)
         if session is None:
-            return stored_summary(replace(stored, title=name))
+            live = session_id in await store.live_leases()
+            shown = await stored_session_status(store, stored, live=live)
+            return stored_summary(replace(stored, title=name), shown)
     await session.rename(title)
     return loaded_summary(session, runtime)

@@ -127,7 +127,12 @@ class Session:
             provider=provider,
             view=view,
             writer=SessionWriter(
-                session_id, store, version, self._machine.status, self._outbound.usage
+                session_id,
+                store,
+                version,
+                self._machine.status,
+                self._outbound.usage,
+                lambda: first_words(person_posts(self.board, self._machine.history)),
             ),
             outbound=self._outbound,
             errors=self.errors,

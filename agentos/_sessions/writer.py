@@ -27,9 +27,14 @@ class SessionWriter:
         version: int | None,
         status: SessionStatus,
         usage: Callable[[], dict[str, int]] = dict,
+        said: Callable[[], str] = str,
     ) -> None:
-        """``usage``: the session's requests and token counts, written with every commit."""
+        """``usage``: the session's requests and token counts, written with every commit;
+        ``said``: the first thing the person said (its title until named), written with
+        each commit until one has carried it."""
         self._usage = usage
+        self._said = said
+        self._said_written = False
         self.session_id = session_id
         self.store = store
         """None: no store, or one another host took over (then nothing more is written)."""
@@ -51,6 +56,7 @@ class SessionWriter:
             history = machine.history
             keep = min(machine.dirty_from, len(history))
             upto, status = machine.committing(), machine.status
+            said = None if self._said_written else self._said() or None
             await self.store.commit_turn(
                 TurnCommit(
                     self.session_id,
@@ -60,8 +66,10 @@ class SessionWriter:
                     self._version,
                     machine.stored_board,
                     self._usage() or None,
+                    said,
                 )
             )
+            self._said_written = self._said_written or said is not None
             machine.committed(upto)
             self.stored = status
             if self._version is not None:

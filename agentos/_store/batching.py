@@ -20,7 +20,7 @@ import anyio
 from agentos._errors import StoreError
 from agentos._model.messages import Message
 from agentos._store.protocol import TurnCommit
-from agentos._store.records import message_text
+from agentos._store.records import message_text, text_column
 
 
 class CommitOutcomeUnknown(StoreError):
@@ -42,6 +42,8 @@ class PendingTurn:
     """The board's JSON text, when the turn writes one."""
     usage: str | None = None
     """The session's usage as JSON text, when the turn writes it."""
+    first_words: str | None = None
+    """The first thing the person said, when the turn writes it."""
     done: bool = False
     """Written, or failed with ``error``."""
     error: StoreError | None = None
@@ -51,7 +53,8 @@ class PendingTurn:
         rows = message_rows(turn.session_id, turn.keep, turn.messages)
         board = None if turn.board is None else json.dumps(turn.board)
         usage = None if turn.usage is None else json.dumps(turn.usage)
-        return cls(turn.session_id, turn.status, turn.keep, rows, turn.version, board, usage)
+        said = text_column(turn.first_words)  # a NUL as every backend keeps it
+        return cls(turn.session_id, turn.status, turn.keep, rows, turn.version, board, usage, said)
 
     def fail(self, error: StoreError) -> None:
         self.done, self.error = True, error

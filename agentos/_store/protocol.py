@@ -53,6 +53,9 @@ class StoredSession:
     title: str | None = None
     """The name someone gave the session (``set_title``); None: never named, and its first
     words stand for it."""
+    first_words: str | None = None
+    """The first thing the person said, as the session last wrote it (``TurnCommit``):
+    what names it in a listing, which reads no history. None: nothing said yet."""
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the stored conversation, as ``Session.chat`` shows it; a
@@ -69,7 +72,8 @@ class StoredSession:
         thing the person said (read off ``chat``); empty while nothing is said."""
         if self.title is not None:
             return self.title
-        return first_words(entry.text for entry in self.chat() if entry.role == "user")
+        said = first_words(entry.text for entry in self.chat() if entry.role == "user")
+        return said or self.first_words or ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,8 @@ class TurnCommit:
     usage: dict[str, int] | None = None
     """The session's requests and token counts so far, written whole (None: the stored
     ones stay)."""
+    first_words: str | None = None
+    """The first thing the person said (None: the stored words stay)."""
 
 
 class SessionStore(Protocol):

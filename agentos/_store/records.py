@@ -69,6 +69,7 @@ def session_from(
     columns = set(row.keys())  # an asyncpg Record's is an iterator: read once
     usage = row["usage"] if "usage" in columns else None
     title = row["title"] if "title" in columns else None
+    said = row["first_words"] if "first_words" in columns else None
     return StoredSession(
         session_id=row["session_id"],
         config=json.loads(row["config"]),
@@ -81,6 +82,7 @@ def session_from(
         board=board,
         usage=None if usage is None else json.loads(usage),
         title=title,
+        first_words=said,
     )
 
 

@@ -3,7 +3,8 @@
 1: sessions (with their version and board), messages, continuation tokens,
 leases, the live mirror of calls and cancel requests: the records of the
 SQLite store's four versions, in one. 2: an index for pruning the mirror. 3: a session's usage.
-4: the name someone gave a session (``sessions.title``; NULL: never named).
+4: the name someone gave a session (``sessions.title``; NULL: never named). 5: the first
+thing the person said (``sessions.first_words``), so a listing names every session.
 Hosts starting at once migrate one at a time (an advisory lock). A database
 holding tables that are not agentos's, or a schema newer than this agentos
 knows, is refused; nothing is overwritten. JSON is kept as text, as written.
@@ -96,6 +97,9 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE sessions ADD COLUMN title TEXT;
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN first_words TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

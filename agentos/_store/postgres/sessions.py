@@ -84,6 +84,8 @@ class SessionRows:
             await _insert_messages(db, [row for commit in batch for row in commit.rows])
             await _set_texts(db, "board", {c.session_id: c.board for c in batch if c.board})
             await _set_texts(db, "usage", {c.session_id: c.usage for c in batch if c.usage})
+            said = {c.session_id: c.first_words for c in batch if c.first_words}
+            await _set_texts(db, "first_words", said)
 
         try:
             await database.transaction(write)
@@ -156,7 +158,7 @@ class SessionRows:
     async def list(self) -> list[StoredSession]:
         rows = await self._database.all(
             "SELECT session_id, config, status, parent_session_id, created_at, updated_at, "
-            "version, usage, title FROM sessions ORDER BY created_at, session_id"
+            "version, usage, title, first_words FROM sessions ORDER BY created_at, session_id"
         )
         return [session_from(row, ()) for row in rows]
 
@@ -182,7 +184,8 @@ async def _insert_messages(db: Db, rows: list[tuple[str, int, str]]) -> None:
 
 
 async def _set_texts(db: Db, column: str, values: dict[str, str]) -> None:
-    """Set a text column of these sessions (``board``, ``usage``), in one statement."""
+    """Set a text column of these sessions (``board``, ``usage``, ``first_words``), in one
+    statement."""
     if values:
         await db.execute(
             f"UPDATE sessions AS s SET {column} = v.value FROM unnest($1::text[], $2::text[]) "

@@ -31,3 +31,6 @@ async def write_together(database: Database, batch: list[PendingTurn]) -> None:
         usages = [(c.usage, c.session_id) for c in batch if c.usage is not None]
         if usages:
             await db.executemany("UPDATE sessions SET usage = ? WHERE session_id = ?", usages)
+        said = [(c.first_words, c.session_id) for c in batch if c.first_words]
+        if said:
+            await db.executemany("UPDATE sessions SET first_words = ? WHERE session_id = ?", said)

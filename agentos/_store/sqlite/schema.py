@@ -5,7 +5,8 @@ leases. 3: the live mirror of calls (``calls``, written by the host that holds
 the session) and ``cancel_requests`` (left by other processes, answered by it).
 4: a board session's board in ``sessions.board``, no longer a ``board`` message.
 5: a session's model requests and token counts in ``sessions.usage``. 6: the name someone
-gave a session in ``sessions.title`` (NULL: never named).
+gave a session in ``sessions.title`` (NULL: never named). 7: the first thing the person
+said in ``sessions.first_words``, so a listing names every session without its history.
 
 A file that holds tables that are not agentos's, or a schema newer than this
 agentos knows, is refused with a ``StoreError``; nothing is ever overwritten.
@@ -111,6 +112,9 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE sessions ADD COLUMN title TEXT;
+    """,
+    """
+    ALTER TABLE sessions ADD COLUMN first_words TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

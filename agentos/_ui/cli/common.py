@@ -74,7 +74,7 @@ def summary(stored: StoredSession) -> JsonObject:
     """A stored session's row in 'agentos sessions' (and the head of 'show --json')."""
     return {
         "session_id": stored.session_id,
-        "title": stored.title,
+        "title": stored.shown_title() or None,
         "agent": stored.config.get("name"),
         "status": stored.status,
         "created_at": timestamp(stored.created_at),

@@ -24,10 +24,17 @@ from agentos._ui.cli.common import (
     with_store,
 )
 from agentos._ui.cli.database import Database
-from agentos._ui.stored.calls import brief, render_chat, render_session, stored_calls
+from agentos._ui.stored.calls import (
+    StoredCall,
+    brief,
+    render_chat,
+    render_session,
+    session_status,
+    stored_calls,
+)
 from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
 from agentos.board import Board
-from agentos.stores import SessionStore, StoredSession
+from agentos.stores import SessionStore, ShownStatus, StoredSession, stored_session_status
 from components import Json, JsonObject
 
 
@@ -37,33 +44,46 @@ from components import Json, JsonObject
 def sessions(db: Database, as_json: bool) -> None:
     """List the stored sessions, oldest first: a table on a terminal, else JSON lines.
 
-    title is the name 'agentos rename' (or the web page) gave it, if any;
-    status is the session's own (idle between turns); holder names the live
-    process holding it, if any, and calls_running / calls_pending count its
-    calls as that process last mirrored them (pending includes deferred calls).
+    title is the name 'agentos rename' (or the web page) gave it, else the
+    first thing the person said; status is the session's own (idle between
+    turns) while a live process holds it, else stopped when it was stored
+    mid-turn, with status_note saying what was under way ("1 call was
+    running"); holder names the live process holding it, if any, and
+    calls_running / calls_pending count its calls as that process last
+    mirrored them (pending includes deferred calls).
     """
 
     async def listing(
         store: SessionStore,
-    ) -> tuple[list[StoredSession], dict[str, str], dict[str, dict[str, int]]]:
-        return await store.list_sessions(), await store.live_leases(), await store.call_counts()
+    ) -> tuple[list[tuple[StoredSession, ShownStatus]], dict[str, str], dict[str, dict[str, int]]]:
+        holders = await store.live_leases()
+        found = [
+            (stored, await stored_session_status(store, stored, live=stored.session_id in holders))
+            for stored in await store.list_sessions()
+        ]
+        return found, holders, await store.call_counts()
 
     if not db.exists():
         click.echo(f"no database at {db} yet: no sessions", err=True)
         return
     found, holders, counts = with_store(db, listing)
     rows: list[JsonObject] = []
-    for stored in found:
+    for stored, shown in found:
         holder = holders.get(stored.session_id)
         live = counts.get(stored.session_id, {}) if holder is not None else {}
         rows.append(
             {
                 **summary(stored),
+                "status": shown.status,
+                "status_note": shown.note,
                 "holder": holder,
                 "calls_running": live.get("running", 0),
                 "calls_pending": live.get("pending", 0),
             }
         )
+    if not as_json and sys.stdout.isatty():
+        for row, (_, shown) in zip(rows, found, strict=True):
+            row["status"] = str(shown)
     columns = ["session_id", "agent", "status", "holder", "calls_running", "updated_at", "title"]
     table_or_lines(rows, columns, as_json)
 
@@ -83,24 +103,28 @@ def show(db: Database, session_id: str, whole_history: bool, as_json: bool) -> N
     """Print SESSION's chat: what the person said, the agent's answers, and each tool call
     with its status (what the runtime's own turns did with a call is a mark beside it).
 
-    With --json: {"session_id", "title" (its name, if given), "agent",
-    "status", "created_at", "updated_at", "parent_session_id", "chat" (what a
+    With --json: {"session_id", "title" (its name, else the first thing the
+    person said), "agent", "status" and "status_note" (as 'agentos sessions'
+    gives them), "created_at", "updated_at", "parent_session_id", "chat" (what a
     person sees: {"role", "text", "calls": [{"call_id", "tool_name", "status",
     "note"}]}), "history" (Anthropic Messages, as the model read them), "calls"
     (as 'agentos calls' prints them), "usage" (requests, tokens by kind,
     cost_usd at the model's prices, cache_hit_ratio)}.
     """
     stored, tokens = load(db, session_id)
+    live = _held(db, stored.session_id)
     spent = _spent(stored)
     if not as_json:
         render = render_session if whole_history else render_chat
-        for line in render(stored, tokens):
+        for line in render(stored, tokens, live=live):
             say(line)
         if spent is not None:
             say(_spent_line(spent))
         return
     history = cast("list[Json]", list(stored.history))  # messages are JSON objects
-    calls: list[Json] = [call.to_json() for call in stored_calls(stored, tokens)]
+    found = stored_calls(stored, tokens, live=live)
+    calls: list[Json] = [call.to_json() for call in found]
+    shown = {key: call for call in found for key in (call.provider_call_id, call.call_id) if key}
     board = {} if stored.board is None else {"board": Board.from_json(stored.board).to_json()}
     usage: JsonObject = {} if spent is None else {"usage": _spent_json(spent)}
     chat: list[Json] = [
@@ -111,7 +135,7 @@ def show(db: Database, session_id: str, whole_history: bool, as_json: bool) -> N
                 {
                     "call_id": call.call_id,
                     "tool_name": call.tool_name,
-                    "status": call.status.value,
+                    "status": _status_of(shown.get(call.call_id), call.status.value),
                     "note": call.note,
                 }
                 for call in entry.calls
@@ -119,9 +143,25 @@ def show(db: Database, session_id: str, whole_history: bool, as_json: bool) -> N
         }
         for entry in stored.chat()
     ]
-    body = {**summary(stored), "chat": chat, "history": history, **board, "calls": calls}
+    status = session_status(stored, tokens, live)
+    body = {**summary(stored), "status": status.status, "status_note": status.note}
+    body |= {"chat": chat, "history": history, **board, "calls": calls}
     body |= usage
     click.echo(json.dumps(body))
+
+
+def _held(db: Database, session_id: str) -> bool:
+    """Whether a live process holds the session's lease (runs it now)."""
+
+    async def read(store: SessionStore) -> bool:
+        return session_id in await store.live_leases()
+
+    return with_store(db, read)
+
+
+def _status_of(call: StoredCall | None, chat_status: str) -> str:
+    """A chat call's status as ``agentos calls`` gives it (``shown_call_status``)."""
+    return chat_status if call is None else call.status
 
 
 USAGE_NAMES = (
@@ -179,11 +219,11 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
     While a live process holds SESSION, its calls are running or pending,
     with their latest progress, as it last mirrored them (twice a second).
     Otherwise: completed, failed or cancelled (with its cancel_reason),
-    orphaned (lost in a restart, or no process is running it), deferred
-    (waiting for its token), completed or failed with a note (its token was
-    completed; the session delivers it when it next runs), expired (its token
-    ran out), or running_when_stored (a live process holds SESSION but did
-    not mirror the call).
+    orphaned (lost in a restart, or it was running when stored and no
+    process is running it), deferred (waiting for its token), completed or
+    failed with a note (its token was completed; the session delivers it when
+    it next runs), expired (its token ran out), or running with a note (a live
+    process holds SESSION but has not mirrored the call).
     """
 
     async def read(store: SessionStore) -> list[tuple[int, LiveCall]] | None:

@@ -30,6 +30,7 @@ from agentos import (
     Session,
     UnknownCallError,
 )
+from agentos.stores import shown_session_status
 from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
@@ -195,7 +196,7 @@ class HostOverMcp:
         ]
         return {
             "session_id": session.session_id,
-            "status": session.status.value,
+            "status": shown_session_status(session.status, live=True).status,
             "answer": replies[-1] if replies else "",
             "running_calls": running,
         }

@@ -6,9 +6,9 @@ it works with no runtime: a call is ``completed``, ``failed`` or
 ``orphaned`` when it was lost in a restart; ``deferred`` while it waits for
 its token, ``completed`` (or ``failed``) once its token was completed and the
 session has yet to deliver it, ``expired`` once the token's time ran out;
-``running_when_stored`` when the history holds only its placeholder (it ran
-in a process that may be gone: resuming the session reports it orphaned).
-``live`` merges in what a live process holding the session mirrors.
+and when the history holds only its placeholder (it was running when stored), what
+``shown_call_status`` says: ``running`` while a live process holds the session,
+else ``orphaned``. ``live`` merges in what a live process holding the session mirrors.
 """
 
 from __future__ import annotations
@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentos.board import Board
-from agentos.stores import StoredSession, StoredToken
+from agentos.stores import (
+    ShownStatus,
+    StoredSession,
+    StoredToken,
+    calls_running_when_stored,
+    shown_call_status,
+    shown_session_status,
+)
 from agentos.turns import MessageHistory, blocks_of
 from components import Json, JsonObject
 
@@ -65,10 +72,11 @@ class StoredCall:
         if self.status == "deferred":
             done = "completed, not delivered yet" if self.token_completed else "not completed"
             return f"deferred, token {self.continuation_token} ({done})"
-        if self.status == "running_when_stored":
-            return f"running when stored (call {self.call_id or '?'})"
+        if self.status == "running":
+            note = "" if self.note is None else f" ({self.note})"
+            return f"running{note}"
         if self.status == "orphaned":
-            return "orphaned (lost in a restart)"
+            return f"orphaned ({self.note or 'lost in a restart'})"
         if self.status == "expired":
             return f"expired: token {self.continuation_token} was not completed in time"
         if self.status == "cancelled":
@@ -81,11 +89,14 @@ class StoredCall:
         return outcome
 
 
-def stored_calls(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[StoredCall]:
+def stored_calls(
+    stored: StoredSession, tokens: Iterable[StoredToken], *, live: bool = False
+) -> list[StoredCall]:
     """Every ``tool_use`` of the history, in order, with its status (a board session's:
-    every call on its board)."""
+    every call on its board); ``live``: a live process holds the session (a call the
+    history has no outcome for runs there, else nowhere: ``shown_call_status``)."""
     if stored.board is not None:
-        return _board_calls(Board.from_json(stored.board), tokens)
+        return _board_calls(Board.from_json(stored.board), tokens, live)
     history = stored.history
     index = MessageHistory()
     index.load("stored", history)
@@ -112,7 +123,8 @@ def stored_calls(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[S
         elif token is not None:
             status, result, note = _waiting_on(token)
         else:
-            status = "running_when_stored"
+            shown = shown_call_status(None, live=live)
+            status, note = shown.status, shown.note
         calls.append(
             StoredCall(
                 provider_call_id=use_id,
@@ -139,7 +151,7 @@ def _waiting_on(token: StoredToken) -> tuple[str, Json, str | None]:
     return ("expired" if token.expired else "deferred"), result, None
 
 
-def _board_calls(board: Board, tokens: Iterable[StoredToken]) -> list[StoredCall]:
+def _board_calls(board: Board, tokens: Iterable[StoredToken], live: bool) -> list[StoredCall]:
     """Every call on a stored board, in the order made, with its status."""
     tokens = list(tokens)
     by_use = {token.provider_call_id: token for token in tokens}
@@ -151,9 +163,11 @@ def _board_calls(board: Board, tokens: Iterable[StoredToken]) -> list[StoredCall
             result: Json = call.outcome
             status, reason, note = call.status.value, None, None
             if not call.status.is_final:
-                status, result, note = (
-                    _waiting_on(token) if token is not None else ("running_when_stored", None, None)
-                )
+                if token is not None:
+                    status, result, note = _waiting_on(token)
+                else:
+                    shown = shown_call_status(None, live=live)
+                    status, result, note = shown.status, None, shown.note
             elif status == "failed" and str(result).startswith(_EXPIRED):
                 status = "expired"
             elif status == "cancelled":
@@ -186,25 +200,32 @@ def _cancel_reasons(uses: Iterable[dict[str, object]]) -> dict[str, str]:
     return reasons
 
 
-def session_header(stored: StoredSession) -> str:
+def session_status(stored: StoredSession, tokens: Iterable[StoredToken], live: bool) -> ShownStatus:
+    """How the stored session stands (``shown_session_status``), its history at hand."""
+    running = calls_running_when_stored(stored, tokens)
+    return shown_session_status(stored.status, live=live, were_running=len(running))
+
+
+def session_header(stored: StoredSession, status: ShownStatus) -> str:
     """The first line ``agentos show`` prints: which session, whose, how it stands."""
     agent = stored.config.get("name", "agent")
     return (
-        f"session {stored.session_id}  agent {agent}  status {stored.status}  "
+        f"session {stored.session_id}  agent {agent}  status {status}  "
         f"updated {timestamp(stored.updated_at)}"
     )
 
 
-def render_chat(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
+def render_chat(stored: StoredSession, tokens: Iterable[StoredToken], *, live: bool) -> list[str]:
     """The chat a person sees (``StoredSession.chat``): what they said, the agent's answers
     to them, each call with its status and a quiet mark of what the runtime's own turns
-    did with it; never a timer's nudge as their words."""
+    did with it; never a timer's nudge as their words. ``live``: a live process holds it."""
+    tokens = list(tokens)
     calls: dict[str, StoredCall] = {}
-    for call in stored_calls(stored, tokens):
+    for call in stored_calls(stored, tokens, live=live):
         calls[call.provider_call_id] = call
         if call.call_id is not None:
             calls.setdefault(call.call_id, call)
-    lines = [session_header(stored)]
+    lines = [session_header(stored, session_status(stored, tokens, live))]
     for entry in stored.chat():
         if entry.text:
             first, *rest = entry.text.splitlines() or [""]
@@ -218,11 +239,14 @@ def render_chat(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[st
     return lines
 
 
-def render_session(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:
+def render_session(
+    stored: StoredSession, tokens: Iterable[StoredToken], *, live: bool
+) -> list[str]:
     """The history as readable lines, as the model read it: every message, and each call
-    with its status (``agentos show --history``)."""
-    calls = {call.provider_call_id: call for call in stored_calls(stored, tokens)}
-    lines = [session_header(stored)]
+    with its status (``agentos show --history``). ``live``: a live process holds it."""
+    tokens = list(tokens)
+    calls = {call.provider_call_id: call for call in stored_calls(stored, tokens, live=live)}
+    lines = [session_header(stored, session_status(stored, tokens, live))]
     if stored.board is not None:
         lines.append("board (what the model reads):")
         board = Board.from_json(stored.board).render().text

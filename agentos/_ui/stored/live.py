@@ -16,10 +16,18 @@ import anyio
 
 from agentos import AgentOSError, child_session_id
 from agentos._ui.stored.calls import StoredCall, brief, stored_calls, timestamp
-from agentos.stores import CancelRequest, MirroredCall, SessionStore, StoredSession, StoredToken
+from agentos.stores import (
+    RAN_NOWHERE,
+    CancelRequest,
+    MirroredCall,
+    SessionStore,
+    StoredSession,
+    StoredToken,
+    shown_call_status,
+)
 from components import CallStatus, JsonObject
 
-NOWHERE = "no process is running it"
+NOWHERE = RAN_NOWHERE
 CANCEL_POLL_SECONDS = 0.1
 
 
@@ -98,11 +106,9 @@ def merge(stored: StoredCall | None, row: MirroredCall | None, holder: str | Non
     """The call's status: a final mirrored state, a live one, else what the history says."""
     if row is None:
         assert stored is not None
-        if stored.status == "running_when_stored" and holder is None:
-            return replace(stored, status=CallStatus.ORPHANED.value, note=NOWHERE)
         return stored
     base = stored or StoredCall(
-        row.provider_call_id or row.call_id, row.tool_name, row.tool_input, "running_when_stored"
+        row.provider_call_id or row.call_id, row.tool_name, row.tool_input, row.status
     )
     base = replace(base, call_id=row.call_id)
     status = CallStatus(row.status)
@@ -120,7 +126,14 @@ def merge(stored: StoredCall | None, row: MirroredCall | None, holder: str | Non
         return replace(base, status="deferred")
     if holder is not None and stored is not None:
         return stored
-    return replace(base, status=CallStatus.ORPHANED.value, note=NOWHERE)
+    return _nowhere(base)
+
+
+def _nowhere(call: StoredCall) -> StoredCall:
+    """A call not final that no live process runs: ``orphaned``, as ``shown_call_status``
+    says of one the history has no outcome for."""
+    shown = shown_call_status(None, live=False)
+    return replace(call, status=shown.status, note=shown.note)
 
 
 def live_calls(
@@ -135,7 +148,7 @@ def live_calls(
         by_id[row.provider_call_id or row.call_id] = row
     calls = []
     seen = set()
-    for call in stored_calls(stored, tokens):
+    for call in stored_calls(stored, tokens, live=holder is not None):
         matched = by_id.get(call.provider_call_id)
         seen.add(call.provider_call_id)
         calls.append(LiveCall(stored.session_id, merge(call, matched, holder), matched, holder))

@@ -42,7 +42,7 @@ KEEP = 1_000
 """Events kept for pages that reconnect."""
 NEWS_GROUPS = 50
 """Waiting pages are told of a publication in this many groups, one per loop iteration."""
-_WHOLE_PARTS = ("title", "status", "access", "errors", "streaming")
+_WHOLE_PARTS = ("title", "status", "status_note", "access", "errors", "streaming")
 """Parts of the page small enough to send whole when they change."""
 _QUIET_FIELDS = frozenset({"elapsed"})
 """Widget fields that change with the clock alone: they do not make a call's event."""
@@ -50,7 +50,8 @@ _QUIET_FIELDS = frozenset({"elapsed"})
 
 @dataclass(frozen=True, slots=True)
 class PageEvent:
-    """One change of the page: ``kind`` is ``title``, ``status``, ``access``, ``errors``,
+    """One change of the page: ``kind`` is ``title``, ``status``, ``status_note`` (why the
+    status is what it is, if that needs saying), ``access``, ``errors``,
     ``streaming`` (the reply as it forms), ``call``, ``chat`` or ``context`` (``snapshot``:
     the whole page); ``frame`` is it as a server-sent event."""
 

@@ -14,10 +14,11 @@ import time
 from collections.abc import Callable
 
 from agentos import Host, Runtime, Session, SessionInUseError, SessionStatus, UnknownSessionError
+from agentos._ui.stored.calls import session_status
 from agentos._ui.stored.live import LiveCall, live_calls
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.view import page_state, stored_page_state
-from agentos.stores import SessionSummary, StoredSession
+from agentos.stores import SessionSummary, ShownStatus, StoredSession
 from components import JsonObject
 
 
@@ -39,7 +40,7 @@ class Watch:
         self.session_id = session_id
         self._host, self._runtime, self._wall = host, runtime, wall
         self.live: Session | None = None
-        self._stored: tuple[StoredSession, list[LiveCall]] | None = None
+        self._stored: tuple[StoredSession, list[LiveCall], ShownStatus] | None = None
         self.holder: str | None = None
         self._stops: list[Callable[[], None]] = []
         self._forming = False
@@ -69,14 +70,17 @@ class Watch:
             self.feed.mark()
         return True
 
-    async def _read(self, holder: str | None) -> tuple[StoredSession, list[LiveCall]] | None:
+    async def _read(
+        self, holder: str | None
+    ) -> tuple[StoredSession, list[LiveCall], ShownStatus] | None:
         store = self._host.store
         stored = None if store is None else await store.load_session(self.session_id)
         if store is None or stored is None:
             return None
         tokens = await store.tokens_of(self.session_id)
         rows = await store.mirrored_calls(session_id=self.session_id)
-        return stored, live_calls(stored, tokens, rows, holder)
+        status = session_status(stored, tokens, holder is not None)
+        return stored, live_calls(stored, tokens, rows, holder), status
 
     def _follow(self, session: Session | None) -> None:
         """Draw from ``session`` (None: from the store), told of its changes."""
@@ -103,6 +107,7 @@ class Watch:
             state = stored_page_state(*self._stored, now)
         else:
             state = {"session_id": self.session_id, "title": "", "status": "", "chat": []}
+            state["status_note"] = None
             state |= {"calls": {}, "context": "", "errors": [], "streaming": None}
         open_here = self.live is not None and not self.live.ended
         state["access"] = {"open": open_here, "holder": self.holder, "here": self._host.holder}
@@ -195,6 +200,7 @@ def list_row(summary: SessionSummary, now: float) -> JsonObject:
         "session_id": summary.session_id,
         "agent": summary.agent,
         "status": summary.status.value,
+        "status_note": summary.status_note,
         "updated_at": now if summary.updated_at is None else summary.updated_at,
         "running_calls": summary.running_calls,
         "live": summary.live,
@@ -222,4 +228,5 @@ def doing(summary: SessionSummary) -> str:
     if summary.running_calls and summary.status in _BUSY:
         calls = summary.running_calls
         return f"{calls} call{'' if calls == 1 else 's'} running"
-    return _DOING.get(summary.status, summary.status.value)
+    said = _DOING.get(summary.status, summary.status.value)
+    return said if summary.status_note is None else f"{said} · {summary.status_note}"

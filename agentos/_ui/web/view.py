@@ -16,7 +16,7 @@ from typing import TypeGuard
 from agentos import CallSnapshot, PartialReply, Runtime, Session, child_session_id
 from agentos._ui.stored.live import LiveCall
 from agentos.board import Board, ChatCall, ChatEntry
-from agentos.stores import StoredSession
+from agentos.stores import ShownStatus, StoredSession, shown_session_status
 from agentos.turns import EXPECTED_SECONDS, Message, blocks_of
 from components import CallStatus, Json, JsonObject
 
@@ -24,7 +24,7 @@ ERRORS_SHOWN = 3
 """The session's latest errors the page shows (a failed model request, say)."""
 PREVIEW_CHARS = 2_000
 """A result or payload longer than this is cut in widgets (the peek shows it whole)."""
-_WAITING = frozenset({"running", "pending", "deferred", "running_when_stored"})
+_WAITING = frozenset({"running", "pending", "deferred"})
 """A stored call's statuses that are not final (``_ui/stored/calls.py`` names them all)."""
 
 
@@ -41,6 +41,7 @@ def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
         "session_id": session.session_id,
         "title": session.title,
         "status": session.status.value,
+        "status_note": shown_session_status(session.status, live=True).note,
         "view": session.config.context_view,
         "chat": entries,
         "calls": calls,
@@ -65,9 +66,12 @@ def streaming(partial: PartialReply | None) -> Json:
     return {"text": partial.text, "calls": calls}
 
 
-def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: float) -> JsonObject:
-    """A session this server does not run, as ``page_state`` draws one: its stored chat, and
-    each call as its holder last mirrored it (else as the history left it)."""
+def stored_page_state(
+    stored: StoredSession, calls: Sequence[LiveCall], status: ShownStatus, now: float
+) -> JsonObject:
+    """A session this server does not run, as ``page_state`` draws one: its stored chat,
+    its ``status`` (``stored_session_status``), and each call as its holder last mirrored
+    it (else as the history left it)."""
     found = {key: call for call in calls for key in _keys(call)}
     chat = stored.chat()
     agents = stored.config.get("agents")
@@ -89,7 +93,8 @@ def stored_page_state(stored: StoredSession, calls: Sequence[LiveCall], now: flo
     return {
         "session_id": stored.session_id,
         "title": stored.shown_title(),
-        "status": stored.status,
+        "status": status.status,
+        "status_note": status.note,
         "view": str(stored.config.get("context_view", "transcript")),
         "chat": [chat_entry(entry) for entry in chat],
         "calls": widgets,

@@ -87,7 +87,7 @@ const agentos = (() => {
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
-    const state = { title: "", chat: [], calls: {}, status: "", context: "", errors: [], streaming: null,
+    const state = { title: "", chat: [], calls: {}, status: "", status_note: null, context: "", errors: [], streaming: null,
                     view: "transcript", access: { open: false, holder: null, here: "" },
                     confirming: null, peeking: null, replyTo: null, raw: false, loaded: false };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
@@ -280,7 +280,7 @@ const agentos = (() => {
 
     function drawRest() {
       const status = document.getElementById("status");
-      status.textContent = state.status;
+      status.textContent = state.status_note ? `${state.status} · ${state.status_note}` : state.status;
       status.setAttribute("data-status", state.status);
       document.getElementById("session-errors").replaceChildren(
         ...state.errors.map((error) => el("li", { text: `error: ${error}` })));
@@ -359,6 +359,7 @@ const agentos = (() => {
       title(data) { state.title = data.title; drawTitle(); },
       access(data) { state.access = data.access; drawAccess(); drawChat(); },
       status(data) { state.status = data.status; drawRest(); },
+      status_note(data) { state.status_note = data.status_note; drawRest(); },
       context(data) { // the first context_from lines stay, the tail's lines follow them
         state.context = state.context.split("\n").slice(0, data.context_from)
           .concat(data.context_tail).join("\n");

@@ -1,0 +1,115 @@
+"""Issue 45: statuses agree and tell the truth. A session whose process is gone reads the
+same in ``agentos sessions``, ``agentos show``, ``agentos calls`` and on the page: stopped,
+saying what was under way, its call ``orphaned``; never ``waiting``, never a status outside
+the vocabulary. Every session is titled by the first thing the person said."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from agentos.stores import ShownStatus, shown_call_status, shown_session_status
+from tests._cli import agentos, env, side_by_side, start
+from tests.test_web import web
+
+__all__ = ["env"]  # a fixture
+
+ASKED = "Check Jane's calendar (60s)"
+"""The demo model calls fetch_calendar, which runs 60 s: longer than any test."""
+VOCABULARY = {"pending", "running", "completed", "failed", "cancelled", "orphaned"}
+
+
+def test_the_one_function_decides_from_the_vocabulary() -> None:
+    assert shown_session_status("waiting", live=True) == ShownStatus("waiting")
+    gone = shown_session_status("waiting", live=False, were_running=1)
+    assert str(gone) == "stopped · 1 call was running"
+    assert str(shown_session_status("waiting", live=False, were_running=2)).endswith("were running")
+    assert shown_session_status("requesting", live=False).status == "stopped"
+    assert shown_session_status("idle", live=False) == ShownStatus("idle")
+    assert shown_session_status("weird", live=False).status == "stopped"
+    assert shown_call_status(None, live=False).status == "orphaned"
+    assert shown_call_status(None, live=True).status == "running"
+    assert shown_call_status("completed", live=False) == ShownStatus("completed")
+
+
+def test_a_session_whose_run_exited_mid_call_reads_stopped_everywhere(
+    env: dict[str, str],
+) -> None:
+    ran = agentos(env, "run", "--session-id", "trip", ASKED)
+    assert ran.code == 3, ran  # the call still ran when the process left
+    listed, shown, body, calls = side_by_side(
+        env,
+        ("sessions", "--json"),
+        ("show", "trip"),
+        ("show", "trip", "--json"),
+        ("calls", "trip", "--json"),
+    )
+    (row,) = listed.lines
+    assert (row["status"], row["status_note"], row["holder"]) == (
+        "stopped",
+        "1 call was running",
+        None,
+    )
+    assert row["title"] == ASKED, "a session 'agentos run' started is titled too"
+    assert shown.out.splitlines()[0].count("status stopped · 1 call was running") == 1
+    assert "-> orphaned (no process is running it)" in shown.out
+    whole = body.json
+    assert (whole["status"], whole["status_note"], whole["title"]) == (
+        "stopped",
+        "1 call was running",
+        ASKED,
+    )
+    chat_calls = [call["status"] for entry in whole["chat"] for call in entry["calls"]]
+    assert chat_calls == ["orphaned"]
+    assert [call["status"] for call in whole["calls"]] == ["orphaned"]
+    (call,) = calls.lines
+    assert (call["tool_name"], call["status"]) == ("fetch_calendar", "orphaned")
+    for result in (listed, shown, body, calls):
+        assert "running_when_stored" not in result.out and "running when stored" not in result.out
+        assert "waiting" not in result.out, result.args
+    statuses = {call["status"] for call in [*whole["calls"], *calls.lines]}
+    assert statuses <= VOCABULARY
+
+
+def test_a_session_whose_process_was_killed_reads_stopped(env: dict[str, str]) -> None:
+    """Killed as its call starts (its lease names a dead process): stopped, not the
+    ``requesting`` it was stored as."""
+    running = start(env, "run", "--wait-for-async", "--session-id", "killed", ASKED)
+    assert running.stderr is not None
+    for line in running.stderr:
+        if line.startswith("{") and json.loads(line)["event"] == "started":
+            break
+    os.kill(running.pid, signal.SIGKILL)
+    running.communicate(timeout=30)
+    listed, shown = side_by_side(env, ("sessions", "--json"), ("show", "killed", "--json"))
+    (row,) = listed.lines
+    assert (row["status"], row["holder"], row["title"]) == ("stopped", None, ASKED)
+    assert row["status_note"] and shown.json["status_note"] == row["status_note"]
+    assert shown.json["status"] == "stopped"
+
+
+@pytest.mark.anyio
+async def test_the_page_lists_and_shows_it_as_the_command_line_does(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    assert env["AGENTOS_DB"] == str(tmp_path / "agentos.db"), "the page's database"
+    ran = agentos(env, "run", "--session-id", "trip", ASKED)
+    assert ran.code == 3, ran
+    async with web(tmp_path) as w:
+        (row,) = (await w.client.get("/api/sessions")).json()["sessions"]
+        assert (row["status"], row["status_note"], row["live"]) == (
+            "stopped",
+            "1 call was running",
+            False,
+        )
+        assert row["doing"] == "stopped · 1 call was running"
+        assert row["title"] == ASKED
+        state = (await w.client.get("/api/sessions/trip")).json()["state"]
+        assert (state["status"], state["status_note"]) == ("stopped", "1 call was running")
+        (widget,) = state["calls"].values()
+        assert (widget["tool_name"], widget["status"]) == ("fetch_calendar", "orphaned")
+        assert widget["final"] is True
