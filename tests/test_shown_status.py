@@ -10,9 +10,12 @@ import os
 import signal
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agentos import AgentConfig, Host, ManualClock, Runtime, ScriptedProvider, SqliteStore
 from agentos.stores import ShownStatus, shown_call_status, shown_session_status
+from agentos.testing import text
 from tests._cli import agentos, env, side_by_side, start
 from tests.test_web import web
 
@@ -113,3 +116,25 @@ async def test_the_page_lists_and_shows_it_as_the_command_line_does(
         (widget,) = state["calls"].values()
         assert (widget["tool_name"], widget["status"]) == ("fetch_calendar", "orphaned")
         assert widget["final"] is True
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("view", ["transcript", "board"])
+async def test_a_session_the_host_started_is_listed_by_its_first_words(
+    tmp_path: Path, clock: ManualClock, view: str
+) -> None:
+    """Whoever starts it (here the Host API), a session only the store holds is listed by the
+    first thing the person said, a board session's too."""
+    provider = ScriptedProvider((lambda r: True, lambda r: text("ok")))
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([], clock=clock) as runtime,
+        Host(runtime, provider, store=store) as host,
+    ):
+        session = await host.create_session(AgentConfig(context_view=view), session_id="s")
+        session.post("Plan a trip\nto Oslo")
+        with anyio.fail_after(10):
+            await session.wait_idle()
+        await host.unload("s")
+        (listed,) = await host.sessions()
+        assert (listed.live, listed.title) == (False, "Plan a trip to Oslo")

@@ -130,6 +130,23 @@ async def test_a_title_is_a_label_written_beside_the_turns(backend: Backend) -> 
             await store.set_title("ghost", "x")
 
 
+async def test_the_first_words_a_turn_writes_name_the_session_in_a_listing(
+    backend: Backend,
+) -> None:
+    """Issue 45: a listing reads no history, yet names every session by the first thing the
+    person said (written with a turn; a later turn without them keeps them)."""
+    async with await backend.open() as store:
+        await store.create_session(session("s1"))
+        first = TurnCommit(
+            "s1", "idle", 0, (said("Plan\x00 a trip"),), first_words="Plan\x00 a trip"
+        )
+        await store.commit_turn(first)
+        await store.commit_turn(TurnCommit("s1", "idle", 1, (said("more"),)))
+        (listed,) = await store.list_sessions()
+        assert (listed.history, listed.title) == ((), None)
+        assert listed.first_words == listed.shown_title() == "Plan\ufffd a trip"
+
+
 async def test_a_store_from_before_titles_migrates_keeping_its_sessions(
     backend: Backend,
 ) -> None:
