@@ -15,7 +15,9 @@ toolbox the model calls (``SystemToolbox``, ``CAPABILITIES``, ``MAX_WAIT_SECONDS
 Below them, the turn layer's words for front ends that draw or check what a machine
 handles: ``EXPECTED_SECONDS`` (the argument a background call's expected duration
 comes in), ``blocks_of`` (a message's content blocks), and ``fit_problems`` /
-``validation_problems`` (what is wrong with an agent, in lines a person can act on).
+``validation_problems`` (what is wrong with an agent, in lines a person can act on), and
+``Parameter`` (one of an agent's ``parameters``, which scope the cache decorator) and
+``ResultCache`` (where the cache decorator keeps results: a host's, shared by its sessions).
 """
 
 import agentos
@@ -25,6 +27,7 @@ from agentos._public import claim_all
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
+from agentos._turns.agent_config import Parameter
 from agentos._turns.agent_problems import fit_problems, validation_problems
 from agentos._turns.capabilities import CAPABILITIES, MAX_WAIT_SECONDS
 from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
@@ -57,6 +60,7 @@ from agentos._turns.events import (
 )
 from agentos._turns.expected import EXPECTED_SECONDS
 from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
+from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript_machine import TurnMachine
 
@@ -93,6 +97,8 @@ __all__ = [
     "MessageHistory",
     "ModelReplied",
     "NoHistory",
+    "Parameter",
+    "ResultCache",
     "Resumed",
     "Scope",
     "SendRequest",

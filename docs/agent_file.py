@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from agentos import AgentConfig, McpServerConfig, ModelPrices, SubAgent, ToolPolicy
+from agentos.turns import Parameter
 
 PAGE = Path(__file__).resolve().parent / "agent-file.md"
 
@@ -42,6 +43,12 @@ NESTED = (
     ("mcp_servers.NAME", McpServerConfig, "One MCP server: `command` (stdio) or `url` "
      "(streamable HTTP). `${VAR}` in `env` and `headers` is read from the environment when "
      "the server starts."),
+    ("parameters.NAME", Parameter, "One parameter: its value alone (`region = \"eu\"`), or "
+     "a table (`token = { value = \"...\", secret = true }`). The cache decorator keeps a "
+     "result under a hash of the parameters' values: sessions of one host whose parameters "
+     "are alike share it, sessions whose parameters differ never do, and no call of an agent "
+     "with a secret parameter is cached (a cached result would outlive the secret it was "
+     "fetched with). The command line keeps results for the sessions of one process."),
     ("agents.NAME", SubAgent, "One sub-agent, offered to the model as the tool NAME."),
     ("prices", ModelPrices, "US dollars per million tokens."),
 )  # fmt: skip

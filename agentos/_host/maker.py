@@ -23,6 +23,7 @@ from agentos._sessions.tracing import configured_tracer
 from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig, ExecutionMode
 from agentos._turns.context_view import ContextView
+from agentos._turns.result_cache import ResultCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,8 @@ class SessionMaker:
     lineage: SessionLineage
     mirror: CallMirror | None
     tracer_provider: object | None = None
+    results: ResultCache = field(default_factory=ResultCache)
+    """The cache decorator's results, shared by every session of the host."""
 
     def make(
         self,
@@ -78,6 +81,7 @@ class SessionMaker:
             usage=usage,
             tracer=configured_tracer(self.tracer_provider),
             title=title,
+            cache=self.results,
         )
 
 

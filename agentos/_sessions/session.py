@@ -39,6 +39,7 @@ from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import SessionStatus, StopRequested, UserPosted
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
+from agentos._turns.result_cache import ResultCache
 from agentos._turns.title import first_words, session_title
 from agentos._turns.transcript_machine import TurnMachine
 from components import CallId, CallSnapshot, JsonObject
@@ -72,6 +73,7 @@ class Session:
         usage: Mapping[str, int] | None = None,
         tracer: object | None = None,
         title: str | None = None,
+        cache: ResultCache | None = None,
     ) -> None:
         """``version``: the stored version this session owns (from its lease); every
         commit expects it, so none replaces another host's writes. ``access``: which
@@ -79,7 +81,9 @@ class Session:
         ``parent_call``: the call it runs as a sub-agent of (its calls nest under it).
         ``usage``: the requests and token counts it made before a restart (the store's).
         ``tracer``: an OpenTelemetry ``Tracer``, when the application configured tracing.
-        ``title``: the name it was given before a restart (the store's)."""
+        ``title``: the name it was given before a restart (the store's).
+        ``cache``: where the cache decorator keeps results (its host's, shared by the
+        sessions whose agents' parameters are alike; None: its own)."""
         self.session_id = session_id
         self._name = title
         self._store = store
@@ -94,7 +98,7 @@ class Session:
             else None
         )
         self._machine: Machine = self._board_machine or TurnMachine(
-            session_id, config, access.allows
+            session_id, config, access.allows, cache=cache
         )
         self._runtime = runtime
         self._view = view

@@ -5,6 +5,7 @@ Loaded from JSON or TOML, or built in code. Validation errors name the field.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
@@ -16,8 +17,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -148,6 +151,47 @@ class ToolPolicy(BaseModel):
         return rule.then if isinstance(rule, Decorate) else rule
 
 
+ParameterValue = str | int | float | bool
+"""What a parameter holds: one TOML (or JSON) scalar."""
+
+
+class Parameter(BaseModel):
+    """One of the agent's parameters: written as its value alone, or as a table with
+    ``secret = true``. A secret's value is neither stored with a session nor shown."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    value: ParameterValue | None = Field(
+        None,
+        repr=False,
+        description="The value: required, but for a secret, whose value is never stored with "
+        "a session.",
+    )
+    secret: bool = Field(
+        False, description="No call of the agent's sessions is cached while it is set."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _value_alone(cls, data: Any) -> Any:
+        if isinstance(data, ParameterValue):
+            return {"value": data}
+        if not isinstance(data, dict | Parameter):
+            raise ValueError(
+                "a parameter is a text, a number or true/false, or { value = ..., secret = true }"
+            )
+        return data
+
+    @model_validator(mode="after")
+    def _a_value_unless_secret(self) -> Parameter:
+        if self.value is None and not self.secret:
+            raise ValueError("a parameter needs a value (only a secret one may leave it out)")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _secret_kept_out(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return {"secret": True} if self.secret else handler(self)
+
+
 class AgentConfig(BaseModel):
     """Everything about one agent that is not its history."""
 
@@ -157,10 +201,19 @@ class AgentConfig(BaseModel):
     model: str = Field(
         "claude-sonnet-4-5",
         description="The model asked (its name also picks its prices): 'test' is the "
-        "offline model that calls every tool once.",
+        "offline model that calls every tool once. A Claude model named here needs "
+        "ANTHROPIC_API_KEY (the command line refuses to start without it); left out, the "
+        "command line asks Claude when the key is set, else the demo's offline scripted model.",
     )
     system_prompt: str = Field(
         "You are a helpful assistant.", description="What the model is told first, every turn."
+    )
+    parameters: dict[str, Parameter] = Field(
+        default_factory=dict,
+        description="What its sessions are for (a user, a tenant, a region), by name: a value, "
+        "or { value = ..., secret = true }. They scope the cache decorator: sessions whose "
+        "parameters differ never share a cached result, those of one host whose parameters "
+        "are alike do, and while any parameter is secret no call is cached.",
     )
     tools: list[str] | None = Field(
         None,
@@ -285,6 +338,28 @@ class AgentConfig(BaseModel):
         description="Board: turns a thread may take without the user (results, timers) until "
         "the user posts in it again.",
     )
+
+    @property
+    def model_named(self) -> bool:
+        """Whether ``model`` was given (the file names it), not left to its default."""
+        return "model" in self.model_fields_set
+
+    def cache_scope(self) -> str | None:
+        """What a cached result is kept under besides its tool and input: a hash of the
+        parameters' values (None: a parameter is secret, so nothing is cached)."""
+        if any(parameter.secret for parameter in self.parameters.values()):
+            return None
+        values = {name: parameter.value for name, parameter in self.parameters.items()}
+        return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:32]
+
+    @model_serializer(mode="wrap")
+    def _model_if_named(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Stored without ``model`` when it was left out, so a resumed session still
+        knows it was not named."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.model_named:
+            data.pop("model", None)
+        return data
 
     def model_prices(self) -> ModelPrices | None:
         """What the model's tokens cost: ``prices``, else the table's for ``model``."""

@@ -16,6 +16,7 @@ from agentos._turns.agent_config import Disposition
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from agentos._turns.events import CallStarted
 from agentos._turns.history import HistoryCall, MessageHistory
+from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import outcome_text, placeholder
 from components import CallId, CallSnapshot, CallStatus, ErrorKind, Json, OverdueNews
 
@@ -23,7 +24,9 @@ from components import CallId, CallSnapshot, CallStatus, ErrorKind, Json, Overdu
 class CallLedger:
     """The calls of one session the model is still to hear about, and their final news."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, cache: ResultCache | None = None) -> None:
+        """``cache``: where cacheable results are kept (the host's, shared by its sessions;
+        else one of this session's own)."""
         self.session_id = session_id
         self.history = MessageHistory()
         """What the conversation says of each call: the source of ``orphaned``."""
@@ -35,7 +38,7 @@ class CallLedger:
         self._deferred: set[CallId] = set()
         self._tokens: dict[CallId, str] = {}
         self._decorations: dict[CallId, Decorations] = {}
-        self._cache: dict[tuple[str, str], Json] = {}
+        self._cache = ResultCache() if cache is None else cache
 
     # ------------------------------------------------------------------ queries
 
@@ -106,11 +109,13 @@ class CallLedger:
     def cached(
         self, tool_use_id: str, name: str, shape: Decorations
     ) -> tuple[ToolResultBlock, Json] | None:
-        """The result of the same cacheable call, completed earlier in this session: the
-        ``tool_result`` the model reads, and the value."""
-        if shape.cache_key is None or shape.cache_key not in self._cache:
+        """The result of the same cacheable call, completed earlier in this session or
+        another that shares its cache and parameters: the ``tool_result`` the model reads,
+        and the value."""
+        kept = None if shape.cache_key is None else self._cache.get(shape.cache_key)
+        if kept is None:
             return None
-        value = self._cache[shape.cache_key]
+        (value,) = kept
         self.history.record(
             self.session_id, HistoryCall(tool_use_id, name, None, CallStatus.COMPLETED, value)
         )
@@ -147,7 +152,7 @@ class CallLedger:
         self.history.record(self.session_id, _history_call(snapshot, tool_use_id))
         shape = self._decorations.get(snapshot.call_id, NO_DECORATIONS)
         if shape.cache_key is not None and snapshot.status is CallStatus.COMPLETED:
-            self._cache[shape.cache_key] = snapshot.result
+            self._cache.keep(shape.cache_key, snapshot.result)
         self._forget(snapshot.call_id)
         return shape
 

@@ -22,16 +22,25 @@ class Decorations:
     retries: int = 0
     label: str | None = None
     truncate: int | None = None
-    cache_key: tuple[str, str] | None = None
-    """(tool, input): a completed result answers the same call again, in this session."""
+    cache_key: tuple[str, str, str] | None = None
+    """(the agent's parameters' hash, tool, input): a completed result answers the same call
+    again, in any session of the host whose agent has the same parameters."""
 
     @staticmethod
-    def of(decorate: Decorate | None, tool_name: str, arguments: object) -> Decorations:
+    def of(
+        decorate: Decorate | None,
+        tool_name: str,
+        arguments: object,
+        *,
+        cache_scope: str | None = "",
+    ) -> Decorations:
+        """``cache_scope``: ``AgentConfig.cache_scope()`` (None: nothing is cached)."""
         if decorate is None:
             return NO_DECORATIONS
         cache_key = None
-        if decorate.option("cache"):
-            cache_key = (tool_name, json.dumps(arguments, sort_keys=True, default=str))
+        if decorate.option("cache") and cache_scope is not None:
+            inputs = json.dumps(arguments, sort_keys=True, default=str)
+            cache_key = (cache_scope, tool_name, inputs)
         timeout, attempt_timeout = decorate.option("timeout"), None
         order = [decorator.setting for decorator in decorate.decorate]
         if timeout is not None and "retries" in order[: order.index("timeout")]:

@@ -21,6 +21,7 @@ def plan(
     to_run: list[Block] = []
     decorations: dict[str, Decorations] = {}
     served: list[tuple[Block, Json]] = []
+    scope = config.cache_scope()
     for use in batch.uses:
         tool_use_id, name = use["id"], use["name"]
         if name in config.capabilities and name in CAPABILITIES:
@@ -30,7 +31,9 @@ def plan(
             refusal = f"tool {name!r} is not available to this agent"
             batch.results[tool_use_id] = tool_result(tool_use_id, refusal, error=True)
             continue
-        shape = Decorations.of(config.decorators(name), name, use.get("input", {}))
+        shape = Decorations.of(
+            config.decorators(name), name, use.get("input", {}), cache_scope=scope
+        )
         cached = ledger.cached(tool_use_id, name, shape)
         if cached is not None:
             batch.results[tool_use_id], value = cached

@@ -55,6 +55,7 @@ from agentos._turns.events import (
 from agentos._turns.history import MessageHistory, waiting_calls
 from agentos._turns.machine import MachineBase
 from agentos._turns.planning import plan
+from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import (
     NOT_RUN,
     lost_notice,
@@ -73,15 +74,22 @@ class TurnMachine(MachineBase):
     """The state of one conversation's turns, moved only by ``handle``."""
 
     def __init__(
-        self, session_id: str, config: AgentConfig, may_call: Callable[[str], bool] | None = None
+        self,
+        session_id: str,
+        config: AgentConfig,
+        may_call: Callable[[str], bool] | None = None,
+        *,
+        cache: ResultCache | None = None,
     ) -> None:
+        """``cache``: where the cache decorator keeps results (shared with the other
+        sessions of a host; None: this session's own)."""
         super().__init__(session_id, config, may_call)
         self.history: list[Message] = []
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
         self._edited_from = _NONE_EDITED
         """The lowest message changed since a commit in flight took its copy."""
-        self.ledger = CallLedger(session_id)
+        self.ledger = CallLedger(session_id, cache)
         self._queue: deque[UserPosted | CallSettled | CallOverdue] = deque()
         self._batch: Batch | None = None
         self._lost: list[tuple[str, str]] = []

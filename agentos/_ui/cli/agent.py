@@ -22,7 +22,10 @@ import pydantic
 from agentos import (
     AgentConfig,
     AgentTools,
+    ModelRequest,
+    ModelResponse,
     Provider,
+    ProviderError,
     RayRunner,
     Runtime,
     ToolImportError,
@@ -120,14 +123,66 @@ def _bad(source: Path | str, problem: str) -> click.BadParameter:
     return click.BadParameter(f"{source}: {problem}", param_hint=AGENT_HINT)
 
 
-def choose_model(config: AgentConfig, say: Callable[[str], None]) -> Provider:
+OFFLINE_MODELS = ("test", "scripted")
+"""The models that run without the Anthropic API: the test model and the demo's script."""
+
+
+def model_problem(config: AgentConfig) -> str | None:
+    """Why the agent's model cannot run here (None: it can): a Claude model the agent
+    names, with no ``ANTHROPIC_API_KEY``. An agent that names no model gets the scripted
+    model offline, as the demo does."""
+    if config.model in OFFLINE_MODELS or not config.model_named:
+        return None
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return None
+    return (
+        f"model {config.model!r} needs ANTHROPIC_API_KEY, which is not set: set it, or write "
+        'model = "test" in the agent file to run offline'
+    )
+
+
+def refuse_unrunnable(agent: Agent) -> None:
+    """A usage error, naming where the agent came from, if its model cannot run here."""
+    problem = model_problem(agent.config)
+    if problem is not None:
+        raise click.UsageError(f"{agent.source}: {problem}")
+
+
+class CannotRun:
+    """The model of an agent whose model cannot run: every request fails, saying why in
+    words (what ``agentos serve``'s page shows when a session starts or goes on)."""
+
+    name = "unavailable"
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        raise ProviderError("missing_key", self.problem)
+
+
+def choose_model(
+    config: AgentConfig,
+    say: Callable[[str], None],
+    *,
+    source: str = "the agent",
+    refuse: bool = True,
+) -> Provider:
     """The agent's ``model``: "test" and "scripted" are offline; another is Claude when
-    ``ANTHROPIC_API_KEY`` is set, else the scripted model. Says which."""
+    ``ANTHROPIC_API_KEY`` is set. Without the key, a model the agent names is a usage
+    error naming ``source`` (``refuse``), else a model that fails each request saying so;
+    a model left unnamed is the scripted one. Says which."""
     if config.model == "test":
         from agentos import TestModel
 
         say("model: test (offline: calls every tool once, then quotes the results)")
         return TestModel(skip=(*CAPABILITIES, NEW_THREAD_TOOL))
+    problem = model_problem(config)
+    if problem is not None:
+        if refuse:
+            raise click.UsageError(f"{source}: {problem}")
+        say(f"model: none can run: {problem}")
+        return CannotRun(problem)
     if config.model != "scripted" and os.environ.get("ANTHROPIC_API_KEY"):
         from agentos import AnthropicProvider
 

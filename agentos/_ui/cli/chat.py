@@ -8,7 +8,7 @@ import anyio
 import click
 
 from agentos import Host
-from agentos._ui.cli.agent import DEMO, Agent, choose_model
+from agentos._ui.cli.agent import DEMO, Agent, choose_model, refuse_unrunnable
 from agentos._ui.cli.common import say
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.session import stored_agent
@@ -38,6 +38,8 @@ def chat(db: Database, session_id: str | None, agent: Agent | None, theme: str |
     Calls still running when you quit end with the process, as with 'run':
     the next 'agentos chat SESSION' (or 'resume') finds them orphaned.
     """
+    if agent is not None:
+        refuse_unrunnable(agent)
     if not (sys.stdin.isatty() and sys.stderr.isatty()):  # Textual draws on stderr
         raise click.UsageError(
             "agentos chat needs a terminal on stdin and stderr "
@@ -50,7 +52,7 @@ def chat(db: Database, session_id: str | None, agent: Agent | None, theme: str |
             chosen = agent or (
                 DEMO if session_id is None else await stored_agent(store, session_id)
             )
-            provider = choose_model(chosen.config, lambda line: None)
+            provider = choose_model(chosen.config, lambda line: None, source=chosen.source)
             async with (
                 chosen.runtime() as runtime,
                 Host(runtime, provider, store=store) as host,

@@ -65,7 +65,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
     live process is running; 'rename' names a session.
     The model is Claude when ANTHROPIC_API_KEY is set, else an offline
     scripted model; the tools are the demo's (fetch_calendar, write_report,
-    approve, weather).
+    approve, weather). An --agent file names its own (a Claude model it
+    names needs ANTHROPIC_API_KEY; model = "test" runs offline).
     """
     ctx.obj = Database.chosen(db)
 

@@ -66,7 +66,9 @@ def serve(
     from agentos._ui.web.listen import listen
 
     async def main() -> None:
-        provider = choose_model(agent.config, lambda line: click.echo(line, err=True))
+        provider = choose_model(  # a model that cannot run fails each request: the page says so
+            agent.config, lambda line: click.echo(line, err=True), refuse=False
+        )
         async with (
             await db.open() as store,
             agent.runtime() as runtime,

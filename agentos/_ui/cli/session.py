@@ -25,7 +25,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from agentos import AgentConfig, Host, Runtime, Session, UnknownCallError, UnknownSessionError
-from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model
+from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_unrunnable
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
 from agentos._ui.terminal_text import short_call, visible
@@ -128,6 +128,8 @@ async def converse(
     """
     if resume is not None and not db.exists():
         raise CliError(no_database(db))
+    if agent is not None:
+        refuse_unrunnable(agent)  # before the store is opened (or made)
     async with await db.open() as store:
         if resume is None and session_id is not None and await store.load_session(session_id):
             raise CliError(
@@ -138,7 +140,7 @@ async def converse(
             agent = await stored_agent(store, resume)
         agent = agent or DEMO
         which: list[str] = []  # said once the session is ours: a refusal is one line
-        provider = choose_model(agent.config, which.append)
+        provider = choose_model(agent.config, which.append, source=agent.source)
         try:
             async with (
                 agent.runtime() as runtime,
