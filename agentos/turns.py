@@ -63,6 +63,7 @@ from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, N
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript_machine import TurnMachine
+from components import OverdueNews
 
 __all__ = [
     "CAPABILITIES",
@@ -97,6 +98,7 @@ __all__ = [
     "MessageHistory",
     "ModelReplied",
     "NoHistory",
+    "OverdueNews",
     "Parameter",
     "ResultCache",
     "Resumed",
