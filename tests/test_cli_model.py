@@ -12,12 +12,14 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 from agentos.testing import MessagesStandIn, Reply, message_body
+from tests._browser import CHROMIUM, CHROMIUM_ARGS
 from tests._cli import ROOT, agentos, env, read_all, start
 
 __all__ = ["env"]  # fixtures
@@ -118,36 +120,68 @@ def test_an_agent_file_naming_no_model_and_the_demo_stay_offline(
     assert agentos(offline, "run", "--agent", str(named), "weather in Oslo?").code == 0
 
 
-def test_the_page_says_in_words_that_the_model_cannot_run(
-    offline: dict[str, str], claude: str
-) -> None:
-    """``agentos serve`` still serves the page (its stored sessions can be looked at); a
-    session it starts shows why no answer comes, and no scripted one does."""
-    process = start(offline, "serve", "--agent", claude, "--port", "0")
+@contextmanager
+def serving(env: dict[str, str], agent: str) -> Iterator[tuple[str, list[str]]]:
+    """``agentos serve --agent AGENT``: its address, and what it said on stderr until then."""
+    process = start(env, "serve", "--agent", agent, "--port", "0")
     assert process.stderr is not None
     said = [process.stderr.readline()]
     try:
         while "serving" not in said[-1]:
             said.append(process.stderr.readline())
             assert said[-1], said  # the server printed its address before it ended
-        url = said[-1].split("serving ")[1].split()[0]
-        with httpx.Client(base_url=url, timeout=10) as client:
-            session = client.post("/api/sessions", json={}).json()["session_id"]
-            with client.stream("GET", f"/api/sessions/{session}/events") as events:
-                posted = client.post(
-                    f"/api/sessions/{session}/messages", json={"text": "weather in Oslo?"}
-                )
-                assert posted.status_code == 202, posted.text
-                lines = events.iter_lines()
-                while "ANTHROPIC_API_KEY" not in next(lines):
-                    pass
-            state = client.get(f"/api/sessions/{session}").json()["state"]
+        yield said[-1].split("serving ")[1].split()[0], said
     finally:
         process.terminate()
         process.communicate(timeout=20)
+
+
+def test_the_page_says_in_words_that_the_model_cannot_run(
+    offline: dict[str, str], claude: str
+) -> None:
+    """``agentos serve`` still serves the page (its stored sessions can be looked at); a
+    session it starts shows why no answer comes, and no scripted one does."""
+    with serving(offline, claude) as (url, said), httpx.Client(base_url=url, timeout=10) as client:
+        session = client.post("/api/sessions", json={}).json()["session_id"]
+        with client.stream("GET", f"/api/sessions/{session}/events") as events:
+            posted = client.post(
+                f"/api/sessions/{session}/messages", json={"text": "weather in Oslo?"}
+            )
+            assert posted.status_code == 202, posted.text
+            lines = events.iter_lines()
+            while "ANTHROPIC_API_KEY" not in next(lines):
+                pass
+        state = client.get(f"/api/sessions/{session}").json()["state"]
     (error,) = state["errors"]
     assert all(word in error for word in WORDS), error
     assert [(entry["role"], entry["text"]) for entry in state["chat"]] == [
         ("user", "weather in Oslo?")
     ], "no scripted answer"
     assert said[0].startswith("model: none can run: model 'claude-sonnet-4-5' needs ANTHROPIC_")
+
+
+@pytest.mark.skipif(
+    not os.path.exists(CHROMIUM) and os.environ.get("CI") != "true",
+    reason=f"needs Debian's chromium at {CHROMIUM}",
+)
+@pytest.mark.anyio
+async def test_a_person_sees_why_in_the_browser(offline: dict[str, str], claude: str) -> None:
+    from playwright.async_api import async_playwright, expect
+
+    with serving(offline, claude) as (url, _):
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+            )
+            page = await browser.new_page()
+            await page.goto(url)
+            await page.click("#new-session")
+            await page.wait_for_url("**/sessions/*")
+            await page.fill("#message", "weather in Oslo?")
+            await page.click("#composer button")
+            errors = page.locator("#session-errors")
+            await expect(errors).to_contain_text("needs ANTHROPIC_API_KEY", timeout=15_000)
+            for word in WORDS:
+                await expect(errors).to_contain_text(word)
+            await expect(page.locator(".entry.agent")).to_have_count(0)
+            await browser.close()
