@@ -8,9 +8,12 @@ call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSumma
 ``session_title``, which makes what a person typed the title ``set_title`` keeps, and
 what a stored session or call shows (``ShownStatus``: ``shown_session_status``,
 ``stored_session_status``, ``shown_call_status``, ``calls_running_when_stored``), decided
-once for every front end.
+once for every front end, and what a person sees of one call (``CallView``: its status, its
+newest progress and newest log line apart, its times and disposition), built once from a
+``CallSnapshot`` or a ``MirroredCall`` for every front end and program.
 """
 
+from agentos._host.call_view import CallView
 from agentos._host.listing import SessionSummary
 from agentos._host.shown import (
     RAN_NOWHERE,
@@ -35,6 +38,7 @@ from agentos._turns.title import session_title
 
 __all__ = [
     "RAN_NOWHERE",
+    "CallView",
     "CancelRequest",
     "MirroredCall",
     "SessionStore",

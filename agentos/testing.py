@@ -143,7 +143,7 @@ class PuppetCall:
 class Puppet:
     """An async tool (named ``name``) driven call by call from the test.
 
-    Every call waits for commands. ``progress``, ``complete`` and ``fail``
+    Every call waits for commands. ``progress``, ``log``, ``complete`` and ``fail``
     queue one for a call that has started; the call's ``finally`` block marks
     ``cleaned_up``, so tests can check that cancellation reached the work.
     """
@@ -162,6 +162,8 @@ class Puppet:
                 async for command in call.receive:
                     if command.action == "progress":
                         ctx.progress(command.value)
+                    elif command.action == "log":
+                        ctx.log(str(command.value))
                     elif command.action == "complete":
                         return command.value
                     elif command.action == "fail":
@@ -189,6 +191,10 @@ class Puppet:
 
     def progress(self, call_id: str, payload: object) -> None:
         self._send(call_id, _Command("progress", payload))
+
+    def log(self, call_id: str, line: str) -> None:
+        """The call logs ``line`` (``ctx.log``)."""
+        self._send(call_id, _Command("log", line))
 
     def complete(self, call_id: str, value: object = None) -> None:
         self._send(call_id, _Command("complete", value))

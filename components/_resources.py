@@ -67,6 +67,8 @@ class CallEvent:
     folded`` on) that a flood made in the same tick and that no event of their own tells."""
     overdue: OverdueNews | None = None
     """On an ``overdue`` event: how long the call ran, its progress and when it is next due."""
+    disposition: str | None = None
+    """How its owner runs the call (``CallSnapshot.disposition``)."""
 
 
 @dataclass(slots=True)

@@ -43,6 +43,14 @@ class CallSnapshot(NamedTuple):
     deferred: bool = False
     from_cache: bool = False
     """Answered from a cache: it completed at once and never ran."""
+    disposition: str | None = None
+    """How its owner runs it (a session's ``run_sync``, ``run_async``, ``run_isolated``,
+    ``defer``; ``decorated:run_async`` for one its policy decorates); None: not said."""
+    newest_progress: ToolCallProgress | None = None
+    """The newest ``partial`` report (what the tool gave ``ctx.progress``), even when newer
+    log lines pushed it out of ``progress``."""
+    newest_log: ToolCallProgress | None = None
+    """The newest ``log`` or ``output`` line, even when newer reports pushed it out."""
 
     @property
     def is_final(self) -> bool:
@@ -51,6 +59,7 @@ class CallSnapshot(NamedTuple):
 
 def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
     progress, dropped = state.entries()
+    log = state.log
     return CallSnapshot(
         config.call_id,
         config.session_id,
@@ -75,4 +84,7 @@ def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
         config.label,
         config.deferred,
         config.from_cache,
+        config.disposition,
+        None if log is None else log.partial,
+        None if log is None else log.line,
     )

@@ -135,6 +135,11 @@ class ProgressLog:
 
     entries: list[ToolCallProgress] | deque[ToolCallProgress] = field(default_factory=list)
     dropped: int = 0
+    partial: ToolCallProgress | None = None
+    """The newest ``partial`` report (what ``ctx.progress`` gave), kept even once a flood of
+    log lines pushed it out of ``entries``: it drives a progress bar."""
+    line: ToolCallProgress | None = None
+    """The newest ``log`` or ``output`` line, kept likewise: it is shown beside the bar."""
 
     def append(self, entry: ToolCallProgress) -> None:
         entries = self.entries
@@ -143,6 +148,16 @@ class ProgressLog:
         if len(entries) == PROGRESS_KEPT:
             self.dropped += 1
         entries.append(entry)
+        self.note(entry)
+
+    def note(self, entry: ToolCallProgress) -> None:
+        """Keep ``entry`` as the newest of its kind if it is a progress payload or a line
+        (a report only counted, never kept, is noted too)."""
+        kind = entry.kind
+        if kind is ProgressKind.PARTIAL:
+            self.partial = entry
+        elif kind is ProgressKind.LOG or kind is ProgressKind.OUTPUT:
+            self.line = entry
 
 
 @dataclass(slots=True)

@@ -119,6 +119,8 @@ def record_progress(
                 state.error,
                 None,
                 folded,
+                None,
+                config.disposition,
             )
         )
     if ctx.log_debug:
@@ -145,20 +147,14 @@ def _overdue_news(
 ) -> OverdueNews:
     progress: Json = None
     log: str | None = None
-    found_progress = False
-    entries, _ = state.entries()
-    for entry in reversed(entries):
-        if not found_progress and entry.kind is ProgressKind.PARTIAL:
-            progress, found_progress = entry.payload, True
-        elif log is None and entry.kind in _LOG_KINDS and isinstance(entry.payload, str):
-            log = entry.payload
-        if found_progress and log is not None:
-            break
+    kept = state.log  # its newest payload and line, even once a flood pushed them out
+    if kept is not None:
+        if kept.partial is not None:
+            progress = kept.partial.payload
+        if kept.line is not None and isinstance(kept.line.payload, str):
+            log = kept.line.payload
     started = state.started_at if state.started_at is not None else ctx.wall
     return OverdueNews(max(0.0, ctx.wall - started), next_seconds, progress, log)
-
-
-_LOG_KINDS = frozenset({ProgressKind.LOG, ProgressKind.OUTPUT})
 
 
 def record_queued(ctx: TickContext, config: ToolCallConfig, state: ToolCallState) -> None:
@@ -200,6 +196,7 @@ def _record(
                 error=state.error,
                 snapshot=snapshot_of(config, state) if state.status.is_final else None,
                 overdue=overdue,
+                disposition=config.disposition,
             )
         )
     if not ctx.log_info:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from components import (
     PROGRESS_KEPT,
     CallStatus,
+    ProgressKind,
+    ProgressLog,
     ProgressNote,
     TickContext,
     ToolCallConfig,
@@ -21,6 +23,8 @@ from components import (
     ToolCallState,
 )
 from systems._lifecycle import add_progress, record_progress
+
+_LINES = frozenset({ProgressKind.LOG, ProgressKind.OUTPUT})
 
 
 def apply_progress(
@@ -45,6 +49,7 @@ def apply_progress(
     if unseen or passing:
         log = state.progress
         assert log is not None, "a report arrives only while the call runs"
+        _note_unkept(log, notes, first_kept, state.progress_seq + skipped)
         log.dropped += unseen + passing
         state.version += 1
         state.progress_seq += unseen
@@ -60,3 +65,23 @@ def apply_progress(
             folded = skipped + first_told if position == first_told else 0
             record_progress(ctx, config, state, entry, folded)
     return told
+
+
+def _note_unkept(
+    log: ProgressLog, notes: Sequence[ProgressNote], first_kept: int, base: int
+) -> None:
+    """Note the newest payload and the newest line among the reports too old to keep
+    (``notes[:first_kept]``; the one at position p is report ``base + p + 1``): a flood of
+    lines must not lose the percent a bar shows, nor a flood of payloads the last line."""
+    partial = line = False
+    for position in range(first_kept - 1, -1, -1):
+        kind, payload, at = notes[position]
+        if kind is ProgressKind.PARTIAL and not partial:
+            partial = True
+        elif kind in _LINES and not line:
+            line = True
+        else:
+            continue
+        log.note(ToolCallProgress(base + position + 1, at, kind, payload))
+        if partial and line:
+            return

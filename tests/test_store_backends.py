@@ -156,7 +156,8 @@ async def test_a_store_from_before_titles_migrates_keeping_its_sessions(
         await store.create_session(session("old", history=(said("from before"),)))
     await backend.raw(
         "ALTER TABLE sessions DROP COLUMN title; ALTER TABLE sessions DROP COLUMN first_words; "
-        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 2 FROM "
+        "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 3 FROM "
         "schema_migrations)"
     )
     async with await backend.open() as store:
@@ -330,6 +331,37 @@ async def test_the_calls_mirror_round_trips_and_counts(backend: Backend) -> None
         await store.mirror_calls([mirrored("c4", updated_at=now[0])])
         assert [c.call_id for c in await store.mirrored_calls()] == ["c2", "c4"], (
             "finished a day ago: pruned; still pending: kept"
+        )
+
+
+async def test_a_mirrored_calls_newest_log_line_and_disposition_round_trip(
+    backend: Backend,
+) -> None:
+    """Issue 45: a row keeps the newest progress payload and the newest log line apart, and
+    how the call ran; a store from before them gains the columns, keeping its rows."""
+    async with await backend.open(clock=lambda: 10.0) as store:
+        await store.create_session(session())
+        await store.mirror_calls([mirrored("c0", progress={"percent": 20})])
+    await backend.raw(
+        "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
+        "DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM "
+        "schema_migrations)"
+    )
+    async with await backend.open(clock=lambda: 10.0) as store:
+        (old,) = await store.mirrored_calls()
+        assert (old.progress, old.log, old.disposition) == ({"percent": 20}, None, None)
+        call = mirrored(
+            "c1",
+            progress={"percent": 40},
+            log="fetched page 4\x00",
+            disposition="decorated:run_async",
+        )
+        await store.mirror_calls([call])
+        (row,) = await store.mirrored_calls(call_id="c1")
+        assert (row.progress, row.log, row.disposition) == (
+            {"percent": 40},
+            "fetched page 4\ufffd",
+            "decorated:run_async",
         )
 
 

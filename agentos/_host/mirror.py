@@ -21,13 +21,14 @@ from collections.abc import Callable
 import anyio
 
 from agentos._errors import UnknownCallError
+from agentos._host.call_view import CallView
 from agentos._kernel.checks import check_seconds
 from agentos._kernel.clock import Clock, sleep
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._store.protocol import CancelRequest, MirroredCall, SessionStore
-from components import CallEvent, CallSnapshot, CallStatus, Json, JsonObject, ProgressKind
+from components import CallEvent, CallSnapshot, CallStatus, Json, JsonObject
 
 RESULT_KEPT = 4096
 """Characters of a result's JSON the mirror keeps; a longer result is kept as its beginning."""
@@ -203,6 +204,7 @@ class CallMirror:
 
     def _row(self, snapshot: CallSnapshot, now: float) -> MirroredCall:
         error = snapshot.error
+        view = CallView.of(snapshot)  # its newest progress and log line, as shown
         return MirroredCall(
             call_id=snapshot.call_id,
             session_id=snapshot.session_id,
@@ -216,26 +218,20 @@ class CallMirror:
             deferred=snapshot.deferred,
             started_at=snapshot.started_at,
             ended_at=snapshot.completed_at,
-            progress=_latest_progress(snapshot),
+            progress=view.progress,
             progress_count=snapshot.progress_seq,
             result=_kept(snapshot.result) if snapshot.status is CallStatus.COMPLETED else None,
             error_kind=None if error is None else error.kind.value,
             error_message=None if error is None else error.message,
             cancel_reason=snapshot.cancel_reason,
+            log=view.log,
+            disposition=snapshot.disposition,
         )
 
 
 async def _woken(news: anyio.Event, nap: anyio.CancelScope) -> None:
     await news.wait()
     nap.cancel()
-
-
-def _latest_progress(snapshot: CallSnapshot) -> Json:
-    """The newest progress a tool reported (the runtime's own ``started`` entry is not one)."""
-    for entry in reversed(snapshot.progress):
-        if entry.kind is not ProgressKind.STARTED:
-            return entry.payload
-    return None
 
 
 def _kept(result: Json) -> Json:

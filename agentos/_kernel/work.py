@@ -295,7 +295,8 @@ class Work:
                 config.session_id,
                 tool.name,
                 config.tool_input,
-                config.disposition or "run_isolated",
+                # the base of a decorated call's (``decorated:run_isolated``)
+                (config.disposition or "run_isolated").rpartition(":")[2],
             )
             return _settle(entity, await self._runners[config.runner].run(call, context), limit)
         if tool.is_async:

@@ -34,7 +34,7 @@ from agentos._sessions.spans import SessionSpans
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
-from agentos._turns.agent_config import AgentConfig, Disposition
+from agentos._turns.agent_config import DECORATED, AgentConfig, Disposition
 from agentos._turns.capabilities import CAPABILITIES, MESSAGE_AGENT
 from agentos._turns.events import CallsSubmitted, CallStarted, SubmitCalls
 from agentos._turns.expected import (
@@ -185,7 +185,11 @@ class Outbound:
                 retries=decorations.retries,
                 attempt_timeout=decorations.attempt_timeout,
                 label=decorations.label,
-                disposition=disposition.value,
+                disposition=(  # what readers see: decorated ones say so
+                    disposition.value
+                    if self.config.decorators(name) is None
+                    else f"{DECORATED}{disposition.value}"
+                ),
                 trace_parent=trace_parent,
             )
             try:

@@ -289,6 +289,7 @@ class SystemToolbox:
             **_history_ids(call),
             "status": (call.status or CallStatus.ORPHANED).value,
             "tool_name": call.tool_name,
+            "disposition": None,  # the history does not say
             "started_at": None,
             "completed_at": None,
             "result": call.result,
@@ -332,6 +333,7 @@ def _status(
         **_ids(snapshot, caller),
         "status": snapshot.status.value,
         "tool_name": snapshot.tool_name,
+        "disposition": snapshot.disposition,
         "started_at": _time(snapshot.started_at),
         "completed_at": _time(snapshot.completed_at),
         "result": snapshot.result,

@@ -103,8 +103,9 @@ class StoredToken:
 class MirroredCall:
     """One call as the host holding its session last wrote it (every ``call_mirror_period``).
 
-    Times are epoch seconds. ``progress`` is the latest payload a tool
-    reported; ``progress_count`` counts every progress entry (the runtime's
+    Times are epoch seconds. ``progress`` is the newest payload the tool gave
+    ``ctx.progress`` and ``log`` its newest log (or output) line, apart: a line never
+    replaces a percent; ``progress_count`` counts every progress entry (the runtime's
     own ``started`` one too). ``result`` is the completed call's result, or
     for a long one its beginning as text.
     """
@@ -128,6 +129,9 @@ class MirroredCall:
     error_kind: str | None = None
     error_message: str | None = None
     cancel_reason: str | None = None
+    log: str | None = None
+    disposition: str | None = None
+    """How its session ran it (``CallSnapshot.disposition``)."""
 
 
 @dataclass(frozen=True, slots=True)

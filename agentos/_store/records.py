@@ -24,8 +24,9 @@ class Row(Protocol):
 CALL_COLUMNS = (
     "call_id, session_id, provider_call_id, tool_name, tool_input, status, deferred, progress, "
     "progress_count, result, error_kind, error_message, cancel_reason, created_at, started_at, "
-    "ended_at, updated_at, holder"
+    "ended_at, updated_at, holder, log, disposition"
 )
+CALL_COLUMN_COUNT = CALL_COLUMNS.count(",") + 1
 
 MIRROR_KEPT = 24 * 3600.0
 """Seconds a finished call's row stays in the mirror after its last write: rows are pruned as
@@ -125,6 +126,8 @@ def call_values(call: MirroredCall) -> tuple[Any, ...]:
         call.ended_at,
         call.updated_at,
         call.holder,
+        text_column(call.log),
+        call.disposition,
     )
 
 

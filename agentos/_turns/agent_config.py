@@ -45,6 +45,11 @@ class Disposition(StrEnum):
     """Delegated to the agent's isolated runner; still an entity with status and cancel."""
 
 
+DECORATED = "decorated:"
+"""How the disposition a decorated call shows begins: ``decorated:run_async`` is a call its
+policy decorates (``Decorate``) and then runs ``run_async``."""
+
+
 class ExecutionMode(StrEnum):
     SYNCHRONOUS = "synchronous"
     """Every call is run_sync: the plain blocking loop."""

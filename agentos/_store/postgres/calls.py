@@ -11,6 +11,7 @@ from agentos._store.postgres.connection import Database, Db
 from agentos._store.postgres.news import announce
 from agentos._store.protocol import CancelRequest, MirroredCall
 from agentos._store.records import (
+    CALL_COLUMN_COUNT,
     CALL_COLUMNS,
     MIRROR_KEPT,
     PRUNE_PERIOD,
@@ -25,7 +26,7 @@ _UPDATES = ", ".join(
 )
 WRITE_CALL = (
     f"INSERT INTO calls ({CALL_COLUMNS}) VALUES "
-    f"({', '.join(f'${n}' for n in range(1, 19))}) "
+    f"({', '.join(f'${n}' for n in range(1, CALL_COLUMN_COUNT + 1))}) "
     f"ON CONFLICT (call_id) DO UPDATE SET {_UPDATES}"
 )
 ANSWER = (

@@ -5,6 +5,7 @@ leases, the live mirror of calls and cancel requests: the records of the
 SQLite store's four versions, in one. 2: an index for pruning the mirror. 3: a session's usage.
 4: the name someone gave a session (``sessions.title``; NULL: never named). 5: the first
 thing the person said (``sessions.first_words``), so a listing names every session.
+6: a mirrored call's newest log line (``calls.log``) and its ``disposition``.
 Hosts starting at once migrate one at a time (an advisory lock). A database
 holding tables that are not agentos's, or a schema newer than this agentos
 knows, is refused; nothing is overwritten. JSON is kept as text, as written.
@@ -100,6 +101,10 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE sessions ADD COLUMN first_words TEXT;
+    """,
+    """
+    ALTER TABLE calls ADD COLUMN log TEXT;
+    ALTER TABLE calls ADD COLUMN disposition TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""

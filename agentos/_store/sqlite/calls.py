@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from agentos._store.protocol import CancelRequest, MirroredCall
 from agentos._store.records import (
+    CALL_COLUMN_COUNT,
     CALL_COLUMNS,
     MIRROR_KEPT,
     PRUNE_PERIOD,
@@ -24,7 +25,9 @@ from agentos._store.records import (
 )
 from agentos._store.sqlite.connection import Database
 
-WRITE_CALL = f"INSERT OR REPLACE INTO calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * 18)})"
+WRITE_CALL = (
+    f"INSERT OR REPLACE INTO calls ({CALL_COLUMNS}) VALUES ({', '.join('?' * CALL_COLUMN_COUNT)})"
+)
 ANSWER = (
     "UPDATE cancel_requests SET answered_at = ?, answer = ? WHERE call_id = ? AND requested_at = ?"
 )

@@ -7,6 +7,8 @@ the session) and ``cancel_requests`` (left by other processes, answered by it).
 5: a session's model requests and token counts in ``sessions.usage``. 6: the name someone
 gave a session in ``sessions.title`` (NULL: never named). 7: the first thing the person
 said in ``sessions.first_words``, so a listing names every session without its history.
+8: a mirrored call's newest log line (``calls.log``, beside its newest ``progress``) and
+its ``disposition``.
 
 A file that holds tables that are not agentos's, or a schema newer than this
 agentos knows, is refused with a ``StoreError``; nothing is ever overwritten.
@@ -115,6 +117,10 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     """
     ALTER TABLE sessions ADD COLUMN first_words TEXT;
+    """,
+    """
+    ALTER TABLE calls ADD COLUMN log TEXT;
+    ALTER TABLE calls ADD COLUMN disposition TEXT;
     """,
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""
