@@ -56,6 +56,15 @@ class UnknownSessionError(AgentOSError, LookupError):
         super().__init__(f"no session with id {session_id!r}")
 
 
+class AmbiguousIdError(AgentOSError, LookupError):
+    """The start of an id that the person typed is the start of several ids: ``candidates``
+    lists them (each with what it names), and the message names the first few."""
+
+    def __init__(self, message: str, candidates: tuple[str, ...] = ()) -> None:
+        self.candidates = candidates
+        super().__init__(message)
+
+
 class CallCancelled(AgentOSError):
     """Raised inside a sync tool by ``ToolContext.check_cancelled`` once its call is cancelled."""
 

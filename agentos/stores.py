@@ -10,10 +10,15 @@ what a stored session or call shows (``ShownStatus``: ``shown_session_status``,
 ``stored_session_status``, ``shown_call_status``, ``calls_running_when_stored``), decided
 once for every front end, and what a person sees of one call (``CallView``: its status, its
 newest progress and newest log line apart, its times and disposition), built once from a
-``CallSnapshot`` or a ``MirroredCall`` for every front end and program.
+``CallSnapshot`` or a ``MirroredCall`` for every front end and program; and ids as a
+person reads and types them: ``short_id``, and ``named_by`` and ``resolve_session_id``,
+which take the start of an id (``MIN_PREFIX`` characters or more) for the one id it
+starts (``AmbiguousIdError`` when it starts several).
 """
 
+from agentos._errors import AmbiguousIdError
 from agentos._host.call_view import CallView
+from agentos._host.ids import MIN_PREFIX, named_by, resolve_session_id, short_id
 from agentos._host.listing import SessionSummary
 from agentos._host.shown import (
     RAN_NOWHERE,
@@ -37,7 +42,9 @@ from agentos._store.protocol import (
 from agentos._turns.title import session_title
 
 __all__ = [
+    "MIN_PREFIX",
     "RAN_NOWHERE",
+    "AmbiguousIdError",
     "CallView",
     "CancelRequest",
     "MirroredCall",
@@ -50,7 +57,10 @@ __all__ = [
     "TurnCommit",
     "calls_running_when_stored",
     "is_postgres_address",
+    "named_by",
+    "resolve_session_id",
     "session_title",
+    "short_id",
     "shown_call_status",
     "shown_session_status",
     "stored_session_status",

@@ -102,7 +102,7 @@ def test_a_live_call_is_seen_and_cancelled_from_another_process(
         agentos(env, "calls", "S"),
         agentos(env, "sessions"),
     )
-    assert again.code == 0 and again.json["outcome"] == "already_final", again
+    assert again.code == 1 and again.json["outcome"] == "already_final", again
     assert "-> cancelled: stalled" in shown.out, shown.out
     (row,) = listed.lines
     assert (row["status"], row["cancel_reason"], row["live"]) == ("cancelled", "stalled", False)
@@ -144,7 +144,9 @@ def test_a_call_no_process_runs_and_a_deferred_call_are_not_cancelled(
     )
     assert waiting["result"] == {"approved": True}
     done = agentos(env, "cancel", approval["call_id"])
-    assert done.code == 0 and done.out.startswith("not cancelled: already completed"), done
+    assert done.code == 1, done
+    said = f"not cancelled: call {approval['call_id'][:8]} had already ended, completed"
+    assert done.out.startswith(said), done
 
 
 def test_ambiguous_ids_and_an_unanswered_request(env: dict[str, str]) -> None:  # noqa: F811

@@ -224,8 +224,15 @@ class SessionStore(Protocol):
 
     async def load_session(self, session_id: str) -> StoredSession | None: ...
 
-    async def list_sessions(self) -> list[StoredSession]:
-        """Every session, without histories, oldest first."""
+    async def list_sessions(self, *, prefix: str | None = None) -> list[StoredSession]:
+        """Every session (with ``prefix``: whose id starts with it), without histories,
+        oldest first."""
+        ...
+
+    async def sessions_mentioning(self, text: str) -> list[str]:
+        """The ids of the sessions, oldest first, whose stored history or board holds
+        ``text``, or that have a continuation token or mirrored call whose id (the runtime's
+        or the model's) starts with it: where a call with that id, or starting so, may be."""
         ...
 
     async def add_token(self, token: StoredToken) -> None: ...

@@ -23,7 +23,8 @@ class SessionTable(Protocol):
     async def set_status(self, session_id: str, status: str, *, version: int | None) -> None: ...
     async def set_title(self, session_id: str, title: str | None) -> None: ...
     async def load(self, session_id: str) -> StoredSession | None: ...
-    async def list(self) -> list[StoredSession]: ...
+    async def mentioning(self, text: str) -> list[str]: ...
+    async def list(self, prefix: str | None) -> list[StoredSession]: ...
 
 
 class LeaseTable(Protocol):
@@ -97,8 +98,11 @@ class TableStore:
     async def load_session(self, session_id: str) -> StoredSession | None:
         return await self._sessions.load(session_id)
 
-    async def list_sessions(self) -> list[StoredSession]:
-        return await self._sessions.list()
+    async def list_sessions(self, *, prefix: str | None = None) -> list[StoredSession]:
+        return await self._sessions.list(prefix)
+
+    async def sessions_mentioning(self, text: str) -> list[str]:
+        return await self._sessions.mentioning(text)
 
     # -------------------------------------------------------------------- leases
 

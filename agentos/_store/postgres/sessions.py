@@ -26,6 +26,16 @@ UPDATE_STATUSES = (
     "WHERE s.session_id = u.session_id AND (u.expected IS NULL OR s.version = u.expected)"
 )
 """Writes that name the version they expect (None: any), each bumping it."""
+MENTIONING = (
+    "SELECT session_id FROM sessions WHERE session_id IN ("
+    "SELECT session_id FROM messages WHERE strpos(message, $1) > 0 "
+    "UNION SELECT session_id FROM sessions WHERE strpos(board, $1) > 0 "
+    "UNION SELECT session_id FROM tokens WHERE starts_with(call_id, $1) "
+    "OR starts_with(provider_call_id, $1) "
+    "UNION SELECT session_id FROM calls WHERE starts_with(call_id, $1) "
+    "OR starts_with(provider_call_id, $1)) ORDER BY created_at, session_id"
+)
+"""Where a call whose id is (or starts with) the text may be: ``sessions_mentioning``."""
 
 
 class SessionRows:
@@ -155,10 +165,17 @@ class SessionRows:
 
         return await self._database.transaction(read)
 
-    async def list(self) -> list[StoredSession]:
+    async def mentioning(self, text: str) -> list[str]:
+        rows = await self._database.all(MENTIONING, text)
+        return [row["session_id"] for row in rows]
+
+    async def list(self, prefix: str | None) -> list[StoredSession]:
         rows = await self._database.all(
             "SELECT session_id, config, status, parent_session_id, created_at, updated_at, "
-            "version, usage, title, first_words FROM sessions ORDER BY created_at, session_id"
+            "version, usage, title, first_words FROM sessions "
+            "WHERE $1::text IS NULL OR starts_with(session_id, $1) "
+            "ORDER BY created_at, session_id",
+            prefix,
         )
         return [session_from(row, ()) for row in rows]
 

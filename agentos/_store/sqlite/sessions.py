@@ -26,6 +26,16 @@ UPDATE_STATUS = (
 )
 """A write that names the version it expects (None: any) and bumps it."""
 INSERT_MESSAGE = "INSERT INTO messages (session_id, seq, message) VALUES (?, ?, ?)"
+MENTIONING = (
+    "SELECT session_id FROM sessions WHERE session_id IN ("
+    "SELECT session_id FROM messages WHERE instr(message, ?) > 0 "
+    "UNION SELECT session_id FROM sessions WHERE instr(board, ?) > 0 "
+    "UNION SELECT session_id FROM tokens WHERE instr(call_id, ?) = 1 "
+    "OR instr(provider_call_id, ?) = 1 "
+    "UNION SELECT session_id FROM calls WHERE instr(call_id, ?) = 1 "
+    "OR instr(provider_call_id, ?) = 1) ORDER BY created_at, session_id"
+)
+"""Where a call whose id is (or starts with) the text may be: ``sessions_mentioning``."""
 
 
 class SessionRows:
@@ -89,9 +99,15 @@ class SessionRows:
         board = None if row["board"] is None else json.loads(row["board"])
         return session_from(row, history, board)
 
-    async def list(self) -> list[StoredSession]:
+    async def mentioning(self, text: str) -> list[str]:
+        rows = await self._database.all(MENTIONING, (text,) * 6)
+        return [row["session_id"] for row in rows]
+
+    async def list(self, prefix: str | None) -> list[StoredSession]:
         rows = await self._database.all(
-            "SELECT * FROM sessions ORDER BY created_at, session_id", ()
+            "SELECT * FROM sessions WHERE ? IS NULL OR substr(session_id, 1, length(?)) = ? "
+            "ORDER BY created_at, session_id",
+            (prefix, prefix, prefix),
         )
         return [session_from(row, ()) for row in rows]
 

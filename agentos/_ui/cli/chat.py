@@ -13,6 +13,7 @@ from agentos._ui.cli.common import say
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.session import stored_agent
 from agentos._ui.cli.talk import agent_option
+from agentos.stores import resolve_session_id
 
 
 @click.command()
@@ -49,18 +50,17 @@ def chat(db: Database, session_id: str | None, agent: Agent | None, theme: str |
 
     async def main() -> None:
         async with await db.open() as store:
-            chosen = agent or (
-                DEMO if session_id is None else await stored_agent(store, session_id)
-            )
+            found = None if session_id is None else await resolve_session_id(store, session_id)
+            chosen = agent or (DEMO if found is None else await stored_agent(store, found))
             provider = choose_model(chosen.config, lambda line: None, source=chosen.source)
             async with (
                 chosen.runtime() as runtime,
                 Host(runtime, provider, store=store) as host,
             ):
-                if session_id is None:
+                if found is None:
                     session = await host.create_session(chosen.config)
                 else:
-                    session = await host.resume(session_id, config=chosen.config)
+                    session = await host.resume(found, config=chosen.config)
                 await ChatApp(session, runtime, theme=theme, host=host).run_async()
         say(f"session {session.session_id}", err=True)
 

@@ -20,7 +20,7 @@ from agentos import AgentOSError, UnknownSessionError
 from agentos._ui.cli.database import Database
 from agentos._ui.stored.calls import timestamp
 from agentos._ui.terminal_text import one_line, visible
-from agentos.stores import SessionStore, StoredSession, StoredToken
+from agentos.stores import SessionStore, StoredSession, StoredToken, resolve_session_id
 from components import JsonObject
 
 EXIT_DONE = 0
@@ -36,7 +36,8 @@ EXIT_CODES_HELP = f"""\b
 Exit codes:
   {EXIT_DONE}  done: the model answered and no call is pending
   {EXIT_ERROR}  error (one line on stderr)
-  {EXIT_USAGE}  usage error (bad option, argument, agent file or JSON)
+  {EXIT_USAGE}  usage error (bad option, argument, agent file or JSON; an id's start that
+     is the start of several ids: they are listed)
   {EXIT_PENDING}  calls still pending: running, or deferred until 'agentos complete TOKEN'
   {EXIT_UNKNOWN_TOKEN}  'agentos complete': no such continuation token, or it expired
   {EXIT_IN_USE}  the session is in use by another live process ('resume --steal' takes it)
@@ -149,10 +150,12 @@ def run_interruptibly(job: Callable[[], Awaitable[T]]) -> T:
 
 
 def load(db: Database, session_id: str) -> tuple[StoredSession, list[StoredToken]]:
-    """The stored session and its tokens; ``UnknownSessionError`` if there is none."""
+    """The stored session ``session_id`` names (whole or its start) and its tokens;
+    ``UnknownSessionError`` if there is none."""
 
     async def read(store: SessionStore) -> tuple[StoredSession | None, list[StoredToken]]:
-        return await store.load_session(session_id), await store.tokens_of(session_id)
+        found = await resolve_session_id(store, session_id)
+        return await store.load_session(found), await store.tokens_of(found)
 
     stored, tokens = with_store(db, read)
     if stored is None:

@@ -15,6 +15,7 @@ from agentos._ui.cli.common import (
     EXIT_DONE,
     EXIT_ERROR,
     EXIT_PENDING,
+    EXIT_USAGE,
     JSON_HELP,
     load,
     require_text,
@@ -34,7 +35,14 @@ from agentos._ui.stored.calls import (
 )
 from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
 from agentos.board import Board
-from agentos.stores import SessionStore, ShownStatus, StoredSession, stored_session_status
+from agentos.stores import (
+    SessionStore,
+    ShownStatus,
+    StoredSession,
+    resolve_session_id,
+    short_id,
+    stored_session_status,
+)
 from components import Json, JsonObject
 
 
@@ -84,6 +92,7 @@ def sessions(db: Database, as_json: bool) -> None:
     if not as_json and sys.stdout.isatty():
         for row, (_, shown) in zip(rows, found, strict=True):
             row["status"] = str(shown)
+            row["session_id"] = short_id(str(row["session_id"]))
     columns = ["session_id", "agent", "status", "holder", "calls_running", "updated_at", "title"]
     table_or_lines(rows, columns, as_json)
 
@@ -227,14 +236,15 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
     """
 
     async def read(store: SessionStore) -> list[tuple[int, LiveCall]] | None:
-        return await call_tree(store, session_id)
+        return await call_tree(store, await resolve_session_id(store, session_id))
 
     found = with_store(db, read)
     if found is None:
         raise UnknownSessionError(session_id)
     rows = [{**call.to_json(), "depth": depth} for depth, call in found]
     if not as_json and sys.stdout.isatty():
-        for row in rows:
+        for row, (_, call) in zip(rows, found, strict=True):
+            row["call"] = short_id(call.request_id)
             if row["depth"]:
                 row["tool_name"] = f"{'  ' * (int(str(row['depth'])) - 1)}└ {row['tool_name']}"
             if row["note"] is not None:
@@ -244,9 +254,9 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
             for name in ("result", "progress"):
                 row[name] = None if row[name] is None else brief(row[name], 60)
     columns = [
+        "call",
         "tool_name",
         "status",
-        "provider_call_id",
         "progress",
         "continuation_token",
         "result",
@@ -254,7 +264,11 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
     table_or_lines(rows, columns, as_json)
 
 
-@click.command("status", epilog="\b\nExit codes:\n  0  found\n  1  no such call, or several")
+@click.command(
+    "status",
+    epilog="\b\nExit codes:\n  0  found\n  1  no such call, or several sessions have it\n"
+    "  2  CALL_ID is the start of several calls' ids (they are listed)",
+)
 @click.argument("call_id", metavar="CALL_ID")
 @click.option("--session", "session_id", metavar="SESSION", help="Look in SESSION only.")
 @click.option("--json", "as_json", is_flag=True, help=JSON_HELP)
@@ -262,7 +276,8 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
 def status_command(db: Database, call_id: str, session_id: str | None, as_json: bool) -> None:
     """What one tool call is doing, or how it ended: status, progress, error or cancel reason.
 
-    CALL_ID is the runtime's id or the model's (toolu_...); a model's id can
+    CALL_ID is the runtime's id or the model's (toolu_...), or the start of
+    one (6 characters or more, as the screens show it); a model's id can
     repeat across sessions, and then --session says which. While a live
     process holds the call's session the status is live (as that process
     mirrors it, twice a second); otherwise it is what the store says.
@@ -282,8 +297,10 @@ def status_command(db: Database, call_id: str, session_id: str | None, as_json: 
 
 _CANCEL_EXIT_CODES = f"""\b
 Exit codes:
-  {EXIT_DONE}  cancelled, or not cancelled because the call had already ended
-  {EXIT_ERROR}  no such call; a deferred call (complete its token); no process is running it
+  {EXIT_DONE}  cancelled
+  {EXIT_ERROR}  not cancelled: the call had already ended (it says how); no such call; a
+     deferred call (complete its token); no process is running it
+  {EXIT_USAGE}  CALL_ID is the start of several calls' ids (they are listed)
   {EXIT_PENDING}  queued: the process holding the session did not answer within --wait seconds;
      it applies the request when it next looks"""
 
@@ -317,7 +334,8 @@ def cancel_command(
     half a second, the call ends cancelled with REASON, and its model hears
     of it. A call no process runs (its session is not held), or one that
     already ended, is not cancelled, and the answer says why; a deferred call
-    ends only by its token ('agentos complete TOKEN --error TEXT').
+    ends only by its token ('agentos complete TOKEN --error TEXT'). CALL_ID
+    is an id as 'agentos status' takes it.
     """
     require_text(reason, "'--reason'")
 
@@ -329,4 +347,6 @@ def cancel_command(
         click.echo(json.dumps(report.to_json()))
     else:
         say(report.describe())
+    if report.outcome == "already_final":
+        return EXIT_ERROR
     return EXIT_PENDING if report.outcome == "queued" else EXIT_DONE

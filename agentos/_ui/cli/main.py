@@ -42,6 +42,7 @@ from agentos._ui.cli.rename import rename_command
 from agentos._ui.cli.serve import serve
 from agentos._ui.cli.talk import complete, resume, run, say_command
 from agentos._ui.terminal_text import visible
+from agentos.stores import AmbiguousIdError
 from agentos.turns import validation_problems
 
 _CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -171,6 +172,8 @@ def _fail_with(error: BaseException) -> int:
         return _fail(cause.format_message(), cause.exit_code)
     if isinstance(cause, UnknownSessionError):
         return _fail(f"{cause} (see 'agentos sessions')", EXIT_ERROR)
+    if isinstance(cause, AmbiguousIdError):
+        return _fail(str(cause), EXIT_USAGE)
     if isinstance(cause, SessionInUseError):
         steal = f"'agentos resume {cause.session_id} --steal'"
         return _fail(

@@ -9,7 +9,7 @@ import click
 from agentos import UnknownSessionError
 from agentos._ui.cli.common import JSON_HELP, say, with_store
 from agentos._ui.cli.database import Database
-from agentos.stores import SessionStore, StoredSession, session_title
+from agentos.stores import SessionStore, StoredSession, resolve_session_id, session_title
 
 
 @click.command("rename")
@@ -30,16 +30,18 @@ def rename_command(db: Database, session_id: str, title: str, as_json: bool) -> 
         raise click.BadParameter(str(error), param_hint="TITLE") from None
 
     async def write(store: SessionStore) -> StoredSession | None:
-        if await store.load_session(session_id) is None:
+        found = await resolve_session_id(store, session_id)
+        if await store.load_session(found) is None:
             return None
-        await store.set_title(session_id, name)
-        return await store.load_session(session_id)
+        await store.set_title(found, name)
+        return await store.load_session(found)
 
     renamed = with_store(db, write)
     if renamed is None:
         raise UnknownSessionError(session_id)
     shown = renamed.shown_title()
     if as_json:
-        click.echo(json.dumps({"session_id": session_id, "title": name, "shown_title": shown}))
+        body = {"session_id": renamed.session_id, "title": name, "shown_title": shown}
+        click.echo(json.dumps(body))
     else:
         say(shown)

@@ -29,7 +29,7 @@ from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_un
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
 from agentos._ui.terminal_text import short_call, visible
-from agentos.stores import SessionStore
+from agentos.stores import SessionStore, resolve_session_id, short_id
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
@@ -136,6 +136,8 @@ async def converse(
                 f"a session with id {session_id!r} already exists in {db}; "
                 f"continue it with 'agentos resume {session_id}'"
             )
+        if resume is not None:
+            resume = await resolve_session_id(store, resume)
         if agent is None and resume is not None:
             agent = await stored_agent(store, resume)
         agent = agent or DEMO
@@ -353,7 +355,7 @@ class _LiveDisplay(_Display):
         )
 
     def event(self, event: CallEvent) -> None:
-        label = f"{self.tool(event.call_id)} {event.call_id[:8]}"
+        label = f"{self.tool(event.call_id)} {short_id(event.call_id)}"
         if event.status.is_final:
             self._rows.pop(event.call_id, None)
             self._live.console.print(_finished(event), highlight=False, markup=False)

@@ -24,6 +24,7 @@ from agentos.stores import (
     StoredSession,
     StoredToken,
     calls_running_when_stored,
+    short_id,
     shown_call_status,
     shown_session_status,
 )
@@ -210,7 +211,7 @@ def session_header(stored: StoredSession, status: ShownStatus) -> str:
     """The first line ``agentos show`` prints: which session, whose, how it stands."""
     agent = stored.config.get("name", "agent")
     return (
-        f"session {stored.session_id}  agent {agent}  status {status}  "
+        f"session {short_id(stored.session_id)}  agent {agent}  status {status}  "
         f"updated {timestamp(stored.updated_at)}"
     )
 
@@ -232,7 +233,9 @@ def render_chat(stored: StoredSession, tokens: Iterable[StoredToken], *, live: b
             lines += [f"{entry.role}: {first}", *(f"  {line}" for line in rest)]
         for shown in entry.calls:
             known = calls.get(shown.call_id)
-            ids = shown.call_id if known is None else known.provider_call_id
+            ids = short_id(
+                shown.call_id if known is None else known.call_id or known.provider_call_id
+            )
             note = f"  ({shown.note})" if shown.note else ""
             lines.append(f"  tool {shown.tool_name} {_dump(shown.tool_input)}  [{ids}]{note}")
             lines.append(f"    -> {shown.status.value if known is None else known.describe()}")

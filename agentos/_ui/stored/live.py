@@ -18,6 +18,7 @@ from agentos import AgentOSError, child_session_id
 from agentos._ui.stored.calls import StoredCall, brief, stored_calls, timestamp
 from agentos.stores import (
     RAN_NOWHERE,
+    CallView,
     CancelRequest,
     MirroredCall,
     SessionStore,
@@ -54,14 +55,23 @@ class LiveCall:
     def request_id(self) -> str:
         return self.call.call_id or self.call.provider_call_id
 
+    @property
+    def view(self) -> CallView | None:
+        """What a person sees of it, as its holder last mirrored it (None: never mirrored),
+        with the status decided here."""
+        return None if self.row is None else CallView.mirrored(self.row, status=self.call.status)
+
     def to_json(self) -> JsonObject:
-        row = self.row
+        row, view = self.row, self.view
         data = self.call.to_json()
         data.update(
             session_id=self.session_id,
             holder=self.holder,
             live=self.live,
-            progress=None if row is None else row.progress,
+            progress=None if view is None else view.progress,
+            percent=None if view is None else view.percent,
+            log=None if view is None else view.log,
+            disposition=None if view is None else view.disposition,
             progress_count=None if row is None else row.progress_count,
             error=None if row is None or row.error_message is None else row.error_message,
             created_at=_when(None if row is None else row.created_at),
@@ -73,15 +83,20 @@ class LiveCall:
 
     def describe(self) -> list[str]:
         """``agentos status``: one line per fact."""
-        call, row = self.call, self.row
+        call, row, view = self.call, self.row, self.view
         lines = [
             f"call      {call.call_id or '?'}  ({call.provider_call_id})",
             f"session   {self.session_id}, held by {self.holder or 'no live process'}",
             f"tool      {call.tool_name} {brief(call.tool_input, 120)}",
             f"status    {call.status}" + ("" if call.note is None else f" ({call.note})"),
         ]
-        if row is not None and row.progress is not None:
-            lines.append(f"progress  {brief(row.progress, 120)}")
+        if view is not None and view.disposition is not None:
+            lines.append(f"runs      {view.disposition}")
+        if view is not None and view.progress is not None:
+            percent = "" if view.percent is None else f"{view.percent:.0f}%  "
+            lines.append(f"progress  {percent}{brief(view.progress, 120)}")
+        if view is not None and view.log is not None:
+            lines.append(f"log       {brief(view.log, 120)}")
         if call.cancel_reason is not None:
             lines.append(f"reason    {call.cancel_reason}")
         elif row is not None and row.error_message is not None:

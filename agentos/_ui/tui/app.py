@@ -39,6 +39,7 @@ from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.screens import Confirm, Details
 from agentos._ui.web.view import call_widget, chat_widget, context_text, peek
 from agentos.board import ChatCall, ChatEntry
+from agentos.stores import short_id
 from components import JsonObject
 
 REDRAW_SECONDS = 0.2
@@ -130,7 +131,7 @@ class ChatApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = f"agentos chat {one_line(self.session.session_id)}"
+        self.title = f"agentos chat {one_line(short_id(self.session.session_id))}"
         self._stops = [
             self.session.on_change(self._changed),
             self.runtime.on_call_events(self.session.session_id, lambda event: self._changed()),
@@ -279,7 +280,7 @@ class ChatApp(App[None]):
                     gone = f"{one_line(call.tool_name)} is gone"
                     self.notify(gone, severity="warning", markup=False)
 
-        asked = f"Cancel {one_line(signature(snapshot))} (call {snapshot.call_id})?"
+        asked = f"Cancel {one_line(signature(snapshot))} (call {short_id(snapshot.call_id)})?"
         self.push_screen(Confirm(asked), answered)
 
     async def action_quit(self) -> None:
@@ -344,7 +345,7 @@ class ChatApp(App[None]):
 
 def child_chat(child: Session) -> str:
     """A sub-agent's chat as lines of text: who said what, and each call with its status."""
-    lines = [f"{child.config.name}'s chat (session {child.session_id}):"]
+    lines = [f"{child.config.name}'s chat (session {short_id(child.session_id)}):"]
     for entry in child.chat:
         lines.append(f"{entry.role}: {visible(entry.text)}")
         lines += [f"  {visible(call.tool_name)}: {call.status.value}" for call in entry.calls]

@@ -18,7 +18,7 @@ from agentos._ui.stored.calls import session_status
 from agentos._ui.stored.live import LiveCall, live_calls
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.view import page_state, stored_page_state
-from agentos.stores import SessionSummary, ShownStatus, StoredSession
+from agentos.stores import SessionSummary, ShownStatus, StoredSession, short_id
 from components import JsonObject
 
 
@@ -198,6 +198,7 @@ def list_row(summary: SessionSummary, now: float) -> JsonObject:
     """A session's row in the list (``now``: the time of one never stored)."""
     return {
         "session_id": summary.session_id,
+        "short_id": short_id(summary.session_id),
         "agent": summary.agent,
         "status": summary.status.value,
         "status_note": summary.status_note,

@@ -53,10 +53,10 @@ const agentos = (() => {
       const { sessions } = await call("GET", "/api/sessions");
       body.replaceChildren(...sessions.slice().reverse().map((row) => {
         const link = el("a", { href: url(`/sessions/${encodeURIComponent(row.session_id)}`),
-                               class: "session-title", text: row.title || row.session_id });
+                               class: "session-title", text: row.title || row.short_id });
         const when = row.updated_at ? new Date(row.updated_at * 1000).toLocaleString() : "";
         const name = el("td", {}, link);
-        if (row.title) name.append(el("span", { class: "session-id", text: row.session_id }));
+        if (row.title) name.append(el("span", { class: "session-id", text: row.short_id }));
         return el("tr", { "data-session": row.session_id },
           name, el("td", { class: "doing", text: row.doing }), el("td", { text: row.agent }),
           el("td", { text: row.status }), el("td", { text: String(row.running_calls) }),
