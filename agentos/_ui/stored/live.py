@@ -24,6 +24,9 @@ from agentos.stores import (
     SessionStore,
     StoredSession,
     StoredToken,
+    named_by,
+    resolve_session_id,
+    short_id,
     shown_call_status,
 )
 from components import CallStatus, JsonObject
@@ -202,11 +205,15 @@ async def call_tree(store: SessionStore, session_id: str) -> list[tuple[int, Liv
 
 
 async def find_call(store: SessionStore, call_id: str, session_id: str | None) -> LiveCall:
-    """The call ``call_id`` names (the runtime's id or the provider's), in ``session_id`` if given.
+    """The call ``call_id`` names (the runtime's id or the provider's, whole or the start of
+    one: ``named_by``), in ``session_id`` (or the session it starts) if given.
 
     ``CallLookupError`` when there is none, or when a provider id names calls
-    of several sessions and no ``session_id`` says which.
+    of several sessions and no ``session_id`` says which; ``AmbiguousIdError``
+    (naming them) when it is the start of several calls' ids.
     """
+    if session_id is not None:
+        session_id = await resolve_session_id(store, session_id)
     rows = await store.mirrored_calls(call_id=call_id, session_id=session_id)
     exact = {row.session_id for row in rows if row.call_id == call_id}
     if session_id is not None:
@@ -214,13 +221,12 @@ async def find_call(store: SessionStore, call_id: str, session_id: str | None) -
     elif exact:
         candidates = sorted(exact)
     else:
-        candidates = [s.session_id for s in await store.list_sessions()]
+        candidates = await store.sessions_mentioning(call_id)
+    everywhere = [call for c in candidates for call in await session_calls(store, c) or ()]
     found: list[LiveCall] = []
-    for candidate in candidates:
-        for call in await session_calls(store, candidate) or ():
-            if call_id in (call.call.provider_call_id, call.call.call_id):
-                found.append(call)
-                break
+    for call in named_by(call_id, everywhere, _ids, describe=_described, what="calls"):
+        if call.session_id not in {seen.session_id for seen in found}:
+            found.append(call)  # a model's id can repeat in a session: its first call
     if not found:
         where = "" if session_id is None else f" in session {session_id!r}"
         raise CallLookupError(
@@ -233,6 +239,16 @@ async def find_call(store: SessionStore, call_id: str, session_id: str | None) -
             "say which with --session SESSION"
         )
     return found[0]
+
+
+def _ids(call: LiveCall) -> tuple[str, ...]:
+    """The ids a call answers to: the runtime's, and the model's."""
+    return tuple(i for i in (call.call.call_id, call.call.provider_call_id) if i)
+
+
+def _described(call: LiveCall) -> str:
+    """What names a call among others its id starts like: ``crawl, running, session S``."""
+    return f"({call.call.tool_name}, {call.call.status}, session {short_id(call.session_id)})"
 
 
 async def request_cancel(
@@ -286,7 +302,8 @@ class CancelReport:
                 f"('agentos status {self.call.request_id}' shows whether it did)"
             )
         note = "" if self.call.call.note is None else f" ({self.call.call.note})"
-        return f"not cancelled: already {self.status}{note}"
+        call = short_id(self.call.request_id)
+        return f"not cancelled: call {call} had already ended, {self.status}{note}"
 
 
 _ENDED = frozenset({"completed", "failed", "cancelled", "expired"})
