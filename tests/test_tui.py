@@ -141,6 +141,22 @@ async def test_calls_appear_progress_and_a_question_is_answered_meanwhile() -> N
         await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
 
 
+async def test_a_log_line_sits_beside_the_percent_and_never_replaces_it() -> None:
+    """Issue 45: a tool reports 40 %, then logs a line: the bar keeps 40 %, the line shows
+    beside it (in the outcome, while the call runs)."""
+    puppet = Puppet()
+    async with chatting(puppet) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: len(puppet.calls) == 2)
+        jane, _ = puppet.calls
+        await until(pilot, runtime, lambda: app.query_one("#calls", DataTable).row_count == 2)
+        puppet.progress(jane, {"percent": 40, "page": 4})
+        puppet.log(jane, "fetched page 4")
+        await until(pilot, runtime, lambda: "· fetched" in cell(app, jane, 4))
+        assert cell(app, jane, 2) == "██░░░ 40%"
+        assert cell(app, jane, 4) == "running · fetched pag…", "cut to its 22 columns"
+
+
 async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details() -> None:
     puppet = Puppet()
     async with chatting(puppet) as (app, pilot, runtime):

@@ -286,6 +286,28 @@ async def test_an_error_repeated_by_every_commit_is_shown_once_with_its_count(
         assert state["errors"] == [f"store: the disk is full (x{len(errors)})"]
 
 
+async def test_a_calls_widget_gives_its_percent_and_its_newest_log_line_apart(
+    tmp_path: Path,
+) -> None:
+    """Issue 45: a tool reports 40 %, then logs a line: the page's widget keeps the percent
+    (the bar) and gives the line beside it, and says how the call runs."""
+    async with web(tmp_path) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "start 1")
+        (call_id,) = await w.started(1)
+        w.puppet.progress(call_id, {"percent": 40, "page": 4})
+        w.puppet.log(call_id, "fetched page 4")
+        await settle(w.runtime)
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        widget = state["calls"][call_id]
+        assert (widget["percent"], widget["latest"], widget["log"]) == (
+            40,
+            '{"percent": 40, "page": 4}',
+            "fetched page 4",
+        )
+        assert widget["disposition"] == "run_async"
+
+
 async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path) -> None:
     async with web(tmp_path) as w:
         session_id = await w.new_session()

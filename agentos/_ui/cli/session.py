@@ -29,7 +29,7 @@ from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_un
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
 from agentos._ui.terminal_text import short_call, visible
-from agentos.stores import SessionStore, resolve_session_id, short_id
+from agentos.stores import CallView, SessionStore, resolve_session_id, short_id
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
@@ -185,6 +185,7 @@ def _outcome(host: Host, session: Session, errors_before: int, replies_before: i
             "provider_call_id": call.provider_call_id,
             "tool_name": call.tool_name,
             "status": call.status.value,
+            "disposition": call.disposition,
             "continuation_token": tokens.get(call.call_id) if call.deferred else None,
         }
         for call in session.outstanding()
@@ -331,6 +332,8 @@ class _JsonLines(_Display):
             "tool_name": self.tool(event.call_id),
             "status": event.status.value,
         }
+        if event.disposition is not None:
+            line["disposition"] = event.disposition
         if event.progress is not None:
             line["progress"] = event.progress.payload
         if event.error is not None:
@@ -340,12 +343,16 @@ class _JsonLines(_Display):
 
 
 class _LiveDisplay(_Display):
-    """A spinner per running call with its latest progress; once it is final, one line
-    that stays (``✓ fetch_calendar(Jane) 2.1 s``), printed above the spinners."""
+    """A spinner per running call with what its view says (``CallView.progress_text``: the
+    newest percent and the newest log line apart, ``crawl 09a12183  40% · fetched page 4``);
+    once it is final, one line that stays (``✓ fetch_calendar(Jane) 2.1 s``), printed above
+    the spinners."""
 
     def __init__(self, runtime: Runtime, console: Console | None = None) -> None:
         super().__init__(runtime)
         self._rows: dict[str, Spinner | Text] = {}
+        self._details: dict[str, str] = {}
+        """Each running call's line as last read: kept should the runtime forget the call."""
         self._forming = ""
         self._live = Live(
             console=console or Console(stderr=True),
@@ -358,16 +365,26 @@ class _LiveDisplay(_Display):
         label = f"{self.tool(event.call_id)} {short_id(event.call_id)}"
         if event.status.is_final:
             self._rows.pop(event.call_id, None)
+            self._details.pop(event.call_id, None)
             self._live.console.print(_finished(event), highlight=False, markup=False)
             return
-        detail = event.status.value
-        if event.progress is not None:
-            detail = json.dumps(event.progress.payload, separators=(",", ":"))
+        detail = self._details[event.call_id] = self._detail(event)
         row = self._rows.get(event.call_id)
         if isinstance(row, Spinner):
             row.update(text=_line(f"{label}  {detail}"))
         else:
             self._rows[event.call_id] = Spinner("dots", text=_line(f"{label}  {detail}"))
+
+    def _detail(self, event: CallEvent) -> str:
+        """The call's newest progress and log line as its view says (a log line, a heartbeat
+        or an overdue event never blanks a percent), else its status; ``overdue`` once it
+        ran past its expected time."""
+        try:
+            snapshot = self._runtime.status(event.call_id)
+        except UnknownCallError:
+            return self._details.get(event.call_id, event.status.value)
+        detail = visible(CallView.of(snapshot).progress_text()) or event.status.value
+        return f"{detail} · overdue" if snapshot.overdue else detail
 
     def forming(self, text: str) -> None:
         """The model's reply as it forms, shown above the calls until it is whole."""

@@ -1,10 +1,10 @@
 """The terminal UI's calls pane: a row per call of the session, and the keys that act on one.
 
 A row reads: a spinner (a mark once final), the tool and its arguments, a progress
-bar or the latest payload, elapsed seconds, and the status with its error. A redraw
-writes only the rows in view (and new ones), and of those only the cells that
-changed: 200 running calls cost what the eight rows on screen cost. A row that
-scrolls into view is drawn then (``Scrolled``).
+bar or the newest payload, elapsed seconds, and the status with its error (or, while it
+runs, its newest log line). A redraw writes only the rows in view (and new ones), and of
+those only the cells that changed: 200 running calls cost what the eight rows on screen
+cost. A row that scrolls into view is drawn then (``Scrolled``).
 """
 
 from __future__ import annotations
@@ -149,6 +149,8 @@ def row_cells(
     elapsed = widget["elapsed"]
     seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
     outcome = status if widget["error"] is None else f"{status}: {widget['error']}"
+    if not widget["final"] and widget.get("log") is not None:  # beside the bar, never for it
+        outcome = f"{outcome} · {widget['log']}"
     if widget.get("note"):  # what the runtime's own turns did with it: overdue, looked at
         outcome = f"{outcome} · {widget['note']}"
     _, call_width, progress_width, _, outcome_width = widths
@@ -169,7 +171,8 @@ def clip(text: str, width: int) -> str:
 
 
 def progress_cell(widget: JsonObject) -> str:
-    """A five-block bar and its percent while a call reports one, else its latest payload."""
+    """A five-block bar and its percent while a call reports one, else its newest progress
+    payload (a log line is not one: it shows beside, in the outcome)."""
     if widget["final"]:
         return ""
     percent = widget["percent"]

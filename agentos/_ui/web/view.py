@@ -16,7 +16,7 @@ from typing import TypeGuard
 from agentos import CallSnapshot, PartialReply, Runtime, Session, child_session_id
 from agentos._ui.stored.live import LiveCall
 from agentos.board import Board, ChatCall, ChatEntry
-from agentos.stores import ShownStatus, StoredSession, shown_session_status
+from agentos.stores import CallView, ShownStatus, StoredSession, shown_session_status
 from agentos.turns import EXPECTED_SECONDS, Message, blocks_of
 from components import CallStatus, Json, JsonObject
 
@@ -113,12 +113,15 @@ def stored_widget(call: ChatCall, live: LiveCall | None, now: float) -> JsonObje
     row, status = live.row, live.call.status
     widget.update(status=status, final=status not in _WAITING)
     if row is not None:
-        end = row.ended_at if row.ended_at is not None else now
+        view = CallView.mirrored(row, status=status)
+        elapsed = view.elapsed(now)
         widget.update(
-            percent=percent_of(row.progress),
-            latest=_brief(row.progress),
-            elapsed=None if row.started_at is None else round(end - row.started_at, 1),
-            error=row.error_message,
+            percent=view.percent,
+            latest=_brief(view.progress),
+            log=_brief(view.log),
+            elapsed=None if elapsed is None else round(elapsed, 1),
+            error=view.error,
+            disposition=view.disposition,
         )
     return widget
 
@@ -201,17 +204,20 @@ def chat_widget(call: ChatCall) -> JsonObject:
         "expected_seconds": _expected(call.tool_input),
         "percent": None,
         "latest": None,
+        "log": None,
         "elapsed": None,
         "error": None,
         "note": call.note,
         "child": None,
+        "disposition": None,
     }
 
 
 def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObject:
-    """A call the runtime holds: its status, latest progress and times."""
-    latest = snapshot.progress[-1].payload if snapshot.progress else None
-    end = snapshot.completed_at if snapshot.completed_at is not None else now
+    """A call the runtime holds: its status, newest progress and newest log line (apart:
+    ``percent`` and ``latest`` come from the progress, ``log`` beside), and times."""
+    view = CallView.of(snapshot)
+    elapsed = view.elapsed(now)
     status = call.status if call.status is CallStatus.ORPHANED else snapshot.status
     return {
         "call_id": snapshot.call_id,
@@ -220,12 +226,14 @@ def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObjec
         "status": status.value,
         "final": status.is_final,
         "expected_seconds": _expected(call.tool_input),
-        "percent": percent_of(latest),
-        "latest": _brief(latest),
-        "elapsed": None if snapshot.started_at is None else round(end - snapshot.started_at, 1),
-        "error": None if snapshot.error is None else snapshot.error.message,
+        "percent": view.percent,
+        "latest": _brief(view.progress),
+        "log": _brief(view.log),
+        "elapsed": None if elapsed is None else round(elapsed, 1),
+        "error": view.error,
         "note": call.note,  # what the runtime's own turns did with it: overdue, looked at
         "child": None,  # a sub-agent's call: the child session it runs (``page_state``)
+        "disposition": view.disposition,
     }
 
 
@@ -245,21 +253,6 @@ def peek(snapshot: CallSnapshot) -> JsonObject:
         "error": None if snapshot.error is None else snapshot.error.message,
         "cancel_reason": snapshot.cancel_reason,
     }
-
-
-def percent_of(payload: Json) -> float | None:
-    """A progress payload's percentage, when it says one: ``{"percent": 40}``, or a part
-    of a whole (``{"page": 3, "of": 10}``, ``{"done": 3, "total": 10}``)."""
-    if not isinstance(payload, Mapping):
-        return None
-    value = payload.get("percent")
-    if _number(value):
-        return max(0.0, min(100.0, float(value)))
-    for part, whole in (("page", "of"), ("done", "total")):
-        have, of = payload.get(part), payload.get(whole)
-        if _number(have) and _number(of) and of:
-            return max(0.0, min(100.0, 100.0 * float(have) / float(of)))
-    return None
 
 
 def context_text(messages: Sequence[Message]) -> str:

@@ -107,6 +107,8 @@ const agentos = (() => {
       } else if (!c.final && c.latest !== null && c.latest !== undefined) {
         row.append(el("span", { class: "latest", text: typeof c.latest === "string" ? c.latest : JSON.stringify(c.latest) }));
       }
+      // the newest log line sits beside the bar: it never replaces the percent
+      if (!c.final && c.log !== null && c.log !== undefined) row.append(el("span", { class: "log", text: c.log }));
       if (c.elapsed !== null && c.elapsed !== undefined) {
         const since = c.final ? null : String(performance.now() / 1000 - c.elapsed);
         row.append(el("span", { class: "elapsed", "data-since": since || "", text: elapsed(c, c.elapsed) }));
