@@ -583,6 +583,9 @@ async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_th
         db.execute("ALTER TABLE sessions DROP COLUMN board")
         db.execute("ALTER TABLE sessions DROP COLUMN usage")
         db.execute("ALTER TABLE sessions DROP COLUMN title")
+        db.execute("ALTER TABLE sessions DROP COLUMN first_words")
+        db.execute("ALTER TABLE calls DROP COLUMN log")
+        db.execute("ALTER TABLE calls DROP COLUMN disposition")
         db.execute("DELETE FROM schema_migrations WHERE version > 3")
     db.close()
     async with (
