@@ -214,16 +214,29 @@ async def test_4_a_follow_up_states_each_call_and_a_settled_ones_result(clock: M
 # ---------------------------------------------------------------- 5. answered
 
 
-def test_5_a_question_is_answered_only_once_its_answers_calls_have_settled() -> None:
+def test_5_a_question_is_answered_by_the_last_word_its_result_prompts() -> None:
+    """Only the tail is rewritten: the call's settling redraws its own node and what follows
+    it, never the question above (its marker included), so the prefix a prompt cache holds
+    stays byte-identical; the result turn's last word, below, answers the question."""
     board = Board()
+    board.post_user("an older thread")
     ask = board.post_user("when?")
     work = board.open_turn(ask.display_id, BoardTrigger.USER, text="Looking.")
-    board.add_call(work.display_id, "c", "fetch", {}, background=True)
+    call = board.add_call(work.display_id, "c", "fetch", {}, background=True)
     assert not board.answered(ask.display_id)
-    assert board.render().text.startswith(".. #1 user")
+    before = board.render().text
+    assert ".. #2 user 'when?'" in before
     board.settle("c", CallStatus.COMPLETED, "at 10")
+    after = board.render().text
+    above = before.rindex("\n", 0, before.index(f"#{work.display_id} agent")) + 1
+    assert after[:above] == before[:above], "nothing above the call's node moved"
+    assert f"call #{call.display_id} fetch() completed: 'at 10'" in after
+    assert not board.answered(ask.display_id), "'Looking.' started work: no answer"
+    board.open_turn(work.display_id, BoardTrigger.TIMER, text="Still looking.")
+    assert not board.answered(ask.display_id), "a timer's turn speaks to nobody"
+    board.open_turn(work.display_id, BoardTrigger.RESULT, text="At 10.")
     assert board.answered(ask.display_id)
-    assert board.render().text.startswith("ok #1 user")
+    assert "ok #2 user 'when?'" in board.render().text
 
 
 # ---------------------------------------------------------------- 6. own cancels

@@ -31,7 +31,14 @@ from agentos._board.data import (
     BoardTrigger,
 )
 from agentos._board.reading import BoardTurn, read_turn
-from agentos._board.render import NOTATION, Drawn, notation, pending_instruction, render_board
+from agentos._board.render import (
+    NOTATION,
+    Drawn,
+    is_answer,
+    notation,
+    pending_instruction,
+    render_board,
+)
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatCall, ChatEntry
 from components import CallStatus, Json, JsonObject
@@ -238,13 +245,14 @@ class Board:
         return all(c.status.is_final for c in self._node(node_id).calls if c.background)
 
     def answered(self, node_id: int) -> bool:
-        """A user node: an agent node with text whose background calls have all settled
-        exists anywhere below it, in its thread (not only directly beneath it: seed 004's
-        open bug); a node still waiting on calls answers nothing yet."""
+        """A user node: an answer (``is_answer``: a turn's last word the person or a result
+        prompted) exists anywhere below it, in its thread (not only directly beneath it:
+        seed 004's open bug). A turn that started work answers nothing, nor does its calls'
+        settling: the answer is the result turn's last word, below."""
         todo = list(self.children(node_id))
         while todo:
             node = self.nodes[todo.pop()]
-            if node.author is BoardAuthor.AGENT and node.text and self.settled(node.display_id):
+            if is_answer(node):
                 return True
             todo.extend(self._children[node.display_id])
         return False

@@ -21,6 +21,7 @@ from agentos._board.data import (
     BoardCall,
     BoardNode,
     BoardRendering,
+    BoardTrigger,
 )
 from agentos._turns.capabilities import CAPABILITIES
 from components import FINAL_STATUSES, CallStatus
@@ -185,12 +186,10 @@ def render_thread(
         if below:
             stack.extend((child, depth + 1) for child in reversed(below))
     answered: set[int] = set()
-    """Nodes with a finished answer anywhere below them: an agent's text, its calls done."""
+    """Nodes with an answer anywhere below them (``is_answer``)."""
     for node_id, _ in reversed(order):
         node = nodes[node_id]
-        if node.parent is not None and (
-            node_id in answered or (node.author is BoardAuthor.AGENT and node.text and _done(node))
-        ):
+        if node.parent is not None and (node_id in answered or is_answer(node)):
             answered.add(node.parent)
     chunks: list[tuple[str, bool]] = []
     landed = True
@@ -224,6 +223,20 @@ def render_thread(
 
 def _done(node: BoardNode) -> bool:
     return all(c.status in FINAL_STATUSES for c in node.calls if c.background)
+
+
+def is_answer(node: BoardNode) -> bool:
+    """An agent node that answers the questions above it: a turn's last word (text, no call)
+    in a turn the person or a result prompted (a timer's turn speaks to nobody). It never
+    depends on a call's status, so a call settling leaves the markers above its node as they
+    were drawn (the stable prefix the prompt cache reads); the answer the result prompts is
+    a node of its own, below."""
+    return (
+        node.author is BoardAuthor.AGENT
+        and bool(node.text)
+        and not node.calls
+        and node.trigger is not BoardTrigger.TIMER
+    )
 
 
 def references(parent: BoardNode) -> str:
