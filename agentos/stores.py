@@ -7,10 +7,11 @@ call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSumma
 ``is_postgres_address``, which tells a PostgreSQL address from a file path, and
 ``session_title``, which makes what a person typed the title ``set_title`` keeps, and
 what a stored session or call shows (``ShownStatus``: ``shown_session_status``,
-``stored_session_status``, ``shown_call_status``, ``calls_running_when_stored``), decided
-once for every front end, and what a person sees of one call (``CallView``: its status, its
-newest progress and newest log line apart, its times and disposition), built once from a
-``CallSnapshot`` or a ``MirroredCall`` for every front end and program; and ids as a
+``stored_session_status``, ``shown_call_status``, ``is_expiry``,
+``calls_running_when_stored``, ``DEFERRED``), decided once for every front end, and
+what a person sees of one call (``CallView``: its status, its newest progress and newest
+log line apart, its times and disposition), built once from a ``CallSnapshot`` or a
+``MirroredCall`` for every front end and program; and ids as a
 person reads and types them: ``short_id``, and ``named_by`` and ``resolve_session_id``,
 which take the start of an id (``MIN_PREFIX`` characters or more) for the one id it
 starts (``AmbiguousIdError`` when it starts several).
@@ -21,9 +22,11 @@ from agentos._host.call_view import CallView
 from agentos._host.ids import MIN_PREFIX, named_by, resolve_session_id, short_id
 from agentos._host.listing import SessionSummary
 from agentos._host.shown import (
+    DEFERRED,
     RAN_NOWHERE,
     ShownStatus,
     calls_running_when_stored,
+    is_expiry,
     shown_call_status,
     shown_session_status,
     stored_session_status,
@@ -42,6 +45,7 @@ from agentos._store.protocol import (
 from agentos._turns.title import session_title
 
 __all__ = [
+    "DEFERRED",
     "MIN_PREFIX",
     "RAN_NOWHERE",
     "AmbiguousIdError",
@@ -56,6 +60,7 @@ __all__ = [
     "TokenRecord",
     "TurnCommit",
     "calls_running_when_stored",
+    "is_expiry",
     "is_postgres_address",
     "named_by",
     "resolve_session_id",

@@ -133,7 +133,10 @@ def test_an_expired_token_is_expired_for_the_model_and_complete(
     assert run.code == 0, run
     assert "expired: nobody completed it within 0.05 s" in run.json["answer"]
     (approve,) = agentos(env, "calls", run.json["session_id"]).lines
-    assert approve["status"] == "expired", approve
+    assert (approve["status"], approve["note"]) == (
+        "failed",
+        "expired: nobody completed it within 0.05 s",
+    ), approve
     late = agentos(env, "complete", approve["continuation_token"], "--result", "true")
     assert (late.code, late.out) == (4, "expired\n"), late
     refused = agentos(env, "run", "--token-ttl", "0", "hello")
@@ -263,8 +266,13 @@ def test_a_board_sessions_deferred_call_at_the_command_line(
     (pending,) = run.json["pending_calls"]
     token = pending["continuation_token"]
     (listed,) = agentos(env, "calls", session, "--json").lines
-    assert (listed["tool_name"], listed["status"]) == ("approve", "deferred")
-    assert listed["continuation_token"] == token
+    assert (listed["tool_name"], listed["status"], listed["deferred"]) == (
+        "approve",
+        "pending",
+        True,
+    )
+    assert listed["note"] == "deferred: waits for its continuation token"
+    assert (listed["continuation_token"], listed["token_completed"]) == (token, False)
     assert listed["provider_call_id"] == pending["provider_call_id"]
     assert agentos(env, "complete", token, "--result", '{"approved": true}').out == "applied\n"
     (listed,) = agentos(env, "calls", session, "--json").lines

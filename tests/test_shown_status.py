@@ -8,18 +8,27 @@ from __future__ import annotations
 import json
 import os
 import signal
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
 import pytest
 
-from agentos import AgentConfig, Host, ManualClock, Runtime, ScriptedProvider, SqliteStore
-from agentos.stores import ShownStatus, shown_call_status, shown_session_status
+from agentos import (
+    AgentConfig,
+    Host,
+    ManualClock,
+    Runtime,
+    ScriptedProvider,
+    SessionStatus,
+    SqliteStore,
+)
+from agentos.stores import ShownStatus, StoredToken, shown_call_status, shown_session_status
 from agentos.testing import text
-from tests._cli import agentos, env, side_by_side, start
+from tests._cli import agentos, env, quick_agent, side_by_side, start
 from tests.test_web import web
 
-__all__ = ["env"]  # a fixture
+__all__ = ["env", "quick_agent"]  # fixtures
 
 ASKED = "Check Jane's calendar (60s)"
 """The demo model calls fetch_calendar, which runs 60 s: longer than any test."""
@@ -138,3 +147,99 @@ async def test_a_session_the_host_started_is_listed_by_its_first_words(
         await host.unload("s")
         (listed,) = await host.sessions()
         assert (listed.live, listed.title) == (False, "Plan a trip to Oslo")
+
+
+def test_deferred_and_expired_calls_read_in_the_vocabulary(
+    env: dict[str, str], quick_agent: str
+) -> None:
+    """A deferred call waiting for its token reads ``pending`` with the token, and one whose
+    token nobody completed in time ``failed``, the expiry explained: in ``calls``, ``status``
+    and ``show`` alike, never ``deferred`` or ``expired`` as a status."""
+    asked = "Check Jane's calendar (30s) and approve the trip"
+    waits = agentos(env, "run", "--agent", quick_agent, "--session-id", "waits", asked)
+    assert waits.code == 3, waits
+    (token,) = [
+        c["continuation_token"] for c in waits.json["pending_calls"] if c["tool_name"] == "approve"
+    ]
+    ran_out = agentos(env, "run", "--agent", quick_agent, "--session-id", "ran-out",
+                      "--token-ttl", "0.05", "--wait-for-async", "approve it")  # fmt: skip
+    assert ran_out.code == 0, ran_out
+    for session, status, note in (
+        ("waits", "pending", "deferred"),
+        ("ran-out", "failed", "expired"),
+    ):
+        listed = {row["tool_name"]: row for row in agentos(env, "calls", session, "--json").lines}
+        approve = listed["approve"]
+        one = agentos(env, "status", approve["call_id"], "--json").json
+        shown = agentos(env, "show", session, "--json").json
+        (in_show,) = [call for call in shown["calls"] if call["tool_name"] == "approve"]
+        (in_chat,) = [c for e in shown["chat"] for c in e["calls"] if c["tool_name"] == "approve"]
+        for call in (approve, one, in_show):
+            assert call["status"] == status, call
+            assert call["note"].startswith(f"{note}:"), call
+            assert call["continuation_token"] and call["token_completed"] is False, call
+        assert in_chat["status"] == status
+        if session == "waits":
+            assert approve["continuation_token"] == token and approve["deferred"] is True
+            assert "continuation token" in approve["note"]
+        else:
+            assert "nobody completed it within 0.05 s" in one["note"]
+        every = [*listed.values(), one, *shown["calls"]]
+        every += [c for e in shown["chat"] for c in e["calls"]]
+        assert {call["status"] for call in every} <= VOCABULARY, every
+    text = agentos(env, "show", "waits").out
+    assert f"-> pending (deferred: token {token}, not completed)" in text, text
+    text = agentos(env, "show", "ran-out").out
+    assert "-> failed: expired, token " in text and "was not completed in time" in text, text
+    assert "-> deferred" not in text and "-> expired" not in text
+
+
+@pytest.mark.anyio
+async def test_the_page_and_the_listings_show_them_in_the_vocabulary(
+    tmp_path: Path, env: dict[str, str], quick_agent: str
+) -> None:
+    """The page draws a deferred call ``pending`` and an expired one ``failed``, each noting
+    why; ``agentos sessions`` and the page's list say only session statuses."""
+    asked = "Check Jane's calendar (30s) and approve the trip"
+    waits = agentos(env, "run", "--agent", quick_agent, "--session-id", "waits", asked)
+    assert waits.code == 3, waits
+    ran_out = agentos(env, "run", "--agent", quick_agent, "--session-id", "ran-out",
+                      "--token-ttl", "0.05", "--wait-for-async", "approve it")  # fmt: skip
+    assert ran_out.code == 0, ran_out
+    sessions = {s.value for s in SessionStatus}
+    listed = agentos(env, "sessions", "--json").lines
+    assert {row["status"] for row in listed} <= sessions and len(listed) == 2, listed
+    async with web(tmp_path) as w:
+        rows = (await w.client.get("/api/sessions")).json()["sessions"]
+        assert {row["status"] for row in rows} <= sessions and len(rows) == 2, rows
+        for session, status, note in (
+            ("waits", "pending", "deferred: "),
+            ("ran-out", "failed", "expired: nobody completed it within 0.05 s"),
+        ):
+            state = (await w.client.get(f"/api/sessions/{session}")).json()["state"]
+            assert state["status"] in sessions
+            (approve,) = [c for c in state["calls"].values() if c["tool_name"] == "approve"]
+            assert approve["status"] == status and note in approve["note"], approve
+            assert approve["final"] is (status == "failed")
+            assert {c["status"] for c in state["calls"].values()} <= VOCABULARY
+
+
+def test_a_stored_calls_status_by_its_token() -> None:
+    """``shown_call_status`` of a call only its continuation token tells of: pending while it
+    waits, completed or failed once completed, failed once it expired (even undelivered)."""
+    token = StoredToken("tok", "s", "c", "toolu_1", "approve", {}, created_at=0.0, expires_at=60.0)
+    waits = shown_call_status(None, live=False, token=token)
+    assert (
+        waits.status == "pending" and waits.note is not None and waits.note.startswith("deferred:")
+    )
+    expired = shown_call_status(None, live=True, token=replace(token, expired=True))
+    assert expired == ShownStatus("failed", "expired: nobody completed it within 60 s")
+    done = shown_call_status(None, live=False, token=replace(token, completed_at=5.0, result=1))
+    assert done.status == "completed"
+    failed = replace(token, completed_at=5.0, error="no")
+    assert shown_call_status(None, live=False, token=failed).status == "failed"
+    recorded = shown_call_status(
+        "failed", live=False, result="expired: nobody completed it within 9 s"
+    )
+    assert recorded == ShownStatus("failed", "expired: nobody completed it within 9 s")
+    assert shown_call_status("failed", live=False, result="boom") == ShownStatus("failed")

@@ -134,8 +134,8 @@ class CallView:
         }
 
 
-_WAITING = frozenset({CallStatus.PENDING.value, CallStatus.RUNNING.value, "deferred"})
-"""Statuses of a call not ended (``deferred``: a stored call waiting for its token)."""
+_WAITING = frozenset({CallStatus.PENDING.value, CallStatus.RUNNING.value})
+"""Statuses of a call not ended (a deferred one waiting for its token is ``pending``)."""
 
 
 def percent_of(payload: Json) -> float | None:

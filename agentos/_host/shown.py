@@ -6,7 +6,9 @@ shows its own status: the holder writes it. One nobody holds that was stored mid
 (``waiting`` or ``requesting``) runs nowhere and never will until it is resumed: it is
 ``stopped``, with the calls that were running when it was stored counted. A call the
 history has no outcome for (and no continuation token waits on) is ``running`` while its
-session is held, else ``orphaned``: the history mentions it, the world does not.
+session is held, else ``orphaned``: the history mentions it, the world does not. A deferred
+call is ``pending`` while its token waits, and ``failed`` once it expired, the note saying so:
+``deferred`` and ``expired`` are notes, never statuses.
 """
 
 from __future__ import annotations
@@ -19,12 +21,19 @@ from agentos._model.messages import blocks_of
 from agentos._store.protocol import SessionStore, StoredSession, StoredToken
 from agentos._turns.events import SessionStatus
 from agentos._turns.history import MessageHistory
-from components import CallStatus
+from components import CallStatus, Json
 
 RAN_NOWHERE = "no process is running it"
 """Why a call the history has no outcome for is ``orphaned`` (it was running when stored)."""
 UNMIRRORED = "as stored; its holder has not reported it yet"
 """Why a held session's call the history has no outcome for reads ``running``."""
+DEFERRED = "deferred: waits for its continuation token"
+"""Why a deferred call its session has no outcome for is ``pending``."""
+DELIVERING = "token completed, waiting for delivery"
+"""Why a deferred call is ``completed`` (or ``failed``) before its session heard."""
+EXPIRED = "expired: "
+"""How the outcome of a deferred call nobody completed in time starts
+(``StoredToken.expiry_text``)."""
 _MID_TURN = frozenset({SessionStatus.WAITING, SessionStatus.REQUESTING})
 
 
@@ -63,15 +72,38 @@ def shown_session_status(status: str, *, live: bool, were_running: int = 0) -> S
     return ShownStatus(SessionStatus.STOPPED.value, "no process runs it")
 
 
-def shown_call_status(recorded: str | None, *, live: bool) -> ShownStatus:
+def shown_call_status(
+    recorded: str | None, *, live: bool, result: Json = None, token: StoredToken | None = None
+) -> ShownStatus:
     """A stored call's status: ``recorded`` is what its history (or board) says, None when
-    it holds no outcome (the call was running when stored); ``live`` whether a live process
-    holds its session. No outcome: ``running`` while held, else ``orphaned``."""
+    it holds no outcome, ``result`` that outcome; ``token`` the continuation token a deferred
+    call waits on; ``live`` whether a live process holds its session. An expiry is ``failed``
+    with its words as the note. No outcome: by its token (``pending``, deferred; ``completed``
+    or ``failed`` once completed; ``failed`` once expired), else ``running`` while held, else
+    ``orphaned``."""
     if recorded is not None:
-        return ShownStatus(recorded)
+        expired = recorded == CallStatus.FAILED.value and is_expiry(result)
+        return ShownStatus(recorded, str(result) if expired else None)
+    if token is not None:
+        return _by_token(token)
     if live:
         return ShownStatus(CallStatus.RUNNING.value, UNMIRRORED)
     return ShownStatus(CallStatus.ORPHANED.value, RAN_NOWHERE)
+
+
+def is_expiry(outcome: Json) -> bool:
+    """Whether a failed call's outcome says its continuation token expired."""
+    return isinstance(outcome, str) and outcome.startswith(EXPIRED)
+
+
+def _by_token(token: StoredToken) -> ShownStatus:
+    """A deferred call its session has no outcome for, as its token stands."""
+    if token.completed_at is not None:
+        status = CallStatus.COMPLETED if token.error is None else CallStatus.FAILED
+        return ShownStatus(status.value, DELIVERING)
+    if token.expired:
+        return ShownStatus(CallStatus.FAILED.value, token.expiry_text)
+    return ShownStatus(CallStatus.PENDING.value, DEFERRED)
 
 
 def calls_running_when_stored(stored: StoredSession, tokens: Iterable[StoredToken]) -> list[str]:

@@ -229,10 +229,11 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
     with their latest progress, as it last mirrored them (twice a second).
     Otherwise: completed, failed or cancelled (with its cancel_reason),
     orphaned (lost in a restart, or it was running when stored and no
-    process is running it), deferred (waiting for its token), completed or
-    failed with a note (its token was completed; the session delivers it when
-    it next runs), expired (its token ran out), or running with a note (a live
-    process holds SESSION but has not mirrored the call).
+    process is running it), pending with the note "deferred: ..." (waiting
+    for its continuation_token), completed or failed with a note (its token
+    was completed; the session delivers it when it next runs), failed with
+    the note "expired: ..." (nobody completed its token in time), or running
+    with a note (a live process holds SESSION but has not mirrored the call).
     """
 
     async def read(store: SessionStore) -> list[tuple[int, LiveCall]] | None:

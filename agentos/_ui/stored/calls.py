@@ -2,13 +2,14 @@
 
 Read from the stored history and the session's continuation tokens only, so
 it works with no runtime: a call is ``completed``, ``failed`` or
-``cancelled`` (with its reason) when the history holds its outcome;
-``orphaned`` when it was lost in a restart; ``deferred`` while it waits for
-its token, ``completed`` (or ``failed``) once its token was completed and the
-session has yet to deliver it, ``expired`` once the token's time ran out;
-and when the history holds only its placeholder (it was running when stored), what
-``shown_call_status`` says: ``running`` while a live process holds the session,
-else ``orphaned``. ``live`` merges in what a live process holding the session mirrors.
+``cancelled`` (with its reason) when the history holds its outcome (``failed``
+noting ``expired: ...`` when its token ran out); ``orphaned`` when it was lost in
+a restart; and otherwise what ``shown_call_status`` says: by its token, ``pending``
+(noting it is deferred) while it waits, ``completed`` (or ``failed``) once its
+token was completed and the session has yet to deliver it, ``failed`` (noting it
+expired) once the token's time ran out; with no token (it was running when stored),
+``running`` while a live process holds the session, else ``orphaned``. ``live``
+merges in what a live process holding the session mirrors.
 """
 
 from __future__ import annotations
@@ -24,19 +25,17 @@ from agentos.stores import (
     StoredSession,
     StoredToken,
     calls_running_when_stored,
+    is_expiry,
     short_id,
     shown_call_status,
     shown_session_status,
 )
 from agentos.turns import MessageHistory, blocks_of
-from components import Json, JsonObject
+from components import CallStatus, Json, JsonObject
 
 _LOST_RESULT = "lost in a restart"
 _CANCELLED = "cancelled: "
 """How a cancelled call's result starts (``failure_text``); the reason follows."""
-_EXPIRED = "expired: "
-"""How the result of a deferred call nobody completed in time starts."""
-WAITING_FOR_DELIVERY = "token completed, waiting for delivery"
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +51,20 @@ class StoredCall:
     token_completed: bool | None = None
     cancel_reason: str | None = None
     note: str | None = None
-    """What the status alone does not say (e.g. ``WAITING_FOR_DELIVERY``)."""
+    """What the status alone does not say (``shown_call_status``: deferred, expired, ...)."""
+    deferred: bool = False
+    """Whether a continuation token ends the call (not the runtime): ``pending`` is then
+    waiting for that token."""
+
+    @property
+    def waits_for_token(self) -> bool:
+        """A deferred call still waiting: only its token (``agentos complete``) ends it."""
+        return self.deferred and self.status == CallStatus.PENDING.value
+
+    @property
+    def expired(self) -> bool:
+        """A deferred call that failed because nobody completed its token in time."""
+        return self.status == CallStatus.FAILED.value and is_expiry(self.note)
 
     def to_json(self) -> JsonObject:
         return {
@@ -65,21 +77,21 @@ class StoredCall:
             "continuation_token": self.continuation_token,
             "token_completed": self.token_completed,
             "cancel_reason": self.cancel_reason,
+            "deferred": self.deferred,
             "note": self.note,
         }
 
     def describe(self) -> str:
         """One line: the status and what came of the call."""
-        if self.status == "deferred":
-            done = "completed, not delivered yet" if self.token_completed else "not completed"
-            return f"deferred, token {self.continuation_token} ({done})"
+        if self.waits_for_token:
+            return f"pending (deferred: token {self.continuation_token or '?'}, not completed)"
         if self.status == "running":
             note = "" if self.note is None else f" ({self.note})"
             return f"running{note}"
         if self.status == "orphaned":
             return f"orphaned ({self.note or 'lost in a restart'})"
-        if self.status == "expired":
-            return f"expired: token {self.continuation_token} was not completed in time"
+        if self.expired and self.continuation_token is not None:
+            return f"failed: expired, token {self.continuation_token} was not completed in time"
         if self.status == "cancelled":
             outcome = f"cancelled: {self.cancel_reason or 'no reason recorded'}"
         else:
@@ -112,20 +124,19 @@ def stored_calls(
         result: Json = None
         reason = note = None
         if known is not None and known.status is not None:
-            status, result = known.status.value, known.result
+            result = known.result
+            shown = shown_call_status(known.status.value, live=live, result=result)
+            status, note = shown.status, shown.note
             if status == "failed" and str(result).startswith(_LOST_RESULT):
                 status = "orphaned"
-            elif status == "failed" and str(result).startswith(_EXPIRED):
-                status = "expired"
             if status == "cancelled":
                 said = str(result) if isinstance(result, str) else ""
                 reason = said.removeprefix(_CANCELLED) if said.startswith(_CANCELLED) else None
                 reason = reason or reasons.get(use_id) or reasons.get(str(known.internal_id))
-        elif token is not None:
-            status, result, note = _waiting_on(token)
         else:
-            shown = shown_call_status(None, live=live)
+            shown = shown_call_status(None, live=live, token=token)
             status, note = shown.status, shown.note
+            result = None if token is None else _token_outcome(token)
         calls.append(
             StoredCall(
                 provider_call_id=use_id,
@@ -138,18 +149,15 @@ def stored_calls(
                 token_completed=None if token is None else token.completed_at is not None,
                 cancel_reason=reason,
                 note=note,
+                deferred=token is not None,
             )
         )
     return calls
 
 
-def _waiting_on(token: StoredToken) -> tuple[str, Json, str | None]:
-    """A deferred call the session has no outcome for: status, result and note from its
-    token (``deferred``; ``completed``/``failed`` once completed; ``expired``)."""
-    result = token.result if token.error is None else token.error
-    if token.completed_at is not None:
-        return ("completed" if token.error is None else "failed"), result, WAITING_FOR_DELIVERY
-    return ("expired" if token.expired else "deferred"), result, None
+def _token_outcome(token: StoredToken) -> Json:
+    """What completing a deferred call's token gave it (its error, if it failed)."""
+    return token.result if token.error is None else token.error
 
 
 def _board_calls(board: Board, tokens: Iterable[StoredToken], live: bool) -> list[StoredCall]:
@@ -164,13 +172,11 @@ def _board_calls(board: Board, tokens: Iterable[StoredToken], live: bool) -> lis
             result: Json = call.outcome
             status, reason, note = call.status.value, None, None
             if not call.status.is_final:
-                if token is not None:
-                    status, result, note = _waiting_on(token)
-                else:
-                    shown = shown_call_status(None, live=live)
-                    status, result, note = shown.status, None, shown.note
-            elif status == "failed" and str(result).startswith(_EXPIRED):
-                status = "expired"
+                shown = shown_call_status(None, live=live, token=token)
+                status, note = shown.status, shown.note
+                result = None if token is None else _token_outcome(token)
+            elif status == "failed":
+                note = shown_call_status(status, live=live, result=result).note
             elif status == "cancelled":
                 reason = str(result).removeprefix(_CANCELLED) if result else None
             calls.append(
@@ -185,6 +191,7 @@ def _board_calls(board: Board, tokens: Iterable[StoredToken], live: bool) -> lis
                     token_completed=None if token is None else token.completed_at is not None,
                     cancel_reason=reason,
                     note=note,
+                    deferred=token is not None,
                 )
             )
     return calls

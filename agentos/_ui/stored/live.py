@@ -17,6 +17,7 @@ import anyio
 from agentos import AgentOSError, child_session_id
 from agentos._ui.stored.calls import StoredCall, brief, stored_calls, timestamp
 from agentos.stores import (
+    DEFERRED,
     RAN_NOWHERE,
     CallView,
     CancelRequest,
@@ -128,20 +129,20 @@ def merge(stored: StoredCall | None, row: MirroredCall | None, holder: str | Non
     base = stored or StoredCall(
         row.provider_call_id or row.call_id, row.tool_name, row.tool_input, row.status
     )
-    base = replace(base, call_id=row.call_id)
+    base = replace(base, call_id=row.call_id, deferred=base.deferred or row.deferred)
     status = CallStatus(row.status)
     if status.is_final:
         result = row.result if status is CallStatus.COMPLETED else base.result
         reason = row.cancel_reason or base.cancel_reason
-        expired = base.status == "expired" or (row.error_message or "").startswith("expired:")
-        shown = "expired" if status is CallStatus.FAILED and expired else status.value
-        return replace(base, status=shown, result=result, cancel_reason=reason, note=None)
+        said = base.note if base.expired else row.error_message
+        note = shown_call_status(status.value, live=False, result=said).note
+        return replace(base, status=status.value, result=result, cancel_reason=reason, note=note)
     if holder is not None and row.holder == holder and not row.deferred:
         return replace(base, status=status.value, note=None)
     if row.deferred and stored is not None:
         return stored
     if row.deferred:
-        return replace(base, status="deferred")
+        return replace(base, status=CallStatus.PENDING.value, note=DEFERRED)
     if holder is not None and stored is not None:
         return stored
     return _nowhere(base)
@@ -306,7 +307,7 @@ class CancelReport:
         return f"not cancelled: call {call} had already ended, {self.status}{note}"
 
 
-_ENDED = frozenset({"completed", "failed", "cancelled", "expired"})
+_ENDED = frozenset({"completed", "failed", "cancelled"})
 
 
 async def cancel_call(
@@ -320,7 +321,7 @@ async def cancel_call(
     status, session_id = call.call.status, call.session_id
     if status in _ENDED:
         return CancelReport(call, "already_final", previous_status=status, status=status)
-    if status == "deferred":
+    if call.call.waits_for_token:
         token = call.call.continuation_token or "TOKEN"
         raise CallLookupError(
             f"call {call.request_id} is deferred: it waits for its continuation token, and "

@@ -24,8 +24,8 @@ ERRORS_SHOWN = 3
 """The session's latest errors the page shows (a failed model request, say)."""
 PREVIEW_CHARS = 2_000
 """A result or payload longer than this is cut in widgets (the peek shows it whole)."""
-_WAITING = frozenset({"running", "pending", "deferred"})
-"""A stored call's statuses that are not final (``_ui/stored/calls.py`` names them all)."""
+_WAITING = frozenset({"running", "pending"})
+"""A stored call's statuses that are not final (a deferred one waiting is ``pending``)."""
 
 
 def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
@@ -112,6 +112,9 @@ def stored_widget(call: ChatCall, live: LiveCall | None, now: float) -> JsonObje
         return widget
     row, status = live.row, live.call.status
     widget.update(status=status, final=status not in _WAITING)
+    if live.call.note is not None:  # why it has that status: deferred, expired, orphaned
+        marks = [str(widget["note"])] if widget["note"] else []
+        widget["note"] = " · ".join([*marks, live.call.note])
     if row is not None:
         view = CallView.mirrored(row, status=status)
         elapsed = view.elapsed(now)
