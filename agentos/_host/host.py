@@ -284,6 +284,7 @@ class Host(anyio.AsyncContextManagerMixin):
             config = config or AgentConfig.model_validate(stored.config)
             self._children.register(config)
             access = ToolAccess(config, self.runtime)
+            mirrored = await self.store.mirrored_calls(session_id=session_id)
         except BaseException:
             await self._leases.release(session_id)
             raise
@@ -310,6 +311,7 @@ class Host(anyio.AsyncContextManagerMixin):
             stored.board,
             asked=asked,
             reattach=await self._children.reattacher(self.store, session),
+            mirrored=mirrored,
         )
         await self._start(session)
         for call_id, token in restored.completed_while_down:  # now the session hears of it

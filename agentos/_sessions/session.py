@@ -315,6 +315,13 @@ class Session:
             deferred = False
         self._machine.await_outcome(call_id, tool_use_id, deferred=deferred)
 
+    def ended_before(self, snapshot: CallSnapshot, tool_use_id: str) -> None:
+        """A call the restored conversation waited for ended before the process did, and the
+        store kept its end (``snapshot``): once the session runs, its outcome is told as any
+        late outcome (a transcript's outcome message, a board's settled call), not as lost."""
+        self._machine.await_outcome(snapshot.call_id, tool_use_id, deferred=False)
+        self._task.ended_before(snapshot)
+
     def disown(self, reason: str) -> None:
         """Another host owns this session now: record why, write nothing more, and stop."""
         self._task.disown(reason)

@@ -103,6 +103,8 @@ class SessionTask:
         self._deadline = math.inf
         self._step_scope: anyio.CancelScope | None = None
         """Around actions performed in a call's task: the session's end cancels them."""
+        self._ended_before: dict[CallId, CallSnapshot] = {}
+        """Calls awaited from before a restart whose end only the store kept."""
         self._arrived: asyncio.Event | None = None
         self._changed: asyncio.Event | None = None
         self._commit_later = False
@@ -208,11 +210,20 @@ class SessionTask:
         elif event.kind is CallEventKind.STARTED:
             self._machine.handle(CallRunning(event.call_id))  # changes no status, asks nothing
 
+    def ended_before(self, snapshot: CallSnapshot) -> None:
+        """A call awaited from before a restart ended before the process did: the store kept
+        its end (``snapshot``), the runtime has no such call. The session hears of it as of
+        any call's end once it runs."""
+        self._ended_before[snapshot.call_id] = snapshot
+
     def _settle_if_final(self, call_id: CallId) -> None:
         try:
             snapshot = self._runtime.status(call_id)
         except UnknownCallError:
-            return
+            ended = self._ended_before.pop(call_id, None)
+            if ended is None:
+                return
+            snapshot = ended
         if snapshot.is_final:
             self.feed(CallSettled(snapshot), hand_off=True)
 
