@@ -107,9 +107,31 @@ def unpicklable(args: Nothing) -> object:
 
 
 @tool
+def quits(args: Nothing) -> str:
+    """Raises ``SystemExit``, as ``sys.exit`` does."""
+    raise SystemExit(3)
+
+
+@tool
+async def async_quits(args: Nothing) -> str:
+    """The same, as an async tool."""
+    raise SystemExit(3)
+
+
+@tool
 def dies(args: Nothing) -> str:
     """Ends its worker process."""
     os._exit(3)
 
 
-TOOLS = [stepper, async_stepper, async_waiter, async_dies, broken, unpicklable, dies]
+TOOLS = [
+    stepper,
+    async_stepper,
+    async_waiter,
+    async_dies,
+    broken,
+    quits,
+    async_quits,
+    unpicklable,
+    dies,
+]

@@ -88,6 +88,8 @@ async def test_results_of_sync_and_async_tools_come_back(ray_cluster: None) -> N
     ("tool", "says"),
     [
         ("broken", "ValueError: the input data is bad"),
+        ("quits", "SystemExit: 3"),  # issue 46, point 12: as in process, not an IndexError
+        ("async_quits", "SystemExit: 3"),
         ("unpicklable", "the Ray task failed"),
         ("dies", "the Ray worker running the call died"),
         ("async_dies", "the Ray actor running the call died"),

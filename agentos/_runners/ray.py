@@ -153,6 +153,12 @@ def _outcome(value: object) -> _Report:
     return (_RESULT, value)
 
 
+def _raised(error: BaseException) -> _Report:
+    """The failure of a tool that raised, worded as in process (``SystemExit: 3``)."""
+    text = str(error)
+    return (_FAILED, f"{type(error).__name__}: {text}" if text else type(error).__name__)
+
+
 def _run_in_worker(
     fn: Any, input_model: Any, tool_input: Any, takes_context: bool, call_id: str
 ) -> Iterator[_Report]:
@@ -170,8 +176,8 @@ def _run_in_worker(
             if asyncio.iscoroutine(value):  # a coroutine function that hides what it is
                 value = asyncio.run(value)
             outcome.append(_outcome(value))
-        except Exception as error:
-            outcome.append((_FAILED, f"{type(error).__name__}: {error}"))
+        except BaseException as error:  # SystemExit too: it ends the call, not the worker
+            outcome.append(_raised(error))
         finally:
             reports.put((_DONE, None))
 
@@ -200,8 +206,8 @@ class _AsyncWorker:
             try:
                 args = input_model.model_validate(tool_input)
                 return _outcome(await (fn(args, context) if takes_context else fn(args)))
-            except Exception as error:
-                return (_FAILED, f"{type(error).__name__}: {error}")
+            except (Exception, SystemExit, KeyboardInterrupt) as error:
+                return _raised(error)
             finally:
                 tell((_DONE, None))  # after every report, whichever thread made them
 
