@@ -8,7 +8,7 @@ is awaited). Cancelling the call (a cancel, a timeout, a stop) cancels a task wi
 method softly: the async tool sees ``CancelledError`` at its next await, as in process, and
 its cleanup runs. A worker, actor or node that dies fails the call naming it (Ray's own
 retry, which would run the tool twice, is off); a result or an error that cannot be sent
-back (it does not pickle) fails it too.
+back (it does not pickle) fails it too, and so does a lost cluster (``ray_watch``).
 ``ray`` is imported when a call first runs, so ``import agentos`` stays light.
 """
 
@@ -25,6 +25,7 @@ from typing import Any
 from agentos._kernel.context import ToolContext
 from agentos._kernel.isolation import IsolatedCall
 from agentos._kernel.tools import Tool, ToolFailure
+from agentos._runners.ray_watch import CLUSTER, ClusterLost
 from components import Json
 
 _PROGRESS, _LOG, _RESULT, _FAILED, _DONE = "progress", "log", "result", "failed", "done"
@@ -51,22 +52,48 @@ class RayRunner:
         self.options = options
         self._task: Any = None
         self._actor: Any = None
+        self._generation = 0
 
     async def run(self, call: IsolatedCall, ctx: ToolContext) -> Json | ToolFailure:
         import ray
-        import ray.exceptions as failures
 
         found = self.tools.get(call.tool_name)
         if found is None:
             known = ", ".join(sorted(self.tools)) or "none"
             return ToolFailure(f"the Ray runner has no tool {call.tool_name!r} (it has: {known})")
+        try:
+            generation = await CLUSTER.connected(ray)
+        except ClusterLost as gone:
+            return ToolFailure(str(gone))
         work = (found.fn, found.input_model, call.tool_input, found.takes_context, call.call_id)
         actor = None
         if found.is_async:
-            actor = self._async_actor(ray)
+            actor = self._async_actor(ray, generation)
             stream = actor.run.options(num_returns="streaming").remote(*work)
         else:
             stream = self._sync_task(ray).remote(*work)
+        lost = CLUSTER.lost()
+        outcome = asyncio.ensure_future(self._outcome(stream, actor, ctx))
+        try:
+            await asyncio.wait((outcome, lost), return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            # The call was cancelled: end the work at once (an actor's method is cancelled
+            # softly, since force would end every call the actor runs).
+            outcome.cancel()
+            if not lost.done():
+                ray.cancel(stream, force=actor is None)
+            raise
+        finally:
+            CLUSTER.forget(lost)
+        if outcome.done():
+            return outcome.result()
+        outcome.cancel()
+        return ToolFailure(lost.result())
+
+    async def _outcome(self, stream: Any, actor: Any, ctx: ToolContext) -> Json | ToolFailure:
+        """The call's outcome from its stream, each progress report passed on as it comes."""
+        import ray.exceptions as failures
+
         try:
             async for ref in stream:
                 kind, value = await ref
@@ -90,11 +117,6 @@ class RayRunner:
             return ToolFailure(f"the Ray task failed: {_first_line(error)}")
         except failures.RaySystemError as error:
             return ToolFailure(f"Ray could not run the call: {_first_line(error)}")
-        except BaseException:
-            # The call was cancelled: end the work at once (an actor's method is cancelled
-            # softly, since force would end every call the actor runs).
-            ray.cancel(stream, force=actor is None)
-            raise
         return ToolFailure("the Ray task ended without an outcome")
 
     def _options(self) -> dict[str, Any]:
@@ -111,12 +133,13 @@ class RayRunner:
             self._task = remote.options(**self._options())
         return self._task
 
-    def _async_actor(self, ray: Any) -> Any:
-        if self._actor is None:
+    def _async_actor(self, ray: Any, generation: int) -> Any:
+        if self._actor is None or self._generation != generation:  # or of a lost cluster
             options = self._options()
             options.pop("max_retries")  # an actor's is max_restarts, 0 by default
             options.setdefault("max_concurrency", 1000)
             self._actor = ray.remote(_AsyncWorker).options(**options).remote()
+            self._generation = generation
         return self._actor
 
 
