@@ -119,6 +119,12 @@ async def async_quits(args: Nothing) -> str:
 
 
 @tool
+def too_large(args: Nothing) -> str:
+    """Returns 2,000,000 characters: over the runtime's 1,000,000."""
+    return "x" * 2_000_000
+
+
+@tool
 def dies(args: Nothing) -> str:
     """Ends its worker process."""
     os._exit(3)
@@ -133,5 +139,6 @@ TOOLS = [
     quits,
     async_quits,
     unpicklable,
+    too_large,
     dies,
 ]

@@ -91,6 +91,8 @@ async def test_results_of_sync_and_async_tools_come_back(ray_cluster: None) -> N
         ("quits", "SystemExit: 3"),  # issue 46, point 12: as in process, not an IndexError
         ("async_quits", "SystemExit: 3"),
         ("unpicklable", "the Ray task failed"),
+        # issue 46, point 11: refused before it leaves the worker, naming its size
+        ("too_large", "string of 2,000,000 characters, over 1,000,000; refused in the Ray worker"),
         ("dies", "the Ray worker running the call died"),
         ("async_dies", "the Ray actor running the call died"),
     ],

@@ -21,14 +21,16 @@ from components import Json, JsonObject
 
 @dataclass(frozen=True, slots=True)
 class IsolatedCall:
-    """What an isolated runner is asked to run, and the disposition it runs under (a
-    session's ``run_isolated`` in the background, ``run_sync`` when the turn waits)."""
+    """What an isolated runner is asked to run, the disposition it runs under (a session's
+    ``run_isolated`` in the background, ``run_sync`` when the turn waits), and the longest
+    result's JSON text the runtime takes (a runner may refuse a longer one where it is made)."""
 
     call_id: str
     session_id: str
     tool_name: str
     tool_input: JsonObject
     disposition: str = "run_isolated"
+    max_result_chars: int | None = None
 
 
 class IsolatedRunner(Protocol):

@@ -297,6 +297,7 @@ class Work:
                 config.tool_input,
                 # the base of a decorated call's (``decorated:run_isolated``)
                 (config.disposition or "run_isolated").rpartition(":")[2],
+                limit,
             )
             return _settle(entity, await self._runners[config.runner].run(call, context), limit)
         if tool.is_async:

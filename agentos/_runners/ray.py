@@ -24,6 +24,7 @@ from typing import Any
 
 from agentos._kernel.context import ToolContext
 from agentos._kernel.isolation import IsolatedCall
+from agentos._kernel.json_values import ResultTooLarge, to_json
 from agentos._kernel.tools import Tool, ToolFailure
 from agentos._runners.ray_watch import CLUSTER, ClusterLost
 from components import Json
@@ -65,7 +66,14 @@ class RayRunner:
             generation = await CLUSTER.connected(ray)
         except ClusterLost as gone:
             return ToolFailure(str(gone))
-        work = (found.fn, found.input_model, call.tool_input, found.takes_context, call.call_id)
+        work = (
+            found.fn,
+            found.input_model,
+            call.tool_input,
+            found.takes_context,
+            call.call_id,
+            call.max_result_chars,
+        )
         actor = None
         if found.is_async:
             actor = self._async_actor(ray, generation)
@@ -170,9 +178,17 @@ class _WorkerContext:
         cancelled; an async tool hears ``CancelledError``."""
 
 
-def _outcome(value: object) -> _Report:
+def _outcome(value: object, limit: int | None) -> _Report:
+    """What the worker sends back: a result longer than ``limit`` is refused here, before
+    it leaves the worker; one that is not JSON is left for the runtime to name."""
     if isinstance(value, ToolFailure):
         return (_FAILED, value.message)
+    try:
+        to_json(value, limit=limit)
+    except ResultTooLarge as error:
+        return (_FAILED, f"the tool's result is too large: {error}; refused in the Ray worker")
+    except (TypeError, ValueError):
+        pass
     return (_RESULT, value)
 
 
@@ -183,7 +199,12 @@ def _raised(error: BaseException) -> _Report:
 
 
 def _run_in_worker(
-    fn: Any, input_model: Any, tool_input: Any, takes_context: bool, call_id: str
+    fn: Any,
+    input_model: Any,
+    tool_input: Any,
+    takes_context: bool,
+    call_id: str,
+    limit: int | None,
 ) -> Iterator[_Report]:
     """The Ray task for a sync tool: validate the input, run the tool in a thread, yield
     its reports as they come and then its outcome (a result that does not pickle fails in
@@ -198,7 +219,7 @@ def _run_in_worker(
             value = fn(args, context) if takes_context else fn(args)
             if asyncio.iscoroutine(value):  # a coroutine function that hides what it is
                 value = asyncio.run(value)
-            outcome.append(_outcome(value))
+            outcome.append(_outcome(value, limit))
         except BaseException as error:  # SystemExit too: it ends the call, not the worker
             outcome.append(_raised(error))
         finally:
@@ -215,7 +236,13 @@ class _AsyncWorker:
     loop, so closing the call's stream (Ray's soft cancel) cancels the tool itself."""
 
     async def run(
-        self, fn: Any, input_model: Any, tool_input: Any, takes_context: bool, call_id: str
+        self,
+        fn: Any,
+        input_model: Any,
+        tool_input: Any,
+        takes_context: bool,
+        call_id: str,
+        limit: int | None,
     ) -> AsyncIterator[_Report]:
         reports: asyncio.Queue[_Report] = asyncio.Queue()
         loop = asyncio.get_running_loop()
@@ -228,7 +255,8 @@ class _AsyncWorker:
         async def work() -> _Report:
             try:
                 args = input_model.model_validate(tool_input)
-                return _outcome(await (fn(args, context) if takes_context else fn(args)))
+                value = await (fn(args, context) if takes_context else fn(args))
+                return _outcome(value, limit)
             except (Exception, SystemExit, KeyboardInterrupt) as error:
                 return _raised(error)
             finally:
