@@ -242,12 +242,6 @@ async def test_a_tool_with_a_bad_schema_is_left_out_and_the_rest_are_kept() -> N
         assert problem.startswith("tool bad_schema: the input schema is not a valid JSON schema")
 
 
-async def test_two_servers_with_one_tool_name_need_a_prefix() -> None:
-    with pytest.raises(ToolsetError, match="give the server a prefix"):
-        async with serving(tools_server("one"), tools_server("two")):
-            pass
-
-
 async def test_environment_variables_are_read_when_the_server_starts() -> None:
     server = McpServer.stdio("files", sys.executable, [TOOLS_SERVER], env={"X": "${NOT_SET_X}"})
     with pytest.raises(ToolsetError, match=r"mcp_servers\.files\.env: \$\{NOT_SET_X\} is not set"):

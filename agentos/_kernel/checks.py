@@ -92,6 +92,11 @@ def check_input(
     except InvalidToolInput as error:
         message = f"invalid input for tool {tool_name!r}: {error}"
         return raw, None, CallError(ErrorKind.INVALID_INPUT, message)
+    except Exception as error:  # the check itself broke: that call fails, nothing else
+        message = (
+            f"the input of tool {tool_name!r} could not be checked: {type(error).__name__}: {error}"
+        )
+        return raw, None, CallError(ErrorKind.INVALID_INPUT, message)
 
 
 def parse_input(tool_input: Mapping[str, Any] | str | None) -> tuple[JsonObject, CallError | None]:

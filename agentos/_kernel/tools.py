@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from agentos._errors import ToolDefinitionError
+from agentos._kernel.schemas import UncheckableInput, problems, schema_validator
 from agentos._kernel.signature import inspect_tool, without_parameters
 
 InputT = TypeVar("InputT", bound=BaseModel)
@@ -83,7 +84,7 @@ class Tool(Generic[InputT]):
             source=source,
         )
         made.__dict__["input_schema"] = input_schema
-        made.__dict__["_validator"] = _schema_validator(name, input_schema)
+        made.__dict__["_validator"] = schema_validator(name, input_schema)
         return made
 
     @cached_property
@@ -114,42 +115,18 @@ class SchemaTool(Tool[Any]):
     _validator: Any
 
     def validate(self, raw: dict[str, Any]) -> Any:
-        problems = [
-            f"{'.'.join(str(part) for part in error.absolute_path) or '(input)'}: {error.message}"
-            for error in sorted(self._validator.iter_errors(raw), key=lambda e: e.path)
-        ]
-        if problems:
-            raise InvalidToolInput("; ".join(problems))
+        try:
+            found = problems(self._validator, raw)
+        except UncheckableInput as error:
+            raise InvalidToolInput(f"its schema could not check it: {error}") from None
+        if found:
+            raise InvalidToolInput("; ".join(found))
         return raw
 
     def __repr__(self) -> str:
         kind = "async" if self.is_async else "sync"
         where = f" from {self.source}" if self.source else ""
         return f"<Tool {self.name} ({kind}, JSON schema input{where})>"
-
-
-def _schema_validator(name: str, schema: object) -> Any:
-    """A validator of ``schema``, which must be a valid JSON schema whose type is object."""
-    import jsonschema  # only schema tools need it (85 ms to import)
-
-    if not isinstance(schema, dict):
-        raise ToolDefinitionError(
-            f"tool {name}: the input schema must be a JSON object, got {type(schema).__name__}"
-        )
-    if schema.get("type") != "object":
-        raise ToolDefinitionError(
-            f'tool {name}: the input schema must have "type": "object" '
-            f"(got {schema.get('type')!r}): a tool's input is a JSON object"
-        )
-    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        validator.check_schema(schema)
-    except jsonschema.SchemaError as error:
-        where = "/".join(str(part) for part in error.absolute_path) or "(top)"
-        raise ToolDefinitionError(
-            f"tool {name}: the input schema is not a valid JSON schema: at {where}: {error.message}"
-        ) from None
-    return validator(schema)
 
 
 @overload

@@ -105,6 +105,11 @@ CAPABILITIES = {
 }
 
 
+SESSION_TOOL_NAMES = frozenset({*CAPABILITIES, "new_thread"})
+"""The names a session answers itself, its capabilities and the board's ``new_thread``:
+no toolset's tool may take one (the model would see the name twice)."""
+
+
 @functools.cache
 def definitions(names: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
     """Built once per set of names: JSON schemas are costly to make for every session."""

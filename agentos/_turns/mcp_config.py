@@ -41,7 +41,12 @@ class McpServerConfig(BaseModel):
     tools: list[str] | None = Field(
         None, description="Only these of the server's tools (None: all it lists)."
     )
-    prefix: str = Field("", description="Put before each tool's name, to avoid clashes.")
+    prefix: str = Field(
+        "",
+        description="Put before each tool's name, to avoid clashes: a tool whose name is "
+        "a session capability's, a Python tool's or another server's is left out, with "
+        "a warning.",
+    )
     start_timeout: float = Field(
         30.0,
         gt=0,

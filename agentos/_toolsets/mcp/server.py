@@ -29,6 +29,7 @@ from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.tools import adapt, progress_entry
+from agentos._turns.capabilities import SESSION_TOOL_NAMES
 from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
 from components import Json
 
@@ -265,7 +266,7 @@ class McpServer:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        tools, problems = adapt(listed, self.config, self.name, self._caller)
+        tools, problems = adapt(listed, self.config, self.name, self._caller, self._holder)
         if first:
             wanted = self.config.tools or ()
             missing = [name for name in wanted if name not in {t.name for t in listed}]
@@ -285,6 +286,15 @@ class McpServer:
         self.problems = problems
         for problem in problems:
             self._log("mcp.tool_left_out", problem=problem)
+
+    def _holder(self, name: str) -> str | None:
+        """Who other than this server has the tool name ``name`` (None: nobody)."""
+        if name in SESSION_TOOL_NAMES:
+            return f"the session's own {name}"
+        held = self._registry.by_name.get(name)
+        if held is None or held.source == self.name:
+            return None
+        return "a Python tool" if held.source is None else f"server {held.source}'s tool"
 
     def _caller(self, remote: str) -> Any:
         async def call(args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:

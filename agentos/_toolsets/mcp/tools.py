@@ -18,9 +18,11 @@ def adapt(
     config: McpServerConfig,
     source: str,
     caller: Callable[[str], Callable[..., Any]],
+    holder: Callable[[str], str | None],
 ) -> tuple[list[Tool[Any]], list[str]]:
     """The listed tools the agent may use, each calling ``caller(its name on the server)``,
-    and why the others it would see are left out."""
+    and why the others it would see are left out (``holder(name)`` says who else has a
+    name: the session, a Python tool, another server)."""
     tools: list[Tool[Any]] = []
     problems: list[str] = []
     for listing in listed:
@@ -31,6 +33,13 @@ def adapt(
             problems.append(
                 f"tool {listing.name!r}: {name!r} is not a name the model can call "
                 "(letters, digits, _ and -, at most 64)"
+            )
+            continue
+        taken = holder(name)
+        if taken is not None:
+            problems.append(
+                f"tool {listing.name!r}: left out, {name!r} is the name of {taken}; "
+                f"give the server a prefix (mcp_servers.{source}.prefix) to use it"
             )
             continue
         try:

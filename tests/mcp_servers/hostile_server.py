@@ -1,0 +1,82 @@
+"""A hand-written MCP server over stdio that misbehaves as its environment asks, for the
+tests of what a server may not do to its host.
+
+Tools: ``echo`` (says ``text`` back); ``big`` (a text result of ``size`` characters, in
+one line); ``yell`` (writes ``size`` bytes to stderr with no newline, then answers);
+``self_ref`` (input schema ``{"type": "object", "$ref": "#"}``); ``loop_on_a`` (a schema
+that refers to itself only when the input has ``a``). ``NAMES``: more tools, each named
+(comma-separated) and answering its own name. ``PAD``: characters of description padding
+each listed tool, for a huge tool list. ``LIST_DELAY``: seconds before each answer to
+``tools/list``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+OBJECT = {"type": "object"}
+PAD = "x" * int(os.environ.get("PAD", "0"))
+
+
+def listed() -> list[dict[str, Any]]:
+    tools = [
+        {"name": "echo", "inputSchema": {**OBJECT, "properties": {"text": {"type": "string"}}}},
+        {"name": "big", "inputSchema": {**OBJECT, "properties": {"size": {"type": "integer"}}}},
+        {"name": "yell", "inputSchema": {**OBJECT, "properties": {"size": {"type": "integer"}}}},
+        {"name": "self_ref", "inputSchema": {"type": "object", "$ref": "#"}},
+        {
+            "name": "loop_on_a",
+            "inputSchema": {**OBJECT, "properties": {"a": {"$ref": "#/properties/a"}}},
+        },
+    ]
+    names = os.environ.get("NAMES", "")
+    tools += [{"name": name, "inputSchema": OBJECT} for name in names.split(",") if name]
+    for tool in tools:
+        tool["description"] = f"{tool['name']} {PAD}"
+    return tools
+
+
+def call(name: str, args: dict[str, Any]) -> str:
+    if name == "echo":
+        return str(args.get("text", ""))
+    if name == "big":
+        return "b" * int(args["size"])
+    if name == "yell":
+        sys.stderr.write("y" * int(args["size"]))
+        sys.stderr.flush()
+        return "yelled"
+    return name
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any] | None:
+    method = request.get("method")
+    if "id" not in request:
+        return None  # a notification
+    if method == "initialize":
+        result: dict[str, Any] = {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {"listChanged": True}},
+            "serverInfo": {"name": "hostile", "version": "1"},
+        }
+    elif method == "tools/list":
+        time.sleep(float(os.environ.get("LIST_DELAY", "0")))
+        result = {"tools": listed()}
+    elif method == "tools/call":
+        params = request["params"]
+        text = call(params["name"], params.get("arguments") or {})
+        result = {"content": [{"type": "text", "text": text}], "isError": False}
+    else:
+        result = {}
+    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+for line in sys.stdin:
+    if line.strip():
+        reply = answer(json.loads(line))
+        if reply is not None:
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
