@@ -22,6 +22,7 @@ from agentos import (
     Runtime,
     Tool,
     ToolDefinitionError,
+    ToolsetError,
     tool,
 )
 
@@ -169,3 +170,66 @@ async def test_two_servers_with_one_tool_name_keep_the_first_and_warn() -> None:
         )
         done = await outcome(runtime, runtime.submit("echo", {"text": "once"}))
         assert done.result == "once"
+
+
+async def test_an_answer_over_the_result_cap_fails_its_call_and_the_others_go_on() -> None:
+    """A result line of 1 MB, with results capped at 100,000 characters: that call fails
+    naming the size, unread; a call of the same server after it completes."""
+    server = hostile()
+    with anyio.fail_after(WAIT * 2):
+        async with Runtime(toolsets=[server], max_result_chars=100_000) as runtime:
+            huge = await outcome(runtime, runtime.submit("big", {"size": 1_000_000}))
+            assert huge.status is CallStatus.FAILED and huge.error is not None
+            assert huge.error.message == (
+                "MCP server 'bad': the server's answer is over 265,536 bytes, "
+                "more than agentos reads; it was skipped"
+            )
+            after = await outcome(runtime, runtime.submit("echo", {"text": "after"}))
+            assert after.result == "after"
+            fits = await outcome(runtime, runtime.submit("big", {"size": 90_000}))
+            assert fits.result == "b" * 90_000
+
+
+async def test_stderr_without_a_newline_is_kept_as_a_bounded_tail() -> None:
+    """A server writes 3 MB to stderr with no newline, then exits: the error quotes the
+    start of that line, not all of it (what is kept of a server's stderr is bounded)."""
+    with pytest.raises(ToolsetError) as failed:
+        async with serving(hostile(YELL_AND_EXIT="3000000")):
+            pass
+    message = str(failed.value)
+    assert message.startswith("mcp_servers.bad: exited (code 3) before answering initialize: yyy")
+    assert message.endswith("y...") and len(message) < 5_000
+
+
+async def test_yelling_on_stderr_while_serving_leaves_the_calls_alone() -> None:
+    async with serving(hostile()) as runtime:
+        yelled = await outcome(runtime, runtime.submit("yell", {"size": 3_000_000}))
+        assert yelled.result == "yelled"
+        after = await outcome(runtime, runtime.submit("echo", {"text": "after"}))
+        assert after.result == "after"
+
+
+async def test_the_start_timeout_bounds_reading_a_long_tool_list() -> None:
+    """20,000 tools take many seconds to check here; with a start timeout of 1 s the start
+    fails at about 1 s, naming the timeout, instead of finishing whenever it finishes."""
+    names = ",".join(f"t{index}" for index in range(20_000))
+    server = McpServer.stdio(
+        "bad", sys.executable, [HOSTILE], env={"NAMES": names}, start_timeout=1
+    )
+    with pytest.raises(ToolsetError) as failed:
+        async with serving(server):
+            pass
+    assert (
+        str(failed.value) == "mcp_servers.bad: did not answer initialize and tools/list within 1 s"
+    )
+
+
+async def test_a_tool_list_over_the_line_cap_fails_the_start_naming_its_size() -> None:
+    """A 3 MB tool list (one line): refused unread, in words, with no wait."""
+    with pytest.raises(ToolsetError) as failed:
+        async with serving(hostile(NAMES="t1,t2,t3", PAD="400000")):
+            pass
+    assert str(failed.value) == (
+        "mcp_servers.bad: the server's answer is over 2,065,536 bytes, more than agentos "
+        "reads; it was skipped"
+    )

@@ -90,7 +90,7 @@ class Runtime(anyio.AsyncContextManagerMixin):
         check_positive_int("max_result_chars", max_result_chars, optional=True)
         check_seconds("shutdown_grace", shutdown_grace)
         self._shutdown_grace = shutdown_grace
-        self._registry = ToolRegistry()
+        self._registry = ToolRegistry(max_result_chars)
         self._tools = self._registry.by_name
         self._runners: dict[str, IsolatedRunner] = {}
         for item in tools:

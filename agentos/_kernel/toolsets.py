@@ -35,8 +35,10 @@ class Toolset(Protocol):
 class ToolRegistry:
     """The runtime's tools by name, as toolsets change them; ``version`` counts the changes."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_result_chars: int | None = None) -> None:
         self.by_name: dict[str, Tool[Any]] = {}
+        self.max_result_chars = max_result_chars
+        """The runtime's cap on a result: a toolset may refuse a larger one before reading it."""
         self.version = 0
         self._changed: anyio.Event | None = None
 

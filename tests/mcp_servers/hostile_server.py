@@ -7,7 +7,8 @@ one line); ``yell`` (writes ``size`` bytes to stderr with no newline, then answe
 that refers to itself only when the input has ``a``). ``NAMES``: more tools, each named
 (comma-separated) and answering its own name. ``PAD``: characters of description padding
 each listed tool, for a huge tool list. ``LIST_DELAY``: seconds before each answer to
-``tools/list``.
+``tools/list``. ``YELL_AND_EXIT``: bytes written to stderr with no newline at start,
+before exiting with code 3.
 """
 
 from __future__ import annotations
@@ -74,6 +75,10 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
 
+if "YELL_AND_EXIT" in os.environ:
+    sys.stderr.write("y" * int(os.environ["YELL_AND_EXIT"]))
+    sys.stderr.flush()
+    sys.exit(3)
 for line in sys.stdin:
     if line.strip():
         reply = answer(json.loads(line))

@@ -20,11 +20,12 @@ from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskStatus
 
 from agentos._errors import ToolsetError
 from agentos._kernel.context import ToolContext
-from agentos._kernel.tools import ToolFailure
+from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.results import outcome
@@ -40,6 +41,11 @@ BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 """Seconds between attempts to reach an HTTP server that dropped (the last repeats)."""
 LIST_PAGES = 100
 """At most this many pages of tools/list: a server that pages forever cannot hang us."""
+ADAPT_BATCH = 50
+"""Listed tools checked between two chances for the start's timeout to fire."""
+LINE_SLACK = 65_536
+"""Bytes a stdio message may have beyond twice the result cap (its envelope, escapes): a
+longer one fails its call unread."""
 PYTHONS = frozenset({"python", "python3"})
 """Commands that mean the Python agentos runs on (its virtual environment, its mcp)."""
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -142,13 +148,14 @@ class McpServer:
     async def _connect(self, stack: AsyncExitStack, *, first: bool) -> None:
         from mcp import ClientSession
 
+        seconds = self.config.start_timeout
+        deadline = anyio.current_time() + seconds  # the whole start: reading the tools too
         read, write = await self._open(stack)
         session = await stack.enter_async_context(
             ClientSession(read, write, read_timeout_seconds=None, message_handler=self._on_message)
         )
-        seconds = self.config.start_timeout
         try:
-            with anyio.fail_after(seconds):
+            with anyio.fail_at(deadline):
                 await session.initialize()
                 await self._list(session, first=first)
         except TimeoutError:
@@ -178,9 +185,11 @@ class McpServer:
             env = get_default_environment() | self._expand(config.env, "env")
             command = sys.executable if config.command in PYTHONS else config.command
             argv = [command, *config.args]
+            cap = self._registry.max_result_chars
+            longest = None if cap is None else 2 * cap + LINE_SLACK
             try:
                 streams, self._process = await stack.enter_async_context(
-                    stdio_server(argv, env, config.cwd)
+                    stdio_server(argv, env, config.cwd, longest)
                 )
             except OSError as error:
                 raise ToolsetError(
@@ -266,7 +275,14 @@ class McpServer:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        tools, problems = adapt(listed, self.config, self.name, self._caller, self._holder)
+        tools: list[Tool[Any]] = []
+        problems: list[str] = []
+        for start in range(0, len(listed), ADAPT_BATCH):
+            await anyio.lowlevel.checkpoint()  # a timeout or a cancel can end a long list
+            batch = listed[start : start + ADAPT_BATCH]
+            made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
+            tools += made
+            problems += said
         if first:
             wanted = self.config.tools or ()
             missing = [name for name in wanted if name not in {t.name for t in listed}]
@@ -360,8 +376,13 @@ class McpServer:
         return self._said(error)
 
     def _said(self, error: BaseException) -> str:
+        """The error in words: the server's own for its JSON-RPC error, else type and text."""
+        from mcp import MCPError
+
         error = _leaf(error)
         text = str(getattr(error, "message", "") or error)
+        if isinstance(error, MCPError) and text:
+            return text
         return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
     def _expand(self, values: Mapping[str, str], setting: str) -> dict[str, str]:

@@ -9,7 +9,9 @@ process group: stdin closed, then SIGTERM, then SIGKILL, each after a grace.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import signal
 import subprocess
 from collections import deque
@@ -23,10 +25,15 @@ from anyio.abc import Process
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
+from agentos._toolsets.mcp.lines import LineSplitter, TooLong
+
 STOP_GRACE = 2.0
 """Seconds a server has to exit after its stdin closes, and again after SIGTERM."""
 STDERR_LINES = 20
 """The last lines of a server's stderr kept to explain its failure."""
+STDERR_LINE_BYTES = 4096
+"""A line of stderr longer than this is kept as its first bytes."""
+_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 
 
 @dataclass
@@ -75,10 +82,11 @@ Streams = tuple[
 
 @asynccontextmanager
 async def stdio_server(
-    argv: Sequence[str], env: Mapping[str, str], cwd: str | None
+    argv: Sequence[str], env: Mapping[str, str], cwd: str | None, max_line_bytes: int | None
 ) -> AsyncIterator[tuple[Streams, ServerProcess]]:
     """Start the server (``OSError`` if it cannot be) and yield the session's streams; on
-    the way out, stop it. The read stream ends when the server closes its stdout."""
+    the way out, stop it. The read stream ends when the server closes its stdout; a line
+    of it over ``max_line_bytes`` fails the request it answers."""
     with anyio.CancelScope(shield=True):  # a cancel between the spawn and here would leak it
         process = await anyio.open_process(
             list(argv),
@@ -94,7 +102,7 @@ async def stdio_server(
     write, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as group:
-            group.start_soon(_read_stdout, server, incoming)
+            group.start_soon(_read_stdout, server, incoming, max_line_bytes)
             group.start_soon(_write_stdin, server, outgoing, incoming)
             group.start_soon(_keep_stderr, server)
             try:
@@ -109,18 +117,36 @@ async def stdio_server(
 
 
 async def _read_stdout(
-    server: ServerProcess, incoming: MemoryObjectSendStream[SessionMessage | Exception]
+    server: ServerProcess,
+    incoming: MemoryObjectSendStream[SessionMessage | Exception],
+    max_line_bytes: int | None,
 ) -> None:
-    """Each stdout line as a message (a line that is not JSON-RPC as its error)."""
+    """Each stdout line as a message (a line that is not JSON-RPC as its error; one over
+    ``max_line_bytes`` as an error answer to the request it answers)."""
     assert server.process.stdout is not None
-    buffer = b""
+    lines = LineSplitter(max_line_bytes)
     async with incoming:
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
             async for chunk in server.process.stdout:
-                *lines, buffer = (buffer + chunk).split(b"\n")
-                for line in lines:
-                    if line.strip():
+                for line in lines.feed(chunk):
+                    if isinstance(line, TooLong):
+                        await incoming.send(_refused(line))
+                    elif line.strip():
                         await incoming.send(_parse(line))
+
+
+def _refused(line: TooLong) -> SessionMessage | Exception:
+    """An error answer to the request a too-long line answers (its ``id`` is in the first
+    bytes), so that one call fails at once and the server's others go on."""
+    words = (
+        f"the server's answer is over {line.limit:,} bytes, more than agentos reads; it was skipped"
+    )
+    found = _ID.search(line.head)
+    if found is None:
+        return ValueError(f"a message {words.removeprefix('the server')}")
+    request = json.loads(found[1])
+    error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=words)
+    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request, error=error))
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:
@@ -147,10 +173,11 @@ async def _write_stdin(
 
 async def _keep_stderr(server: ServerProcess) -> None:
     assert server.process.stderr is not None
-    buffer = b""
+    lines = LineSplitter(STDERR_LINE_BYTES)
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
         async for chunk in server.process.stderr:
-            *lines, buffer = (buffer + chunk).split(b"\n")
-            server.stderr.extend(line.decode(errors="replace") for line in lines)
-    if buffer:
-        server.stderr.append(buffer.decode(errors="replace"))
+            for line in lines.feed(chunk):
+                text = line.head + b"..." if isinstance(line, TooLong) else line
+                server.stderr.append(text.decode(errors="replace"))
+    if rest := lines.rest():
+        server.stderr.append(rest.decode(errors="replace"))
