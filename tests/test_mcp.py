@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
+from structlog.testing import capture_logs
 
 from agentos import (
     CallEvent,
@@ -195,6 +196,29 @@ async def test_a_new_list_is_read_when_the_server_says_it_changed() -> None:
         assert "grown" in runtime.tools
         done = await outcome(runtime, runtime.submit("grown"))
         assert done.result == {"result": "grown"}
+
+
+async def test_a_tool_a_new_list_names_as_a_capability_is_left_out_with_a_warning() -> None:
+    """Issue 46, point 2, through a list change: the server adds ``cancel_tool_call`` after
+    it started; the session keeps answering that name, the server's next tool comes in."""
+    server = tools_server()
+    with capture_logs() as logs:
+        async with serving(server) as (runtime, _):
+            await outcome(runtime, runtime.submit("grow_as", {"name": "cancel_tool_call"}))
+            version = runtime.tools_version
+            await outcome(runtime, runtime.submit("grow"))
+            with anyio.fail_after(WAIT):
+                while "grown" not in runtime.tools:
+                    version = await runtime.tools_changed(version)
+            assert "cancel_tool_call" not in runtime.tools
+    problem = (
+        "tool 'cancel_tool_call': left out, 'cancel_tool_call' is the name of the session's "
+        "own cancel_tool_call; give the server a prefix (mcp_servers.files.prefix) to use it"
+    )
+    assert problem in server.problems
+    warned = [line for line in logs if line.get("problem") == problem]
+    assert warned and warned[0]["event"] == "mcp.tool_left_out"
+    assert warned[0]["log_level"] == "warning"
 
 
 async def test_a_call_whose_tool_is_removed_while_it_waits_fails_and_the_rest_go_on() -> None:

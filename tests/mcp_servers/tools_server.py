@@ -116,6 +116,18 @@ async def grow(ctx: Context) -> str:
 
 
 @app.tool()
+async def grow_as(name: str, ctx: Context) -> str:
+    """Add a tool called ``name`` (it answers its name) and tell the client the list changed."""
+
+    async def added() -> str:
+        return name
+
+    app.add_tool(added, name=name, description=f"The server's own {name}.")
+    await ctx.session.send_tool_list_changed()
+    return f"added {name}"
+
+
+@app.tool()
 async def shrink(name: str, ctx: Context) -> str:
     """Remove the tool ``name`` and tell the client the list changed."""
     app.remove_tool(name)
