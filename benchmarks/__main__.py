@@ -94,6 +94,7 @@ JOBS = (
     Job("sub-agents as calls", "benchmarks._subagents"),
     Job("tool calls on Ray", "benchmarks._ray"),
     Job("sessions on PostgreSQL, across hosts", "benchmarks._postgres"),
+    Job("PostgreSQL, a paused holder taken over", "benchmarks._postgres", ("--paused-holder",)),
     Job("soak (GC tuned, as the CLI runs)", "benchmarks._soak", ("--tune-gc",)),
     Job("soak, default GC", "benchmarks._soak", ("--prefix", "soak.default_gc.")),
 )
@@ -162,6 +163,7 @@ TARGETS: dict[str, Target] = {
     "pg.cross_host_complete_ms_p99": at_most(100),
     "pg.failover_seconds": at_most(3.0),  # the bench's lease expiry (2 s) + 1 s
     "pg.turns_lost": at_most(0),
+    "pg.takeover_seconds_paused_holder": at_most(4.0),  # 2 x the bench's lease expiry (2 s)
     "pg.bytes_ratio_vs_sqlite": at_most(2),
 }
 
@@ -251,6 +253,7 @@ HEADLINE = (
     "pg.cross_host_complete_ms_p99",
     "pg.failover_seconds",
     "pg.turns_lost",
+    "pg.takeover_seconds_paused_holder",
     "pg.bytes_per_session_40_turns",
     "sqlite.bytes_per_session_40_turns",
     "pg.bytes_ratio_vs_sqlite",

@@ -9,6 +9,8 @@ from another host's ``complete_token`` to the holder's deferred call being compl
 through NOTIFY, the holder's poll period left at 0.5 s). ``pg.failover_seconds``: from
 SIGKILL of a host holding 50 sessions (leases of 2 s, on "another machine") to all of them
 resumed on this one, and ``pg.turns_lost`` the committed turns missing then.
+``pg.takeover_seconds_paused_holder`` (``--paused-holder``, a job of its own): from SIGSTOP of a
+host holding a session's commit open (its row locked; leases of 2 s) to this host resuming it.
 ``pg.bytes_per_session_40_turns`` beside ``sqlite.bytes_per_session_40_turns``: what 40
 turns of a session take in each store (tables and indexes; the SQLite file).
 """
@@ -275,6 +277,45 @@ async def failover(dsn: str) -> Figures:
     }
 
 
+# ------------------------------------------------------------- paused holder
+
+
+async def paused_holder(dsn: str) -> Figures:
+    """SIGSTOP the holder while its turn's commit is open; resume its session here."""
+    from tests._pg_stalled_host import LEASE_EXPIRY
+
+    program = [sys.executable, "-m", "tests._pg_stalled_host", dsn]
+    async with await anyio.open_process(program, cwd=ROOT) as child:
+        assert child.stdout is not None and child.stdin is not None
+        assert (await child.stdout.receive()).startswith(b"open")
+        child.send_signal(signal.SIGSTOP)
+        paused = time.perf_counter()
+        try:
+            async with (
+                await PostgresStore.open(dsn) as store,
+                Runtime([]) as runtime,
+                Host(runtime, script(), store=store) as host,
+            ):
+                with anyio.fail_after(60):
+                    while True:
+                        try:
+                            await host.resume("s")
+                        except SessionInUseError:
+                            await anyio.sleep(0.02)  # the bench's own wait: what it measures
+                        else:
+                            break
+                seconds = time.perf_counter() - paused
+        finally:
+            child.send_signal(signal.SIGCONT)
+        await child.stdin.send(b"go\n")
+        with anyio.fail_after(60):
+            await child.wait()
+    return {
+        "pg.takeover_seconds_paused_holder": round(seconds, 2),
+        "pg.takeover_lease_expiry_seconds": LEASE_EXPIRY,
+    }
+
+
 # ------------------------------------------------------------------- storage
 
 
@@ -327,6 +368,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns-host", metavar="ADDRESS")
     parser.add_argument("--failing-host", metavar="DSN")
+    parser.add_argument("--paused-holder", action="store_true")
     parser.add_argument("--sessions", type=int, default=0)
     parser.add_argument("--prefix", default="s")
     arguments = parser.parse_args()
@@ -345,6 +387,9 @@ def main() -> None:
         return
     figures: Figures = {}
     with postgres_cluster() as cluster:
+        if arguments.paused_holder:
+            emit(anyio.run(paused_holder, cluster.database()))
+            return
         figures["pg.hosts_4_sessions_1000_turns_per_s"] = round(
             turns_per_second(cluster.database(), 4, 1000)
         )

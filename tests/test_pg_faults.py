@@ -29,6 +29,7 @@ from agentos.testing import last_user_text, settle, text
 from agentos.turns import Message
 from tests._backends import Backend, echo, say, stored_texts
 from tests._pg_host import LEASE_EXPIRY, approve, work
+from tests._pg_stalled_host import LEASE_EXPIRY as STALLED_LEASE_EXPIRY
 from tests._postgres import Cluster, postgres_cluster
 from tests._processes import dies_within
 
@@ -233,3 +234,53 @@ async def test_leases_go_by_the_servers_clock_not_a_hosts(
             assert 50 < refused.value.seconds_left <= 60
             assert await ahead.live_leases() == {"s": "first"}
             assert await ahead.renew_leases("ahead", ["s"], ttl=60) == {"s": "first"}
+
+
+async def test_a_holder_paused_with_a_transaction_open_is_taken_over(postgres_dsn: str) -> None:
+    """Issue 46, point 6: a holder SIGSTOPped while its turn's commit is open keeps the
+    session's row locked; another host still takes the session over soon after the lease
+    expires (the server ends the idle transaction; a take never waits on a lock). Woken, the
+    holder writes nothing and says, in words, that the session was taken over."""
+    program = [sys.executable, "-m", "tests._pg_stalled_host", postgres_dsn]
+    async with await anyio.open_process(program, cwd=ROOT) as child:
+        assert child.stdout is not None and child.stdin is not None and child.stderr is not None
+        with anyio.fail_after(30):
+            assert (await child.stdout.receive()).startswith(b"open")
+        child.send_signal(signal.SIGSTOP)
+        try:
+            paused = time.monotonic()
+            async with (
+                await PostgresStore.open(postgres_dsn) as store,
+                Runtime([]) as runtime,
+                Host(runtime, echo(), store=store, holder="host-b") as host,
+            ):
+                refused: list[str] = []
+                with anyio.fail_after(25):  # a statement waiting on the lock fails after 30 s
+                    while True:
+                        try:
+                            session = await host.resume("s")
+                        except SessionInUseError as error:
+                            refused.append(str(error))
+                            await anyio.sleep(0.1)
+                        else:
+                            break
+                took = time.monotonic() - paused
+                assert took < 10 * STALLED_LEASE_EXPIRY, f"taken over after {took:.1f} s"
+                assert refused and all("in use by host-a" in error for error in refused)
+                await say(session, "three")
+                child.send_signal(signal.SIGCONT)
+                await child.stdin.send(b"go\n")
+                with anyio.fail_after(30):
+                    said = b"".join([chunk async for chunk in child.stdout]).decode()
+                    errors = b"".join([chunk async for chunk in child.stderr]).decode()
+                    await child.wait()
+                assert session.errors == []
+        finally:
+            if child.returncode is None:
+                child.send_signal(signal.SIGCONT)
+    told = said.strip().splitlines()
+    assert len(told) == 1 and told[0].startswith("error: session 's' was "), said + errors
+    assert "taken over by host-b" in told[0], said + errors
+    assert child.returncode == 0 and "Traceback" not in errors, errors
+    backend = Backend("postgres", postgres_dsn)
+    assert await stored_texts(backend, "s") == ["one", "heard one", "three", "heard three"]

@@ -80,9 +80,17 @@ def server_name(dsn: str) -> str:
 class Database:
     """The pool, the clock rows are stamped with, and how every statement's error reads."""
 
-    def __init__(self, pool: asyncpg.Pool, name: str, clock: Callable[[], float] | None) -> None:
+    def __init__(
+        self,
+        pool: asyncpg.Pool,
+        name: str,
+        clock: Callable[[], float] | None,
+        first: str | None = None,
+    ) -> None:
         self.pool = pool
         self.name = name
+        self._first = first
+        """A statement every transaction starts with (its bounds, behind a pooler)."""
         self.now = clock or _wall
         """What rows are stamped with."""
         self._server_time = clock is None
@@ -107,6 +115,8 @@ class Database:
                     transaction = connection.transaction()
                     try:
                         await transaction.start()
+                        if self._first is not None:
+                            await connection.execute(self._first)
                         result = await work(connection)
                     except BaseException:
                         with anyio.CancelScope(shield=True), contextlib.suppress(Exception):

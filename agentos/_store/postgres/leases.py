@@ -5,7 +5,9 @@ with one statement that also bumps the session's version (the fence).
 lease row, under its row lock: of two hosts racing for an expired lease,
 exactly one takes it, and the other sees the winner's live lease. A lease
 whose process is known to be dead (same machine, pid gone) is free at once.
-Expiry is judged by the server's clock, which every host shares.
+Expiry is judged by the server's clock, which every host shares. A take
+never waits long on a row another transaction locked (a holder stalled
+mid-transaction, say): the session is in use until the server ends it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+import asyncpg
+
 from agentos._errors import SessionInUseError, StoreError
 from agentos._store.liveness import lease_is_live, this_machine
+from agentos._store.postgres.bounds import lock_wait
 from agentos._store.postgres.connection import Database, Db
 
 TAKE = """
@@ -36,6 +41,10 @@ ATTEMPTS = 5
 """Lookups between takes, each time the lease changed hands under us."""
 
 
+class Locked(StoreError):
+    """The lease's or the session's row stayed locked by another transaction."""
+
+
 class Leases:
     """The ``SessionStore`` lease operations over one database."""
 
@@ -48,14 +57,13 @@ class Leases:
         now = await self._database.lease_now()
         dead: str | None = None
         for _ in range(ATTEMPTS):
-            version = await self._take(session_id, holder, now, ttl, steal, dead)
+            try:
+                version = await self._take(session_id, holder, now, ttl, steal, dead)
+            except Locked:
+                raise await self._locked(session_id, now) from None
             if version is not None:
                 return version
-            lease = await self._database.one(
-                "SELECT l.*, s.session_id IS NOT NULL AS exists FROM sessions AS s "
-                "LEFT JOIN leases AS l USING (session_id) WHERE s.session_id = $1",
-                session_id,
-            )
+            lease = await self._lease(session_id)
             if lease is None:
                 return None
             if lease["holder"] is None or lease["holder"] == dead:
@@ -66,21 +74,41 @@ class Leases:
             raise SessionInUseError(session_id, lease["holder"], lease["expires_at"] - now)
         raise StoreError(f"the lease of session {session_id!r} kept changing hands; try again")
 
+    async def _lease(self, session_id: str) -> asyncpg.Record | None:
+        """The session's lease (a row of NULLs if none; None: no such session), read without
+        waiting on locks."""
+        return await self._database.one(
+            "SELECT l.* FROM sessions AS s LEFT JOIN leases AS l USING (session_id) "
+            "WHERE s.session_id = $1",
+            session_id,
+        )
+
+    async def _locked(self, session_id: str, now: float) -> SessionInUseError:
+        """In use: by the lease's holder, whose transaction (or another's) holds its rows."""
+        lease = await self._lease(session_id)
+        if lease is None or lease["holder"] is None:
+            return SessionInUseError(session_id, "another host's transaction", 0.0)
+        return SessionInUseError(session_id, lease["holder"], max(lease["expires_at"] - now, 0))
+
     async def _take(
         self, session_id: str, holder: str, now: float, ttl: float, steal: bool, dead: str | None
     ) -> int | None:
         async def take(db: Db) -> int | None:
-            version: int | None = await db.fetchval(
-                TAKE,
-                session_id,
-                holder,
-                os.getpid(),
-                this_machine(),
-                now,
-                now + ttl,
-                steal,
-                dead,
-            )
+            await db.execute(lock_wait(steal))
+            try:
+                version: int | None = await db.fetchval(
+                    TAKE,
+                    session_id,
+                    holder,
+                    os.getpid(),
+                    this_machine(),
+                    now,
+                    now + ttl,
+                    steal,
+                    dead,
+                )
+            except asyncpg.LockNotAvailableError:
+                raise Locked(f"the lease of {session_id!r} is locked") from None
             return version
 
         return await self._database.transaction(take)

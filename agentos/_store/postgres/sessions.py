@@ -118,8 +118,22 @@ class SessionRows:
         except StoreError as error:
             raise CommitOutcomeUnknown(f"{error}; so is whether a commit was applied") from None
         if row is None or row["updated_at"] != stamp:
+            if row is not None and first.version not in (None, row["version"]):
+                raise await self._moved_on(batch)  # another host took the session meanwhile
             return False
         return first.version is None or row["version"] == first.version + 1
+
+    async def _moved_on(self, batch: list[PendingTurn]) -> StoreError:
+        """Why a batch cut off unapplied cannot be written again: its first session's version
+        moved on (taken over). Each alone, if it had several, so each error stays its own."""
+        if len(batch) > 1:
+            return StoreError(f"a turn in a group commit to {self._database.name} was refused")
+        first = batch[0]
+
+        async def why(db: Db) -> StoreError:
+            return await refusal(db, self._database, first.session_id, first.version)
+
+        return await self._database.transaction(why)
 
     async def set_status(self, session_id: str, status: str, *, version: int | None) -> None:
         database = self._database

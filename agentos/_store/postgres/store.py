@@ -20,6 +20,7 @@ import anyio
 import asyncpg
 
 from agentos._store.batching import GroupCommit
+from agentos._store.postgres.bounds import IN_EACH_TRANSACTION, SERVER_SETTINGS
 from agentos._store.postgres.calls import CallRows
 from agentos._store.postgres.connection import (
     COMMAND_TIMEOUT,
@@ -49,10 +50,11 @@ class PostgresStore(TableStore):
         address: str,
         clock: Callable[[], float] | None,
         listen_dsn: str | None,
+        first: str | None = None,
     ) -> None:
         self.address = address
         """The server and database, without a password."""
-        self._database = database = Database(pool, address, clock)
+        self._database = database = Database(pool, address, clock, first)
         self._news = News(listen_dsn)
         self._sessions = SessionRows(database)
         self._turns = GroupCommit(anyio.Lock(), self._sessions.write_together)
@@ -91,6 +93,7 @@ class PostgresStore(TableStore):
                 statement_cache_size=0 if pooler else 100,
                 timeout=connect_timeout,
                 command_timeout=COMMAND_TIMEOUT,
+                server_settings=None if pooler else SERVER_SETTINGS,
             )
         except TimeoutError:
             raise unreachable(name, TimeoutError(f"no answer in {connect_timeout:g} s")) from None
@@ -98,7 +101,8 @@ class PostgresStore(TableStore):
             raise unreachable(name, error) from None
         except (asyncpg.PostgresError, asyncpg.InterfaceError) as error:
             raise failed(name, error) from None
-        store = cls(pool, name, clock, listen_dsn or (None if pooler else dsn))
+        first = IN_EACH_TRANSACTION if pooler else None
+        store = cls(pool, name, clock, listen_dsn or (None if pooler else dsn), first)
         try:
             await prepare(store._database)
         except BaseException:
