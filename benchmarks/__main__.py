@@ -86,7 +86,11 @@ JOBS = (
     Job("board, prompt-cache prefix", "benchmarks._board_cache"),
     Job("web page, progress to the DOM", "benchmarks._web", ("--dom",)),
     Job("web page, 500 pages open", "benchmarks._web", ("--clients", "500")),
-    Job("web page, 500 pages that never read", "benchmarks._web", ("--stalled", "500")),
+    Job(
+        "web page, 500 pages that never read a 200 KB chat",
+        "benchmarks._web",
+        ("--stalled", "500", "--chat-kb", "200"),
+    ),
     Job("terminal UI, 200 running calls", "benchmarks._tui"),
     Job("streamed answers to the screen", "benchmarks._stream"),
     Job("OpenTelemetry spans, a turn's cost", "benchmarks._otel"),

@@ -15,10 +15,12 @@ loop) is measured without pages and with them. ``web.sse_clients`` is the
 number of streams that received the progress, ``web.loop_lag_p99_ms`` and
 ``web.loop_lag_p99_ms_no_pages`` the lag.
 
-``--stalled N``: N pages (in a second process) open the session's stream and
-never read it, on sockets with a 4 KiB receive buffer; then 200 changes
+``--stalled N``: a session whose chat already holds ``--chat-kb`` KB (1 KB
+messages and their answers); N pages (in a second process) open its stream
+and never read it, on sockets with a 4 KiB receive buffer; then 200 changes
 (a message of 1 KB and the model's answer each, one every 0.1 s) while a
-reader asks for the session's state every 20 ms over HTTP.
+reader (a thread of that process) asks for the session's state every 20 ms
+over HTTP.
 ``web.stalled_streams_rss_growth_mb`` is the server's RSS growth from before
 the pages connected to after the changes, ``web.stalled_streams_api_p99_ms``
 the 99th percentile of those answers' latency.
@@ -37,8 +39,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import httpx
 import uvicorn
+from starlette.applications import Starlette
 
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider, Session
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
@@ -87,8 +89,9 @@ asyncio.run(main(sys.argv[1], int(sys.argv[2]), float(sys.argv[3])))
 """
 
 STALLED = """
-import socket, sys, time
-host, port, path, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+import http.client, json, socket, sys, threading, time
+host, port, path, state = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[5]
+count = int(sys.argv[4])
 pages = []
 for _ in range(count):
     page = socket.socket()
@@ -98,15 +101,33 @@ for _ in range(count):
     pages.append(page)
 print("connected", flush=True)
 sys.stdin.readline()
+latencies, done = [], threading.Event()
+def ask():
+    connection = http.client.HTTPConnection(host, port, timeout=30)
+    while not done.is_set():
+        started = time.perf_counter()
+        connection.request("GET", state)
+        answer = connection.getresponse()
+        answer.read()
+        assert answer.status == 200, answer.status
+        latencies.append((time.perf_counter() - started) * 1000)
+        time.sleep(0.02)
+asker = threading.Thread(target=ask)
+asker.start()
+sys.stdin.readline()
+done.set()
+asker.join()
+print(json.dumps(latencies), flush=True)
+sys.stdin.readline()
 """
 CHANGES = 200
 WORDS = "a message of about one kilobyte " * 32
 
 
 @asynccontextmanager
-async def serving() -> AsyncIterator[tuple[str, Session, Puppet, Runtime]]:
-    """A server with one session whose one puppet call runs; its URL, session and puppet.
-    The model answers any other message with "ok"."""
+async def serving(chat_kb: int = 0) -> AsyncIterator[tuple[str, Session, Puppet, Starlette]]:
+    """A server with one session whose one puppet call runs, after ``chat_kb`` 1 KB
+    messages; its URL, session, puppet and app. The model answers any other message "ok"."""
     puppet = Puppet()
     model = ScriptedProvider(
         (lambda r: last_user_text(r) == "start", lambda r: tool_calls(("puppet", {}))),
@@ -119,13 +140,16 @@ async def serving() -> AsyncIterator[tuple[str, Session, Puppet, Runtime]]:
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: server.serve(sockets=[listening]))
             session = await host.create_session(AgentConfig())
+            for number in range(chat_kb):
+                session.post(f"{number}: {WORDS}")
+                await session.wait_idle()
             session.post("start")
             while not puppet.calls:
                 await settle(runtime)
                 await anyio.sleep(0.01)
             url = f"http://127.0.0.1:{listening.getsockname()[1]}"
             try:
-                yield url, session, puppet, runtime
+                yield url, session, puppet, app
             finally:
                 server.should_exit = True
         app.state.pages.close()
@@ -195,41 +219,34 @@ async def held_pages(count: int) -> Figures:
     }
 
 
-async def stalled_pages(count: int) -> Figures:
-    async with serving() as (url, session, _, _):
+async def stalled_pages(count: int, chat_kb: int) -> Figures:
+    async with serving(chat_kb) as (url, session, _, app):
         session_id = session.session_id
         host, port = url.removeprefix("http://").split(":")
         before = settled_rss()
         path = f"/api/sessions/{session_id}/events"
-        command = [sys.executable, "-c", STALLED, host, port, path, str(count)]
+        state = f"/api/sessions/{session_id}"
+        command = [sys.executable, "-c", STALLED, host, port, path, str(count), state]
         pages = await anyio.open_process(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         assert pages.stdout is not None and pages.stdin is not None
-        assert (await _lines(pages.stdout).__anext__()).strip() == "connected"
-        latencies: list[float] = []
-        done = anyio.Event()
-
-        async def ask() -> None:
-            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-                while not done.is_set():
-                    started = time.perf_counter()
-                    answer = await client.get(f"/api/sessions/{session_id}")
-                    latencies.append((time.perf_counter() - started) * 1000)
-                    assert answer.status_code == 200
-                    await anyio.sleep(0.02)
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask)
-            for number in range(CHANGES):
-                session.post(f"{number}: {WORDS}")
-                await anyio.sleep(0.1)
-            done.set()
-        after = settled_rss()
+        lines = _lines(pages.stdout)
+        assert (await lines.__anext__()).strip() == "connected"
+        while app.state.streams.statistics().open < count:
+            await app.state.streams.next_change()
+        await pages.stdin.send(b"ask\n")
+        for number in range(CHANGES):
+            session.post(f"{number}: {WORDS}")
+            await anyio.sleep(0.1)
         await pages.stdin.send(b"done\n")
+        latencies: list[float] = json.loads(await lines.__anext__())
+        after = settled_rss()
+        await pages.stdin.send(b"exit\n")
         await pages.wait()
     latencies.sort()
     return {
         "web.stalled_streams": count,
         "web.stalled_streams_changes": CHANGES,
+        "web.stalled_streams_chat_kb": chat_kb,
         "web.stalled_streams_rss_growth_mb": round((after - before) / 2**20, 1),
         "web.stalled_streams_api_p50_ms": round(_percentile(latencies, 0.5), 2),
         "web.stalled_streams_api_p99_ms": round(_percentile(latencies, 0.99), 2),
@@ -254,13 +271,14 @@ def main() -> None:
     parser.add_argument("--dom", action="store_true")
     parser.add_argument("--clients", type=int, default=0)
     parser.add_argument("--stalled", type=int, default=0)
+    parser.add_argument("--chat-kb", type=int, default=200)
     options = parser.parse_args()
     quiet_logs()
     if options.dom and not os.path.exists(CHROMIUM):
         emit({"web.event_to_dom_skipped": f"no {CHROMIUM}: apt-get install chromium"})
         return
     if options.stalled:
-        emit(anyio.run(stalled_pages, options.stalled))
+        emit(anyio.run(stalled_pages, options.stalled, options.chat_kb))
         return
     emit(anyio.run(event_to_dom if options.dom else lambda: held_pages(options.clients)))
 

@@ -327,9 +327,12 @@ def _call(runtime: Runtime, session: Session, call_id: str) -> CallSnapshot:
 
 
 def _page_now(feed: PageFeed) -> Response:
-    """The page's state and the id of the event it is as of (a stream goes on from there)."""
-    state = feed.state()
-    return JSONResponse({"last_event_id": feed.last_id, "state": state})
+    """The page's state and the id of the event it is as of (a stream goes on from there),
+    from the snapshot pages start from (a long chat is not encoded again for each look)."""
+    snapshot = feed.snapshot()
+    start = b'{"last_event_id": %d, "state": ' % snapshot.id
+    body = b"".join([start, snapshot.data_json(), b"}"])
+    return Response(body, media_type="application/json")
 
 
 def _page(name: str) -> Response:

@@ -14,7 +14,8 @@ publication, so a call flooding progress costs a few events a second. One
 waiting stream publishes while the others wait for its news, told in groups
 of pages with the event loop free between them (a change on a page open 500
 times is 500 sends: one burst would stall every session's tick), and each
-event is encoded once for every stream. The newest ``keep`` events stay, so
+event is encoded once for every stream, and so is the snapshot pages start
+from (one per version of the page, shared). The newest ``keep`` events stay, so
 a page that reconnects with ``Last-Event-ID`` gets what it missed; one
 further behind gets a snapshot.
 """
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.lowlevel
 
+from agentos._ui.web.limits import PIECE_BYTES
 from components import Json, JsonObject
 
 MIN_INTERVAL = 0.2
@@ -63,6 +65,10 @@ class PageEvent:
     def __post_init__(self) -> None:
         lines = f"id: {self.id}\nevent: {self.kind}\ndata: {json.dumps(self.data)}\n\n"
         object.__setattr__(self, "frame", lines.encode())
+
+    def data_json(self) -> memoryview:
+        """``data`` as JSON, read from ``frame`` (not encoded again)."""
+        return memoryview(self.frame)[len(f"id: {self.id}\nevent: {self.kind}\ndata: ") : -2]
 
 
 def chat_delta(old: Sequence[Json], new: Sequence[Json]) -> JsonObject | None:
@@ -112,6 +118,8 @@ class PageFeed:
         self._events: deque[PageEvent] = deque(maxlen=keep)
         self._chunk: tuple[int, bytes, int] | None = None
         """The last chunk ``frames_since`` made: from which id, its bytes, up to which id."""
+        self._snapshot: tuple[JsonObject, PageEvent] | None = None
+        """The last snapshot made, and the state it shows: pages starting together share it."""
         self.last_id = 0
         self._state = draw()
         self._published_at = -float("inf")
@@ -135,8 +143,12 @@ class PageFeed:
         return self._state
 
     def snapshot(self) -> PageEvent:
-        """The whole page as of the newest event (a page starts from it)."""
-        return PageEvent(self.last_id, "snapshot", self.state())
+        """The whole page as of the newest event (a page starts from it), encoded once for
+        every page that starts from this version of it."""
+        state = self.state()
+        if self._snapshot is None or self._snapshot[0] is not state:
+            self._snapshot = (state, PageEvent(self.last_id, "snapshot", state))
+        return self._snapshot[1]
 
     def since(self, seen: int) -> list[PageEvent] | None:
         """The events after ``seen``; None when some of them are no longer kept."""
@@ -147,18 +159,22 @@ class PageFeed:
             return None
         return list(self._events)[len(self._events) - missed :] if missed else []
 
-    def frames_since(self, seen: int) -> tuple[bytes, int] | None:
-        """The events after ``seen`` as one chunk to send, and the id it ends at (None: take a
-        snapshot): one send per publication, not one per event, and pages that saw the
-        same events share the chunk."""
+    def frames_since(self, seen: int) -> tuple[list[bytes], int] | None:
+        """The events after ``seen`` as frames to send, and the id they end at (None: take a
+        snapshot). A publication's few small events are one chunk, shared by the pages that
+        saw the same events (one send per publication, not one per event); a longer
+        catch-up is the kept frames themselves, not a copy of them."""
         if self._chunk is not None and self._chunk[0] == seen and self._chunk[2] == self.last_id:
-            return self._chunk[1], self.last_id
+            return [self._chunk[1]], self.last_id
         events = self.since(seen)
         if events is None:
             return None
-        chunk = b"".join(event.frame for event in events)
+        frames = [event.frame for event in events]
+        if sum(len(frame) for frame in frames) > PIECE_BYTES:
+            return frames, self.last_id
+        chunk = b"".join(frames)
         self._chunk = (seen, chunk, self.last_id)
-        return chunk, self.last_id
+        return [chunk], self.last_id
 
     async def after(self, seen: int) -> None:
         """Return once there are events after ``seen`` (or the server is stopping).

@@ -1,10 +1,11 @@
 """One page's event stream: what it missed, then each change; a page that stops reading goes.
 
 The stream sends a feed's frames (encoded once for every page) as server-sent
-events. A page that takes nothing for ``stall_seconds`` while the server has
-something to send (a tab frozen in the background, a client gone without
-closing) is disconnected: the server keeps at most what the socket holds for
-it, plus one frame, meanwhile, and frees that when it lets go. The page's
+events, in pieces of at most ``PIECE_BYTES``. A page that takes nothing for
+``stall_seconds`` while the server has something to send (a tab frozen in the
+background, a client gone without closing) is disconnected: the server keeps
+at most what the socket holds for it, plus one piece, meanwhile (the frames
+themselves are the feed's, shared), and frees that when it lets go. The page's
 ``EventSource`` reconnects with ``Last-Event-ID`` and catches up (or takes a
 snapshot).
 """
@@ -12,7 +13,7 @@ snapshot).
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -21,7 +22,7 @@ from sse_starlette.sse import SendTimeoutError
 from starlette.types import Receive, Scope, Send
 
 from agentos._ui.web.feed import PageFeed
-from agentos._ui.web.limits import HEARTBEAT_SECONDS, STALL_SECONDS
+from agentos._ui.web.limits import HEARTBEAT_SECONDS, PIECE_BYTES, STALL_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +67,10 @@ class Streams:
         self._count(opened=1)
         try:
             while not feed.ended:
-                batch = None if seen is None else feed.frames_since(seen)
-                if batch is None:
-                    snapshot = feed.snapshot()
-                    yield snapshot.frame
-                    seen = snapshot.id
-                else:
-                    chunk, seen = batch
-                    if chunk:
-                        yield chunk
+                frames, seen = _missed(feed, seen)
+                for piece in pieces(frames):
+                    yield piece
+                del frames  # a snapshot no page needs any more is freed while this one waits
                 await feed.after(seen)
         finally:
             self._count(opened=-1)
@@ -88,6 +84,34 @@ class Streams:
         self._stalled += stalled
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
+
+
+def _missed(feed: PageFeed, seen: int | None) -> tuple[list[bytes], int]:
+    """The frames a page that saw up to ``seen`` (None: nothing) needs, and the id they end at."""
+    batch = None if seen is None else feed.frames_since(seen)
+    if batch is not None:
+        return batch
+    snapshot = feed.snapshot()
+    return [snapshot.frame], snapshot.id
+
+
+def pieces(frames: Sequence[bytes], size: int = PIECE_BYTES) -> Iterator[bytes]:
+    """``frames`` as sends of at most ``size`` bytes: small frames together, a big one cut."""
+    held: list[bytes] = []
+    count = 0
+    for frame in filter(None, frames):
+        if held and count + len(frame) > size:
+            yield held[0] if len(held) == 1 else b"".join(held)
+            held, count = [], 0
+        if len(frame) <= size:
+            held.append(frame)
+            count += len(frame)
+            continue
+        view = memoryview(frame)
+        for start in range(0, len(frame), size):
+            yield bytes(view[start : start + size])
+    if held:
+        yield held[0] if len(held) == 1 else b"".join(held)
 
 
 class _PageStream(EventSourceResponse):
