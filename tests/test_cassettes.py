@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agentos.testing import MessagesStandIn, Reply, message_body
+from agentos.testing import Cassette, MessagesStandIn, Reply, message_body
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-ant-api03-do-not-record-me"
@@ -45,7 +45,8 @@ async def forecast(args: City) -> dict:
 
 
 async def test_weather(agentos_cassette):
-    real = lambda: AnthropicProvider(api_key=SECRET, base_url=os.environ["STAND_IN"], max_retries=0)
+    key = os.environ.get("KEY", SECRET)
+    real = lambda: AnthropicProvider(api_key=key, base_url=os.environ["STAND_IN"], max_retries=0)
     model = agentos_cassette.provider(real)
     async with Runtime([forecast]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(AgentConfig(model="claude-test-model"))
@@ -55,7 +56,7 @@ async def test_weather(agentos_cassette):
             session.post(os.environ.get("QUESTION", "Weather in Oslo?"))
             await session.wait_settled()
     if os.environ.get("ASK", "1") == "1":
-        assert session.replies[-1] == "Clear in Oslo tomorrow."
+        assert session.replies[-1] == os.environ.get("ANSWER", "Clear in Oslo tomorrow.")
         assert len(set(grew)) > 2, "the reply grew, recorded or replayed"
     assert not os.environ.get("FAIL"), "failing on purpose"
 '''.replace("SECRET", repr(SECRET))
@@ -159,3 +160,80 @@ def test_a_recording_run_that_fails_writes_no_cassette(
     failed = pytest_run(user_tests, STAND_IN=stand_in.url, FAIL="1")
     assert failed.returncode == 1 and "failing on purpose" in failed.stdout
     assert not list(user_tests.rglob("*.json")), "nothing recorded"
+
+
+GLUED = ("token_sk-ant-api03-glued-to-a-word", "xsk-ant-admin01-glued-to-a-letter")
+PROXY_KEY = "proxy-key-0123456789abcdef"
+
+
+def test_a_key_glued_to_other_text_or_of_any_shape_is_never_written(user_tests: Path) -> None:
+    """Anthropic key forms glued to a letter or ``_``, and the exact key the run used (a
+    proxy's, of no known shape), in the question, the reply and the streamed partials:
+    none reaches the cassette."""
+    said = f"use {GLUED[0]}, {GLUED[1]} and {PROXY_KEY}"
+    asked = {"type": "tool_use", "id": "toolu_01", "name": "forecast", "input": {"city": said}}
+    with MessagesStandIn() as api:
+        api.script(
+            Reply(200, message_body([asked], "tool_use"), chunk=4),
+            Reply(200, message_body([{"type": "text", "text": said}]), chunk=4),
+        )
+        done = pytest_run(user_tests, STAND_IN=api.url, KEY=PROXY_KEY, QUESTION=said, ANSWER=said)
+    assert done.returncode == 0, done.stdout + done.stderr
+    kept = (user_tests / "cassettes" / "test_user" / "test_weather.json").read_text()
+    assert kept.count("sk-***") >= 9, "masked in the request, the reply and the stream"
+    for secret in (*GLUED, PROXY_KEY):
+        key = secret.removeprefix("token_").removeprefix("x")
+        assert key not in kept and key[:-4] not in kept, secret
+
+
+REQUEST = {"request": {}, "response": {"content": [], "stop_reason": "end_turn"}}
+
+
+@pytest.mark.parametrize(
+    ("data", "wrong"),
+    [
+        ([], "is not an agentos cassette of format 1"),
+        ({"format": 1}, ": 'interactions' must be a list, got nothing"),
+        ({"format": 1, "interactions": {}}, ": 'interactions' must be a list, got dict"),
+        (
+            {"format": 1, "interactions": [5]},
+            ": interaction 1: expected an object holding 'request', got int",
+        ),
+        (
+            {"format": 1, "interactions": [REQUEST, {"request": {}}]},
+            ": interaction 2: it has no 'response'",
+        ),
+        (
+            {
+                "format": 1,
+                "interactions": [{**REQUEST, "response": {"content": "hi", "stop_reason": "x"}}],
+            },
+            ": interaction 1: 'content' must be a list, got str",
+        ),
+        (
+            {"format": 1, "interactions": [{**REQUEST, "stream": [{"text": 1}]}]},
+            ": interaction 1: 'text' must be a str, got int",
+        ),
+    ],
+    ids=[
+        "a_list",
+        "no_interactions",
+        "interactions_not_a_list",
+        "not_an_object",
+        "no_response",
+        "content_text",
+        "stream_text",
+    ],
+)
+def test_a_cassette_of_the_wrong_shape_is_one_line_naming_the_file(
+    tmp_path: Path, data: object, wrong: str
+) -> None:
+    path = tmp_path / "cassettes" / "test_user" / "test_weather.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError) as refused:
+        Cassette.load(path)
+    assert str(refused.value) == f"{path}{' ' if wrong[0] != ':' else ''}{wrong}"
+    (tmp_path / "test_user.py").write_text(USER_TEST)
+    replayed = offline(tmp_path, ASK="0")
+    assert replayed.returncode == 1 and f"ValueError: {path}" in replayed.stdout, replayed.stdout

@@ -50,6 +50,12 @@ class AnthropicProvider:
         self._timeout = timeout
 
     @property
+    def secrets(self) -> tuple[str, ...]:
+        """What a recording must never write: the key this provider sends."""
+        key = self._key or getattr(self._client, "api_key", None) or ""
+        return (key,) if key else ()
+
+    @property
     def client(self) -> anthropic.AsyncAnthropic:
         """The SDK client, made (and the SDK imported) on first use."""
         if self._client is None:

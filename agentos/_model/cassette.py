@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.lowlevel
 
@@ -42,6 +42,7 @@ from agentos._model.provider import (
     StreamingProvider,
 )
 
+T = TypeVar("T")
 FORMAT = 1
 """The cassette file's format version."""
 _IDS = re.compile(
@@ -49,7 +50,13 @@ _IDS = re.compile(
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"
 )
 _TIMES = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b")
-_SECRETS = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
+_SECRETS = re.compile(r"sk-ant-[A-Za-z0-9_-]{8,}|\bsk-[A-Za-z0-9_-]{8,}")
+"""An Anthropic key (``sk-ant-...``) anywhere, glued to other text or not; another
+``sk-...`` key where a word starts."""
+MASK = "sk-***"
+KEPT_PREFIX = 8
+"""A beginning of the run's own key this long is masked too (a partial reply may end
+inside the key)."""
 
 
 class CassetteMiss(AgentOSError):
@@ -85,24 +92,40 @@ class Interaction:
         return kept
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Interaction:
-        request, response = dict(data["request"]), data["response"]
-        stream = data.get("stream")
+    def from_json(cls, data: object) -> Interaction:
+        """An interaction as ``to_json`` wrote it; ``ValueError`` saying what is wrong."""
+        request = dict(_field(data, "request", dict))
+        response = _field(data, "response", dict)
+        stream = data.get("stream") if isinstance(data, dict) else None
+        if stream is not None and not isinstance(stream, list):
+            raise ValueError(f"'stream' must be a list, got {_kind(stream)}")
         return cls(
             key=_key(request),
             request=request,
-            content=list(response["content"]),
-            stop_reason=str(response["stop_reason"]),
-            usage=dict(response.get("usage", {})),
+            content=list(_field(response, "content", list)),
+            stop_reason=_field(response, "stop_reason", str),
+            usage=dict(_field(response, "usage", dict)) if "usage" in response else {},
             partials=None
             if stream is None
-            else [(str(p["text"]), list(p["tool_uses"])) for p in stream],
+            else [(_field(p, "text", str), list(_field(p, "tool_uses", list))) for p in stream],
         )
 
 
-def request_record(request: ModelRequest) -> dict[str, Any]:
+def _field(data: object, name: str, kind: type[T]) -> T:
+    """``data[name]``, which must be a ``kind``; ``ValueError`` naming what is wrong."""
+    if not isinstance(data, dict):
+        raise ValueError(f"expected an object holding {name!r}, got {_kind(data)}")
+    if name not in data:
+        raise ValueError(f"it has no {name!r}")
+    value = data[name]
+    if not isinstance(value, kind):
+        raise ValueError(f"{name!r} must be a {kind.__name__}, got {_kind(value)}")
+    return value
+
+
+def request_record(request: ModelRequest, secrets: tuple[str, ...] = ()) -> dict[str, Any]:
     """The request as a cassette keeps it (what the model is asked; the session id aside),
-    with anything that looks like a secret masked."""
+    with ``secrets`` and anything that looks like a key masked."""
     record = {
         "model": request.model,
         "system": request.system,
@@ -111,8 +134,31 @@ def request_record(request: ModelRequest) -> dict[str, Any]:
         "max_tokens": request.max_tokens,
         "cache_system": request.cache_system,
     }
-    masked: dict[str, Any] = json.loads(_SECRETS.sub("sk-***", json.dumps(record)))
-    return masked
+    return masked(record, secrets)
+
+
+def masked(value: dict[str, Any], secrets: tuple[str, ...] = ()) -> dict[str, Any]:
+    """``value`` with each of ``secrets`` and anything shaped like an API key masked,
+    wherever they appear in its strings."""
+    text = json.dumps(value)
+    for secret in secrets:
+        if len(secret) >= KEPT_PREFIX:  # shorter is no key, and would mask common words
+            text = _beginnings(json.dumps(secret)[1:-1]).sub(MASK, text)
+    kept: dict[str, Any] = json.loads(_SECRETS.sub(MASK, text))
+    return kept
+
+
+def _beginnings(secret: str) -> re.Pattern[str]:
+    """``secret``, or any beginning of it of ``KEPT_PREFIX`` characters or more (a streamed
+    partial reply may end in the middle of it)."""
+    rest = ""
+    for char in reversed(secret[KEPT_PREFIX:]):
+        rest = f"(?:{re.escape(char)}{rest})?"
+    return re.compile(re.escape(secret[:KEPT_PREFIX]) + rest)
+
+
+def _kind(value: object) -> str:
+    return "nothing" if value is None else type(value).__name__
 
 
 def _key(record: Mapping[str, Any]) -> str:
@@ -143,7 +189,16 @@ class Cassette:
             raise ValueError(f"cannot read the cassette {path}: {error}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ValueError(f"{path} is not an agentos cassette of format {FORMAT}")
-        return cls(path, [Interaction.from_json(item) for item in data["interactions"]])
+        items = data.get("interactions")
+        if not isinstance(items, list):
+            raise ValueError(f"{path}: 'interactions' must be a list, got {_kind(items)}")
+        interactions = []
+        for number, item in enumerate(items, 1):
+            try:
+                interactions.append(Interaction.from_json(item))
+            except ValueError as error:
+                raise ValueError(f"{path}: interaction {number}: {error}") from None
+        return cls(path, interactions)
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,6 +261,9 @@ class RecordingProvider:
         self.inner = inner
         self.cassette = cassette
         self.name = inner.name
+        found = (*getattr(inner, "secrets", ()), os.environ.get("ANTHROPIC_API_KEY", ""))
+        self._secrets = tuple(secret for secret in found if secret)
+        """The keys this run uses: masked wherever they appear, whatever their shape."""
 
     async def aclose(self) -> None:
         """Close the recorded provider (its SDK client), if it can be closed."""
@@ -237,17 +295,17 @@ class RecordingProvider:
         response: ModelResponse,
         partials: list[tuple[str, list[Block]]] | None,
     ) -> None:
-        record = request_record(request)
+        record = request_record(request, self._secrets)
         kept = {"content": response.content, "usage": dict(response.usage), "stream": partials}
-        masked: dict[str, Any] = json.loads(_SECRETS.sub("sk-***", json.dumps(kept)))
-        stream = masked["stream"]
+        reply = masked(kept, self._secrets)
+        stream = reply["stream"]
         self.cassette.interactions.append(
             Interaction(
                 _key(record),
                 record,
-                masked["content"],
+                reply["content"],
                 response.stop_reason,
-                masked["usage"],
+                reply["usage"],
                 None if stream is None else [(text, uses) for text, uses in stream],
             )
         )
