@@ -6,7 +6,8 @@ SQLite store's four versions, in one. 2: an index for pruning the mirror. 3: a s
 4: the name someone gave a session (``sessions.title``; NULL: never named). 5: the first
 thing the person said (``sessions.first_words``), so a listing names every session.
 6: a mirrored call's newest log line (``calls.log``) and its ``disposition``.
-Hosts starting at once migrate one at a time (an advisory lock). A database
+Hosts starting at once migrate one at a time (an advisory lock); a current schema is
+only read (a read-only user opens the store). A database
 holding tables that are not agentos's, or a schema newer than this agentos
 knows, is refused; nothing is overwritten. JSON is kept as text, as written.
 """
@@ -114,7 +115,13 @@ MIGRATION_LOCK = 0x6167656E746F73  # "agentos": hosts starting together migrate 
 
 
 async def prepare(database: Database) -> None:
-    """Bring the schema up to date (once, whichever host gets there first)."""
+    """Bring the schema up to date (once, whichever host gets there first). A schema already
+    current is only read, so a user who may only read opens the store."""
+    found = await _version(database)
+    if found == SCHEMA_VERSION:
+        return
+    if found is not None and found > SCHEMA_VERSION:
+        raise _newer(database, found)
 
     async def migrate(db: Db) -> None:
         await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
@@ -130,10 +137,7 @@ async def prepare(database: Database) -> None:
                 other_file_helps=True,
             )
         if current > SCHEMA_VERSION:
-            raise StoreError(
-                f"the database {database.name} has schema version {current}, newer than this "
-                f"agentos knows ({SCHEMA_VERSION}); upgrade agentos, or use another database"
-            )
+            raise _newer(database, current)
         for version in range(current + 1, SCHEMA_VERSION + 1):
             await db.execute(MIGRATIONS[version - 1])
             await db.execute(
@@ -143,6 +147,25 @@ async def prepare(database: Database) -> None:
             )
 
     await database.transaction(migrate)
+
+
+async def _version(database: Database) -> int | None:
+    """The schema's version, read without a lock or a CREATE (None: no agentos schema)."""
+
+    async def read(db: Db) -> int | None:
+        if await db.fetchval("SELECT to_regclass('schema_migrations')") is None:
+            return None
+        version: int = await db.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
+        return version
+
+    return await database.transaction(read)
+
+
+def _newer(database: Database, version: int) -> StoreError:
+    return StoreError(
+        f"the database {database.name} has schema version {version}, newer than this "
+        f"agentos knows ({SCHEMA_VERSION}); upgrade agentos, or use another database"
+    )
 
 
 async def _has_foreign_tables(db: Db) -> bool:
