@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -231,7 +232,7 @@ def test_a_cassette_of_the_wrong_shape_is_one_line_naming_the_file(
     path = tmp_path / "cassettes" / "test_user" / "test_weather.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(ValueError, match=re.escape(str(path))) as refused:
         Cassette.load(path)
     assert str(refused.value) == f"{path}{' ' if wrong[0] != ':' else ''}{wrong}"
     (tmp_path / "test_user.py").write_text(USER_TEST)
