@@ -284,3 +284,31 @@ async def test_a_holder_paused_with_a_transaction_open_is_taken_over(postgres_ds
     assert child.returncode == 0 and "Traceback" not in errors, errors
     backend = Backend("postgres", postgres_dsn)
     assert await stored_texts(backend, "s") == ["one", "heard one", "three", "heard three"]
+
+
+async def test_a_database_outage_prints_nothing_but_the_sessions_errors(
+    own_server: Cluster,
+) -> None:
+    """Issue 46, point 8: while the server is down, a host whose application configured no
+    logging prints nothing (the pool used to print a traceback on every reconnection); its
+    session still reports each commit that failed, in one line naming the server."""
+    dsn = own_server.database()
+    program = [sys.executable, "-m", "tests._pg_outage_host", dsn]
+    async with await anyio.open_process(program, cwd=ROOT) as child:
+        assert child.stdout is not None and child.stdin is not None and child.stderr is not None
+        with anyio.fail_after(30):
+            assert (await child.stdout.receive()).startswith(b"ready")
+        own_server.stop("immediate")
+        try:
+            await child.stdin.send(b"down\n")
+            with anyio.fail_after(60):
+                said = b"".join([chunk async for chunk in child.stdout]).decode()
+                printed = b"".join([chunk async for chunk in child.stderr]).decode()
+                await child.wait()
+        finally:
+            own_server.start()
+    assert printed == "", printed
+    errors = said.strip().splitlines()
+    assert errors and child.returncode == 0, said
+    for error in errors:
+        assert error.startswith("error: cannot reach the database postgresql://postgres@"), error

@@ -88,7 +88,8 @@ class PostgresStore(TableStore):
         try:
             pool = await asyncpg.create_pool(
                 dsn,
-                min_size=1,
+                min_size=0,  # no floor kept: asyncpg's refilling logs a traceback per retry
+                init_size=1,
                 max_size=pool_size,
                 statement_cache_size=0 if pooler else 100,
                 timeout=connect_timeout,
