@@ -110,8 +110,11 @@ async def test_a_client_starts_a_session_hears_its_calls_and_cancels_them(
 
 
 @contextmanager
-def http_server(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, str]]:
-    """``agentos mcp --http 0`` running: its URL and token, read off its first line."""
+def http_server(
+    tmp_path: Path, env: dict[str, str], said_after: list[str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """``agentos mcp --http 0`` running: its URL and token, read off its first line; what
+    it wrote to stderr after that line goes into ``said_after`` once it has stopped."""
     agent = agent_file(tmp_path, "tests._tools")
     process = subprocess.Popen(
         [sys.executable, "-m", "agentos.cli", "mcp", "--agent", agent, "--http", "0"],
@@ -135,6 +138,8 @@ def http_server(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, str]
         process.terminate()
         process.wait(timeout=30)
         if process.stderr is not None:
+            if said_after is not None:
+                said_after.extend(process.stderr.read().splitlines())
             process.stderr.close()
 
 
@@ -190,3 +195,18 @@ async def test_over_http_a_client_needs_the_token_and_sees_only_its_own_sessions
             )
             nobody = await second.call_tool("start_session", {"message": "hi", "agent": "nobody"})
             assert nobody.is_error and "worker" in str(nobody.content)
+
+
+async def test_over_http_the_server_is_quiet_per_client(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Forty clients come and go while nobody reads the server's stderr: it says nothing
+    of them (a parent that never reads the pipe would otherwise wedge it, 400 bytes a
+    client), and answers the last one as the first."""
+    said: list[str] = []
+    with http_server(tmp_path, env, said) as (url, token), anyio.fail_after(120):
+        for _ in range(40):
+            async with connected(url, token) as client:
+                listed = structured(await client.call_tool("list_running_tool_calls", {}))
+                assert listed == {"tool_calls": []}
+    assert [line for line in said if line.strip()] == ["error: terminated (SIGTERM)"]

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import anyio
@@ -56,13 +58,15 @@ class HostOverMcp:
         sessions it started."""
 
     def app(self) -> MCPServer:
-        app: MCPServer = MCPServer(
-            "agentos",
-            instructions="Hand slow work to agentos agents and watch it: start_session, then "
-            "post; a session's tool calls run in the background, and "
-            "list_running_tool_calls, get_tool_call_status and cancel_tool_call look at "
-            "and stop them.",
-        )
+        with _logging_left_alone():
+            app: MCPServer = MCPServer(
+                "agentos",
+                instructions="Hand slow work to agentos agents and watch it: start_session, "
+                "then post; a session's tool calls run in the background, and "
+                "list_running_tool_calls, get_tool_call_status and cancel_tool_call look at "
+                "and stop them.",
+                log_level="WARNING",
+            )
         for handler in (
             self.start_session,
             self.post,
@@ -220,3 +224,20 @@ class HostOverMcp:
                 said += f": {event.error.message[:SHOWN_CHARS]}"
             count += 1
             await ctx.report_progress(count, None, said)
+
+
+@contextmanager
+def _logging_left_alone() -> Iterator[None]:
+    """The SDK's server configures the root logger when made (INFO to stderr, a line per
+    client); a library leaves logging to the application, so the root logger is given a
+    handler for that moment, which makes the SDK's ``basicConfig`` do nothing."""
+    root = logging.getLogger()
+    if root.handlers:
+        yield  # the application configured logging: basicConfig leaves it as it is
+        return
+    placeholder = logging.NullHandler()
+    root.addHandler(placeholder)
+    try:
+        yield
+    finally:
+        root.removeHandler(placeholder)
