@@ -20,19 +20,12 @@ import anyio
 import asyncpg
 
 from agentos._store.batching import GroupCommit
-from agentos._store.postgres.bounds import IN_EACH_TRANSACTION, SERVER_SETTINGS
+from agentos._store.postgres.bounds import IN_EACH_TRANSACTION
 from agentos._store.postgres.calls import CallRows
-from agentos._store.postgres.connection import (
-    COMMAND_TIMEOUT,
-    LOST,
-    Database,
-    failed,
-    server_name,
-    unreachable,
-    without_pooler,
-)
+from agentos._store.postgres.connection import Database, server_name, without_pooler
 from agentos._store.postgres.leases import Leases
 from agentos._store.postgres.news import News
+from agentos._store.postgres.pool import connect
 from agentos._store.postgres.schema import MIGRATIONS, SCHEMA_VERSION, prepare
 from agentos._store.postgres.sessions import SessionRows
 from agentos._store.postgres.tokens import TokenRows
@@ -79,29 +72,16 @@ class PostgresStore(TableStore):
         [default: the server's for leases, so hosts whose clocks disagree agree on who
         holds a session, and ``time.time`` for the rest]. ``pool_size``: connections
         at most. ``pooler``: ``dsn`` is a transaction-mode pooler (PgBouncer and the
-        like); ``?pooler=transaction`` in the DSN says the same. ``listen_dsn``: where
+        like); ``?pooler=transaction`` in the DSN says the same, and a PgBouncer is found
+        without either (it refuses startup settings). ``listen_dsn``: where
         to ``LISTEN`` [default: ``dsn``, or nowhere behind a pooler].
         """
         dsn, pooled = without_pooler(dsn)
         pooler = pooler or pooled
         name = server_name(dsn)
-        try:
-            pool = await asyncpg.create_pool(
-                dsn,
-                min_size=0,  # no floor kept: asyncpg's refilling logs a traceback per retry
-                init_size=1,
-                max_size=pool_size,
-                statement_cache_size=0 if pooler else 100,
-                timeout=connect_timeout,
-                command_timeout=COMMAND_TIMEOUT,
-                server_settings=None if pooler else SERVER_SETTINGS,
-            )
-        except TimeoutError:
-            raise unreachable(name, TimeoutError(f"no answer in {connect_timeout:g} s")) from None
-        except LOST as error:
-            raise unreachable(name, error) from None
-        except (asyncpg.PostgresError, asyncpg.InterfaceError) as error:
-            raise failed(name, error) from None
+        pool, pooler = await connect(
+            dsn, name, pooler=pooler, size=pool_size, connect_timeout=connect_timeout
+        )
         first = IN_EACH_TRANSACTION if pooler else None
         store = cls(pool, name, clock, listen_dsn or (None if pooler else dsn), first)
         try:
