@@ -214,7 +214,8 @@ async def test_two_tabs_on_two_sessions_and_markup_stays_text(tmp_path: Path) ->
         await settle(s.runtime)
 
 
-async def test_a_stored_session_shows_read_only_until_its_open_button(tmp_path: Path) -> None:
+async def test_a_stored_session_shows_nobody_runs_it_until_written_to(tmp_path: Path) -> None:
+    """A session nobody runs reads from the store; writing to it (or Open) runs it here."""
     async with served(tmp_path) as s:
         page = await s.browser.new_page()
         await new_session(page, s.url)
@@ -223,16 +224,17 @@ async def test_a_stored_session_shows_read_only_until_its_open_button(tmp_path: 
         session_id = page.url.rsplit("/", 1)[1]
         await s.host.unload(session_id)
         await expect(page.locator("#read-only")).to_be_visible(timeout=WAIT_MS)
-        await expect(page.locator("#message")).to_be_disabled()
         await page.reload()  # a stored session's page: read from the store, nothing resumed
-        await expect(page.locator("#read-only")).to_contain_text("Read only", timeout=WAIT_MS)
+        await expect(page.locator("#read-only")).to_contain_text(
+            "No process runs this session: writing to it, or Open, runs it here.",
+            timeout=WAIT_MS,
+        )
         await expect(page.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
         await expect(page.locator("#context")).to_contain_text("[assistant] 4")
         assert s.host.list() == []
-        await page.click("#open")
-        await expect(page.locator("#read-only")).to_be_hidden(timeout=WAIT_MS)
         await expect(page.locator("#message")).to_be_enabled()
         await say(page, "Thanks")
+        await expect(page.locator("#read-only")).to_be_hidden(timeout=WAIT_MS)
         await expect(page.locator(".entry.agent .text").last).to_have_text(
             "Noted.", timeout=WAIT_MS
         )

@@ -7,6 +7,7 @@ import json
 import re
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -103,3 +104,42 @@ def test_a_session_agentos_run_started_opens_in_the_page(env: dict[str, str]) ->
         assert opened.status_code == 200, opened.text
         posted = client.post(f"/api/sessions/{session_id}/messages", json={"text": "thanks"})
         assert posted.status_code == 202
+
+
+def _chat_when_idle(client: httpx.Client, session_id: str, said: int) -> list[str]:
+    """The page's chat once the session is idle with ``said`` of the person's words in it
+    (polled: the server's session runs on its own)."""
+    deadline = time.monotonic() + 30
+    while True:
+        state = client.get(f"/api/sessions/{session_id}").json()["state"]
+        texts = [entry["text"] for entry in state["chat"]]
+        people = [entry for entry in state["chat"] if entry["role"] == "user"]
+        if state["status"] == "idle" and len(people) == said:
+            return texts
+        assert time.monotonic() < deadline, state
+        time.sleep(0.05)
+
+
+def test_a_session_stolen_by_a_process_that_exited_opens_again_when_the_person_writes(
+    env: dict[str, str],
+) -> None:
+    """`agentos resume --steal` takes a session the page's server runs, has its turn and
+    exits; the person's next message is the server's again: it notices it lost the
+    session, opens it from the store (the other's turn included, once) and answers."""
+    with serving(env, "--port", "0") as (_, url), httpx.Client(base_url=url, timeout=10) as client:
+        session_id = client.post("/api/sessions", json={}).json()["session_id"]
+        assert client.post(f"/api/sessions/{session_id}/messages", json={"text": "hi"}).is_success
+        first = _chat_when_idle(client, session_id, 1)
+        stolen = agentos(env, "resume", session_id, "--steal", "--message", "theirs")
+        assert stolen.code == 0, stolen
+        posted = client.post(f"/api/sessions/{session_id}/messages", json={"text": "mine"})
+        assert posted.status_code == 202, posted.text
+        chat = _chat_when_idle(client, session_id, 3)
+        assert chat[: len(first)] == first
+        assert [text for text in chat if text in ("hi", "theirs", "mine")] == [
+            "hi",
+            "theirs",
+            "mine",
+        ]
+    shown = agentos(env, "show", session_id)
+    assert shown.out.index("theirs") < shown.out.index("mine"), "the person's words were stored"

@@ -90,6 +90,11 @@ class LeaseKeeper:
             return {}
         live = await self.store.live_leases()
         self._lose({s: live[s] for s in self.held if live.get(s, self.holder) != self.holder}, lost)
+        unlisted = [s for s in self.held if s not in live]
+        if unlisted:  # taken and let go since (or lapsed): renewing says which
+            with contextlib.suppress(StoreError):
+                taken = await self.store.renew_leases(self.holder, unlisted, ttl=self.expiry)
+                self._lose(taken, lost)
         return live | dict.fromkeys(self.held, self.holder)
 
     def _lose(

@@ -116,7 +116,7 @@ def make_app(
             raise WebError(400, "bad_request", "'text' must be a non-empty string")
         if reply_to is not None and type(reply_to) is not int:
             raise WebError(400, "bad_request", "'reply_to' must be a node id (an integer)")
-        session = await pages.running(request.path_params["session_id"])
+        session = await pages.writable(request.path_params["session_id"])
         try:
             session.post(text, reply_to=reply_to)
         except KeyError as error:

@@ -152,6 +152,15 @@ class Pages:
             raise WebError(409, "not_open", f"session {session_id!r} is not open here ({held})")
         return watch.live
 
+    async def writable(self, session_id: str) -> Session:
+        """The session to post to: run here, or opened here from the store when nobody runs
+        it (one this host lost to a process that has let it go since, say); 409 while
+        another process holds it."""
+        watch = await self.watch(session_id)
+        if watch.live is None and watch.holder is None:
+            watch = await self.open(session_id)
+        return await self.running(session_id) if watch.live is None else watch.live
+
     async def open(self, session_id: str) -> Watch:
         """Run the session here: resumed from the store unless this host runs it already."""
         try:

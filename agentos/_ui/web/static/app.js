@@ -266,15 +266,16 @@ const agentos = (() => {
       if (old && row) old.replaceWith(row); else drawChat();
     }
 
-    function drawAccess() { // read only unless this server runs the session
+    function drawAccess() { // read only while another process runs the session
       const { open, holder, here } = state.access;
       const free = holder === null || holder === here;
+      const writable = open || holder === null; // a message to a session nobody runs opens it here
       document.body.setAttribute("data-open", String(open));
-      document.getElementById("message").disabled = !open;
-      document.querySelector("#composer button").disabled = !open;
+      document.getElementById("message").disabled = !writable;
+      document.querySelector("#composer button").disabled = !writable;
       document.getElementById("read-only").hidden = open;
       document.getElementById("holder").textContent = open ? "" :
-        holder === null ? "Read only: no process runs this session. Open runs it here." :
+        holder === null ? "No process runs this session: writing to it, or Open, runs it here." :
         holder === here ? "This session has ended here. Open resumes it from the store." :
         `Read only: ${holder} runs this session. Open takes it over once it lets go.`;
       document.getElementById("open").disabled = !free;
