@@ -43,6 +43,7 @@ from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import Tool, tool
 from agentos._model.cassette import (
     Cassette,
+    CassetteError,
     CassetteMiss,
     RecordedConversation,
     RecordingProvider,
@@ -63,10 +64,18 @@ from agentos._store.protocol import TurnCommit
 from agentos._store.sqlite.store import SqliteStore
 
 _stand_in = (MessagesStandIn, Reply, Seen, error_body, message_body, sse)
-_cassettes = (Cassette, CassetteMiss, RecordedConversation, RecordingProvider, ReplayingProvider)
+_cassettes = (
+    Cassette,
+    CassetteError,
+    CassetteMiss,
+    RecordedConversation,
+    RecordingProvider,
+    ReplayingProvider,
+)
 
 __all__ = [
     "Cassette",
+    "CassetteError",
     "CassetteMiss",
     "FailingProvider",
     "FullDiskStore",

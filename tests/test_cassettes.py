@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentos.testing import Cassette, MessagesStandIn, Reply, message_body
+from agentos.testing import Cassette, CassetteError, MessagesStandIn, Reply, message_body
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "sk-ant-api03-do-not-record-me"
@@ -215,6 +215,29 @@ REQUEST = {"request": {}, "response": {"content": [], "stop_reason": "end_turn"}
             {"format": 1, "interactions": [{**REQUEST, "stream": [{"text": 1}]}]},
             ": interaction 1: 'text' must be a str, got int",
         ),
+        (
+            {
+                "format": 1,
+                "interactions": [{**REQUEST, "response": {"content": [5], "stop_reason": "x"}}],
+            },
+            ": interaction 1: 'content' 1 must be an object with a 'type'",
+        ),
+        (
+            {
+                "format": 1,
+                "interactions": [{**REQUEST, "stream": [{"text": "", "tool_uses": [[]]}]}],
+            },
+            ": interaction 1: 'tool_uses' 1 must be an object with a 'type'",
+        ),
+        (
+            {
+                "format": 1,
+                "interactions": [
+                    {**REQUEST, "response": {**REQUEST["response"], "usage": {"input_tokens": "9"}}}
+                ],
+            },
+            ": interaction 1: usage 'input_tokens' must be an int, got str",
+        ),
     ],
     ids=[
         "a_list",
@@ -224,6 +247,9 @@ REQUEST = {"request": {}, "response": {"content": [], "stop_reason": "end_turn"}
         "no_response",
         "content_text",
         "stream_text",
+        "content_block",
+        "tool_use_block",
+        "usage_count",
     ],
 )
 def test_a_cassette_of_the_wrong_shape_is_one_line_naming_the_file(
@@ -232,9 +258,9 @@ def test_a_cassette_of_the_wrong_shape_is_one_line_naming_the_file(
     path = tmp_path / "cassettes" / "test_user" / "test_weather.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match=re.escape(str(path))) as refused:
+    with pytest.raises(CassetteError, match=re.escape(str(path))) as refused:
         Cassette.load(path)
     assert str(refused.value) == f"{path}{' ' if wrong[0] != ':' else ''}{wrong}"
     (tmp_path / "test_user.py").write_text(USER_TEST)
     replayed = offline(tmp_path, ASK="0")
-    assert replayed.returncode == 1 and f"ValueError: {path}" in replayed.stdout, replayed.stdout
+    assert replayed.returncode == 1 and f"CassetteError: {path}" in replayed.stdout, replayed.stdout

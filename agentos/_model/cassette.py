@@ -63,6 +63,11 @@ class CassetteMiss(AgentOSError):
     """The conversation asked the model something the cassette does not hold."""
 
 
+class CassetteError(AgentOSError, ValueError):
+    """A cassette file cannot be read, or is not of a cassette's shape; the message names
+    the file and what is wrong."""
+
+
 @dataclass(slots=True)
 class Interaction:
     """One request and the reply it got (``partials``: a streamed reply as it grew)."""
@@ -99,15 +104,19 @@ class Interaction:
         stream = data.get("stream") if isinstance(data, dict) else None
         if stream is not None and not isinstance(stream, list):
             raise ValueError(f"'stream' must be a list, got {_kind(stream)}")
+        usage = dict(_field(response, "usage", dict)) if "usage" in response else {}
+        for name, count in usage.items():
+            if not isinstance(count, int):
+                raise ValueError(f"usage {name!r} must be an int, got {_kind(count)}")
         return cls(
             key=_key(request),
             request=request,
-            content=list(_field(response, "content", list)),
+            content=_blocks(response, "content"),
             stop_reason=_field(response, "stop_reason", str),
-            usage=dict(_field(response, "usage", dict)) if "usage" in response else {},
+            usage=usage,
             partials=None
             if stream is None
-            else [(_field(p, "text", str), list(_field(p, "tool_uses", list))) for p in stream],
+            else [(_field(p, "text", str), _blocks(p, "tool_uses")) for p in stream],
         )
 
 
@@ -121,6 +130,15 @@ def _field(data: object, name: str, kind: type[T]) -> T:
     if not isinstance(value, kind):
         raise ValueError(f"{name!r} must be a {kind.__name__}, got {_kind(value)}")
     return value
+
+
+def _blocks(data: object, name: str) -> list[Block]:
+    """``data[name]``, which must be a list of blocks (objects with a ``type``)."""
+    blocks = list(_field(data, name, list))
+    for number, block in enumerate(blocks, 1):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise ValueError(f"{name!r} {number} must be an object with a 'type'")
+    return blocks
 
 
 def request_record(request: ModelRequest, secrets: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -186,18 +204,18 @@ class Cassette:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
-            raise ValueError(f"cannot read the cassette {path}: {error}") from None
+            raise CassetteError(f"cannot read the cassette {path}: {error}") from None
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"{path} is not an agentos cassette of format {FORMAT}")
+            raise CassetteError(f"{path} is not an agentos cassette of format {FORMAT}")
         items = data.get("interactions")
         if not isinstance(items, list):
-            raise ValueError(f"{path}: 'interactions' must be a list, got {_kind(items)}")
+            raise CassetteError(f"{path}: 'interactions' must be a list, got {_kind(items)}")
         interactions = []
         for number, item in enumerate(items, 1):
             try:
                 interactions.append(Interaction.from_json(item))
             except ValueError as error:
-                raise ValueError(f"{path}: interaction {number}: {error}") from None
+                raise CassetteError(f"{path}: interaction {number}: {error}") from None
         return cls(path, interactions)
 
     def save(self) -> None:
