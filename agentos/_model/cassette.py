@@ -50,9 +50,9 @@ _IDS = re.compile(
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b"
 )
 _TIMES = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?\b")
-_SECRETS = re.compile(r"sk-ant-[A-Za-z0-9_-]{8,}|\bsk-[A-Za-z0-9_-]{8,}")
-"""An Anthropic key (``sk-ant-...``) anywhere, glued to other text or not; another
-``sk-...`` key where a word starts."""
+_SECRETS = re.compile(r"sk-ant-[A-Za-z0-9_-]+|\bsk-[A-Za-z0-9_-]{8,}")
+"""An Anthropic key (``sk-ant-...``) anywhere, glued to other text or not, however little
+of it a streamed partial holds; another ``sk-...`` key where a word starts."""
 MASK = "sk-***"
 KEPT_PREFIX = 8
 """A beginning of the run's own key this long is masked too (a partial reply may end
