@@ -474,3 +474,29 @@ async def test_a_board_sessions_page_replies_under_a_node(tmp_path: Path) -> Non
                     break
                 await settle(runtime)
         assert said[0].parent == node, "the reply went under the node it answers"
+
+
+async def test_the_pages_load_with_no_console_error_and_no_failed_request(tmp_path: Path) -> None:
+    """The list and a session's page: nothing the browser asks for is missing (the icon
+    was a 404, two console errors on every load) and no script complains."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        complaints: list[str] = []
+        page.on("console", lambda m: m.type == "error" and complaints.append(m.text))
+        page.on("pageerror", lambda error: complaints.append(str(error)))
+        page.on(  # a stream the page leaves is aborted, not failed
+            "requestfailed",
+            lambda r: r.failure != "net::ERR_ABORTED" and complaints.append(f"failed: {r.url}"),
+        )
+        page.on("response", lambda r: r.status >= 400 and complaints.append(f"{r.status} {r.url}"))
+        await new_session(page, s.url)
+        await say(page, "Meanwhile, what is 2+2?")
+        await expect(page.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
+        await page.goto(s.url)
+        await expect(page.locator("#sessions tbody tr")).to_have_count(1, timeout=WAIT_MS)
+        assert complaints == []
+        icon = await page.evaluate(
+            "fetch(document.querySelector('link[rel=icon]').href).then(r => r.status)"
+        )
+        assert icon == 200
+        await settle(s.runtime)
