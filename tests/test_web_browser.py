@@ -60,7 +60,15 @@ if not os.path.exists(CHROMIUM):
         pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
     pytest.skip(reason, allow_module_level=True)
 
-from playwright.async_api import Browser, Page, async_playwright, expect  # noqa: E402
+from playwright.async_api import (  # noqa: E402
+    Browser,
+    ConsoleMessage,
+    Page,
+    Request,
+    Response,
+    async_playwright,
+    expect,
+)
 
 
 def model() -> ScriptedProvider:
@@ -482,13 +490,23 @@ async def test_the_pages_load_with_no_console_error_and_no_failed_request(tmp_pa
     async with served(tmp_path) as s:
         page = await s.browser.new_page()
         complaints: list[str] = []
-        page.on("console", lambda m: m.type == "error" and complaints.append(m.text))
+
+        def console(message: ConsoleMessage) -> None:
+            if message.type == "error":
+                complaints.append(message.text)
+
+        def failed(request: Request) -> None:
+            if request.failure != "net::ERR_ABORTED":  # a stream the page leaves is aborted
+                complaints.append(f"failed: {request.url}")
+
+        def answered(response: Response) -> None:
+            if response.status >= 400:
+                complaints.append(f"{response.status} {response.url}")
+
+        page.on("console", console)
         page.on("pageerror", lambda error: complaints.append(str(error)))
-        page.on(  # a stream the page leaves is aborted, not failed
-            "requestfailed",
-            lambda r: r.failure != "net::ERR_ABORTED" and complaints.append(f"failed: {r.url}"),
-        )
-        page.on("response", lambda r: r.status >= 400 and complaints.append(f"{r.status} {r.url}"))
+        page.on("requestfailed", failed)
+        page.on("response", answered)
         await new_session(page, s.url)
         await say(page, "Meanwhile, what is 2+2?")
         await expect(page.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
