@@ -89,7 +89,14 @@ def test_every_command_names_a_call_as_the_library_does(
             "run_isolated needs the isolated runner 'local', which is not registered",
         ),
         ("agent.yaml", "name: x", ".yaml is not a format agentos reads: agent files are JSON"),
-        ("extra.json", '{"nme": "x"}', "nme: not a setting agentos knows"),
+        ("extra.json", '{"nme": "x"}', "nme: not a setting agentos knows; did you mean 'name'?"),
+        ("tool.toml", 'tool = ["m"]', "tool: not a setting agentos knows; did you mean 'tools'?"),
+        (
+            "server.toml",
+            "[mcp_servers.files]\ncomand = 'python'",
+            "mcp_servers.files.comand: not a setting agentos knows; did you mean 'command'?",
+        ),
+        ("far.toml", "zzz = 1", "zzz: not a setting agentos knows ("),
     ],
 )
 def test_agent_files_are_checked_when_loaded(

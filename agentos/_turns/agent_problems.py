@@ -10,10 +10,12 @@ has: the tools its policy names and the isolated runner ``run_isolated`` needs
 
 from __future__ import annotations
 
+import difflib
+import typing
 from collections.abc import Collection
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from agentos._turns.agent_config import AgentConfig, Decorate, Disposition
@@ -98,7 +100,7 @@ def _one(item: ErrorDetails) -> str:
     if kind == "missing":
         return "missing (required)"
     if kind == "extra_forbidden":
-        return "not a setting agentos knows"
+        return "not a setting agentos knows" + _did_you_mean(item["loc"])
     if kind == "union_tag_invalid":
         return f"kind {context.get('tag')!r} is not one of {_unquote(context['expected_tags'])}"
     if kind == "enum":
@@ -118,3 +120,31 @@ def _unquote(expected: str) -> str:
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _did_you_mean(loc: tuple[int | str, ...]) -> str:
+    """``; did you mean 'tools'?`` when a setting beside the misspelt one is spelt alike."""
+    given = loc[-1] if loc else ""
+    if not isinstance(given, str):
+        return ""
+    close = difflib.get_close_matches(given, sorted(_settings_beside(loc)), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _settings_beside(loc: tuple[int | str, ...]) -> set[str]:
+    """The settings of the tables where ``loc`` ends: the models reached by following its
+    parts from ``AgentConfig`` (a part that names no field, a server's name say, is
+    stepped over)."""
+    models: list[type[BaseModel]] = [AgentConfig]
+    for part in loc[:-1]:
+        fields = [m.model_fields[str(part)] for m in models if str(part) in m.model_fields]
+        if fields:
+            models = [found for field in fields for found in _models_in(field.annotation)]
+    return {name for model in models for name in model.model_fields}
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    """The pydantic models a field's type holds: itself, or in a union, list or dict."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in typing.get_args(annotation) for model in _models_in(arg)]
