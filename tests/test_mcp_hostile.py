@@ -15,7 +15,6 @@ from pydantic import BaseModel, model_validator
 from structlog.testing import capture_logs
 
 from agentos import (
-    CallSnapshot,
     CallStatus,
     ErrorKind,
     McpServer,
@@ -25,11 +24,11 @@ from agentos import (
     ToolsetError,
     tool,
 )
+from tests.test_mcp import WAIT, outcome
 
 pytestmark = pytest.mark.anyio
 
 HOSTILE = str(Path(__file__).parent / "mcp_servers" / "hostile_server.py")
-WAIT = 20  # seconds: a bound on real work (starting a Python process on a busy machine)
 
 
 def hostile(name: str = "bad", **env: str) -> McpServer:
@@ -41,12 +40,6 @@ async def serving(*servers: McpServer, tools: tuple[Tool[Any], ...] = ()) -> Asy
     with anyio.fail_after(WAIT * 2):
         async with Runtime(tools=tools, toolsets=servers) as runtime:
             yield runtime
-
-
-async def outcome(runtime: Runtime, call_id: str) -> CallSnapshot:
-    snapshot = await runtime.wait(call_id, WAIT)
-    assert snapshot.status.is_final, snapshot
-    return snapshot
 
 
 async def test_a_schema_that_refers_to_itself_leaves_its_tool_out_with_a_warning() -> None:
