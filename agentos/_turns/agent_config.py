@@ -328,8 +328,8 @@ class AgentConfig(BaseModel):
     )
     context_view: Literal["transcript", "board"] = Field(
         "transcript",
-        description="What the model reads: the transcript (Anthropic Messages), or seed 004's "
-        "message board, re-rendered every turn.",
+        description="What the model reads: the transcript (Anthropic Messages), or a message "
+        "board of threads, re-rendered every turn.",
     )
     retry_budget: int = Field(
         2,
