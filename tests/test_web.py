@@ -325,6 +325,8 @@ async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path
         assert (widget["percent"], widget["final"]) == (40, False)
         peeked = (await w.client.get(f"/api/sessions/{session_id}/calls/{call_id}")).json()
         assert [entry["kind"] for entry in peeked["progress"]] == ["started", "partial"]
+        assert all(entry["after"] >= 0 for entry in peeked["progress"]), "seconds since start"
+        assert peeked["elapsed"] >= 0 and peeked["expected_seconds"] is None
         cancelled = await w.client.post(
             f"/api/sessions/{session_id}/calls/{call_id}/cancel", json={"reason": "stuck"}
         )
@@ -470,7 +472,7 @@ async def test_every_response_forbids_framing_and_foreign_scripts(tmp_path: Path
         ]
         for answer in answers:
             assert answer.headers["content-security-policy"] == (
-                "default-src 'self'; frame-ancestors 'none'"
+                "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
             ), answer.url
             assert answer.headers["x-content-type-options"] == "nosniff"
             assert answer.headers["referrer-policy"] == "no-referrer"

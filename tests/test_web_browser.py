@@ -72,13 +72,19 @@ from playwright.async_api import (  # noqa: E402
 
 
 def model() -> ScriptedProvider:
-    """Calendars for a meeting question, "4" for a sum, a summary of results."""
+    """Calendars for a meeting question, three jobs (one expected to take an hour),
+    "4" for a sum, a summary of results."""
 
     def meet(request: Any) -> Any:
         return tool_calls(*[("puppet", {"label": p}) for p in PEOPLE], say="Checking all three.")
 
+    def jobs(request: Any) -> Any:
+        long = ("puppet", {"label": "Long", "expected_seconds": 3600})
+        return tool_calls(long, ("puppet", {"label": "Data"}), ("puppet", {"label": "Picture"}))
+
     return ScriptedProvider(
         (lambda r: "meet" in last_user_text(r), meet),
+        (lambda r: "jobs" in last_user_text(r), jobs),
         (lambda r: "2+2" in last_user_text(r), lambda r: text("4")),
         (lambda r: bool(last_tool_results(r)), lambda r: text("Still working on it.")),
         (lambda r: True, lambda r: text("Noted.")),
@@ -193,8 +199,11 @@ async def test_a_person_watches_asks_cancels_and_reloads(tmp_path: Path) -> None
         await expect(row(page, "Jane").locator(".mark")).to_have_css(
             "background-color", "rgb(26, 127, 55)"
         )
-        await row(page, "Jane").locator(".peek").click()
-        await expect(page.locator("#peek")).to_contain_text("Jane is free 10-11", timeout=WAIT_MS)
+        await row(page, "Jane").locator(".details-toggle").click()
+        await expect(row(page, "Jane").locator(".details")).to_contain_text(
+            "Jane is free 10-11", timeout=WAIT_MS
+        )
+        await row(page, "Jane").locator(".details-toggle").click()  # folded again
         chat_before = await page.locator("#chat").inner_text()
         await page.reload()
         await expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
@@ -350,7 +359,7 @@ async def test_a_streaming_answer_grows_on_the_page_then_stays_as_the_chat(tmp_p
 
 async def test_the_list_and_a_session_page_feel_finished(tmp_path: Path) -> None:
     """Issue 30: the list's empty state, titles and what each session does; a progress
-    bar's percent; Cancel asking once, in place; a peek that stays live; what the model
+    bar's percent; Cancel asking once, in place; a call's details that stay live; what the model
     reads next as messages by role, the raw text behind a toggle."""
     async with served(tmp_path) as s:
         page = await s.browser.new_page()
@@ -367,11 +376,12 @@ async def test_the_list_and_a_session_page_feel_finished(tmp_path: Path) -> None
         s.puppet.progress(jack, {"percent": 60})
         await expect(row(page, "Jack").locator(".percent")).to_have_text("60%", timeout=WAIT_MS)
 
-        await row(page, "Jane").locator(".peek").click()
-        await expect(page.locator("#peek")).to_contain_text('"running"', timeout=WAIT_MS)
+        await row(page, "Jane").locator(".details-toggle").click()
+        details = row(page, "Jane").locator(".details")
+        await expect(details.locator(".timing")).to_contain_text("running for", timeout=WAIT_MS)
         s.puppet.complete(jane, "Jane is free 9-10")
-        await expect(page.locator("#peek")).to_contain_text("Jane is free 9-10", timeout=WAIT_MS)
-        await expect(page.locator("#peek")).to_contain_text('"completed"')
+        await expect(details).to_contain_text("Jane is free 9-10", timeout=WAIT_MS)
+        await expect(details.locator(".timing")).to_contain_text("took")
 
         joe = row(page, "Joe")
         await joe.locator(".cancel").click()
@@ -517,4 +527,90 @@ async def test_the_pages_load_with_no_console_error_and_no_failed_request(tmp_pa
             "fetch(document.querySelector('link[rel=icon]').href).then(r => r.status)"
         )
         assert icon == 200
+        await settle(s.runtime)
+
+
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwAD"
+    + "hgGAWjR9awAAAABJRU5ErkJggg=="
+)
+"""A 1x1 PNG, as a tool's result may carry an image."""
+
+
+async def test_a_calls_details_open_beside_it_in_words_and_stay_live(tmp_path: Path) -> None:
+    """Issue 47: a call's details open under its own row (not at the bottom of the other
+    column): its input, its time in human units with what is left of the expected time,
+    progress and the newest log lines as they come, its result readable (text as text,
+    JSON as a tree that folds, an image drawn) or why it was cancelled; the raw JSON, with
+    its epoch timestamps, only behind a toggle."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await new_session(page, s.url)
+        assert await page.evaluate("[agentos.duration(12), agentos.duration(100)]") == [
+            "12 s",
+            "1 min 40 s",
+        ]
+        assert await page.evaluate("[agentos.about(118), agentos.about(597)]") == [
+            "about 2 min",
+            "about 10 min",
+        ]
+        await say(page, "Start the jobs")
+        for label in ("Long", "Data", "Picture"):
+            await shows(page, label, "running")
+        long = row(page, "Long")
+        await long.locator(".details-toggle").click()
+        details = long.locator(".details")
+        await expect(details).to_be_visible()
+        await expect(details.locator(".facts")).to_contain_text('label: "Long"', timeout=WAIT_MS)
+        await expect(details.locator(".timing")).to_contain_text("about 1 h left")
+        await expect(details.locator(".timing")).to_contain_text("running for")
+        signature = await long.locator(".signature").bounding_box()
+        box = await details.bounding_box()
+        assert signature is not None and box is not None
+        assert 0 < box["y"] - signature["y"] < 120, "the details sit right under the call"
+
+        (call_id,) = s.calls_of("Long")
+        s.puppet.progress(call_id, {"percent": 40})
+        s.puppet.log(call_id, "fetched page 4")
+        await expect(details.locator("progress")).to_have_attribute("value", "40", timeout=WAIT_MS)
+        await expect(details.locator(".lines")).to_contain_text("fetched page 4", timeout=WAIT_MS)
+        assert '"at"' not in await details.inner_text(), "no epoch timestamps in plain view"
+        await expect(details.locator("pre.raw")).to_have_count(0)
+        await details.locator(".raw-toggle").click()
+        await expect(details.locator("pre.raw")).to_contain_text('"at"')
+        await details.locator(".raw-toggle").click()
+        await expect(details.locator("pre.raw")).to_have_count(0)
+
+        (data,) = s.calls_of("Data")
+        cities = [{"name": city, "degrees": 7} for city in ("Oslo", "Bergen", "Tromsø")]
+        s.puppet.complete(data, {"rows": cities, "total": 3})
+        await shows(page, "Data", "completed")
+        await row(page, "Data").locator(".details-toggle").click()
+        result = row(page, "Data").locator(".details [data-fact=result]")
+        await expect(result).to_contain_text("total: 3", timeout=WAIT_MS)
+        rows = result.locator("details.json-tree").first
+        await expect(rows.locator("summary").first).to_have_text("[ 3 items ]")
+        await expect(rows).to_contain_text('{"name":"Oslo","degrees":7}')
+        await rows.locator("summary").first.click()  # it folds
+        await expect(rows.locator("ul").first).to_be_hidden()
+
+        (picture,) = s.calls_of("Picture")
+        image = {"type": "image", "source": {"type": "base64", "media_type": "image/png"}}
+        image["source"]["data"] = PIXEL  # type: ignore[index]
+        said = {"type": "text", "text": "a red dot"}
+        s.puppet.complete(picture, {"type": "tool_content", "content": [said, image]})
+        await shows(page, "Picture", "completed")
+        await row(page, "Picture").locator(".details-toggle").click()
+        drawn = row(page, "Picture").locator("img.result-image")
+        await expect(drawn).to_be_visible(timeout=WAIT_MS)
+        assert await drawn.evaluate("image => image.complete && image.naturalWidth") == 1
+        shown = row(page, "Picture").locator(".details [data-fact=result]")
+        await expect(shown.locator(".text-result")).to_have_text("a red dot")
+
+        await cancel(long)
+        await shows(page, "Long", "cancelled")
+        await expect(details).to_contain_text("cancelled from the web page", timeout=WAIT_MS)
+        await expect(details.locator(".timing")).to_contain_text("took")
+        await long.locator(".details-toggle").click()
+        await expect(long.locator(".details")).to_have_count(0)
         await settle(s.runtime)

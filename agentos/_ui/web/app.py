@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import SimpleCookie
 from importlib import resources
@@ -47,11 +48,12 @@ _STATIC = resources.files("agentos._ui.web") / "static"
 LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
 """The ``Host`` names a server without a token answers (besides ``allowed_hosts``)."""
 PAGE_HEADERS = {
-    "content-security-policy": "default-src 'self'; frame-ancestors 'none'",
+    "content-security-policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
 }
-"""On every response: no other site frames the page, and nothing but its own files runs."""
+"""On every response: no other site frames the page, and nothing but its own files runs
+(images may also be ``data:`` URLs: a tool's result may carry one, and the page draws it)."""
 
 
 def make_app(
@@ -136,11 +138,11 @@ def make_app(
         watch = await pages.watch(request.path_params["session_id"])
         call_id = request.path_params["call_id"]
         if watch.live is not None:
-            return JSONResponse(peek(_call(runtime, watch.live, call_id)))
+            return JSONResponse(peek(_call(runtime, watch.live, call_id), time.time()))
         stored = watch.stored_call(call_id)
         if stored is None:
             raise WebError(404, "unknown_call", f"no call {call_id!r} in this session")
-        return JSONResponse(stored_peek(stored))
+        return JSONResponse(stored_peek(stored, time.time()))
 
     async def cancel_call(request: Request) -> Response:
         body = await _json_body(request)

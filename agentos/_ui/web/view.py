@@ -129,9 +129,10 @@ def stored_widget(call: ChatCall, live: LiveCall | None, now: float) -> JsonObje
     return widget
 
 
-def stored_peek(live: LiveCall) -> JsonObject:
+def stored_peek(live: LiveCall, now: float | None = None) -> JsonObject:
     """``peek`` of a call the store knows: its latest progress (the log stays with its holder)."""
     row, call = live.row, live.call
+    elapsed = None if row is None or now is None else CallView.mirrored(row).elapsed(now)
     return {
         "call_id": call.call_id or call.provider_call_id,
         "tool_name": call.tool_name,
@@ -142,6 +143,10 @@ def stored_peek(live: LiveCall) -> JsonObject:
         "result": call.result if call.status == "completed" else None,
         "error": None if row is None else row.error_message,
         "cancel_reason": call.cancel_reason,
+        "expected_seconds": _expected(call.tool_input)
+        if isinstance(call.tool_input, dict)
+        else None,
+        "elapsed": None if elapsed is None else round(elapsed, 1),
     }
 
 
@@ -240,21 +245,33 @@ def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObjec
     }
 
 
-def peek(snapshot: CallSnapshot) -> JsonObject:
-    """A call's progress log and its result or error, whole."""
+def peek(snapshot: CallSnapshot, now: float | None = None) -> JsonObject:
+    """A call's progress log and its result or error, whole. Each progress entry's
+    ``after`` is the seconds since the call started; with ``now`` (epoch seconds),
+    ``elapsed`` is how long it has run (until it ended), for a page to say in words."""
+    started = snapshot.started_at
+    elapsed = None if now is None else CallView.of(snapshot).elapsed(now)
     return {
         "call_id": snapshot.call_id,
         "tool_name": snapshot.tool_name,
         "tool_input": snapshot.tool_input,
         "status": snapshot.status.value,
         "progress": [
-            {"seq": entry.seq, "at": entry.at, "kind": entry.kind.value, "payload": entry.payload}
+            {
+                "seq": entry.seq,
+                "at": entry.at,
+                "after": None if started is None else round(max(0.0, entry.at - started), 1),
+                "kind": entry.kind.value,
+                "payload": entry.payload,
+            }
             for entry in snapshot.progress
         ],
         "progress_dropped": snapshot.progress_dropped,
         "result": snapshot.result if snapshot.status is CallStatus.COMPLETED else None,
         "error": None if snapshot.error is None else snapshot.error.message,
         "cancel_reason": snapshot.cancel_reason,
+        "expected_seconds": _expected(snapshot.tool_input),
+        "elapsed": None if elapsed is None else round(elapsed, 1),
     }
 
 

@@ -73,6 +73,64 @@ const agentos = (() => {
     }
   }
 
+  // ------------------------------------------------------------ results as a person reads them
+
+  const LOG_LINES = 5; // a call's newest reports its details show
+  const IMAGE_TYPES = /^image\/(png|jpeg|gif|webp)$/;
+  const BASE64 = /^[A-Za-z0-9+/=\s]*$/;
+
+  function readable(value) { // text as text, images drawn, JSON as a tree that folds
+    if (value === null || value === undefined) return el("span", { class: "placeholder", text: "nothing" });
+    if (typeof value === "string") return el("div", { class: "text-result", text: value });
+    const blocks = value.type === "tool_content" && Array.isArray(value.content) ? value.content : null;
+    if (blocks) return el("div", { class: "blocks" }, ...blocks.map(block));
+    return fields(value);
+  }
+
+  function fields(value) { // an object's or a list's first level, always open
+    if (value === null || typeof value !== "object") return tree(value, 0);
+    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    if (!entries.length) return tree(value, 0);
+    return el("ul", { class: "json-fields" }, ...entries.map(([key, child]) => el("li", {},
+      el("span", { class: "json-key", text: `${key}: ` }), tree(child, 1))));
+  }
+
+  function block(b) { // one content block of a result (the Messages API's shapes)
+    if (b && b.type === "text") return el("div", { class: "text-result", text: String(b.text) });
+    const source = b && b.type === "image" ? b.source : null;
+    if (source && source.type === "base64" && IMAGE_TYPES.test(source.media_type) && BASE64.test(source.data)) {
+      return el("img", { class: "result-image", alt: "an image the tool returned",
+                         src: `data:${source.media_type};base64,${source.data}` });
+    }
+    return fields(b);
+  }
+
+  function report(payload) { // one progress report as a line: its text, "40%", else its JSON
+    if (typeof payload === "string") return payload;
+    const keys = payload && typeof payload === "object" ? Object.keys(payload) : [];
+    if (keys.length === 1 && typeof payload.percent === "number") return `${Math.round(payload.percent)}%`;
+    return JSON.stringify(payload);
+  }
+
+  function tree(value, depth) {
+    if (value === null || typeof value !== "object") {
+      const multiline = typeof value === "string" && value.includes("\n");
+      return el("span", { class: `json ${value === null ? "null" : typeof value}${multiline ? " text-result" : ""}`,
+                          text: multiline ? value : JSON.stringify(value) });
+    }
+    const compact = JSON.stringify(value);
+    if (compact.length <= 60) return el("span", { class: "json", text: compact }); // short: one line
+    const list = Array.isArray(value);
+    const entries = list ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    if (!entries.length) return el("span", { class: "json", text: list ? "[]" : "{}" });
+    const count = list ? `${entries.length} item${entries.length === 1 ? "" : "s"}` : `${entries.length} key${entries.length === 1 ? "" : "s"}`;
+    const folded = el("details", { class: "json-tree" }, el("summary", { text: list ? `[ ${count} ]` : `{ ${count} }` }),
+      el("ul", {}, ...entries.map(([key, child]) => el("li", {},
+        el("span", { class: "json-key", text: `${key}: ` }), tree(child, depth + 1)))));
+    folded.open = depth < 2 && compact.length < 2000; // big or deep parts start folded
+    return folded;
+  }
+
   // ------------------------------------------------------------ a session
 
   function signature(call) {
@@ -80,16 +138,51 @@ const agentos = (() => {
     return `${call.tool_name}(${args.join(", ")})`;
   }
 
-  function elapsed(c, seconds) {
-    const expected = c.expected_seconds ? ` of ~${c.expected_seconds} s` : "";
-    return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s${expected}`;
+  // ------------------------------------------------------------ times in words
+
+  // As agentos/_ui/durations.py says them, so every front end tells times alike.
+  function duration(seconds) { // "0.4 s", "12 s", "1 min 40 s", "2 h 5 min", "3 d 4 h"
+    if (seconds < 9.95) return `${Math.max(0, seconds).toFixed(1)} s`;
+    const two = (big, small, bigUnit, smallUnit) => small ? `${big} ${bigUnit} ${small} ${smallUnit}` : `${big} ${bigUnit}`;
+    const whole = Math.round(seconds);
+    if (whole < 60) return `${whole} s`;
+    if (whole < 3600) return two(Math.floor(whole / 60), whole % 60, "min", "s");
+    const minutes = Math.round(whole / 60);
+    if (minutes < 24 * 60) return two(Math.floor(minutes / 60), minutes % 60, "h", "min");
+    const hours = Math.round(whole / 3600);
+    return two(Math.floor(hours / 24), hours % 24, "d", "h");
+  }
+
+  function about(seconds) { // an estimate, rounded as one is said: "about 20 s", "about 2 min"
+    let step = seconds < 60 ? 5 : seconds < 600 ? 10 : 60;
+    if (seconds >= 3600) step = 300;
+    const rounded = Math.max(step, Math.round(seconds / step) * step);
+    return rounded < 10 ? `about ${rounded} s` : `about ${duration(rounded)}`;
+  }
+
+  function elapsed(c, seconds) { // the row's clock: "12 s", "1 min 40 s of about 2 min"
+    const expected = c.expected_seconds ? ` of ${about(c.expected_seconds)}` : "";
+    return `${duration(seconds)}${expected}`;
+  }
+
+  function timing(c, seconds) { // the details' clock, with what is left of the expected time
+    const expected = c.expected_seconds;
+    if (c.status === "pending") {
+      return expected ? `waiting to start · expected to take ${about(expected)}` : "waiting to start";
+    }
+    if (seconds === null || seconds === undefined) return c.final ? "never ran" : "starting";
+    if (c.final) return `took ${duration(seconds)}${expected ? ` (expected ${about(expected)})` : ""}`;
+    if (!expected) return `running for ${duration(seconds)}`;
+    const left = expected - seconds;
+    const rest = left >= 1 ? `${about(left)} left` : `taking longer than the expected ${about(expected)}`;
+    return `running for ${duration(seconds)} · ${rest}`;
   }
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
     const state = { title: "", chat: [], calls: {}, status: "", status_note: null, context: "", errors: [], streaming: null,
                     view: "transcript", access: { open: false, holder: null, here: "" },
-                    confirming: null, peeking: null, replyTo: null, raw: false, loaded: false };
+                    confirming: null, details: new Map(), replyTo: null, raw: false, loaded: false };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
     document.getElementById("title").textContent = sessionId;
     document.title = `agentos ${sessionId}`;
@@ -116,13 +209,82 @@ const agentos = (() => {
       if (c.error) row.append(el("span", { class: "latest", text: c.error }));
       if (c.note) row.append(el("span", { class: "note", text: c.note }));
       if (c.child) row.append(childChat(c));
-      const look = el("button", { type: "button", class: "peek", text: "peek" });
-      look.addEventListener("click", () => peek(c.call_id));
+      const shown = state.details.has(c.call_id);
+      const look = el("button", { type: "button", class: "details-toggle quiet", "aria-expanded": String(shown),
+                                  text: shown ? "hide details" : "details" });
+      look.addEventListener("click", () => toggleDetails(c.call_id));
       row.append(look);
       if (state.access.open && !c.final && c.status !== "orphaned") {
         row.append(...cancelling(c));
       }
+      if (shown) row.append(details(c, state.details.get(c.call_id)));
       return row;
+    }
+
+    // A call's details open under its row and stay live: each change of the call looks again.
+    function toggleDetails(callId) {
+      if (state.details.has(callId)) state.details.delete(callId);
+      else { state.details.set(callId, { seen: null, raw: false, looking: false, again: false }); look(callId); }
+      drawCall(callId);
+    }
+
+    async function look(callId) {
+      const open = state.details.get(callId);
+      if (!open) return;
+      if (open.looking) { open.again = true; return; }
+      open.looking = true;
+      try {
+        open.seen = await call("GET", `${api}/calls/${encodeURIComponent(callId)}`);
+        open.failed = null;
+      } catch (error) { open.failed = String(error.message || error); }
+      open.looking = false;
+      if (state.details.get(callId) !== open) return;
+      drawCall(callId);
+      if (open.again) { open.again = false; look(callId); }
+    }
+
+    function details(c, open) {
+      const box = el("div", { class: "details", "data-details": c.call_id });
+      const seen = open.seen;
+      if (!seen) {
+        box.append(el("p", { class: "placeholder", text: open.failed ? `Could not look: ${open.failed}` : "Looking…" }));
+        return box;
+      }
+      const input = Object.fromEntries(Object.entries(seen.tool_input || {}).filter(([k]) => k !== "expected_seconds"));
+      const facts = el("dl", { class: "facts" });
+      const fact = (name, ...value) => facts.append(el("dt", { text: name }),
+        el("dd", { "data-fact": name.toLowerCase().replace(/ /g, "-") }, ...value));
+      fact("Input", Object.keys(input).length ? fields(input) : el("span", { class: "placeholder", text: "no arguments" }));
+      const seconds = c.elapsed ?? seen.elapsed;
+      const since = c.final || seconds === null || seconds === undefined ? "" : String(performance.now() / 1000 - seconds);
+      fact("Time", el("span", { class: "timing", "data-since": since, text: timing(c, seconds) }));
+      if (!c.final && c.percent !== null && c.percent !== undefined) {
+        fact("Progress", el("progress", { max: "100", value: String(c.percent) }),
+             el("span", { class: "percent", text: ` ${Math.round(c.percent)}%` }));
+      }
+      const reports = seen.progress.filter((entry) => entry.kind !== "started" && entry.kind !== "heartbeat");
+      const lines = reports.slice(-LOG_LINES);
+      if (lines.length) {
+        const earlier = reports.length - lines.length + (seen.progress_dropped || 0);
+        fact(c.final ? "Last reports" : "Newest reports", el("ol", { class: "lines" },
+          ...(earlier > 0 ? [el("li", { class: "placeholder", text: `${earlier} earlier not shown` })] : []),
+          ...lines.map((entry) => el("li", {},
+            el("span", { class: "after", text: entry.after === null || entry.after === undefined ? "" : `at ${duration(entry.after)}` }),
+            el("span", { class: "line", text: report(entry.payload) })))));
+      }
+      if (seen.status === "completed") fact("Result", readable(seen.result));
+      if (seen.error) fact("Error", el("div", { class: "error-text", text: seen.error }));
+      if (seen.status === "cancelled") fact("Cancelled", el("div", { text: seen.cancel_reason || "cancelled" }));
+      if (seen.status === "orphaned" || c.status === "orphaned") {
+        fact("Orphaned", el("div", { text: "The chat mentions this call, but no process runs it any more." }));
+      }
+      box.append(facts);
+      const raw = el("button", { type: "button", class: "raw-toggle quiet", "aria-pressed": String(open.raw),
+                                 text: open.raw ? "hide raw JSON" : "raw JSON" });
+      raw.addEventListener("click", () => { open.raw = !open.raw; drawCall(c.call_id); });
+      box.append(raw);
+      if (open.raw) box.append(el("pre", { class: "raw", text: JSON.stringify(seen, null, 2) }));
+      return box;
     }
 
     function cancelling(c) { // Cancel asks once, in place: the call's row holds the question
@@ -334,25 +496,12 @@ const agentos = (() => {
     document.getElementById("reply-new").addEventListener("click", () => replyTo(null));
 
     setInterval(() => { // running calls' clocks tick here; the server sends only changes
-      for (const span of document.querySelectorAll(".elapsed[data-since]:not([data-since=''])")) {
+      for (const span of document.querySelectorAll("[data-since]:not([data-since=''])")) {
         const c = state.calls[span.closest("[data-call]").getAttribute("data-call")];
-        if (c) span.textContent = elapsed(c, performance.now() / 1000 - Number(span.getAttribute("data-since")));
+        const seconds = performance.now() / 1000 - Number(span.getAttribute("data-since"));
+        if (c) span.textContent = span.classList.contains("timing") ? timing(c, seconds) : elapsed(c, seconds);
       }
     }, 1000);
-
-    async function peek(callId) { // stays live: each change of the call looks again, until it ends
-      state.peeking = callId;
-      try {
-        const seen = await call("GET", `${api}/calls/${encodeURIComponent(callId)}`);
-        if (state.peeking !== callId) return;
-        document.getElementById("peek-title").hidden = false;
-        const box = document.getElementById("peek");
-        box.hidden = false;
-        box.setAttribute("data-call", callId);
-        box.textContent = JSON.stringify(seen, null, 2);
-        if (["completed", "failed", "cancelled", "orphaned"].includes(seen.status)) state.peeking = null;
-      } catch (error) { showError(error); }
-    }
 
     const handlers = {
       snapshot(data) {
@@ -374,7 +523,7 @@ const agentos = (() => {
       call(data) {
         state.calls[data.call.call_id] = data.call;
         drawCall(data.call.call_id);
-        if (state.peeking === data.call.call_id) peek(data.call.call_id);
+        if (state.details.has(data.call.call_id)) look(data.call.call_id);
       },
     };
     const source = new EventSource(url(`${api}/events`));
@@ -405,7 +554,7 @@ const agentos = (() => {
     });
   }
 
-  return { listPage, sessionPage };
+  return { listPage, sessionPage, duration, about, timing };
 })();
 
 // The page says which it is (no inline script: the Content-Security-Policy allows none).
