@@ -46,6 +46,7 @@ from agentos._kernel.snapshot import (
 )
 from agentos._kernel.tools import InvalidToolInput, Tool, ToolFailure, tool
 from agentos._kernel.toolsets import ToolRegistry, Toolset
+from agentos._model.function_model import FunctionModel
 from agentos._model.prices import ModelPrices
 from agentos._model.provider import (
     ModelRequest,
@@ -129,6 +130,7 @@ __all__ = [
     "ErrorKind",
     "ErrorRecord",
     "ExecutionMode",
+    "FunctionModel",
     "GcSettings",
     "Host",
     "InvalidToolInput",

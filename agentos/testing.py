@@ -11,6 +11,12 @@ refuses every commit. A test's model traffic can be recorded once and replayed o
 Messages API (JSON replies and streams) for testing against the real SDK offline:
 script it ``Reply``s made with ``message_body`` or ``error_body``.
 
+A model you script as a function: ``agentos.FunctionModel(reply)`` (or ``model =
+"module:reply"`` in an agent file) asks ``reply(request)`` every turn. The request is a
+``FunctionRequest``: the conversation as ``Said``, ``ToolCall`` and ``ToolResult``
+entries (placeholders, late outcomes and capability answers read back), and the tools it
+may call as ``ToolSpec``s; the reply is text, ``ToolCall``s, or both.
+
 For scripted models: ``agentos.ScriptedProvider(*rules)`` answers a request
 with the first rule that matches it, a rule being a pair
 ``(predicate(request) -> bool, respond(request) -> ModelResponse)``.
@@ -49,6 +55,7 @@ from agentos._model.cassette import (
     RecordingProvider,
     ReplayingProvider,
 )
+from agentos._model.function_request import FunctionRequest, Said, ToolCall, ToolResult, ToolSpec
 from agentos._model.messages import blocks_of
 from agentos._model.provider import (
     ModelRequest,
@@ -63,6 +70,7 @@ from agentos._model.stand_in import MessagesStandIn, Reply, Seen, error_body, me
 from agentos._store.protocol import TurnCommit
 from agentos._store.sqlite.store import SqliteStore
 
+_function_model = (FunctionRequest, Said, ToolCall, ToolResult, ToolSpec)
 _stand_in = (MessagesStandIn, Reply, Seen, error_body, message_body, sse)
 _cassettes = (
     Cassette,
@@ -79,6 +87,7 @@ __all__ = [
     "CassetteMiss",
     "FailingProvider",
     "FullDiskStore",
+    "FunctionRequest",
     "HeldProvider",
     "MessagesStandIn",
     "Puppet",
@@ -88,7 +97,11 @@ __all__ = [
     "RecordingProvider",
     "ReplayingProvider",
     "Reply",
+    "Said",
     "Seen",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
     "blocks_of",
     "board_turn",
     "error_body",
@@ -107,6 +120,7 @@ for _helper in (
     last_user_text,
     text,
     tool_calls,
+    *_function_model,
     *_stand_in,
     *_cassettes,
 ):

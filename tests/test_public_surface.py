@@ -90,6 +90,16 @@ def test_each_name_has_one_home_and_the_top_level_keeps_to_what_programs_use() -
         assert not hasattr(agentos, name), f"agentos.{name} belongs on a face"
 
 
+def test_a_model_you_script_is_on_top_and_what_its_function_reads_is_testings() -> None:
+    """``FunctionModel`` is a model a program hands a host, beside ``TestModel``; what its
+    function reads and returns sits with the other scripting helpers (``text``,
+    ``tool_calls``) in ``agentos.testing``, so the top level stays short."""
+    assert "FunctionModel" in agentos.__all__
+    for name in ("FunctionRequest", "Said", "ToolCall", "ToolResult", "ToolSpec"):
+        assert name in agentos.testing.__all__ and not hasattr(agentos, name), name
+        assert getattr(agentos.testing, name).__module__ == "agentos.testing"
+
+
 def test_agentos_exports_every_public_class_and_function_it_holds() -> None:
     hidden = [
         name

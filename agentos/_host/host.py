@@ -32,6 +32,7 @@ from agentos._host.naming import rename_session
 from agentos._host.resume import Restored, nudge_if_news, restore
 from agentos._kernel.checks import check_seconds
 from agentos._kernel.runtime import Runtime
+from agentos._model.function_model import FunctionModel
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
 from agentos._sessions.scope import Scope, SessionLineage
@@ -182,6 +183,9 @@ class Host(anyio.AsyncContextManagerMixin):
         ``UsageError`` if ``config`` names a tool the runtime lacks, or needs an
         isolated runner it does not have.
 
+        The session's model is ``provider``, else the function ``config.model`` names by
+        import path (``"module:function"``, a ``FunctionModel``), else the host's.
+
         ``history`` restores an earlier conversation (Anthropic Messages): calls
         it mentions that this runtime does not hold report ``orphaned``.
         """
@@ -198,6 +202,7 @@ class Host(anyio.AsyncContextManagerMixin):
         if problems:
             raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
         access = ToolAccess(config, self.runtime)
+        model = self._provider_for(config, provider)
         version = None
         if self.store is not None:
             now = time.time()
@@ -216,7 +221,7 @@ class Host(anyio.AsyncContextManagerMixin):
         session = self._maker.make(
             session_id,
             config,
-            provider or self.provider,
+            model,
             access,
             scope=scope,
             parent=parent,
@@ -227,6 +232,17 @@ class Host(anyio.AsyncContextManagerMixin):
             for tool_use_id, name in session.restore(history):
                 session.lost(tool_use_id, name)
         return await self._start(session)
+
+    def _provider_for(self, config: AgentConfig, provider: Provider | None) -> Provider:
+        """``provider`` if given, else the function the agent's ``model`` names by import path
+        (``module:function``), else the host's; ``UsageError`` if that function is not there."""
+        if provider is not None:
+            return provider
+        try:
+            named = FunctionModel.named(config.model, config.import_path)
+        except UsageError as error:
+            raise UsageError(f"agent {config.name!r}: model: {error}") from None
+        return named or self.provider
 
     async def resume(
         self,
@@ -284,6 +300,7 @@ class Host(anyio.AsyncContextManagerMixin):
             config = config or AgentConfig.model_validate(stored.config)
             self._children.register(config)
             access = ToolAccess(config, self.runtime)
+            model = self._provider_for(config, provider)
             mirrored = await self.store.mirrored_calls(session_id=session_id)
         except BaseException:
             await self._leases.release(session_id)
@@ -291,7 +308,7 @@ class Host(anyio.AsyncContextManagerMixin):
         session = self._maker.make(
             session_id,
             config,
-            provider or self.provider,
+            model,
             access,
             scope=Scope.OWN,
             parent=stored.parent_session_id,

@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentos._model.function_model import function_path
 from agentos._model.prices import ModelPrices, prices_for
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
@@ -388,6 +389,15 @@ class AgentConfig(BaseModel):
                 f"expected_seconds_cap ({self.expected_seconds_cap:g})"
             )
         return self
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _function_by_path(cls, model: object) -> object:
+        """A function given as the model is kept as its import path ``module:function``, so
+        the configuration stays data and a stored session finds the function again."""
+        if callable(model) and not isinstance(model, str):
+            return function_path(model)
+        return model
 
     @field_validator("tools")
     @classmethod
