@@ -614,3 +614,40 @@ async def test_a_calls_details_open_beside_it_in_words_and_stay_live(tmp_path: P
         await long.locator(".details-toggle").click()
         await expect(long.locator(".details")).to_have_count(0)
         await settle(s.runtime)
+
+
+async def test_what_the_model_reads_next_is_a_panel_closed_on_a_narrow_screen() -> None:
+    """Issue 47: the model's context was a column as large as the chat, repeating it, and a
+    board's long lines ran off its right edge. It is a panel: open beside the chat from
+    1,000 px wide, closed below (the person opens it); the board's text wraps."""
+    long_word = "supercalifragilistic" * 8
+    puppet = Puppet()
+    config = AgentConfig(context_view="board")
+    async with (
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model()) as host,
+        serving(host, runtime, config) as (url, browser),
+    ):
+        page = await browser.new_page(viewport={"width": 900, "height": 800})
+        await new_session(page, url)
+        await say(page, f"Hello there {long_word}")
+        await expect(page.locator(".entry.agent .text")).to_have_text("Noted.", timeout=WAIT_MS)
+        panel = page.locator("#reads")
+        assert await panel.evaluate("panel => panel.open") is False, "closed below 1,000 px"
+        await expect(page.locator("#reading")).to_be_hidden()
+        await panel.locator("summary").click()
+        board = page.locator("#reading .board")
+        await expect(board).to_be_visible()
+        await expect(board).to_contain_text("Hello there")
+        assert await board.evaluate("board => board.scrollWidth <= board.clientWidth"), "it wraps"
+
+        wide = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await wide.goto(page.url)
+        await expect(wide.locator("#reading .board")).to_be_visible(timeout=WAIT_MS)
+        assert await wide.locator("#reads").evaluate("panel => panel.open") is True
+        chat = await wide.locator("#chat").bounding_box()
+        reads = await wide.locator("#reads").bounding_box()
+        assert chat is not None and reads is not None
+        assert reads["x"] >= chat["x"] + chat["width"], "beside the chat"
+        assert reads["width"] < chat["width"], "narrower than the chat"
+        await settle(runtime)

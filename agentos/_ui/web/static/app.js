@@ -459,6 +459,13 @@ const agentos = (() => {
 
     function drawReading() { // the context as messages by role, tool uses and results folded
       const reading = document.getElementById("reading");
+      const panel = reading.closest("aside"); // the model reads on from the end: follow it there
+      const following = panel.scrollHeight - panel.scrollTop - panel.clientHeight < 40;
+      readingOf(reading);
+      if (following) panel.scrollTop = panel.scrollHeight;
+    }
+
+    function readingOf(reading) {
       if (state.view === "board") {
         reading.replaceChildren(el("div", { class: "board", text: state.context.replace(/^\[user\] /, "") }));
         return;
@@ -482,8 +489,14 @@ const agentos = (() => {
             el("summary", { text: part.kind === "tool_use" ? `uses ${part.text.split(" ")[0]}` : `result: ${part.text.slice(0, 60)}` }),
             el("pre", { text: part.text }))))));
       if (!messages.length) reading.append(el("p", { class: "placeholder", text: "Nothing yet." }));
-      reading.scrollTop = reading.scrollHeight;
     }
+
+    // What the model reads next: a panel beside the chat on a wide screen, closed below it.
+    const reads = document.getElementById("reads");
+    reads.open = window.matchMedia("(min-width: 1000px)").matches;
+    const layout = () => document.querySelector("main.session").classList.toggle("reads-closed", !reads.open);
+    reads.addEventListener("toggle", layout);
+    layout();
 
     document.getElementById("title").addEventListener("click", rename);
     document.getElementById("rename").addEventListener("click", rename);
