@@ -22,6 +22,7 @@ import pydantic
 from agentos import (
     AgentConfig,
     AgentTools,
+    FunctionModel,
     ModelRequest,
     ModelResponse,
     Provider,
@@ -30,6 +31,7 @@ from agentos import (
     Runtime,
     ToolImportError,
     ToolsetError,
+    UsageError,
     agent_tools,
 )
 from agentos.board import NEW_THREAD_TOOL
@@ -111,6 +113,7 @@ def agent_of(config: AgentConfig, source: str) -> Agent:
         tools = agent_tools(config, demo_tools.TOOLS, environ=os.environ)
     except ToolImportError as error:
         raise _bad(source, str(error)) from None
+    _model_functions(config, source)
     if not config.mcp_servers:  # else the servers' tools are known once they start
         runners = (RAY,) if _on_ray(config) else ()
         problems = fit_problems(config, [tool.name for tool in tools.tools], runners)
@@ -119,19 +122,42 @@ def agent_of(config: AgentConfig, source: str) -> Agent:
     return Agent(config, tools, source)
 
 
+def _model_functions(config: AgentConfig, source: str) -> None:
+    """A usage error if the agent, or a sub-agent, names a model function that is not there."""
+    for where, agent in (("", config), *_children(config, "")):
+        try:
+            FunctionModel.named(agent.model, agent.import_path)
+        except UsageError as error:
+            raise _bad(source, f"{where}model: {error}") from None
+
+
+def _children(config: AgentConfig, where: str) -> list[tuple[str, AgentConfig]]:
+    found = []
+    for name, child in config.agents.items():
+        path = f"{where}agents.{name}.agent: "
+        found += [(path, child.agent), *_children(child.agent, path)]
+    return found
+
+
 def _bad(source: Path | str, problem: str) -> click.BadParameter:
     return click.BadParameter(f"{source}: {problem}", param_hint=AGENT_HINT)
 
 
 OFFLINE_MODELS = ("test", "scripted")
-"""The models that run without the Anthropic API: the test model and the demo's script."""
+"""The models that run without the Anthropic API: the test model and the demo's script
+(and a function the agent names by import path, ``module:function``)."""
+
+
+def _scripted(config: AgentConfig) -> bool:
+    """Whether the agent's model is a function it names by import path."""
+    return FunctionModel.named(config.model, config.import_path) is not None
 
 
 def model_problem(config: AgentConfig) -> str | None:
     """Why the agent's model cannot run here (None: it can): a Claude model the agent
     names, with no ``ANTHROPIC_API_KEY``. An agent that names no model gets the scripted
     model offline, as the demo does."""
-    if config.model in OFFLINE_MODELS or not config.model_named:
+    if config.model in OFFLINE_MODELS or not config.model_named or _scripted(config):
         return None
     if os.environ.get("ANTHROPIC_API_KEY"):
         return None
@@ -168,10 +194,15 @@ def choose_model(
     source: str = "the agent",
     refuse: bool = True,
 ) -> Provider:
-    """The agent's ``model``: "test" and "scripted" are offline; another is Claude when
-    ``ANTHROPIC_API_KEY`` is set. Without the key, a model the agent names is a usage
-    error naming ``source`` (``refuse``), else a model that fails each request saying so;
-    a model left unnamed is the scripted one. Says which."""
+    """The agent's ``model``: a function it names by import path (``module:function``),
+    "test" and "scripted" are offline; another is Claude when ``ANTHROPIC_API_KEY`` is set.
+    Without the key, a model the agent names is a usage error naming ``source``
+    (``refuse``), else a model that fails each request saying so; a model left unnamed is
+    the scripted one. Says which."""
+    function = FunctionModel.named(config.model, config.import_path)
+    if function is not None:
+        say(f"model: {config.model} (offline: a function you script)")
+        return function
     if config.model == "test":
         from agentos import TestModel
 
