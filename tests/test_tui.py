@@ -105,6 +105,16 @@ def chat_text(app: ChatApp) -> str:
     return str(app.query_one("#chat-text", Static).render())
 
 
+def details(app: ChatApp) -> str:
+    """What the open details pane shows, its sections in order (hidden ones left out)."""
+    box = app.screen.query_one("#details-box")
+    return "\n".join(
+        str(part.render())
+        for part in box.query("Static, Bar")
+        if part.display and part.parent is not None and part.parent.display
+    )
+
+
 @asynccontextmanager
 async def chatting(
     puppet: Puppet, provider: Provider | None = None, **runtime_options: Any
@@ -175,8 +185,8 @@ async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details()
         assert runtime.status(jane).status == "running"
         await pilot.press("enter")
         await until(pilot, runtime, lambda: isinstance(app.screen, Details))
-        shown = str(app.screen.query_one("#details", Static).render())
-        assert '"status": "cancelled"' in shown and "cancelled in agentos chat" in shown
+        assert "puppet  cancelled  call " in details(app)
+        assert "Cancelled\ncancelled in agentos chat" in details(app)
         await pilot.press("escape")
         await pilot.press("b")
         await until(pilot, runtime, lambda: "check both" in model_view(app))
@@ -273,7 +283,8 @@ async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
             assert outcomes == ["completed", "orphaned"]
             await pilot.press("tab", "down", "enter")  # the runtime never held this one
             await until(pilot, runtime, lambda: isinstance(app.screen, Details))
-            assert '"status": "orphaned"' in str(app.screen.query_one("#details", Static).render())
+            assert "puppet  orphaned" in details(app)
+            assert "not known: no process is running this call" in details(app)
             await pilot.press("escape", "c")
             await until(pilot, runtime, lambda: "nothing to cancel" in notes(app))
             assert "puppet is orphaned: nothing to cancel" in notes(app)
@@ -482,7 +493,7 @@ async def test_enter_on_a_sub_agents_call_shows_the_childs_chat() -> None:
             table.focus()
             await pilot.press("enter")
             await until(pilot, runtime, lambda: isinstance(app.screen, Details))
-            shown = str(app.screen.query_one("#details", Static).render())
+            shown = details(app)
             assert "researcher's chat" in shown
             assert "user: find flights" in shown and "agent: looking up flights" in shown
             assert "  puppet: running" in shown
@@ -578,3 +589,123 @@ async def test_the_calls_pane_uses_the_terminals_width() -> None:
             assert cell(app, call_id, 1) == f'puppet(label="{label}")'
             await pilot.resize_terminal(80, 24)
             await until(pilot, runtime, lambda: cell(app, call_id, 1).endswith("…"))
+
+
+EPOCH = 1_796_461_313.0
+"""Where the tests' clock starts: none of its digits may show."""
+
+
+def one_call(arguments: dict[str, Any]) -> ScriptedProvider:
+    """A model that asks for one puppet call with ``arguments`` when told ``go``."""
+    return ScriptedProvider(
+        (lambda r: last_user_text(r) == "go", lambda r: tool_calls(("puppet", arguments))),
+        (lambda r: True, lambda r: text("ok")),
+    )
+
+
+async def test_the_details_show_input_progress_times_and_result_readably_and_live() -> None:
+    """Issue 47: enter on a call shows its input pretty-printed, a bar with its percent and
+    newest log line, its times in human units, then (without reopening) its progress as it
+    moves and its result, a long one cut with a note of how much was left out."""
+    clock, puppet = ManualClock(start=EPOCH), Puppet()
+    provider = one_call({"label": "pages", "expected_seconds": 120})
+    async with chatting(puppet, provider, clock=clock) as (app, pilot, runtime):
+        await say(pilot, "go")
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
+        (call_id,) = puppet.calls
+        await until(pilot, runtime, lambda: puppet.started(call_id))
+        clock.advance(12)
+        puppet.progress(call_id, {"percent": 40})
+        puppet.log(call_id, "fetched page 4")
+        await until(pilot, runtime, lambda: "40%" in cell(app, call_id, 2))
+        await pilot.press("tab", "enter")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+        shown = details(app)
+        assert "puppet  running  call " in shown
+        assert 'Input\n{"label": "pages"}' in shown
+        bar = next(line for line in shown.splitlines() if line.endswith(" 40%"))
+        assert set(bar[:-4]) == {"█", "░"} and len(bar) > 60, "a bar across the pane"
+        assert bar.count("█") * 10 // (len(bar) - 5) == 4
+        assert "12 s  fetched page 4" in shown
+        assert "running for 12 s · expected 2 min · about 20 s left at this pace" in shown
+        clock.advance(88)
+        puppet.progress(call_id, {"percent": 80})
+        await until(pilot, runtime, lambda: " 80%" in details(app))
+        assert "running for 1 min 40 s · expected 2 min · about 25 s left at this pace" in details(
+            app
+        )
+        puppet.complete(call_id, {"slots": ["10-11", "14-15"], "notes": "n" * 5000})
+        await until(pilot, runtime, lambda: "puppet  completed" in details(app))
+        shown = details(app)
+        assert "ran for 1 min 40 s · expected 2 min" in shown and "left" not in shown
+        assert 'Result\n{\n  "slots": ["10-11", "14-15"],\n  "notes": "nnn' in shown
+        assert "\n… 1,048 more characters (1 more line) not shown; r shows the raw JSON" in shown
+        assert "%" not in shown, "no bar once it ended"
+        assert str(EPOCH)[:6] not in shown
+
+
+async def test_the_details_say_a_failed_calls_error_and_a_text_result_as_text() -> None:
+    puppet = Puppet()
+    async with chatting(puppet) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        jane, joe = puppet.calls
+        puppet.fail(jane, "calendar\nunreachable")
+        puppet.complete(joe, 'free "10-11"\nbusy after')
+        await until(pilot, runtime, lambda: cell(app, joe, 4) == "completed")
+        await pilot.press("tab", "enter")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+        assert "puppet  failed" in details(app)
+        assert "Error\nRuntimeError: calendar\nunreachable" in details(app)
+        await pilot.press("escape", "down", "enter")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+        assert 'Result\nfree "10-11"\nbusy after' in details(app), "text as text, not JSON"
+
+
+async def test_the_raw_json_shows_only_after_r_and_has_no_epoch_time() -> None:
+    clock, puppet = ManualClock(start=EPOCH), Puppet()
+    async with chatting(puppet, one_call({"label": "pages"}), clock=clock) as (
+        app,
+        pilot,
+        runtime,
+    ):
+        await say(pilot, "go")
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
+        (call_id,) = puppet.calls
+        await until(pilot, runtime, lambda: puppet.started(call_id))
+        clock.advance(3)
+        puppet.progress(call_id, {"percent": 40})
+        await until(pilot, runtime, lambda: "40%" in cell(app, call_id, 2))
+        await pilot.press("tab", "enter")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+        assert '"kind"' not in details(app) and '"tool_input"' not in details(app)
+        descriptions = {b.binding.description for b in app.active_bindings.values()}
+        assert "Raw JSON" in descriptions and "Readable" not in descriptions
+        await pilot.press("r")
+        shown = details(app)
+        assert f'"call_id": "{call_id}"' in shown and '"tool_input": {' in shown
+        assert '"kind": "partial"' in shown and '"percent": 40' in shown
+        assert '"after": 3.0' in shown and '"at"' not in shown
+        assert str(EPOCH)[:6] not in shown, "no epoch time"
+        descriptions = {b.binding.description for b in app.active_bindings.values()}
+        assert "Readable" in descriptions and "Raw JSON" not in descriptions
+        await pilot.press("r")
+        assert '"kind"' not in details(app) and "running for 3.0 s" in details(app)
+
+
+async def test_the_progress_column_is_wider_on_a_wider_terminal() -> None:
+    """Issue 47: the bar grows with the terminal instead of staying five blocks."""
+    puppet = Puppet()
+    async with chatting(puppet, one_call({"label": "x"})) as (app, pilot, runtime):
+        await say(pilot, "go")
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
+        (call_id,) = puppet.calls
+        puppet.progress(call_id, {"percent": 40})
+        await until(pilot, runtime, lambda: "40%" in cell(app, call_id, 2))
+        assert cell(app, call_id, 2) == "██░░░ 40%"
+        await pilot.resize_terminal(120, 24)
+        await until(pilot, runtime, lambda: len(cell(app, call_id, 2)) > 9)
+        assert cell(app, call_id, 2) == "█████░░░░░░░░ 40%"
+        await pilot.resize_terminal(160, 24)
+        await until(pilot, runtime, lambda: len(cell(app, call_id, 2)) > 17)
+        assert cell(app, call_id, 2) == "████████░░░░░░░░░░░░░ 40%"

@@ -1,6 +1,6 @@
 """``agentos chat`` in a real pseudo-terminal (80x24): it draws, takes a typed message, shows
-the model's answer, moves to the calls with tab and opens one with enter, and quits on ctrl+c
-with the session saved; without a terminal it says so at once."""
+the model's answer, moves to the calls with tab and opens one with enter (its raw JSON with
+r), and quits on ctrl+c with the session saved; without a terminal it says so at once."""
 
 from __future__ import annotations
 
@@ -57,6 +57,9 @@ def test_chat_in_a_terminal_takes_a_message_and_shows_the_answer(env: dict[str, 
             os.write(controller, b"\t")
             assert until(rb"Cancel call"), "the footer shows the calls' keys"
             os.write(controller, b"\r")
+            assert until(rb"weather +completed"), bytes(shown)[-2000:]
+            assert until(rb"Result"), bytes(shown)[-2000:]
+            os.write(controller, b"r")  # the raw JSON
             assert until(rb'"status": "completed"'), bytes(shown)[-2000:]
             os.write(controller, b"q")  # closes the details
             os.write(controller, b"\x03")  # ctrl+c

@@ -36,8 +36,9 @@ from agentos import (
 )
 from agentos._ui.terminal_text import one_line, short_call, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
+from agentos._ui.tui.details import Looked
 from agentos._ui.tui.screens import Confirm, Details
-from agentos._ui.web.view import call_widget, chat_widget, context_text, peek
+from agentos._ui.web.view import call_widget, context_text
 from agentos.board import ChatCall, ChatEntry
 from agentos.stores import short_id
 from components import JsonObject
@@ -168,6 +169,7 @@ class ChatApp(App[None]):
     def _spin(self) -> None:
         """Spinners turn and clocks run while calls do (the timer runs only then)."""
         self._draw_calls(self.session.chat)
+        self._refresh_details()
 
     def on_calls_pane_scrolled(self, message: CallsPane.Scrolled) -> None:
         self._draw_calls(self.session.chat)
@@ -205,6 +207,7 @@ class ChatApp(App[None]):
             if following:
                 self._chat.scroll_end(animate=False)
         self._draw_calls(chat)
+        self._refresh_details()
         self._tell_errors()
         if self._model_view.has_class("shown"):
             text = context_text(self.session.next_messages())
@@ -300,18 +303,30 @@ class ChatApp(App[None]):
         self.push_screen(Confirm(asked), lambda yes: self.exit() if yes else None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """``enter`` on a call: its progress log and result (of a call the runtime no longer
+        """``enter`` on a call: its details, kept live (of a call the runtime no longer
         holds, what the chat knows)."""
-        call = self._calls.selected
-        if call is None:
+        if self._calls.selected is None:
             return
+        row = self._calls.cursor_row
+        self.push_screen(Details(lambda: self._look_at(row)))
+
+    def _look_at(self, row: int) -> Looked:
+        """Call ``row`` of the calls pane as it is now (by position: see ``CallsPane``)."""
+        call = self._calls.calls[row]
         snapshot = self._held(call)
-        seen = chat_widget(call) if snapshot is None else peek(snapshot)
-        shown = json.dumps(seen, indent=2, default=str)  # escapes controls
         child = self._child_of(call, snapshot)
-        if child is not None:
-            shown = f"{child_chat(child)}\n\n{shown}"
-        self.push_screen(Details(shown))
+        now = self.runtime.clock.wall()
+        return Looked(
+            call=call,
+            widget=call_widget(call, snapshot, now),
+            snapshot=snapshot,
+            child_chat=None if child is None else child_chat(child),
+            now=now,
+        )
+
+    def _refresh_details(self) -> None:
+        if isinstance(self.screen, Details):
+            self.screen.refresh_details()
 
     def _child_of(self, call: ChatCall, snapshot: CallSnapshot | None) -> Session | None:
         """The child session a sub-agent's call ran (None: another call, or not here)."""

@@ -1,10 +1,11 @@
 """The terminal UI's calls pane: a row per call of the session, and the keys that act on one.
 
-A row reads: a spinner (a mark once final), the tool and its arguments, a progress
-bar or the newest payload, elapsed seconds, and the status with its error (or, while it
-runs, its newest log line). A redraw writes only the rows in view (and new ones), and of
-those only the cells that changed: 200 running calls cost what the eight rows on screen
-cost. A row that scrolls into view is drawn then (``Scrolled``).
+A row reads: a spinner (a mark once final), the tool and its arguments, a progress bar
+as wide as its column (which grows with the terminal) or the newest payload, elapsed
+seconds, and the status with its error (or, while it runs, its newest log line). A
+redraw writes only the rows in view (and new ones), and of those only the cells that
+changed: 200 running calls cost what the eight rows on screen cost. A row that scrolls
+into view is drawn then (``Scrolled``).
 """
 
 from __future__ import annotations
@@ -28,17 +29,24 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINS_PER_SECOND = 4
 COLUMNS = (" ", 1), ("call", 28), ("progress", 10), ("time", 5), ("outcome", 22)
 """Label and width at 80 columns: with the cells' padding and a scrollbar, 78 of them.
-A wider pane gives the call and its outcome the rest (``column_widths``)."""
+A wider pane gives the call, the progress and the outcome the rest (``column_widths``)."""
 WIDTHS = [width for _, width in COLUMNS]
 
 
 def column_widths(pane: int) -> list[int]:
-    """The columns' widths in a pane ``pane`` columns wide: the call and the outcome share
-    what is beyond 80, three parts to two."""
+    """The columns' widths in a pane ``pane`` columns wide: the call, the progress and the
+    outcome share what is beyond 80, 11 parts to 4 to 5 (at 120 columns a 49-character call
+    is whole and the bar is 13 blocks)."""
     extra = max(0, pane - 80)
     mark, call, progress, time, outcome = WIDTHS
-    more_call = extra * 3 // 5
-    return [mark, call + more_call, progress, time, outcome + extra - more_call]
+    more_call, more_progress = extra * 11 // 20, extra * 4 // 20
+    return [
+        mark,
+        call + more_call,
+        progress + more_progress,
+        time,
+        outcome + extra - more_call - more_progress,
+    ]
 
 
 Cells = tuple[Text, Text, Text, Text, Text]
@@ -157,7 +165,7 @@ def row_cells(
     return (  # Text, never str: a str cell would be read as markup
         mark,
         Text(clip(call, call_width)),
-        Text(clip(progress_cell(widget), progress_width)),
+        Text(clip(progress_cell(widget, progress_width), progress_width)),
         Text(seconds),
         Text(clip(outcome, outcome_width)),
     )
@@ -170,14 +178,20 @@ def clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def progress_cell(widget: JsonObject) -> str:
-    """A five-block bar and its percent while a call reports one, else its newest progress
-    payload (a log line is not one: it shows beside, in the outcome)."""
+def progress_cell(widget: JsonObject, width: int = WIDTHS[2]) -> str:
+    """A bar and its percent in ``width`` columns while a call reports one, else its newest
+    progress payload (a log line is not one: it shows beside, in the outcome)."""
     if widget["final"]:
         return ""
     percent = widget["percent"]
     if isinstance(percent, int | float):
-        filled = max(0, min(5, int(percent) // 20))
-        return f"{'█' * filled}{'░' * (5 - filled)} {percent:.0f}%"
+        return bar(percent, width)
     latest = widget["latest"]
     return "" if latest is None else str(latest)
+
+
+def bar(percent: float, width: int) -> str:
+    """``██░░░ 40%`` in ``width`` columns: the blocks take all but the five ' 100%' needs."""
+    blocks = max(1, width - 5)
+    filled = max(0, min(blocks, int(percent * blocks / 100)))
+    return f"{'█' * filled}{'░' * (blocks - filled)} {percent:.0f}%"

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import VerticalScroll
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Footer, Static
+
+from agentos._ui.tui.calls import bar
+from agentos._ui.tui.details import (
+    Looked,
+    head,
+    input_text,
+    outcome,
+    progress_text,
+    raw,
+    times,
+)
 
 
 class Confirm(ModalScreen[bool]):
@@ -39,19 +53,136 @@ class Confirm(ModalScreen[bool]):
             self.dismiss(False)
 
 
+class Bar(Widget):
+    """A progress bar with its percent, as wide as the pane: ``█████░░░░░░░  40%``."""
+
+    DEFAULT_CSS = "Bar { height: 1; }"
+    percent: reactive[float] = reactive(0.0)
+
+    def render(self) -> Text:
+        return Text(bar(self.percent, self.size.width))
+
+
 class Details(ModalScreen[None]):
-    """A call's progress log and its result or error (escape closes)."""
+    """A call as a person reads it, kept live: its tool and status, input, progress (a bar
+    as wide as the pane, the newest log lines), times and outcome; ``r`` shows the raw
+    JSON instead, and back. ``look`` says what the call is now: the app calls
+    ``refresh_details`` when something moved."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+    DEFAULT_CSS = """
+    Details { background: $background 60%; align: center bottom; }
+    #details-box { height: 1fr; border: round $accent; padding: 0 1; background: $surface; }
+    #details-box .heading { text-style: bold; color: $accent; margin-top: 1; }
+    #details-readable { height: auto; }
+    #details-raw { display: none; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close"),
+        Binding("r", "show_raw(True)", "Raw JSON"),
+        Binding("r", "show_raw(False)", "Readable"),
+    ]
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, look: Callable[[], Looked]) -> None:
         super().__init__()
-        self.text = text
+        self.look = look
+        self.looked = look()
+        self._drawn: tuple[object, ...] = ()
+        """The ``_version`` last drawn (the input, the outcome and the raw JSON may be long:
+        they are made again only when the call moved)."""
+        self._raw_shown = False
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static(Text(self.text), id="details")
+        with VerticalScroll(id="details-box"):
+            with Vertical(id="details-readable"):
+                yield Static(id="details-head")
+                yield Static(id="details-time")
+                yield Static(id="outcome-heading", classes="heading")
+                yield Static(id="details-outcome")
+                yield Static("Progress", id="progress-heading", classes="heading")
+                yield Bar(id="details-bar")
+                yield Static(id="details-progress")
+                yield Static("Input", classes="heading")
+                yield Static(id="details-input")
+                yield Static("Its agent's chat", id="child-heading", classes="heading")
+                yield Static(id="details-child")
+            yield Static(id="details-raw")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#details-box").border_title = "Call details"
+        self.draw()
+
+    def refresh_details(self) -> None:
+        """Look at the call again and show what moved."""
+        self.looked = self.look()
+        self.draw()
+
+    def draw(self) -> None:
+        """Show ``looked``: its times always (they run), the rest when the call moved."""
+        looked = self.looked
+        self.query_one("#details-time", Static).update(Text(times(looked)))
+        if self._version() == self._drawn:
+            return
+        self._drawn = self._version()
+        if self.raw_shown:
+            self.query_one("#details-raw", Static).update(Text(raw(looked)))
+            return
+        self.query_one("#details-head", Static).update(head(looked, self.app.current_theme))
+        self.query_one("#details-input", Static).update(input_text(looked))
+        reported = progress_text(looked)
+        percent = looked.percent
+        self._show("#progress-heading", percent is not None or bool(reported))
+        self._show("#details-bar", percent is not None)
+        self.query_one(Bar).percent = 0.0 if percent is None else percent
+        self._show("#details-progress", bool(reported))
+        self.query_one("#details-progress", Static).update(reported)
+        ended = outcome(looked)
+        self._show("#outcome-heading", ended is not None)
+        self._show("#details-outcome", ended is not None)
+        if ended is not None:
+            self.query_one("#outcome-heading", Static).update(ended[0])
+            self.query_one("#details-outcome", Static).update(ended[1])
+        child = looked.child_chat
+        self._show("#child-heading", child is not None)
+        self._show("#details-child", child is not None)
+        if child is not None:
+            self.query_one("#details-child", Static).update(Text(child))
+
+    def _version(self) -> tuple[object, ...]:
+        """What says the call moved: its id, status, note, snapshot version and child chat."""
+        looked = self.looked
+        version = None if looked.snapshot is None else looked.snapshot.version
+        return (
+            looked.call.call_id,
+            looked.status,
+            looked.widget.get("note"),
+            version,
+            looked.child_chat,
+        )
+
+    def _show(self, selector: str, shown: bool) -> None:
+        self.query_one(selector).display = shown
+
+    @property
+    def raw_shown(self) -> bool:
+        """Whether the raw JSON is shown (``r`` switches)."""
+        return self._raw_shown
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "show_raw":
+            return parameters[0] != self.raw_shown  # the footer offers the other view
+        return True
+
+    def action_show_raw(self, shown: bool) -> None:
+        self._raw_shown = shown
+        self._show("#details-readable", not shown)
+        self._show("#details-raw", shown)
+        self._drawn = ()
+        self.draw()
+        box = self.query_one("#details-box")
+        box.border_title = "Call details: raw JSON" if shown else "Call details"
+        box.scroll_home(animate=False)
+        self.refresh_bindings()
 
     def action_close(self) -> None:
         self.dismiss(None)
