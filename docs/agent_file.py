@@ -1,8 +1,10 @@
-"""Write ``docs/agent-file.md`` from the settings themselves: ``python docs/agent_file.py``.
+"""Write the reference of ``docs/agent-files.md`` from the settings themselves:
+``python docs/agent_file.py``.
 
 Every setting of an agent file is a field of ``AgentConfig`` (or of the models its
 settings hold); each row gives its type, its default and its description, so the page
-says what the code does. ``tests/test_agent_file_doc.py`` fails when the page is stale.
+says what the code does. The page's first part, up to ``MARKER``, is written by hand and
+kept; what follows is replaced. ``tests/test_agent_file_doc.py`` fails when it is stale.
 """
 
 from __future__ import annotations
@@ -20,19 +22,12 @@ from pydantic_core import PydanticUndefined
 from agentos import AgentConfig, McpServerConfig, ModelPrices, SubAgent, ToolPolicy
 from agentos.turns import Parameter
 
-PAGE = Path(__file__).resolve().parent / "agent-file.md"
+PAGE = Path(__file__).resolve().parent / "agent-files.md"
 
-HEAD = """\
-# The agent file
-
-An agent file is an `AgentConfig` written as TOML (or JSON): `agentos run --agent FILE`,
-`agentos serve --agent FILE`, `agentos chat --agent FILE`, or `AgentConfig.from_file(path)`
-in code. Every setting is optional; an unknown one, or a value of the wrong kind, is
-refused when the file is loaded, naming the setting. `examples/agent.toml` and
-`examples/board.toml` use most of them, and `make test` runs both.
-
-This page is written from the settings themselves (`python docs/agent_file.py`).
-"""
+MARKER = (
+    "The rest of this page is written from the settings themselves (`python docs/agent_file.py`)."
+)
+"""The line that ends the page's hand-written part: what follows it is the reference."""
 
 NESTED = (
     ("policy", ToolPolicy, "How a tool's calls run. A rule is a disposition (`run_sync`, "
@@ -113,14 +108,23 @@ def table(model: type[BaseModel]) -> list[str]:
     return rows
 
 
-def page() -> str:
-    lines = [HEAD, "## Settings", "", *table(AgentConfig), ""]
+def reference() -> str:
+    """Every setting, a table per kind of table: the part of the page after ``MARKER``."""
+    lines = ["## Settings", "", *table(AgentConfig), ""]
     for name, model, said in NESTED:
         lines += [f"## `{name}`", "", said, "", *table(model), ""]
     lines.append(STRATEGIES)
     return "\n".join(lines)
 
 
+def page(written: str) -> str:
+    """The page ``written`` with its reference as the settings write it."""
+    if MARKER not in written:
+        raise ValueError(f"{PAGE.name} lacks the line that ends its hand-written part: {MARKER}")
+    kept = written.split(MARKER, 1)[0]
+    return f"{kept}{MARKER}\n\n{reference()}"
+
+
 if __name__ == "__main__":
-    PAGE.write_text(page())
+    PAGE.write_text(page(PAGE.read_text()))
     print(f"wrote {PAGE}")

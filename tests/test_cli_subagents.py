@@ -1,4 +1,4 @@
-"""The README's sub-agent example run through the command line: a lead agent whose one tool
+"""The docs' sub-agent example run through the command line: a lead agent whose one tool
 is a researcher agent, both on the offline ``test`` model; ``agentos calls`` draws the tree."""
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ def test_the_lead_answers_from_its_researcher_and_calls_shows_the_tree(
     assert sessions[child]["parent_session_id"] == run.json["session_id"]
 
 
-def test_the_readme_shows_the_example_as_it_is() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Sub-agents\n", 1)[1].split("\n## ", 1)[0]
+def test_the_docs_show_the_example_as_it_is() -> None:
+    page = (ROOT / "docs" / "subagents.md").read_text()
     for name in ("lead.toml", "researcher.toml"):
-        assert (EXAMPLE / name).read_text() in section, name
+        assert (EXAMPLE / name).read_text() in page, name
