@@ -87,13 +87,18 @@ def closed_port() -> str:
         return f"http://127.0.0.1:{probe.getsockname()[1]}"
 
 
-def pytest_run(folder: Path, **env: str) -> subprocess.CompletedProcess[str]:
+KEY = "ANTHROPIC_API_KEY"
+
+
+def pytest_run(
+    folder: Path, module: str = "test_user.py", **env: str
+) -> subprocess.CompletedProcess[str]:
     environment = {
-        **{k: v for k, v in os.environ.items() if k not in ("CI", "AGENTOS_RECORD")},
+        **{k: v for k, v in os.environ.items() if k not in ("CI", "AGENTOS_RECORD", KEY)},
         "PYTHONPATH": str(ROOT),
         **env,
     }
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_user.py"]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", module]
     return subprocess.run(
         command, cwd=folder, env=environment, capture_output=True, text=True, timeout=120
     )
@@ -129,19 +134,33 @@ def test_recorded_once_then_replayed_offline_and_no_secret_is_kept(
     assert len(stand_in.requests) == 2, "replay asks nothing of the network"
 
 
-def test_a_request_the_cassette_lacks_fails_with_a_diff(recorded: Path) -> None:
-    changed = offline(recorded, QUESTION="And Bergen?")
+@pytest.mark.parametrize("ci", ["true", ""])
+def test_a_request_the_cassette_lacks_fails_the_test_once_with_a_diff(
+    recorded: Path, ci: str
+) -> None:
+    """The test fails (not an error at teardown), its section the diff printed once, and
+    what the test then raised (the reply it never got) one line under it."""
+    changed = pytest_run(recorded, STAND_IN=closed_port(), CI=ci, QUESTION="And Bergen?")
+    out = changed.stdout
     assert changed.returncode == 1
-    assert "holds no reply to this request" in changed.stdout, changed.stdout
-    lines = changed.stdout.splitlines()
-    assert any(line.startswith("-") and "Weather in Oslo?" in line for line in lines), lines
-    assert any(line.startswith("+") and "And Bergen?" in line for line in lines), lines
+    assert out.splitlines()[-1].startswith("1 failed in"), out
+    assert "ERROR" not in out and " error" not in out and "teardown" not in out, out
+    assert "Traceback" not in out, out
+    path = recorded / "cassettes" / "test_user" / "test_weather.json"
+    assert out.count(str(path)) == 1, out
+    assert f"CassetteMiss: the cassette {path} holds no reply to this request" in out, out
+    lines = out.splitlines()
+    assert [line for line in lines if line.startswith("-") and "Weather in Oslo?" in line]
+    assert len([line for line in lines if line.startswith("+") and "And Bergen?" in line]) == 1
+    assert "(and then the test failed: IndexError: list index out of range)" in lines, out
+    assert len(lines) < 25, out
 
 
 def test_an_interaction_never_played_fails_the_test(recorded: Path) -> None:
     silent = offline(recorded, ASK="0")
     assert silent.returncode == 1
     assert "holds 2 interaction(s) the conversation never asked for" in silent.stdout
+    assert silent.stdout.splitlines()[-1].startswith("1 failed in"), "a failure, not an error"
 
 
 def test_a_missing_cassette_fails_under_ci_and_records_again_when_asked(
@@ -153,6 +172,64 @@ def test_a_missing_cassette_fails_under_ci_and_records_again_when_asked(
     assert stand_in.requests == []
     again = pytest_run(user_tests, STAND_IN=stand_in.url, CI="true", AGENTOS_RECORD="1")
     assert again.returncode == 0, again.stdout
+
+
+README_TEST = """
+import pytest
+
+from agentos import AgentConfig, Host, Runtime, tool
+
+pytestmark = pytest.mark.anyio
+
+
+@tool
+async def forecast(city: str, days: int = 1) -> dict[str, object]:
+    \"\"\"The weather in ``city`` over the next ``days`` days.\"\"\"
+    return {"city": city, "days": days, "sky": "clear", "high_c": 14}
+
+
+async def test_the_weather_answer(agentos_cassette) -> None:
+    async with Runtime([forecast]) as runtime, Host(runtime, agentos_cassette.provider()) as host:
+        session = await host.create_session(AgentConfig())
+        session.post("Weather in Oslo tomorrow?")
+        await session.wait_settled()
+    assert "Oslo" in session.replies[-1]
+
+
+@pytest.mark.parametrize("city", ["Oslo", "New York"])
+async def test_each_city(agentos_cassette, city) -> None:
+    async with Runtime([forecast]) as runtime, Host(runtime, agentos_cassette.provider()) as host:
+        pass
+"""
+"""The README's test as a user writes it (the model made inside ``async with Runtime``, so
+what goes wrong there goes through a task group), and a parametrized one."""
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_no_key_and_no_cassette_is_one_line_naming_the_file_as_the_readme_does(
+    tmp_path: Path, ci: str
+) -> None:
+    """Outside CI: the file and how to record it; under CI: the file and that it is missing.
+    One line each, no exception group; the file ``cassettes/<module>/<test name>.json``,
+    anyio's backend left out of the name and a parametrized test's own ids kept."""
+    (tmp_path / "test_readme_user.py").write_text(README_TEST)
+    done = pytest_run(tmp_path, "test_readme_user.py", CI=ci)
+    out = done.stdout
+    assert done.returncode == 1
+    assert out.splitlines()[-1].startswith("3 failed in"), out
+    assert "ExceptionGroup" not in out and "Traceback" not in out and "ERROR" not in out, out
+    folder = tmp_path / "cassettes" / "test_readme_user"
+    how = (
+        ": set ANTHROPIC_API_KEY and run the test again to record it"
+        if not ci
+        else ": record it once (run the test outside CI with ANTHROPIC_API_KEY set, or with "
+        "AGENTOS_RECORD=1)"
+    )
+    for name in ("test_the_weather_answer", "test_each_city_Oslo", "test_each_city_New_York"):
+        line = f"CassetteMiss: no cassette at {folder / name}.json{how}"
+        assert line in out.splitlines(), out
+        assert out.count(f"{folder / name}.json") == 1, out
+    assert len(out.splitlines()) == 13, out  # 3 sections of 2 lines, 3 in the summary, 4 more
 
 
 def test_a_recording_run_that_fails_writes_no_cassette(

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import anyio.lowlevel
 
-from agentos._errors import AgentOSError
+from agentos._errors import AgentOSError, ProviderError
 from agentos._model.messages import Block
 from agentos._model.provider import (
     ModelRequest,
@@ -379,7 +379,10 @@ class RecordedConversation:
                 from agentos._model.anthropic_provider import AnthropicProvider
 
                 real = AnthropicProvider
-            provider = real()  # may refuse (no API key): then nothing is recorded
+            try:
+                provider = real()
+            except ProviderError as refused:  # no API key, say: then nothing is recorded
+                raise CassetteMiss(self._cannot_record(refused)) from None
             self.cassette = Cassette(self.path)
             return RecordingProvider(provider, self.cassette)
         if not self.path.exists():
@@ -389,6 +392,17 @@ class RecordedConversation:
             )
         self.cassette = Cassette.load(self.path)
         return ReplayingProvider(self.cassette)
+
+    def _cannot_record(self, refused: ProviderError) -> str:
+        """One line naming the cassette and what to do, for a model that cannot be made."""
+        if self.path.exists():
+            return f"cannot record the cassette {self.path} again: {refused.message}"
+        if refused.kind == "missing_key":
+            return (
+                f"no cassette at {self.path}: set ANTHROPIC_API_KEY and run the test again "
+                "to record it"
+            )
+        return f"no cassette at {self.path}, and the model to record it failed: {refused.message}"
 
     def finish(self, *, passed: bool = True) -> None:
         """Write the recording if the test ``passed`` (a failed run's traffic is not one to
