@@ -651,3 +651,78 @@ async def test_what_the_model_reads_next_is_a_panel_closed_on_a_narrow_screen() 
         assert reads["x"] >= chat["x"] + chat["width"], "beside the chat"
         assert reads["width"] < chat["width"], "narrower than the chat"
         await settle(runtime)
+
+
+async def fits(page: Page, width: int) -> None:
+    """Nothing on the page reaches past its right edge: no sideways scroll, and every
+    visible button of a call within the viewport."""
+    sideways = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    assert await page.evaluate(sideways) <= 0, f"the page scrolls sideways at {width} px"
+    for button in await page.locator(".call button:visible").all():
+        box = await button.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width, await button.inner_text()
+
+
+@pytest.mark.parametrize("width", [360, 420])
+async def test_the_pages_work_on_a_phone_with_no_sideways_scroll(
+    tmp_path: Path, width: int
+) -> None:
+    """Issue 47: at 420 px the page scrolled sideways and a call's buttons were off screen.
+    From 360 px up, the list, a session with running calls (a call's details open, Cancel
+    asking, the title being renamed) and a board session fit the screen's width."""
+    viewport = {"width": width, "height": 740}
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page(viewport=viewport)  # type: ignore[arg-type]
+        await page.goto(s.url)
+        await expect(page.locator("#empty")).to_be_visible(timeout=WAIT_MS)
+        await fits(page, width)
+        await page.click("#new-session")
+        await page.wait_for_url("**/sessions/*")
+        await expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
+        await fits(page, width)  # its title is the session's whole id until it is named
+        await say(page, "When can Jane, Jack and Joe meet? " + "Soon, " * 30)
+        for person in PEOPLE:
+            await shows(page, person, "running")
+        (jack,) = s.calls_of("Jack")
+        s.puppet.progress(jack, {"percent": 60})
+        s.puppet.log(jack, "read " + "an-unbroken-line-of-log-" * 6)
+        await expect(row(page, "Jack").locator(".percent")).to_have_text("60%", timeout=WAIT_MS)
+        await fits(page, width)
+        await row(page, "Jack").locator(".details-toggle").click()
+        await expect(row(page, "Jack").locator(".details .lines")).to_contain_text(
+            "an-unbroken", timeout=WAIT_MS
+        )
+        await row(page, "Joe").locator(".cancel").click()
+        await expect(row(page, "Joe").locator(".confirm-cancel")).to_be_visible()
+        await fits(page, width)
+        await row(page, "Joe").locator(".confirm-cancel").click()
+        await shows(page, "Joe", "cancelled")
+        await page.locator("#title").click()
+        await expect(page.locator("#title-input")).to_be_visible()
+        await fits(page, width)
+        await page.locator("#title-input").press("Escape")
+        await page.locator("#reads > summary").click()
+        await expect(page.locator("#reading")).to_be_visible()
+        await fits(page, width)
+        await page.goto(s.url)
+        await expect(page.locator("#sessions tbody tr")).to_have_count(1, timeout=WAIT_MS)
+        await fits(page, width)
+        await settle(s.runtime)
+
+    puppet = Puppet()
+    async with (
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model()) as host,
+        serving(host, runtime, AgentConfig(context_view="board")) as (url, browser),
+    ):
+        page = await browser.new_page(viewport=viewport)  # type: ignore[arg-type]
+        await new_session(page, url)
+        await say(page, "Hello there, " + "a-word-too-long-for-a-phone-" * 5)
+        await expect(page.locator(".entry.agent .text")).to_have_text("Noted.", timeout=WAIT_MS)
+        await page.locator("#reads > summary").click()
+        await expect(page.locator("#reading .board")).to_contain_text("Hello there")
+        await page.locator(".entry.user .reply").first.click()
+        await expect(page.locator("#replying")).to_be_visible()
+        await fits(page, width)
+        await settle(runtime)

@@ -58,9 +58,10 @@ const agentos = (() => {
         const name = el("td", {}, link);
         if (row.title) name.append(el("span", { class: "session-id", text: row.short_id }));
         return el("tr", { "data-session": row.session_id },
-          name, el("td", { class: "doing", text: row.doing }), el("td", { text: row.agent }),
-          el("td", { text: row.status }), el("td", { text: String(row.running_calls) }),
-          el("td", { text: when }));
+          name, el("td", { class: "doing", text: row.doing }), el("td", { "data-label": "agent", text: row.agent }),
+          el("td", { "data-label": "status", text: row.status }),
+          el("td", { "data-label": "running calls", text: String(row.running_calls) }),
+          el("td", { "data-label": "last activity", text: when }));
       }));
       if (!sessions.length) {
         body.append(el("tr", { class: "placeholder", id: "empty" },
