@@ -7,7 +7,8 @@
   it is (it is not run here: the example's own tests run it).
 - A ```sh block whose first line is ``cd examples/DIR`` is typed as a user would, in a
   copy of ``examples/``: every ``agentos`` line exits 0 (``SESSION`` is the session the
-  last ``run`` started). Every ``agentos`` command any block shows is one the CLI has.
+  last ``run`` started). Every ``agentos`` command and option any block shows is one
+  the CLI has.
 - Every relative link or image points at a file that exists (and an anchor at a heading).
 - No page cites the design documents the project grew from by number: the docs say
   their ideas in their own words.
@@ -148,18 +149,29 @@ def agentos_lines() -> list[tuple[str, list[str]]]:
     return found
 
 
-def test_the_docs_name_no_command_the_cli_lacks() -> None:
-    lines = agentos_lines()
-    assert len(lines) >= 20
+def cli_help(*words: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "agentos.cli", "--help"],
+        [sys.executable, "-m", "agentos.cli", *words, "--help"],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
+    return done.stdout
+
+
+def test_the_docs_name_no_command_or_option_the_cli_lacks() -> None:
+    lines = agentos_lines()
+    assert len(lines) >= 20
+    top = cli_help()
+    helps: dict[str, str] = {}
     for where, words in lines:
-        assert f"  {words[1]} " in done.stdout, (where, words)
+        command = words[1]
+        assert f"  {command} " in top, (where, words)
+        if command not in helps:
+            helps[command] = cli_help(command)
+        for option in (word.split("=")[0] for word in words[2:] if word.startswith("--")):
+            assert option in helps[command], (where, option)
 
 
 def prose(page: Path) -> str:
