@@ -133,6 +133,16 @@ def test_a_model_path_that_names_no_function_is_one_line(
     assert not Path(env["AGENTOS_DB"]).exists(), "nothing ran"
 
 
+def test_a_sub_agents_model_path_is_checked_too(env: dict[str, str], agent: Path) -> None:
+    helper = agent.parent / "helper.toml"
+    helper.write_text('name = "helper"\nmodel = "scripted_replies:rply"\n')
+    agent.write_text(AGENT + '\n[agents.helper]\nagent = "helper.toml"\n')
+    refused = agentos(env, "run", "--agent", str(agent), "hello")
+    refused.one_line_error(
+        2, "agent.toml: agents.helper.agent: model: 'scripted_replies:rply'", "'reply'?"
+    )
+
+
 @pytest.mark.parametrize(
     ("said", "words"),
     [

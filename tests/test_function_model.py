@@ -30,6 +30,7 @@ from agentos import (
     Runtime,
     ScriptedProvider,
     SqliteStore,
+    SubAgent,
     UsageError,
 )
 from agentos.testing import (
@@ -187,6 +188,23 @@ async def test_an_async_function_and_a_whole_model_response_are_replies(
     assert session.replies == ["heard 'hello' in s1"]
 
 
+def test_a_function_can_be_tried_on_a_request_built_by_hand() -> None:
+    """A script is a plain function: a test can call it with the entries it should answer."""
+    request = FunctionRequest(
+        (
+            Said("user", "Download the archive."),
+            Said("model", "Starting it."),
+            ToolCall("puppet", {"label": "archive"}, "toolu_1"),
+            ToolResult("toolu_1", "puppet", CallStatus.RUNNING, note="Still running"),
+            Said("user", "Cancel it."),
+        )
+    )
+    assert request.new == request.messages[3:]
+    assert request.user_text == "Cancel it."
+    assert request.running() == [request.messages[2]]
+    assert Download()(request) == ToolCall("cancel_tool_call", {"tool_call_id": "toolu_1"})
+
+
 # ---------------------------------------------------------------- by import path
 
 
@@ -259,6 +277,25 @@ async def test_a_config_takes_the_function_itself_and_keeps_its_import_path(
     assert session.replies == ["scripted: hi"]
     with pytest.raises(ValidationError, match="has no import path"):
         AgentConfig(model=lambda request: "hi")
+
+
+async def test_a_sub_agent_is_answered_by_the_function_its_own_config_names(
+    scripts: Path, clock: ManualClock
+) -> None:
+    def lead(request: FunctionRequest) -> str | ToolCall:
+        for entry in request.new:
+            if isinstance(entry, ToolResult):
+                return f"the helper said: {entry.value}"
+        return ToolCall("helper", {"task": "ping"})
+
+    helper = AgentConfig(name="helper", model="fm_replies:reply", import_path=[str(scripts)])
+    config = AgentConfig(model="claude-sonnet-4-5", agents={"helper": SubAgent(agent=helper)})
+    async with Runtime([], clock=clock) as runtime, Host(runtime, FunctionModel(lead)) as host:
+        session = await host.create_session(config)
+        session.post("go")
+        with anyio.fail_after(5):
+            await session.wait_settled()
+    assert session.replies[-1] == "the helper said: scripted: ping", session.errors
 
 
 @pytest.mark.parametrize(
@@ -369,6 +406,7 @@ async def test_a_board_session_asks_the_function_with_the_board_drawn(
 
     def reply(request: FunctionRequest) -> str:
         seen.append(request)
+        assert request.model_request is not None
         turn = board_turn(request.model_request)
         assert turn is not None
         return f"node {turn.node} said {turn.text!r}"

@@ -99,13 +99,14 @@ class FunctionRequest:
     """What a model function is asked, every turn: the whole conversation so far, in order
     (``messages``), the tools it may call by name (``tools``), the system prompt, and the
     request as agentos sends a model (``model_request``: a board session's is one user
-    message drawing the board, which ``agentos.testing.board_turn`` reads)."""
+    message drawing the board, which ``agentos.testing.board_turn`` reads; None in one a
+    test builds by hand, ``FunctionRequest((Said("user", "hi"),))``, to call a function)."""
 
     messages: tuple[Entry, ...]
-    tools: Mapping[str, ToolSpec]
-    system: str
-    session_id: str
-    model_request: ModelRequest
+    tools: Mapping[str, ToolSpec] = field(default_factory=lambda: MappingProxyType({}))
+    system: str = ""
+    session_id: str = ""
+    model_request: ModelRequest | None = None
 
     @classmethod
     def of(cls, request: ModelRequest) -> FunctionRequest:
