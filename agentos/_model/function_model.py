@@ -27,7 +27,9 @@ from agentos._model.provider import ModelRequest, ModelResponse
 FUNCTION_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 """A model named by import path, ``module:function`` (Claude's names never match it)."""
 
-Reply: TypeAlias = str | ToolCall | Sequence[str | ToolCall] | ModelResponse
+Reply: TypeAlias = (
+    str | ToolCall | list[str | ToolCall] | tuple[str | ToolCall, ...] | ModelResponse
+)
 """What a model function returns: text, a tool call, several of them in order, or a whole
 ``ModelResponse``."""
 
@@ -101,6 +103,7 @@ class FunctionModel:
         return cls.from_path(model, search)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        """The function's reply to ``request``, read into a ``FunctionRequest``."""
         self.answered += 1
         asked = FunctionRequest.of(request)
         try:

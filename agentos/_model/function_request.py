@@ -77,6 +77,7 @@ class ToolResult:
 
     @property
     def is_final(self) -> bool:
+        """Whether this told the call's end (not a placeholder for a call still running)."""
         return self.status.is_final
 
 
