@@ -10,6 +10,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widget import Widget
@@ -71,7 +72,9 @@ class Details(ModalScreen[None]):
 
     DEFAULT_CSS = """
     Details { background: $background 60%; align: center bottom; }
-    #details-box { height: 1fr; border: round $accent; padding: 0 1; background: $surface; }
+    #details-box {
+        height: auto; max-height: 1fr; border: round $accent; padding: 0 1; background: $surface;
+    }
     #details-box .heading { text-style: bold; color: $accent; margin-top: 1; }
     #details-readable { height: auto; }
     #details-raw { display: none; }
@@ -90,6 +93,7 @@ class Details(ModalScreen[None]):
         """The ``_version`` last drawn (the input, the outcome and the raw JSON may be long:
         they are made again only when the call moved)."""
         self._raw_shown = False
+        self._ready = False
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="details-box"):
@@ -110,12 +114,19 @@ class Details(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#details-box").border_title = "Call details"
+        self._ready = True
         self.draw()
 
     def refresh_details(self) -> None:
-        """Look at the call again and show what moved."""
+        """Look at the call again and show what moved (once the pane is composed, and until
+        it is taken down: the app's timer may tick before and while its parts go)."""
+        if not self._ready:
+            return
         self.looked = self.look()
-        self.draw()
+        try:
+            self.draw()
+        except NoMatches:  # the app is closing: its parts are gone
+            self._ready = False
 
     def draw(self) -> None:
         """Show ``looked``: its times always (they run), the rest when the call moved."""
