@@ -774,16 +774,44 @@ async def test_a_session_another_live_process_holds_is_shown_read_only(
             shown = await w.client.get("/api/sessions/held")
             assert shown.status_code == 200, shown.text
             state = shown.json()["state"]
-            assert state["access"] == {"open": False, "holder": other.holder, "here": w.host.holder}
+            access = {"open": False, "holder": other.holder, "here": w.host.holder}
+            assert w.host.store is not None
+            stored = await w.host.store.load_session("held")
+            assert stored is not None
+            assert state["access"] == access | {"changed_at": stored.updated_at}
             assert [e["text"] for e in state["chat"]] == ["hello", "ok"]
             opened = await w.client.post("/api/sessions/held/open", json={})
             assert opened.status_code == 409, opened.text
             assert opened.json()["error"]["code"] == "session_in_use"
+            assert "steal" not in opened.json()["error"]["message"], "no Python for a person"
             posted = await w.client.post("/api/sessions/held/messages", json={"text": "mine?"})
             assert posted.status_code == 409
             assert posted.json()["error"]["code"] == "not_open"
             assert other.holder in posted.json()["error"]["message"]
         assert held.status == "idle" and held.errors == [], "the holder keeps its session"
+
+
+async def test_take_over_runs_here_a_session_another_process_holds(tmp_path: Path) -> None:
+    """The page's Take over: the lease is taken from the holder, which stops writing the
+    session, and the page runs it; a session nobody knows is 404."""
+    async with other_host(tmp_path) as other:
+        held = await other.create_session(AgentConfig(), session_id="held")
+        await said(held, "hello")
+        async with web(tmp_path) as w:
+            unknown = await w.client.post("/api/sessions/nope/take-over", json={})
+            assert unknown.status_code == 404, unknown.text
+            taken = await w.client.post("/api/sessions/held/take-over", json={})
+            assert taken.status_code == 200, taken.text
+            access = taken.json()["state"]["access"]
+            assert (access["open"], access["holder"]) == (True, w.host.holder)
+            assert (await other.holders()).get("held") != other.holder
+            assert held.errors and "taken over" in held.errors[-1], "the holder stops writing"
+            again = await w.client.post("/api/sessions/held/take-over", json={})
+            assert again.status_code == 200, "taking over a session run here changes nothing"
+            await w.post("held", "mine now")
+            await w.idle("held")
+            chat = (await w.client.get("/api/sessions/held")).json()["state"]["chat"]
+            assert [e["text"] for e in chat] == ["hello", "ok", "mine now", "ok"]
 
 
 async def test_looking_at_a_stored_session_takes_no_lease(tmp_path: Path) -> None:

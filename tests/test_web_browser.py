@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -726,3 +727,57 @@ async def test_the_pages_work_on_a_phone_with_no_sideways_scroll(
         await expect(page.locator("#replying")).to_be_visible()
         await fits(page, width)
         await settle(runtime)
+
+
+@contextmanager
+def another_process_holding(database: Path) -> Iterator[str]:
+    """A process (tests/_web_holder.py) that holds session ``held`` in ``database``, until
+    the block ends: its holder name."""
+    command = [sys.executable, "-m", "tests._web_holder", str(database)]
+    root = Path(__file__).parent.parent
+    pipe = subprocess.PIPE
+    with subprocess.Popen(command, cwd=root, stdin=pipe, stdout=pipe, text=True) as process:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            ready = process.stdout.readline().split(maxsplit=1)
+            assert ready[:1] == ["ready"], f"the holder did not start: {ready}"
+            yield ready[1].strip()
+        finally:
+            process.stdin.close()
+            process.wait(timeout=30)
+
+
+async def test_a_session_another_process_holds_says_who_and_takes_over(tmp_path: Path) -> None:
+    """Issue 47: the page told a person to call resume(..., steal=True). It says in words
+    which process holds the session and when it last changed, and its Take over button
+    (asking once) takes the session here: the other process stops writing it."""
+    with another_process_holding(tmp_path / "agentos.db") as holder:
+        async with served(tmp_path) as s:
+            page = await s.browser.new_page()
+            await page.goto(f"{s.url}/sessions/held")
+            said = page.locator("#read-only")
+            await expect(said).to_contain_text(
+                f"Another process runs this session: {holder}.", timeout=WAIT_MS
+            )
+            await expect(said).to_contain_text("The session last changed")
+            await expect(page.locator("#message")).to_be_disabled()
+            await expect(page.locator("#open")).to_be_hidden()
+            assert "steal" not in await page.locator("body").inner_text()
+            await page.click("#take-over")
+            await expect(page.locator("#taking-over")).to_contain_text(
+                f"Take this session over from {holder}?"
+            )
+            await page.click("#take-over-no")
+            await expect(page.locator("#take-over")).to_be_visible()
+            assert (await s.host.holders())["held"] == holder, "keeping it takes nothing"
+            await page.click("#take-over")
+            await page.click("#take-over-yes")
+            await expect(said).to_be_hidden(timeout=WAIT_MS)
+            assert (await s.host.holders())["held"] == s.host.holder
+            await say(page, "Thanks, mine now")
+            await expect(page.locator(".entry.agent .text").last).to_have_text(
+                "Noted.", timeout=WAIT_MS
+            )
+            texts = await page.locator(".entry .text").all_inner_texts()
+            assert texts == ["hello", "ok", "Thanks, mine now", "Noted."]
+            await settle(s.runtime)

@@ -1,7 +1,7 @@
 """``agentos serve``'s web app: a page per session, its calls live over server-sent events.
 
 Starlette routes over one ``Host`` (the CLI's runtime and store): a session
-list, a session page, a JSON API (create, open, rename, post, peek, cancel) and one
+list, a session page, a JSON API (create, open, take over, rename, post, peek, cancel) and one
 SSE stream per open page (``PageFeed``: numbered events, heartbeats, replay
 by ``Last-Event-ID``). No GET changes anything: a session this host does
 not run is read from the store (``Pages``) until a POST opens it. The pages
@@ -111,6 +111,10 @@ def make_app(
         await _json_body(request)
         return _page_now((await pages.open(request.path_params["session_id"])).feed)
 
+    async def take_over(request: Request) -> Response:
+        await _json_body(request)
+        return _page_now((await pages.take_over(request.path_params["session_id"])).feed)
+
     async def post_message(request: Request) -> Response:
         body = await _json_body(request)
         text, reply_to = body.get("text"), body.get("reply_to")
@@ -169,6 +173,7 @@ def make_app(
         Route("/api/sessions", api(create_session), methods=["POST"]),
         Route("/api/sessions/{session_id}", api(show_session)),
         Route("/api/sessions/{session_id}/open", api(open_session), methods=["POST"]),
+        Route("/api/sessions/{session_id}/take-over", api(take_over), methods=["POST"]),
         Route("/api/sessions/{session_id}/messages", api(post_message), methods=["POST"]),
         Route("/api/sessions/{session_id}/title", api(rename_session), methods=["POST"]),
         Route("/api/sessions/{session_id}/events", api(events)),

@@ -2,7 +2,8 @@
 
 Looking never changes anything: a page of a session this host does not run
 reads it from the store (no lease, no resume) and shows it read only, with
-who holds it; only ``open`` (the page's Open button, a POST) resumes it here.
+who holds it; only ``open`` (the page's Open button, a POST) resumes it here,
+and ``take_over`` (its Take over button) takes it from the process holding it.
 While its pages wait, each session is checked every ``POLL_SECONDS``: one
 another host took over, one unloaded here, one that ended elsewhere shows
 within a second, and Open takes it back once nobody holds it.
@@ -110,7 +111,13 @@ class Watch:
             state["status_note"] = None
             state |= {"calls": {}, "context": "", "errors": [], "streaming": None}
         open_here = self.live is not None and not self.live.ended
-        state["access"] = {"open": open_here, "holder": self.holder, "here": self._host.holder}
+        changed = None if open_here or self._stored is None else self._stored[0].updated_at
+        state["access"] = {
+            "open": open_here,
+            "holder": self.holder,
+            "here": self._host.holder,
+            "changed_at": changed,  # when the store last changed, for a page that only reads
+        }
         return state
 
     def stored_call(self, call_id: str) -> LiveCall | None:
@@ -168,7 +175,20 @@ class Pages:
         except UnknownSessionError:
             raise WebError(404, "unknown_session", f"no session {session_id!r}") from None
         except SessionInUseError as error:
-            raise WebError(409, "session_in_use", str(error)) from None
+            message = f"{error.in_use}: wait for it to let go, or take it over"
+            raise WebError(409, "session_in_use", message) from None
+        return await self.watch(session_id)
+
+    async def take_over(self, session_id: str) -> Watch:
+        """Run the session here even while another process holds it: its lease is taken
+        (``Host.resume(..., steal=True)``), and that process stops writing the session, so
+        nothing written here is lost. A session this host runs already stays as it is."""
+        if self.host.store is None:  # no store: no other process can hold it
+            return await self.open(session_id)
+        try:
+            await self.host.resume(session_id, steal=True)
+        except UnknownSessionError:
+            raise WebError(404, "unknown_session", f"no session {session_id!r}") from None
         return await self.watch(session_id)
 
     async def listing(self) -> list[JsonObject]:

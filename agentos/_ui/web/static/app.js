@@ -182,7 +182,7 @@ const agentos = (() => {
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
     const state = { title: "", chat: [], calls: {}, status: "", status_note: null, context: "", errors: [], streaming: null,
-                    view: "transcript", access: { open: false, holder: null, here: "" },
+                    view: "transcript", access: { open: false, holder: null, here: "", changed_at: null }, takingOver: false,
                     confirming: null, details: new Map(), replyTo: null, raw: false, loaded: false };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
     document.getElementById("title").textContent = sessionId;
@@ -431,17 +431,36 @@ const agentos = (() => {
 
     function drawAccess() { // read only while another process runs the session
       const { open, holder, here } = state.access;
-      const free = holder === null || holder === here;
+      const elsewhere = holder !== null && holder !== here;
       const writable = open || holder === null; // a message to a session nobody runs opens it here
       document.body.setAttribute("data-open", String(open));
       document.getElementById("message").disabled = !writable;
       document.querySelector("#composer button").disabled = !writable;
       document.getElementById("read-only").hidden = open;
-      document.getElementById("holder").textContent = open ? "" :
-        holder === null ? "No process runs this session: writing to it, or Open, runs it here." :
-        holder === here ? "This session has ended here. Open resumes it from the store." :
-        `Read only: ${holder} runs this session. Open takes it over once it lets go.`;
-      document.getElementById("open").disabled = !free;
+      const said = document.getElementById("holder");
+      if (open) said.replaceChildren();
+      else if (holder === null) said.textContent = "No process runs this session: writing to it, or Open, runs it here.";
+      else if (!elsewhere) said.textContent = "This session has ended here. Open resumes it from the store.";
+      else {
+        said.replaceChildren("Another process runs this session: ", el("strong", { class: "holder-name", text: holder }),
+          ". ", el("span", { id: "changed", text: changedText() }),
+          " You can read along; to write here, wait until it lets go, or take it over (it then stops writing to this session).");
+      }
+      if (!elsewhere) state.takingOver = false;
+      document.getElementById("open").hidden = elsewhere;
+      document.getElementById("open").disabled = elsewhere;
+      document.getElementById("take-over").hidden = !elsewhere || state.takingOver;
+      document.getElementById("taking-over").hidden = !(elsewhere && state.takingOver);
+      document.getElementById("taking-over-question").textContent = `Take this session over from ${holder}?`;
+    }
+
+    function changedText() { // when the session last changed, in words
+      const at = state.access.changed_at;
+      if (at === null || at === undefined) return "";
+      const ago = Date.now() / 1000 - at;
+      const when = new Date(at * 1000).toLocaleTimeString();
+      return ago < 10 ? `The session last changed just now (${when}).` :
+        `The session last changed ${duration(ago)} ago (${when}).`;
     }
 
     function drawRest() {
@@ -510,6 +529,8 @@ const agentos = (() => {
     document.getElementById("reply-new").addEventListener("click", () => replyTo(null));
 
     setInterval(() => { // running calls' clocks tick here; the server sends only changes
+      const changed = document.getElementById("changed");
+      if (changed) changed.textContent = changedText();
       for (const span of document.querySelectorAll("[data-since]:not([data-since=''])")) {
         const c = state.calls[span.closest("[data-call]").getAttribute("data-call")];
         const seconds = performance.now() / 1000 - Number(span.getAttribute("data-since"));
@@ -553,6 +574,14 @@ const agentos = (() => {
 
     document.getElementById("open").addEventListener("click", async () => {
       try { await call("POST", `${api}/open`, {}); }
+      catch (error) { showError(error); }
+    });
+    document.getElementById("take-over").addEventListener("click", () => { state.takingOver = true; drawAccess(); });
+    document.getElementById("take-over-no").addEventListener("click", () => { state.takingOver = false; drawAccess(); });
+    document.getElementById("take-over-yes").addEventListener("click", async () => {
+      state.takingOver = false;
+      drawAccess();
+      try { await call("POST", `${api}/take-over`, {}); } // its access event redraws the page
       catch (error) { showError(error); }
     });
 
