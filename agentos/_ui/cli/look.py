@@ -25,6 +25,7 @@ from agentos._ui.cli.common import (
     with_store,
 )
 from agentos._ui.cli.database import Database
+from agentos._ui.cli.sessions_table import ListedSession, print_sessions
 from agentos._ui.stored.calls import (
     StoredCall,
     brief,
@@ -89,12 +90,23 @@ def sessions(db: Database, as_json: bool) -> None:
                 "calls_pending": live.get("pending", 0),
             }
         )
-    if not as_json and sys.stdout.isatty():
-        for row, (_, shown) in zip(rows, found, strict=True):
-            row["status"] = str(shown)
-            row["session_id"] = short_id(str(row["session_id"]))
-    columns = ["session_id", "agent", "status", "holder", "calls_running", "updated_at", "title"]
-    table_or_lines(rows, columns, as_json)
+    if as_json or not sys.stdout.isatty():
+        table_or_lines(rows, [], as_json=True)
+        return
+    print_sessions(
+        [
+            ListedSession(
+                session_id=stored.session_id,
+                agent=str(row["agent"] or ""),
+                status=str(shown),
+                holder=str(row["holder"] or ""),
+                running=int(str(row["calls_running"])),
+                updated_at=stored.updated_at,
+                title=str(row["title"] or ""),
+            )
+            for row, (stored, shown) in zip(rows, found, strict=True)
+        ]
+    )
 
 
 @click.command()
