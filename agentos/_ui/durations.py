@@ -29,13 +29,12 @@ def human_seconds(seconds: float) -> str:
 
 
 def rough_seconds(seconds: float) -> str:
-    """An estimate of ``seconds``, rounded as one is said: ``about 5 s`` at least, to 5 s
-    under a minute, to 10 s under ten minutes, to the minute under an hour, else to five
-    minutes."""
+    """An estimate of ``seconds``, rounded as one is said: to the second under ten seconds
+    (``about 1 s`` at least), to 5 s under a minute, to 10 s under ten minutes, to the
+    minute under an hour, else to five minutes."""
     _check(seconds)
-    step = 5 if seconds < _MINUTE else 10 if seconds < 10 * _MINUTE else _MINUTE
-    if seconds >= _HOUR:
-        step = 5 * _MINUTE
+    steps = ((10, 1), (_MINUTE, 5), (10 * _MINUTE, 10), (_HOUR, _MINUTE))
+    step = next((step for below, step in steps if seconds < below), 5 * _MINUTE)
     rounded = max(step, round(seconds / step) * step)
     return f"about {rounded} s" if rounded < 10 else f"about {human_seconds(rounded)}"
 
