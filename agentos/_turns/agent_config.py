@@ -207,7 +207,9 @@ class AgentConfig(BaseModel):
     model: str = Field(
         "claude-sonnet-4-5",
         description="The model asked (its name also picks its prices): 'test' is the "
-        "offline model that calls every tool once. A Claude model named here needs "
+        "offline model that calls every tool once; 'module:function' names a Python "
+        "function that writes the replies (offline; found in this file's folder, then the "
+        "current one). A Claude model named here needs "
         "ANTHROPIC_API_KEY (the command line refuses to start without it); left out, the "
         "command line asks Claude when the key is set, else the demo's offline scripted model.",
     )
