@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sysconfig
-from importlib.metadata import metadata
+from importlib.metadata import metadata, requires
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,3 +38,19 @@ def test_an_editable_install_is_a_path_entry_not_a_finder() -> None:
         pytest.skip("agentos is not installed in editable mode here")
     (entry,) = pth[0].read_text().splitlines()
     assert Path(entry) == ROOT
+
+
+def test_the_otel_extra_brings_the_sdk_and_the_otlp_exporter() -> None:
+    """``pip install 'agentos[otel]'`` is enough for the README's example (the SDK) and for
+    the command line's traces (the OTLP/HTTP exporter), each with a lower bound."""
+    otel = {
+        requirement.name: str(requirement.specifier)
+        for requirement in map(Requirement, requires("agentos") or [])
+        if requirement.marker is not None and requirement.marker.evaluate({"extra": "otel"})
+    }
+    assert otel.keys() == {
+        "opentelemetry-api",
+        "opentelemetry-sdk",
+        "opentelemetry-exporter-otlp-proto-http",
+    }
+    assert all(bound.startswith(">=") for bound in otel.values()), otel
