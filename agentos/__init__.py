@@ -3,7 +3,7 @@
 Every tool call is an entity in an esper world; systems move calls through
 their life each tick. This module re-exports what a program uses: the runtime,
 tools, sessions, the host, stores, configuration, snapshots and errors. The rest
-lives on its layer's face: ``agentos.board`` (seed 004's board), ``agentos.turns``
+lives on its layer's face: ``agentos.board`` (the message board), ``agentos.turns``
 (the turn machines, messages, context views, the system toolbox),
 ``agentos.stores`` (the store protocol and its records), ``agentos.testing``.
 """

@@ -1,4 +1,4 @@
-"""The message board (seed 004), for code that drives or inspects a board directly.
+"""The message board, for code that drives or inspects a board directly.
 
 ``Board`` is pure data: writes (``post_user``, ``open_turn``, ``add_call``,
 ``settle``, ...) record the tree, ``render`` draws it for the model and

@@ -1,6 +1,6 @@
 """The session turn machines, for code that drives or inspects them directly.
 
-``TurnMachine`` (a transcript) and ``BoardMachine`` (seed 004's board) are
+``TurnMachine`` (a transcript) and ``BoardMachine`` (the message board) are
 pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``.

@@ -1,4 +1,4 @@
-"""Rendering the message board (seed 004): what one board request costs to draw.
+"""Rendering the message board: what one board request costs to draw.
 
 A board of 200 nodes in 3 threads is built as a conversation grows: each
 thread a user question, then agent turns and user replies under them, every

@@ -1,2 +1,2 @@
-"""The message board (seed 004): the board as data, its rendering for the model, its chat
+"""The message board: the board as data, its rendering for the model, its chat
 projection for the person, and the board turn machine. Sans-IO, like ``_turns``."""

@@ -1,4 +1,4 @@
-"""The message board (seed 004): what a board agent reads instead of a transcript.
+"""The message board: what a board agent reads instead of a transcript.
 
 A node is one turn: a user message, or an agent turn with its text and every
 call it made. Replies hang under the node they answer; calls hang off the
@@ -246,9 +246,10 @@ class Board:
 
     def answered(self, node_id: int) -> bool:
         """A user node: an answer (``is_answer``: a turn's last word the person or a result
-        prompted) exists anywhere below it, in its thread (not only directly beneath it:
-        seed 004's open bug). A turn that started work answers nothing, nor does its calls'
-        settling: the answer is the result turn's last word, below."""
+        prompted) exists anywhere below it, in its thread (not only directly beneath it: a
+        person following up on their own question puts the answer deeper). A turn that
+        started work answers nothing, nor does its calls' settling: the answer is the result
+        turn's last word, below."""
         todo = list(self.children(node_id))
         while todo:
             node = self.nodes[todo.pop()]
@@ -303,7 +304,7 @@ class Board:
         )
 
     def chat(self) -> list[ChatEntry]:
-        """The person's view: user posts, and the agent nodes seed 004's table shows."""
+        """The person's view: user posts, and the agent nodes a person is shown."""
         return chat_entries(self)
 
     # ------------------------------------------------------------ inside

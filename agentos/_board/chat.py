@@ -1,6 +1,6 @@
-"""The person's view of the board (seed 004): the plain chat a UI shows.
+"""The person's view of the board: the plain chat a UI shows.
 
-Every user post is shown. An agent node is shown by seed 004's table, on why
+Every user post is shown. An agent node is shown by the table of what a person sees, on why
 its turn happened and what it did (below); a ``new_thread`` post is always
 shown, an agent node with no text never. Nothing is deleted from the board:
 a hidden node that started background work still puts its call widgets on
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 SHOWN: frozenset[tuple[BoardTrigger, BoardAct]] = frozenset(
     (BoardTrigger(trigger), BoardAct(act)) for trigger, act in SHOWN_WORDS
 )
-"""Seed 004's table (``SHOWN_WORDS``) in the board's own terms."""
+"""The table of what a person sees (``SHOWN_WORDS``) in the board's own terms."""
 
 QUESTION_CHARS = 60
 """How much of an earlier question a late answer quotes."""

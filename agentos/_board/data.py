@@ -1,4 +1,4 @@
-"""The board's vocabulary (seed 004): who wrote a node, why a turn happened, what it did,
+"""The board's vocabulary: who wrote a node, why a turn happened, what it did,
 and the records a board holds and hands out. Data only; ``board`` moves it."""
 
 from __future__ import annotations

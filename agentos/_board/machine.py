@@ -1,4 +1,4 @@
-"""The board turn machine (seed 004): an event loop whose model reads a board, not a transcript.
+"""The board turn machine: an event loop whose model reads a board, not a transcript.
 
 Each event grants one turn with a focus node: a user message, every
 background call of a node settling (one wake per node), or a call running
@@ -111,7 +111,7 @@ class BoardMachine(MachineBase):
         return [node.text for node in self.board.nodes.values() if node.author == "agent"]
 
     def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
-        """Seed 004's projection of the board for a person (the board holds the calls)."""
+        """The projection of the board for a person (the board holds the calls)."""
         return self.board.chat()
 
     def check_reply(self, reply_to: int | None) -> None:

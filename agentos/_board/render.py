@@ -1,4 +1,4 @@
-"""Drawing the board for the model (seed 004): one line per node and per call.
+"""Drawing the board for the model: one line per node and per call.
 
 Threads go in order of last activity, the focus thread last; within a thread
 nodes go depth-first, children in creation order, indented two spaces a level.

@@ -43,7 +43,7 @@ LOST_ON_THE_BOARD = "lost in a restart: the call no longer runs; start it again 
 
 def out_of_retries(tool: str, attempts: int) -> str:
     """A cancel's answer once the branch's budget for ``tool`` is spent: nothing left to try
-    here, so ask the person (seed 004: and no pointer line contradicts it)."""
+    here, so ask the person (and no pointer line contradicts it)."""
     tried = "1 attempt" if attempts == 1 else f"{attempts} attempts"
     return (
         f"Out of retries: {tried} at {tool} on this branch were stopped. Do not start it "
@@ -134,7 +134,7 @@ def overdue_note(
 ) -> str:
     """Only here, never in the system prompt or a tool's description: the call, the
     interval it ran past, how long it ran and its progress, and the suggestion to look and
-    maybe stop (seed 004, "Knowing when to give up")."""
+    maybe stop (knowing when to give up)."""
     if seconds is None:
         interval = "longer than expected"
     elif estimated:

@@ -264,7 +264,7 @@ class Session:
 
     @property
     def chat(self) -> list[ChatEntry]:
-        """What a person sees of the conversation: every message of a transcript, seed 004's
+        """What a person sees of the conversation: every message of a transcript, the board's
         projection of a board."""
         return self._machine.chat(self._task.calls)
 

@@ -13,7 +13,7 @@ from components import CallStatus, JsonObject
 SHOWN_WORDS: frozenset[tuple[str, str]] = frozenset(
     {("user", "started"), ("user", "final"), ("result", "final")}
 )
-"""Seed 004's table of what the user sees: (what prompted the turn: ``user``, ``result`` or
+"""The table of what the user sees: (what prompted the turn: ``user``, ``result`` or
 ``timer``; what the agent message did: ``looked``, ``started`` work or gave the ``final``
 word). In these three cells the agent talks to the person; in the other six (every look,
 work started after a result, anything a timer prompted) it talks to itself. The board

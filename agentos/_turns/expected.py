@@ -1,7 +1,7 @@
 """The expected-duration argument: how long the model expects a background call to take.
 
 Only the model knows whether a call is worth waiting for, and only the harness
-knows that time passed (seed 004, "Knowing when to give up"). So every
+knows that time passed (knowing when to give up). So every
 background tool's schema, as the model sees it, requires
 ``expected_seconds``; the session takes it out of the input before the tool
 sees it and uses it as the call's overdue interval.

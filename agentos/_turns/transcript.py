@@ -65,7 +65,7 @@ _OVERDUE = re.compile(r"^\[tool call (?P<id>\S+) is overdue: (?:it has run (?P<r
 
 def overdue_text(tool_use_id: str, news: OverdueNews | None = None) -> str:
     """The runtime's nudge about a call still running past its interval: what the model
-    needs to decide whether waiting is worth it (seed 004, "Knowing when to give up")."""
+    needs to decide whether waiting is worth it (knowing when to give up)."""
     return (
         f"[tool call {tool_use_id} is overdue: {overdue_evidence(news)} Wait, look with "
         "get_tool_call_status, or cancel it with cancel_tool_call.]"

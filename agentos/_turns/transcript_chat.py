@@ -1,6 +1,6 @@
 """A transcript session's chat: what the person sees, as the board's ``ChatEntry`` list.
 
-UIs read ``Session.chat`` for either context view, so a transcript follows seed 004's
+UIs read ``Session.chat`` for either context view, so a transcript follows the board's
 table of what the user sees (``SHOWN_WORDS``), as the board does: the person's own
 words; the agent's words when they answer the person (a turn the person started, or a
 result landing that ends with the agent's last word); each background call with its
