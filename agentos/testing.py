@@ -25,7 +25,7 @@ posted, and late outcomes ``[tool call ID (tool) finished: STATUS] ...``) and
 ``last_tool_results`` (results, placeholders, capability answers) read the
 request the model is answering; ``board_turn`` reads a board session's request
 (which node the turn is for, its text, the ``>>`` note); ``blocks_of`` reads
-any message as a list of blocks. README.md ("Sessions on a host") and
+any message as a list of blocks. docs/testing.md, docs/sessions-and-hosts.md and
 ``examples/`` show them at work.
 """
 
