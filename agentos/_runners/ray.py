@@ -45,7 +45,9 @@ class RayRunner:
     effects happen once, and the call fails saying why. Without a ``runtime_env`` the
     workers get this process's ``sys.path`` as their ``PYTHONPATH``, so they import the
     tools' modules from where this process does (an agent file's directory, say) on a
-    local cluster.
+    local cluster. If the application has not called ``ray.init``, the first call does,
+    quietly: what workers print stays in Ray's log files (``log_to_driver=False``), and
+    Ray's logger, like agentos's, says nothing unless the application configures logging.
     """
 
     def __init__(self, tools: Iterable[Tool[Any]], **options: Any) -> None:

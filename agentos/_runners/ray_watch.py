@@ -11,10 +11,12 @@ answers again, or fails at once saying it does not.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import socket
 import threading
 import time
+import warnings
 from typing import Any
 
 RECONNECT_BOUND = "RAY_gcs_rpc_server_reconnect_timeout_s"
@@ -121,7 +123,9 @@ def _tell(future: asyncio.Future[str], message: str) -> None:
 
 def _init(ray: Any, address: str | None) -> None:
     """``ray.init(address)`` as Ray's own first-call init, with the driver's bound lifted
-    (for this driver only: the variable is put back once Ray has read it)."""
+    (for this driver only: the variable is put back once Ray has read it), and quiet: the
+    workers' output stays in Ray's log files, and Ray's logger says nothing unless the
+    application configures logging (``quiet_logging``), as agentos's own."""
     from ray._raylet import Config  # type: ignore[attr-defined]
 
     before = os.environ.get(RECONNECT_BOUND)
@@ -129,10 +133,35 @@ def _init(ray: Any, address: str | None) -> None:
         os.environ[RECONNECT_BOUND] = _A_YEAR
     try:
         Config.initialize("")  # Ray read its settings at import: read them again
-        ray.init(address=address)
+        # Ray's logger speaks through its own stderr handler until quiet_logging; what it
+        # says while starting ("Started a local Ray instance", warnings) is held back.
+        ray.init(address=address, log_to_driver=False, logging_level=_UNHEARD)
     finally:
         if before is None:
             os.environ.pop(RECONNECT_BOUND, None)
+        quiet_logging()
+
+
+_UNHEARD = logging.CRITICAL + 1
+"""A level above every record's: nothing logged reaches a handler."""
+
+
+def quiet_logging() -> None:
+    """Ray's logger as a library's: its own stderr handler (added when ``ray`` is imported)
+    removed, its records passed to the application's logging, at the application's level,
+    and nothing printed if the application set none up (``logging.NullHandler``). Python
+    warnings raised inside Ray are ignored, for they too would print on stderr."""
+    from ray._private.log import PlainRayHandler
+
+    logger = logging.getLogger("ray")
+    for handler in list(logger.handlers):
+        if isinstance(handler, PlainRayHandler):
+            logger.removeHandler(handler)
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = True
+    logger.setLevel(logging.NOTSET)
+    warnings.filterwarnings("ignore", module=r"ray(\.|$)")
 
 
 def _refused(address: str) -> str:
