@@ -4,7 +4,9 @@ agentos imports ``opentelemetry`` only if the application already has (``sys.mod
 and reports spans only to a tracer provider it configured: the one given to
 ``Host(tracer_provider=...)``, else the global one once ``trace.set_tracer_provider``
 has set it. Without either, tracing costs a dictionary lookup per session. Span and
-attribute names follow the OpenTelemetry GenAI semantic conventions.
+attribute names follow the OpenTelemetry GenAI semantic conventions. The library never
+sets a provider up; the command line is an application that does, when the standard
+``OTEL_`` variables ask (``agentos/_ui/cli/tracing_setup.py``).
 """
 
 from __future__ import annotations

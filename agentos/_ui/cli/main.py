@@ -41,6 +41,7 @@ from agentos._ui.cli.mcp import mcp
 from agentos._ui.cli.rename import rename_command
 from agentos._ui.cli.serve import serve
 from agentos._ui.cli.talk import complete, resume, run, say_command
+from agentos._ui.cli.tracing_setup import traced
 from agentos._ui.terminal_text import visible
 from agentos.stores import AmbiguousIdError
 from agentos.turns import validation_problems
@@ -103,6 +104,9 @@ for _command in (
         )
     )
     cli.add_command(_command)
+
+for _command in (run, resume, say_command, chat, serve, mcp):  # the commands running sessions
+    traced(_command)  # when OTEL_TRACES_EXPORTER or an OTLP endpoint asks
 
 
 def main(argv: Sequence[str] | None = None) -> None:
