@@ -83,7 +83,10 @@ def _provider(
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError:
-        warn(f"no traces: {asked} asks for them, but OpenTelemetry is not installed ({INSTALL})")
+        warn(
+            f"no traces: {asked} asks for them, but the OpenTelemetry SDK is not "
+            f"installed ({INSTALL})"
+        )
         return None
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         return None  # one is set already (opentelemetry-instrument, say): agentos uses it
