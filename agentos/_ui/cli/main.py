@@ -68,7 +68,8 @@ def cli(ctx: click.Context, db: str | None) -> None:
     The model is Claude when ANTHROPIC_API_KEY is set, else an offline
     scripted model; the tools are the demo's (fetch_calendar, write_report,
     approve, weather). An --agent file names its own (a Claude model it
-    names needs ANTHROPIC_API_KEY; model = "test" runs offline).
+    names needs ANTHROPIC_API_KEY; model = "test" or "module:function", a
+    Python function that writes the replies, runs offline).
     """
     ctx.obj = Database.chosen(db)
 
