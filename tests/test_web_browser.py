@@ -67,6 +67,7 @@ from playwright.async_api import (  # noqa: E402
     Page,
     Request,
     Response,
+    Route,
     async_playwright,
     expect,
 )
@@ -781,3 +782,156 @@ async def test_a_session_another_process_holds_says_who_and_takes_over(tmp_path:
             texts = await page.locator(".entry .text").all_inner_texts()
             assert texts == ["hello", "ok", "Thanks, mine now", "Noted."]
             await settle(s.runtime)
+
+
+async def test_the_list_says_it_is_loading_then_how_to_start_a_session(tmp_path: Path) -> None:
+    """Issue 47: before the list arrives it says it is loading; an empty list says how to
+    start a session, here or in a terminal."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        arrived = anyio.Event()
+
+        async def held(route: Route) -> None:
+            await arrived.wait()
+            await route.continue_()
+
+        await page.route("**/api/sessions", held)
+        await page.goto(s.url)
+        await expect(page.locator("#loading")).to_have_text("Loading sessions…")
+        arrived.set()
+        empty = page.locator("#empty")
+        await expect(empty).to_contain_text("No sessions yet.", timeout=WAIT_MS)
+        await expect(empty.locator("code").first).to_have_text("agentos chat")
+        await expect(page.locator("#loading")).to_have_count(0)
+
+
+async def test_a_session_page_says_it_is_loading_and_takes_no_message_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: until the page's first data arrives it says so, and its composer waits
+    (the session may turn out to be another process's, read only)."""
+    async with served(tmp_path) as s:
+        session = await s.host.create_session(AgentConfig())
+        page = await s.browser.new_page()
+        arrived = anyio.Event()
+
+        async def held(route: Route) -> None:
+            await arrived.wait()
+            await route.continue_()
+
+        await page.route("**/events", held)
+        await page.goto(f"{s.url}/sessions/{session.session_id}")
+        await expect(page.locator("#chat-loading")).to_have_text("Loading the conversation…")
+        await expect(page.locator("#status")).to_have_text("loading…")
+        await expect(page.locator("#message")).to_be_disabled()
+        await expect(page.locator("#composer button")).to_be_disabled()
+        await expect(page.locator("#reading")).to_contain_text("Loading…")
+        arrived.set()
+        await expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
+        await expect(page.locator("#status")).to_have_text("idle")
+        await expect(page.locator("#message")).to_be_enabled()
+        await expect(page.locator("#chat-empty")).to_contain_text("write the first message")
+
+
+async def test_a_link_to_a_session_nobody_knows_says_so(tmp_path: Path) -> None:
+    """Issue 47: a session this server does not know is said once, with the way back, not
+    an endless 'reconnecting'."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await page.goto(f"{s.url}/sessions/session-nope")
+        missing = page.locator("#missing")
+        await expect(missing).to_contain_text(
+            "There is no session session-nope here.", timeout=WAIT_MS
+        )
+        await expect(page.locator("#composer")).to_be_hidden()
+        await expect(page.locator("#lost")).to_be_hidden()
+        await missing.locator("a").click()
+        await page.wait_for_url(f"{s.url}/")
+
+
+@dataclass
+class Restartable:
+    """The web page over one host, on one port, stopped and started again as a server
+    restarts: what a page sees when its server goes away and comes back."""
+
+    host: Host
+    runtime: Runtime
+    group: Any
+    port: int = 0
+    app: Any = None
+    server: uvicorn.Server | None = None
+    stopped: anyio.Event | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        listening = socket.create_server(("127.0.0.1", self.port))  # accepts from now on
+        self.port = listening.getsockname()[1]
+        self.app = make_app(self.host, self.runtime)
+        server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="off"))
+        stopped = anyio.Event()
+        self.server, self.stopped = server, stopped
+
+        async def serve() -> None:
+            try:
+                await server.serve(sockets=[listening])
+            finally:
+                stopped.set()
+
+        self.group.start_soon(serve)
+
+    async def stop(self) -> None:
+        """As Ctrl-C stops agentos serve: the streams end, the server closes its port."""
+        assert self.server is not None and self.stopped is not None
+        self.app.state.pages.end_streams()
+        self.server.should_exit = True
+        await self.stopped.wait()
+        self.app.state.pages.close()
+
+
+async def test_the_page_says_when_the_server_is_gone_and_clears_once_it_is_back(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: with the server gone, the list and a session's page say so in a banner
+    (not a silent, stale page); once it is back the banner goes, and the page is live."""
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+        async_playwright() as playwright,
+        anyio.create_task_group() as group,
+    ):
+        browser = await playwright.chromium.launch(
+            executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+        )
+        served = Restartable(host, runtime, group)
+        served.start()
+        try:
+            page, listing = await browser.new_page(), await browser.new_page()
+            await new_session(page, served.url)
+            await listing.goto(served.url)
+            await expect(listing.locator("#sessions tbody tr")).to_have_count(1, timeout=WAIT_MS)
+            for shown in (page, listing):
+                await expect(shown.locator("#lost")).to_be_hidden()
+            await served.stop()
+            for shown in (page, listing):
+                await expect(shown.locator("#lost")).to_have_text(
+                    "Lost contact with the server — retrying…", timeout=WAIT_MS
+                )
+            await say(page, "Meanwhile, what is 2+2?")  # refused at once, kept to send again
+            await expect(page.locator("#message")).to_have_value("Meanwhile, what is 2+2?")
+            served.start()
+            for shown in (page, listing):
+                await expect(shown.locator("#lost")).to_be_hidden(timeout=WAIT_MS)
+            await expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
+            await page.click("#composer button")
+            await expect(page.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
+            await expect(listing.locator("#sessions .session-title")).to_have_text(
+                "Meanwhile, what is 2+2?", timeout=WAIT_MS
+            )
+        finally:
+            await browser.close()
+            await served.stop()

@@ -15,12 +15,30 @@ const agentos = (() => {
       options.headers["Content-Type"] = "application/json";
       options.body = JSON.stringify(body);
     }
-    const response = await fetch(url(path), options);
+    let response;
+    try { response = await fetch(url(path), options); }
+    catch (error) { // no answer at all: the server is gone (or the network is)
+      lost(true);
+      throw new Unreachable();
+    }
+    lost(false);
     const answer = await response.json().catch(() => ({}));
     if (!response.ok) {
-      throw new Error(answer.error ? answer.error.message : `${response.status}`);
+      const failure = new Error(answer.error ? answer.error.message : `${response.status}`);
+      failure.code = answer.error ? answer.error.code : null;
+      throw failure;
     }
     return answer;
+  }
+
+  class Unreachable extends Error {
+    constructor() { super("The server did not answer; nothing was changed. Try again once it is back."); }
+  }
+
+  function lost(yes) { // the banner that says the server is gone, until it answers again
+    const banner = document.getElementById("lost");
+    if (banner) banner.hidden = !yes;
+    document.body.setAttribute("data-lost", String(yes));
   }
 
   function el(tag, attributes = {}, ...children) {
@@ -41,6 +59,9 @@ const agentos = (() => {
 
   // ------------------------------------------------------------ the list
 
+  const LIST_EVERY_MS = 5000; // the list looks again this often (a session started elsewhere shows)
+  const RETRY_MS = 2000; // and this often while the server does not answer
+
   async function listPage() {
     document.getElementById("new-session").addEventListener("click", async () => {
       try {
@@ -49,28 +70,44 @@ const agentos = (() => {
       } catch (error) { showError(error); }
     });
     const body = document.querySelector("#sessions tbody");
-    try {
-      const { sessions } = await call("GET", "/api/sessions");
-      body.replaceChildren(...sessions.slice().reverse().map((row) => {
-        const link = el("a", { href: url(`/sessions/${encodeURIComponent(row.session_id)}`),
-                               class: "session-title", text: row.title || row.short_id });
-        const when = row.updated_at ? new Date(row.updated_at * 1000).toLocaleString() : "";
-        const name = el("td", {}, link);
-        if (row.title) name.append(el("span", { class: "session-id", text: row.short_id }));
-        return el("tr", { "data-session": row.session_id },
-          name, el("td", { class: "doing", text: row.doing }), el("td", { "data-label": "agent", text: row.agent }),
-          el("td", { "data-label": "status", text: row.status }),
-          el("td", { "data-label": "running calls", text: String(row.running_calls) }),
-          el("td", { "data-label": "last activity", text: when }));
-      }));
-      if (!sessions.length) {
-        body.append(el("tr", { class: "placeholder", id: "empty" },
-          el("td", { colspan: "6", text: "No sessions yet: start one with New session." })));
+    let loaded = false;
+    const look = async () => {
+      try {
+        const { sessions } = await call("GET", "/api/sessions");
+        drawList(body, sessions);
+        loaded = true;
+        setTimeout(look, LIST_EVERY_MS);
+      } catch (error) {
+        if (!loaded) {
+          body.replaceChildren(el("tr", { class: "placeholder", id: "unloaded" },
+            el("td", { colspan: "6", text: "The sessions could not be loaded yet." })));
+        }
+        if (!(error instanceof Unreachable)) showError(error);
+        setTimeout(look, RETRY_MS);
       }
-    } catch (error) {
-      body.replaceChildren(el("tr", { class: "placeholder" },
-        el("td", { colspan: "6", text: "The sessions could not be loaded (is the server running?)." })));
-      showError(error);
+    };
+    await look();
+  }
+
+  function drawList(body, sessions) {
+    body.replaceChildren(...sessions.slice().reverse().map((row) => {
+      const link = el("a", { href: url(`/sessions/${encodeURIComponent(row.session_id)}`),
+                             class: "session-title", text: row.title || row.short_id });
+      const when = row.updated_at ? new Date(row.updated_at * 1000).toLocaleString() : "";
+      const name = el("td", {}, link);
+      if (row.title) name.append(el("span", { class: "session-id", text: row.short_id }));
+      return el("tr", { "data-session": row.session_id },
+        name, el("td", { class: "doing", text: row.doing }), el("td", { "data-label": "agent", text: row.agent }),
+        el("td", { "data-label": "status", text: row.status }),
+        el("td", { "data-label": "running calls", text: String(row.running_calls) }),
+        el("td", { "data-label": "last activity", text: when }));
+    }));
+    if (!sessions.length) { // what to do first: here, or in a terminal
+      body.append(el("tr", { class: "placeholder", id: "empty" }, el("td", { colspan: "6" },
+        el("strong", { text: "No sessions yet." }),
+        " Start one with New session above, or in a terminal with ", el("code", { text: "agentos chat" }),
+        " (or ", el("code", { text: 'agentos run "your question"' }),
+        ") on the same database: it shows up here.")));
     }
   }
 
@@ -181,6 +218,7 @@ const agentos = (() => {
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
+    document.getElementById("back").setAttribute("href", url("/"));
     const state = { title: "", chat: [], calls: {}, status: "", status_note: null, context: "", errors: [], streaming: null,
                     view: "transcript", access: { open: false, holder: null, here: "", changed_at: null }, takingOver: false,
                     confirming: null, details: new Map(), replyTo: null, raw: false, loaded: false };
@@ -561,16 +599,42 @@ const agentos = (() => {
         if (state.details.has(data.call.call_id)) look(data.call.call_id);
       },
     };
-    const source = new EventSource(url(`${api}/events`));
     const connection = document.getElementById("connection");
-    source.onopen = () => { connection.textContent = "live"; };
-    source.onerror = () => { connection.textContent = "server unreachable: reconnecting…"; };
-    for (const [kind, handle] of Object.entries(handlers)) {
-      source.addEventListener(kind, (event) => {
-        handle(JSON.parse(event.data));
-        document.body.setAttribute("data-last-event", event.lastEventId);
-      });
+    let source = null;
+    function connect() { // the page's event stream: a snapshot, then each change
+      source = new EventSource(url(`${api}/events`));
+      source.onopen = () => { connection.textContent = "live"; lost(false); };
+      source.onerror = () => { connection.textContent = "reconnecting…"; why(); };
+      for (const [kind, handle] of Object.entries(handlers)) {
+        source.addEventListener(kind, (event) => {
+          handle(JSON.parse(event.data));
+          document.body.setAttribute("data-last-event", event.lastEventId);
+        });
+      }
     }
+
+    let asking = false;
+    async function why() { // the stream broke: the server is gone, the session is, or a hiccup
+      if (asking) return;
+      asking = true;
+      try {
+        await call("GET", api);
+        if (source.readyState === EventSource.CLOSED) connect(); // else it reconnects by itself
+      } catch (error) {
+        if (error.code === "unknown_session") { source.close(); missing(); }
+        else if (source.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
+      } finally { asking = false; }
+    }
+
+    function missing() { // a link to a session this server does not know
+      document.getElementById("missing-id").textContent = sessionId;
+      document.getElementById("missing").hidden = false;
+      for (const id of ["chat", "composer", "reads"]) document.getElementById(id).hidden = true;
+      document.getElementById("status").textContent = "";
+      connection.textContent = "";
+    }
+
+    connect();
 
     document.getElementById("open").addEventListener("click", async () => {
       try { await call("POST", `${api}/open`, {}); }
