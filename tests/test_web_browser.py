@@ -481,7 +481,9 @@ async def test_a_board_sessions_page_replies_under_a_node(tmp_path: Path) -> Non
         node = int(str(await first.get_attribute("data-node")))
         await expect(page.locator("#reading .board")).to_contain_text("Hello there")
         await first.locator(".reply").click()
-        await expect(page.locator("#replying")).to_contain_text(f"Replying under #{node}")
+        await expect(page.locator("#replying")).to_have_text(
+            "Replying under your “Hello there” New thread instead"
+        )
         await say(page, "And one more thing")
         await expect(page.locator("#replying")).to_be_hidden(timeout=WAIT_MS)
         session = host.get(page.url.rsplit("/", 1)[1])

@@ -359,7 +359,7 @@ const agentos = (() => {
             el("span", { class: "text", text: entry.text }),
             ...entry.calls.map((id) => {
               const inner = child.calls[id];
-              return el("span", { class: "latest", text: inner ? `${signature(inner)}: ${inner.status}` : id });
+              return el("span", { class: "latest", text: inner ? `${signature(inner)}: ${inner.status}` : "a call" });
             }))));
         } catch (error) { showError(error); }
       };
@@ -437,12 +437,17 @@ const agentos = (() => {
       drawStreaming();
     }
 
+    function brief(words) { // the start of a message, to name it by (its node id is no name)
+      const line = words.replace(/\s+/g, " ").trim();
+      return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+    }
+
     function replyTo(entry) {
       state.replyTo = entry === null ? null : entry.node_id;
       const box = document.getElementById("replying");
       box.hidden = entry === null;
       document.getElementById("replying-to").textContent = entry === null ? "" :
-        `Replying under #${entry.node_id} (${entry.role}: ${entry.text.slice(0, 60)})`;
+        `Replying under ${entry.role === "user" ? "your" : "the agent's"} ${entry.text.trim() ? `“${brief(entry.text)}”` : "calls"}`;
       if (entry !== null) document.getElementById("message").focus();
     }
 
