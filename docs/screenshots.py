@@ -1,8 +1,10 @@
-"""Take the README's screenshots: ``python docs/screenshots.py``. The web page's (needs Debian's
+"""Take the README's screenshots: ``python docs/screenshots.py`` (``web`` or ``tui``: only
+those). The web page's (needs Debian's
 chromium and the test extra's playwright): ``agentos serve`` on a scratch database with the
-offline scripted model, once with a transcript agent and once with a board agent, and
-once on the Messages API stand-in, its answer held mid-stream; and ``agentos chat``'s, as
-Textual's SVG of an 80x24 screen."""
+offline scripted model, once with a transcript agent (the page, a cancelled call's details,
+a running call's details, the same 420 px wide, the list of sessions) and once with a board
+agent, and once on the Messages API stand-in, its answer held mid-stream; and ``agentos
+chat``'s, as Textual's SVG of an 80x24 screen."""
 
 from __future__ import annotations
 
@@ -77,6 +79,9 @@ async def main() -> None:
                     page = await browser.new_page(viewport={"width": 1280, "height": 760})
                     await talk(page, url)
                     await page.screenshot(path=str(DOCS / f"web-{name}.png"))
+                    if name == "transcript":
+                        await cancelled(page)
+                        await running(browser, url)
                 finally:
                     process.send_signal(signal.SIGINT)
                     process.wait(timeout=30)
@@ -84,6 +89,43 @@ async def main() -> None:
             folder.mkdir()
             await streaming(browser, folder)
             await browser.close()
+
+
+async def cancelled(page: Page) -> None:
+    """docs/web-cancelled.png: the cancelled lookup's details, open under its row."""
+    call = page.locator(".call[data-status=cancelled]").first
+    await call.locator(".details-toggle").click()
+    await call.locator(".details [data-fact=cancelled]").wait_for()
+    await page.locator(".entry", has=call).screenshot(path=str(DOCS / "web-cancelled.png"))
+    await call.locator(".details-toggle").click()
+
+
+async def running(browser: Browser, url: str) -> None:
+    """docs/web-call.png: a lookup running, its details open (input, time, progress, the
+    newest reports); docs/web-list.png: the list of sessions meanwhile; docs/web-narrow.png:
+    the same page 420 px wide."""
+    page = await browser.new_page(viewport={"width": 1280, "height": 760})
+    await page.goto(url)
+    await page.click("#new-session")
+    await page.wait_for_url("**/sessions/*")
+    await page.fill("#message", "When can Ann and Bob meet? calendar 40s")
+    await page.click("#composer button")
+    call = page.locator(".call[data-status=running]").first
+    await call.locator(".details-toggle").click()
+    await call.locator(".details progress").wait_for(timeout=30_000)
+    await asyncio.sleep(9)  # a second report, so the details show reports over time
+    await page.screenshot(path=str(DOCS / "web-call.png"))
+    narrow = await browser.new_page(viewport={"width": 420, "height": 900})
+    await narrow.goto(page.url)
+    narrow_call = narrow.locator(".call[data-status=running]").first
+    await narrow_call.locator(".details-toggle").click()
+    await narrow_call.locator(".details .lines").wait_for()
+    await asyncio.sleep(1.0)
+    await narrow.screenshot(path=str(DOCS / "web-narrow.png"))
+    listing = await browser.new_page(viewport={"width": 1280, "height": 360})
+    await listing.goto(url)
+    await listing.locator("#sessions tbody tr").nth(1).wait_for()
+    await listing.screenshot(path=str(DOCS / "web-list.png"))
 
 
 async def streaming(browser: Browser, folder: Path) -> None:
@@ -139,5 +181,8 @@ async def terminal() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
-    asyncio.run(terminal())
+    taking = set(sys.argv[1:]) or {"web", "tui"}  # python docs/screenshots.py web: the page's
+    if "web" in taking:
+        asyncio.run(main())
+    if "tui" in taking:
+        asyncio.run(terminal())

@@ -613,8 +613,10 @@ async def test_a_calls_details_open_beside_it_in_words_and_stay_live(tmp_path: P
 
         await cancel(long)
         await shows(page, "Long", "cancelled")
-        await expect(details).to_contain_text("cancelled from the web page", timeout=WAIT_MS)
-        await expect(details.locator(".timing")).to_contain_text("took")
+        cancelled = details.locator("[data-fact=cancelled]")
+        await expect(cancelled).to_have_text("cancelled from the web page", timeout=WAIT_MS)
+        await expect(details.locator("[data-fact=error]")).to_have_count(0)  # said once
+        await expect(details.locator(".timing")).to_contain_text("cancelled after")
         await long.locator(".details-toggle").click()
         await expect(long.locator(".details")).to_have_count(0)
         await settle(s.runtime)

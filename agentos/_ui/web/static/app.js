@@ -145,9 +145,12 @@ const agentos = (() => {
 
   function report(payload) { // one progress report as a line: its text, "40%", else its JSON
     if (typeof payload === "string") return payload;
-    const keys = payload && typeof payload === "object" ? Object.keys(payload) : [];
-    if (keys.length === 1 && typeof payload.percent === "number") return `${Math.round(payload.percent)}%`;
-    return JSON.stringify(payload);
+    if (!payload || typeof payload !== "object" || Array.isArray(payload) || typeof payload.percent !== "number") {
+      return JSON.stringify(payload);
+    }
+    const rest = Object.entries(payload).filter(([key]) => key !== "percent")
+      .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
+    return [`${Math.round(payload.percent)}%`, ...rest].join(" · ");
   }
 
   function tree(value, depth) {
@@ -209,7 +212,10 @@ const agentos = (() => {
       return expected ? `waiting to start · expected to take ${about(expected)}` : "waiting to start";
     }
     if (seconds === null || seconds === undefined) return c.final ? "never ran" : "starting";
-    if (c.final) return `took ${duration(seconds)}${expected ? ` (expected ${about(expected)})` : ""}`;
+    if (c.final) {
+      const ended = { completed: "took", failed: "failed after", cancelled: "cancelled after" }[c.status] || "ran for";
+      return `${ended} ${duration(seconds)}${expected ? ` (expected ${about(expected)})` : ""}`;
+    }
     if (!expected) return `running for ${duration(seconds)}`;
     const left = expected - seconds;
     const rest = left >= 1 ? `${about(left)} left` : `taking longer than the expected ${about(expected)}`;
@@ -247,15 +253,14 @@ const agentos = (() => {
       }
       if (c.error) row.append(el("span", { class: "latest", text: c.error }));
       if (c.note) row.append(el("span", { class: "note", text: c.note }));
-      if (c.child) row.append(childChat(c));
       const shown = state.details.has(c.call_id);
       const look = el("button", { type: "button", class: "details-toggle quiet", "aria-expanded": String(shown),
                                   text: shown ? "hide details" : "details" });
       look.addEventListener("click", () => toggleDetails(c.call_id));
-      row.append(look);
-      if (state.access.open && !c.final && c.status !== "orphaned") {
-        row.append(...cancelling(c));
-      }
+      const actions = el("span", { class: "actions" }, look); // together, wrapping as one
+      if (state.access.open && !c.final && c.status !== "orphaned") actions.append(...cancelling(c));
+      row.append(actions);
+      if (c.child) row.append(childChat(c));
       if (shown) row.append(details(c, state.details.get(c.call_id)));
       return row;
     }
@@ -312,7 +317,7 @@ const agentos = (() => {
             el("span", { class: "line", text: report(entry.payload) })))));
       }
       if (seen.status === "completed") fact("Result", readable(seen.result));
-      if (seen.error) fact("Error", el("div", { class: "error-text", text: seen.error }));
+      if (seen.error && seen.status !== "cancelled") fact("Error", el("div", { class: "error-text", text: seen.error }));
       if (seen.status === "cancelled") fact("Cancelled", el("div", { text: seen.cancel_reason || "cancelled" }));
       if (seen.status === "orphaned" || c.status === "orphaned") {
         fact("Orphaned", el("div", { text: "The chat mentions this call, but no process runs it any more." }));
@@ -521,11 +526,10 @@ const agentos = (() => {
     }
 
     function drawReading() { // the context as messages by role, tool uses and results folded
-      const reading = document.getElementById("reading");
-      const panel = reading.closest("aside"); // the model reads on from the end: follow it there
-      const following = panel.scrollHeight - panel.scrollTop - panel.clientHeight < 40;
+      const reading = document.getElementById("reading"); // the model reads on from the end:
+      const following = reading.scrollHeight - reading.scrollTop - reading.clientHeight < 40; // follow it
       readingOf(reading);
-      if (following) panel.scrollTop = panel.scrollHeight;
+      if (following) reading.scrollTop = reading.scrollHeight;
     }
 
     function readingOf(reading) {
