@@ -11,6 +11,7 @@ The calls are ``Puppet`` calls the test moves, so nothing waits on a timer.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -939,3 +940,39 @@ async def test_the_page_says_when_the_server_is_gone_and_clears_once_it_is_back(
         finally:
             await browser.close()
             await served.stop()
+
+
+async def test_the_details_of_a_call_no_longer_kept_say_so(tmp_path: Path) -> None:
+    """A finished call is forgotten by the runtime after its retention (ten minutes by
+    default); its details then say so, with what the page still knows (its input, its
+    time), instead of an error."""
+    puppet = Puppet()
+    async with (
+        Runtime([puppet.tool], retention_seconds=1.0) as runtime,
+        Host(runtime, model()) as host,
+        serving(host, runtime, AgentConfig()) as (url, browser),
+    ):
+        page = await browser.new_page()
+        await new_session(page, url)
+        await say(page, "Start the jobs")
+        for label in ("Long", "Data", "Picture"):
+            await shows(page, label, "running")
+        labels = {runtime.status(c).tool_input["label"]: c for c in puppet.calls}
+        data = labels["Data"]
+        puppet.complete(data, "done")
+        await shows(page, "Data", "completed")
+        session_id = page.url.rsplit("/", 1)[1]
+        with anyio.fail_after(20):
+            while data in {call.call_id for call in runtime.list_calls(session_id)}:
+                await settle(runtime)
+        await row(page, "Data").locator(".details-toggle").click()
+        details = row(page, "Data").locator(".details")
+        await expect(details.locator("[data-fact=kept]")).to_contain_text(
+            "no longer kept", timeout=WAIT_MS
+        )
+        await expect(details.locator("[data-fact=input]")).to_contain_text('label: "Data"')
+        await expect(details.locator(".timing")).to_have_text(re.compile(r"^took \d"))
+        await expect(page.locator("#error")).to_be_hidden()
+        for label in ("Long", "Picture"):
+            puppet.complete(labels[label], "done")
+        await settle(runtime)

@@ -211,7 +211,7 @@ const agentos = (() => {
     if (c.status === "pending") {
       return expected ? `waiting to start · expected to take ${about(expected)}` : "waiting to start";
     }
-    if (seconds === null || seconds === undefined) return c.final ? "never ran" : "starting";
+    if (seconds === null || seconds === undefined) return c.final ? "not known any more" : "starting";
     if (c.final) {
       const ended = { completed: "took", failed: "failed after", cancelled: "cancelled after" }[c.status] || "ran for";
       return `${ended} ${duration(seconds)}${expected ? ` (expected ${about(expected)})` : ""}`;
@@ -280,11 +280,20 @@ const agentos = (() => {
       try {
         open.seen = await call("GET", `${api}/calls/${encodeURIComponent(callId)}`);
         open.failed = null;
-      } catch (error) { open.failed = String(error.message || error); }
+      } catch (error) {
+        const c = state.calls[callId];
+        if (error.code === "unknown_call" && c) open.seen = forgotten(c); // ended long ago
+        else open.failed = String(error.message || error);
+      }
       open.looking = false;
       if (state.details.get(callId) !== open) return;
       drawCall(callId);
       if (open.again) { open.again = false; look(callId); }
+    }
+
+    function forgotten(c) { // a call the runtime no longer keeps: what the chat still knows
+      return { tool_input: c.tool_input, status: c.status, progress: [], progress_dropped: 0, result: null,
+               error: c.error, cancel_reason: null, elapsed: null, forgotten: true };
     }
 
     function details(c, open) {
@@ -316,7 +325,10 @@ const agentos = (() => {
             el("span", { class: "after", text: entry.after === null || entry.after === undefined ? "" : `at ${duration(entry.after)}` }),
             el("span", { class: "line", text: report(entry.payload) })))));
       }
-      if (seen.status === "completed") fact("Result", readable(seen.result));
+      if (seen.forgotten) {
+        fact("Kept", el("div", { text: "This call ended a while ago: its progress and result are no longer " +
+                                       "kept. The chat shows what came of it." }));
+      } else if (seen.status === "completed") fact("Result", readable(seen.result));
       if (seen.error && seen.status !== "cancelled") fact("Error", el("div", { class: "error-text", text: seen.error }));
       if (seen.status === "cancelled") fact("Cancelled", el("div", { text: seen.cancel_reason || "cancelled" }));
       if (seen.status === "orphaned" || c.status === "orphaned") {
