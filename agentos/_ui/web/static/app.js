@@ -194,9 +194,9 @@ const agentos = (() => {
     return two(Math.floor(hours / 24), hours % 24, "d", "h");
   }
 
-  function about(seconds) { // an estimate, rounded as one is said: "about 20 s", "about 2 min"
-    let step = seconds < 60 ? 5 : seconds < 600 ? 10 : 60;
-    if (seconds >= 3600) step = 300;
+  function about(seconds) { // an estimate, rounded as one is said: "about 8 s", "about 2 min"
+    const steps = [[10, 1], [60, 5], [600, 10], [3600, 60]];
+    const step = (steps.find(([below]) => seconds < below) || [0, 300])[1];
     const rounded = Math.max(step, Math.round(seconds / step) * step);
     return rounded < 10 ? `about ${rounded} s` : `about ${duration(rounded)}`;
   }
@@ -206,20 +206,26 @@ const agentos = (() => {
     return `${duration(seconds)}${expected}`;
   }
 
-  function timing(c, seconds) { // the details' clock, with what is left of the expected time
+  // The details' clock, as the terminal UI's says it: "running for 12 s · expected 2 min ·
+  // about 1 min 50 s left" (by the call's pace when it reports a percent, else the estimate).
+  function timing(c, seconds, forgotten = false) {
     const expected = c.expected_seconds;
-    if (c.status === "pending") {
-      return expected ? `waiting to start · expected to take ${about(expected)}` : "waiting to start";
+    const parts = [];
+    if (seconds === null || seconds === undefined) {
+      parts.push(forgotten ? "not known: the runtime no longer holds this call" :
+                 c.final ? "never started" : "not started yet");
+    } else parts.push(`${c.final ? "ran" : "running"} for ${duration(seconds)}`);
+    if (expected) parts.push(`expected ${duration(expected)}`);
+    if (!c.final && seconds !== null && seconds !== undefined) parts.push(left(seconds, c.percent, expected));
+    return parts.filter(Boolean).join(" · ");
+  }
+
+  function left(seconds, percent, expected) { // what is left of a running call, if anything says
+    if (typeof percent === "number" && percent > 0 && percent < 100 && seconds > 0) {
+      return `${about(seconds * (100 - percent) / percent)} left at this pace`;
     }
-    if (seconds === null || seconds === undefined) return c.final ? "not known any more" : "starting";
-    if (c.final) {
-      const ended = { completed: "took", failed: "failed after", cancelled: "cancelled after" }[c.status] || "ran for";
-      return `${ended} ${duration(seconds)}${expected ? ` (expected ${about(expected)})` : ""}`;
-    }
-    if (!expected) return `running for ${duration(seconds)}`;
-    const left = expected - seconds;
-    const rest = left >= 1 ? `${about(left)} left` : `taking longer than the expected ${about(expected)}`;
-    return `running for ${duration(seconds)} · ${rest}`;
+    if (!expected) return "";
+    return seconds <= expected ? `${about(expected - seconds)} left` : `${duration(seconds - expected)} past the estimate`;
   }
 
   function sessionPage() {
@@ -308,9 +314,9 @@ const agentos = (() => {
       const fact = (name, ...value) => facts.append(el("dt", { text: name }),
         el("dd", { "data-fact": name.toLowerCase().replace(/ /g, "-") }, ...value));
       fact("Input", Object.keys(input).length ? fields(input) : el("span", { class: "placeholder", text: "no arguments" }));
-      const seconds = c.elapsed ?? seen.elapsed;
+      const seconds = seen.forgotten ? null : c.elapsed ?? seen.elapsed;
       const since = c.final || seconds === null || seconds === undefined ? "" : String(performance.now() / 1000 - seconds);
-      fact("Time", el("span", { class: "timing", "data-since": since, text: timing(c, seconds) }));
+      fact("Time", el("span", { class: "timing", "data-since": since, text: timing(c, seconds, Boolean(seen.forgotten)) }));
       if (!c.final && c.percent !== null && c.percent !== undefined) {
         fact("Progress", el("progress", { max: "100", value: String(c.percent) }),
              el("span", { class: "percent", text: ` ${Math.round(c.percent)}%` }));
