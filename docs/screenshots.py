@@ -157,7 +157,8 @@ async def streaming(browser: Browser, folder: Path) -> None:
 
 
 async def terminal() -> None:
-    """docs/tui.svg: three lookups with progress, one cancelled, the weather answered."""
+    """docs/tui.svg: three lookups with progress, one cancelled, the weather answered, and the
+    details of a lookup still running."""
     async with (
         Runtime(demo_tools.TOOLS) as runtime,
         Host(runtime, demo_tools.scripted_model()) as host,
@@ -176,7 +177,8 @@ async def terminal() -> None:
             app.query_one("#calls").focus()
             await pilot.press("down", "down", "c", "y")
             await asyncio.sleep(1.2)
-            app.query_one("#message", Input).focus()
+            await pilot.press("up", "up", "enter")  # Jane's lookup, still running
+            await asyncio.sleep(1.0)
             app.save_screenshot(str(DOCS / "tui.svg"))
 
 
