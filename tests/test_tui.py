@@ -9,6 +9,7 @@ follow the focus, and a session quit with calls running reopens from the store.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -31,6 +32,7 @@ from agentos import (
     Provider,
     Runtime,
     ScriptedProvider,
+    Session,
     SqliteStore,
     YieldOnTimeout,
     agent_tools,
@@ -692,6 +694,53 @@ async def test_the_raw_json_shows_only_after_r_and_has_no_epoch_time() -> None:
         await pilot.press("r")
         assert '"kind"' not in details(app)
         assert "running for 3.0 s · about 2 s left at this pace" in details(app)
+
+
+async def test_the_details_follow_their_call_when_the_calls_list_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The details of Joe's call stay Joe's when the chat's calls are reordered (say a turn
+    is replaced), say so when Joe's call is no longer shown (not an IndexError in the
+    spinner's timer), and follow it again once it is back."""
+    puppet = Puppet()
+    shown_chat = vars(Session)["chat"].fget
+    change: list[Callable[[list[Any]], list[Any]]] = []
+
+    def changed_chat(session: Session) -> list[Any]:
+        chat = shown_chat(session)
+        return change[-1](chat) if change else chat
+
+    monkeypatch.setattr(Session, "chat", property(changed_chat))
+    async with chatting(puppet) as (app, pilot, runtime):
+        await say(pilot, "check both")
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        jane, joe = puppet.calls
+        await pilot.press("tab", "down", "enter")
+        await until(pilot, runtime, lambda: isinstance(app.screen, Details))
+        assert 'Input\n{"label": "Joe"}' in details(app)
+        change.append(lambda chat: [dataclasses.replace(e, calls=e.calls[::-1]) for e in chat])
+        puppet.progress(jane, {"percent": 40})
+        await until(pilot, runtime, lambda: app.query_one(CallsPane).calls[0].call_id == joe)
+        await until(pilot, runtime, lambda: "40%" in cell(app, jane, 2))
+        assert 'Input\n{"label": "Joe"}' in details(app), "Joe's call, now in row 0"
+        assert "40%" not in details(app), "not Jane's progress"
+        change.append(
+            lambda chat: [
+                dataclasses.replace(e, calls=tuple(c for c in e.calls if c.call_id != joe))
+                for e in chat
+            ]
+        )
+        puppet.progress(joe, {"percent": 70})
+        await until(pilot, runtime, lambda: len(app.query_one(CallsPane).calls) == 1)
+        assert app.query_one(CallsPane).row_count == 1, "its row goes too"
+        await until(pilot, runtime, lambda: "no longer shown in the chat" in details(app))
+        assert 'Input\n{"label": "Joe"}' in details(app)
+        assert " 70%" in details(app), "what the runtime holds of it still shows"
+        change.clear()
+        puppet.progress(joe, {"percent": 80})
+        await until(pilot, runtime, lambda: " 80%" in details(app))
+        assert "no longer shown" not in details(app)
+        assert 'Input\n{"label": "Joe"}' in details(app)
 
 
 async def test_the_progress_column_is_wider_on_a_wider_terminal() -> None:

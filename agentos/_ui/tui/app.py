@@ -37,6 +37,7 @@ from agentos import (
 from agentos._ui.terminal_text import one_line, short_call, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.details import Looked
+from agentos._ui.tui.follow import Followed
 from agentos._ui.tui.screens import Confirm, Details
 from agentos._ui.web.view import call_widget, context_text
 from agentos.board import ChatCall, ChatEntry
@@ -245,8 +246,11 @@ class ChatApp(App[None]):
 
     def _held(self, call: ChatCall) -> CallSnapshot | None:
         """The runtime's snapshot of ``call`` (None: forgotten, or lost in a restart)."""
+        return self._held_id(call.call_id)
+
+    def _held_id(self, call_id: str) -> CallSnapshot | None:
         try:
-            return self.runtime.status(call.call_id)
+            return self.runtime.status(call_id)
         except UnknownCallError:
             return None
 
@@ -305,15 +309,21 @@ class ChatApp(App[None]):
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """``enter`` on a call: its details, kept live (of a call the runtime no longer
         holds, what the chat knows)."""
-        if self._calls.selected is None:
+        call = self._calls.selected
+        if call is None:
             return
-        row = self._calls.cursor_row
-        self.push_screen(Details(lambda: self._look_at(row)))
+        followed = Followed.of(call, self._held(call))
+        self.push_screen(Details(lambda: self._look_at(followed)))
 
-    def _look_at(self, row: int) -> Looked:
-        """Call ``row`` of the calls pane as it is now (by position: see ``CallsPane``)."""
-        call = self._calls.calls[row]
-        snapshot = self._held(call)
+    def _look_at(self, followed: Followed) -> Looked:
+        """The call a details pane follows, as it is now: found in the calls pane by its
+        ids (the rows may have moved), else as last shown, marked no longer in the chat."""
+        found = followed.find(self._calls.calls, self._held_id)
+        if found is None:
+            call = followed.last
+            snapshot = None if followed.runtime_id is None else self._held_id(followed.runtime_id)
+        else:
+            call, snapshot = found
         child = self._child_of(call, snapshot)
         now = self.runtime.clock.wall()
         return Looked(
@@ -322,6 +332,7 @@ class ChatApp(App[None]):
             snapshot=snapshot,
             child_chat=None if child is None else child_chat(child),
             now=now,
+            in_chat=found is not None,
         )
 
     def _refresh_details(self) -> None:

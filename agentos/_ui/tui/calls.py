@@ -125,6 +125,9 @@ class CallsPane(DataTable[Any]):
                 if old != new:
                     self.update_cell(str(row), column, new)
             self._shown[row] = cells
+        while len(self._shown) > len(calls):  # a shorter list (a turn replaced, say)
+            self._shown.pop()
+            self.remove_row(str(len(self._shown)))
         if self._cursor_after_resize is not None and self.row_count:
             self.move_cursor(row=min(self._cursor_after_resize, self.row_count - 1))
             self._cursor_after_resize = None
@@ -132,7 +135,8 @@ class CallsPane(DataTable[Any]):
     @property
     def selected(self) -> ChatCall | None:
         """The call under the cursor (None: no calls yet)."""
-        return self.calls[self.cursor_row] if self.row_count and self.calls else None
+        row = self.cursor_row
+        return self.calls[row] if 0 <= row < min(self.row_count, len(self.calls)) else None
 
 
 def row_cells(

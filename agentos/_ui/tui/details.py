@@ -36,6 +36,7 @@ RAW_CHARS = 100_000
 LOG_LINES = 5
 """The newest log lines shown under the bar."""
 RAW_HINT = "r shows the raw JSON"
+NOT_SHOWN = "this call is no longer shown in the chat: as it was when last shown"
 CONTENT_RESULT = "tool_content"
 """A result carrying content blocks for the model (an MCP tool's image, say)."""
 
@@ -44,13 +45,16 @@ CONTENT_RESULT = "tool_content"
 class Looked:
     """One call at one moment: what the chat knows (``call``), its widget (status, percent,
     expected seconds, note), the runtime's snapshot (None: not held) and, for a sub-agent's
-    call, its child's chat as text. ``now``: the runtime clock's epoch seconds."""
+    call, its child's chat as text. ``now``: the runtime clock's epoch seconds. ``in_chat``:
+    False once the chat no longer shows the call (its list was replaced): ``call`` is then
+    as it was last shown."""
 
     call: ChatCall
     widget: JsonObject
     snapshot: CallSnapshot | None
     child_chat: str | None
     now: float
+    in_chat: bool = True
 
     @property
     def status(self) -> str:
@@ -88,6 +92,8 @@ def head(looked: Looked, theme: Theme) -> Text:
     call_id = looked.snapshot.call_id if looked.snapshot else looked.call.call_id
     shown.append(f"  call {visible(short_id(call_id))}", "dim")
     marks = []
+    if not looked.in_chat:
+        marks.append(NOT_SHOWN)
     if looked.snapshot is not None and looked.snapshot.deferred and not looked.final:
         marks.append("waiting for its continuation token")
     if looked.widget.get("note"):

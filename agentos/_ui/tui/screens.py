@@ -160,7 +160,8 @@ class Details(ModalScreen[None]):
             self.query_one("#details-child", Static).update(Text(child))
 
     def _version(self) -> tuple[object, ...]:
-        """What says the call moved: its id, status, note, snapshot version and child chat."""
+        """What says the call moved: its id, status, note, snapshot version, child chat and
+        whether the chat still shows it."""
         looked = self.looked
         version = None if looked.snapshot is None else looked.snapshot.version
         return (
@@ -169,6 +170,7 @@ class Details(ModalScreen[None]):
             looked.widget.get("note"),
             version,
             looked.child_chat,
+            looked.in_chat,
         )
 
     def _show(self, selector: str, shown: bool) -> None:
