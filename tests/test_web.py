@@ -814,6 +814,35 @@ async def test_take_over_runs_here_a_session_another_process_holds(tmp_path: Pat
             assert [e["text"] for e in chat] == ["hello", "ok", "mine now", "ok"]
 
 
+async def test_a_session_this_server_cannot_run_is_not_taken_over_and_says_why(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: Take over of a session whose model function this server cannot import
+    stole the lease, then failed with a bare 500: nobody ran the session. It is now a 409
+    naming the model, and the holder keeps the session and goes on writing it; a message
+    to it once nobody holds it is refused the same way."""
+    async with other_host(tmp_path) as other:
+        config = AgentConfig(model="agentos_not_here:reply")
+        held = await other.create_session(config, session_id="held", provider=model())
+        await said(held, "hello")
+        async with web(tmp_path) as w:
+            taken = await w.client.post("/api/sessions/held/take-over", json={})
+            assert taken.status_code == 409, taken.text
+            error = taken.json()["error"]
+            assert error["code"] == "cannot_run"
+            assert "Nothing was taken over." in error["message"]
+            assert "agentos_not_here" in error["message"], "it names what is missing"
+            assert (await other.holders())["held"] == other.holder, "the holder keeps it"
+            await said(held, "still mine")
+            assert held.errors == []
+            await other.unload("held")
+            posted = await w.client.post("/api/sessions/held/messages", json={"text": "x"})
+            assert posted.status_code == 409, posted.text
+            assert posted.json()["error"]["code"] == "cannot_run"
+            assert "agentos_not_here" in posted.json()["error"]["message"]
+            assert "held" not in await w.host.holders()
+
+
 async def test_looking_at_a_stored_session_takes_no_lease(tmp_path: Path) -> None:
     """Reading a stored session's page, its stream and a call resumes nothing: another
     process can resume it meanwhile, without stealing."""

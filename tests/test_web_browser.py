@@ -736,10 +736,11 @@ async def test_the_pages_work_on_a_phone_with_no_sideways_scroll(
 
 
 @contextmanager
-def another_process_holding(database: Path) -> Iterator[str]:
+def another_process_holding(database: Path, model: str | None = None) -> Iterator[str]:
     """A process (tests/_web_holder.py) that holds session ``held`` in ``database``, until
-    the block ends: its holder name."""
+    the block ends: its holder name. ``model``: the ``model`` its agent names."""
     command = [sys.executable, "-m", "tests._web_holder", str(database)]
+    command += [] if model is None else [model]
     root = Path(__file__).parent.parent
     pipe = subprocess.PIPE
     with subprocess.Popen(command, cwd=root, stdin=pipe, stdout=pipe, text=True) as process:
@@ -787,6 +788,29 @@ async def test_a_session_another_process_holds_says_who_and_takes_over(tmp_path:
             texts = await page.locator(".entry .text").all_inner_texts()
             assert texts == ["hello", "ok", "Thanks, mine now", "Noted."]
             await settle(s.runtime)
+
+
+async def test_a_take_over_this_server_cannot_run_says_why_and_takes_nothing(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: Take over of a session whose model function this server cannot import
+    answered a bare 500 after taking the session from its holder, so nobody ran it. The
+    page now says why it cannot, and the other process still holds the session."""
+    with another_process_holding(tmp_path / "agentos.db", "agentos_not_here:reply") as holder:
+        async with served(tmp_path) as s:
+            page = await s.browser.new_page()
+            await page.goto(f"{s.url}/sessions/held")
+            said = page.locator("#read-only")
+            await expect(said).to_contain_text(holder, timeout=WAIT_MS)
+            await page.click("#take-over")
+            await page.click("#take-over-yes")
+            error = page.locator("#error")
+            await expect(error).to_contain_text("cannot run session 'held'", timeout=WAIT_MS)
+            await expect(error).to_contain_text("Nothing was taken over.")
+            await expect(error).to_contain_text("agentos_not_here")
+            assert (await s.host.holders())["held"] == holder, "the other process keeps it"
+            await expect(said).to_contain_text(f"Another process runs this session: {holder}.")
+            await expect(page.locator("#message")).to_be_disabled()
 
 
 async def test_the_list_says_it_is_loading_then_how_to_start_a_session(tmp_path: Path) -> None:

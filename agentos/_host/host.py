@@ -290,6 +290,12 @@ class Host(anyio.AsyncContextManagerMixin):
             if not loaded.ended:
                 return loaded  # live here already: resuming again changes nothing
             await self.unload(session_id)  # ended: resumed from what the store holds
+        # What the session needs is found before its lease is taken: a model or tool this
+        # process cannot have leaves the process holding it undisturbed.
+        ahead = await self.store.load_session(session_id)
+        if ahead is None:
+            raise UnknownSessionError(session_id)
+        prepared = self._prepare(config or AgentConfig.model_validate(ahead.config), provider)
         version = await self._leases.acquire(session_id, steal=steal)
         if version is None:
             raise UnknownSessionError(session_id)
@@ -297,10 +303,9 @@ class Host(anyio.AsyncContextManagerMixin):
             stored = await self.store.load_session(session_id)
             if stored is None:
                 raise UnknownSessionError(session_id)
-            config = config or AgentConfig.model_validate(stored.config)
-            self._children.register(config)
-            access = ToolAccess(config, self.runtime)
-            model = self._provider_for(config, provider)
+            if config is None and stored.config != ahead.config:  # changed meanwhile
+                prepared = self._prepare(AgentConfig.model_validate(stored.config), provider)
+            config, access, model = prepared
             mirrored = await self.store.mirrored_calls(session_id=session_id)
         except BaseException:
             await self._leases.release(session_id)
@@ -336,6 +341,14 @@ class Host(anyio.AsyncContextManagerMixin):
             self.runtime.complete(call_id, token.result, error=error)
         self._restored[session_id] = restored
         return session
+
+    def _prepare(
+        self, config: AgentConfig, provider: Provider | None
+    ) -> tuple[AgentConfig, ToolAccess, Provider]:
+        """What a session of ``config`` runs with here: its tools and its model;
+        ``UsageError`` if this process lacks one."""
+        self._children.register(config)
+        return config, ToolAccess(config, self.runtime), self._provider_for(config, provider)
 
     async def catch_up(self, session_id: str, nudge: str) -> bool:
         """Let a resumed session's model catch up: once the outcomes that arrived while no

@@ -33,10 +33,18 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from agentos import AgentConfig, CallSnapshot, Host, Runtime, Session, UnknownCallError
+from agentos import (
+    AgentConfig,
+    AgentOSError,
+    CallSnapshot,
+    Host,
+    Runtime,
+    Session,
+    UnknownCallError,
+)
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.limits import MAX_BODY, STALL_SECONDS
-from agentos._ui.web.pages import Pages, WebError
+from agentos._ui.web.pages import Pages, WebError, answer_for
 from agentos._ui.web.stream import Streams, event_id
 from agentos._ui.web.view import peek, stored_peek
 from components import JsonObject
@@ -84,9 +92,12 @@ def make_app(
         async def endpoint(request: Request) -> Response:
             try:
                 return await handler(request)
-            except WebError as error:
-                body = {"error": {"code": error.code, "message": error.message}}
-                return JSONResponse(body, status_code=error.status)
+            except AgentOSError as raised:
+                error = answer_for(raised)
+            except WebError as refused:
+                error = refused
+            body = {"error": {"code": error.code, "message": error.message}}
+            return JSONResponse(body, status_code=error.status)
 
         return endpoint
 

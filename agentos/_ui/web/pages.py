@@ -14,7 +14,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentos import Host, Runtime, Session, SessionInUseError, SessionStatus, UnknownSessionError
+from agentos import (
+    AgentOSError,
+    Host,
+    Runtime,
+    Session,
+    SessionConflictError,
+    SessionInUseError,
+    SessionStatus,
+    StoreError,
+    UnknownSessionError,
+    UsageError,
+)
 from agentos._ui.stored.calls import session_status
 from agentos._ui.stored.live import LiveCall, live_calls
 from agentos._ui.web.feed import PageFeed
@@ -29,6 +40,24 @@ class WebError(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
+
+
+def answer_for(error: AgentOSError) -> WebError:
+    """The API's answer to an error agentos raised for a request: its message, with a
+    status that says whose the problem is (a lookup: 404; what this server or the
+    session's state refuses: 409; the store: 503)."""
+    message = str(error) or type(error).__name__
+    if isinstance(error, LookupError):
+        return WebError(404, "not_found", message)
+    if isinstance(error, SessionInUseError):
+        return WebError(409, "session_in_use", f"{error.in_use}: wait for it to let go")
+    if isinstance(error, SessionConflictError):
+        return WebError(409, "session_conflict", message)
+    if isinstance(error, UsageError):
+        return WebError(409, "cannot_run", message)
+    if isinstance(error, StoreError):
+        return WebError(503, "store_error", message)
+    return WebError(500, "failed", message)
 
 
 class Watch:
@@ -189,6 +218,9 @@ class Pages:
             await self.host.resume(session_id, steal=True)
         except UnknownSessionError:
             raise WebError(404, "unknown_session", f"no session {session_id!r}") from None
+        except UsageError as error:  # found before the lease is taken: the holder keeps it
+            message = f"this server cannot run session {session_id!r}: {error}"
+            raise WebError(409, "cannot_run", f"{message}. Nothing was taken over.") from None
         return await self.watch(session_id)
 
     async def listing(self) -> list[JsonObject]:
