@@ -9,7 +9,8 @@ A test that takes it talks to a model recorded once and replayed after::
 The cassette is ``cassettes/<test module>/<test name>.json`` beside the test module. What
 goes wrong with a cassette fails the test itself, in a few lines naming the file: a
 request it does not hold (with the diff), an interaction never played, a cassette missing
-or unreadable.
+or unreadable. A cassette of the old name (``test_x_asyncio.json``, anyio's backend in it)
+still replays, with a warning saying to rename it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, cast
 
 import pytest
 
+from agentos._model.cassette import recording_wanted
 from agentos.testing import CassetteError, CassetteMiss, RecordedConversation
 
 if TYPE_CHECKING:
@@ -42,9 +44,7 @@ def agentos_cassette(request: pytest.FixtureRequest) -> Iterator[RecordedConvers
     """The test's recorded conversation: its ``provider()`` is the model to use. A replay
     is checked as the test's outcome is reported; after the test a recording is written
     if the test passed."""
-    module = Path(str(request.node.path))
-    path = module.parent / "cassettes" / module.stem / f"{_cassette_name(request.node)}.json"
-    conversation = RecordedConversation(path)
+    conversation = RecordedConversation(_cassette_path(request.node))
     request.node.stash[_CONVERSATION] = conversation
     yield conversation
     if conversation.recording:
@@ -54,6 +54,27 @@ def agentos_cassette(request: pytest.FixtureRequest) -> Iterator[RecordedConvers
     late = _replay_problem(conversation)
     if late is not None and late != request.node.stash.get(_SEEN, None):
         pytest.fail(f"CassetteMiss: {late}", pytrace=False)
+
+
+def _cassette_path(item: pytest.Item) -> Path:
+    """Where the test's cassette is: ``cassettes/<module>/<test name>.json``, or the file
+    of its old name (anyio's backend in it, ``test_x_asyncio.json``) when only that exists,
+    so a cassette recorded before the rename still replays instead of failing in CI or
+    being recorded again; a warning says how to rename it. ``AGENTOS_RECORD=1`` records
+    under the new name."""
+    folder = Path(str(item.path))
+    folder = folder.parent / "cassettes" / folder.stem
+    path = folder / f"{_cassette_name(item)}.json"
+    old = folder / f"{_file_name(item.name)}.json"
+    if path.exists() or old == path or not old.exists() or recording_wanted():
+        return path
+    item.warn(
+        UserWarning(
+            f"the cassette {old} has its old name (anyio's backend is no longer part of it): "
+            f"rename it to {path.name}"
+        )
+    )
+    return old
 
 
 def _cassette_name(item: pytest.Item) -> str:
@@ -68,6 +89,11 @@ def _cassette_name(item: pytest.Item) -> str:
         if isinstance(backend, str) and backend in ids:
             ids.remove(backend)
         name = getattr(item, "originalname", name) + (f"[{'-'.join(ids)}]" if ids else "")
+    return _file_name(name)
+
+
+def _file_name(name: str) -> str:
+    """A test's name with what a file name cannot hold made ``_``."""
     return re.sub(r"[^\w.-]+", "_", name).strip("_")
 
 

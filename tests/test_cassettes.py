@@ -134,6 +134,43 @@ def test_recorded_once_then_replayed_offline_and_no_secret_is_kept(
     assert len(stand_in.requests) == 2, "replay asks nothing of the network"
 
 
+ONE_BACKEND = """
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+"""
+BACKEND_IN_NAME = """
+@pytest.fixture(params=["asyncio"])
+def anyio_backend(request):
+    return request.param
+"""
+
+
+@pytest.mark.parametrize("ci", ["true", ""])
+def test_a_cassette_of_the_old_name_still_replays_and_a_warning_says_to_rename_it(
+    recorded: Path, stand_in: MessagesStandIn, ci: str
+) -> None:
+    """A test run on anyio's backend (``test_weather[asyncio]``) recorded before the
+    backend left the name kept ``test_weather_asyncio.json``: it replays, in CI and outside
+    it with a key at hand (not recorded again against the real API), and one warning says
+    how to rename it."""
+    assert ONE_BACKEND in USER_TEST
+    (recorded / "test_user.py").write_text(USER_TEST.replace(ONE_BACKEND, BACKEND_IN_NAME))
+    folder = recorded / "cassettes" / "test_user"
+    (folder / "test_weather.json").rename(folder / "test_weather_asyncio.json")
+    replayed = pytest_run(recorded, STAND_IN=closed_port(), CI=ci, KEY="sk-ant-api03-real-key")
+    out = replayed.stdout
+    assert replayed.returncode == 0, out + replayed.stderr
+    assert "1 passed, 1 warning" in out.splitlines()[-1], out
+    said = (
+        f"UserWarning: the cassette {folder / 'test_weather_asyncio.json'} has its old name "
+        "(anyio's backend is no longer part of it): rename it to test_weather.json"
+    )
+    assert out.count(said) == 1, out
+    assert len(stand_in.requests) == 2, "nothing asked of a model"
+    assert sorted(p.name for p in folder.iterdir()) == ["test_weather_asyncio.json"]
+
+
 @pytest.mark.parametrize("ci", ["true", ""])
 def test_a_request_the_cassette_lacks_fails_the_test_once_with_a_diff(
     recorded: Path, ci: str
