@@ -688,6 +688,8 @@ async def test_the_raw_json_shows_only_after_r_and_has_no_epoch_time() -> None:
         assert f'"call_id": "{call_id}"' in shown and '"tool_input": {' in shown
         assert '"kind": "partial"' in shown and '"percent": 60' in shown
         assert '"after": 3.0' in shown and '"at"' not in shown
+        entry = '"seq": 2,\n      "after": 3.0,\n      "kind": "partial",\n      "payload": {'
+        assert entry in shown, "each entry as the page's peek gives it, less its epoch time"
         assert str(EPOCH)[:6] not in shown, "no epoch time"
         descriptions = {b.binding.description for b in app.active_bindings.values()}
         assert "Readable" in descriptions and "Raw JSON" not in descriptions

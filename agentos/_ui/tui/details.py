@@ -126,11 +126,10 @@ def progress_text(looked: Looked) -> Text:
         shown.append(visible(compact(latest)))
     lines = [
         entry
-        for entry in snapshot.progress
-        if entry.kind in (ProgressKind.LOG, ProgressKind.OUTPUT) and entry.payload is not None
+        for entry in reports(peek(snapshot))
+        if entry["kind"] in (ProgressKind.LOG, ProgressKind.OUTPUT) and entry["payload"] is not None
     ]
-    start = snapshot.started_at if snapshot.started_at is not None else snapshot.submitted_at
-    whens = [human_seconds(max(0.0, entry.at - start)) for entry in lines[-LOG_LINES:]]
+    whens = [human_seconds(seconds_after(entry)) for entry in lines[-LOG_LINES:]]
     width = max(map(len, whens), default=0)
     earlier = []
     if len(lines) > len(whens):
@@ -143,7 +142,7 @@ def progress_text(looked: Looked) -> Text:
         if shown:
             shown.append("\n")
         shown.append(f"{when:>{width}}  ", "dim")
-        shown.append(visible(str(entry.payload)))
+        shown.append(visible(str(entry["payload"])))
     return shown
 
 
@@ -248,22 +247,29 @@ def raw(looked: Looked) -> str:
         data: JsonObject = chat_widget(looked.call)
     else:
         data = peek(snapshot)
-        start = snapshot.started_at if snapshot.started_at is not None else snapshot.submitted_at
-        data["progress"] = [
-            {
-                **{name: value for name, value in entry.items() if name != "at"},
-                "after": round(max(0.0, at - start), 1),
-            }
-            if isinstance(at := entry.get("at"), int | float)
-            else entry
-            for entry in _objects(data["progress"])
-        ]
+        data["progress"] = list(reports(data))
     if looked.child_chat is not None:
         data["child_chat"] = looked.child_chat
     text = visible(json.dumps(data, indent=2, ensure_ascii=False, default=str))
     if len(text) <= RAW_CHARS:
         return text
     return f"{text[:RAW_CHARS]}\n… {len(text) - RAW_CHARS:,} more characters not shown"
+
+
+def reports(peeked: JsonObject) -> Sequence[JsonObject]:
+    """A call's progress entries as the page's ``peek`` gave them, each with its
+    ``after`` (seconds since the call started: one definition for every front end) and
+    without its epoch time ``at``."""
+    return [
+        {name: value for name, value in entry.items() if name != "at"}
+        for entry in _objects(peeked["progress"])
+    ]
+
+
+def seconds_after(entry: JsonObject) -> float:
+    """An entry's ``after`` (0 when not said: the call had not started)."""
+    after = entry.get("after")
+    return float(after) if isinstance(after, int | float) else 0.0
 
 
 def pretty(value: Json) -> Text:
