@@ -11,6 +11,7 @@ The calls are ``Puppet`` calls the test moves, so nothing waits on a timer.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -620,6 +621,43 @@ async def test_a_calls_details_open_beside_it_in_words_and_stay_live(tmp_path: P
         await expect(details.locator(".timing")).to_contain_text("ran for")
         await long.locator(".details-toggle").click()
         await expect(long.locator(".details")).to_have_count(0)
+        await settle(s.runtime)
+
+
+def seconds_in(words: str) -> float:
+    """The seconds a time in words says: "0.4 s", "40 s", "1 min 40 s"."""
+    units = {"s": 1, "min": 60, "h": 3600, "d": 86400}
+    parts = words.split()
+    return sum(float(n) * units[unit] for n, unit in zip(parts[::2], parts[1::2], strict=True))
+
+
+async def test_a_running_calls_clock_does_not_go_back_when_its_details_open(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: a running call's clock counted from the server's last event about it at
+    every redraw, so opening its details 40 s after that event showed its time back at
+    that event's. The page's clock is Playwright's: 40 s pass in the page in an instant,
+    with no event about the call."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await page.clock.install()
+        await new_session(page, s.url)
+        await say(page, "Start the jobs")
+        for label in ("Long", "Data", "Picture"):
+            await shows(page, label, "running")
+        data = row(page, "Data")
+        clock = data.locator(".elapsed")
+        await page.clock.fast_forward("00:40")
+        await expect(clock).to_have_text(re.compile(r"^[4-9]\d s$"), timeout=WAIT_MS)
+        before = seconds_in(await clock.inner_text())
+        await data.locator(".details-toggle").click()
+        timing = data.locator(".details .timing")
+        await expect(timing).to_contain_text("running for", timeout=WAIT_MS)
+        assert seconds_in(await clock.inner_text()) >= before, "the row's clock went back"
+        shown = re.match(r"running for ([^·]+)", await timing.inner_text())
+        assert shown is not None and seconds_in(shown[1]) >= before, "the details' too"
+        for call_id in s.puppet.calls:
+            s.puppet.complete(call_id, "done")
         await settle(s.runtime)
 
 

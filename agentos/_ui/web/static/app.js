@@ -254,8 +254,10 @@ const agentos = (() => {
       // the newest log line sits beside the bar: it never replaces the percent
       if (!c.final && c.log !== null && c.log !== undefined) row.append(el("span", { class: "log", text: c.log }));
       if (c.elapsed !== null && c.elapsed !== undefined) {
-        const since = c.final ? null : String(performance.now() / 1000 - c.elapsed);
-        row.append(el("span", { class: "elapsed", "data-since": since || "", text: elapsed(c, c.elapsed) }));
+        const ticking = !c.final && c._since !== undefined;
+        const seconds = ticking ? performance.now() / 1000 - c._since : c.elapsed;
+        row.append(el("span", { class: "elapsed", "data-since": ticking ? String(c._since) : "",
+                                text: elapsed(c, seconds) }));
       }
       if (c.error) row.append(el("span", { class: "latest", text: c.error }));
       if (c.note) row.append(el("span", { class: "note", text: c.note }));
@@ -269,6 +271,13 @@ const agentos = (() => {
       if (c.child) row.append(childChat(c));
       if (shown) row.append(details(c, state.details.get(c.call_id)));
       return row;
+    }
+
+    // A running call's clock starts when its data arrives (its elapsed is as of the server's
+    // last event about it): every redraw reads that start, so the time never goes back.
+    function anchored(c) {
+      if (!c.final && c.elapsed !== null && c.elapsed !== undefined) c._since = performance.now() / 1000 - c.elapsed;
+      return c;
     }
 
     // A call's details open under its row and stay live: each change of the call looks again.
@@ -286,6 +295,8 @@ const agentos = (() => {
       try {
         open.seen = await call("GET", `${api}/calls/${encodeURIComponent(callId)}`);
         open.failed = null;
+        const at = open.seen.elapsed; // the call's start, when the chat's widget has none
+        open.since = at === null || at === undefined ? undefined : performance.now() / 1000 - at;
       } catch (error) {
         const c = state.calls[callId];
         if (error.code === "unknown_call" && c) open.seen = forgotten(c); // ended long ago
@@ -314,9 +325,11 @@ const agentos = (() => {
       const fact = (name, ...value) => facts.append(el("dt", { text: name }),
         el("dd", { "data-fact": name.toLowerCase().replace(/ /g, "-") }, ...value));
       fact("Input", Object.keys(input).length ? fields(input) : el("span", { class: "placeholder", text: "no arguments" }));
-      const seconds = seen.forgotten ? null : c.elapsed ?? seen.elapsed;
-      const since = c.final || seconds === null || seconds === undefined ? "" : String(performance.now() / 1000 - seconds);
-      fact("Time", el("span", { class: "timing", "data-since": since, text: timing(c, seconds, Boolean(seen.forgotten)) }));
+      const since = seen.forgotten || c.final ? undefined : c._since ?? open.since;
+      const seconds = seen.forgotten ? null :
+        since !== undefined ? performance.now() / 1000 - since : c.elapsed ?? seen.elapsed;
+      fact("Time", el("span", { class: "timing", "data-since": since === undefined ? "" : String(since),
+                                text: timing(c, seconds, Boolean(seen.forgotten)) }));
       if (!c.final && c.percent !== null && c.percent !== undefined) {
         fact("Progress", el("progress", { max: "100", value: String(c.percent) }),
              el("span", { class: "percent", text: ` ${Math.round(c.percent)}%` }));
@@ -606,6 +619,7 @@ const agentos = (() => {
     const handlers = {
       snapshot(data) {
         Object.assign(state, data, { loaded: true });
+        Object.values(state.calls).forEach(anchored);
         drawAccess(); drawChat(); drawRest(); drawReading();
       },
       title(data) { state.title = data.title; drawTitle(); },
@@ -621,7 +635,7 @@ const agentos = (() => {
       streaming(data) { state.streaming = data.streaming; drawStreaming(); },
       chat(data) { state.chat = state.chat.slice(0, data.chat_from).concat(data.chat); drawChat(); },
       call(data) {
-        state.calls[data.call.call_id] = data.call;
+        state.calls[data.call.call_id] = anchored(data.call);
         drawCall(data.call.call_id);
         if (state.details.has(data.call.call_id)) look(data.call.call_id);
       },
