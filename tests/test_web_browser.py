@@ -624,6 +624,49 @@ async def test_a_calls_details_open_beside_it_in_words_and_stay_live(tmp_path: P
         await settle(s.runtime)
 
 
+async def test_the_details_of_an_orphaned_call_say_it_was_lost(tmp_path: Path) -> None:
+    """Issue 47: an orphaned call (running when its process stopped) never ended, yet its
+    details said 'This call ended a while ago' and its time 'never started'. Read from the
+    store and once opened here, they say no process runs it: it was lost, its time is not
+    known."""
+    path = tmp_path / "agentos.db"
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store) as host,
+    ):
+        session = await host.create_session(AgentConfig(), session_id="s")
+        session.post("Start the jobs")
+        with anyio.fail_after(10):
+            while len(puppet.calls) < 3:
+                await settle(runtime)
+        await session.commit()  # the process stops with its three calls running
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await page.goto(f"{s.url}/sessions/s")
+        await expect(page.locator("#read-only")).to_contain_text("No process runs this session")
+        for opening in (False, True):
+            if opening:
+                await page.click("#open")
+                await expect(page.locator("#read-only")).to_be_hidden(timeout=WAIT_MS)
+            await shows(page, "Data", "orphaned")
+            await row(page, "Data").locator(".details-toggle").click()
+            details = row(page, "Data").locator(".details")
+            await expect(details.locator("[data-fact=outcome]")).to_contain_text(
+                "no process runs this call any more", timeout=WAIT_MS
+            )
+            await expect(details.locator(".timing")).to_have_text(
+                "not known: the call was lost when the process running it stopped"
+            )
+            assert "ended a while ago" not in await details.inner_text()
+            await expect(details.locator("[data-fact=kept]")).to_have_count(0)
+            await expect(row(page, "Data").locator(".elapsed")).to_have_count(0)
+            await row(page, "Data").locator(".details-toggle").click()
+        await expect(page.locator("#error")).to_be_hidden()
+        await settle(s.runtime)
+
+
 def seconds_in(words: str) -> float:
     """The seconds a time in words says: "0.4 s", "40 s", "1 min 40 s"."""
     units = {"s": 1, "min": 60, "h": 3600, "d": 86400}

@@ -211,7 +211,8 @@ const agentos = (() => {
   function timing(c, seconds, forgotten = false) {
     const expected = c.expected_seconds;
     const parts = [];
-    if (seconds === null || seconds === undefined) {
+    if (c.status === "orphaned") parts.push("not known: the call was lost when the process running it stopped");
+    else if (seconds === null || seconds === undefined) {
       parts.push(forgotten ? "not known: the runtime no longer holds this call" :
                  c.final ? "never started" : "not started yet");
     } else parts.push(`${c.final ? "ran" : "running"} for ${duration(seconds)}`);
@@ -253,7 +254,7 @@ const agentos = (() => {
       }
       // the newest log line sits beside the bar: it never replaces the percent
       if (!c.final && c.log !== null && c.log !== undefined) row.append(el("span", { class: "log", text: c.log }));
-      if (c.elapsed !== null && c.elapsed !== undefined) {
+      if (c.elapsed !== null && c.elapsed !== undefined && c.status !== "orphaned") { // a lost call's is not known
         const ticking = !c.final && c._since !== undefined;
         const seconds = ticking ? performance.now() / 1000 - c._since : c.elapsed;
         row.append(el("span", { class: "elapsed", "data-since": ticking ? String(c._since) : "",
@@ -344,15 +345,15 @@ const agentos = (() => {
             el("span", { class: "after", text: entry.after === null || entry.after === undefined ? "" : `at ${duration(entry.after)}` }),
             el("span", { class: "line", text: report(entry.payload) })))));
       }
-      if (seen.forgotten) {
+      if (c.status === "orphaned" || seen.status === "orphaned") { // it never ended: it was lost
+        fact("Outcome", el("div", { text: "Not known: no process runs this call any more. It was lost when " +
+                                          "the process running it stopped, so no result will come." }));
+      } else if (seen.forgotten) {
         fact("Kept", el("div", { text: "This call ended a while ago: its progress and result are no longer " +
                                        "kept. The chat shows what came of it." }));
       } else if (seen.status === "completed") fact("Result", readable(seen.result));
       if (seen.error && seen.status !== "cancelled") fact("Error", el("div", { class: "error-text", text: seen.error }));
       if (seen.status === "cancelled") fact("Cancelled", el("div", { text: seen.cancel_reason || "cancelled" }));
-      if (seen.status === "orphaned" || c.status === "orphaned") {
-        fact("Orphaned", el("div", { text: "The chat mentions this call, but no process runs it any more." }));
-      }
       box.append(facts);
       const raw = el("button", { type: "button", class: "raw-toggle quiet", "aria-pressed": String(open.raw),
                                  text: open.raw ? "hide raw JSON" : "raw JSON" });
