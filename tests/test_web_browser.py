@@ -894,6 +894,50 @@ async def test_a_take_over_this_server_cannot_run_says_why_and_takes_nothing(
             await expect(page.locator("#message")).to_be_disabled()
 
 
+async def test_take_over_says_the_running_calls_it_loses(tmp_path: Path) -> None:
+    """Issue 47: taking a session over reports the calls its holder still runs orphaned
+    here, and the page's question did not say so. The read-only box and the question say
+    how many (a host of its own on the same database holds it, its calls mirrored)."""
+    puppet = Puppet()
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime([puppet.tool]) as runtime,
+        Host(runtime, model(), store=store, call_mirror_period=0.05) as other,
+    ):
+        session = await other.create_session(AgentConfig(), session_id="held")
+        session.post("When can Jane, Jack and Joe meet?")
+        with anyio.fail_after(10):
+            while len(puppet.calls) < 3:
+                await settle(runtime)
+        jane = next(c for c in puppet.calls if runtime.status(c).tool_input["label"] == "Jane")
+        puppet.complete(jane, "free 10-11")
+        async with served(tmp_path) as s:
+            page = await s.browser.new_page()
+            await page.goto(f"{s.url}/sessions/held")
+            await shows(page, "Jane", "completed")
+            await expect(page.locator("#read-only")).to_contain_text(
+                "and its 2 running calls are reported orphaned here", timeout=WAIT_MS
+            )
+            await page.click("#take-over")
+            await expect(page.locator("#taking-over-question")).to_have_text(
+                f"Take this session over from {other.holder}? Its 2 running calls will be "
+                "reported orphaned here: their results are lost."
+            )
+            await page.click("#take-over-no")
+            (jack,) = [c for c in puppet.calls if runtime.status(c).tool_input["label"] == "Jack"]
+            puppet.complete(jack, "free 10-11")
+            await shows(page, "Jack", "completed")
+            await page.click("#take-over")
+            await expect(page.locator("#taking-over-question")).to_have_text(
+                f"Take this session over from {other.holder}? Its running call will be "
+                "reported orphaned here: its result is lost."
+            )
+            assert (await s.host.holders())["held"] == other.holder, "asking takes nothing"
+        (joe,) = [c for c in puppet.calls if runtime.status(c).tool_input["label"] == "Joe"]
+        puppet.complete(joe, "free 10-11")
+        await settle(runtime)
+
+
 async def test_the_list_says_it_is_loading_then_how_to_start_a_session(tmp_path: Path) -> None:
     """Issue 47: before the list arrives it says it is loading; an empty list says how to
     start a session, here or in a terminal."""

@@ -522,16 +522,27 @@ const agentos = (() => {
       else if (holder === null) said.textContent = "No process runs this session: writing to it, or Open, runs it here.";
       else if (!elsewhere) said.textContent = "This session has ended here. Open resumes it from the store.";
       else {
+        const lost = runningThere();
         said.replaceChildren("Another process runs this session: ", el("strong", { class: "holder-name", text: holder }),
           ". ", el("span", { id: "changed", text: changedText() }),
-          " You can read along; to write here, wait until it lets go, or take it over (it then stops writing to this session).");
+          " You can read along; to write here, wait until it lets go, or take it over (it then stops writing to " +
+          `this session${lost ? `, and ${lost} ${lost === "its running call" ? "is" : "are"} reported orphaned here` : ""}).`);
       }
       if (!elsewhere) state.takingOver = false;
       document.getElementById("open").hidden = elsewhere;
       document.getElementById("open").disabled = elsewhere;
       document.getElementById("take-over").hidden = !elsewhere || state.takingOver;
       document.getElementById("taking-over").hidden = !(elsewhere && state.takingOver);
-      document.getElementById("taking-over-question").textContent = `Take this session over from ${holder}?`;
+      const lost = runningThere();
+      document.getElementById("taking-over-question").textContent = `Take this session over from ${holder}?` +
+        (lost ? ` ${lost[0].toUpperCase()}${lost.slice(1)} will be reported orphaned here: ` +
+                `${lost === "its running call" ? "its result is" : "their results are"} lost.` : "");
+    }
+
+    function runningThere() { // the calls a take-over loses ("its 2 running calls"; "" if none)
+      const count = Object.values(state.calls)
+        .filter((c) => !c.final && !String(c.note || "").startsWith("deferred")).length; // a token still completes those
+      return count === 0 ? "" : count === 1 ? "its running call" : `its ${count} running calls`;
     }
 
     function changedText() { // when the session last changed, in words
@@ -638,6 +649,7 @@ const agentos = (() => {
       call(data) {
         state.calls[data.call.call_id] = anchored(data.call);
         drawCall(data.call.call_id);
+        if (!state.access.open) drawAccess(); // what a take-over would lose
         if (state.details.has(data.call.call_id)) look(data.call.call_id);
       },
     };
