@@ -166,7 +166,7 @@ async def test_a_log_line_sits_beside_the_percent_and_never_replaces_it() -> Non
         puppet.log(jane, "fetched page 4")
         await until(pilot, runtime, lambda: "· fetched" in cell(app, jane, 4))
         assert cell(app, jane, 2) == "██░░░ 40%"
-        assert cell(app, jane, 4) == "running · fetched pag…", "cut to its 22 columns"
+        assert cell(app, jane, 4) == "running · fetched …", "cut to its 19 columns"
 
 
 async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details() -> None:
@@ -620,6 +620,7 @@ async def test_the_details_show_input_progress_times_and_result_readably_and_liv
         puppet.progress(call_id, {"percent": 40})
         puppet.log(call_id, "fetched page 4")
         await until(pilot, runtime, lambda: "40%" in cell(app, call_id, 2))
+        assert cell(app, call_id, 3) == "12 s"
         await pilot.press("tab", "enter")
         await until(pilot, runtime, lambda: isinstance(app.screen, Details))
         shown = details(app)
@@ -633,6 +634,7 @@ async def test_the_details_show_input_progress_times_and_result_readably_and_liv
         clock.advance(88)
         puppet.progress(call_id, {"percent": 80})
         await until(pilot, runtime, lambda: " 80%" in details(app))
+        assert cell(app, call_id, 3) == "1 min 40 s", "the table says times as the details do"
         assert "running for 1 min 40 s · expected 2 min · about 25 s left at this pace" in details(
             app
         )
@@ -678,6 +680,7 @@ async def test_the_raw_json_shows_only_after_r_and_has_no_epoch_time() -> None:
         clock.advance(3)
         puppet.progress(call_id, {"percent": 60})
         await until(pilot, runtime, lambda: "60%" in cell(app, call_id, 2))
+        assert cell(app, call_id, 3) == "3.0 s", "tenths under ten seconds"
         await pilot.press("tab", "enter")
         await until(pilot, runtime, lambda: isinstance(app.screen, Details))
         assert '"kind"' not in details(app) and '"tool_input"' not in details(app)

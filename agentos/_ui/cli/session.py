@@ -28,6 +28,7 @@ from agentos import AgentConfig, Host, Runtime, Session, UnknownCallError, Unkno
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_unrunnable
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
+from agentos._ui.durations import human_seconds
 from agentos._ui.terminal_text import short_call, visible
 from agentos.stores import CallView, SessionStore, resolve_session_id, short_id
 from components import CallEvent, CallEventKind, Json, JsonObject
@@ -407,7 +408,8 @@ class _LiveDisplay(_Display):
 
 
 def _finished(event: CallEvent) -> Text:
-    """``✓ tool(arguments) 2.1 s``, or ``✗ tool(arguments) failed: why``."""
+    """``✓ tool(arguments) 2.1 s`` (``1 min 40 s``: ``human_seconds``, as every front end
+    says it), or ``✗ tool(arguments) failed: why``."""
     snapshot = event.snapshot
     signature = (
         "call()"
@@ -416,7 +418,7 @@ def _finished(event: CallEvent) -> Text:
     )
     took = ""
     if snapshot is not None and snapshot.started_at is not None and snapshot.completed_at:
-        took = f" {snapshot.completed_at - snapshot.started_at:.1f} s"
+        took = f" {human_seconds(max(0.0, snapshot.completed_at - snapshot.started_at))}"
     if event.kind is CallEventKind.COMPLETED:
         return _line(f"✓ {visible(signature)}{took}")
     why = f": {event.error.message}" if event.error is not None else ""

@@ -1,8 +1,9 @@
 """The terminal UI's calls pane: a row per call of the session, and the keys that act on one.
 
 A row reads: a spinner (a mark once final), the tool and its arguments, a progress bar
-as wide as its column (which grows with the terminal) or the newest payload, elapsed
-seconds, and the status with its error (or, while it runs, its newest log line). A
+as wide as its column (which grows with the terminal) or the newest payload, how long
+it ran (``6.5 s``, ``1 min 40 s``, ``1 h 2 min``: ``human_seconds``, as every front end
+says it), and the status with its error (or, while it runs, its newest log line). A
 redraw writes only the rows in view (and new ones), and of those only the cells that
 changed: 200 running calls cost what the eight rows on screen cost. A row that scrolls
 into view is drawn then (``Scrolled``).
@@ -21,25 +22,27 @@ from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable
 
+from agentos._ui.durations import human_seconds
 from agentos._ui.terminal_text import one_line
 from agentos.board import ChatCall
 from components import JsonObject
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINS_PER_SECOND = 4
-COLUMNS = (" ", 1), ("call", 28), ("progress", 10), ("time", 5), ("outcome", 22)
+COLUMNS = (" ", 1), ("call", 25), ("progress", 10), ("time", 11), ("outcome", 19)
 """Label and width at 80 columns: with the cells' padding and a scrollbar, 78 of them.
-A wider pane gives the call, the progress and the outcome the rest (``column_widths``)."""
+The time fits the longest ``human_seconds`` says below a day (``59 min 59 s``). A wider
+pane gives the call, the progress and the outcome the rest (``column_widths``)."""
 WIDTHS = [width for _, width in COLUMNS]
 
 
 def column_widths(pane: int) -> list[int]:
     """The columns' widths in a pane ``pane`` columns wide: the call, the progress and the
-    outcome share what is beyond 80, 11 parts to 4 to 5 (at 120 columns a 49-character call
+    outcome share what is beyond 80, 3 parts to 1 to 1 (at 120 columns a 49-character call
     is whole and the bar is 13 blocks)."""
     extra = max(0, pane - 80)
     mark, call, progress, time, outcome = WIDTHS
-    more_call, more_progress = extra * 11 // 20, extra * 4 // 20
+    more_call, more_progress = extra * 3 // 5, extra // 5
     return [
         mark,
         call + more_call,
@@ -159,7 +162,7 @@ def row_cells(
     )
     call = f"{widget['tool_name']}({shown})"
     elapsed = widget["elapsed"]
-    seconds = f"{elapsed:.0f} s" if isinstance(elapsed, int | float) else ""
+    seconds = human_seconds(max(0.0, elapsed)) if isinstance(elapsed, int | float) else ""
     outcome = status if widget["error"] is None else f"{status}: {widget['error']}"
     if not widget["final"] and widget.get("log") is not None:  # beside the bar, never for it
         outcome = f"{outcome} · {widget['log']}"
