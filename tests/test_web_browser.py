@@ -1091,6 +1091,30 @@ async def test_the_page_says_when_the_server_is_gone_and_clears_once_it_is_back(
             await served.stop()
 
 
+async def test_a_message_whose_answer_is_lost_is_not_said_to_be_unsent(tmp_path: Path) -> None:
+    """Issue 47: when a POST got no answer the page said 'nothing was changed', but the
+    server may have handled it (only its answer lost), and sending again would say it
+    twice. The page now says the message may or may not have been sent."""
+    async with served(tmp_path) as s:
+        page = await s.browser.new_page()
+        await new_session(page, s.url)
+
+        async def answer_lost(route: Route) -> None:
+            await route.fetch()  # the server takes the message
+            await route.abort()  # and its answer never comes back
+
+        await page.route("**/messages", answer_lost)
+        await say(page, "Meanwhile, what is 2+2?")
+        await expect(page.locator("#error")).to_have_text(
+            "The server did not answer: your message may or may not have been sent. "
+            "Check the chat before sending it again.",
+            timeout=WAIT_MS,
+        )
+        await expect(page.locator("#message")).to_have_value("Meanwhile, what is 2+2?")
+        await expect(page.locator(".entry.agent .text")).to_have_text("4", timeout=WAIT_MS)
+        await settle(s.runtime)
+
+
 async def test_the_details_of_a_call_no_longer_kept_say_so(tmp_path: Path) -> None:
     """A finished call is forgotten by the runtime after its retention (ten minutes by
     default); its details then say so, with what the page still knows (its input, its

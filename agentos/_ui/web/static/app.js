@@ -19,7 +19,7 @@ const agentos = (() => {
     try { response = await fetch(url(path), options); }
     catch (error) { // no answer at all: the server is gone (or the network is)
       lost(true);
-      throw new Unreachable();
+      throw new Unreachable(method);
     }
     lost(false);
     const answer = await response.json().catch(() => ({}));
@@ -31,8 +31,12 @@ const agentos = (() => {
     return answer;
   }
 
-  class Unreachable extends Error {
-    constructor() { super("The server did not answer; nothing was changed. Try again once it is back."); }
+  class Unreachable extends Error { // a POST may have been done all the same: only its answer was lost
+    constructor(method) {
+      super(method === "GET" ? "The server did not answer. Try again once it is back." :
+        "The server did not answer: what you asked may or may not have been done. Look before trying again.");
+      this.method = method;
+    }
   }
 
   function lost(yes) { // the banner that says the server is gone, until it answers again
@@ -711,7 +715,11 @@ const agentos = (() => {
       input.value = "";
       const body = state.replyTo === null ? { text } : { text, reply_to: state.replyTo };
       try { await call("POST", `${api}/messages`, body); replyTo(null); }
-      catch (error) { input.value = text; showError(error); }
+      catch (error) {
+        input.value = text;
+        showError(error instanceof Unreachable ? "The server did not answer: your message may or may not " +
+          "have been sent. Check the chat before sending it again." : error);
+      }
     });
   }
 
