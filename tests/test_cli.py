@@ -12,13 +12,10 @@ import re
 from pathlib import Path
 
 import anyio
-import pytest
 
-from agentos import AgentConfig, ManualClock, Runtime, SqliteStore
-from agentos._ui.cli.session import progress
+from agentos import AgentConfig, SqliteStore
 from agentos.board import Board
 from agentos.stores import StoredSession
-from agentos.testing import Puppet, settle
 from tests._cli import agentos, any_env, env, on_a_terminal, quick_agent, side_by_side
 from tests._postgres import Cluster
 
@@ -210,29 +207,6 @@ def test_on_a_terminal_progress_is_a_live_display(env: dict[str, str], quick_age
     finished = re.search(r"✓ fetch_calendar\(Jane, 0\.5\) (\d+(?:\.\d)?) s\r?\n", screen)
     assert finished is not None, screen  # issue 30: one line that stays, per finished call
     assert float(finished[1]) >= 0.5
-
-
-def test_a_finished_calls_line_says_its_time_as_every_front_end_does(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """``agentos run``'s line for a finished call says ``1 min 40 s`` (``human_seconds``, as
-    the terminal UI and the page say it), not ``100.0 s``."""
-
-    async def run_one() -> None:
-        clock, puppet = ManualClock(), Puppet()
-        async with (
-            Runtime([puppet.tool], clock=clock) as runtime,
-            progress(runtime, "S", live=True),
-        ):
-            call_id = runtime.submit("puppet", {"label": "Jane"}, session_id="S")
-            await settle(runtime)
-            clock.advance(100)
-            puppet.complete(call_id, "done")
-            await runtime.wait(call_id)
-            await settle(runtime)
-
-    anyio.run(run_one)
-    assert re.search(r"✓ puppet\(Jane\) 1 min 40 s\n", capsys.readouterr().err)
 
 
 def test_show_draws_a_board_session_and_gives_its_board_as_json(
