@@ -167,7 +167,7 @@ async def terminal() -> None:
         app = ChatApp(session, runtime, theme="dark")
         async with app.run_test(size=(80, 24)) as pilot:
             for words, pause in [
-                ("When can Jane, Jack and Joe meet? calendar 8s", 2.0),
+                ("When can Jane, Jack and Joe meet? calendar 20s", 2.0),
                 ("What's the weather in Oslo?", 1.5),
             ]:
                 app.query_one("#message", Input).value = words
