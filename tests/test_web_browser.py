@@ -1116,6 +1116,38 @@ async def test_a_message_whose_answer_is_lost_is_not_said_to_be_unsent(tmp_path:
         await settle(s.runtime)
 
 
+async def test_a_stream_refused_while_the_page_answers_is_retried_after_a_pause(
+    tmp_path: Path,
+) -> None:
+    """Issue 47: when the event stream failed with an HTTP error while the session's page
+    answered, the page connected again at once, in a tight loop. It waits its retry time
+    (2 s) first. The page notes when it opens each stream (``performance.now()``)."""
+    async with served(tmp_path) as s:
+        session = await s.host.create_session(AgentConfig())
+        page = await s.browser.new_page()
+        await page.add_init_script(
+            "window.opened = []; const Stream = window.EventSource;"
+            "window.EventSource = class extends Stream {"
+            " constructor(...args) { super(...args); window.opened.push(performance.now()); } };"
+        )
+        refused = 0
+
+        async def refused_once(route: Route) -> None:
+            nonlocal refused
+            if refused:
+                await route.continue_()
+            else:
+                refused += 1
+                await route.fulfill(status=503, body="busy")
+
+        await page.route("**/events", refused_once)
+        await page.goto(f"{s.url}/sessions/{session.session_id}")
+        await expect(page.locator("#connection")).to_have_text("live", timeout=WAIT_MS)
+        opened = await page.evaluate("window.opened")
+        assert len(opened) == 2, opened
+        assert opened[1] - opened[0] >= 2000, f"connected again after {opened[1] - opened[0]} ms"
+
+
 async def test_the_details_of_a_call_no_longer_kept_say_so(tmp_path: Path) -> None:
     """A finished call is forgotten by the runtime after its retention (ten minutes by
     default); its details then say so, with what the page still knows (its input, its

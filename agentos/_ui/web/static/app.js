@@ -677,11 +677,12 @@ const agentos = (() => {
       asking = true;
       try {
         await call("GET", api);
-        if (source.readyState === EventSource.CLOSED) connect(); // else it reconnects by itself
       } catch (error) {
-        if (error.code === "unknown_session") { source.close(); missing(); }
-        else if (source.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
+        if (error.code === "unknown_session") { source.close(); missing(); return; }
       } finally { asking = false; }
+      // The browser gave up: connect anew, never at once (a stream that fails while the
+      // page answers would loop); else it reconnects by itself.
+      if (source.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
     }
 
     function missing() { // a link to a session this server does not know
