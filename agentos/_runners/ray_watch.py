@@ -124,18 +124,21 @@ def _tell(future: asyncio.Future[str], message: str) -> None:
 def _init(ray: Any, address: str | None) -> None:
     """``ray.init(address)`` as Ray's own first-call init, with the driver's bound lifted
     (for this driver only: the variable is put back once Ray has read it), and quiet: the
-    workers' output stays in Ray's log files, and Ray's logger says nothing unless the
-    application configures logging (``quiet_logging``), as agentos's own."""
+    workers' output stays in Ray's log files, Ray removes its own stderr handler
+    (``configure_logging=False``), what Ray logs or warns while it starts is held back, and
+    its logger is then the application's (``quiet_logging``). Whatever ``ray.init`` raises
+    is what the caller gets."""
     from ray._raylet import Config  # type: ignore[attr-defined]
 
+    logging.getLogger("ray").setLevel(_UNHEARD)
     before = os.environ.get(RECONNECT_BOUND)
     if before is None:
         os.environ[RECONNECT_BOUND] = _A_YEAR
     try:
         Config.initialize("")  # Ray read its settings at import: read them again
-        # Ray's logger speaks through its own stderr handler until quiet_logging; what it
-        # says while starting ("Started a local Ray instance", warnings) is held back.
-        ray.init(address=address, log_to_driver=False, logging_level=_UNHEARD)
+        with warnings.catch_warnings():  # for this init only, not the whole process after
+            warnings.filterwarnings("ignore", module=r"ray(\.|$)")
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
     finally:
         if before is None:
             os.environ.pop(RECONNECT_BOUND, None)
@@ -148,20 +151,17 @@ _UNHEARD = logging.CRITICAL + 1
 
 def quiet_logging() -> None:
     """Ray's logger as a library's: its own stderr handler (added when ``ray`` is imported)
-    removed, its records passed to the application's logging, at the application's level,
-    and nothing printed if the application set none up (``logging.NullHandler``). Python
-    warnings raised inside Ray are ignored, for they too would print on stderr."""
-    from ray._private.log import PlainRayHandler
-
+    gone, its records passed to the application's logging, at the application's level,
+    and nothing printed if the application set none up (``logging.NullHandler``). Ray's
+    handler is known by its class's module, not by a private import another Ray may lack."""
     logger = logging.getLogger("ray")
     for handler in list(logger.handlers):
-        if isinstance(handler, PlainRayHandler):
+        if type(handler).__module__.partition(".")[0] == "ray":
             logger.removeHandler(handler)
     if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
         logger.addHandler(logging.NullHandler())
     logger.propagate = True
     logger.setLevel(logging.NOTSET)
-    warnings.filterwarnings("ignore", module=r"ray(\.|$)")
 
 
 def _refused(address: str) -> str:
