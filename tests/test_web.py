@@ -28,6 +28,7 @@ from agentos import (
     AgentConfig,
     AnthropicProvider,
     Host,
+    ManualClock,
     Provider,
     Runtime,
     ScriptedProvider,
@@ -148,14 +149,16 @@ async def web(
     lease_period: float = 5.0,
     stall_seconds: float | None = STALL_SECONDS,
     address: str | None = None,
+    clock: ManualClock | None = None,
 ) -> AsyncIterator[Web]:
-    """The page over a host on ``store`` in ``tmp_path`` (or the store at ``address``)."""
+    """The page over a host on ``store`` in ``tmp_path`` (or the store at ``address``);
+    ``clock``: the runtime's."""
     puppet = Puppet()
     listening = listen("127.0.0.1", 0, stall_seconds=stall_seconds)
     opening = store.open(tmp_path / "agentos.db") if address is None else open_store(address)
     async with (
         await opening as opened,
-        Runtime([puppet.tool]) as runtime,
+        Runtime([puppet.tool], clock=clock) as runtime,
         Host(runtime, provider or model(), store=opened, lease_period=lease_period) as host,
     ):
         app = make_app(
@@ -335,6 +338,25 @@ async def test_a_call_runs_shows_progress_is_peeked_and_cancelled(tmp_path: Path
         peeked = (await w.client.get(f"/api/sessions/{session_id}/calls/{call_id}")).json()
         assert (peeked["status"], peeked["cancel_reason"]) == ("cancelled", "stuck")
         assert w.puppet.calls[call_id].cleaned_up, "the cancel reached the work"
+
+
+async def test_a_calls_times_on_the_page_are_told_by_the_runtimes_clock(tmp_path: Path) -> None:
+    """Issue 47: peek's ``elapsed`` read the machine's clock while the call's times come
+    from the runtime's, so with a clock of its own (a test's, say) the page's times were
+    nonsense. Page and peek both say 30 s after 30 s of the runtime's clock."""
+    clock = ManualClock()
+    async with web(tmp_path, clock=clock, store=SqliteStore) as w:
+        session_id = await w.new_session()
+        await w.post(session_id, "start 1")
+        (call_id,) = await w.started(1)
+        clock.advance(30.0)
+        peeked = await w.client.get(f"/api/sessions/{session_id}/calls/{call_id}")
+        assert peeked.status_code == 200, peeked.text
+        assert peeked.json()["elapsed"] == 30.0
+        state = (await w.client.get(f"/api/sessions/{session_id}")).json()["state"]
+        assert state["calls"][call_id]["elapsed"] == 30.0
+        w.puppet.complete(call_id, "done")
+        await w.idle(session_id)
 
 
 async def test_the_page_names_a_call_as_its_snapshot_does(tmp_path: Path) -> None:

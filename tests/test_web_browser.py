@@ -1167,6 +1167,8 @@ async def test_the_details_of_a_call_no_longer_kept_say_so(tmp_path: Path) -> No
             await shows(page, label, "running")
         labels = {runtime.status(c).tool_input["label"]: c for c in puppet.calls}
         data = labels["Data"]
+        took = await row(page, "Long").locator(".elapsed").inner_text()  # by the runtime's clock
+        assert seconds_in(took.split(" of ")[0]) < 600, took
         puppet.complete(data, "done")
         await shows(page, "Data", "completed")
         session_id = page.url.rsplit("/", 1)[1]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import time
 from collections.abc import Awaitable, Callable, Iterable
 from http.cookies import SimpleCookie
 from importlib import resources
@@ -153,11 +152,11 @@ def make_app(
         watch = await pages.watch(request.path_params["session_id"])
         call_id = request.path_params["call_id"]
         if watch.live is not None:
-            return JSONResponse(peek(_call(runtime, watch.live, call_id), time.time()))
+            return JSONResponse(peek(_call(runtime, watch.live, call_id), pages.wall()))
         stored = watch.stored_call(call_id)
         if stored is None:
             raise WebError(404, "unknown_call", f"no call {call_id!r} in this session")
-        return JSONResponse(stored_peek(stored, time.time()))
+        return JSONResponse(stored_peek(stored, pages.wall()))
 
     async def cancel_call(request: Request) -> Response:
         body = await _json_body(request)

@@ -164,15 +164,18 @@ class Watch:
 class Pages:
     """The sessions pages look at, by id (a ``Watch`` each, made on first look)."""
 
-    def __init__(self, host: Host, runtime: Runtime, wall: Callable[[], float] = time.time):
-        self.host, self.runtime, self._wall = host, runtime, wall
+    def __init__(self, host: Host, runtime: Runtime, wall: Callable[[], float] | None = None):
+        """``wall``: now in epoch seconds, for the calls' times [default: the runtime's
+        clock, which stamps them]."""
+        self.host, self.runtime = host, runtime
+        self.wall = wall or runtime.clock.wall
         self._watches: dict[str, Watch] = {}
 
     async def watch(self, session_id: str) -> Watch:
         """The session's watch, looked at again now; 404 when nobody knows the session."""
         watch = self._watches.get(session_id)
         if watch is None:
-            watch = Watch(session_id, self.host, self.runtime, self._wall)
+            watch = Watch(session_id, self.host, self.runtime, self.wall)
         if not await watch.refresh():
             watch.close()
             self._watches.pop(session_id, None)
