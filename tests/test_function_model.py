@@ -279,6 +279,77 @@ async def test_a_config_takes_the_function_itself_and_keeps_its_import_path(
         AgentConfig(model=lambda request: "hi")
 
 
+async def test_a_function_of_the_script_being_run_is_refused_by_a_config_not_by_a_host(
+    clock: ManualClock,
+) -> None:
+    """A function a script defines (``__main__``) has no import path another process (a
+    later ``agentos say``, the web server) could follow: a config refuses it saying what to
+    do, as it refuses a lambda; the script's host takes ``FunctionModel(reply)`` as ever."""
+    script: dict[str, Any] = {"__name__": "__main__"}
+    exec("def reply(request):\n    return 'from the script'\n", script)
+    reply = script["reply"]
+    assert reply.__module__ == "__main__"
+    with pytest.raises(ValidationError) as refused:
+        AgentConfig(model=reply)
+    said = str(refused.value)
+    assert "defined in the script being run (__main__)" in said, said
+    assert "define reply in a module and name it 'module:reply'" in said, said
+    assert "FunctionModel(reply)" in said, said
+    async with Runtime([], clock=clock) as runtime, Host(runtime, FunctionModel(reply)) as host:
+        session = await host.create_session(AgentConfig())
+        session.post("hi")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.replies == ["from the script"]
+
+
+@pytest.fixture
+def twins(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """Two agents' folders, each with its own ``fm_twin.py``; forgotten afterwards."""
+    folders = (tmp_path / "first", tmp_path / "second")
+    for folder in folders:
+        folder.mkdir()
+        (folder / "fm_twin.py").write_text(f"def reply(request):\n    return {folder.name!r}\n")
+    yield folders
+    sys.modules.pop("fm_twin", None)
+    sys.path[:] = [entry for entry in sys.path if entry not in map(str, folders)]
+
+
+def test_two_agents_folders_with_a_module_of_one_name_fail_naming_both_files(
+    twins: tuple[Path, Path],
+) -> None:
+    """The second agent would silently get the first one's module (Python keeps one module
+    of a name): it fails instead, naming both files; the first still gets its own."""
+    first, second = twins
+    assert (
+        FunctionModel.from_path("fm_twin:reply", [first]).function(FunctionRequest(())) == "first"
+    )
+    with pytest.raises(UsageError) as refused:
+        FunctionModel.from_path("fm_twin:reply", [second])
+    said = str(refused.value)
+    assert said.startswith("'fm_twin:reply': this process already imported the module fm_twin"), (
+        said
+    )
+    assert f"from {first / 'fm_twin.py'}, so it cannot import {second / 'fm_twin.py'} too" in said
+    assert "rename one of them" in said
+    assert (
+        FunctionModel.from_path("fm_twin:reply", [first]).function(FunctionRequest(())) == "first"
+    )
+
+
+def test_an_agents_folder_goes_on_sys_path_once_however_often_and_however_spelled(
+    twins: tuple[Path, Path],
+) -> None:
+    """A long-lived server resumes many sessions of one agent file: its folder is put on
+    ``sys.path`` once, whether named ``first``, ``first/.`` or ``second/../first``."""
+    first, second = twins
+    before = len(sys.path)
+    for spelled in [first, first / ".", second / ".." / "first", first] * 3:
+        FunctionModel.from_path("fm_twin:reply", [spelled])
+    assert len(sys.path) == before + 1
+    assert sys.path[0] == str(first)
+
+
 async def test_a_sub_agent_is_answered_by_the_function_its_own_config_names(
     scripts: Path, clock: ManualClock
 ) -> None:

@@ -12,6 +12,7 @@ import difflib
 import importlib
 import inspect
 import json
+import os
 import re
 import sys
 import uuid
@@ -74,10 +75,8 @@ class FunctionModel:
         if not FUNCTION_PATH.match(path):
             raise UsageError(f"{path!r} is not an import path 'module:function'")
         module_name, _, attribute = path.partition(":")
-        folders = [str(folder) for folder in search]
-        for folder in reversed(folders):
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
+        folders = [os.path.abspath(folder) for folder in search]
+        _put_on_sys_path(folders)
         module = _import(path, module_name, folders)
         value: object = module
         for part in attribute.split("."):
@@ -128,6 +127,13 @@ def function_path(function: object) -> str:
             f"or a function, not {_kind(function)}"
         )
     path = f"{module}:{qualname}"
+    if module == "__main__":
+        raise ValueError(
+            f"the function {qualname!r} is defined in the script being run (__main__), which "
+            "a later 'agentos say', a resumed session or the web server cannot import: define "
+            f"{qualname} in a module and name it 'module:{qualname}', or give the host "
+            f"FunctionModel({qualname})"
+        )
     if not FUNCTION_PATH.match(path):
         raise ValueError(
             f"the function {qualname!r} has no import path (it is a lambda, or defined inside "
@@ -137,7 +143,50 @@ def function_path(function: object) -> str:
     return path
 
 
+def _put_on_sys_path(folders: Sequence[str]) -> None:
+    """``folders`` at the front of ``sys.path``, in their order, each only if no entry
+    names it already (however spelled): a long-lived server resuming many sessions of one
+    agent file adds its folder once."""
+    there = {os.path.abspath(entry) for entry in sys.path}
+    for folder in reversed(folders):
+        if folder not in there:
+            sys.path.insert(0, folder)
+            there.add(folder)
+
+
 def _import(path: str, module_name: str, folders: Sequence[str]) -> Any:
+    """The module, imported (or the one this process already imported, which must be the
+    file the agent's folders hold: ``UsageError`` naming both files when it is not)."""
+    module = _import_module(path, module_name, folders)
+    top = module_name.partition(".")[0]
+    beside = _module_file(top, folders)
+    loaded = getattr(sys.modules.get(top), "__file__", None)
+    if beside is not None and loaded is not None and not _same_file(loaded, beside):
+        raise UsageError(
+            f"{path!r}: this process already imported the module {top} from {loaded}, so it "
+            f"cannot import {beside} too (one process holds one module of a name): rename "
+            "one of them"
+        )
+    return module
+
+
+def _module_file(name: str, folders: Sequence[str]) -> Path | None:
+    """The file the first of ``folders`` holding module ``name`` has for it, if any does."""
+    for folder in folders:
+        for candidate in (Path(folder) / f"{name}.py", Path(folder) / name / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _same_file(loaded: str, beside: Path) -> bool:
+    try:
+        return os.path.samefile(loaded, beside)
+    except OSError:
+        return False
+
+
+def _import_module(path: str, module_name: str, folders: Sequence[str]) -> Any:
     try:
         return importlib.import_module(module_name)
     except ModuleNotFoundError as error:
