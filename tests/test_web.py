@@ -657,9 +657,12 @@ async def test_what_a_tool_or_user_wrote_is_data_not_markup(tmp_path: Path) -> N
         assert state["chat"][0]["text"] == evil
         page = (await w.client.get(f"/sessions/{session_id}")).text
         assert evil not in page and "onerror" not in page
-        script = (await w.client.get("/static/app.js")).text
-        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
-            assert sink not in script, sink
+        for name in ("app.js", "words.js", "results.js", "list.js", "session.js"):
+            served = await w.client.get(f"/static/{name}")
+            assert served.status_code == 200, name
+            script = served.text
+            for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+                assert sink not in script, (name, sink)
 
 
 async def test_a_board_sessions_page_shows_its_chat_and_the_board(tmp_path: Path) -> None:
