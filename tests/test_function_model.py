@@ -31,7 +31,9 @@ from agentos import (
     ScriptedProvider,
     SqliteStore,
     SubAgent,
+    ToolFailure,
     UsageError,
+    tool,
 )
 from agentos.testing import (
     FunctionRequest,
@@ -171,6 +173,35 @@ async def test_a_late_outcome_and_an_overdue_call_are_entries_of_their_own(
     )
     assert late.running() == []
     assert session.replies[-1] == "The puppet call is completed: {'bytes': 1024}."
+
+
+async def test_a_call_that_failed_saying_cancelled_is_failed_not_cancelled(
+    clock: ManualClock,
+) -> None:
+    """A tool's own failure whose words begin with 'cancelled' is told the model as failed
+    (the runtime writes 'failed: ...'), so the script reads it as ``failed``."""
+
+    @tool
+    def vendor() -> ToolFailure:
+        """An order the vendor called off."""
+        return ToolFailure("cancelled by the vendor")
+
+    seen: list[FunctionRequest] = []
+
+    def reply(request: FunctionRequest) -> str | ToolCall:
+        seen.append(request)
+        return "ok" if len(seen) > 1 else ToolCall("vendor")
+
+    async with (
+        Runtime([vendor], clock=clock) as runtime,
+        Host(runtime, FunctionModel(reply)) as host,
+    ):
+        session = await host.create_session()
+        session.post("Order it.")
+        with anyio.fail_after(5):
+            await session.wait_settled()
+    (told,) = [entry for entry in seen[-1].messages if isinstance(entry, ToolResult)]
+    assert (told.status, told.error) == (CallStatus.FAILED, "failed: cancelled by the vendor")
 
 
 async def test_an_async_function_and_a_whole_model_response_are_replies(

@@ -4,14 +4,13 @@ A ``ModelRequest`` holds Messages API dicts, in which agentos writes its notes a
 (a placeholder for a call still running, a late outcome, an overdue nudge). A
 ``FunctionRequest`` reads them back as ``Said``, ``ToolCall`` and ``ToolResult`` entries,
 so a script matches on what happened rather than on wording. agentos/_turns/transcript.py
-writes those texts; this module sits below it and reads them with patterns of its own,
-which the tests through real sessions keep in step.
+writes those texts; this module sits below it and reads them with the marks both import
+from agentos/_model/transcript_marks.py.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -19,16 +18,8 @@ from typing import Any, Literal
 
 from agentos._model.messages import Block, blocks_of, content_value
 from agentos._model.provider import ModelRequest
+from agentos._model.transcript_marks import LOST_RESULT, OUTCOME, OVERDUE, PLACEHOLDER_KEY
 from components import CallStatus, Json
-
-_PLACEHOLDER_KEY = "agentos_placeholder"  # agentos.turns.PLACEHOLDER_KEY
-_LOST = "lost in a restart: the call no longer exists"  # a result repaired after a restart
-_OUTCOME = re.compile(
-    r"^\[tool call (?P<id>\S+) \((?P<tool>[^)]*)\) finished: "
-    r"(?P<status>completed|failed|cancelled|orphaned)\] (?P<kind>result|error): (?P<rest>.*)$",
-    re.DOTALL,
-)
-_OVERDUE = re.compile(r"^\[tool call (?P<id>\S+) is overdue: ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +170,7 @@ def _entries(messages: Sequence[Mapping[str, Any]]) -> Iterator[Entry]:
 
 def _said(text: str) -> Entry:
     """A user message's text: a late outcome, an overdue nudge, or what a person wrote."""
-    outcome = _OUTCOME.match(text)
+    outcome = OUTCOME.match(text)
     if outcome is not None:
         status = CallStatus(outcome["status"])
         if outcome["kind"] == "result":
@@ -187,7 +178,7 @@ def _said(text: str) -> Entry:
                 outcome["id"], outcome["tool"], status, content_value(outcome["rest"]), late=True
             )
         return ToolResult(outcome["id"], outcome["tool"], status, error=outcome["rest"], late=True)
-    overdue = _OVERDUE.match(text)
+    overdue = OVERDUE.match(text)
     if overdue is not None:
         return Said("runtime", text, overdue["id"])
     return Said("user", text)
@@ -197,7 +188,7 @@ def _result(block: Block, names: Mapping[str, str]) -> ToolResult:
     call_id = str(block.get("tool_use_id", ""))
     tool = names.get(call_id, "")
     value = content_value(block.get("content"))
-    if isinstance(value, dict) and value.get(_PLACEHOLDER_KEY) is True:
+    if isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True:
         status = CallStatus.PENDING if value.get("status") == "pending" else CallStatus.RUNNING
         token = value.get("continuation_token")
         return ToolResult(
@@ -210,7 +201,7 @@ def _result(block: Block, names: Mapping[str, str]) -> ToolResult:
     if not block.get("is_error"):
         return ToolResult(call_id, tool, CallStatus.COMPLETED, value)
     error = value if isinstance(value, str) else json.dumps(value)
-    if error == _LOST:
+    if error == LOST_RESULT:
         status = CallStatus.ORPHANED
     elif error.startswith(CallStatus.CANCELLED.value):
         status = CallStatus.CANCELLED

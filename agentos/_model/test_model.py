@@ -17,11 +17,11 @@ from typing import Any
 from agentos._model.messages import Block, Message, blocks_of, content_text
 from agentos._model.provider import ModelRequest, ModelResponse, text
 from agentos._model.schema_examples import example_arguments
+from agentos._model.transcript_marks import PLACEHOLDER_KEY
 
 PREFIX = "toolu_test_"
 """The ids of this model's tool uses start so: ``toolu_test_<round>_<n>``."""
 
-_PLACEHOLDER_KEY = "agentos_placeholder"  # agentos.PLACEHOLDER_KEY; _model may not import _turns
 _NOTICE = "[tool call "  # how agentos starts a late outcome or an overdue notice it sends
 _LATE = re.compile(r"^\[tool call (\S+) \((.*?)\) finished: (\w+)\] (.*)$", re.DOTALL)
 # A board request (context_view = "board") draws the conversation as one text: its turn's
@@ -141,7 +141,7 @@ def _placeholder(said: str) -> bool:
         value = json.loads(said)
     except ValueError:
         return False
-    return isinstance(value, dict) and value.get(_PLACEHOLDER_KEY) is True
+    return isinstance(value, dict) and value.get(PLACEHOLDER_KEY) is True
 
 
 def _board_turn(request: ModelRequest) -> tuple[int, str, list[str]] | None:

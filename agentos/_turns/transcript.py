@@ -9,7 +9,6 @@ the CLI and the demo read them back through the functions here.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -21,11 +20,10 @@ from agentos._model.messages import (
     text_block,
     tool_result,
 )
+from agentos._model.transcript_marks import LOST_RESULT as LOST_RESULT
+from agentos._model.transcript_marks import OUTCOME, OVERDUE
+from agentos._model.transcript_marks import PLACEHOLDER_KEY as PLACEHOLDER_KEY
 from components import CallStatus, Json, OverdueNews
-
-PLACEHOLDER_KEY = "agentos_placeholder"
-"""A ``tool_result`` whose JSON content has this key true stands in for a call still running."""
-
 
 # ---------------------------------------------------------------- writers
 
@@ -58,9 +56,6 @@ def placeholder(
 def outcome_text(tool_use_id: str, tool_name: str, status: CallStatus, outcome: str) -> str:
     """``[tool call ID (tool) finished: STATUS] result: ...`` or ``... error: ...``."""
     return f"[tool call {tool_use_id} ({tool_name}) finished: {status.value}] {outcome}"
-
-
-_OVERDUE = re.compile(r"^\[tool call (?P<id>\S+) is overdue: (?:it has run (?P<ran>\d+) s)?")
 
 
 def overdue_text(tool_use_id: str, news: OverdueNews | None = None) -> str:
@@ -106,17 +101,10 @@ def lost_notice(tool_use_id: str, tool_name: str) -> TextBlock:
     )
 
 
-LOST_RESULT = "lost in a restart: the call no longer exists"
 NOT_RUN = "not run: the session stopped"
 
 
 # ---------------------------------------------------------------- readers
-
-_OUTCOME = re.compile(
-    r"^\[tool call (?P<id>\S+) \((?P<tool>[^)]*)\) finished: "
-    r"(?P<status>completed|failed|cancelled|orphaned)\] (?P<kind>result|error): (?P<rest>.*)$",
-    re.DOTALL,
-)
 
 
 class Outcome(NamedTuple):
@@ -131,7 +119,7 @@ class Outcome(NamedTuple):
 
 def read_outcome(text: str) -> Outcome | None:
     """The late outcome ``text`` tells, or None if it is not one."""
-    found = _OUTCOME.match(text)
+    found = OUTCOME.match(text)
     if found is None:
         return None
     value: Json = found["rest"]
@@ -150,7 +138,7 @@ class Overdue(NamedTuple):
 
 def read_overdue(text: str) -> Overdue | None:
     """The overdue nudge ``text`` is, or None if it is not one."""
-    found = _OVERDUE.match(text)
+    found = OVERDUE.match(text)
     if found is None:
         return None
     ran = found["ran"]
