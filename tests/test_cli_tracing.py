@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -178,6 +179,30 @@ def test_ctrl_c_sends_what_was_traced_before_it(
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130, (out, err)
     assert {"invoke_agent quick", "chat claude-sonnet-4-5"} <= receiver.names(), err
+
+
+def test_a_collector_that_is_down_is_one_warning_line_and_holds_nothing_up(
+    env: dict[str, str],
+) -> None:
+    """Nothing listens at the endpoint: the command still ends at once with its answer on
+    stdout; stderr is its usual lines and one warning naming where the traces should have
+    gone, instead of the SDK's retries and failure printed as they happen (and the SDK's
+    10 s export timeout held the exit meanwhile; 30 s here is a generous bound)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        endpoint = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    asked = {**env, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+    process = start(asked, "run", "What's the weather in Paris?")
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert json.loads(out)["status"] == "done", out
+    model, *lines = err.splitlines()
+    assert model.startswith("model: scripted"), err
+    said = [line for line in lines if not line.startswith("{")]
+    (warning,) = said
+    assert warning == f"warning: traces could not be sent to {endpoint}/v1/traces: " + (
+        "Connection refused"
+    ), err
 
 
 def test_the_console_exporter_writes_on_stderr_and_leaves_stdout_to_the_answer(

@@ -6,14 +6,19 @@ OTLP endpoint variables (an endpoint alone means ``otlp``), and only then: witho
 nothing of OpenTelemetry is imported. The library never configures a provider itself; it
 reports to the global one, which this sets. Tracing never stops a command: what keeps it
 from being set up (the extra not installed, an unknown exporter) is one line on stderr,
-and the command runs on untraced.
+and the command runs on untraced. Nor does a collector that is down: the OTLP exporters give
+up after ``EXPORT_TIMEOUT`` unless ``OTEL_EXPORTER_OTLP_TIMEOUT`` (or its ``TRACES`` form)
+says otherwise, so the command ends within seconds, and what the SDK logs about it is one
+``warning:`` line on stderr, once.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib.metadata import entry_points
@@ -30,6 +35,10 @@ SERVICE_NAME = "agentos"
 """``service.name`` unless ``OTEL_SERVICE_NAME`` (or ``OTEL_RESOURCE_ATTRIBUTES``) names one."""
 ENDPOINTS = ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
 GRPC = "opentelemetry-exporter-otlp-proto-grpc"
+TIMEOUTS = ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT")
+EXPORT_TIMEOUT = 2.0
+"""Seconds an OTLP export may take, retries included, when no variable says: the SDK's 10 s
+default held a command's exit that long when the collector was down."""
 
 
 def traced(command: click.Command) -> None:
@@ -54,11 +63,18 @@ def traces_from_environment(
     spans exported) when the block ends. Nothing when they do not ask."""
     names = exporters_asked(environ)
     provider = _provider(names, environ, warn) if names else None
+    said = _SaidOnce(_where(environ), warn)
+    sdk = logging.getLogger("opentelemetry")
+    if provider is not None:
+        sdk.addHandler(said)
     try:
         yield
     finally:
         if provider is not None:
-            provider.shutdown()
+            try:
+                provider.shutdown()
+            finally:
+                sdk.removeHandler(said)
 
 
 def exporters_asked(environ: Mapping[str, str]) -> list[str]:
@@ -141,7 +157,7 @@ def _otlp(environ: Mapping[str, str], warn: Callable[[str], None]) -> SpanExport
         except ImportError:
             warn(f"no OTLP traces: the OTLP exporter is not installed ({INSTALL})")
             return None
-        return OTLPSpanExporter()
+        return OTLPSpanExporter(timeout=_export_timeout(environ))
     if protocol == "grpc":
         try:
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (  # type: ignore[import-not-found, unused-ignore]
@@ -153,10 +169,81 @@ def _otlp(environ: Mapping[str, str], warn: Callable[[str], None]) -> SpanExport
                 f"bring (pip install {GRPC}, or OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)"
             )
             return None
-        grpc_exporter: SpanExporter = GrpcSpanExporter()
+        grpc_exporter: SpanExporter = GrpcSpanExporter(timeout=_export_timeout(environ))
         return grpc_exporter
     warn(f"no OTLP traces: protocol {protocol!r} is not one of http/protobuf or grpc")
     return None
+
+
+def _export_timeout(environ: Mapping[str, str]) -> float | None:
+    """``EXPORT_TIMEOUT``, or None when a variable sets the timeout (the exporter reads it)."""
+    return None if any(environ.get(name, "").strip() for name in TIMEOUTS) else EXPORT_TIMEOUT
+
+
+def _where(environ: Mapping[str, str]) -> str:
+    """Where the OTLP traces go, as the variables say (the SDK's default when none does)."""
+    if traces := environ.get(ENDPOINTS[0], "").strip():
+        return traces
+    return (environ.get(ENDPOINTS[1], "").strip() or "http://localhost:4318").rstrip("/") + (
+        "/v1/traces"
+    )
+
+
+class _SaidOnce(logging.Handler):
+    """What the OpenTelemetry SDK logs (a collector that does not answer: a 'Transient
+    error' per retry, then 'Failed to export'), said as one ``warning:`` line, the first
+    time only, instead of Python's last-resort handler printing each record on stderr,
+    which otherwise carries the command's JSON lines."""
+
+    def __init__(self, where: str, warn: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.where = where
+        self.warn = warn
+        self._said = False
+        self._once = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._once:
+            if self._said:
+                return
+            self._said = True
+        try:
+            self.warn(_what_went_wrong(record, self.where))
+        except Exception:
+            self.handleError(record)
+
+
+def _what_went_wrong(record: logging.LogRecord, where: str) -> str:
+    message = record.getMessage()
+    if "export" not in record.name and "export" not in message.lower():
+        return f"traces: {_brief(message)}"
+    reason = _os_reason(record.args) or _brief(message)
+    return f"traces could not be sent to {where}: {reason}"
+
+
+def _os_reason(found: object, depth: int = 0) -> str | None:
+    """The words of the system error inside what a record logs (``Connection refused``),
+    looking through exceptions' arguments, causes and ``reason``s."""
+    if depth > 8 or found is None:
+        return None
+    if isinstance(found, OSError) and found.strerror:
+        return str(found.strerror)
+    inner: list[object] = []
+    if isinstance(found, tuple | list):
+        inner = list(found)
+    elif isinstance(found, BaseException):
+        inner = [*found.args, getattr(found, "reason", None), found.__cause__, found.__context__]
+    for item in inner:
+        if isinstance(item, BaseException | tuple | list) and (
+            reason := _os_reason(item, depth + 1)
+        ):
+            return reason
+    return None
+
+
+def _brief(text: str, limit: int = 160) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _who_asked(environ: Mapping[str, str]) -> str:
