@@ -298,7 +298,9 @@ def test_show_gives_a_board_stored_with_the_old_names_in_the_new_ones(
     ``arguments``: ``show --json`` gives it as this agentos writes one."""
     agent = tmp_path / "board.toml"
     agent.write_text('name = "board"\ncontext_view = "board"\n')
-    run = agentos(env, "run", "--agent", str(agent), "what is the weather in Oslo?")
+    run = agentos(
+        env, "run", "--agent", str(agent), "what is the weather in Oslo?", "--wait-for-async"
+    )
     assert run.code == 0, run
     with sqlite3.connect(env["AGENTOS_DB"]) as db:
         (stored,) = db.execute("SELECT board FROM sessions").fetchone()
