@@ -6,12 +6,20 @@ Offline (no ``ANTHROPIC_API_KEY``: the scripted model), on a database in
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pty
+import re
+import select
+import struct
 import subprocess
 import sys
+import termios
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -133,3 +141,79 @@ def read_all(descriptor: int, into: bytearray) -> None:
         if not chunk:
             return
         into.extend(chunk)
+
+
+ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
+
+
+@dataclass
+class ChatTerminal:
+    """``agentos chat`` in a real pseudo-terminal: what it drew so far, read on demand."""
+
+    process: subprocess.Popen[bytes]
+    controller: int
+    shown: bytearray
+
+    def _read(self) -> bool:
+        ready, _, _ = select.select([self.controller], [], [], 0.2)
+        if ready:
+            try:
+                self.shown.extend(os.read(self.controller, 65536))
+            except OSError:  # the terminal closed
+                return False
+        return True
+
+    def until(self, pattern: bytes) -> bool:
+        """Whether ``pattern`` shows (escapes left out) within 20 s."""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            still_open = self._read()
+            if re.search(pattern, ESCAPES.sub(b"", bytes(self.shown))):
+                return True
+            if not still_open:
+                return False
+        return False
+
+    def write(self, keys: bytes) -> None:
+        os.write(self.controller, keys)
+
+    def exit_code(self) -> int | None:
+        """The exit code, reading what it draws meanwhile: a terminal nobody reads fills up,
+        and a program drawing to it blocks before it can exit."""
+        deadline = time.monotonic() + 20
+        while self.process.poll() is None and time.monotonic() < deadline:
+            if not self._read():
+                break
+        try:
+            return self.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return None
+
+    @property
+    def tail(self) -> bytes:
+        return bytes(self.shown)[-2000:]
+
+
+@contextmanager
+def chat_in_a_terminal(
+    env: dict[str, str], *args: str, columns: int = 80
+) -> Iterator[ChatTerminal]:
+    """``agentos chat ARGS`` on a pseudo-terminal of ``columns`` x 24, killed if still running."""
+    controller, terminal = pty.openpty()
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    with subprocess.Popen(
+        [sys.executable, "-m", "agentos.cli", "chat", *args],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        env={**env, "TERM": "xterm-256color"},
+        cwd=ROOT,
+        start_new_session=True,
+    ) as process:
+        os.close(terminal)
+        try:
+            yield ChatTerminal(process, controller, bytearray())
+        finally:
+            if process.poll() is None:
+                process.kill()
+            os.close(controller)

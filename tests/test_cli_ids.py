@@ -6,17 +6,9 @@ refused with the candidates listed, and one shorter than that names only an id s
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
-import pty
 import re
-import select
-import struct
 import subprocess
-import sys
-import termios
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,6 +20,7 @@ from tests._cli import (  # noqa: F401  (fixtures)
     ROOT,
     agentos,
     any_env,
+    chat_in_a_terminal,
     env,
     on_a_terminal,
     quick_agent,
@@ -230,41 +223,10 @@ def test_chat_takes_the_start_of_a_session_id(env: dict[str, str]) -> None:  # n
     """'agentos chat SESSION' in a real terminal continues the session a start names."""
     ran = agentos(env, "run", "--session-id", "session-chatty-one", "hello from before")
     assert ran.code == 0, ran
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-    shown = bytearray()
-
-    def until(pattern: bytes) -> bool:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([controller], [], [], 0.2)
-            if ready:
-                try:
-                    shown.extend(os.read(controller, 65536))
-                except OSError:  # the terminal closed
-                    return False
-            if re.search(pattern, ESCAPES.sub(b"", bytes(shown))):
-                return True
-        return False
-
-    with subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "chat", "session-chatty"],
-        stdin=terminal,
-        stdout=terminal,
-        stderr=terminal,
-        env={**env, "TERM": "xterm-256color"},
-        cwd=ROOT,
-        start_new_session=True,
-    ) as process:
-        os.close(terminal)
-        try:
-            assert until(rb"hello from before"), bytes(shown)[-2000:]
-            os.write(controller, b"\x03")  # ctrl+c
-            assert process.wait(timeout=20) == 0
-            assert until(rb"session session-chatty-one"), bytes(shown)[-2000:]
-        finally:
-            if process.poll() is None:
-                process.kill()
-            os.close(controller)
+    with chat_in_a_terminal(env, "session-chatty") as chat:
+        assert chat.until(rb"hello from before"), chat.tail
+        chat.write(b"\x03")  # ctrl+c
+        assert chat.exit_code() == 0, chat.tail
+        assert chat.until(rb"session session-chatty-one"), chat.tail
     listed = agentos(env, "sessions", "--json").lines
     assert [row["session_id"] for row in listed] == ["session-chatty-one"], "no session was made"

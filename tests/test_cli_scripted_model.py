@@ -8,22 +8,14 @@ naming the function (exit 1)."""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import re
-import select
-import struct
 import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests._cli import ROOT, Result, agentos, env
+from tests._cli import Result, agentos, chat_in_a_terminal, env
 from tests.test_cli_model import serving
 
 __all__ = ["env"]  # a fixture
@@ -163,43 +155,12 @@ def test_a_function_that_raises_or_returns_no_reply_fails_the_turn_naming_it(
 
 
 def test_chat_talks_to_the_function_in_a_terminal(env: dict[str, str], agent: Path) -> None:
-    controller, terminal = pty.openpty()
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    shown = bytearray()
-
-    def until(pattern: bytes) -> bool:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([controller], [], [], 0.2)
-            if ready:
-                try:
-                    shown.extend(os.read(controller, 65536))
-                except OSError:  # the terminal closed
-                    return False
-            if re.search(pattern, re.sub(rb"\x1b\[[0-9;?]*[a-zA-Z]", b"", bytes(shown))):
-                return True
-        return False
-
-    with subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "chat", "--agent", str(agent)],
-        stdin=terminal,
-        stdout=terminal,
-        stderr=terminal,
-        env={**env, "TERM": "xterm-256color"},
-        cwd=ROOT,
-        start_new_session=True,
-    ) as process:
-        os.close(terminal)
-        try:
-            assert until(rb"Write a message"), bytes(shown)[-2000:]
-            os.write(controller, b"weather in Bergen?\r")
-            assert until(rb"In Bergen the sky is"), bytes(shown)[-2000:]
-            os.write(controller, b"\x03")  # ctrl+c
-            assert process.wait(timeout=20) == 0
-        finally:
-            if process.poll() is None:
-                process.kill()
-            os.close(controller)
+    with chat_in_a_terminal(env, "--agent", str(agent), columns=100) as chat:
+        assert chat.until(rb"Write a message"), chat.tail
+        chat.write(b"weather in Bergen?\r")
+        assert chat.until(rb"In Bergen the sky is"), chat.tail
+        chat.write(b"\x03")  # ctrl+c
+        assert chat.exit_code() == 0, chat.tail
     (listed,) = agentos(env, "sessions", "--json").lines
     shown_session = agentos(env, "show", listed["session_id"], "--json").json
     said = [entry["text"] for entry in shown_session["chat"] if entry["role"] == "agent"]
