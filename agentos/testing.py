@@ -70,17 +70,6 @@ from agentos._model.stand_in import MessagesStandIn, Reply, Seen, error_body, me
 from agentos._store.protocol import TurnCommit
 from agentos._store.sqlite.store import SqliteStore
 
-_function_model = (FunctionRequest, Said, ToolCall, ToolResult, ToolSpec)
-_stand_in = (MessagesStandIn, Reply, Seen, error_body, message_body, sse)
-_cassettes = (
-    Cassette,
-    CassetteError,
-    CassetteMiss,
-    RecordedConversation,
-    RecordingProvider,
-    ReplayingProvider,
-)
-
 __all__ = [
     "Cassette",
     "CassetteError",
@@ -113,21 +102,6 @@ __all__ = [
     "text",
     "tool_calls",
 ]
-
-for _helper in (
-    blocks_of,
-    last_tool_results,
-    last_user_text,
-    text,
-    tool_calls,
-    *_function_model,
-    *_stand_in,
-    *_cassettes,
-):
-    if isinstance(_helper, type):  # its annotations resolve where they were written
-        _helper.__annotations__ = typing.get_type_hints(_helper)
-    _helper.__module__ = __name__  # documented here, wherever they are written
-del _helper
 
 
 def board_turn(request: ModelRequest) -> _reading.BoardTurn | None:
@@ -312,3 +286,13 @@ def _all_tasks_blocked() -> bool | None:
         if waiter is None or waiter.done():
             return False
     return True
+
+
+for _name in __all__:  # the helpers written elsewhere are documented here
+    _helper = globals()[_name]
+    if _helper.__module__ == __name__:
+        continue
+    if isinstance(_helper, type):  # its annotations resolve where they were written
+        _helper.__annotations__ = typing.get_type_hints(_helper)
+    _helper.__module__ = __name__
+del _name, _helper
