@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import esper
 
@@ -41,37 +42,40 @@ class IngestSystem(esper.Processor):
     progress after a timeout) are dropped: final states are absorbing.
     """
 
+    def __init__(self) -> None:
+        self._apply: dict[type, Callable[[TickContext, Any], None]] = {
+            ReportResult: self._result,
+            SubmitCall: self._submit,
+            ReportFailure: self._failure,
+            CancelCall: self._cancel,
+            CompleteCall: self._complete,
+            StatusQuery: self._query,
+            UpdateSession: self._update_session,
+            SetSessionCap: self._set_session_cap,
+            OpenSession: self._open_session,
+            CloseSession: self._close_session,
+        }
+        """How each message is applied, by its type; progress, which spends the tick's
+        room for events, is applied in ``process`` itself."""
+
     def process(self, ctx: TickContext) -> None:
         room = ctx.limits.progress_events_per_tick  # progressed events this tick may raise
+        apply = self._apply
         for message in ctx.batch:
-            if type(message) is ReportResult:
-                self._result(ctx, message)
-            elif type(message) is SubmitCall:
-                self._submit(ctx, message)
-            elif type(message) is ProgressBatch:
+            if type(message) is ProgressBatch:
                 notes, skipped = message.take()
                 room -= self._progress(ctx, message.entity, notes, skipped, room)
             elif type(message) is ReportProgress:
                 note = ((message.kind, message.payload, message.at),)
                 room -= self._progress(ctx, message.entity, note, 0, room)
-            elif type(message) is ReportFailure:
-                self._failure(ctx, message)
-            elif type(message) is CancelCall:
-                self._cancel(ctx, message)
-            elif type(message) is CompleteCall:
-                self._complete(ctx, message)
-            elif type(message) is StatusQuery:
-                ctx.queries.append(message)
-            elif type(message) is UpdateSession:
-                self._update_session(ctx, message)
-            elif type(message) is SetSessionCap:
-                self._set_session_cap(ctx, message)
-            elif type(message) is OpenSession:
-                self._open_session(ctx, message)
-            elif type(message) is CloseSession:
-                self._close_session(ctx, message)
+            else:
+                apply[type(message)](ctx, message)
         ctx.stats.messages_applied += len(ctx.batch)
         ctx.batch.clear()
+
+    @staticmethod
+    def _query(ctx: TickContext, message: StatusQuery) -> None:
+        ctx.queries.append(message)
 
     def _submit(self, ctx: TickContext, message: SubmitCall) -> None:
         config = message.config
