@@ -9,6 +9,7 @@ chat``'s, as Textual's SVG of an 80x24 screen."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from playwright.async_api import Browser, Page, async_playwright
@@ -31,32 +33,47 @@ from tests._browser import CHROMIUM, CHROMIUM_ARGS
 DOCS = Path(__file__).resolve().parent
 
 
-def serve(
-    folder: Path, *extra: str, model: dict[str, str] | None = None
-) -> tuple[subprocess.Popen[str], str]:
+@contextlib.contextmanager
+def serving(folder: Path, *extra: str, model: dict[str, str] | None = None) -> Iterator[str]:
+    """``agentos serve`` on a scratch database in ``folder``: its address, until it is
+    stopped with Ctrl-C on leaving."""
     env = {**os.environ, "AGENTOS_DB": str(folder / "agentos.db")}
     env.pop("ANTHROPIC_API_KEY", None)
     env.update(model or {})
     command = [sys.executable, "-m", "agentos.cli", "serve", "--port", "0", *extra]
     process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     assert process.stderr is not None
-    for line in process.stderr:
-        found = re.search(r"serving (http://\S+)", line)
-        if found:
-            return process, found.group(1)
-    raise RuntimeError("agentos serve printed no address")
+    try:
+        for line in process.stderr:
+            found = re.search(r"serving (http://\S+)", line)
+            if found:
+                yield found.group(1)
+                return
+        raise RuntimeError("agentos serve printed no address")
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
 
 
-async def talk(page: Page, url: str) -> None:
+async def new_session(page: Page, url: str) -> None:
+    """Open the page at ``url`` and start a session on it."""
     await page.goto(url)
     await page.click("#new-session")
     await page.wait_for_url("**/sessions/*")
+
+
+async def say(page: Page, words: str) -> None:
+    await page.fill("#message", words)
+    await page.click("#composer button")
+
+
+async def talk(page: Page, url: str) -> None:
+    await new_session(page, url)
     for words, pause in [
         ("When can Jane, Jack and Joe meet? calendar 8s", 2.5),
         ("While they run: what's the weather in Oslo?", 3.0),
     ]:
-        await page.fill("#message", words)
-        await page.click("#composer button")
+        await say(page, words)
         await asyncio.sleep(pause)
     await page.locator(".call[data-status=running] .cancel").last.click()
     await page.locator(".confirm-cancel").click()  # Cancel asks once, in the call's row
@@ -74,17 +91,13 @@ async def main() -> None:
             for name, extra in [("transcript", ()), ("board", ("--agent", str(board)))]:
                 folder = Path(scratch) / name
                 folder.mkdir()
-                process, url = serve(folder, *extra)
-                try:
+                with serving(folder, *extra) as url:
                     page = await browser.new_page(viewport={"width": 1280, "height": 760})
                     await talk(page, url)
                     await page.screenshot(path=str(DOCS / f"web-{name}.png"))
                     if name == "transcript":
                         await cancelled(page)
                         await running(browser, url)
-                finally:
-                    process.send_signal(signal.SIGINT)
-                    process.wait(timeout=30)
             folder = Path(scratch) / "streaming"
             folder.mkdir()
             await streaming(browser, folder)
@@ -105,11 +118,8 @@ async def running(browser: Browser, url: str) -> None:
     newest reports); docs/web-list.png: the list of sessions meanwhile; docs/web-narrow.png:
     the same page 420 px wide."""
     page = await browser.new_page(viewport={"width": 1280, "height": 760})
-    await page.goto(url)
-    await page.click("#new-session")
-    await page.wait_for_url("**/sessions/*")
-    await page.fill("#message", "When can Ann and Bob meet? calendar 40s")
-    await page.click("#composer button")
+    await new_session(page, url)
+    await say(page, "When can Ann and Bob meet? calendar 40s")
     call = page.locator(".call[data-status=running]").first
     await call.locator(".details-toggle").click()
     await call.locator(".details progress").wait_for(timeout=30_000)
@@ -139,21 +149,16 @@ async def streaming(browser: Browser, folder: Path) -> None:
     with MessagesStandIn() as api:  # held before the reply's end: both blocks are whole
         api.script(Reply(200, reply, chunk=6, stop_after=6 + deltas, then="pause"))
         model = {"ANTHROPIC_API_KEY": "sk-stand-in", "ANTHROPIC_BASE_URL": api.url}
-        process, url = serve(folder, model=model)
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 520})
-            await page.goto(url)
-            await page.click("#new-session")
-            await page.wait_for_url("**/sessions/*")
-            await page.fill("#message", "When can Jane, Jack and Joe meet?")
-            await page.click("#composer button")
-            await page.wait_for_selector("#streaming .text")
-            await asyncio.sleep(0.5)
-            await page.screenshot(path=str(DOCS / "web-streaming.png"))
-        finally:
-            api.resume.set()
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=30)
+        with serving(folder, model=model) as url:
+            try:
+                page = await browser.new_page(viewport={"width": 1280, "height": 520})
+                await new_session(page, url)
+                await say(page, "When can Jane, Jack and Joe meet?")
+                await page.wait_for_selector("#streaming .text")
+                await asyncio.sleep(0.5)
+                await page.screenshot(path=str(DOCS / "web-streaming.png"))
+            finally:
+                api.resume.set()
 
 
 async def terminal() -> None:
