@@ -20,6 +20,7 @@ import queue
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from agentos._kernel.context import ToolContext
@@ -68,7 +69,7 @@ class RayRunner:
             generation = await CLUSTER.connected(ray)
         except ClusterLost as gone:
             return ToolFailure(str(gone))
-        work = (
+        work = _Work(
             found.fn,
             found.input_model,
             call.tool_input,
@@ -79,9 +80,9 @@ class RayRunner:
         actor = None
         if found.is_async:
             actor = self._async_actor(ray, generation)
-            stream = actor.run.options(num_returns="streaming").remote(*work)
+            stream = actor.run.options(num_returns="streaming").remote(work)
         else:
-            stream = self._sync_task(ray).remote(*work)
+            stream = self._sync_task(ray).remote(work)
         lost = CLUSTER.lost()
         outcome = asyncio.ensure_future(self._outcome(stream, actor, ctx))
         try:
@@ -200,34 +201,44 @@ def _raised(error: BaseException) -> _Report:
     return (_FAILED, f"{type(error).__name__}: {text}" if text else type(error).__name__)
 
 
-def _run_in_worker(
-    fn: Any,
-    input_model: Any,
-    tool_input: Any,
-    takes_context: bool,
-    call_id: str,
-    limit: int | None,
-) -> Iterator[_Report]:
+@dataclass(frozen=True)
+class _Work:
+    """One call as its worker runs it: the tool's function, its input, and the longest
+    result it may send back (``limit``, in characters)."""
+
+    fn: Any
+    input_model: Any
+    tool_input: Any
+    takes_context: bool
+    call_id: str
+    limit: int | None
+
+    def start(self, context: _WorkerContext) -> Any:
+        """The tool's value on its validated input (an async tool's: a coroutine)."""
+        args = self.input_model.model_validate(self.tool_input)
+        return self.fn(args, context) if self.takes_context else self.fn(args)
+
+
+def _run_in_worker(work: _Work) -> Iterator[_Report]:
     """The Ray task for a sync tool: validate the input, run the tool in a thread, yield
     its reports as they come and then its outcome (a result that does not pickle fails in
     Ray)."""
     reports: queue.Queue[_Report] = queue.Queue()
-    context = _WorkerContext(call_id, reports.put)
+    context = _WorkerContext(work.call_id, reports.put)
     outcome: list[_Report] = []
 
-    def work() -> None:
+    def call_tool() -> None:
         try:
-            args = input_model.model_validate(tool_input)
-            value = fn(args, context) if takes_context else fn(args)
+            value = work.start(context)
             if asyncio.iscoroutine(value):  # a coroutine function that hides what it is
                 value = asyncio.run(value)
-            outcome.append(_outcome(value, limit))
+            outcome.append(_outcome(value, work.limit))
         except BaseException as error:  # SystemExit too: it ends the call, not the worker
             outcome.append(_raised(error))
         finally:
             reports.put((_DONE, None))
 
-    threading.Thread(target=work, daemon=True).start()
+    threading.Thread(target=call_tool, daemon=True).start()
     while (report := reports.get())[0] != _DONE:
         yield report
     yield outcome[0]
@@ -237,34 +248,24 @@ class _AsyncWorker:
     """The actor for async tools: each call's tool runs as a task of the actor's event
     loop, so closing the call's stream (Ray's soft cancel) cancels the tool itself."""
 
-    async def run(
-        self,
-        fn: Any,
-        input_model: Any,
-        tool_input: Any,
-        takes_context: bool,
-        call_id: str,
-        limit: int | None,
-    ) -> AsyncIterator[_Report]:
+    async def run(self, work: _Work) -> AsyncIterator[_Report]:
         reports: asyncio.Queue[_Report] = asyncio.Queue()
         loop = asyncio.get_running_loop()
 
         def tell(report: _Report) -> None:  # a tool may report from a thread of its own
             loop.call_soon_threadsafe(reports.put_nowait, report)
 
-        context = _WorkerContext(call_id, tell)
+        context = _WorkerContext(work.call_id, tell)
 
-        async def work() -> _Report:
+        async def call_tool() -> _Report:
             try:
-                args = input_model.model_validate(tool_input)
-                value = await (fn(args, context) if takes_context else fn(args))
-                return _outcome(value, limit)
+                return _outcome(await work.start(context), work.limit)
             except (Exception, SystemExit, KeyboardInterrupt) as error:
                 return _raised(error)
             finally:
                 tell((_DONE, None))  # after every report, whichever thread made them
 
-        task = asyncio.ensure_future(work())
+        task = asyncio.ensure_future(call_tool())
         try:
             while (report := await reports.get())[0] != _DONE:
                 yield report
