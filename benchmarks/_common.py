@@ -35,6 +35,15 @@ def quiet_logs() -> None:
     )
 
 
+def reported(event: agentos.CallEvent) -> dict[str, agentos.Json]:
+    """What a ``progressed`` event reports, when it is a dict (empty for any other event)."""
+    if event.kind is agentos.CallEventKind.PROGRESSED and event.progress is not None:
+        payload = event.progress.payload
+        if isinstance(payload, dict):
+            return payload
+    return {}
+
+
 class Empty(BaseModel):
     """The input model of every benchmark tool: no fields."""
 

@@ -18,8 +18,8 @@ import time
 import anyio
 from pydantic import BaseModel
 
-from agentos import CallEvent, CallEventKind, CallOptions, RayRunner, Runtime, ToolContext, tool
-from benchmarks._common import Figures, emit, median, percentile, quiet_logs
+from agentos import CallEvent, CallOptions, RayRunner, Runtime, ToolContext, tool
+from benchmarks._common import Figures, emit, median, percentile, quiet_logs, reported
 
 ROUNDS = 5
 CALLS = 20
@@ -86,11 +86,7 @@ async def measure() -> Figures:
             first = anyio.Event()
 
             def heard(event: CallEvent) -> None:
-                if event.kind is not CallEventKind.PROGRESSED or event.progress is None:
-                    return
-                payload = event.progress.payload
-                if not isinstance(payload, dict):
-                    return
+                payload = reported(event)
                 pid, at = payload.get("pid"), payload.get("at")
                 if isinstance(pid, int):
                     pids.append(pid)

@@ -23,7 +23,6 @@ import agentos
 from agentos import (
     AgentConfig,
     CallEvent,
-    CallEventKind,
     Host,
     ModelRequest,
     ModelResponse,
@@ -32,7 +31,16 @@ from agentos import (
     SubAgent,
 )
 from agentos.testing import last_tool_results, text, tool_calls
-from benchmarks._common import Empty, Figures, emit, median, noop, percentile, quiet_logs
+from benchmarks._common import (
+    Empty,
+    Figures,
+    emit,
+    median,
+    noop,
+    percentile,
+    quiet_logs,
+    reported,
+)
 
 ROUNDS = 5
 CALLS_PER_ROUND = 50
@@ -154,10 +162,7 @@ async def progress_lag(host: Host, runtime: Runtime, answered: dict[str, float])
     done = anyio.Event()
 
     def heard(event: CallEvent) -> None:
-        if event.kind is not CallEventKind.PROGRESSED or event.progress is None:
-            return
-        payload = event.progress.payload
-        said = payload.get("said") if isinstance(payload, dict) else None
+        said = reported(event).get("said")
         if isinstance(said, str):
             lags.append(time.perf_counter() - answered[said])
             if len(lags) == WORDS:
