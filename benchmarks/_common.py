@@ -13,7 +13,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import anyio
@@ -258,6 +258,13 @@ def median(values: Iterable[float]) -> float:
     if len(ordered) % 2:
         return ordered[middle]
     return (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def run_measure(measure: Callable[[], Awaitable[Figures]]) -> None:
+    """An async benchmark's run: the runtime's info logs off, ``measure`` on anyio, its
+    figures printed."""
+    quiet_logs()
+    emit(anyio.run(measure))
 
 
 def emit(figures: Figures) -> None:

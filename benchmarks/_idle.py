@@ -13,7 +13,7 @@ import time
 import anyio
 
 from agentos import Runtime
-from benchmarks._common import Figures, Gate, emit, quiet_logs, settled_rss
+from benchmarks._common import Figures, Gate, run_measure, settled_rss
 
 CALLS = 10_000
 SESSIONS = 1_000
@@ -49,10 +49,5 @@ async def measure() -> Figures:
     }
 
 
-def main() -> None:
-    quiet_logs()
-    emit(anyio.run(measure))
-
-
 if __name__ == "__main__":
-    main()
+    run_measure(measure)

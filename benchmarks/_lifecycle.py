@@ -15,7 +15,7 @@ import time
 import anyio
 
 from agentos import Runtime
-from benchmarks._common import Figures, emit, median, noop, quiet_logs
+from benchmarks._common import Figures, median, noop, run_measure
 
 CALLS = 10_000
 REPETITIONS = 5
@@ -71,10 +71,5 @@ async def measure() -> Figures:
     }
 
 
-def main() -> None:
-    quiet_logs()
-    emit(anyio.run(measure))
-
-
 if __name__ == "__main__":
-    main()
+    run_measure(measure)

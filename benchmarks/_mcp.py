@@ -16,13 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel
 
 import agentos
 from agentos import CallEvent, McpServer, ProgressKind, Runtime
-from benchmarks._common import Figures, emit, median, percentile, quiet_logs
+from benchmarks._common import Figures, median, percentile, run_measure
 
 SERVER = str(Path(__file__).resolve().parent / "_mcp_server.py")
 ROUNDS = 5
@@ -115,10 +114,5 @@ async def measure() -> Figures:
     }
 
 
-def main() -> None:
-    quiet_logs()
-    emit(anyio.run(measure))
-
-
 if __name__ == "__main__":
-    main()
+    run_measure(measure)

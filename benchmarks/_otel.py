@@ -24,9 +24,7 @@ import statistics
 import time
 from collections.abc import Sequence
 
-import anyio
-
-from benchmarks._common import Figures, emit, quiet_logs, turn_us
+from benchmarks._common import Figures, run_measure, turn_us
 
 ROUNDS = 7
 TURNS = 200
@@ -157,10 +155,5 @@ async def measure() -> Figures:
     }
 
 
-def main() -> None:
-    quiet_logs()
-    emit(anyio.run(measure))
-
-
 if __name__ == "__main__":
-    main()
+    run_measure(measure)

@@ -13,7 +13,7 @@ import anyio
 
 from agentos import AgentConfig, Host, ManualClock, Runtime, ScriptedProvider
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
-from benchmarks._common import Figures, emit, quiet_logs
+from benchmarks._common import Figures, run_measure
 
 
 async def requests_for(seconds: int, view: str) -> int:
@@ -55,10 +55,5 @@ async def measure() -> Figures:
     return figures
 
 
-def main() -> None:
-    quiet_logs()
-    emit(anyio.run(measure))
-
-
 if __name__ == "__main__":
-    main()
+    run_measure(measure)

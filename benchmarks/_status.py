@@ -19,7 +19,7 @@ import anyio.lowlevel
 
 from agentos import CallStatus, Runtime
 from agentos.turns import Caller, SystemToolbox
-from benchmarks._common import Figures, emit, median, noop, percentile, quiet_logs
+from benchmarks._common import Figures, median, noop, percentile, run_measure
 
 ENTITIES = 100_000
 SESSIONS = 10_000
@@ -122,10 +122,5 @@ def _figures(prefix: str, rounds: Rounds) -> Figures:
     }
 
 
-def main() -> None:
-    quiet_logs()
-    emit(anyio.run(measure))
-
-
 if __name__ == "__main__":
-    main()
+    run_measure(measure)

@@ -34,12 +34,11 @@ from agentos.testing import last_tool_results, text, tool_calls
 from benchmarks._common import (
     Empty,
     Figures,
-    emit,
     median,
     noop,
     percentile,
-    quiet_logs,
     reported,
+    run_measure,
 )
 
 ROUNDS = 5
@@ -230,10 +229,5 @@ async def measure() -> Figures:
     }
 
 
-def main() -> None:
-    quiet_logs()
-    emit(anyio.run(measure))
-
-
 if __name__ == "__main__":
-    main()
+    run_measure(measure)
