@@ -15,7 +15,8 @@ knows, is refused; nothing is overwritten. JSON is kept as text, as written.
 from __future__ import annotations
 
 from agentos._errors import StoreError
-from agentos._store.postgres.connection import Database, Db
+from agentos._store.postgres.connection import Database
+from agentos._store.postgres.tx import Db
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -146,7 +147,7 @@ async def prepare(database: Database) -> None:
                 database.now(),
             )
 
-    await database.transaction(migrate)
+    await database.on_connection(migrate)
 
 
 async def _version(database: Database) -> int | None:
@@ -158,7 +159,7 @@ async def _version(database: Database) -> int | None:
         version: int = await db.fetchval("SELECT COALESCE(MAX(version), 0) FROM schema_migrations")
         return version
 
-    return await database.transaction(read)
+    return await database.on_connection(read)
 
 
 def _newer(database: Database, version: int) -> StoreError:

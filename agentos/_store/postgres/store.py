@@ -16,19 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Self
 
-import anyio
 import asyncpg
 
-from agentos._store.batching import GroupCommit
 from agentos._store.postgres.bounds import IN_EACH_TRANSACTION
-from agentos._store.postgres.calls import CallRows
+from agentos._store.postgres.commit import TurnWriter
 from agentos._store.postgres.connection import Database, server_name, without_pooler
-from agentos._store.postgres.leases import Leases
 from agentos._store.postgres.news import News
 from agentos._store.postgres.pool import connect
 from agentos._store.postgres.schema import MIGRATIONS, SCHEMA_VERSION, prepare
-from agentos._store.postgres.sessions import SessionRows
-from agentos._store.postgres.tokens import TokenRows
 from agentos._store.tables import TableStore
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore"]
@@ -49,11 +44,7 @@ class PostgresStore(TableStore):
         """The server and database, without a password."""
         self._database = database = Database(pool, address, clock, first)
         self._news = News(listen_dsn)
-        self._sessions = SessionRows(database)
-        self._turns = GroupCommit(anyio.Lock(), self._sessions.write_together)
-        self._leases = Leases(database)
-        self._tokens = TokenRows(database)
-        self._calls = CallRows(database)
+        super().__init__(database, TurnWriter(database).write_together)
 
     @classmethod
     async def open(
@@ -84,12 +75,7 @@ class PostgresStore(TableStore):
         )
         first = IN_EACH_TRANSACTION if pooler else None
         store = cls(pool, name, clock, listen_dsn or (None if pooler else dsn), first)
-        try:
-            await prepare(store._database)
-        except BaseException:
-            await store.close()
-            raise
-        return store
+        return await store._prepared(lambda: prepare(store._database))
 
     async def close(self) -> None:
         await self._news.close()

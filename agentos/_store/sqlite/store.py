@@ -33,15 +33,10 @@ import aiosqlite
 import platformdirs
 
 from agentos._errors import StoreError
-from agentos._store.batching import GroupCommit
-from agentos._store.sqlite.calls import CallRows
 from agentos._store.sqlite.commit import write_together
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.file import create_private, explain
-from agentos._store.sqlite.leases import Leases
 from agentos._store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, prepare
-from agentos._store.sqlite.sessions import SessionRows
-from agentos._store.sqlite.tokens import TokenRows
 from agentos._store.tables import TableStore
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "default_path"]
@@ -66,11 +61,7 @@ class SqliteStore(TableStore):
         self.path = path
         self._db = connection
         self._database = database = Database(path, connection, clock)
-        self._sessions = SessionRows(database)
-        self._turns = GroupCommit(database.writer, functools.partial(write_together, database))
-        self._leases = Leases(database)
-        self._tokens = TokenRows(database)
-        self._calls = CallRows(database)
+        super().__init__(database, functools.partial(write_together, database))
 
     @classmethod
     async def open(
@@ -98,12 +89,7 @@ class SqliteStore(TableStore):
         except OSError as error:
             await connection.close()
             raise StoreError(f"cannot open the database {path}: {error.strerror}") from None
-        try:
-            await prepare(store._database)
-        except BaseException:
-            await connection.close()
-            raise
-        return store
+        return await store._prepared(lambda: prepare(store._database))
 
     async def close(self) -> None:
         await self._database.close()
