@@ -1,9 +1,11 @@
 """The server store: sessions in PostgreSQL (through asyncpg), shared by hosts on many machines.
 
-The same records, schema story and group commit as the SQLite store
-(``schema``, ``sessions``): turns waiting at one moment share a transaction.
-A session is owned by one host at a time, through a lease row taken with one
-statement that bumps the session's fenced version (``leases``); a host that
+The same tables (``_store/sql/``, written once), schema story and group commit as the
+SQLite store: turns waiting at one moment share a transaction (``commit``: one statement
+per table for the batch). This package holds what is PostgreSQL's own: the pool
+(``pool``, ``connection``, ``tx``), the bounds on a stalled host (``bounds``), the
+schema's history and the news. A session is owned by one host at a time, through a lease
+row whose taking bumps the session's fenced version (``sql/leases``); a host that
 lost the session writes nothing more of it. Cancel requests and completed
 tokens left by any process ``NOTIFY`` the session's holder (``news``), which
 also polls for them. Behind a transaction-mode pooler (``pooler=True``)

@@ -33,8 +33,10 @@ def numbered(sql: str) -> str:
 
 
 def row_count(tag: str) -> int:
-    """The row count of a command tag such as ``UPDATE 3`` or ``INSERT 0 1``."""
-    return int(tag.rsplit(" ", 1)[-1])
+    """The row count of a command tag such as ``UPDATE 3`` or ``INSERT 0 1`` (0 for one
+    without, such as ``CREATE TABLE``)."""
+    last = tag.rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else 0
 
 
 class PgTx:

@@ -7,7 +7,7 @@ renumbers them) and ``CAST`` where a parameter's type cannot be told from its pl
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -27,12 +27,25 @@ class Dialect:
     """What a select ends with to lock the rows it reads until the transaction ends."""
     skip_locked: str
     """What a sub-select ends with to pass over, and lock, rows no one else has locked."""
+    types: Mapping[str, str]
+    """The column types of the schema's words (``real``: a time, ``big_integer``: a
+    session's version, ``flag``: a yes or no)."""
+
+    def ddl(self, *pieces: str) -> str:
+        """Schema ``pieces`` (``sql/schema.py``) in this backend's column types, as one
+        migration."""
+        return "\n".join(piece.format(**self.types) for piece in pieces)
 
 
-SQLITE = Dialect(position="instr", for_update="", skip_locked="")
+SQLITE = Dialect(
+    "instr", "", "", types={"real": "REAL", "big_integer": "INTEGER", "flag": "INTEGER"}
+)
 """One writer at a time holds the whole file: nothing to lock row by row."""
 POSTGRES = Dialect(
-    position="strpos", for_update=" FOR UPDATE", skip_locked=" FOR UPDATE SKIP LOCKED"
+    "strpos",
+    " FOR UPDATE",
+    " FOR UPDATE SKIP LOCKED",
+    types={"real": "DOUBLE PRECISION", "big_integer": "BIGINT", "flag": "BOOLEAN"},
 )
 
 

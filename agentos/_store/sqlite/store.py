@@ -8,15 +8,15 @@ Migrations are versioned in ``schema_migrations`` and run once
 newer schema or not writable gets a ``StoreError`` naming the file and what
 to do; nothing is ever overwritten.
 
-A session is owned by one host at a time: its lease (holder, expiry) is a
-row in ``leases`` (``leases``), and every write names the session
-version it expects (``sessions``), so a host that lost the session
-cannot replace what the new owner wrote. A file or folder the store creates
-is private to the user (0600, 0700); a file deleted or replaced under a
-running store is noticed before the next write, which fails rather than
-going to the old, unlinked file (``file``). The host that holds a
-session mirrors its calls into ``calls`` and answers ``cancel_requests``
-(``calls``), so other processes can look at and cancel them.
+The tables are written once for both backends (``_store/sql/``: sessions, leases,
+tokens, the calls' mirror); this package holds what is SQLite's own: the connection
+(``connection``), the file (``file``), the schema's history and how a batch of turns
+is written (``commit``). A session is owned by one host at a time: its lease is a row
+in ``leases``, and every write names the session version it expects, so a host that
+lost the session cannot replace what the new owner wrote. A file or folder the store
+creates is private to the user (0600, 0700); a file deleted or replaced under a
+running store is noticed before the next write, which fails rather than going to the
+old, unlinked file (``file``).
 """
 
 from __future__ import annotations
