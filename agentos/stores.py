@@ -4,6 +4,7 @@
 opens. Here: the ``SessionStore`` protocol a store implements, and the records it takes
 and gives (``StoredSession``, ``TurnCommit``, ``StoredToken``, ``TokenRecord``, the live
 call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSummary``),
+``stored_chat``, which draws a stored session's chat as ``Session.chat`` does,
 ``is_postgres_address``, which tells a PostgreSQL address from a file path, and
 ``session_title``, which makes what a person typed the title ``set_title`` keeps, and
 what a stored session or call shows (``ShownStatus``: ``shown_session_status``,
@@ -31,6 +32,7 @@ from agentos._host.shown import (
     shown_session_status,
     stored_session_status,
 )
+from agentos._host.stored_chat import stored_chat
 from agentos._public import claim_all
 from agentos._sessions.tokens import TokenRecord
 from agentos._store.opening import is_postgres_address
@@ -68,6 +70,7 @@ __all__ = [
     "short_id",
     "shown_call_status",
     "shown_session_status",
+    "stored_chat",
     "stored_session_status",
 ]
 

@@ -60,10 +60,10 @@ LAYERS = (
     ("kernel", ("agentos._kernel",)),
     ("runners", ("agentos._runners",)),
     ("model", ("agentos._model",)),
+    ("store", ("agentos._store",)),
     ("turns", ("agentos._turns",)),
     ("toolsets", ("agentos._toolsets",)),
     ("board", ("agentos._board",)),
-    ("store", ("agentos._store",)),
     ("sessions", ("agentos._sessions",)),
     ("host", ("agentos._host",)),
     (

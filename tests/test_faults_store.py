@@ -116,48 +116,24 @@ async def test_a_host_cancelled_while_open_still_gives_its_leases_up(tmp_path: P
         assert await store.acquire_lease("s", "the next host", ttl=15) is not None
 
 
-SCHEMA_BEFORE_LEASES = """
-    CREATE TABLE sessions (
-        session_id TEXT PRIMARY KEY,
-        config TEXT NOT NULL,
-        status TEXT NOT NULL,
-        parent_session_id TEXT,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    CREATE TABLE messages (
-        session_id TEXT NOT NULL REFERENCES sessions(session_id),
-        seq INTEGER NOT NULL,
-        message TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq)
-    );
-    CREATE TABLE tokens (
-        token TEXT PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        call_id TEXT NOT NULL,
-        provider_call_id TEXT NOT NULL,
-        tool_name TEXT NOT NULL,
-        tool_input TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        expires_at REAL,
-        completed_at REAL,
-        result TEXT,
-        error TEXT
-    );
-    CREATE INDEX tokens_by_session ON tokens(session_id);
+BACK_BEFORE_LEASES = """
+    DROP TABLE leases; DROP TABLE calls; DROP TABLE cancel_requests;
+    ALTER TABLE sessions DROP COLUMN version; ALTER TABLE sessions DROP COLUMN board;
+    ALTER TABLE sessions DROP COLUMN usage; ALTER TABLE sessions DROP COLUMN title;
+    ALTER TABLE sessions DROP COLUMN first_words;
+    DELETE FROM schema_migrations WHERE version > 1;
 """
-"""Schema version 1, as a file written before leases holds it."""
+"""A file of today taken back to schema version 1, as a file written before leases holds it."""
 
 
 async def test_a_database_from_before_leases_is_migrated(tmp_path: Path) -> None:
     """Issue 9 item 10: the lease and the version come in a migration of their own, so a
     file written before them opens, and its sessions resume and take leases."""
     path = tmp_path / "agentos.db"
+    async with await SqliteStore.open(path) as store:
+        await store.create_session(StoredSession("old", {}, "idle", 1.0, 1.0))
     with sqlite3.connect(path) as db:
-        db.executescript(SCHEMA_BEFORE_LEASES)
-        db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
-        db.execute("INSERT INTO schema_migrations VALUES (1, 1.0)")
-        db.execute("INSERT INTO sessions VALUES ('old', '{}', 'idle', NULL, 1.0, 1.0)")
+        db.executescript(BACK_BEFORE_LEASES)
     db.close()
     async with (
         host_on(Backend("sqlite", str(path))) as host,

@@ -15,12 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from agentos._board.board import Board
 from agentos._model.messages import Message
-from agentos._turns.chat import ChatEntry
-from agentos._turns.history import MessageHistory
-from agentos._turns.title import first_words
-from agentos._turns.transcript_chat import transcript_chat
 from components import Json, JsonObject
 
 
@@ -57,23 +52,10 @@ class StoredSession:
     """The first thing the person said, as the session last wrote it (``TurnCommit``):
     what names it in a listing, which reads no history. None: nothing said yet."""
 
-    def chat(self) -> list[ChatEntry]:
-        """What a person sees of the stored conversation, as ``Session.chat`` shows it; a
-        call is as the history (or board) left it: a call no outcome reached is ``orphaned``,
-        one whose placeholder says it ran is ``running``, whether it still does or not."""
-        if self.board is not None:
-            return Board.from_json(self.board).chat()
-        index = MessageHistory()
-        index.load(self.session_id, self.history)
-        return transcript_chat(self.history, (), index, self.session_id)
-
     def shown_title(self) -> str:
-        """What to call the session, as ``Session.title`` does: its name, else the first
-        thing the person said (read off ``chat``); empty while nothing is said."""
-        if self.title is not None:
-            return self.title
-        said = first_words(entry.text for entry in self.chat() if entry.role == "user")
-        return said or self.first_words or ""
+        """What to call the session: its name, else the first thing the person said (as
+        its turns last wrote it, ``TurnCommit.first_words``); empty while nothing is said."""
+        return self.title if self.title is not None else self.first_words or ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,12 @@
-"""A ``SessionStore`` made of its tables: each backend supplies the five, this class speaks the
-protocol over them."""
+"""A ``SessionStore`` made of its tables (``sql/``), written once over a backend's
+``Database``: this class speaks the protocol over them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol, Self
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Self
+
+import anyio
 
 from agentos._store.batching import GroupCommit, PendingTurn
 from agentos._store.protocol import (
@@ -15,60 +17,37 @@ from agentos._store.protocol import (
     StoredToken,
     TurnCommit,
 )
+from agentos._store.sql.calls import CallRows
+from agentos._store.sql.dialect import Database
+from agentos._store.sql.leases import Leases
+from agentos._store.sql.sessions import SessionRows
+from agentos._store.sql.tokens import TokenRows
 from components import Json
 
 
-class SessionTable(Protocol):
-    async def create(self, session: StoredSession) -> None: ...
-    async def set_status(self, session_id: str, status: str, *, version: int | None) -> None: ...
-    async def set_title(self, session_id: str, title: str | None) -> None: ...
-    async def load(self, session_id: str) -> StoredSession | None: ...
-    async def mentioning(self, text: str) -> list[str]: ...
-    async def list(self, prefix: str | None) -> list[StoredSession]: ...
-
-
-class LeaseTable(Protocol):
-    async def acquire(
-        self, session_id: str, holder: str, *, ttl: float, steal: bool = False
-    ) -> int | None: ...
-    async def renew(
-        self, holder: str, session_ids: Sequence[str], *, ttl: float
-    ) -> dict[str, str | None]: ...
-    async def release(self, session_id: str, holder: str) -> None: ...
-    async def release_all(self, holder: str) -> None: ...
-    async def live(self) -> dict[str, str]: ...
-
-
-class TokenTable(Protocol):
-    async def add(self, token: StoredToken) -> None: ...
-    async def complete(
-        self, token: str, result: Json = None, *, error: str | None = None
-    ) -> Completion: ...
-    async def get(self, token: str) -> StoredToken | None: ...
-    async def of_session(self, session_id: str) -> list[StoredToken]: ...
-    async def completed(self, tokens: Sequence[str]) -> list[StoredToken]: ...
-    async def delete_expired(self, grace: float = 0.0) -> int: ...
-
-
-class CallTable(Protocol):
-    async def write(
-        self, calls: Sequence[MirroredCall], answers: Sequence[CancelRequest]
-    ) -> None: ...
-    async def find(self, *, session_id: str | None, call_id: str | None) -> list[MirroredCall]: ...
-    async def counts(self) -> dict[str, dict[str, int]]: ...
-    async def request_cancel(self, call_id: str, session_id: str, reason: str) -> CancelRequest: ...
-    async def request_of(self, call_id: str) -> CancelRequest | None: ...
-    async def pending(self, holder: str) -> list[CancelRequest]: ...
-
-
 class TableStore:
-    """The ``SessionStore`` protocol over a backend's tables; subclasses open and close them."""
+    """The ``SessionStore`` protocol over the tables of one ``Database``; a backend subclass
+    opens the database, brings its schema up to date, and says how a batch of turns is
+    written (``GroupCommit``)."""
 
-    _sessions: SessionTable
-    _turns: GroupCommit
-    _leases: LeaseTable
-    _tokens: TokenTable
-    _calls: CallTable
+    def __init__(
+        self, database: Database, write_together: Callable[[list[PendingTurn]], Awaitable[None]]
+    ) -> None:
+        self._sessions = SessionRows(database)
+        self._turns = GroupCommit(anyio.Lock(), write_together)
+        self._leases = Leases(database)
+        self._tokens = TokenRows(database)
+        self._calls = CallRows(database)
+
+    async def _prepared(self, prepare: Callable[[], Awaitable[None]]) -> Self:
+        """This store, once ``prepare`` (its schema brought up to date) ran; closed if it
+        failed."""
+        try:
+            await prepare()
+        except BaseException:
+            await self.close()
+            raise
+        return self
 
     async def close(self) -> None:
         raise NotImplementedError

@@ -13,22 +13,18 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import anyio
 import asyncpg
-from asyncpg.pool import PoolConnectionProxy
 
 from agentos._errors import StoreError
 from agentos._store.batching import CommitOutcomeUnknown
+from agentos._store.postgres.tx import Db, PgTx
+from agentos._store.sql.dialect import POSTGRES, Tx
 
 T = TypeVar("T")
-if TYPE_CHECKING:
-    Db = PoolConnectionProxy[asyncpg.Record]
-    """A connection of the pool, as a transaction's work gets it."""
-else:
-    Db = PoolConnectionProxy
 
 RETRY_PAUSES = (0.05, 0.2, 0.5, 1.0)
 """Seconds between attempts at a transaction whose connection was lost before it committed."""
@@ -78,7 +74,10 @@ def server_name(dsn: str) -> str:
 
 
 class Database:
-    """The pool, the clock rows are stamped with, and how every statement's error reads."""
+    """The pool, the clock rows are stamped with, and how every statement's error reads
+    (the ``sql.dialect.Database`` the tables are written against)."""
+
+    dialect = POSTGRES
 
     def __init__(
         self,
@@ -104,7 +103,14 @@ class Database:
         assert row is not None
         return float(row["now"])
 
-    async def transaction(self, work: Callable[[Db], Awaitable[T]]) -> T:
+    async def transaction(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        return await self.on_connection(lambda connection: work(PgTx(connection)))
+
+    async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """In a transaction too: what it reads is one moment's."""
+        return await self.transaction(work)
+
+    async def on_connection(self, work: Callable[[Db], Awaitable[T]]) -> T:
         """``work`` in one transaction, tried again (from the start) if the connection is
         lost before the ``COMMIT``; a lost ``COMMIT`` is ``CommitOutcomeUnknown``, never
         repeated."""
@@ -149,17 +155,10 @@ class Database:
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     async def one(self, sql: str, *parameters: Any) -> asyncpg.Record | None:
-        async def fetch(connection: Db) -> asyncpg.Record | None:
-            row: asyncpg.Record | None = await connection.fetchrow(sql, *parameters)
-            return row
-
-        return await self.transaction(fetch)
+        return await self.on_connection(lambda connection: PgTx(connection).row(sql, *parameters))
 
     async def all(self, sql: str, *parameters: Any) -> list[asyncpg.Record]:
-        async def fetch(connection: Db) -> list[asyncpg.Record]:
-            return list(await connection.fetch(sql, *parameters))
-
-        return await self.transaction(fetch)
+        return await self.on_connection(lambda connection: PgTx(connection).rows(sql, *parameters))
 
     async def close(self) -> None:
         with anyio.CancelScope(shield=True):

@@ -15,17 +15,11 @@ from collections.abc import Callable
 import anyio
 import asyncpg
 
-from agentos._store.postgres.connection import LOST, Db
+from agentos._store.postgres.connection import LOST
+from agentos._store.postgres.tx import CHANNEL
 
-CHANNEL = "agentos_news"
-"""The channel; each notification's payload is the session id the news is for."""
 CONNECT_TIMEOUT = 5.0
 """Seconds a (re)connection may take: the host's mirror waits for it, once a period."""
-
-
-async def announce(db: Db, session_id: str) -> None:
-    """Tell every listening host, when this transaction commits, that ``session_id`` has news."""
-    await db.execute("SELECT pg_notify($1, $2)", CHANNEL, session_id)
 
 
 class News:

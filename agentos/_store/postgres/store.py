@@ -1,9 +1,11 @@
 """The server store: sessions in PostgreSQL (through asyncpg), shared by hosts on many machines.
 
-The same records, schema story and group commit as the SQLite store
-(``schema``, ``sessions``): turns waiting at one moment share a transaction.
-A session is owned by one host at a time, through a lease row taken with one
-statement that bumps the session's fenced version (``leases``); a host that
+The same tables (``_store/sql/``, written once), schema story and group commit as the
+SQLite store: turns waiting at one moment share a transaction (``commit``: one statement
+per table for the batch). This package holds what is PostgreSQL's own: the pool
+(``pool``, ``connection``, ``tx``), the bounds on a stalled host (``bounds``), the
+schema's history and the news. A session is owned by one host at a time, through a lease
+row whose taking bumps the session's fenced version (``sql/leases``); a host that
 lost the session writes nothing more of it. Cancel requests and completed
 tokens left by any process ``NOTIFY`` the session's holder (``news``), which
 also polls for them. Behind a transaction-mode pooler (``pooler=True``)
@@ -16,19 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Self
 
-import anyio
 import asyncpg
 
-from agentos._store.batching import GroupCommit
 from agentos._store.postgres.bounds import IN_EACH_TRANSACTION
-from agentos._store.postgres.calls import CallRows
+from agentos._store.postgres.commit import TurnWriter
 from agentos._store.postgres.connection import Database, server_name, without_pooler
-from agentos._store.postgres.leases import Leases
 from agentos._store.postgres.news import News
 from agentos._store.postgres.pool import connect
 from agentos._store.postgres.schema import MIGRATIONS, SCHEMA_VERSION, prepare
-from agentos._store.postgres.sessions import SessionRows
-from agentos._store.postgres.tokens import TokenRows
 from agentos._store.tables import TableStore
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore"]
@@ -49,11 +46,7 @@ class PostgresStore(TableStore):
         """The server and database, without a password."""
         self._database = database = Database(pool, address, clock, first)
         self._news = News(listen_dsn)
-        self._sessions = SessionRows(database)
-        self._turns = GroupCommit(anyio.Lock(), self._sessions.write_together)
-        self._leases = Leases(database)
-        self._tokens = TokenRows(database)
-        self._calls = CallRows(database)
+        super().__init__(database, TurnWriter(database).write_together)
 
     @classmethod
     async def open(
@@ -84,12 +77,7 @@ class PostgresStore(TableStore):
         )
         first = IN_EACH_TRANSACTION if pooler else None
         store = cls(pool, name, clock, listen_dsn or (None if pooler else dsn), first)
-        try:
-            await prepare(store._database)
-        except BaseException:
-            await store.close()
-            raise
-        return store
+        return await store._prepared(lambda: prepare(store._database))
 
     async def close(self) -> None:
         await self._news.close()

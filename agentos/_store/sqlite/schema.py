@@ -1,4 +1,4 @@
-"""The store's schema: versioned migrations in ``schema_migrations``, each run once.
+"""The SQLite store's schema: versioned migrations in ``schema_migrations``, each run once.
 
 1: sessions, their messages, continuation tokens. 2: session versions and
 leases. 3: the live mirror of calls (``calls``, written by the host that holds
@@ -8,10 +8,7 @@ the session) and ``cancel_requests`` (left by other processes, answered by it).
 gave a session in ``sessions.title`` (NULL: never named). 7: the first thing the person
 said in ``sessions.first_words``, so a listing names every session without its history.
 8: a mirrored call's newest log line (``calls.log``, beside its newest ``progress``) and
-its ``disposition``.
-
-A file that holds tables that are not agentos's, or a schema newer than this
-agentos knows, is refused with a ``StoreError``; nothing is ever overwritten.
+its ``disposition``. The tables are defined once for both backends (``sql/schema.py``).
 """
 
 from __future__ import annotations
@@ -19,88 +16,12 @@ from __future__ import annotations
 import sqlite3
 
 from agentos._errors import StoreError
+from agentos._store.sql import schema
+from agentos._store.sql.dialect import SQLITE
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.file import explain
 
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE sessions (
-        session_id TEXT PRIMARY KEY,
-        config TEXT NOT NULL,
-        status TEXT NOT NULL,
-        parent_session_id TEXT,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    CREATE TABLE messages (
-        session_id TEXT NOT NULL REFERENCES sessions(session_id),
-        seq INTEGER NOT NULL,
-        message TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq)
-    );
-    CREATE TABLE tokens (
-        token TEXT PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        call_id TEXT NOT NULL,
-        provider_call_id TEXT NOT NULL,
-        tool_name TEXT NOT NULL,
-        tool_input TEXT NOT NULL,
-        created_at REAL NOT NULL,
-        expires_at REAL,
-        completed_at REAL,
-        result TEXT,
-        error TEXT
-    );
-    CREATE INDEX tokens_by_session ON tokens(session_id);
-    """,
-    """
-    ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
-    CREATE TABLE leases (
-        session_id TEXT PRIMARY KEY,
-        holder TEXT NOT NULL,
-        pid INTEGER NOT NULL,
-        hostname TEXT NOT NULL,
-        renewed_at REAL NOT NULL,
-        expires_at REAL NOT NULL
-    );
-    CREATE INDEX leases_by_holder ON leases(holder);
-    """,
-    """
-    CREATE TABLE calls (
-        call_id TEXT PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        provider_call_id TEXT,
-        tool_name TEXT NOT NULL,
-        tool_input TEXT NOT NULL,
-        status TEXT NOT NULL,
-        deferred INTEGER NOT NULL,
-        progress TEXT,
-        progress_count INTEGER NOT NULL,
-        result TEXT,
-        error_kind TEXT,
-        error_message TEXT,
-        cancel_reason TEXT,
-        created_at REAL NOT NULL,
-        started_at REAL,
-        ended_at REAL,
-        updated_at REAL NOT NULL,
-        holder TEXT NOT NULL
-    );
-    CREATE INDEX calls_by_session ON calls(session_id, created_at);
-    CREATE INDEX calls_by_provider ON calls(provider_call_id);
-    CREATE TABLE cancel_requests (
-        call_id TEXT PRIMARY KEY,
-        session_id TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        requested_at REAL NOT NULL,
-        answered_at REAL,
-        answer TEXT
-    );
-    CREATE INDEX cancel_requests_waiting ON cancel_requests(session_id)
-        WHERE answered_at IS NULL;
-    """,
-    """
-    ALTER TABLE sessions ADD COLUMN board TEXT;
+BOARD_OUT_OF_MESSAGES = """
     UPDATE sessions SET board = (
         SELECT json_extract(m.message, '$.content[0].board') FROM messages m
         WHERE m.session_id = sessions.session_id
@@ -108,24 +29,23 @@ MIGRATIONS: tuple[str, ...] = (
     );
     DELETE FROM messages
     WHERE CASE WHEN json_valid(message) THEN json_extract(message, '$.role') END = 'board';
-    """,
-    """
-    ALTER TABLE sessions ADD COLUMN usage TEXT;
-    """,
-    """
-    ALTER TABLE sessions ADD COLUMN title TEXT;
-    """,
-    """
-    ALTER TABLE sessions ADD COLUMN first_words TEXT;
-    """,
-    """
-    ALTER TABLE calls ADD COLUMN log TEXT;
-    ALTER TABLE calls ADD COLUMN disposition TEXT;
-    """,
+"""
+"""A board, once kept as the history's one ``board`` message, moves beside its row."""
+
+MIGRATIONS: tuple[str, ...] = (
+    *(SQLITE.ddl(piece) for piece in (schema.SESSIONS, schema.LEASES, schema.MIRROR)),
+    SQLITE.ddl(schema.BOARD) + BOARD_OUT_OF_MESSAGES,
+    *(SQLITE.ddl(piece) for piece in schema.SINCE_BOARDS),
 )
 """Schema versions 1..N, in order; a new version is appended, never edited."""
 
 SCHEMA_VERSION = len(MIGRATIONS)
+FILE = schema.Place(
+    "file",
+    "file",
+    "SELECT name FROM sqlite_master WHERE type = 'table' "
+    "AND name NOT IN ('schema_migrations') AND name NOT LIKE 'sqlite_%'",
+)
 
 
 async def prepare(database: Database) -> None:
@@ -141,50 +61,7 @@ async def prepare(database: Database) -> None:
                 f"(journal mode {mode[0]}); put it on a local, writable file system"
             )
         await db.execute("PRAGMA synchronous = NORMAL")
-        await _migrate(database)
     except sqlite3.Error as error:
         raise explain(database.path, error) from None
+    await database.transaction(lambda tx: schema.migrate(tx, database, MIGRATIONS, FILE))
     database.file.note_companions()
-
-
-async def _migrate(database: Database) -> None:
-    db = database.connection
-    await db.execute("BEGIN IMMEDIATE")
-    try:
-        await db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations "
-            "(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
-        )
-        row = await (await db.execute("SELECT MAX(version) FROM schema_migrations")).fetchone()
-        current = int(row[0]) if row is not None and row[0] is not None else 0
-        if current == 0 and await _has_foreign_tables(database):
-            raise StoreError(
-                f"{database.path} holds tables that are not agentos's; "
-                "point agentos at another file",
-                other_file_helps=True,
-            )
-        if current > SCHEMA_VERSION:
-            raise StoreError(
-                f"the database {database.path} has schema version {current}, newer than this "
-                f"agentos knows ({SCHEMA_VERSION}); upgrade agentos, or use another file"
-            )
-        for version in range(current + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[version - 1].split(";"):
-                if statement.strip():
-                    await db.execute(statement)
-            await db.execute(
-                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                (version, database.now()),
-            )
-        await db.commit()
-    except BaseException:
-        await db.rollback()
-        raise
-
-
-async def _has_foreign_tables(database: Database) -> bool:
-    cursor = await database.connection.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' "
-        "AND name NOT IN ('schema_migrations') AND name NOT LIKE 'sqlite_%'"
-    )
-    return bool(await cursor.fetchall())

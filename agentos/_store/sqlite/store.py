@@ -8,15 +8,15 @@ Migrations are versioned in ``schema_migrations`` and run once
 newer schema or not writable gets a ``StoreError`` naming the file and what
 to do; nothing is ever overwritten.
 
-A session is owned by one host at a time: its lease (holder, expiry) is a
-row in ``leases`` (``leases``), and every write names the session
-version it expects (``sessions``), so a host that lost the session
-cannot replace what the new owner wrote. A file or folder the store creates
-is private to the user (0600, 0700); a file deleted or replaced under a
-running store is noticed before the next write, which fails rather than
-going to the old, unlinked file (``file``). The host that holds a
-session mirrors its calls into ``calls`` and answers ``cancel_requests``
-(``calls``), so other processes can look at and cancel them.
+The tables are written once for both backends (``_store/sql/``: sessions, leases,
+tokens, the calls' mirror); this package holds what is SQLite's own: the connection
+(``connection``), the file (``file``), the schema's history and how a batch of turns
+is written (``commit``). A session is owned by one host at a time: its lease is a row
+in ``leases``, and every write names the session version it expects, so a host that
+lost the session cannot replace what the new owner wrote. A file or folder the store
+creates is private to the user (0600, 0700); a file deleted or replaced under a
+running store is noticed before the next write, which fails rather than going to the
+old, unlinked file (``file``).
 """
 
 from __future__ import annotations
@@ -33,15 +33,10 @@ import aiosqlite
 import platformdirs
 
 from agentos._errors import StoreError
-from agentos._store.batching import GroupCommit
-from agentos._store.sqlite.calls import CallRows
 from agentos._store.sqlite.commit import write_together
 from agentos._store.sqlite.connection import Database
 from agentos._store.sqlite.file import create_private, explain
-from agentos._store.sqlite.leases import Leases
 from agentos._store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, prepare
-from agentos._store.sqlite.sessions import SessionRows
-from agentos._store.sqlite.tokens import TokenRows
 from agentos._store.tables import TableStore
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "default_path"]
@@ -66,11 +61,7 @@ class SqliteStore(TableStore):
         self.path = path
         self._db = connection
         self._database = database = Database(path, connection, clock)
-        self._sessions = SessionRows(database)
-        self._turns = GroupCommit(database.writer, functools.partial(write_together, database))
-        self._leases = Leases(database)
-        self._tokens = TokenRows(database)
-        self._calls = CallRows(database)
+        super().__init__(database, functools.partial(write_together, database))
 
     @classmethod
     async def open(
@@ -98,12 +89,7 @@ class SqliteStore(TableStore):
         except OSError as error:
             await connection.close()
             raise StoreError(f"cannot open the database {path}: {error.strerror}") from None
-        try:
-            await prepare(store._database)
-        except BaseException:
-            await connection.close()
-            raise
-        return store
+        return await store._prepared(lambda: prepare(store._database))
 
     async def close(self) -> None:
         await self._database.close()

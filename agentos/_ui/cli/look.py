@@ -42,6 +42,7 @@ from agentos.stores import (
     StoredSession,
     resolve_session_id,
     short_id,
+    stored_chat,
     stored_session_status,
 )
 from components import Json, JsonObject
@@ -162,7 +163,7 @@ def show(db: Database, session_id: str, whole_history: bool, as_json: bool) -> N
                 for call in entry.calls
             ],
         }
-        for entry in stored.chat()
+        for entry in stored_chat(stored)
     ]
     status = session_status(stored, tokens, live)
     body = {**summary(stored), "status": status.status, "status_note": status.note}

@@ -29,6 +29,7 @@ from agentos.stores import (
     short_id,
     shown_call_status,
     shown_session_status,
+    stored_chat,
 )
 from agentos.turns import MessageHistory, blocks_of
 from components import CallStatus, Json, JsonObject
@@ -234,7 +235,7 @@ def render_chat(stored: StoredSession, tokens: Iterable[StoredToken], *, live: b
         if call.call_id is not None:
             calls.setdefault(call.call_id, call)
     lines = [session_header(stored, session_status(stored, tokens, live))]
-    for entry in stored.chat():
+    for entry in stored_chat(stored):
         if entry.text:
             first, *rest = entry.text.splitlines() or [""]
             lines += [f"{entry.role}: {first}", *(f"  {line}" for line in rest)]

@@ -16,7 +16,7 @@ from typing import TypeGuard
 from agentos import CallSnapshot, PartialReply, Runtime, Session, child_session_id
 from agentos._ui.stored.live import LiveCall
 from agentos.board import Board, ChatCall, ChatEntry
-from agentos.stores import CallView, ShownStatus, StoredSession, shown_session_status
+from agentos.stores import CallView, ShownStatus, StoredSession, shown_session_status, stored_chat
 from agentos.turns import EXPECTED_SECONDS, Message, blocks_of
 from components import CallStatus, Json, JsonObject
 
@@ -73,7 +73,7 @@ def stored_page_state(
     its ``status`` (``stored_session_status``), and each call as its holder last mirrored
     it (else as the history left it)."""
     found = {key: call for call in calls for key in _keys(call)}
-    chat = stored.chat()
+    chat = stored_chat(stored)
     agents = stored.config.get("agents")
     widgets: JsonObject = {
         call.call_id: stored_widget(call, found.get(call.call_id), now)

@@ -1,13 +1,13 @@
 """Who owns a session across hosts: its lease (holder, expiry) is a row in ``leases``, taken
-with one statement that also bumps the session's version (the fence).
+in one transaction that also bumps the session's version (the fence).
 
 ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` decides on the latest committed
 lease row, under its row lock: of two hosts racing for an expired lease,
 exactly one takes it, and the other sees the winner's live lease. A lease
 whose process is known to be dead (same machine, pid gone) is free at once.
-Expiry is judged by the server's clock, which every host shares. A take
-never waits long on a row another transaction locked (a holder stalled
-mid-transaction, say): the session is in use until the server ends it.
+Expiry is judged by ``Database.lease_now`` (PostgreSQL: the server's clock, which
+every host shares). A take never waits long on a row another transaction locked
+(a holder stalled mid-transaction, say): the session is in use until that ends.
 """
 
 from __future__ import annotations
@@ -15,41 +15,28 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-import asyncpg
-
 from agentos._errors import SessionInUseError, StoreError
 from agentos._store.liveness import lease_is_live, this_machine
-from agentos._store.postgres.bounds import lock_wait
-from agentos._store.postgres.connection import Database, Db
+from agentos._store.records import Row
+from agentos._store.sql.dialect import Locked, Table, Tx, marks
 
 TAKE = """
-WITH taken AS (
-    INSERT INTO leases (session_id, holder, pid, hostname, renewed_at, expires_at)
-    SELECT session_id, $2, $3, $4, $5, $6 FROM sessions WHERE session_id = $1
-    ON CONFLICT (session_id) DO UPDATE SET
-        holder = EXCLUDED.holder, pid = EXCLUDED.pid, hostname = EXCLUDED.hostname,
-        renewed_at = EXCLUDED.renewed_at, expires_at = EXCLUDED.expires_at
-    WHERE leases.holder = EXCLUDED.holder OR leases.expires_at <= EXCLUDED.renewed_at
-        OR $7 OR leases.holder = $8
-    RETURNING session_id
-)
-UPDATE sessions SET version = sessions.version + 1 FROM taken
-WHERE sessions.session_id = taken.session_id RETURNING sessions.version
+INSERT INTO leases (session_id, holder, pid, hostname, renewed_at, expires_at)
+SELECT session_id, ?, ?, ?, ?, ? FROM sessions WHERE session_id = ?
+ON CONFLICT (session_id) DO UPDATE SET
+    holder = excluded.holder, pid = excluded.pid, hostname = excluded.hostname,
+    renewed_at = excluded.renewed_at, expires_at = excluded.expires_at
+WHERE leases.holder = excluded.holder OR leases.expires_at <= excluded.renewed_at
+    OR CAST(? AS BOOLEAN) OR leases.holder = ?
 """
-"""Take the lease if it is free, expired, ours, stolen ($7) or a dead process's ($8)."""
+"""Take the lease if it is free, expired, ours, stolen or a dead process's (the last two
+parameters)."""
 ATTEMPTS = 5
 """Lookups between takes, each time the lease changed hands under us."""
 
 
-class Locked(StoreError):
-    """The lease's or the session's row stayed locked by another transaction."""
-
-
-class Leases:
+class Leases(Table):
     """The ``SessionStore`` lease operations over one database."""
-
-    def __init__(self, database: Database) -> None:
-        self._database = database
 
     async def acquire(
         self, session_id: str, holder: str, *, ttl: float, steal: bool = False
@@ -74,12 +61,12 @@ class Leases:
             raise SessionInUseError(session_id, lease["holder"], lease["expires_at"] - now)
         raise StoreError(f"the lease of session {session_id!r} kept changing hands; try again")
 
-    async def _lease(self, session_id: str) -> asyncpg.Record | None:
+    async def _lease(self, session_id: str) -> Row | None:
         """The session's lease (a row of NULLs if none; None: no such session), read without
         waiting on locks."""
         return await self._database.one(
             "SELECT l.* FROM sessions AS s LEFT JOIN leases AS l USING (session_id) "
-            "WHERE s.session_id = $1",
+            "WHERE s.session_id = ?",
             session_id,
         )
 
@@ -93,23 +80,19 @@ class Leases:
     async def _take(
         self, session_id: str, holder: str, now: float, ttl: float, steal: bool, dead: str | None
     ) -> int | None:
-        async def take(db: Db) -> int | None:
-            await db.execute(lock_wait(steal))
-            try:
-                version: int | None = await db.fetchval(
-                    TAKE,
-                    session_id,
-                    holder,
-                    os.getpid(),
-                    this_machine(),
-                    now,
-                    now + ttl,
-                    steal,
-                    dead,
-                )
-            except asyncpg.LockNotAvailableError:
-                raise Locked(f"the lease of {session_id!r} is locked") from None
-            return version
+        """The session's new version, if the lease was taken."""
+        mine = (holder, os.getpid(), this_machine(), now, now + ttl)
+
+        async def take(tx: Tx) -> int | None:
+            await tx.bound_lock_wait(steal=steal)
+            if not await tx.run(TAKE, *mine, session_id, steal, dead):
+                return None
+            await tx.run(
+                "UPDATE sessions SET version = version + 1 WHERE session_id = ?", session_id
+            )
+            row = await tx.row("SELECT version FROM sessions WHERE session_id = ?", session_id)
+            assert row is not None  # the lease was just taken from its row
+            return int(row["version"])
 
         return await self._database.transaction(take)
 
@@ -118,21 +101,22 @@ class Leases:
     ) -> dict[str, str | None]:
         now = await self._database.lease_now()
 
-        async def renew(db: Db) -> dict[str, str | None]:
-            rows = await db.fetch(
-                "UPDATE leases SET renewed_at = $1, expires_at = $2 WHERE holder = $3 "
-                "RETURNING session_id",
+        async def renew(tx: Tx) -> dict[str, str | None]:
+            await tx.run(
+                "UPDATE leases SET renewed_at = ?, expires_at = ? WHERE holder = ?",
                 now,
                 now + ttl,
                 holder,
             )
+            rows = await tx.rows("SELECT session_id FROM leases WHERE holder = ?", holder)
             held = {row["session_id"] for row in rows}
             missing = [session_id for session_id in session_ids if session_id not in held]
             lost: dict[str, str | None] = dict.fromkeys(missing)
             if missing:
-                for row in await db.fetch(
-                    "SELECT session_id, holder FROM leases WHERE session_id = ANY($1::text[])",
-                    missing,
+                for row in await tx.rows(
+                    "SELECT session_id, holder FROM leases "
+                    f"WHERE session_id IN ({marks(len(missing))})",
+                    *missing,
                 ):
                     lost[row["session_id"]] = row["holder"]
             return lost
@@ -140,18 +124,22 @@ class Leases:
         return await self._database.transaction(renew)
 
     async def release(self, session_id: str, holder: str) -> None:
-        await self._database.all(
-            "DELETE FROM leases WHERE session_id = $1 AND holder = $2 RETURNING 1",
-            session_id,
-            holder,
+        await self._run(
+            "DELETE FROM leases WHERE session_id = ? AND holder = ?", session_id, holder
         )
 
     async def release_all(self, holder: str) -> None:
-        await self._database.all("DELETE FROM leases WHERE holder = $1 RETURNING 1", holder)
+        await self._run("DELETE FROM leases WHERE holder = ?", holder)
+
+    async def _run(self, sql: str, *parameters: object) -> None:
+        async def run(tx: Tx) -> None:
+            await tx.run(sql, *parameters)
+
+        await self._database.transaction(run)
 
     async def live(self) -> dict[str, str]:
         now = await self._database.lease_now()
-        rows = await self._database.all("SELECT * FROM leases WHERE expires_at > $1", now)
+        rows = await self._database.all("SELECT * FROM leases WHERE expires_at > ?", now)
         return {
             row["session_id"]: row["holder"]
             for row in rows
