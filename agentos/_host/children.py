@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentos._errors import UnknownCallError, UsageError
+from agentos._host.maker import NewSession
 from agentos._host.registry import SessionRegistry
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
@@ -41,9 +42,7 @@ class ChildOpener(Protocol):
     """How a sub-agent call opens its child session: a new one, running, or a stored one
     brought back (the host's ``create_session`` and ``resume``)."""
 
-    async def create_session(
-        self, config: AgentConfig, *, session_id: str, parent: str, parent_call: str
-    ) -> Session: ...
+    async def create_session(self, config: AgentConfig, how: NewSession) -> Session: ...
 
     async def resume(self, session_id: str) -> Session: ...
 
@@ -65,12 +64,7 @@ class _Depth:
 class SubAgents:
     """The sub-agent tools of one host, and the children their calls run."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        sessions: SessionRegistry,
-        opener: ChildOpener,
-    ) -> None:
+    def __init__(self, runtime: Runtime, sessions: SessionRegistry, opener: ChildOpener) -> None:
         self._runtime = runtime
         self._sessions = sessions
         self._opener = opener
@@ -177,9 +171,8 @@ class SubAgents:
         running.add(ctx.call_id)
         try:
             if resumed is None:
-                child = await self._opener.create_session(
-                    config, session_id=child_id, parent=parent.session_id, parent_call=ctx.call_id
-                )
+                how = NewSession(child_id, parent.session_id, parent_call=ctx.call_id)
+                child = await self._opener.create_session(config, how)
             else:
                 child = await self._opener.resume(child_id)
         except BaseException:

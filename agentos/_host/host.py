@@ -25,6 +25,7 @@ from agentos._host.idle import unload_idle
 from agentos._host.leases import LeaseKeeper
 from agentos._host.lifecycle import HostCore, SessionLifecycle
 from agentos._host.listing import SessionSummary, every_summary, loaded_summary
+from agentos._host.maker import NewSession
 from agentos._host.mirror import CallMirror, check_period
 from agentos._host.naming import rename_session
 from agentos._host.registry import SessionRegistry
@@ -165,15 +166,8 @@ class Host(anyio.AsyncContextManagerMixin):
         ``history`` restores an earlier conversation (Anthropic Messages): calls
         it mentions that this runtime does not hold report ``orphaned``.
         """
-        return await self._lifecycle.create_session(
-            config,
-            session_id=session_id,
-            parent=parent,
-            provider=provider,
-            scope=scope,
-            history=history,
-            parent_call=parent_call,
-        )
+        how = NewSession(session_id, parent, provider, scope, history, parent_call)
+        return await self._lifecycle.create_session(config, how)
 
     async def resume(
         self,

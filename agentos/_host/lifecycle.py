@@ -18,13 +18,12 @@ from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
 from agentos._host.children import SubAgents
 from agentos._host.idle import unload_refusal
 from agentos._host.leases import LeaseKeeper
-from agentos._host.maker import SessionMaker, SessionTask, run_session
+from agentos._host.maker import NewSession, SessionMaker, SessionTask, run_session
 from agentos._host.mirror import CallMirror
 from agentos._host.registry import SessionRegistry
 from agentos._host.resume import nudge_if_news, restore
 from agentos._kernel.runtime import Runtime
 from agentos._model.function_model import FunctionModel
-from agentos._model.messages import Message
 from agentos._model.provider import Provider
 from agentos._sessions.scope import Scope, SessionLineage
 from agentos._sessions.session import Session
@@ -51,17 +50,6 @@ class HostCore:
     tokens: ContinuationTokens
     leases: LeaseKeeper
     mirror: CallMirror | None
-
-
-class NewSession(TypedDict, total=False):
-    """``Host.create_session``'s keywords: where the new session goes, what it starts from."""
-
-    session_id: str | None
-    parent: str | None
-    provider: Provider | None
-    scope: Scope
-    history: list[Message] | None
-    parent_call: str | None
 
 
 class Resumption(TypedDict, total=False):
@@ -99,12 +87,9 @@ class SessionLifecycle:
         """Start sessions' tasks in ``group`` (None: the host is closed)."""
         self._group = group
 
-    async def create_session(
-        self, config: AgentConfig | None = None, **how: Unpack[NewSession]
-    ) -> Session:
+    async def create_session(self, config: AgentConfig | None, how: NewSession) -> Session:
         core = self._core
-        session_id, parent = how.get("session_id"), how.get("parent")
-        history = how.get("history")
+        session_id, parent, history = how.session_id, how.parent, how.history
         if self._group is None:
             raise UsageError("use 'async with Host(...)' before creating sessions")
         session_id = session_id or f"session-{uuid.uuid4()}"
@@ -118,7 +103,7 @@ class SessionLifecycle:
         if problems:
             raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
         access = ToolAccess(config, core.runtime)
-        model = self._provider_for(config, how.get("provider"))
+        model = self._provider_for(config, how.provider)
         version = None
         if core.store is not None:
             now = time.time()
@@ -139,10 +124,10 @@ class SessionLifecycle:
             config,
             model,
             access,
-            scope=how.get("scope", Scope.OWN),
+            scope=how.scope,
             parent=parent,
             version=version,
-            parent_call=how.get("parent_call"),
+            parent_call=how.parent_call,
         )
         if history is not None:
             for tool_use_id, name in session.restore(history):
