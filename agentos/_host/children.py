@@ -40,7 +40,7 @@ TASK_SCHEMA: dict[str, Any] = {
 
 class ChildOpener(Protocol):
     """How a sub-agent call opens its child session: a new one, running, or a stored one
-    brought back (the host's ``create_session`` and ``resume``)."""
+    brought back (``SessionLifecycle``'s ``create_session`` and ``resume``)."""
 
     async def create_session(self, config: AgentConfig, how: NewSession) -> Session: ...
 
