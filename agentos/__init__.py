@@ -49,6 +49,7 @@ from agentos._kernel.toolsets import ToolRegistry, Toolset
 from agentos._model.function_model import FunctionModel
 from agentos._model.prices import ModelPrices
 from agentos._model.provider import (
+    ClosableProvider,
     ModelRequest,
     ModelResponse,
     PartialReply,
@@ -120,6 +121,7 @@ __all__ = [
     "CancelOutcome",
     "ChildSessions",
     "Clock",
+    "ClosableProvider",
     "CompleteOutcome",
     "Completion",
     "ContinuationTokens",

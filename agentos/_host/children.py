@@ -10,11 +10,13 @@ are bounded, and a call asking past a bound fails at once saying which.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentos._errors import UnknownCallError, UsageError
+from agentos._host.maker import NewSession
+from agentos._host.registry import SessionRegistry
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import Tool, ToolFailure
@@ -36,16 +38,13 @@ TASK_SCHEMA: dict[str, Any] = {
 }
 
 
-class CreateChild(Protocol):
-    """``Host.create_session``, as far as a child needs it: the child session, running."""
+class ChildOpener(Protocol):
+    """How a sub-agent call opens its child session: a new one, running, or a stored one
+    brought back (``SessionLifecycle``'s ``create_session`` and ``resume``)."""
 
-    def __call__(
-        self, config: AgentConfig, *, session_id: str, parent: str, parent_call: str
-    ) -> Awaitable[Session]: ...
+    async def create_session(self, config: AgentConfig, how: NewSession) -> Session: ...
 
-
-ResumeChild = Callable[[str], Awaitable[Session]]
-"""A stored child session, brought back (``Host.resume``)."""
+    async def resume(self, session_id: str) -> Session: ...
 
 
 def child_session_id(tool_name: str, call_id: str) -> str:
@@ -65,17 +64,10 @@ class _Depth:
 class SubAgents:
     """The sub-agent tools of one host, and the children their calls run."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        session_of: Callable[[str], Session],
-        create: CreateChild,
-        resume: ResumeChild,
-    ) -> None:
+    def __init__(self, runtime: Runtime, sessions: SessionRegistry, opener: ChildOpener) -> None:
         self._runtime = runtime
-        self._session_of = session_of
-        self._create = create
-        self._resume = resume
+        self._sessions = sessions
+        self._opener = opener
         self._reattached: dict[str, str] = {}
         """A call made again after a restart -> the stored child session it goes on with."""
         self._depth: dict[str, _Depth] = {}
@@ -160,7 +152,7 @@ class SubAgents:
         return again
 
     async def _run(self, args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
-        parent = self._session_of(ctx.session_id)
+        parent = self._sessions.get(ctx.session_id)
         spec = parent.config.agents.get(ctx.tool_name)
         if spec is None:
             return ToolFailure(
@@ -179,11 +171,10 @@ class SubAgents:
         running.add(ctx.call_id)
         try:
             if resumed is None:
-                child = await self._create(
-                    config, session_id=child_id, parent=parent.session_id, parent_call=ctx.call_id
-                )
+                how = NewSession(child_id, parent.session_id, parent_call=ctx.call_id)
+                child = await self._opener.create_session(config, how)
             else:
-                child = await self._resume(child_id)
+                child = await self._opener.resume(child_id)
         except BaseException:
             self._done(parent.session_id, ctx.call_id)
             self._depth.pop(child_id, None)

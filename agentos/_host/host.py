@@ -7,44 +7,38 @@ and then this one stops writing it (``leases``); it also mirrors its
 sessions' calls into the store and applies the cancel requests other
 processes leave there (``mirror``). A host can unload sessions left at
 rest (``idle``) and resume stored ones (``resume``).
+
+``Host`` is a facade: the loaded sessions are a ``SessionRegistry`` (``registry``), and
+creating, resuming, opening and unloading them is ``SessionLifecycle``'s (``lifecycle``).
 """
 
 from __future__ import annotations
 
 import builtins
-import time
-import uuid
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Self
 
 import anyio
-from anyio.abc import TaskGroup
 
-from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
-from agentos._host.children import SubAgents
-from agentos._host.idle import unload_idle, unload_refusal
+from agentos._host.idle import unload_idle
 from agentos._host.leases import LeaseKeeper
-from agentos._host.listing import SessionSummary, loaded_summary, merged, stored_summaries
-from agentos._host.maker import SessionMaker, SessionTask, run_session
+from agentos._host.lifecycle import HostCore, SessionLifecycle
+from agentos._host.listing import SessionSummary, every_summary, loaded_summary
+from agentos._host.maker import NewSession
 from agentos._host.mirror import CallMirror, check_period
 from agentos._host.naming import rename_session
-from agentos._host.resume import Restored, nudge_if_news, restore
+from agentos._host.registry import SessionRegistry
 from agentos._kernel.checks import check_seconds
 from agentos._kernel.runtime import Runtime
-from agentos._model.function_model import FunctionModel
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
 from agentos._sessions.scope import Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
-from agentos._sessions.tool_access import ToolAccess
-from agentos._sessions.toolbox import SystemToolbox
-from agentos._store.protocol import Completion, SessionStore, StoredSession
+from agentos._store.protocol import Completion, SessionStore
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.agent_problems import fit_problems
 from agentos._turns.context_view import ContextView, TranscriptView
-from agentos._turns.events import SessionStatus
 from agentos._turns.history import HistoryCall
 from components import Json
 
@@ -95,76 +89,59 @@ class Host(anyio.AsyncContextManagerMixin):
         (``agentos[otel]``); None: the global one, once the application has set one, else
         no tracing at all.
         """
-        self._leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
+        leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
         mirror_period = check_period(call_mirror_period)
         if unload_idle_after is not None:
             check_seconds("unload_idle_after", unload_idle_after)
         self.runtime = runtime
         self.provider = provider
         self.store = store
+        self.holder = leases.holder
         self.lineage = SessionLineage()
         self.tokens = ContinuationTokens(runtime, store, ttl=token_ttl)
-        self._children = SubAgents(runtime, self.get, self.create_session, self.resume)
-        self.toolbox = SystemToolbox(
-            runtime, history=self, lineage=self.lineage, children=self._children
-        )
-        self._sessions: dict[str, Session] = {}
-        self._resuming: dict[str, anyio.Event] = {}
-        """Sessions a ``resume`` is bringing back (it awaits the store) -> set once done."""
-        self._opening = anyio.Lock()
-        self._restored: dict[str, Restored] = {}
-        """What each resume found, until ``catch_up`` tells the model."""
-        self._tasks: dict[str, SessionTask] = {}
-        self._unload_idle_after = unload_idle_after
-        self._group: TaskGroup | None = None
-        self.holder = self._leases.holder
-        self._mirror = (
+        mirror = (
             None
             if store is None or mirror_period is None
             else CallMirror(runtime, store, self.holder, mirror_period, self.tokens)
         )
-        self._maker = SessionMaker(
-            runtime,
-            self.toolbox,
-            view or TranscriptView(),
-            self.tokens,
-            store,
-            self.lineage,
-            self._mirror,
-            tracer_provider,
+        self._core = HostCore(
+            runtime, provider, store, SessionRegistry(), self.lineage, self.tokens, leases, mirror
         )
+        self._sessions = self._core.sessions
+        self._lifecycle = SessionLifecycle(self._core, view or TranscriptView(), tracer_provider)
+        self.toolbox = self._lifecycle.toolbox
+        self._unload_idle_after = unload_idle_after
 
     @asynccontextmanager
     async def __asynccontextmanager__(self) -> AsyncGenerator[Self]:
         """Tokens expired over a week ago go first; while open, leases are kept and idle sessions
         unloaded; on the way out every session task ends, then the leases are given up."""
+        core = self._core
         if self.store is not None:
             await self.store.delete_expired_tokens(grace=EXPIRED_TOKEN_GRACE)
         try:
             async with anyio.create_task_group() as group:
-                self._group = group
+                self._lifecycle.run_in(group)
+                clock = self.runtime.clock
                 if self._unload_idle_after is not None:
+                    after = self._unload_idle_after
                     group.start_soon(
-                        unload_idle,
-                        self._sessions,
-                        self.unload,
-                        self.runtime.clock,
-                        self._unload_idle_after,
+                        unload_idle, self._sessions, self._lifecycle.unload, clock, after
                     )
                 if self.store is not None:
-                    group.start_soon(self._leases.keep, self.runtime.clock, self._taken_over)
-                if self._mirror is not None:
-                    group.start_soon(self._mirror.keep, self.runtime.clock)
+                    group.start_soon(core.leases.keep, clock, self._lifecycle.taken_over)
+                if core.mirror is not None:
+                    group.start_soon(core.mirror.keep, clock)
                 try:
                     yield self
                 finally:
                     group.cancel_scope.cancel()
         finally:
-            if self._mirror is not None:  # the final states, while the leases still say ours
+            if core.mirror is not None:  # the final states, while the leases still say ours
                 with anyio.CancelScope(shield=True):
-                    await self._mirror.write(answer=False)
-                self._mirror.unwatch_all()
-            await self._leases.release_all()
+                    await core.mirror.write(answer=False)
+                core.mirror.unwatch_all()
+            await core.leases.release_all()
 
     async def create_session(
         self,
@@ -189,60 +166,8 @@ class Host(anyio.AsyncContextManagerMixin):
         ``history`` restores an earlier conversation (Anthropic Messages): calls
         it mentions that this runtime does not hold report ``orphaned``.
         """
-        if self._group is None:
-            raise UsageError("use 'async with Host(...)' before creating sessions")
-        session_id = session_id or f"session-{uuid.uuid4()}"
-        if session_id in self._sessions:
-            raise ValueError(f"a session with id {session_id!r} already exists")
-        if parent is not None:
-            self.get(parent)
-        config = config or AgentConfig()
-        self._children.register(config)
-        problems = fit_problems(config, self.runtime.tools, self.runtime.runners)
-        if problems:
-            raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
-        access = ToolAccess(config, self.runtime)
-        model = self._provider_for(config, provider)
-        version = None
-        if self.store is not None:
-            now = time.time()
-            await self.store.create_session(
-                StoredSession(
-                    session_id,
-                    config.model_dump(mode="json"),
-                    SessionStatus.IDLE.value,
-                    now,
-                    now,
-                    parent,
-                    tuple(history or ()),
-                )
-            )
-            version = await self._leases.acquire(session_id, steal=False)
-        session = self._maker.make(
-            session_id,
-            config,
-            model,
-            access,
-            scope=scope,
-            parent=parent,
-            version=version,
-            parent_call=parent_call,
-        )
-        if history is not None:
-            for tool_use_id, name in session.restore(history):
-                session.lost(tool_use_id, name)
-        return await self._start(session)
-
-    def _provider_for(self, config: AgentConfig, provider: Provider | None) -> Provider:
-        """``provider`` if given, else the function the agent's ``model`` names by import path
-        (``module:function``), else the host's; ``UsageError`` if that function is not there."""
-        if provider is not None:
-            return provider
-        try:
-            named = FunctionModel.named(config.model, config.import_path)
-        except UsageError as error:
-            raise UsageError(f"agent {config.name!r}: model: {error}") from None
-        return named or self.provider
+        how = NewSession(session_id, parent, provider, scope, history, parent_call)
+        return await self._lifecycle.create_session(config, how)
 
     async def resume(
         self,
@@ -264,116 +189,15 @@ class Host(anyio.AsyncContextManagerMixin):
         continues it with another agent configuration (a changed agent file) instead of
         the stored one, in this process.
         """
-        if self.store is None:
-            raise UsageError(
-                "resume needs a Host with a store (without one, an unloaded session is gone)"
-            )
-        while session_id in self._resuming:
-            await self._resuming[session_id].wait()
-        self._resuming[session_id] = done = anyio.Event()
-        try:
-            return await self._resume(session_id, provider, steal, config)
-        finally:
-            del self._resuming[session_id]
-            done.set()
-
-    async def _resume(
-        self,
-        session_id: str,
-        provider: Provider | None,
-        steal: bool,
-        config: AgentConfig | None,
-    ) -> Session:
-        assert self.store is not None
-        loaded = self._sessions.get(session_id)
-        if loaded is not None:
-            if not loaded.ended:
-                return loaded  # live here already: resuming again changes nothing
-            await self.unload(session_id)  # ended: resumed from what the store holds
-        # What the session needs is found before its lease is taken: a model or tool this
-        # process cannot have leaves the process holding it undisturbed.
-        ahead = await self.store.load_session(session_id)
-        if ahead is None:
-            raise UnknownSessionError(session_id)
-        prepared = self._prepare(config or AgentConfig.model_validate(ahead.config), provider)
-        version = await self._leases.acquire(session_id, steal=steal)
-        if version is None:
-            raise UnknownSessionError(session_id)
-        try:  # loaded once the lease is ours, so nobody changes it meanwhile
-            stored = await self.store.load_session(session_id)
-            if stored is None:
-                raise UnknownSessionError(session_id)
-            if config is None and stored.config != ahead.config:  # changed meanwhile
-                prepared = self._prepare(AgentConfig.model_validate(stored.config), provider)
-            config, access, model = prepared
-            mirrored = await self.store.mirrored_calls(session_id=session_id)
-        except BaseException:
-            await self._leases.release(session_id)
-            raise
-        session = self._maker.make(
-            session_id,
-            config,
-            model,
-            access,
-            scope=Scope.OWN,
-            parent=stored.parent_session_id,
-            version=version,
-            usage=stored.usage,
-            title=stored.title,
+        return await self._lifecycle.resume(
+            session_id, provider=provider, steal=steal, config=config
         )
-        tokens = await self.store.tokens_of(session_id)
-        history = list(stored.history)
-        asked = stored.status not in (SessionStatus.IDLE.value, SessionStatus.STOPPED.value)
-        restored = restore(
-            session,
-            history,
-            tokens,
-            self.runtime,
-            self.tokens,
-            stored.board,
-            asked=asked,
-            reattach=await self._children.reattacher(self.store, session),
-            mirrored=mirrored,
-        )
-        await self._start(session)
-        for call_id, token in restored.completed_while_down:  # now the session hears of it
-            error = token.expiry_text if token.expired else token.error
-            self.runtime.complete(call_id, token.result, error=error)
-        self._restored[session_id] = restored
-        return session
-
-    def _prepare(
-        self, config: AgentConfig, provider: Provider | None
-    ) -> tuple[AgentConfig, ToolAccess, Provider]:
-        """What a session of ``config`` runs with here: its tools and its model;
-        ``UsageError`` if this process lacks one."""
-        self._children.register(config)
-        return config, ToolAccess(config, self.runtime), self._provider_for(config, provider)
 
     async def catch_up(self, session_id: str, nudge: str) -> bool:
         """Let a resumed session's model catch up: once the outcomes that arrived while no
         process ran are heard, post ``nudge`` if the model has news (those, or calls lost
         in the restart) and no turn started by itself to tell it. Whether it posted."""
-        session = self.get(session_id)
-        return await nudge_if_news(
-            session, self.runtime, self._restored.pop(session_id, None), nudge
-        )
-
-    def _taken_over(self, session_id: str, holder: str | None) -> None:
-        """Another host took the session's lease: the session stops writing it."""
-        session = self._sessions.get(session_id)
-        if session is not None:
-            session.disown(
-                f"session {session_id!r} was taken over by {holder or 'another host'}; "
-                "this host stops writing it, so nothing the other writes is lost"
-            )
-
-    async def _start(self, session: Session) -> Session:
-        assert self._group is not None
-        self._sessions[session.session_id] = session
-        self._tasks[session.session_id] = task = SessionTask()
-        await self._group.start(run_session, session, task)
-        return session
+        return await self._lifecycle.catch_up(session_id, nudge)
 
     async def unload(self, session_id: str, *, cancel: bool = False) -> None:
         """Stop the session and forget it here and in the runtime, so a long-lived
@@ -390,49 +214,14 @@ class Host(anyio.AsyncContextManagerMixin):
         leave the runtime; their tokens, kept by the store, still complete
         them. Without a store the session is gone.
         """
-        session = self.get(session_id)
-        busy = None if cancel else unload_refusal(session, has_store=self.store is not None)
-        if busy is not None:
-            raise SessionBusyError(
-                f"cannot unload session {session_id!r}: it {busy}; "
-                "wait for it, or unload(..., cancel=True)"
-            )
-        task = self._tasks[session_id]
-        failed = session.status is SessionStatus.FAILED and not session.ended
-        session.stop(cancel_calls=False)
-        if cancel:
-            task.scope.cancel()
-        await task.ended.wait()
-        for call in self.runtime.list_calls(session_id, include_final=False):
-            if cancel or call.deferred:
-                self.runtime.cancel(call.call_id, "the session was unloaded")
-        await session.commit()
-        if failed and self.store is not None:  # unloading is no stop: a resume tries again
-            await self.store.set_status(session_id, SessionStatus.FAILED.value)
-        if self._sessions.get(session_id) is not session:
-            return  # another unload finished first
-        if self._mirror is not None:  # its calls' final states (the cancels just made)
-            await self._mirror.write(answer=False)
-            self._mirror.unwatch(session_id)
-        del self._sessions[session_id]
-        del self._tasks[session_id]
-        self._restored.pop(session_id, None)
-        self.lineage.remove(session_id)
-        self.tokens.forget(session_id)
-        self.toolbox.forget(session_id)
-        self._children.forget(session_id)
-        self.runtime.close_session(session_id)
-        await self._leases.release(session_id)
+        await self._lifecycle.unload(session_id, cancel=cancel)
 
     def child_of(self, call_id: str) -> Session | None:
         """The child session a running sub-agent call runs (None for another call)."""
-        return self._children.child_of(call_id)
+        return self._lifecycle.children.child_of(call_id)
 
     def get(self, session_id: str) -> Session:
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise UnknownSessionError(session_id)
-        return session
+        return self._sessions.get(session_id)
 
     def post(self, session_id: str, text: str) -> None:
         self.get(session_id).post(text)
@@ -442,16 +231,12 @@ class Host(anyio.AsyncContextManagerMixin):
 
     def list(self) -> list[SessionSummary]:
         """The sessions loaded here (an unloaded one is only in the store: see ``sessions``)."""
-        return [loaded_summary(session) for session in self._sessions.values()]
+        return [loaded_summary(session) for session in self._sessions.loaded()]
 
     async def sessions(self) -> builtins.list[SessionSummary]:
         """Every session this host can ``open``: those loaded here and those only its store
         holds (``live=False``), oldest activity first."""
-        loaded = [loaded_summary(s, self.runtime) for s in self._sessions.values()]
-        if self.store is None:
-            return merged(loaded, [])
-        held = await self.store.live_leases()
-        return merged(loaded, await stored_summaries(self.store, held))
+        return await every_summary(self._sessions, self.store, self.runtime)
 
     async def rename(self, session_id: str, title: str) -> SessionSummary:
         """Name a session (``Session.rename``: an empty ``title`` gives back its first words)
@@ -464,21 +249,15 @@ class Host(anyio.AsyncContextManagerMixin):
         """The session: loaded here, else resumed from the store (as is one that ended here:
         stopped, or taken over by a host that has let it go since). ``UnknownSessionError``
         if neither holds it; two opens of one stored session resume it once."""
-        async with self._opening:
-            loaded = self._sessions.get(session_id)
-            if loaded is not None and (not loaded.ended or self.store is None):
-                return loaded
-            if self.store is None or await self.store.load_session(session_id) is None:
-                raise UnknownSessionError(session_id)
-            return await self.resume(session_id)
+        return await self._lifecycle.open(session_id)
 
     async def holders(self) -> dict[str, str]:
         """Who holds each session now (session -> holder): this host (``holder``) for the
         sessions it holds, else the store's live leases. Reading it is how a host learns at
         once that another took one of its sessions (it stops, as at the next renewal)."""
         if self.store is None:
-            return dict.fromkeys(self._sessions, self.holder)
-        return await self._leases.holders(self._taken_over)
+            return dict.fromkeys(self._sessions.loaded_ids(), self.holder)
+        return await self._core.leases.holders(self._lifecycle.taken_over)
 
     async def complete(
         self, token: str, result: Json = None, *, error: str | None = None
@@ -487,6 +266,6 @@ class Host(anyio.AsyncContextManagerMixin):
         return await self.tokens.complete(token, result, error=error)
 
     def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
-        """The ``HistoryLookup`` the toolbox asks: what a session's history says of a call."""
-        session = self._sessions.get(session_id)
-        return None if session is None else session.calls.find_call(session_id, call_id)
+        """What a loaded session's history says of a call (the registry answers the
+        toolbox's ``HistoryLookup`` with it)."""
+        return self._sessions.find_call(session_id, call_id)

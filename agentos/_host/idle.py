@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 
 import anyio
 
 from agentos._errors import SessionBusyError, StoreError, UnknownSessionError
+from agentos._host.registry import SessionRegistry
 from agentos._kernel.clock import Clock
 from agentos._sessions.session import Session
 from agentos._turns.events import SessionStatus
@@ -38,12 +39,12 @@ def idle_until(session: Session, after: float) -> float | None:
 
 
 async def unload_idle(
-    sessions: Mapping[str, Session],
+    sessions: SessionRegistry,
     unload: Callable[[str], Awaitable[None]],
     clock: Clock,
     after: float,
 ) -> None:
-    """Unload ``sessions`` (the host's, as they change) at rest for ``after`` seconds."""
+    """Unload the loaded ``sessions`` (as they change) at rest for ``after`` seconds."""
     woken = anyio.Event()
 
     def wake() -> None:
@@ -57,7 +58,7 @@ async def unload_idle(
             now = clock.monotonic()
             due = now + after
             ready = []
-            for session in sessions.values():
+            for session in sessions.loaded():
                 at = idle_until(session, after)
                 if at is None:
                     continue
@@ -69,12 +70,12 @@ async def unload_idle(
             for session in ready:  # each unload awaits: check again that it is idle
                 session_id = session.session_id
                 at = idle_until(session, after)
-                if at is None or at > clock.monotonic() or sessions.get(session_id) is not session:
+                if at is None or at > clock.monotonic() or sessions.find(session_id) is not session:
                     continue
                 with contextlib.suppress(SessionBusyError, StoreError, UnknownSessionError):
                     retry_at[session_id] = now + after  # if it fails, not at once again
                     await unload(session_id)
-            for gone in retry_at.keys() - sessions.keys():
+            for gone in retry_at.keys() - sessions.loaded_ids():
                 del retry_at[gone]
             budget = clock.sleep_budget(due)
             with anyio.move_on_after(math.inf if budget is None else budget):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Container, Iterable
 from dataclasses import dataclass, replace
 
+from agentos._host.registry import SessionRegistry
 from agentos._host.shown import ShownStatus, shown_session_status, stored_session_status
 from agentos._kernel.runtime import Runtime
 from agentos._sessions.session import Session
@@ -89,3 +90,15 @@ def merged(
         updated = None if before is None else before.updated_at
         rows[summary.session_id] = replace(summary, updated_at=updated)
     return sorted(rows.values(), key=lambda row: (row.updated_at is None, row.updated_at or 0.0))
+
+
+async def every_summary(
+    sessions: SessionRegistry, store: SessionStore | None, runtime: Runtime
+) -> list[SessionSummary]:
+    """``Host.sessions``: the loaded sessions (their running calls counted) and those only
+    the store holds, each once, oldest activity first."""
+    loaded = [loaded_summary(session, runtime) for session in sessions.loaded()]
+    if store is None:
+        return merged(loaded, [])
+    held = await store.live_leases()
+    return merged(loaded, await stored_summaries(store, held))

@@ -12,6 +12,7 @@ import anyio.abc
 
 from agentos._host.mirror import CallMirror
 from agentos._kernel.runtime import Runtime
+from agentos._model.messages import Message
 from agentos._model.provider import Provider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Scope, SessionLineage
@@ -107,3 +108,15 @@ async def run_session(
         )
     finally:
         task.ended.set()
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    """Where a new session goes and what it starts from (``Host.create_session`` says each)."""
+
+    session_id: str | None
+    parent: str | None
+    provider: Provider | None = None
+    scope: Scope = Scope.OWN
+    history: list[Message] | None = None
+    parent_call: str | None = None

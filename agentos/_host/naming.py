@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 
 from agentos._errors import UnknownSessionError
 from agentos._host.listing import SessionSummary, loaded_summary, stored_summary
+from agentos._host.registry import SessionRegistry
 from agentos._host.shown import stored_session_status
 from agentos._kernel.runtime import Runtime
-from agentos._sessions.session import Session
 from agentos._store.protocol import SessionStore
 from agentos._turns.title import session_title
 
 
 async def rename_session(
-    sessions: Mapping[str, Session],
+    sessions: SessionRegistry,
     store: SessionStore | None,
     runtime: Runtime,
     session_id: str,
@@ -24,13 +23,13 @@ async def rename_session(
     """``Host.rename``: a loaded session renames itself (in its store too); a stored one is
     renamed in the store, or, if it was opened meanwhile from its old row, as loaded."""
     name = session_title(title)  # a bad title is refused before anything is looked up
-    session = sessions.get(session_id)
+    session = sessions.find(session_id)
     if session is None:
         stored = None if store is None else await store.load_session(session_id)
         if store is None or stored is None:
             raise UnknownSessionError(session_id)
         await store.set_title(session_id, name)
-        session = sessions.get(session_id)
+        session = sessions.find(session_id)
         if session is None:
             live = session_id in await store.live_leases()
             shown = await stored_session_status(store, stored, live=live)

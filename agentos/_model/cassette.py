@@ -40,6 +40,7 @@ from agentos._model.provider import (
     Provider,
     ReplyListener,
     StreamingProvider,
+    close_provider,
 )
 
 T = TypeVar("T")
@@ -285,9 +286,7 @@ class RecordingProvider:
 
     async def aclose(self) -> None:
         """Close the recorded provider (its SDK client), if it can be closed."""
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+        await close_provider(self.inner)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = await self.inner.complete(request)
@@ -337,6 +336,9 @@ class ReplayingProvider:
 
     def __init__(self, cassette: Cassette) -> None:
         self.cassette = cassette
+
+    async def aclose(self) -> None:
+        """Nothing to give back: the cassette is read already."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         await anyio.lowlevel.checkpoint()  # a live request awaits the network

@@ -101,6 +101,9 @@ class FunctionModel:
             return None
         return cls.from_path(model, search)
 
+    async def aclose(self) -> None:
+        """Nothing to give back: the function holds no connection (one it opens is its own)."""
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """The function's reply to ``request``, read into a ``FunctionRequest``."""
         self.answered += 1

@@ -64,6 +64,22 @@ class Provider(Protocol):
     async def complete(self, request: ModelRequest) -> ModelResponse: ...
 
 
+@runtime_checkable
+class ClosableProvider(Provider, Protocol):
+    """A provider that holds something to give back, such as an SDK client's connections:
+    whoever made it calls ``aclose`` once done with it. Every provider agentos ships is one
+    (closing holds nothing up where nothing is held); one of your own needs only ``name``
+    and ``complete``, and ``close_provider`` closes either kind."""
+
+    async def aclose(self) -> None: ...
+
+
+async def close_provider(provider: Provider) -> None:
+    """Give back what ``provider`` holds: ``aclose`` it if it is a ``ClosableProvider``."""
+    if isinstance(provider, ClosableProvider):
+        await provider.aclose()
+
+
 @dataclass(frozen=True, slots=True)
 class PartialReply:
     """A reply as it forms: its text so far, and the ``tool_use`` blocks already whole."""
@@ -134,6 +150,9 @@ class ScriptedProvider:
         self.rules = list(rules)
         self.requests: deque[ModelRequest] = deque(maxlen=kept)
         self.answered = 0
+
+    async def aclose(self) -> None:
+        """Nothing to give back: the rules hold no connection."""
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.answered += 1

@@ -41,6 +41,9 @@ class TestModel:
         self.skip = frozenset(skip)
         self.answered = 0
 
+    async def aclose(self) -> None:
+        """Nothing to give back: it answers from the request alone."""
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         self.answered += 1
         board = _board_turn(request)

@@ -22,10 +22,10 @@ import pydantic
 from agentos import (
     AgentConfig,
     AgentTools,
+    ClosableProvider,
     FunctionModel,
     ModelRequest,
     ModelResponse,
-    Provider,
     ProviderError,
     RayRunner,
     Runtime,
@@ -183,6 +183,9 @@ class CannotRun:
     def __init__(self, problem: str) -> None:
         self.problem = problem
 
+    async def aclose(self) -> None:
+        """Nothing to give back: it never connects."""
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         raise ProviderError("missing_key", self.problem)
 
@@ -193,7 +196,7 @@ def choose_model(
     *,
     source: str = "the agent",
     refuse: bool = True,
-) -> Provider:
+) -> ClosableProvider:
     """The agent's ``model``: a function it names by import path (``module:function``),
     "test" and "scripted" are offline; another is Claude when ``ANTHROPIC_API_KEY`` is set.
     Without the key, a model the agent names is a usage error naming ``source``

@@ -7,11 +7,10 @@ import sys
 import anyio
 import click
 
-from agentos import Host
-from agentos._ui.cli.agent import DEMO, Agent, choose_model, refuse_unrunnable
+from agentos._ui.cli.agent import DEMO, Agent, refuse_unrunnable
 from agentos._ui.cli.common import say
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.session import stored_agent
+from agentos._ui.cli.session import hosted, stored_agent
 from agentos._ui.cli.talk import agent_option
 from agentos.stores import resolve_session_id
 
@@ -52,16 +51,12 @@ def chat(db: Database, session_id: str | None, agent: Agent | None, theme: str |
         async with await db.open() as store:
             found = None if session_id is None else await resolve_session_id(store, session_id)
             chosen = agent or (DEMO if found is None else await stored_agent(store, found))
-            provider = choose_model(chosen.config, lambda line: None, source=chosen.source)
-            async with (
-                chosen.runtime() as runtime,
-                Host(runtime, provider, store=store) as host,
-            ):
+            async with hosted(store, chosen, lambda line: None) as host:
                 if found is None:
                     session = await host.create_session(chosen.config)
                 else:
                     session = await host.resume(found, config=chosen.config)
-                await ChatApp(session, runtime, theme=theme, host=host).run_async()
+                await ChatApp(session, host.runtime, theme=theme, host=host).run_async()
         say(f"session {session.session_id}", err=True)
 
     anyio.run(main)

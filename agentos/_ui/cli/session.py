@@ -1,9 +1,10 @@
 """The async half of ``agentos run`` and ``agentos resume``: one store-backed session, one turn.
 
-``converse`` opens the store, a runtime with the demo tools and a host,
-starts or resumes the session, says something (or nothing) and waits as
-asked, while ``progress`` shows what the session's calls are doing: a rich
-live display when stderr is a terminal, JSON lines of call events otherwise.
+``start_session`` and ``resume_session`` open the store and run one turn over it
+(``_turn``): a runtime with the agent's tools and a host (``hosted``), the session
+begun or brought back, something said (or nothing) and waited for as asked, while
+``progress`` shows what the session's calls are doing: a rich live display when
+stderr is a terminal, JSON lines of call events otherwise.
 On a terminal, ``Words`` prints the model's messages as they arrive, a streaming
 reply's words as they come.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TextIO
@@ -34,7 +35,8 @@ from agentos.stores import CallView, SessionStore, resolve_session_id, short_id
 from components import CallEvent, CallEventKind, Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
-"""Posted on ``resume`` without ``--message`` when the model has news to hear (see ``converse``)."""
+"""Posted on ``resume`` without ``--message`` when the model has news to hear
+(see ``resume_session``)."""
 
 
 @dataclass(slots=True)
@@ -99,83 +101,128 @@ async def stored_agent(store: SessionStore, session_id: str) -> Agent:
     return agent_of(config, f"the agent of session {session_id}")
 
 
-async def converse(
-    db: Database,
-    *,
-    say: Callable[[str], None],
-    live: bool,
-    wait_for_async: bool,
-    prompt: str | None = None,
-    agent: Agent | None = None,
-    session_id: str | None = None,
-    resume: str | None = None,
-    message: str | None = None,
-    steal: bool = False,
-    token_ttl: float | None = None,
-    words: bool = False,
-    opened: list[str] | None = None,
-) -> Outcome:
-    """Run one command's worth of a session: ``prompt`` for a new one, ``resume`` for a stored one.
+@dataclass(slots=True)
+class TurnSettings:
+    """How one command's turn runs and shows: ``say`` (one line on stderr, such as which
+    model answers), the live display or JSON lines (``live``), what to wait for, whether
+    to print the model's messages on stdout as they arrive (``words``), how long new
+    continuation tokens stay valid. ``opened`` is told the session's id once it is ours
+    (an interruption names it)."""
 
-    Resuming posts ``message`` if given. Otherwise the model is told of calls
-    lost in the restart, and of deferred calls completed while no process
-    ran, on its next turn: when such news waits and no turn starts by itself,
-    ``RESUME_NUDGE`` is posted to grant that turn. ``steal`` takes the session
-    from a live process that holds it (that process stops writing it).
-    ``token_ttl`` is how long new continuation tokens stay valid. ``agent`` is the demo
-    agent if not given, for a new session; a resumed one is continued with the agent it
-    was started with. ``words``: print the model's messages on stdout as they arrive.
-    ``opened`` is told the session's id once it is ours (an interruption names it).
-    """
-    if resume is not None and not db.exists():
-        raise CliError(no_database(db))
-    if agent is not None:
-        refuse_unrunnable(agent)  # before the store is opened (or made)
+    say: Callable[[str], None]
+    live: bool
+    wait_for_async: bool
+    words: bool = False
+    token_ttl: float | None = None
+    opened: list[str] = field(default_factory=list)
+
+
+async def start_session(
+    db: Database,
+    settings: TurnSettings,
+    *,
+    prompt: str,
+    agent: Agent = DEMO,
+    session_id: str | None = None,
+) -> Outcome:
+    """``agentos run``: a new session (``session_id``, else a fresh id) of ``agent``
+    answers ``prompt``."""
+    refuse_unrunnable(agent)  # before the store is opened (or made)
     async with await db.open() as store:
-        if resume is None and session_id is not None and await store.load_session(session_id):
+        if session_id is not None and await store.load_session(session_id):
             raise CliError(
                 f"a session with id {session_id!r} already exists in {db}; "
                 f"continue it with 'agentos resume {session_id}'"
             )
-        if resume is not None:
-            resume = await resolve_session_id(store, resume)
-        if agent is None and resume is not None:
-            agent = await stored_agent(store, resume)
-        agent = agent or DEMO
-        which: list[str] = []  # said once the session is ours: a refusal is one line
-        provider = choose_model(agent.config, which.append, source=agent.source)
-        try:
-            async with (
-                agent.runtime() as runtime,
-                Host(runtime, provider, store=store, token_ttl=token_ttl) as host,
-            ):
-                if resume is not None:
-                    session = await host.resume(resume, steal=steal, config=agent.config)
-                else:
-                    session = await host.create_session(agent.config, session_id=session_id)
-                if opened is not None:
-                    opened.append(session.session_id)
-                for line in which:
-                    say(line)
-                errors_before, replies_before = len(session.errors), len(session.replies)
-                async with progress(runtime, session.session_id, live=live) as shown:
-                    if words:
-                        Words(session, replies_before, shown).follow()
-                    if prompt is not None:
-                        session.post(prompt)
-                    elif message is not None:
-                        session.post(message)
-                    else:
-                        await host.catch_up(session.session_id, RESUME_NUDGE)
-                    if wait_for_async:
-                        await session.wait_settled()
-                    else:
-                        await session.wait_idle()
-                return _outcome(host, session, errors_before, replies_before)
-        finally:
-            close = getattr(provider, "aclose", None)
-            if close is not None:
-                await close()
+
+        async def begin(host: Host) -> Session:
+            return await host.create_session(agent.config, session_id=session_id)
+
+        async def speak(host: Host, session: Session) -> None:
+            session.post(prompt)
+
+        return await _turn(store, agent, settings, begin, speak)
+
+
+async def resume_session(
+    db: Database,
+    settings: TurnSettings,
+    typed: str,
+    *,
+    message: str | None,
+    steal: bool,
+    agent: Agent | None,
+) -> Outcome:
+    """``agentos resume``: the stored session ``typed`` names (its id, or the start of one)
+    goes on, with the agent it was started with unless ``agent`` is given.
+
+    It posts ``message`` if given. Otherwise the model is told of calls lost in the
+    restart, and of deferred calls completed while no process ran, on its next turn:
+    when such news waits and no turn starts by itself, ``RESUME_NUDGE`` is posted to
+    grant that turn. ``steal`` takes the session from a live process that holds it (that
+    process stops writing it)."""
+    if not db.exists():
+        raise CliError(no_database(db))
+    if agent is not None:
+        refuse_unrunnable(agent)  # before the store is opened
+    async with await db.open() as store:
+        session_id = await resolve_session_id(store, typed)
+        chosen = agent or await stored_agent(store, session_id)
+
+        async def begin(host: Host) -> Session:
+            return await host.resume(session_id, steal=steal, config=chosen.config)
+
+        async def speak(host: Host, session: Session) -> None:
+            if message is not None:
+                session.post(message)
+            else:
+                await host.catch_up(session.session_id, RESUME_NUDGE)
+
+        return await _turn(store, chosen, settings, begin, speak)
+
+
+@asynccontextmanager
+async def hosted(
+    store: SessionStore, agent: Agent, which: Callable[[str], None], token_ttl: float | None = None
+) -> AsyncIterator[Host]:
+    """A host on ``store`` running ``agent``'s tools, with the model its file names
+    (``which`` is told which); the model is closed once the host is."""
+    provider = choose_model(agent.config, which, source=agent.source)
+    try:
+        async with (
+            agent.runtime() as runtime,
+            Host(runtime, provider, store=store, token_ttl=token_ttl) as host,
+        ):
+            yield host
+    finally:
+        await provider.aclose()
+
+
+async def _turn(
+    store: SessionStore,
+    agent: Agent,
+    settings: TurnSettings,
+    begin: Callable[[Host], Awaitable[Session]],
+    speak: Callable[[Host, Session], Awaitable[None]],
+) -> Outcome:
+    """One command's turn: ``begin`` gives the session, ``speak`` says what starts its turn;
+    then wait as ``settings`` ask, showing the calls meanwhile."""
+    which: list[str] = []  # said once the session is ours: a refusal is one line
+    async with hosted(store, agent, which.append, settings.token_ttl) as host:
+        session = await begin(host)
+        settings.opened.append(session.session_id)
+        for line in which:
+            settings.say(line)
+        errors_before, replies_before = len(session.errors), len(session.replies)
+        async with progress(host.runtime, session.session_id, live=settings.live) as shown:
+            if settings.words:
+                Words(session, replies_before, shown).follow()
+            await speak(host, session)
+            if settings.wait_for_async:
+                await session.wait_settled()
+            else:
+                await session.wait_idle()
+        return _outcome(host, session, errors_before, replies_before)
 
 
 def _outcome(host: Host, session: Session, errors_before: int, replies_before: int) -> Outcome:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,7 +27,7 @@ from agentos._ui.cli.common import (
     with_store,
 )
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.session import Outcome, converse
+from agentos._ui.cli.session import Outcome, TurnSettings, resume_session, start_session
 from agentos.stores import SessionStore, StoredToken
 from components import Json
 
@@ -96,8 +96,8 @@ def run(
     for them); deferred ones wait for their token.
     """
     require_text(prompt, "PROMPT")
-    how = {"prompt": prompt, "agent": agent, "session_id": session_id}
-    return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
+    begin = functools.partial(start_session, db, prompt=prompt, agent=agent, session_id=session_id)
+    return _talk(begin, as_json, wait=wait_for_async, token_ttl=token_ttl)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -142,8 +142,10 @@ def resume(
     """
     if message is not None:
         require_text(message, "'--message'")
-    how = {"resume": session_id, "message": message, "steal": steal, "agent": agent}
-    return _talk(db, as_json, wait=wait_for_async, token_ttl=token_ttl, **how)
+    begin = functools.partial(
+        resume_session, db, typed=session_id, message=message, steal=steal, agent=agent
+    )
+    return _talk(begin, as_json, wait=wait_for_async, token_ttl=token_ttl)
 
 
 @click.command("say", epilog=EXIT_CODES_HELP)
@@ -165,8 +167,10 @@ def say_command(
     Prints the same as 'run'. The session goes on with the agent it was started with.
     """
     require_text(text, "TEXT")
-    how = {"resume": session_id, "message": text, "steal": False, "agent": None}
-    return _talk(db, as_json, wait=wait_for_async, token_ttl=None, **how)
+    begin = functools.partial(
+        resume_session, db, typed=session_id, message=text, steal=False, agent=None
+    )
+    return _talk(begin, as_json, wait=wait_for_async, token_ttl=None)
 
 
 @click.command(
@@ -215,23 +219,28 @@ def complete(db: Database, token: str, result_text: str | None, error: str | Non
     return EXIT_UNKNOWN_TOKEN if refused else EXIT_DONE
 
 
-def _talk(db: Database, as_json: bool, *, wait: bool, **how: Any) -> int:
-    """Run the session's turn (``converse``), report it, and return the exit code. On a
-    terminal the model's messages are printed as they arrive."""
+def _talk(
+    begin: Callable[[TurnSettings], Awaitable[Outcome]],
+    as_json: bool,
+    *,
+    wait: bool,
+    token_ttl: float | None,
+) -> int:
+    """Run the session's turn (``begin``: ``start_session`` or ``resume_session``), report
+    it, and return the exit code. On a terminal the model's messages are printed as they
+    arrive."""
     words = sys.stdout.isatty() and not as_json
-    live = sys.stderr.isatty()
-    opened: list[str] = []
-    talk = functools.partial(
-        converse, db, say=_say, live=live, wait_for_async=wait, words=words, opened=opened, **how
+    settings = TurnSettings(
+        _say, live=sys.stderr.isatty(), wait_for_async=wait, words=words, token_ttl=token_ttl
     )
     try:
-        outcome = run_interruptibly(talk)
+        outcome = run_interruptibly(functools.partial(begin, settings))
     except BaseException as error:  # on Ctrl-C the host saved the session on its way out
         ctrl_c = isinstance(error, KeyboardInterrupt) or (
             isinstance(error, BaseExceptionGroup) and error.subgroup(KeyboardInterrupt) is not None
         )
-        if opened and ctrl_c:
-            raise Interrupted(opened[0]) from error
+        if settings.opened and ctrl_c:
+            raise Interrupted(settings.opened[0]) from error
         raise
     return _report(outcome, as_json, printed=words)
 
