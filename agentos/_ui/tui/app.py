@@ -34,12 +34,13 @@ from agentos import (
     UnknownSessionError,
     child_session_id,
 )
+from agentos._ui.call_json import call_widget
 from agentos._ui.terminal_text import one_line, short_call, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.details import Looked
 from agentos._ui.tui.follow import Followed
 from agentos._ui.tui.screens import Confirm, Details
-from agentos._ui.web.view import call_widget, context_text
+from agentos._ui.web.view import context_text
 from agentos.board import ChatCall, ChatEntry
 from agentos.stores import short_id
 from components import JsonObject
