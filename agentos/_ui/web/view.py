@@ -11,14 +11,13 @@ script puts it in the DOM as text.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from agentos import PartialReply, Runtime, Session, child_session_id
 from agentos._ui.call_json import call_widgets, stored_widget
+from agentos._ui.context_text import context_text
 from agentos.board import Board, ChatEntry
 from agentos.stores import CallView, SessionCalls, shown_session_status
-from agentos.turns import Message, blocks_of
 from components import Json, JsonObject
 
 ERRORS_SHOWN = 3
@@ -131,35 +130,3 @@ def chat_entry(entry: ChatEntry) -> JsonObject:
 def queued_entry(words: str) -> JsonObject:
     """A message posted while the model was busy, which it has not read yet."""
     return {"node_id": None, "role": "user", "text": words, "at": None, "calls": [], "queued": True}
-
-
-def context_text(messages: Sequence[Message]) -> str:
-    """Messages as a developer reads them: each block on its own lines, by role."""
-    lines: list[str] = []
-    for message in messages:
-        role = str(message.get("role", "?"))
-        for block in blocks_of(message):
-            kind = block.get("type")
-            if kind == "text":
-                lines.append(f"[{role}] {block.get('text', '')}")
-            elif kind == "tool_use":
-                lines.append(f"[{role}] tool_use {block.get('name')} {_dump(block.get('input'))}")
-            elif kind == "tool_result":
-                lines.append(f"[{role}] tool_result {_content_text(block.get('content'))}")
-    return "\n".join(lines)
-
-
-def _content_text(content: object) -> str:
-    """A tool result's content as the model reads it: its text, not a JSON-quoted string."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            str(block.get("text", "")) if isinstance(block, Mapping) else _dump(block)
-            for block in content
-        )
-    return _dump(content)
-
-
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
