@@ -80,7 +80,7 @@ async def test_a_program_looks_up_a_call_another_host_runs_and_cancels_it(
         report = await _while_mirroring(clock, runtime, cancel_call(elsewhere, view, "stalled"))
         assert isinstance(report, CancelReport)
         assert (report.outcome, report.cancelled) == ("cancelled", True)
-        assert (report.previous_status, report.status) == ("running", "cancelled")
+        assert (report.previous_status, report.status) == (CallStatus.RUNNING, CallStatus.CANCELLED)
         assert puppet.calls[running.call_id].cancelled, "the cancel reached the work"
 
         await _mirror(clock, runtime)

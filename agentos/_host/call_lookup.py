@@ -225,8 +225,8 @@ class CancelReport:
     call: CallView
     outcome: str
     cancelled: bool = False
-    previous_status: str | None = None
-    status: str | None = None
+    previous_status: CallStatus | None = None
+    status: CallStatus | None = None
     """The call's status before the request and after it (as its holder answered)."""
 
     def to_json(self) -> JsonObject:
@@ -236,8 +236,8 @@ class CancelReport:
             "session_id": self.call.session_id,
             "outcome": self.outcome,
             "cancelled": self.cancelled,
-            "previous_status": self.previous_status,
-            "status": self.status,
+            "previous_status": None if self.previous_status is None else self.previous_status.value,
+            "status": None if self.status is None else self.status.value,
         }
 
 
@@ -252,7 +252,7 @@ async def cancel_call(
     ``CallLookupError`` for a deferred call (its token ends it) and for a call
     no process runs; a call that already ended is left as it is.
     """
-    status, session_id = call.status.value, call.session_id
+    status, session_id = call.status, call.session_id
     if call.status in _ENDED:
         return CancelReport(call, "already_final", previous_status=status, status=status)
     if call.waits_for_token:
@@ -276,7 +276,15 @@ async def cancel_call(
             f"{nowhere} ({call.holder} holds session {session_id} but not the call: "
             "it ran in an earlier process)"
         )
-    before, after = str(answer.get("previous_status")), str(answer.get("status"))
+    before, after = _status(answer.get("previous_status")), _status(answer.get("status"))
     if answer.get("cancelled") is True:
         return CancelReport(call, "cancelled", True, before, after)
     return CancelReport(call, "already_final", False, before, after)
+
+
+def _status(said: object) -> CallStatus | None:
+    """A status as the holder's answer says it (None: it says none this agentos knows)."""
+    try:
+        return CallStatus(str(said))
+    except ValueError:
+        return None
