@@ -39,7 +39,7 @@ CANCEL_WAIT_SECONDS = 5.0
 
 
 class CallLookupError(AgentOSError):
-    """The id names no call, or calls of several sessions (``--session`` chooses)."""
+    """The id names no call, or calls of several sessions (a ``session_id`` chooses)."""
 
 
 def merge(stored: CallView | None, row: MirroredCall | None, holder: str | None) -> CallView:

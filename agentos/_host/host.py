@@ -22,7 +22,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
-from agentos._host.call_lookup import CancelReport, cancel_call, find_call
+from agentos._host.call_lookup import CANCEL_WAIT_SECONDS, CancelReport, cancel_call, find_call
 from agentos._host.call_view import CallView
 from agentos._host.children import SubAgents
 from agentos._host.idle import unload_idle, unload_refusal
@@ -494,7 +494,12 @@ class Host(anyio.AsyncContextManagerMixin):
         return await find_call(self._store_for("look_up_call"), call_id, session_id)
 
     async def cancel_call(
-        self, call_id: str, reason: str, *, session_id: str | None = None, wait: float = 5.0
+        self,
+        call_id: str,
+        reason: str,
+        *,
+        session_id: str | None = None,
+        wait: float = CANCEL_WAIT_SECONDS,
     ) -> CancelReport:
         """Cancel a call of any session the store holds, through the process holding it
         (``agentos.stores.cancel_call``), waiting up to ``wait`` seconds for its answer."""
