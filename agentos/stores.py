@@ -11,14 +11,26 @@ what a stored session or call shows (``ShownStatus``: ``shown_session_status``,
 ``stored_session_status``, ``shown_call_status``, ``is_expiry``,
 ``calls_running_when_stored``, ``DEFERRED``), decided once for every front end, and
 what a person sees of one call (``CallView``: its status, its newest progress and newest
-log line apart, its times and disposition), built once from a ``CallSnapshot`` or a
-``MirroredCall`` for every front end and program; and ids as a
+log line apart, its times and disposition), built once from a ``CallSnapshot`` or from
+what the store says of it for every front end and program; the calls of sessions a
+process does not run, read and cancelled through the store (``find_call``,
+``session_calls`` with its ``SessionCalls``, ``call_tree``, ``stored_calls``,
+``cancel_call`` with its ``CancelReport``, ``CallLookupError``); and ids as a
 person reads and types them: ``short_id``, and ``named_by`` and ``resolve_session_id``,
 which take the start of an id (``MIN_PREFIX`` characters or more) for the one id it
 starts (``AmbiguousIdError`` when it starts several).
 """
 
 from agentos._errors import AmbiguousIdError
+from agentos._host.call_lookup import (
+    CallLookupError,
+    CancelReport,
+    SessionCalls,
+    call_tree,
+    cancel_call,
+    find_call,
+    session_calls,
+)
 from agentos._host.call_view import CallView
 from agentos._host.ids import MIN_PREFIX, named_by, resolve_session_id, short_id
 from agentos._host.listing import SessionSummary
@@ -32,6 +44,7 @@ from agentos._host.shown import (
     shown_session_status,
     stored_session_status,
 )
+from agentos._host.stored_calls import stored_calls
 from agentos._host.stored_chat import stored_chat
 from agentos._public import claim_all
 from agentos._sessions.tokens import TokenRecord
@@ -51,9 +64,12 @@ __all__ = [
     "MIN_PREFIX",
     "RAN_NOWHERE",
     "AmbiguousIdError",
+    "CallLookupError",
     "CallView",
+    "CancelReport",
     "CancelRequest",
     "MirroredCall",
+    "SessionCalls",
     "SessionStore",
     "SessionSummary",
     "ShownStatus",
@@ -61,15 +77,20 @@ __all__ = [
     "StoredToken",
     "TokenRecord",
     "TurnCommit",
+    "call_tree",
     "calls_running_when_stored",
+    "cancel_call",
+    "find_call",
     "is_expiry",
     "is_postgres_address",
     "named_by",
     "resolve_session_id",
+    "session_calls",
     "session_title",
     "short_id",
     "shown_call_status",
     "shown_session_status",
+    "stored_calls",
     "stored_chat",
     "stored_session_status",
 ]

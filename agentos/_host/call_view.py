@@ -1,21 +1,23 @@
 """What a person sees of one call: one shape, built here, read by every front end.
 
-The command line's spinner and ``agentos status``, the page, the terminal UI and the
-MCP server all draw a call from a ``CallView``: its ids, its status, its newest
-progress payload (what the tool gave ``ctx.progress``, and the percent it says) and its
-newest log line apart, its times and its disposition. A log line never replaces a
-percent, and a heartbeat, the ``started`` entry or an ``overdue`` event replace neither.
-It is built from a call the runtime holds (``CallView.of``, a ``CallSnapshot``) or from
-the row the live mirror wrote of it (``CallView.mirrored``).
+The command line's spinner, ``agentos status`` and ``calls``, the page, the terminal UI
+and the MCP server all draw a call from a ``CallView``: its ids, its status (a
+``CallStatus``), its newest progress payload (what the tool gave ``ctx.progress``, and the
+percent it says) and its newest log line apart, its times and its disposition. A log line
+never replaces a percent, and a heartbeat, the ``started`` entry or an ``overdue`` event
+replace neither. It is built from a call the runtime holds (``CallView.of``, a
+``CallSnapshot``) or from what the store says of it (``CallView.stored``: its history's
+word, merged with the row the live mirror wrote, ``_host/call_lookup.py``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeGuard
 
+from agentos._host.shown import is_expiry
 from agentos._store.protocol import MirroredCall
 from components import CallSnapshot, CallStatus, Json, JsonObject
 
@@ -29,14 +31,21 @@ class CallView:
     line it logged (``ctx.log``) or its subprocess printed. ``status`` is a word of the
     status vocabulary; ``disposition`` how its session ran it (``run_async``,
     ``decorated:run_sync``, ...; None: not said).
+
+    Read from the store (``CallView.stored``), it also says what its history left:
+    ``note`` (why it has that status: deferred, expired, orphaned), its ``result`` and
+    ``cancel_reason``, its continuation token if ``deferred``; who ``holder``s its session
+    now and who ``mirrored_by`` wrote the live word on it (``live``: the same), with the
+    mirror's ``progress_count``, ``error_kind`` and ``updated_at`` (None: never mirrored).
+    ``call_id`` is None there when the history does not name the runtime's id.
     """
 
-    call_id: str
+    call_id: str | None
     session_id: str
     provider_call_id: str | None
     tool_name: str
     tool_input: JsonObject
-    status: str
+    status: CallStatus
     progress: Json = None
     percent: float | None = None
     log: str | None = None
@@ -45,6 +54,17 @@ class CallView:
     ended_at: float | None = None
     disposition: str | None = None
     error: str | None = None
+    note: str | None = None
+    result: Json = None
+    cancel_reason: str | None = None
+    continuation_token: str | None = None
+    token_completed: bool | None = None
+    deferred: bool = False
+    holder: str | None = None
+    mirrored_by: str | None = None
+    progress_count: int | None = None
+    error_kind: str | None = None
+    updated_at: float | None = None
 
     @classmethod
     def of(cls, snapshot: CallSnapshot) -> CallView:
@@ -58,7 +78,7 @@ class CallView:
             provider_call_id=snapshot.provider_call_id,
             tool_name=snapshot.tool_name,
             tool_input=snapshot.tool_input,
-            status=snapshot.status.value,
+            status=snapshot.status,
             progress=progress,
             percent=percent_of(progress),
             log=None if line is None or line.payload is None else str(line.payload),
@@ -80,7 +100,7 @@ class CallView:
             provider_call_id=row.provider_call_id,
             tool_name=row.tool_name,
             tool_input=row.tool_input,
-            status=row.status if status is None else status,
+            status=CallStatus(row.status if status is None else status),
             progress=row.progress,
             percent=percent_of(row.progress),
             log=row.log,
@@ -89,12 +109,46 @@ class CallView:
             ended_at=row.ended_at,
             disposition=row.disposition,
             error=row.error_message,
+            mirrored_by=row.holder,
+            progress_count=row.progress_count,
+            error_kind=row.error_kind,
+            updated_at=row.updated_at,
         )
+
+    @classmethod
+    def stored(cls, said: CallView, row: MirroredCall | None, holder: str | None) -> CallView:
+        """The view of a call the store knows: ``said`` is what its history says (its
+        status already decided, ``call_lookup.merge``), ``row`` what the live mirror wrote
+        of it (None: nothing), ``holder`` who holds its session now (None: nobody)."""
+        if row is None:
+            return replace(said, holder=holder)
+        live = cls.mirrored(row, status=said.status)
+        return replace(said, holder=holder, **{name: getattr(live, name) for name in _MIRRORED})
+
+    @property
+    def request_id(self) -> str:
+        """The id to name it by: the runtime's, else the model's."""
+        return self.call_id or self.provider_call_id or ""
+
+    @property
+    def live(self) -> bool:
+        """Whether the mirrored word on it is that of the process holding its session now."""
+        return self.holder is not None and self.mirrored_by == self.holder
+
+    @property
+    def waits_for_token(self) -> bool:
+        """A deferred call still waiting: only its token (``agentos complete``) ends it."""
+        return self.deferred and self.status is CallStatus.PENDING
+
+    @property
+    def expired(self) -> bool:
+        """A deferred call that failed because nobody completed its token in time."""
+        return self.status is CallStatus.FAILED and is_expiry(self.note)
 
     @property
     def final(self) -> bool:
         """Whether the call has ended (``orphaned`` counts: nothing runs it)."""
-        return self.status not in _WAITING
+        return self.status.is_final
 
     def elapsed(self, now: float) -> float | None:
         """Seconds it ran, until it ended or ``now``; None before it started."""
@@ -122,7 +176,7 @@ class CallView:
             "provider_call_id": self.provider_call_id,
             "tool_name": self.tool_name,
             "tool_input": self.tool_input,
-            "status": self.status,
+            "status": self.status.value,
             "progress": self.progress,
             "percent": self.percent,
             "log": self.log,
@@ -134,8 +188,11 @@ class CallView:
         }
 
 
-_WAITING = frozenset({CallStatus.PENDING.value, CallStatus.RUNNING.value})
-"""Statuses of a call not ended (a deferred one waiting for its token is ``pending``)."""
+_MIRRORED = (
+    *("progress", "percent", "log", "submitted_at", "started_at", "ended_at", "disposition"),
+    *("error", "mirrored_by", "progress_count", "error_kind", "updated_at"),
+)
+"""What the live mirror says of a call, beside what its history says."""
 
 
 def percent_of(payload: Json) -> float | None:

@@ -21,6 +21,9 @@ from typing import Self
 
 import anyio
 
+from agentos._errors import UsageError
+from agentos._host.call_lookup import CANCEL_WAIT_SECONDS, CancelReport, cancel_call, find_call
+from agentos._host.call_view import CallView
 from agentos._host.idle import unload_idle
 from agentos._host.leases import LeaseKeeper
 from agentos._host.lifecycle import HostCore, SessionLifecycle
@@ -264,6 +267,31 @@ class Host(anyio.AsyncContextManagerMixin):
     ) -> Completion:
         """Complete a deferred call by its continuation token (idempotent)."""
         return await self.tokens.complete(token, result, error=error)
+
+    async def look_up_call(self, call_id: str, *, session_id: str | None = None) -> CallView:
+        """A call of any session the store holds, run here, elsewhere or nowhere, as a person
+        sees it (``agentos.stores.find_call``: ids whole or their start)."""
+        return await find_call(self._store_for("look_up_call"), call_id, session_id)
+
+    async def cancel_call(
+        self,
+        call_id: str,
+        reason: str,
+        *,
+        session_id: str | None = None,
+        wait: float = CANCEL_WAIT_SECONDS,
+    ) -> CancelReport:
+        """Cancel a call of any session the store holds, through the process holding it
+        (``agentos.stores.cancel_call``), waiting up to ``wait`` seconds for its answer."""
+        store = self._store_for("cancel_call")
+        return await cancel_call(
+            store, await find_call(store, call_id, session_id), reason, wait=wait
+        )
+
+    def _store_for(self, what: str) -> SessionStore:
+        if self.store is None:
+            raise UsageError(f"{what} needs a Host with a store (it reads calls from there)")
+        return self.store
 
     def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
         """What a loaded session's history says of a call (the registry answers the

@@ -7,6 +7,7 @@ never as a raw count of seconds or an epoch timestamp.
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 _MINUTE, _HOUR = 60, 3_600
 
@@ -46,3 +47,8 @@ def _two(big: int, small: int, big_unit: str, small_unit: str) -> str:
 def _check(seconds: float) -> None:
     if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"a duration is a finite number of seconds >= 0, got {seconds!r}")
+
+
+def timestamp(epoch: float) -> str:
+    """A moment as the command line prints it: local ISO 8601, to the second."""
+    return datetime.fromtimestamp(epoch).astimezone().isoformat(timespec="seconds")

@@ -18,7 +18,7 @@ from rich.text import Text
 
 from agentos import AgentOSError, UnknownSessionError
 from agentos._ui.cli.database import Database
-from agentos._ui.stored.calls import timestamp
+from agentos._ui.durations import timestamp
 from agentos._ui.terminal_text import one_line, visible
 from agentos.stores import SessionStore, StoredSession, StoredToken, resolve_session_id
 from components import JsonObject

@@ -11,6 +11,8 @@ import click
 from pydantic import ValidationError
 
 from agentos import AgentConfig, SessionStatistics, UnknownSessionError
+from agentos._ui.call_json import looked_up_json, stored_call_json
+from agentos._ui.cli.call_text import brief, call_facts, cancel_text, render_chat, render_session
 from agentos._ui.cli.common import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -26,22 +28,19 @@ from agentos._ui.cli.common import (
 )
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.sessions_table import ListedSession, print_sessions
-from agentos._ui.stored.calls import (
-    StoredCall,
-    brief,
-    render_chat,
-    render_session,
-    session_status,
-    stored_calls,
-)
-from agentos._ui.stored.live import CancelReport, LiveCall, call_tree, cancel_call, find_call
 from agentos.board import Board
 from agentos.stores import (
+    CallView,
+    CancelReport,
     SessionStore,
     ShownStatus,
     StoredSession,
+    call_tree,
+    cancel_call,
+    find_call,
     resolve_session_id,
     short_id,
+    stored_calls,
     stored_chat,
     stored_session_status,
 )
@@ -134,18 +133,18 @@ def show(db: Database, session_id: str, whole_history: bool, as_json: bool) -> N
     cost_usd at the model's prices, cache_hit_ratio)}.
     """
     stored, tokens = load(db, session_id)
-    live = _held(db, stored.session_id)
+    live, status = _held(db, stored)
     spent = _spent(stored)
     if not as_json:
         render = render_session if whole_history else render_chat
-        for line in render(stored, tokens, live=live):
+        for line in render(stored, tokens, status, live=live):
             say(line)
         if spent is not None:
             say(_spent_line(spent))
         return
     history = cast("list[Json]", list(stored.history))  # messages are JSON objects
     found = stored_calls(stored, tokens, live=live)
-    calls: list[Json] = [call.to_json() for call in found]
+    calls: list[Json] = [stored_call_json(call) for call in found]
     shown = {key: call for call in found for key in (call.provider_call_id, call.call_id) if key}
     board = {} if stored.board is None else {"board": Board.from_json(stored.board).to_json()}
     usage: JsonObject = {} if spent is None else {"usage": _spent_json(spent)}
@@ -165,25 +164,25 @@ def show(db: Database, session_id: str, whole_history: bool, as_json: bool) -> N
         }
         for entry in stored_chat(stored)
     ]
-    status = session_status(stored, tokens, live)
     body = {**summary(stored), "status": status.status, "status_note": status.note}
     body |= {"chat": chat, "history": history, **board, "calls": calls}
     body |= usage
     click.echo(json.dumps(body))
 
 
-def _held(db: Database, session_id: str) -> bool:
-    """Whether a live process holds the session's lease (runs it now)."""
+def _held(db: Database, stored: StoredSession) -> tuple[bool, ShownStatus]:
+    """Whether a live process holds the session's lease (runs it now), and how it stands."""
 
-    async def read(store: SessionStore) -> bool:
-        return session_id in await store.live_leases()
+    async def read(store: SessionStore) -> tuple[bool, ShownStatus]:
+        live = stored.session_id in await store.live_leases()
+        return live, await stored_session_status(store, stored, live=live)
 
     return with_store(db, read)
 
 
-def _status_of(call: StoredCall | None, chat_status: str) -> str:
+def _status_of(call: CallView | None, chat_status: str) -> str:
     """A chat call's status as ``agentos calls`` gives it (``shown_call_status``)."""
-    return chat_status if call is None else call.status
+    return chat_status if call is None else call.status.value
 
 
 USAGE_NAMES = (
@@ -249,13 +248,13 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
     with a note (a live process holds SESSION but has not mirrored the call).
     """
 
-    async def read(store: SessionStore) -> list[tuple[int, LiveCall]] | None:
+    async def read(store: SessionStore) -> list[tuple[int, CallView]] | None:
         return await call_tree(store, await resolve_session_id(store, session_id))
 
     found = with_store(db, read)
     if found is None:
         raise UnknownSessionError(session_id)
-    rows = [{**call.to_json(), "depth": depth} for depth, call in found]
+    rows = [{**looked_up_json(call), "depth": depth} for depth, call in found]
     if not as_json and sys.stdout.isatty():
         for row, (_, call) in zip(rows, found, strict=True):
             row["call"] = short_id(call.request_id)
@@ -298,14 +297,14 @@ def status_command(db: Database, call_id: str, session_id: str | None, as_json: 
     Prints JSON when stdout is not a terminal.
     """
 
-    async def find(store: SessionStore) -> LiveCall:
+    async def find(store: SessionStore) -> CallView:
         return await find_call(store, call_id, session_id)
 
     found = with_store(db, find)
     if as_json or not sys.stdout.isatty():
-        click.echo(json.dumps(found.to_json()))
+        click.echo(json.dumps(looked_up_json(found)))
     else:
-        for line in found.describe():
+        for line in call_facts(found):
             say(line)
 
 
@@ -354,13 +353,15 @@ def cancel_command(
     require_text(reason, "'--reason'")
 
     async def attempt(store: SessionStore) -> CancelReport:
-        return await cancel_call(store, await find_call(store, call_id, session_id), reason, wait)
+        return await cancel_call(
+            store, await find_call(store, call_id, session_id), reason, wait=wait
+        )
 
     report = with_store(db, attempt)
     if as_json:
         click.echo(json.dumps(report.to_json()))
     else:
-        say(report.describe())
+        say(cancel_text(report))
     if report.outcome == "already_final":
         return EXIT_ERROR
     return EXIT_PENDING if report.outcome == "queued" else EXIT_DONE

@@ -5,7 +5,8 @@ stays usable while calls run, and a pane with a row per call. Updates come from
 ``Session.on_change`` and the runtime's call events, coalesced to a redraw every
 ``REDRAW_SECONDS`` at most (the first change after a quiet spell is drawn at once, so
 a streaming reply's first words show without delay); nothing polls (a timer turns the
-spinners while calls run). The web page's view model (``_ui/web/view.py``) draws the same data.
+spinners while calls run). Each call's widget and peek are ``_ui/call_json.py``'s and the
+context ``_ui/context_text.py``'s, as the web page draws them.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ from agentos import (
     UnknownSessionError,
     child_session_id,
 )
+from agentos._ui.call_json import call_widget
+from agentos._ui.context_text import context_text
 from agentos._ui.terminal_text import one_line, short_call, visible
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.details import Looked
 from agentos._ui.tui.follow import Followed
 from agentos._ui.tui.screens import Confirm, Details
-from agentos._ui.web.view import call_widget, context_text
 from agentos.board import ChatCall, ChatEntry
 from agentos.stores import short_id
 from components import JsonObject

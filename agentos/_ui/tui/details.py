@@ -17,9 +17,9 @@ from rich.text import Text
 from textual.theme import Theme
 
 from agentos import CallSnapshot, CallStatus, ProgressKind
+from agentos._ui.call_json import chat_widget, peek
 from agentos._ui.durations import human_seconds, rough_seconds
 from agentos._ui.terminal_text import visible
-from agentos._ui.web.view import chat_widget, peek
 from agentos.board import ChatCall
 from agentos.stores import short_id
 from components import Json, JsonObject

@@ -41,11 +41,11 @@ from agentos import (
     Session,
     UnknownCallError,
 )
+from agentos._ui.call_json import peek, stored_peek
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.limits import MAX_BODY, STALL_SECONDS
 from agentos._ui.web.pages import Pages, WebError, answer_for
 from agentos._ui.web.stream import Streams, event_id
-from agentos._ui.web.view import peek, stored_peek
 from components import JsonObject
 
 TOKEN_COOKIE = "agentos_token"

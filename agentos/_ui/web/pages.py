@@ -26,11 +26,9 @@ from agentos import (
     UnknownSessionError,
     UsageError,
 )
-from agentos._ui.stored.calls import session_status
-from agentos._ui.stored.live import LiveCall, live_calls
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.view import page_state, stored_page_state
-from agentos.stores import SessionSummary, ShownStatus, StoredSession, short_id
+from agentos.stores import CallView, SessionCalls, SessionSummary, session_calls, short_id
 from components import JsonObject
 
 
@@ -70,7 +68,7 @@ class Watch:
         self.session_id = session_id
         self._host, self._runtime, self._wall = host, runtime, wall
         self.live: Session | None = None
-        self._stored: tuple[StoredSession, list[LiveCall], ShownStatus] | None = None
+        self._stored: SessionCalls | None = None
         self.holder: str | None = None
         self._stops: list[Callable[[], None]] = []
         self._forming = False
@@ -80,7 +78,8 @@ class Watch:
     async def refresh(self) -> bool:
         """Look again: who holds the session, and what the store says if it is not ours;
         marks the feed when something moved. False: neither this host nor the store has it."""
-        holder = (await self._host.holders()).get(self.session_id)
+        holders = await self._host.holders()
+        holder = holders.get(self.session_id)
         try:
             loaded: Session | None = self._host.get(self.session_id)
         except UnknownSessionError:
@@ -91,7 +90,7 @@ class Watch:
         if live is not self.live:
             self._follow(live)
         if live is None:
-            stored = await self._read(holder)
+            stored = await self._read(holders)
             if stored is None:
                 return False
             moved = moved or stored != self._stored
@@ -100,17 +99,11 @@ class Watch:
             self.feed.mark()
         return True
 
-    async def _read(
-        self, holder: str | None
-    ) -> tuple[StoredSession, list[LiveCall], ShownStatus] | None:
+    async def _read(self, holders: dict[str, str]) -> SessionCalls | None:
         store = self._host.store
-        stored = None if store is None else await store.load_session(self.session_id)
-        if store is None or stored is None:
+        if store is None:
             return None
-        tokens = await store.tokens_of(self.session_id)
-        rows = await store.mirrored_calls(session_id=self.session_id)
-        status = session_status(stored, tokens, holder is not None)
-        return stored, live_calls(stored, tokens, rows, holder), status
+        return await session_calls(store, self.session_id, holders=holders)
 
     def _follow(self, session: Session | None) -> None:
         """Draw from ``session`` (None: from the store), told of its changes."""
@@ -134,13 +127,13 @@ class Watch:
         if self.live is not None:
             state = page_state(self.live, self._runtime, now)
         elif self._stored is not None:
-            state = stored_page_state(*self._stored, now)
+            state = stored_page_state(self._stored, now)
         else:
             state = {"session_id": self.session_id, "title": "", "status": "", "chat": []}
             state["status_note"] = None
             state |= {"calls": {}, "context": "", "errors": [], "streaming": None}
         open_here = self.live is not None and not self.live.ended
-        changed = None if open_here or self._stored is None else self._stored[0].updated_at
+        changed = None if open_here or self._stored is None else self._stored.session.updated_at
         state["access"] = {
             "open": open_here,
             "holder": self.holder,
@@ -149,10 +142,10 @@ class Watch:
         }
         return state
 
-    def stored_call(self, call_id: str) -> LiveCall | None:
+    def stored_call(self, call_id: str) -> CallView | None:
         """The call as the store knows it (for a session this host does not run)."""
-        calls = () if self._stored is None else self._stored[1]
-        found = (c for c in calls if call_id in (c.call.provider_call_id, c.call.call_id))
+        calls = () if self._stored is None else self._stored.calls
+        found = (c for c in calls if call_id in (c.provider_call_id, c.call_id))
         return next(found, None)
 
     def close(self) -> None:

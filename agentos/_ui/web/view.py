@@ -4,28 +4,24 @@ Plain data built from the session's public reads (``chat``, ``next_messages``)
 and the runtime's snapshots, so the page, its event stream and the tests see
 one shape; a session this server does not run is drawn in the same shape from
 the store (``stored_page_state``: its history, and the calls as its holder
-mirrors them). Every value is data: the page's script puts it in the DOM as text.
+mirrors them, ``agentos.stores.session_calls``). Each call's widget is
+``call_json``'s, as the terminal UI draws it. Every value is data: the page's
+script puts it in the DOM as text.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import TypeGuard
+from collections.abc import Sequence
 
-from agentos import CallSnapshot, PartialReply, Runtime, Session, child_session_id
-from agentos._ui.stored.live import LiveCall
-from agentos.board import Board, ChatCall, ChatEntry
-from agentos.stores import CallView, ShownStatus, StoredSession, shown_session_status, stored_chat
-from agentos.turns import EXPECTED_SECONDS, Message, blocks_of
-from components import CallStatus, Json, JsonObject
+from agentos import PartialReply, Runtime, Session, child_session_id
+from agentos._ui.call_json import call_widgets, stored_widget
+from agentos._ui.context_text import context_text
+from agentos.board import Board, ChatEntry
+from agentos.stores import CallView, SessionCalls, shown_session_status, stored_chat
+from components import Json, JsonObject
 
 ERRORS_SHOWN = 3
 """The session's latest errors the page shows (a failed model request, say)."""
-PREVIEW_CHARS = 2_000
-"""A result or payload longer than this is cut in widgets (the peek shows it whole)."""
-_WAITING = frozenset({"running", "pending"})
-"""A stored call's statuses that are not final (a deferred one waiting is ``pending``)."""
 
 
 def page_state(session: Session, runtime: Runtime, now: float) -> JsonObject:
@@ -66,13 +62,12 @@ def streaming(partial: PartialReply | None) -> Json:
     return {"text": partial.text, "calls": calls}
 
 
-def stored_page_state(
-    stored: StoredSession, calls: Sequence[LiveCall], status: ShownStatus, now: float
-) -> JsonObject:
+def stored_page_state(looked: SessionCalls, now: float) -> JsonObject:
     """A session this server does not run, as ``page_state`` draws one: its stored chat,
-    its ``status`` (``stored_session_status``), and each call as its holder last mirrored
-    it (else as the history left it)."""
-    found = {key: call for call in calls for key in _keys(call)}
+    its status, and each call as its holder last mirrored it (else as the history left
+    it), as ``session_calls`` read them."""
+    stored, status = looked.session, looked.status
+    found = {key: call for call in looked.calls for key in _keys(call)}
     chat = stored_chat(stored)
     agents = stored.config.get("agents")
     widgets: JsonObject = {
@@ -82,7 +77,7 @@ def stored_page_state(
     }
     for key, widget in widgets.items():  # a sub-agent's call: the child it ran, by its id
         live = found.get(key)
-        internal = None if live is None else live.call.call_id
+        internal = None if live is None else live.call_id
         if isinstance(widget, dict) and isinstance(agents, dict) and internal is not None:
             tool = str(widget["tool_name"])
             widget["child"] = child_session_id(tool, internal) if tool in agents else None
@@ -104,55 +99,9 @@ def stored_page_state(
     }
 
 
-def stored_widget(call: ChatCall, live: LiveCall | None, now: float) -> JsonObject:
-    """A call of a session run elsewhere (or nowhere): the chat's widget, with the status,
-    progress and times the store holds."""
-    widget = chat_widget(call)
-    if live is None:
-        return widget
-    row, status = live.row, live.call.status
-    widget.update(status=status, final=status not in _WAITING)
-    if live.call.note is not None:  # why it has that status: deferred, expired, orphaned
-        marks = [str(widget["note"])] if widget["note"] else []
-        widget["note"] = " · ".join([*marks, live.call.note])
-    if row is not None:
-        view = CallView.mirrored(row, status=status)
-        elapsed = view.elapsed(now)
-        widget.update(
-            percent=view.percent,
-            latest=_brief(view.progress),
-            log=_brief(view.log),
-            elapsed=None if elapsed is None else round(elapsed, 1),
-            error=view.error,
-            disposition=view.disposition,
-        )
-    return widget
-
-
-def stored_peek(live: LiveCall, now: float | None = None) -> JsonObject:
-    """``peek`` of a call the store knows: its latest progress (the log stays with its holder)."""
-    row, call = live.row, live.call
-    elapsed = None if row is None or now is None else CallView.mirrored(row).elapsed(now)
-    return {
-        "call_id": call.call_id or call.provider_call_id,
-        "tool_name": call.tool_name,
-        "tool_input": call.tool_input,
-        "status": call.status,
-        "progress": [] if row is None or row.progress is None else [{"payload": row.progress}],
-        "progress_dropped": 0,
-        "result": call.result if call.status == "completed" else None,
-        "error": None if row is None else row.error_message,
-        "cancel_reason": call.cancel_reason,
-        "expected_seconds": _expected(call.tool_input)
-        if isinstance(call.tool_input, dict)
-        else None,
-        "elapsed": None if elapsed is None else round(elapsed, 1),
-    }
-
-
-def _keys(live: LiveCall) -> list[str]:
+def _keys(call: CallView) -> list[str]:
     """The ids a chat may know a stored call by: the model's, and the runtime's."""
-    return [key for key in (live.call.provider_call_id, live.call.call_id) if key]
+    return [key for key in (call.provider_call_id, call.call_id) if key]
 
 
 def folded(errors: Sequence[str]) -> list[Json]:
@@ -181,147 +130,3 @@ def chat_entry(entry: ChatEntry) -> JsonObject:
 def queued_entry(words: str) -> JsonObject:
     """A message posted while the model was busy, which it has not read yet."""
     return {"node_id": None, "role": "user", "text": words, "at": None, "calls": [], "queued": True}
-
-
-def call_widgets(
-    chat: Sequence[ChatEntry], snapshots: Sequence[CallSnapshot], now: float
-) -> dict[str, JsonObject]:
-    """A widget per call the chat shows (``call_widget``), by call id."""
-    held: dict[str, CallSnapshot] = {snapshot.call_id: snapshot for snapshot in snapshots}
-    return {
-        call.call_id: call_widget(call, held.get(call.call_id), now)
-        for entry in chat
-        for call in entry.calls
-    }
-
-
-def call_widget(call: ChatCall, snapshot: CallSnapshot | None, now: float) -> JsonObject:
-    """A call's widget: live while the runtime holds it (``snapshot``), else what the chat
-    knows (its tool, arguments and status, ``orphaned`` included)."""
-    return live_widget(snapshot, call, now) if snapshot else chat_widget(call)
-
-
-def chat_widget(call: ChatCall) -> JsonObject:
-    """A call known only from the chat (ended, forgotten or lost in a restart)."""
-    return {
-        "call_id": call.call_id,
-        "tool_name": call.tool_name,
-        "tool_input": _shown_args(call.tool_input),
-        "status": call.status.value,
-        "final": call.status.is_final,
-        "expected_seconds": _expected(call.tool_input),
-        "percent": None,
-        "latest": None,
-        "log": None,
-        "elapsed": None,
-        "error": None,
-        "note": call.note,
-        "child": None,
-        "disposition": None,
-    }
-
-
-def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObject:
-    """A call the runtime holds: its status, newest progress and newest log line (apart:
-    ``percent`` and ``latest`` come from the progress, ``log`` beside), and times."""
-    view = CallView.of(snapshot)
-    elapsed = view.elapsed(now)
-    status = call.status if call.status is CallStatus.ORPHANED else snapshot.status
-    return {
-        "call_id": snapshot.call_id,
-        "tool_name": snapshot.tool_name,
-        "tool_input": _shown_args(call.tool_input),
-        "status": status.value,
-        "final": status.is_final,
-        "expected_seconds": _expected(call.tool_input),
-        "percent": view.percent,
-        "latest": _brief(view.progress),
-        "log": _brief(view.log),
-        "elapsed": None if elapsed is None else round(elapsed, 1),
-        "error": view.error,
-        "note": call.note,  # what the runtime's own turns did with it: overdue, looked at
-        "child": None,  # a sub-agent's call: the child session it runs (``page_state``)
-        "disposition": view.disposition,
-    }
-
-
-def peek(snapshot: CallSnapshot, now: float | None = None) -> JsonObject:
-    """A call's progress log and its result or error, whole. Each progress entry's
-    ``after`` is the seconds since the call started; with ``now`` (epoch seconds),
-    ``elapsed`` is how long it has run (until it ended), for a page to say in words."""
-    started = snapshot.started_at
-    elapsed = None if now is None else CallView.of(snapshot).elapsed(now)
-    return {
-        "call_id": snapshot.call_id,
-        "tool_name": snapshot.tool_name,
-        "tool_input": snapshot.tool_input,
-        "status": snapshot.status.value,
-        "progress": [
-            {
-                "seq": entry.seq,
-                "at": entry.at,
-                "after": None if started is None else round(max(0.0, entry.at - started), 1),
-                "kind": entry.kind.value,
-                "payload": entry.payload,
-            }
-            for entry in snapshot.progress
-        ],
-        "progress_dropped": snapshot.progress_dropped,
-        "result": snapshot.result if snapshot.status is CallStatus.COMPLETED else None,
-        "error": None if snapshot.error is None else snapshot.error.message,
-        "cancel_reason": snapshot.cancel_reason,
-        "expected_seconds": _expected(snapshot.tool_input),
-        "elapsed": None if elapsed is None else round(elapsed, 1),
-    }
-
-
-def context_text(messages: Sequence[Message]) -> str:
-    """Messages as a developer reads them: each block on its own lines, by role."""
-    lines: list[str] = []
-    for message in messages:
-        role = str(message.get("role", "?"))
-        for block in blocks_of(message):
-            kind = block.get("type")
-            if kind == "text":
-                lines.append(f"[{role}] {block.get('text', '')}")
-            elif kind == "tool_use":
-                lines.append(f"[{role}] tool_use {block.get('name')} {_dump(block.get('input'))}")
-            elif kind == "tool_result":
-                lines.append(f"[{role}] tool_result {_content_text(block.get('content'))}")
-    return "\n".join(lines)
-
-
-def _content_text(content: object) -> str:
-    """A tool result's content as the model reads it: its text, not a JSON-quoted string."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            str(block.get("text", "")) if isinstance(block, Mapping) else _dump(block)
-            for block in content
-        )
-    return _dump(content)
-
-
-def _shown_args(arguments: Mapping[str, Json]) -> JsonObject:
-    return {name: value for name, value in arguments.items() if name != EXPECTED_SECONDS}
-
-
-def _expected(arguments: Mapping[str, Json]) -> float | None:
-    value = arguments.get(EXPECTED_SECONDS)
-    return float(value) if _number(value) else None
-
-
-def _number(value: object) -> TypeGuard[int | float]:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _brief(value: Json) -> Json:
-    if value is None or isinstance(value, int | float | bool):
-        return value
-    text = value if isinstance(value, str) else _dump(value)
-    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
-
-
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
