@@ -18,6 +18,10 @@ comes in), ``blocks_of`` (a message's content blocks), and ``fit_problems`` /
 ``validation_problems`` (what is wrong with an agent, in lines a person can act on), and
 ``Parameter`` (one of an agent's ``parameters``, which scope the cache decorator) and
 ``ResultCache`` (where the cache decorator keeps results: a host's, shared by its sessions).
+
+How each call runs is the machine's decision too: ``options_for`` (pure, from the agent,
+the ``tool_use``, its ``Decorations`` and the shell's ``ToolFacts``) gives the
+``PlannedCall`` that ``SubmitCalls`` carries.
 """
 
 import agentos
@@ -29,6 +33,7 @@ from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
 from agentos._turns.agent_config import Parameter
 from agentos._turns.agent_problems import fit_problems, validation_problems
+from agentos._turns.call_options import PlannedCall, ToolFacts, options_for
 from agentos._turns.capabilities import CAPABILITIES, MAX_WAIT_SECONDS
 from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
 from agentos._turns.decorations import Decorations
@@ -100,6 +105,7 @@ __all__ = [
     "NoHistory",
     "OverdueNews",
     "Parameter",
+    "PlannedCall",
     "ResultCache",
     "Resumed",
     "Scope",
@@ -110,6 +116,7 @@ __all__ = [
     "SystemToolbox",
     "TimerFired",
     "ToolAccess",
+    "ToolFacts",
     "ToolResultBlock",
     "TranscriptView",
     "TurnMachine",
@@ -117,6 +124,7 @@ __all__ = [
     "ViewInput",
     "blocks_of",
     "fit_problems",
+    "options_for",
     "validation_problems",
 ]
 

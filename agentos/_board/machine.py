@@ -38,6 +38,7 @@ from agentos._board.texts import (
 )
 from agentos._model.messages import Block, Message, ToolResultBlock, text_of
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.call_options import NO_FACTS, ToolFacts, is_capability, options_for
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
 from agentos._turns.decorations import Decorations
@@ -70,9 +71,14 @@ class BoardMachine(MachineBase):
     own_tools: tuple[dict[str, object], ...] = (NEW_THREAD_DEFINITION,)
 
     def __init__(
-        self, session_id: str, config: AgentConfig, may_call: Callable[[str], bool] | None = None
+        self,
+        session_id: str,
+        config: AgentConfig,
+        may_call: Callable[[str], bool] | None = None,
+        *,
+        facts: ToolFacts = NO_FACTS,
     ) -> None:
-        super().__init__(session_id, config, may_call)
+        super().__init__(session_id, config, may_call, facts=facts)
         self.board = Board()
         self.dirty_from = 0
         """Always 0: there are no messages; every commit writes the board whole."""
@@ -286,14 +292,15 @@ class BoardMachine(MachineBase):
         step.order = uses
         if to_run:
             step.uses = {str(use["id"]): use for use in to_run}
-            shapes = {
-                str(use["id"]): Decorations.of(
-                    self.config.decorators(str(use["name"])), str(use["name"]), use["input"]
+            config = self.config
+            calls = {
+                str(use["id"]): options_for(
+                    config, use, Decorations.of_use(config, use), self.facts
                 )
                 for use in to_run
-                if use["name"] not in CAPABILITIES
+                if not is_capability(config, str(use["name"]))
             }
-            actions.append(SubmitCalls(to_run, shapes))
+            actions.append(SubmitCalls(to_run, calls))
         else:
             hang(self.board, self.ledger, self.config.retry_budget, node, step)
             self._go_round_or_end(actions)

@@ -3,7 +3,7 @@
 A session's turn is a pure machine (``TurnMachine``, or ``BoardMachine`` for
 a board); ``Session`` is its API (post, stop, wait, read) and holds the parts
 that do the work: a ``SessionTask`` (``task.py``, the async shell that performs
-what the machine decides), its ``Outbound`` and its ``SessionWriter``.
+what the machine decides), its ``Usage``, its ``CallSubmitter`` and its ``SessionWriter``.
 """
 
 from __future__ import annotations
@@ -23,17 +23,19 @@ from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._model.provider import PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
-from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.spans import SessionSpans
+from agentos._sessions.submission import CallSubmitter
 from agentos._sessions.task import SessionTask
 from agentos._sessions.title import person_posts
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
-from agentos._sessions.writer import SessionWriter
+from agentos._sessions.usage import Usage
+from agentos._sessions.writer import SessionWriter, trace_of
 from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.call_options import ToolFacts
 from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import SessionStatus, StopRequested, UserPosted
@@ -92,13 +94,14 @@ class Session:
         self.errors: list[ErrorRecord] = []
         """What went wrong, oldest first: failed model requests, failed writes, a crash."""
         access = access or ToolAccess(config, runtime)
+        facts = ToolFacts(access.takes_expected, tokens.ttl)
         self._board_machine = (
-            BoardMachine(session_id, config, access.allows)
+            BoardMachine(session_id, config, access.allows, facts=facts)
             if config.context_view == "board"
             else None
         )
         self._machine: Machine = self._board_machine or TurnMachine(
-            session_id, config, access.allows, cache=cache
+            session_id, config, access.allows, cache=cache, facts=facts
         )
         self._runtime = runtime
         self._view = view
@@ -107,22 +110,13 @@ class Session:
             None
             if tracer is None
             else SessionSpans(
-                cast("Tracer", tracer), session_id, config.name, earlier=_earlier_trace(usage)
+                cast("Tracer", tracer), session_id, config.name, earlier=trace_of(usage)
             )
         )
-        self._outbound = Outbound(
-            session_id,
-            config,
-            runtime,
-            toolbox,
-            tokens,
-            Caller(session_id, scope=scope),
-            access,
-            parent_call,
-            self._spans,
-        )
+        self._usage = Usage(config)
         if usage:
-            self._outbound.restore_usage(int(usage.get("requests", 0)), usage)
+            self._usage.restore(usage)
+        spans = self._spans
         self._task = SessionTask(
             session_id,
             config,
@@ -135,10 +129,21 @@ class Session:
                 store,
                 version,
                 self._machine.status,
-                self._outbound.usage,
+                self._usage.stored,
                 lambda: first_words(person_posts(self.board, self._machine.history)),
+                trace=lambda: None if spans is None else spans.last,
             ),
-            outbound=self._outbound,
+            usage=self._usage,
+            submitter=CallSubmitter(
+                session_id,
+                runtime,
+                toolbox,
+                tokens,
+                Caller(session_id, scope=scope),
+                parent_call,
+                spans,
+            ),
+            tools=access.definitions(),
             errors=self.errors,
             on_change=self._on_change,
             spans=self._spans,
@@ -205,7 +210,7 @@ class Session:
         """Model requests made by this session and the tokens they used, prompt-cache reads
         and writes included (from the responses' usage, kept across a restart with a store),
         and their cost at the model's prices."""
-        return self._outbound.statistics()
+        return self._usage.statistics()
 
     @property
     def calls(self) -> MessageHistory:
@@ -430,10 +435,3 @@ class Session:
         The write names the session's version: one another host took over is refused.
         """
         await self._task.commit()
-
-
-def _earlier_trace(usage: Mapping[str, int] | None) -> tuple[int, int] | None:
-    """The ids of the session's last traced turn, as the store kept them with its usage."""
-    if not usage or "trace_id" not in usage or "trace_span_id" not in usage:
-        return None
-    return int(usage["trace_id"]), int(usage["trace_span_id"])

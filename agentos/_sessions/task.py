@@ -24,13 +24,15 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskStatus
 
-from agentos._errors import ProviderError, SessionConflictError, StoreError, UnknownCallError
+from agentos._errors import SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
-from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
+from agentos._model.provider import ModelRequest, PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
-from agentos._sessions.outbound import Outbound
+from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
+from agentos._sessions.submission import CallSubmitter
+from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.context_view import ContextView, ViewInput
@@ -75,11 +77,14 @@ class SessionTask:
         provider: Provider,
         view: ContextView,
         writer: SessionWriter,
-        outbound: Outbound,
+        usage: Usage,
+        submitter: CallSubmitter,
+        tools: list[dict[str, Any]],
         errors: list[ErrorRecord],
         on_change: list[Callable[[], object]],
         spans: SessionSpans | None = None,
     ) -> None:
+        """``tools``: the agent's tool definitions, as the model sees them."""
         self.session_id = session_id
         self.config = config
         self.errors = errors
@@ -88,14 +93,21 @@ class SessionTask:
         """When (the runtime's clock) the status last changed."""
         self._machine = machine
         self._runtime = runtime
-        self._provider = provider
         self._view = view
         self._writer = writer
-        self._outbound = outbound
+        self._submitter = submitter
+        self._model = ModelCall(
+            config,
+            provider,
+            usage,
+            record_error=self._record_error,
+            streamed=self._streamed,
+            spans=spans,
+        )
         self._on_change = on_change
         """Called after every event the machine took (``Session.on_change``)."""
         self._spans = spans
-        self._tools = [*outbound.tool_definitions(), *machine.own_tools]
+        self._tools = [*tools, *machine.own_tools]
         self._reported = machine.status
         self._todo: deque[Action] = deque()
         self._stepping = False
@@ -109,11 +121,6 @@ class SessionTask:
         self._changed: asyncio.Event | None = None
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
-        self._request_scope: anyio.CancelScope | None = None
-        """The model request in flight: a stop cancels it (a stream closes at once); its
-        deadline is the agent's ``request_timeout``."""
-        self._cut = False
-        """A stop cut the request in flight (it did not time out)."""
         self.streaming: PartialReply | None = None
         """The model's reply as it forms (from a provider that streams); None between."""
 
@@ -308,7 +315,7 @@ class SessionTask:
             # of their own (a busy runtime's coming tick takes them with other sessions')
             with self._runtime.batch(share_tick=True):
                 turn_id = f"request-{self._machine.requests}"
-                self.feed(await self._outbound.submit(action, turn_id=turn_id))
+                self.feed(await self._submitter.submit(action, turn_id=turn_id))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
@@ -341,47 +348,18 @@ class SessionTask:
             session_id=self.session_id,
             cache_system=action.cache_system,
         )
+        stopping = self._machine.stopping
         if self._writer.store is None:
-            response = await self._answer(request)
+            response = await self._model.answer(request, stopping=stopping)
         else:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._persist)
-                response = await self._answer(request)
+                response = await self._model.answer(request, stopping=stopping)
         return None if response is None else response.content
-
-    async def _answer(self, request: ModelRequest) -> ModelResponse | None:
-        """The model's response, or None once the failure is recorded (or a stop cut it)."""
-        span = None if self._spans is None else self._spans.request(request, self._provider.name)
-        response: ModelResponse | None = None
-        failure: ProviderError | None = None
-        deadline = asyncio.get_running_loop().time() + self.config.request_timeout
-        self._cut = self._machine.stopping
-        try:
-            with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
-                self._request_scope = scope
-                current = None if span is None else SessionSpans.enter(span)
-                try:
-                    response = await self._outbound.ask(self._provider, request, self._streamed)
-                except ProviderError as error:
-                    failure = error
-                finally:
-                    self._request_scope = None
-                    if current is not None:
-                        SessionSpans.leave(current)
-            if scope.cancelled_caught and not self._cut:
-                failure = self._outbound.timed_out()
-            if failure is not None:
-                self._record_error(failure.kind, failure.message)
-        finally:  # however it ends (a cancel from outside too), its span ends
-            if span is not None and self._spans is not None:
-                self._spans.answered(span, response, failure)
-        return response
 
     def stop_request(self) -> None:
         """Cut the model request in flight, if any (its reply would end the turn unheard)."""
-        if self._request_scope is not None:
-            self._cut = True
-            self._request_scope.cancel()
+        self._model.stop()
 
     def _streamed(self, partial: PartialReply) -> None:
         self.streaming = partial

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._turns.agent_config import Disposition
+from agentos._turns.call_options import PlannedCall
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
 from components import SessionStatus as SessionStatus
@@ -173,13 +174,15 @@ class SendRequest:
 class SubmitCalls:
     """Run these uses (capabilities, runtime calls); answer with ``CallsSubmitted``.
 
+    ``calls``: how each use that is a runtime call runs (``options_for``), by tool_use id;
+    a use without an entry is a capability, answered from the system toolbox.
     ``cached``: uses the machine answered from its cache, each with the result; the shell
     records each as a completed call, so the model can look at every call it made.
     """
 
     uses: list[Block]
-    decorations: dict[str, Decorations]
-    cached: list[tuple[Block, Json]] = field(default_factory=list)
+    calls: dict[str, PlannedCall]
+    cached: list[tuple[PlannedCall, Json]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.call_options import NO_FACTS, ToolFacts
 from agentos._turns.chat import ChatEntry
 from agentos._turns.events import (
     TURN_TRANSITIONS,
@@ -94,13 +95,20 @@ class MachineBase:
     own_tools: tuple[dict[str, object], ...] = ()
 
     def __init__(
-        self, session_id: str, config: AgentConfig, may_call: Callable[[str], bool] | None = None
+        self,
+        session_id: str,
+        config: AgentConfig,
+        may_call: Callable[[str], bool] | None = None,
+        *,
+        facts: ToolFacts = NO_FACTS,
     ) -> None:
         """``may_call`` says whether the agent may call a tool by name (the session knows
-        its MCP servers' tools); without it, what ``config.tools`` names."""
+        its MCP servers' tools); without it, what ``config.tools`` names. ``facts``: what
+        the shell knows of its tools that decides how a call runs (``options_for``)."""
         self.session_id = session_id
         self.config = config
         self.may_call = may_call or config.names_tool
+        self.facts = facts
         self.status = SessionStatus.IDLE
         self.requests = 0
         self._in_turn = False

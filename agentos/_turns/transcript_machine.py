@@ -30,6 +30,7 @@ from agentos._model.messages import (
 )
 from agentos._turns.agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
 from agentos._turns.call_ledger import Batch, CallLedger
+from agentos._turns.call_options import NO_FACTS, ToolFacts
 from agentos._turns.chat import ChatEntry
 from agentos._turns.events import (
     WAITING,
@@ -80,10 +81,11 @@ class TurnMachine(MachineBase):
         may_call: Callable[[str], bool] | None = None,
         *,
         cache: ResultCache | None = None,
+        facts: ToolFacts = NO_FACTS,
     ) -> None:
         """``cache``: where the cache decorator keeps results (shared with the other
         sessions of a host; None: this session's own)."""
-        super().__init__(session_id, config, may_call)
+        super().__init__(session_id, config, may_call, facts=facts)
         self.history: list[Message] = []
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
@@ -267,7 +269,7 @@ class TurnMachine(MachineBase):
             self._end_turn(actions)
         else:
             self._batch = Batch(uses)
-            actions.append(plan(self.config, self.may_call, self.ledger, self._batch))
+            actions.append(plan(self.config, self.may_call, self.ledger, self._batch, self.facts))
 
     def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
         batch = self._batch
