@@ -3,7 +3,9 @@
 ``TurnMachine`` (a transcript) and ``BoardMachine`` (the message board) are
 pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
-these names; an application talks to ``Session``.
+these names; an application talks to ``Session``. Both are a ``Machine``: ``handle``,
+a frozen ``view()`` (``MachineView``), ``chat()``, ``awaits``, and ``to_store`` /
+``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``.
 
 Around them, what a session is made of, for code that builds or inspects one: the
 messages (``Message``, ``Block``, ``ToolResultBlock``), the context views
@@ -41,8 +43,10 @@ from agentos._turns.events import (
     ENDED,
     TURN_TRANSITIONS,
     WAITING,
+    Abandoned,
     Action,
     ArmTimer,
+    CallLost,
     CallOverdue,
     CallRunning,
     CallSettled,
@@ -51,23 +55,28 @@ from agentos._turns.events import (
     CancelCalls,
     CancelsDone,
     Commit,
+    Committed,
     Crashed,
     DisarmTimer,
     Event,
     ModelReplied,
+    OutcomeAwaited,
     Resumed,
     SendRequest,
     SessionStatus,
     StopRequested,
+    StoredTurn,
     SubmitCalls,
     TimerFired,
     UserPosted,
 )
 from agentos._turns.expected import EXPECTED_SECONDS
 from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
+from agentos._turns.machine import Machine, MachineView, Waiting
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript_machine import TurnMachine
+from agentos._turns.turn_status import TurnStatus
 from components import OverdueNews
 
 __all__ = [
@@ -78,10 +87,12 @@ __all__ = [
     "PLACEHOLDER_KEY",
     "TURN_TRANSITIONS",
     "WAITING",
+    "Abandoned",
     "Action",
     "ArmTimer",
     "Block",
     "BoardMachine",
+    "CallLost",
     "CallOverdue",
     "CallRunning",
     "CallSettled",
@@ -92,6 +103,7 @@ __all__ = [
     "CancelsDone",
     "CapabilityResult",
     "Commit",
+    "Committed",
     "ContextView",
     "Crashed",
     "Decorations",
@@ -99,10 +111,13 @@ __all__ = [
     "Event",
     "HistoryCall",
     "HistoryLookup",
+    "Machine",
+    "MachineView",
     "Message",
     "MessageHistory",
     "ModelReplied",
     "NoHistory",
+    "OutcomeAwaited",
     "OverdueNews",
     "Parameter",
     "PlannedCall",
@@ -112,6 +127,7 @@ __all__ = [
     "SendRequest",
     "SessionStatus",
     "StopRequested",
+    "StoredTurn",
     "SubmitCalls",
     "SystemToolbox",
     "TimerFired",
@@ -120,8 +136,10 @@ __all__ = [
     "ToolResultBlock",
     "TranscriptView",
     "TurnMachine",
+    "TurnStatus",
     "UserPosted",
     "ViewInput",
+    "Waiting",
     "blocks_of",
     "fit_problems",
     "options_for",

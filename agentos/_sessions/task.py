@@ -37,6 +37,7 @@ from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import (
+    Abandoned,
     Action,
     ArmTimer,
     CallOverdue,
@@ -108,7 +109,7 @@ class SessionTask:
         """Called after every event the machine took (``Session.on_change``)."""
         self._spans = spans
         self._tools = [*tools, *machine.own_tools]
-        self._reported = machine.status
+        self._reported = machine.view().status
         self._todo: deque[Action] = deque()
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
@@ -168,7 +169,7 @@ class SessionTask:
             )
         forget_clock = self._runtime.clock.on_advance(self._wake)
         self._arrived = asyncio.Event()
-        for call_id in list(self._machine.outstanding):  # awaited from before a resume
+        for call_id in list(self._machine.view().outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
         self.feed(Resumed())
         task_status.started()
@@ -177,7 +178,7 @@ class SessionTask:
             while True:
                 self._arrived.clear()
                 await self._advance()
-                if self._machine.ended and not self._stepping:
+                if self._machine.view().ended and not self._stepping:
                     break
                 if self._commit_later:  # while it writes, a call's end is handed off as usual
                     self._commit_later = False
@@ -193,7 +194,7 @@ class SessionTask:
                 self._step_scope.cancel()  # actions running in a call's task end with us
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                 await self._flush()
-            self._machine.abandon()
+            self._machine.handle(Abandoned())
             self._reported_change()
             if self._spans is not None:
                 self._spans.close()
@@ -283,7 +284,7 @@ class SessionTask:
             self._stepping = False
             self._step_scope = None
             self._reported_change()
-            if self._todo or self._machine.ended:
+            if self._todo or self._machine.view().ended:
                 self._wake()
 
     async def _perform_all_quietly(self) -> None:
@@ -314,7 +315,7 @@ class SessionTask:
             # the calls start as the batch ends, once the machine knows them: no driver's tick
             # of their own (a busy runtime's coming tick takes them with other sessions')
             with self._runtime.batch(share_tick=True):
-                turn_id = f"request-{self._machine.requests}"
+                turn_id = f"request-{self._machine.view().requests}"
                 self.feed(await self._submitter.submit(action, turn_id=turn_id))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
@@ -334,7 +335,7 @@ class SessionTask:
         messages = action.messages
         if messages is None:
             messages = self._view.build(
-                ViewInput(self.session_id, self._machine.history, self.calls)
+                ViewInput(self.session_id, list(self._machine.view().history), self.calls)
             )
         system = self.config.system_prompt
         if action.system_note:
@@ -348,7 +349,7 @@ class SessionTask:
             session_id=self.session_id,
             cache_system=action.cache_system,
         )
-        stopping = self._machine.stopping
+        stopping = self._machine.view().stopping
         if self._writer.store is None:
             response = await self._model.answer(request, stopping=stopping)
         else:
@@ -379,7 +380,8 @@ class SessionTask:
     # ------------------------------------------------------------------ plumbing
 
     def _record_error(self, kind: str, message: str) -> None:
-        self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=self._machine.requests))
+        turn = self._machine.view().requests
+        self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=turn))
 
     def _wake(self) -> None:
         if self._arrived is not None:
@@ -403,16 +405,17 @@ class SessionTask:
 
     def _reported_change(self) -> None:
         """Tell the runtime and any waiter what changed."""
-        status = self._machine.status
+        view = self._machine.view()
+        status = view.status
         if self._spans is not None:
-            self._spans.turn(not self._machine.free and not self._machine.ended)
+            self._spans.turn(not view.free and not view.ended)
         if status is not self._reported:
             self._reported = status
             self.changed_at = self._runtime.clock.monotonic()
             self._runtime.update_session(
                 self.session_id,
                 status=status.value,
-                requests=self._machine.requests,
+                requests=view.requests,
                 errors=len(self.errors),
             )
         self.report_change()

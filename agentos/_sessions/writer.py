@@ -1,9 +1,10 @@
 """How a session writes itself to its store: one write at a time, each naming its version.
 
-Each write takes the machine's copy of the history first (``committing``),
-so a step that changes the history while the write is in flight leaves what
-it changed dirty for the next write; the version the session owns (from its
-lease) is named by every write, so one another host took over is refused.
+Each write takes what the machine gives the store (``to_store``) and tells it
+what was written (``Committed``), so a step that changes the history while the
+write is in flight leaves what it changed dirty for the next write; the version
+the session owns (from its lease) is named by every write, so one another host
+took over is refused.
 
 The writer is the store's boundary: the trace ids of the session's last traced turn are
 their own value here, and travel in the stored ``usage`` (``stored_usage``, ``trace_of``),
@@ -17,7 +18,7 @@ from collections.abc import Callable, Mapping
 import anyio
 
 from agentos._store.protocol import SessionStore, TurnCommit
-from agentos._turns.events import SessionStatus
+from agentos._turns.events import Committed, SessionStatus
 from agentos._turns.machine import Machine
 
 
@@ -53,32 +54,33 @@ class SessionWriter:
 
     def behind(self, machine: Machine) -> bool:
         """Whether the store lacks some of the history, or the status."""
-        history_behind = machine.dirty_from < len(machine.history)
-        return history_behind or machine.stored_board is not None or self.stored != machine.status
+        unstored = machine.to_store()
+        return (
+            bool(unstored.messages) or unstored.board is not None or self.stored != unstored.status
+        )
 
     async def write(self, machine: Machine) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
         if self.store is None:
             return
         async with self._lock:
-            history = machine.history
-            keep = min(machine.dirty_from, len(history))
-            upto, status = machine.committing(), machine.status
+            unstored = machine.to_store()
+            status = unstored.status
             said = None if self._said_written else self._said() or None
             await self.store.commit_turn(
                 TurnCommit(
                     self.session_id,
                     status.value,
-                    keep,
-                    tuple(history[keep:upto]),
+                    unstored.keep,
+                    unstored.messages,
                     self._version,
-                    machine.stored_board,
+                    unstored.board,
                     stored_usage(self._usage(), self._trace()) or None,
                     said,
                 )
             )
             self._said_written = self._said_written or said is not None
-            machine.committed(upto)
+            machine.handle(Committed(unstored))
             self.stored = status
             if self._version is not None:
                 self._version += 1

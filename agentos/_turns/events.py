@@ -6,6 +6,7 @@ async ``Session`` turns runtime news into events and performs the actions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agentos._model.messages import Block, Message, ToolResultBlock
@@ -140,6 +141,36 @@ class Crashed:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class CallLost:
+    """A call the restored session waited for did not survive: the model hears so."""
+
+    tool_use_id: str
+    tool_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeAwaited:
+    """A call the restored session waited for runs (again) as ``call_id``: its outcome is
+    told later, as any call's that got a placeholder."""
+
+    call_id: CallId
+    tool_use_id: str
+    deferred: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """The store has ``written`` (what ``to_store`` gave): what changed since stays dirty."""
+
+    written: StoredTurn
+
+
+@dataclass(frozen=True, slots=True)
+class Abandoned:
+    """The shell's task ended (its host is closing): nothing will move this turn again."""
+
+
 Event = (
     UserPosted
     | ModelReplied
@@ -152,7 +183,34 @@ Event = (
     | StopRequested
     | CancelsDone
     | Crashed
+    | CallLost
+    | OutcomeAwaited
+    | Committed
+    | Abandoned
 )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """What the store has, or is to have, of a session's turns: its status, the history
+    from ``keep`` on (a board session: none) and a board session's board."""
+
+    status: SessionStatus = SessionStatus.IDLE
+    keep: int = 0
+    """How many messages of the stored history stay as they are."""
+    messages: tuple[Message, ...] = ()
+    """The messages from ``keep`` on (``from_store``: the whole history)."""
+    board: dict[str, Json] | None = None
+    """A board session's whole board, with the turns it still owes (None: none)."""
+    last: Message | None = None
+    """The last message as it was taken (a later step may still extend it)."""
+
+    def unwritten_from(self, history: Sequence[Message]) -> int:
+        """Once this is written, the first message of ``history`` the store lacks: one
+        extended since it was taken (only the last one can be) is written again."""
+        upto = self.keep + len(self.messages)
+        extended = upto > 0 and (len(history) < upto or history[upto - 1] is not self.last)
+        return upto - 1 if extended else upto
 
 
 # ------------------------------------------------------------------ actions out
@@ -160,7 +218,7 @@ Event = (
 
 @dataclass(frozen=True, slots=True)
 class SendRequest:
-    """Ask the model, with ``TurnMachine.history`` through the context view, or with these
+    """Ask the model, with the machine's history through the context view, or with these
     ``messages`` when set (a board session renders its own); answer with ``ModelReplied``."""
 
     messages: list[Message] | None = None
@@ -205,7 +263,7 @@ class CancelCalls:
 
 @dataclass(frozen=True, slots=True)
 class Commit:
-    """Store the history from ``TurnMachine.dirty_from`` on, and the status."""
+    """Store what ``to_store`` gives (the history not stored yet, the status, a board)."""
 
     wait: bool = True
     """Whether the turn waits for the write; False: it goes on while the write is done in
