@@ -5,7 +5,11 @@ pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``. Both are a ``Machine``: ``handle``,
 a frozen ``view()`` (``MachineView``), ``chat()``, ``awaits``, and ``to_store`` /
-``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``.
+``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``. A
+``SendRequest`` is the whole draft (a transcript's history through its ``ContextView``, a
+board drawn); ``Sending`` asks for it again as it goes out (``[]``: unchanged). What a
+machine refuses before changing anything (``Refused``: ``ReplyRefused``, ``UnknownNode``)
+reaches whoever sent the event.
 
 Around them, what a session is made of, for code that builds or inspects one: the
 messages (``Message``, ``Block``, ``ToolResultBlock``), the context views
@@ -61,13 +65,17 @@ from agentos._turns.events import (
     Event,
     ModelReplied,
     OutcomeAwaited,
+    Refused,
+    ReplyRefused,
     Resumed,
+    Sending,
     SendRequest,
     SessionStatus,
     StopRequested,
     StoredTurn,
     SubmitCalls,
     TimerFired,
+    UnknownNode,
     UserPosted,
 )
 from agentos._turns.expected import EXPECTED_SECONDS
@@ -121,10 +129,13 @@ __all__ = [
     "OverdueNews",
     "Parameter",
     "PlannedCall",
+    "Refused",
+    "ReplyRefused",
     "ResultCache",
     "Resumed",
     "Scope",
     "SendRequest",
+    "Sending",
     "SessionStatus",
     "StopRequested",
     "StoredTurn",
@@ -137,6 +148,7 @@ __all__ = [
     "TranscriptView",
     "TurnMachine",
     "TurnStatus",
+    "UnknownNode",
     "UserPosted",
     "ViewInput",
     "Waiting",

@@ -37,6 +37,7 @@ from agentos.turns import (
     Committed,
     Event,
     ModelReplied,
+    Sending,
     SendRequest,
     SessionStatus,
     StopRequested,
@@ -269,7 +270,7 @@ def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
 
 def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
     """An overdue turn is decided while the call runs; the call ends before the request
-    goes out: ``request_now`` draws it ended, and the note no longer says it runs long."""
+    goes out: ``Sending`` draws it ended, and the note no longer says it runs long."""
     machine = BoardMachine("s", CONFIG)
     machine.handle(UserPosted("go"))
     use: Block = {"type": "tool_use", "id": "t1", "name": "bg", "input": {}}
@@ -280,10 +281,10 @@ def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
     assert isinstance(asked, SendRequest) and asked.messages is not None
     before = "".join(str(b.get("text", "")) for b in blocks_of(asked.messages[0]))
     assert "RUNNING" in before and "longer than expected" in before
-    assert machine.request_now(asked) is asked, "nothing moved: not drawn again"
+    assert machine.handle(Sending()) == [], "nothing moved: not drawn again"
     call = Call(CallId("c1"), "t1", "bg", CallStatus.COMPLETED)
     assert machine.handle(CallSettled(snapshot(call))) == []  # a turn is out: it queues
-    now = machine.request_now(asked)
+    now = next(a for a in machine.handle(Sending()) if isinstance(a, SendRequest))
     assert now.messages is not None
     after = "".join(str(b.get("text", "")) for b in blocks_of(now.messages[0]))
     assert "bg() completed" in after and "RUNNING" not in after

@@ -57,11 +57,13 @@ from agentos._turns.events import (
     Event,
     ModelReplied,
     OutcomeAwaited,
+    Sending,
     SendRequest,
     SessionStatus,
     StopRequested,
     StoredTurn,
     SubmitCalls,
+    UnknownNode,
     UserPosted,
 )
 from agentos._turns.history import MessageHistory
@@ -202,7 +204,15 @@ class BoardMachine:
                     self._queue.clear()
                     live = sorted(self.ledger.running) if event.cancel_calls else []
                     self.turn.stop(event.cancel_calls, live, actions)
-            case UserPosted():  # KeyError for a node the board does not have
+            case Sending():  # drawn again if the board moved since (a call ended meanwhile)
+                drawn = self._drawn
+                request = self._draw() if self._asking is not None else None
+                return [] if request is None or (drawn and request is drawn[1]) else [request]
+            case UserPosted():
+                if event.reply_to is not None and event.reply_to not in self.board.nodes:
+                    raise UnknownNode(
+                        f"no node #{event.reply_to} on session {self.session_id!r}'s board"
+                    )
                 node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
                 self._autonomous[self.board.root_of(node.display_id)] = 0
                 self._queue.append(Wake(BoardTrigger.USER, node.display_id))
@@ -401,11 +411,6 @@ class BoardMachine:
         self._failed_wake = None
         self._asking = (focus, note, about)
         actions += [Commit(), self._draw()]
-
-    def request_now(self, asked: SendRequest) -> SendRequest:
-        """The board drawn again as the request goes out: a call that ended since the turn
-        was decided (the user wrote just as it ended) is read as ended, not running."""
-        return asked if self._asking is None else self._draw()
 
     def _draw(self) -> SendRequest:
         """The request for the turn being asked: the board as it is now (drawn again only

@@ -108,7 +108,13 @@ class Session:
             else None
         )
         self._machine: Machine = self._board_machine or TurnMachine(
-            session_id, config, access.allows, cache=cache, facts=facts
+            session_id,
+            config,
+            access.allows,
+            cache=cache,
+            facts=facts,
+            view=view,
+            calls=lambda: runtime.list_calls(session_id),
         )
         self._waiting: dict[str, CallId | None] = {}
         """The runtime's ids of the calls the restored conversation waited for."""
@@ -132,7 +138,6 @@ class Session:
             self._machine,
             runtime=runtime,
             provider=provider,
-            view=view,
             writer=SessionWriter(
                 session_id,
                 store,

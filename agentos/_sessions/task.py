@@ -35,7 +35,6 @@ from agentos._sessions.submission import CallSubmitter
 from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import (
     Abandoned,
     Action,
@@ -50,7 +49,9 @@ from agentos._turns.events import (
     DisarmTimer,
     Event,
     ModelReplied,
+    Refused,
     Resumed,
+    Sending,
     SendRequest,
     StopRequested,
     SubmitCalls,
@@ -76,7 +77,6 @@ class SessionTask:
         *,
         runtime: Runtime,
         provider: Provider,
-        view: ContextView,
         writer: SessionWriter,
         usage: Usage,
         submitter: CallSubmitter,
@@ -94,7 +94,6 @@ class SessionTask:
         """When (the runtime's clock) the status last changed."""
         self._machine = machine
         self._runtime = runtime
-        self._view = view
         self._writer = writer
         self._submitter = submitter
         self._model = ModelCall(
@@ -237,8 +236,14 @@ class SessionTask:
 
     def feed(self, event: Event, *, hand_off: bool = False) -> None:
         """Give the machine an event (a post, a stop, news of a call); perform what it asks
-        now, or have it performed (in the finishing call's task, with ``hand_off``)."""
-        self._todo.extend(self._machine.handle(event))
+        now, or have it performed (in the finishing call's task, with ``hand_off``). What
+        the machine refuses (``Refused``) is raised to the sender."""
+        try:
+            self._todo.extend(self._machine.handle(event))
+        except Refused:
+            raise
+        except Exception as error:  # one session's bug (its context view's too) ends it only
+            self._crashed(error)
         self._reported_change()
         if self._stepping or not self._todo:
             return
@@ -276,9 +281,7 @@ class SessionTask:
             while self._todo:
                 await self._perform(self._todo.popleft())
         except Exception as error:  # one session's bug ends that session only
-            self._record_error("session_crashed", f"{type(error).__name__}: {error}")
-            self._todo.clear()
-            self._todo.extend(self._machine.handle(Crashed(str(error))))
+            self._crashed(error)
             await self._perform_all_quietly()
         finally:
             self._stepping = False
@@ -286,6 +289,12 @@ class SessionTask:
             self._reported_change()
             if self._todo or self._machine.view().ended:
                 self._wake()
+
+    def _crashed(self, error: Exception) -> None:
+        """Record the bug; what is left to do is what the crash asks."""
+        self._record_error("session_crashed", f"{type(error).__name__}: {error}")
+        self._todo.clear()
+        self._todo.extend(self._machine.handle(Crashed(str(error))))
 
     async def _perform_all_quietly(self) -> None:
         while self._todo:
@@ -306,8 +315,10 @@ class SessionTask:
                 self._commit_later = True
                 self._wake()
         elif isinstance(action, SendRequest):
+            again = self._machine.handle(Sending())  # drafted again if it moved meanwhile
+            drawn = [asked for asked in again if isinstance(asked, SendRequest)]
             try:
-                answer = await self._ask(self._machine.request_now(action))
+                answer = await self._ask(drawn[0] if drawn else action)
             finally:
                 self.streaming = None  # the reply, whole, is told with the machine's step
             self.feed(ModelReplied(answer, at=time.time()))
@@ -332,18 +343,13 @@ class SessionTask:
 
     async def _ask(self, action: SendRequest) -> list[Any] | None:
         """One model request, the history committed alongside; None if it failed."""
-        messages = action.messages
-        if messages is None:
-            messages = self._view.build(
-                ViewInput(self.session_id, list(self._machine.view().history), self.calls)
-            )
         system = self.config.system_prompt
         if action.system_note:
             system = f"{system}\n\n{action.system_note}"
         request = ModelRequest(
             model=self.config.model,
             system=system,
-            messages=messages,
+            messages=action.messages,
             tools=self._tools,
             max_tokens=self.config.max_tokens,
             session_id=self.session_id,

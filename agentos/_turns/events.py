@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentos._errors import UsageError
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._turns.agent_config import Disposition
 from agentos._turns.call_options import PlannedCall
@@ -48,6 +49,19 @@ ENDED = frozenset({SessionStatus.STOPPED, SessionStatus.FAILED})
 """The statuses an ended session shows; ``failed`` may also rest until a request is tried
 again (``Session.ended`` says which)."""
 WAITING = frozenset({SessionStatus.WAITING, SessionStatus.WAITING_EXTERNAL})
+
+
+class Refused(Exception):
+    """An event a machine refuses before it changes anything: the shell raises it to
+    whoever sent the event (a ``Session.post`` caller)."""
+
+
+class ReplyRefused(UsageError, Refused):
+    """A post under a node, to a transcript (it has none)."""
+
+
+class UnknownNode(KeyError, Refused):
+    """A post under a node the board does not have."""
 
 
 # ------------------------------------------------------------------ events in
@@ -127,6 +141,12 @@ class Resumed:
 
 
 @dataclass(frozen=True, slots=True)
+class Sending:
+    """The shell sends the ``SendRequest`` it was given now: a machine whose draft moved
+    since (a board: a call ended meanwhile) answers with the request drafted again."""
+
+
+@dataclass(frozen=True, slots=True)
 class StopRequested:
     cancel_calls: bool = True
 
@@ -180,6 +200,7 @@ Event = (
     | CallOverdue
     | TimerFired
     | Resumed
+    | Sending
     | StopRequested
     | CancelsDone
     | Crashed
@@ -218,10 +239,10 @@ class StoredTurn:
 
 @dataclass(frozen=True, slots=True)
 class SendRequest:
-    """Ask the model, with the machine's history through the context view, or with these
-    ``messages`` when set (a board session renders its own); answer with ``ModelReplied``."""
+    """Ask the model this, as the machine drafted it (a transcript's history through its
+    context view, a board drawn); answer with ``ModelReplied``."""
 
-    messages: list[Message] | None = None
+    messages: list[Message]
     system_note: str = ""
     """Appended to the agent's system prompt for this request."""
     cache_system: bool = False

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._turns.chat import ChatEntry
-from agentos._turns.events import Action, Event, SendRequest, SessionStatus, StoredTurn
+from agentos._turns.events import Action, Event, SessionStatus, StoredTurn
 from agentos._turns.history import MessageHistory
 from components import CallId, CallSnapshot
 
@@ -70,7 +70,6 @@ class Machine(Protocol):
     def view(self) -> MachineView: ...
     def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]: ...
     def awaits(self, call_id: CallId) -> bool: ...
-    def request_now(self, asked: SendRequest) -> SendRequest: ...
     def to_store(self) -> StoredTurn: ...
     def from_store(
         self, stored: StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False

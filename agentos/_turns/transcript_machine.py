@@ -17,7 +17,6 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
-from agentos._errors import UsageError
 from agentos._model.messages import (
     Block,
     Message,
@@ -32,6 +31,7 @@ from agentos._turns.agent_config import AgentConfig, Disposition, YieldOnAnyProg
 from agentos._turns.call_ledger import Batch, CallLedger
 from agentos._turns.call_options import NO_FACTS, ToolFacts
 from agentos._turns.chat import ChatEntry
+from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
 from agentos._turns.events import (
     WAITING,
     Abandoned,
@@ -51,6 +51,8 @@ from agentos._turns.events import (
     Event,
     ModelReplied,
     OutcomeAwaited,
+    ReplyRefused,
+    Sending,
     SendRequest,
     SessionStatus,
     StopRequested,
@@ -87,16 +89,22 @@ class TurnMachine:
         *,
         cache: ResultCache | None = None,
         facts: ToolFacts = NO_FACTS,
+        view: ContextView | None = None,
+        calls: Callable[[], Sequence[CallSnapshot]] = tuple,
     ) -> None:
         """``may_call`` says whether the agent may call a tool by name (the session knows
         its MCP servers' tools); without it, what ``config.tools`` names. ``cache``: where
         the cache decorator keeps results (shared with the other sessions of a host; None:
         this session's own). ``facts``: what the shell knows of its tools that decides how
-        a call runs (``options_for``)."""
+        a call runs (``options_for``). ``view``: how the history becomes what the model
+        reads (``TranscriptView``: as it is), consulted with ``calls`` (the session's calls
+        now) as each request is drafted."""
         self.session_id = session_id
         self.config = config
         self.may_call = may_call or config.names_tool
         self.facts = facts
+        self._view = view or TranscriptView()
+        self._calls = calls
         self.turn = TurnStatus()
         self.history: list[Message] = []
         self.dirty_from = 0
@@ -133,10 +141,6 @@ class TurnMachine:
         return call_id in self.ledger.outstanding or (
             batch is not None and (call_id in batch.waits or not batch.submitted)
         )
-
-    def request_now(self, asked: SendRequest) -> SendRequest:
-        """``asked`` as it goes out now: as decided (a board draws itself again)."""
-        return asked
 
     def timer(self) -> float | None:
         """The yield deadline armed now, if any."""
@@ -210,9 +214,11 @@ class TurnMachine:
                 return []
             case StopRequested():
                 self._stop(event, actions)
+            case Sending():  # drafted as decided: nothing moves a transcript's draft
+                return []
             case UserPosted():
                 if event.reply_to is not None:
-                    raise UsageError("reply_to is for board sessions (context_view='board')")
+                    raise ReplyRefused("reply_to is for board sessions (context_view='board')")
                 self._queue.append(event)
                 if self._batch is not None and self._batch.submitted:
                     self._batch.cut = True
@@ -423,7 +429,8 @@ class TurnMachine:
     def _request(self, actions: list[Action]) -> None:
         self._steps_left -= 1
         self.turn.ask_model()
-        actions += [Commit(), SendRequest()]
+        messages = self._view.build(ViewInput(self.session_id, self.history, self._calls))
+        actions += [Commit(), SendRequest(messages)]
 
     def _end_turn(self, actions: list[Action], *, failed: bool = False) -> None:
         self.turn.turn_over(actions, self._live_awaited, failed=failed)
