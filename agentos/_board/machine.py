@@ -67,7 +67,7 @@ from agentos._turns.events import (
     UserPosted,
 )
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import MachineView, Waiting
+from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
 from agentos._turns.transcript import unique_tool_use_ids
 from agentos._turns.turn_status import TurnStatus
 from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
@@ -92,6 +92,7 @@ class BoardMachine:
         self.may_call = may_call or config.names_tool
         self.facts = facts
         self.turn = TurnStatus()
+        self._viewed: MachineView | None = None
         self.board = Board()
         self.ledger = BoardLedger()
         self._queue: deque[Wake] = deque()
@@ -110,6 +111,12 @@ class BoardMachine:
     # ------------------------------------------------------------------ queries
 
     def view(self) -> MachineView:
+        """As it is now: drawn once after each change (``handle``, ``from_store``)."""
+        if self._viewed is None:
+            self._viewed = self._drawn_view()
+        return self._viewed
+
+    def _drawn_view(self) -> MachineView:
         """No history (the board is the record) and no queued posts (shown at once)."""
         said = [node.text for node in self.board.nodes.values() if node.author == "agent"]
         queue = self._queue
@@ -159,6 +166,7 @@ class BoardMachine:
         takes back those its runtime still holds (unloaded and resumed in one process),
         each with ``OutcomeAwaited``, and gives up the rest (``CallLost``: they read as
         orphaned, for the model's next turn)."""
+        self._viewed = None
         board = stored.board
         if board is not None:
             self.board = Board.from_json(board)
@@ -174,6 +182,8 @@ class BoardMachine:
 
     def handle(self, event: Event) -> list[Action]:
         """Apply one event; return what the shell must do, in order."""
+        if not isinstance(event, VIEW_KEPT):
+            self._viewed = None
         if self.turn.ended:
             return []
         actions: list[Action] = []
@@ -182,6 +192,31 @@ class BoardMachine:
                 if event.call_id in self.ledger.running:
                     self.board.set_status(event.call_id, CallStatus.RUNNING)
                 return []
+            case Sending():  # drawn again if the board moved since (a call ended meanwhile)
+                drawn = self._drawn
+                request = self._draw() if self._asking is not None else None
+                return [] if request is None or (drawn and request is drawn[1]) else [request]
+            case ModelReplied():
+                self._replied(event, actions)
+            case CallsSubmitted():
+                self._submitted(event, actions)
+            case CallSettled():
+                self._settled(event.snapshot)
+            case CallOverdue():
+                self._overdue(event.call_id, event.news)
+            case UserPosted():
+                if event.reply_to is not None and event.reply_to not in self.board.nodes:
+                    raise UnknownNode(
+                        f"no node #{event.reply_to} on session {self.session_id!r}'s board"
+                    )
+                node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
+                self._autonomous[self.board.root_of(node.display_id)] = 0
+                self._queue.append(Wake(BoardTrigger.USER, node.display_id))
+            case StopRequested():
+                if not self.turn.stopping:
+                    self._queue.clear()
+                    live = sorted(self.ledger.running) if event.cancel_calls else []
+                    self.turn.stop(event.cancel_calls, live, actions)
             case Crashed():
                 self.turn.crash()
                 return [Commit()]
@@ -199,31 +234,6 @@ class BoardMachine:
                 )
                 self.turn.rest(self._live_awaited)
                 return []
-            case StopRequested():
-                if not self.turn.stopping:
-                    self._queue.clear()
-                    live = sorted(self.ledger.running) if event.cancel_calls else []
-                    self.turn.stop(event.cancel_calls, live, actions)
-            case Sending():  # drawn again if the board moved since (a call ended meanwhile)
-                drawn = self._drawn
-                request = self._draw() if self._asking is not None else None
-                return [] if request is None or (drawn and request is drawn[1]) else [request]
-            case UserPosted():
-                if event.reply_to is not None and event.reply_to not in self.board.nodes:
-                    raise UnknownNode(
-                        f"no node #{event.reply_to} on session {self.session_id!r}'s board"
-                    )
-                node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
-                self._autonomous[self.board.root_of(node.display_id)] = 0
-                self._queue.append(Wake(BoardTrigger.USER, node.display_id))
-            case ModelReplied():
-                self._replied(event, actions)
-            case CallsSubmitted():
-                self._submitted(event, actions)
-            case CallSettled():
-                self._settled(event.snapshot)
-            case CallOverdue():
-                self._overdue(event.call_id, event.news)
             case _:  # CancelsDone, TimerFired, Resumed: a board turn never waits for calls
                 pass
         self._go_on(actions)

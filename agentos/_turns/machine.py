@@ -11,18 +11,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._turns.chat import ChatEntry
-from agentos._turns.events import Action, Event, SessionStatus, StoredTurn
+from agentos._turns.events import (
+    Action,
+    CallRunning,
+    Event,
+    Sending,
+    SessionStatus,
+    StoredTurn,
+)
 from agentos._turns.history import MessageHistory
 from components import CallId, CallSnapshot
 
+VIEW_KEPT = (CallRunning, Sending)
+"""The most frequent events, which change nothing a view shows: it is not drawn again."""
 
-@dataclass(frozen=True, slots=True)
-class MachineView:
-    """A machine as it is now, for the shell and ``Session`` to read."""
+
+class MachineView(NamedTuple):
+    """A machine as it is now, for the shell and ``Session`` to read (a tuple: it is read
+    after every event, and made as often)."""
 
     status: SessionStatus
     requests: int

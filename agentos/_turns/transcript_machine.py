@@ -1,14 +1,11 @@
 """A session's turns as a pure state machine: events in, actions out, no I/O.
 
-Like h11's ``Connection`` (and the runtime's tick), ``TurnMachine.handle``
-changes state synchronously and returns what the async shell (``Session``)
-must do: send a request, submit calls, arm or disarm the yield timer, cancel
-calls, commit. Time and call snapshots come in with the events; nothing here
-awaits or reads a clock. The table of moves is ``TURN_TRANSITIONS``.
-
-Every ``tool_use`` gets exactly one ``tool_result``, in the next user
-message and in its position. A call the turn stops waiting for gets a
-placeholder, and its outcome is told once, later, as a message naming it.
+Like h11's ``Connection``, ``TurnMachine.handle`` changes state synchronously and returns
+what the async shell (``Session``) must do: send the request it drafted, submit calls as it
+decided them, arm or disarm the yield timer, cancel calls, commit. Time and call snapshots
+come in with the events; nothing here awaits or reads a clock (``TURN_TRANSITIONS``).
+Every ``tool_use`` gets exactly one ``tool_result``, in the next user message and in its
+position; a call the turn stops waiting for gets a placeholder, its outcome told later.
 """
 
 from __future__ import annotations
@@ -61,7 +58,7 @@ from agentos._turns.events import (
     UserPosted,
 )
 from agentos._turns.history import waiting_calls
-from agentos._turns.machine import MachineView, Waiting
+from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import (
@@ -92,13 +89,10 @@ class TurnMachine:
         view: ContextView | None = None,
         calls: Callable[[], Sequence[CallSnapshot]] = tuple,
     ) -> None:
-        """``may_call`` says whether the agent may call a tool by name (the session knows
-        its MCP servers' tools); without it, what ``config.tools`` names. ``cache``: where
-        the cache decorator keeps results (shared with the other sessions of a host; None:
-        this session's own). ``facts``: what the shell knows of its tools that decides how
-        a call runs (``options_for``). ``view``: how the history becomes what the model
-        reads (``TranscriptView``: as it is), consulted with ``calls`` (the session's calls
-        now) as each request is drafted."""
+        """``may_call``: whether the agent may call a tool (default: ``config.tools``);
+        ``cache``: where the cache decorator keeps results (None: this session's own);
+        ``facts``: what the shell knows of its tools (``options_for``); ``view``: how the
+        history becomes what the model reads, consulted with ``calls`` as it drafts."""
         self.session_id = session_id
         self.config = config
         self.may_call = may_call or config.names_tool
@@ -106,6 +100,7 @@ class TurnMachine:
         self._view = view or TranscriptView()
         self._calls = calls
         self.turn = TurnStatus()
+        self._viewed: MachineView | None = None
         self.history: list[Message] = []
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
@@ -120,6 +115,12 @@ class TurnMachine:
     # ------------------------------------------------------------------ queries
 
     def view(self) -> MachineView:
+        """As it is now: drawn once after each change (``handle``, ``from_store``)."""
+        if self._viewed is None:
+            self._viewed = self._drawn_view()
+        return self._viewed
+
+    def _drawn_view(self) -> MachineView:
         history = tuple(self.history)
         return self.turn.view(
             self._grants_turn,
@@ -127,7 +128,7 @@ class TurnMachine:
             self.ledger.history,
             lambda: [text_of(m["content"]) for m in history if m["role"] == "assistant"],
             history,
-            tuple(event.text for event in self._queue if isinstance(event, UserPosted)),
+            tuple(e.text for e in self._queue if isinstance(e, UserPosted)) if self._queue else (),
         )
 
     def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
@@ -166,6 +167,7 @@ class TurnMachine:
         calls still waiting (a placeholder, no outcome told). ``asked``: stored mid-turn; a
         history that ends with the user's turn, none of whose calls still waits, is the
         model's to answer (``Resumed`` asks it)."""
+        self._viewed = None
         history = list(stored.messages)
         self.history = repair_history(history, held)
         self.dirty_from = len(history) if self.history == history else 0  # repaired: rewrite
@@ -186,6 +188,8 @@ class TurnMachine:
 
     def handle(self, event: Event) -> list[Action]:
         """Apply one event; return what the shell must do, in order."""
+        if not isinstance(event, VIEW_KEPT):
+            self._viewed = None
         if self.turn.ended:
             if isinstance(event, Committed):
                 self.dirty_from = event.written.unwritten_from(self.history)
@@ -196,6 +200,30 @@ class TurnMachine:
                 if self.awaits(event.call_id):
                     self.ledger.running(event.call_id)
                 return []
+            case Sending():  # drafted as decided: nothing moves a transcript's draft
+                return []
+            case ModelReplied():
+                self._replied(event, actions)
+            case CallsSubmitted():
+                self._submitted(event, actions)
+            case CallSettled():
+                self._settled(event)
+            case CallOverdue():
+                self._overdue(event)
+            case UserPosted():
+                if event.reply_to is not None:
+                    raise ReplyRefused("reply_to is for board sessions (context_view='board')")
+                self._queue.append(event)
+                if self._batch is not None and self._batch.submitted:
+                    self._batch.cut = True
+            case StopRequested():
+                self._stop(event, actions)
+            case CancelsDone():
+                self._cancelling = False
+            case TimerFired():
+                batch = self._batch
+                if batch is not None and batch.deadline is not None and event.now >= batch.deadline:
+                    batch.timer_fired = True
             case Crashed():
                 self.turn.crash()
                 return [DisarmTimer(), Commit()]
@@ -212,30 +240,6 @@ class TurnMachine:
                 self.ledger.await_outcome(event.call_id, event.tool_use_id, deferred=event.deferred)
                 self.turn.rest(self._live_awaited)
                 return []
-            case StopRequested():
-                self._stop(event, actions)
-            case Sending():  # drafted as decided: nothing moves a transcript's draft
-                return []
-            case UserPosted():
-                if event.reply_to is not None:
-                    raise ReplyRefused("reply_to is for board sessions (context_view='board')")
-                self._queue.append(event)
-                if self._batch is not None and self._batch.submitted:
-                    self._batch.cut = True
-            case ModelReplied():
-                self._replied(event, actions)
-            case CallsSubmitted():
-                self._submitted(event, actions)
-            case CallSettled():
-                self._settled(event)
-            case CallOverdue():
-                self._overdue(event)
-            case CancelsDone():
-                self._cancelling = False
-            case TimerFired():
-                batch = self._batch
-                if batch is not None and batch.deadline is not None and event.now >= batch.deadline:
-                    batch.timer_fired = True
         self._go_on(actions)
         if self.turn.rest(self._live_awaited):  # a call the model will hear of ended, or
             actions.append(Commit(wait=False))  # began to wait on others
@@ -349,19 +353,7 @@ class TurnMachine:
     def _wait_over(self, batch: Batch) -> bool:
         if self.turn.stopping:
             return not self._cancelling
-        if batch.overdue:
-            return True
-        pending = [c for c in batch.waits if not self.ledger.is_final(c)]
-        if not pending:
-            return True
-        if any(c in batch.sync for c in pending):
-            return False
-        if batch.cut or batch.timer_fired:
-            return True
-        strategy = self.config.async_yield_strategy
-        return len(pending) < len(batch.waits) and isinstance(
-            strategy, YieldOnAnyProgress | YieldOnTimeout
-        )
+        return batch.wait_over(self.ledger.is_final, self.config.async_yield_strategy)
 
     def _close(self, batch: Batch, *, take_posts: bool) -> list[UserBlock]:
         """One result per use, in order; then what cut the wait short (the posts only when

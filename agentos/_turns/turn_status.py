@@ -22,6 +22,9 @@ _ALLOWED = {
 }
 
 
+_STOPPED = SessionStatus.STOPPED
+
+
 class TurnStatus:
     """A session's status, its request count, and stopping."""
 
@@ -41,7 +44,7 @@ class TurnStatus:
     @property
     def ended(self) -> bool:
         """Stopped, or failed for good (a crash; a failed model request ends nothing)."""
-        return self.status is SessionStatus.STOPPED or self.crashed
+        return self.status is _STOPPED or self.crashed
 
     @property
     def free(self) -> bool:
@@ -59,15 +62,15 @@ class TurnStatus:
     ) -> MachineView:
         """The machine's view, with this status: at rest when ended, or free with nothing
         queued that ``grants_turn``."""
-        ended = self.ended
-        at_rest = ended or (self.free and not grants_turn())
+        ended = self.status is _STOPPED or self.crashed  # read after every event: inlined
+        free = not ended and not self.in_turn
         return MachineView(
             self.status,
             self.requests,
             ended,
-            self.free,
+            free,
             self.stopping,
-            at_rest,
+            ended or (free and not grants_turn()),
             history,
             outstanding,
             calls,
