@@ -14,7 +14,7 @@ events and returns actions, never awaiting and never reading a clock.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from agentos._board.board import (
     CANCEL_TOOL,
@@ -36,7 +36,7 @@ from agentos._board.texts import (
     overdue_note,
     refusal,
 )
-from agentos._model.messages import Block, ToolResultBlock, text_of
+from agentos._model.messages import Block, Message, ToolResultBlock, text_of
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_options import NO_FACTS, ToolFacts, is_capability, options_for
 from agentos._turns.capabilities import CAPABILITIES
@@ -124,9 +124,13 @@ class BoardMachine:
             lambda: bool(queue), self.ledger.outstanding, self._calls, lambda: said
         )
 
-    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
+    def chat(self) -> list[ChatEntry]:
         """The projection of the board for a person (the board holds the calls)."""
         return self.board.chat()
+
+    def next_messages(self) -> list[Message]:
+        """What the model would read if asked now: the board drawn now, unfocused."""
+        return [{"role": "user", "content": [{"type": "text", "text": self.board.render().text}]}]
 
     def awaits(self, call_id: CallId) -> bool:
         """Whether this call's news matters: one of the board's running calls, or any call

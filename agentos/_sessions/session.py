@@ -37,7 +37,7 @@ from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_options import ToolFacts
 from agentos._turns.chat import ChatEntry
-from agentos._turns.context_view import ContextView, ViewInput
+from agentos._turns.context_view import ContextView
 from agentos._turns.events import (
     CallLost,
     OutcomeAwaited,
@@ -119,7 +119,6 @@ class Session:
         self._waiting: dict[str, CallId | None] = {}
         """The runtime's ids of the calls the restored conversation waited for."""
         self._runtime = runtime
-        self._view = view
         self._on_change: list[Callable[[], object]] = []
         self._spans = (
             None
@@ -273,11 +272,7 @@ class Session:
     def next_messages(self) -> list[Message]:
         """What the model would read if asked now: the board drawn now, or the history
         through the context view (the system prompt and tools aside)."""
-        board = self.board
-        if board is not None:
-            return [{"role": "user", "content": [{"type": "text", "text": board.render().text}]}]
-        history = list(self._machine.view().history)
-        return self._view.build(ViewInput(self.session_id, history, self._task.calls))
+        return self._machine.next_messages()
 
     @property
     def board(self) -> Board | None:
@@ -288,7 +283,7 @@ class Session:
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the conversation: every message of a transcript, the board's
         projection of a board."""
-        return self._machine.chat(self._task.calls)
+        return self._machine.chat()
 
     @property
     def queued_posts(self) -> list[str]:

@@ -142,9 +142,6 @@ class SessionTask:
             self._changed = asyncio.Event()
         await self._changed.wait()
 
-    def calls(self) -> list[CallSnapshot]:
-        return self._runtime.list_calls(self.session_id)
-
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
         await self._writer.write(self._machine)

@@ -9,7 +9,7 @@ and are stored and restored the same way (``StoredTurn``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -24,7 +24,7 @@ from agentos._turns.events import (
     StoredTurn,
 )
 from agentos._turns.history import MessageHistory
-from components import CallId, CallSnapshot
+from components import CallId
 
 VIEW_KEPT = (CallRunning, Sending)
 """The most frequent events, which change nothing a view shows: it is not drawn again."""
@@ -78,7 +78,8 @@ class Machine(Protocol):
 
     def handle(self, event: Event) -> list[Action]: ...
     def view(self) -> MachineView: ...
-    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]: ...
+    def chat(self) -> list[ChatEntry]: ...
+    def next_messages(self) -> list[Message]: ...
     def awaits(self, call_id: CallId) -> bool: ...
     def to_store(self) -> StoredTurn: ...
     def from_store(

@@ -131,9 +131,13 @@ class TurnMachine:
             tuple(e.text for e in self._queue if isinstance(e, UserPosted)) if self._queue else (),
         )
 
-    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
+    def chat(self) -> list[ChatEntry]:
         """What a person sees: every message, with its calls (see ``transcript_chat``)."""
-        return transcript_chat(self.history, calls(), self.ledger.history, self.session_id)
+        return transcript_chat(self.history, self._calls(), self.ledger.history, self.session_id)
+
+    def next_messages(self) -> list[Message]:
+        """What the model reads if asked now: the history through the context view."""
+        return self._view.build(ViewInput(self.session_id, self.history, self._calls))
 
     def awaits(self, call_id: CallId) -> bool:
         """Whether the model is still to hear how this call ended (or may be: a batch
@@ -421,8 +425,7 @@ class TurnMachine:
     def _request(self, actions: list[Action]) -> None:
         self._steps_left -= 1
         self.turn.ask_model()
-        messages = self._view.build(ViewInput(self.session_id, self.history, self._calls))
-        actions += [Commit(), SendRequest(messages)]
+        actions += [Commit(), SendRequest(self.next_messages())]
 
     def _end_turn(self, actions: list[Action], *, failed: bool = False) -> None:
         self.turn.turn_over(actions, self._live_awaited, failed=failed)
@@ -430,8 +433,6 @@ class TurnMachine:
     def _live_awaited(self) -> list[bool]:
         ledger = self.ledger
         return [ledger.is_deferred(c) for c in self.ledger.outstanding if not ledger.is_final(c)]
-
-    # ------------------------------------------------------------------ plumbing
 
     def _awaited(self) -> list[CallId]:
         batch = self._batch
