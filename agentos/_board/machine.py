@@ -22,6 +22,7 @@ from agentos._board.board import (
     Board,
     BoardTrigger,
 )
+from agentos._board.data import BoardAuthor
 from agentos._board.hanging import hang
 from agentos._board.ledger import BoardLedger
 from agentos._board.render import notation
@@ -118,10 +119,13 @@ class BoardMachine:
 
     def _drawn_view(self) -> MachineView:
         """No history (the board is the record) and no queued posts (shown at once)."""
-        said = [node.text for node in self.board.nodes.values() if node.author == "agent"]
-        queue = self._queue
+        board, queue = self.board, self._queue
         return self.turn.view(
-            lambda: bool(queue), self.ledger.outstanding, self._calls, lambda: said
+            lambda: bool(queue),
+            self.ledger.outstanding,
+            self._calls,
+            lambda: board.posts(BoardAuthor.AGENT),
+            lambda: board.posts(BoardAuthor.USER),
         )
 
     def chat(self) -> list[ChatEntry]:

@@ -27,7 +27,6 @@ from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.submission import CallSubmitter
 from agentos._sessions.task import SessionTask
-from agentos._sessions.title import person_posts
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
@@ -143,7 +142,7 @@ class Session:
                 version,
                 SessionStatus.IDLE,
                 self._usage.stored,
-                lambda: first_words(person_posts(self.board, self._machine.view().history)),
+                lambda: first_words(self._machine.view().posts),
                 trace=lambda: None if spans is None else spans.last,
             ),
             usage=self._usage,
@@ -197,8 +196,7 @@ class Session:
         if self._name is not None:
             return self._name
         view = self._machine.view()
-        said = person_posts(self.board, view.history)
-        return first_words([*said, *view.queued_posts])
+        return first_words([*view.posts, *view.queued_posts])
 
     async def rename(self, title: str) -> str:
         """Name the session, in its store too (a label, not a turn: nothing else is written,

@@ -53,10 +53,16 @@ class MachineView(NamedTuple):
     """User messages the chat does not show yet (a board shows a post at once)."""
     said: Callable[[], list[str]]
     """The text of every assistant message (a board's agent nodes), in order."""
+    posted: Callable[[], list[str]]
+    """What the person said, oldest first: where a session's first words come from."""
 
     @property
     def replies(self) -> list[str]:
         return self.said()
+
+    @property
+    def posts(self) -> list[str]:
+        return self.posted()
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,7 @@ from agentos._turns.transcript import (
     overdue_text,
     repair_history,
     unique_tool_use_ids,
+    user_posts,
 )
 from agentos._turns.transcript_chat import transcript_chat
 from agentos._turns.turn_status import TurnStatus
@@ -127,6 +128,7 @@ class TurnMachine:
             self.ledger.outstanding,
             self.ledger.history,
             lambda: [text_of(m["content"]) for m in history if m["role"] == "assistant"],
+            lambda: user_posts(history),
             history,
             tuple(e.text for e in self._queue if isinstance(e, UserPosted)) if self._queue else (),
         )
@@ -167,10 +169,9 @@ class TurnMachine:
         self, stored: StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
     ) -> list[Waiting]:
         """Take over an earlier conversation, repaired (``repair_history``: a ``tool_use``
-        left without a result gets ``held``'s placeholder, or a lost-call result). Returns the
-        calls still waiting (a placeholder, no outcome told). ``asked``: stored mid-turn; a
-        history that ends with the user's turn, none of whose calls still waits, is the
-        model's to answer (``Resumed`` asks it)."""
+        without a result gets ``held``'s placeholder, or a lost-call result); the calls still
+        waiting. ``asked``: stored mid-turn, so a last user turn none of whose calls waits
+        is the model's to answer (``Resumed`` asks it)."""
         self._viewed = None
         history = list(stored.messages)
         self.history = repair_history(history, held)

@@ -57,6 +57,7 @@ class TurnStatus:
         outstanding: Mapping[CallId, str],
         calls: MessageHistory,
         said: Callable[[], list[str]],
+        posted: Callable[[], list[str]],
         history: tuple[Message, ...] = (),
         queued_posts: tuple[str, ...] = (),
     ) -> MachineView:
@@ -76,6 +77,7 @@ class TurnStatus:
             calls,
             queued_posts,
             said,
+            posted,
         )
 
     def stop(self, cancel_calls: bool, live: list[CallId], actions: list[Action]) -> None:
