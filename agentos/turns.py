@@ -3,7 +3,13 @@
 ``TurnMachine`` (a transcript) and ``BoardMachine`` (the message board) are
 pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
-these names; an application talks to ``Session``.
+these names; an application talks to ``Session``. Both are a ``Machine``: ``handle``,
+a frozen ``view()`` (``MachineView``), ``chat()``, ``awaits``, and ``to_store`` /
+``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``. A
+``SendRequest`` is the whole draft (a transcript's history through its ``ContextView``, a
+board drawn); ``Sending`` asks for it again as it goes out (``[]``: unchanged). What a
+machine refuses before changing anything (``Refused``: ``ReplyRefused``, ``UnknownNode``)
+reaches whoever sent the event.
 
 Around them, what a session is made of, for code that builds or inspects one: the
 messages (``Message``, ``Block``, ``ToolResultBlock``), the context views
@@ -18,6 +24,10 @@ comes in), ``blocks_of`` (a message's content blocks), and ``fit_problems`` /
 ``validation_problems`` (what is wrong with an agent, in lines a person can act on), and
 ``Parameter`` (one of an agent's ``parameters``, which scope the cache decorator) and
 ``ResultCache`` (where the cache decorator keeps results: a host's, shared by its sessions).
+
+How each call runs is the machine's decision too: ``options_for`` (pure, from the agent,
+the ``tool_use``, its ``Decorations`` and the shell's ``ToolFacts``) gives the
+``PlannedCall`` that ``SubmitCalls`` carries.
 """
 
 import agentos
@@ -29,6 +39,7 @@ from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
 from agentos._turns.agent_config import Parameter
 from agentos._turns.agent_problems import fit_problems, validation_problems
+from agentos._turns.call_options import PlannedCall, ToolFacts, options_for
 from agentos._turns.capabilities import CAPABILITIES, MAX_WAIT_SECONDS
 from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
 from agentos._turns.decorations import Decorations
@@ -36,8 +47,10 @@ from agentos._turns.events import (
     ENDED,
     TURN_TRANSITIONS,
     WAITING,
+    Abandoned,
     Action,
     ArmTimer,
+    CallLost,
     CallOverdue,
     CallRunning,
     CallSettled,
@@ -46,23 +59,32 @@ from agentos._turns.events import (
     CancelCalls,
     CancelsDone,
     Commit,
+    Committed,
     Crashed,
     DisarmTimer,
     Event,
     ModelReplied,
+    OutcomeAwaited,
+    Refused,
+    ReplyRefused,
     Resumed,
+    Sending,
     SendRequest,
     SessionStatus,
     StopRequested,
+    StoredTurn,
     SubmitCalls,
     TimerFired,
+    UnknownNode,
     UserPosted,
 )
 from agentos._turns.expected import EXPECTED_SECONDS
 from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
+from agentos._turns.machine import Machine, MachineView, Waiting
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript_machine import TurnMachine
+from agentos._turns.turn_status import TurnStatus
 from components import OverdueNews
 
 __all__ = [
@@ -73,10 +95,12 @@ __all__ = [
     "PLACEHOLDER_KEY",
     "TURN_TRANSITIONS",
     "WAITING",
+    "Abandoned",
     "Action",
     "ArmTimer",
     "Block",
     "BoardMachine",
+    "CallLost",
     "CallOverdue",
     "CallRunning",
     "CallSettled",
@@ -87,6 +111,7 @@ __all__ = [
     "CancelsDone",
     "CapabilityResult",
     "Commit",
+    "Committed",
     "ContextView",
     "Crashed",
     "Decorations",
@@ -94,29 +119,42 @@ __all__ = [
     "Event",
     "HistoryCall",
     "HistoryLookup",
+    "Machine",
+    "MachineView",
     "Message",
     "MessageHistory",
     "ModelReplied",
     "NoHistory",
+    "OutcomeAwaited",
     "OverdueNews",
     "Parameter",
+    "PlannedCall",
+    "Refused",
+    "ReplyRefused",
     "ResultCache",
     "Resumed",
     "Scope",
     "SendRequest",
+    "Sending",
     "SessionStatus",
     "StopRequested",
+    "StoredTurn",
     "SubmitCalls",
     "SystemToolbox",
     "TimerFired",
     "ToolAccess",
+    "ToolFacts",
     "ToolResultBlock",
     "TranscriptView",
     "TurnMachine",
+    "TurnStatus",
+    "UnknownNode",
     "UserPosted",
     "ViewInput",
+    "Waiting",
     "blocks_of",
     "fit_problems",
+    "options_for",
     "validation_problems",
 ]
 

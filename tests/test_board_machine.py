@@ -34,8 +34,10 @@ from agentos.turns import (
     CancelCalls,
     CancelsDone,
     Commit,
+    Committed,
     Event,
     ModelReplied,
+    Sending,
     SendRequest,
     SessionStatus,
     StopRequested,
@@ -73,7 +75,7 @@ class Boards(RuleBasedStateMachine):
         cancels = 0
         for action in self.machine.handle(event):
             if isinstance(action, Commit):
-                self.machine.committed(self.machine.committing())
+                self.machine.handle(Committed(self.machine.to_store()))
             elif isinstance(action, CancelCalls):
                 for call_id in action.call_ids:
                     assert not self.calls[call_id].final, "cancel of a final call"
@@ -103,7 +105,7 @@ class Boards(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ the world
 
-    @precondition(lambda self: not self.machine.ended and not self.machine.stopping)
+    @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(data=st.data(), words=st.sampled_from(["hello", "any news?", "go on"]))
     def post(self, data: st.DataObject, words: str) -> None:
         nodes = sorted(self.machine.board.nodes)
@@ -175,7 +177,7 @@ class Boards(RuleBasedStateMachine):
         call = data.draw(st.sampled_from(self.live()))
         call.status = CallStatus.CANCELLED if call.cancel_asked else outcome
         self.handle(CallSettled(snapshot(call)))
-        if not self.machine.ended:
+        if not self.machine.view().ended:
             self.unseen[call.call_id] = "bg done" if call.status is CallStatus.COMPLETED else "no"
 
     @precondition(lambda self: any(c.status is CallStatus.RUNNING for c in self.calls.values()))
@@ -198,7 +200,7 @@ class Boards(RuleBasedStateMachine):
 
     @invariant()
     def nothing_is_stuck(self) -> None:
-        status = self.machine.status
+        status = self.machine.view().status
         if status is SessionStatus.REQUESTING:
             assert self.todo, "requesting, with no request or submission asked"
         else:
@@ -207,9 +209,11 @@ class Boards(RuleBasedStateMachine):
             expected = SessionStatus.WAITING if self.live() else SessionStatus.IDLE
             assert status is (SessionStatus.FAILED if self.failed else expected), status
         if status is SessionStatus.IDLE:
-            assert self.machine.at_rest, "idle with a turn it should have taken"
+            assert self.machine.view().at_rest, "idle with a turn it should have taken"
             if not self.live():
-                assert self.machine.outstanding == {}, "idle, every call ended, still waited for"
+                assert self.machine.view().outstanding == {}, (
+                    "idle, every call ended, still waited for"
+                )
 
     @invariant()
     def display_ids_are_unique(self) -> None:
@@ -244,7 +248,7 @@ def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:
     ]
     actions = machine.handle(CallsSubmitted({}, started, [], 0.0))
     assert CancelCalls([CallId("c1"), CallId("c2")], "session stopped") in actions
-    assert machine.status is SessionStatus.STOPPED
+    assert machine.view().status is SessionStatus.STOPPED
 
 
 def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
@@ -255,7 +259,7 @@ def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
     started = CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
     machine.handle(CallsSubmitted({}, [started], [], 0.0))
     machine.handle(UserPosted("busy now"))  # a turn in flight: the nudges queue
-    assert machine.status is SessionStatus.REQUESTING
+    assert machine.view().status is SessionStatus.REQUESTING
     machine.handle(CallOverdue(CallId("c1")))
     machine.handle(CallOverdue(CallId("c1")))
     requests = 0
@@ -266,7 +270,7 @@ def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
 
 def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
     """An overdue turn is decided while the call runs; the call ends before the request
-    goes out: ``request_now`` draws it ended, and the note no longer says it runs long."""
+    goes out: ``Sending`` draws it ended, and the note no longer says it runs long."""
     machine = BoardMachine("s", CONFIG)
     machine.handle(UserPosted("go"))
     use: Block = {"type": "tool_use", "id": "t1", "name": "bg", "input": {}}
@@ -277,12 +281,12 @@ def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
     assert isinstance(asked, SendRequest) and asked.messages is not None
     before = "".join(str(b.get("text", "")) for b in blocks_of(asked.messages[0]))
     assert "RUNNING" in before and "longer than expected" in before
-    assert machine.request_now(asked) is asked, "nothing moved: not drawn again"
+    assert machine.handle(Sending()) == [], "nothing moved: not drawn again"
     call = Call(CallId("c1"), "t1", "bg", CallStatus.COMPLETED)
     assert machine.handle(CallSettled(snapshot(call))) == []  # a turn is out: it queues
-    now = machine.request_now(asked)
+    now = next(a for a in machine.handle(Sending()) if isinstance(a, SendRequest))
     assert now.messages is not None
     after = "".join(str(b.get("text", "")) for b in blocks_of(now.messages[0]))
     assert "bg() completed" in after and "RUNNING" not in after
     assert "longer than expected" not in after and "has ended" in after.splitlines()[-1]
-    assert machine.outstanding == {}, "its outcome is on the board the model reads"
+    assert machine.view().outstanding == {}, "its outcome is on the board the model reads"

@@ -49,6 +49,7 @@ from agentos.turns import (
     CancelCalls,
     CancelsDone,
     Commit,
+    Committed,
     DisarmTimer,
     Event,
     Message,
@@ -148,7 +149,7 @@ class Turns(RuleBasedStateMachine):
                 self.timer = None
             elif isinstance(action, Commit):
                 assert 0 <= self.machine.dirty_from <= len(self.machine.history)
-                self.machine.committed(len(self.machine.history))
+                self.machine.handle(Committed(self.machine.to_store()))
             elif isinstance(action, CancelCalls):
                 assert action.reason == "session stopped"
                 for call_id in action.call_ids:
@@ -168,7 +169,7 @@ class Turns(RuleBasedStateMachine):
 
     # ------------------------------------------------------------ the world
 
-    @precondition(lambda self: not self.machine.ended and not self.machine.stopping)
+    @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(text=st.sampled_from(["hello", "any news?", "go on"]))
     def post(self, text: str) -> None:
         self.handle(UserPosted(text))
@@ -261,7 +262,7 @@ class Turns(RuleBasedStateMachine):
 
     @invariant()
     def the_history_is_valid_and_tells_each_outcome_at_most_once(self) -> None:
-        status = self.machine.status
+        status = self.machine.view().status
         unanswered_ok = status in WAITING or status is SessionStatus.REQUESTING
         problem = transcript_problem(self.machine.history, may_end_unanswered=unanswered_ok)
         assert problem is None, problem
@@ -269,7 +270,7 @@ class Turns(RuleBasedStateMachine):
 
     @invariant()
     def nothing_is_stuck(self) -> None:
-        status = self.machine.status
+        status = self.machine.view().status
         if status is SessionStatus.REQUESTING:
             assert self.todo, "requesting, with no request or submission asked"
         else:
@@ -281,7 +282,7 @@ class Turns(RuleBasedStateMachine):
         if self.machine.timer() is not None:
             assert status in WAITING, "a yield timer armed outside a wait"
         if status is SessionStatus.IDLE and not self.live():
-            assert self.machine.at_rest
+            assert self.machine.view().at_rest
             told_ids = told(self.machine.history)
             untold = [c.tool_use_id for c in self.calls.values() if c.tool_use_id not in told_ids]
             assert untold == [], f"idle, every call ended, and never told: {untold}"

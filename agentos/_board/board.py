@@ -94,6 +94,11 @@ class Board:
 
     # ------------------------------------------------------------ writing
 
+    def posts(self, author: BoardAuthor) -> list[str]:
+        """The text of each of ``author``'s nodes, oldest first: of a copy, so a reader on
+        another thread (``Host.list``) is not upset by the loop adding nodes meanwhile."""
+        return [node.text for node in list(self.nodes.values()) if node.author is author]
+
     def post_user(self, text: str, *, reply_to: int | None = None, at: float = 0.0) -> BoardNode:
         """A user message: a new root, or a reply under ``reply_to`` (``KeyError`` if unknown)."""
         if reply_to is not None:

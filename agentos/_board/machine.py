@@ -14,7 +14,7 @@ events and returns actions, never awaiting and never reading a clock.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from agentos._board.board import (
     CANCEL_TOOL,
@@ -22,6 +22,7 @@ from agentos._board.board import (
     Board,
     BoardTrigger,
 )
+from agentos._board.data import BoardAuthor
 from agentos._board.hanging import hang
 from agentos._board.ledger import BoardLedger
 from agentos._board.render import notation
@@ -38,44 +39,62 @@ from agentos._board.texts import (
 )
 from agentos._model.messages import Block, Message, ToolResultBlock, text_of
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.call_options import NO_FACTS, ToolFacts, is_capability, options_for
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
 from agentos._turns.decorations import Decorations
 from agentos._turns.events import (
+    Abandoned,
     Action,
+    CallLost,
     CallOverdue,
     CallRunning,
     CallSettled,
     CallsSubmitted,
     CancelCalls,
     Commit,
+    Committed,
     Crashed,
     Event,
     ModelReplied,
+    OutcomeAwaited,
+    Sending,
     SendRequest,
     SessionStatus,
     StopRequested,
+    StoredTurn,
     SubmitCalls,
+    UnknownNode,
     UserPosted,
 )
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import MachineBase
+from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
 from agentos._turns.transcript import unique_tool_use_ids
-from components import CallId, CallSnapshot, CallStatus, Json, JsonObject, OverdueNews
+from agentos._turns.turn_status import TurnStatus
+from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
 
 
-class BoardMachine(MachineBase):
+class BoardMachine:
     """One board session's turns, moved only by ``handle``."""
 
     own_tools: tuple[dict[str, object], ...] = (NEW_THREAD_DEFINITION,)
 
     def __init__(
-        self, session_id: str, config: AgentConfig, may_call: Callable[[str], bool] | None = None
+        self,
+        session_id: str,
+        config: AgentConfig,
+        may_call: Callable[[str], bool] | None = None,
+        *,
+        facts: ToolFacts = NO_FACTS,
     ) -> None:
-        super().__init__(session_id, config, may_call)
+        """As ``TurnMachine``'s (a board keeps no result cache)."""
+        self.session_id = session_id
+        self.config = config
+        self.may_call = may_call or config.names_tool
+        self.facts = facts
+        self.turn = TurnStatus()
+        self._viewed: MachineView | None = None
         self.board = Board()
-        self.dirty_from = 0
-        """Always 0: there are no messages; every commit writes the board whole."""
         self.ledger = BoardLedger()
         self._queue: deque[Wake] = deque()
         self._step: Step | None = None
@@ -92,32 +111,30 @@ class BoardMachine(MachineBase):
 
     # ------------------------------------------------------------------ queries
 
-    @property
-    def calls(self) -> MessageHistory:
-        return self._calls
+    def view(self) -> MachineView:
+        """As it is now: drawn once after each change (``handle``, ``from_store``)."""
+        if self._viewed is None:
+            self._viewed = self._drawn_view()
+        return self._viewed
 
-    @property
-    def outstanding(self) -> dict[CallId, str]:
-        """Background calls whose outcome the model has not read on the board yet."""
-        return self.ledger.outstanding
+    def _drawn_view(self) -> MachineView:
+        """No history (the board is the record) and no queued posts (shown at once)."""
+        board, queue = self.board, self._queue
+        return self.turn.view(
+            lambda: bool(queue),
+            self.ledger.outstanding,
+            self._calls,
+            lambda: board.posts(BoardAuthor.AGENT),
+            lambda: board.posts(BoardAuthor.USER),
+        )
 
-    @property
-    def at_rest(self) -> bool:
-        return self.ended or (self.free and not self._queue)
-
-    @property
-    def replies(self) -> list[str]:
-        """Every agent node's text, shown to the person or not (``chat`` is what is shown)."""
-        return [node.text for node in self.board.nodes.values() if node.author == "agent"]
-
-    def chat(self, calls: Callable[[], Sequence[CallSnapshot]]) -> list[ChatEntry]:
+    def chat(self) -> list[ChatEntry]:
         """The projection of the board for a person (the board holds the calls)."""
         return self.board.chat()
 
-    def check_reply(self, reply_to: int | None) -> None:
-        """``KeyError`` for a node the board does not have."""
-        if reply_to is not None and reply_to not in self.board.nodes:
-            raise KeyError(f"no node #{reply_to} on session {self.session_id!r}'s board")
+    def next_messages(self) -> list[Message]:
+        """What the model would read if asked now: the board drawn now, unfocused."""
+        return [{"role": "user", "content": [{"type": "text", "text": self.board.render().text}]}]
 
     def awaits(self, call_id: CallId) -> bool:
         """Whether this call's news matters: one of the board's running calls, or any call
@@ -125,25 +142,19 @@ class BoardMachine(MachineBase):
         step = self._step
         return call_id in self.ledger.running or (step is not None and bool(step.uses))
 
-    # ------------------------------------------------------------------ the shell's hooks
+    # ------------------------------------------------------------------ the store
 
-    @property
-    def history(self) -> list[Message]:
-        """Empty: the store keeps a board session's board as its own record (``stored_board``)."""
-        return []
-
-    @property
-    def stored_board(self) -> JsonObject | None:
+    def to_store(self) -> StoredTurn:
         """The whole board, for every commit (None while it is empty), with the turns still
         owed: the one asked (or whose request failed) first, then those queued."""
         if not self.board.nodes:
-            return None
+            return StoredTurn(self.turn.status)
         stored = self.board.to_json()
         owed = [self._owed] if self._owed is not None else []
         wakes: list[Json] = [w.to_json() for w in [*owed, *self._queue] if w.call_id is None]
         if wakes:
             stored["wakes"] = wakes
-        return stored
+        return StoredTurn(self.turn.status, board=stored)
 
     @property
     def _owed(self) -> Wake | None:
@@ -154,20 +165,17 @@ class BoardMachine(MachineBase):
             return Wake(self._step.trigger, focus, note, about)
         return self._failed_wake
 
-    def restore(
-        self,
-        history: list[Message],
-        held: Mapping[str, ToolResultBlock],
-        board: JsonObject | None = None,
-        *,
-        asked: bool = False,
-    ) -> list[tuple[str, str]]:
+    def from_store(
+        self, stored: StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
+    ) -> list[Waiting]:
         """Take the stored board back, with the turns it still owed (``Resumed`` takes
-        them). Its calls that were still running are returned as ``(tool_use_id, tool)``:
-        the shell re-creates those ``held`` keeps a placeholder for (deferred calls whose
-        token outlived the restart), takes back those its runtime still holds (unloaded and
-        resumed in one process), each with ``await_outcome``, and gives up the rest
-        (``lost``: they read as orphaned, for the model's next turn)."""
+        them). Its calls that were still running are returned: the shell re-creates those
+        ``held`` keeps a placeholder for (deferred calls whose token outlived the restart),
+        takes back those its runtime still holds (unloaded and resumed in one process),
+        each with ``OutcomeAwaited``, and gives up the rest (``CallLost``: they read as
+        orphaned, for the model's next turn)."""
+        self._viewed = None
+        board = stored.board
         if board is not None:
             self.board = Board.from_json(board)
             wakes = (board.get("wakes") or []) if asked else []
@@ -175,73 +183,77 @@ class BoardMachine(MachineBase):
                 raise ValueError(f"not a stored board: wakes is {type(wakes).__name__}")
             owed = [Wake.from_json(wake) for wake in wakes]
             self._queue.extend(wake for wake in owed if wake.node in self.board.nodes)
-        return self.ledger.restore(self.board, held)
-
-    def runtime_id_of(self, tool_use_id: str) -> CallId | None:
-        """The runtime's id for a call the board made, while ``restore`` keeps it waiting."""
-        return self.ledger.runtime_id_of(tool_use_id)
-
-    def lost(self, tool_use_id: str, tool_name: str) -> None:
-        """A call ``restore`` kept waiting did not come back after all: it reads as orphaned."""
-        self.ledger.lost(self.board, tool_use_id)
-
-    def await_outcome(self, call_id: CallId, tool_use_id: str, *, deferred: bool) -> None:
-        """A call ``restore`` kept waiting runs again as ``call_id``: the board shows that id,
-        and its end settles the call and wakes its node as any background call's does."""
-        self.ledger.came_back(self.board, call_id, tool_use_id, deferred=deferred)
-        self._rest()
-
-    def committing(self) -> int:
-        return 0
-
-    def committed(self, upto: int) -> None:
-        """Nothing to remember: the next commit writes the board whole again."""
+        waiting = self.ledger.restore(self.board, held)
+        return [Waiting(use, name, self.ledger.runtime_id_of(use)) for use, name in waiting]
 
     # ------------------------------------------------------------------ the one entry point
 
     def handle(self, event: Event) -> list[Action]:
         """Apply one event; return what the shell must do, in order."""
-        if self.ended:
+        if not isinstance(event, VIEW_KEPT):
+            self._viewed = None
+        if self.turn.ended:
             return []
         actions: list[Action] = []
-        if isinstance(event, CallRunning):
-            if event.call_id in self.ledger.running:
-                self.board.set_status(event.call_id, CallStatus.RUNNING)
-            return []
-        if isinstance(event, Crashed):
-            self._crash()
-            return [Commit()]
-        if isinstance(event, StopRequested):
-            self._stop(event, actions)
-        elif isinstance(event, UserPosted):
-            node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
-            self._autonomous[self.board.root_of(node.display_id)] = 0
-            self._queue.append(Wake(BoardTrigger.USER, node.display_id))
-        elif isinstance(event, ModelReplied):
-            self._replied(event, actions)
-        elif isinstance(event, CallsSubmitted):
-            self._submitted(event, actions)
-        elif isinstance(event, CallSettled):
-            self._settled(event.snapshot)
-        elif isinstance(event, CallOverdue):
-            self._overdue(event.call_id, event.news)
-        # CancelsDone and TimerFired move nothing: a board turn never waits for its calls
+        match event:
+            case CallRunning():
+                if event.call_id in self.ledger.running:
+                    self.board.set_status(event.call_id, CallStatus.RUNNING)
+                return []
+            case Sending():  # drawn again if the board moved since (a call ended meanwhile)
+                drawn = self._drawn
+                request = self._draw() if self._asking is not None else None
+                return [] if request is None or (drawn and request is drawn[1]) else [request]
+            case ModelReplied():
+                self._replied(event, actions)
+            case CallsSubmitted():
+                self._submitted(event, actions)
+            case CallSettled():
+                self._settled(event.snapshot)
+            case CallOverdue():
+                self._overdue(event.call_id, event.news)
+            case UserPosted():
+                if event.reply_to is not None and event.reply_to not in self.board.nodes:
+                    raise UnknownNode(
+                        f"no node #{event.reply_to} on session {self.session_id!r}'s board"
+                    )
+                node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
+                self._autonomous[self.board.root_of(node.display_id)] = 0
+                self._queue.append(Wake(BoardTrigger.USER, node.display_id))
+            case StopRequested():
+                if not self.turn.stopping:
+                    self._queue.clear()
+                    live = sorted(self.ledger.running) if event.cancel_calls else []
+                    self.turn.stop(event.cancel_calls, live, actions)
+            case Crashed():
+                self.turn.crash()
+                return [Commit()]
+            case Committed():  # nothing to remember: the next commit writes the board whole
+                return []
+            case Abandoned():
+                self.turn.abandon()
+                return []
+            case CallLost():  # it reads as orphaned
+                self.ledger.lost(self.board, event.tool_use_id)
+                return []
+            case OutcomeAwaited():  # the board shows the new id; its end wakes its node
+                self.ledger.came_back(
+                    self.board, event.call_id, event.tool_use_id, deferred=event.deferred
+                )
+                self.turn.rest(self._live_awaited)
+                return []
+            case _:  # CancelsDone, TimerFired, Resumed: a board turn never waits for calls
+                pass
         self._go_on(actions)
-        if self._rest():  # between turns: a call the model will read of ended
-            actions.append(Commit(wait=False))
+        if self.turn.rest(self._live_awaited):  # between turns: a call the model will read
+            actions.append(Commit(wait=False))  # of ended
         return actions
 
     # ------------------------------------------------------------------ events
 
-    def _drop_waiting(self) -> None:
-        self._queue.clear()
-
-    def _live_calls(self) -> list[CallId]:
-        return sorted(self.ledger.running)
-
     def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
         step = self._step
-        if step is None or self.status is not SessionStatus.REQUESTING or step.uses:
+        if step is None or self.turn.status is not SessionStatus.REQUESTING or step.uses:
             return
         if event.content is None:  # the request failed: the shell recorded why
             self._end_step(actions, failed=True)
@@ -262,9 +274,9 @@ class BoardMachine(MachineBase):
             if use["name"] in CAPABILITIES and refusal(use, self.config, self.may_call) is None
         ]
         for use in uses:
-            refused = None if self._stopping else refusal(use, self.config, self.may_call)
+            refused = None if self.turn.stopping else refusal(use, self.config, self.may_call)
             background = use["name"] not in CAPABILITIES and use["name"] != NEW_THREAD_TOOL
-            if self._stopping:
+            if self.turn.stopping:
                 step.local[str(use["id"])] = (CallStatus.FAILED, "not started: the session stopped")
             elif refused is not None:
                 step.local[str(use["id"])] = (CallStatus.FAILED, refused)
@@ -282,18 +294,19 @@ class BoardMachine(MachineBase):
                 step.ends = True  # the person is asked: no further request this turn
             else:
                 to_run.append(use)
-        step.answered = bool(step.local) and not self._stopping
+        step.answered = bool(step.local) and not self.turn.stopping
         step.order = uses
         if to_run:
             step.uses = {str(use["id"]): use for use in to_run}
-            shapes = {
-                str(use["id"]): Decorations.of(
-                    self.config.decorators(str(use["name"])), str(use["name"]), use["input"]
+            config = self.config
+            calls = {
+                str(use["id"]): options_for(
+                    config, use, Decorations.of_use(config, use), self.facts
                 )
                 for use in to_run
-                if use["name"] not in CAPABILITIES
+                if not is_capability(config, str(use["name"]))
             }
-            actions.append(SubmitCalls(to_run, shapes))
+            actions.append(SubmitCalls(to_run, calls))
         else:
             hang(self.board, self.ledger, self.config.retry_budget, node, step)
             self._go_round_or_end(actions)
@@ -311,7 +324,7 @@ class BoardMachine(MachineBase):
             self.ledger.tell(named)
         hang(self.board, self.ledger, self.config.retry_budget, node, step, answers, started)
         fresh = [call.call_id for call in started.values()]
-        if self._stopping and self._cancel_on_stop and fresh:
+        if self.turn.stopping and self.turn.cancel_on_stop and fresh:
             actions.append(CancelCalls(fresh, "session stopped"))
         for snapshot in step.early:  # calls of this step that ended while it was submitted
             self._settled(snapshot)
@@ -326,7 +339,7 @@ class BoardMachine(MachineBase):
             and step.answered
             and not step.ends
             and self._steps_left > 0
-            and not self._stopping
+            and not self.turn.stopping
         ):
             self._next_step(actions)
         else:
@@ -355,11 +368,11 @@ class BoardMachine(MachineBase):
             )
             if not unread:
                 return
-        if self.board.settled(node.display_id) and not self._stopping:
+        if self.board.settled(node.display_id) and not self.turn.stopping:
             self._queue.append(Wake(BoardTrigger.RESULT, node.display_id))
 
     def _overdue(self, call_id: CallId, news: OverdueNews | None) -> None:
-        if call_id not in self.ledger.running or self._stopping:
+        if call_id not in self.ledger.running or self.turn.stopping:
             return
         if any(wake.call_id == call_id for wake in self._queue):
             return  # re-armed while the first nudge still waits: one question is enough
@@ -373,7 +386,7 @@ class BoardMachine(MachineBase):
 
     def _go_on(self, actions: list[Action]) -> None:
         """Start the next turn a queued event grants, if the session is free for one."""
-        while self.free and not self._stopping and self._queue:
+        while self.turn.free and not self.turn.stopping and self._queue:
             wake = self._queue.popleft()
             if wake.call_id is not None and wake.call_id not in self.ledger.running:
                 continue  # the call ended meanwhile: its result wakes the node instead
@@ -412,15 +425,10 @@ class BoardMachine(MachineBase):
         """Ask for a step focused on ``focus``; ``about``: the running call an overdue note
         is about."""
         self._steps_left -= 1
-        self._ask_model()
+        self.turn.ask_model()
         self._failed_wake = None
         self._asking = (focus, note, about)
         actions += [Commit(), self._draw()]
-
-    def request_now(self, asked: SendRequest) -> SendRequest:
-        """The board drawn again as the request goes out: a call that ended since the turn
-        was decided (the user wrote just as it ended) is read as ended, not running."""
-        return asked if self._asking is None else self._draw()
 
     def _draw(self) -> SendRequest:
         """The request for the turn being asked: the board as it is now (drawn again only
@@ -443,7 +451,7 @@ class BoardMachine(MachineBase):
         self._failed_wake = self._owed if failed else None
         self._step = None
         self._asking = None
-        self._turn_over(actions, failed=failed)
+        self.turn.turn_over(actions, self._live_awaited, failed=failed)
 
     def _live_awaited(self) -> list[bool]:
         return [call_id in self.ledger.deferred for call_id in self.ledger.running]

@@ -3,7 +3,7 @@
 A session's turn is a pure machine (``TurnMachine``, or ``BoardMachine`` for
 a board); ``Session`` is its API (post, stop, wait, read) and holds the parts
 that do the work: a ``SessionTask`` (``task.py``, the async shell that performs
-what the machine decides), its ``Outbound`` and its ``SessionWriter``.
+what the machine decides), its ``Usage``, its ``CallSubmitter`` and its ``SessionWriter``.
 """
 
 from __future__ import annotations
@@ -23,20 +23,28 @@ from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._model.provider import PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
-from agentos._sessions.outbound import Outbound
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.spans import SessionSpans
+from agentos._sessions.submission import CallSubmitter
 from agentos._sessions.task import SessionTask
-from agentos._sessions.title import person_posts
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
-from agentos._sessions.writer import SessionWriter
+from agentos._sessions.usage import Usage
+from agentos._sessions.writer import SessionWriter, trace_of
 from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.call_options import ToolFacts
 from agentos._turns.chat import ChatEntry
-from agentos._turns.context_view import ContextView, ViewInput
-from agentos._turns.events import SessionStatus, StopRequested, UserPosted
+from agentos._turns.context_view import ContextView
+from agentos._turns.events import (
+    CallLost,
+    OutcomeAwaited,
+    SessionStatus,
+    StopRequested,
+    StoredTurn,
+    UserPosted,
+)
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import Machine
 from agentos._turns.result_cache import ResultCache
@@ -92,53 +100,62 @@ class Session:
         self.errors: list[ErrorRecord] = []
         """What went wrong, oldest first: failed model requests, failed writes, a crash."""
         access = access or ToolAccess(config, runtime)
+        facts = ToolFacts(access.takes_expected, tokens.ttl)
         self._board_machine = (
-            BoardMachine(session_id, config, access.allows)
+            BoardMachine(session_id, config, access.allows, facts=facts)
             if config.context_view == "board"
             else None
         )
         self._machine: Machine = self._board_machine or TurnMachine(
-            session_id, config, access.allows, cache=cache
+            session_id,
+            config,
+            access.allows,
+            cache=cache,
+            facts=facts,
+            view=view,
+            calls=lambda: runtime.list_calls(session_id),
         )
+        self._waiting: dict[str, CallId | None] = {}
+        """The runtime's ids of the calls the restored conversation waited for."""
         self._runtime = runtime
-        self._view = view
         self._on_change: list[Callable[[], object]] = []
         self._spans = (
             None
             if tracer is None
             else SessionSpans(
-                cast("Tracer", tracer), session_id, config.name, earlier=_earlier_trace(usage)
+                cast("Tracer", tracer), session_id, config.name, earlier=trace_of(usage)
             )
         )
-        self._outbound = Outbound(
-            session_id,
-            config,
-            runtime,
-            toolbox,
-            tokens,
-            Caller(session_id, scope=scope),
-            access,
-            parent_call,
-            self._spans,
-        )
+        self._usage = Usage(config)
         if usage:
-            self._outbound.restore_usage(int(usage.get("requests", 0)), usage)
+            self._usage.restore(usage)
+        spans = self._spans
         self._task = SessionTask(
             session_id,
             config,
             self._machine,
             runtime=runtime,
             provider=provider,
-            view=view,
             writer=SessionWriter(
                 session_id,
                 store,
                 version,
-                self._machine.status,
-                self._outbound.usage,
-                lambda: first_words(person_posts(self.board, self._machine.history)),
+                SessionStatus.IDLE,
+                self._usage.stored,
+                lambda: first_words(self._machine.view().posts),
+                trace=lambda: None if spans is None else spans.last,
             ),
-            outbound=self._outbound,
+            usage=self._usage,
+            submitter=CallSubmitter(
+                session_id,
+                runtime,
+                toolbox,
+                tokens,
+                Caller(session_id, scope=scope),
+                parent_call,
+                spans,
+            ),
+            tools=access.definitions(),
             errors=self.errors,
             on_change=self._on_change,
             spans=self._spans,
@@ -157,7 +174,7 @@ class Session:
 
     @property
     def status(self) -> SessionStatus:
-        return self._machine.status
+        return self._machine.view().status
 
     @property
     def streaming(self) -> PartialReply | None:
@@ -169,7 +186,8 @@ class Session:
 
     @property
     def history(self) -> list[Message]:
-        return self._machine.history
+        """The conversation's messages (a board session's: none, its board is its record)."""
+        return list(self._machine.view().history)
 
     @property
     def title(self) -> str:
@@ -177,8 +195,8 @@ class Session:
         person said (on one line, cut at 80 characters); empty while nothing is said."""
         if self._name is not None:
             return self._name
-        said = person_posts(self.board, self._machine.history)
-        return first_words([*said, *self._machine.queued_posts])
+        view = self._machine.view()
+        return first_words([*view.posts, *view.queued_posts])
 
     async def rename(self, title: str) -> str:
         """Name the session, in its store too (a label, not a turn: nothing else is written,
@@ -199,18 +217,18 @@ class Session:
     @property
     def requests(self) -> int:
         """Model requests made so far."""
-        return self._machine.requests
+        return self._machine.view().requests
 
     def statistics(self) -> SessionStatistics:
         """Model requests made by this session and the tokens they used, prompt-cache reads
         and writes included (from the responses' usage, kept across a restart with a store),
         and their cost at the model's prices."""
-        return self._outbound.statistics()
+        return self._usage.statistics()
 
     @property
     def calls(self) -> MessageHistory:
         """What this session's history says of each call: the source of ``orphaned``."""
-        return self._machine.calls
+        return self._machine.view().calls
 
     def post(self, text: str, *, reply_to: int | None = None) -> None:
         """A user message: it grants a turn, and cuts short a wait for background calls.
@@ -222,13 +240,13 @@ class Session:
         self._runtime.check_thread("Session.post_threadsafe")
         if reply_to is not None and type(reply_to) is not int:
             raise TypeError(f"reply_to is a node's id (an int), got {type(reply_to).__name__}")
-        self._machine.check_reply(reply_to)
         if not isinstance(text, str):
             raise TypeError(f"a user message is a str, got {type(text).__name__}")
         if not text.strip():
             raise ValueError("a user message must not be empty")
-        if self._machine.ended or self._machine.stopping:
-            state = "failed" if self.status is SessionStatus.FAILED else "stopped"
+        view = self._machine.view()
+        if view.ended or view.stopping:
+            state = "failed" if view.status is SessionStatus.FAILED else "stopped"
             raise SessionEndedError(f"session {self.session_id!r} is {state}")
         self._task.feed(UserPosted(text, reply_to, at=time.time()))
 
@@ -252,10 +270,7 @@ class Session:
     def next_messages(self) -> list[Message]:
         """What the model would read if asked now: the board drawn now, or the history
         through the context view (the system prompt and tools aside)."""
-        board = self.board
-        if board is not None:
-            return [{"role": "user", "content": [{"type": "text", "text": board.render().text}]}]
-        return self._view.build(ViewInput(self.session_id, self._machine.history, self._task.calls))
+        return self._machine.next_messages()
 
     @property
     def board(self) -> Board | None:
@@ -266,13 +281,13 @@ class Session:
     def chat(self) -> list[ChatEntry]:
         """What a person sees of the conversation: every message of a transcript, the board's
         projection of a board."""
-        return self._machine.chat(self._task.calls)
+        return self._machine.chat()
 
     @property
     def queued_posts(self) -> list[str]:
         """Messages posted while the model was busy that ``chat`` does not show yet: a
         transcript takes them in at its next turn (a board shows a post at once)."""
-        return self._machine.queued_posts
+        return list(self._machine.view().queued_posts)
 
     def restore(
         self,
@@ -295,15 +310,18 @@ class Session:
         ``stopped``): a turn whose calls have all ended (or were lost) asks the model again
         once the session runs, as does a request that was out or had failed.
         """
-        return self._machine.restore(history, held or {}, board, asked=asked)
+        stored = StoredTurn(messages=tuple(history), board=board)
+        waiting = self._machine.from_store(stored, held or {}, asked=asked)
+        self._waiting = {call.tool_use_id: call.call_id for call in waiting}
+        return [(call.tool_use_id, call.tool_name) for call in waiting]
 
     def runtime_id_of(self, tool_use_id: str) -> CallId | None:
         """The runtime's id of a call the restored conversation waited for, if it names one."""
-        return self._machine.runtime_id_of(tool_use_id)
+        return self._waiting.get(tool_use_id)
 
     def lost(self, tool_use_id: str, tool_name: str) -> None:
         """The model will be told, before its next request, that this call did not survive."""
-        self._machine.lost(tool_use_id, tool_name)
+        self._machine.handle(CallLost(tool_use_id, tool_name))
         if self._spans is not None:
             self._spans.lost(tool_use_id, tool_name)
 
@@ -313,13 +331,13 @@ class Session:
             deferred = self._runtime.status(call_id).deferred
         except UnknownCallError:
             deferred = False
-        self._machine.await_outcome(call_id, tool_use_id, deferred=deferred)
+        self._machine.handle(OutcomeAwaited(call_id, tool_use_id, deferred))
 
     def ended_before(self, snapshot: CallSnapshot, tool_use_id: str) -> None:
         """A call the restored conversation waited for ended before the process did, and the
         store kept its end (``snapshot``): once the session runs, its outcome is told as any
         late outcome (a transcript's outcome message, a board's settled call), not as lost."""
-        self._machine.await_outcome(snapshot.call_id, tool_use_id, deferred=False)
+        self._machine.handle(OutcomeAwaited(snapshot.call_id, tool_use_id, deferred=False))
         self._task.ended_before(snapshot)
 
     def disown(self, reason: str) -> None:
@@ -335,7 +353,7 @@ class Session:
         runtime. A turn waiting for calls ends at once, with placeholders for
         the calls left running. On the event loop's thread (elsewhere: ``stop_threadsafe``).
         """
-        if self._machine.ended:
+        if self._machine.view().ended:
             return
         self._runtime.check_thread("Session.stop_threadsafe")
         self._task.feed(StopRequested(cancel_calls))
@@ -349,19 +367,21 @@ class Session:
     def ended(self) -> bool:
         """Stopped, or failed for good (a crash). A failed model request ends nothing: the
         status reads ``failed`` until a post (or a call's outcome) tries again."""
-        return self._machine.ended
+        return self._machine.view().ended
 
     @property
     def idle(self) -> bool:
         """No turn runs and none is queued: the model has answered all it was given. The
         status says whether anything can still happen (``waiting`` for calls it will hear
         of, ``waiting_external``, ``failed``) or nothing will until someone speaks (``idle``)."""
-        return self._machine.free and self.at_rest and not self._machine.stopping
+        view = self._machine.view()
+        return view.free and not view.stopping and view.at_rest and not self._task.busy
 
     @property
     def at_rest(self) -> bool:
         """Ended, or idle with nothing queued: no turn would be cut."""
-        return self._machine.ended or (self._machine.at_rest and not self._task.busy)
+        view = self._machine.view()
+        return view.ended or (view.at_rest and not self._task.busy)
 
     @property
     def external_only(self) -> bool:
@@ -393,7 +413,7 @@ class Session:
         """Calls the model got a placeholder for and whose outcome is not delivered yet
         (and that the runtime still holds: a stopped session's may have been forgotten)."""
         snapshots = []
-        for call_id in self._machine.outstanding:
+        for call_id in self._machine.view().outstanding:
             try:
                 snapshots.append(self._runtime.status(call_id))
             except UnknownCallError:
@@ -422,7 +442,7 @@ class Session:
     def replies(self) -> list[str]:
         """The text of every assistant message, in order (a board session's: every agent
         node's, shown to the person or not; ``chat`` is what a person sees)."""
-        return self._machine.replies
+        return self._machine.view().replies
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
@@ -430,10 +450,3 @@ class Session:
         The write names the session's version: one another host took over is refused.
         """
         await self._task.commit()
-
-
-def _earlier_trace(usage: Mapping[str, int] | None) -> tuple[int, int] | None:
-    """The ids of the session's last traced turn, as the store kept them with its usage."""
-    if not usage or "trace_id" not in usage or "trace_span_id" not in usage:
-        return None
-    return int(usage["trace_id"]), int(usage["trace_span_id"])

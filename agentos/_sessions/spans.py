@@ -8,8 +8,8 @@ turn's span holds the conversation's id; fewer attributes, as each costs the SDK
 as span events and ``error.type`` when it did not complete. A call the turn waits for
 (``run_sync``) is the turn's child; one the turn may end before (``run_async``,
 ``run_isolated``, ``defer``) starts a trace of its own linked to the turn, so no span is
-ever the child of one that ended before it. The ids of the last turn are kept with the
-session (``Outbound.usage``), so after a restart the first turn, the calls found lost
+ever the child of one that ended before it. The ids of the last turn are stored with the
+session (``SessionWriter``), so after a restart the first turn, the calls found lost
 (``orphaned``) and the deferred calls completed meanwhile link to the earlier trace.
 """
 

@@ -24,17 +24,19 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskStatus
 
-from agentos._errors import ProviderError, SessionConflictError, StoreError, UnknownCallError
+from agentos._errors import SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
-from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
+from agentos._model.provider import ModelRequest, PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
-from agentos._sessions.outbound import Outbound
+from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
+from agentos._sessions.submission import CallSubmitter
+from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.context_view import ContextView, ViewInput
 from agentos._turns.events import (
+    Abandoned,
     Action,
     ArmTimer,
     CallOverdue,
@@ -47,7 +49,9 @@ from agentos._turns.events import (
     DisarmTimer,
     Event,
     ModelReplied,
+    Refused,
     Resumed,
+    Sending,
     SendRequest,
     StopRequested,
     SubmitCalls,
@@ -73,13 +77,15 @@ class SessionTask:
         *,
         runtime: Runtime,
         provider: Provider,
-        view: ContextView,
         writer: SessionWriter,
-        outbound: Outbound,
+        usage: Usage,
+        submitter: CallSubmitter,
+        tools: list[dict[str, Any]],
         errors: list[ErrorRecord],
         on_change: list[Callable[[], object]],
         spans: SessionSpans | None = None,
     ) -> None:
+        """``tools``: the agent's tool definitions, as the model sees them."""
         self.session_id = session_id
         self.config = config
         self.errors = errors
@@ -88,15 +94,21 @@ class SessionTask:
         """When (the runtime's clock) the status last changed."""
         self._machine = machine
         self._runtime = runtime
-        self._provider = provider
-        self._view = view
         self._writer = writer
-        self._outbound = outbound
+        self._submitter = submitter
+        self._model = ModelCall(
+            config,
+            provider,
+            usage,
+            record_error=self._record_error,
+            streamed=self._streamed,
+            spans=spans,
+        )
         self._on_change = on_change
         """Called after every event the machine took (``Session.on_change``)."""
         self._spans = spans
-        self._tools = [*outbound.tool_definitions(), *machine.own_tools]
-        self._reported = machine.status
+        self._tools = [*tools, *machine.own_tools]
+        self._reported = machine.view().status
         self._todo: deque[Action] = deque()
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
@@ -109,11 +121,6 @@ class SessionTask:
         self._changed: asyncio.Event | None = None
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
-        self._request_scope: anyio.CancelScope | None = None
-        """The model request in flight: a stop cancels it (a stream closes at once); its
-        deadline is the agent's ``request_timeout``."""
-        self._cut = False
-        """A stop cut the request in flight (it did not time out)."""
         self.streaming: PartialReply | None = None
         """The model's reply as it forms (from a provider that streams); None between."""
 
@@ -134,9 +141,6 @@ class SessionTask:
         if self._changed is None:
             self._changed = asyncio.Event()
         await self._changed.wait()
-
-    def calls(self) -> list[CallSnapshot]:
-        return self._runtime.list_calls(self.session_id)
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
@@ -161,7 +165,7 @@ class SessionTask:
             )
         forget_clock = self._runtime.clock.on_advance(self._wake)
         self._arrived = asyncio.Event()
-        for call_id in list(self._machine.outstanding):  # awaited from before a resume
+        for call_id in list(self._machine.view().outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
         self.feed(Resumed())
         task_status.started()
@@ -170,7 +174,7 @@ class SessionTask:
             while True:
                 self._arrived.clear()
                 await self._advance()
-                if self._machine.ended and not self._stepping:
+                if self._machine.view().ended and not self._stepping:
                     break
                 if self._commit_later:  # while it writes, a call's end is handed off as usual
                     self._commit_later = False
@@ -186,7 +190,7 @@ class SessionTask:
                 self._step_scope.cancel()  # actions running in a call's task end with us
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                 await self._flush()
-            self._machine.abandon()
+            self._machine.handle(Abandoned())
             self._reported_change()
             if self._spans is not None:
                 self._spans.close()
@@ -229,8 +233,14 @@ class SessionTask:
 
     def feed(self, event: Event, *, hand_off: bool = False) -> None:
         """Give the machine an event (a post, a stop, news of a call); perform what it asks
-        now, or have it performed (in the finishing call's task, with ``hand_off``)."""
-        self._todo.extend(self._machine.handle(event))
+        now, or have it performed (in the finishing call's task, with ``hand_off``). What
+        the machine refuses (``Refused``) is raised to the sender."""
+        try:
+            self._todo.extend(self._machine.handle(event))
+        except Refused:
+            raise
+        except Exception as error:  # one session's bug (its context view's too) ends it only
+            self._crashed(error)
         self._reported_change()
         if self._stepping or not self._todo:
             return
@@ -268,16 +278,20 @@ class SessionTask:
             while self._todo:
                 await self._perform(self._todo.popleft())
         except Exception as error:  # one session's bug ends that session only
-            self._record_error("session_crashed", f"{type(error).__name__}: {error}")
-            self._todo.clear()
-            self._todo.extend(self._machine.handle(Crashed(str(error))))
+            self._crashed(error)
             await self._perform_all_quietly()
         finally:
             self._stepping = False
             self._step_scope = None
             self._reported_change()
-            if self._todo or self._machine.ended:
+            if self._todo or self._machine.view().ended:
                 self._wake()
+
+    def _crashed(self, error: Exception) -> None:
+        """Record the bug; what is left to do is what the crash asks."""
+        self._record_error("session_crashed", f"{type(error).__name__}: {error}")
+        self._todo.clear()
+        self._todo.extend(self._machine.handle(Crashed(str(error))))
 
     async def _perform_all_quietly(self) -> None:
         while self._todo:
@@ -298,8 +312,10 @@ class SessionTask:
                 self._commit_later = True
                 self._wake()
         elif isinstance(action, SendRequest):
+            again = self._machine.handle(Sending())  # drafted again if it moved meanwhile
+            drawn = [asked for asked in again if isinstance(asked, SendRequest)]
             try:
-                answer = await self._ask(self._machine.request_now(action))
+                answer = await self._ask(drawn[0] if drawn else action)
             finally:
                 self.streaming = None  # the reply, whole, is told with the machine's step
             self.feed(ModelReplied(answer, at=time.time()))
@@ -307,8 +323,8 @@ class SessionTask:
             # the calls start as the batch ends, once the machine knows them: no driver's tick
             # of their own (a busy runtime's coming tick takes them with other sessions')
             with self._runtime.batch(share_tick=True):
-                turn_id = f"request-{self._machine.requests}"
-                self.feed(await self._outbound.submit(action, turn_id=turn_id))
+                turn_id = f"request-{self._machine.view().requests}"
+                self.feed(await self._submitter.submit(action, turn_id=turn_id))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
@@ -324,64 +340,30 @@ class SessionTask:
 
     async def _ask(self, action: SendRequest) -> list[Any] | None:
         """One model request, the history committed alongside; None if it failed."""
-        messages = action.messages
-        if messages is None:
-            messages = self._view.build(
-                ViewInput(self.session_id, self._machine.history, self.calls)
-            )
         system = self.config.system_prompt
         if action.system_note:
             system = f"{system}\n\n{action.system_note}"
         request = ModelRequest(
             model=self.config.model,
             system=system,
-            messages=messages,
+            messages=action.messages,
             tools=self._tools,
             max_tokens=self.config.max_tokens,
             session_id=self.session_id,
             cache_system=action.cache_system,
         )
+        stopping = self._machine.view().stopping
         if self._writer.store is None:
-            response = await self._answer(request)
+            response = await self._model.answer(request, stopping=stopping)
         else:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._persist)
-                response = await self._answer(request)
+                response = await self._model.answer(request, stopping=stopping)
         return None if response is None else response.content
-
-    async def _answer(self, request: ModelRequest) -> ModelResponse | None:
-        """The model's response, or None once the failure is recorded (or a stop cut it)."""
-        span = None if self._spans is None else self._spans.request(request, self._provider.name)
-        response: ModelResponse | None = None
-        failure: ProviderError | None = None
-        deadline = asyncio.get_running_loop().time() + self.config.request_timeout
-        self._cut = self._machine.stopping
-        try:
-            with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
-                self._request_scope = scope
-                current = None if span is None else SessionSpans.enter(span)
-                try:
-                    response = await self._outbound.ask(self._provider, request, self._streamed)
-                except ProviderError as error:
-                    failure = error
-                finally:
-                    self._request_scope = None
-                    if current is not None:
-                        SessionSpans.leave(current)
-            if scope.cancelled_caught and not self._cut:
-                failure = self._outbound.timed_out()
-            if failure is not None:
-                self._record_error(failure.kind, failure.message)
-        finally:  # however it ends (a cancel from outside too), its span ends
-            if span is not None and self._spans is not None:
-                self._spans.answered(span, response, failure)
-        return response
 
     def stop_request(self) -> None:
         """Cut the model request in flight, if any (its reply would end the turn unheard)."""
-        if self._request_scope is not None:
-            self._cut = True
-            self._request_scope.cancel()
+        self._model.stop()
 
     def _streamed(self, partial: PartialReply) -> None:
         self.streaming = partial
@@ -401,7 +383,8 @@ class SessionTask:
     # ------------------------------------------------------------------ plumbing
 
     def _record_error(self, kind: str, message: str) -> None:
-        self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=self._machine.requests))
+        turn = self._machine.view().requests
+        self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=turn))
 
     def _wake(self) -> None:
         if self._arrived is not None:
@@ -425,16 +408,17 @@ class SessionTask:
 
     def _reported_change(self) -> None:
         """Tell the runtime and any waiter what changed."""
-        status = self._machine.status
+        view = self._machine.view()
+        status = view.status
         if self._spans is not None:
-            self._spans.turn(not self._machine.free and not self._machine.ended)
+            self._spans.turn(not view.free and not view.ended)
         if status is not self._reported:
             self._reported = status
             self.changed_at = self._runtime.clock.monotonic()
             self._runtime.update_session(
                 self.session_id,
                 status=status.value,
-                requests=self._machine.requests,
+                requests=view.requests,
                 errors=len(self.errors),
             )
         self.report_change()

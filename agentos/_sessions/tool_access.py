@@ -9,8 +9,11 @@ from typing import Any
 from agentos._errors import UsageError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import Tool
+from agentos._sessions.toolbox import SystemToolbox
 from agentos._toolsets.imports import tools_of
-from agentos._turns.agent_config import AgentConfig
+from agentos._turns.agent_config import AgentConfig, Disposition
+from agentos._turns.capabilities import CAPABILITIES, MESSAGE_AGENT
+from agentos._turns.expected import has_own_field, with_expected_seconds
 from agentos._turns.mcp_config import TOOL_NAME
 
 AGENT_SOURCE = "agents"
@@ -18,14 +21,19 @@ AGENT_SOURCE = "agents"
 
 
 class ToolAccess:
-    """``allows(name)`` for the machine, ``tools()`` for the model's request.
+    """``allows(name)`` and ``takes_expected(name)`` for the machine, ``tools()`` and
+    ``definitions()`` for the model's request.
 
     ``UsageError`` when made if the agent names what the runtime lacks: an import path
     whose tools it was not given, or an MCP server that is not one of its toolsets.
     """
 
     def __init__(self, config: AgentConfig, runtime: Runtime) -> None:
+        self._config = config
         self._runtime = runtime
+        self._expecting: tuple[int, frozenset[str]] | None = None
+        """The tools whose schema has our ``expected_seconds``, and the ``tools_version`` of
+        the runtime they were found at (an MCP server's list may change)."""
         self._servers = frozenset(config.mcp_servers)
         self._agents = frozenset(config.agents)
         problems = [
@@ -73,3 +81,43 @@ class ToolAccess:
         """The tools the agent may call now, by name."""
         tools = self._runtime.tools
         return [tools[name] for name in sorted(tools) if self.allows(name)]
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The tools as the model sees them: a background tool's schema has
+        ``expected_seconds``; then the agent's capabilities."""
+        config = self._config
+        cap = config.expected_seconds_cap
+        definitions = [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "input_schema": with_expected_seconds(tool.input_schema, cap)
+                if self.takes_expected(tool.name)
+                else tool.input_schema,
+            }
+            for tool in self.tools()
+        ]
+        chosen = [
+            name
+            for name in config.capabilities
+            if name in CAPABILITIES and (name != MESSAGE_AGENT or config.agents)
+        ]
+        return definitions + SystemToolbox.definitions(chosen)
+
+    def takes_expected(self, name: str) -> bool:
+        """Whether the model gives this tool's calls our ``expected_seconds``: its calls let
+        the turn go on without them (run_async, run_isolated in asynchronous mode) and it
+        has no field of that name of its own."""
+        version = self._runtime.tools_version
+        if self._expecting is None or self._expecting[0] != version:
+            background = (Disposition.RUN_ASYNC, Disposition.RUN_ISOLATED)
+            self._expecting = (
+                version,
+                frozenset(
+                    name
+                    for name, tool in self._runtime.tools.items()
+                    if self._config.disposition(name) in background
+                    and not has_own_field(tool.input_schema)
+                ),
+            )
+        return name in self._expecting[1]

@@ -1,19 +1,24 @@
 """How a session writes itself to its store: one write at a time, each naming its version.
 
-Each write takes the machine's copy of the history first (``committing``),
-so a step that changes the history while the write is in flight leaves what
-it changed dirty for the next write; the version the session owns (from its
-lease) is named by every write, so one another host took over is refused.
+Each write takes what the machine gives the store (``to_store``) and tells it
+what was written (``Committed``), so a step that changes the history while the
+write is in flight leaves what it changed dirty for the next write; the version
+the session owns (from its lease) is named by every write, so one another host
+took over is refused.
+
+The writer is the store's boundary: the trace ids of the session's last traced turn are
+their own value here, and travel in the stored ``usage`` (``stored_usage``, ``trace_of``),
+where the store keeps them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import anyio
 
 from agentos._store.protocol import SessionStore, TurnCommit
-from agentos._turns.events import SessionStatus
+from agentos._turns.events import Committed, SessionStatus
 from agentos._turns.machine import Machine
 
 
@@ -28,11 +33,15 @@ class SessionWriter:
         status: SessionStatus,
         usage: Callable[[], dict[str, int]] = dict,
         said: Callable[[], str] = str,
+        *,
+        trace: Callable[[], tuple[int, int] | None] = lambda: None,
     ) -> None:
         """``usage``: the session's requests and token counts, written with every commit;
         ``said``: the first thing the person said (its title until named), written with
-        each commit until one has carried it."""
+        each commit until one has carried it; ``trace``: the trace and span ids of its
+        last traced turn (linked after a restart)."""
         self._usage = usage
+        self._trace = trace
         self._said = said
         self._said_written = False
         self.session_id = session_id
@@ -45,32 +54,47 @@ class SessionWriter:
 
     def behind(self, machine: Machine) -> bool:
         """Whether the store lacks some of the history, or the status."""
-        history_behind = machine.dirty_from < len(machine.history)
-        return history_behind or machine.stored_board is not None or self.stored != machine.status
+        unstored = machine.to_store()
+        return (
+            bool(unstored.messages) or unstored.board is not None or self.stored != unstored.status
+        )
 
     async def write(self, machine: Machine) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
         if self.store is None:
             return
         async with self._lock:
-            history = machine.history
-            keep = min(machine.dirty_from, len(history))
-            upto, status = machine.committing(), machine.status
+            unstored = machine.to_store()
+            status = unstored.status
             said = None if self._said_written else self._said() or None
             await self.store.commit_turn(
                 TurnCommit(
                     self.session_id,
                     status.value,
-                    keep,
-                    tuple(history[keep:upto]),
+                    unstored.keep,
+                    unstored.messages,
                     self._version,
-                    machine.stored_board,
-                    self._usage() or None,
+                    unstored.board,
+                    stored_usage(self._usage(), self._trace()) or None,
                     said,
                 )
             )
             self._said_written = self._said_written or said is not None
-            machine.committed(upto)
+            machine.handle(Committed(unstored))
             self.stored = status
             if self._version is not None:
                 self._version += 1
+
+
+def stored_usage(usage: dict[str, int], trace: tuple[int, int] | None) -> dict[str, int]:
+    """``usage`` as the store keeps it: with the trace ids of the last traced turn."""
+    if trace is None:
+        return usage
+    return {**usage, "trace_id": trace[0], "trace_span_id": trace[1]}
+
+
+def trace_of(usage: Mapping[str, int] | None) -> tuple[int, int] | None:
+    """The ids of the session's last traced turn, as the store kept them with its usage."""
+    if not usage or "trace_id" not in usage or "trace_span_id" not in usage:
+        return None
+    return int(usage["trace_id"]), int(usage["trace_span_id"])

@@ -9,10 +9,16 @@ answer's tool calls, until their results go back.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentos._model.messages import Block, TextBlock, ToolResultBlock, text_block, tool_result
-from agentos._turns.agent_config import Disposition
+from agentos._turns.agent_config import (
+    Disposition,
+    YieldOnAnyProgress,
+    YieldOnTimeout,
+    YieldStrategy,
+)
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from agentos._turns.events import CallStarted
 from agentos._turns.history import HistoryCall, MessageHistory
@@ -203,3 +209,20 @@ class Batch:
     """A user message arrived: it ends the wait for background calls."""
     overdue: dict[CallId, OverdueNews | None] = field(default_factory=dict)
     """Calls overdue while the batch waits, with the newest news of each."""
+
+    def wait_over(self, final: Callable[[CallId], bool], strategy: YieldStrategy) -> bool:
+        """Whether the turn stops waiting for its calls: one is overdue, none runs, or only
+        background ones do and a post, the timer or (as ``strategy`` says) one's end cut
+        the wait; a ``run_sync`` call still running holds it."""
+        if self.overdue:
+            return True
+        pending = [c for c in self.waits if not final(c)]
+        if not pending:
+            return True
+        if any(c in self.sync for c in pending):
+            return False
+        if self.cut or self.timer_fired:
+            return True
+        return len(pending) < len(self.waits) and isinstance(
+            strategy, YieldOnAnyProgress | YieldOnTimeout
+        )

@@ -6,8 +6,14 @@ import json
 from dataclasses import dataclass
 
 from agentos._kernel.json_values import dumps
-from agentos._model.messages import ToolResultBlock, content_blocks, content_text, tool_result
-from agentos._turns.agent_config import Decorate
+from agentos._model.messages import (
+    Block,
+    ToolResultBlock,
+    content_blocks,
+    content_text,
+    tool_result,
+)
+from agentos._turns.agent_config import AgentConfig, Decorate
 from components import Json
 
 
@@ -52,6 +58,14 @@ class Decorations:
             label=decorate.option("label"),
             truncate=decorate.option("truncate"),
             cache_key=cache_key,
+        )
+
+    @staticmethod
+    def of_use(config: AgentConfig, use: Block, *, cache_scope: str | None = "") -> Decorations:
+        """The decorations the agent's rule for ``use``'s tool gives that call."""
+        name = str(use["name"])
+        return Decorations.of(
+            config.decorators(name), name, use.get("input", {}), cache_scope=cache_scope
         )
 
     def result(self, tool_use_id: str, value: Json) -> ToolResultBlock:

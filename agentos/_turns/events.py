@@ -6,10 +6,13 @@ async ``Session`` turns runtime news into events and performs the actions.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentos._errors import UsageError
 from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._turns.agent_config import Disposition
+from agentos._turns.call_options import PlannedCall
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
 from components import SessionStatus as SessionStatus
@@ -46,6 +49,19 @@ ENDED = frozenset({SessionStatus.STOPPED, SessionStatus.FAILED})
 """The statuses an ended session shows; ``failed`` may also rest until a request is tried
 again (``Session.ended`` says which)."""
 WAITING = frozenset({SessionStatus.WAITING, SessionStatus.WAITING_EXTERNAL})
+
+
+class Refused(Exception):
+    """An event a machine refuses before it changes anything: the shell raises it to
+    whoever sent the event (a ``Session.post`` caller)."""
+
+
+class ReplyRefused(UsageError, Refused):
+    """A post under a node, to a transcript (it has none)."""
+
+
+class UnknownNode(KeyError, Refused):
+    """A post under a node the board does not have."""
 
 
 # ------------------------------------------------------------------ events in
@@ -125,6 +141,12 @@ class Resumed:
 
 
 @dataclass(frozen=True, slots=True)
+class Sending:
+    """The shell sends the ``SendRequest`` it was given now: a machine whose draft moved
+    since (a board: a call ended meanwhile) answers with the request drafted again."""
+
+
+@dataclass(frozen=True, slots=True)
 class StopRequested:
     cancel_calls: bool = True
 
@@ -139,6 +161,36 @@ class Crashed:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class CallLost:
+    """A call the restored session waited for did not survive: the model hears so."""
+
+    tool_use_id: str
+    tool_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeAwaited:
+    """A call the restored session waited for runs (again) as ``call_id``: its outcome is
+    told later, as any call's that got a placeholder."""
+
+    call_id: CallId
+    tool_use_id: str
+    deferred: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Committed:
+    """The store has ``written`` (what ``to_store`` gave): what changed since stays dirty."""
+
+    written: StoredTurn
+
+
+@dataclass(frozen=True, slots=True)
+class Abandoned:
+    """The shell's task ended (its host is closing): nothing will move this turn again."""
+
+
 Event = (
     UserPosted
     | ModelReplied
@@ -148,10 +200,38 @@ Event = (
     | CallOverdue
     | TimerFired
     | Resumed
+    | Sending
     | StopRequested
     | CancelsDone
     | Crashed
+    | CallLost
+    | OutcomeAwaited
+    | Committed
+    | Abandoned
 )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """What the store has, or is to have, of a session's turns: its status, the history
+    from ``keep`` on (a board session: none) and a board session's board."""
+
+    status: SessionStatus = SessionStatus.IDLE
+    keep: int = 0
+    """How many messages of the stored history stay as they are."""
+    messages: tuple[Message, ...] = ()
+    """The messages from ``keep`` on (``from_store``: the whole history)."""
+    board: dict[str, Json] | None = None
+    """A board session's whole board, with the turns it still owes (None: none)."""
+    last: Message | None = None
+    """The last message as it was taken (a later step may still extend it)."""
+
+    def unwritten_from(self, history: Sequence[Message]) -> int:
+        """Once this is written, the first message of ``history`` the store lacks: one
+        extended since it was taken (only the last one can be) is written again."""
+        upto = self.keep + len(self.messages)
+        extended = upto > 0 and (len(history) < upto or history[upto - 1] is not self.last)
+        return upto - 1 if extended else upto
 
 
 # ------------------------------------------------------------------ actions out
@@ -159,10 +239,10 @@ Event = (
 
 @dataclass(frozen=True, slots=True)
 class SendRequest:
-    """Ask the model, with ``TurnMachine.history`` through the context view, or with these
-    ``messages`` when set (a board session renders its own); answer with ``ModelReplied``."""
+    """Ask the model this, as the machine drafted it (a transcript's history through its
+    context view, a board drawn); answer with ``ModelReplied``."""
 
-    messages: list[Message] | None = None
+    messages: list[Message]
     system_note: str = ""
     """Appended to the agent's system prompt for this request."""
     cache_system: bool = False
@@ -173,13 +253,15 @@ class SendRequest:
 class SubmitCalls:
     """Run these uses (capabilities, runtime calls); answer with ``CallsSubmitted``.
 
+    ``calls``: how each use that is a runtime call runs (``options_for``), by tool_use id;
+    a use without an entry is a capability, answered from the system toolbox.
     ``cached``: uses the machine answered from its cache, each with the result; the shell
     records each as a completed call, so the model can look at every call it made.
     """
 
     uses: list[Block]
-    decorations: dict[str, Decorations]
-    cached: list[tuple[Block, Json]] = field(default_factory=list)
+    calls: dict[str, PlannedCall]
+    cached: list[tuple[PlannedCall, Json]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +284,7 @@ class CancelCalls:
 
 @dataclass(frozen=True, slots=True)
 class Commit:
-    """Store the history from ``TurnMachine.dirty_from`` on, and the status."""
+    """Store what ``to_store`` gives (the history not stored yet, the status, a board)."""
 
     wait: bool = True
     """Whether the turn waits for the write; False: it goes on while the write is done in

@@ -9,15 +9,17 @@ the CLI and the demo read them back through the functions here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from agentos._model.messages import (
+    Message,
     TextBlock,
     ToolResultBlock,
     blocks_of,
     content_value,
     text_block,
+    text_of,
     tool_result,
 )
 from agentos._model.transcript_marks import LOST_RESULT as LOST_RESULT
@@ -214,3 +216,9 @@ def unique_tool_use_ids(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
             seen.add(block["id"])
         unique.append(block)
     return unique
+
+
+def user_posts(history: Sequence[Message]) -> list[str]:
+    """The text of each of the user's messages, oldest first (a message's blocks joined)."""
+    user = [message for message in history if message.get("role") == "user"]
+    return [" ".join(text_of([block]) for block in blocks_of(message)) for message in user]

@@ -1,0 +1,117 @@
+"""A session's model request as it is performed: its span, its cancel scope, how it fails.
+
+``ModelCall.answer`` makes one request (streamed to the session when the provider
+streams), bounded by the agent's ``request_timeout`` and cut by a stop; however it
+fails, the failure is recorded as the session's error and the machine hears None.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable
+from typing import cast
+
+import anyio
+
+from agentos._errors import ProviderError
+from agentos._model.provider import (
+    ModelRequest,
+    ModelResponse,
+    PartialReply,
+    Provider,
+    StreamingProvider,
+)
+from agentos._sessions.spans import SessionSpans
+from agentos._sessions.usage import Usage
+from agentos._turns.agent_config import AgentConfig
+
+
+class ModelCall:
+    """How one session asks its model: one request at a time, each in its own scope."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        provider: Provider,
+        usage: Usage,
+        *,
+        record_error: Callable[[str, str], None],
+        streamed: Callable[[PartialReply], None],
+        spans: SessionSpans | None = None,
+    ) -> None:
+        """``record_error``: the session's record of what went wrong (kind, message);
+        ``streamed``: told the reply as it forms."""
+        self._config, self._provider, self._usage = config, provider, usage
+        self._record_error, self._streamed = record_error, streamed
+        self._spans = spans
+        self._streams: bool | None = None
+        """Whether the provider streams, found at the first request."""
+        self._scope: anyio.CancelScope | None = None
+        """The request in flight: a stop cancels it (a stream closes at once); its deadline
+        is the agent's ``request_timeout``."""
+        self._cut = False
+        """A stop cut the request in flight (it did not time out)."""
+
+    async def answer(self, request: ModelRequest, *, stopping: bool) -> ModelResponse | None:
+        """The model's response, or None once the failure is recorded (or a stop cut it;
+        ``stopping``: one already did, so nothing is asked)."""
+        spans = self._spans
+        span = None if spans is None else spans.request(request, self._provider.name)
+        response: ModelResponse | None = None
+        failure: ProviderError | None = None
+        deadline = asyncio.get_running_loop().time() + self._config.request_timeout
+        self._cut = stopping
+        try:
+            with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
+                self._scope = scope
+                current = None if span is None else SessionSpans.enter(span)
+                try:
+                    response = await self._ask(request)
+                except ProviderError as error:
+                    failure = error
+                finally:
+                    self._scope = None
+                    if current is not None:
+                        SessionSpans.leave(current)
+            if scope.cancelled_caught and not self._cut:
+                failure = self._timed_out()
+            if failure is not None:
+                self._record_error(failure.kind, failure.message)
+        finally:  # however it ends (a cancel from outside too), its span ends
+            if span is not None and spans is not None:
+                spans.answered(span, response, failure)
+        return response
+
+    async def _ask(self, request: ModelRequest) -> ModelResponse:
+        """One request; however it fails, a ``ProviderError`` says how (``provider_bug``,
+        ``budget``, or the provider's own kind)."""
+        self._usage.check_budget()
+        self._usage.requests += 1
+        try:
+            if self._streams is None:  # a protocol check costs 30 us
+                self._streams = isinstance(self._provider, StreamingProvider)
+            if self._streams:
+                provider = cast(StreamingProvider, self._provider)
+                response = await provider.stream(request, self._streamed)
+            else:
+                response = await self._provider.complete(request)
+        except TimeoutError:
+            raise self._timed_out() from None
+        except ProviderError:
+            raise
+        except Exception as error:  # a provider's bug must not end the session
+            raise ProviderError("provider_bug", f"{type(error).__name__}: {error}") from None
+        self._usage.count(response)
+        return response
+
+    def _timed_out(self) -> ProviderError:
+        """The error of a request with no answer within ``request_timeout``."""
+        seconds = self._config.request_timeout
+        return ProviderError("timeout", f"no answer from the model in {seconds:g}s")
+
+    def stop(self) -> None:
+        """Cut the request in flight, if any (its reply would end the turn unheard)."""
+        if self._scope is not None:
+            self._cut = True
+            self._scope.cancel()

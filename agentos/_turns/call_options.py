@@ -1,0 +1,124 @@
+"""How one of the model's calls runs, decided by the machine before the shell submits it.
+
+``options_for`` is pure: from the agent, the ``tool_use`` block, the call's decorations and
+two facts the shell knows of its tools (whether the tool takes our ``expected_seconds``,
+how long a continuation token lives) it decides the runtime input, the disposition and
+every ``CallOptions`` field but the trace parent (the shell's span gives that).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agentos._kernel.options import CallOptions
+from agentos._model.messages import Block
+from agentos._turns.agent_config import DECORATED, AgentConfig, Disposition
+from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.decorations import Decorations
+from agentos._turns.expected import estimate, take_expected_seconds
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCall:
+    """One use the runtime runs, as the machine decided it."""
+
+    tool_use_id: str
+    name: str
+    arguments: dict[str, Any] | str
+    """The input the tool gets: the model's, without our ``expected_seconds``."""
+    disposition: Disposition
+    options: CallOptions
+    decorations: Decorations
+    estimated: bool
+    """The overdue interval is the model's own estimate, not the agent's default."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFacts:
+    """What a machine knows of its shell's tools to decide how a call runs."""
+
+    takes_expected: Callable[[str], bool] = lambda name: False
+    """Whether the model gives this tool's calls an ``expected_seconds`` of ours."""
+    token_ttl: float | None = None
+    """How long a deferred call's continuation token lives (None: for ever)."""
+
+
+NO_FACTS = ToolFacts()
+
+
+def is_capability(config: AgentConfig, name: str) -> bool:
+    """A use the system toolbox answers at once, not a runtime call."""
+    return name in config.capabilities and name in CAPABILITIES
+
+
+def options_for(
+    config: AgentConfig, use: Block, decorations: Decorations, facts: ToolFacts = NO_FACTS
+) -> PlannedCall:
+    """How ``use`` runs: its timeout (a deferred call's at most its token's life), overdue
+    interval (the model's bounded estimate, else the agent's), runner, retries and label."""
+    name, original = str(use["name"]), use.get("input", {})
+    disposition = config.disposition(name)
+    deferred = disposition is Disposition.DEFER
+    timeout = decorations.timeout or config.call_timeout
+    if deferred and facts.token_ttl is not None:
+        timeout = min(timeout or math.inf, facts.token_ttl)
+    arguments, overdue_after = stripped(config, name, original, config.call_overdue_after, facts)
+    options = CallOptions(
+        timeout=timeout,
+        overdue_after=overdue_after,
+        overdue_max=config.expected_seconds_cap,  # waiting backs off: 1, 2, 4 ...
+        deferred=deferred,
+        runner=(  # the policy's word: synchronous mode waits, but still isolates
+            config.isolated_runner
+            if config.policy.disposition(name) is Disposition.RUN_ISOLATED
+            else None
+        ),
+        retries=decorations.retries,
+        attempt_timeout=decorations.attempt_timeout,
+        label=decorations.label,
+        disposition=(  # what readers see: decorated ones say so
+            disposition.value
+            if config.decorators(name) is None
+            else f"{DECORATED}{disposition.value}"
+        ),
+    )
+    estimated = facts.takes_expected(name) and estimate(original)
+    return PlannedCall(
+        str(use["id"]),
+        name,
+        _as_tool_input(arguments),
+        disposition,
+        options,
+        decorations,
+        estimated,
+    )
+
+
+def stripped(
+    config: AgentConfig, name: str, arguments: object, default: float | None, facts: ToolFacts
+) -> tuple[object, float | None]:
+    """``arguments`` without the model's ``expected_seconds`` (for a tool that takes it)
+    and the overdue interval it asks for, bounded (``default`` when it gives none)."""
+    if not facts.takes_expected(name):
+        return arguments, default
+    return take_expected_seconds(
+        arguments,
+        default=default,
+        cap=config.expected_seconds_cap,
+        floor=config.expected_seconds_floor,
+    )
+
+
+def _as_tool_input(arguments: object) -> dict[str, Any] | str:
+    """What the model sent as a call's input, for the runtime to check: an object passes,
+    anything else fails the call saying the arguments must be a JSON object."""
+    if isinstance(arguments, dict | str):
+        return arguments
+    try:
+        return json.dumps(arguments)
+    except (TypeError, ValueError):
+        return repr(arguments)

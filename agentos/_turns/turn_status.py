@@ -1,0 +1,149 @@
+"""What both turn machines keep the same way: the status, the request count, and stopping.
+
+``TurnStatus`` is a part each machine holds (not a base it extends): the machine
+tells it that a request goes out, that a turn is over, that the session crashed or
+is asked to stop, and it moves the status as ``TURN_TRANSITIONS`` allows. What
+differs between a transcript and a board (which calls still run, what a stop
+drops) the machine passes in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from agentos._model.messages import Message
+from agentos._turns.events import TURN_TRANSITIONS, Action, CancelCalls, Commit, SessionStatus
+from agentos._turns.history import MessageHistory
+from agentos._turns.machine import MachineView
+from components import CallId
+
+_ALLOWED = {
+    status: TURN_TRANSITIONS[status] | {status, SessionStatus.FAILED} for status in SessionStatus
+}
+
+
+_STOPPED = SessionStatus.STOPPED
+
+
+class TurnStatus:
+    """A session's status, its request count, and stopping."""
+
+    def __init__(self) -> None:
+        self.status = SessionStatus.IDLE
+        self.requests = 0
+        self.in_turn = False
+        self.request_failed = False
+        """The last model request failed: the status reads ``failed`` until one is tried again."""
+        self.crashed = False
+        self.ask_again = False
+        """Restored mid-turn with the model's answer due: ``Resumed`` asks again."""
+        self.stopping = False
+        self.cancel_on_stop = True
+        """Whether the stop asked to cancel the calls still running."""
+
+    @property
+    def ended(self) -> bool:
+        """Stopped, or failed for good (a crash; a failed model request ends nothing)."""
+        return self.status is _STOPPED or self.crashed
+
+    @property
+    def free(self) -> bool:
+        """No turn runs: the status is a resting one, saying what can still happen."""
+        return not self.ended and not self.in_turn
+
+    def view(
+        self,
+        grants_turn: Callable[[], bool],
+        outstanding: Mapping[CallId, str],
+        calls: MessageHistory,
+        said: Callable[[], list[str]],
+        posted: Callable[[], list[str]],
+        history: tuple[Message, ...] = (),
+        queued_posts: tuple[str, ...] = (),
+    ) -> MachineView:
+        """The machine's view, with this status: at rest when ended, or free with nothing
+        queued that ``grants_turn``."""
+        ended = self.status is _STOPPED or self.crashed  # read after every event: inlined
+        free = not ended and not self.in_turn
+        return MachineView(
+            self.status,
+            self.requests,
+            ended,
+            free,
+            self.stopping,
+            ended or (free and not grants_turn()),
+            history,
+            outstanding,
+            calls,
+            queued_posts,
+            said,
+            posted,
+        )
+
+    def stop(self, cancel_calls: bool, live: list[CallId], actions: list[Action]) -> None:
+        """Stop (once: the machine checks ``stopping`` first): cancel ``live`` (the calls
+        still running, when the stop cancels them), and end now if no turn runs (else the
+        turn ends into ``stopped``)."""
+        self.stopping = True
+        self.cancel_on_stop = cancel_calls
+        if live:
+            actions.append(CancelCalls(live, "session stopped"))
+        if self.free:
+            self.move(SessionStatus.STOPPED)
+            actions.append(Commit())
+
+    def ask_model(self) -> None:
+        """A request goes out: a turn runs (and a failed request is being tried again)."""
+        self.in_turn = True
+        self.request_failed = False
+        self.requests += 1
+        self.move(SessionStatus.REQUESTING)
+
+    def turn_over(
+        self, actions: list[Action], live: Callable[[], list[bool]], *, failed: bool = False
+    ) -> None:
+        """The turn ends (``failed``: its model request failed); the status rests."""
+        self.in_turn = False
+        self.request_failed = failed
+        if self.stopping:
+            self.move(SessionStatus.STOPPED)
+        else:
+            self.rest(live)
+        actions.append(Commit())
+
+    def crash(self) -> None:
+        self.crashed = True
+        self.move(SessionStatus.FAILED)
+
+    def rest(self, live: Callable[[], list[bool]]) -> bool:
+        """Between turns, the status tells what can still happen: ``failed`` until a request
+        is tried again, ``waiting`` while a call the model will hear of runs,
+        ``waiting_external`` while only deferred ones do, else ``idle``. ``live``: for each
+        call still running whose end the model will hear, whether it is deferred. Whether
+        the status moved."""
+        if not self.free or self.stopping:
+            return False
+        if self.request_failed:
+            status = SessionStatus.FAILED
+        else:
+            running = live()
+            if not running:
+                status = SessionStatus.IDLE
+            elif all(running):
+                status = SessionStatus.WAITING_EXTERNAL
+            else:
+                status = SessionStatus.WAITING
+        if status is self.status:
+            return False
+        self.move(status)
+        return True
+
+    def abandon(self) -> None:
+        """The shell's task ended (its host is closing): nothing will move this turn again."""
+        if not self.ended:
+            self.status = SessionStatus.STOPPED
+
+    def move(self, status: SessionStatus) -> None:
+        if status not in _ALLOWED[self.status]:
+            raise AssertionError(f"turn cannot move from {self.status} to {status}")
+        self.status = status
