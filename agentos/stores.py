@@ -4,7 +4,8 @@
 opens. Here: the ``SessionStore`` protocol a store implements, and the records it takes
 and gives (``StoredSession``, ``TurnCommit``, ``StoredToken``, ``TokenRecord``, the live
 call mirror's ``MirroredCall`` and ``CancelRequest``, a listing's ``SessionSummary``),
-``stored_chat``, which draws a stored session's chat as ``Session.chat`` does,
+``stored_chat`` and ``stored_title``, which draw a stored session's chat and title as
+``Session.chat`` and ``Session.title`` do,
 ``is_postgres_address``, which tells a PostgreSQL address from a file path, and
 ``session_title``, which makes what a person typed the title ``set_title`` keeps, and
 what a stored session or call shows (``ShownStatus``: ``shown_session_status``,
@@ -45,7 +46,7 @@ from agentos._host.shown import (
     stored_session_status,
 )
 from agentos._host.stored_calls import stored_calls
-from agentos._host.stored_chat import stored_chat
+from agentos._host.stored_chat import stored_chat, stored_title
 from agentos._public import claim_all
 from agentos._sessions.tokens import TokenRecord
 from agentos._store.opening import is_postgres_address
@@ -93,6 +94,7 @@ __all__ = [
     "stored_calls",
     "stored_chat",
     "stored_session_status",
+    "stored_title",
 ]
 
 claim_all(globals(), __all__, __name__)

@@ -4,8 +4,11 @@ back."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -21,8 +24,10 @@ from agentos import (
     StoreError,
     UnknownSessionError,
 )
-from agentos.stores import session_title
+from agentos.stores import StoredSession, session_title, stored_title
 from agentos.testing import last_user_text, text
+from agentos.turns import Message
+from tests._cli import agentos
 
 pytestmark = pytest.mark.anyio
 
@@ -156,3 +161,25 @@ async def test_a_rename_the_store_refuses_leaves_the_name_as_it_was(
         with pytest.raises(StoreError, match="the disk is full"):
             await host.rename("s", "Lost")
         assert session.title == "first words"
+
+
+async def test_a_stored_session_whose_turns_wrote_no_first_words_is_named_by_its_history(
+    tmp_path: Path,
+) -> None:
+    """A session stored before its turns kept ``first_words`` (an old database, or one
+    created with a history and never run) is still shown by what the person said."""
+    async with await SqliteStore.open(tmp_path / "agentos.db") as store:
+        history: tuple[Message, ...] = ({"role": "user", "content": "hello there friend"},)
+        await store.create_session(StoredSession("s1", {}, "idle", 1.0, 1.0, history=history))
+        loaded = await store.load_session("s1")
+    assert loaded is not None and loaded.first_words is None
+    assert stored_title(loaded) == "hello there friend"
+    assert loaded.shown_title() == "", "the record alone knows only what its turns wrote"
+    shown = await anyio.to_thread.run_sync(show_json, tmp_path / "agentos.db", "s1")
+    assert shown["title"] == "hello there friend"
+
+
+def show_json(db: Path, session_id: str) -> Any:
+    result = agentos({**os.environ, "AGENTOS_DB": str(db)}, "show", session_id, "--json")
+    assert result.code == 0, result.err
+    return json.loads(result.out)

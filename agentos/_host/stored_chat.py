@@ -11,6 +11,7 @@ from agentos._board.board import Board
 from agentos._store.protocol import StoredSession
 from agentos._turns.chat import ChatEntry
 from agentos._turns.history import MessageHistory
+from agentos._turns.title import first_words
 from agentos._turns.transcript_chat import transcript_chat
 
 
@@ -23,3 +24,13 @@ def stored_chat(stored: StoredSession) -> list[ChatEntry]:
     index = MessageHistory()
     index.load(stored.session_id, stored.history)
     return transcript_chat(stored.history, (), index, stored.session_id)
+
+
+def stored_title(stored: StoredSession) -> str:
+    """What to call a stored session, as ``Session.title`` does: its name, else the first
+    thing the person said (read off its chat, so a session whose turns never wrote
+    ``first_words`` is still named), else ``first_words``; empty while nothing is said."""
+    if stored.title is not None:
+        return stored.title
+    said = first_words(entry.text for entry in stored_chat(stored) if entry.role == "user")
+    return said or stored.first_words or ""

@@ -54,7 +54,9 @@ class StoredSession:
 
     def shown_title(self) -> str:
         """What to call the session: its name, else the first thing the person said (as
-        its turns last wrote it, ``TurnCommit.first_words``); empty while nothing is said."""
+        its turns last wrote it, ``TurnCommit.first_words``); empty while nothing is said.
+        A session loaded with its history: ``agentos.stores.stored_title``, which also reads
+        the history."""
         return self.title if self.title is not None else self.first_words or ""
 
 

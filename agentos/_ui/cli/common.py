@@ -20,7 +20,13 @@ from agentos import AgentOSError, UnknownSessionError
 from agentos._ui.cli.database import Database
 from agentos._ui.durations import timestamp
 from agentos._ui.terminal_text import one_line, visible
-from agentos.stores import SessionStore, StoredSession, StoredToken, resolve_session_id
+from agentos.stores import (
+    SessionStore,
+    StoredSession,
+    StoredToken,
+    resolve_session_id,
+    stored_title,
+)
 from components import JsonObject
 
 EXIT_DONE = 0
@@ -75,7 +81,7 @@ def summary(stored: StoredSession) -> JsonObject:
     """A stored session's row in 'agentos sessions' (and the head of 'show --json')."""
     return {
         "session_id": stored.session_id,
-        "title": stored.shown_title() or None,
+        "title": stored_title(stored) or None,
         "agent": stored.config.get("name"),
         "status": stored.status,
         "created_at": timestamp(stored.created_at),

@@ -9,7 +9,13 @@ import click
 from agentos import UnknownSessionError
 from agentos._ui.cli.common import JSON_HELP, say, with_store
 from agentos._ui.cli.database import Database
-from agentos.stores import SessionStore, StoredSession, resolve_session_id, session_title
+from agentos.stores import (
+    SessionStore,
+    StoredSession,
+    resolve_session_id,
+    session_title,
+    stored_title,
+)
 
 
 @click.command("rename")
@@ -39,7 +45,7 @@ def rename_command(db: Database, session_id: str, title: str, as_json: bool) -> 
     renamed = with_store(db, write)
     if renamed is None:
         raise UnknownSessionError(session_id)
-    shown = renamed.shown_title()
+    shown = stored_title(renamed)
     if as_json:
         body = {"session_id": renamed.session_id, "title": name, "shown_title": shown}
         click.echo(json.dumps(body))

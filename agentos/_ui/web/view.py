@@ -17,7 +17,7 @@ from agentos import PartialReply, Runtime, Session, child_session_id
 from agentos._ui.call_json import call_widgets, stored_widget
 from agentos._ui.context_text import context_text
 from agentos.board import Board, ChatEntry
-from agentos.stores import CallView, SessionCalls, shown_session_status, stored_chat
+from agentos.stores import CallView, SessionCalls, shown_session_status, stored_chat, stored_title
 from components import Json, JsonObject
 
 ERRORS_SHOWN = 3
@@ -87,7 +87,7 @@ def stored_page_state(looked: SessionCalls, now: float) -> JsonObject:
         context = context_text(stored.history)
     return {
         "session_id": stored.session_id,
-        "title": stored.shown_title(),
+        "title": stored_title(stored),
         "status": status.status,
         "status_note": status.note,
         "view": str(stored.config.get("context_view", "transcript")),
