@@ -148,3 +148,12 @@ async def test_a_calls_disposition_is_in_its_snapshot_events_and_status_answer()
         other.complete(quick, "done")
         with anyio.fail_after(5):
             await session.wait_settled()
+
+
+def test_a_view_built_with_the_status_as_text_reads_as_before() -> None:
+    """``status`` was text before it was a ``CallStatus``: a program that builds a view
+    with the word still gets a view whose JSON, finality and token wait read right."""
+    view = CallView("c1", "s1", "toolu_1", "crawl", {}, "running")  # type: ignore[arg-type]
+    assert view.to_json()["status"] == "running"
+    assert not view.final
+    assert CallView("c2", "s1", None, "crawl", {}, "completed").final  # type: ignore[arg-type]

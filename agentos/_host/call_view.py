@@ -66,6 +66,11 @@ class CallView:
     error_kind: str | None = None
     updated_at: float | None = None
 
+    def __post_init__(self) -> None:
+        # A program may still build one with the status as text, as the field once was.
+        if type(self.status) is not CallStatus:
+            object.__setattr__(self, "status", CallStatus(self.status))
+
     @classmethod
     def of(cls, snapshot: CallSnapshot) -> CallView:
         """The view of a call the runtime holds."""
