@@ -31,10 +31,15 @@ class TableStore:
     written (``GroupCommit``)."""
 
     def __init__(
-        self, database: Database, write_together: Callable[[list[PendingTurn]], Awaitable[None]]
+        self,
+        database: Database,
+        write_together: Callable[[list[PendingTurn]], Awaitable[None]],
+        commit_lock: anyio.Lock | None = None,
     ) -> None:
+        """``commit_lock``: what a batch of turns waits for (SQLite's one writer, so turns
+        gather behind every other transaction; by default a lock of the batches' own)."""
         self._sessions = SessionRows(database)
-        self._turns = GroupCommit(anyio.Lock(), write_together)
+        self._turns = GroupCommit(commit_lock or anyio.Lock(), write_together)
         self._leases = Leases(database)
         self._tokens = TokenRows(database)
         self._calls = CallRows(database)

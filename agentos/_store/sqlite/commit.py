@@ -9,7 +9,7 @@ from agentos._store.sqlite.connection import Database, SqliteTx
 
 
 async def write_together(database: Database, batch: list[PendingTurn]) -> None:
-    """Every turn of ``batch`` in one transaction."""
+    """Every turn of ``batch`` in one transaction (the group commit holds the writer)."""
     now = database.now()
 
     async def write(tx: SqliteTx) -> None:
@@ -34,4 +34,4 @@ async def write_together(database: Database, batch: list[PendingTurn]) -> None:
                     f"UPDATE sessions SET {column} = ? WHERE session_id = ?", values
                 )
 
-    await database.writing(write)
+    await database.writing(write, take_writer=False)

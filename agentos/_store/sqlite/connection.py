@@ -70,9 +70,13 @@ class Database:
     async def transaction(self, work: Callable[[Tx], Awaitable[T]]) -> T:
         return await self.writing(work)
 
-    async def writing(self, work: Callable[[SqliteTx], Awaitable[T]]) -> T:
-        """``work`` in one ``BEGIN IMMEDIATE`` transaction, on the connection itself."""
-        async with Transaction(self) as connection:
+    async def writing(
+        self, work: Callable[[SqliteTx], Awaitable[T]], *, take_writer: bool = True
+    ) -> T:
+        """``work`` in one ``BEGIN IMMEDIATE`` transaction, on the connection itself
+        (``take_writer=False``: the caller holds ``writer`` already, as the group commit
+        does)."""
+        async with Transaction(self, take_writer=take_writer) as connection:
             return await work(SqliteTx(connection))
 
     async def read(self, work: Callable[[Tx], Awaitable[T]]) -> T:
@@ -100,12 +104,14 @@ class Database:
 class Transaction:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error, errors explained."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, *, take_writer: bool = True) -> None:
         self._database = database
+        self._take_writer = take_writer
 
     async def __aenter__(self) -> aiosqlite.Connection:
         database = self._database
-        await database.writer.acquire()
+        if self._take_writer:
+            await database.writer.acquire()
         try:
             database.file.check()
             await database.connection.execute("BEGIN IMMEDIATE")
@@ -119,7 +125,8 @@ class Transaction:
         return database.connection
 
     def _release(self) -> None:
-        self._database.writer.release()
+        if self._take_writer:
+            self._database.writer.release()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
         db = self._database.connection

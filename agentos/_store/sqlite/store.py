@@ -61,7 +61,7 @@ class SqliteStore(TableStore):
         self.path = path
         self._db = connection
         self._database = database = Database(path, connection, clock)
-        super().__init__(database, functools.partial(write_together, database))
+        super().__init__(database, functools.partial(write_together, database), database.writer)
 
     @classmethod
     async def open(
