@@ -25,7 +25,7 @@ CHANNEL = "agentos_news"
 """The channel of ``NOTIFY``; each notification's payload is the session id the news is for."""
 
 
-@functools.cache
+@functools.lru_cache(maxsize=512)
 def numbered(sql: str) -> str:
     """``?`` placeholders as ``$1``, ``$2``... in order (no ``?`` stands in our SQL's text)."""
     counter = itertools.count(1)

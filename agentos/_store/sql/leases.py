@@ -124,18 +124,12 @@ class Leases(Table):
         return await self._database.transaction(renew)
 
     async def release(self, session_id: str, holder: str) -> None:
-        await self._run(
+        await self._write(
             "DELETE FROM leases WHERE session_id = ? AND holder = ?", session_id, holder
         )
 
     async def release_all(self, holder: str) -> None:
-        await self._run("DELETE FROM leases WHERE holder = ?", holder)
-
-    async def _run(self, sql: str, *parameters: object) -> None:
-        async def run(tx: Tx) -> None:
-            await tx.run(sql, *parameters)
-
-        await self._database.transaction(run)
+        await self._write("DELETE FROM leases WHERE holder = ?", holder)
 
     async def live(self) -> dict[str, str]:
         now = await self._database.lease_now()
