@@ -13,7 +13,7 @@ last attempt, with a value checked here. Stopping a call cancels its scope
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -211,7 +211,8 @@ class Work:
                 for attempt in range(1, attempts + 1):
                     try:
                         if config.timeouts.attempt is not None:
-                            report = await self._timed(entity, config, tool, args, context)
+                            attempt_run = self._attempt(entity, config, tool, args, context)
+                            report = await self._timed(entity, config.timeouts.attempt, attempt_run)
                         elif tool.is_async and config.runner is None:  # _attempt's, inlined:
                             fn = tool.fn  # one coroutine fewer per call in flight
                             value = await (fn(args, context) if tool.takes_context else fn(args))
@@ -251,15 +252,12 @@ class Work:
     async def _timed(
         self,
         entity: Entity,
-        config: ToolCallConfig,
-        tool: Tool[Any],
-        args: object,
-        context: ToolContext,
+        seconds: float,
+        attempt: Coroutine[Any, Any, ReportResult | ReportFailure],
     ) -> ReportResult | ReportFailure:
-        """One attempt bounded by ``timeouts.attempt`` on the runtime's clock: past it the
-        attempt is interrupted and fails timed out (a sync tool's thread runs on, unheard)."""
-        seconds = config.timeouts.attempt
-        assert seconds is not None
+        """``attempt`` bounded by ``seconds`` (``timeouts.attempt``) on the runtime's clock:
+        past it the attempt is interrupted and fails timed out (a sync tool's thread runs on,
+        unheard)."""
         clock = self._kernel.clock
         deadline = clock.monotonic() + seconds
         with anyio.CancelScope() as scope:
@@ -273,7 +271,7 @@ class Work:
 
             forget = clock.on_advance(check)
             try:
-                return await self._attempt(entity, config, tool, args, context)
+                return await attempt
             finally:
                 forget()
         message = f"attempt timed out after {seconds:g} s"
