@@ -65,9 +65,7 @@ def stored_calls(
                 reason = said.removeprefix(_CANCELLED) if said.startswith(_CANCELLED) else None
                 reason = reason or reasons.get(use_id) or reasons.get(str(known.internal_id))
         else:
-            shown = shown_call_status(None, live=live, token=token)
-            status, note = CallStatus(shown.status), shown.note
-            result = None if token is None else _token_outcome(token)
+            status, note, result = _without_outcome(token, live)
         calls.append(
             _view(
                 stored.session_id,
@@ -119,9 +117,15 @@ def _arguments(arguments: object) -> JsonObject:
     return arguments if isinstance(arguments, dict) else {}
 
 
-def _token_outcome(token: StoredToken) -> Json:
-    """What completing a deferred call's token gave it (its error, if it failed)."""
-    return token.result if token.error is None else token.error
+def _without_outcome(token: StoredToken | None, live: bool) -> tuple[CallStatus, str | None, Json]:
+    """A call its history (or board) holds no outcome for: its status and note as its token
+    and its session's holder say (``shown_call_status``), and what completing its token gave
+    it (its error, if it failed; None while nothing did)."""
+    shown = shown_call_status(None, live=live, token=token)
+    outcome: Json = None
+    if token is not None:
+        outcome = token.result if token.error is None else token.error
+    return CallStatus(shown.status), shown.note, outcome
 
 
 def _board_calls(
@@ -138,9 +142,7 @@ def _board_calls(
             result: Json = call.outcome
             status, reason, note = call.status, None, None
             if not call.status.is_final:
-                shown = shown_call_status(None, live=live, token=token)
-                status, note = CallStatus(shown.status), shown.note
-                result = None if token is None else _token_outcome(token)
+                status, note, result = _without_outcome(token, live)
             elif status is CallStatus.FAILED:
                 note = shown_call_status(status.value, live=live, result=result).note
             elif status is CallStatus.CANCELLED:
