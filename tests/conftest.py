@@ -10,8 +10,8 @@ import pytest
 import structlog
 
 from agentos import ManualClock
-from tests._backends import Backend
-from tests._postgres import Cluster, pgbouncer_in_front, postgres_cluster
+from tests.support.backends import Backend
+from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
 
 
 @pytest.fixture(autouse=True)
@@ -34,7 +34,8 @@ def clock() -> ManualClock:
 
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[Cluster]:
-    """One throwaway PostgreSQL for the whole run (``tests/_postgres.py``), started on first use."""
+    """One throwaway PostgreSQL for the whole run (``tests/support/postgres.py``), started on
+    first use."""
     with postgres_cluster() as cluster:
         yield cluster
 
@@ -54,7 +55,7 @@ def pgbouncer(postgres_server: Cluster) -> Iterator[str]:
 
 @pytest.fixture(params=["sqlite", "postgres", "pgbouncer"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    """A fresh store's address, once on each backend (``tests/_backends.py``): an SQLite
+    """A fresh store's address, once on each backend (``tests/support/backends.py``): an SQLite
     file, a PostgreSQL database, and the same behind PgBouncer in transaction mode."""
     if request.param == "sqlite":
         return Backend("sqlite", str(tmp_path / "agentos.db"))
