@@ -43,7 +43,7 @@ from agentos.turns import (
     ToolResultBlock,
     UserPosted,
 )
-from tests.turns.test_turn_machine import Call, snapshot
+from tests.support.machines import Call, snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
 USES = ["bg", "get_tool_call_status", "cancel_tool_call", "new_thread"]

@@ -38,6 +38,7 @@ from agentos import (
 from agentos.board import Board, BoardCall
 from agentos.stores import StoredSession, StoredToken
 from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -100,13 +101,6 @@ def assert_board_requests(provider: ScriptedProvider) -> None:
 
 def started(puppet: Puppet, count: int) -> bool:
     return len(puppet.calls) >= count
-
-
-async def until(condition: Callable[[], bool], runtime: Runtime) -> None:
-    with anyio.fail_after(5):
-        while not condition():
-            await settle(runtime)
-            await anyio.lowlevel.checkpoint()
 
 
 async def settled(session: Session, runtime: Runtime) -> None:

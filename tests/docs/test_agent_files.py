@@ -11,7 +11,8 @@ from types import ModuleType
 import pytest
 
 from agentos import AgentConfig
-from tests.support.cli import ROOT, agentos, env
+from tests.support import ROOT
+from tests.support.cli import agentos, env
 
 __all__ = ["env"]  # a fixture
 

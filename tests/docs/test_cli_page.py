@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import shlex
 
-from tests.support.cli import ROOT, Result, agentos, env
+from tests.support import ROOT
+from tests.support.cli import Result, agentos, env
 
 __all__ = ["env"]  # fixtures
 

@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import ROOT
 from tests.support.programs import run_offline, run_offline_tests
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```([\w-]*)([^\n]*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 TITLE = re.compile(r'title="([^"]+)"')

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import ROOT
 from tests.support.cli import agentos, env
 from tests.support.programs import run_offline
 
 __all__ = ["env"]  # a fixture
 
-ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "examples"
 EXAMPLES = sorted([*FOLDER.glob("*.py"), FOLDER / "scripted_model" / "conversation.py"])
 """The programs: each at the top of ``examples/``, and those of a folder of their own."""

@@ -7,9 +7,9 @@ Its code runs under ``tests/docs/test_docs.py``, as every page's does.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 README = (ROOT / "README.md").read_text()
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
 NOT_GUIDE = {"package.md"}

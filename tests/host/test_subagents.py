@@ -8,8 +8,7 @@ the tests assert on calls, statuses and what the tools saw, never on wording.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,6 @@ from agentos import (
     ProviderError,
     Runtime,
     Session,
-    SqliteStore,
     SubAgent,
     Tool,
     ToolPolicy,
@@ -39,6 +37,8 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller, CapabilityResult, Scope
+from tests.support.backends import hosted
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -91,26 +91,6 @@ def lead(children: dict[str, AgentConfig], **settings: Any) -> AgentConfig:
     )
 
 
-async def until(runtime: Runtime, condition: Callable[[], bool]) -> None:
-    with anyio.fail_after(10):
-        while not condition():
-            await settle(runtime)
-            await anyio.lowlevel.checkpoint()
-
-
-@asynccontextmanager
-async def hosted(
-    path: Path, model: Agents, *tools: Tool[Any]
-) -> AsyncIterator[tuple[SqliteStore, Runtime, Host]]:
-    """One process's store, runtime and host, on the database at ``path``."""
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime(list(tools)) as runtime,
-        Host(runtime, model, store=store) as host,
-    ):
-        yield store, runtime, host
-
-
 async def child_started(
     host: Host, runtime: Runtime, config: AgentConfig, puppet: Puppet
 ) -> tuple[Session, CallSnapshot, Session]:
@@ -118,7 +98,7 @@ async def child_started(
     and that child."""
     session = await host.create_session(config)
     session.post("go")
-    await until(runtime, lambda: len(puppet.calls) == 1)
+    await until(lambda: len(puppet.calls) == 1, runtime)
     (call,) = runtime.list_calls(session.session_id)
     child = host.child_of(call.call_id)
     assert child is not None
@@ -158,7 +138,7 @@ async def test_two_researchers_one_read_and_cancelled_the_other_answers() -> Non
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(config)
         session.post("plan the trip")
-        await until(runtime, lambda: len(puppet.calls) == 2)
+        await until(lambda: len(puppet.calls) == 2, runtime)
         calls = {c.tool_input["task"]: c for c in runtime.list_calls(session.session_id)}
         children = {task: host.child_of(c.call_id) for task, c in calls.items()}
         assert all(child is not None for child in children.values())
@@ -171,12 +151,12 @@ async def test_two_researchers_one_read_and_cancelled_the_other_answers() -> Non
         assert runtime.status(flights_work).parent_call_id == calls["flights"].call_id
 
         session.post("how is it going?")  # the parent answers while its children run
-        await until(runtime, lambda: session.replies[-1].startswith("stopped the flights"))
+        await until(lambda: session.replies[-1].startswith("stopped the flights"), runtime)
         status = json.loads(seen[0])
         payloads = [entry["payload"] for entry in status["progress"]]
         assert {"said": "looking up flights"} in payloads  # the child's own words
         assert {"tool_name": "puppet", "call_id": flights_work, "status": "running"} in payloads
-        await until(runtime, lambda: puppet.calls[flights_work].cleaned_up)
+        await until(lambda: puppet.calls[flights_work].cleaned_up, runtime)
         assert puppet.calls[flights_work].cancelled  # cancel reached the child's own call
         assert runtime.status(calls["flights"].call_id).status is CallStatus.CANCELLED
         assert flights_child.ended
@@ -229,11 +209,11 @@ async def test_cancelling_the_top_of_a_three_level_tree_cancels_every_descendant
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(config)
         session.post("go")
-        await until(runtime, lambda: len(puppet.calls) == 8)  # 2 mids x 2 leaves x 2 calls
+        await until(lambda: len(puppet.calls) == 8, runtime)  # 2 mids x 2 leaves x 2 calls
         tree = [c.call_id for c in runtime.list_calls(session.session_id)]
         for call_id in tree:
             runtime.cancel(call_id, "the user changed their mind")
-        await until(runtime, lambda: all(c.cleaned_up for c in puppet.calls.values()))
+        await until(lambda: all(c.cleaned_up for c in puppet.calls.values()), runtime)
         assert all(c.cancelled for c in puppet.calls.values())
         for summary in host.list():
             for call in runtime.list_calls(summary.session_id):
@@ -251,7 +231,7 @@ async def test_depth_and_concurrency_limits_refuse_at_once_saying_which() -> Non
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(config)
         session.post("go")
-        await until(runtime, lambda: len(host.list()) == 2 and _final_leaves(host, runtime) == 2)
+        await until(lambda: len(host.list()) == 2 and _final_leaves(host, runtime) == 2, runtime)
         mids = runtime.list_calls(session.session_id)
         refused = [c for c in mids if c.status is CallStatus.FAILED]
         assert len(refused) == 1 and refused[0].error is not None
@@ -302,17 +282,17 @@ async def test_a_message_to_a_running_child_is_read_at_its_next_turn_its_call_go
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(lead({"researcher": child_config}))
         session.post("research")
-        await until(runtime, lambda: len(puppet.calls) == 1)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         (call,) = runtime.list_calls(session.session_id)
         child = host.child_of(call.call_id)
         assert child is not None
         session.post("tell it")
-        await until(runtime, lambda: bool(heard))
+        await until(lambda: bool(heard), runtime)
         (work,) = puppet_calls(runtime, child)
         assert not puppet.calls[work].cleaned_up  # its own call was not interrupted
         assert runtime.status(call.call_id).status is CallStatus.RUNNING
         await until(
-            runtime, lambda: {"said": "noted: no red-eyes"} in _payloads(runtime, call.call_id)
+            lambda: {"said": "noted: no red-eyes"} in _payloads(runtime, call.call_id), runtime
         )
         (answer,) = [
             json.loads(str(result["content"]))
@@ -345,7 +325,7 @@ async def test_message_agent_refuses_a_call_that_is_no_running_sub_agent() -> No
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(config)
         plain = runtime.submit("puppet", {}, session_id=session.session_id)
-        await until(runtime, lambda: puppet.started(plain))
+        await until(lambda: puppet.started(plain), runtime)
         caller = Caller(session.session_id)
         answer = await host.toolbox.invoke(
             "message_agent", {"tool_call_id": plain, "text": "hi"}, caller
@@ -388,9 +368,9 @@ async def test_a_failing_child_or_one_out_of_steps_fails_the_call_with_what_it_s
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(config)
         session.post("go")
-        await until(runtime, lambda: len(puppet.calls) == 1)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         puppet.complete(next(iter(puppet.calls)), "nothing")
-        await until(runtime, lambda: len(puppet.calls) == 2)
+        await until(lambda: len(puppet.calls) == 2, runtime)
         puppet.complete(list(puppet.calls)[1], "nothing")
         with anyio.fail_after(10):
             await session.wait_settled()
@@ -413,7 +393,7 @@ async def test_the_parent_sees_its_childrens_calls_the_child_never_sees_the_pare
         session = await host.create_session(config, scope=Scope.CHILDREN)
         own = runtime.submit("puppet", {}, session_id=session.session_id)
         session.post("go")
-        await until(runtime, lambda: len(puppet.calls) == 2)
+        await until(lambda: len(puppet.calls) == 2, runtime)
         listing = await host.toolbox.list_running_tool_calls(
             Caller(session.session_id, scope=Scope.CHILDREN)
         )
@@ -489,7 +469,7 @@ async def test_after_a_restart_the_parents_call_and_the_childs_are_told_how_they
     async with hosted(path, model, puppet.tool) as (store, runtime, host):
         session = await host.create_session(lead({"researcher": researcher()}), session_id="lead")
         session.post("go")
-        await until(runtime, lambda: len(puppet.calls) == 1)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         (call,) = runtime.list_calls("lead")
         child = host.child_of(call.call_id)
         assert child is not None
@@ -523,7 +503,7 @@ async def test_a_child_stopped_from_outside_fails_its_call_and_reads_no_more_mes
     async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(lead({"researcher": researcher()}))
         session.post("go")
-        await until(runtime, lambda: len(puppet.calls) == 1)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         (call,) = runtime.list_calls(session.session_id)
         child = host.child_of(call.call_id)
         assert child is not None
@@ -580,9 +560,9 @@ async def test_a_child_waiting_on_a_deferred_call_goes_on_after_a_restart(
     async with hosted(path, model, approve.tool) as (store, runtime, host):
         session = await host.create_session(config, session_id="lead")
         session.post("go")
-        await until(runtime, lambda: len(runtime.list_calls("lead")) == 1)
+        await until(lambda: len(runtime.list_calls("lead")) == 1, runtime)
         (call,) = runtime.list_calls("lead")
-        await until(runtime, lambda: _child_waits(host, call.call_id))
+        await until(lambda: _child_waits(host, call.call_id), runtime)
         child = host.child_of(call.call_id)
         assert child is not None
         child_id = child.session_id
@@ -590,7 +570,7 @@ async def test_a_child_waiting_on_a_deferred_call_goes_on_after_a_restart(
         resumed = await host.resume("lead")
         (again,) = runtime.list_calls("lead")  # made again: nothing the child did was lost
         assert again.tool_name == "researcher" and again.provider_call_id == call.provider_call_id
-        await until(runtime, lambda: host.child_of(again.call_id) is not None)
+        await until(lambda: host.child_of(again.call_id) is not None, runtime)
         (token,) = await store.tokens_of(child_id)
         await host.complete(token.token, "yes")
         with anyio.fail_after(10):
@@ -622,15 +602,15 @@ async def test_cancelling_a_sub_agent_call_cancels_its_childs_deferred_calls_too
     async with Runtime([approve.tool]) as runtime, Host(runtime, model) as host:
         session = await host.create_session(config)
         session.post("go")
-        await until(runtime, lambda: len(runtime.list_calls(session.session_id)) == 1)
+        await until(lambda: len(runtime.list_calls(session.session_id)) == 1, runtime)
         (call,) = runtime.list_calls(session.session_id)
-        await until(runtime, lambda: _child_waits(host, call.call_id))
+        await until(lambda: _child_waits(host, call.call_id), runtime)
         child = host.child_of(call.call_id)
         assert child is not None
         (deferred,) = runtime.list_calls(child.session_id)
         assert deferred.deferred and deferred.status is CallStatus.PENDING
         runtime.cancel(call.call_id, "never mind")
-        await until(runtime, lambda: runtime.status(deferred.call_id).is_final)
+        await until(lambda: runtime.status(deferred.call_id).is_final, runtime)
         assert runtime.status(deferred.call_id).status is CallStatus.CANCELLED
 
 
@@ -651,7 +631,7 @@ async def test_a_sub_agent_call_that_times_out_stops_its_child_and_the_childs_ca
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, model) as host:
         _, call, child = await child_started(host, runtime, config, puppet)
         clock.advance(31)
-        await until(runtime, lambda: all(c.cleaned_up for c in puppet.calls.values()))
+        await until(lambda: all(c.cleaned_up for c in puppet.calls.values()), runtime)
         ended = runtime.status(call.call_id)
         assert ended.status is CallStatus.FAILED and ended.error is not None
         assert ended.error.kind.value == "timed_out"

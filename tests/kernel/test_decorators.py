@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -24,7 +24,6 @@ from agentos import (
     IsolatedCall,
     Json,
     ManualClock,
-    ModelRequest,
     Runtime,
     ScriptedProvider,
     Session,
@@ -33,8 +32,9 @@ from agentos import (
     ToolPolicy,
     tool,
 )
-from agentos.testing import last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.testing import settle, text, tool_calls
 from agentos.turns import Caller, SystemToolbox
+from tests.support.scripting import asks, has_results
 
 pytestmark = pytest.mark.anyio
 
@@ -45,14 +45,6 @@ class Empty(BaseModel):
 
 class Word(BaseModel):
     word: str
-
-
-def asks(phrase: str) -> Callable[[ModelRequest], bool]:
-    return lambda request: phrase in last_user_text(request) and not last_tool_results(request)
-
-
-def has_results(request: ModelRequest) -> bool:
-    return bool(last_tool_results(request))
 
 
 def decorated(tool_name: str, *decorators: Decorator, then: Disposition) -> AgentConfig:

@@ -27,23 +27,19 @@ from agentos import (
     ErrorKind,
     Host,
     ManualClock,
-    ModelRequest,
     Runtime,
     ScriptedProvider,
     ToolContext,
     tool,
 )
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio
 
 
 class Empty(BaseModel):
     pass
-
-
-def has_results(request: ModelRequest) -> bool:
-    return bool(last_tool_results(request))
 
 
 # ------------------------------------------------------------- 1. stray CancelledError

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from agentos.testing import Cassette, CassetteError, MessagesStandIn, Reply, message_body
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-ant-api03-do-not-record-me"
 USER_TEST = '''
 import datetime, os, uuid

@@ -45,7 +45,7 @@ from agentos.testing import (
     settle,
     text,
 )
-from tests.sessions.test_sessions import wait_for
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -101,7 +101,7 @@ async def test_a_function_scripts_a_call_a_question_while_it_runs_and_a_cancel(
     ):
         session = await host.create_session()
         session.post("Download the archive, please.")
-        await wait_for(lambda: len(puppet.calls) == 1 and session.status == "waiting", runtime)
+        await until(lambda: len(puppet.calls) == 1 and session.status == "waiting", runtime)
         (call_id,) = puppet.calls
         session.post("While it runs: what is 2+2?")  # cuts the wait: the call gets a placeholder
         with anyio.fail_after(5):
@@ -154,10 +154,10 @@ async def test_a_late_outcome_and_an_overdue_call_are_entries_of_their_own(
     ):
         session = await host.create_session(config)
         session.post("Download the archive.")
-        await wait_for(lambda: len(puppet.calls) == 1 and session.status == "waiting", runtime)
+        await until(lambda: len(puppet.calls) == 1 and session.status == "waiting", runtime)
         (call_id,) = puppet.calls
         clock.advance(11)  # overdue: a turn with a placeholder and the runtime's note
-        await wait_for(lambda: len(script.seen) == 2, runtime)
+        await until(lambda: len(script.seen) == 2, runtime)
         with anyio.fail_after(5):
             await session.wait_idle()
         puppet.complete(call_id, {"bytes": 1024})
@@ -457,7 +457,7 @@ async def test_a_function_that_raises_fails_that_turn_only(
         assert other.replies == ["scripted: hi"] and other.errors == []
         assert failing.status == "failed"
         failing.post("still there?")  # a failed turn's session takes the next message
-        await wait_for(lambda: failing.replies == ["scripted: still there?"], runtime)
+        await until(lambda: failing.replies == ["scripted: still there?"], runtime)
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import agentos
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 FORBIDDEN = {
     "components": {"systems", "agentos"},
     "systems": {"agentos"},

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 TIMED = re.compile(r"^\s*\d+\.\d+s  (\S+)\s+(.*)$")
 BOARD_HEADING = "dana's board (what the model reads):"
 

@@ -25,7 +25,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from tests.support.cli import ROOT, env  # noqa: F401  (a fixture)
+from tests.support import ROOT
+from tests.support.cli import env  # noqa: F401  (a fixture)
 from tests.support.import_watch import watched
 
 EXTRAS = ("test", "ray", "postgres", "otel")

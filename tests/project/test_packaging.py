@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
 
 
 def test_the_distribution_carries_its_licence() -> None:

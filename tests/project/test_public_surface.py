@@ -28,8 +28,8 @@ import agentos.stores
 import agentos.testing
 import agentos.turns
 import components
+from tests.support import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 OURS = ("agentos", "components", "systems")
 # ``Json`` is a string at run time (a recursive alias): ``Json | X`` does not evaluate.
 ALIASES = {"Json": object, "JsonObject": dict[str, object], "anthropic": anthropic}

@@ -19,8 +19,7 @@ from typing import IO, Any
 
 import pytest
 
-from tests.support import ray_tools
-from tests.support.cli import ROOT
+from tests.support import ROOT, ray_tools
 
 RAYS_WINDOW = 60.0
 """Ray's default ``gcs_rpc_server_reconnect_timeout_s``: past it a driver used to be ended."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +21,13 @@ from agentos import (
     Session,
     SessionStatus,
     SqliteStore,
-    Tool,
     ToolPolicy,
     YieldOnTimeout,
 )
 from agentos.stores import StoredSession, StoredToken, TurnCommit
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller, Message
+from tests.support.backends import hosted
 
 pytestmark = pytest.mark.anyio
 
@@ -37,19 +35,6 @@ CONFIG = AgentConfig(
     policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
     async_yield_strategy=YieldOnTimeout(milliseconds=1),
 )
-
-
-@asynccontextmanager
-async def hosted(
-    path: Path, clock: ManualClock, provider: ScriptedProvider, *tools: Tool[Any]
-) -> AsyncIterator[tuple[Runtime, Host]]:
-    """One process's runtime and host on the store at ``path``."""
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime(list(tools), clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
-        yield runtime, host
 
 
 def script() -> ScriptedProvider:
@@ -68,7 +53,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
 ) -> None:
     path = tmp_path / "agentos.db"
     puppet, approve = Puppet(), Puppet(name="approve")
-    async with hosted(path, clock, script(), puppet.tool, approve.tool) as (runtime, host):
+    async with hosted(path, script(), puppet.tool, approve.tool, clock=clock) as (_, runtime, host):
         session = await host.create_session(CONFIG, session_id="s")
         session.post("kickoff both")
         with anyio.fail_after(5):
@@ -81,7 +66,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
     # The process is gone: a new runtime, a new host, the same file.
     puppet, approve = Puppet(), Puppet(name="approve")
     provider = script()
-    async with hosted(path, clock, provider, puppet.tool, approve.tool) as (runtime, host):
+    async with hosted(path, provider, puppet.tool, approve.tool, clock=clock) as (_, runtime, host):
         session = await host.resume("s")
         caller = Caller("s", conversation_id="s")
         slow = await host.toolbox.get_tool_call_status(caller, uses["puppet"])
@@ -372,7 +357,7 @@ async def test_catch_up_nudges_only_when_the_model_has_news(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     path, tools = tmp_path / "agentos.db", (Puppet().tool, Puppet(name="approve").tool)
-    async with hosted(path, clock, script(), *tools) as (runtime, host):
+    async with hosted(path, script(), *tools, clock=clock) as (_, runtime, host):
         quiet = await host.create_session(CONFIG, session_id="quiet")
         quiet.post("hello")
         busy = await host.create_session(CONFIG, session_id="busy")
@@ -382,7 +367,8 @@ async def test_catch_up_nudges_only_when_the_model_has_news(
                 clock.advance(0.001)
                 await settle(runtime)
     provider = ScriptedProvider((lambda r: True, lambda r: text("caught up")))
-    async with hosted(path, clock, provider, Puppet().tool, Puppet(name="approve").tool) as (
+    async with hosted(path, provider, Puppet().tool, Puppet(name="approve").tool, clock=clock) as (
+        _,
         runtime,
         host,
     ):

@@ -39,12 +39,9 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from components import PROGRESS_KEPT
+from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio
-
-
-def has_results(request: ModelRequest) -> bool:
-    return bool(last_tool_results(request))
 
 
 async def submitted_calls(runtime: Runtime, session_id: str) -> list[CallSnapshot]:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import pickle
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -44,6 +43,8 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Message
+from tests.support.scripting import asks, has_results, until
+from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio
 
@@ -52,33 +53,8 @@ class Empty(BaseModel):
     pass
 
 
-def assert_valid_transcript(history: Sequence[Mapping[str, Any]]) -> None:
-    """What the Messages API requires: alternating roles, one tool_result per tool_use, next."""
-    assert history[0]["role"] == "user"
-    for earlier, later in itertools.pairwise(history):
-        assert earlier["role"] != later["role"], "roles must alternate"
-    for index, message in enumerate(history):
-        if message["role"] != "assistant":
-            continue
-        uses = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
-        if not uses:
-            continue
-        assert index + 1 < len(history), "a tool_use without its tool_result"
-        reply = history[index + 1]["content"]
-        results = [b["tool_use_id"] for b in reply if b["type"] == "tool_result"]
-        assert results == uses, "exactly one tool_result per tool_use, first, in order"
-
-
 def when(predicate: Callable[[ModelRequest], bool]) -> Callable[[ModelRequest], bool]:
     return predicate
-
-
-def asks(phrase: str) -> Callable[[ModelRequest], bool]:
-    return lambda request: phrase in last_user_text(request) and not last_tool_results(request)
-
-
-def has_results(request: ModelRequest) -> bool:
-    return bool(last_tool_results(request))
 
 
 def result_payloads(request: ModelRequest) -> list[Any]:
@@ -89,13 +65,6 @@ def result_payloads(request: ModelRequest) -> list[Any]:
         except ValueError:
             payloads.append(block["content"])
     return payloads
-
-
-async def wait_for(condition: Callable[[], bool], runtime: Runtime) -> None:
-    with anyio.fail_after(5):
-        while not condition():
-            await settle(runtime)
-            await anyio.lowlevel.checkpoint()
 
 
 HostFactory = Callable[..., Any]
@@ -145,10 +114,10 @@ async def test_yield_on_any_progress_gives_a_partial_turn_when_the_first_call_en
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("two things")
-        await wait_for(lambda: len(puppet.calls) == 2, runtime)
+        await until(lambda: len(puppet.calls) == 2, runtime)
         first, second = list(puppet.calls)
         puppet.complete(first, "A done")
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
         partial = provider.requests[1]
         payloads = result_payloads(partial)
         assert payloads[0] == "A done"
@@ -157,7 +126,7 @@ async def test_yield_on_any_progress_gives_a_partial_turn_when_the_first_call_en
         assert runtime.status(second).status is CallStatus.RUNNING
         assert_valid_transcript(session.history)
         puppet.complete(second, "B done")
-        await wait_for(lambda: len(provider.requests) == 3 and session.idle, runtime)
+        await until(lambda: len(provider.requests) == 3 and session.idle, runtime)
         late = last_user_text(provider.requests[2])
         assert "finished: completed" in late
         assert "B done" in late
@@ -190,17 +159,17 @@ async def test_a_question_during_a_slow_call_is_answered_with_its_status(
     async with Host(runtime, provider) as host:
         session = await host.create_session()
         session.post("check the calendar")
-        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         (call,) = puppet.calls
         puppet.progress(call, {"percent": 40})
         await settle(runtime)
         session.post("how is it going?")
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
         assert session.replies[-1] == "still going: {'percent': 40}"
         assert runtime.status(call).status is CallStatus.RUNNING
         assert_valid_transcript(session.history)
         puppet.complete(call, "free at 10")
-        await wait_for(lambda: session.idle and len(provider.requests) == 4, runtime)
+        await until(lambda: session.idle and len(provider.requests) == 4, runtime)
         assert "free at 10" in last_user_text(provider.requests[-1])
 
 
@@ -224,9 +193,9 @@ async def test_the_model_can_cancel_a_running_call(puppet_host: tuple[Runtime, P
     async with Host(runtime, provider) as host:
         session = await host.create_session()
         session.post("slow")
-        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         session.post("stop that")
-        await wait_for(lambda: session.idle and cancelled != [], runtime)
+        await until(lambda: session.idle and cancelled != [], runtime)
         (call,) = puppet.calls
         assert cancelled[0] == {
             "tool_call_id": runtime.status(call).provider_call_id,
@@ -251,7 +220,7 @@ async def test_tool_calls_are_entities_under_their_provider_ids(
     async with Host(runtime, provider) as host:
         session = await host.create_session(session_id="s1")
         session.post("go")
-        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         tool_use_id = session.history[1]["content"][0]["id"]
         call_id = runtime.resolve(tool_use_id, session_id="s1")
         snapshot = runtime.status(call_id)
@@ -308,12 +277,12 @@ async def test_in_synchronous_mode_a_user_message_waits_for_the_calls(
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("slow")
-        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         session.post("meanwhile?")
         await settle(runtime)
         assert len(provider.requests) == 1, "the turn blocks on the call"
         puppet.complete(next(iter(puppet.calls)), "x")
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
     assert session.replies == ["", "got it", "answered later"]
 
 
@@ -369,7 +338,7 @@ async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Pupp
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("approve this")
-        await wait_for(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        await until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
         assert host.list()[0].status is SessionStatus.WAITING_EXTERNAL
         (record,) = host.tokens.pending(session.session_id)
         assert runtime.status(record.call_id).status is CallStatus.PENDING
@@ -378,7 +347,7 @@ async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Pupp
         assert await host.complete(record.token, {"ok": True}) is Completion.APPLIED
         assert await host.complete(record.token, {"ok": True}) is Completion.ALREADY_COMPLETED
         assert await host.complete("no-such-token") is Completion.UNKNOWN
-        await wait_for(lambda: session.idle and len(provider.requests) == 2, runtime)
+        await until(lambda: session.idle and len(provider.requests) == 2, runtime)
         assert session.replies[-1] == "approved!"
         (result,) = last_tool_results(provider.requests[1])
         assert json.loads(result["content"]) == {"ok": True}
@@ -401,16 +370,16 @@ async def test_a_user_message_cuts_a_wait_for_a_deferred_call_short(
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("approve this")
-        await wait_for(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        await until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
         session.post("any news?")
-        await wait_for(lambda: session.idle and len(provider.requests) == 2, runtime)
+        await until(lambda: session.idle and len(provider.requests) == 2, runtime)
         placeholder = result_payloads(provider.requests[1])[0]
         (record,) = host.tokens.pending(session.session_id)
         assert placeholder["continuation_token"] == record.token
         assert placeholder["internal_id"] == record.call_id
         assert last_user_text(provider.requests[1]) == "any news?"
         assert await host.complete(record.token, "yes") is Completion.APPLIED
-        await wait_for(lambda: session.idle and len(provider.requests) == 3, runtime)
+        await until(lambda: session.idle and len(provider.requests) == 3, runtime)
         assert session.replies[-1] == "approved!"
     assert_valid_transcript(session.history)
 
@@ -434,9 +403,9 @@ async def test_a_deferred_call_does_not_hold_back_a_finished_calls_outcome(
     ):
         session = await host.create_session(config)
         session.post("do both")
-        await wait_for(lambda: bool(puppet.calls), runtime)
+        await until(lambda: bool(puppet.calls), runtime)
         session.post("any news?")
-        await wait_for(lambda: session.idle and len(provider.requests) == 2, runtime)
+        await until(lambda: session.idle and len(provider.requests) == 2, runtime)
         puppet.complete(next(iter(puppet.calls)), "done by itself")
         with anyio.fail_after(5):
             await session.wait_settled()
@@ -470,14 +439,14 @@ async def test_a_result_read_through_status_is_not_delivered_again(
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("fetch")
-        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         session.post("working?")
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
         call_id = next(iter(puppet.calls))
         puppet.complete(call_id, "the answer")
         await settle(runtime)
         session.post("look now")
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
         requests = len(provider.requests)
         await settle(runtime)
         assert len(provider.requests) == requests
@@ -748,12 +717,12 @@ async def test_an_overdue_call_grants_the_model_a_turn(
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("slow")
-        await wait_for(lambda: len(puppet.calls) == 1, runtime)
+        await until(lambda: len(puppet.calls) == 1, runtime)
         session.post("anything new?")
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
         requests = len(provider.requests)
         clock.advance(30)
-        await wait_for(lambda: session.idle and len(provider.requests) == requests + 1, runtime)
+        await until(lambda: session.idle and len(provider.requests) == requests + 1, runtime)
     assert session.replies[-1] == "still waiting on it"
     assert_valid_transcript(session.history)
 

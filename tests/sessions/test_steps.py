@@ -23,7 +23,8 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
 from agentos.turns import Message, TranscriptView, ViewInput
-from tests.sessions.test_sessions import asks, assert_valid_transcript, has_results, wait_for
+from tests.support.scripting import asks, has_results, until
+from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio
 
@@ -63,9 +64,9 @@ async def test_the_request_after_the_last_call_goes_out_from_that_calls_task(
     async with Runtime([gated], clock=clock) as runtime, Host(runtime, provider) as host:
         session = await host.create_session()
         session.post("go")
-        await wait_for(lambda: len(runtime.list_calls(session.session_id)) == 2, runtime)
+        await until(lambda: len(runtime.list_calls(session.session_id)) == 2, runtime)
         gates["second"].set()
-        await wait_for(lambda: "second" in tasks, runtime)
+        await until(lambda: "second" in tasks, runtime)
         gates["first"].set()
         with anyio.fail_after(5):
             await session.wait_idle()
@@ -80,7 +81,7 @@ async def test_stop_while_waiting_for_calls_cancels_them(clock: ManualClock) -> 
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
         session = await host.create_session()
         session.post("slow")
-        await wait_for(lambda: session.status == "waiting", runtime)
+        await until(lambda: session.status == "waiting", runtime)
         session.stop()
         with pytest.raises(RuntimeError, match="is stopped"):
             session.post("more")
@@ -105,7 +106,7 @@ async def test_stop_without_cancelling_leaves_the_calls_running(clock: ManualClo
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
         session = await host.create_session()
         session.post("slow")
-        await wait_for(lambda: session.status == "waiting", runtime)
+        await until(lambda: session.status == "waiting", runtime)
         session.stop(cancel_calls=False)
         with anyio.fail_after(5):
             await session.wait_idle()
@@ -240,12 +241,12 @@ async def test_yield_on_timeout_reads_the_runtime_clock(clock: ManualClock) -> N
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("go")
-        await wait_for(lambda: session.status == "waiting", runtime)
+        await until(lambda: session.status == "waiting", runtime)
         clock.advance(59)
         await settle(runtime)
         assert len(provider.requests) == 1
         clock.advance(2)
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
         assert session.replies[-1] == "went on"
         (placeholder,) = last_tool_results(provider.requests[-1])
         assert '"status": "running"' in placeholder["content"]
@@ -269,14 +270,14 @@ async def test_past_the_yield_deadline_a_run_sync_call_still_holds_the_turn(
     ):
         session = await host.create_session(config)
         session.post("both")
-        await wait_for(lambda: session.status == "waiting", runtime)
+        await until(lambda: session.status == "waiting", runtime)
         clock.advance(61)
         await settle(runtime)
         assert len(provider.requests) == 1
         assert session.status == "waiting"
         (call,) = careful.calls
         careful.complete(call, "done carefully")
-        await wait_for(lambda: session.idle, runtime)
+        await until(lambda: session.idle, runtime)
         sync_result, placeholder = last_tool_results(provider.requests[-1])
         assert sync_result["content"] == "done carefully"
         assert '"status": "running"' in placeholder["content"]
@@ -300,7 +301,7 @@ async def test_a_yield_deadline_set_in_a_handed_off_step_still_fires() -> None:
     ):
         session = await host.create_session(config)
         session.post("go")
-        await wait_for(lambda: len(careful.calls) == 1, runtime)
+        await until(lambda: len(careful.calls) == 1, runtime)
         (call,) = careful.calls
         careful.complete(call, "done carefully")
         with anyio.fail_after(5):

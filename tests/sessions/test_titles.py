@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import anyio
 import pytest
 
 from agentos import (
@@ -16,25 +15,19 @@ from agentos import (
     ManualClock,
     Runtime,
     ScriptedProvider,
-    Session,
     SqliteStore,
     StoreError,
     UnknownSessionError,
 )
 from agentos.stores import session_title
 from agentos.testing import last_user_text, text
+from tests.support.backends import say
 
 pytestmark = pytest.mark.anyio
 
 
 def echo() -> ScriptedProvider:
     return ScriptedProvider((lambda r: True, lambda r: text(f"heard {last_user_text(r)}")))
-
-
-async def say(session: Session, words: str) -> None:
-    session.post(words)
-    with anyio.fail_after(10):
-        await session.wait_idle()
 
 
 async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_back(

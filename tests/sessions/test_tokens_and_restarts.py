@@ -46,6 +46,7 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.turns import Caller
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -128,12 +129,6 @@ def status_of(session: Session) -> SessionStatus:
     return session.status
 
 
-async def until(runtime: Runtime, done: Callable[[], bool]) -> None:
-    with anyio.fail_after(5):
-        while not done():
-            await settle(runtime)
-
-
 # ---------------------------------------------------------------------- 12: status
 
 
@@ -148,13 +143,13 @@ async def test_a_session_waits_while_calls_it_yielded_on_run(
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
         session = await host.create_session(config, session_id="s")
         session.post("start the work")
-        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        await until(lambda: any(puppet.started(c) for c in puppet.calls), runtime)
         session.post("how is it going?")
-        await until(runtime, lambda: session.idle)
+        await until(lambda: session.idle, runtime)
         assert session.status is SessionStatus.WAITING
         (call_id,) = puppet.calls
         puppet.complete(call_id, "done")
-        await until(runtime, lambda: session.idle and session.status is SessionStatus.IDLE)
+        await until(lambda: session.idle and session.status is SessionStatus.IDLE, runtime)
         assert "done" in str(provider.requests[-1].messages)
 
 
@@ -176,7 +171,7 @@ async def test_a_session_with_only_deferred_calls_left_waits_for_the_outside(
         assert session.status is SessionStatus.WAITING_EXTERNAL
         (record,) = host.tokens.pending("s")
         assert await host.complete(record.token, {"approved": True}) is Completion.APPLIED
-        await until(runtime, lambda: session.status is SessionStatus.IDLE and session.idle)
+        await until(lambda: session.status is SessionStatus.IDLE and session.idle, runtime)
 
 
 @pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
@@ -211,7 +206,7 @@ async def test_resuming_a_session_live_here_returns_it_and_sends_nothing(
     async with process(tmp_path / "agentos.db", clock, provider, puppet.tool) as (runtime, host):
         session = await host.create_session(session_id="s")
         session.post("start the work")
-        await until(runtime, lambda: bool(puppet.calls) and session.status is SessionStatus.WAITING)
+        await until(lambda: bool(puppet.calls) and session.status is SessionStatus.WAITING, runtime)
         asked, history = provider.answered, list(session.history)
         again = await host.resume("s")
         await settle(runtime)
@@ -220,7 +215,7 @@ async def test_resuming_a_session_live_here_returns_it_and_sends_nothing(
         assert session.status is SessionStatus.WAITING, "its turn still waits for the call"
         (call_id,) = puppet.calls
         puppet.complete(call_id, "done")
-        await until(runtime, lambda: session.idle and provider.answered == asked + 1)
+        await until(lambda: session.idle and provider.answered == asked + 1, runtime)
 
 
 # ---------------------------------------------------------------------- 15: waiting helpers
@@ -275,7 +270,7 @@ async def test_an_expired_token_leaves_pending_at_once(
         clock.advance(60)
         assert host.tokens.pending("s") == []
         assert await host.complete(record.token, {"approved": True}) is Completion.EXPIRED
-        await until(runtime, lambda: session.status is SessionStatus.IDLE and session.idle)
+        await until(lambda: session.status is SessionStatus.IDLE and session.idle, runtime)
         assert "expired" in str(last_tool_results(provider.requests[-1]))
         assert await host.complete(record.token, {"approved": True}) is Completion.EXPIRED
     if store is not None:
@@ -298,7 +293,7 @@ async def test_a_turn_waiting_for_a_deferred_call_asks_nothing_until_its_token_c
         await settle(runtime)
         assert provider.answered == 0 and session.status is SessionStatus.WAITING_EXTERNAL
         assert await host.complete(record.token, {"approved": True}) is Completion.APPLIED
-        await until(runtime, lambda: session.idle and session.status is SessionStatus.IDLE)
+        await until(lambda: session.idle and session.status is SessionStatus.IDLE, runtime)
         (request,) = provider.requests
         assert '{"approved": true}' in str(request.messages[-1])
 
@@ -317,7 +312,7 @@ async def test_a_result_committed_before_the_crash_is_delivered_not_lost(
     async with process(path, clock, held, puppet.tool) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("go and fetch it")
-        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        await until(lambda: any(puppet.started(c) for c in puppet.calls), runtime)
         (call_id,) = puppet.calls
         puppet.complete(call_id, "the answer is 42")
         with anyio.fail_after(5):
@@ -327,7 +322,7 @@ async def test_a_result_committed_before_the_crash_is_delivered_not_lost(
     async with process(path, clock, provider, puppet.tool) as (runtime, host):
         session = await host.resume("s")
         assert not await host.catch_up("s", "(resumed)"), "the turn asks by itself"
-        await until(runtime, lambda: session.idle and provider.answered == 1)
+        await until(lambda: session.idle and provider.answered == 1, runtime)
         (request,) = provider.requests
         assert "the answer is 42" in str(request.messages) and "lost" not in str(request.messages)
         assert session.status is SessionStatus.IDLE and session.replies[-1] == "noted"
@@ -344,12 +339,12 @@ async def test_a_call_lost_before_its_placeholder_reads_orphaned(
     async with process(path, clock, ask_for("puppet"), puppet.tool) as (runtime, host):
         session = await host.create_session(session_id="s")
         session.post("go and fetch it")
-        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        await until(lambda: any(puppet.started(c) for c in puppet.calls), runtime)
         (use,) = [b for b in blocks_of(session.history[-1]) if b.get("type") == "tool_use"]
     provider = ask_for("puppet")
     async with process(path, clock, provider, puppet.tool) as (runtime, host):
         session = await host.resume("s")
-        await until(runtime, lambda: session.idle and provider.answered == 1)
+        await until(lambda: session.idle and provider.answered == 1, runtime)
         status = await host.toolbox.get_tool_call_status(Caller("s"), use["id"])
         assert (status["status"], status["is_final"]) == ("orphaned", True)
         (result,) = last_tool_results(provider.requests[0])
@@ -418,7 +413,7 @@ async def test_a_token_bound_again_after_a_restart_still_expires(
         await settle(runtime)
         assert [r.token for r in host.tokens.pending("s")] == [record.token]
         clock.advance(61)
-        await until(runtime, lambda: session.status is SessionStatus.IDLE and session.idle)
+        await until(lambda: session.status is SessionStatus.IDLE and session.idle, runtime)
         assert "expired" in str(provider.requests[-1].messages[-1])
         assert await host.complete(record.token, {"approved": True}) is Completion.EXPIRED
 
@@ -474,7 +469,7 @@ async def test_a_post_that_cuts_the_last_step_gets_a_turn_of_its_own(clock: Manu
     async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
         session = await host.create_session(AgentConfig(max_steps_per_turn=1), session_id="s")
         session.post("start the work")
-        await until(runtime, lambda: any(puppet.started(c) for c in puppet.calls))
+        await until(lambda: any(puppet.started(c) for c in puppet.calls), runtime)
         session.post("how is it going?")
         with anyio.fail_after(5):
             await session.wait_idle()

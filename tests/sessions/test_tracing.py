@@ -58,6 +58,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 from opentelemetry.trace import StatusCode
 
+from tests.support import ROOT
+from tests.support.mcp_servers import SERVERS
+
 pytestmark = pytest.mark.anyio
 
 USAGE = {"input_tokens": 30, "output_tokens": 7, "cache_read_input_tokens": 20}
@@ -234,7 +237,7 @@ async def test_an_mcp_call_carries_its_spans_context_to_the_server(
 ) -> None:
     server = McpServerConfig(
         command=sys.executable,
-        args=[str(Path(__file__).parents[1] / "support" / "mcp_servers" / "tools_server.py")],
+        args=[str(SERVERS / "tools_server.py")],
     )
     waits = ToolPolicy(rules={"trace_context": "run_sync"})
     config = AgentConfig(name="files", mcp_servers={"files": server}, policy=waits)
@@ -260,9 +263,8 @@ async def test_an_mcp_call_carries_its_spans_context_to_the_server(
 
 
 def run_offline(program: str) -> subprocess.CompletedProcess[str]:
-    root = Path(__file__).resolve().parents[2]
     return subprocess.run(
-        [sys.executable, "-c", program], cwd=root, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
 
 

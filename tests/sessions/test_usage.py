@@ -3,7 +3,6 @@ store keeps of them across a restart."""
 
 from __future__ import annotations
 
-import anyio
 import pytest
 from pydantic import ValidationError
 
@@ -14,10 +13,9 @@ from agentos import (
     ModelResponse,
     Runtime,
     ScriptedProvider,
-    Session,
 )
 from agentos.testing import last_user_text
-from tests.support.backends import Backend
+from tests.support.backends import Backend, say
 
 pytestmark = pytest.mark.anyio
 
@@ -39,12 +37,6 @@ def metered() -> ScriptedProvider:
             ),
         )
     )
-
-
-async def say(session: Session, words: str) -> None:
-    session.post(words)
-    with anyio.fail_after(10):
-        await session.wait_idle()
 
 
 async def test_usage_is_summed_and_priced_with_the_cache_ratio() -> None:

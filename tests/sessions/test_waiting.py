@@ -33,8 +33,8 @@ from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from agentos.tui import CallsPane
 from agentos.turns import Message
 from tests.support.cli import env, side_by_side
-from tests.ui.tui.test_app import cell, chat_text, chatting, say, until
-from tests.ui.web.test_api import web
+from tests.support.tui import cell, chat_text, chatting, say, until
+from tests.support.web import web
 
 pytestmark = pytest.mark.anyio
 __all__ = ["env"]  # fixtures

@@ -8,7 +8,6 @@ import signal
 import sys
 from contextlib import AsyncExitStack
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,6 +29,7 @@ from agentos import (
 )
 from agentos.stores import CancelRequest, MirroredCall, StoredSession, StoredToken, TurnCommit
 from agentos.turns import Message
+from tests.support import ROOT
 from tests.support.backends import Backend, host_on, say, stored_texts
 
 pytestmark = pytest.mark.anyio
@@ -588,7 +588,7 @@ async def test_a_dead_holder_on_this_machine_frees_its_lease_at_once(backend: Ba
         "anyio.run(main)\n",
         backend.address,
     ]
-    async with await anyio.open_process(holder, cwd=Path(__file__).parents[2]) as child:
+    async with await anyio.open_process(holder, cwd=ROOT) as child:
         assert child.stdout is not None
         with anyio.fail_after(20):
             assert (await child.stdout.receive()).startswith(b"held")

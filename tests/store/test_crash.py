@@ -20,11 +20,11 @@ import anyio
 from agentos import Host, Runtime, ScriptedProvider, SqliteStore
 from agentos.testing import text
 from agentos.turns import Caller
-from tests.sessions.test_sessions import assert_valid_transcript
+from tests.support import ROOT
 from tests.support.crash_child import approve, quick, slow
+from tests.support.transcripts import assert_valid_transcript
 
 KILLS = 20
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_sigkill_at_random_points_loses_no_committed_turn(tmp_path: Path) -> None:

@@ -33,8 +33,9 @@ from agentos import (
 )
 from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from tests.support import ROOT
 from tests.support.backends import Backend, echo, host_on, say, stored_texts
-from tests.support.cli import ROOT, agentos, env, quick_agent  # noqa: F401  (fixtures)
+from tests.support.cli import agentos, env, quick_agent  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
 

@@ -7,7 +7,6 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import anyio
 import asyncpg
@@ -27,6 +26,7 @@ from agentos import (
 from agentos.stores import StoredSession, TurnCommit
 from agentos.testing import last_user_text, settle, text
 from agentos.turns import Message
+from tests.support import ROOT
 from tests.support.backends import Backend, echo, say, stored_texts
 from tests.support.pg_host import LEASE_EXPIRY, approve, work
 from tests.support.pg_stalled_host import LEASE_EXPIRY as STALLED_LEASE_EXPIRY
@@ -34,7 +34,6 @@ from tests.support.postgres import Cluster, postgres_cluster
 from tests.support.processes import dies_within
 
 pytestmark = pytest.mark.anyio
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import anyio
 import asyncpg
@@ -15,10 +17,12 @@ from agentos import (
     Host,
     ManualClock,
     PostgresStore,
+    Provider,
     Runtime,
     ScriptedProvider,
     Session,
     SqliteStore,
+    Tool,
 )
 from agentos.testing import last_user_text, text
 
@@ -74,6 +78,19 @@ async def host_on(
         runtime = await stack.enter_async_context(Runtime([], clock=clock))
         host = Host(runtime, echo(), store=store, lease_period=lease_period)
         yield await stack.enter_async_context(host)
+
+
+@asynccontextmanager
+async def hosted(
+    path: Path, model: Provider, *tools: Tool[Any], clock: ManualClock | None = None
+) -> AsyncIterator[tuple[SqliteStore, Runtime, Host]]:
+    """One process's store, runtime and host, on the SQLite database at ``path``."""
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime(list(tools), clock=clock) as runtime,
+        Host(runtime, model, store=store) as host,
+    ):
+        yield store, runtime, host
 
 
 async def say(session: Session, words: str) -> None:

@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
+
 QUICK_AGENT = """
 name = "quick"
 async_yield_strategy = { kind = "yield_on_timeout", milliseconds = 50 }

@@ -19,7 +19,7 @@ from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import ROOT
 
 
 class Refuse(MetaPathFinder):

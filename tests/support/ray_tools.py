@@ -13,6 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from agentos import ToolContext, tool
+from tests.support import ROOT
 
 
 def need_ray() -> ModuleType:
@@ -25,7 +26,7 @@ def need_ray() -> ModuleType:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the Ray tests: {reason}", pytrace=False)
         pytest.skip(reason)
-    root = str(Path(__file__).resolve().parents[2])
+    root = str(ROOT)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [root, *filter(None, [os.environ.get("PYTHONPATH")])]
     )

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from agentos.testing import blocks_of
+from agentos.testing import (
+    blocks_of,
+)
 from agentos.turns import Message
 
 
@@ -30,3 +34,20 @@ def transcript_problem(messages: Sequence[Message], *, may_end_unanswered: bool)
     )
     repeated = [tool_use_id for tool_use_id, count in results.items() if count > 1]
     return f"tool uses answered twice: {repeated}" if repeated else None
+
+
+def assert_valid_transcript(history: Sequence[Mapping[str, Any]]) -> None:
+    """What the Messages API requires: alternating roles, one tool_result per tool_use, next."""
+    assert history[0]["role"] == "user"
+    for earlier, later in itertools.pairwise(history):
+        assert earlier["role"] != later["role"], "roles must alternate"
+    for index, message in enumerate(history):
+        if message["role"] != "assistant":
+            continue
+        uses = [b["id"] for b in message["content"] if b["type"] == "tool_use"]
+        if not uses:
+            continue
+        assert index + 1 < len(history), "a tool_use without its tool_result"
+        reply = history[index + 1]["content"]
+        results = [b["tool_use_id"] for b in reply if b["type"] == "tool_result"]
+        assert results == uses, "exactly one tool_result per tool_use, first, in order"

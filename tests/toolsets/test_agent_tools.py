@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import anyio
 import pytest
@@ -26,12 +25,13 @@ from agentos import (
 )
 from agentos.testing import last_tool_results, last_user_text, text, tool_calls
 from agentos.turns import Caller
+from tests.support.mcp_servers import SERVERS
 
 pytestmark = pytest.mark.anyio
 
 SERVER = McpServerConfig(
     command=sys.executable,
-    args=[str(Path(__file__).parents[1] / "support" / "mcp_servers" / "tools_server.py")],
+    args=[str(SERVERS / "tools_server.py")],
 )
 FILES = AgentConfig(name="files", mcp_servers={"files": SERVER})
 WAIT = 20

@@ -27,13 +27,13 @@ from agentos import (
     Runtime,
     ToolsetError,
 )
+from tests.support.mcp_servers import SERVERS
+from tests.toolsets.conftest import WAIT, outcome
 
 pytestmark = pytest.mark.anyio
 
-SERVERS = Path(__file__).parents[1] / "support" / "mcp_servers"
 TOOLS_SERVER = str(SERVERS / "tools_server.py")
 SILENT_SERVER = str(SERVERS / "silent_server.py")
-WAIT = 20  # seconds: a bound on real work (starting a Python process on a busy machine)
 
 
 def tools_server(
@@ -67,12 +67,6 @@ async def wait_progress(
         while partial(snapshot := runtime.status(call_id)) < count:
             assert not snapshot.status.is_final, snapshot
             await events.receive()
-    return snapshot
-
-
-async def outcome(runtime: Runtime, call_id: str) -> CallSnapshot:
-    snapshot = await runtime.wait(call_id, WAIT)
-    assert snapshot.status.is_final, snapshot
     return snapshot
 
 

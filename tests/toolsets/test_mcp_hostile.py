@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,11 +23,12 @@ from agentos import (
     ToolsetError,
     tool,
 )
-from tests.toolsets.test_mcp import WAIT, outcome
+from tests.support.mcp_servers import SERVERS
+from tests.toolsets.conftest import WAIT, outcome
 
 pytestmark = pytest.mark.anyio
 
-HOSTILE = str(Path(__file__).parents[1] / "support" / "mcp_servers" / "hostile_server.py")
+HOSTILE = str(SERVERS / "hostile_server.py")
 
 
 def hostile(name: str = "bad", **env: str) -> McpServer:

@@ -15,7 +15,6 @@ import itertools
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -23,13 +22,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from agentos import (
     AgentConfig,
-    CallError,
     CallId,
-    CallSnapshot,
     CallStatus,
     Disposition,
-    ErrorKind,
-    SessionId,
     ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
@@ -62,6 +57,7 @@ from agentos.turns import (
     TurnMachine,
     UserPosted,
 )
+from tests.support.machines import Call, snapshot
 from tests.support.transcripts import transcript_problem
 
 DISPOSITIONS = {
@@ -77,48 +73,6 @@ CONFIGS = {
 }
 TOOLS = ["bg", "sync", "defer", "get_tool_call_status"]
 OUTCOME = re.compile(r"\[tool call (\S+) \([^)]*\) finished: ")
-
-
-@dataclass
-class Call:
-    """The harness's view of one runtime call."""
-
-    call_id: CallId
-    tool_use_id: str
-    name: str
-    status: CallStatus
-    cancel_asked: bool = False
-
-    @property
-    def final(self) -> bool:
-        return self.status.is_final
-
-
-def snapshot(call: Call) -> CallSnapshot:
-    error = None if call.status is CallStatus.COMPLETED else CallError(ErrorKind.TOOL_ERROR, "no")
-    return CallSnapshot(
-        call.call_id,
-        SessionId("s"),
-        call.name,
-        {},
-        call.status,
-        call.tool_use_id,
-        None,
-        None,
-        None,
-        0.0,
-        None,
-        1.0,
-        f"{call.name} done" if error is None else None,
-        error,
-        (),
-        0,
-        0,
-        1,
-        None,
-        False,
-        deferred=call.name == "defer",
-    )
 
 
 class Turns(RuleBasedStateMachine):

@@ -26,7 +26,7 @@ from agentos import (
 from agentos.stores import ShownStatus, StoredToken, shown_call_status, shown_session_status
 from agentos.testing import text
 from tests.support.cli import agentos, env, quick_agent, side_by_side, start
-from tests.ui.web.test_api import web
+from tests.support.web import web
 
 __all__ = ["env", "quick_agent"]  # fixtures
 

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import ROOT, agentos, env
+from tests.support import ROOT
+from tests.support.cli import agentos, env
+from tests.support.mcp_servers import SERVERS
 
 __all__ = ["env"]  # fixtures
 
 EXAMPLE = ROOT / "examples" / "own_tools"
-SILENT_SERVER = ROOT / "tests" / "support" / "mcp_servers" / "silent_server.py"
+SILENT_SERVER = SERVERS / "silent_server.py"
 
 
 def test_the_example_agent_runs_every_tool_and_its_calls_show_their_progress(

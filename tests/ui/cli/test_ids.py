@@ -17,7 +17,6 @@ import anyio
 from agentos.stores import MirroredCall, StoredSession
 from tests.support.backends import Backend
 from tests.support.cli import (  # noqa: F401  (fixtures)
-    ROOT,
     agentos,
     any_env,
     chat_in_a_terminal,

@@ -13,10 +13,8 @@ import json
 import os
 import socket
 import subprocess
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -31,6 +29,7 @@ from tests.support.cli import (  # noqa: F401  (fixtures)
     start,
 )
 from tests.support.gate_tools import PORT
+from tests.ui.cli.conftest import running, until, until_event
 
 GATED_AGENT = """
 name = "gated"
@@ -75,34 +74,6 @@ def held(gate: socket.socket, holder: subprocess.Popen[str]) -> socket.socket:
     except TimeoutError:
         holder.kill()
         raise AssertionError(f"the call never reached the gate: {holder.communicate()}") from None
-
-
-@contextmanager
-def running(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:  # noqa: F811
-    with start(env, *args) as process:  # closes its pipes, whatever the test says
-        try:
-            yield process
-        finally:
-            process.kill()
-            process.wait()
-
-
-def until_event(process: subprocess.Popen[str], kind: str) -> dict[str, Any]:
-    """Read the process's stderr until a call event of ``kind``; that event."""
-    assert process.stderr is not None
-    while line := process.stderr.readline():
-        if line.startswith("{") and json.loads(line)["event"] == kind:
-            return dict(json.loads(line))
-    raise AssertionError(f"the process ended before a {kind!r} event")
-
-
-def until(ask: Callable[[], Result], ready: Callable[[Result], bool]) -> Result:
-    """Ask again until the answer is ``ready`` (the holder mirrors twice a second)."""
-    for _ in range(100):
-        answer = ask()
-        if ready(answer):
-            return answer
-    raise AssertionError(f"never ready: {answer}")
 
 
 def test_a_live_call_is_seen_and_cancelled_from_another_process(

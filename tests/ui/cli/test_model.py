@@ -12,15 +12,16 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
 
 from agentos.testing import MessagesStandIn, Reply, message_body
+from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.cli import ROOT, agentos, env, read_all, start
+from tests.support.cli import agentos, env, read_all
+from tests.ui.cli.conftest import serving
 
 __all__ = ["env"]  # fixtures
 
@@ -118,22 +119,6 @@ def test_an_agent_file_naming_no_model_and_the_demo_stay_offline(
     named = tmp_path / "scripted.toml"
     named.write_text('model = "scripted"\n')
     assert agentos(offline, "run", "--agent", str(named), "weather in Oslo?").code == 0
-
-
-@contextmanager
-def serving(env: dict[str, str], agent: str) -> Iterator[tuple[str, list[str]]]:
-    """``agentos serve --agent AGENT``: its address, and what it said on stderr until then."""
-    process = start(env, "serve", "--agent", agent, "--port", "0")
-    assert process.stderr is not None
-    said = [process.stderr.readline()]
-    try:
-        while "serving" not in said[-1]:
-            said.append(process.stderr.readline())
-            assert said[-1], said  # the server printed its address before it ended
-        yield said[-1].split("serving ")[1].split()[0], said
-    finally:
-        process.terminate()
-        process.communicate(timeout=20)
 
 
 def test_the_page_says_in_words_that_the_model_cannot_run(

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import ROOT, agentos, env, on_a_terminal, quick_agent, side_by_side, start
+from tests.support import ROOT
+from tests.support.cli import agentos, env, on_a_terminal, quick_agent, side_by_side, start
 
 __all__ = ["env", "quick_agent"]  # fixtures
 

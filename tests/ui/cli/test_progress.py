@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tests.support.cli import agentos, env, read_all, start
-from tests.ui.cli.test_live import running, until, until_event
+from tests.ui.cli.conftest import running, until, until_event
 
 __all__ = ["env"]  # fixtures
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import ROOT, Result, agentos, env
+from tests.support import ROOT
+from tests.support.cli import Result, agentos, env
 
 __all__ = ["env"]  # fixtures
 

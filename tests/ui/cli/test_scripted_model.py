@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from tests.support.cli import Result, agentos, chat_in_a_terminal, env
-from tests.ui.cli.test_model import serving
+from tests.ui.cli.conftest import serving
 
 __all__ = ["env"]  # a fixture
 

@@ -3,7 +3,8 @@ is a researcher agent, both on the offline ``test`` model; ``agentos calls`` dra
 
 from __future__ import annotations
 
-from tests.support.cli import ROOT, agentos, env
+from tests.support import ROOT
+from tests.support.cli import agentos, env
 
 __all__ = ["env"]  # fixtures
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.cli import ROOT, Result, agentos, quick_agent, start  # noqa: F401  (a fixture)
+from tests.support import ROOT
+from tests.support.cli import Result, agentos, quick_agent, start  # noqa: F401  (a fixture)
 from tests.support.import_watch import watched
 
 try:

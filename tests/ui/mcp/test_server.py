@@ -21,9 +21,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import cli
+from tests.support import ROOT, cli
 
-ROOT = cli.ROOT
 env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio

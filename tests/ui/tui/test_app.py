@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
 from agentos import (
@@ -29,12 +27,10 @@ from agentos import (
     McpServerConfig,
     ModelRequest,
     ModelResponse,
-    Provider,
     Runtime,
     ScriptedProvider,
     Session,
     SqliteStore,
-    YieldOnTimeout,
     agent_tools,
 )
 from agentos.testing import (
@@ -51,46 +47,11 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
+from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
+from tests.support.tui import CONFIG, cell, chat_text, chatting, model, say, until
 
 pytestmark = pytest.mark.anyio
-CONFIG = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=50))
-
-
-def model() -> ScriptedProvider:
-    return ScriptedProvider(
-        (
-            lambda r: last_user_text(r) == "check both",
-            lambda r: tool_calls(("puppet", {"label": "Jane"}), ("puppet", {"label": "Joe"})),
-        ),
-        (
-            lambda r: last_user_text(r) == "check twelve",
-            lambda r: tool_calls(*(("puppet", {"label": f"n{n}"}) for n in range(12))),
-        ),
-        (lambda r: "2+2" in last_user_text(r), lambda r: text("4")),
-        (lambda r: True, lambda r: text("ok")),
-    )
-
-
-async def until(pilot: Pilot[None], runtime: Runtime, condition: Callable[[], bool]) -> None:
-    """Let the app and the runtime run until ``condition`` holds."""
-    with anyio.fail_after(10):
-        while not condition():
-            await settle(runtime)
-            await pilot.pause(0.05)
-
-
-async def say(pilot: Pilot[None], words: str) -> None:
-    pilot.app.query_one("#message", Input).value = words
-    pilot.app.query_one("#message", Input).focus()
-    await pilot.press("enter")
-
-
-def cell(app: ChatApp, call_id: str, column: int) -> str:
-    """What call ``call_id``'s row shows in ``column``."""
-    pane = app.query_one(CallsPane)
-    ids = [call.call_id for call in pane.calls]
-    return str(pane.get_row_at(ids.index(call_id))[column])
 
 
 def model_view(app: ChatApp) -> str:
@@ -103,10 +64,6 @@ def notes(app: ChatApp) -> str:
     return " ".join(str(toast.render()) for toast in app.screen.query("Toast"))
 
 
-def chat_text(app: ChatApp) -> str:
-    return str(app.query_one("#chat-text", Static).render())
-
-
 def details(app: ChatApp) -> str:
     """What the open details pane shows, its sections in order (hidden ones left out)."""
     box = app.screen.query_one("#details-box")
@@ -115,20 +72,6 @@ def details(app: ChatApp) -> str:
         for part in box.query("Static, Bar")
         if part.display and part.parent is not None and part.parent.display
     )
-
-
-@asynccontextmanager
-async def chatting(
-    puppet: Puppet, provider: Provider | None = None, **runtime_options: Any
-) -> AsyncIterator[tuple[ChatApp, Pilot[None], Runtime]]:
-    """A session on the scripted model, its app running headless in an 80x24 terminal."""
-    async with (
-        Runtime([puppet.tool], **runtime_options) as runtime,
-        Host(runtime, provider or model()) as host,
-    ):
-        app = ChatApp(await host.create_session(CONFIG), runtime)
-        async with app.run_test(size=(80, 24), notifications=True) as pilot:
-            yield app, pilot, runtime
 
 
 def shown_keys(app: ChatApp) -> set[str]:
@@ -456,7 +399,7 @@ async def test_a_store_failing_every_commit_is_told_once_not_per_commit(tmp_path
 async def test_an_mcp_servers_call_shows_its_progress_and_c_cancels_it_in_the_server() -> None:
     server = McpServerConfig(
         command=sys.executable,
-        args=[str(Path(__file__).parents[2] / "support/mcp_servers/tools_server.py")],
+        args=[str(SERVERS / "tools_server.py")],
     )
     config = CONFIG.model_copy(update={"mcp_servers": {"files": server}})
     provider = ScriptedProvider(

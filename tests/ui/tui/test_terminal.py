@@ -10,7 +10,8 @@ import re
 import subprocess
 import sys
 
-from tests.support.cli import ROOT, agentos, chat_in_a_terminal, env
+from tests.support import ROOT
+from tests.support.cli import agentos, chat_in_a_terminal, env
 
 __all__ = ["env"]  # fixtures
 

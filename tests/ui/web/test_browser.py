@@ -49,7 +49,9 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.web import make_app
+from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
 
 WAIT_MS = 15_000
@@ -276,7 +278,7 @@ async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the
 ) -> None:
     server = McpServerConfig(
         command=sys.executable,
-        args=[str(Path(__file__).parents[2] / "support/mcp_servers/tools_server.py")],
+        args=[str(SERVERS / "tools_server.py")],
     )
     config = AgentConfig(mcp_servers={"files": server})
     provider = ScriptedProvider(
@@ -824,9 +826,8 @@ def another_process_holding(database: Path, model: str | None = None) -> Iterato
     the block ends: its holder name. ``model``: the ``model`` its agent names."""
     command = [sys.executable, "-m", "tests.support.web_holder", str(database)]
     command += [] if model is None else [model]
-    root = Path(__file__).parents[3]
     pipe = subprocess.PIPE
-    with subprocess.Popen(command, cwd=root, stdin=pipe, stdout=pipe, text=True) as process:
+    with subprocess.Popen(command, cwd=ROOT, stdin=pipe, stdout=pipe, text=True) as process:
         assert process.stdin is not None and process.stdout is not None
         try:
             ready = process.stdout.readline().split(maxsplit=1)

@@ -19,7 +19,7 @@ import anyio
 import pytest
 from httpx_sse import ServerSentEvent
 
-from tests.ui.web.test_api import applied, web
+from tests.support.web import applied, web
 
 pytestmark = pytest.mark.anyio
 
