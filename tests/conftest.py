@@ -11,6 +11,7 @@ import structlog
 
 from agentos import ManualClock
 from tests.support.backends import Backend
+from tests.support.cli import any_env, env, quick_agent  # noqa: F401  (fixtures for every room)
 from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
 
 

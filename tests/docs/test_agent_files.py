@@ -12,9 +12,7 @@ import pytest
 
 from agentos import AgentConfig
 from tests.support import ROOT
-from tests.support.cli import agentos, env
-
-__all__ = ["env"]  # a fixture
+from tests.support.cli import agentos
 
 EXAMPLES = ("agent.toml", "board.toml")
 

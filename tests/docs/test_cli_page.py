@@ -10,9 +10,7 @@ from __future__ import annotations
 import shlex
 
 from tests.support import ROOT
-from tests.support.cli import Result, agentos, env
-
-__all__ = ["env"]  # fixtures
+from tests.support.cli import Result, agentos
 
 
 def page_commands() -> list[list[str]]:

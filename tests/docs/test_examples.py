@@ -8,10 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import agentos, env
+from tests.support.cli import agentos
 from tests.support.programs import run_offline
-
-__all__ = ["env"]  # a fixture
 
 FOLDER = ROOT / "examples"
 EXAMPLES = sorted([*FOLDER.glob("*.py"), FOLDER / "scripted_model" / "conversation.py"])

@@ -30,9 +30,7 @@ from agentos import (
     StreamingProvider,
 )
 from agentos.testing import MessagesStandIn, Reply, error_body, message_body, sse
-from tests.support.cli import env, read_all, start
-
-__all__ = ["env"]  # a fixture
+from tests.support.cli import read_all, start
 
 pytestmark = pytest.mark.anyio
 

@@ -26,7 +26,6 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from tests.support import ROOT
-from tests.support.cli import env  # noqa: F401  (a fixture)
 from tests.support.import_watch import watched
 
 EXTRAS = ("test", "ray", "postgres", "otel")
@@ -96,7 +95,7 @@ def test_the_extras_modules_are_the_ones_refused() -> None:
     assert not {"anthropic", "mcp", "textual", "agentos", "opentelemetry"} & refused
 
 
-def test_agentos_run_needs_no_extra(env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+def test_agentos_run_needs_no_extra(env: dict[str, str], tmp_path: Path) -> None:
     prompt = "What's the weather in Paris, and check Jane's calendar (1s)"
     done = with_core_only(env, tmp_path, "agentos.cli", "run", "--wait-for-async", prompt)
     assert done.returncode == 0, done.stderr
@@ -106,7 +105,7 @@ def test_agentos_run_needs_no_extra(env: dict[str, str], tmp_path: Path) -> None
     assert "Jane is free" in answer["answer"], answer
 
 
-def test_the_demo_needs_no_extra(env: dict[str, str], tmp_path: Path) -> None:  # noqa: F811
+def test_the_demo_needs_no_extra(env: dict[str, str], tmp_path: Path) -> None:
     """What ``make run`` runs on the core install."""
     demo_env = {**env, "TMPDIR": str(tmp_path)}
     done = with_core_only(demo_env, tmp_path, "agentos.demo")

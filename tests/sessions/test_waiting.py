@@ -32,12 +32,11 @@ from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from agentos.tui import CallsPane
 from agentos.turns import Message
-from tests.support.cli import env, side_by_side
+from tests.support.cli import side_by_side
 from tests.support.tui import cell, chat_text, chatting, say, until
 from tests.support.web import web
 
 pytestmark = pytest.mark.anyio
-__all__ = ["env"]  # fixtures
 
 
 def slow_tool(release: anyio.Event) -> Tool[Any]:

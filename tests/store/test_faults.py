@@ -35,7 +35,7 @@ from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests.support import ROOT
 from tests.support.backends import Backend, echo, host_on, say, stored_texts
-from tests.support.cli import agentos, env, quick_agent  # noqa: F401  (fixtures)
+from tests.support.cli import agentos
 
 pytestmark = pytest.mark.anyio
 
@@ -174,8 +174,8 @@ async def test_a_database_from_before_leases_is_migrated(tmp_path: Path) -> None
 
 
 def test_the_cli_refuses_a_live_session_and_a_steal_loses_nothing(
-    env: dict[str, str],  # noqa: F811
-    quick_agent: str,  # noqa: F811
+    env: dict[str, str],
+    quick_agent: str,
 ) -> None:
     """Issue 9 item 10: 'resume S --message' while 'run S --wait-for-async' is live in
     another process is refused in one line naming that process; 'resume --steal' takes

@@ -21,7 +21,7 @@ from agentos import (
 from agentos.stores import StoredSession
 from agentos.testing import last_tool_results, text, tool_calls
 from tests.support.backends import echo, say
-from tests.support.cli import agentos, env  # noqa: F401 - env is a fixture
+from tests.support.cli import agentos
 from tests.support.postgres import Cluster
 
 pytestmark = pytest.mark.anyio
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.anyio
 
 async def test_a_read_only_user_opens_a_current_store_lists_and_shows(
     postgres_server: Cluster,
-    env: dict[str, str],  # noqa: F811
+    env: dict[str, str],
 ) -> None:
     """Issue 46, point 9: opening a store whose schema is current needs no CREATE right, so
     a user granted only SELECT opens it, and ``agentos sessions`` and ``show`` work."""

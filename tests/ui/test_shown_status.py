@@ -25,10 +25,8 @@ from agentos import (
 )
 from agentos.stores import ShownStatus, StoredToken, shown_call_status, shown_session_status
 from agentos.testing import text
-from tests.support.cli import agentos, env, quick_agent, side_by_side, start
+from tests.support.cli import agentos, side_by_side, start
 from tests.support.web import web
-
-__all__ = ["env", "quick_agent"]  # fixtures
 
 ASKED = "Check Jane's calendar (60s)"
 """The demo model calls fetch_calendar, which runs 60 s: longer than any test."""

@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import agentos, env
+from tests.support.cli import agentos
 from tests.support.mcp_servers import SERVERS
-
-__all__ = ["env"]  # fixtures
 
 EXAMPLE = ROOT / "examples" / "own_tools"
 SILENT_SERVER = SERVERS / "silent_server.py"

@@ -16,10 +16,8 @@ import anyio
 from agentos import AgentConfig, SqliteStore
 from agentos.board import Board
 from agentos.stores import StoredSession
-from tests.support.cli import agentos, any_env, env, on_a_terminal, quick_agent, side_by_side
+from tests.support.cli import agentos, on_a_terminal, side_by_side
 from tests.support.postgres import Cluster
-
-__all__ = ["any_env", "env", "quick_agent"]  # fixtures
 
 
 def test_help_on_every_command(env: dict[str, str]) -> None:

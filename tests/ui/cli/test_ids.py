@@ -16,26 +16,17 @@ import anyio
 
 from agentos.stores import MirroredCall, StoredSession
 from tests.support.backends import Backend
-from tests.support.cli import (  # noqa: F401  (fixtures)
-    agentos,
-    any_env,
-    chat_in_a_terminal,
-    env,
-    on_a_terminal,
-    quick_agent,
-    side_by_side,
-    start,
-)
+from tests.support.cli import agentos, chat_in_a_terminal, on_a_terminal, side_by_side, start
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
 TRIP = "Check Jane's calendar (30s) and ask for approval of the trip"
 
 
 def test_the_start_of_a_session_id_names_it_in_every_command(
-    any_env: dict[str, str],  # noqa: F811
-    quick_agent: str,  # noqa: F811
+    any_env: dict[str, str],
+    quick_agent: str,
 ) -> None:
-    env = any_env  # noqa: F811  (this test on each backend)
+    env = any_env
     ran, other = side_by_side(
         env,
         ("run", "--agent", quick_agent, TRIP),
@@ -92,10 +83,10 @@ def fill(backend: Backend, sessions: dict[str, list[str]]) -> None:
 
 
 def test_the_start_of_several_ids_is_refused_with_the_candidates(
-    any_env: dict[str, str],  # noqa: F811
+    any_env: dict[str, str],
     backend: Backend,
 ) -> None:
-    env = any_env  # noqa: F811  (this test on each backend)
+    env = any_env
     fill(
         backend,
         {
@@ -137,7 +128,7 @@ def test_the_start_of_several_ids_is_refused_with_the_candidates(
     assert shown_call.json["call_id"] == "9876543-x2", shown_call
 
 
-def test_a_start_shorter_than_six_characters_names_nothing(env: dict[str, str]) -> None:  # noqa: F811
+def test_a_start_shorter_than_six_characters_names_nothing(env: dict[str, str]) -> None:
     fill(Backend("sqlite", env["AGENTOS_DB"]), {"session-abcdef": ["0123456a-call"]})
     short_session, short_call, six, whole_short = side_by_side(
         env,
@@ -153,7 +144,7 @@ def test_a_start_shorter_than_six_characters_names_nothing(env: dict[str, str]) 
 
 
 @contextmanager
-def running(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:  # noqa: F811
+def running(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[str]]:
     with start(env, *args) as process:
         try:
             yield process
@@ -171,7 +162,7 @@ def until_progress(process: subprocess.Popen[str]) -> str:
     raise AssertionError("the process ended before a call made progress")
 
 
-def calls_on_a_terminal(env: dict[str, str], session: str) -> str:  # noqa: F811
+def calls_on_a_terminal(env: dict[str, str], session: str) -> str:
     """The table 'agentos calls' shows a person, once the holder has mirrored the call."""
     for _ in range(100):  # the holder mirrors twice a second: ask again until it did
         code, _, shown = on_a_terminal(env, "calls", session, stream="stdout")
@@ -182,8 +173,8 @@ def calls_on_a_terminal(env: dict[str, str], session: str) -> str:  # noqa: F811
 
 
 def test_the_id_agentos_calls_shows_is_typed_back_to_status_and_cancel(
-    env: dict[str, str],  # noqa: F811
-    quick_agent: str,  # noqa: F811
+    env: dict[str, str],
+    quick_agent: str,
 ) -> None:
     prompt = "When can Jane meet? Check her calendar (10s)"
     with running(env, "run", "--agent", quick_agent, "--session-id", "S", "--wait-for-async",
@@ -204,7 +195,7 @@ def test_the_id_agentos_calls_shows_is_typed_back_to_status_and_cancel(
     assert as_json.code == 1 and as_json.json["outcome"] == "already_final", as_json
 
 
-def test_screens_show_the_short_ids(env: dict[str, str]) -> None:  # noqa: F811
+def test_screens_show_the_short_ids(env: dict[str, str]) -> None:
     """'sessions' and 'show' on a terminal show a session's and its calls' ids short."""
     ran = agentos(env, "run", TRIP)
     session = ran.json["session_id"]
@@ -218,7 +209,7 @@ def test_screens_show_the_short_ids(env: dict[str, str]) -> None:  # noqa: F811
         assert f"[{call['call_id'][:8]}]" in shown.out and call["call_id"] not in shown.out
 
 
-def test_chat_takes_the_start_of_a_session_id(env: dict[str, str]) -> None:  # noqa: F811
+def test_chat_takes_the_start_of_a_session_id(env: dict[str, str]) -> None:
     """'agentos chat SESSION' in a real terminal continues the session a start names."""
     ran = agentos(env, "run", "--session-id", "session-chatty-one", "hello from before")
     assert ran.code == 0, ran

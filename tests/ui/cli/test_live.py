@@ -21,13 +21,7 @@ import pytest
 
 from agentos import SqliteStore
 from agentos.stores import MirroredCall, StoredSession
-from tests.support.cli import (  # noqa: F401  (fixtures)
-    Result,
-    agentos,
-    any_env,
-    env,
-    start,
-)
+from tests.support.cli import agentos
 from tests.support.gate_tools import PORT
 from tests.ui.cli.conftest import running, until, until_event
 
@@ -52,7 +46,7 @@ def gate() -> Iterator[socket.socket]:
         yield server
 
 
-def gated_agent(env: dict[str, str], gate: socket.socket, tmp_path: Path, *, approve: bool) -> str:  # noqa: F811
+def gated_agent(env: dict[str, str], gate: socket.socket, tmp_path: Path, *, approve: bool) -> str:
     """An agent file with 'held' (and 'approve', deferred, if ``approve``); ``env`` is given
     the gate's port."""
     agent = tmp_path / "gated.toml"
@@ -77,12 +71,12 @@ def held(gate: socket.socket, holder: subprocess.Popen[str]) -> socket.socket:
 
 
 def test_a_live_call_is_seen_and_cancelled_from_another_process(
-    any_env: dict[str, str],  # noqa: F811
+    any_env: dict[str, str],
     gate: socket.socket,
     tmp_path: Path,
 ) -> None:
     """The call waits on a gate the test never opens: only the cancel ends it."""
-    env = any_env  # noqa: F811  (this test on each backend)
+    env = any_env
     agent = gated_agent(env, gate, tmp_path, approve=False)
     args = ("run", "--agent", agent, "--session-id", "S", "--wait-for-async", "go")
     with running(env, *args) as holder, held(gate, holder):  # only a cancel will end it
@@ -127,7 +121,7 @@ def test_a_live_call_is_seen_and_cancelled_from_another_process(
 
 
 def test_a_call_no_process_runs_and_a_deferred_call_are_not_cancelled(
-    env: dict[str, str],  # noqa: F811
+    env: dict[str, str],
     gate: socket.socket,
     tmp_path: Path,
 ) -> None:
@@ -167,7 +161,7 @@ def test_a_call_no_process_runs_and_a_deferred_call_are_not_cancelled(
     assert done.out.startswith(said), done
 
 
-def test_ambiguous_ids_and_an_unanswered_request(env: dict[str, str]) -> None:  # noqa: F811
+def test_ambiguous_ids_and_an_unanswered_request(env: dict[str, str]) -> None:
     """A provider id in two sessions needs --session; a holder that does not answer in time
     leaves the request queued (exit 3)."""
     holder = f"the test, pid {os.getpid()}"
@@ -200,7 +194,7 @@ def test_ambiguous_ids_and_an_unanswered_request(env: dict[str, str]) -> None:  
 
 
 def test_a_token_completed_from_another_process_reaches_the_live_holder(
-    any_env: dict[str, str],  # noqa: F811
+    any_env: dict[str, str],
     gate: socket.socket,
     tmp_path: Path,
 ) -> None:

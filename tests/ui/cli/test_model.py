@@ -20,10 +20,8 @@ import pytest
 from agentos.testing import MessagesStandIn, Reply, message_body
 from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.cli import agentos, env, read_all
+from tests.support.cli import agentos, read_all
 from tests.ui.cli.conftest import serving
-
-__all__ = ["env"]  # fixtures
 
 WORDS = ("ANTHROPIC_API_KEY", 'model = "test"', "'claude-sonnet-4-5'")
 

@@ -18,9 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import agentos, env, on_a_terminal, quick_agent, side_by_side, start
-
-__all__ = ["env", "quick_agent"]  # fixtures
+from tests.support.cli import agentos, on_a_terminal, side_by_side, start
 
 JANE_AND_JACK = "When can Jane and Jack meet? calendar 0.2s"
 

@@ -11,10 +11,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.support.cli import agentos, env, read_all, start
+from tests.support.cli import agentos, read_all, start
 from tests.ui.cli.conftest import running, until, until_event
-
-__all__ = ["env"]  # fixtures
 
 CRAWLER = """
 name = "crawler"

@@ -13,9 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import Result, agentos, env
-
-__all__ = ["env"]  # fixtures
+from tests.support.cli import Result, agentos
 
 ON_RAY = """
 name = "on-ray"

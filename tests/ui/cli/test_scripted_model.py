@@ -15,10 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.cli import Result, agentos, chat_in_a_terminal, env
+from tests.support.cli import Result, agentos, chat_in_a_terminal
 from tests.ui.cli.conftest import serving
-
-__all__ = ["env"]  # a fixture
 
 REPLIES = '''
 """A scripted model: it looks up the weather when asked, and says what it found."""

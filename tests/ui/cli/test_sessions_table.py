@@ -15,14 +15,7 @@ from collections.abc import Iterator
 import pytest
 from rich.cells import cell_len
 
-from tests.support.cli import (  # noqa: F401  (fixtures)
-    agentos,
-    env,
-    quick_agent,
-    read_all,
-    side_by_side,
-    start,
-)
+from tests.support.cli import agentos, read_all, side_by_side, start
 
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
 LONG_TITLE = (
@@ -32,7 +25,7 @@ LONG_TITLE = (
 ALIKE = ("project-alpha-planning-1", "project-alpha-planning-2")
 
 
-def listed_on_a_terminal(env: dict[str, str], columns: int) -> list[str]:  # noqa: F811
+def listed_on_a_terminal(env: dict[str, str], columns: int) -> list[str]:
     """The lines ``agentos sessions`` shows on a terminal ``columns`` wide, escapes removed."""
     controller, terminal = pty.openpty()
     screen = {"TERM": "xterm", "COLUMNS": str(columns)}
@@ -49,7 +42,7 @@ def listed_on_a_terminal(env: dict[str, str], columns: int) -> list[str]:  # noq
 
 
 @pytest.fixture
-def stored(env: dict[str, str], quick_agent: str) -> Iterator[tuple[list[str], str]]:  # noqa: F811
+def stored(env: dict[str, str], quick_agent: str) -> Iterator[tuple[list[str], str]]:
     """Sessions of every kind the listing shows: a long title (stopped mid-call), ids
     alike but for their end, and one a live process holds. Their ids as listed, and the
     long title's."""
@@ -75,7 +68,7 @@ def stored(env: dict[str, str], quick_agent: str) -> Iterator[tuple[list[str], s
 
 @pytest.mark.parametrize("columns", [100, 80, 40])
 def test_the_listing_fits_the_terminal_and_its_ids_are_typed_back(
-    env: dict[str, str],  # noqa: F811
+    env: dict[str, str],
     stored: tuple[list[str], str],
     columns: int,
 ) -> None:

@@ -4,9 +4,7 @@ is a researcher agent, both on the offline ``test`` model; ``agentos calls`` dra
 from __future__ import annotations
 
 from tests.support import ROOT
-from tests.support.cli import agentos, env
-
-__all__ = ["env"]  # fixtures
+from tests.support.cli import agentos
 
 EXAMPLE = ROOT / "examples" / "subagents"
 

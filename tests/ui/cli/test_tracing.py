@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import Result, agentos, quick_agent, start  # noqa: F401  (a fixture)
+from tests.support.cli import Result, agentos, start
 from tests.support.import_watch import watched
 
 try:
@@ -166,7 +166,7 @@ def test_run_and_say_send_their_spans_to_an_otlp_endpoint(
 def test_ctrl_c_sends_what_was_traced_before_it(
     env: dict[str, str],
     receiver: Receiver,
-    quick_agent: str,  # noqa: F811
+    quick_agent: str,
 ) -> None:
     asked = {**env, **ONLY_AT_THE_END, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.endpoint}
     process = start(

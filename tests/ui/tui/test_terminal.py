@@ -11,9 +11,7 @@ import subprocess
 import sys
 
 from tests.support import ROOT
-from tests.support.cli import agentos, chat_in_a_terminal, env
-
-__all__ = ["env"]  # fixtures
+from tests.support.cli import agentos, chat_in_a_terminal
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
 

@@ -13,9 +13,7 @@ from contextlib import contextmanager
 
 import httpx
 
-from tests.support.cli import agentos, env, start
-
-__all__ = ["env"]  # fixtures
+from tests.support.cli import agentos, start
 
 ADDRESS = re.compile(r"serving (http://\S+)")
 
