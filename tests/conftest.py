@@ -1,4 +1,5 @@
-"""Shared fixtures: the anyio backend, a manual clock, and quiet logs."""
+"""Fixtures for every room: the anyio backend, a manual clock, quiet logs, the Messages API's
+stand-in, PostgreSQL and the store on each backend, and the command line's environment."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import structlog
 
 from agentos import ManualClock
+from agentos.testing import MessagesStandIn
 from tests.support.backends import Backend
 from tests.support.cli import any_env, env, quick_agent  # noqa: F401  (fixtures for every room)
 from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
@@ -31,6 +33,13 @@ def anyio_backend() -> str:
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
+
+
+@pytest.fixture
+def api() -> Iterator[MessagesStandIn]:
+    """The Messages API's loopback stand-in, serving the replies a test scripts."""
+    with MessagesStandIn() as stand_in:
+        yield stand_in
 
 
 @pytest.fixture(scope="session")

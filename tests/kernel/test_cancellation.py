@@ -21,13 +21,10 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, settle
+from tests.support.arguments import Empty
 from tests.support.processes import alive, dies_within
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 async def test_a_sync_tool_stops_cooperatively(clock: ManualClock) -> None:

@@ -34,13 +34,10 @@ from agentos import (
 )
 from agentos.testing import settle, text, tool_calls
 from agentos.turns import Caller, SystemToolbox
+from tests.support.arguments import Empty
 from tests.support.scripting import asks, has_results
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 class Word(BaseModel):

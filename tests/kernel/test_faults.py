@@ -33,13 +33,10 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from tests.support.arguments import Empty
 from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 # ------------------------------------------------------------- 1. stray CancelledError

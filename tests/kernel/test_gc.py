@@ -7,14 +7,10 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
-from pydantic import BaseModel
 
 import agentos
 from agentos import CallStatus, Runtime, ToolContext, tool
-
-
-class Empty(BaseModel):
-    pass
+from tests.support.arguments import Empty
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import threading
 
 import anyio
 import pytest
-from pydantic import BaseModel
 from structlog.testing import capture_logs
 
 from agentos import (
@@ -22,12 +21,9 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, settle
+from tests.support.arguments import Empty
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 async def test_submit_returns_at_once_and_status_reads_every_state(clock: ManualClock) -> None:

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from pydantic import BaseModel
 
 from agentos import CallStatus, ManualClock, Runtime, ToolContext, tool
 from agentos.testing import Puppet, settle
+from tests.support.arguments import Empty
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 def running(runtime: Runtime, session: str) -> list[str]:

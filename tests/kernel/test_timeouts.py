@@ -6,7 +6,6 @@ import math
 
 import anyio
 import pytest
-from pydantic import BaseModel
 
 from agentos import (
     CallEventKind,
@@ -19,12 +18,9 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, settle
+from tests.support.arguments import Empty
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 async def test_a_hard_timeout_fails_the_call_and_cancels_the_work(clock: ManualClock) -> None:

@@ -14,7 +14,7 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +45,6 @@ JSON = {"content-type": "application/json"}
 # The SDK waits as long as `retry-after-ms` (or `retry-after`, in seconds) says, but
 # only if it is > 0: "0" falls back to its own backoff of about half a second.
 QUICK_RETRY = {**JSON, "retry-after-ms": "1"}
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesStandIn]:
-    with MessagesStandIn() as stand_in:
-        yield stand_in
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import os
 import pty
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -39,12 +39,6 @@ HELLO = ModelRequest(model=MODEL, system="", messages=[{"role": "user", "content
 ANSWER = "The weather in Oslo is clear, and in Bergen it rains, as ever."
 TOOL_USE = {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Oslo"}}
 CALLS = message_body([{"type": "text", "text": "Let me look."}, TOOL_USE], "tool_use")
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesStandIn]:
-    with MessagesStandIn() as stand_in:
-        yield stand_in
 
 
 @pytest.fixture

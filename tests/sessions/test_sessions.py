@@ -43,14 +43,11 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Message
+from tests.support.arguments import Empty
 from tests.support.scripting import asks, has_results, until
 from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 def when(predicate: Callable[[ModelRequest], bool]) -> Callable[[ModelRequest], bool]:

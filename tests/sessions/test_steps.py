@@ -23,14 +23,11 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
 from agentos.turns import Message, TranscriptView, ViewInput
+from tests.support.arguments import Empty
 from tests.support.scripting import asks, has_results, until
 from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio
-
-
-class Empty(BaseModel):
-    pass
 
 
 class Label(BaseModel):

@@ -27,24 +27,17 @@ from agentos import (
     StoreError,
     open_store,
 )
-from agentos.stores import CancelRequest, MirroredCall, StoredSession, StoredToken, TurnCommit
+from agentos.stores import CancelRequest, MirroredCall, StoredToken, TurnCommit
 from agentos.turns import Message
+from tests.store.conftest import said, session
 from tests.support import ROOT
 from tests.support.backends import Backend, host_on, say, stored_texts
 
 pytestmark = pytest.mark.anyio
 
 
-def session(session_id: str = "s1", history: tuple[Message, ...] = ()) -> StoredSession:
-    return StoredSession(session_id, {"model": "m"}, "idle", 1.0, 1.0, history=history)
-
-
 def token(name: str = "tok", expires_at: float | None = None) -> StoredToken:
     return StoredToken(name, "s1", "call-1", "toolu_1", "approve", {"x": 1}, 1.0, expires_at)
-
-
-def said(words: str) -> Message:
-    return {"role": "user", "content": [{"type": "text", "text": words}]}
 
 
 async def test_sessions_round_trip_and_turns_replace_the_tail(backend: Backend) -> None:

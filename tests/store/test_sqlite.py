@@ -11,14 +11,10 @@ import anyio
 import pytest
 
 from agentos import SqliteStore, StoreError
-from agentos.stores import StoredSession, TurnCommit
-from agentos.turns import Message
+from agentos.stores import TurnCommit
+from tests.store.conftest import said, session
 
 pytestmark = pytest.mark.anyio
-
-
-def session(session_id: str = "s1", history: tuple[Message, ...] = ()) -> StoredSession:
-    return StoredSession(session_id, {"model": "m"}, "idle", 1.0, 1.0, history=history)
 
 
 async def test_migrations_run_once_and_the_journal_is_wal(tmp_path: Path) -> None:
@@ -73,10 +69,6 @@ async def test_the_default_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     async with await SqliteStore.open() as store:
         assert store.path.name == "agentos.db"
         assert store.path.is_relative_to(tmp_path)
-
-
-def said(text: str) -> Message:
-    return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
 async def test_turns_waiting_together_share_a_transaction(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ import pty
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -37,12 +36,6 @@ def claude(tmp_path: Path) -> str:
     path = tmp_path / "claude.toml"
     path.write_text('name = "mine"\nmodel = "claude-sonnet-4-5"\ntools = ["weather"]\n')
     return str(path)
-
-
-@pytest.fixture
-def api() -> Iterator[MessagesStandIn]:
-    with MessagesStandIn() as stand_in:
-        yield stand_in
 
 
 def test_run_refuses_a_claude_model_without_the_key(
