@@ -38,6 +38,7 @@ from agentos import (
 from agentos.board import Board, BoardCall
 from agentos.stores import StoredSession, StoredToken
 from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
+from tests.support.backends import hosted
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
@@ -514,11 +515,7 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         (lambda r: True, lambda r: text("Carrying on.")),
     )
     path = tmp_path / "agentos.db"
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, puppet.tool, clock=clock) as (_, runtime, host):
         session = await host.create_session(BOARD, session_id="b")
         session.post("start the work")
         await until(lambda: bool(puppet.calls), runtime)
@@ -526,11 +523,7 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         before = session.board
         assert before is not None
         drawn = before.render().text
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, puppet.tool, clock=clock) as (_, runtime, host):
         resumed = await host.resume("b")
         board = resumed.board
         assert board is not None
@@ -556,11 +549,7 @@ async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_th
     a file written before that (the board as a history message) is migrated on open."""
     provider = ScriptedProvider((lambda r: True, lambda r: text("Noted.")))
     path = tmp_path / "agentos.db"
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, clock=clock) as (store, runtime, host):
         session = await host.create_session(BOARD, session_id="b")
         session.post("remember this")
         await settled(session, runtime)
@@ -582,11 +571,7 @@ async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_th
         db.execute("ALTER TABLE calls DROP COLUMN disposition")
         db.execute("DELETE FROM schema_migrations WHERE version > 3")
     db.close()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, clock=clock) as (store, runtime, host):
         stored = await store.load_session("b")
         assert stored is not None and stored.history == () and stored.board == json.loads(board)
         kept = await store.load_session("t")  # JSON SQLite cannot read (NaN) does not stop it
@@ -649,11 +634,9 @@ async def ask_approval_then_end(path: Path, clock: ManualClock, **host: Any) -> 
     """The first process: a board session starts a slow call and a deferred one; then the
     process ends with both waiting. Returns the deferred call's token, as stored."""
     puppet = Puppet()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool, Puppet(name="approve").tool], clock=clock) as runtime,
-        Host(runtime, approval_script(), store=store, **host) as host_,
-    ):
+    async with hosted(
+        path, approval_script(), puppet.tool, Puppet(name="approve").tool, clock=clock, **host
+    ) as (store, runtime, host_):
         session = await host_.create_session(APPROVING_BOARD, session_id="b")
         session.post("start the work")
         await until(lambda: bool(puppet.calls), runtime)
@@ -753,10 +736,10 @@ async def test_a_board_session_unloaded_and_resumed_takes_back_its_running_call(
         (asks("start"), lambda r: tool_calls(("puppet", {"label": "slow"}), say="Started.")),
         (lambda r: True, lambda r: text("Noted.")),
     )
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+    async with hosted(tmp_path / "agentos.db", provider, puppet.tool, clock=clock) as (
+        _,
+        runtime,
+        host,
     ):
         session = await host.create_session(BOARD, session_id="b")
         session.post("start the work")

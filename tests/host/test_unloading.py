@@ -26,12 +26,12 @@ from agentos import (
     Session,
     SessionBusyError,
     SessionStatus,
-    SqliteStore,
     ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
 )
 from agentos.testing import Puppet, settle
+from tests.support.backends import hosted
 
 pytestmark = pytest.mark.anyio
 
@@ -198,10 +198,10 @@ async def test_item_9_a_stopped_session_resumes_in_the_same_host(
         (lambda r: True, lambda r: _text(f"heard: {_said(r)}")),
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1))
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+    async with hosted(tmp_path / "agentos.db", provider, puppet.tool, clock=clock) as (
+        _,
+        runtime,
+        host,
     ):
         first = await host.create_session(config, session_id="s")
         first.post("start")
@@ -247,10 +247,10 @@ async def test_item_9_a_deferred_call_outlives_its_unloaded_session(
         (lambda r: True, lambda r: _text(f"heard: {_said(r)}")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+    async with hosted(tmp_path / "agentos.db", provider, approve.tool, clock=clock) as (
+        _,
+        runtime,
+        host,
     ):
         session = await host.create_session(config, session_id="s")
         session.post("approve")

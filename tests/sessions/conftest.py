@@ -25,7 +25,6 @@ from agentos import (
     ScriptedProvider,
     Session,
     SessionStatus,
-    SqliteStore,
     Tool,
     ToolPolicy,
 )
@@ -38,6 +37,7 @@ from agentos.testing import (
     text,
     tool_calls,
 )
+from tests.support.backends import hosted
 
 ScriptRule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
 
@@ -95,11 +95,7 @@ async def process(
     path: Path, clock: ManualClock, provider: Provider, *tools: Tool[Any], **host: Any
 ) -> AsyncIterator[tuple[Runtime, Host]]:
     """One process's runtime and host on the store at ``path`` (a restart: the next one)."""
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime(list(tools), clock=clock) as runtime,
-        Host(runtime, provider, store=store, **host) as hosting,
-    ):
+    async with hosted(path, provider, *tools, clock=clock, **host) as (_, runtime, hosting):
         yield runtime, hosting
 
 

@@ -118,11 +118,7 @@ async def test_a_token_completed_while_the_process_was_down(
          lambda r: tool_calls(("approve", {}))),
         (lambda r: True, lambda r: text("ok")),
     )  # fmt: skip
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, approve.tool, clock=clock) as (store, runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("ask")
         with anyio.fail_after(5):
@@ -132,11 +128,7 @@ async def test_a_token_completed_while_the_process_was_down(
     async with await SqliteStore.open(path) as store:
         assert await store.complete_token(stored.token, "yes") is Completion.APPLIED
     provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, approve.tool, clock=clock) as (store, runtime, host):
         session = await host.resume("s")
         with anyio.fail_after(5):
             while not (session.idle and provider.requests):
@@ -145,10 +137,10 @@ async def test_a_token_completed_while_the_process_was_down(
 
 
 async def test_resume_errors(tmp_path: Path, clock: ManualClock) -> None:
-    async with (
-        await SqliteStore.open(tmp_path / "a.db") as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, ScriptedProvider(), store=store) as host,
+    async with hosted(tmp_path / "a.db", ScriptedProvider(), clock=clock) as (
+        _,
+        runtime,
+        host,
     ):
         with pytest.raises(LookupError, match="no session with id 'ghost'"):
             await host.resume("ghost")
@@ -166,11 +158,7 @@ async def test_an_unanswered_tool_use_is_repaired(tmp_path: Path, clock: ManualC
             "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}}],
         },
     ]
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, script(), store=store) as host,
-    ):
+    async with hosted(tmp_path / "agentos.db", script(), clock=clock) as (store, _, host):
         await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0, history=(*history,)))
         session = await host.resume("s")
         repaired = session.history
@@ -306,11 +294,7 @@ async def test_two_resumes_of_one_session_at_once_bring_it_back_once(tmp_path: P
     """Found by the web page (two tabs opening one stored session): both resumes awaited the
     store and both made a Session, two tasks for one id. The second now waits for the first
     and returns the same session, as a resume of a session already running here does."""
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([]) as runtime,
-        Host(runtime, script(), store=store) as host,
-    ):
+    async with hosted(tmp_path / "agentos.db", script()) as (_, _, host):
         session = await host.create_session(AgentConfig(), session_id="s")
         session.post("hi")
         with anyio.fail_after(5):
@@ -331,11 +315,7 @@ async def test_open_finds_a_loaded_session_or_resumes_a_stored_one(
     tmp_path: Path, clock: ManualClock
 ) -> None:
     provider = ScriptedProvider((lambda r: True, lambda r: text("hi")))
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(tmp_path / "agentos.db", provider, clock=clock) as (_, _, host):
         stored = await host.create_session(session_id="stored")
         stored.post("hello")
         with anyio.fail_after(5):

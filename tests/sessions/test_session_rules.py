@@ -39,6 +39,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from components import PROGRESS_KEPT
+from tests.support.backends import hosted
 from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio
@@ -221,10 +222,10 @@ async def test_a_token_of_a_call_that_already_ended_is_never_applied(
         (has_results, lambda r: text("waiting for approval")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+    async with hosted(tmp_path / "agentos.db", provider, puppet.tool, clock=clock) as (
+        store,
+        runtime,
+        host,
     ):
         session = await host.create_session(config, session_id="s")
         session.post("approve this")
@@ -266,11 +267,7 @@ async def test_a_sessions_own_status_reads_the_same_everywhere(
         (lambda r: "approve" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([Puppet().tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, Puppet().tool, clock=clock) as (store, runtime, host):
         session = await host.create_session(config, session_id="s")
         chat = await host.create_session(session_id="chat")
         session.post("approve this")

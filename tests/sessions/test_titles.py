@@ -21,7 +21,7 @@ from agentos import (
 )
 from agentos.stores import session_title
 from agentos.testing import last_user_text, text
-from tests.support.backends import say
+from tests.support.backends import hosted, say
 
 pytestmark = pytest.mark.anyio
 
@@ -34,11 +34,7 @@ async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_
     tmp_path: Path, clock: ManualClock
 ) -> None:
     path = tmp_path / "agentos.db"
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, echo(), store=store) as host,
-    ):
+    async with hosted(path, echo(), clock=clock) as (store, _, host):
         session = await host.create_session(session_id="trip")
         await say(session, "Plan a trip to Oslo\nin May, please")
         assert session.title == "Plan a trip to Oslo in May, please"
@@ -52,11 +48,7 @@ async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_
         assert (listed.live, listed.title) == (False, "Oslo in May")
         named = await store.load_session("trip")
         assert named is not None and named.shown_title() == named.title == "Oslo in May"
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, echo(), store=store) as host,
-    ):
+    async with hosted(path, echo(), clock=clock) as (store, _, host):
         assert [s.title for s in await host.sessions()] == ["Oslo in May"]
         resumed = await host.resume("trip")
         assert resumed.title == "Oslo in May"
@@ -73,11 +65,7 @@ async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_
 async def test_a_stored_session_is_renamed_in_the_store_without_resuming_it(
     tmp_path: Path, clock: ManualClock
 ) -> None:
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, echo(), store=store) as host,
-    ):
+    async with hosted(tmp_path / "agentos.db", echo(), clock=clock) as (_, _, host):
         await say(await host.create_session(session_id="old"), "hello")
         await host.unload("old")
         summary = await host.rename("old", "An old talk")

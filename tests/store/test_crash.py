@@ -17,10 +17,11 @@ from pathlib import Path
 
 import anyio
 
-from agentos import Host, Runtime, ScriptedProvider, SqliteStore
+from agentos import ScriptedProvider, SqliteStore
 from agentos.testing import text
 from agentos.turns import Caller
 from tests.support import ROOT
+from tests.support.backends import hosted
 from tests.support.crash_child import approve, quick, slow
 from tests.support.transcripts import assert_valid_transcript
 
@@ -66,11 +67,7 @@ async def _check_store(path: Path, committed: dict[str, int]) -> None:
 
 async def _check_calls_after_restart(path: Path) -> None:
     provider = ScriptedProvider((lambda r: True, lambda r: text("resumed")))
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([quick, slow, approve]) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(path, provider, quick, slow, approve) as (store, _, host):
         for summary in await store.list_sessions():
             session = await host.resume(summary.session_id)
             caller = Caller(session.session_id, conversation_id=session.session_id)

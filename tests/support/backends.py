@@ -82,13 +82,18 @@ async def host_on(
 
 @asynccontextmanager
 async def hosted(
-    path: Path, model: Provider, *tools: Tool[Any], clock: ManualClock | None = None
+    path: Path,
+    model: Provider,
+    *tools: Tool[Any],
+    clock: ManualClock | None = None,
+    **host_options: Any,
 ) -> AsyncIterator[tuple[SqliteStore, Runtime, Host]]:
-    """One process's store, runtime and host, on the SQLite database at ``path``."""
+    """One process's store, runtime and host (given ``host_options``), on the SQLite database
+    at ``path``: a restart is the next one on the same path."""
     async with (
         await SqliteStore.open(path) as store,
         Runtime(list(tools), clock=clock) as runtime,
-        Host(runtime, model, store=store) as host,
+        Host(runtime, model, store=store, **host_options) as host,
     ):
         yield store, runtime, host
 

@@ -16,15 +16,13 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    Host,
     ManualClock,
-    Runtime,
     ScriptedProvider,
     SessionStatus,
-    SqliteStore,
 )
 from agentos.stores import ShownStatus, StoredToken, shown_call_status, shown_session_status
 from agentos.testing import text
+from tests.support.backends import hosted
 from tests.support.cli import agentos, side_by_side, start
 from tests.support.web import web
 
@@ -133,11 +131,7 @@ async def test_a_session_the_host_started_is_listed_by_its_first_words(
     """Whoever starts it (here the Host API), a session only the store holds is listed by the
     first thing the person said, a board session's too."""
     provider = ScriptedProvider((lambda r: True, lambda r: text("ok")))
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
-    ):
+    async with hosted(tmp_path / "agentos.db", provider, clock=clock) as (_, _, host):
         session = await host.create_session(AgentConfig(context_view=view), session_id="s")
         session.post("Plan a trip\nto Oslo")
         with anyio.fail_after(10):

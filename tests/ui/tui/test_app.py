@@ -30,7 +30,6 @@ from agentos import (
     Runtime,
     ScriptedProvider,
     Session,
-    SqliteStore,
     agent_tools,
 )
 from agentos.testing import (
@@ -47,6 +46,7 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
+from tests.support.backends import hosted
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
 from tests.support.tui import CONFIG, cell, chat_text, chatting, model, say, until
@@ -196,11 +196,7 @@ async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
     orphaned when the session is opened again, and the chat is all there."""
     path = tmp_path / "agentos.db"
     puppet = Puppet()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
-    ):
+    async with hosted(path, model(), puppet.tool) as (_, runtime, host):
         app = ChatApp(await host.create_session(CONFIG, session_id="s"), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await say(pilot, "check both")
@@ -214,11 +210,7 @@ async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
             await until(pilot, runtime, lambda: not app.is_running)
         assert runtime.status(joe).status == "running", "quitting the UI cancels nothing"
     puppet = Puppet()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
-    ):
+    async with hosted(path, model(), puppet.tool) as (_, runtime, host):
         app = ChatApp(await host.resume("s"), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await pilot.pause()

@@ -48,7 +48,7 @@ from agentos.web import (
     listen,
     make_app,
 )
-from tests.support.backends import Backend
+from tests.support.backends import Backend, hosted
 from tests.support.web import Web, applied, model, web
 
 pytestmark = pytest.mark.anyio
@@ -793,10 +793,10 @@ async def test_a_call_another_process_runs_shows_its_mirrored_progress(tmp_path:
     """Read only, but live: the page shows a call the holder runs with the progress its
     mirror writes; peek shows it too, and the page offers no Cancel (the holder's own)."""
     puppet = Puppet()
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store, call_mirror_period=0.05) as other,
+    async with hosted(tmp_path / "agentos.db", model(), puppet.tool, call_mirror_period=0.05) as (
+        _,
+        runtime,
+        other,
     ):
         session = await other.create_session(AgentConfig(), session_id="s")
         session.post("start 1")

@@ -50,6 +50,7 @@ from agentos.testing import (
 )
 from agentos.web import make_app
 from tests.support import ROOT
+from tests.support.backends import hosted
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
@@ -635,11 +636,7 @@ async def test_the_details_of_an_orphaned_call_say_it_was_lost(tmp_path: Path) -
     known."""
     path = tmp_path / "agentos.db"
     puppet = Puppet()
-    async with (
-        await SqliteStore.open(path) as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
-    ):
+    async with hosted(path, model(), puppet.tool) as (_, runtime, host):
         session = await host.create_session(AgentConfig(), session_id="s")
         session.post("Start the jobs")
         with anyio.fail_after(10):
@@ -902,10 +899,10 @@ async def test_take_over_says_the_running_calls_it_loses(tmp_path: Path) -> None
     here, and the page's question did not say so. The read-only box and the question say
     how many (a host of its own on the same database holds it, its calls mirrored)."""
     puppet = Puppet()
-    async with (
-        await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store, call_mirror_period=0.05) as other,
+    async with hosted(tmp_path / "agentos.db", model(), puppet.tool, call_mirror_period=0.05) as (
+        _,
+        runtime,
+        other,
     ):
         session = await other.create_session(AgentConfig(), session_id="held")
         session.post("When can Jane, Jack and Joe meet?")

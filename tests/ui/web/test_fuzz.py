@@ -11,9 +11,10 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos import AgentConfig, ScriptedProvider
 from agentos.testing import Puppet, text
 from agentos.web import make_app
+from tests.support.backends import hosted
 
 SEGMENT = st.text(alphabet=string.ascii_letters + string.digits + "-_.%~", min_size=1, max_size=12)
 PATHS = st.one_of(
@@ -87,10 +88,10 @@ def test_no_request_is_answered_500(
 ) -> None:
     async def run() -> list[int]:
         provider = ScriptedProvider((lambda r: True, lambda r: text("ok")))
-        async with (
-            await SqliteStore.open(tmp_path / f"{uuid.uuid4()}.db") as store,
-            Runtime([Puppet().tool]) as runtime,
-            Host(runtime, provider, store=store) as host,
+        async with hosted(tmp_path / f"{uuid.uuid4()}.db", provider, Puppet().tool) as (
+            _,
+            runtime,
+            host,
         ):
             await host.create_session(AgentConfig(), session_id="S")
             app = make_app(host, runtime)
