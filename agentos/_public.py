@@ -20,7 +20,8 @@ def claim(value: object, home: str) -> None:
     if inspect.isclass(value):
         # get_type_hints reads a class's string annotations in the namespace of its
         # ``__module__``: evaluate them where they were written, while it still is.
-        # (One that cannot be evaluated stays a string; tests/test_public_surface.py says so.)
+        # (One that cannot be evaluated stays a string, as
+        # tests/project/test_public_surface.py says.)
         own = inspect.get_annotations(value)
         if own and any(isinstance(hint, str) for hint in own.values()):
             try:

@@ -282,9 +282,9 @@ async def failover(dsn: str) -> Figures:
 
 async def paused_holder(dsn: str) -> Figures:
     """SIGSTOP the holder while its turn's commit is open; resume its session here."""
-    from tests._pg_stalled_host import LEASE_EXPIRY
+    from tests.support.pg_stalled_host import LEASE_EXPIRY
 
-    program = [sys.executable, "-m", "tests._pg_stalled_host", dsn]
+    program = [sys.executable, "-m", "tests.support.pg_stalled_host", dsn]
     async with await anyio.open_process(program, cwd=ROOT) as child:
         assert child.stdout is not None and child.stdin is not None
         assert (await child.stdout.receive()).startswith(b"open")
@@ -380,7 +380,7 @@ def main() -> None:
         return
     quiet_logs()
     sys.path.insert(0, str(ROOT))
-    from tests._postgres import HOW, postgres_cluster, server_available
+    from tests.support.postgres import HOW, postgres_cluster, server_available
 
     if not server_available():
         emit({"pg.skipped": HOW})

@@ -31,7 +31,7 @@ from agentos.testing import MessagesStandIn, Reply, message_body
 from agentos.tui import ChatApp
 from agentos.web import listen, make_app
 from benchmarks._common import Figures, emit, percentile, quiet_logs
-from tests._browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
 TURNS = 30
 FIRST_TOKEN_SECONDS = 0.3

@@ -46,7 +46,7 @@ from agentos import AgentConfig, Host, Runtime, ScriptedProvider, Session
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from agentos.web import listen, make_app
 from benchmarks._common import Figures, emit, loop_lag, quiet_logs, settled_rss
-from tests._browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
 REPORTS = 200
 SPACING = 0.25

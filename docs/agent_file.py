@@ -4,7 +4,7 @@
 Every setting of an agent file is a field of ``AgentConfig`` (or of the models its
 settings hold); each row gives its type, its default and its description, so the page
 says what the code does. The page's first part, up to ``MARKER``, is written by hand and
-kept; what follows is replaced. ``tests/test_agent_file_doc.py`` fails when it is stale.
+kept; what follows is replaced. ``tests/docs/test_agent_files.py`` fails when it is stale.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from agentos import Host, Runtime
 from agentos.demo import tools as demo_tools
 from agentos.testing import MessagesStandIn, Reply, message_body
 from agentos.tui import ChatApp
-from tests._browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
 DOCS = Path(__file__).resolve().parent
 

@@ -1,4 +1,5 @@
-"""Shared fixtures: the anyio backend, a manual clock, and quiet logs."""
+"""Fixtures for every room: the anyio backend, a manual clock, quiet logs, the Messages API's
+stand-in, PostgreSQL and the store on each backend, and the command line's environment."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import pytest
 import structlog
 
 from agentos import ManualClock
-from tests._backends import Backend
-from tests._postgres import Cluster, pgbouncer_in_front, postgres_cluster
+from agentos.testing import MessagesStandIn
+from tests.support.backends import Backend
+from tests.support.cli import any_env, env, quick_agent  # noqa: F401  (fixtures for every room)
+from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
 
 
 @pytest.fixture(autouse=True)
@@ -32,9 +35,17 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
+@pytest.fixture
+def api() -> Iterator[MessagesStandIn]:
+    """The Messages API's loopback stand-in, serving the replies a test scripts."""
+    with MessagesStandIn() as stand_in:
+        yield stand_in
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[Cluster]:
-    """One throwaway PostgreSQL for the whole run (``tests/_postgres.py``), started on first use."""
+    """One throwaway PostgreSQL for the whole run (``tests/support/postgres.py``), started on
+    first use."""
     with postgres_cluster() as cluster:
         yield cluster
 
@@ -54,7 +65,7 @@ def pgbouncer(postgres_server: Cluster) -> Iterator[str]:
 
 @pytest.fixture(params=["sqlite", "postgres", "pgbouncer"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    """A fresh store's address, once on each backend (``tests/_backends.py``): an SQLite
+    """A fresh store's address, once on each backend (``tests/support/backends.py``): an SQLite
     file, a PostgreSQL database, and the same behind PgBouncer in transaction mode."""
     if request.param == "sqlite":
         return Backend("sqlite", str(tmp_path / "agentos.db"))

@@ -1,0 +1,227 @@
+"""Cancel reaches the work: tasks are cancelled, threads told, process groups killed."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic import BaseModel
+
+from agentos import (
+    CallCancelled,
+    CallStatus,
+    ErrorKind,
+    ManualClock,
+    Runtime,
+    ToolContext,
+    tool,
+)
+from agentos.testing import Puppet, settle
+from tests.support.arguments import Empty
+from tests.support.processes import alive, dies_within
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_sync_tool_stops_cooperatively(clock: ManualClock) -> None:
+    entered = threading.Event()
+    exited = threading.Event()
+    outcome: list[str] = []
+
+    @tool
+    def polite(args: Empty, ctx: ToolContext) -> str:
+        entered.set()
+        try:
+            while not ctx.wait_cancelled(5):
+                pass
+            ctx.check_cancelled()
+        except CallCancelled as error:
+            outcome.append(str(error))
+            raise
+        finally:
+            exited.set()
+        return "never"
+
+    async with Runtime([polite], clock=clock) as runtime:
+        call = runtime.submit("polite", {})
+        assert await anyio.to_thread.run_sync(entered.wait, 5)
+        assert runtime.cancel(call).cancelled
+        assert runtime.status(call).status is CallStatus.CANCELLED
+        assert await anyio.to_thread.run_sync(exited.wait, 5)
+    assert outcome == [f"tool call {call} was cancelled"]
+
+
+async def test_a_sync_tool_that_ignores_cancel_cannot_hold_anything(clock: ManualClock) -> None:
+    entered = threading.Event()
+    release = threading.Event()
+    finished = threading.Event()
+
+    @tool
+    def deaf(args: Empty) -> str:
+        entered.set()
+        release.wait(10)
+        finished.set()
+        return "late"
+
+    puppet = Puppet()
+    async with Runtime([deaf, puppet.tool], clock=clock, max_running=1) as runtime:
+        call = runtime.submit("deaf", {})
+        queued = runtime.submit("puppet", {})
+        assert await anyio.to_thread.run_sync(entered.wait, 5)
+        outcome = runtime.cancel(call)
+        assert outcome.cancelled
+        assert outcome.previous_status is CallStatus.RUNNING
+        assert runtime.status(call).status is CallStatus.CANCELLED
+        await settle(runtime)
+        assert runtime.status(queued).status is CallStatus.RUNNING, "the slot was freed"
+        puppet.complete(queued, "ok")
+        assert (await runtime.wait(queued)).result == "ok"
+        assert not finished.is_set()
+        release.set()
+        assert await anyio.to_thread.run_sync(finished.wait, 5)
+        await settle(runtime)
+        assert runtime.status(call).status is CallStatus.CANCELLED
+        assert runtime.status(call).result is None
+
+
+async def test_an_async_tool_that_swallows_cancel_is_still_reported_cancelled(
+    clock: ManualClock,
+) -> None:
+    attempts: list[str] = []
+    done = anyio.Event()
+
+    @tool
+    async def stubborn(args: Empty) -> str:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            attempts.append("swallowed")
+        try:
+            await anyio.sleep(3600)  # anyio cancels again at the next await
+        finally:
+            attempts.append("cancelled again")
+            done.set()
+        return "never"
+
+    @tool
+    async def returns_anyway(args: Empty) -> str:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            return "I refuse"
+        return "never"
+
+    async with Runtime([stubborn, returns_anyway], clock=clock) as runtime:
+        first = runtime.submit("stubborn", {})
+        second = runtime.submit("returns_anyway", {})
+        await settle(runtime)
+        assert runtime.cancel(first).cancelled
+        assert runtime.cancel(second).cancelled
+        with anyio.fail_after(5):
+            await done.wait()
+        await settle(runtime)
+        assert attempts == ["swallowed", "cancelled again"]
+        for call in (first, second):
+            snapshot = runtime.status(call)
+            assert snapshot.status is CallStatus.CANCELLED
+            assert snapshot.result is None
+
+
+async def test_cancel_kills_a_subprocess_tools_whole_process_group(
+    clock: ManualClock, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "pid"
+    os.mkfifo(fifo)
+    finished = anyio.Event()
+
+    @tool
+    async def shell(args: Empty, ctx: ToolContext) -> int:
+        try:
+            script = f"sleep 300 & echo $! > {fifo}; sleep 300"
+            result = await ctx.run_process(["sh", "-c", script])
+            return result.returncode
+        finally:
+            finished.set()
+
+    async with Runtime([shell], clock=clock) as runtime:
+        call = runtime.submit("shell", {})
+        background = int(await anyio.to_thread.run_sync(fifo.read_text))
+        assert alive(background)
+        assert runtime.cancel(call).cancelled
+        with anyio.fail_after(5):
+            await finished.wait()
+    assert await anyio.to_thread.run_sync(dies_within, background, 5.0)
+    assert not alive(background)
+
+
+async def test_run_process_collects_output(clock: ManualClock) -> None:
+    @tool
+    async def echo(args: Empty, ctx: ToolContext) -> dict[str, object]:
+        result = await ctx.run_process(["sh", "-c", "cat; echo err >&2; exit 3"], input=b"hi")
+        return {
+            "code": result.returncode,
+            "out": result.stdout.decode(),
+            "err": result.stderr.decode(),
+        }
+
+    async with Runtime([echo], clock=clock) as runtime:
+        snapshot = await runtime.wait(runtime.submit("echo", {}))
+    assert snapshot.result == {"code": 3, "out": "hi", "err": "err\n"}
+
+
+async def test_cancel_while_a_thread_waits_for_a_worker_slot(clock: ManualClock) -> None:
+    gate = threading.Event()
+
+    @tool
+    def busy(args: Empty) -> str:
+        gate.wait(10)
+        return "done"
+
+    async with Runtime([busy], clock=clock, max_threads=1) as runtime:
+        holder = runtime.submit("busy", {})
+        waiting = runtime.submit("busy", {})
+        await settle(runtime)
+        assert runtime.status(waiting).status is CallStatus.RUNNING
+        assert runtime.cancel(waiting).cancelled
+        gate.set()
+        assert (await runtime.wait(holder)).result == "done"
+        snapshot = runtime.status(waiting)
+        assert snapshot.status is CallStatus.CANCELLED
+        assert snapshot.error is not None
+        assert snapshot.error.kind is ErrorKind.CANCELLED
+
+
+class Order(BaseModel):
+    item: str
+
+
+async def test_only_a_running_call_holds_its_validated_input(clock: ManualClock) -> None:
+    """A call cancelled before it ran lets its pydantic input go; a running one holds it
+    until it ends (nothing keeps an input past its call's work)."""
+    gate = anyio.Event()
+
+    @tool
+    async def order(args: Order) -> str:
+        await gate.wait()
+        return args.item
+
+    def held() -> list[str]:
+        gc.collect()
+        return sorted(found.item for found in gc.get_objects() if isinstance(found, Order))
+
+    async with Runtime([order], clock=clock, max_running=1) as runtime:
+        running = runtime.submit("order", {"item": "running"}, session_id="s")
+        queued = runtime.submit("order", {"item": "queued"}, session_id="s")
+        await settle(runtime)
+        assert runtime.status(queued).status is CallStatus.PENDING
+        assert held() == ["queued", "running"]
+        runtime.cancel(queued)
+        await settle(runtime)
+        assert held() == ["running"]
+        gate.set()
+        assert (await runtime.wait(running)).result == "running"
+        assert held() == []

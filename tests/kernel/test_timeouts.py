@@ -1,0 +1,137 @@
+"""Hard timeouts, overdue events and retention, on the manual clock."""
+
+from __future__ import annotations
+
+import math
+
+import anyio
+import pytest
+
+from agentos import (
+    CallEventKind,
+    CallOptions,
+    CallStatus,
+    ErrorKind,
+    ManualClock,
+    Runtime,
+    UnknownCallError,
+    tool,
+)
+from agentos.testing import Puppet, settle
+from tests.support.arguments import Empty
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_hard_timeout_fails_the_call_and_cancels_the_work(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        call = runtime.submit("puppet", {}, options=CallOptions(timeout=5))
+        await settle(runtime)
+        clock.advance(4.9)
+        await settle(runtime)
+        assert runtime.status(call).status is CallStatus.RUNNING
+        clock.advance(0.1)
+        await settle(runtime)
+        snapshot = runtime.status(call)
+        assert snapshot.status is CallStatus.FAILED
+        assert snapshot.error is not None
+        assert snapshot.error.kind is ErrorKind.TIMED_OUT
+        assert snapshot.error.message == "timed out after 5 s"
+        assert puppet.calls[call].cancelled and puppet.calls[call].cleaned_up
+
+
+async def test_the_timeout_counts_from_the_start_not_from_the_queue(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
+        first = runtime.submit("puppet", {})
+        queued = runtime.submit("puppet", {}, options=CallOptions(timeout=10))
+        await settle(runtime)
+        clock.advance(60)
+        puppet.complete(first)
+        await settle(runtime)
+        assert runtime.status(queued).status is CallStatus.RUNNING
+        clock.advance(9)
+        await settle(runtime)
+        assert runtime.status(queued).status is CallStatus.RUNNING
+        clock.advance(1)
+        await settle(runtime)
+        assert runtime.status(queued).status is CallStatus.FAILED
+
+
+async def test_timeouts_come_from_the_call_then_the_tool_then_the_runtime(
+    clock: ManualClock,
+) -> None:
+    @tool(timeout=3)
+    async def quick(args: Empty) -> None:
+        await anyio.sleep_forever()
+
+    puppet = Puppet()
+    async with Runtime([quick, puppet.tool], clock=clock, default_timeout=7) as runtime:
+        by_tool = runtime.submit("quick", {})
+        by_runtime = runtime.submit("puppet", {})
+        by_call = runtime.submit("quick", {}, options=CallOptions(timeout=1))
+        never = runtime.submit("puppet", {}, options=CallOptions(timeout=math.inf))
+        await settle(runtime)
+        ended = {}
+        for step in range(1, 9):
+            clock.advance(1)
+            await settle(runtime)
+            for call in (by_tool, by_runtime, by_call, never):
+                if call not in ended and runtime.status(call).is_final:
+                    ended[call] = step
+        assert ended == {by_call: 1, by_tool: 3, by_runtime: 7}
+
+
+async def test_overdue_only_raises_an_event(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime, runtime.subscribe("s") as events:
+        call = runtime.submit("puppet", {}, session_id="s", options=CallOptions(overdue_after=30))
+        await settle(runtime)
+        version = runtime.status(call).version
+        clock.advance(30)
+        await settle(runtime)
+        snapshot = runtime.status(call)
+        assert snapshot.status is CallStatus.RUNNING
+        assert snapshot.overdue
+        assert snapshot.version == version + 1
+        kinds = [events.receive_nowait().kind for _ in range(3)]
+        assert kinds == [CallEventKind.QUEUED, CallEventKind.STARTED, CallEventKind.OVERDUE]
+        puppet.complete(call, "worth the wait")
+        assert (await runtime.wait(call)).result == "worth the wait"
+
+
+async def test_finished_calls_are_forgotten_after_retention(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock, retention_seconds=60) as runtime:
+        done = runtime.submit("puppet", {}, session_id="s")
+        live = runtime.submit("puppet", {}, session_id="s")
+        await settle(runtime)
+        puppet.complete(done)
+        await runtime.wait(done)
+        clock.advance(59)
+        await settle(runtime)
+        assert runtime.status(done).status is CallStatus.COMPLETED
+        clock.advance(1)
+        await settle(runtime)
+        with pytest.raises(UnknownCallError):
+            runtime.status(done)
+        assert [s.call_id for s in runtime.list_calls("s")] == [live]
+        stats = runtime.statistics()
+        assert stats.calls_forgotten == 1
+        assert stats.calls_by_status[CallStatus.COMPLETED] == 0
+        clock.advance(3600)
+        await settle(runtime)
+        assert runtime.status(live).status is CallStatus.RUNNING
+
+
+async def test_an_idle_runtime_does_not_tick(clock: ManualClock) -> None:
+    puppet = Puppet()
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        runtime.submit("puppet", {}, options=CallOptions(timeout=100))
+        await settle(runtime)
+        ticks = runtime.statistics().ticks
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        await settle(runtime)
+        assert runtime.statistics().ticks == ticks

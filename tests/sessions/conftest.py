@@ -1,0 +1,117 @@
+"""What the sessions tests build from: scripted models that answer what the user said
+(``said``, ``calls_on``, ``ask_for``, a ``FailsOnce`` model), one process's runtime and host
+on a store (``process``: a restart is the next one), and a stored session waiting for an
+approval."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agentos import (
+    AgentConfig,
+    Disposition,
+    Host,
+    ManualClock,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ProviderError,
+    Runtime,
+    ScriptedProvider,
+    Session,
+    SessionStatus,
+    Tool,
+    ToolPolicy,
+)
+from agentos.stores import TokenRecord
+from agentos.testing import (
+    Puppet,
+    board_turn,
+    last_tool_results,
+    last_user_text,
+    text,
+    tool_calls,
+)
+from tests.support.backends import hosted
+
+ScriptRule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
+
+
+BOARD = AgentConfig(context_view="board")
+
+
+DEFER = ToolPolicy(rules={"approve": Disposition.DEFER})
+
+
+def said(request: ModelRequest) -> str:
+    """What the user said that this turn answers ('' for a turn about calls)."""
+    turn = board_turn(request)
+    if turn is not None:
+        return turn.text if turn.author == "user" else ""
+    return "" if last_tool_results(request) else last_user_text(request)
+
+
+def calls_on(phrase: str, *calls: str) -> ScriptRule:
+    """A rule: a turn answering a user message with ``phrase`` in it makes ``calls``."""
+    return (
+        lambda request: phrase in said(request),
+        lambda request: tool_calls(*((name, {}) for name in calls)),
+    )
+
+
+OTHERWISE: ScriptRule = (lambda request: True, lambda request: text("noted"))
+
+
+def ask_for(*calls: str) -> ScriptedProvider:
+    """A model that makes ``calls`` when asked to ``go``, and says ``noted`` otherwise."""
+    return ScriptedProvider(calls_on("go", *calls), OTHERWISE)
+
+
+class FailsOnce:
+    """A model whose requests mentioning ``phrase`` fail, as one past the SDK's retries does,
+    until ``recover``; every other request gets ``ok``."""
+
+    name = "fails-once"
+
+    def __init__(self, phrase: str) -> None:
+        self.phrase = phrase
+        self.down = True
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if self.down and self.phrase in said(request):
+            raise ProviderError("overloaded", "the API is overloaded")
+        return text("ok")
+
+
+@asynccontextmanager
+async def process(
+    path: Path, clock: ManualClock, provider: Provider, *tools: Tool[Any], **host: Any
+) -> AsyncIterator[tuple[Runtime, Host]]:
+    """One process's runtime and host on the store at ``path`` (a restart: the next one)."""
+    async with hosted(path, provider, *tools, clock=clock, **host) as (_, runtime, hosting):
+        yield runtime, hosting
+
+
+async def stored_waiting_for_approval(
+    path: Path, clock: ManualClock, approve: Puppet, **host: Any
+) -> TokenRecord:
+    """A process whose session's turn waits for a deferred ``approve`` call when it ends."""
+    async with process(path, clock, ask_for("approve"), approve.tool, **host) as (_, hosting):
+        session = await hosting.create_session(AgentConfig(policy=DEFER), session_id="s")
+        session.post("go and get it approved")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        (record,) = hosting.tokens.pending("s")
+        return record
+
+
+def status_of(session: Session) -> SessionStatus:
+    """The status now (mypy would keep what an earlier assert narrowed it to)."""
+    return session.status

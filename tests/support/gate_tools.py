@@ -1,0 +1,30 @@
+"""A tool held on a gate the test opens (``tests/ui/cli/test_live.py``), never on a duration:
+it reports where it is, then waits for a byte on a socket the test listens on
+(``GATE_PORT``), so it ends when the test says so, or when it is cancelled, however busy
+the machine is.
+"""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+from pydantic import BaseModel
+
+from agentos import ToolContext, tool
+
+PORT = "GATE_PORT"
+"""The variable holding the port of the test's socket, on 127.0.0.1."""
+
+
+class Lookup(BaseModel):
+    person: str = "Jane"
+
+
+@tool
+async def held(args: Lookup, ctx: ToolContext) -> str:
+    """Look up ``person``, once the test opens the gate."""
+    async with await anyio.connect_tcp("127.0.0.1", int(os.environ[PORT])) as gate:
+        ctx.progress({"person": args.person, "percent": 50})
+        await gate.receive()  # until the test opens the gate (or the call is cancelled)
+    return f"{args.person} is free"

@@ -1,0 +1,145 @@
+"""Tools the Ray tests run on a local Ray cluster (``tests/runners/test_ray.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from pydantic import BaseModel
+
+from agentos import ToolContext, tool
+from tests.support import ROOT
+
+
+def need_ray() -> ModuleType:
+    """``ray``, with this checkout on the workers' path; skips the test without it (fails
+    it under ``CI=true``)."""
+    try:
+        import ray
+    except ImportError:
+        reason = "the Ray tests need ray: pip install 'agentos[ray]' (make test installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must run the Ray tests: {reason}", pytrace=False)
+        pytest.skip(reason)
+    root = str(ROOT)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [root, *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    return ray
+
+
+def written_within(path: Path, seconds: float) -> bool:
+    """Whether a file (written by a tool in a Ray worker) appears within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+class Steps(BaseModel):
+    steps: int = 3
+    hang: bool = False
+
+
+class Nothing(BaseModel):
+    pass
+
+
+class Marker(BaseModel):
+    path: str
+
+
+@tool
+def stepper(args: Steps, ctx: ToolContext) -> str:
+    """Report each step (and the worker's pid), then answer, or work until stopped."""
+    ctx.progress({"pid": os.getpid()})
+    for step in range(args.steps):
+        ctx.progress({"step": step})
+    while args.hang:
+        time.sleep(0.05)
+    return f"{args.steps} steps"
+
+
+@tool
+async def async_stepper(args: Steps, ctx: ToolContext) -> str:
+    """The same, as an async tool."""
+    for step in range(args.steps):
+        ctx.progress({"step": step})
+    return f"{args.steps} async steps"
+
+
+@tool
+async def async_waiter(args: Marker, ctx: ToolContext) -> str:
+    """Reports its pid and waits until cancelled, then writes what it heard to a file."""
+    ctx.progress({"pid": os.getpid()})
+    try:
+        await asyncio.sleep(3600)
+    except asyncio.CancelledError:
+        heard = Path(args.path + ".part")
+        heard.write_text("cancelled")  # noqa: ASYNC240 - a tiny file, then out
+        heard.replace(args.path)  # noqa: ASYNC240 - whole or absent, as the test looks
+        raise
+    return "never"
+
+
+@tool
+async def async_dies(args: Nothing) -> str:
+    """Ends the actor's process."""
+    os._exit(3)
+
+
+@tool
+def broken(args: Nothing) -> str:
+    """Raises."""
+    raise ValueError("the input data is bad")
+
+
+@tool
+def unpicklable(args: Nothing) -> object:
+    """Returns what cannot be sent back."""
+    return threading.Lock()
+
+
+@tool
+def quits(args: Nothing) -> str:
+    """Raises ``SystemExit``, as ``sys.exit`` does."""
+    raise SystemExit(3)
+
+
+@tool
+async def async_quits(args: Nothing) -> str:
+    """The same, as an async tool."""
+    raise SystemExit(3)
+
+
+@tool
+def too_large(args: Nothing) -> str:
+    """Returns 2,000,000 characters: over the runtime's 1,000,000."""
+    return "x" * 2_000_000
+
+
+@tool
+def dies(args: Nothing) -> str:
+    """Ends its worker process."""
+    os._exit(3)
+
+
+TOOLS = [
+    stepper,
+    async_stepper,
+    async_waiter,
+    async_dies,
+    broken,
+    quits,
+    async_quits,
+    unpicklable,
+    too_large,
+    dies,
+]

@@ -1,0 +1,85 @@
+"""``agentos chat``'s app run headless on a scripted model (``chatting``), and what the tests
+type (``say``), read (``chat_text``, ``cell``) and wait for (``until``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from textual.pilot import Pilot
+from textual.widgets import Input, Static
+
+from agentos import (
+    AgentConfig,
+    Host,
+    Provider,
+    Runtime,
+    ScriptedProvider,
+    YieldOnTimeout,
+)
+from agentos.testing import (
+    Puppet,
+    last_user_text,
+    settle,
+    text,
+    tool_calls,
+)
+from agentos.tui import CallsPane, ChatApp
+
+CONFIG = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=50))
+
+
+def model() -> ScriptedProvider:
+    return ScriptedProvider(
+        (
+            lambda r: last_user_text(r) == "check both",
+            lambda r: tool_calls(("puppet", {"label": "Jane"}), ("puppet", {"label": "Joe"})),
+        ),
+        (
+            lambda r: last_user_text(r) == "check twelve",
+            lambda r: tool_calls(*(("puppet", {"label": f"n{n}"}) for n in range(12))),
+        ),
+        (lambda r: "2+2" in last_user_text(r), lambda r: text("4")),
+        (lambda r: True, lambda r: text("ok")),
+    )
+
+
+async def until(pilot: Pilot[None], runtime: Runtime, condition: Callable[[], bool]) -> None:
+    """Let the app and the runtime run until ``condition`` holds."""
+    with anyio.fail_after(10):
+        while not condition():
+            await settle(runtime)
+            await pilot.pause(0.05)
+
+
+async def say(pilot: Pilot[None], words: str) -> None:
+    pilot.app.query_one("#message", Input).value = words
+    pilot.app.query_one("#message", Input).focus()
+    await pilot.press("enter")
+
+
+def cell(app: ChatApp, call_id: str, column: int) -> str:
+    """What call ``call_id``'s row shows in ``column``."""
+    pane = app.query_one(CallsPane)
+    ids = [call.call_id for call in pane.calls]
+    return str(pane.get_row_at(ids.index(call_id))[column])
+
+
+def chat_text(app: ChatApp) -> str:
+    return str(app.query_one("#chat-text", Static).render())
+
+
+@asynccontextmanager
+async def chatting(
+    puppet: Puppet, provider: Provider | None = None, **runtime_options: Any
+) -> AsyncIterator[tuple[ChatApp, Pilot[None], Runtime]]:
+    """A session on the scripted model, its app running headless in an 80x24 terminal."""
+    async with (
+        Runtime([puppet.tool], **runtime_options) as runtime,
+        Host(runtime, provider or model()) as host,
+    ):
+        app = ChatApp(await host.create_session(CONFIG), runtime)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            yield app, pilot, runtime

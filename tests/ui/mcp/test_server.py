@@ -1,0 +1,217 @@
+"""agentos as an MCP server (issue 26): ``agentos mcp``, driven by the ``mcp`` SDK's own client.
+
+Over stdio a client starts a session, hears its calls' progress while the turn lasts and
+cancels it, which stops the calls that turn started. Over streamable HTTP on loopback a
+client must show the token, and sees only the sessions it started.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support import ROOT, cli
+
+env = cli.env  # the fixture: offline, on a database of its own
+
+pytestmark = pytest.mark.anyio
+
+
+def agent_file(tmp_path: Path, module: str) -> str:
+    path = tmp_path / "worker.toml"
+    path.write_text(f'name = "worker"\nmodel = "test"\ntools = ["{module}"]\n')
+    return str(path)
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result
+    value = result.structured_content
+    assert isinstance(value, dict)
+    return value
+
+
+async def test_a_client_starts_a_session_hears_its_calls_and_cancels_them(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    mark = tmp_path / "cancelled.txt"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "agentos.cli",
+            "mcp",
+            "--agent",
+            agent_file(tmp_path, "tests.support.slow_tools"),
+        ],
+        env={**env, "AGENTOS_TEST_MARK": str(mark)},
+        cwd=ROOT,
+    )
+    heard: list[str] = []
+    three_steps = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message or "")
+        if sum("progressed" in line for line in heard) == 3:
+            three_steps.set()
+
+    with anyio.fail_after(60):
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert names == {
+                "start_session",
+                "post",
+                "get_tool_call_status",
+                "list_running_tool_calls",
+                "cancel_tool_call",
+            }
+            async with anyio.create_task_group() as group:
+                group.start_soon(
+                    lambda: client.call_tool(
+                        "start_session", {"message": "go"}, progress_callback=on_progress
+                    )
+                )
+                await three_steps.wait()
+                group.cancel_scope.cancel()  # the SDK sends notifications/cancelled
+            session_id = heard[0].split()[1].rstrip(":")
+            assert heard[0] == f"session {session_id}: posted"
+            assert any("slow_steps" in line and "started" in line for line in heard)
+            call_id = next(line for line in heard if "started" in line).split("(")[1].split(")")[0]
+            status = structured(
+                await client.call_tool(
+                    "get_tool_call_status",
+                    {
+                        "session_id": session_id,
+                        "tool_call_id": call_id,
+                        "wait_for_completion": True,
+                        "timeout_seconds": 30,
+                    },
+                )
+            )
+            assert status["status"] == "cancelled"
+            assert [p["payload"] for p in status["progress"] if p["kind"] == "partial"] == [
+                {"step": 0},
+                {"step": 1},
+                {"step": 2},
+            ]
+            running = structured(await client.call_tool("list_running_tool_calls", {}))
+            assert running["tool_calls"] == []
+            unknown = await client.call_tool(
+                "post", {"session_id": "someone-elses", "message": "hi"}
+            )
+            assert unknown.is_error and "no session" in str(unknown.content)
+    assert mark.read_text() == "cancelled"  # the tool itself was cancelled
+
+
+@contextmanager
+def http_server(
+    tmp_path: Path, env: dict[str, str], said_after: list[str] | None = None
+) -> Iterator[tuple[str, str]]:
+    """``agentos mcp --http 0`` running: its URL and token, read off its first line; what
+    it wrote to stderr after that line goes into ``said_after`` once it has stopped."""
+    agent = agent_file(tmp_path, "tests.support.tools")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentos.cli", "mcp", "--agent", agent, "--http", "0"],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("agentos: MCP at "):
+                words = line.split()
+                yield words[3], words[5]
+                break
+        else:
+            raise AssertionError(f"agentos mcp did not start (exit {process.wait()})")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stderr is not None:
+            if said_after is not None:
+                said_after.extend(process.stderr.read().splitlines())
+            process.stderr.close()
+
+
+@asynccontextmanager
+async def connected(url: str, token: str) -> AsyncIterator[ClientSession]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as client,
+    ):
+        await client.initialize()
+        yield client
+
+
+async def test_over_http_a_client_needs_the_token_and_sees_only_its_own_sessions(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    chosen = {**env, "AGENTOS_MCP_TOKEN": "sesame-" + "x" * 20}
+    with http_server(tmp_path, chosen) as (url, token), anyio.fail_after(60):
+        assert token == chosen["AGENTOS_MCP_TOKEN"]
+        async with httpx2.AsyncClient() as http:
+            initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+            bare = await http.post(url, json=initialize)
+            assert bare.status_code == 401
+            wrong = await http.post(url, json=initialize, headers={"Authorization": "Bearer no"})
+            assert wrong.status_code == 401
+            elsewhere = await http.post(
+                url,
+                json=initialize,
+                headers={"Authorization": f"Bearer {token}", "Origin": "http://evil.example"},
+            )
+            assert elsewhere.status_code == 403  # another page's request, with the token
+        async with connected(url, token) as first:
+            started = structured(await first.call_tool("start_session", {"message": "hello"}))
+            assert started["status"] == "idle" and started["running_calls"] == []
+            assert started["answer"].splitlines() == ["count: 3", "shout: EXAMPLE"]
+            session_id = started["session_id"]
+            again = structured(
+                await first.call_tool("post", {"session_id": session_id, "message": "again"})
+            )
+            assert again["session_id"] == session_id
+            empty = await first.call_tool("post", {"session_id": session_id, "message": " "})
+            assert empty.is_error and "must not be empty" in str(empty.content)
+            listed = structured(await first.call_tool("list_running_tool_calls", {}))
+            assert listed == {"tool_calls": []}
+        async with connected(url, token) as second:
+            answer = await second.call_tool(
+                "get_tool_call_status", {"session_id": session_id, "tool_call_id": "x"}
+            )
+            assert answer.is_error and "no session" in json.dumps(
+                [c.model_dump() for c in answer.content]
+            )
+            nobody = await second.call_tool("start_session", {"message": "hi", "agent": "nobody"})
+            assert nobody.is_error and "worker" in str(nobody.content)
+
+
+async def test_over_http_the_server_is_quiet_per_client(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Forty clients come and go while nobody reads the server's stderr: it says nothing
+    of them (a parent that never reads the pipe would otherwise wedge it, 400 bytes a
+    client), and answers the last one as the first."""
+    said: list[str] = []
+    with http_server(tmp_path, env, said) as (url, token), anyio.fail_after(120):
+        for _ in range(40):
+            async with connected(url, token) as client:
+                listed = structured(await client.call_tool("list_running_tool_calls", {}))
+                assert listed == {"tool_calls": []}
+    assert [line for line in said if line.strip()] == ["error: terminated (SIGTERM)"]
