@@ -43,8 +43,10 @@ class MachineView(NamedTuple):
     stopping: bool
     at_rest: bool
     """Ended, or free with nothing queued that would grant a turn."""
-    history: tuple[Message, ...]
-    """A transcript's messages (a board session's: none, its board is its record)."""
+    messages: Callable[[], tuple[Message, ...]]
+    """A transcript's messages as they were drawn (a board session's: none, its board is
+    its record); copied only when asked, so drawing a view costs the same however long
+    the history is."""
     outstanding: Mapping[CallId, str]
     """Calls whose outcome the model has not heard yet -> tool_use id."""
     calls: MessageHistory
@@ -57,12 +59,22 @@ class MachineView(NamedTuple):
     """What the person said, oldest first: where a session's first words come from."""
 
     @property
+    def history(self) -> tuple[Message, ...]:
+        return self.messages()
+
+    @property
     def replies(self) -> list[str]:
         return self.said()
 
     @property
     def posts(self) -> list[str]:
         return self.posted()
+
+
+def as_drawn(history: list[Message]) -> Callable[[], tuple[Message, ...]]:
+    """``history`` as it is now, copied when asked (``MachineView.messages``)."""
+    drawn = len(history)
+    return lambda: tuple(history[:drawn])
 
 
 @dataclass(frozen=True, slots=True)

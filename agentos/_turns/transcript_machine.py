@@ -58,7 +58,7 @@ from agentos._turns.events import (
     UserPosted,
 )
 from agentos._turns.history import waiting_calls
-from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
+from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting, as_drawn
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import (
@@ -122,14 +122,14 @@ class TurnMachine:
         return self._viewed
 
     def _drawn_view(self) -> MachineView:
-        history = tuple(self.history)
+        messages = as_drawn(self.history)
         return self.turn.view(
             self._grants_turn,
             self.ledger.outstanding,
             self.ledger.history,
-            lambda: [text_of(m["content"]) for m in history if m["role"] == "assistant"],
-            lambda: user_posts(history),
-            history,
+            lambda: [text_of(m["content"]) for m in messages() if m["role"] == "assistant"],
+            lambda: user_posts(messages()),
+            messages,
             tuple(e.text for e in self._queue if isinstance(e, UserPosted)) if self._queue else (),
         )
 

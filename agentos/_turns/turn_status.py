@@ -58,7 +58,7 @@ class TurnStatus:
         calls: MessageHistory,
         said: Callable[[], list[str]],
         posted: Callable[[], list[str]],
-        history: tuple[Message, ...] = (),
+        messages: Callable[[], tuple[Message, ...]] = tuple,
         queued_posts: tuple[str, ...] = (),
     ) -> MachineView:
         """The machine's view, with this status: at rest when ended, or free with nothing
@@ -72,7 +72,7 @@ class TurnStatus:
             free,
             self.stopping,
             ended or (free and not grants_turn()),
-            history,
+            messages,
             outstanding,
             calls,
             queued_posts,
