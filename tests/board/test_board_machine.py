@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -45,7 +44,7 @@ from agentos.turns import (
     ToolResultBlock,
     UserPosted,
 )
-from tests.support.machines import Call, snapshot
+from tests.support.machines import Call, machine_test, snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
 USES = ["bg", "get_tool_call_status", "cancel_tool_call", "new_thread"]
@@ -222,13 +221,7 @@ class Boards(RuleBasedStateMachine):
         assert len(ids) == len(set(ids))
 
 
-Boards.TestCase.settings = settings(
-    max_examples=500,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestBoards = Boards.TestCase
+TestBoards = machine_test(Boards, examples=500, steps=40)
 
 
 def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:

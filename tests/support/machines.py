@@ -1,9 +1,14 @@
-"""The harness's call, shared by the pure turn and board machine tests: one runtime call as the
-shell sees it, and its snapshot."""
+"""What the machine tests share: the harness's call (one runtime call as the shell of the pure
+turn and board machine tests sees it, and its snapshot), and how a hypothesis state machine
+becomes a test."""
 
 from __future__ import annotations
 
+import unittest
 from dataclasses import dataclass
+
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine
 
 from agentos import (
     CallError,
@@ -55,3 +60,17 @@ def snapshot(call: Call) -> CallSnapshot:
         False,
         deferred=call.name == "defer",
     )
+
+
+def machine_test(
+    machine: type[RuleBasedStateMachine], *, examples: int, steps: int
+) -> type[unittest.TestCase]:
+    """``machine`` run as a test: ``examples`` runs of up to ``steps`` rules each, with no
+    deadline and no complaint that an example is slow (a run drives a whole machine)."""
+    machine.TestCase.settings = settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    return machine.TestCase

@@ -16,7 +16,6 @@ import json
 import re
 from collections import Counter
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -58,7 +57,7 @@ from agentos.turns import (
     TurnMachine,
     UserPosted,
 )
-from tests.support.machines import Call, snapshot
+from tests.support.machines import Call, machine_test, snapshot
 from tests.support.transcripts import transcript_problem
 
 DISPOSITIONS = {
@@ -255,10 +254,4 @@ def told(messages: list[Message]) -> Counter[str]:
     return counts
 
 
-Turns.TestCase.settings = settings(
-    max_examples=2_000,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestTurns = Turns.TestCase
+TestTurns = machine_test(Turns, examples=2_000, steps=40)
