@@ -17,7 +17,7 @@ import itertools
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
 
 from agentos import AgentConfig, CallId, CallStatus, Disposition
 from agentos.testing import blocks_of
@@ -44,7 +44,7 @@ from agentos.turns import (
     ToolResultBlock,
     UserPosted,
 )
-from tests.support.machines import Call, machine_test, snapshot
+from tests.support.machines import Call, World, machine_test, snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
 USES = ["bg", "get_tool_call_status", "cancel_tool_call", "new_thread"]
@@ -57,7 +57,7 @@ class Request:
     role: str
 
 
-class Boards(RuleBasedStateMachine):
+class Boards(World):
     def __init__(self) -> None:
         super().__init__()
         self.machine = BoardMachine("s", CONFIG)
@@ -99,10 +99,7 @@ class Boards(RuleBasedStateMachine):
             assert words in text, f"settled {call_id} ({words}) not on the board"
             del self.unseen[call_id]
 
-    def live(self) -> list[Call]:
-        return [call for call in self.calls.values() if not call.final]
-
-    # ------------------------------------------------------------ the world
+    # ------------------------------ the world (World's too: calls go overdue, a stop)
 
     @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(data=st.data(), words=st.sampled_from(["hello", "any news?", "go on"]))
@@ -178,16 +175,6 @@ class Boards(RuleBasedStateMachine):
         self.handle(CallSettled(snapshot(call)))
         if not self.machine.view().ended:
             self.unseen[call.call_id] = "bg done" if call.status is CallStatus.COMPLETED else "no"
-
-    @precondition(lambda self: any(c.status is CallStatus.RUNNING for c in self.calls.values()))
-    @rule(data=st.data())
-    def call_goes_overdue(self, data: st.DataObject) -> None:
-        running = [c for c in self.calls.values() if c.status is CallStatus.RUNNING]
-        self.handle(CallOverdue(data.draw(st.sampled_from(running)).call_id))
-
-    @rule(cancel_calls=st.booleans())
-    def stop(self, cancel_calls: bool) -> None:
-        self.handle(StopRequested(cancel_calls))
 
     # ------------------------------------------------------------ invariants
 
