@@ -99,7 +99,8 @@ class Boards(World):
             assert words in text, f"settled {call_id} ({words}) not on the board"
             del self.unseen[call_id]
 
-    # ------------------------------ the world (World's too: calls go overdue, a stop)
+    # ------------------------------------------------------------ the world
+    # (and World's rules: a running call goes overdue, someone stops the session)
 
     @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(data=st.data(), words=st.sampled_from(["hello", "any news?", "go on"]))

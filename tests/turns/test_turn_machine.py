@@ -115,7 +115,8 @@ class Turns(World):
         for _ in range(cancels):
             self.handle(CancelsDone())
 
-    # ------------------------------ the world (World's too: calls go overdue, a stop)
+    # ------------------------------------------------------------ the world
+    # (and World's rules: a running call goes overdue, someone stops the session)
 
     @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(text=st.sampled_from(["hello", "any news?", "go on"]))
