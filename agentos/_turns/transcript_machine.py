@@ -403,11 +403,8 @@ class TurnMachine:
     def _grants_turn(self) -> bool:
         if self.turn.ask_again:
             return True
-        for event in self._queue:
-            if isinstance(event, UserPosted):
-                return True
-            if self._overdue_news(event):
-                return True
+        if any(isinstance(e, UserPosted) or self._overdue_news(e) for e in self._queue):
+            return True
         settled = any(isinstance(e, CallSettled) for e in self._queue)
         if not settled:
             return False

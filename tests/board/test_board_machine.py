@@ -16,9 +16,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import invariant, precondition, rule
 
 from agentos import AgentConfig, CallId, CallStatus, Disposition
 from agentos.testing import blocks_of
@@ -45,7 +44,7 @@ from agentos.turns import (
     ToolResultBlock,
     UserPosted,
 )
-from tests.support.machines import Call, snapshot
+from tests.support.machines import Call, World, machine_test, snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
 USES = ["bg", "get_tool_call_status", "cancel_tool_call", "new_thread"]
@@ -58,7 +57,7 @@ class Request:
     role: str
 
 
-class Boards(RuleBasedStateMachine):
+class Boards(World):
     def __init__(self) -> None:
         super().__init__()
         self.machine = BoardMachine("s", CONFIG)
@@ -100,10 +99,8 @@ class Boards(RuleBasedStateMachine):
             assert words in text, f"settled {call_id} ({words}) not on the board"
             del self.unseen[call_id]
 
-    def live(self) -> list[Call]:
-        return [call for call in self.calls.values() if not call.final]
-
     # ------------------------------------------------------------ the world
+    # (and World's rules: a running call goes overdue, someone stops the session)
 
     @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(data=st.data(), words=st.sampled_from(["hello", "any news?", "go on"]))
@@ -180,16 +177,6 @@ class Boards(RuleBasedStateMachine):
         if not self.machine.view().ended:
             self.unseen[call.call_id] = "bg done" if call.status is CallStatus.COMPLETED else "no"
 
-    @precondition(lambda self: any(c.status is CallStatus.RUNNING for c in self.calls.values()))
-    @rule(data=st.data())
-    def call_goes_overdue(self, data: st.DataObject) -> None:
-        running = [c for c in self.calls.values() if c.status is CallStatus.RUNNING]
-        self.handle(CallOverdue(data.draw(st.sampled_from(running)).call_id))
-
-    @rule(cancel_calls=st.booleans())
-    def stop(self, cancel_calls: bool) -> None:
-        self.handle(StopRequested(cancel_calls))
-
     # ------------------------------------------------------------ invariants
 
     @invariant()
@@ -222,13 +209,7 @@ class Boards(RuleBasedStateMachine):
         assert len(ids) == len(set(ids))
 
 
-Boards.TestCase.settings = settings(
-    max_examples=500,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestBoards = Boards.TestCase
+TestBoards = machine_test(Boards, examples=500, steps=40)
 
 
 def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:

@@ -67,7 +67,6 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.lowlevel
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -92,6 +91,7 @@ from agentos.board import NOTATION, Board, read_turn
 from agentos.testing import Puppet, blocks_of, text
 from agentos.turns import PLACEHOLDER_KEY
 from tests.support.loop_thread import LoopThread, close_streams
+from tests.support.machines import machine_test
 from tests.support.transcripts import transcript_problem
 
 T = TypeVar("T")
@@ -493,10 +493,4 @@ class SessionMachine(RuleBasedStateMachine):
                 assert shown.get(on_board.display_id) is call.status, (name, on_board, shown)
 
 
-SessionMachine.TestCase.settings = settings(
-    max_examples=60,
-    stateful_step_count=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestSessions = SessionMachine.TestCase
+TestSessions = machine_test(SessionMachine, examples=60, steps=30)

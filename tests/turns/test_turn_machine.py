@@ -16,9 +16,8 @@ import json
 import re
 from collections import Counter
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from agentos import (
     AgentConfig,
@@ -36,7 +35,6 @@ from agentos.turns import (
     Action,
     ArmTimer,
     Block,
-    CallOverdue,
     CallRunning,
     CallSettled,
     CallsSubmitted,
@@ -51,14 +49,13 @@ from agentos.turns import (
     ModelReplied,
     SendRequest,
     SessionStatus,
-    StopRequested,
     SubmitCalls,
     TimerFired,
     ToolResultBlock,
     TurnMachine,
     UserPosted,
 )
-from tests.support.machines import Call, snapshot
+from tests.support.machines import Call, World, machine_test, snapshot
 from tests.support.transcripts import transcript_problem
 
 DISPOSITIONS = {
@@ -76,7 +73,7 @@ TOOLS = ["bg", "sync", "defer", "get_tool_call_status"]
 OUTCOME = re.compile(r"\[tool call (\S+) \([^)]*\) finished: ")
 
 
-class Turns(RuleBasedStateMachine):
+class Turns(World):
     def __init__(self) -> None:
         super().__init__()
         self.machine = TurnMachine("s", CONFIGS["all_done"])
@@ -118,10 +115,8 @@ class Turns(RuleBasedStateMachine):
         for _ in range(cancels):
             self.handle(CancelsDone())
 
-    def live(self) -> list[Call]:
-        return [call for call in self.calls.values() if not call.final]
-
     # ------------------------------------------------------------ the world
+    # (and World's rules: a running call goes overdue, someone stops the session)
 
     @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(text=st.sampled_from(["hello", "any news?", "go on"]))
@@ -188,12 +183,6 @@ class Turns(RuleBasedStateMachine):
         call.status = CallStatus.CANCELLED if call.cancel_asked else outcome
         self.handle(CallSettled(snapshot(call)))
 
-    @precondition(lambda self: any(c.status is CallStatus.RUNNING for c in self.calls.values()))
-    @rule(data=st.data())
-    def call_goes_overdue(self, data: st.DataObject) -> None:
-        running = [c for c in self.calls.values() if c.status is CallStatus.RUNNING]
-        self.handle(CallOverdue(data.draw(st.sampled_from(running)).call_id))
-
     @precondition(lambda self: self.timer is not None)
     @rule()
     def timer_fires(self) -> None:
@@ -201,10 +190,6 @@ class Turns(RuleBasedStateMachine):
         self.now = max(self.now, self.timer)
         self.timer = None
         self.handle(TimerFired(self.now))
-
-    @rule(cancel_calls=st.booleans())
-    def stop(self, cancel_calls: bool) -> None:
-        self.handle(StopRequested(cancel_calls))
 
     # ------------------------------------------------------------ invariants
 
@@ -255,10 +240,4 @@ def told(messages: list[Message]) -> Counter[str]:
     return counts
 
 
-Turns.TestCase.settings = settings(
-    max_examples=2_000,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-TestTurns = Turns.TestCase
+TestTurns = machine_test(Turns, examples=2_000, steps=40)
