@@ -3,36 +3,23 @@
 ``start_session`` and ``resume_session`` open the store and run one turn over it
 (``_turn``): a runtime with the agent's tools and a host (``hosted``), the session
 begun or brought back, something said (or nothing) and waited for as asked, while
-``progress`` shows what the session's calls are doing: a rich live display when
-stderr is a terminal, JSON lines of call events otherwise.
-On a terminal, ``Words`` prints the model's messages as they arrive, a streaming
-reply's words as they come.
+``progress`` shows what the session's calls are doing and ``Words`` the model's
+messages (``turn_display``).
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import TextIO
 
-import anyio
-from anyio.abc import ObjectReceiveStream
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
-from rich.spinner import Spinner
-from rich.text import Text
-
-from agentos import AgentConfig, Host, Runtime, Session, UnknownCallError, UnknownSessionError
+from agentos import AgentConfig, Host, Session, UnknownSessionError
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_unrunnable
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
-from agentos._ui.durations import human_seconds
-from agentos._ui.terminal_text import short_call, visible
-from agentos.stores import CallView, SessionStore, resolve_session_id, short_id
-from components import CallEvent, CallEventKind, Json, JsonObject
+from agentos._ui.cli.turn_display import Words, progress, said_since
+from agentos.stores import SessionStore, resolve_session_id
+from components import Json, JsonObject
 
 RESUME_NUDGE = "(resumed)"
 """Posted on ``resume`` without ``--message`` when the model has news to hear
@@ -240,237 +227,7 @@ def _outcome(host: Host, session: Session, errors_before: int, replies_before: i
     ]
     return Outcome(
         session.session_id,
-        _said_since(session, replies_before),
+        said_since(session, replies_before),
         pending,
         [str(error) for error in session.errors[errors_before:]],
     )
-
-
-def _said_since(session: Session, replies_before: int) -> list[str]:
-    """The model's messages since the command began, as the chat shows them to a person
-    (looks and the turns a timer prompted are the model's business)."""
-    board = session.board
-    if board is None:
-        numbers = [n for n, m in enumerate(session.history, 1) if m["role"] == "assistant"]
-        since = set(numbers[replies_before:])
-    else:
-        agent_nodes = [n for n in board.nodes.values() if n.author == "agent"]
-        since = {n.display_id for n in agent_nodes[replies_before:]}
-    return [e.text for e in session.chat if e.role == "agent" and e.text and e.node_id in since]
-
-
-# ---------------------------------------------------------------------- progress
-
-
-class Words:
-    """The model's messages on stdout as they arrive: a streaming reply's words as they come
-    (in the live display while it forms, when there is one), each message once."""
-
-    def __init__(self, session: Session, replies_before: int, shown: _Display) -> None:
-        self._session = session
-        self._replies_before = replies_before
-        self._printed = 0
-        """How many of the messages said since the command began are on screen."""
-        self._partial = ""
-        """What of the forming reply is on screen (written without the live display)."""
-        self._live = shown if isinstance(shown, _LiveDisplay) else None
-
-    def follow(self) -> None:
-        self._session.on_change(self._changed)
-
-    def _changed(self) -> None:
-        said = _said_since(self._session, self._replies_before)
-        for message in said[self._printed :]:
-            if self._partial and message.startswith(self._partial):
-                self._write(message[len(self._partial) :] + "\n")
-            else:
-                self._write("\n" if self._partial else "")
-                self._begin()
-                self._write(message + "\n")
-            self._partial = ""
-            self._printed += 1
-        forming = self._session.streaming
-        # A board's turns that the chat does not show (looks, timers) stream too: its
-        # messages are printed once whole.
-        text = "" if forming is None or self._session.board is not None else forming.text
-        if self._live is not None:
-            self._live.forming(text)
-            return
-        if not text:
-            return
-        if self._partial and text.startswith(self._partial):
-            self._write(text[len(self._partial) :])
-        elif self._partial:  # the reply started over (its stream broke and was asked again)
-            self._write(f"\n{text}")
-        else:
-            self._begin()
-            self._write(text)
-        self._partial = text
-
-    def _begin(self) -> None:
-        """A blank line between two messages."""
-        if self._printed:
-            self._write("\n")
-
-    @staticmethod
-    def _write(text: str) -> None:
-        if text:  # escaped (visible, character by character): the model cannot drive it
-            sys.stdout.write(visible(text))  # looked up now: a live display redirects it
-            sys.stdout.flush()
-
-
-@asynccontextmanager
-async def progress(runtime: Runtime, session_id: str, *, live: bool) -> AsyncIterator[_Display]:
-    """Show the session's call events while the body runs."""
-    show: _Display = _LiveDisplay(runtime) if live else _JsonLines(runtime, sys.stderr)
-    async with runtime.subscribe(session_id) as events:
-        with show:
-            async with anyio.create_task_group() as group:
-                group.start_soon(_pump, events, show)
-                try:
-                    yield show
-                finally:
-                    group.cancel_scope.cancel()
-            while True:  # what arrived after the last look
-                try:
-                    show.event(events.receive_nowait())
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-
-
-async def _pump(events: ObjectReceiveStream[CallEvent], show: _Display) -> None:
-    async for event in events:
-        show.event(event)
-
-
-class _Display:
-    def __init__(self, runtime: Runtime) -> None:
-        self._runtime = runtime
-        self._names: dict[str, str] = {}
-
-    def tool(self, call_id: str) -> str:
-        if call_id not in self._names:
-            try:
-                self._names[call_id] = self._runtime.status(call_id).tool_name
-            except UnknownCallError:
-                return "?"
-        return self._names[call_id]
-
-    def event(self, event: CallEvent) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
-
-class _JsonLines(_Display):
-    """One JSON object per call event, for programs reading stderr."""
-
-    def __init__(self, runtime: Runtime, out: TextIO) -> None:
-        super().__init__(runtime)
-        self._out = out
-
-    def event(self, event: CallEvent) -> None:
-        line: JsonObject = {
-            "event": event.kind.value,
-            "call_id": event.call_id,
-            "tool_name": self.tool(event.call_id),
-            "status": event.status.value,
-        }
-        if event.disposition is not None:
-            line["disposition"] = event.disposition
-        if event.progress is not None:
-            line["progress"] = event.progress.payload
-        if event.error is not None:
-            line["error"] = event.error.message
-        self._out.write(json.dumps(line) + "\n")
-        self._out.flush()
-
-
-class _LiveDisplay(_Display):
-    """A spinner per running call with what its view says (``CallView.progress_text``: the
-    newest percent and the newest log line apart, ``crawl 09a12183  40% · fetched page 4``);
-    once it is final, one line that stays (``✓ fetch_calendar(Jane) 2.1 s``), printed above
-    the spinners."""
-
-    def __init__(self, runtime: Runtime, console: Console | None = None) -> None:
-        super().__init__(runtime)
-        self._rows: dict[str, Spinner | Text] = {}
-        self._details: dict[str, str] = {}
-        """Each running call's line as last read: kept should the runtime forget the call."""
-        self._forming = ""
-        self._live = Live(
-            console=console or Console(stderr=True),
-            get_renderable=self.render,
-            transient=True,
-            refresh_per_second=10,
-        )
-
-    def event(self, event: CallEvent) -> None:
-        label = f"{self.tool(event.call_id)} {short_id(event.call_id)}"
-        if event.status.is_final:
-            self._rows.pop(event.call_id, None)
-            self._details.pop(event.call_id, None)
-            self._live.console.print(_finished(event), highlight=False, markup=False)
-            return
-        detail = self._details[event.call_id] = self._detail(event)
-        row = self._rows.get(event.call_id)
-        if isinstance(row, Spinner):
-            row.update(text=_line(f"{label}  {detail}"))
-        else:
-            self._rows[event.call_id] = Spinner("dots", text=_line(f"{label}  {detail}"))
-
-    def _detail(self, event: CallEvent) -> str:
-        """The call's newest progress and log line as its view says (a log line, a heartbeat
-        or an overdue event never blanks a percent), else its status; ``overdue`` once it
-        ran past its expected time."""
-        try:
-            snapshot = self._runtime.status(event.call_id)
-        except UnknownCallError:
-            return self._details.get(event.call_id, event.status.value)
-        detail = visible(CallView.of(snapshot).progress_text()) or event.status.value
-        return f"{detail} · overdue" if snapshot.overdue else detail
-
-    def forming(self, text: str) -> None:
-        """The model's reply as it forms, shown above the calls until it is whole."""
-        if text != self._forming:
-            self._forming = text
-            self._live.refresh()
-
-    def render(self) -> RenderableType:
-        rows: list[RenderableType] = [Text(visible(self._forming))] if self._forming else []
-        calls = list(self._rows.values())  # one step: the loop may change the rows meanwhile
-        if not calls and not self._forming:
-            return Spinner("dots", text="waiting for the model")
-        return Group(*rows, *calls)
-
-    def __enter__(self) -> None:
-        self._live.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._live.stop()
-
-
-def _finished(event: CallEvent) -> Text:
-    """``✓ tool(arguments) 2.1 s`` (``1 min 40 s``: ``human_seconds``, as every front end
-    says it), or ``✗ tool(arguments) failed: why``."""
-    snapshot = event.snapshot
-    signature = (
-        "call()"
-        if snapshot is None
-        else short_call(snapshot.tool_name, snapshot.tool_input, width=60)
-    )
-    took = ""
-    if snapshot is not None and snapshot.started_at is not None and snapshot.completed_at:
-        took = f" {human_seconds(max(0.0, snapshot.completed_at - snapshot.started_at))}"
-    if event.kind is CallEventKind.COMPLETED:
-        return _line(f"✓ {visible(signature)}{took}")
-    why = f": {event.error.message}" if event.error is not None else ""
-    return _line(f"✗ {visible(signature)} {event.status.value}{visible(why)}{took}")
-
-
-def _line(text: str) -> Text:
-    return Text(text, no_wrap=True, overflow="ellipsis")
