@@ -18,6 +18,7 @@ from agentos._turns.chat import ChatEntry
 from agentos._turns.events import (
     Action,
     CallRunning,
+    Committed,
     Event,
     Sending,
     SessionStatus,
@@ -26,8 +27,8 @@ from agentos._turns.events import (
 from agentos._turns.history import MessageHistory
 from components import CallId
 
-VIEW_KEPT = (CallRunning, Sending)
-"""The most frequent events, which change nothing a view shows: it is not drawn again."""
+VIEW_KEPT = (CallRunning, Sending, Committed)
+"""Frequent events that change nothing a view shows: it is not drawn again."""
 
 
 class MachineView(NamedTuple):
