@@ -29,6 +29,7 @@ from agentos import (
 from agentos.stores import TurnCommit
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -61,8 +62,9 @@ async def process(
     """One process: a runtime and a host on the store at ``path``, mirroring calls."""
     async with (
         await store.open(path, clock=clock.wall) as opened,
-        Runtime([p.tool for p in puppets], clock=clock) as runtime,
-        Host(runtime, provider, store=opened, call_mirror_period=0.5) as host,
+        running(
+            provider, *(p.tool for p in puppets), clock=clock, store=opened, call_mirror_period=0.5
+        ) as (runtime, host),
     ):
         yield runtime, host, opened
 

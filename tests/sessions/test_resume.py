@@ -49,7 +49,7 @@ from tests.sessions.conftest import (
     status_of,
     stored_waiting_for_approval,
 )
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
@@ -137,15 +137,11 @@ async def test_a_token_completed_while_the_process_was_down(
 
 
 async def test_resume_errors(tmp_path: Path, clock: ManualClock) -> None:
-    async with hosted(tmp_path / "a.db", ScriptedProvider(), clock=clock) as (
-        _,
-        runtime,
-        host,
-    ):
+    async with hosted(tmp_path / "a.db", ScriptedProvider(), clock=clock) as (_, _, host):
         with pytest.raises(LookupError, match="no session with id 'ghost'"):
             await host.resume("ghost")
         await host.create_session(session_id="here")
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (_, host):
         with pytest.raises(RuntimeError, match="needs a Host with a store"):
             await host.resume("here")
 
@@ -197,8 +193,7 @@ async def test_a_token_that_expired_while_no_process_ran_is_told_as_expired(
     approve, provider = Puppet(name="approve"), script()
     async with (
         await SqliteStore.open(tmp_path / "agentos.db", clock=lambda: 1000.0) as store,
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+        running(provider, approve.tool, clock=clock, store=store) as (_, host),
     ):
         config = CONFIG.model_dump(mode="json")
         await store.create_session(
@@ -219,8 +214,7 @@ async def test_a_failed_commit_is_recorded_and_retried(tmp_path: Path, clock: Ma
     provider = ScriptedProvider((lambda r: True, lambda r: text(f"seen {last_user_text(r)}")))
     async with (
         await SqliteStore.open(path, busy_timeout=0.05) as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+        running(provider, clock=clock, store=store) as (_, host),
     ):
         session = await host.create_session(session_id="s")
         other = sqlite3.connect(path, isolation_level=None)
@@ -267,8 +261,7 @@ async def test_a_slow_status_write_does_not_hold_the_next_request(
     )
     async with (
         await SlowWaitingCommits.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+        running(provider, puppet.tool, clock=clock, store=store) as (runtime, host),
     ):
         store.release = anyio.Event()
         session = await host.create_session(session_id="s")
@@ -347,7 +340,7 @@ async def _append(into: list[Any], opening: Any) -> None:
 
 
 async def test_open_without_a_store_knows_only_loaded_sessions(clock: ManualClock) -> None:
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (_, host):
         with pytest.raises(LookupError, match="'gone'"):
             await host.open("gone")
         assert await host.sessions() == host.list() == []
@@ -551,10 +544,7 @@ async def test_a_token_completed_again_after_its_time_is_already_completed(
     had been completed in time."""
     approve = Puppet(name="approve")
     provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
-    async with (
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, token_ttl=60) as host,
-    ):
+    async with running(provider, approve.tool, clock=clock, token_ttl=60) as (runtime, host):
         session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
         session.post("approve the trip")
         with anyio.fail_after(5):
@@ -592,7 +582,7 @@ async def test_a_post_that_cuts_the_last_step_gets_a_turn_of_its_own(clock: Manu
     results and was never answered, while the session read as if all was heard."""
     puppet = Puppet()
     provider = ScriptedProvider(calls_on("start", "puppet"), OTHERWISE)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(AgentConfig(max_steps_per_turn=1), session_id="s")
         session.post("start the work")
         await until(lambda: any(puppet.started(c) for c in puppet.calls), runtime)

@@ -16,7 +16,6 @@ from agentos import (
     CallEventKind,
     CallOptions,
     CallStatus,
-    Host,
     ManualClock,
     ModelRequest,
     ModelResponse,
@@ -32,6 +31,7 @@ from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from agentos.tui import CallsPane
 from agentos.turns import Message
+from tests.support.backends import running
 from tests.support.cli import side_by_side
 from tests.support.tui import cell, chat_text, chatting, say, until
 from tests.support.web import web
@@ -119,7 +119,7 @@ async def a_slow_call_under_a_patient_model(
         ),
         (lambda r: True, lambda r: text("The crawl is done: 12 pages.")),
     )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("crawl the site")
         with anyio.fail_after(5):
