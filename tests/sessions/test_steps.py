@@ -23,6 +23,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
 from agentos.turns import Message, TranscriptView, ViewInput
+from tests.sessions.conftest import waiting_for_a_call
 from tests.support.arguments import Empty
 from tests.support.backends import running
 from tests.support.scripting import asks, has_results, until
@@ -74,12 +75,7 @@ async def test_the_request_after_the_last_call_goes_out_from_that_calls_task(
 
 async def test_stop_while_waiting_for_calls_cancels_them(clock: ManualClock) -> None:
     """Seed 000: stopping a session cancels its running calls, and the history says so."""
-    puppet = Puppet()
-    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
-    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
-        session = await host.create_session()
-        session.post("slow")
-        await until(lambda: session.status == "waiting", runtime)
+    async with waiting_for_a_call(clock) as (puppet, provider, runtime, session):
         session.stop()
         with pytest.raises(RuntimeError, match="is stopped"):
             session.post("more")
@@ -99,12 +95,7 @@ async def test_stop_while_waiting_for_calls_cancels_them(clock: ManualClock) -> 
 
 async def test_stop_without_cancelling_leaves_the_calls_running(clock: ManualClock) -> None:
     """``stop(cancel_calls=False)`` detaches the calls: placeholders, and they go on."""
-    puppet = Puppet()
-    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
-    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
-        session = await host.create_session()
-        session.post("slow")
-        await until(lambda: session.status == "waiting", runtime)
+    async with waiting_for_a_call(clock) as (puppet, _, runtime, session):
         session.stop(cancel_calls=False)
         with anyio.fail_after(5):
             await session.wait_idle()

@@ -13,14 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from agentos.testing import MessagesStandIn, Reply, message_body
 from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.cli import agentos, read_all
-from tests.ui.cli.conftest import serving
+from tests.ui.cli.conftest import asked_on_the_page, serving
 
 WORDS = ("ANTHROPIC_API_KEY", 'model = "test"', "'claude-sonnet-4-5'")
 
@@ -117,17 +116,7 @@ def test_the_page_says_in_words_that_the_model_cannot_run(
 ) -> None:
     """``agentos serve`` still serves the page (its stored sessions can be looked at); a
     session it starts shows why no answer comes, and no scripted one does."""
-    with serving(offline, claude) as (url, said), httpx.Client(base_url=url, timeout=10) as client:
-        session = client.post("/api/sessions", json={}).json()["session_id"]
-        with client.stream("GET", f"/api/sessions/{session}/events") as events:
-            posted = client.post(
-                f"/api/sessions/{session}/messages", json={"text": "weather in Oslo?"}
-            )
-            assert posted.status_code == 202, posted.text
-            lines = events.iter_lines()
-            while "ANTHROPIC_API_KEY" not in next(lines):
-                pass
-        state = client.get(f"/api/sessions/{session}").json()["state"]
+    state, said = asked_on_the_page(offline, claude, "weather in Oslo?", "ANTHROPIC_API_KEY")
     (error,) = state["errors"]
     assert all(word in error for word in WORDS), error
     assert [(entry["role"], entry["text"]) for entry in state["chat"]] == [
