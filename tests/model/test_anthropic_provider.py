@@ -133,6 +133,12 @@ async def test_tool_use_blocks_become_plain_dicts(
     api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     thinking = {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig"}
+    use = {
+        "type": "tool_use",
+        "id": "toolu_01",
+        "name": "weather",
+        "input": {"city": "Paris", "units": None},
+    }
     api.script(
         Reply(
             200,
@@ -140,13 +146,7 @@ async def test_tool_use_blocks_become_plain_dicts(
                 [
                     thinking,
                     {"type": "text", "text": "Checking."},
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_01",
-                        "name": "weather",
-                        "input": {"city": "Paris", "units": None},
-                        "caller": {"type": "direct"},
-                    },
+                    {**use, "caller": {"type": "direct"}},
                     {"type": "block_from_the_future", "detail": 1},
                 ],
                 stop_reason="tool_use",
@@ -160,13 +160,7 @@ async def test_tool_use_blocks_become_plain_dicts(
     assert response.content == [
         thinking,
         {"type": "text", "text": "Checking."},
-        # None inside the input is the model's, and kept; `caller` is dropped.
-        {
-            "type": "tool_use",
-            "id": "toolu_01",
-            "name": "weather",
-            "input": {"city": "Paris", "units": None},
-        },
+        use,  # None inside the input is the model's, and kept; `caller` is dropped.
         {"type": "block_from_the_future", "detail": 1},
     ]
     assert response.stop_reason == "tool_use"

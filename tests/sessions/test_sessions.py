@@ -45,6 +45,7 @@ from agentos.testing import Puppet, last_tool_results, last_user_text, settle, t
 from agentos.turns import Message
 from tests.support.arguments import Empty
 from tests.support.backends import running
+from tests.support.rendezvous import rendezvous
 from tests.support.scripting import asks, has_results, until
 from tests.support.transcripts import assert_valid_transcript
 
@@ -76,22 +77,11 @@ async def puppet_host(clock: ManualClock) -> AsyncIterator[tuple[Runtime, Puppet
 
 
 async def test_two_long_calls_in_one_turn_run_concurrently(clock: ManualClock) -> None:
-    started: list[str] = []
-    both = anyio.Event()
-
-    @tool
-    async def rendezvous(args: Empty, ctx: ToolContext) -> str:
-        started.append(ctx.call_id)
-        if len(started) == 2:
-            both.set()
-        await both.wait()
-        return "met"
-
     provider = ScriptedProvider(
         (asks("meet"), lambda r: tool_calls(("rendezvous", {}), ("rendezvous", {}))),
         (has_results, lambda r: text(f"both said {result_payloads(r)}")),
     )
-    async with running(provider, rendezvous, clock=clock) as (_, host):
+    async with running(provider, rendezvous(), clock=clock) as (_, host):
         session = await host.create_session()
         session.post("meet")
         with anyio.fail_after(5):
