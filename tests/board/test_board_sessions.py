@@ -506,7 +506,7 @@ async def test_two_cancels_side_by_side_spend_two_budgets(clock: ManualClock) ->
     assert not any("Out of retries" in words for words in said), said
 
 
-async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path: Path) -> None:
+async def test_a_board_session_outlives_its_process(clock: ManualClock, path: Path) -> None:
     """The store keeps the board whole; resumed, a call that was running reads as orphaned
     and the talk goes on with the next display ids."""
     puppet = Puppet()
@@ -514,7 +514,6 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         (asks("start"), lambda r: tool_calls(("puppet", {"label": "x"}), say="Started.")),
         (lambda r: True, lambda r: text("Carrying on.")),
     )
-    path = tmp_path / "agentos.db"
     async with hosted(path, provider, puppet.tool, clock=clock) as (_, runtime, host):
         session = await host.create_session(BOARD, session_id="b")
         session.post("start the work")
@@ -543,12 +542,11 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
 
 
 async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_there(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """A board session stores its board beside its row, not as a fake ``board`` message;
     a file written before that (the board as a history message) is migrated on open."""
     provider = ScriptedProvider((lambda r: True, lambda r: text("Noted.")))
-    path = tmp_path / "agentos.db"
     async with hosted(path, provider, clock=clock) as (store, runtime, host):
         session = await host.create_session(BOARD, session_id="b")
         session.post("remember this")
@@ -674,12 +672,11 @@ def calls_by_tool(session: Session) -> dict[str, BoardCall]:
 
 
 async def test_a_deferred_call_on_the_board_waits_through_a_restart(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """Resumed, the deferred call is pending under its old tool_use id with its token bound
     (the slow call beside it is lost); completing the token lands on the board and wakes
     its node."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock)
     provider = approval_script()
     async with resumed(path, clock, provider) as (runtime, host, session):
@@ -706,12 +703,11 @@ async def test_a_deferred_call_on_the_board_waits_through_a_restart(
 
 
 async def test_a_deferred_call_on_the_board_waits_through_two_restarts(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """Review finding: after one resume the board holds the call under its new runtime id,
     while the stored token still names the first; a second resume finds the call by the
     model's id, and completing the token still reaches the board and the model."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock)
     for _ in range(2):
         provider = approval_script()
@@ -758,12 +754,9 @@ async def test_a_board_session_unloaded_and_resumed_takes_back_its_running_call(
     assert results_in(provider.requests[-1], 2)
 
 
-async def test_a_board_token_completed_while_no_process_ran(
-    clock: ManualClock, tmp_path: Path
-) -> None:
+async def test_a_board_token_completed_while_no_process_ran(clock: ManualClock, path: Path) -> None:
     """Completed through the store (as ``agentos complete`` does) while down: on resume the
     outcome lands on the board and the node gets its turn."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock)
     async with await SqliteStore.open(path) as store:
         assert await store.complete_token(token.token, "yes") is Completion.APPLIED
@@ -780,11 +773,10 @@ async def test_a_board_token_completed_while_no_process_ran(
 
 
 async def test_a_board_token_that_expired_while_no_process_ran_is_told_as_expired(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """As in a transcript session (issue 11): the board says the deferred call expired, not
     that it was lost, and its node gets its turn."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock, token_ttl=60.0)
     assert token.expires_at is not None
     later = token.expires_at + 1

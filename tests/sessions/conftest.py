@@ -1,7 +1,7 @@
 """What the sessions tests build from: scripted models that answer what the user said
-(``said``, ``calls_on``, ``ask_for``, a ``FailsOnce`` model), one process's runtime and host
-on a store (``process``: a restart is the next one), a session waiting for a call, and a
-stored session waiting for an approval."""
+(``said``, ``calls_on``, ``ask_for``, a ``FailsOnce`` model), one process's runtime and
+host on a store (``process``: a restart is the next one), a session waiting for a call,
+and a stored session waiting for an approval."""
 
 from __future__ import annotations
 

@@ -95,9 +95,8 @@ async def until(session: Session, runtime: Runtime, provider: ScriptedProvider, 
 
 
 async def test_a_call_that_ended_before_the_crash_is_told_with_its_result(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     puppet, approve = Puppet(), Puppet(name="approve")
     provider = ScriptedProvider(
         (
@@ -152,10 +151,7 @@ async def test_a_call_that_ended_before_the_crash_is_told_with_its_result(
         assert "approved" in told
 
 
-async def test_a_failed_call_is_told_failed_with_its_error(
-    tmp_path: Path, clock: ManualClock
-) -> None:
-    path = tmp_path / "agentos.db"
+async def test_a_failed_call_is_told_failed_with_its_error(path: Path, clock: ManualClock) -> None:
     puppet = Puppet()
     provider = ScriptedProvider(
         (
@@ -187,11 +183,10 @@ async def test_a_failed_call_is_told_failed_with_its_error(
 
 
 async def test_a_board_call_that_ended_before_the_crash_settles_with_its_outcome(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """The board is stored whole at each change, so a call's end is usually on it; here the
     process dies before the board with the call's end was written, after the mirror wrote it."""
-    path = tmp_path / "agentos.db"
     puppet = Puppet()
     provider = ScriptedProvider(
         (

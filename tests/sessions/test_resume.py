@@ -15,9 +15,7 @@ from agentos import (
     AgentConfig,
     Completion,
     Disposition,
-    Host,
     ManualClock,
-    Runtime,
     ScriptedProvider,
     Session,
     SessionStatus,
@@ -72,9 +70,8 @@ def script() -> ScriptedProvider:
 
 
 async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     puppet, approve = Puppet(), Puppet(name="approve")
     async with hosted(path, script(), puppet.tool, approve.tool, clock=clock) as (_, runtime, host):
         session = await host.create_session(CONFIG, session_id="s")
@@ -107,10 +104,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
         assert '{"approved": true}' in told
 
 
-async def test_a_token_completed_while_the_process_was_down(
-    tmp_path: Path, clock: ManualClock
-) -> None:
-    path = tmp_path / "agentos.db"
+async def test_a_token_completed_while_the_process_was_down(path: Path, clock: ManualClock) -> None:
     approve = Puppet(name="approve")
     config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
     provider = ScriptedProvider(
@@ -166,15 +160,14 @@ async def test_an_unanswered_tool_use_is_repaired(tmp_path: Path, clock: ManualC
 
 
 async def test_tokens_expired_a_week_ago_are_cleaned_up_when_a_host_starts(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     week = 7 * 24 * 3600
     async with await SqliteStore.open(path, clock=lambda: 100.0 + week) as store:
         await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
         await store.add_token(StoredToken("old", "s", "c", "toolu_1", "approve", {}, 1.0, 50.0))
         await store.add_token(StoredToken("new", "s", "c", "toolu_2", "approve", {}, 1.0, 500.0))
-        async with Runtime([], clock=clock) as runtime, Host(runtime, script(), store=store):
+        async with running(script(), clock=clock, store=store):
             pass
         assert [t.token for t in await store.tokens_of("s")] == ["new"]
 
@@ -209,8 +202,7 @@ async def test_a_token_that_expired_while_no_process_ran_is_told_as_expired(
     assert "lost" not in told
 
 
-async def test_a_failed_commit_is_recorded_and_retried(tmp_path: Path, clock: ManualClock) -> None:
-    path = tmp_path / "agentos.db"
+async def test_a_failed_commit_is_recorded_and_retried(path: Path, clock: ManualClock) -> None:
     provider = ScriptedProvider((lambda r: True, lambda r: text(f"seen {last_user_text(r)}")))
     async with (
         await SqliteStore.open(path, busy_timeout=0.05) as store,
@@ -400,9 +392,8 @@ async def test_resuming_a_session_live_here_returns_it_and_sends_nothing(
 
 
 async def test_a_turn_waiting_for_a_deferred_call_asks_nothing_until_its_token_completes(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     approve = Puppet(name="approve")  # the turn waits for every call: the deferred one too
     record = await stored_waiting_for_approval(path, clock, approve)
     provider = ask_for("approve")
@@ -419,12 +410,11 @@ async def test_a_turn_waiting_for_a_deferred_call_asks_nothing_until_its_token_c
 
 @pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
 async def test_a_result_committed_before_the_crash_is_delivered_not_lost(
-    tmp_path: Path, clock: ManualClock, config: AgentConfig
+    path: Path, clock: ManualClock, config: AgentConfig
 ) -> None:
     """The call ended and its result was committed with the request that tells the model;
     the process ended before the model answered. The resumed session asks again, with the
     result, and the call reads ``completed``."""
-    path = tmp_path / "agentos.db"
     puppet = Puppet()
     first = ask_for("puppet")
     held = HeldProvider(first, lambda request: first.answered > 0)
@@ -448,12 +438,11 @@ async def test_a_result_committed_before_the_crash_is_delivered_not_lost(
 
 
 async def test_a_call_lost_before_its_placeholder_reads_orphaned(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """The turn waited for a call when the process ended: no placeholder was given, so the
     history holds only its use. Resumed, the call reads ``orphaned`` (not ``failed``) to the
     status capability, and the turn, its wait over, asks the model once."""
-    path = tmp_path / "agentos.db"
     puppet = Puppet()
     async with process(path, clock, ask_for("puppet"), puppet.tool) as (runtime, host):
         session = await host.create_session(session_id="s")
@@ -472,9 +461,8 @@ async def test_a_call_lost_before_its_placeholder_reads_orphaned(
 
 @pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
 async def test_a_resume_tries_a_failed_request_again(
-    tmp_path: Path, clock: ManualClock, config: AgentConfig
+    path: Path, clock: ManualClock, config: AgentConfig
 ) -> None:
-    path = tmp_path / "agentos.db"
     async with process(path, clock, FailsOnce("hello")) as (_, host):
         session = await host.create_session(config, session_id="s")
         session.post("hello")
@@ -495,11 +483,10 @@ async def test_a_resume_tries_a_failed_request_again(
 @pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
 @pytest.mark.parametrize("how", ["unload", "stop"])
 async def test_an_unloaded_failed_session_tries_again_a_stopped_one_does_not(
-    tmp_path: Path, clock: ManualClock, config: AgentConfig, how: str
+    path: Path, clock: ManualClock, config: AgentConfig, how: str
 ) -> None:
     """Review finding: unloading a failed session wrote it ``stopped``, so its resume never
     tried again; a board stopped by hand still asked its failed turn again."""
-    path = tmp_path / "agentos.db"
     model = FailsOnce("hello")
     async with process(path, clock, model) as (_, host):
         session = await host.create_session(config, session_id="s")
@@ -519,11 +506,10 @@ async def test_an_unloaded_failed_session_tries_again_a_stopped_one_does_not(
 
 
 async def test_a_token_bound_again_after_a_restart_still_expires(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """Review finding: a deferred call brought back after a restart waited past its token's
     time for ever (the token answered ``expired``, the call stayed pending)."""
-    path = tmp_path / "agentos.db"
     approve = Puppet(name="approve")
     record = await stored_waiting_for_approval(path, clock, approve, token_ttl=60)
     provider = ask_for("approve")
@@ -558,11 +544,10 @@ async def test_a_token_completed_again_after_its_time_is_already_completed(
 
 
 async def test_a_resume_returns_before_the_retried_request_is_made(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """Review finding: the CLI counts a resumed session's errors and replies when ``resume``
     returns; a retry made (and failed) before that went unreported, exit code 0."""
-    path = tmp_path / "agentos.db"
     for resuming in (False, True):
         model = FailsOnce("hello")
         async with process(path, clock, model) as (_, host):
@@ -603,9 +588,8 @@ async def test_a_post_that_cuts_the_last_step_gets_a_turn_of_its_own(clock: Manu
     ids=["not-a-list", "bad-trigger", "unknown-node"],
 )
 async def test_a_corrupt_stored_wake_is_a_clear_error_or_dropped(
-    tmp_path: Path, clock: ManualClock, wakes: object, says: str | None
+    path: Path, clock: ManualClock, wakes: object, says: str | None
 ) -> None:
-    path = tmp_path / "agentos.db"
     async with process(path, clock, ScriptedProvider(OTHERWISE)) as (_, host):
         session = await host.create_session(BOARD, session_id="s")
         session.post("hello")

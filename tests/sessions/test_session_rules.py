@@ -258,11 +258,10 @@ async def test_a_continuation_token_never_reads_as_a_command_line_option(
 
 
 async def test_a_sessions_own_status_reads_the_same_everywhere(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """Issue 10: ``waiting_external`` (only a deferred call left) is the session's own
     status, read alike from the Session, the Host, the store and ``agentos sessions``."""
-    path = tmp_path / "agentos.db"
     provider = ScriptedProvider(
         (lambda r: "approve" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
     )

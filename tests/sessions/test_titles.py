@@ -37,9 +37,8 @@ def echo() -> ScriptedProvider:
 
 
 async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_back(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     async with hosted(path, echo(), clock=clock) as (store, _, host):
         session = await host.create_session(session_id="trip")
         await say(session, "Plan a trip to Oslo\nin May, please")

@@ -54,6 +54,7 @@ from tests.support.backends import hosted
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
+from tests.support.web import held_elsewhere
 
 WAIT_MS = 15_000
 PEOPLE = ("Jane", "Jack", "Joe")
@@ -899,16 +900,8 @@ async def test_take_over_says_the_running_calls_it_loses(tmp_path: Path) -> None
     here, and the page's question did not say so. The read-only box and the question say
     how many (a host of its own on the same database holds it, its calls mirrored)."""
     puppet = Puppet()
-    async with hosted(tmp_path / "agentos.db", model(), puppet.tool, call_mirror_period=0.05) as (
-        _,
-        runtime,
-        other,
-    ):
-        session = await other.create_session(AgentConfig(), session_id="held")
-        session.post("When can Jane, Jack and Joe meet?")
-        with anyio.fail_after(10):
-            while len(puppet.calls) < 3:
-                await settle(runtime)
+    meet = "When can Jane, Jack and Joe meet?"
+    async with held_elsewhere(tmp_path, model(), puppet, "held", meet, 3) as (runtime, other):
         jane = next(c for c in puppet.calls if runtime.status(c).tool_input["label"] == "Jane")
         puppet.complete(jane, "free 10-11")
         async with served(tmp_path) as s:
