@@ -25,16 +25,15 @@ from pydantic import BaseModel
 from agentos import (
     AgentConfig,
     AnthropicProvider,
-    Host,
     ModelPrices,
     ModelRequest,
     ProviderError,
-    Runtime,
     SessionStatistics,
     tool,
 )
 from agentos.testing import MessagesStandIn, Reply, error_body, message_body, settle
 from agentos.turns import Message, TranscriptView, ViewInput
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -363,7 +362,7 @@ async def test_a_session_talks_to_the_stand_in_through_the_sdk(
         ),
         Reply(200, message_body([{"type": "text", "text": "Clear in Oslo."}])),
     )
-    async with Runtime([weather]) as runtime, Host(runtime, make_provider()) as host:
+    async with running(make_provider(), weather) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL))
         session.post("Weather in Oslo?")
         with anyio.fail_after(5):
@@ -424,7 +423,7 @@ async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
         ),
     )
     view = CacheTheConversation()
-    async with Runtime([weather]) as runtime, Host(runtime, make_provider(), view=view) as host:
+    async with running(make_provider(), weather, view=view) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL, prices=SONNET))
         session.post("Weather in Oslo?")
         with anyio.fail_after(5):
@@ -459,7 +458,7 @@ async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
     api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     api.always = Reply(401, error_body("authentication_error", "invalid x-api-key"))
-    async with Runtime([]) as runtime, Host(runtime, make_provider()) as host:
+    async with running(make_provider()) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL))
         session.post("hello")
         with anyio.fail_after(5):
@@ -512,7 +511,7 @@ async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
         Reply(200, message_body([{"type": "text", "text": "Clear in Oslo."}])),
     )
     config = AgentConfig(model=MODEL, context_view="board")
-    async with Runtime([weather]) as runtime, Host(runtime, make_provider()) as host:
+    async with running(make_provider(), weather) as (runtime, host):
         session = await host.create_session(config)
         session.post("Weather in Oslo?")
         with anyio.fail_after(5):

@@ -46,7 +46,7 @@ from agentos.turns import Message
 from tests.support.arguments import Empty
 from tests.support.backends import running
 from tests.support.rendezvous import rendezvous
-from tests.support.scripting import asks, has_results, until
+from tests.support.scripting import asks, has_results, said_twice, until
 from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio
@@ -613,12 +613,7 @@ async def test_decorate_caches_truncates_labels_and_times_out(clock: ManualClock
         then=Disposition.RUN_SYNC,
     )
     config = AgentConfig(policy=ToolPolicy(rules={"shout": rule}))
-    async with running(provider, shout, clock=clock) as (runtime, host):
-        session = await host.create_session(config, session_id="s")
-        for _ in range(2):
-            session.post("shout")
-            with anyio.fail_after(5):
-                await session.wait_idle()
+    async with said_twice(provider, shout, config, clock, "shout") as (runtime, session):
         call, cached = runtime.list_calls("s")
     assert COUNTED == ["hey"], "the second call is answered from the cache"
     assert (cached.from_cache, cached.result, cached.label) == (True, call.result, "loud")

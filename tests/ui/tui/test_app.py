@@ -46,7 +46,7 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
 from tests.support.tui import CONFIG, cell, chat_text, chatting, check_both, model, say, until
@@ -233,7 +233,7 @@ def test_the_theme_follows_what_the_terminal_says_of_its_background() -> None:
 
 
 async def test_a_theme_that_is_neither_dark_nor_light_is_refused() -> None:
-    async with Runtime([]) as runtime, Host(runtime, model()) as host:
+    async with running(model()) as (runtime, host):
         session = await host.create_session(CONFIG)
         with pytest.raises(ValueError, match="theme is 'dark' or 'light', got 'solarized'"):
             ChatApp(session, runtime, theme="solarized")
@@ -305,10 +305,7 @@ async def test_a_board_session_shows_the_boards_chat_and_b_shows_the_board() -> 
         (lambda r: True, lambda r: text("ok")),
     )
     puppet = Puppet()
-    async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, board_model) as host,
-    ):
+    async with running(board_model, puppet.tool) as (runtime, host):
         session = await host.create_session(AgentConfig(context_view="board"))
         app = ChatApp(session, runtime)
         async with app.run_test(size=(80, 24)) as pilot:
@@ -370,8 +367,7 @@ async def test_a_store_failing_every_commit_is_told_once_not_per_commit(tmp_path
     puppet = Puppet()
     async with (
         await FullDiskStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
+        running(model(), puppet.tool, store=store) as (runtime, host),
     ):
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -417,7 +413,7 @@ async def test_an_mcp_servers_call_shows_its_progress_and_c_cancels_it_in_the_se
 async def test_enter_on_a_sub_agents_call_shows_the_childs_chat() -> None:
     puppet = Puppet()
     config, provider = lead_and_researcher(CONFIG)
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool) as (runtime, host):
         app = ChatApp(await host.create_session(config), runtime, host=host)
         async with app.run_test(size=(100, 30), notifications=True) as pilot:
             await say(pilot, "research")
@@ -508,10 +504,7 @@ async def test_the_calls_pane_uses_the_terminals_width() -> None:
         (lambda r: True, lambda r: text("ok")),
     )
     puppet = Puppet()
-    async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model) as host,
-    ):
+    async with running(model, puppet.tool) as (runtime, host):
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(120, 24)) as pilot:
             await say(pilot, "go")

@@ -48,7 +48,7 @@ from agentos.web import (
     listen,
     make_app,
 )
-from tests.support.backends import Backend
+from tests.support.backends import Backend, running
 from tests.support.web import Web, applied, held_elsewhere, model, web
 
 pytestmark = pytest.mark.anyio
@@ -616,8 +616,7 @@ async def other_host(tmp_path: Path, address: str | None = None) -> AsyncIterato
     """A second host on the page's database, as another process would be."""
     async with (
         await open_store(address or tmp_path / "agentos.db") as store,
-        Runtime([]) as runtime,
-        Host(runtime, model(), store=store) as host,
+        running(model(), store=store) as (_, host),
     ):
         yield host
 
