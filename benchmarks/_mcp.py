@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel
@@ -22,8 +21,9 @@ from pydantic import BaseModel
 import agentos
 from agentos import CallEvent, McpServer, ProgressKind, Runtime
 from benchmarks._common import Figures, median, percentile, run_measure
+from tests.support.mcp_servers import SERVERS
 
-SERVER = str(Path(__file__).resolve().parent / "_mcp_server.py")
+SERVER = str(SERVERS / "tools_server.py")
 ROUNDS = 5
 ECHOES = 200
 CANCELS = 200

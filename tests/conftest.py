@@ -1,5 +1,6 @@
 """Fixtures for every room: the anyio backend, a manual clock, quiet logs, the Messages API's
-stand-in, PostgreSQL and the store on each backend, and the command line's environment."""
+stand-in, a test's SQLite store file, PostgreSQL and the store on each backend, and the
+command line's environment."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ def anyio_backend() -> str:
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """The test's own SQLite store file: a restart opens the same one."""
+    return tmp_path / "agentos.db"
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ from agentos import (
 from agentos.board import Board, BoardCall
 from agentos.stores import StoredSession, StoredToken
 from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
@@ -131,7 +131,7 @@ async def test_three_calendars_one_stuck_answered_while_they_run(clock: ManualCl
         (lambda r: "cancel_tool_call" in board_text(r), lambda r: text("Cancelled Joe's lookup.")),
         (lambda r: True, lambda r: text("Noted.")),
     )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(BOARD)
         session.post("when can Jane, Jack and Joe meet?")
         await until(lambda: len(puppet.calls) == 3, runtime)
@@ -192,7 +192,7 @@ async def test_overdue_inspect_leave_running_then_cancel(clock: ManualClock) -> 
         (lambda r: True, decide),
     )
     config = AgentConfig(context_view="board", call_overdue_after=30)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("write the report")
         await until(lambda: bool(puppet.calls), runtime)
@@ -237,7 +237,7 @@ async def test_out_of_retries_opens_a_new_thread_the_user_sees(clock: ManualCloc
         (lambda r: True, lambda r: text("")),
     )
     config = AgentConfig(context_view="board", retry_budget=1)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("fetch it")
         await until(lambda: bool(puppet.calls), runtime)
@@ -275,7 +275,7 @@ async def test_posts_from_many_threads_at_once_get_distinct_consecutive_ids(
     calls: eight threads posting at once (while a turn is out) get eight distinct,
     consecutive ids, and each post is its own thread's root."""
     provider = HeldModel()
-    async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, clock=clock) as (runtime, host):
         session = await host.create_session(BOARD)
         session.post("first")
         await until(lambda: bool(provider.requests), runtime)
@@ -300,7 +300,7 @@ async def test_posts_from_many_threads_at_once_get_distinct_consecutive_ids(
 
 async def test_a_reply_under_a_node_and_an_unknown_node(clock: ManualClock) -> None:
     provider = ScriptedProvider((lambda r: True, lambda r: text("ok")))
-    async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, clock=clock) as (runtime, host):
         session = await host.create_session(BOARD)
         session.post("first")
         await settled(session, runtime)
@@ -367,7 +367,7 @@ async def test_a_retry_budget_spent_on_one_lookup_leaves_its_siblings_theirs(
         (lambda r: True, lambda r: text("")),
     )
     config = AgentConfig(context_view="board", call_overdue_after=10, retry_budget=2)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         holder.append(session)
         runtimes.append(runtime)
@@ -403,7 +403,7 @@ async def test_a_transcript_session_has_the_same_chat_every_entry_shown(
         (first, lambda r: tool_calls(("puppet", {"label": "x"}), say="On it.")),
         (lambda r: True, lambda r: text("Done.")),
     )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(AgentConfig())
         session.post("hi")
         await until(lambda: bool(puppet.calls), runtime)
@@ -426,7 +426,7 @@ async def test_a_thread_out_of_autonomous_turns_waits_for_the_user(clock: Manual
     puppet = Puppet()
     provider = ScriptedProvider((lambda r: True, lambda r: tool_calls(("puppet", {}))))
     config = AgentConfig(context_view="board", autonomous_turns=2)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         for done in range(3):
@@ -456,7 +456,7 @@ async def test_what_the_model_asks_wrongly_is_answered_and_never_loops(clock: Ma
         context_view="board", tools=["puppet"], capabilities=[], max_steps_per_turn=3
     )
     puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         await until(lambda: bool(puppet.calls), runtime)
@@ -493,7 +493,7 @@ async def test_two_cancels_side_by_side_spend_two_budgets(clock: ManualClock) ->
         (lambda r: True, lambda r: text("")),
     )
     config = AgentConfig(context_view="board", retry_budget=2)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("look up a, b and c")
         await until(lambda: len(puppet.calls) == 3, runtime)
@@ -506,7 +506,7 @@ async def test_two_cancels_side_by_side_spend_two_budgets(clock: ManualClock) ->
     assert not any("Out of retries" in words for words in said), said
 
 
-async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path: Path) -> None:
+async def test_a_board_session_outlives_its_process(clock: ManualClock, path: Path) -> None:
     """The store keeps the board whole; resumed, a call that was running reads as orphaned
     and the talk goes on with the next display ids."""
     puppet = Puppet()
@@ -514,7 +514,6 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
         (asks("start"), lambda r: tool_calls(("puppet", {"label": "x"}), say="Started.")),
         (lambda r: True, lambda r: text("Carrying on.")),
     )
-    path = tmp_path / "agentos.db"
     async with hosted(path, provider, puppet.tool, clock=clock) as (_, runtime, host):
         session = await host.create_session(BOARD, session_id="b")
         session.post("start the work")
@@ -543,12 +542,11 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, tmp_path
 
 
 async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_there(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """A board session stores its board beside its row, not as a fake ``board`` message;
     a file written before that (the board as a history message) is migrated on open."""
     provider = ScriptedProvider((lambda r: True, lambda r: text("Noted.")))
-    path = tmp_path / "agentos.db"
     async with hosted(path, provider, clock=clock) as (store, runtime, host):
         session = await host.create_session(BOARD, session_id="b")
         session.post("remember this")
@@ -598,7 +596,7 @@ async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualCl
         (asks("start"), lambda r: tool_calls(("puppet", {}), say="Started.")),
         (lambda r: True, look),
     )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(BOARD)
         session.post("start it")
         await until(lambda: bool(puppet.calls), runtime)
@@ -655,8 +653,9 @@ async def resumed(
     """A later process: board session "b" resumed from the store at ``path``."""
     async with (
         await SqliteStore.open(path, clock=store_clock) as opened,
-        Runtime([Puppet().tool, Puppet(name="approve").tool], clock=clock) as runtime,
-        Host(runtime, provider, store=opened) as host,
+        running(
+            provider, Puppet().tool, Puppet(name="approve").tool, clock=clock, store=opened
+        ) as (runtime, host),
     ):
         yield runtime, host, await host.resume("b")
 
@@ -673,12 +672,11 @@ def calls_by_tool(session: Session) -> dict[str, BoardCall]:
 
 
 async def test_a_deferred_call_on_the_board_waits_through_a_restart(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """Resumed, the deferred call is pending under its old tool_use id with its token bound
     (the slow call beside it is lost); completing the token lands on the board and wakes
     its node."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock)
     provider = approval_script()
     async with resumed(path, clock, provider) as (runtime, host, session):
@@ -705,12 +703,11 @@ async def test_a_deferred_call_on_the_board_waits_through_a_restart(
 
 
 async def test_a_deferred_call_on_the_board_waits_through_two_restarts(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """Review finding: after one resume the board holds the call under its new runtime id,
     while the stored token still names the first; a second resume finds the call by the
     model's id, and completing the token still reaches the board and the model."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock)
     for _ in range(2):
         provider = approval_script()
@@ -757,12 +754,9 @@ async def test_a_board_session_unloaded_and_resumed_takes_back_its_running_call(
     assert results_in(provider.requests[-1], 2)
 
 
-async def test_a_board_token_completed_while_no_process_ran(
-    clock: ManualClock, tmp_path: Path
-) -> None:
+async def test_a_board_token_completed_while_no_process_ran(clock: ManualClock, path: Path) -> None:
     """Completed through the store (as ``agentos complete`` does) while down: on resume the
     outcome lands on the board and the node gets its turn."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock)
     async with await SqliteStore.open(path) as store:
         assert await store.complete_token(token.token, "yes") is Completion.APPLIED
@@ -779,11 +773,10 @@ async def test_a_board_token_completed_while_no_process_ran(
 
 
 async def test_a_board_token_that_expired_while_no_process_ran_is_told_as_expired(
-    clock: ManualClock, tmp_path: Path
+    clock: ManualClock, path: Path
 ) -> None:
     """As in a transcript session (issue 11): the board says the deferred call expired, not
     that it was lost, and its node gets its turn."""
-    path = tmp_path / "agentos.db"
     token = await ask_approval_then_end(path, clock, token_ttl=60.0)
     assert token.expires_at is not None
     later = token.expires_at + 1
@@ -809,7 +802,7 @@ async def test_the_user_writing_as_a_call_ends_reads_it_ended(clock: ManualClock
         (asks("start"), lambda r: tool_calls(("puppet", {"label": "x"}), say="Started.")),
         (lambda r: True, lambda r: text("ok")),
     )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(BOARD)
         session.post("start the work")
         await until(lambda: bool(puppet.calls), runtime)

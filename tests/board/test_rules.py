@@ -28,6 +28,7 @@ from agentos import (
 )
 from agentos.board import Board, BoardTrigger, BoardTurn
 from agentos.testing import Puppet, PuppetInput, board_turn, settle, text, tool_calls
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -97,10 +98,7 @@ async def world(
 ) -> AsyncIterator[World]:
     puppet = Puppet()
     provider = ScriptedProvider(*rules)
-    async with (
-        Runtime([puppet.tool, *tools], clock=clock) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running(provider, puppet.tool, *tools, clock=clock) as (runtime, host):
         yield World(runtime, host, puppet, provider, clock)
 
 

@@ -16,14 +16,13 @@ from agentos import (
     Decorate,
     Decorator,
     Disposition,
-    Host,
     ManualClock,
-    Runtime,
     ScriptedProvider,
     ToolPolicy,
     tool,
 )
 from agentos.testing import last_tool_results, text, tool_calls
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -60,7 +59,7 @@ async def ask_each(clock: ManualClock, *agents: AgentConfig) -> list[bool]:
     each one's call was answered from the cache."""
     RAN.clear()
     served = []
-    async with Runtime([forecast], clock=clock) as runtime, Host(runtime, model()) as host:
+    async with running(model(), forecast, clock=clock) as (runtime, host):
         for config in agents:
             session = await host.create_session(config)
             session.post("weather?")
@@ -92,7 +91,7 @@ async def test_a_call_made_under_a_secret_parameter_is_never_cached(clock: Manua
     served = await ask_each(clock, agent(token=secret), agent(token=secret))
     assert served == [False, False], "not served from the cache, and not kept in it"
     RAN.clear()
-    async with Runtime([forecast], clock=clock) as runtime, Host(runtime, model()) as host:
+    async with running(model(), forecast, clock=clock) as (_, host):
         session = await host.create_session(agent(tenant="acme", token=secret))
         for _ in range(2):
             session.post("weather?")

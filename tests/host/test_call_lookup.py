@@ -34,6 +34,7 @@ from agentos.stores import (
     session_calls,
 )
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -100,10 +101,7 @@ async def test_a_program_looks_up_a_call_another_host_runs_and_cancels_it(
 
 
 async def test_looking_up_calls_needs_a_host_with_a_store(clock: ManualClock) -> None:
-    async with (
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, ScriptedProvider()) as host,
-    ):
+    async with running(ScriptedProvider(), clock=clock) as (_, host):
         with pytest.raises(UsageError, match="needs a Host with a store"):
             await host.look_up_call("call_1")
 

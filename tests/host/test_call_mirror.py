@@ -26,6 +26,7 @@ from agentos import (
 )
 from agentos.stores import CancelRequest, MirroredCall
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -70,8 +71,10 @@ async def hosted(path: Path, puppet: Puppet) -> AsyncIterator[tuple[Host, Told, 
     )
     async with (
         await Told.open(path, clock=clock.wall) as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store, call_mirror_period=PERIOD) as host,
+        running(provider, puppet.tool, clock=clock, store=store, call_mirror_period=PERIOD) as (
+            _,
+            host,
+        ),
     ):
         yield host, store, clock
 

@@ -17,7 +17,6 @@ from agentos import (
     Decorate,
     Decorator,
     Disposition,
-    Host,
     ManualClock,
     Runtime,
     ScriptedProvider,
@@ -28,6 +27,7 @@ from agentos import (
 from agentos.stores import CallView
 from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
 from agentos.turns import Caller, SystemToolbox
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -111,10 +111,7 @@ async def test_a_calls_disposition_is_in_its_snapshot_events_and_status_answer()
         (lambda request: True, lambda request: text("noted")),
     )
     heard: list[CallEvent] = []
-    async with (
-        Runtime([puppet.tool, other.tool]) as runtime,
-        Host(runtime, model) as host,
-    ):
+    async with running(model, puppet.tool, other.tool) as (runtime, host):
         session = await host.create_session(decorated_and_plain())
         async with runtime.subscribe(session.session_id) as events:
             session.post("go")

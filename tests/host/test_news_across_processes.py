@@ -22,7 +22,6 @@ from agentos import (
     Disposition,
     Host,
     ManualClock,
-    Runtime,
     ScriptedProvider,
     Session,
     SessionStatus,
@@ -31,7 +30,7 @@ from agentos import (
 )
 from agentos.stores import CancelRequest, MirroredCall
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
-from tests.support.backends import Backend, Store
+from tests.support.backends import Backend, Store, running
 
 pytestmark = pytest.mark.anyio
 
@@ -86,8 +85,9 @@ async def holding(backend: Backend) -> AsyncIterator[Holder]:
     )
     async with (
         store,
-        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store, call_mirror_period=PERIOD) as host,
+        running(
+            provider, puppet.tool, approve.tool, clock=clock, store=store, call_mirror_period=PERIOD
+        ) as (runtime, host),
     ):
         holder.host = host
         session = await host.create_session(config, session_id="s")

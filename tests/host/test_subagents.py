@@ -37,7 +37,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller, CapabilityResult, Scope
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
@@ -135,7 +135,7 @@ async def test_two_researchers_one_read_and_cancelled_the_other_answers() -> Non
 
     model = Agents(lead=lead_script, researcher=researcher_script)
     config = lead({"researcher": researcher()})
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(config)
         session.post("plan the trip")
         await until(lambda: len(puppet.calls) == 2, runtime)
@@ -206,7 +206,7 @@ async def test_cancelling_the_top_of_a_three_level_tree_cancels_every_descendant
     puppet = Puppet()
     model, mid = three_levels()
     config = lead({"mid": mid})
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         await until(lambda: len(puppet.calls) == 8, runtime)  # 2 mids x 2 leaves x 2 calls
@@ -228,7 +228,7 @@ async def test_depth_and_concurrency_limits_refuse_at_once_saying_which() -> Non
     puppet = Puppet()
     model, mid = three_levels()
     config = lead({"mid": mid}, max_agent_depth=1, max_children_running=1)
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         await until(lambda: len(host.list()) == 2 and _final_leaves(host, runtime) == 2, runtime)
@@ -279,7 +279,7 @@ async def test_a_message_to_a_running_child_is_read_at_its_next_turn_its_call_go
 
     model = Agents(lead=lead_script, researcher=child_script)
     child_config = researcher(async_yield_strategy=YieldOnAnyProgress())
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(lead({"researcher": child_config}))
         session.post("research")
         await until(lambda: len(puppet.calls) == 1, runtime)
@@ -322,7 +322,7 @@ async def test_message_agent_refuses_a_call_that_is_no_running_sub_agent() -> No
     puppet = Puppet()
     model = Agents(lead=lambda r: text("-"), researcher=researcher_script)
     config = lead({"researcher": researcher()}, tools=["puppet"])
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(config)
         plain = runtime.submit("puppet", {}, session_id=session.session_id)
         await until(lambda: puppet.started(plain), runtime)
@@ -365,7 +365,7 @@ async def test_a_failing_child_or_one_out_of_steps_fails_the_call_with_what_it_s
         name="stubborn", system_prompt="stubborn", tools=["puppet"], max_steps_per_turn=2
     )
     config = lead({"broken": broken, "stubborn": stubborn})
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         await until(lambda: len(puppet.calls) == 1, runtime)
@@ -389,7 +389,7 @@ async def test_the_parent_sees_its_childrens_calls_the_child_never_sees_the_pare
         lead=lambda r: tool_calls(("researcher", {"task": "t"})), researcher=researcher_script
     )
     config = lead({"researcher": researcher()}, tools=["puppet"])
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(config, scope=Scope.CHILDREN)
         own = runtime.submit("puppet", {}, session_id=session.session_id)
         session.post("go")
@@ -417,7 +417,7 @@ async def test_a_sub_agent_named_like_another_tool_is_refused() -> None:
         lambda args: "not an agent", name="researcher", input_schema={"type": "object"}
     )
     model = Agents()
-    async with Runtime([researcher_tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, researcher_tool) as (_, host):
         with pytest.raises(UsageError, match=r"agents\.researcher"):
             await host.create_session(lead({"researcher": researcher()}))
 
@@ -500,7 +500,7 @@ async def test_a_child_stopped_from_outside_fails_its_call_and_reads_no_more_mes
         return text("ok")
 
     model = Agents(lead=lead_script, researcher=researcher_script)
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         session = await host.create_session(lead({"researcher": researcher()}))
         session.post("go")
         await until(lambda: len(puppet.calls) == 1, runtime)
@@ -526,7 +526,7 @@ async def test_a_child_inherits_the_parents_retry_budget_when_it_is_lower() -> N
         lead=lambda r: tool_calls(("researcher", {"task": "t"})), researcher=researcher_script
     )
     config = lead({"researcher": researcher(retry_budget=5)}, retry_budget=1)
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool) as (runtime, host):
         _, _, child = await child_started(host, runtime, config, puppet)
         assert child.config.retry_budget == 1  # what the parent has left, not its own 5
 
@@ -599,7 +599,7 @@ async def test_cancelling_a_sub_agent_call_cancels_its_childs_deferred_calls_too
     )
     child_config = researcher(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
     config = lead({"researcher": child_config.model_copy(update={"tools": ["approve"]})})
-    async with Runtime([approve.tool]) as runtime, Host(runtime, model) as host:
+    async with running(model, approve.tool) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         await until(lambda: len(runtime.list_calls(session.session_id)) == 1, runtime)
@@ -628,7 +628,7 @@ async def test_a_sub_agent_call_that_times_out_stops_its_child_and_the_childs_ca
     )
     timed = Decorate(decorate=[Decorator(timeout=30)])
     config = lead({"researcher": researcher()}, policy=ToolPolicy(rules={"researcher": timed}))
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, model) as host:
+    async with running(model, puppet.tool, clock=clock) as (runtime, host):
         _, call, child = await child_started(host, runtime, config, puppet)
         clock.advance(31)
         await until(lambda: all(c.cleaned_up for c in puppet.calls.values()), runtime)

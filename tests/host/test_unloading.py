@@ -6,7 +6,7 @@ import gc
 import itertools
 import json
 import tracemalloc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,6 @@ from agentos import (
     ManualClock,
     ModelRequest,
     ModelResponse,
-    Runtime,
     ScriptedProvider,
     Session,
     SessionBusyError,
@@ -31,7 +30,8 @@ from agentos import (
     YieldOnTimeout,
 )
 from agentos.testing import Puppet, settle
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -69,13 +69,6 @@ def _assert_valid_messages(history: Sequence[Mapping[str, Any]]) -> None:
         assert answers[: len(uses)] == uses
 
 
-async def _until(condition: Callable[[], bool], runtime: Runtime) -> None:
-    with anyio.fail_after(5):
-        while not condition():
-            await settle(runtime)
-            await anyio.lowlevel.checkpoint()
-
-
 async def test_item_11_a_repeated_tool_use_id_keeps_each_calls_result(clock: ManualClock) -> None:
     """Issue 9 item 11: two calls with one tool_use id in one answer keep their own results."""
     same_id = [
@@ -89,21 +82,21 @@ async def test_item_11_a_repeated_tool_use_id_keeps_each_calls_result(clock: Man
     )
     puppet = Puppet()
     config = AgentConfig(async_yield_strategy=YieldOnAnyProgress())
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
-        await _until(lambda: len(puppet.calls) == 2, runtime)
+        await until(lambda: len(puppet.calls) == 2, runtime)
         calls = {c.tool_input["label"]: c for c in runtime.list_calls(session.session_id)}
         assert calls["a"].provider_call_id == "toolu_same"
         assert calls["b"].provider_call_id == "toolu_same_2"
         puppet.complete(calls["a"].call_id, "first")
-        await _until(lambda: session.idle and len(provider.requests) == 2, runtime)
+        await until(lambda: session.idle and len(provider.requests) == 2, runtime)
         result, placeholder = _results(provider.requests[1])
         assert (result["tool_use_id"], result["content"]) == ("toolu_same", "first")
         assert placeholder["tool_use_id"] == "toolu_same_2"
         assert json.loads(placeholder["content"])["internal_id"] == calls["b"].call_id
         puppet.complete(calls["b"].call_id, "second")
-        await _until(lambda: session.idle and len(provider.requests) == 3, runtime)
+        await until(lambda: session.idle and len(provider.requests) == 3, runtime)
         assert "[tool call toolu_same_2 (puppet) finished: completed] result: second" in _said(
             provider.requests[2]
         )
@@ -147,7 +140,7 @@ async def test_item_9_unloaded_sessions_leave_nothing_behind(clock: ManualClock)
     the runtime as they were (sessions, session entities, lineage, memory)."""
     provider = ScriptedProvider((lambda r: True, lambda r: _text("hi")), keep_requests=False)
     config = AgentConfig(max_running_per_session=2)
-    async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, clock=clock) as (runtime, host):
         await host.create_session(session_id="root")
 
         async def one_round(n: int) -> None:
@@ -214,16 +207,16 @@ async def test_item_9_a_stopped_session_resumes_in_the_same_host(
         assert first.status is SessionStatus.STOPPED
         (call,) = runtime.list_calls("s", include_final=False)
         puppet.complete(call.call_id, "done")
-        await _until(lambda: runtime.status(call.call_id).is_final, runtime)
+        await until(lambda: runtime.status(call.call_id).is_final, runtime)
 
         second = await host.resume("s")
         assert second is not first and host.get("s") is second
         assert second.history[:4] == first.history
-        await _until(lambda: second.idle and len(provider.requests) == 3, runtime)
+        await until(lambda: second.idle and len(provider.requests) == 3, runtime)
         told = _said(provider.requests[2])
         assert told == "[tool call toolu_puppet_0 (puppet) finished: completed] result: done"
         second.post("go on")
-        await _until(lambda: second.idle and len(provider.requests) == 4, runtime)
+        await until(lambda: second.idle and len(provider.requests) == 4, runtime)
         assert provider.requests[3].messages[:4] == first.history, "it goes on from there"
         assert second.replies[-1] == "heard: go on"
 
@@ -254,13 +247,13 @@ async def test_item_9_a_deferred_call_outlives_its_unloaded_session(
     ):
         session = await host.create_session(config, session_id="s")
         session.post("approve")
-        await _until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        await until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
         (token,) = [record.token for record in host.tokens.pending("s")]
         await host.unload("s")
         assert runtime.list_calls("s", include_final=False) == [], "it left the runtime"
         assert (await host.complete(token, "yes")).value == "applied"
         resumed = await host.resume("s")
-        await _until(lambda: resumed.idle and len(provider.requests) == 2, runtime)
+        await until(lambda: resumed.idle and len(provider.requests) == 2, runtime)
         assert "(approve) finished: completed] result: yes" in _said(provider.requests[1])
 
 
@@ -274,7 +267,7 @@ async def test_item_9_unload_refuses_to_lose_work_unless_told(clock: ManualClock
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1))
     stalled = _Stalled()
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         waiting = await host.create_session(config, session_id="waiting")
         waiting.post("start")
         with anyio.fail_after(5):
@@ -308,15 +301,15 @@ async def test_item_9_idle_sessions_unload_after_the_idle_timeout(clock: ManualC
         (lambda r: True, lambda r: _text("ok")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
-    async with (
-        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, unload_idle_after=60) as host,
+    async with running(provider, puppet.tool, approve.tool, clock=clock, unload_idle_after=60) as (
+        runtime,
+        host,
     ):
         chat = await host.create_session(session_id="chat")
         waits = await host.create_session(config, session_id="waits")
         chat.post("hello")
         waits.post("approve")
-        await _until(
+        await until(
             lambda: (
                 chat.idle
                 and waits.status is SessionStatus.WAITING_EXTERNAL
@@ -328,12 +321,12 @@ async def test_item_9_idle_sessions_unload_after_the_idle_timeout(clock: ManualC
         await settle(runtime)
         assert {s.session_id for s in host.list()} == {"chat", "waits"}
         chat.post("still here")
-        await _until(lambda: chat.idle and len(provider.requests) == 3, runtime)
+        await until(lambda: chat.idle and len(provider.requests) == 3, runtime)
         clock.advance(1)
         await settle(runtime)
         assert {s.session_id for s in host.list()} == {"chat", "waits"}, "chat spoke at 59 s"
         clock.advance(59)
-        await _until(lambda: [s.session_id for s in host.list()] == ["waits"], runtime)
+        await until(lambda: [s.session_id for s in host.list()] == ["waits"], runtime)
         with pytest.raises(LookupError):
             runtime.session("chat")
         clock.advance(3_600)

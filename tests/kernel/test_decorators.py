@@ -20,7 +20,6 @@ from agentos import (
     Decorator,
     Disposition,
     ExecutionMode,
-    Host,
     IsolatedCall,
     Json,
     ManualClock,
@@ -35,7 +34,8 @@ from agentos import (
 from agentos.testing import settle, text, tool_calls
 from agentos.turns import Caller, SystemToolbox
 from tests.support.arguments import Empty
-from tests.support.scripting import asks, has_results
+from tests.support.backends import running
+from tests.support.scripting import asks, has_results, said_twice
 
 pytestmark = pytest.mark.anyio
 
@@ -85,10 +85,7 @@ async def attempting(
         (has_results, lambda r: text("done")),
     )
     config = decorated("attempts", *decorators, then=Disposition.RUN_SYNC)
-    async with (
-        Runtime([attempts.tool()], clock=clock) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running(provider, attempts.tool(), clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("go")
         await settle(runtime)
@@ -146,12 +143,7 @@ async def test_a_cache_hit_is_still_a_call_the_model_can_look_at(clock: ManualCl
         (has_results, lambda r: text("heard")),
     )
     config = decorated("shout", Decorator(cache=True), then=Disposition.RUN_SYNC)
-    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
-        session = await host.create_session(config, session_id="s")
-        for _ in range(2):
-            session.post("shout")
-            with anyio.fail_after(5):
-                await session.wait_idle()
+    async with said_twice(provider, shout, config, clock, "shout") as (runtime, session):
         calls = runtime.list_calls("s")
         uses = [
             block["id"]
@@ -188,7 +180,7 @@ async def test_truncate_keeps_the_longest_utf8_prefix_within_n_bytes(clock: Manu
         (has_results, lambda r: text("done")),
     )
     config = decorated("accents", Decorator(truncate=5), then=Disposition.RUN_SYNC)
-    async with Runtime([accents], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, accents, clock=clock) as (_, host):
         session = await host.create_session(config, session_id="s")
         session.post("go")
         with anyio.fail_after(5):
@@ -236,7 +228,7 @@ async def test_an_isolated_runner_hears_the_disposition_it_runs_under(
     config = AgentConfig(
         execution_mode=mode, policy=ToolPolicy(rules={"shout": Disposition.RUN_ISOLATED})
     )
-    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, shout, clock=clock) as (runtime, host):
         runtime.add_runner("local", runner)
         session = await host.create_session(config)
         session.post("remote please")

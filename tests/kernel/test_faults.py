@@ -34,6 +34,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests.support.arguments import Empty
+from tests.support.backends import running
 from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio
@@ -86,10 +87,7 @@ async def test_a_stray_cancel_in_a_session_tool_leaves_the_session_talking() -> 
         ),
         (has_results, lambda r: text("it failed, moving on")),
     )
-    async with (
-        Runtime([awaits_a_cancelled_task]) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running(provider, awaits_a_cancelled_task) as (_, host):
         session = await host.create_session(session_id="s")
         session.post("go")
         with anyio.fail_after(5):
@@ -223,10 +221,7 @@ async def test_a_session_never_stops_on_a_value_a_tool_returned() -> None:
         (lambda r: "go" in last_user_text(r), lambda r: tool_calls(*uses)),
         (has_results, lambda r: text("read them all")),
     )
-    async with (
-        Runtime([returns_bad, surrogate_error]) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running(provider, returns_bad, surrogate_error) as (_, host):
         session = await host.create_session(session_id="s")
         session.post("go")
         with anyio.fail_after(10):

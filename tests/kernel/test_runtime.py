@@ -22,6 +22,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, settle
 from tests.support.arguments import Empty
+from tests.support.rendezvous import rendezvous
 
 pytestmark = pytest.mark.anyio
 
@@ -51,18 +52,7 @@ async def test_submit_returns_at_once_and_status_reads_every_state(clock: Manual
 
 async def test_two_long_calls_run_concurrently() -> None:
     """Each call waits until the other has started: run one after the other, they would hang."""
-    started: list[str] = []
-    both_started = anyio.Event()
-
-    @tool
-    async def rendezvous(args: Empty, ctx: ToolContext) -> str:
-        started.append(ctx.call_id)
-        if len(started) == 2:
-            both_started.set()
-        await both_started.wait()
-        return "met"
-
-    async with Runtime([rendezvous]) as runtime:
+    async with Runtime([rendezvous()]) as runtime:
         calls = [runtime.submit("rendezvous", {}) for _ in range(2)]
         with anyio.fail_after(5):
             results = [await runtime.wait(call) for call in calls]

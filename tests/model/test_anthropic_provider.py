@@ -25,16 +25,15 @@ from pydantic import BaseModel
 from agentos import (
     AgentConfig,
     AnthropicProvider,
-    Host,
     ModelPrices,
     ModelRequest,
     ProviderError,
-    Runtime,
     SessionStatistics,
     tool,
 )
 from agentos.testing import MessagesStandIn, Reply, error_body, message_body, settle
 from agentos.turns import Message, TranscriptView, ViewInput
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -133,6 +132,12 @@ async def test_tool_use_blocks_become_plain_dicts(
     api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     thinking = {"type": "thinking", "thinking": "The user wants weather.", "signature": "sig"}
+    use = {
+        "type": "tool_use",
+        "id": "toolu_01",
+        "name": "weather",
+        "input": {"city": "Paris", "units": None},
+    }
     api.script(
         Reply(
             200,
@@ -140,13 +145,7 @@ async def test_tool_use_blocks_become_plain_dicts(
                 [
                     thinking,
                     {"type": "text", "text": "Checking."},
-                    {
-                        "type": "tool_use",
-                        "id": "toolu_01",
-                        "name": "weather",
-                        "input": {"city": "Paris", "units": None},
-                        "caller": {"type": "direct"},
-                    },
+                    {**use, "caller": {"type": "direct"}},
                     {"type": "block_from_the_future", "detail": 1},
                 ],
                 stop_reason="tool_use",
@@ -160,13 +159,7 @@ async def test_tool_use_blocks_become_plain_dicts(
     assert response.content == [
         thinking,
         {"type": "text", "text": "Checking."},
-        # None inside the input is the model's, and kept; `caller` is dropped.
-        {
-            "type": "tool_use",
-            "id": "toolu_01",
-            "name": "weather",
-            "input": {"city": "Paris", "units": None},
-        },
+        use,  # None inside the input is the model's, and kept; `caller` is dropped.
         {"type": "block_from_the_future", "detail": 1},
     ]
     assert response.stop_reason == "tool_use"
@@ -369,7 +362,7 @@ async def test_a_session_talks_to_the_stand_in_through_the_sdk(
         ),
         Reply(200, message_body([{"type": "text", "text": "Clear in Oslo."}])),
     )
-    async with Runtime([weather]) as runtime, Host(runtime, make_provider()) as host:
+    async with running(make_provider(), weather) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL))
         session.post("Weather in Oslo?")
         with anyio.fail_after(5):
@@ -430,7 +423,7 @@ async def test_a_cache_breakpoint_is_sent_as_given_and_cache_usage_is_counted(
         ),
     )
     view = CacheTheConversation()
-    async with Runtime([weather]) as runtime, Host(runtime, make_provider(), view=view) as host:
+    async with running(make_provider(), weather, view=view) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL, prices=SONNET))
         session.post("Weather in Oslo?")
         with anyio.fail_after(5):
@@ -465,7 +458,7 @@ async def test_a_rejected_key_ends_the_turn_with_a_recorded_error(
     api: MessagesStandIn, make_provider: MakeProvider
 ) -> None:
     api.always = Reply(401, error_body("authentication_error", "invalid x-api-key"))
-    async with Runtime([]) as runtime, Host(runtime, make_provider()) as host:
+    async with running(make_provider()) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL))
         session.post("hello")
         with anyio.fail_after(5):
@@ -518,7 +511,7 @@ async def test_a_board_session_talks_to_the_stand_in_through_the_sdk(
         Reply(200, message_body([{"type": "text", "text": "Clear in Oslo."}])),
     )
     config = AgentConfig(model=MODEL, context_view="board")
-    async with Runtime([weather]) as runtime, Host(runtime, make_provider()) as host:
+    async with running(make_provider(), weather) as (runtime, host):
         session = await host.create_session(config)
         session.post("Weather in Oslo?")
         with anyio.fail_after(5):

@@ -45,6 +45,7 @@ from agentos.testing import (
     settle,
     text,
 )
+from tests.support.backends import running
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
@@ -95,10 +96,7 @@ async def test_a_function_scripts_a_call_a_question_while_it_runs_and_a_cancel(
 ) -> None:
     puppet = Puppet()
     script = Download()
-    async with (
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, FunctionModel(script)) as host,
-    ):
+    async with running(FunctionModel(script), puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session()
         session.post("Download the archive, please.")
         await until(lambda: len(puppet.calls) == 1 and session.status == "waiting", runtime)
@@ -148,10 +146,7 @@ async def test_a_late_outcome_and_an_overdue_call_are_entries_of_their_own(
     puppet = Puppet()
     script = Download()
     config = AgentConfig(call_overdue_after=10)
-    async with (
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, FunctionModel(script)) as host,
-    ):
+    async with running(FunctionModel(script), puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("Download the archive.")
         await until(lambda: len(puppet.calls) == 1 and session.status == "waiting", runtime)
@@ -192,10 +187,7 @@ async def test_a_call_that_failed_saying_cancelled_is_failed_not_cancelled(
         seen.append(request)
         return "ok" if len(seen) > 1 else ToolCall("vendor")
 
-    async with (
-        Runtime([vendor], clock=clock) as runtime,
-        Host(runtime, FunctionModel(reply)) as host,
-    ):
+    async with running(FunctionModel(reply), vendor, clock=clock) as (_, host):
         session = await host.create_session()
         session.post("Order it.")
         with anyio.fail_after(5):
@@ -211,7 +203,7 @@ async def test_an_async_function_and_a_whole_model_response_are_replies(
         await anyio.lowlevel.checkpoint()
         return text(f"heard {request.user_text!r} in {request.session_id}")
 
-    async with Runtime([], clock=clock) as runtime, Host(runtime, FunctionModel(reply)) as host:
+    async with running(FunctionModel(reply), clock=clock) as (_, host):
         session = await host.create_session(session_id="s1")
         session.post("hello")
         with anyio.fail_after(5):
@@ -300,7 +292,7 @@ async def test_a_config_takes_the_function_itself_and_keeps_its_import_path(
     assert config.model == "fm_replies:reply"
     assert AgentConfig.model_validate(config.model_dump(mode="json")).model == "fm_replies:reply"
     other = ScriptedProvider()
-    async with Runtime([], clock=clock) as runtime, Host(runtime, other) as host:
+    async with running(other, clock=clock) as (_, host):
         session = await host.create_session(config)
         session.post("hi")
         with anyio.fail_after(5):
@@ -326,7 +318,7 @@ async def test_a_function_of_the_script_being_run_is_refused_by_a_config_not_by_
     assert "defined in the script being run (__main__)" in said, said
     assert "define reply in a module and name it 'module:reply'" in said, said
     assert "FunctionModel(reply)" in said, said
-    async with Runtime([], clock=clock) as runtime, Host(runtime, FunctionModel(reply)) as host:
+    async with running(FunctionModel(reply), clock=clock) as (_, host):
         session = await host.create_session(AgentConfig())
         session.post("hi")
         with anyio.fail_after(5):
@@ -392,7 +384,7 @@ async def test_a_sub_agent_is_answered_by_the_function_its_own_config_names(
 
     helper = AgentConfig(name="helper", model="fm_replies:reply", import_path=[str(scripts)])
     config = AgentConfig(model="claude-sonnet-4-5", agents={"helper": SubAgent(agent=helper)})
-    async with Runtime([], clock=clock) as runtime, Host(runtime, FunctionModel(lead)) as host:
+    async with running(FunctionModel(lead), clock=clock) as (_, host):
         session = await host.create_session(config)
         session.post("go")
         with anyio.fail_after(5):
@@ -428,7 +420,7 @@ async def test_a_host_refuses_a_session_whose_model_function_is_not_there(
     scripts: Path, clock: ManualClock
 ) -> None:
     config = AgentConfig(name="mine", model="fm_replies:rply", import_path=[str(scripts)])
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (runtime, host):
         with pytest.raises(UsageError, match=r"agent 'mine': model: 'fm_replies:rply': the mod"):
             await host.create_session(config)
         assert runtime.sessions() == []
@@ -443,7 +435,7 @@ async def test_a_function_that_raises_fails_that_turn_only(
     """The error names the function and what it raised; the same host's other session goes
     on, and so does this one with its next message."""
     config = AgentConfig(model="fm_replies:reply", import_path=[str(scripts)])
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (runtime, host):
         failing = await host.create_session(config, session_id="failing")
         other = await host.create_session(config, session_id="other")
         failing.post("boom")
@@ -478,7 +470,7 @@ async def test_a_function_that_returns_no_reply_fails_that_turn_naming_what_it_r
     def reply(request: FunctionRequest) -> Any:
         return returned
 
-    async with Runtime([], clock=clock) as runtime, Host(runtime, FunctionModel(reply)) as host:
+    async with running(FunctionModel(reply), clock=clock) as (_, host):
         session = await host.create_session()
         session.post("hi")
         with anyio.fail_after(5):
@@ -514,7 +506,7 @@ async def test_a_board_session_asks_the_function_with_the_board_drawn(
         return f"node {turn.node} said {turn.text!r}"
 
     config = AgentConfig(context_view="board")
-    async with Runtime([], clock=clock) as runtime, Host(runtime, FunctionModel(reply)) as host:
+    async with running(FunctionModel(reply), clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("hello board")
         with anyio.fail_after(5):

@@ -22,14 +22,13 @@ import pytest
 from agentos import (
     AgentConfig,
     AnthropicProvider,
-    Host,
     ModelRequest,
     PartialReply,
     ProviderError,
-    Runtime,
     StreamingProvider,
 )
 from agentos.testing import MessagesStandIn, Reply, error_body, message_body, sse
+from tests.support.backends import running
 from tests.support.cli import read_all, start
 
 pytestmark = pytest.mark.anyio
@@ -133,7 +132,7 @@ async def test_a_session_shows_its_reply_as_it_forms(
     api: MessagesStandIn, provider: AnthropicProvider
 ) -> None:
     api.script(answer())
-    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+    async with running(provider) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL))
         shown: list[str | None] = []
         session.on_change(
@@ -154,7 +153,7 @@ async def test_a_stop_during_a_stream_closes_it_at_once(
     api: MessagesStandIn, provider: AnthropicProvider
 ) -> None:
     api.script(answer(stop_after=5, then="hang"))
-    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+    async with running(provider) as (_, host):
         session = await host.create_session(AgentConfig(model=MODEL))
         streaming = anyio.Event()
         session.on_change(lambda: None if session.streaming is None else streaming.set())

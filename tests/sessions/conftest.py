@@ -1,7 +1,7 @@
 """What the sessions tests build from: scripted models that answer what the user said
-(``said``, ``calls_on``, ``ask_for``, a ``FailsOnce`` model), one process's runtime and host
-on a store (``process``: a restart is the next one), and a stored session waiting for an
-approval."""
+(``said``, ``calls_on``, ``ask_for``, a ``FailsOnce`` model), one process's runtime and
+host on a store (``process``: a restart is the next one), a session waiting for a call,
+and a stored session waiting for an approval."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ from agentos.testing import (
     text,
     tool_calls,
 )
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
+from tests.support.scripting import asks, until
 
 ScriptRule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
 
@@ -97,6 +98,20 @@ async def process(
     """One process's runtime and host on the store at ``path`` (a restart: the next one)."""
     async with hosted(path, provider, *tools, clock=clock, **host) as (_, runtime, hosting):
         yield runtime, hosting
+
+
+@asynccontextmanager
+async def waiting_for_a_call(
+    clock: ManualClock,
+) -> AsyncIterator[tuple[Puppet, ScriptedProvider, Runtime, Session]]:
+    """A session whose turn waits for the one puppet call the model made."""
+    puppet = Puppet()
+    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
+        session = await host.create_session()
+        session.post("slow")
+        await until(lambda: session.status == "waiting", runtime)
+        yield puppet, provider, runtime, session
 
 
 async def stored_waiting_for_approval(

@@ -22,7 +22,6 @@ from agentos import (
     Decorator,
     Disposition,
     ExecutionMode,
-    Host,
     LocalProcessRunner,
     ManualClock,
     ModelRequest,
@@ -36,6 +35,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import CAPABILITIES
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -72,7 +72,7 @@ def properties(request: ModelRequest) -> dict[str, dict[str, Any]]:
 async def first_request(config: AgentConfig) -> ModelRequest:
     provider = ScriptedProvider()
     tools = [Puppet("a").tool, Puppet("b").tool, strict, own]
-    async with Runtime(tools) as runtime, Host(runtime, provider) as host:
+    async with running(provider, *tools) as (runtime, host):
         runtime.add_runner("local", LocalProcessRunner([sys.executable, "-c", "pass"]))
         session = await host.create_session(config, session_id="s")
         session.post("hello")
@@ -141,7 +141,7 @@ async def one_call(tool_: Tool[Any], arguments: dict[str, Any]) -> tuple[Session
         (lambda r: "go" in last_user_text(r), lambda r: tool_calls((tool_.name, arguments))),
         (lambda r: bool(last_tool_results(r)), lambda r: text("done")),
     )
-    async with Runtime([tool_]) as runtime, Host(runtime, provider) as host:
+    async with running(provider, tool_) as (runtime, host):
         session = await host.create_session(AgentConfig(), session_id="s")
         session.post("go")
         with anyio.fail_after(5):
@@ -242,7 +242,7 @@ async def test_expected_seconds_is_the_overdue_interval(
         (lambda r: "slow" in last_user_text(r), lambda r: tool_calls(("puppet", arguments))),
     )
     config = AgentConfig(call_overdue_after=default, expected_seconds_cap=cap)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("slow")
         call = await the_call(runtime, session)
@@ -286,7 +286,7 @@ async def test_an_overdue_call_left_running_is_asked_about_again_until_cancelled
         ),
         (lambda r: bool(last_tool_results(r)), lambda r: text("cancelled it")),
     )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         runtime.on_call_events("s", count)
         session = await host.create_session(AgentConfig(), session_id="s")
         session.post("slow")
@@ -332,7 +332,7 @@ async def test_an_estimate_below_the_floor_counts_as_the_floor(
         ),
     )
     config = AgentConfig(expected_seconds_floor=floor)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("slow")
         call = await the_call(runtime, session)

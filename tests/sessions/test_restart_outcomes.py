@@ -29,6 +29,7 @@ from agentos import (
 from agentos.stores import TurnCommit
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
@@ -61,8 +62,9 @@ async def process(
     """One process: a runtime and a host on the store at ``path``, mirroring calls."""
     async with (
         await store.open(path, clock=clock.wall) as opened,
-        Runtime([p.tool for p in puppets], clock=clock) as runtime,
-        Host(runtime, provider, store=opened, call_mirror_period=0.5) as host,
+        running(
+            provider, *(p.tool for p in puppets), clock=clock, store=opened, call_mirror_period=0.5
+        ) as (runtime, host),
     ):
         yield runtime, host, opened
 
@@ -93,9 +95,8 @@ async def until(session: Session, runtime: Runtime, provider: ScriptedProvider, 
 
 
 async def test_a_call_that_ended_before_the_crash_is_told_with_its_result(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     puppet, approve = Puppet(), Puppet(name="approve")
     provider = ScriptedProvider(
         (
@@ -150,10 +151,7 @@ async def test_a_call_that_ended_before_the_crash_is_told_with_its_result(
         assert "approved" in told
 
 
-async def test_a_failed_call_is_told_failed_with_its_error(
-    tmp_path: Path, clock: ManualClock
-) -> None:
-    path = tmp_path / "agentos.db"
+async def test_a_failed_call_is_told_failed_with_its_error(path: Path, clock: ManualClock) -> None:
     puppet = Puppet()
     provider = ScriptedProvider(
         (
@@ -185,11 +183,10 @@ async def test_a_failed_call_is_told_failed_with_its_error(
 
 
 async def test_a_board_call_that_ended_before_the_crash_settles_with_its_outcome(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """The board is stored whole at each change, so a call's end is usually on it; here the
     process dies before the board with the call's end was written, after the mirror wrote it."""
-    path = tmp_path / "agentos.db"
     puppet = Puppet()
     provider = ScriptedProvider(
         (

@@ -15,9 +15,7 @@ from agentos import (
     AgentConfig,
     Completion,
     Disposition,
-    Host,
     ManualClock,
-    Runtime,
     ScriptedProvider,
     Session,
     SessionStatus,
@@ -49,7 +47,7 @@ from tests.sessions.conftest import (
     status_of,
     stored_waiting_for_approval,
 )
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
@@ -72,9 +70,8 @@ def script() -> ScriptedProvider:
 
 
 async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     puppet, approve = Puppet(), Puppet(name="approve")
     async with hosted(path, script(), puppet.tool, approve.tool, clock=clock) as (_, runtime, host):
         session = await host.create_session(CONFIG, session_id="s")
@@ -107,10 +104,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
         assert '{"approved": true}' in told
 
 
-async def test_a_token_completed_while_the_process_was_down(
-    tmp_path: Path, clock: ManualClock
-) -> None:
-    path = tmp_path / "agentos.db"
+async def test_a_token_completed_while_the_process_was_down(path: Path, clock: ManualClock) -> None:
     approve = Puppet(name="approve")
     config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
     provider = ScriptedProvider(
@@ -137,15 +131,11 @@ async def test_a_token_completed_while_the_process_was_down(
 
 
 async def test_resume_errors(tmp_path: Path, clock: ManualClock) -> None:
-    async with hosted(tmp_path / "a.db", ScriptedProvider(), clock=clock) as (
-        _,
-        runtime,
-        host,
-    ):
+    async with hosted(tmp_path / "a.db", ScriptedProvider(), clock=clock) as (_, _, host):
         with pytest.raises(LookupError, match="no session with id 'ghost'"):
             await host.resume("ghost")
         await host.create_session(session_id="here")
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (_, host):
         with pytest.raises(RuntimeError, match="needs a Host with a store"):
             await host.resume("here")
 
@@ -170,15 +160,14 @@ async def test_an_unanswered_tool_use_is_repaired(tmp_path: Path, clock: ManualC
 
 
 async def test_tokens_expired_a_week_ago_are_cleaned_up_when_a_host_starts(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     week = 7 * 24 * 3600
     async with await SqliteStore.open(path, clock=lambda: 100.0 + week) as store:
         await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
         await store.add_token(StoredToken("old", "s", "c", "toolu_1", "approve", {}, 1.0, 50.0))
         await store.add_token(StoredToken("new", "s", "c", "toolu_2", "approve", {}, 1.0, 500.0))
-        async with Runtime([], clock=clock) as runtime, Host(runtime, script(), store=store):
+        async with running(script(), clock=clock, store=store):
             pass
         assert [t.token for t in await store.tokens_of("s")] == ["new"]
 
@@ -197,8 +186,7 @@ async def test_a_token_that_expired_while_no_process_ran_is_told_as_expired(
     approve, provider = Puppet(name="approve"), script()
     async with (
         await SqliteStore.open(tmp_path / "agentos.db", clock=lambda: 1000.0) as store,
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+        running(provider, approve.tool, clock=clock, store=store) as (_, host),
     ):
         config = CONFIG.model_dump(mode="json")
         await store.create_session(
@@ -214,13 +202,11 @@ async def test_a_token_that_expired_while_no_process_ran_is_told_as_expired(
     assert "lost" not in told
 
 
-async def test_a_failed_commit_is_recorded_and_retried(tmp_path: Path, clock: ManualClock) -> None:
-    path = tmp_path / "agentos.db"
+async def test_a_failed_commit_is_recorded_and_retried(path: Path, clock: ManualClock) -> None:
     provider = ScriptedProvider((lambda r: True, lambda r: text(f"seen {last_user_text(r)}")))
     async with (
         await SqliteStore.open(path, busy_timeout=0.05) as store,
-        Runtime([], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+        running(provider, clock=clock, store=store) as (_, host),
     ):
         session = await host.create_session(session_id="s")
         other = sqlite3.connect(path, isolation_level=None)
@@ -267,8 +253,7 @@ async def test_a_slow_status_write_does_not_hold_the_next_request(
     )
     async with (
         await SlowWaitingCommits.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store) as host,
+        running(provider, puppet.tool, clock=clock, store=store) as (runtime, host),
     ):
         store.release = anyio.Event()
         session = await host.create_session(session_id="s")
@@ -347,7 +332,7 @@ async def _append(into: list[Any], opening: Any) -> None:
 
 
 async def test_open_without_a_store_knows_only_loaded_sessions(clock: ManualClock) -> None:
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (_, host):
         with pytest.raises(LookupError, match="'gone'"):
             await host.open("gone")
         assert await host.sessions() == host.list() == []
@@ -407,9 +392,8 @@ async def test_resuming_a_session_live_here_returns_it_and_sends_nothing(
 
 
 async def test_a_turn_waiting_for_a_deferred_call_asks_nothing_until_its_token_completes(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     approve = Puppet(name="approve")  # the turn waits for every call: the deferred one too
     record = await stored_waiting_for_approval(path, clock, approve)
     provider = ask_for("approve")
@@ -426,12 +410,11 @@ async def test_a_turn_waiting_for_a_deferred_call_asks_nothing_until_its_token_c
 
 @pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
 async def test_a_result_committed_before_the_crash_is_delivered_not_lost(
-    tmp_path: Path, clock: ManualClock, config: AgentConfig
+    path: Path, clock: ManualClock, config: AgentConfig
 ) -> None:
     """The call ended and its result was committed with the request that tells the model;
     the process ended before the model answered. The resumed session asks again, with the
     result, and the call reads ``completed``."""
-    path = tmp_path / "agentos.db"
     puppet = Puppet()
     first = ask_for("puppet")
     held = HeldProvider(first, lambda request: first.answered > 0)
@@ -455,12 +438,11 @@ async def test_a_result_committed_before_the_crash_is_delivered_not_lost(
 
 
 async def test_a_call_lost_before_its_placeholder_reads_orphaned(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """The turn waited for a call when the process ended: no placeholder was given, so the
     history holds only its use. Resumed, the call reads ``orphaned`` (not ``failed``) to the
     status capability, and the turn, its wait over, asks the model once."""
-    path = tmp_path / "agentos.db"
     puppet = Puppet()
     async with process(path, clock, ask_for("puppet"), puppet.tool) as (runtime, host):
         session = await host.create_session(session_id="s")
@@ -479,9 +461,8 @@ async def test_a_call_lost_before_its_placeholder_reads_orphaned(
 
 @pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
 async def test_a_resume_tries_a_failed_request_again(
-    tmp_path: Path, clock: ManualClock, config: AgentConfig
+    path: Path, clock: ManualClock, config: AgentConfig
 ) -> None:
-    path = tmp_path / "agentos.db"
     async with process(path, clock, FailsOnce("hello")) as (_, host):
         session = await host.create_session(config, session_id="s")
         session.post("hello")
@@ -502,11 +483,10 @@ async def test_a_resume_tries_a_failed_request_again(
 @pytest.mark.parametrize("config", [AgentConfig(), BOARD], ids=["transcript", "board"])
 @pytest.mark.parametrize("how", ["unload", "stop"])
 async def test_an_unloaded_failed_session_tries_again_a_stopped_one_does_not(
-    tmp_path: Path, clock: ManualClock, config: AgentConfig, how: str
+    path: Path, clock: ManualClock, config: AgentConfig, how: str
 ) -> None:
     """Review finding: unloading a failed session wrote it ``stopped``, so its resume never
     tried again; a board stopped by hand still asked its failed turn again."""
-    path = tmp_path / "agentos.db"
     model = FailsOnce("hello")
     async with process(path, clock, model) as (_, host):
         session = await host.create_session(config, session_id="s")
@@ -526,11 +506,10 @@ async def test_an_unloaded_failed_session_tries_again_a_stopped_one_does_not(
 
 
 async def test_a_token_bound_again_after_a_restart_still_expires(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """Review finding: a deferred call brought back after a restart waited past its token's
     time for ever (the token answered ``expired``, the call stayed pending)."""
-    path = tmp_path / "agentos.db"
     approve = Puppet(name="approve")
     record = await stored_waiting_for_approval(path, clock, approve, token_ttl=60)
     provider = ask_for("approve")
@@ -551,10 +530,7 @@ async def test_a_token_completed_again_after_its_time_is_already_completed(
     had been completed in time."""
     approve = Puppet(name="approve")
     provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
-    async with (
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, token_ttl=60) as host,
-    ):
+    async with running(provider, approve.tool, clock=clock, token_ttl=60) as (runtime, host):
         session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
         session.post("approve the trip")
         with anyio.fail_after(5):
@@ -568,11 +544,10 @@ async def test_a_token_completed_again_after_its_time_is_already_completed(
 
 
 async def test_a_resume_returns_before_the_retried_request_is_made(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """Review finding: the CLI counts a resumed session's errors and replies when ``resume``
     returns; a retry made (and failed) before that went unreported, exit code 0."""
-    path = tmp_path / "agentos.db"
     for resuming in (False, True):
         model = FailsOnce("hello")
         async with process(path, clock, model) as (_, host):
@@ -592,7 +567,7 @@ async def test_a_post_that_cuts_the_last_step_gets_a_turn_of_its_own(clock: Manu
     results and was never answered, while the session read as if all was heard."""
     puppet = Puppet()
     provider = ScriptedProvider(calls_on("start", "puppet"), OTHERWISE)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(AgentConfig(max_steps_per_turn=1), session_id="s")
         session.post("start the work")
         await until(lambda: any(puppet.started(c) for c in puppet.calls), runtime)
@@ -613,9 +588,8 @@ async def test_a_post_that_cuts_the_last_step_gets_a_turn_of_its_own(clock: Manu
     ids=["not-a-list", "bad-trigger", "unknown-node"],
 )
 async def test_a_corrupt_stored_wake_is_a_clear_error_or_dropped(
-    tmp_path: Path, clock: ManualClock, wakes: object, says: str | None
+    path: Path, clock: ManualClock, wakes: object, says: str | None
 ) -> None:
-    path = tmp_path / "agentos.db"
     async with process(path, clock, ScriptedProvider(OTHERWISE)) as (_, host):
         session = await host.create_session(BOARD, session_id="s")
         session.post("hello")

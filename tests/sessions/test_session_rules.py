@@ -39,7 +39,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from components import PROGRESS_KEPT
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio
@@ -68,7 +68,7 @@ async def test_synchronous_mode_runs_a_turns_calls_one_after_another_in_order(
         (has_results, lambda r: text("both done")),
     )
     config = AgentConfig(execution_mode=ExecutionMode.SYNCHRONOUS)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("two")
         first, second = await submitted_calls(runtime, "s")
@@ -106,7 +106,7 @@ async def test_yield_on_timeout_yields_at_the_first_call_to_end_or_the_timer(
         (lambda r: True, lambda r: text("the other too")),
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("two")
         with anyio.fail_after(5):
@@ -145,7 +145,7 @@ async def test_arguments_that_are_not_a_json_object_fail_the_call_saying_so(
         (lambda r: "go" in last_user_text(r), odd_call),
         (has_results, lambda r: text("noted")),
     )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(session_id="s")
         session.post("go")
         with anyio.fail_after(5):
@@ -247,7 +247,7 @@ async def test_a_continuation_token_never_reads_as_a_command_line_option(
 ) -> None:
     """A token starting with ``-`` (1 in 64 of urlsafe ones) made ``agentos complete``
     read it as an option."""
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (_, host):
         tokens = [
             await host.tokens.issue(
                 "s", CallId(f"c{n}"), provider_call_id=f"toolu_{n}", tool_name="t", tool_input={}
@@ -258,11 +258,10 @@ async def test_a_continuation_token_never_reads_as_a_command_line_option(
 
 
 async def test_a_sessions_own_status_reads_the_same_everywhere(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
     """Issue 10: ``waiting_external`` (only a deferred call left) is the session's own
     status, read alike from the Session, the Host, the store and ``agentos sessions``."""
-    path = tmp_path / "agentos.db"
     provider = ScriptedProvider(
         (lambda r: "approve" in last_user_text(r), lambda r: tool_calls(("puppet", {}))),
     )
@@ -472,7 +471,7 @@ async def test_an_overdue_call_grants_a_turn_each_interval_while_the_turn_waits(
         (lambda r: "is overdue" in last_user_text(r), lambda r: text("still waiting on it")),
     )
     config = AgentConfig(call_overdue_after=30)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("slow")
         (call,) = await submitted_calls(runtime, "s")

@@ -44,7 +44,9 @@ from agentos import (
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Message
 from tests.support.arguments import Empty
-from tests.support.scripting import asks, has_results, until
+from tests.support.backends import running
+from tests.support.rendezvous import rendezvous
+from tests.support.scripting import asks, has_results, said_twice, until
 from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio
@@ -75,22 +77,11 @@ async def puppet_host(clock: ManualClock) -> AsyncIterator[tuple[Runtime, Puppet
 
 
 async def test_two_long_calls_in_one_turn_run_concurrently(clock: ManualClock) -> None:
-    started: list[str] = []
-    both = anyio.Event()
-
-    @tool
-    async def rendezvous(args: Empty, ctx: ToolContext) -> str:
-        started.append(ctx.call_id)
-        if len(started) == 2:
-            both.set()
-        await both.wait()
-        return "met"
-
     provider = ScriptedProvider(
         (asks("meet"), lambda r: tool_calls(("rendezvous", {}), ("rendezvous", {}))),
         (has_results, lambda r: text(f"both said {result_payloads(r)}")),
     )
-    async with Runtime([rendezvous], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, rendezvous(), clock=clock) as (_, host):
         session = await host.create_session()
         session.post("meet")
         with anyio.fail_after(5):
@@ -245,7 +236,7 @@ async def test_synchronous_mode_is_the_plain_blocking_loop(
     clock: ManualClock, mode: ExecutionMode
 ) -> None:
     provider = _two_step_script()
-    async with Runtime([quick], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, quick, clock=clock) as (_, host):
         session = await host.create_session(AgentConfig(execution_mode=mode))
         session.post("plan")
         with anyio.fail_after(5):
@@ -313,7 +304,7 @@ async def test_orphaned_for_calls_a_restored_history_mentions(clock: ManualClock
 
     provider = ScriptedProvider((asks("status"), look), (has_results, report))
     puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (_, host):
         session = await host.create_session(session_id="restored", history=history)
         session.post("status?")
         with anyio.fail_after(5):
@@ -394,10 +385,7 @@ async def test_a_deferred_call_does_not_hold_back_a_finished_calls_outcome(
         (has_results, lambda r: text("both under way")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
-    async with (
-        Runtime([puppet.tool, approve.tool], clock=clock) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running(provider, puppet.tool, approve.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("do both")
         await until(lambda: bool(puppet.calls), runtime)
@@ -461,7 +449,7 @@ async def test_fifty_sessions_and_one_failing_provider(clock: ManualClock) -> No
         (asks("hello"), lambda r: tool_calls(("quick", {}))),
         (has_results, lambda r: text(f"hi {r.session_id}")),
     )
-    async with Runtime([quick], clock=clock) as runtime, Host(runtime, good) as host:
+    async with running(good, quick, clock=clock) as (_, host):
         sessions: list[Session] = []
         for number in range(50):
             provider = Broken() if number == 7 else None
@@ -491,7 +479,7 @@ async def test_a_failed_turn_keeps_the_history_valid_for_the_next(clock: ManualC
                 raise failures.pop()
             return text(f"seen {last_user_text(request)}")
 
-    async with Runtime([], clock=clock) as runtime, Host(runtime, Flaky()) as host:
+    async with running(Flaky(), clock=clock) as (_, host):
         session = await host.create_session()
         session.post("one")
         with anyio.fail_after(5):
@@ -512,7 +500,7 @@ async def test_an_error_is_a_record_with_its_kind_time_and_turn(clock: ManualClo
             raise ProviderError("overloaded", "try later", status=529)
 
     before = time.time()
-    async with Runtime([], clock=clock) as runtime, Host(runtime, Failing()) as host:
+    async with running(Failing(), clock=clock) as (_, host):
         session = await host.create_session()
         for message in ("one", "two"):
             session.post(message)
@@ -527,7 +515,7 @@ async def test_an_error_is_a_record_with_its_kind_time_and_turn(clock: ManualClo
 
 
 async def test_host_errors(clock: ManualClock) -> None:
-    async with Runtime([], clock=clock) as runtime, Host(runtime, ScriptedProvider()) as host:
+    async with running(ScriptedProvider(), clock=clock) as (_, host):
         with pytest.raises(UnknownSessionError, match="no session with id 'nope'"):
             host.get("nope")
         session = await host.create_session(session_id="a")
@@ -571,7 +559,7 @@ async def test_a_model_that_never_answers_times_the_turn_out(clock: ManualClock)
             await anyio.sleep_forever()
             raise AssertionError("unreachable")
 
-    async with Runtime([], clock=clock) as runtime, Host(runtime, Silent()) as host:
+    async with running(Silent(), clock=clock) as (_, host):
         session = await host.create_session(AgentConfig(request_timeout=0.01))
         session.post("anyone there?")
         with anyio.fail_after(5):
@@ -581,7 +569,7 @@ async def test_a_model_that_never_answers_times_the_turn_out(clock: ManualClock)
 
 async def test_sessions_are_entities_too(clock: ManualClock) -> None:
     provider = ScriptedProvider((asks("hi"), lambda r: text("hello")))
-    async with Runtime([], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, clock=clock) as (runtime, host):
         await host.create_session(AgentConfig(name="greeter", model="m1"), session_id="p")
         child = await host.create_session(session_id="c", parent="p")
         child.post("hi")
@@ -625,12 +613,7 @@ async def test_decorate_caches_truncates_labels_and_times_out(clock: ManualClock
         then=Disposition.RUN_SYNC,
     )
     config = AgentConfig(policy=ToolPolicy(rules={"shout": rule}))
-    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
-        session = await host.create_session(config, session_id="s")
-        for _ in range(2):
-            session.post("shout")
-            with anyio.fail_after(5):
-                await session.wait_idle()
+    async with said_twice(provider, shout, config, clock, "shout") as (runtime, session):
         call, cached = runtime.list_calls("s")
     assert COUNTED == ["hey"], "the second call is answered from the cache"
     assert (cached.from_cache, cached.result, cached.label) == (True, call.result, "loud")
@@ -659,7 +642,7 @@ async def test_run_isolated_goes_to_the_agents_runner(clock: ManualClock, tmp_pa
         (has_results, lambda r: text(f"got {result_payloads(r)}")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"shout": Disposition.RUN_ISOLATED}))
-    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, shout, clock=clock) as (runtime, host):
         runtime.add_runner("local", LocalProcessRunner([sys.executable, str(script)]))
         session = await host.create_session(config)
         session.post("remote please")
@@ -687,7 +670,7 @@ async def test_the_models_bad_tool_calls_come_back_as_errors_it_can_read(
         return text("I see the errors")
 
     provider = ScriptedProvider((asks("go"), lambda r: bad), (has_results, report))
-    async with Runtime([shout], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, shout, clock=clock) as (_, host):
         session = await host.create_session()
         session.post("go")
         with anyio.fail_after(5):
@@ -732,7 +715,7 @@ async def test_a_post_from_another_thread_is_refused_and_post_threadsafe_works(
     naming the thread-safe form and change nothing (before, the post ran on the foreign
     thread and the loop never woke); ``post_threadsafe`` and ``stop_threadsafe`` do it."""
     provider = ScriptedProvider((lambda r: True, lambda r: text("hello back")))
-    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+    async with running(provider) as (_, host):
         session = await host.create_session(AgentConfig(context_view=view))
         with pytest.raises(WrongThreadError, match="post_threadsafe"):
             await anyio.to_thread.run_sync(lambda: session.post("from a thread"))
@@ -763,7 +746,7 @@ async def test_on_change_hears_every_event_and_a_raising_listener_harms_nothing(
     ``next_messages`` is what the model would read now."""
     provider = ScriptedProvider((lambda r: True, lambda r: text("hello back")))
     heard: list[str] = []
-    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+    async with running(provider) as (_, host):
         session = await host.create_session(AgentConfig(context_view=view))
 
         def broken() -> None:

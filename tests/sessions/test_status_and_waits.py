@@ -14,9 +14,7 @@ import pytest
 from agentos import (
     AgentConfig,
     Completion,
-    Host,
     ManualClock,
-    Runtime,
     ScriptedProvider,
     SessionStatus,
     SqliteStore,
@@ -34,6 +32,7 @@ from tests.sessions.conftest import (
     calls_on,
     status_of,
 )
+from tests.support.backends import running
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
@@ -50,7 +49,7 @@ async def test_a_session_waits_while_calls_it_yielded_on_run(
     on runs the session reads ``waiting`` (it will speak again by itself), then ``idle``."""
     puppet = Puppet()
     provider = ScriptedProvider(calls_on("start", "puppet"), OTHERWISE)
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("start the work")
         await until(lambda: any(puppet.started(c) for c in puppet.calls), runtime)
@@ -73,7 +72,7 @@ async def test_a_session_with_only_deferred_calls_left_waits_for_the_outside(
 ) -> None:
     approve = Puppet(name="approve")
     provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
-    async with Runtime([approve.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, approve.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="s")
         session.post("approve the trip")
         with anyio.fail_after(5):
@@ -89,7 +88,7 @@ async def test_a_failed_model_request_reads_failed_until_the_next_post_tries_aga
     clock: ManualClock, config: AgentConfig
 ) -> None:
     model = FailsOnce("hello")
-    async with Runtime([], clock=clock) as runtime, Host(runtime, model) as host:
+    async with running(model, clock=clock) as (_, host):
         session = await host.create_session(config, session_id="s")
         session.post("hello")
         with anyio.fail_after(5):
@@ -116,7 +115,7 @@ async def test_waiting_helpers_return_when_only_the_outside_can_move_the_session
     return; ``wait_settled(include_deferred=True)`` waits for the completion."""
     approve = Puppet(name="approve")
     provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
-    async with Runtime([approve.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, approve.tool, clock=clock) as (runtime, host):
         session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
         session.post("approve the trip")
         with anyio.fail_after(5):
@@ -145,9 +144,9 @@ async def test_an_expired_token_leaves_pending_at_once(
     approve = Puppet(name="approve")
     provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
     store = await SqliteStore.open(tmp_path / "agentos.db") if durable else None
-    async with (
-        Runtime([approve.tool], clock=clock) as runtime,
-        Host(runtime, provider, store=store, token_ttl=60) as host,
+    async with running(provider, approve.tool, clock=clock, store=store, token_ttl=60) as (
+        runtime,
+        host,
     ):
         session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
         session.post("approve the trip")

@@ -23,7 +23,9 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
 from agentos.turns import Message, TranscriptView, ViewInput
+from tests.sessions.conftest import waiting_for_a_call
 from tests.support.arguments import Empty
+from tests.support.backends import running
 from tests.support.scripting import asks, has_results, until
 from tests.support.transcripts import assert_valid_transcript
 
@@ -58,7 +60,7 @@ async def test_the_request_after_the_last_call_goes_out_from_that_calls_task(
         ),
         (has_results, answer),
     )
-    async with Runtime([gated], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, gated, clock=clock) as (runtime, host):
         session = await host.create_session()
         session.post("go")
         await until(lambda: len(runtime.list_calls(session.session_id)) == 2, runtime)
@@ -73,12 +75,7 @@ async def test_the_request_after_the_last_call_goes_out_from_that_calls_task(
 
 async def test_stop_while_waiting_for_calls_cancels_them(clock: ManualClock) -> None:
     """Seed 000: stopping a session cancels its running calls, and the history says so."""
-    puppet = Puppet()
-    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
-        session = await host.create_session()
-        session.post("slow")
-        await until(lambda: session.status == "waiting", runtime)
+    async with waiting_for_a_call(clock) as (puppet, provider, runtime, session):
         session.stop()
         with pytest.raises(RuntimeError, match="is stopped"):
             session.post("more")
@@ -98,12 +95,7 @@ async def test_stop_while_waiting_for_calls_cancels_them(clock: ManualClock) -> 
 
 async def test_stop_without_cancelling_leaves_the_calls_running(clock: ManualClock) -> None:
     """``stop(cancel_calls=False)`` detaches the calls: placeholders, and they go on."""
-    puppet = Puppet()
-    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
-        session = await host.create_session()
-        session.post("slow")
-        await until(lambda: session.status == "waiting", runtime)
+    async with waiting_for_a_call(clock) as (puppet, _, runtime, session):
         session.stop(cancel_calls=False)
         with anyio.fail_after(5):
             await session.wait_idle()
@@ -136,7 +128,7 @@ async def test_stop_while_the_model_answers_cuts_the_request_and_runs_nothing(
                 cut.set()
             return tool_calls(("puppet", {}))
 
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, Slow()) as host:
+    async with running(Slow(), puppet.tool, clock=clock) as (_, host):
         session = await host.create_session()
         session.post("go")
         with anyio.fail_after(5):
@@ -171,10 +163,7 @@ async def test_a_session_bug_in_a_handed_off_step_stops_that_session_only(
         (asks("hello"), lambda r: tool_calls(("quick", {}))),
         (has_results, lambda r: text(f"got {last_tool_results(r)[0]['content']}")),
     )
-    async with (
-        Runtime([quick], clock=clock) as runtime,
-        Host(runtime, provider, view=Fragile()) as host,
-    ):
+    async with running(provider, quick, clock=clock, view=Fragile()) as (_, host):
         bad = await host.create_session(session_id="bad")
         good = await host.create_session(session_id="good")
         bad.post("hello")
@@ -235,7 +224,7 @@ async def test_yield_on_timeout_reads_the_runtime_clock(clock: ManualClock) -> N
         (has_results, lambda r: text("went on")),
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         await until(lambda: session.status == "waiting", runtime)
@@ -261,10 +250,7 @@ async def test_past_the_yield_deadline_a_run_sync_call_still_holds_the_turn(
         async_yield_strategy=YieldOnTimeout(milliseconds=60_000),
         policy=ToolPolicy(rules={"careful": Disposition.RUN_SYNC}),
     )
-    async with (
-        Runtime([background.tool, careful.tool], clock=clock) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running(provider, background.tool, careful.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("both")
         await until(lambda: session.status == "waiting", runtime)
@@ -292,10 +278,7 @@ async def test_a_yield_deadline_set_in_a_handed_off_step_still_fires() -> None:
         async_yield_strategy=YieldOnTimeout(milliseconds=20),  # on the system clock
         policy=ToolPolicy(rules={"careful": Disposition.RUN_SYNC}),
     )
-    async with (
-        Runtime([background.tool, careful.tool]) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running(provider, background.tool, careful.tool) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
         await until(lambda: len(careful.calls) == 1, runtime)

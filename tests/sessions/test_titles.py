@@ -26,7 +26,7 @@ from agentos import (
 from agentos.stores import StoredSession, session_title, stored_title
 from agentos.testing import last_user_text, text
 from agentos.turns import Message
-from tests.support.backends import hosted, say
+from tests.support.backends import hosted, running, say
 from tests.support.cli import agentos
 
 pytestmark = pytest.mark.anyio
@@ -37,9 +37,8 @@ def echo() -> ScriptedProvider:
 
 
 async def test_a_name_outlives_a_restart_and_an_empty_one_gives_the_first_words_back(
-    tmp_path: Path, clock: ManualClock
+    path: Path, clock: ManualClock
 ) -> None:
-    path = tmp_path / "agentos.db"
     async with hosted(path, echo(), clock=clock) as (store, _, host):
         session = await host.create_session(session_id="trip")
         await say(session, "Plan a trip to Oslo\nin May, please")
@@ -83,7 +82,7 @@ async def test_a_stored_session_is_renamed_in_the_store_without_resuming_it(
 
 
 async def test_bad_titles_are_refused_and_change_nothing(clock: ManualClock) -> None:
-    async with Runtime([], clock=clock) as runtime, Host(runtime, echo()) as host:
+    async with running(echo(), clock=clock) as (_, host):
         session = await host.create_session(session_id="s")
         assert session.title == "", "nothing said yet"
         await session.rename("Named")
@@ -112,7 +111,7 @@ async def test_bad_titles_are_refused_and_change_nothing(clock: ManualClock) -> 
 async def test_without_a_store_a_name_is_kept_in_memory_and_told_to_listeners(
     clock: ManualClock,
 ) -> None:
-    async with Runtime([], clock=clock) as runtime, Host(runtime, echo()) as host:
+    async with running(echo(), clock=clock) as (_, host):
         board = await host.create_session(AgentConfig(context_view="board"), session_id="b")
         await say(board, "what is on the board")
         assert board.title == "what is on the board"

@@ -59,6 +59,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import StatusCode
 
 from tests.support import ROOT
+from tests.support.backends import running
 from tests.support.mcp_servers import SERVERS
 
 pytestmark = pytest.mark.anyio
@@ -97,10 +98,8 @@ def provider_for(exporter: InMemorySpanExporter) -> TracerProvider:
 async def traced_host(
     exporter: InMemorySpanExporter, puppet: Puppet, **host: Any
 ) -> AsyncIterator[Host]:
-    async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), tracer_provider=provider_for(exporter), **host) as opened,
-    ):
+    tracing = provider_for(exporter)
+    async with running(model(), puppet.tool, tracer_provider=tracing, **host) as (_, opened):
         yield opened
 
 
@@ -161,10 +160,7 @@ async def test_a_request_cut_by_the_host_closing_still_ends_its_span(
 ) -> None:
     """The session's task is cancelled while the model thinks: the ``chat`` span ends."""
     held = HeldProvider(model(), lambda request: True)
-    async with (
-        Runtime([]) as runtime,
-        Host(runtime, held, tracer_provider=provider_for(exporter)) as host,
-    ):
+    async with running(held, tracer_provider=provider_for(exporter)) as (_, host):
         session = await host.create_session(AgentConfig())
         session.post("hello")
         with anyio.fail_after(10):

@@ -15,7 +15,7 @@ from agentos import (
     ScriptedProvider,
 )
 from agentos.testing import last_user_text
-from tests.support.backends import Backend, say
+from tests.support.backends import Backend, running, say
 
 pytestmark = pytest.mark.anyio
 
@@ -41,7 +41,7 @@ def metered() -> ScriptedProvider:
 
 async def test_usage_is_summed_and_priced_with_the_cache_ratio() -> None:
     provider = metered()
-    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+    async with running(provider) as (_, host):
         priced = await host.create_session(AgentConfig(model="claude-sonnet-4-5-20250929"))
         unknown = await host.create_session(AgentConfig(model="someone-elses-model"))
         own = ModelPrices(input=1, output=2, cache_write=3, cache_read=4)
@@ -62,7 +62,7 @@ async def test_usage_is_summed_and_priced_with_the_cache_ratio() -> None:
 
 async def test_a_session_past_its_limit_asks_the_model_nothing_more() -> None:
     provider = metered()
-    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+    async with running(provider) as (_, host):
         by_tokens = await host.create_session(AgentConfig(max_tokens_per_session=900))
         by_cost = await host.create_session(AgentConfig(max_cost_per_session=0.0005))
         for session in (by_tokens, by_cost):
@@ -107,7 +107,7 @@ async def test_usage_outlives_a_restart(backend: Backend) -> None:
             **{k: 2 * v for k, v in USAGE.items()},
         }
         assert [s.usage for s in await store.list_sessions()] == [stored.usage]
-        async with Runtime([]) as runtime, Host(runtime, metered(), store=store) as host:
+        async with running(metered(), store=store) as (runtime, host):
             session = await host.resume("s")
             await say(session, "three")
             await say(session, "four")

@@ -16,10 +16,7 @@ from agentos import (
     CallEventKind,
     CallOptions,
     CallStatus,
-    Host,
     ManualClock,
-    ModelRequest,
-    ModelResponse,
     Runtime,
     ScriptedProvider,
     SqliteStore,
@@ -27,12 +24,11 @@ from agentos import (
     ToolContext,
     tool,
 )
-from agentos.board import ChatEntry
 from agentos.stores import StoredSession
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from agentos.tui import CallsPane
-from agentos.turns import Message
 from tests.support.cli import side_by_side
+from tests.support.overdue import a_slow_call_under_a_patient_model
 from tests.support.tui import cell, chat_text, chatting, say, until
 from tests.support.web import web
 
@@ -94,50 +90,6 @@ async def test_without_a_cap_the_interval_stays_as_it_was(clock: ManualClock) ->
 def test_the_cap_is_checked() -> None:
     with pytest.raises(ValueError, match="overdue_max"):
         CallOptions(overdue_after=1, overdue_max=-1).check()
-
-
-async def a_slow_call_under_a_patient_model(
-    clock: ManualClock, seconds: int, config: AgentConfig
-) -> tuple[ScriptedProvider, list[str], list[ChatEntry], list[Message]]:
-    """A model that starts one call expected to take 1 s and leaves it running whenever it is
-    told it is overdue; the call ends after ``seconds``. Returns the model, the nudges it read,
-    the session's chat and its history."""
-    puppet = Puppet()
-    nudges: list[str] = []
-
-    def leave(request: ModelRequest) -> ModelResponse:
-        nudges.append(last_user_text(request))
-        return text("waiting for: crawl")
-
-    provider = ScriptedProvider(
-        (lambda r: "has run" in last_user_text(r), leave),  # the board's note, or a nudge
-        (
-            lambda r: not puppet.calls,
-            lambda r: tool_calls(
-                ("puppet", {"label": "crawl", "expected_seconds": 1}), say="Crawling now."
-            ),
-        ),
-        (lambda r: True, lambda r: text("The crawl is done: 12 pages.")),
-    )
-    async with Runtime([puppet.tool], clock=clock) as runtime, Host(runtime, provider) as host:
-        session = await host.create_session(config, session_id="s")
-        session.post("crawl the site")
-        with anyio.fail_after(5):
-            while not puppet.calls:
-                await settle(runtime)
-        (call_id,) = puppet.calls
-        await settle(runtime)
-        puppet.progress(call_id, {"percent": 40})
-        await settle(runtime)
-        for _ in range(seconds):
-            clock.advance(1)
-            await settle(runtime)
-        puppet.complete(call_id, "12 pages")
-        await runtime.wait(call_id, timeout=None)
-        with anyio.fail_after(5):
-            await session.wait_idle()
-        await settle(runtime)
-        return provider, nudges, session.chat, session.history
 
 
 @pytest.mark.parametrize("view", ["transcript", "board"])

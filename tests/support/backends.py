@@ -81,6 +81,22 @@ async def host_on(
 
 
 @asynccontextmanager
+async def running(
+    model: Provider,
+    *tools: Tool[Any],
+    clock: ManualClock | None = None,
+    **host_options: Any,
+) -> AsyncIterator[tuple[Runtime, Host]]:
+    """A runtime with ``tools`` and a host (given ``host_options``) answering with ``model``:
+    the set-up most session tests start from, in memory unless ``host_options`` name a store."""
+    async with (
+        Runtime(list(tools), clock=clock) as runtime,
+        Host(runtime, model, **host_options) as host,
+    ):
+        yield runtime, host
+
+
+@asynccontextmanager
 async def hosted(
     path: Path,
     model: Provider,
@@ -92,8 +108,7 @@ async def hosted(
     at ``path``: a restart is the next one on the same path."""
     async with (
         await SqliteStore.open(path) as store,
-        Runtime(list(tools), clock=clock) as runtime,
-        Host(runtime, model, store=store, **host_options) as host,
+        running(model, *tools, clock=clock, store=store, **host_options) as (runtime, host),
     ):
         yield store, runtime, host
 

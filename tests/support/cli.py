@@ -118,11 +118,14 @@ def side_by_side(env: dict[str, str], *commands: tuple[str, ...]) -> list[Result
     return results
 
 
-def on_a_terminal(env: dict[str, str], *args: str, stream: str) -> tuple[int, str, str]:
-    """Run with ``stream`` ("stdout" or "stderr") on a pseudo-terminal; the exit code, the
-    other stream's text, and what the terminal showed."""
+def on_a_terminal(
+    env: dict[str, str], *args: str, stream: str, columns: int = 100
+) -> tuple[int, str, str]:
+    """Run with ``stream`` ("stdout" or "stderr") on a pseudo-terminal ``columns`` wide; the
+    exit code, the other stream's text, and what the terminal showed."""
     controller, terminal = pty.openpty()
-    process = start({**env, "TERM": "xterm", "COLUMNS": "100"}, *args, **{stream: terminal})
+    screen = {"TERM": "xterm", "COLUMNS": str(columns)}
+    process = start({**env, **screen}, *args, **{stream: terminal})
     os.close(terminal)
     shown = bytearray()
     reader = threading.Thread(target=read_all, args=(controller, shown))

@@ -1,18 +1,27 @@
 """What the sessions tests script a model with: rules on the request it is asked (``asks``,
-``has_results``), and letting the runtime run until a condition holds (``until``)."""
+``has_results``), letting the runtime run until a condition holds (``until``), and a
+session told the same words twice (``said_twice``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import anyio.lowlevel
 
 from agentos import (
+    AgentConfig,
+    ManualClock,
     ModelRequest,
+    Provider,
     Runtime,
+    Session,
+    Tool,
 )
 from agentos.testing import last_tool_results, last_user_text, settle
+from tests.support.backends import running
 
 
 def asks(phrase: str) -> Callable[[ModelRequest], bool]:
@@ -29,3 +38,18 @@ async def until(condition: Callable[[], bool], runtime: Runtime) -> None:
         while not condition():
             await settle(runtime)
             await anyio.lowlevel.checkpoint()
+
+
+@asynccontextmanager
+async def said_twice(
+    model: Provider, tool: Tool[Any], config: AgentConfig, clock: ManualClock, words: str
+) -> AsyncIterator[tuple[Runtime, Session]]:
+    """A session ``s`` whose one tool is ``tool``, told ``words`` twice, each time until it
+    is idle: how a cache test makes a call and then its repeat."""
+    async with running(model, tool, clock=clock) as (runtime, host):
+        session = await host.create_session(config, session_id="s")
+        for _ in range(2):
+            session.post(words)
+            with anyio.fail_after(5):
+                await session.wait_idle()
+        yield runtime, session

@@ -60,6 +60,12 @@ async def say(pilot: Pilot[None], words: str) -> None:
     await pilot.press("enter")
 
 
+async def check_both(app: ChatApp, pilot: Pilot[None], runtime: Runtime) -> None:
+    """Say "check both" and wait until the calls pane shows the two calls it starts."""
+    await say(pilot, "check both")
+    await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+
+
 def cell(app: ChatApp, call_id: str, column: int) -> str:
     """What call ``call_id``'s row shows in ``column``."""
     pane = app.query_one(CallsPane)

@@ -42,6 +42,7 @@ from agentos.web import (
     listen,
     make_app,
 )
+from tests.support.backends import hosted
 
 START = re.compile(r"^start (\d)")
 
@@ -113,6 +114,26 @@ class Web:
         with anyio.fail_after(5):
             await settle(self.runtime)
             await self.session(session_id).wait_idle()
+
+
+@asynccontextmanager
+async def held_elsewhere(
+    path: Path, model: Provider, puppet: Puppet, session_id: str, words: str, calls: int = 1
+) -> AsyncIterator[tuple[Runtime, Host]]:
+    """Another process's host on the page's database in ``path``, mirroring its calls every
+    50 ms: its session ``session_id`` was told ``words`` and runs ``calls`` puppet calls."""
+    async with hosted(path / "agentos.db", model, puppet.tool, call_mirror_period=0.05) as (
+        _,
+        runtime,
+        other,
+    ):
+        session = await other.create_session(AgentConfig(), session_id=session_id)
+        session.post(words)
+        with anyio.fail_after(10):
+            while len(puppet.calls) < calls:
+                await settle(runtime)
+                await anyio.lowlevel.checkpoint()
+        yield runtime, other
 
 
 @asynccontextmanager

@@ -2,7 +2,9 @@
 streamable HTTP with ``--http PORT``.
 
 Tools: ``echo``; ``slow`` (reports progress, then waits for ``release`` or its cancel,
-and counts cancels); ``cancels_seen`` (waits until that many cancels were seen);
+and notes when it saw the cancel); ``cancels_seen`` (waits until that many cancels were
+seen); ``cancel_times`` (when they were, on ``time.monotonic``, one clock for every process
+on Linux: the MCP benchmark measures how fast a cancel arrives);
 ``boom`` (a tool error); ``die`` (exits with code 3); ``picture`` (an image); ``grow``
 (adds a tool and says the list changed); ``shrink`` (removes one and says so);
 ``bad_schema`` (listed with a schema that is not one, when ``BAD_SCHEMA=1``).
@@ -13,6 +15,7 @@ from __future__ import annotations
 import base64
 import os
 import sys
+import time
 
 import anyio
 from mcp.server import MCPServer
@@ -25,7 +28,7 @@ if "PID_FILE" in os.environ:
     with open(os.environ["PID_FILE"], "w") as pid_file:
         pid_file.write(str(os.getpid()))
 released = anyio.Event()
-cancels = 0
+cancelled_at: list[float] = []
 cancel_seen = anyio.Event()
 PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
 
@@ -39,13 +42,13 @@ async def echo(text: str) -> str:
 @app.tool()
 async def slow(steps: int, ctx: Context) -> str:
     """Report ``steps`` progress notifications, then wait for ``release`` (or a cancel)."""
-    global cancels, cancel_seen
+    global cancel_seen
     try:
         for step in range(1, steps + 1):
             await ctx.report_progress(step, steps, f"step {step} of {steps}")
         await released.wait()
     except anyio.get_cancelled_exc_class():
-        cancels += 1
+        cancelled_at.append(time.monotonic())
         cancel_seen.set()
         cancel_seen = anyio.Event()
         raise
@@ -63,9 +66,17 @@ async def release() -> str:
 async def cancels_seen(at_least: int) -> int:
     """How many ``slow`` calls saw their cancel, once at least ``at_least`` did."""
     with anyio.fail_after(30):
-        while cancels < at_least:
+        while len(cancelled_at) < at_least:
             await cancel_seen.wait()
-    return cancels
+    return len(cancelled_at)
+
+
+@app.tool()
+async def cancel_times(count: int) -> list[float]:
+    """When the ``slow`` calls saw their cancels, once ``count`` have."""
+    while len(cancelled_at) < count:
+        await cancel_seen.wait()
+    return cancelled_at[:count]
 
 
 @app.tool()

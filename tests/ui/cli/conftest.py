@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import httpx
+
 from tests.support.cli import Result, start
 
 
@@ -26,6 +28,23 @@ def serving(env: dict[str, str], agent: str) -> Iterator[tuple[str, list[str]]]:
     finally:
         process.terminate()
         process.communicate(timeout=20)
+
+
+def asked_on_the_page(
+    env: dict[str, str], agent: str, words: str, awaited: str
+) -> tuple[dict[str, Any], list[str]]:
+    """Serve ``agent``, post ``words`` to a new session through the page's API and read its
+    events until one has ``awaited``: the session's state then, and what the server said."""
+    with serving(env, agent) as (url, said), httpx.Client(base_url=url, timeout=10) as client:
+        session = client.post("/api/sessions", json={}).json()["session_id"]
+        with client.stream("GET", f"/api/sessions/{session}/events") as events:
+            posted = client.post(f"/api/sessions/{session}/messages", json={"text": words})
+            assert posted.status_code == 202, posted.text
+            lines = events.iter_lines()
+            while awaited not in next(lines):
+                pass
+        state: dict[str, Any] = client.get(f"/api/sessions/{session}").json()["state"]
+    return state, said
 
 
 @contextmanager

@@ -7,20 +7,15 @@ names no model, and the demo, keep the scripted model offline."""
 from __future__ import annotations
 
 import os
-import pty
 import re
-import subprocess
-import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from agentos.testing import MessagesStandIn, Reply, message_body
-from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.cli import agentos, read_all
-from tests.ui.cli.conftest import serving
+from tests.support.cli import agentos, chat_in_a_terminal, read_all
+from tests.ui.cli.conftest import asked_on_the_page, serving
 
 WORDS = ("ANTHROPIC_API_KEY", 'model = "test"', "'claude-sonnet-4-5'")
 
@@ -74,26 +69,10 @@ def test_a_session_of_a_claude_agent_is_not_continued_without_the_key(
 def chat_on_a_terminal(env: dict[str, str], session: str) -> tuple[int, str]:
     """``agentos chat SESSION`` with stdin, stdout and stderr on one pseudo-terminal: its
     exit code and what the terminal showed."""
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "chat", session],
-        stdin=terminal,
-        stdout=terminal,
-        stderr=terminal,
-        env={**env, "TERM": "xterm"},
-        cwd=ROOT,
-        start_new_session=True,
-    )
-    os.close(terminal)
-    shown = bytearray()
-    try:
-        read_all(controller, shown)  # until the process closes the terminal
-        code = process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        os.close(controller)
-    return code, re.sub(r"\s+", " ", shown.decode(errors="replace"))
+    with chat_in_a_terminal(env, session) as chat:
+        read_all(chat.controller, chat.shown)  # until the process closes the terminal
+        code = chat.process.wait(timeout=30)
+    return code, re.sub(r"\s+", " ", chat.shown.decode(errors="replace"))
 
 
 def test_an_agent_file_naming_no_model_and_the_demo_stay_offline(
@@ -117,17 +96,7 @@ def test_the_page_says_in_words_that_the_model_cannot_run(
 ) -> None:
     """``agentos serve`` still serves the page (its stored sessions can be looked at); a
     session it starts shows why no answer comes, and no scripted one does."""
-    with serving(offline, claude) as (url, said), httpx.Client(base_url=url, timeout=10) as client:
-        session = client.post("/api/sessions", json={}).json()["session_id"]
-        with client.stream("GET", f"/api/sessions/{session}/events") as events:
-            posted = client.post(
-                f"/api/sessions/{session}/messages", json={"text": "weather in Oslo?"}
-            )
-            assert posted.status_code == 202, posted.text
-            lines = events.iter_lines()
-            while "ANTHROPIC_API_KEY" not in next(lines):
-                pass
-        state = client.get(f"/api/sessions/{session}").json()["state"]
+    state, said = asked_on_the_page(offline, claude, "weather in Oslo?", "ANTHROPIC_API_KEY")
     (error,) = state["errors"]
     assert all(word in error for word in WORDS), error
     assert [(entry["role"], entry["text"]) for entry in state["chat"]] == [

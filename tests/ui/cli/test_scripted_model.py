@@ -12,11 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
 import pytest
 
 from tests.support.cli import Result, agentos, chat_in_a_terminal
-from tests.ui.cli.conftest import serving
+from tests.ui.cli.conftest import asked_on_the_page
 
 REPLIES = '''
 """A scripted model: it looks up the weather when asked, and says what it found."""
@@ -166,17 +165,9 @@ def test_chat_talks_to_the_function_in_a_terminal(env: dict[str, str], agent: Pa
 
 
 def test_serve_answers_the_page_with_the_function(env: dict[str, str], agent: Path) -> None:
-    with serving(env, str(agent)) as (url, said), httpx.Client(base_url=url, timeout=10) as client:
-        session = client.post("/api/sessions", json={}).json()["session_id"]
-        with client.stream("GET", f"/api/sessions/{session}/events") as events:
-            posted = client.post(
-                f"/api/sessions/{session}/messages", json={"text": "weather in Oslo?"}
-            )
-            assert posted.status_code == 202, posted.text
-            lines = events.iter_lines()
-            while "In Oslo the sky is clear." not in next(lines):
-                pass
-        state = client.get(f"/api/sessions/{session}").json()["state"]
+    state, said = asked_on_the_page(
+        env, str(agent), "weather in Oslo?", "In Oslo the sky is clear."
+    )
     assert said[0] == "model: scripted_replies:reply (offline: a function you script)\n"
     assert [(entry["role"], entry["text"]) for entry in state["chat"]] == [
         ("user", "weather in Oslo?"),

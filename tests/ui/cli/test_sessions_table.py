@@ -6,16 +6,13 @@ every id shown is typed back to the session it names, also ids that start alike.
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import threading
 from collections.abc import Iterator
 
 import pytest
 from rich.cells import cell_len
 
-from tests.support.cli import agentos, read_all, side_by_side, start
+from tests.support.cli import agentos, on_a_terminal, side_by_side, start
 
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
 LONG_TITLE = (
@@ -27,18 +24,9 @@ ALIKE = ("project-alpha-planning-1", "project-alpha-planning-2")
 
 def listed_on_a_terminal(env: dict[str, str], columns: int) -> list[str]:
     """The lines ``agentos sessions`` shows on a terminal ``columns`` wide, escapes removed."""
-    controller, terminal = pty.openpty()
-    screen = {"TERM": "xterm", "COLUMNS": str(columns)}
-    process = start({**env, **screen}, "sessions", stdout=terminal)
-    os.close(terminal)
-    shown = bytearray()
-    reader = threading.Thread(target=read_all, args=(controller, shown))
-    reader.start()
-    _, err = process.communicate(timeout=30)
-    reader.join(timeout=10)
-    os.close(controller)
-    assert process.returncode == 0, err
-    return ESCAPES.sub("", shown.decode()).replace("\r", "").splitlines()
+    code, err, shown = on_a_terminal(env, "sessions", stream="stdout", columns=columns)
+    assert code == 0, err
+    return ESCAPES.sub("", shown).replace("\r", "").splitlines()
 
 
 @pytest.fixture

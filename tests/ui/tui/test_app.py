@@ -46,10 +46,10 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
-from tests.support.tui import CONFIG, cell, chat_text, chatting, model, say, until
+from tests.support.tui import CONFIG, cell, chat_text, chatting, check_both, model, say, until
 
 pytestmark = pytest.mark.anyio
 
@@ -115,8 +115,7 @@ async def test_a_log_line_sits_beside_the_percent_and_never_replaces_it() -> Non
 async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details() -> None:
     puppet = Puppet()
     async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
-        await until(pilot, runtime, lambda: app.query_one("#calls", DataTable).row_count == 2)
+        await check_both(app, pilot, runtime)
         jane, joe = puppet.calls
         app.query_one("#calls", DataTable).focus()
         await pilot.press("down")  # Joe's row
@@ -199,8 +198,7 @@ async def test_quit_with_calls_running_and_reopen_the_session_from_the_store(
     async with hosted(path, model(), puppet.tool) as (_, runtime, host):
         app = ChatApp(await host.create_session(CONFIG, session_id="s"), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
-            await say(pilot, "check both")
-            await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 2)
+            await check_both(app, pilot, runtime)
             jane, joe = puppet.calls
             puppet.complete(jane, "free 10-11")
             await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
@@ -235,7 +233,7 @@ def test_the_theme_follows_what_the_terminal_says_of_its_background() -> None:
 
 
 async def test_a_theme_that_is_neither_dark_nor_light_is_refused() -> None:
-    async with Runtime([]) as runtime, Host(runtime, model()) as host:
+    async with running(model()) as (runtime, host):
         session = await host.create_session(CONFIG)
         with pytest.raises(ValueError, match="theme is 'dark' or 'light', got 'solarized'"):
             ChatApp(session, runtime, theme="solarized")
@@ -244,8 +242,7 @@ async def test_a_theme_that_is_neither_dark_nor_light_is_refused() -> None:
 async def test_markup_in_what_a_tool_reports_is_shown_as_written() -> None:
     puppet = Puppet()
     async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
-        await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 2)
+        await check_both(app, pilot, runtime)
         jane, joe = puppet.calls
         puppet.progress(jane, "step [/] done")
         puppet.progress(joe, "[red]alarm[/red]")
@@ -258,8 +255,7 @@ async def test_a_call_the_runtime_forgets_keeps_its_row() -> None:
     by its ``toolu_`` id again: the row stays, with what the chat knows."""
     clock, puppet = ManualClock(), Puppet()
     async with chatting(puppet, clock=clock, retention_seconds=5) as (app, pilot, runtime):
-        await say(pilot, "check both")
-        await until(pilot, runtime, lambda: app.query_one(DataTable).row_count == 2)
+        await check_both(app, pilot, runtime)
         jane, _ = puppet.calls
         puppet.complete(jane, "free 10-11")
         await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
@@ -309,10 +305,7 @@ async def test_a_board_session_shows_the_boards_chat_and_b_shows_the_board() -> 
         (lambda r: True, lambda r: text("ok")),
     )
     puppet = Puppet()
-    async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, board_model) as host,
-    ):
+    async with running(board_model, puppet.tool) as (runtime, host):
         session = await host.create_session(AgentConfig(context_view="board"))
         app = ChatApp(session, runtime)
         async with app.run_test(size=(80, 24)) as pilot:
@@ -374,8 +367,7 @@ async def test_a_store_failing_every_commit_is_told_once_not_per_commit(tmp_path
     puppet = Puppet()
     async with (
         await FullDiskStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
+        running(model(), puppet.tool, store=store) as (runtime, host),
     ):
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
@@ -421,7 +413,7 @@ async def test_an_mcp_servers_call_shows_its_progress_and_c_cancels_it_in_the_se
 async def test_enter_on_a_sub_agents_call_shows_the_childs_chat() -> None:
     puppet = Puppet()
     config, provider = lead_and_researcher(CONFIG)
-    async with Runtime([puppet.tool]) as runtime, Host(runtime, provider) as host:
+    async with running(provider, puppet.tool) as (runtime, host):
         app = ChatApp(await host.create_session(config), runtime, host=host)
         async with app.run_test(size=(100, 30), notifications=True) as pilot:
             await say(pilot, "research")
@@ -462,8 +454,7 @@ async def test_escape_closes_the_models_view_and_the_keys_stay_on_the_calls() ->
     after it quits rather than being typed to the model; a second escape goes to writing."""
     puppet = Puppet()
     async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        await check_both(app, pilot, runtime)
         await pilot.press("tab", "b")
         await until(pilot, runtime, lambda: "check both" in model_view(app))
         await pilot.press("escape")
@@ -484,8 +475,7 @@ async def test_quitting_while_calls_run_asks_once_naming_them() -> None:
     other key stays; the cancel prompt names the call by its arguments."""
     puppet = Puppet()
     async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        await check_both(app, pilot, runtime)
         await pilot.press("tab", "c")
         await until(pilot, runtime, lambda: isinstance(app.screen, Confirm))
         assert isinstance(app.screen, Confirm)
@@ -514,10 +504,7 @@ async def test_the_calls_pane_uses_the_terminals_width() -> None:
         (lambda r: True, lambda r: text("ok")),
     )
     puppet = Puppet()
-    async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model) as host,
-    ):
+    async with running(model, puppet.tool) as (runtime, host):
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(120, 24)) as pilot:
             await say(pilot, "go")
@@ -587,8 +574,7 @@ async def test_the_details_show_input_progress_times_and_result_readably_and_liv
 async def test_the_details_say_a_failed_calls_error_and_a_text_result_as_text() -> None:
     puppet = Puppet()
     async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        await check_both(app, pilot, runtime)
         jane, joe = puppet.calls
         puppet.fail(jane, "calendar\nunreachable")
         puppet.complete(joe, 'free "10-11"\nbusy after')
@@ -653,8 +639,7 @@ async def test_the_details_follow_their_call_when_the_calls_list_changes(
 
     monkeypatch.setattr(Session, "chat", property(changed_chat))
     async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
+        await check_both(app, pilot, runtime)
         jane, joe = puppet.calls
         await pilot.press("tab", "down", "enter")
         await until(pilot, runtime, lambda: isinstance(app.screen, Details))

@@ -21,10 +21,11 @@ from syrupy.assertion import SnapshotAssertion
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input
 
-from agentos import AgentConfig, Host, ManualClock, Runtime, ScriptedProvider, YieldOnTimeout
+from agentos import AgentConfig, ManualClock, ScriptedProvider, YieldOnTimeout
 from agentos.stores import short_id
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.tui import ChatApp, Details
+from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 CITIES = ("Oslo", "Lima", "Pune", "Baku", "Kobe")
@@ -50,10 +51,7 @@ async def screen(theme: str) -> AsyncIterator[tuple[ChatApp, Pilot[None], Puppet
     clock = ManualClock()
     forecast = Puppet(name="forecast")
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=50))
-    async with (
-        Runtime([forecast.tool], clock=clock) as runtime,
-        Host(runtime, model()) as host,
-    ):
+    async with running(model(), forecast.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config, session_id="demo")
         app = ChatApp(session, runtime, theme=theme)
         async with app.run_test(size=(80, 24)) as pilot:

@@ -48,8 +48,8 @@ from agentos.web import (
     listen,
     make_app,
 )
-from tests.support.backends import Backend, hosted
-from tests.support.web import Web, applied, model, web
+from tests.support.backends import Backend, running
+from tests.support.web import Web, applied, held_elsewhere, model, web
 
 pytestmark = pytest.mark.anyio
 
@@ -616,8 +616,7 @@ async def other_host(tmp_path: Path, address: str | None = None) -> AsyncIterato
     """A second host on the page's database, as another process would be."""
     async with (
         await open_store(address or tmp_path / "agentos.db") as store,
-        Runtime([]) as runtime,
-        Host(runtime, model(), store=store) as host,
+        running(model(), store=store) as (_, host),
     ):
         yield host
 
@@ -793,17 +792,7 @@ async def test_a_call_another_process_runs_shows_its_mirrored_progress(tmp_path:
     """Read only, but live: the page shows a call the holder runs with the progress its
     mirror writes; peek shows it too, and the page offers no Cancel (the holder's own)."""
     puppet = Puppet()
-    async with hosted(tmp_path / "agentos.db", model(), puppet.tool, call_mirror_period=0.05) as (
-        _,
-        runtime,
-        other,
-    ):
-        session = await other.create_session(AgentConfig(), session_id="s")
-        session.post("start 1")
-        with anyio.fail_after(5):
-            while not puppet.calls:
-                await settle(runtime)
-                await anyio.lowlevel.checkpoint()
+    async with held_elsewhere(tmp_path, model(), puppet, "s", "start 1"):
         (call_id,) = puppet.calls
         async with web(tmp_path) as w, stream(w, "s") as events:
             puppet.progress(call_id, {"percent": 40})

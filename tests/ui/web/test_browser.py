@@ -50,10 +50,11 @@ from agentos.testing import (
 )
 from agentos.web import make_app
 from tests.support import ROOT
-from tests.support.backends import hosted
+from tests.support.backends import hosted, running
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
+from tests.support.web import held_elsewhere
 
 WAIT_MS = 15_000
 PEOPLE = ("Jane", "Jack", "Joe")
@@ -141,8 +142,7 @@ async def served(tmp_path: Path) -> AsyncIterator[Served]:
     puppet = Puppet()
     async with (
         await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
+        running(model(), puppet.tool, store=store) as (runtime, host),
         serving(host, runtime, AgentConfig()) as (url, browser),
     ):
         yield Served(url, puppet, runtime, host, browser)
@@ -305,8 +305,7 @@ async def test_a_sub_agents_call_opens_on_the_childs_chat_and_its_cancel_goes_do
     puppet = Puppet()
     config, provider = lead_and_researcher()
     async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, provider) as host,
+        running(provider, puppet.tool) as (runtime, host),
         page_on(host, runtime, config) as page,
     ):
         await say(page, "research")
@@ -341,8 +340,7 @@ async def test_a_streaming_answer_grows_on_the_page_then_stays_as_the_chat(tmp_p
         provider = AnthropicProvider(api_key="sk-test", base_url=api.url, max_retries=0)
         puppet = Puppet()
         async with (
-            Runtime([puppet.tool]) as runtime,
-            Host(runtime, provider) as host,
+            running(provider, puppet.tool) as (runtime, host),
             serving(host, runtime, AgentConfig()) as (url, browser),
         ):
             page = await browser.new_page()
@@ -477,8 +475,7 @@ async def test_a_board_sessions_page_replies_under_a_node(tmp_path: Path) -> Non
     puppet = Puppet()
     config = AgentConfig(context_view="board")
     async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model()) as host,
+        running(model(), puppet.tool) as (runtime, host),
         page_on(host, runtime, config) as page,
     ):
         await say(page, "Hello there")
@@ -713,8 +710,7 @@ async def test_what_the_model_reads_next_is_a_panel_closed_on_a_narrow_screen() 
     puppet = Puppet()
     config = AgentConfig(context_view="board")
     async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model()) as host,
+        running(model(), puppet.tool) as (runtime, host),
         serving(host, runtime, config) as (url, browser),
     ):
         page = await browser.new_page(viewport={"width": 900, "height": 800})
@@ -801,8 +797,7 @@ async def test_the_pages_work_on_a_phone_with_no_sideways_scroll(
 
     puppet = Puppet()
     async with (
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model()) as host,
+        running(model(), puppet.tool) as (runtime, host),
         serving(host, runtime, AgentConfig(context_view="board")) as (url, browser),
     ):
         page = await browser.new_page(viewport=viewport)  # type: ignore[arg-type]
@@ -899,16 +894,8 @@ async def test_take_over_says_the_running_calls_it_loses(tmp_path: Path) -> None
     here, and the page's question did not say so. The read-only box and the question say
     how many (a host of its own on the same database holds it, its calls mirrored)."""
     puppet = Puppet()
-    async with hosted(tmp_path / "agentos.db", model(), puppet.tool, call_mirror_period=0.05) as (
-        _,
-        runtime,
-        other,
-    ):
-        session = await other.create_session(AgentConfig(), session_id="held")
-        session.post("When can Jane, Jack and Joe meet?")
-        with anyio.fail_after(10):
-            while len(puppet.calls) < 3:
-                await settle(runtime)
+    meet = "When can Jane, Jack and Joe meet?"
+    async with held_elsewhere(tmp_path, model(), puppet, "held", meet, 3) as (runtime, other):
         jane = next(c for c in puppet.calls if runtime.status(c).tool_input["label"] == "Jane")
         puppet.complete(jane, "free 10-11")
         async with served(tmp_path) as s:
@@ -1053,8 +1040,7 @@ async def test_the_page_says_when_the_server_is_gone_and_clears_once_it_is_back(
     puppet = Puppet()
     async with (
         await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime([puppet.tool]) as runtime,
-        Host(runtime, model(), store=store) as host,
+        running(model(), puppet.tool, store=store) as (runtime, host),
         async_playwright() as playwright,
         anyio.create_task_group() as group,
     ):
