@@ -150,6 +150,11 @@ class CommitFault:
             if mode == "not applied":
                 await transaction.rollback()
                 raise asyncpg.ConnectionDoesNotExistError("connection was closed")
+            if mode == "goodbye read, socket still open":  # what SIGCONT after a pause can give
+                await transaction.rollback()
+                raise asyncpg.InternalClientError(
+                    "cannot switch to state 15; another operation (2) is in progress"
+                )
             await real(transaction)
 
         monkeypatch.setattr(asyncpg.transaction.Transaction, "commit", commit)
@@ -180,6 +185,26 @@ async def test_a_commit_whose_answer_was_lost_is_settled_not_written_twice(
         stored = await store.load_session("s")
         assert stored is not None and stored.version == version + 3
         assert stored.history == turn("s", "three", 0).messages
+
+
+async def test_a_commit_refused_by_a_driver_that_read_the_servers_goodbye_is_settled(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that ended a paused host's transaction sends its error before closing; a
+    driver that reads the error first refuses the COMMIT with an internal error. That is a
+    lost connection like any other (settled by reading the database), not a failure of the
+    database to report: the turn is said to be cut off, and written again it goes in."""
+    fault = CommitFault(monkeypatch)
+    async with await PostgresStore.open(postgres_dsn) as store:
+        await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
+        version = await store.acquire_lease("s", "me", ttl=60)
+        assert version is not None
+        fault.mode = "goodbye read, socket still open"
+        with pytest.raises(StoreError, match="cut off and not applied"):
+            await store.commit_turn(turn("s", "one", version))
+        await store.commit_turn(turn("s", "one", version))
+        stored = await store.load_session("s")
+        assert stored is not None and stored.version == version + 1
 
 
 async def test_a_writer_cancelled_mid_commit_still_writes_the_others_once(

@@ -35,8 +35,12 @@ LOST = (
     asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,
     asyncpg.CrashShutdownError,
+    asyncpg.InternalClientError,
 )
-"""Errors that say the connection, not the statement, failed (a statement's timeout aside)."""
+"""Errors that say the connection, not the statement, failed (a statement's timeout aside).
+An ``InternalClientError`` says so too: the driver read the server's goodbye (an idle
+transaction ended, the backend terminated) before the socket's end, and refuses the next
+statement with "another operation is in progress"."""
 COMMAND_TIMEOUT = 30.0
 """Seconds a statement may take: a half-open connection or a stuck lock fails, never hangs."""
 
