@@ -119,14 +119,19 @@ class BoardMachine:
 
     def _drawn_view(self) -> MachineView:
         """No history (the board is the record) and no queued posts (shown at once)."""
-        board, queue = self.board, self._queue
-        return self.turn.view(
-            lambda: bool(queue),
-            self.ledger.outstanding,
-            self._calls,
-            lambda: board.posts(BoardAuthor.AGENT),
-            lambda: board.posts(BoardAuthor.USER),
-        )
+        return self.turn.view(self._grants_turn, self.ledger.outstanding, self._calls, self)
+
+    def _grants_turn(self) -> bool:
+        return bool(self._queue)
+
+    def messages_upto(self, count: int) -> tuple[Message, ...]:
+        return ()
+
+    def replies_upto(self, count: int) -> list[str]:
+        return self.board.posts(BoardAuthor.AGENT)
+
+    def posts_upto(self, count: int) -> list[str]:
+        return self.board.posts(BoardAuthor.USER)
 
     def chat(self) -> list[ChatEntry]:
         """The projection of the board for a person (the board holds the calls)."""

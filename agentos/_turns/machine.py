@@ -9,7 +9,7 @@ and are stored and restored the same way (``StoredTurn``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -31,9 +31,19 @@ VIEW_KEPT = (CallRunning, Sending, Committed)
 """Frequent events that change nothing a view shows: it is not drawn again."""
 
 
+class Drawn(Protocol):
+    """What a view reads its long parts from, and only when they are asked for: drawing a
+    view then costs the same however long the history is."""
+
+    def messages_upto(self, count: int) -> tuple[Message, ...]: ...
+    def replies_upto(self, count: int) -> list[str]: ...
+    def posts_upto(self, count: int) -> list[str]: ...
+
+
 class MachineView(NamedTuple):
     """A machine as it is now, for the shell and ``Session`` to read (a tuple: it is read
-    after every event, and made as often)."""
+    after every event, and made as often). A view kept while the machine moves on goes
+    stale: draw another (``Machine.view``)."""
 
     status: SessionStatus
     requests: int
@@ -44,38 +54,31 @@ class MachineView(NamedTuple):
     stopping: bool
     at_rest: bool
     """Ended, or free with nothing queued that would grant a turn."""
-    messages: Callable[[], tuple[Message, ...]]
-    """A transcript's messages as they were drawn (a board session's: none, its board is
-    its record); copied only when asked, so drawing a view costs the same however long
-    the history is."""
     outstanding: Mapping[CallId, str]
     """Calls whose outcome the model has not heard yet -> tool_use id."""
     calls: MessageHistory
     """What the history says of each call: the source of ``orphaned``."""
     queued_posts: tuple[str, ...]
     """User messages the chat does not show yet (a board shows a post at once)."""
-    said: Callable[[], list[str]]
-    """The text of every assistant message (a board's agent nodes), in order."""
-    posted: Callable[[], list[str]]
-    """What the person said, oldest first: where a session's first words come from."""
+    drawn: Drawn
+    """The machine, read when ``history``, ``replies`` or ``posts`` is asked for."""
+    length: int
+    """How many messages the history held when the view was drawn."""
 
     @property
     def history(self) -> tuple[Message, ...]:
-        return self.messages()
+        """A transcript's messages (a board session's: none, its board is its record)."""
+        return self.drawn.messages_upto(self.length)
 
     @property
     def replies(self) -> list[str]:
-        return self.said()
+        """The text of every assistant message (a board's agent nodes), in order."""
+        return self.drawn.replies_upto(self.length)
 
     @property
     def posts(self) -> list[str]:
-        return self.posted()
-
-
-def as_drawn(history: list[Message]) -> Callable[[], tuple[Message, ...]]:
-    """``history`` as it is now, copied when asked (``MachineView.messages``)."""
-    drawn = len(history)
-    return lambda: tuple(history[:drawn])
+        """What the person said, oldest first: where a session's first words come from."""
+        return self.drawn.posts_upto(self.length)
 
 
 @dataclass(frozen=True, slots=True)

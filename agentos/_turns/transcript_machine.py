@@ -58,7 +58,7 @@ from agentos._turns.events import (
     UserPosted,
 )
 from agentos._turns.history import waiting_calls
-from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting, as_drawn
+from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import (
@@ -122,16 +122,24 @@ class TurnMachine:
         return self._viewed
 
     def _drawn_view(self) -> MachineView:
-        messages = as_drawn(self.history)
         return self.turn.view(
             self._grants_turn,
             self.ledger.outstanding,
             self.ledger.history,
-            lambda: [text_of(m["content"]) for m in messages() if m["role"] == "assistant"],
-            lambda: user_posts(messages()),
-            messages,
+            self,
+            len(self.history),
             tuple(e.text for e in self._queue if isinstance(e, UserPosted)) if self._queue else (),
         )
+
+    def messages_upto(self, count: int) -> tuple[Message, ...]:
+        return tuple(self.history[:count])
+
+    def replies_upto(self, count: int) -> list[str]:
+        history = self.history[:count]
+        return [text_of(m["content"]) for m in history if m["role"] == "assistant"]
+
+    def posts_upto(self, count: int) -> list[str]:
+        return user_posts(self.history[:count])
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees: every message, with its calls (see ``transcript_chat``)."""
@@ -401,8 +409,8 @@ class TurnMachine:
         return blocks + [block for block in told if block is not None]
 
     def _grants_turn(self) -> bool:
-        if self.turn.ask_again:
-            return True
+        if self.turn.ask_again or not self._queue:
+            return self.turn.ask_again
         if any(isinstance(e, UserPosted) or self._overdue_news(e) for e in self._queue):
             return True
         settled = any(isinstance(e, CallSettled) for e in self._queue)

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from agentos._model.messages import Message
 from agentos._turns.events import TURN_TRANSITIONS, Action, CancelCalls, Commit, SessionStatus
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import MachineView
+from agentos._turns.machine import Drawn, MachineView
 from components import CallId
 
 _ALLOWED = {
@@ -40,44 +39,40 @@ class TurnStatus:
         self.stopping = False
         self.cancel_on_stop = True
         """Whether the stop asked to cancel the calls still running."""
-
-    @property
-    def ended(self) -> bool:
+        self.ended = False
         """Stopped, or failed for good (a crash; a failed model request ends nothing)."""
-        return self.status is _STOPPED or self.crashed
-
-    @property
-    def free(self) -> bool:
+        self.free = True
         """No turn runs: the status is a resting one, saying what can still happen."""
-        return not self.ended and not self.in_turn
+
+    def _derive(self) -> None:
+        """``ended`` and ``free`` again, after the status, a crash or a turn changed (they
+        are read on every event, so they are kept, not computed)."""
+        self.ended = self.status is _STOPPED or self.crashed
+        self.free = not self.ended and not self.in_turn
 
     def view(
         self,
         grants_turn: Callable[[], bool],
         outstanding: Mapping[CallId, str],
         calls: MessageHistory,
-        said: Callable[[], list[str]],
-        posted: Callable[[], list[str]],
-        messages: Callable[[], tuple[Message, ...]] = tuple,
+        drawn: Drawn,
+        length: int = 0,
         queued_posts: tuple[str, ...] = (),
     ) -> MachineView:
         """The machine's view, with this status: at rest when ended, or free with nothing
         queued that ``grants_turn``."""
-        ended = self.status is _STOPPED or self.crashed  # read after every event: inlined
-        free = not ended and not self.in_turn
         return MachineView(
             self.status,
             self.requests,
-            ended,
-            free,
+            self.ended,
+            self.free,
             self.stopping,
-            ended or (free and not grants_turn()),
-            messages,
+            self.ended or (self.free and not grants_turn()),
             outstanding,
             calls,
             queued_posts,
-            said,
-            posted,
+            drawn,
+            length,
         )
 
     def stop(self, cancel_calls: bool, live: list[CallId], actions: list[Action]) -> None:
@@ -97,7 +92,7 @@ class TurnStatus:
         self.in_turn = True
         self.request_failed = False
         self.requests += 1
-        self.move(SessionStatus.REQUESTING)
+        self.move(SessionStatus.REQUESTING)  # derives free
 
     def turn_over(
         self, actions: list[Action], live: Callable[[], list[bool]], *, failed: bool = False
@@ -105,6 +100,7 @@ class TurnStatus:
         """The turn ends (``failed``: its model request failed); the status rests."""
         self.in_turn = False
         self.request_failed = failed
+        self._derive()
         if self.stopping:
             self.move(SessionStatus.STOPPED)
         else:
@@ -113,7 +109,7 @@ class TurnStatus:
 
     def crash(self) -> None:
         self.crashed = True
-        self.move(SessionStatus.FAILED)
+        self.move(SessionStatus.FAILED)  # derives ended
 
     def rest(self, live: Callable[[], list[bool]]) -> bool:
         """Between turns, the status tells what can still happen: ``failed`` until a request
@@ -142,8 +138,10 @@ class TurnStatus:
         """The shell's task ended (its host is closing): nothing will move this turn again."""
         if not self.ended:
             self.status = SessionStatus.STOPPED
+            self._derive()
 
     def move(self, status: SessionStatus) -> None:
         if status not in _ALLOWED[self.status]:
             raise AssertionError(f"turn cannot move from {self.status} to {status}")
         self.status = status
+        self._derive()
