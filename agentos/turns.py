@@ -5,7 +5,8 @@ pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``. Both are a ``Machine``: ``handle``,
 ``view()`` (``MachineView``: the machine now, its history read from it, a ``Drawn``, only
-when asked), ``chat()``, ``awaits``, and ``to_store`` / ``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``. A
+when asked), ``chat()``, ``awaits``, and ``to_store`` / ``from_store`` (``StoredTurn``,
+``Waiting``); each holds a ``TurnStatus``. A
 ``SendRequest`` is the whole draft (a transcript's history through its ``ContextView``, a
 board drawn); ``Sending`` asks for it again as it goes out (``[]``: unchanged). What a
 machine refuses before changing anything (``Refused``: ``ReplyRefused``, ``UnknownNode``)

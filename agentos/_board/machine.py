@@ -38,40 +38,17 @@ from agentos._board.texts import (
     refusal,
 )
 from agentos._model.messages import Block, Message, ToolResultBlock, text_of
+from agentos._turns import events as ev
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_options import NO_FACTS, ToolFacts, is_capability, options_for
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
 from agentos._turns.decorations import Decorations
-from agentos._turns.events import (
-    Abandoned,
-    Action,
-    CallLost,
-    CallOverdue,
-    CallRunning,
-    CallSettled,
-    CallsSubmitted,
-    CancelCalls,
-    Commit,
-    Committed,
-    Crashed,
-    Event,
-    ModelReplied,
-    OutcomeAwaited,
-    Sending,
-    SendRequest,
-    SessionStatus,
-    StopRequested,
-    StoredTurn,
-    SubmitCalls,
-    UnknownNode,
-    UserPosted,
-)
 from agentos._turns.history import MessageHistory
 from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
 from agentos._turns.transcript import unique_tool_use_ids
 from agentos._turns.turn_status import TurnStatus
-from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
+from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews, SessionStatus
 
 
 class BoardMachine:
@@ -104,7 +81,7 @@ class BoardMachine:
         self._calls = MessageHistory()
         self._asking: tuple[int, str | None, CallId | None] | None = None
         """The focus, note and overdue call of the request out (or about to go out)."""
-        self._drawn: tuple[tuple[object, ...], SendRequest] | None = None
+        self._drawn: tuple[tuple[object, ...], ev.SendRequest] | None = None
         """The last request drawn, and the board version and ask it was drawn for."""
         self._failed_wake: Wake | None = None
         """The turn whose request failed, until a request is tried again."""
@@ -149,17 +126,17 @@ class BoardMachine:
 
     # ------------------------------------------------------------------ the store
 
-    def to_store(self) -> StoredTurn:
+    def to_store(self) -> ev.StoredTurn:
         """The whole board, for every commit (None while it is empty), with the turns still
         owed: the one asked (or whose request failed) first, then those queued."""
         if not self.board.nodes:
-            return StoredTurn(self.turn.status)
+            return ev.StoredTurn(self.turn.status)
         stored = self.board.to_json()
         owed = [self._owed] if self._owed is not None else []
         wakes: list[Json] = [w.to_json() for w in [*owed, *self._queue] if w.call_id is None]
         if wakes:
             stored["wakes"] = wakes
-        return StoredTurn(self.turn.status, board=stored)
+        return ev.StoredTurn(self.turn.status, board=stored)
 
     @property
     def _owed(self) -> Wake | None:
@@ -171,7 +148,7 @@ class BoardMachine:
         return self._failed_wake
 
     def from_store(
-        self, stored: StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
+        self, stored: ev.StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
     ) -> list[Waiting]:
         """Take the stored board back, with the turns it still owed (``Resumed`` takes
         them). Its calls that were still running are returned: the shell re-creates those
@@ -193,55 +170,55 @@ class BoardMachine:
 
     # ------------------------------------------------------------------ the one entry point
 
-    def handle(self, event: Event) -> list[Action]:
+    def handle(self, event: ev.Event) -> list[ev.Action]:
         """Apply one event; return what the shell must do, in order."""
         if not isinstance(event, VIEW_KEPT):
             self._viewed = None
         if self.turn.ended:
             return []
-        actions: list[Action] = []
+        actions: list[ev.Action] = []
         match event:
-            case CallRunning():
+            case ev.CallRunning():
                 if event.call_id in self.ledger.running:
                     self.board.set_status(event.call_id, CallStatus.RUNNING)
                 return []
-            case Sending():  # drawn again if the board moved since (a call ended meanwhile)
+            case ev.Sending():  # drawn again if the board moved since (a call ended meanwhile)
                 drawn = self._drawn
                 request = self._draw() if self._asking is not None else None
                 return [] if request is None or (drawn and request is drawn[1]) else [request]
-            case ModelReplied():
+            case ev.ModelReplied():
                 self._replied(event, actions)
-            case CallsSubmitted():
+            case ev.CallsSubmitted():
                 self._submitted(event, actions)
-            case CallSettled():
+            case ev.CallSettled():
                 self._settled(event.snapshot)
-            case CallOverdue():
+            case ev.CallOverdue():
                 self._overdue(event.call_id, event.news)
-            case UserPosted():
+            case ev.UserPosted():
                 if event.reply_to is not None and event.reply_to not in self.board.nodes:
-                    raise UnknownNode(
+                    raise ev.UnknownNode(
                         f"no node #{event.reply_to} on session {self.session_id!r}'s board"
                     )
                 node = self.board.post_user(event.text, reply_to=event.reply_to, at=event.at)
                 self._autonomous[self.board.root_of(node.display_id)] = 0
                 self._queue.append(Wake(BoardTrigger.USER, node.display_id))
-            case StopRequested():
+            case ev.StopRequested():
                 if not self.turn.stopping:
                     self._queue.clear()
                     live = sorted(self.ledger.running) if event.cancel_calls else []
                     self.turn.stop(event.cancel_calls, live, actions)
-            case Crashed():
+            case ev.Crashed():
                 self.turn.crash()
-                return [Commit()]
-            case Committed():  # nothing to remember: the next commit writes the board whole
+                return [ev.Commit()]
+            case ev.Committed():  # nothing to remember: the next commit writes the board whole
                 return []
-            case Abandoned():
+            case ev.Abandoned():
                 self.turn.abandon()
                 return []
-            case CallLost():  # it reads as orphaned
+            case ev.CallLost():  # it reads as orphaned
                 self.ledger.lost(self.board, event.tool_use_id)
                 return []
-            case OutcomeAwaited():  # the board shows the new id; its end wakes its node
+            case ev.OutcomeAwaited():  # the board shows the new id; its end wakes its node
                 self.ledger.came_back(
                     self.board, event.call_id, event.tool_use_id, deferred=event.deferred
                 )
@@ -251,12 +228,12 @@ class BoardMachine:
                 pass
         self._go_on(actions)
         if self.turn.rest(self._live_awaited):  # between turns: a call the model will read
-            actions.append(Commit(wait=False))  # of ended
+            actions.append(ev.Commit(wait=False))  # of ended
         return actions
 
     # ------------------------------------------------------------------ events
 
-    def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
+    def _replied(self, event: ev.ModelReplied, actions: list[ev.Action]) -> None:
         step = self._step
         if step is None or self.turn.status is not SessionStatus.REQUESTING or step.uses:
             return
@@ -311,12 +288,12 @@ class BoardMachine:
                 for use in to_run
                 if not is_capability(config, str(use["name"]))
             }
-            actions.append(SubmitCalls(to_run, calls))
+            actions.append(ev.SubmitCalls(to_run, calls))
         else:
             hang(self.board, self.ledger, self.config.retry_budget, node, step)
             self._go_round_or_end(actions)
 
-    def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
+    def _submitted(self, event: ev.CallsSubmitted, actions: list[ev.Action]) -> None:
         step = self._step
         if step is None or step.node is None or not step.uses:
             return
@@ -330,13 +307,13 @@ class BoardMachine:
         hang(self.board, self.ledger, self.config.retry_budget, node, step, answers, started)
         fresh = [call.call_id for call in started.values()]
         if self.turn.stopping and self.turn.cancel_on_stop and fresh:
-            actions.append(CancelCalls(fresh, "session stopped"))
+            actions.append(ev.CancelCalls(fresh, "session stopped"))
         for snapshot in step.early:  # calls of this step that ended while it was submitted
             self._settled(snapshot)
         step.early.clear()
         self._go_round_or_end(actions)
 
-    def _go_round_or_end(self, actions: list[Action]) -> None:
+    def _go_round_or_end(self, actions: list[ev.Action]) -> None:
         """Another step if the model has answers to read (and steps left), else the turn ends."""
         step = self._step
         if (
@@ -389,7 +366,7 @@ class BoardMachine:
 
     # ------------------------------------------------------------------ moving on
 
-    def _go_on(self, actions: list[Action]) -> None:
+    def _go_on(self, actions: list[ev.Action]) -> None:
         """Start the next turn a queued event grants, if the session is free for one."""
         while self.turn.free and not self.turn.stopping and self._queue:
             wake = self._queue.popleft()
@@ -412,7 +389,7 @@ class BoardMachine:
             if call.status.is_final:
                 self.ledger.outstanding.pop(CallId(call.call_id), "")
 
-    def _next_step(self, actions: list[Action]) -> None:
+    def _next_step(self, actions: list[ev.Action]) -> None:
         """Go round again with the synchronous answers on the board (no new note)."""
         step = self._step
         assert step is not None and step.node is not None
@@ -421,7 +398,7 @@ class BoardMachine:
 
     def _request(
         self,
-        actions: list[Action],
+        actions: list[ev.Action],
         *,
         focus: int,
         note: str | None,
@@ -433,9 +410,9 @@ class BoardMachine:
         self.turn.ask_model()
         self._failed_wake = None
         self._asking = (focus, note, about)
-        actions += [Commit(), self._draw()]
+        actions += [ev.Commit(), self._draw()]
 
-    def _draw(self) -> SendRequest:
+    def _draw(self) -> ev.SendRequest:
         """The request for the turn being asked: the board as it is now (drawn again only
         if the board moved since the last drawing)."""
         assert self._asking is not None
@@ -448,11 +425,13 @@ class BoardMachine:
         capabilities = self.config.capabilities
         rendered = self.board.render(focus=focus, note=note, capabilities=capabilities)
         self.ledger.read()
-        request = SendRequest(board_messages(rendered), notation(capabilities), cache_system=True)
+        request = ev.SendRequest(
+            board_messages(rendered), notation(capabilities), cache_system=True
+        )
         self._drawn = (drawn_for, request)
         return request
 
-    def _end_step(self, actions: list[Action], *, failed: bool = False) -> None:
+    def _end_step(self, actions: list[ev.Action], *, failed: bool = False) -> None:
         self._failed_wake = self._owed if failed else None
         self._step = None
         self._asking = None

@@ -24,39 +24,12 @@ from agentos._model.messages import (
     text_of,
     tool_result,
 )
+from agentos._turns import events as ev
 from agentos._turns.agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
 from agentos._turns.call_ledger import Batch, CallLedger
 from agentos._turns.call_options import NO_FACTS, ToolFacts
 from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
-from agentos._turns.events import (
-    WAITING,
-    Abandoned,
-    Action,
-    ArmTimer,
-    CallLost,
-    CallOverdue,
-    CallRunning,
-    CallSettled,
-    CallsSubmitted,
-    CancelCalls,
-    CancelsDone,
-    Commit,
-    Committed,
-    Crashed,
-    DisarmTimer,
-    Event,
-    ModelReplied,
-    OutcomeAwaited,
-    ReplyRefused,
-    Sending,
-    SendRequest,
-    SessionStatus,
-    StopRequested,
-    StoredTurn,
-    TimerFired,
-    UserPosted,
-)
 from agentos._turns.history import waiting_calls
 from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
 from agentos._turns.planning import plan
@@ -71,7 +44,7 @@ from agentos._turns.transcript import (
 )
 from agentos._turns.transcript_chat import transcript_chat
 from agentos._turns.turn_status import TurnStatus
-from components import CallId, CallSnapshot
+from components import CallId, CallSnapshot, SessionStatus
 
 
 class TurnMachine:
@@ -106,7 +79,7 @@ class TurnMachine:
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
         self.ledger = CallLedger(session_id, cache)
-        self._queue: deque[UserPosted | CallSettled | CallOverdue] = deque()
+        self._queue: deque[ev.UserPosted | ev.CallSettled | ev.CallOverdue] = deque()
         self._batch: Batch | None = None
         self._lost: list[tuple[str, str]] = []
         self._steps_left = 0
@@ -128,7 +101,9 @@ class TurnMachine:
             self.ledger.history,
             self,
             len(self.history),
-            tuple(e.text for e in self._queue if isinstance(e, UserPosted)) if self._queue else (),
+            tuple(e.text for e in self._queue if isinstance(e, ev.UserPosted))
+            if self._queue
+            else (),
         )
 
     def messages_upto(self, count: int) -> tuple[Message, ...]:
@@ -160,21 +135,21 @@ class TurnMachine:
     def timer(self) -> float | None:
         """The yield deadline armed now, if any."""
         batch = self._batch
-        if batch is None or batch.timer_fired or self.turn.status not in WAITING:
+        if batch is None or batch.timer_fired or self.turn.status not in ev.WAITING:
             return None
         return batch.deadline
 
     # ------------------------------------------------------------------ the store
 
-    def to_store(self) -> StoredTurn:
+    def to_store(self) -> ev.StoredTurn:
         """The history the store does not have yet (from ``dirty_from`` on), and the status."""
         history = self.history
         keep = min(self.dirty_from, len(history))
         last = history[-1] if history else None
-        return StoredTurn(self.turn.status, keep, tuple(history[keep:]), last=last)
+        return ev.StoredTurn(self.turn.status, keep, tuple(history[keep:]), last=last)
 
     def from_store(
-        self, stored: StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
+        self, stored: ev.StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
     ) -> list[Waiting]:
         """Take over an earlier conversation, repaired (``repair_history``: a ``tool_use``
         without a result gets ``held``'s placeholder, or a lost-call result); the calls still
@@ -199,81 +174,81 @@ class TurnMachine:
 
     # ------------------------------------------------------------------ the one entry point
 
-    def handle(self, event: Event) -> list[Action]:
+    def handle(self, event: ev.Event) -> list[ev.Action]:
         """Apply one event; return what the shell must do, in order."""
         if not isinstance(event, VIEW_KEPT):
             self._viewed = None
         if self.turn.ended:
-            if isinstance(event, Committed):
+            if isinstance(event, ev.Committed):
                 self.dirty_from = event.written.unwritten_from(self.history)
             return []
-        actions: list[Action] = []
+        actions: list[ev.Action] = []
         match event:
-            case CallRunning():  # the most frequent news, and it moves nothing on
+            case ev.CallRunning():  # the most frequent news, and it moves nothing on
                 if self.awaits(event.call_id):
                     self.ledger.running(event.call_id)
                 return []
-            case Sending():  # drafted as decided: nothing moves a transcript's draft
+            case ev.Sending():  # drafted as decided: nothing moves a transcript's draft
                 return []
-            case ModelReplied():
+            case ev.ModelReplied():
                 self._replied(event, actions)
-            case CallsSubmitted():
+            case ev.CallsSubmitted():
                 self._submitted(event, actions)
-            case CallSettled():
+            case ev.CallSettled():
                 self._settled(event)
-            case CallOverdue():
+            case ev.CallOverdue():
                 self._overdue(event)
-            case UserPosted():
+            case ev.UserPosted():
                 if event.reply_to is not None:
-                    raise ReplyRefused("reply_to is for board sessions (context_view='board')")
+                    raise ev.ReplyRefused("reply_to is for board sessions (context_view='board')")
                 self._queue.append(event)
                 if self._batch is not None and self._batch.submitted:
                     self._batch.cut = True
-            case StopRequested():
+            case ev.StopRequested():
                 self._stop(event, actions)
-            case CancelsDone():
+            case ev.CancelsDone():
                 self._cancelling = False
-            case TimerFired():
+            case ev.TimerFired():
                 batch = self._batch
                 if batch is not None and batch.deadline is not None and event.now >= batch.deadline:
                     batch.timer_fired = True
-            case Crashed():
+            case ev.Crashed():
                 self.turn.crash()
-                return [DisarmTimer(), Commit()]
-            case Committed():
+                return [ev.DisarmTimer(), ev.Commit()]
+            case ev.Committed():
                 self.dirty_from = event.written.unwritten_from(self.history)
                 return []
-            case Abandoned():
+            case ev.Abandoned():
                 self.turn.abandon()
                 return []
-            case CallLost():  # told before the model's next request
+            case ev.CallLost():  # told before the model's next request
                 self._lost.append((event.tool_use_id, event.tool_name))
                 return []
-            case OutcomeAwaited():
+            case ev.OutcomeAwaited():
                 self.ledger.await_outcome(event.call_id, event.tool_use_id, deferred=event.deferred)
                 self.turn.rest(self._live_awaited)
                 return []
         self._go_on(actions)
         if self.turn.rest(self._live_awaited):  # a call the model will hear of ended, or
-            actions.append(Commit(wait=False))  # began to wait on others
+            actions.append(ev.Commit(wait=False))  # began to wait on others
         return actions
 
     # ------------------------------------------------------------------ events
 
-    def _stop(self, event: StopRequested, actions: list[Action]) -> None:
+    def _stop(self, event: ev.StopRequested, actions: list[ev.Action]) -> None:
         """Stop once: cancel the calls still running if asked; end now if no turn runs."""
         if not self.turn.stopping:
             live = self.ledger.live(self._awaited()) if event.cancel_calls else []
             self._cancelling = self._cancelling or bool(live)
             self.turn.stop(event.cancel_calls, live, actions)
 
-    def _cancel(self, call_ids: list[CallId], actions: list[Action]) -> None:
+    def _cancel(self, call_ids: list[CallId], actions: list[ev.Action]) -> None:
         live = self.ledger.live(call_ids)
         if live:
             self._cancelling = True
-            actions.append(CancelCalls(live, "session stopped"))
+            actions.append(ev.CancelCalls(live, "session stopped"))
 
-    def _replied(self, event: ModelReplied, actions: list[Action]) -> None:
+    def _replied(self, event: ev.ModelReplied, actions: list[ev.Action]) -> None:
         if self.turn.status is not SessionStatus.REQUESTING or self._batch is not None:
             return
         if not event.content:  # None: the request failed (the shell recorded why)
@@ -291,7 +266,7 @@ class TurnMachine:
             self._batch = Batch(uses)
             actions.append(plan(self.config, self.may_call, self.ledger, self._batch, self.facts))
 
-    def _submitted(self, event: CallsSubmitted, actions: list[Action]) -> None:
+    def _submitted(self, event: ev.CallsSubmitted, actions: list[ev.Action]) -> None:
         batch = self._batch
         if batch is None or batch.submitted:
             return
@@ -307,20 +282,20 @@ class TurnMachine:
         strategy = self.config.async_yield_strategy
         if isinstance(strategy, YieldOnTimeout) and len(batch.waits) > len(batch.sync):
             batch.deadline = event.now + strategy.milliseconds / 1000
-            actions.append(ArmTimer(batch.deadline))
-        if any(isinstance(queued, UserPosted) for queued in self._queue):
+            actions.append(ev.ArmTimer(batch.deadline))
+        if any(isinstance(queued, ev.UserPosted) for queued in self._queue):
             batch.cut = True
         self.ledger.drop_untold(keep=set(batch.waits))  # news not this session's concern
         if self.turn.stopping and self.turn.cancel_on_stop:
             self._cancel(list(batch.waits), actions)
 
-    def _settled(self, event: CallSettled) -> None:
+    def _settled(self, event: ev.CallSettled) -> None:
         call_id = event.snapshot.call_id
         settled = self.awaits(call_id) and self.ledger.settled(event.snapshot)
         if settled and call_id in self.ledger.outstanding:
             self._queue.append(event)
 
-    def _overdue(self, event: CallOverdue) -> None:
+    def _overdue(self, event: ev.CallOverdue) -> None:
         batch = self._batch
         if (
             batch is not None
@@ -333,12 +308,12 @@ class TurnMachine:
 
     # ------------------------------------------------------------------ moving on
 
-    def _go_on(self, actions: list[Action]) -> None:
+    def _go_on(self, actions: list[ev.Action]) -> None:
         """Take every step the state allows now."""
         batch = self._batch
         if batch is not None and batch.submitted and self._wait_over(batch):
             if batch.deadline is not None and not batch.timer_fired:
-                actions.append(DisarmTimer())
+                actions.append(ev.DisarmTimer())
             self._batch = None
             last_step = self.turn.stopping or self._steps_left <= 0
             self._append_user(self._close(batch, take_posts=not last_step))
@@ -353,7 +328,7 @@ class TurnMachine:
             waiting = SessionStatus.WAITING_EXTERNAL if external else SessionStatus.WAITING
             if waiting is not self.turn.status:  # the store holds the calls' uses and the status
                 self.turn.move(waiting)
-                actions.append(Commit(wait=False))
+                actions.append(ev.Commit(wait=False))
         if self.turn.free and not self.turn.stopping:
             blocks = self._next_turn()
             if blocks or self.turn.ask_again:
@@ -376,8 +351,8 @@ class TurnMachine:
             results[tool_use_id] = self.ledger.result(call_id, tool_use_id)
         blocks: list[UserBlock] = [results[use["id"]] for use in batch.uses]
         if take_posts and len(batch.waits) > len(batch.sync):
-            blocks += [text_block(e.text) for e in self._queue if isinstance(e, UserPosted)]
-            self._queue = deque(e for e in self._queue if not isinstance(e, UserPosted))
+            blocks += [text_block(e.text) for e in self._queue if isinstance(e, ev.UserPosted)]
+            self._queue = deque(e for e in self._queue if not isinstance(e, ev.UserPosted))
         blocks += [
             text_block(overdue_text(batch.waits[c], news))
             for c, news in batch.overdue.items()
@@ -392,13 +367,13 @@ class TurnMachine:
         blocks: list[UserBlock] = [lost_notice(*lost) for lost in self._lost]
         self._lost.clear()
         settled: list[CallId] = []
-        overdue: dict[CallId, CallOverdue] = {}  # one nudge per call: its newest news
+        overdue: dict[CallId, ev.CallOverdue] = {}  # one nudge per call: its newest news
         for event in self._queue:
-            if isinstance(event, UserPosted):
+            if isinstance(event, ev.UserPosted):
                 blocks.append(text_block(event.text))
-            elif isinstance(event, CallOverdue) and self._overdue_news(event):
+            elif isinstance(event, ev.CallOverdue) and self._overdue_news(event):
                 overdue[event.call_id] = event
-            elif isinstance(event, CallSettled):
+            elif isinstance(event, ev.CallSettled):
                 settled.append(event.snapshot.call_id)
         self._queue.clear()
         blocks += [
@@ -411,9 +386,9 @@ class TurnMachine:
     def _grants_turn(self) -> bool:
         if self.turn.ask_again or not self._queue:
             return self.turn.ask_again
-        if any(isinstance(e, UserPosted) or self._overdue_news(e) for e in self._queue):
+        if any(isinstance(e, ev.UserPosted) or self._overdue_news(e) for e in self._queue):
             return True
-        settled = any(isinstance(e, CallSettled) for e in self._queue)
+        settled = any(isinstance(e, ev.CallSettled) for e in self._queue)
         if not settled:
             return False
         if isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout):
@@ -423,17 +398,17 @@ class TurnMachine:
     def _overdue_news(self, event: object) -> bool:
         """An overdue event of a call that is still running and awaited."""
         return (
-            isinstance(event, CallOverdue)
+            isinstance(event, ev.CallOverdue)
             and event.call_id in self.ledger.outstanding
             and not self.ledger.is_final(event.call_id)
         )
 
-    def _request(self, actions: list[Action]) -> None:
+    def _request(self, actions: list[ev.Action]) -> None:
         self._steps_left -= 1
         self.turn.ask_model()
-        actions += [Commit(), SendRequest(self.next_messages())]
+        actions += [ev.Commit(), ev.SendRequest(self.next_messages())]
 
-    def _end_turn(self, actions: list[Action], *, failed: bool = False) -> None:
+    def _end_turn(self, actions: list[ev.Action], *, failed: bool = False) -> None:
         self.turn.turn_over(actions, self._live_awaited, failed=failed)
 
     def _live_awaited(self) -> list[bool]:
