@@ -1,18 +1,18 @@
-"""Fixtures for every room: the anyio backend, a manual clock, quiet logs, the Messages API's
-stand-in, a test's SQLite store file, PostgreSQL and the store on each backend, and the
-command line's environment."""
+"""Fixtures for every room: the anyio backend, a manual clock, quiet logs, a puppet and a
+runtime whose one tool it is, the Messages API's stand-in, a test's SQLite store file,
+PostgreSQL and the store on each backend, and the command line's environment."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import structlog
 
-from agentos import ManualClock
-from agentos.testing import MessagesStandIn
+from agentos import ManualClock, Runtime
+from agentos.testing import MessagesStandIn, Puppet
 from tests.support.backends import Backend
 from tests.support.cli import any_env, env, quick_agent  # noqa: F401  (fixtures for every room)
 from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
@@ -34,6 +34,19 @@ def anyio_backend() -> str:
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
+
+
+@pytest.fixture
+def puppet() -> Puppet:
+    """The tool the test drives by hand: it runs until told to progress, complete or fail."""
+    return Puppet()
+
+
+@pytest.fixture
+async def runtime(puppet: Puppet, clock: ManualClock) -> AsyncIterator[Runtime]:
+    """A runtime on the test's clock whose one tool is the puppet the test drives."""
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        yield runtime
 
 
 @pytest.fixture

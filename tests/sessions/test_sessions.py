@@ -6,7 +6,7 @@ import json
 import pickle
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -69,13 +69,6 @@ def result_payloads(request: ModelRequest) -> list[Any]:
 HostFactory = Callable[..., Any]
 
 
-@pytest.fixture
-async def puppet_host(clock: ManualClock) -> AsyncIterator[tuple[Runtime, Puppet]]:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        yield runtime, puppet
-
-
 async def test_two_long_calls_in_one_turn_run_concurrently(clock: ManualClock) -> None:
     provider = ScriptedProvider(
         (asks("meet"), lambda r: tool_calls(("rendezvous", {}), ("rendezvous", {}))),
@@ -91,9 +84,8 @@ async def test_two_long_calls_in_one_turn_run_concurrently(clock: ManualClock) -
 
 
 async def test_yield_on_any_progress_gives_a_partial_turn_when_the_first_call_ends(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("two things"), lambda r: tool_calls(("puppet", {"label": "a"}), ("puppet", {}))),
         (has_results, lambda r: text("one is back")),
@@ -140,9 +132,8 @@ def _status_script() -> ScriptedProvider:
 
 
 async def test_a_question_during_a_slow_call_is_answered_with_its_status(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = _status_script()
     async with Host(runtime, provider) as host:
         session = await host.create_session()
@@ -161,8 +152,7 @@ async def test_a_question_during_a_slow_call_is_answered_with_its_status(
         assert "free at 10" in last_user_text(provider.requests[-1])
 
 
-async def test_the_model_can_cancel_a_running_call(puppet_host: tuple[Runtime, Puppet]) -> None:
-    runtime, puppet = puppet_host
+async def test_the_model_can_cancel_a_running_call(runtime: Runtime, puppet: Puppet) -> None:
     cancelled: list[Any] = []
 
     def cancel(request: ModelRequest) -> ModelResponse:
@@ -198,9 +188,8 @@ async def test_the_model_can_cancel_a_running_call(puppet_host: tuple[Runtime, P
 
 
 async def test_tool_calls_are_entities_under_their_provider_ids(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("go"), lambda r: tool_calls(("puppet", {"label": "x"}))),
         (has_results, lambda r: text("ok")),
@@ -253,9 +242,8 @@ async def test_synchronous_mode_is_the_plain_blocking_loop(
 
 
 async def test_in_synchronous_mode_a_user_message_waits_for_the_calls(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("slow"), lambda r: tool_calls(("puppet", {}))),
         (has_results, lambda r: text("got it")),
@@ -313,11 +301,10 @@ async def test_orphaned_for_calls_a_restored_history_mentions(clock: ManualClock
     assert seen[0]["is_final"] is True
 
 
-async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Puppet]) -> None:
+async def test_deferred_calls_complete_by_token(runtime: Runtime, puppet: Puppet) -> None:
     """Seed 000, yield_when_all_done: a turn holding a deferred call waits for its token
     (status ``waiting_external``); the next request carries the result as an ordinary
     tool_result, with no placeholder and no late notice."""
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
         (has_results, lambda r: text("approved!")),
@@ -344,11 +331,10 @@ async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Pupp
 
 
 async def test_a_user_message_cuts_a_wait_for_a_deferred_call_short(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
     """A user message grants a turn while a deferred call waits: the model gets a
     placeholder with the continuation token, and the outcome later, once."""
-    runtime, _ = puppet_host
     provider = ScriptedProvider(
         (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
         (lambda r: "finished: completed" in last_user_text(r), lambda r: text("approved!")),
@@ -407,9 +393,8 @@ async def test_a_deferred_call_does_not_hold_back_a_finished_calls_outcome(
 
 
 async def test_a_result_read_through_status_is_not_delivered_again(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
 
     def look(request: ModelRequest) -> ModelResponse:
         call_id = next(iter(puppet.calls))
@@ -685,9 +670,8 @@ async def test_the_models_bad_tool_calls_come_back_as_errors_it_can_read(
 
 
 async def test_an_overdue_call_grants_the_model_a_turn(
-    puppet_host: tuple[Runtime, Puppet], clock: ManualClock
+    runtime: Runtime, puppet: Puppet, clock: ManualClock
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("slow"), lambda r: tool_calls(("puppet", {}))),
         (has_results, lambda r: text("started")),
