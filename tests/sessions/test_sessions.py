@@ -6,7 +6,8 @@ import json
 import pickle
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -43,6 +44,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Message
+from tests.sessions.conftest import ScriptRule
 from tests.support.arguments import Empty
 from tests.support.backends import running
 from tests.support.rendezvous import rendezvous
@@ -301,19 +303,32 @@ async def test_orphaned_for_calls_a_restored_history_mentions(clock: ManualClock
     assert seen[0]["is_final"] is True
 
 
-async def test_deferred_calls_complete_by_token(runtime: Runtime, puppet: Puppet) -> None:
-    """Seed 000, yield_when_all_done: a turn holding a deferred call waits for its token
-    (status ``waiting_external``); the next request carries the result as an ordinary
-    tool_result, with no placeholder and no late notice."""
+@asynccontextmanager
+async def waiting_for_approval(
+    runtime: Runtime, *rules: ScriptRule
+) -> AsyncIterator[tuple[ScriptedProvider, Host, Session]]:
+    """A session told to ``approve this``, its turn waiting for the deferred puppet call its
+    model made; the model answers the turns after by ``rules``."""
     provider = ScriptedProvider(
-        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
-        (has_results, lambda r: text("approved!")),
+        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))), *rules
     )
     config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("approve this")
         await until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        yield provider, host, session
+
+
+async def test_deferred_calls_complete_by_token(runtime: Runtime, puppet: Puppet) -> None:
+    """Seed 000, yield_when_all_done: a turn holding a deferred call waits for its token
+    (status ``waiting_external``); the next request carries the result as an ordinary
+    tool_result, with no placeholder and no late notice."""
+    async with waiting_for_approval(runtime, (has_results, lambda r: text("approved!"))) as (
+        provider,
+        host,
+        session,
+    ):
         assert host.list()[0].status is SessionStatus.WAITING_EXTERNAL
         (record,) = host.tokens.pending(session.session_id)
         assert runtime.status(record.call_id).status is CallStatus.PENDING
@@ -331,20 +346,15 @@ async def test_deferred_calls_complete_by_token(runtime: Runtime, puppet: Puppet
 
 
 async def test_a_user_message_cuts_a_wait_for_a_deferred_call_short(
-    runtime: Runtime, puppet: Puppet
+    runtime: Runtime,
 ) -> None:
     """A user message grants a turn while a deferred call waits: the model gets a
     placeholder with the continuation token, and the outcome later, once."""
-    provider = ScriptedProvider(
-        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
+    async with waiting_for_approval(
+        runtime,
         (lambda r: "finished: completed" in last_user_text(r), lambda r: text("approved!")),
         (has_results, lambda r: text("still waiting")),
-    )
-    config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
-    async with Host(runtime, provider) as host:
-        session = await host.create_session(config)
-        session.post("approve this")
-        await until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+    ) as (provider, host, session):
         session.post("any news?")
         await until(lambda: session.idle and len(provider.requests) == 2, runtime)
         placeholder = result_payloads(provider.requests[1])[0]
