@@ -19,6 +19,7 @@ from agentos.turns import (
     Caller,
     CapabilityResult,
     HistoryCall,
+    Message,
     MessageHistory,
     Scope,
     SystemToolbox,
@@ -311,6 +312,17 @@ async def test_a_call_without_a_conversation_belongs_to_all_of_its_session(
     assert error_of(result)["code"] == "unknown_tool_call"
 
 
+def calendar_calls(*tool_use_ids: str) -> Message:
+    """The model's message calling ``calendar`` once for each of ``tool_use_ids``."""
+    return {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": tool_use_id, "name": "calendar", "input": {}}
+            for tool_use_id in tool_use_ids
+        ],
+    }
+
+
 async def test_calls_the_world_forgot_are_orphaned_unless_the_history_has_the_result(
     clock: ManualClock,
 ) -> None:
@@ -319,15 +331,7 @@ async def test_calls_the_world_forgot_are_orphaned_unless_the_history_has_the_re
         "alice",
         [
             {"role": "user", "content": "when can we meet?"},
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": "toolu_lost", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_done", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_bad", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_wait", "name": "calendar", "input": {}},
-                ],
-            },
+            calendar_calls("toolu_lost", "toolu_done", "toolu_bad", "toolu_wait"),
             {
                 "role": "user",
                 "content": [
@@ -621,14 +625,7 @@ def test_late_outcomes_and_cancellations_are_read_back_from_text() -> None:
     history.load(
         "s",
         [
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": "toolu_a", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_b", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_c", "name": "calendar", "input": {}},
-                ],
-            },
+            calendar_calls("toolu_a", "toolu_b", "toolu_c"),
             {
                 "role": "user",
                 "content": [
