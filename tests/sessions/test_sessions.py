@@ -402,6 +402,19 @@ async def test_a_deferred_call_does_not_hold_back_a_finished_calls_outcome(
     assert_valid_transcript(session.history)
 
 
+async def told_more_while_a_call_runs(
+    host: Host, config: AgentConfig, puppet: Puppet, ask: str, more: str
+) -> Session:
+    """A session told ``ask`` (its model starts one puppet call), then ``more`` while the call
+    runs: idle again, the call still running."""
+    session = await host.create_session(config)
+    session.post(ask)
+    await until(lambda: len(puppet.calls) == 1, host.runtime)
+    session.post(more)
+    await until(lambda: session.idle, host.runtime)
+    return session
+
+
 async def test_a_result_read_through_status_is_not_delivered_again(
     runtime: Runtime, puppet: Puppet
 ) -> None:
@@ -417,11 +430,7 @@ async def test_a_result_read_through_status_is_not_delivered_again(
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
     async with Host(runtime, provider) as host:
-        session = await host.create_session(config)
-        session.post("fetch")
-        await until(lambda: len(puppet.calls) == 1, runtime)
-        session.post("working?")
-        await until(lambda: session.idle, runtime)
+        session = await told_more_while_a_call_runs(host, config, puppet, "fetch", "working?")
         call_id = next(iter(puppet.calls))
         puppet.complete(call_id, "the answer")
         await settle(runtime)
@@ -689,11 +698,7 @@ async def test_an_overdue_call_grants_the_model_a_turn(
     )
     config = AgentConfig(async_yield_strategy=YieldOnAnyProgress(), call_overdue_after=30)
     async with Host(runtime, provider) as host:
-        session = await host.create_session(config)
-        session.post("slow")
-        await until(lambda: len(puppet.calls) == 1, runtime)
-        session.post("anything new?")
-        await until(lambda: session.idle, runtime)
+        session = await told_more_while_a_call_runs(host, config, puppet, "slow", "anything new?")
         requests = len(provider.requests)
         clock.advance(30)
         await until(lambda: session.idle and len(provider.requests) == requests + 1, runtime)
