@@ -42,10 +42,21 @@ def puppet() -> Puppet:
     return Puppet()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "runtime(**options): the options of the test's ``runtime`` fixture"
+    )
+
+
 @pytest.fixture
-async def runtime(puppet: Puppet, clock: ManualClock) -> AsyncIterator[Runtime]:
-    """A runtime on the test's clock whose one tool is the puppet the test drives."""
-    async with Runtime([puppet.tool], clock=clock) as runtime:
+async def runtime(
+    puppet: Puppet, clock: ManualClock, request: pytest.FixtureRequest
+) -> AsyncIterator[Runtime]:
+    """A runtime on the test's clock whose one tool is the puppet the test drives, with the
+    options a ``@pytest.mark.runtime(...)`` on the test gives (``max_running=1``: a queue)."""
+    marker = request.node.get_closest_marker("runtime")
+    options = marker.kwargs if marker is not None else {}
+    async with Runtime([puppet.tool], clock=clock, **options) as runtime:
         yield runtime
 
 

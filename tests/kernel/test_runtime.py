@@ -27,27 +27,28 @@ from tests.support.rendezvous import rendezvous
 pytestmark = pytest.mark.anyio
 
 
-async def test_submit_returns_at_once_and_status_reads_every_state(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        first = runtime.submit("puppet", {"label": "a"}, session_id="s")
-        second = runtime.submit("puppet", {"label": "b"}, session_id="s")
-        assert runtime.status(first).status is CallStatus.RUNNING
-        assert runtime.status(second).status is CallStatus.PENDING
-        await settle(runtime)
-        puppet.progress(first, {"percent": 50})
-        await settle(runtime)
-        seen = runtime.status(first)
-        # The runtime's ``started`` entry comes first.
-        assert [entry.payload for entry in seen.progress] == [None, {"percent": 50}]
-        puppet.complete(first, {"answer": 42})
-        final = await runtime.wait(first)
-        assert final.status is CallStatus.COMPLETED
-        assert final.result == {"answer": 42}
-        assert final.is_final and final.completed_at is not None
-        await settle(runtime)
-        assert runtime.status(second).status is CallStatus.RUNNING
-        assert final.tool_input == {"label": "a"}
+@pytest.mark.runtime(max_running=1)
+async def test_submit_returns_at_once_and_status_reads_every_state(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    first = runtime.submit("puppet", {"label": "a"}, session_id="s")
+    second = runtime.submit("puppet", {"label": "b"}, session_id="s")
+    assert runtime.status(first).status is CallStatus.RUNNING
+    assert runtime.status(second).status is CallStatus.PENDING
+    await settle(runtime)
+    puppet.progress(first, {"percent": 50})
+    await settle(runtime)
+    seen = runtime.status(first)
+    # The runtime's ``started`` entry comes first.
+    assert [entry.payload for entry in seen.progress] == [None, {"percent": 50}]
+    puppet.complete(first, {"answer": 42})
+    final = await runtime.wait(first)
+    assert final.status is CallStatus.COMPLETED
+    assert final.result == {"answer": 42}
+    assert final.is_final and final.completed_at is not None
+    await settle(runtime)
+    assert runtime.status(second).status is CallStatus.RUNNING
+    assert final.tool_input == {"label": "a"}
 
 
 async def test_two_long_calls_run_concurrently() -> None:
@@ -88,18 +89,17 @@ async def test_cancel_stops_a_running_call_and_its_cleanup_runs(
     assert not again.cancelled and again.previous_status is CallStatus.CANCELLED
 
 
-async def test_cancel_of_a_pending_call_never_starts_it(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        running = runtime.submit("puppet", {})
-        queued = runtime.submit("puppet", {})
-        outcome = runtime.cancel(queued)
-        assert outcome.previous_status is CallStatus.PENDING and outcome.cancelled
-        puppet.complete(running)
-        await runtime.wait(running)
-        await settle(runtime)
-        assert not puppet.started(queued)
-        assert runtime.status(queued).status is CallStatus.CANCELLED
+@pytest.mark.runtime(max_running=1)
+async def test_cancel_of_a_pending_call_never_starts_it(puppet: Puppet, runtime: Runtime) -> None:
+    running = runtime.submit("puppet", {})
+    queued = runtime.submit("puppet", {})
+    outcome = runtime.cancel(queued)
+    assert outcome.previous_status is CallStatus.PENDING and outcome.cancelled
+    puppet.complete(running)
+    await runtime.wait(running)
+    await settle(runtime)
+    assert not puppet.started(queued)
+    assert runtime.status(queued).status is CallStatus.CANCELLED
 
 
 async def test_a_late_result_never_overwrites_cancelled(clock: ManualClock) -> None:
@@ -121,7 +121,7 @@ async def test_a_late_result_never_overwrites_cancelled(clock: ManualClock) -> N
 
 
 async def test_wait_returns_the_current_snapshot_when_time_runs_out(
-    clock: ManualClock, puppet: Puppet, runtime: Runtime
+    clock: ManualClock, runtime: Runtime
 ) -> None:
     call = runtime.submit("puppet", {})
     results = []
@@ -158,7 +158,7 @@ async def test_many_waiters_are_released_by_one_completion(
     assert results == ["done"] * 3
 
 
-async def test_a_cancelled_waiter_leaves_no_trace(puppet: Puppet, runtime: Runtime) -> None:
+async def test_a_cancelled_waiter_leaves_no_trace(runtime: Runtime) -> None:
     call = runtime.submit("puppet", {})
     with anyio.move_on_after(0.05):
         await runtime.wait(call)
@@ -180,7 +180,7 @@ async def test_list_calls_is_per_session_in_submission_order(
     assert runtime.list_calls("nobody") == []
 
 
-async def test_session_scope_hides_other_sessions_calls(puppet: Puppet, runtime: Runtime) -> None:
+async def test_session_scope_hides_other_sessions_calls(runtime: Runtime) -> None:
     call = runtime.submit("puppet", {}, session_id="owner")
     with pytest.raises(UnknownCallError) as foreign:
         runtime.status(call, session_id="intruder")
@@ -276,9 +276,7 @@ async def test_statistics_count_every_status(clock: ManualClock) -> None:
         assert stats.running == 2 and stats.ticks > 0 and stats.last_tick_us > 0
 
 
-async def test_status_threadsafe_answers_from_another_thread(
-    puppet: Puppet, runtime: Runtime
-) -> None:
+async def test_status_threadsafe_answers_from_another_thread(runtime: Runtime) -> None:
     call = runtime.submit("puppet", {})
     seen = await anyio.to_thread.run_sync(runtime.status_threadsafe, call)
     assert seen.status is CallStatus.RUNNING
@@ -344,9 +342,7 @@ async def test_a_deferred_call_waits_for_its_outcome_from_outside(
     assert snapshot.error.message == "the reviewer said no"
 
 
-async def test_only_deferred_calls_can_be_completed_from_outside(
-    puppet: Puppet, runtime: Runtime
-) -> None:
+async def test_only_deferred_calls_can_be_completed_from_outside(runtime: Runtime) -> None:
     ordinary = runtime.submit("puppet", {})
     with pytest.raises(UnknownCallError):
         runtime.complete(ordinary, 1)
@@ -490,9 +486,7 @@ async def test_a_failing_hand_off_is_logged_and_harms_nothing(clock: ManualClock
     assert failures and failures[0]["error"] == "RuntimeError: follow-up bug"
 
 
-async def test_a_batch_starts_its_calls_in_one_tick_of_its_own(
-    puppet: Puppet, runtime: Runtime
-) -> None:
+async def test_a_batch_starts_its_calls_in_one_tick_of_its_own(runtime: Runtime) -> None:
     """Submits inside ``batch()`` are applied as it ends, in the caller's task: the calls are
     running at once and the driver is not woken for a tick of its own."""
     await settle(runtime)

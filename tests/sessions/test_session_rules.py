@@ -158,7 +158,6 @@ async def test_arguments_that_are_not_a_json_object_fail_the_call_saying_so(
 
 
 async def test_raising_a_sessions_cap_admits_its_queued_calls_at_once(
-    puppet: Puppet,
     runtime: Runtime,
 ) -> None:
     """Issue 10: set_session_cap wrote outside a tick, so nothing queued was admitted

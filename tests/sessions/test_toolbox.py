@@ -41,42 +41,41 @@ async def status(toolbox: SystemToolbox, caller: Caller, **arguments: Any) -> di
     return json.loads(result.to_json())  # type: ignore[no-any-return]
 
 
-async def test_status_through_every_state(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        toolbox = SystemToolbox(runtime)
-        first = runtime.submit("puppet", {}, session_id="alice")
-        queued = runtime.submit("puppet", {}, session_id="alice")
-        assert (await status(toolbox, ALICE, tool_call_id=queued))["status"] == "pending"
-        await settle(runtime)
-        puppet.progress(first, {"percent": 30})
-        await settle(runtime)
-        running = await status(toolbox, ALICE, tool_call_id=first)
-        assert running["status"] == "running"
-        assert running["is_final"] is False
-        assert running["started_at"] is not None
-        assert running["completed_at"] is None
-        assert [entry["payload"] for entry in running["progress"]] == [None, {"percent": 30}]
-        assert [entry["kind"] for entry in running["progress"]] == ["started", "partial"]
-        quiet = await status(toolbox, ALICE, tool_call_id=first, include_progress=False)
-        assert quiet["progress"] is None
-        puppet.complete(first, {"free": "10:00"})
-        await settle(runtime)
-        done = await status(toolbox, ALICE, tool_call_id=first)
-        assert (done["status"], done["result"], done["is_final"]) == (
-            "completed",
-            {"free": "10:00"},
-            True,
-        )
-        await settle(runtime)
-        puppet.fail(queued, "calendar offline")
-        await settle(runtime)
-        failed = await status(toolbox, ALICE, tool_call_id=queued)
-        assert failed["status"] == "failed"
-        assert failed["error"]["message"] == "RuntimeError: calendar offline"
-        third = runtime.submit("puppet", {}, session_id="alice")
-        runtime.cancel(third)
-        assert (await status(toolbox, ALICE, tool_call_id=third))["status"] == "cancelled"
+@pytest.mark.runtime(max_running=1)
+async def test_status_through_every_state(puppet: Puppet, runtime: Runtime) -> None:
+    toolbox = SystemToolbox(runtime)
+    first = runtime.submit("puppet", {}, session_id="alice")
+    queued = runtime.submit("puppet", {}, session_id="alice")
+    assert (await status(toolbox, ALICE, tool_call_id=queued))["status"] == "pending"
+    await settle(runtime)
+    puppet.progress(first, {"percent": 30})
+    await settle(runtime)
+    running = await status(toolbox, ALICE, tool_call_id=first)
+    assert running["status"] == "running"
+    assert running["is_final"] is False
+    assert running["started_at"] is not None
+    assert running["completed_at"] is None
+    assert [entry["payload"] for entry in running["progress"]] == [None, {"percent": 30}]
+    assert [entry["kind"] for entry in running["progress"]] == ["started", "partial"]
+    quiet = await status(toolbox, ALICE, tool_call_id=first, include_progress=False)
+    assert quiet["progress"] is None
+    puppet.complete(first, {"free": "10:00"})
+    await settle(runtime)
+    done = await status(toolbox, ALICE, tool_call_id=first)
+    assert (done["status"], done["result"], done["is_final"]) == (
+        "completed",
+        {"free": "10:00"},
+        True,
+    )
+    await settle(runtime)
+    puppet.fail(queued, "calendar offline")
+    await settle(runtime)
+    failed = await status(toolbox, ALICE, tool_call_id=queued)
+    assert failed["status"] == "failed"
+    assert failed["error"]["message"] == "RuntimeError: calendar offline"
+    third = runtime.submit("puppet", {}, session_id="alice")
+    runtime.cancel(third)
+    assert (await status(toolbox, ALICE, tool_call_id=third))["status"] == "cancelled"
 
 
 async def test_changed_since_last_look_is_per_calling_session(
@@ -118,7 +117,6 @@ async def test_wait_for_completion_returns_on_completion(puppet: Puppet, runtime
 
 async def test_wait_for_completion_returns_the_snapshot_when_time_runs_out(
     clock: ManualClock,
-    puppet: Puppet,
     runtime: Runtime,
 ) -> None:
     toolbox = SystemToolbox(runtime)
@@ -147,32 +145,31 @@ async def test_wait_for_completion_returns_the_snapshot_when_time_runs_out(
     assert [answer["status"] for answer in answers] == ["running", "running"]
 
 
-async def test_cancel_running_pending_and_final_calls(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        toolbox = SystemToolbox(runtime)
-        running = runtime.submit("puppet", {}, session_id="alice")
-        pending = runtime.submit("puppet", {}, session_id="alice")
-        await settle(runtime)
-        answers = []
-        for call in (pending, running, running):
-            result = await toolbox.invoke(
-                "cancel_tool_call", {"tool_call_id": call, "reason": "user asked"}, ALICE
-            )
-            answers.append(result.content)
-        assert [(a["tool_call_id"], a["internal_id"]) for a in answers] == [
-            (pending, pending),  # no provider id: the internal id is the id the model knows
-            (running, running),
-            (running, running),
-        ]
-        assert [(a["cancelled"], a["previous_status"]) for a in answers] == [
-            (True, "pending"),
-            (True, "running"),
-            (False, "cancelled"),
-        ]
-        assert runtime.status(running).cancel_reason == "user asked"
-        await settle(runtime)
-        assert puppet.calls[running].cleaned_up
+@pytest.mark.runtime(max_running=1)
+async def test_cancel_running_pending_and_final_calls(puppet: Puppet, runtime: Runtime) -> None:
+    toolbox = SystemToolbox(runtime)
+    running = runtime.submit("puppet", {}, session_id="alice")
+    pending = runtime.submit("puppet", {}, session_id="alice")
+    await settle(runtime)
+    answers = []
+    for call in (pending, running, running):
+        result = await toolbox.invoke(
+            "cancel_tool_call", {"tool_call_id": call, "reason": "user asked"}, ALICE
+        )
+        answers.append(result.content)
+    assert [(a["tool_call_id"], a["internal_id"]) for a in answers] == [
+        (pending, pending),  # no provider id: the internal id is the id the model knows
+        (running, running),
+        (running, running),
+    ]
+    assert [(a["cancelled"], a["previous_status"]) for a in answers] == [
+        (True, "pending"),
+        (True, "running"),
+        (False, "cancelled"),
+    ]
+    assert runtime.status(running).cancel_reason == "user asked"
+    await settle(runtime)
+    assert puppet.calls[running].cleaned_up
 
 
 async def test_list_shows_only_the_callers_live_calls(puppet: Puppet, runtime: Runtime) -> None:
@@ -295,7 +292,6 @@ async def test_a_reused_provider_id_follows_its_calls_as_they_are_forgotten(
 
 
 async def test_a_call_without_a_conversation_belongs_to_all_of_its_session(
-    puppet: Puppet,
     runtime: Runtime,
 ) -> None:
     """A Host's sessions submit no conversation: every caller of the session finds the call
@@ -389,9 +385,7 @@ async def test_a_running_call_wins_over_the_history(clock: ManualClock) -> None:
         assert (await status(toolbox, ALICE, tool_call_id="toolu_7"))["status"] == "running"
 
 
-async def test_other_sessions_calls_answer_exactly_like_missing_ones(
-    puppet: Puppet, runtime: Runtime
-) -> None:
+async def test_other_sessions_calls_answer_exactly_like_missing_ones(runtime: Runtime) -> None:
     toolbox = SystemToolbox(runtime)
     foreign = runtime.submit("puppet", {}, session_id="bob", provider_call_id="toolu_b")
     missing = "0d9c8a52-0c1e-4c8e-9f0b-5d7f4c3b2a10"
