@@ -1,5 +1,6 @@
-"""``agentos chat``'s app run headless on a scripted model (``chatting``), and what the tests
-type (``say``), read (``chat_text``, ``cell``) and wait for (``until``)."""
+"""``agentos chat``'s app run headless on a scripted model (``chatting``; ``both_checked``:
+with the two calls "check both" starts), and what the tests type (``say``), read
+(``chat_text``, ``cell``) and wait for (``until``)."""
 
 from __future__ import annotations
 
@@ -89,3 +90,14 @@ async def chatting(
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             yield app, pilot, runtime
+
+
+@asynccontextmanager
+async def both_checked(
+    puppet: Puppet, **runtime_options: Any
+) -> AsyncIterator[tuple[ChatApp, Pilot[None], Runtime]]:
+    """``chatting``, told "check both" and on until the calls pane shows the two calls it
+    starts (Jane's and Joe's)."""
+    async with chatting(puppet, **runtime_options) as (app, pilot, runtime):
+        await check_both(app, pilot, runtime)
+        yield app, pilot, runtime
