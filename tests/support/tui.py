@@ -67,6 +67,14 @@ async def check_both(app: ChatApp, pilot: Pilot[None], runtime: Runtime) -> None
     await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
 
 
+async def call_on_go(app: ChatApp, pilot: Pilot[None], runtime: Runtime, puppet: Puppet) -> str:
+    """Say "go" and wait until the calls pane shows the one puppet call it starts: its id."""
+    await say(pilot, "go")
+    await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
+    (call_id,) = puppet.calls
+    return call_id
+
+
 def cell(app: ChatApp, call_id: str, column: int) -> str:
     """What call ``call_id``'s row shows in ``column``."""
     pane = app.query_one(CallsPane)

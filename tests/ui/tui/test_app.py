@@ -52,6 +52,7 @@ from tests.support.researcher import lead_and_researcher
 from tests.support.tui import (
     CONFIG,
     both_checked,
+    call_on_go,
     cell,
     chat_text,
     chatting,
@@ -504,9 +505,7 @@ async def test_the_calls_pane_uses_the_terminals_width() -> None:
     async with running(model, puppet.tool) as (runtime, host):
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(120, 24)) as pilot:
-            await say(pilot, "go")
-            await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-            (call_id,) = puppet.calls
+            call_id = await call_on_go(app, pilot, runtime, puppet)
             await until(pilot, runtime, lambda: label in cell(app, call_id, 1))
             assert cell(app, call_id, 1) == f'puppet(label="{label}")'
             await pilot.resize_terminal(80, 24)
@@ -532,9 +531,7 @@ async def test_the_details_show_input_progress_times_and_result_readably_and_liv
     clock, puppet = ManualClock(start=EPOCH), Puppet()
     provider = one_call({"label": "pages", "expected_seconds": 120})
     async with chatting(puppet, provider, clock=clock) as (app, pilot, runtime):
-        await say(pilot, "go")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-        (call_id,) = puppet.calls
+        call_id = await call_on_go(app, pilot, runtime, puppet)
         await until(pilot, runtime, lambda: puppet.started(call_id))
         clock.advance(12)
         puppet.progress(call_id, {"percent": 40})
@@ -592,9 +589,7 @@ async def test_the_raw_json_shows_only_after_r_and_has_no_epoch_time() -> None:
         pilot,
         runtime,
     ):
-        await say(pilot, "go")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-        (call_id,) = puppet.calls
+        call_id = await call_on_go(app, pilot, runtime, puppet)
         await until(pilot, runtime, lambda: puppet.started(call_id))
         clock.advance(3)
         puppet.progress(call_id, {"percent": 60})
@@ -669,9 +664,7 @@ async def test_the_progress_column_is_wider_on_a_wider_terminal() -> None:
     """Issue 47: the bar grows with the terminal instead of staying five blocks."""
     puppet = Puppet()
     async with chatting(puppet, one_call({"label": "x"})) as (app, pilot, runtime):
-        await say(pilot, "go")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-        (call_id,) = puppet.calls
+        call_id = await call_on_go(app, pilot, runtime, puppet)
         puppet.progress(call_id, {"percent": 40})
         await until(pilot, runtime, lambda: "40%" in cell(app, call_id, 2))
         assert cell(app, call_id, 2) == "██░░░ 40%"
