@@ -18,6 +18,13 @@ from tests.support.cli import any_env, env, quick_agent  # noqa: F401  (fixtures
 from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``runtime`` mark (warnings are errors here, an unknown mark's too)."""
+    config.addinivalue_line(
+        "markers", "runtime(**options): the options of the test's ``runtime`` fixture"
+    )
+
+
 @pytest.fixture(autouse=True)
 def _quiet_logs() -> None:
     structlog.configure(
@@ -40,12 +47,6 @@ def clock() -> ManualClock:
 def puppet() -> Puppet:
     """The tool the test drives by hand: it runs until told to progress, complete or fail."""
     return Puppet()
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "runtime(**options): the options of the test's ``runtime`` fixture"
-    )
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """``agentos chat``'s app run headless on a scripted model (``chatting``; ``both_checked``:
-with the two calls "check both" starts), and what the tests type (``say``), read
-(``chat_text``, ``cell``) and wait for (``until``)."""
+with the two calls "check both" starts), and what the tests type (``say``, ``call_on_go``),
+read (``chat_text``, ``cell``) and wait for (``until``)."""
 
 from __future__ import annotations
 
