@@ -418,7 +418,6 @@ async def told_more_while_a_call_runs(
 async def test_a_result_read_through_status_is_not_delivered_again(
     runtime: Runtime, puppet: Puppet
 ) -> None:
-
     def look(request: ModelRequest) -> ModelResponse:
         call_id = next(iter(puppet.calls))
         return tool_calls(("get_tool_call_status", {"tool_call_id": call_id}))
