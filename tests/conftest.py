@@ -1,21 +1,28 @@
-"""Fixtures for every room: the anyio backend, a manual clock, quiet logs, the Messages API's
-stand-in, a test's SQLite store file, PostgreSQL and the store on each backend, and the
-command line's environment."""
+"""Fixtures for every room: the anyio backend, a manual clock, quiet logs, a puppet and a
+runtime whose one tool it is, the Messages API's stand-in, a test's SQLite store file,
+PostgreSQL and the store on each backend, and the command line's environment."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import structlog
 
-from agentos import ManualClock
-from agentos.testing import MessagesStandIn
+from agentos import ManualClock, Runtime
+from agentos.testing import MessagesStandIn, Puppet
 from tests.support.backends import Backend
 from tests.support.cli import any_env, env, quick_agent  # noqa: F401  (fixtures for every room)
 from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``runtime`` mark (warnings are errors here, an unknown mark's too)."""
+    config.addinivalue_line(
+        "markers", "runtime(**options): the options of the test's ``runtime`` fixture"
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -34,6 +41,24 @@ def anyio_backend() -> str:
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
+
+
+@pytest.fixture
+def puppet() -> Puppet:
+    """The tool the test drives by hand: it runs until told to progress, complete or fail."""
+    return Puppet()
+
+
+@pytest.fixture
+async def runtime(
+    puppet: Puppet, clock: ManualClock, request: pytest.FixtureRequest
+) -> AsyncIterator[Runtime]:
+    """A runtime on the test's clock whose one tool is the puppet the test drives, with the
+    options a ``@pytest.mark.runtime(...)`` on the test gives (``max_running=1``: a queue)."""
+    marker = request.node.get_closest_marker("runtime")
+    options = marker.kwargs if marker is not None else {}
+    async with Runtime([puppet.tool], clock=clock, **options) as runtime:
+        yield runtime
 
 
 @pytest.fixture

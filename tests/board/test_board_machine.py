@@ -19,31 +19,9 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 from hypothesis.stateful import invariant, precondition, rule
 
-from agentos import AgentConfig, CallId, CallStatus, Disposition
+from agentos import AgentConfig, CallId, CallStatus, Disposition, turns
 from agentos.testing import blocks_of
-from agentos.turns import (
-    Action,
-    Block,
-    BoardMachine,
-    CallOverdue,
-    CallRunning,
-    CallSettled,
-    CallsSubmitted,
-    CallStarted,
-    CancelCalls,
-    CancelsDone,
-    Commit,
-    Committed,
-    Event,
-    ModelReplied,
-    Sending,
-    SendRequest,
-    SessionStatus,
-    StopRequested,
-    SubmitCalls,
-    ToolResultBlock,
-    UserPosted,
-)
+from agentos.turns import Action, Block, BoardMachine, Event, SessionStatus, ToolResultBlock
 from tests.support.machines import Call, World, machine_test, snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
@@ -73,23 +51,23 @@ class Boards(World):
     def handle(self, event: Event) -> None:
         cancels = 0
         for action in self.machine.handle(event):
-            if isinstance(action, Commit):
-                self.machine.handle(Committed(self.machine.to_store()))
-            elif isinstance(action, CancelCalls):
+            if isinstance(action, turns.Commit):
+                self.machine.handle(turns.Committed(self.machine.to_store()))
+            elif isinstance(action, turns.CancelCalls):
                 for call_id in action.call_ids:
                     assert not self.calls[call_id].final, "cancel of a final call"
                     self.calls[call_id].cancel_asked = True
                 cancels += 1
             else:
-                if isinstance(action, SendRequest):
+                if isinstance(action, turns.SendRequest):
                     self.seen(action)
                     self.failed = False
                 assert not self.todo, f"{action} asked while {self.todo} is not done"
                 self.todo.append(action)
         for _ in range(cancels):
-            self.handle(CancelsDone())
+            self.handle(turns.CancelsDone())
 
-    def seen(self, action: SendRequest) -> None:
+    def seen(self, action: turns.SendRequest) -> None:
         assert action.messages is not None, "a board request carries its own messages"
         (message,) = action.messages
         blocks = blocks_of(message)
@@ -107,15 +85,15 @@ class Boards(World):
     def post(self, data: st.DataObject, words: str) -> None:
         nodes = sorted(self.machine.board.nodes)
         reply_to = data.draw(st.none() | st.sampled_from(nodes)) if nodes else None
-        self.handle(UserPosted(words, reply_to))
+        self.handle(turns.UserPosted(words, reply_to))
 
-    @precondition(lambda self: self.todo and isinstance(self.todo[0], SendRequest))
+    @precondition(lambda self: self.todo and isinstance(self.todo[0], turns.SendRequest))
     @rule(uses=st.lists(st.sampled_from(USES), max_size=3), fails=st.booleans())
     def model_answers(self, uses: list[str], fails: bool) -> None:
         self.todo.clear()
         if fails and not uses:
             self.failed = True
-            self.handle(ModelReplied(None))
+            self.handle(turns.ModelReplied(None))
             return
         content: list[Block] = [{"type": "text", "text": "on it"}]
         for name in uses:
@@ -132,13 +110,13 @@ class Boards(World):
                     "input": arguments,
                 }
             )
-        self.handle(ModelReplied(content))
+        self.handle(turns.ModelReplied(content))
 
-    @precondition(lambda self: self.todo and isinstance(self.todo[0], SubmitCalls))
+    @precondition(lambda self: self.todo and isinstance(self.todo[0], turns.SubmitCalls))
     @rule(running=st.booleans())
     def shell_submits(self, running: bool) -> None:
         action = self.todo.pop()
-        assert isinstance(action, SubmitCalls)
+        assert isinstance(action, turns.SubmitCalls)
         answers: dict[str, ToolResultBlock] = {}
         started = []
         for use in action.uses:
@@ -155,9 +133,9 @@ class Boards(World):
             call = Call(CallId(f"c{next(self.ids)}"), tool_use_id, name, status)
             self.calls[call.call_id] = call
             started.append(
-                CallStarted(tool_use_id, call.call_id, name, Disposition.RUN_ASYNC, status)
+                turns.CallStarted(tool_use_id, call.call_id, name, Disposition.RUN_ASYNC, status)
             )
-        self.handle(CallsSubmitted(answers, started, [], 0.0))
+        self.handle(turns.CallsSubmitted(answers, started, [], 0.0))
 
     @precondition(lambda self: any(c.status is CallStatus.PENDING for c in self.live()))
     @rule(data=st.data())
@@ -166,14 +144,14 @@ class Boards(World):
             st.sampled_from([c for c in self.live() if c.status is CallStatus.PENDING])
         )
         call.status = CallStatus.RUNNING
-        self.handle(CallRunning(call.call_id))
+        self.handle(turns.CallRunning(call.call_id))
 
     @precondition(lambda self: self.live())
     @rule(data=st.data(), outcome=st.sampled_from([CallStatus.COMPLETED, CallStatus.FAILED]))
     def call_settles(self, data: st.DataObject, outcome: CallStatus) -> None:
         call = data.draw(st.sampled_from(self.live()))
         call.status = CallStatus.CANCELLED if call.cancel_asked else outcome
-        self.handle(CallSettled(snapshot(call)))
+        self.handle(turns.CallSettled(snapshot(call)))
         if not self.machine.view().ended:
             self.unseen[call.call_id] = "bg done" if call.status is CallStatus.COMPLETED else "no"
 
@@ -215,37 +193,39 @@ TestBoards = machine_test(Boards, examples=500, steps=40)
 def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:
     """Review finding: calls whose ids arrive after stop(cancel_calls=True) are cancelled."""
     machine = BoardMachine("s", CONFIG)
-    machine.handle(UserPosted("go"))
+    machine.handle(turns.UserPosted("go"))
     uses: list[Block] = [
         {"type": "tool_use", "id": "t1", "name": "bg", "input": {}},
         {"type": "tool_use", "id": "t2", "name": "bg", "input": {}},
     ]
-    (submit,) = machine.handle(ModelReplied([{"type": "text", "text": "on it"}, *uses]))
-    assert isinstance(submit, SubmitCalls)
-    machine.handle(StopRequested(cancel_calls=True))
+    (submit,) = machine.handle(turns.ModelReplied([{"type": "text", "text": "on it"}, *uses]))
+    assert isinstance(submit, turns.SubmitCalls)
+    machine.handle(turns.StopRequested(cancel_calls=True))
     started = [
-        CallStarted(f"t{n}", CallId(f"c{n}"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
+        turns.CallStarted(f"t{n}", CallId(f"c{n}"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
         for n in (1, 2)
     ]
-    actions = machine.handle(CallsSubmitted({}, started, [], 0.0))
-    assert CancelCalls([CallId("c1"), CallId("c2")], "session stopped") in actions
+    actions = machine.handle(turns.CallsSubmitted({}, started, [], 0.0))
+    assert turns.CancelCalls([CallId("c1"), CallId("c2")], "session stopped") in actions
     assert machine.view().status is SessionStatus.STOPPED
 
 
 def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
     machine = BoardMachine("s", CONFIG)
-    machine.handle(UserPosted("go"))
+    machine.handle(turns.UserPosted("go"))
     use: Block = {"type": "tool_use", "id": "t1", "name": "bg", "input": {}}
-    machine.handle(ModelReplied([use]))
-    started = CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
-    machine.handle(CallsSubmitted({}, [started], [], 0.0))
-    machine.handle(UserPosted("busy now"))  # a turn in flight: the nudges queue
+    machine.handle(turns.ModelReplied([use]))
+    started = turns.CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
+    machine.handle(turns.CallsSubmitted({}, [started], [], 0.0))
+    machine.handle(turns.UserPosted("busy now"))  # a turn in flight: the nudges queue
     assert machine.view().status is SessionStatus.REQUESTING
-    machine.handle(CallOverdue(CallId("c1")))
-    machine.handle(CallOverdue(CallId("c1")))
+    machine.handle(turns.CallOverdue(CallId("c1")))
+    machine.handle(turns.CallOverdue(CallId("c1")))
     requests = 0
     for _ in range(3):  # answer whatever is asked with a last word
-        requests += sum(isinstance(a, SendRequest) for a in machine.handle(ModelReplied([])))
+        requests += sum(
+            isinstance(a, turns.SendRequest) for a in machine.handle(turns.ModelReplied([]))
+        )
     assert requests == 1, "the user's turn ended; one nudge for the call, not two"
 
 
@@ -253,19 +233,19 @@ def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
     """An overdue turn is decided while the call runs; the call ends before the request
     goes out: ``Sending`` draws it ended, and the note no longer says it runs long."""
     machine = BoardMachine("s", CONFIG)
-    machine.handle(UserPosted("go"))
+    machine.handle(turns.UserPosted("go"))
     use: Block = {"type": "tool_use", "id": "t1", "name": "bg", "input": {}}
-    machine.handle(ModelReplied([{"type": "text", "text": "started"}, use]))
-    started = CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
-    machine.handle(CallsSubmitted({}, [started], [], 0.0))
-    (_, asked) = machine.handle(CallOverdue(CallId("c1")))
-    assert isinstance(asked, SendRequest) and asked.messages is not None
+    machine.handle(turns.ModelReplied([{"type": "text", "text": "started"}, use]))
+    started = turns.CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
+    machine.handle(turns.CallsSubmitted({}, [started], [], 0.0))
+    (_, asked) = machine.handle(turns.CallOverdue(CallId("c1")))
+    assert isinstance(asked, turns.SendRequest) and asked.messages is not None
     before = "".join(str(b.get("text", "")) for b in blocks_of(asked.messages[0]))
     assert "RUNNING" in before and "longer than expected" in before
-    assert machine.handle(Sending()) == [], "nothing moved: not drawn again"
+    assert machine.handle(turns.Sending()) == [], "nothing moved: not drawn again"
     call = Call(CallId("c1"), "t1", "bg", CallStatus.COMPLETED)
-    assert machine.handle(CallSettled(snapshot(call))) == []  # a turn is out: it queues
-    now = next(a for a in machine.handle(Sending()) if isinstance(a, SendRequest))
+    assert machine.handle(turns.CallSettled(snapshot(call))) == []  # a turn is out: it queues
+    now = next(a for a in machine.handle(turns.Sending()) if isinstance(a, turns.SendRequest))
     assert now.messages is not None
     after = "".join(str(b.get("text", "")) for b in blocks_of(now.messages[0]))
     assert "bg() completed" in after and "RUNNING" not in after

@@ -110,6 +110,12 @@ async def settled(session: Session, runtime: Runtime) -> None:
         await session.wait_idle()
 
 
+async def settled_on_a_call(session: Session, runtime: Runtime, puppet: Puppet) -> None:
+    """Once the turn has started a puppet call, until the session is idle again."""
+    await until(lambda: bool(puppet.calls), runtime)
+    await settled(session, runtime)
+
+
 async def test_three_calendars_one_stuck_answered_while_they_run(clock: ManualClock) -> None:
     puppet = Puppet()
     calls: dict[str, str] = {}
@@ -195,8 +201,7 @@ async def test_overdue_inspect_leave_running_then_cancel(clock: ManualClock) -> 
     async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("write the report")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         assert len(provider.requests) == 1
         clock.advance(30)
         await until(lambda: len(looks) == 1, runtime)
@@ -240,8 +245,7 @@ async def test_out_of_retries_opens_a_new_thread_the_user_sees(clock: ManualCloc
     async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("fetch it")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         session.post("stop that")
         await until(lambda: bool(opened), runtime)
         await settled(session, runtime)
@@ -459,8 +463,7 @@ async def test_what_the_model_asks_wrongly_is_answered_and_never_loops(clock: Ma
     async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("go")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         with pytest.raises(TypeError, match="an int"):
             session.post("x", reply_to=True)
     assert session.errors == []
@@ -517,8 +520,7 @@ async def test_a_board_session_outlives_its_process(clock: ManualClock, path: Pa
     async with hosted(path, provider, puppet.tool, clock=clock) as (_, runtime, host):
         session = await host.create_session(BOARD, session_id="b")
         session.post("start the work")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         before = session.board
         assert before is not None
         drawn = before.render().text
@@ -599,8 +601,7 @@ async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualCl
     async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(BOARD)
         session.post("start it")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         session.post("how is it going?")
         await until(lambda: len(looks) == 3, runtime)
         await settled(session, runtime)
@@ -637,8 +638,7 @@ async def ask_approval_then_end(path: Path, clock: ManualClock, **host: Any) -> 
     ) as (store, runtime, host_):
         session = await host_.create_session(APPROVING_BOARD, session_id="b")
         session.post("start the work")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         (token,) = await store.tokens_of("b")
     return token
 
@@ -740,8 +740,7 @@ async def test_a_board_session_unloaded_and_resumed_takes_back_its_running_call(
     ):
         session = await host.create_session(BOARD, session_id="b")
         session.post("start the work")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         (call_id,) = puppet.calls
         await host.unload("b")
         session = await host.resume("b")
@@ -805,8 +804,7 @@ async def test_the_user_writing_as_a_call_ends_reads_it_ended(clock: ManualClock
     async with running(provider, puppet.tool, clock=clock) as (runtime, host):
         session = await host.create_session(BOARD)
         session.post("start the work")
-        await until(lambda: bool(puppet.calls), runtime)
-        await settled(session, runtime)
+        await settled_on_a_call(session, runtime, puppet)
         (call_id,) = puppet.calls
         puppet.complete(call_id, "all done")
         session.post("how is it going?")  # decided now, while the call still runs

@@ -70,6 +70,13 @@ class World:
     provider: ScriptedProvider
     clock: ManualClock
 
+    async def told(self, words: str, config: AgentConfig = BOARD) -> Session:
+        """A new session on this world (a board, unless ``config`` says otherwise), told
+        ``words``."""
+        session = await self.host.create_session(config)
+        session.post(words)
+        return session
+
     async def settled(self, session: Session) -> None:
         await settle(self.runtime)
         with anyio.fail_after(5):
@@ -125,8 +132,7 @@ def test_1_only_a_post_moves_a_thread_last() -> None:
 
 async def test_2_a_pointer_line_only_when_the_focus_is_not_drawn_last(clock: ManualClock) -> None:
     async with world(clock, (lambda r: True, lambda r: text("ok"))) as w:
-        session = await w.host.create_session(BOARD)
-        session.post("first")
+        session = await w.told("first")
         await w.settled(session)
         session.post("second")
         await w.settled(session)
@@ -167,8 +173,7 @@ async def test_3_a_pending_call_offers_only_what_the_agent_can_do(
         (asks("start"), lambda r: tool_calls(("puppet", {"label": "x"}))),
         (lambda r: True, lambda r: text("ok")),
     ) as w:
-        session = await w.host.create_session(config)
-        session.post("start")
+        session = await w.told("start", config)
         await w.started(1)
         await w.settled(session)
         session.post("and?")
@@ -194,8 +199,7 @@ async def test_4_a_follow_up_states_each_call_and_a_settled_ones_result(clock: M
         ),
         (lambda r: True, lambda r: text("ok")),
     ) as w:
-        session = await w.host.create_session(BOARD)
-        session.post("start")
+        session = await w.told("start")
         first, _ = await w.started(2)
         await w.settled(session)
         w.puppet.complete(first, "free 9-12")
@@ -256,8 +260,7 @@ async def test_6_the_models_own_cancel_grants_no_result_turn(clock: ManualClock)
         (lambda r: looked(r, "cancel_tool_call"), lambda r: text("Stopped it.")),
         (lambda r: True, lambda r: text("an extra turn")),
     ) as w:
-        session = await w.host.create_session(AgentConfig(context_view="board", retry_budget=3))
-        session.post("start")
+        session = await w.told("start", AgentConfig(context_view="board", retry_budget=3))
         (call_id,) = await w.started(1)
         await w.settled(session)
         session.post("stop it")
@@ -305,8 +308,7 @@ async def test_7_the_budget_counts_cancels_of_the_same_tool_on_the_branch(
         (lambda r: True, lambda r: text("")),
         tools=(other,),
     ) as w:
-        session = await w.host.create_session(AgentConfig(context_view="board", retry_budget=2))
-        session.post("go")
+        session = await w.told("go", AgentConfig(context_view="board", retry_budget=2))
         await w.settled(session)
         board = session.board
         assert board is not None
@@ -357,8 +359,7 @@ async def test_8_new_thread_ends_the_turn_and_is_shown(clock: ManualClock) -> No
         (asks("help"), lambda r: tool_calls(("new_thread", {"text": "What should I do?"}))),
         (lambda r: True, lambda r: text("a further request")),
     ) as w:
-        session = await w.host.create_session(BOARD)
-        session.post("help me")
+        session = await w.told("help me")
         await w.settled(session)
     assert len(w.provider.requests) == 1
     said = [e.text for e in session.chat if e.role == "agent" and e.text]
@@ -384,8 +385,7 @@ async def test_9_the_overdue_note_names_the_call_and_its_interval(
         (lambda r: True, lambda r: text("")),
     ) as w:
         config = AgentConfig(context_view="board", call_overdue_after=config_default)
-        session = await w.host.create_session(config)
-        session.post("start")
+        session = await w.told("start", config)
         await w.started(1)
         await w.settled(session)
         w.clock.advance(given or config_default or 0)
@@ -407,8 +407,7 @@ async def test_10_background_tools_require_an_estimate_the_tool_never_sees(
         (lambda r: True, lambda r: text("")),
     ) as w:
         schema_before = dict(w.puppet.tool.input_schema)
-        session = await w.host.create_session(BOARD)
-        session.post("start")
+        session = await w.told("start")
         (call_id,) = await w.started(1)
         await w.settled(session)
         seen = w.runtime.status(call_id).tool_input
@@ -447,8 +446,7 @@ async def test_11_a_background_call_asked_beside_a_look_waits_for_the_answer(
         ),
         (lambda r: True, lambda r: text("")),
     ) as w:
-        session = await w.host.create_session(BOARD)
-        session.post("start")
+        session = await w.told("start")
         await w.started(1)
         await w.settled(session)
         session.post("and a second one")
@@ -515,8 +513,9 @@ async def test_the_seeds_three_calendars_one_stuck(clock: ManualClock) -> None:
         ),
         (lambda r: True, answer("unexpected", text("?"))),
     ) as w:
-        session = await w.host.create_session(AgentConfig(context_view="board", retry_budget=1))
-        session.post("when can Jane, Jack and Joe meet?")
+        session = await w.told(
+            "when can Jane, Jack and Joe meet?", AgentConfig(context_view="board", retry_budget=1)
+        )
         await w.started(3)
         await w.settled(session)
         session.post("while that runs: 2+2?")

@@ -32,37 +32,35 @@ from tests.support.backends import running
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_log_line_never_replaces_the_percent(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call_id = runtime.submit("puppet", {}, session_id="s")
-        await settle(runtime)
-        puppet.progress(call_id, {"percent": 40, "page": 4})
-        puppet.log(call_id, "fetched page 4")
-        await settle(runtime)
-        view = CallView.of(runtime.status(call_id))
-        assert (view.progress, view.percent, view.log) == (
-            {"percent": 40, "page": 4},
-            40,
-            "fetched page 4",
-        )
-        assert view.progress_text() == "40% · fetched page 4"
-        assert (view.status, view.tool_name, view.session_id) == ("running", "puppet", "s")
+async def test_a_log_line_never_replaces_the_percent(puppet: Puppet, runtime: Runtime) -> None:
+    call_id = runtime.submit("puppet", {}, session_id="s")
+    await settle(runtime)
+    puppet.progress(call_id, {"percent": 40, "page": 4})
+    puppet.log(call_id, "fetched page 4")
+    await settle(runtime)
+    view = CallView.of(runtime.status(call_id))
+    assert (view.progress, view.percent, view.log) == (
+        {"percent": 40, "page": 4},
+        40,
+        "fetched page 4",
+    )
+    assert view.progress_text() == "40% · fetched page 4"
+    assert (view.status, view.tool_name, view.session_id) == ("running", "puppet", "s")
 
-        for line in range(60):  # more lines than the log keeps: the percent stays
-            puppet.log(call_id, f"line {line}")
-        await settle(runtime)
-        view = CallView.of(runtime.status(call_id))
-        assert (view.percent, view.log) == (40, "line 59")
-        for percent in range(41, 101):  # and more payloads: the last line stays
-            puppet.progress(call_id, {"percent": percent})
-        await settle(runtime)
-        view = CallView.of(runtime.status(call_id))
-        assert (view.percent, view.log) == (100, "line 59")
-        puppet.complete(call_id, "done")
-        await settle(runtime)
-        ended = CallView.of(runtime.status(call_id))
-        assert (ended.status, ended.final, ended.percent) == ("completed", True, 100)
+    for line in range(60):  # more lines than the log keeps: the percent stays
+        puppet.log(call_id, f"line {line}")
+    await settle(runtime)
+    view = CallView.of(runtime.status(call_id))
+    assert (view.percent, view.log) == (40, "line 59")
+    for percent in range(41, 101):  # and more payloads: the last line stays
+        puppet.progress(call_id, {"percent": percent})
+    await settle(runtime)
+    view = CallView.of(runtime.status(call_id))
+    assert (view.percent, view.log) == (100, "line 59")
+    puppet.complete(call_id, "done")
+    await settle(runtime)
+    ended = CallView.of(runtime.status(call_id))
+    assert (ended.status, ended.final, ended.percent) == ("completed", True, 100)
 
 
 class Lines(BaseModel):

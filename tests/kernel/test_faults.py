@@ -101,29 +101,30 @@ async def test_a_stray_cancel_in_a_session_tool_leaves_the_session_talking() -> 
 # ------------------------------------------------------------------- 2. timers re-armed
 
 
-async def test_a_cancel_that_admits_a_queued_call_arms_its_timeout(clock: ManualClock) -> None:
+@pytest.mark.runtime(max_running=1)
+async def test_a_cancel_that_admits_a_queued_call_arms_its_timeout(
+    clock: ManualClock, runtime: Runtime
+) -> None:
     """Item 2: the queued call's hard timeout fires at its deadline.
 
     The manual clock wakes a runtime only once the deadline its driver sleeps
     until has passed, as a real timer would; before the fix the driver slept
     on with no deadline, and the timeout never fired.
     """
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        first = runtime.submit("puppet", {})
-        queued = runtime.submit("puppet", {}, options=CallOptions(timeout=1))
-        await settle(runtime)
-        assert runtime.cancel(first).cancelled
-        await settle(runtime)
-        assert runtime.status(queued).status is CallStatus.RUNNING
-        clock.advance(0.5)
-        await settle(runtime)
-        assert runtime.status(queued).status is CallStatus.RUNNING
-        clock.advance(0.5)
-        await settle(runtime)
-        snapshot = runtime.status(queued)
-        assert snapshot.status is CallStatus.FAILED
-        assert snapshot.error is not None and snapshot.error.kind is ErrorKind.TIMED_OUT
+    first = runtime.submit("puppet", {})
+    queued = runtime.submit("puppet", {}, options=CallOptions(timeout=1))
+    await settle(runtime)
+    assert runtime.cancel(first).cancelled
+    await settle(runtime)
+    assert runtime.status(queued).status is CallStatus.RUNNING
+    clock.advance(0.5)
+    await settle(runtime)
+    assert runtime.status(queued).status is CallStatus.RUNNING
+    clock.advance(0.5)
+    await settle(runtime)
+    snapshot = runtime.status(queued)
+    assert snapshot.status is CallStatus.FAILED
+    assert snapshot.error is not None and snapshot.error.kind is ErrorKind.TIMED_OUT
 
 
 async def test_the_timeout_of_a_cancel_admitted_call_fires_on_the_system_clock() -> None:

@@ -54,21 +54,19 @@ async def test_progress_keeps_the_newest_and_counts_the_rest(clock: ManualClock)
     assert snapshot.progress[-1].kind is ProgressKind.HEARTBEAT
 
 
-async def test_version_tells_whether_anything_moved(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {})
-        await settle(runtime)
-        first = runtime.status(call)
-        assert runtime.status(call).version == first.version
-        puppet.progress(call, {"percent": 10})
-        await settle(runtime)
-        second = runtime.status(call)
-        assert second.version == first.version + 1
-        assert second.progress_seq == 2  # ``started``, then the report
-        puppet.complete(call)
-        await settle(runtime)
-        assert runtime.status(call).version == second.version + 1
+async def test_version_tells_whether_anything_moved(puppet: Puppet, runtime: Runtime) -> None:
+    call = runtime.submit("puppet", {})
+    await settle(runtime)
+    first = runtime.status(call)
+    assert runtime.status(call).version == first.version
+    puppet.progress(call, {"percent": 10})
+    await settle(runtime)
+    second = runtime.status(call)
+    assert second.version == first.version + 1
+    assert second.progress_seq == 2  # ``started``, then the report
+    puppet.complete(call)
+    await settle(runtime)
+    assert runtime.status(call).version == second.version + 1
 
 
 async def test_reports_after_the_end_change_nothing(clock: ManualClock) -> None:

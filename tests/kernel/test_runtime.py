@@ -27,27 +27,28 @@ from tests.support.rendezvous import rendezvous
 pytestmark = pytest.mark.anyio
 
 
-async def test_submit_returns_at_once_and_status_reads_every_state(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        first = runtime.submit("puppet", {"label": "a"}, session_id="s")
-        second = runtime.submit("puppet", {"label": "b"}, session_id="s")
-        assert runtime.status(first).status is CallStatus.RUNNING
-        assert runtime.status(second).status is CallStatus.PENDING
-        await settle(runtime)
-        puppet.progress(first, {"percent": 50})
-        await settle(runtime)
-        seen = runtime.status(first)
-        # The runtime's ``started`` entry comes first.
-        assert [entry.payload for entry in seen.progress] == [None, {"percent": 50}]
-        puppet.complete(first, {"answer": 42})
-        final = await runtime.wait(first)
-        assert final.status is CallStatus.COMPLETED
-        assert final.result == {"answer": 42}
-        assert final.is_final and final.completed_at is not None
-        await settle(runtime)
-        assert runtime.status(second).status is CallStatus.RUNNING
-        assert final.tool_input == {"label": "a"}
+@pytest.mark.runtime(max_running=1)
+async def test_submit_returns_at_once_and_status_reads_every_state(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    first = runtime.submit("puppet", {"label": "a"}, session_id="s")
+    second = runtime.submit("puppet", {"label": "b"}, session_id="s")
+    assert runtime.status(first).status is CallStatus.RUNNING
+    assert runtime.status(second).status is CallStatus.PENDING
+    await settle(runtime)
+    puppet.progress(first, {"percent": 50})
+    await settle(runtime)
+    seen = runtime.status(first)
+    # The runtime's ``started`` entry comes first.
+    assert [entry.payload for entry in seen.progress] == [None, {"percent": 50}]
+    puppet.complete(first, {"answer": 42})
+    final = await runtime.wait(first)
+    assert final.status is CallStatus.COMPLETED
+    assert final.result == {"answer": 42}
+    assert final.is_final and final.completed_at is not None
+    await settle(runtime)
+    assert runtime.status(second).status is CallStatus.RUNNING
+    assert final.tool_input == {"label": "a"}
 
 
 async def test_two_long_calls_run_concurrently() -> None:
@@ -72,34 +73,33 @@ async def test_sync_tools_run_concurrently_in_threads() -> None:
     assert results == [0, 1]
 
 
-async def test_cancel_stops_a_running_call_and_its_cleanup_runs(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {})
-        await settle(runtime)
-        outcome = runtime.cancel(call, "user changed their mind")
-        assert outcome.cancelled and outcome.previous_status is CallStatus.RUNNING
-        snapshot = runtime.status(call)
-        assert snapshot.status is CallStatus.CANCELLED
-        assert snapshot.cancel_reason == "user changed their mind"
-        await settle(runtime)
-        assert puppet.calls[call].cancelled and puppet.calls[call].cleaned_up
-        again = runtime.cancel(call)
-        assert not again.cancelled and again.previous_status is CallStatus.CANCELLED
+async def test_cancel_stops_a_running_call_and_its_cleanup_runs(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    call = runtime.submit("puppet", {})
+    await settle(runtime)
+    outcome = runtime.cancel(call, "user changed their mind")
+    assert outcome.cancelled and outcome.previous_status is CallStatus.RUNNING
+    snapshot = runtime.status(call)
+    assert snapshot.status is CallStatus.CANCELLED
+    assert snapshot.cancel_reason == "user changed their mind"
+    await settle(runtime)
+    assert puppet.calls[call].cancelled and puppet.calls[call].cleaned_up
+    again = runtime.cancel(call)
+    assert not again.cancelled and again.previous_status is CallStatus.CANCELLED
 
 
-async def test_cancel_of_a_pending_call_never_starts_it(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        running = runtime.submit("puppet", {})
-        queued = runtime.submit("puppet", {})
-        outcome = runtime.cancel(queued)
-        assert outcome.previous_status is CallStatus.PENDING and outcome.cancelled
-        puppet.complete(running)
-        await runtime.wait(running)
-        await settle(runtime)
-        assert not puppet.started(queued)
-        assert runtime.status(queued).status is CallStatus.CANCELLED
+@pytest.mark.runtime(max_running=1)
+async def test_cancel_of_a_pending_call_never_starts_it(puppet: Puppet, runtime: Runtime) -> None:
+    running = runtime.submit("puppet", {})
+    queued = runtime.submit("puppet", {})
+    outcome = runtime.cancel(queued)
+    assert outcome.previous_status is CallStatus.PENDING and outcome.cancelled
+    puppet.complete(running)
+    await runtime.wait(running)
+    await settle(runtime)
+    assert not puppet.started(queued)
+    assert runtime.status(queued).status is CallStatus.CANCELLED
 
 
 async def test_a_late_result_never_overwrites_cancelled(clock: ManualClock) -> None:
@@ -120,81 +120,77 @@ async def test_a_late_result_never_overwrites_cancelled(clock: ManualClock) -> N
         assert snapshot.status is CallStatus.CANCELLED and snapshot.result is None
 
 
-async def test_wait_returns_the_current_snapshot_when_time_runs_out(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {})
-        results = []
+async def test_wait_returns_the_current_snapshot_when_time_runs_out(
+    clock: ManualClock, runtime: Runtime
+) -> None:
+    call = runtime.submit("puppet", {})
+    results = []
 
-        async def wait() -> None:
-            results.append(await runtime.wait(call, timeout=30))
+    async def wait() -> None:
+        results.append(await runtime.wait(call, timeout=30))
 
-        async with anyio.create_task_group() as group:
+    async with anyio.create_task_group() as group:
+        group.start_soon(wait)
+        await settle(runtime)
+        clock.advance(29)
+        await settle(runtime)
+        assert results == []
+        clock.advance(1)
+    assert results[0].status is CallStatus.RUNNING and not results[0].is_final
+    assert runtime.statistics().waiters == 0
+
+
+async def test_many_waiters_are_released_by_one_completion(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    call = runtime.submit("puppet", {})
+    results = []
+
+    async def wait() -> None:
+        results.append((await runtime.wait(call)).result)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(3):
             group.start_soon(wait)
-            await settle(runtime)
-            clock.advance(29)
-            await settle(runtime)
-            assert results == []
-            clock.advance(1)
-        assert results[0].status is CallStatus.RUNNING and not results[0].is_final
-        assert runtime.statistics().waiters == 0
-
-
-async def test_many_waiters_are_released_by_one_completion(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {})
-        results = []
-
-        async def wait() -> None:
-            results.append((await runtime.wait(call)).result)
-
-        async with anyio.create_task_group() as group:
-            for _ in range(3):
-                group.start_soon(wait)
-            await settle(runtime)
-            assert runtime.statistics().waiters == 3
-            puppet.complete(call, "done")
-        assert results == ["done"] * 3
-
-
-async def test_a_cancelled_waiter_leaves_no_trace(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {})
-        with anyio.move_on_after(0.05):
-            await runtime.wait(call)
-        assert runtime.statistics().waiters == 0
-
-
-async def test_list_calls_is_per_session_in_submission_order(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        a1 = runtime.submit("puppet", {}, session_id="a")
-        b1 = runtime.submit("puppet", {}, session_id="b")
-        a2 = runtime.submit("puppet", {}, session_id="a")
         await settle(runtime)
-        puppet.complete(a1)
-        await settle(runtime)
-        assert [s.call_id for s in runtime.list_calls("a")] == [a1, a2]
-        assert [s.call_id for s in runtime.list_calls("a", include_final=False)] == [a2]
-        assert [s.call_id for s in runtime.list_calls("b")] == [b1]
-        assert runtime.list_calls("nobody") == []
+        assert runtime.statistics().waiters == 3
+        puppet.complete(call, "done")
+    assert results == ["done"] * 3
 
 
-async def test_session_scope_hides_other_sessions_calls(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {}, session_id="owner")
-        with pytest.raises(UnknownCallError) as foreign:
-            runtime.status(call, session_id="intruder")
-        with pytest.raises(UnknownCallError) as missing:
-            runtime.status("no-such-call", session_id="intruder")
-        assert str(foreign.value) == str(missing.value).replace("no-such-call", call)
-        with pytest.raises(UnknownCallError):
-            runtime.cancel(call, session_id="intruder")
-        assert runtime.status(call).status is CallStatus.RUNNING
-        assert runtime.status(call, session_id="owner").session_id == "owner"
+async def test_a_cancelled_waiter_leaves_no_trace(runtime: Runtime) -> None:
+    call = runtime.submit("puppet", {})
+    with anyio.move_on_after(0.05):
+        await runtime.wait(call)
+    assert runtime.statistics().waiters == 0
+
+
+async def test_list_calls_is_per_session_in_submission_order(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    a1 = runtime.submit("puppet", {}, session_id="a")
+    b1 = runtime.submit("puppet", {}, session_id="b")
+    a2 = runtime.submit("puppet", {}, session_id="a")
+    await settle(runtime)
+    puppet.complete(a1)
+    await settle(runtime)
+    assert [s.call_id for s in runtime.list_calls("a")] == [a1, a2]
+    assert [s.call_id for s in runtime.list_calls("a", include_final=False)] == [a2]
+    assert [s.call_id for s in runtime.list_calls("b")] == [b1]
+    assert runtime.list_calls("nobody") == []
+
+
+async def test_session_scope_hides_other_sessions_calls(runtime: Runtime) -> None:
+    call = runtime.submit("puppet", {}, session_id="owner")
+    with pytest.raises(UnknownCallError) as foreign:
+        runtime.status(call, session_id="intruder")
+    with pytest.raises(UnknownCallError) as missing:
+        runtime.status("no-such-call", session_id="intruder")
+    assert str(foreign.value) == str(missing.value).replace("no-such-call", call)
+    with pytest.raises(UnknownCallError):
+        runtime.cancel(call, session_id="intruder")
+    assert runtime.status(call).status is CallStatus.RUNNING
+    assert runtime.status(call, session_id="owner").session_id == "owner"
 
 
 async def test_unknown_ids_raise_a_specific_error(clock: ManualClock) -> None:
@@ -206,30 +202,30 @@ async def test_unknown_ids_raise_a_specific_error(clock: ManualClock) -> None:
             await runtime.wait("nope")
 
 
-async def test_subscribers_see_their_sessions_events_in_order(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        async with runtime.subscribe("mine") as events:
-            call = runtime.submit("puppet", {}, session_id="mine")
-            runtime.submit("puppet", {}, session_id="other")
-            await settle(runtime)
-            puppet.progress(call, {"step": 1})
-            puppet.complete(call, 1)
-            await runtime.wait(call)
-            kinds = []
-            with anyio.move_on_after(0.1):
-                async for event in events:
-                    assert event.session_id == "mine" and event.call_id == call
-                    kinds.append(event.kind)
-                    if event.kind is CallEventKind.COMPLETED:
-                        break
-        assert kinds == [
-            CallEventKind.QUEUED,
-            CallEventKind.STARTED,
-            CallEventKind.PROGRESSED,
-            CallEventKind.COMPLETED,
-        ]
-        assert runtime.statistics().subscribers == 0
+async def test_subscribers_see_their_sessions_events_in_order(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    async with runtime.subscribe("mine") as events:
+        call = runtime.submit("puppet", {}, session_id="mine")
+        runtime.submit("puppet", {}, session_id="other")
+        await settle(runtime)
+        puppet.progress(call, {"step": 1})
+        puppet.complete(call, 1)
+        await runtime.wait(call)
+        kinds = []
+        with anyio.move_on_after(0.1):
+            async for event in events:
+                assert event.session_id == "mine" and event.call_id == call
+                kinds.append(event.kind)
+                if event.kind is CallEventKind.COMPLETED:
+                    break
+    assert kinds == [
+        CallEventKind.QUEUED,
+        CallEventKind.STARTED,
+        CallEventKind.PROGRESSED,
+        CallEventKind.COMPLETED,
+    ]
+    assert runtime.statistics().subscribers == 0
 
 
 async def test_the_event_that_ends_a_call_carries_its_final_snapshot(clock: ManualClock) -> None:
@@ -280,16 +276,14 @@ async def test_statistics_count_every_status(clock: ManualClock) -> None:
         assert stats.running == 2 and stats.ticks > 0 and stats.last_tick_us > 0
 
 
-async def test_status_threadsafe_answers_from_another_thread(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {})
-        seen = await anyio.to_thread.run_sync(runtime.status_threadsafe, call)
-        assert seen.status is CallStatus.RUNNING
-        with pytest.raises(UnknownCallError):
-            await anyio.to_thread.run_sync(runtime.status_threadsafe, "nope")
-        with pytest.raises(RuntimeError, match="other threads"):
-            runtime.status_threadsafe(call)
+async def test_status_threadsafe_answers_from_another_thread(runtime: Runtime) -> None:
+    call = runtime.submit("puppet", {})
+    seen = await anyio.to_thread.run_sync(runtime.status_threadsafe, call)
+    assert seen.status is CallStatus.RUNNING
+    with pytest.raises(UnknownCallError):
+        await anyio.to_thread.run_sync(runtime.status_threadsafe, "nope")
+    with pytest.raises(RuntimeError, match="other threads"):
+        runtime.status_threadsafe(call)
 
 
 async def test_closing_cancels_what_is_still_live(clock: ManualClock) -> None:
@@ -326,41 +320,39 @@ async def test_two_runtimes_in_one_process_keep_separate_worlds(clock: ManualClo
             two.status(a)
 
 
-async def test_a_deferred_call_waits_for_its_outcome_from_outside(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
-        failing = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
-        await settle(runtime)
-        assert runtime.status(call).status is CallStatus.PENDING
-        assert not puppet.started(call)
-        first = runtime.complete(call, {"approved": True})
-        assert first.applied
-        assert first.previous_status is CallStatus.PENDING
-        assert (await runtime.wait(call)).result == {"approved": True}
-        again = runtime.complete(call, "other")
-        assert not again.applied
-        assert again.previous_status is CallStatus.COMPLETED
-        runtime.complete(failing, error="the reviewer said no")
-        snapshot = runtime.status(failing)
-        assert snapshot.status is CallStatus.FAILED
-        assert snapshot.error is not None
-        assert snapshot.error.message == "the reviewer said no"
+async def test_a_deferred_call_waits_for_its_outcome_from_outside(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    call = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
+    failing = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
+    await settle(runtime)
+    assert runtime.status(call).status is CallStatus.PENDING
+    assert not puppet.started(call)
+    first = runtime.complete(call, {"approved": True})
+    assert first.applied
+    assert first.previous_status is CallStatus.PENDING
+    assert (await runtime.wait(call)).result == {"approved": True}
+    again = runtime.complete(call, "other")
+    assert not again.applied
+    assert again.previous_status is CallStatus.COMPLETED
+    runtime.complete(failing, error="the reviewer said no")
+    snapshot = runtime.status(failing)
+    assert snapshot.status is CallStatus.FAILED
+    assert snapshot.error is not None
+    assert snapshot.error.message == "the reviewer said no"
 
 
-async def test_only_deferred_calls_can_be_completed_from_outside(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        ordinary = runtime.submit("puppet", {})
-        with pytest.raises(UnknownCallError):
-            runtime.complete(ordinary, 1)
-        with pytest.raises(UnknownCallError):
-            runtime.complete("nope", 1)
-        deferred = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
-        with pytest.raises(ValueError, match="the result is not JSON"):
-            runtime.complete(deferred, {1, 2})
-        assert runtime.status(ordinary).status is CallStatus.RUNNING
-        assert runtime.status(deferred).status is CallStatus.PENDING
+async def test_only_deferred_calls_can_be_completed_from_outside(runtime: Runtime) -> None:
+    ordinary = runtime.submit("puppet", {})
+    with pytest.raises(UnknownCallError):
+        runtime.complete(ordinary, 1)
+    with pytest.raises(UnknownCallError):
+        runtime.complete("nope", 1)
+    deferred = runtime.submit("puppet", {}, options=CallOptions(deferred=True))
+    with pytest.raises(ValueError, match="the result is not JSON"):
+        runtime.complete(deferred, {1, 2})
+    assert runtime.status(ordinary).status is CallStatus.RUNNING
+    assert runtime.status(deferred).status is CallStatus.PENDING
 
 
 async def test_call_event_listeners_hear_their_session_and_cannot_break_it(
@@ -494,23 +486,21 @@ async def test_a_failing_hand_off_is_logged_and_harms_nothing(clock: ManualClock
     assert failures and failures[0]["error"] == "RuntimeError: follow-up bug"
 
 
-async def test_a_batch_starts_its_calls_in_one_tick_of_its_own(clock: ManualClock) -> None:
+async def test_a_batch_starts_its_calls_in_one_tick_of_its_own(runtime: Runtime) -> None:
     """Submits inside ``batch()`` are applied as it ends, in the caller's task: the calls are
     running at once and the driver is not woken for a tick of its own."""
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        await settle(runtime)
-        ticks = runtime.statistics().ticks
-        with runtime.batch():
-            calls = [runtime.submit("puppet", {"label": str(n)}, session_id="s") for n in "ab"]
-            assert runtime.statistics().ticks == ticks, "nothing applied inside the batch"
-            assert runtime.pending_work()
-        assert not runtime.pending_work()
-        assert runtime.statistics().ticks == ticks + 1
-        for _ in range(3):
-            await anyio.lowlevel.checkpoint()
-        assert runtime.statistics().ticks == ticks + 1, "the driver had nothing left to tick"
-        assert all(runtime.status(call).status is CallStatus.RUNNING for call in calls)
+    await settle(runtime)
+    ticks = runtime.statistics().ticks
+    with runtime.batch():
+        calls = [runtime.submit("puppet", {"label": str(n)}, session_id="s") for n in "ab"]
+        assert runtime.statistics().ticks == ticks, "nothing applied inside the batch"
+        assert runtime.pending_work()
+    assert not runtime.pending_work()
+    assert runtime.statistics().ticks == ticks + 1
+    for _ in range(3):
+        await anyio.lowlevel.checkpoint()
+    assert runtime.statistics().ticks == ticks + 1, "the driver had nothing left to tick"
+    assert all(runtime.status(call).status is CallStatus.RUNNING for call in calls)
 
 
 async def test_a_batch_holds_back_no_other_tasks_submits(clock: ManualClock) -> None:
@@ -543,29 +533,28 @@ async def test_a_batch_holds_back_no_other_tasks_submits(clock: ManualClock) -> 
 
 
 async def test_a_shared_batch_leaves_its_submits_to_a_tick_already_coming(
-    clock: ManualClock,
+    puppet: Puppet,
+    runtime: Runtime,
 ) -> None:
     """Issue 29: with ``share_tick`` and a call running (its report will tick), batches
     leave their submits to one coming tick instead of a tick each; a read sees them at
     once all the same."""
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        await started(puppet, runtime.submit("puppet", {"label": "running"}, session_id="s"))
-        await settle(runtime)
-        ticks = runtime.statistics().ticks
-        shared = []
-        for label in "ab":
-            with runtime.batch(share_tick=True):
-                shared.append(runtime.submit("puppet", {"label": label}, session_id=label))
-        assert runtime.statistics().ticks == ticks, "neither batch ticked on its own"
-        assert runtime.pending_work()
-        await started(puppet, *shared)
-        assert runtime.statistics().ticks == ticks + 1, "one tick started both"
-        assert [runtime.status(call).status for call in shared] == [CallStatus.RUNNING] * 2
+    await started(puppet, runtime.submit("puppet", {"label": "running"}, session_id="s"))
+    await settle(runtime)
+    ticks = runtime.statistics().ticks
+    shared = []
+    for label in "ab":
         with runtime.batch(share_tick=True):
-            late = runtime.submit("puppet", {"label": "late"}, session_id="c")
-        assert runtime.pending_work(), "left to the coming tick"
-        assert runtime.status(late).status is CallStatus.RUNNING, "a read applies it at once"
+            shared.append(runtime.submit("puppet", {"label": label}, session_id=label))
+    assert runtime.statistics().ticks == ticks, "neither batch ticked on its own"
+    assert runtime.pending_work()
+    await started(puppet, *shared)
+    assert runtime.statistics().ticks == ticks + 1, "one tick started both"
+    assert [runtime.status(call).status for call in shared] == [CallStatus.RUNNING] * 2
+    with runtime.batch(share_tick=True):
+        late = runtime.submit("puppet", {"label": "late"}, session_id="c")
+    assert runtime.pending_work(), "left to the coming tick"
+    assert runtime.status(late).status is CallStatus.RUNNING, "a read applies it at once"
 
 
 async def started(puppet: Puppet, *call_ids: str) -> None:

@@ -84,20 +84,21 @@ async def test_a_nested_call_runs_on_its_parents_slot(clock: ManualClock) -> Non
         assert runtime.statistics().nested_admissions == 1
 
 
-async def test_a_child_of_a_finished_parent_queues_normally(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        parent = runtime.submit("puppet", {})
-        blocker = runtime.submit("puppet", {})
-        await settle(runtime)
-        puppet.complete(parent)
-        await runtime.wait(parent)
-        await settle(runtime)
-        child = runtime.submit("puppet", {}, parent_call_id=parent)
-        await settle(runtime)
-        assert runtime.status(blocker).status is CallStatus.RUNNING
-        assert runtime.status(child).status is CallStatus.PENDING
-        assert runtime.statistics().nested_admissions == 0
+@pytest.mark.runtime(max_running=1)
+async def test_a_child_of_a_finished_parent_queues_normally(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    parent = runtime.submit("puppet", {})
+    blocker = runtime.submit("puppet", {})
+    await settle(runtime)
+    puppet.complete(parent)
+    await runtime.wait(parent)
+    await settle(runtime)
+    child = runtime.submit("puppet", {}, parent_call_id=parent)
+    await settle(runtime)
+    assert runtime.status(blocker).status is CallStatus.RUNNING
+    assert runtime.status(child).status is CallStatus.PENDING
+    assert runtime.statistics().nested_admissions == 0
 
 
 async def test_a_session_can_have_its_own_cap(clock: ManualClock) -> None:

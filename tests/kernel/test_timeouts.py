@@ -23,40 +23,41 @@ from tests.support.arguments import Empty
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_hard_timeout_fails_the_call_and_cancels_the_work(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        call = runtime.submit("puppet", {}, options=CallOptions(timeout=5))
-        await settle(runtime)
-        clock.advance(4.9)
-        await settle(runtime)
-        assert runtime.status(call).status is CallStatus.RUNNING
-        clock.advance(0.1)
-        await settle(runtime)
-        snapshot = runtime.status(call)
-        assert snapshot.status is CallStatus.FAILED
-        assert snapshot.error is not None
-        assert snapshot.error.kind is ErrorKind.TIMED_OUT
-        assert snapshot.error.message == "timed out after 5 s"
-        assert puppet.calls[call].cancelled and puppet.calls[call].cleaned_up
+async def test_a_hard_timeout_fails_the_call_and_cancels_the_work(
+    clock: ManualClock, puppet: Puppet, runtime: Runtime
+) -> None:
+    call = runtime.submit("puppet", {}, options=CallOptions(timeout=5))
+    await settle(runtime)
+    clock.advance(4.9)
+    await settle(runtime)
+    assert runtime.status(call).status is CallStatus.RUNNING
+    clock.advance(0.1)
+    await settle(runtime)
+    snapshot = runtime.status(call)
+    assert snapshot.status is CallStatus.FAILED
+    assert snapshot.error is not None
+    assert snapshot.error.kind is ErrorKind.TIMED_OUT
+    assert snapshot.error.message == "timed out after 5 s"
+    assert puppet.calls[call].cancelled and puppet.calls[call].cleaned_up
 
 
-async def test_the_timeout_counts_from_the_start_not_from_the_queue(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        first = runtime.submit("puppet", {})
-        queued = runtime.submit("puppet", {}, options=CallOptions(timeout=10))
-        await settle(runtime)
-        clock.advance(60)
-        puppet.complete(first)
-        await settle(runtime)
-        assert runtime.status(queued).status is CallStatus.RUNNING
-        clock.advance(9)
-        await settle(runtime)
-        assert runtime.status(queued).status is CallStatus.RUNNING
-        clock.advance(1)
-        await settle(runtime)
-        assert runtime.status(queued).status is CallStatus.FAILED
+@pytest.mark.runtime(max_running=1)
+async def test_the_timeout_counts_from_the_start_not_from_the_queue(
+    clock: ManualClock, puppet: Puppet, runtime: Runtime
+) -> None:
+    first = runtime.submit("puppet", {})
+    queued = runtime.submit("puppet", {}, options=CallOptions(timeout=10))
+    await settle(runtime)
+    clock.advance(60)
+    puppet.complete(first)
+    await settle(runtime)
+    assert runtime.status(queued).status is CallStatus.RUNNING
+    clock.advance(9)
+    await settle(runtime)
+    assert runtime.status(queued).status is CallStatus.RUNNING
+    clock.advance(1)
+    await settle(runtime)
+    assert runtime.status(queued).status is CallStatus.FAILED
 
 
 async def test_timeouts_come_from_the_call_then_the_tool_then_the_runtime(
@@ -125,13 +126,11 @@ async def test_finished_calls_are_forgotten_after_retention(clock: ManualClock) 
         assert runtime.status(live).status is CallStatus.RUNNING
 
 
-async def test_an_idle_runtime_does_not_tick(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        runtime.submit("puppet", {}, options=CallOptions(timeout=100))
-        await settle(runtime)
-        ticks = runtime.statistics().ticks
-        for _ in range(20):
-            await anyio.lowlevel.checkpoint()
-        await settle(runtime)
-        assert runtime.statistics().ticks == ticks
+async def test_an_idle_runtime_does_not_tick(runtime: Runtime) -> None:
+    runtime.submit("puppet", {}, options=CallOptions(timeout=100))
+    await settle(runtime)
+    ticks = runtime.statistics().ticks
+    for _ in range(20):
+        await anyio.lowlevel.checkpoint()
+    await settle(runtime)
+    assert runtime.statistics().ticks == ticks

@@ -102,13 +102,14 @@ async def process(
 
 @asynccontextmanager
 async def waiting_for_a_call(
-    clock: ManualClock,
+    clock: ManualClock, *rules: ScriptRule, config: AgentConfig | None = None
 ) -> AsyncIterator[tuple[Puppet, ScriptedProvider, Runtime, Session]]:
-    """A session whose turn waits for the one puppet call the model made."""
+    """A session (on ``config``) whose turn waits for the one puppet call the model made when
+    told ``slow``; the model answers the requests after that by ``rules``."""
     puppet = Puppet()
-    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))))
+    provider = ScriptedProvider((asks("slow"), lambda r: tool_calls(("puppet", {}))), *rules)
     async with running(provider, puppet.tool, clock=clock) as (runtime, host):
-        session = await host.create_session()
+        session = await host.create_session(config)
         session.post("slow")
         await until(lambda: session.status == "waiting", runtime)
         yield puppet, provider, runtime, session

@@ -10,7 +10,6 @@ way round.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -21,7 +20,6 @@ from agentos import (
     AgentConfig,
     CallStatus,
     Host,
-    ManualClock,
     ModelRequest,
     ModelResponse,
     Runtime,
@@ -35,18 +33,6 @@ from agentos.turns import PLACEHOLDER_KEY, Caller, MessageHistory, Scope, System
 pytestmark = pytest.mark.anyio
 
 ALICE = Caller("alice", conversation_id="alice")
-
-
-@pytest.fixture
-def puppet() -> Puppet:
-    return Puppet()
-
-
-@pytest.fixture
-async def runtime(puppet: Puppet, clock: ManualClock) -> AsyncIterator[Runtime]:
-    """A runtime whose one tool is the puppet the test drives."""
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        yield runtime
 
 
 async def answer(

@@ -75,12 +75,10 @@ from agentos import (
     CallStatus,
     Disposition,
     ExecutionMode,
-    Host,
     ManualClock,
     ModelRequest,
     ModelResponse,
     ProviderError,
-    Runtime,
     Session,
     ToolPolicy,
     YieldOnAnyProgress,
@@ -90,6 +88,7 @@ from agentos import (
 from agentos.board import NOTATION, Board, read_turn
 from agentos.testing import Puppet, blocks_of, text
 from agentos.turns import PLACEHOLDER_KEY
+from tests.support.backends import running
 from tests.support.loop_thread import LoopThread, close_streams
 from tests.support.machines import machine_test
 from tests.support.transcripts import transcript_problem
@@ -286,10 +285,7 @@ class SessionMachine(RuleBasedStateMachine):
     @asynccontextmanager
     async def _host_sessions(self) -> AsyncIterator[None]:
         tools = [self.puppet.tool, self.careful.tool, self.approve.tool]
-        async with (
-            Runtime(tools, clock=self.clock) as runtime,
-            Host(runtime, self.model) as host,
-        ):
+        async with running(self.model, *tools, clock=self.clock) as (runtime, host):
             self.runtime = runtime
             for name, config in CONFIGS.items():
                 self.sessions[name] = await host.create_session(config, session_id=name)

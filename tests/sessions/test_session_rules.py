@@ -158,26 +158,24 @@ async def test_arguments_that_are_not_a_json_object_fail_the_call_saying_so(
 
 
 async def test_raising_a_sessions_cap_admits_its_queued_calls_at_once(
-    clock: ManualClock,
+    runtime: Runtime,
 ) -> None:
     """Issue 10: set_session_cap wrote outside a tick, so nothing queued was admitted
     until one of the session's calls ended."""
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        runtime.set_session_cap("s", 1)
-        calls = [runtime.submit("puppet", {}, session_id="s") for _ in range(3)]
-        await settle(runtime)
-        assert [runtime.status(c).status for c in calls] == [
-            CallStatus.RUNNING,
-            CallStatus.PENDING,
-            CallStatus.PENDING,
-        ]
-        runtime.set_session_cap("s", 3)
-        await settle(runtime)
-        assert {runtime.status(c).status for c in calls} == {CallStatus.RUNNING}
-        runtime.set_session_cap("s", None)
-        await settle(runtime)
-        assert runtime.statistics().running == 3
+    runtime.set_session_cap("s", 1)
+    calls = [runtime.submit("puppet", {}, session_id="s") for _ in range(3)]
+    await settle(runtime)
+    assert [runtime.status(c).status for c in calls] == [
+        CallStatus.RUNNING,
+        CallStatus.PENDING,
+        CallStatus.PENDING,
+    ]
+    runtime.set_session_cap("s", 3)
+    await settle(runtime)
+    assert {runtime.status(c).status for c in calls} == {CallStatus.RUNNING}
+    runtime.set_session_cap("s", None)
+    await settle(runtime)
+    assert runtime.statistics().running == 3
 
 
 async def test_statistics_show_armed_timers_peak_running_and_no_internal_error(
@@ -290,34 +288,33 @@ async def test_a_sessions_own_status_reads_the_same_everywhere(
 
 
 async def test_a_calls_progress_starts_with_a_started_entry_when_it_runs(
-    clock: ManualClock,
+    puppet: Puppet,
+    runtime: Runtime,
 ) -> None:
     """Seed: a call's progress log opens with ``started`` once it runs; a queued call
     has none yet, and gets it when a slot frees."""
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        runtime.set_session_cap("s", 1)
-        first = runtime.submit("puppet", {}, session_id="s")
-        queued = runtime.submit("puppet", {}, session_id="s")
-        await settle(runtime)
-        running = runtime.status(first)
-        assert running.status is CallStatus.RUNNING
-        assert [entry.kind for entry in running.progress] == [ProgressKind.STARTED]
-        assert running.progress[0].kind == "started"
-        assert (running.progress[0].seq, running.progress_seq) == (1, 1)
-        assert running.progress[0].at == running.started_at
-        waiting = runtime.status(queued)
-        assert waiting.status is CallStatus.PENDING
-        assert (waiting.progress, waiting.progress_seq) == ((), 0)
-        puppet.progress(first, {"percent": 50})
-        await settle(runtime)
-        assert [entry.kind for entry in runtime.status(first).progress] == ["started", "partial"]
-        puppet.complete(first)
-        await runtime.wait(first)
-        await settle(runtime)
-        now_running = runtime.status(queued)
-        assert now_running.status is CallStatus.RUNNING
-        assert [entry.kind for entry in now_running.progress] == ["started"]
+    runtime.set_session_cap("s", 1)
+    first = runtime.submit("puppet", {}, session_id="s")
+    queued = runtime.submit("puppet", {}, session_id="s")
+    await settle(runtime)
+    running = runtime.status(first)
+    assert running.status is CallStatus.RUNNING
+    assert [entry.kind for entry in running.progress] == [ProgressKind.STARTED]
+    assert running.progress[0].kind == "started"
+    assert (running.progress[0].seq, running.progress_seq) == (1, 1)
+    assert running.progress[0].at == running.started_at
+    waiting = runtime.status(queued)
+    assert waiting.status is CallStatus.PENDING
+    assert (waiting.progress, waiting.progress_seq) == ((), 0)
+    puppet.progress(first, {"percent": 50})
+    await settle(runtime)
+    assert [entry.kind for entry in runtime.status(first).progress] == ["started", "partial"]
+    puppet.complete(first)
+    await runtime.wait(first)
+    await settle(runtime)
+    now_running = runtime.status(queued)
+    assert now_running.status is CallStatus.RUNNING
+    assert [entry.kind for entry in now_running.progress] == ["started"]
 
 
 class Lines(BaseModel):

@@ -7,6 +7,7 @@ import pickle
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -43,6 +44,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Message
+from tests.sessions.conftest import ScriptRule
 from tests.support.arguments import Empty
 from tests.support.backends import running
 from tests.support.rendezvous import rendezvous
@@ -69,13 +71,6 @@ def result_payloads(request: ModelRequest) -> list[Any]:
 HostFactory = Callable[..., Any]
 
 
-@pytest.fixture
-async def puppet_host(clock: ManualClock) -> AsyncIterator[tuple[Runtime, Puppet]]:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        yield runtime, puppet
-
-
 async def test_two_long_calls_in_one_turn_run_concurrently(clock: ManualClock) -> None:
     provider = ScriptedProvider(
         (asks("meet"), lambda r: tool_calls(("rendezvous", {}), ("rendezvous", {}))),
@@ -91,9 +86,8 @@ async def test_two_long_calls_in_one_turn_run_concurrently(clock: ManualClock) -
 
 
 async def test_yield_on_any_progress_gives_a_partial_turn_when_the_first_call_ends(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("two things"), lambda r: tool_calls(("puppet", {"label": "a"}), ("puppet", {}))),
         (has_results, lambda r: text("one is back")),
@@ -140,9 +134,8 @@ def _status_script() -> ScriptedProvider:
 
 
 async def test_a_question_during_a_slow_call_is_answered_with_its_status(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = _status_script()
     async with Host(runtime, provider) as host:
         session = await host.create_session()
@@ -161,8 +154,7 @@ async def test_a_question_during_a_slow_call_is_answered_with_its_status(
         assert "free at 10" in last_user_text(provider.requests[-1])
 
 
-async def test_the_model_can_cancel_a_running_call(puppet_host: tuple[Runtime, Puppet]) -> None:
-    runtime, puppet = puppet_host
+async def test_the_model_can_cancel_a_running_call(runtime: Runtime, puppet: Puppet) -> None:
     cancelled: list[Any] = []
 
     def cancel(request: ModelRequest) -> ModelResponse:
@@ -198,9 +190,8 @@ async def test_the_model_can_cancel_a_running_call(puppet_host: tuple[Runtime, P
 
 
 async def test_tool_calls_are_entities_under_their_provider_ids(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("go"), lambda r: tool_calls(("puppet", {"label": "x"}))),
         (has_results, lambda r: text("ok")),
@@ -253,9 +244,8 @@ async def test_synchronous_mode_is_the_plain_blocking_loop(
 
 
 async def test_in_synchronous_mode_a_user_message_waits_for_the_calls(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime, puppet: Puppet
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("slow"), lambda r: tool_calls(("puppet", {}))),
         (has_results, lambda r: text("got it")),
@@ -313,20 +303,32 @@ async def test_orphaned_for_calls_a_restored_history_mentions(clock: ManualClock
     assert seen[0]["is_final"] is True
 
 
-async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Puppet]) -> None:
-    """Seed 000, yield_when_all_done: a turn holding a deferred call waits for its token
-    (status ``waiting_external``); the next request carries the result as an ordinary
-    tool_result, with no placeholder and no late notice."""
-    runtime, puppet = puppet_host
+@asynccontextmanager
+async def waiting_for_approval(
+    runtime: Runtime, *rules: ScriptRule
+) -> AsyncIterator[tuple[ScriptedProvider, Host, Session]]:
+    """A session told to ``approve this``, its turn waiting for the deferred puppet call its
+    model made; the model answers the turns after by ``rules``."""
     provider = ScriptedProvider(
-        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
-        (has_results, lambda r: text("approved!")),
+        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))), *rules
     )
     config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
     async with Host(runtime, provider) as host:
         session = await host.create_session(config)
         session.post("approve this")
         await until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+        yield provider, host, session
+
+
+async def test_deferred_calls_complete_by_token(runtime: Runtime, puppet: Puppet) -> None:
+    """Seed 000, yield_when_all_done: a turn holding a deferred call waits for its token
+    (status ``waiting_external``); the next request carries the result as an ordinary
+    tool_result, with no placeholder and no late notice."""
+    async with waiting_for_approval(runtime, (has_results, lambda r: text("approved!"))) as (
+        provider,
+        host,
+        session,
+    ):
         assert host.list()[0].status is SessionStatus.WAITING_EXTERNAL
         (record,) = host.tokens.pending(session.session_id)
         assert runtime.status(record.call_id).status is CallStatus.PENDING
@@ -344,21 +346,15 @@ async def test_deferred_calls_complete_by_token(puppet_host: tuple[Runtime, Pupp
 
 
 async def test_a_user_message_cuts_a_wait_for_a_deferred_call_short(
-    puppet_host: tuple[Runtime, Puppet],
+    runtime: Runtime,
 ) -> None:
     """A user message grants a turn while a deferred call waits: the model gets a
     placeholder with the continuation token, and the outcome later, once."""
-    runtime, _ = puppet_host
-    provider = ScriptedProvider(
-        (asks("approve"), lambda r: tool_calls(("puppet", {"label": "approval"}))),
+    async with waiting_for_approval(
+        runtime,
         (lambda r: "finished: completed" in last_user_text(r), lambda r: text("approved!")),
         (has_results, lambda r: text("still waiting")),
-    )
-    config = AgentConfig(policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
-    async with Host(runtime, provider) as host:
-        session = await host.create_session(config)
-        session.post("approve this")
-        await until(lambda: session.status is SessionStatus.WAITING_EXTERNAL, runtime)
+    ) as (provider, host, session):
         session.post("any news?")
         await until(lambda: session.idle and len(provider.requests) == 2, runtime)
         placeholder = result_payloads(provider.requests[1])[0]
@@ -406,11 +402,22 @@ async def test_a_deferred_call_does_not_hold_back_a_finished_calls_outcome(
     assert_valid_transcript(session.history)
 
 
-async def test_a_result_read_through_status_is_not_delivered_again(
-    puppet_host: tuple[Runtime, Puppet],
-) -> None:
-    runtime, puppet = puppet_host
+async def told_more_while_a_call_runs(
+    host: Host, config: AgentConfig, puppet: Puppet, ask: str, more: str
+) -> Session:
+    """A session told ``ask`` (its model starts one puppet call), then ``more`` while the call
+    runs: idle again, the call still running."""
+    session = await host.create_session(config)
+    session.post(ask)
+    await until(lambda: len(puppet.calls) == 1, host.runtime)
+    session.post(more)
+    await until(lambda: session.idle, host.runtime)
+    return session
 
+
+async def test_a_result_read_through_status_is_not_delivered_again(
+    runtime: Runtime, puppet: Puppet
+) -> None:
     def look(request: ModelRequest) -> ModelResponse:
         call_id = next(iter(puppet.calls))
         return tool_calls(("get_tool_call_status", {"tool_call_id": call_id}))
@@ -422,11 +429,7 @@ async def test_a_result_read_through_status_is_not_delivered_again(
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
     async with Host(runtime, provider) as host:
-        session = await host.create_session(config)
-        session.post("fetch")
-        await until(lambda: len(puppet.calls) == 1, runtime)
-        session.post("working?")
-        await until(lambda: session.idle, runtime)
+        session = await told_more_while_a_call_runs(host, config, puppet, "fetch", "working?")
         call_id = next(iter(puppet.calls))
         puppet.complete(call_id, "the answer")
         await settle(runtime)
@@ -685,9 +688,8 @@ async def test_the_models_bad_tool_calls_come_back_as_errors_it_can_read(
 
 
 async def test_an_overdue_call_grants_the_model_a_turn(
-    puppet_host: tuple[Runtime, Puppet], clock: ManualClock
+    runtime: Runtime, puppet: Puppet, clock: ManualClock
 ) -> None:
-    runtime, puppet = puppet_host
     provider = ScriptedProvider(
         (asks("slow"), lambda r: tool_calls(("puppet", {}))),
         (has_results, lambda r: text("started")),
@@ -695,11 +697,7 @@ async def test_an_overdue_call_grants_the_model_a_turn(
     )
     config = AgentConfig(async_yield_strategy=YieldOnAnyProgress(), call_overdue_after=30)
     async with Host(runtime, provider) as host:
-        session = await host.create_session(config)
-        session.post("slow")
-        await until(lambda: len(puppet.calls) == 1, runtime)
-        session.post("anything new?")
-        await until(lambda: session.idle, runtime)
+        session = await told_more_while_a_call_runs(host, config, puppet, "slow", "anything new?")
         requests = len(provider.requests)
         clock.advance(30)
         await until(lambda: session.idle and len(provider.requests) == requests + 1, runtime)

@@ -218,16 +218,9 @@ async def test_closing_the_host_cancels_a_step_running_in_a_calls_task(
 
 
 async def test_yield_on_timeout_reads_the_runtime_clock(clock: ManualClock) -> None:
-    puppet = Puppet()
-    provider = ScriptedProvider(
-        (asks("go"), lambda r: tool_calls(("puppet", {}))),
-        (has_results, lambda r: text("went on")),
-    )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=60_000))
-    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
-        session = await host.create_session(config)
-        session.post("go")
-        await until(lambda: session.status == "waiting", runtime)
+    went_on = (has_results, lambda r: text("went on"))
+    async with waiting_for_a_call(clock, went_on, config=config) as (_, provider, runtime, session):
         clock.advance(59)
         await settle(runtime)
         assert len(provider.requests) == 1

@@ -19,6 +19,7 @@ from agentos.turns import (
     Caller,
     CapabilityResult,
     HistoryCall,
+    Message,
     MessageHistory,
     Scope,
     SystemToolbox,
@@ -40,211 +41,202 @@ async def status(toolbox: SystemToolbox, caller: Caller, **arguments: Any) -> di
     return json.loads(result.to_json())  # type: ignore[no-any-return]
 
 
-async def test_status_through_every_state(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        toolbox = SystemToolbox(runtime)
-        first = runtime.submit("puppet", {}, session_id="alice")
-        queued = runtime.submit("puppet", {}, session_id="alice")
-        assert (await status(toolbox, ALICE, tool_call_id=queued))["status"] == "pending"
-        await settle(runtime)
-        puppet.progress(first, {"percent": 30})
-        await settle(runtime)
-        running = await status(toolbox, ALICE, tool_call_id=first)
-        assert running["status"] == "running"
-        assert running["is_final"] is False
-        assert running["started_at"] is not None
-        assert running["completed_at"] is None
-        assert [entry["payload"] for entry in running["progress"]] == [None, {"percent": 30}]
-        assert [entry["kind"] for entry in running["progress"]] == ["started", "partial"]
-        quiet = await status(toolbox, ALICE, tool_call_id=first, include_progress=False)
-        assert quiet["progress"] is None
-        puppet.complete(first, {"free": "10:00"})
-        await settle(runtime)
-        done = await status(toolbox, ALICE, tool_call_id=first)
-        assert (done["status"], done["result"], done["is_final"]) == (
-            "completed",
-            {"free": "10:00"},
-            True,
-        )
-        await settle(runtime)
-        puppet.fail(queued, "calendar offline")
-        await settle(runtime)
-        failed = await status(toolbox, ALICE, tool_call_id=queued)
-        assert failed["status"] == "failed"
-        assert failed["error"]["message"] == "RuntimeError: calendar offline"
-        third = runtime.submit("puppet", {}, session_id="alice")
-        runtime.cancel(third)
-        assert (await status(toolbox, ALICE, tool_call_id=third))["status"] == "cancelled"
+@pytest.mark.runtime(max_running=1)
+async def test_status_through_every_state(puppet: Puppet, runtime: Runtime) -> None:
+    toolbox = SystemToolbox(runtime)
+    first = runtime.submit("puppet", {}, session_id="alice")
+    queued = runtime.submit("puppet", {}, session_id="alice")
+    assert (await status(toolbox, ALICE, tool_call_id=queued))["status"] == "pending"
+    await settle(runtime)
+    puppet.progress(first, {"percent": 30})
+    await settle(runtime)
+    running = await status(toolbox, ALICE, tool_call_id=first)
+    assert running["status"] == "running"
+    assert running["is_final"] is False
+    assert running["started_at"] is not None
+    assert running["completed_at"] is None
+    assert [entry["payload"] for entry in running["progress"]] == [None, {"percent": 30}]
+    assert [entry["kind"] for entry in running["progress"]] == ["started", "partial"]
+    quiet = await status(toolbox, ALICE, tool_call_id=first, include_progress=False)
+    assert quiet["progress"] is None
+    puppet.complete(first, {"free": "10:00"})
+    await settle(runtime)
+    done = await status(toolbox, ALICE, tool_call_id=first)
+    assert (done["status"], done["result"], done["is_final"]) == (
+        "completed",
+        {"free": "10:00"},
+        True,
+    )
+    await settle(runtime)
+    puppet.fail(queued, "calendar offline")
+    await settle(runtime)
+    failed = await status(toolbox, ALICE, tool_call_id=queued)
+    assert failed["status"] == "failed"
+    assert failed["error"]["message"] == "RuntimeError: calendar offline"
+    third = runtime.submit("puppet", {}, session_id="alice")
+    runtime.cancel(third)
+    assert (await status(toolbox, ALICE, tool_call_id=third))["status"] == "cancelled"
 
 
-async def test_changed_since_last_look_is_per_calling_session(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        toolbox = SystemToolbox(runtime)
-        operator = Caller("ops", scope=Scope.ALL)
-        call = runtime.submit("puppet", {}, session_id="alice")
+async def test_changed_since_last_look_is_per_calling_session(
+    puppet: Puppet, runtime: Runtime
+) -> None:
+    toolbox = SystemToolbox(runtime)
+    operator = Caller("ops", scope=Scope.ALL)
+    call = runtime.submit("puppet", {}, session_id="alice")
+    await settle(runtime)
+    looks = [(await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"]]
+    looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
+    puppet.progress(call, {"step": 1})
+    await settle(runtime)
+    looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
+    looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
+    assert looks == [True, False, True, False]
+    assert (await status(toolbox, operator, tool_call_id=call))["changed_since_last_look"]
+
+
+async def test_wait_for_completion_returns_on_completion(puppet: Puppet, runtime: Runtime) -> None:
+    toolbox = SystemToolbox(runtime)
+    call = runtime.submit("puppet", {}, session_id="alice")
+    answers: list[dict[str, Any]] = []
+
+    async def ask() -> None:
+        answers.append(await status(toolbox, ALICE, tool_call_id=call, wait_for_completion=True))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
         await settle(runtime)
-        looks = [(await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"]]
-        looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
-        puppet.progress(call, {"step": 1})
+        assert answers == []
+        other = runtime.submit("puppet", {}, session_id="bob")
         await settle(runtime)
-        looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
-        looks.append((await status(toolbox, ALICE, tool_call_id=call))["changed_since_last_look"])
-        assert looks == [True, False, True, False]
-        assert (await status(toolbox, operator, tool_call_id=call))["changed_since_last_look"]
-
-
-async def test_wait_for_completion_returns_on_completion(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        toolbox = SystemToolbox(runtime)
-        call = runtime.submit("puppet", {}, session_id="alice")
-        answers: list[dict[str, Any]] = []
-
-        async def ask() -> None:
-            answers.append(
-                await status(toolbox, ALICE, tool_call_id=call, wait_for_completion=True)
-            )
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask)
-            await settle(runtime)
-            assert answers == []
-            other = runtime.submit("puppet", {}, session_id="bob")
-            await settle(runtime)
-            assert runtime.status(other).status == "running", "others keep running meanwhile"
-            puppet.complete(call, 7)
-        assert answers[0]["status"] == "completed"
-        assert answers[0]["result"] == 7
+        assert runtime.status(other).status == "running", "others keep running meanwhile"
+        puppet.complete(call, 7)
+    assert answers[0]["status"] == "completed"
+    assert answers[0]["result"] == 7
 
 
 async def test_wait_for_completion_returns_the_snapshot_when_time_runs_out(
     clock: ManualClock,
+    runtime: Runtime,
 ) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        toolbox = SystemToolbox(runtime)
-        call = runtime.submit("puppet", {}, session_id="alice")
-        answers: list[dict[str, Any]] = []
+    toolbox = SystemToolbox(runtime)
+    call = runtime.submit("puppet", {}, session_id="alice")
+    answers: list[dict[str, Any]] = []
 
-        async def ask(seconds: float) -> None:
-            answers.append(
-                await status(
-                    toolbox,
-                    ALICE,
-                    tool_call_id=call,
-                    wait_for_completion=True,
-                    timeout_seconds=seconds,
-                )
+    async def ask(seconds: float) -> None:
+        answers.append(
+            await status(
+                toolbox,
+                ALICE,
+                tool_call_id=call,
+                wait_for_completion=True,
+                timeout_seconds=seconds,
             )
+        )
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask, 2.0)
-            group.start_soon(ask, 10_000.0)
-            await settle(runtime)
-            clock.advance(2)
-            await settle(runtime)
-            assert [answer["status"] for answer in answers] == ["running"]
-            clock.advance(MAX_WAIT_SECONDS - 2)
-        assert [answer["status"] for answer in answers] == ["running", "running"]
-
-
-async def test_cancel_running_pending_and_final_calls(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock, max_running=1) as runtime:
-        toolbox = SystemToolbox(runtime)
-        running = runtime.submit("puppet", {}, session_id="alice")
-        pending = runtime.submit("puppet", {}, session_id="alice")
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask, 2.0)
+        group.start_soon(ask, 10_000.0)
         await settle(runtime)
-        answers = []
-        for call in (pending, running, running):
-            result = await toolbox.invoke(
-                "cancel_tool_call", {"tool_call_id": call, "reason": "user asked"}, ALICE
-            )
-            answers.append(result.content)
-        assert [(a["tool_call_id"], a["internal_id"]) for a in answers] == [
-            (pending, pending),  # no provider id: the internal id is the id the model knows
-            (running, running),
-            (running, running),
-        ]
-        assert [(a["cancelled"], a["previous_status"]) for a in answers] == [
-            (True, "pending"),
-            (True, "running"),
-            (False, "cancelled"),
-        ]
-        assert runtime.status(running).cancel_reason == "user asked"
+        clock.advance(2)
         await settle(runtime)
-        assert puppet.calls[running].cleaned_up
+        assert [answer["status"] for answer in answers] == ["running"]
+        clock.advance(MAX_WAIT_SECONDS - 2)
+    assert [answer["status"] for answer in answers] == ["running", "running"]
 
 
-async def test_list_shows_only_the_callers_live_calls(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        toolbox = SystemToolbox(runtime)
-        done = runtime.submit("puppet", {}, session_id="alice")
-        live = runtime.submit("puppet", {}, session_id="alice", provider_call_id="toolu_live")
-        runtime.submit("puppet", {}, session_id="bob")
-        await settle(runtime)
-        puppet.complete(done)
-        puppet.progress(live, {"percent": 80})
-        await settle(runtime)
-        result = await toolbox.invoke("list_running_tool_calls", {}, ALICE)
-        calls = cast(list[dict[str, Any]], result.content["tool_calls"])
-        assert len(calls) == 1
-        assert calls[0] == {
-            "tool_call_id": "toolu_live",
-            "internal_id": live,
-            "session_id": "alice",
-            "tool_name": "puppet",
-            "label": None,
-            "status": "running",
-            "started_at": calls[0]["started_at"],
-            "latest_progress": {
-                "seq": 2,  # after the runtime's ``started``
-                "at": calls[0]["latest_progress"]["at"],
-                "kind": "partial",
-                "payload": {"percent": 80},
-            },
-        }
+@pytest.mark.runtime(max_running=1)
+async def test_cancel_running_pending_and_final_calls(puppet: Puppet, runtime: Runtime) -> None:
+    toolbox = SystemToolbox(runtime)
+    running = runtime.submit("puppet", {}, session_id="alice")
+    pending = runtime.submit("puppet", {}, session_id="alice")
+    await settle(runtime)
+    answers = []
+    for call in (pending, running, running):
+        result = await toolbox.invoke(
+            "cancel_tool_call", {"tool_call_id": call, "reason": "user asked"}, ALICE
+        )
+        answers.append(result.content)
+    assert [(a["tool_call_id"], a["internal_id"]) for a in answers] == [
+        (pending, pending),  # no provider id: the internal id is the id the model knows
+        (running, running),
+        (running, running),
+    ]
+    assert [(a["cancelled"], a["previous_status"]) for a in answers] == [
+        (True, "pending"),
+        (True, "running"),
+        (False, "cancelled"),
+    ]
+    assert runtime.status(running).cancel_reason == "user asked"
+    await settle(runtime)
+    assert puppet.calls[running].cleaned_up
+
+
+async def test_list_shows_only_the_callers_live_calls(puppet: Puppet, runtime: Runtime) -> None:
+    toolbox = SystemToolbox(runtime)
+    done = runtime.submit("puppet", {}, session_id="alice")
+    live = runtime.submit("puppet", {}, session_id="alice", provider_call_id="toolu_live")
+    runtime.submit("puppet", {}, session_id="bob")
+    await settle(runtime)
+    puppet.complete(done)
+    puppet.progress(live, {"percent": 80})
+    await settle(runtime)
+    result = await toolbox.invoke("list_running_tool_calls", {}, ALICE)
+    calls = cast(list[dict[str, Any]], result.content["tool_calls"])
+    assert len(calls) == 1
+    assert calls[0] == {
+        "tool_call_id": "toolu_live",
+        "internal_id": live,
+        "session_id": "alice",
+        "tool_name": "puppet",
+        "label": None,
+        "status": "running",
+        "started_at": calls[0]["started_at"],
+        "latest_progress": {
+            "seq": 2,  # after the runtime's ``started``
+            "at": calls[0]["latest_progress"]["at"],
+            "kind": "partial",
+            "payload": {"percent": 80},
+        },
+    }
 
 
 async def test_provider_ids_resolve_within_the_session_in_flight_first(
     clock: ManualClock,
+    puppet: Puppet,
+    runtime: Runtime,
 ) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        toolbox = SystemToolbox(runtime)
+    toolbox = SystemToolbox(runtime)
 
-        def submit(session: str, conversation: str = "c1") -> str:
-            return runtime.submit(
-                "puppet",
-                {},
-                session_id=session,
-                conversation_id=conversation,
-                provider_call_id="toolu_1",
-            )
-
-        older = submit("alice")
-        await settle(runtime)
-        clock.advance(1)
-        newer = submit("alice")
-        elsewhere = submit("bob")
-        await settle(runtime)
-        puppet.complete(newer)
-        await settle(runtime)
-        caller = Caller("alice", conversation_id="c1")
-        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["internal_id"] == older
-        puppet.complete(older)
-        await settle(runtime)
-        assert (await status(toolbox, caller, tool_call_id="toolu_1"))["internal_id"] == newer
-        bob = Caller("bob", conversation_id="c1")
-        assert (await status(toolbox, bob, tool_call_id="toolu_1"))["internal_id"] == elsewhere
-        other_conversation = Caller("alice", conversation_id="c2")
-        result = await toolbox.invoke(
-            "get_tool_call_status", {"tool_call_id": "toolu_1"}, other_conversation
+    def submit(session: str, conversation: str = "c1") -> str:
+        return runtime.submit(
+            "puppet",
+            {},
+            session_id=session,
+            conversation_id=conversation,
+            provider_call_id="toolu_1",
         )
-        assert error_of(result)["code"] == "unknown_tool_call"
+
+    older = submit("alice")
+    await settle(runtime)
+    clock.advance(1)
+    newer = submit("alice")
+    elsewhere = submit("bob")
+    await settle(runtime)
+    puppet.complete(newer)
+    await settle(runtime)
+    caller = Caller("alice", conversation_id="c1")
+    assert (await status(toolbox, caller, tool_call_id="toolu_1"))["internal_id"] == older
+    puppet.complete(older)
+    await settle(runtime)
+    assert (await status(toolbox, caller, tool_call_id="toolu_1"))["internal_id"] == newer
+    bob = Caller("bob", conversation_id="c1")
+    assert (await status(toolbox, bob, tool_call_id="toolu_1"))["internal_id"] == elsewhere
+    other_conversation = Caller("alice", conversation_id="c2")
+    result = await toolbox.invoke(
+        "get_tool_call_status", {"tool_call_id": "toolu_1"}, other_conversation
+    )
+    assert error_of(result)["code"] == "unknown_tool_call"
 
 
 async def test_a_reused_provider_id_follows_its_calls_as_they_are_forgotten(
@@ -300,22 +292,31 @@ async def test_a_reused_provider_id_follows_its_calls_as_they_are_forgotten(
 
 
 async def test_a_call_without_a_conversation_belongs_to_all_of_its_session(
-    clock: ManualClock,
+    runtime: Runtime,
 ) -> None:
     """A Host's sessions submit no conversation: every caller of the session finds the call
     by its provider id, and the answer names it by that id; another session's caller does not."""
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        toolbox = SystemToolbox(runtime)
-        call = runtime.submit("puppet", {}, session_id="alice", provider_call_id="toolu_9")
-        await settle(runtime)
-        for caller in (Caller("alice"), Caller("alice", conversation_id="c1")):
-            answer = await status(toolbox, caller, tool_call_id="toolu_9")
-            assert (answer["internal_id"], answer["tool_call_id"]) == (call, "toolu_9")
-        result = await toolbox.invoke(
-            "get_tool_call_status", {"tool_call_id": "toolu_9"}, Caller("bob")
-        )
-        assert error_of(result)["code"] == "unknown_tool_call"
+    toolbox = SystemToolbox(runtime)
+    call = runtime.submit("puppet", {}, session_id="alice", provider_call_id="toolu_9")
+    await settle(runtime)
+    for caller in (Caller("alice"), Caller("alice", conversation_id="c1")):
+        answer = await status(toolbox, caller, tool_call_id="toolu_9")
+        assert (answer["internal_id"], answer["tool_call_id"]) == (call, "toolu_9")
+    result = await toolbox.invoke(
+        "get_tool_call_status", {"tool_call_id": "toolu_9"}, Caller("bob")
+    )
+    assert error_of(result)["code"] == "unknown_tool_call"
+
+
+def calendar_calls(*tool_use_ids: str) -> Message:
+    """The model's message calling ``calendar`` once for each of ``tool_use_ids``."""
+    return {
+        "role": "assistant",
+        "content": [
+            {"type": "tool_use", "id": tool_use_id, "name": "calendar", "input": {}}
+            for tool_use_id in tool_use_ids
+        ],
+    }
 
 
 async def test_calls_the_world_forgot_are_orphaned_unless_the_history_has_the_result(
@@ -326,15 +327,7 @@ async def test_calls_the_world_forgot_are_orphaned_unless_the_history_has_the_re
         "alice",
         [
             {"role": "user", "content": "when can we meet?"},
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": "toolu_lost", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_done", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_bad", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_wait", "name": "calendar", "input": {}},
-                ],
-            },
+            calendar_calls("toolu_lost", "toolu_done", "toolu_bad", "toolu_wait"),
             {
                 "role": "user",
                 "content": [
@@ -392,26 +385,24 @@ async def test_a_running_call_wins_over_the_history(clock: ManualClock) -> None:
         assert (await status(toolbox, ALICE, tool_call_id="toolu_7"))["status"] == "running"
 
 
-async def test_other_sessions_calls_answer_exactly_like_missing_ones(clock: ManualClock) -> None:
-    puppet = Puppet()
-    async with Runtime([puppet.tool], clock=clock) as runtime:
-        toolbox = SystemToolbox(runtime)
-        foreign = runtime.submit("puppet", {}, session_id="bob", provider_call_id="toolu_b")
-        missing = "0d9c8a52-0c1e-4c8e-9f0b-5d7f4c3b2a10"
-        for name, arguments in [
-            ("get_tool_call_status", {"tool_call_id": "{}"}),
-            ("cancel_tool_call", {"tool_call_id": "{}", "reason": "x"}),
-        ]:
-            answers = []
-            for call_id in (foreign, missing, "toolu_b"):
-                filled = {
-                    k: v.format() if k != "tool_call_id" else call_id for k, v in arguments.items()
-                }
-                result = await toolbox.invoke(name, filled, ALICE)
-                answers.append(json.dumps(result.content).replace(call_id, "<id>"))
-                assert result.is_error
-            assert len(set(answers)) == 1, answers
-        assert runtime.status(foreign).status == "running"
+async def test_other_sessions_calls_answer_exactly_like_missing_ones(runtime: Runtime) -> None:
+    toolbox = SystemToolbox(runtime)
+    foreign = runtime.submit("puppet", {}, session_id="bob", provider_call_id="toolu_b")
+    missing = "0d9c8a52-0c1e-4c8e-9f0b-5d7f4c3b2a10"
+    for name, arguments in [
+        ("get_tool_call_status", {"tool_call_id": "{}"}),
+        ("cancel_tool_call", {"tool_call_id": "{}", "reason": "x"}),
+    ]:
+        answers = []
+        for call_id in (foreign, missing, "toolu_b"):
+            filled = {
+                k: v.format() if k != "tool_call_id" else call_id for k, v in arguments.items()
+            }
+            result = await toolbox.invoke(name, filled, ALICE)
+            answers.append(json.dumps(result.content).replace(call_id, "<id>"))
+            assert result.is_error
+        assert len(set(answers)) == 1, answers
+    assert runtime.status(foreign).status == "running"
 
 
 async def test_scopes_widen_to_children_and_all(clock: ManualClock) -> None:
@@ -628,14 +619,7 @@ def test_late_outcomes_and_cancellations_are_read_back_from_text() -> None:
     history.load(
         "s",
         [
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": "toolu_a", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_b", "name": "calendar", "input": {}},
-                    {"type": "tool_use", "id": "toolu_c", "name": "calendar", "input": {}},
-                ],
-            },
+            calendar_calls("toolu_a", "toolu_b", "toolu_c"),
             {
                 "role": "user",
                 "content": [

@@ -1,5 +1,6 @@
-"""``agentos chat``'s app run headless on a scripted model (``chatting``), and what the tests
-type (``say``), read (``chat_text``, ``cell``) and wait for (``until``)."""
+"""``agentos chat``'s app run headless on a scripted model (``chatting``; ``both_checked``:
+with the two calls "check both" starts), and what the tests type (``say``, ``call_on_go``),
+read (``chat_text``, ``cell``) and wait for (``until``)."""
 
 from __future__ import annotations
 
@@ -66,6 +67,14 @@ async def check_both(app: ChatApp, pilot: Pilot[None], runtime: Runtime) -> None
     await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 2)
 
 
+async def call_on_go(app: ChatApp, pilot: Pilot[None], runtime: Runtime, puppet: Puppet) -> str:
+    """Say "go" and wait until the calls pane shows the one puppet call it starts: its id."""
+    await say(pilot, "go")
+    await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
+    (call_id,) = puppet.calls
+    return call_id
+
+
 def cell(app: ChatApp, call_id: str, column: int) -> str:
     """What call ``call_id``'s row shows in ``column``."""
     pane = app.query_one(CallsPane)
@@ -89,3 +98,14 @@ async def chatting(
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             yield app, pilot, runtime
+
+
+@asynccontextmanager
+async def both_checked(
+    puppet: Puppet, **runtime_options: Any
+) -> AsyncIterator[tuple[ChatApp, Pilot[None], Runtime]]:
+    """``chatting``, told "check both" and on until the calls pane shows the two calls it
+    starts (Jane's and Joe's)."""
+    async with chatting(puppet, **runtime_options) as (app, pilot, runtime):
+        await check_both(app, pilot, runtime)
+        yield app, pilot, runtime

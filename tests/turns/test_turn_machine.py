@@ -27,33 +27,19 @@ from agentos import (
     ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
+    turns,
 )
 from agentos.testing import blocks_of
 from agentos.turns import (
     PLACEHOLDER_KEY,
     WAITING,
     Action,
-    ArmTimer,
     Block,
-    CallRunning,
-    CallSettled,
-    CallsSubmitted,
-    CallStarted,
-    CancelCalls,
-    CancelsDone,
-    Commit,
-    Committed,
-    DisarmTimer,
     Event,
     Message,
-    ModelReplied,
-    SendRequest,
     SessionStatus,
-    SubmitCalls,
-    TimerFired,
     ToolResultBlock,
     TurnMachine,
-    UserPosted,
 )
 from tests.support.machines import Call, World, machine_test, snapshot
 from tests.support.transcripts import transcript_problem
@@ -94,26 +80,26 @@ class Turns(World):
     def handle(self, event: Event) -> None:
         cancels = 0
         for action in self.machine.handle(event):
-            if isinstance(action, ArmTimer):
+            if isinstance(action, turns.ArmTimer):
                 self.timer = action.deadline
-            elif isinstance(action, DisarmTimer):
+            elif isinstance(action, turns.DisarmTimer):
                 self.timer = None
-            elif isinstance(action, Commit):
+            elif isinstance(action, turns.Commit):
                 assert 0 <= self.machine.dirty_from <= len(self.machine.history)
-                self.machine.handle(Committed(self.machine.to_store()))
-            elif isinstance(action, CancelCalls):
+                self.machine.handle(turns.Committed(self.machine.to_store()))
+            elif isinstance(action, turns.CancelCalls):
                 assert action.reason == "session stopped"
                 for call_id in action.call_ids:
                     assert not self.calls[call_id].final, "cancel of a final call"
                     self.calls[call_id].cancel_asked = True
                 cancels += 1
             else:
-                if isinstance(action, SendRequest):
+                if isinstance(action, turns.SendRequest):
                     self.requests.append(json.loads(json.dumps(self.machine.history)))
                 assert not self.todo, f"{action} asked while {self.todo} is not done"
                 self.todo.append(action)
         for _ in range(cancels):
-            self.handle(CancelsDone())
+            self.handle(turns.CancelsDone())
 
     # ------------------------------------------------------------ the world
     # (and World's rules: a running call goes overdue, someone stops the session)
@@ -121,27 +107,27 @@ class Turns(World):
     @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
     @rule(text=st.sampled_from(["hello", "any news?", "go on"]))
     def post(self, text: str) -> None:
-        self.handle(UserPosted(text))
+        self.handle(turns.UserPosted(text))
 
-    @precondition(lambda self: self.todo and isinstance(self.todo[0], SendRequest))
+    @precondition(lambda self: self.todo and isinstance(self.todo[0], turns.SendRequest))
     @rule(uses=st.lists(st.sampled_from(TOOLS), max_size=3), fails=st.booleans())
     def model_answers(self, uses: list[str], fails: bool) -> None:
         self.todo.clear()
         if fails and not uses:
-            self.handle(ModelReplied(None))
+            self.handle(turns.ModelReplied(None))
             return
         content: list[Block] = [{"type": "text", "text": "on it"}]
         content += [
             {"type": "tool_use", "id": f"toolu_{next(self.ids)}", "name": name, "input": {}}
             for name in uses
         ]
-        self.handle(ModelReplied(content))
+        self.handle(turns.ModelReplied(content))
 
-    @precondition(lambda self: self.todo and isinstance(self.todo[0], SubmitCalls))
+    @precondition(lambda self: self.todo and isinstance(self.todo[0], turns.SubmitCalls))
     @rule(data=st.data())
     def shell_submits(self, data: st.DataObject) -> None:
         action = self.todo.pop()
-        assert isinstance(action, SubmitCalls)
+        assert isinstance(action, turns.SubmitCalls)
         answers: dict[str, ToolResultBlock] = {}
         started = []
         for use in action.uses:
@@ -160,8 +146,10 @@ class Turns(World):
             call = Call(CallId(f"c{next(self.ids)}"), tool_use_id, name, status)
             self.calls[call.call_id] = call
             token = f"ct_{call.call_id}" if disposition is Disposition.DEFER else None
-            started.append(CallStarted(tool_use_id, call.call_id, name, disposition, status, token))
-        self.handle(CallsSubmitted(answers, started, [], self.now))
+            started.append(
+                turns.CallStarted(tool_use_id, call.call_id, name, disposition, status, token)
+            )
+        self.handle(turns.CallsSubmitted(answers, started, [], self.now))
 
     @precondition(
         lambda self: any(c.status is CallStatus.PENDING and c.name != "defer" for c in self.live())
@@ -171,7 +159,7 @@ class Turns(World):
         pending = [c for c in self.live() if c.status is CallStatus.PENDING and c.name != "defer"]
         call = data.draw(st.sampled_from(pending))
         call.status = CallStatus.RUNNING
-        self.handle(CallRunning(call.call_id))
+        self.handle(turns.CallRunning(call.call_id))
 
     @precondition(lambda self: self.live())
     @rule(
@@ -181,7 +169,7 @@ class Turns(World):
     def call_settles(self, data: st.DataObject, outcome: CallStatus) -> None:
         call = data.draw(st.sampled_from(self.live()))
         call.status = CallStatus.CANCELLED if call.cancel_asked else outcome
-        self.handle(CallSettled(snapshot(call)))
+        self.handle(turns.CallSettled(snapshot(call)))
 
     @precondition(lambda self: self.timer is not None)
     @rule()
@@ -189,7 +177,7 @@ class Turns(World):
         assert self.timer is not None
         self.now = max(self.now, self.timer)
         self.timer = None
-        self.handle(TimerFired(self.now))
+        self.handle(turns.TimerFired(self.now))
 
     # ------------------------------------------------------------ invariants
 

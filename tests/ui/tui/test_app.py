@@ -49,7 +49,18 @@ from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
 from tests.support.backends import hosted, running
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
-from tests.support.tui import CONFIG, cell, chat_text, chatting, check_both, model, say, until
+from tests.support.tui import (
+    CONFIG,
+    both_checked,
+    call_on_go,
+    cell,
+    chat_text,
+    chatting,
+    check_both,
+    model,
+    say,
+    until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -79,13 +90,10 @@ def shown_keys(app: ChatApp) -> set[str]:
     return {key for key, active in app.active_bindings.items() if active.binding.show}
 
 
-async def test_calls_appear_progress_and_a_question_is_answered_meanwhile() -> None:
-    puppet = Puppet()
-    async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
+async def test_calls_appear_progress_and_a_question_is_answered_meanwhile(puppet: Puppet) -> None:
+    async with both_checked(puppet) as (app, pilot, runtime):
         await until(pilot, runtime, lambda: len(puppet.calls) == 2)
         jane, joe = puppet.calls
-        await until(pilot, runtime, lambda: app.query_one("#calls", DataTable).row_count == 2)
         puppet.progress(jane, {"percent": 40})
         await until(pilot, runtime, lambda: "40%" in cell(app, jane, 2))
         assert cell(app, joe, 4) == "running"
@@ -96,15 +104,12 @@ async def test_calls_appear_progress_and_a_question_is_answered_meanwhile() -> N
         await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
 
 
-async def test_a_log_line_sits_beside_the_percent_and_never_replaces_it() -> None:
+async def test_a_log_line_sits_beside_the_percent_and_never_replaces_it(puppet: Puppet) -> None:
     """Issue 45: a tool reports 40 %, then logs a line: the bar keeps 40 %, the line shows
     beside it (in the outcome, while the call runs)."""
-    puppet = Puppet()
-    async with chatting(puppet) as (app, pilot, runtime):
-        await say(pilot, "check both")
+    async with both_checked(puppet) as (app, pilot, runtime):
         await until(pilot, runtime, lambda: len(puppet.calls) == 2)
         jane, _ = puppet.calls
-        await until(pilot, runtime, lambda: app.query_one("#calls", DataTable).row_count == 2)
         puppet.progress(jane, {"percent": 40, "page": 4})
         puppet.log(jane, "fetched page 4")
         await until(pilot, runtime, lambda: "· fetched" in cell(app, jane, 4))
@@ -112,10 +117,10 @@ async def test_a_log_line_sits_beside_the_percent_and_never_replaces_it() -> Non
         assert cell(app, jane, 4) == "running · fetched …", "cut to its 19 columns"
 
 
-async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details() -> None:
-    puppet = Puppet()
-    async with chatting(puppet) as (app, pilot, runtime):
-        await check_both(app, pilot, runtime)
+async def test_c_cancels_the_selected_call_after_a_yes_and_enter_shows_details(
+    puppet: Puppet,
+) -> None:
+    async with both_checked(puppet) as (app, pilot, runtime):
         jane, joe = puppet.calls
         app.query_one("#calls", DataTable).focus()
         await pilot.press("down")  # Joe's row
@@ -239,10 +244,8 @@ async def test_a_theme_that_is_neither_dark_nor_light_is_refused() -> None:
             ChatApp(session, runtime, theme="solarized")
 
 
-async def test_markup_in_what_a_tool_reports_is_shown_as_written() -> None:
-    puppet = Puppet()
-    async with chatting(puppet) as (app, pilot, runtime):
-        await check_both(app, pilot, runtime)
+async def test_markup_in_what_a_tool_reports_is_shown_as_written(puppet: Puppet) -> None:
+    async with both_checked(puppet) as (app, pilot, runtime):
         jane, joe = puppet.calls
         puppet.progress(jane, "step [/] done")
         puppet.progress(joe, "[red]alarm[/red]")
@@ -254,8 +257,7 @@ async def test_a_call_the_runtime_forgets_keeps_its_row() -> None:
     """Past its retention the runtime forgets a finished call, and a transcript names it
     by its ``toolu_`` id again: the row stays, with what the chat knows."""
     clock, puppet = ManualClock(), Puppet()
-    async with chatting(puppet, clock=clock, retention_seconds=5) as (app, pilot, runtime):
-        await check_both(app, pilot, runtime)
+    async with both_checked(puppet, clock=clock, retention_seconds=5) as (app, pilot, runtime):
         jane, _ = puppet.calls
         puppet.complete(jane, "free 10-11")
         await until(pilot, runtime, lambda: cell(app, jane, 4) == "completed")
@@ -449,12 +451,10 @@ async def test_a_streaming_reply_grows_in_the_chat_and_its_call_shows_once_whole
         await provider.aclose()
 
 
-async def test_escape_closes_the_models_view_and_the_keys_stay_on_the_calls() -> None:
+async def test_escape_closes_the_models_view_and_the_keys_stay_on_the_calls(puppet: Puppet) -> None:
     """Issue 30: escape closes what is open and leaves the focus where it was, so a ``q``
     after it quits rather than being typed to the model; a second escape goes to writing."""
-    puppet = Puppet()
-    async with chatting(puppet) as (app, pilot, runtime):
-        await check_both(app, pilot, runtime)
+    async with both_checked(puppet) as (app, pilot, runtime):
         await pilot.press("tab", "b")
         await until(pilot, runtime, lambda: "check both" in model_view(app))
         await pilot.press("escape")
@@ -470,12 +470,10 @@ async def test_escape_closes_the_models_view_and_the_keys_stay_on_the_calls() ->
         assert app.query_one("#message", Input).value == ""
 
 
-async def test_quitting_while_calls_run_asks_once_naming_them() -> None:
+async def test_quitting_while_calls_run_asks_once_naming_them(puppet: Puppet) -> None:
     """Issue 30: the calls end with the process, so quitting asks first; ``y`` quits, any
     other key stays; the cancel prompt names the call by its arguments."""
-    puppet = Puppet()
-    async with chatting(puppet) as (app, pilot, runtime):
-        await check_both(app, pilot, runtime)
+    async with both_checked(puppet) as (app, pilot, runtime):
         await pilot.press("tab", "c")
         await until(pilot, runtime, lambda: isinstance(app.screen, Confirm))
         assert isinstance(app.screen, Confirm)
@@ -507,9 +505,7 @@ async def test_the_calls_pane_uses_the_terminals_width() -> None:
     async with running(model, puppet.tool) as (runtime, host):
         app = ChatApp(await host.create_session(CONFIG), runtime)
         async with app.run_test(size=(120, 24)) as pilot:
-            await say(pilot, "go")
-            await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-            (call_id,) = puppet.calls
+            call_id = await call_on_go(app, pilot, runtime, puppet)
             await until(pilot, runtime, lambda: label in cell(app, call_id, 1))
             assert cell(app, call_id, 1) == f'puppet(label="{label}")'
             await pilot.resize_terminal(80, 24)
@@ -535,9 +531,7 @@ async def test_the_details_show_input_progress_times_and_result_readably_and_liv
     clock, puppet = ManualClock(start=EPOCH), Puppet()
     provider = one_call({"label": "pages", "expected_seconds": 120})
     async with chatting(puppet, provider, clock=clock) as (app, pilot, runtime):
-        await say(pilot, "go")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-        (call_id,) = puppet.calls
+        call_id = await call_on_go(app, pilot, runtime, puppet)
         await until(pilot, runtime, lambda: puppet.started(call_id))
         clock.advance(12)
         puppet.progress(call_id, {"percent": 40})
@@ -571,10 +565,10 @@ async def test_the_details_show_input_progress_times_and_result_readably_and_liv
         assert str(EPOCH)[:6] not in shown
 
 
-async def test_the_details_say_a_failed_calls_error_and_a_text_result_as_text() -> None:
-    puppet = Puppet()
-    async with chatting(puppet) as (app, pilot, runtime):
-        await check_both(app, pilot, runtime)
+async def test_the_details_say_a_failed_calls_error_and_a_text_result_as_text(
+    puppet: Puppet,
+) -> None:
+    async with both_checked(puppet) as (app, pilot, runtime):
         jane, joe = puppet.calls
         puppet.fail(jane, "calendar\nunreachable")
         puppet.complete(joe, 'free "10-11"\nbusy after')
@@ -595,9 +589,7 @@ async def test_the_raw_json_shows_only_after_r_and_has_no_epoch_time() -> None:
         pilot,
         runtime,
     ):
-        await say(pilot, "go")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-        (call_id,) = puppet.calls
+        call_id = await call_on_go(app, pilot, runtime, puppet)
         await until(pilot, runtime, lambda: puppet.started(call_id))
         clock.advance(3)
         puppet.progress(call_id, {"percent": 60})
@@ -638,8 +630,7 @@ async def test_the_details_follow_their_call_when_the_calls_list_changes(
         return change[-1](chat) if change else chat
 
     monkeypatch.setattr(Session, "chat", property(changed_chat))
-    async with chatting(puppet) as (app, pilot, runtime):
-        await check_both(app, pilot, runtime)
+    async with both_checked(puppet) as (app, pilot, runtime):
         jane, joe = puppet.calls
         await pilot.press("tab", "down", "enter")
         await until(pilot, runtime, lambda: isinstance(app.screen, Details))
@@ -673,9 +664,7 @@ async def test_the_progress_column_is_wider_on_a_wider_terminal() -> None:
     """Issue 47: the bar grows with the terminal instead of staying five blocks."""
     puppet = Puppet()
     async with chatting(puppet, one_call({"label": "x"})) as (app, pilot, runtime):
-        await say(pilot, "go")
-        await until(pilot, runtime, lambda: app.query_one(CallsPane).row_count == 1)
-        (call_id,) = puppet.calls
+        call_id = await call_on_go(app, pilot, runtime, puppet)
         puppet.progress(call_id, {"percent": 40})
         await until(pilot, runtime, lambda: "40%" in cell(app, call_id, 2))
         assert cell(app, call_id, 2) == "██░░░ 40%"

@@ -175,6 +175,19 @@ async def shows(page: Page, label: str, status: str) -> None:
     await expect(row(page, label)).to_have_attribute("data-status", status, timeout=WAIT_MS)
 
 
+async def held_back(page: Page, pattern: str) -> anyio.Event:
+    """Hold the page's requests to ``pattern`` back until the event returned is set (the
+    data has arrived): what the page shows while it waits for them."""
+    arrived = anyio.Event()
+
+    async def held(route: Route) -> None:
+        await arrived.wait()
+        await route.continue_()
+
+    await page.route(pattern, held)
+    return arrived
+
+
 async def test_a_person_watches_asks_cancels_and_reloads(tmp_path: Path) -> None:
     async with served(tmp_path) as s:
         page = await s.browser.new_page()
@@ -930,13 +943,7 @@ async def test_the_list_says_it_is_loading_then_how_to_start_a_session(tmp_path:
     start a session, here or in a terminal."""
     async with served(tmp_path) as s:
         page = await s.browser.new_page()
-        arrived = anyio.Event()
-
-        async def held(route: Route) -> None:
-            await arrived.wait()
-            await route.continue_()
-
-        await page.route("**/api/sessions", held)
+        arrived = await held_back(page, "**/api/sessions")
         await page.goto(s.url)
         await expect(page.locator("#loading")).to_have_text("Loading sessions…")
         arrived.set()
@@ -954,13 +961,7 @@ async def test_a_session_page_says_it_is_loading_and_takes_no_message_meanwhile(
     async with served(tmp_path) as s:
         session = await s.host.create_session(AgentConfig())
         page = await s.browser.new_page()
-        arrived = anyio.Event()
-
-        async def held(route: Route) -> None:
-            await arrived.wait()
-            await route.continue_()
-
-        await page.route("**/events", held)
+        arrived = await held_back(page, "**/events")
         await page.goto(f"{s.url}/sessions/{session.session_id}")
         await expect(page.locator("#chat-loading")).to_have_text("Loading the conversation…")
         await expect(page.locator("#status")).to_have_text("loading…")
