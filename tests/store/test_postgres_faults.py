@@ -165,6 +165,12 @@ def turn(session_id: str, words: str, version: int) -> TurnCommit:
     return TurnCommit(session_id, "idle", 0, (said,), version)
 
 
+async def leased(store: PostgresStore, session_id: str) -> int | None:
+    """A new session, its lease taken by ``me``: the version to commit its first turn at."""
+    await store.create_session(StoredSession(session_id, {}, "idle", 1.0, 1.0))
+    return await store.acquire_lease(session_id, "me", ttl=60)
+
+
 async def test_a_commit_whose_answer_was_lost_is_settled_not_written_twice(
     postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,8 +178,7 @@ async def test_a_commit_whose_answer_was_lost_is_settled_not_written_twice(
     goes on from it, no conflict); one not applied is reported, and writing it again works."""
     fault = CommitFault(monkeypatch)
     async with await PostgresStore.open(postgres_dsn) as store:
-        await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
-        version = await store.acquire_lease("s", "me", ttl=60)
+        version = await leased(store, "s")
         assert version is not None
         fault.mode = "applied, answer lost"
         await store.commit_turn(turn("s", "one", version))
@@ -196,8 +201,7 @@ async def test_a_commit_refused_by_a_driver_that_read_the_servers_goodbye_is_set
     database to report: the turn is said to be cut off, and written again it goes in."""
     fault = CommitFault(monkeypatch)
     async with await PostgresStore.open(postgres_dsn) as store:
-        await store.create_session(StoredSession("s", {}, "idle", 1.0, 1.0))
-        version = await store.acquire_lease("s", "me", ttl=60)
+        version = await leased(store, "s")
         assert version is not None
         fault.mode = "goodbye read, socket still open"
         with pytest.raises(StoreError, match="cut off and not applied"):
@@ -216,8 +220,7 @@ async def test_a_writer_cancelled_mid_commit_still_writes_the_others_once(
     async with await PostgresStore.open(postgres_dsn) as store:
         versions: dict[str, int] = {}
         for name in ("a", "b"):
-            await store.create_session(StoredSession(name, {}, "idle", 1.0, 1.0))
-            taken = await store.acquire_lease(name, "me", ttl=60)
+            taken = await leased(store, name)
             assert taken is not None
             versions[name] = taken
         writer = anyio.CancelScope()
