@@ -21,7 +21,7 @@ from hypothesis.stateful import invariant, precondition, rule
 
 from agentos import AgentConfig, CallId, CallStatus, Disposition, turns
 from agentos.testing import blocks_of
-from agentos.turns import Action, Block, BoardMachine, Event, SessionStatus, ToolResultBlock
+from agentos.turns import Action, Block, BoardMachine, SessionStatus, ToolResultBlock
 from tests.support.machines import Call, World, machine_test, snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
@@ -36,6 +36,8 @@ class Request:
 
 
 class Boards(World):
+    machine: BoardMachine
+
     def __init__(self) -> None:
         super().__init__()
         self.machine = BoardMachine("s", CONFIG)
@@ -48,26 +50,8 @@ class Boards(World):
         self.failed = False
         """The last model request failed, and none has been asked since."""
 
-    def handle(self, event: Event) -> None:
-        cancels = 0
-        for action in self.machine.handle(event):
-            if isinstance(action, turns.Commit):
-                self.machine.handle(turns.Committed(self.machine.to_store()))
-            elif isinstance(action, turns.CancelCalls):
-                for call_id in action.call_ids:
-                    assert not self.calls[call_id].final, "cancel of a final call"
-                    self.calls[call_id].cancel_asked = True
-                cancels += 1
-            else:
-                if isinstance(action, turns.SendRequest):
-                    self.seen(action)
-                    self.failed = False
-                assert not self.todo, f"{action} asked while {self.todo} is not done"
-                self.todo.append(action)
-        for _ in range(cancels):
-            self.handle(turns.CancelsDone())
-
-    def seen(self, action: turns.SendRequest) -> None:
+    def sent(self, action: turns.SendRequest) -> None:
+        self.failed = False
         assert action.messages is not None, "a board request carries its own messages"
         (message,) = action.messages
         blocks = blocks_of(message)
@@ -165,11 +149,8 @@ class Boards(World):
 
     @invariant()
     def nothing_is_stuck(self) -> None:
+        """Besides ``World``'s: what this machine's status says of its calls."""
         status = self.machine.view().status
-        if status is SessionStatus.REQUESTING:
-            assert self.todo, "requesting, with no request or submission asked"
-        else:
-            assert not self.todo, f"{status} with {self.todo} not done"
         if status not in (SessionStatus.REQUESTING, SessionStatus.STOPPED):
             expected = SessionStatus.WAITING if self.live() else SessionStatus.IDLE
             assert status is (SessionStatus.FAILED if self.failed else expected), status

@@ -1,7 +1,7 @@
 """What the machine tests share: the harness's call (one runtime call as the shell of the pure
 turn and board machine tests sees it, and its snapshot), the part of the world around a pure
-machine both harnesses play alike (``World``), and how a hypothesis state machine becomes a
-test."""
+machine both harnesses play alike and what they check alike (``World``), and how a
+hypothesis state machine becomes a test."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from agentos import (
     CallError,
@@ -20,7 +20,21 @@ from agentos import (
     ErrorKind,
     SessionId,
 )
-from agentos.turns import CallOverdue, Event, StopRequested
+from agentos.turns import (
+    Action,
+    ArmTimer,
+    CallOverdue,
+    CancelCalls,
+    CancelsDone,
+    Commit,
+    Committed,
+    DisarmTimer,
+    Event,
+    Machine,
+    SendRequest,
+    SessionStatus,
+    StopRequested,
+)
 
 
 @dataclass
@@ -67,13 +81,50 @@ def snapshot(call: Call) -> CallSnapshot:
 
 class World(RuleBasedStateMachine):
     """The world around a pure machine, as both harnesses play it: the calls that run go
-    overdue, someone stops the session. A harness keeps ``calls`` and ``handle``s each event
-    as the shell would (performing what the machine asks)."""
+    overdue, someone stops the session, and ``handle`` gives each event to the machine and
+    does what a shell would with what it asks (commits and cancels at once; a request or a
+    submission kept in ``todo`` for a rule to perform). A harness sees what it cares for of
+    that through ``sent`` and ``committing``."""
 
     calls: dict[CallId, Call]
+    machine: Machine
+    todo: list[Action]
+    """The request or submission the machine waits for (at most one)."""
+    timer: float | None = None
+    """The yield timer's deadline, if armed."""
 
     def handle(self, event: Event) -> None:
-        raise NotImplementedError
+        cancels = 0
+        for action in self.machine.handle(event):
+            if isinstance(action, ArmTimer):
+                self.timer = action.deadline
+            elif isinstance(action, DisarmTimer):
+                self.timer = None
+            elif isinstance(action, Commit):
+                self.committing()
+                self.machine.handle(Committed(self.machine.to_store()))
+            elif isinstance(action, CancelCalls):
+                self.cancelling(action)
+                for call_id in action.call_ids:
+                    assert not self.calls[call_id].final, "cancel of a final call"
+                    self.calls[call_id].cancel_asked = True
+                cancels += 1
+            else:
+                if isinstance(action, SendRequest):
+                    self.sent(action)
+                assert not self.todo, f"{action} asked while {self.todo} is not done"
+                self.todo.append(action)
+        for _ in range(cancels):
+            self.handle(CancelsDone())
+
+    def sent(self, request: SendRequest) -> None:
+        """The machine asks the model (before ``todo`` holds the request)."""
+
+    def committing(self) -> None:
+        """The machine asks for a commit (before the store's answer, ``Committed``)."""
+
+    def cancelling(self, cancel: CancelCalls) -> None:
+        """The machine asks to cancel calls (before the harness marks them)."""
 
     def live(self) -> list[Call]:
         return [call for call in self.calls.values() if not call.final]
@@ -87,6 +138,14 @@ class World(RuleBasedStateMachine):
     @rule(cancel_calls=st.booleans())
     def stop(self, cancel_calls: bool) -> None:
         self.handle(StopRequested(cancel_calls))
+
+    @invariant()
+    def something_is_asked_exactly_while_requesting(self) -> None:
+        status = self.machine.view().status
+        if status is SessionStatus.REQUESTING:
+            assert self.todo, "requesting, with no request or submission asked"
+        else:
+            assert not self.todo, f"{status} with {self.todo} not done"
 
 
 def machine_test(

@@ -35,7 +35,6 @@ from agentos.turns import (
     WAITING,
     Action,
     Block,
-    Event,
     Message,
     SessionStatus,
     ToolResultBlock,
@@ -60,13 +59,14 @@ OUTCOME = re.compile(r"\[tool call (\S+) \([^)]*\) finished: ")
 
 
 class Turns(World):
+    machine: TurnMachine
+
     def __init__(self) -> None:
         super().__init__()
         self.machine = TurnMachine("s", CONFIGS["all_done"])
         self.todo: list[Action] = []
-        """The request or submission the machine waits for (at most one)."""
         self.calls: dict[CallId, Call] = {}
-        self.timer: float | None = None
+        self.timer = None
         self.now = 0.0
         self.requests: list[list[Message]] = []
         self.ids = itertools.count()
@@ -77,29 +77,14 @@ class Turns(World):
 
     # ------------------------------------------------------------ the shell
 
-    def handle(self, event: Event) -> None:
-        cancels = 0
-        for action in self.machine.handle(event):
-            if isinstance(action, turns.ArmTimer):
-                self.timer = action.deadline
-            elif isinstance(action, turns.DisarmTimer):
-                self.timer = None
-            elif isinstance(action, turns.Commit):
-                assert 0 <= self.machine.dirty_from <= len(self.machine.history)
-                self.machine.handle(turns.Committed(self.machine.to_store()))
-            elif isinstance(action, turns.CancelCalls):
-                assert action.reason == "session stopped"
-                for call_id in action.call_ids:
-                    assert not self.calls[call_id].final, "cancel of a final call"
-                    self.calls[call_id].cancel_asked = True
-                cancels += 1
-            else:
-                if isinstance(action, turns.SendRequest):
-                    self.requests.append(json.loads(json.dumps(self.machine.history)))
-                assert not self.todo, f"{action} asked while {self.todo} is not done"
-                self.todo.append(action)
-        for _ in range(cancels):
-            self.handle(turns.CancelsDone())
+    def sent(self, request: turns.SendRequest) -> None:
+        self.requests.append(json.loads(json.dumps(self.machine.history)))
+
+    def committing(self) -> None:
+        assert 0 <= self.machine.dirty_from <= len(self.machine.history)
+
+    def cancelling(self, cancel: turns.CancelCalls) -> None:
+        assert cancel.reason == "session stopped"
 
     # ------------------------------------------------------------ the world
     # (and World's rules: a running call goes overdue, someone stops the session)
@@ -197,11 +182,8 @@ class Turns(World):
 
     @invariant()
     def nothing_is_stuck(self) -> None:
+        """Besides ``World``'s: what this machine's status says of its calls."""
         status = self.machine.view().status
-        if status is SessionStatus.REQUESTING:
-            assert self.todo, "requesting, with no request or submission asked"
-        else:
-            assert not self.todo, f"{status} with {self.todo} not done"
         if status is SessionStatus.WAITING:
             assert self.live(), "waiting for calls that all ended"
         if status is SessionStatus.WAITING_EXTERNAL:
