@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 import anyio
 
@@ -38,8 +39,23 @@ CANCEL_WAIT_SECONDS = 5.0
 """How long ``cancel_call`` waits for the holder's answer by default (then: ``queued``)."""
 
 
+LookupFailure = Literal["unknown", "ambiguous", "deferred", "nowhere"]
+"""Why a call cannot be looked up, or cancelled (``CallLookupError.reason``)."""
+
+
 class CallLookupError(AgentOSError):
-    """The id names no call, or calls of several sessions (a ``session_id`` chooses)."""
+    """The id names no call, or calls of several sessions (a ``session_id`` chooses); or
+    the call cannot be cancelled: deferred (its token ends it), or run by no process.
+
+    ``reason`` says which (``unknown``, ``ambiguous``, ``deferred``, ``nowhere``), for a
+    front end to add its own words (the command line names its commands); ``call`` is the
+    call, when one was found.
+    """
+
+    def __init__(self, message: str, reason: LookupFailure, call: CallView | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.call = call
 
 
 def merge(stored: CallView | None, row: MirroredCall | None, holder: str | None) -> CallView:
@@ -173,14 +189,12 @@ async def find_call(store: SessionStore, call_id: str, session_id: str | None = 
             found.append(call)  # a model's id can repeat in a session: its first call
     if not found:
         where = "" if session_id is None else f" in session {session_id!r}"
-        raise CallLookupError(
-            f"no tool call with id {call_id!r}{where} (see 'agentos calls SESSION')"
-        )
+        raise CallLookupError(f"no tool call with id {call_id!r}{where}", "unknown")
     if len(found) > 1:
         names = ", ".join(call.session_id for call in found)
         raise CallLookupError(
-            f"{call_id!r} names calls in several sessions ({names}); "
-            "say which with --session SESSION"
+            f"{call_id!r} names calls in several sessions ({names}); name the session",
+            "ambiguous",
         )
     return found[0]
 
@@ -256,16 +270,19 @@ async def cancel_call(
     if call.status in _ENDED:
         return CancelReport(call, "already_final", previous_status=status, status=status)
     if call.waits_for_token:
-        token = call.continuation_token or "TOKEN"
         raise CallLookupError(
             f"call {call.request_id} is deferred: it waits for its continuation token, and "
-            f"only that ends it; 'agentos complete {token} --error TEXT' fails it"
+            "only that ends it (completed with an error, it fails)",
+            "deferred",
+            call,
         )
     nowhere = f"call {call.request_id} is not running anywhere: {NOWHERE}"
     if call.holder is None:
         raise CallLookupError(
-            f"{nowhere} (no live process holds session {session_id}; "
-            f"'agentos resume {session_id}' tells the model it was lost)"
+            f"{nowhere} (no live process holds session {session_id}; resumed, the session "
+            "tells the model it was lost)",
+            "nowhere",
+            call,
         )
     request = await request_cancel(store, call, reason, wait)
     answer = request.answer
@@ -274,7 +291,9 @@ async def cancel_call(
     if answer.get("found") is not True:
         raise CallLookupError(
             f"{nowhere} ({call.holder} holds session {session_id} but not the call: "
-            "it ran in an earlier process)"
+            "it ran in an earlier process)",
+            "nowhere",
+            call,
         )
     before, after = _status(answer.get("previous_status")), _status(answer.get("status"))
     if answer.get("cancelled") is True:

@@ -96,8 +96,37 @@ async def test_a_program_looks_up_a_call_another_host_runs_and_cancels_it(
             False,
             "cancelled",
         )
-        with pytest.raises(CallLookupError, match="no tool call"):
+        with pytest.raises(CallLookupError, match="no tool call") as unknown:
             await find_call(elsewhere, "toolu_nobody_made")
+        assert unknown.value.reason == "unknown" and unknown.value.call is None
+
+
+async def test_a_call_no_process_runs_is_not_cancelled_in_a_programs_words(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The look-up's errors speak to a program (its ``reason`` to a front end, which adds
+    its own commands: the command line's are tested with it)."""
+    puppet = Puppet()
+    model = ScriptedProvider((lambda r: True, lambda r: tool_calls(("puppet", {}))))
+    config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1))
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        async with (
+            await SqliteStore.open(tmp_path / "a.db", clock=clock.wall) as store,
+            Host(runtime, model, store=store) as host,
+        ):
+            session = await host.create_session(config, session_id="s")
+            session.post("work")
+            with anyio.fail_after(10):
+                while not session.outstanding():
+                    clock.advance(0.001)
+                    await settle(runtime)
+        async with await SqliteStore.open(tmp_path / "a.db", clock=clock.wall) as store:
+            (call,) = (await session_calls(store, "s") or pytest.fail("no session")).calls
+            assert call.holder is None
+            with pytest.raises(CallLookupError, match="not running anywhere") as nowhere:
+                await cancel_call(store, call, "stalled")
+    assert (nowhere.value.reason, nowhere.value.call) == ("nowhere", call)
+    assert "agentos" not in str(nowhere.value), "a program is not told to run a command"
 
 
 async def test_looking_up_calls_needs_a_host_with_a_store(clock: ManualClock) -> None:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from typing import cast
 
 import click
@@ -19,6 +21,7 @@ from agentos._ui.cli.common import (
     EXIT_PENDING,
     EXIT_USAGE,
     JSON_HELP,
+    CliError,
     load,
     require_text,
     say,
@@ -30,6 +33,7 @@ from agentos._ui.cli.database import Database
 from agentos._ui.cli.sessions_table import ListedSession, print_sessions
 from agentos.board import Board
 from agentos.stores import (
+    CallLookupError,
     CallView,
     CancelReport,
     SessionStore,
@@ -298,7 +302,8 @@ def status_command(db: Database, call_id: str, session_id: str | None, as_json: 
     """
 
     async def find(store: SessionStore) -> CallView:
-        return await find_call(store, call_id, session_id)
+        with in_cli_words():
+            return await find_call(store, call_id, session_id)
 
     found = with_store(db, find)
     if as_json or not sys.stdout.isatty():
@@ -353,9 +358,10 @@ def cancel_command(
     require_text(reason, "'--reason'")
 
     async def attempt(store: SessionStore) -> CancelReport:
-        return await cancel_call(
-            store, await find_call(store, call_id, session_id), reason, wait=wait
-        )
+        with in_cli_words():
+            return await cancel_call(
+                store, await find_call(store, call_id, session_id), reason, wait=wait
+            )
 
     report = with_store(db, attempt)
     if as_json:
@@ -365,3 +371,22 @@ def cancel_command(
     if report.outcome == "already_final":
         return EXIT_ERROR
     return EXIT_PENDING if report.outcome == "queued" else EXIT_DONE
+
+
+@contextlib.contextmanager
+def in_cli_words() -> Iterator[None]:
+    """A call look-up's error, with the command that helps next."""
+    try:
+        yield
+    except CallLookupError as error:
+        call = error.call
+        if error.reason == "unknown":
+            raise CliError(f"{error} (see 'agentos calls SESSION')") from None
+        if error.reason == "ambiguous":
+            raise CliError(f"{error}: say which with --session SESSION") from None
+        if error.reason == "deferred" and call is not None:
+            token = call.continuation_token or "TOKEN"
+            raise CliError(f"{error}; 'agentos complete {token} --error TEXT' fails it") from None
+        if error.reason == "nowhere" and call is not None and call.holder is None:
+            raise CliError(f"{error}; 'agentos resume {call.session_id}' resumes it") from None
+        raise
