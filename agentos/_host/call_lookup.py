@@ -47,13 +47,22 @@ class CallLookupError(AgentOSError):
     """The id names no call, or calls of several sessions (a ``session_id`` chooses); or
     the call cannot be cancelled: deferred (its token ends it), or run by no process.
 
-    ``reason`` says which (``unknown``, ``ambiguous``, ``deferred``, ``nowhere``), for a
-    front end to add its own words (the command line names its commands); ``call`` is the
-    call, when one was found.
+    ``what`` is what is so and ``advice`` what a program can do about it (the message is
+    both); ``reason`` says which case (``unknown``, ``ambiguous``, ``deferred``,
+    ``nowhere``), for a front end to advise in its own words (the command line names its
+    commands); ``call`` is the call, when one was found.
     """
 
-    def __init__(self, message: str, reason: LookupFailure, call: CallView | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        what: str,
+        reason: LookupFailure,
+        call: CallView | None = None,
+        *,
+        advice: str = "",
+    ) -> None:
+        super().__init__(f"{what}; {advice}" if advice else what)
+        self.what = what
         self.reason = reason
         self.call = call
 
@@ -193,8 +202,9 @@ async def find_call(store: SessionStore, call_id: str, session_id: str | None = 
     if len(found) > 1:
         names = ", ".join(call.session_id for call in found)
         raise CallLookupError(
-            f"{call_id!r} names calls in several sessions ({names}); name the session",
+            f"{call_id!r} names calls in several sessions ({names})",
             "ambiguous",
+            advice="say which with session_id",
         )
     return found[0]
 
@@ -272,17 +282,18 @@ async def cancel_call(
     if call.waits_for_token:
         raise CallLookupError(
             f"call {call.request_id} is deferred: it waits for its continuation token, and "
-            "only that ends it (completed with an error, it fails)",
+            "only that ends it",
             "deferred",
             call,
+            advice="completing the token with an error fails it",
         )
     nowhere = f"call {call.request_id} is not running anywhere: {NOWHERE}"
     if call.holder is None:
         raise CallLookupError(
-            f"{nowhere} (no live process holds session {session_id}; resumed, the session "
-            "tells the model it was lost)",
+            f"{nowhere} (no live process holds session {session_id})",
             "nowhere",
             call,
+            advice="resuming the session tells the model it was lost",
         )
     request = await request_cancel(store, call, reason, wait)
     answer = request.answer

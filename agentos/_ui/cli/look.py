@@ -375,18 +375,19 @@ def cancel_command(
 
 @contextlib.contextmanager
 def in_cli_words() -> Iterator[None]:
-    """A call look-up's error, with the command that helps next."""
+    """A call look-up's error, advising the command that helps next."""
     try:
         yield
     except CallLookupError as error:
-        call = error.call
+        call, what = error.call, error.what
         if error.reason == "unknown":
-            raise CliError(f"{error} (see 'agentos calls SESSION')") from None
+            raise CliError(f"{what} (see 'agentos calls SESSION')") from None
         if error.reason == "ambiguous":
-            raise CliError(f"{error}: say which with --session SESSION") from None
+            raise CliError(f"{what}; say which with --session SESSION") from None
         if error.reason == "deferred" and call is not None:
             token = call.continuation_token or "TOKEN"
-            raise CliError(f"{error}; 'agentos complete {token} --error TEXT' fails it") from None
+            raise CliError(f"{what}; 'agentos complete {token} --error TEXT' fails it") from None
         if error.reason == "nowhere" and call is not None and call.holder is None:
-            raise CliError(f"{error}; 'agentos resume {call.session_id}' resumes it") from None
+            resume = f"'agentos resume {call.session_id}' tells the model it was lost"
+            raise CliError(f"{what}; {resume}") from None
         raise
