@@ -4,9 +4,9 @@
 pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``. Both are a ``Machine``: ``handle``,
-``view()`` (``MachineView``: the machine now, its history read from it, a ``Drawn``, only
-when asked), ``chat()``, ``awaits``, and ``to_store`` / ``from_store`` (``StoredTurn``,
-``Waiting``); each holds a ``TurnStatus``. A
+``view()`` (``MachineView``: the machine now, its history read from it, a
+``ViewSource``, only when asked), ``chat()``, ``awaits``, and ``to_store`` /
+``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``. A
 ``SendRequest`` is the whole draft (a transcript's history through its ``ContextView``, a
 board drawn); ``Sending`` asks for it again as it goes out (``[]``: unchanged). What a
 machine refuses before changing anything (``Refused``: ``ReplyRefused``, ``UnknownNode``)
@@ -81,7 +81,7 @@ from agentos._turns.events import (
 )
 from agentos._turns.expected import EXPECTED_SECONDS
 from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
-from agentos._turns.machine import Drawn, Machine, MachineView, Waiting
+from agentos._turns.machine import Machine, MachineView, ViewSource, Waiting
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript_machine import TurnMachine
@@ -117,7 +117,6 @@ __all__ = [
     "Crashed",
     "Decorations",
     "DisarmTimer",
-    "Drawn",
     "Event",
     "HistoryCall",
     "HistoryLookup",
@@ -153,6 +152,7 @@ __all__ = [
     "UnknownNode",
     "UserPosted",
     "ViewInput",
+    "ViewSource",
     "Waiting",
     "blocks_of",
     "fit_problems",

@@ -56,6 +56,7 @@ async def runtime(
     """A runtime on the test's clock whose one tool is the puppet the test drives, with the
     options a ``@pytest.mark.runtime(...)`` on the test gives (``max_running=1``: a queue)."""
     marker = request.node.get_closest_marker("runtime")
+    assert marker is None or not marker.args, "runtime(...) takes Runtime's keyword options"
     options = marker.kwargs if marker is not None else {}
     async with Runtime([puppet.tool], clock=clock, **options) as runtime:
         yield runtime

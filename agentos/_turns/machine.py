@@ -31,7 +31,7 @@ VIEW_KEPT = (CallRunning, Sending, Committed)
 """Frequent events that change nothing a view shows: it is not drawn again."""
 
 
-class Drawn(Protocol):
+class ViewSource(Protocol):
     """What a view reads its long parts from, and only when they are asked for: drawing a
     view then costs the same however long the history is."""
 
@@ -42,8 +42,11 @@ class Drawn(Protocol):
 
 class MachineView(NamedTuple):
     """A machine as it is now, for the shell and ``Session`` to read (a tuple: it is read
-    after every event, and made as often). A view kept while the machine moves on goes
-    stale: draw another (``Machine.view``)."""
+    after every event, and made as often). Its fields are the moment's; ``history``,
+    ``replies`` and ``posts`` are read from the machine when asked (a transcript's history
+    up to its length then, a board's posts as they are): draw a view again after an event
+    (``Machine.view``) rather than keep one.
+    """
 
     status: SessionStatus
     requests: int
@@ -60,7 +63,7 @@ class MachineView(NamedTuple):
     """What the history says of each call: the source of ``orphaned``."""
     queued_posts: tuple[str, ...]
     """User messages the chat does not show yet (a board shows a post at once)."""
-    drawn: Drawn
+    source: ViewSource
     """The machine, read when ``history``, ``replies`` or ``posts`` is asked for."""
     length: int
     """How many messages the history held when the view was drawn."""
@@ -68,17 +71,17 @@ class MachineView(NamedTuple):
     @property
     def history(self) -> tuple[Message, ...]:
         """A transcript's messages (a board session's: none, its board is its record)."""
-        return self.drawn.messages_upto(self.length)
+        return self.source.messages_upto(self.length)
 
     @property
     def replies(self) -> list[str]:
         """The text of every assistant message (a board's agent nodes), in order."""
-        return self.drawn.replies_upto(self.length)
+        return self.source.replies_upto(self.length)
 
     @property
     def posts(self) -> list[str]:
         """What the person said, oldest first: where a session's first words come from."""
-        return self.drawn.posts_upto(self.length)
+        return self.source.posts_upto(self.length)
 
 
 @dataclass(frozen=True, slots=True)

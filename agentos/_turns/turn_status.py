@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 
 from agentos._turns.events import TURN_TRANSITIONS, Action, CancelCalls, Commit, SessionStatus
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import Drawn, MachineView
+from agentos._turns.machine import MachineView, ViewSource
 from components import CallId
 
 _ALLOWED = {
@@ -55,7 +55,7 @@ class TurnStatus:
         grants_turn: Callable[[], bool],
         outstanding: Mapping[CallId, str],
         calls: MessageHistory,
-        drawn: Drawn,
+        source: ViewSource,
         length: int = 0,
         queued_posts: tuple[str, ...] = (),
     ) -> MachineView:
@@ -71,7 +71,7 @@ class TurnStatus:
             outstanding,
             calls,
             queued_posts,
-            drawn,
+            source,
             length,
         )
 

@@ -167,6 +167,10 @@ class Boards(World):
         ids = list(board.nodes) + [c.display_id for n in board.nodes.values() for c in n.calls]
         assert len(ids) == len(set(ids))
 
+    @invariant()
+    def no_yield_timer_is_armed(self) -> None:
+        assert self.timer is None, "a board's turns wait for no yield timer"
+
 
 TestBoards = machine_test(Boards, examples=500, steps=40)
 

@@ -35,12 +35,12 @@ LOST = (
     asyncpg.CannotConnectNowError,
     asyncpg.AdminShutdownError,
     asyncpg.CrashShutdownError,
-    asyncpg.InternalClientError,
 )
-"""Errors that say the connection, not the statement, failed (a statement's timeout aside).
-An ``InternalClientError`` says so too: the driver read the server's goodbye (an idle
-transaction ended, the backend terminated) before the socket's end, and refuses the next
-statement with "another operation is in progress"."""
+"""Errors that say the connection, not the statement, failed (a statement's timeout aside)."""
+GOODBYE_READ = "cannot switch to state"
+"""How asyncpg's ``InternalClientError`` begins when it read the server's goodbye (an idle
+transaction ended, the backend terminated) before the socket's end: it refuses every next
+statement on that connection, which is as good as lost."""
 COMMAND_TIMEOUT = 30.0
 """Seconds a statement may take: a half-open connection or a stuck lock fails, never hangs."""
 
@@ -51,6 +51,8 @@ def is_lost(error: BaseException) -> bool:
         return False
     if isinstance(error, LOST):
         return True
+    if isinstance(error, asyncpg.InternalClientError):
+        return str(error).startswith(GOODBYE_READ)
     return isinstance(error, asyncpg.InterfaceError) and "connection is closed" in str(error)
 
 
