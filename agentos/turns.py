@@ -4,13 +4,13 @@
 pure: ``handle(event)`` changes the state and returns the actions an async
 shell performs (``Session`` is that shell). Tests and alternative shells use
 these names; an application talks to ``Session``. Both are a ``Machine``: ``handle``,
-``view()`` (``MachineView``: the machine now, its history read from it, a
-``ViewSource``, only when asked), ``chat()``, ``awaits``, and ``to_store`` /
-``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``. A
-``SendRequest`` is the whole draft (a transcript's history through its ``ContextView``, a
-board drawn); ``Sending`` asks for it again as it goes out (``[]``: unchanged). What a
-machine refuses before changing anything (``Refused``: ``ReplyRefused``, ``UnknownNode``)
-reaches whoever sent the event.
+``view`` (``MachineView``: the machine now, drawn after each event that changes it, its
+history read from it, a ``ViewSource``, only when asked), ``chat()``, ``awaits``, and
+``to_store`` / ``from_store`` (``StoredTurn``, ``Waiting``); each holds a ``TurnStatus``.
+A ``SendRequest`` is the whole draft (a transcript's history through its
+``ContextView``, a board drawn); for a draft that ``may_move``, ``Sending`` asks for it
+again as it goes out (``[]``: unchanged). What a machine refuses before changing
+anything (``Refused``: ``ReplyRefused``, ``UnknownNode``) reaches whoever sent the event.
 
 Around them, what a session is made of, for code that builds or inspects one: the
 messages (``Message``, ``Block``, ``ToolResultBlock``), the context views

@@ -70,7 +70,6 @@ class BoardMachine:
         self.may_call = may_call or config.names_tool
         self.facts = facts
         self.turn = TurnStatus()
-        self._viewed: MachineView | None = None
         self.board = Board()
         self.ledger = BoardLedger()
         self._queue: deque[Wake] = deque()
@@ -85,14 +84,11 @@ class BoardMachine:
         """The last request drawn, and the board version and ask it was drawn for."""
         self._failed_wake: Wake | None = None
         """The turn whose request failed, until a request is tried again."""
+        self.view = self._drawn_view()
+        """As it is now: drawn again after each event that changes it (``handle``,
+        ``from_store``)."""
 
     # ------------------------------------------------------------------ queries
-
-    def view(self) -> MachineView:
-        """As it is now: drawn once after each change (``handle``, ``from_store``)."""
-        if self._viewed is None:
-            self._viewed = self._drawn_view()
-        return self._viewed
 
     def _drawn_view(self) -> MachineView:
         """No history (the board is the record) and no queued posts (shown at once)."""
@@ -156,7 +152,6 @@ class BoardMachine:
         takes back those its runtime still holds (unloaded and resumed in one process),
         each with ``OutcomeAwaited``, and gives up the rest (``CallLost``: they read as
         orphaned, for the model's next turn)."""
-        self._viewed = None
         board = stored.board
         if board is not None:
             self.board = Board.from_json(board)
@@ -165,15 +160,21 @@ class BoardMachine:
                 raise ValueError(f"not a stored board: wakes is {type(wakes).__name__}")
             owed = [Wake.from_json(wake) for wake in wakes]
             self._queue.extend(wake for wake in owed if wake.node in self.board.nodes)
-        waiting = self.ledger.restore(self.board, held)
-        return [Waiting(use, name, self.ledger.runtime_id_of(use)) for use, name in waiting]
+        restored = self.ledger.restore(self.board, held)
+        self.view = self._drawn_view()
+        return [Waiting(use, name, self.ledger.runtime_id_of(use)) for use, name in restored]
 
     # ------------------------------------------------------------------ the one entry point
 
     def handle(self, event: ev.Event) -> list[ev.Action]:
-        """Apply one event; return what the shell must do, in order."""
+        """Apply one event; return what the shell must do, in order (``view`` drawn again,
+        unless the event changes nothing it shows)."""
+        actions = self._apply(event)  # a refusal changes nothing; a bug is told as Crashed
         if not isinstance(event, VIEW_KEPT):
-            self._viewed = None
+            self.view = self._drawn_view()
+        return actions
+
+    def _apply(self, event: ev.Event) -> list[ev.Action]:
         if self.turn.ended:
             return []
         actions: list[ev.Action] = []
@@ -186,6 +187,8 @@ class BoardMachine:
                 drawn = self._drawn
                 request = self._draw() if self._asking is not None else None
                 return [] if request is None or (drawn and request is drawn[1]) else [request]
+            case ev.Committed():  # nothing to remember: the next commit writes the board whole
+                return []
             case ev.ModelReplied():
                 self._replied(event, actions)
             case ev.CallsSubmitted():
@@ -210,8 +213,6 @@ class BoardMachine:
             case ev.Crashed():
                 self.turn.crash()
                 return [ev.Commit()]
-            case ev.Committed():  # nothing to remember: the next commit writes the board whole
-                return []
             case ev.Abandoned():
                 self.turn.abandon()
                 return []
@@ -426,7 +427,7 @@ class BoardMachine:
         rendered = self.board.render(focus=focus, note=note, capabilities=capabilities)
         self.ledger.read()
         request = ev.SendRequest(
-            board_messages(rendered), notation(capabilities), cache_system=True
+            board_messages(rendered), notation(capabilities), cache_system=True, may_move=True
         )
         self._drawn = (drawn_for, request)
         return request

@@ -142,7 +142,7 @@ class Session:
                 version,
                 SessionStatus.IDLE,
                 self._usage.stored,
-                lambda: first_words(self._machine.view().posts),
+                lambda: first_words(self._machine.view.posts),
                 trace=lambda: None if spans is None else spans.last,
             ),
             usage=self._usage,
@@ -174,7 +174,7 @@ class Session:
 
     @property
     def status(self) -> SessionStatus:
-        return self._machine.view().status
+        return self._machine.view.status
 
     @property
     def streaming(self) -> PartialReply | None:
@@ -187,7 +187,7 @@ class Session:
     @property
     def history(self) -> list[Message]:
         """The conversation's messages (a board session's: none, its board is its record)."""
-        return list(self._machine.view().history)
+        return list(self._machine.view.history)
 
     @property
     def title(self) -> str:
@@ -195,7 +195,7 @@ class Session:
         person said (on one line, cut at 80 characters); empty while nothing is said."""
         if self._name is not None:
             return self._name
-        view = self._machine.view()
+        view = self._machine.view
         return first_words([*view.posts, *view.queued_posts])
 
     async def rename(self, title: str) -> str:
@@ -217,7 +217,7 @@ class Session:
     @property
     def requests(self) -> int:
         """Model requests made so far."""
-        return self._machine.view().requests
+        return self._machine.view.requests
 
     def statistics(self) -> SessionStatistics:
         """Model requests made by this session and the tokens they used, prompt-cache reads
@@ -228,7 +228,7 @@ class Session:
     @property
     def calls(self) -> MessageHistory:
         """What this session's history says of each call: the source of ``orphaned``."""
-        return self._machine.view().calls
+        return self._machine.view.calls
 
     def post(self, text: str, *, reply_to: int | None = None) -> None:
         """A user message: it grants a turn, and cuts short a wait for background calls.
@@ -244,7 +244,7 @@ class Session:
             raise TypeError(f"a user message is a str, got {type(text).__name__}")
         if not text.strip():
             raise ValueError("a user message must not be empty")
-        view = self._machine.view()
+        view = self._machine.view
         if view.ended or view.stopping:
             state = "failed" if view.status is SessionStatus.FAILED else "stopped"
             raise SessionEndedError(f"session {self.session_id!r} is {state}")
@@ -287,7 +287,7 @@ class Session:
     def queued_posts(self) -> list[str]:
         """Messages posted while the model was busy that ``chat`` does not show yet: a
         transcript takes them in at its next turn (a board shows a post at once)."""
-        return list(self._machine.view().queued_posts)
+        return list(self._machine.view.queued_posts)
 
     def restore(
         self,
@@ -353,7 +353,7 @@ class Session:
         runtime. A turn waiting for calls ends at once, with placeholders for
         the calls left running. On the event loop's thread (elsewhere: ``stop_threadsafe``).
         """
-        if self._machine.view().ended:
+        if self._machine.view.ended:
             return
         self._runtime.check_thread("Session.stop_threadsafe")
         self._task.feed(StopRequested(cancel_calls))
@@ -367,20 +367,20 @@ class Session:
     def ended(self) -> bool:
         """Stopped, or failed for good (a crash). A failed model request ends nothing: the
         status reads ``failed`` until a post (or a call's outcome) tries again."""
-        return self._machine.view().ended
+        return self._machine.view.ended
 
     @property
     def idle(self) -> bool:
         """No turn runs and none is queued: the model has answered all it was given. The
         status says whether anything can still happen (``waiting`` for calls it will hear
         of, ``waiting_external``, ``failed``) or nothing will until someone speaks (``idle``)."""
-        view = self._machine.view()
+        view = self._machine.view
         return view.free and not view.stopping and view.at_rest and not self._task.busy
 
     @property
     def at_rest(self) -> bool:
         """Ended, or idle with nothing queued: no turn would be cut."""
-        view = self._machine.view()
+        view = self._machine.view
         return view.ended or (view.at_rest and not self._task.busy)
 
     @property
@@ -413,7 +413,7 @@ class Session:
         """Calls the model got a placeholder for and whose outcome is not delivered yet
         (and that the runtime still holds: a stopped session's may have been forgotten)."""
         snapshots = []
-        for call_id in self._machine.view().outstanding:
+        for call_id in self._machine.view.outstanding:
             try:
                 snapshots.append(self._runtime.status(call_id))
             except UnknownCallError:
@@ -442,7 +442,7 @@ class Session:
     def replies(self) -> list[str]:
         """The text of every assistant message, in order (a board session's: every agent
         node's, shown to the person or not; ``chat`` is what a person sees)."""
-        return self._machine.view().replies
+        return self._machine.view.replies
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails.

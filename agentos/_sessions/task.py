@@ -108,7 +108,7 @@ class SessionTask:
         """Called after every event the machine took (``Session.on_change``)."""
         self._spans = spans
         self._tools = [*tools, *machine.own_tools]
-        self._reported = machine.view().status
+        self._reported = machine.view.status
         self._todo: deque[Action] = deque()
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
@@ -165,7 +165,7 @@ class SessionTask:
             )
         forget_clock = self._runtime.clock.on_advance(self._wake)
         self._arrived = asyncio.Event()
-        for call_id in list(self._machine.view().outstanding):  # awaited from before a resume
+        for call_id in list(self._machine.view.outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
         self.feed(Resumed())
         task_status.started()
@@ -174,7 +174,7 @@ class SessionTask:
             while True:
                 self._arrived.clear()
                 await self._advance()
-                if self._machine.view().ended and not self._stepping:
+                if self._machine.view.ended and not self._stepping:
                     break
                 if self._commit_later:  # while it writes, a call's end is handed off as usual
                     self._commit_later = False
@@ -284,7 +284,7 @@ class SessionTask:
             self._stepping = False
             self._step_scope = None
             self._reported_change()
-            if self._todo or self._machine.view().ended:
+            if self._todo or self._machine.view.ended:
                 self._wake()
 
     def _crashed(self, error: Exception) -> None:
@@ -312,10 +312,11 @@ class SessionTask:
                 self._commit_later = True
                 self._wake()
         elif isinstance(action, SendRequest):
-            again = self._machine.handle(Sending())  # drafted again if it moved meanwhile
-            drawn = [asked for asked in again if isinstance(asked, SendRequest)]
+            if action.may_move:  # drafted again if it moved meanwhile
+                again = self._machine.handle(Sending())
+                action = next((a for a in again if isinstance(a, SendRequest)), action)
             try:
-                answer = await self._ask(drawn[0] if drawn else action)
+                answer = await self._ask(action)
             finally:
                 self.streaming = None  # the reply, whole, is told with the machine's step
             self.feed(ModelReplied(answer, at=time.time()))
@@ -323,7 +324,7 @@ class SessionTask:
             # the calls start as the batch ends, once the machine knows them: no driver's tick
             # of their own (a busy runtime's coming tick takes them with other sessions')
             with self._runtime.batch(share_tick=True):
-                turn_id = f"request-{self._machine.view().requests}"
+                turn_id = f"request-{self._machine.view.requests}"
                 self.feed(await self._submitter.submit(action, turn_id=turn_id))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:
@@ -352,7 +353,7 @@ class SessionTask:
             session_id=self.session_id,
             cache_system=action.cache_system,
         )
-        stopping = self._machine.view().stopping
+        stopping = self._machine.view.stopping
         if self._writer.store is None:
             response = await self._model.answer(request, stopping=stopping)
         else:
@@ -383,7 +384,7 @@ class SessionTask:
     # ------------------------------------------------------------------ plumbing
 
     def _record_error(self, kind: str, message: str) -> None:
-        turn = self._machine.view().requests
+        turn = self._machine.view.requests
         self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=turn))
 
     def _wake(self) -> None:
@@ -408,7 +409,7 @@ class SessionTask:
 
     def _reported_change(self) -> None:
         """Tell the runtime and any waiter what changed."""
-        view = self._machine.view()
+        view = self._machine.view
         status = view.status
         if self._spans is not None:
             self._spans.turn(not view.free and not view.ended)

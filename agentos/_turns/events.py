@@ -247,6 +247,9 @@ class SendRequest:
     """Appended to the agent's system prompt for this request."""
     cache_system: bool = False
     """Mark the system prompt for the prompt cache (``ModelRequest.cache_system``)."""
+    may_move: bool = False
+    """The draft may change before it goes out (a board: a call may end meanwhile): the
+    shell feeds ``Sending`` as it sends, and sends what that answers, if anything."""
 
 
 @dataclass(frozen=True, slots=True)

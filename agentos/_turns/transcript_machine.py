@@ -74,7 +74,6 @@ class TurnMachine:
         self._view = view or TranscriptView()
         self._calls = calls
         self.turn = TurnStatus()
-        self._viewed: MachineView | None = None
         self.history: list[Message] = []
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
@@ -85,14 +84,11 @@ class TurnMachine:
         self._steps_left = 0
         self._cancelling = False
         """Stopping, and the shell has not yet cancelled the calls it was asked to."""
+        self.view = self._drawn_view()
+        """As it is now: drawn again after each event that changes it (``handle``,
+        ``from_store``)."""
 
     # ------------------------------------------------------------------ queries
-
-    def view(self) -> MachineView:
-        """As it is now: drawn once after each change (``handle``, ``from_store``)."""
-        if self._viewed is None:
-            self._viewed = self._drawn_view()
-        return self._viewed
 
     def _drawn_view(self) -> MachineView:
         return self.turn.view(
@@ -155,7 +151,6 @@ class TurnMachine:
         without a result gets ``held``'s placeholder, or a lost-call result); the calls still
         waiting. ``asked``: stored mid-turn, so a last user turn none of whose calls waits
         is the model's to answer (``Resumed`` asks it)."""
-        self._viewed = None
         history = list(stored.messages)
         self.history = repair_history(history, held)
         self.dirty_from = len(history) if self.history == history else 0  # repaired: rewrite
@@ -165,6 +160,7 @@ class TurnMachine:
         if asked and last is not None and last["role"] == "user":
             answers = {b.get("tool_use_id") for b in blocks_of(last)}
             self.turn.ask_again = not any(tool_use_id in answers for tool_use_id, _ in waiting)
+        self.view = self._drawn_view()
         return [Waiting(use, name, self._runtime_id_of(use)) for use, name in waiting]
 
     def _runtime_id_of(self, tool_use_id: str) -> CallId | None:
@@ -175,9 +171,14 @@ class TurnMachine:
     # ------------------------------------------------------------------ the one entry point
 
     def handle(self, event: ev.Event) -> list[ev.Action]:
-        """Apply one event; return what the shell must do, in order."""
+        """Apply one event; return what the shell must do, in order (``view`` drawn again,
+        unless the event changes nothing it shows)."""
+        actions = self._apply(event)  # a refusal changes nothing; a bug is told as Crashed
         if not isinstance(event, VIEW_KEPT):
-            self._viewed = None
+            self.view = self._drawn_view()
+        return actions
+
+    def _apply(self, event: ev.Event) -> list[ev.Action]:
         if self.turn.ended:
             if isinstance(event, ev.Committed):
                 self.dirty_from = event.written.unwritten_from(self.history)
@@ -188,7 +189,10 @@ class TurnMachine:
                 if self.awaits(event.call_id):
                     self.ledger.running(event.call_id)
                 return []
-            case ev.Sending():  # drafted as decided: nothing moves a transcript's draft
+            case ev.Sending():  # not asked for (may_move=False): nothing moves its draft
+                return []
+            case ev.Committed():
+                self.dirty_from = event.written.unwritten_from(self.history)
                 return []
             case ev.ModelReplied():
                 self._replied(event, actions)
@@ -215,9 +219,6 @@ class TurnMachine:
             case ev.Crashed():
                 self.turn.crash()
                 return [ev.DisarmTimer(), ev.Commit()]
-            case ev.Committed():
-                self.dirty_from = event.written.unwritten_from(self.history)
-                return []
             case ev.Abandoned():
                 self.turn.abandon()
                 return []

@@ -23,6 +23,9 @@ _ALLOWED = {
 
 _STOPPED = SessionStatus.STOPPED
 
+_new_view = tuple.__new__
+"""How a ``MachineView`` is made: without its ``__new__``'s call (one is made per event)."""
+
 
 class TurnStatus:
     """A session's status, its request count, and stopping."""
@@ -45,8 +48,9 @@ class TurnStatus:
         """No turn runs: the status is a resting one, saying what can still happen."""
 
     def _derive(self) -> None:
-        """``ended`` and ``free`` again, after the status, a crash or a turn changed (they
-        are read on every event, so they are kept, not computed)."""
+        """``ended`` and ``free`` again, after the turn ended or the session was abandoned
+        (they are read on every event, so they are kept, not computed; a turn that begins
+        and ``move`` keep them too)."""
         self.ended = self.status is _STOPPED or self.crashed
         self.free = not self.ended and not self.in_turn
 
@@ -61,18 +65,22 @@ class TurnStatus:
     ) -> MachineView:
         """The machine's view, with this status: at rest when ended, or free with nothing
         queued that ``grants_turn``."""
-        return MachineView(
-            self.status,
-            self.requests,
-            self.ended,
-            self.free,
-            self.stopping,
-            self.ended or (self.free and not grants_turn()),
-            outstanding,
-            calls,
-            queued_posts,
-            source,
-            length,
+        ended, free = self.ended, self.free
+        return _new_view(
+            MachineView,
+            (
+                self.status,
+                self.requests,
+                ended,
+                free,
+                self.stopping,
+                ended or (free and not grants_turn()),
+                outstanding,
+                calls,
+                queued_posts,
+                source,
+                length,
+            ),
         )
 
     def stop(self, cancel_calls: bool, live: list[CallId], actions: list[Action]) -> None:
@@ -90,9 +98,10 @@ class TurnStatus:
     def ask_model(self) -> None:
         """A request goes out: a turn runs (and a failed request is being tried again)."""
         self.in_turn = True
+        self.free = False
         self.request_failed = False
         self.requests += 1
-        self.move(SessionStatus.REQUESTING)  # derives free
+        self.move(SessionStatus.REQUESTING)
 
     def turn_over(
         self, actions: list[Action], live: Callable[[], list[bool]], *, failed: bool = False
@@ -144,4 +153,6 @@ class TurnStatus:
         if status not in _ALLOWED[self.status]:
             raise AssertionError(f"turn cannot move from {self.status} to {status}")
         self.status = status
-        self._derive()
+        if status is _STOPPED or self.crashed:  # for good: neither comes back
+            self.ended = True
+            self.free = False

@@ -64,7 +64,7 @@ class Boards(World):
     # ------------------------------------------------------------ the world
     # (and World's rules: a running call goes overdue, someone stops the session)
 
-    @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
+    @precondition(lambda self: not self.machine.view.ended and not self.machine.view.stopping)
     @rule(data=st.data(), words=st.sampled_from(["hello", "any news?", "go on"]))
     def post(self, data: st.DataObject, words: str) -> None:
         nodes = sorted(self.machine.board.nodes)
@@ -136,7 +136,7 @@ class Boards(World):
         call = data.draw(st.sampled_from(self.live()))
         call.status = CallStatus.CANCELLED if call.cancel_asked else outcome
         self.handle(turns.CallSettled(snapshot(call)))
-        if not self.machine.view().ended:
+        if not self.machine.view.ended:
             self.unseen[call.call_id] = "bg done" if call.status is CallStatus.COMPLETED else "no"
 
     # ------------------------------------------------------------ invariants
@@ -150,14 +150,14 @@ class Boards(World):
     @invariant()
     def nothing_is_stuck(self) -> None:
         """Besides ``World``'s: what this machine's status says of its calls."""
-        status = self.machine.view().status
+        status = self.machine.view.status
         if status not in (SessionStatus.REQUESTING, SessionStatus.STOPPED):
             expected = SessionStatus.WAITING if self.live() else SessionStatus.IDLE
             assert status is (SessionStatus.FAILED if self.failed else expected), status
         if status is SessionStatus.IDLE:
-            assert self.machine.view().at_rest, "idle with a turn it should have taken"
+            assert self.machine.view.at_rest, "idle with a turn it should have taken"
             if not self.live():
-                assert self.machine.view().outstanding == {}, (
+                assert self.machine.view.outstanding == {}, (
                     "idle, every call ended, still waited for"
                 )
 
@@ -192,7 +192,7 @@ def test_a_stop_while_calls_are_submitted_cancels_them_once_known() -> None:
     ]
     actions = machine.handle(turns.CallsSubmitted({}, started, [], 0.0))
     assert turns.CancelCalls([CallId("c1"), CallId("c2")], "session stopped") in actions
-    assert machine.view().status is SessionStatus.STOPPED
+    assert machine.view.status is SessionStatus.STOPPED
 
 
 def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
@@ -203,7 +203,7 @@ def test_an_overdue_call_asked_about_twice_while_busy_gets_one_turn() -> None:
     started = turns.CallStarted("t1", CallId("c1"), "bg", Disposition.RUN_ASYNC, CallStatus.RUNNING)
     machine.handle(turns.CallsSubmitted({}, [started], [], 0.0))
     machine.handle(turns.UserPosted("busy now"))  # a turn in flight: the nudges queue
-    assert machine.view().status is SessionStatus.REQUESTING
+    assert machine.view.status is SessionStatus.REQUESTING
     machine.handle(turns.CallOverdue(CallId("c1")))
     machine.handle(turns.CallOverdue(CallId("c1")))
     requests = 0
@@ -235,4 +235,4 @@ def test_a_board_is_drawn_again_as_the_request_goes_out() -> None:
     after = "".join(str(b.get("text", "")) for b in blocks_of(now.messages[0]))
     assert "bg() completed" in after and "RUNNING" not in after
     assert "longer than expected" not in after and "has ended" in after.splitlines()[-1]
-    assert machine.view().outstanding == {}, "its outcome is on the board the model reads"
+    assert machine.view.outstanding == {}, "its outcome is on the board the model reads"

@@ -141,7 +141,7 @@ class World(RuleBasedStateMachine):
 
     @invariant()
     def something_is_asked_exactly_while_requesting(self) -> None:
-        status = self.machine.view().status
+        status = self.machine.view.status
         if status is SessionStatus.REQUESTING:
             assert self.todo, "requesting, with no request or submission asked"
         else:

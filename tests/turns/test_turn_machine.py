@@ -89,7 +89,7 @@ class Turns(World):
     # ------------------------------------------------------------ the world
     # (and World's rules: a running call goes overdue, someone stops the session)
 
-    @precondition(lambda self: not self.machine.view().ended and not self.machine.view().stopping)
+    @precondition(lambda self: not self.machine.view.ended and not self.machine.view.stopping)
     @rule(text=st.sampled_from(["hello", "any news?", "go on"]))
     def post(self, text: str) -> None:
         self.handle(turns.UserPosted(text))
@@ -174,7 +174,7 @@ class Turns(World):
 
     @invariant()
     def the_history_is_valid_and_tells_each_outcome_at_most_once(self) -> None:
-        status = self.machine.view().status
+        status = self.machine.view.status
         unanswered_ok = status in WAITING or status is SessionStatus.REQUESTING
         problem = transcript_problem(self.machine.history, may_end_unanswered=unanswered_ok)
         assert problem is None, problem
@@ -183,7 +183,7 @@ class Turns(World):
     @invariant()
     def nothing_is_stuck(self) -> None:
         """Besides ``World``'s: what this machine's status says of its calls."""
-        status = self.machine.view().status
+        status = self.machine.view.status
         if status is SessionStatus.WAITING:
             assert self.live(), "waiting for calls that all ended"
         if status is SessionStatus.WAITING_EXTERNAL:
@@ -191,7 +191,7 @@ class Turns(World):
         if self.machine.timer() is not None:
             assert status in WAITING, "a yield timer armed outside a wait"
         if status is SessionStatus.IDLE and not self.live():
-            assert self.machine.view().at_rest
+            assert self.machine.view.at_rest
             told_ids = told(self.machine.history)
             untold = [c.tool_use_id for c in self.calls.values() if c.tool_use_id not in told_ids]
             assert untold == [], f"idle, every call ended, and never told: {untold}"
