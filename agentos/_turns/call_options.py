@@ -16,13 +16,13 @@ from typing import Any
 
 from agentos._kernel.options import CallOptions
 from agentos._model.messages import Block
-from agentos._turns.agent_config import DECORATED, AgentConfig, Disposition
+from agentos._turns.agent_config import DECORATED, AgentConfig, Decorate, Disposition, ExecutionMode
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.decorations import Decorations
 from agentos._turns.expected import estimate, take_expected_seconds
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class PlannedCall:
     """One use the runtime runs, as the machine decided it."""
 
@@ -61,32 +61,37 @@ def options_for(
     """How ``use`` runs: its timeout (a deferred call's at most its token's life), overdue
     interval (the model's bounded estimate, else the agent's), runner, retries and label."""
     name, original = str(use["name"]), use.get("input", {})
-    disposition = config.disposition(name)
+    rule = config.policy.rule(name)  # read once: a call's every option comes from it
+    decorated = isinstance(rule, Decorate)
+    chosen = rule.then if isinstance(rule, Decorate) else rule
+    disposition = (
+        Disposition.RUN_SYNC if config.execution_mode is ExecutionMode.SYNCHRONOUS else chosen
+    )
     deferred = disposition is Disposition.DEFER
     timeout = decorations.timeout or config.call_timeout
     if deferred and facts.token_ttl is not None:
         timeout = min(timeout or math.inf, facts.token_ttl)
-    arguments, overdue_after = stripped(config, name, original, config.call_overdue_after, facts)
+    takes_expected = facts.takes_expected(name)
+    arguments, overdue_after = (
+        stripped(config, original, config.call_overdue_after)
+        if takes_expected
+        else (original, config.call_overdue_after)
+    )
     options = CallOptions(
         timeout=timeout,
         overdue_after=overdue_after,
         overdue_max=config.expected_seconds_cap,  # waiting backs off: 1, 2, 4 ...
         deferred=deferred,
         runner=(  # the policy's word: synchronous mode waits, but still isolates
-            config.isolated_runner
-            if config.policy.disposition(name) is Disposition.RUN_ISOLATED
-            else None
+            config.isolated_runner if chosen is Disposition.RUN_ISOLATED else None
         ),
         retries=decorations.retries,
         attempt_timeout=decorations.attempt_timeout,
         label=decorations.label,
         disposition=(  # what readers see: decorated ones say so
-            disposition.value
-            if config.decorators(name) is None
-            else f"{DECORATED}{disposition.value}"
+            f"{DECORATED}{disposition.value}" if decorated else disposition.value
         ),
     )
-    estimated = facts.takes_expected(name) and estimate(original)
     return PlannedCall(
         str(use["id"]),
         name,
@@ -94,17 +99,15 @@ def options_for(
         disposition,
         options,
         decorations,
-        estimated,
+        takes_expected and estimate(original),
     )
 
 
 def stripped(
-    config: AgentConfig, name: str, arguments: object, default: float | None, facts: ToolFacts
+    config: AgentConfig, arguments: object, default: float | None
 ) -> tuple[object, float | None]:
     """``arguments`` without the model's ``expected_seconds`` (for a tool that takes it)
     and the overdue interval it asks for, bounded (``default`` when it gives none)."""
-    if not facts.takes_expected(name):
-        return arguments, default
     return take_expected_seconds(
         arguments,
         default=default,
