@@ -36,6 +36,7 @@ from agentos._kernel.context import ToolContext
 from agentos._kernel.isolation import IsolatedCall, IsolatedRunner, LocalProcessRunner
 from agentos._kernel.options import CallOptions
 from agentos._kernel.process import ProcessResult, run_process
+from agentos._kernel.questions import Asked
 from agentos._kernel.runtime import DEFAULT_SESSION, Runtime
 from agentos._kernel.snapshot import (
     CancelOutcome,
@@ -88,6 +89,8 @@ from agentos._turns.agent_config import (
 from agentos._turns.events import SessionStatus
 from agentos._turns.mcp_config import McpServerConfig
 from components import (
+    Answer,
+    AnswerAction,
     CallError,
     CallEvent,
     CallEventKind,
@@ -99,6 +102,7 @@ from components import (
     Json,
     JsonObject,
     ProgressKind,
+    Question,
     SessionId,
     ToolCallProgress,
     TurnId,
@@ -109,7 +113,10 @@ __all__ = [
     "AgentConfig",
     "AgentOSError",
     "AgentTools",
+    "Answer",
+    "AnswerAction",
     "AnthropicProvider",
+    "Asked",
     "CallCancelled",
     "CallError",
     "CallEvent",
@@ -153,6 +160,7 @@ __all__ = [
     "ProgressKind",
     "Provider",
     "ProviderError",
+    "Question",
     "RayRunner",
     "ReplyListener",
     "Runtime",

@@ -31,6 +31,7 @@ from components._messages import (
     SubmitCall,
     UpdateSession,
 )
+from components._question import Answer, AnswerAction, Question
 from components._resources import (
     CallEvent,
     CallEventKind,
@@ -78,6 +79,8 @@ __all__ = [
     "PROGRESS_PER_TICK",
     "STORED_STATUSES",
     "TRANSITIONS",
+    "Answer",
+    "AnswerAction",
     "CallError",
     "CallEvent",
     "CallEventKind",
@@ -106,6 +109,7 @@ __all__ = [
     "ProgressKind",
     "ProgressLog",
     "ProgressNote",
+    "Question",
     "ReportFailure",
     "ReportProgress",
     "ReportResult",

@@ -6,6 +6,7 @@ from typing import NamedTuple
 
 from components._ids import CallId, ConversationId, SessionId, TurnId
 from components._json import Json, JsonObject
+from components._question import Question
 from components._status import CallStatus
 from components._tool_call import CallError, ToolCallConfig, ToolCallProgress, ToolCallState
 
@@ -51,6 +52,8 @@ class CallSnapshot(NamedTuple):
     log lines pushed it out of ``progress``."""
     newest_log: ToolCallProgress | None = None
     """The newest ``log`` or ``output`` line, even when newer reports pushed it out."""
+    question: Question | None = None
+    """What the running call asks a person and waits to have answered (``ctx.ask``)."""
 
     @property
     def is_final(self) -> bool:
@@ -87,4 +90,10 @@ def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
         config.disposition,
         None if log is None else log.partial,
         None if log is None else log.line,
+        None if log is None or log.question is None else _asked(log.question, state.status),
     )
+
+
+def _asked(entry: ToolCallProgress, status: CallStatus) -> Question | None:
+    """The question a running call waits on (a call that ended waits on none)."""
+    return Question.from_json(entry.payload) if status is CallStatus.RUNNING else None

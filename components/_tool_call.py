@@ -36,6 +36,10 @@ class ProgressKind(StrEnum):
     HEARTBEAT = "heartbeat"
     OUTPUT = "output"
     """One line a subprocess run with ``ctx.run_process`` wrote to its stdout."""
+    QUESTION = "question"
+    """The call asks a person (``ctx.ask``): the payload is the ``Question``'s JSON."""
+    ANSWER = "answer"
+    """The question was answered: the payload is the ``Answer``'s action and reason."""
 
 
 class ErrorKind(StrEnum):
@@ -140,6 +144,8 @@ class ProgressLog:
     log lines pushed it out of ``entries``: it drives a progress bar."""
     line: ToolCallProgress | None = None
     """The newest ``log`` or ``output`` line, kept likewise: it is shown beside the bar."""
+    question: ToolCallProgress | None = None
+    """The ``question`` the call waits to have answered (None: it waits for none)."""
 
     def append(self, entry: ToolCallProgress) -> None:
         entries = self.entries
@@ -158,6 +164,10 @@ class ProgressLog:
             self.partial = entry
         elif kind is ProgressKind.LOG or kind is ProgressKind.OUTPUT:
             self.line = entry
+        elif kind is ProgressKind.QUESTION:
+            self.question = entry
+        elif kind is ProgressKind.ANSWER:
+            self.question = None
 
 
 @dataclass(slots=True)

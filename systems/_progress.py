@@ -25,6 +25,7 @@ from components import (
 from systems._lifecycle import add_progress, record_progress
 
 _LINES = frozenset({ProgressKind.LOG, ProgressKind.OUTPUT})
+_ASKING = frozenset({ProgressKind.QUESTION, ProgressKind.ANSWER})
 
 
 def apply_progress(
@@ -70,18 +71,20 @@ def apply_progress(
 def _note_unkept(
     log: ProgressLog, notes: Sequence[ProgressNote], first_kept: int, base: int
 ) -> None:
-    """Note the newest payload and the newest line among the reports too old to keep
-    (``notes[:first_kept]``; the one at position p is report ``base + p + 1``): a flood of
-    lines must not lose the percent a bar shows, nor a flood of payloads the last line."""
-    partial = line = False
+    """Note the newest payload, line and question (or answer) among the reports too old to
+    keep (``notes[:first_kept]``; the one at position p is report ``base + p + 1``): a flood
+    of lines must not lose the percent a bar shows, the last line, nor the question asked."""
+    partial = line = asking = False
     for position in range(first_kept - 1, -1, -1):
         kind, payload, at = notes[position]
         if kind is ProgressKind.PARTIAL and not partial:
             partial = True
         elif kind in _LINES and not line:
             line = True
+        elif kind in _ASKING and not asking:
+            asking = True
         else:
             continue
         log.note(ToolCallProgress(base + position + 1, at, kind, payload))
-        if partial and line:
+        if partial and line and asking:
             return

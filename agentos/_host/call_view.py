@@ -19,7 +19,7 @@ from typing import TypeGuard
 
 from agentos._host.shown import is_expiry
 from agentos._store.protocol import MirroredCall
-from components import CallSnapshot, CallStatus, Json, JsonObject
+from components import CallSnapshot, CallStatus, Json, JsonObject, Question
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,8 @@ class CallView:
     progress_count: int | None = None
     error_kind: str | None = None
     updated_at: float | None = None
+    question: Question | None = None
+    """What the running call asks a person and waits to have answered (``ctx.ask``)."""
 
     def __post_init__(self) -> None:
         # A program may still build one with the status as text, as the field once was.
@@ -92,6 +94,7 @@ class CallView:
             ended_at=snapshot.completed_at,
             disposition=snapshot.disposition,
             error=None if error is None else error.message,
+            question=snapshot.question,
         )
 
     @classmethod
@@ -190,6 +193,7 @@ class CallView:
             "ended_at": self.ended_at,
             "disposition": self.disposition,
             "error": self.error,
+            "question": None if self.question is None else self.question.to_json(),
         }
 
 

@@ -33,6 +33,7 @@ from agentos._host.mirror import CallMirror, check_period
 from agentos._host.naming import rename_session
 from agentos._host.registry import SessionRegistry
 from agentos._kernel.checks import check_seconds
+from agentos._kernel.questions import AskPerson
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
@@ -43,7 +44,7 @@ from agentos._store.protocol import Completion, SessionStore
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.context_view import ContextView, TranscriptView
 from agentos._turns.history import HistoryCall
-from components import Json
+from components import Answer, Json
 
 EXPIRED_TOKEN_GRACE = 7 * 24 * 3600.0
 """Seconds an expired token is kept, so a session resumed later tells its model it expired."""
@@ -70,6 +71,7 @@ class Host(anyio.AsyncContextManagerMixin):
         holder: str | None = None,
         call_mirror_period: float | None = 0.5,
         tracer_provider: object | None = None,
+        ask_person: AskPerson | None = None,
     ) -> None:
         """``token_ttl``: seconds a continuation token stays valid (None: until used).
 
@@ -91,12 +93,19 @@ class Host(anyio.AsyncContextManagerMixin):
         ``tracer_provider``: an OpenTelemetry ``TracerProvider`` to report spans to
         (``agentos[otel]``); None: the global one, once the application has set one, else
         no tracing at all.
+
+        ``ask_person``: who answers the questions calls ask a person (an MCP server's
+        elicitation, ``ctx.ask``): it returns an ``Answer``, or None to leave the question
+        for ``answer`` (a page or a terminal shows it); the runtime's ``ask_person``. None:
+        the runtime's own, and with none a question is declined, saying nobody can be asked.
         """
         leases = LeaseKeeper(store, holder, period=lease_period, expiry=lease_expiry)
         mirror_period = check_period(call_mirror_period)
         if unload_idle_after is not None:
             check_seconds("unload_idle_after", unload_idle_after)
         self.runtime = runtime
+        if ask_person is not None:
+            runtime.ask_person = ask_person
         self.provider = provider
         self.store = store
         self.holder = leases.holder
@@ -231,6 +240,14 @@ class Host(anyio.AsyncContextManagerMixin):
 
     def stop(self, session_id: str) -> None:
         self.get(session_id).stop()
+
+    def answer(self, session_id: str, call_id: str, answer: Answer) -> bool:
+        """Answer the question a call of a session loaded here asks (its runtime id or the
+        model's); False when it asks none now. ``UnknownSessionError``, ``UnknownCallError``
+        for ids it does not hold."""
+        self.get(session_id)
+        found = self.runtime.resolve(call_id, session_id=session_id)
+        return self.runtime.answer(found, answer, session_id=session_id)
 
     def list(self) -> list[SessionSummary]:
         """The sessions loaded here (an unloaded one is only in the store: see ``sessions``)."""

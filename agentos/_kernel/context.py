@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
 from anyio import CancelScope
 
 from agentos._errors import CallCancelled, UsageError
+from agentos._kernel.checks import check_text
 from agentos._kernel.json_values import safe_text, to_json
 from agentos._kernel.process import ProcessResult, run_process
+from agentos._kernel.questions import Asked, AskFunction
 from components import (
     PROGRESS_PER_TICK,
+    Answer,
     CallId,
     ConversationId,
     Entity,
     InboxMessage,
+    JsonObject,
     ProgressBatch,
     ProgressKind,
     ProgressNote,
+    Question,
+    ReportProgress,
     SessionId,
     ToolCallConfig,
     TurnId,
@@ -38,6 +45,7 @@ class ToolContext:
     """
 
     __slots__ = (
+        "_ask",
         "_cancel_event",
         "_cancelled",
         "_config",
@@ -56,10 +64,12 @@ class ToolContext:
         config: ToolCallConfig,
         post: Callable[[InboxMessage], None],
         wall: Callable[[], float],
+        ask: AskFunction,
         *,
         threaded: bool,
     ) -> None:
         self._entity = entity
+        self._ask = ask
         self._config = config
         self._post = post
         self._wall = wall
@@ -119,6 +129,40 @@ class ToolContext:
     def heartbeat(self) -> None:
         """Say the call is alive without claiming it moved forward."""
         self._report((ProgressKind.HEARTBEAT, None, self._wall()))
+
+    def ask(
+        self,
+        message: str,
+        *,
+        form: JsonObject | None = None,
+        url: str | None = None,
+        source: str | None = None,
+    ) -> Coroutine[Any, Any, Answer]:
+        """Ask a person and wait for the answer, the call still ``running`` meanwhile: its
+        question shows on it (``CallSnapshot.question``) until answered. ``form`` is the
+        JSON Schema of the answer's fields, or ``url`` a page the person opens instead;
+        ``source`` says who asks. Declined at once, with the reason, when the runtime's
+        host has nobody to ask; cancelling the call ends the wait. Async tools only: a sync
+        tool's call fails with ``UsageError`` saying so."""
+        if self._cancel_event is not None:
+            raise UsageError("ask is for async tools: a sync tool cannot wait for a person")
+        check_text("message", message)
+        if form is not None and not isinstance(to_json(form), dict):
+            raise TypeError(f"form must be a JSON Schema object, got {type(form).__name__}")
+        if url is not None:
+            check_text("url", url)
+        question = Question(message, form, url, source, self._wall())
+        asked = Asked(self.call_id, self.session_id, self.tool_name, question)
+
+        def report(answer: Answer | None) -> None:
+            # A message of its own, not the batch: a flood of lines must not drop it.
+            if answer is None:
+                kind, payload = ProgressKind.QUESTION, question.to_json()
+            else:
+                kind, payload = ProgressKind.ANSWER, answer.to_json()
+            self._post(ReportProgress(self._entity, kind, payload, self._wall()))
+
+        return self._ask(asked, report)
 
     def _report(self, note: ProgressNote) -> None:
         if self._lock is None:

@@ -30,6 +30,7 @@ from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
 from agentos._kernel.listeners import Listeners
 from agentos._kernel.options import DEFAULT_OPTIONS, CallOptions
 from agentos._kernel.parts import RuntimeCore
+from agentos._kernel.questions import AskPerson, checked_answer
 from agentos._kernel.reads import CallReads
 from agentos._kernel.session_entities import SessionEntities
 from agentos._kernel.snapshot import (
@@ -43,7 +44,16 @@ from agentos._kernel.threadsafe import ThreadsafeCalls
 from agentos._kernel.tools import Tool
 from agentos._kernel.toolsets import ToolRegistry, Toolset, Toolsets
 from agentos._kernel.work import Work
-from components import CallEvent, CallId, CallSnapshot, Limits, SessionId, TickContext
+from components import (
+    Answer,
+    CallEvent,
+    CallId,
+    CallSnapshot,
+    CallStatus,
+    Limits,
+    SessionId,
+    TickContext,
+)
 
 DEFAULT_SESSION = SessionId("default")
 
@@ -273,6 +283,31 @@ class Runtime(anyio.AsyncContextManagerMixin):
         answers like an unknown id.
         """
         return self._control.complete(call_id, result, error=error)
+
+    def answer(self, call_id: str, answer: Answer, *, session_id: str | None = None) -> bool:
+        """Answer the question a running call asks (``ctx.ask``); False when it asks none
+        (answered already, or ended). ``UnknownCallError`` for a call it does not hold
+        (with ``session_id``: one of another session too); ``TypeError`` or
+        ``ValueError`` for an answer no asker can read."""
+        self._core.check_loop_thread("from_thread")
+        checked = checked_answer(answer)
+        snapshot = self._reads.status(call_id, session_id=session_id)
+        if snapshot.status is not CallStatus.RUNNING:
+            return False  # ended: its work may not have seen its cancel yet
+        return self._work.questions.answer(snapshot.call_id, checked)
+
+    @property
+    def ask_person(self) -> AskPerson | None:
+        """Who answers the questions calls ask: set by the host (``Host(ask_person=...)``).
+        It returns an ``Answer``, or None to leave the question to ``answer``; with no hook
+        a question is declined at once, saying nobody can be asked."""
+        return self._work.questions.ask_person
+
+    @ask_person.setter
+    def ask_person(self, hook: AskPerson | None) -> None:
+        if hook is not None and not callable(hook):
+            raise TypeError(f"ask_person takes an async function, got {type(hook).__name__}")
+        self._work.questions.ask_person = hook
 
     @asynccontextmanager
     async def subscribe(

@@ -24,6 +24,7 @@ from agentos._errors import CallCancelled
 from agentos._kernel.context import ToolContext
 from agentos._kernel.isolation import IsolatedCall, IsolatedRunner
 from agentos._kernel.json_values import ResultTooLarge, safe_text, to_json
+from agentos._kernel.questions import Questions
 from agentos._kernel.threads import DaemonThreads
 from agentos._kernel.tools import Tool, ToolFailure
 from components import (
@@ -67,6 +68,8 @@ class Work:
         self._runners = runners
         self._max_threads = max_threads
         self._max_result_chars = max_result_chars
+        self.questions = Questions()
+        """The questions calls put to a person, and the host's hook that answers them."""
         self.running: dict[Entity, ToolContext] = {}
         """The context of every started call whose work was not stopped or reported."""
         self._live: dict[Entity, tuple[ToolCallConfig, asyncio.Task[Any], anyio.CancelScope]] = {}
@@ -147,7 +150,9 @@ class Work:
             self._post(ReportFailure(entity, CallError(ErrorKind.UNKNOWN_TOOL, message)))
             return
         threaded = config.runner is None and not tool.is_async
-        context = ToolContext(entity, config, self._post, self._wall, threaded=threaded)
+        context = ToolContext(
+            entity, config, self._post, self._wall, self.questions.ask, threaded=threaded
+        )
         self.running[entity] = context
         context._handle = scope = anyio.CancelScope()
         # The attempt's parts go as arguments: binding them in a partial per call cost

@@ -47,6 +47,11 @@ class McpServerConfig(BaseModel):
         "a session capability's, a Python tool's or another server's is left out, with "
         "a warning.",
     )
+    roots: list[str] = Field(
+        default_factory=list,
+        description="The roots the server may see (roots/list): directories, as paths or "
+        "file:// URIs. None are offered unless named here.",
+    )
     start_timeout: float = Field(
         30.0,
         gt=0,

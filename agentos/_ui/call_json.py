@@ -59,12 +59,14 @@ def chat_widget(call: ChatCall) -> JsonObject:
         "note": call.note,
         "child": None,
         "disposition": None,
+        "question": None,
     }
 
 
 def live_widget(snapshot: CallSnapshot, call: ChatCall, now: float) -> JsonObject:
     """A call the runtime holds: its status, newest progress and newest log line (apart:
-    ``percent`` and ``latest`` come from the progress, ``log`` beside), and times."""
+    ``percent`` and ``latest`` come from the progress, ``log`` beside), times, and the
+    ``question`` it waits to have answered."""
     view = CallView.of(snapshot)
     status = call.status if call.status is CallStatus.ORPHANED else snapshot.status
     widget = chat_widget(call)
@@ -97,6 +99,7 @@ def _live_fields(view: CallView, now: float) -> JsonObject:
         "elapsed": None if elapsed is None else round(elapsed, 1),
         "error": view.error,
         "disposition": view.disposition,
+        "question": None if view.question is None else view.question.to_json(),
     }
 
 
@@ -127,6 +130,7 @@ def peek(snapshot: CallSnapshot, now: float | None = None) -> JsonObject:
         "cancel_reason": snapshot.cancel_reason,
         "expected_seconds": _expected(snapshot.tool_input),
         "elapsed": None if elapsed is None else round(elapsed, 1),
+        "question": None if snapshot.question is None else snapshot.question.to_json(),
     }
 
 

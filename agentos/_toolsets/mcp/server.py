@@ -29,9 +29,11 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.results import outcome
+from agentos._toolsets.mcp.talk_back import TalkBack
 from agentos._toolsets.mcp.tools import adapt, progress_entry
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
 from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+from agentos._version import agentos_version
 from components import Json
 
 if TYPE_CHECKING:  # the SDK takes a third of a second to import: only when a server starts
@@ -75,6 +77,7 @@ class McpServer:
         self._attempts = 0
         self.problems: list[str] = []
         """Tools the server lists that agentos leaves out, and why."""
+        self._talk = TalkBack(name, config.roots)
 
     @classmethod
     def stdio(
@@ -88,9 +91,11 @@ class McpServer:
         tools: Sequence[str] | None = None,
         prefix: str = "",
         start_timeout: float = 30.0,
+        roots: Sequence[str] = (),
     ) -> McpServer:
-        """A server the runtime starts as ``command args`` and talks to over stdio."""
-        chosen = _choice(tools, prefix, start_timeout)
+        """A server the runtime starts as ``command args`` and talks to over stdio;
+        ``roots``: the directories it may see (none by default)."""
+        chosen = _choice(tools, prefix, start_timeout, roots)
         config = McpServerConfig(
             command=command, args=list(args), env=dict(env or {}), cwd=cwd, **chosen
         )
@@ -106,9 +111,10 @@ class McpServer:
         tools: Sequence[str] | None = None,
         prefix: str = "",
         start_timeout: float = 30.0,
+        roots: Sequence[str] = (),
     ) -> McpServer:
         """A server the runtime reaches at ``url`` over streamable HTTP."""
-        chosen = _choice(tools, prefix, start_timeout)
+        chosen = _choice(tools, prefix, start_timeout, roots)
         return cls(name, McpServerConfig(url=url, headers=dict(headers or {}), **chosen))
 
     def __repr__(self) -> str:
@@ -147,12 +153,23 @@ class McpServer:
 
     async def _connect(self, stack: AsyncExitStack, *, first: bool) -> None:
         from mcp import ClientSession
+        from mcp_types import Implementation
 
         seconds = self.config.start_timeout
         deadline = anyio.current_time() + seconds  # the whole start: reading the tools too
         read, write = await self._open(stack)
+        talk = self._talk
         session = await stack.enter_async_context(
-            ClientSession(read, write, read_timeout_seconds=None, message_handler=self._on_message)
+            ClientSession(
+                read,
+                write,
+                read_timeout_seconds=None,
+                elicitation_callback=talk.elicit,
+                list_roots_callback=talk.list_roots if talk.roots else None,
+                logging_callback=talk.logged,
+                message_handler=self._on_message,
+                client_info=Implementation(name="agentos", version=agentos_version()),
+            )
         )
         try:
             with anyio.fail_at(deadline):
@@ -330,9 +347,10 @@ class McpServer:
 
         meta: Any = None if ctx.trace_parent is None else {"traceparent": ctx.trace_parent}
         try:
-            result = await session.call_tool(
-                remote, args, read_timeout_seconds=None, progress_callback=progress, meta=meta
-            )
+            with self._talk.running(ctx):
+                result = await session.call_tool(
+                    remote, args, read_timeout_seconds=None, progress_callback=progress, meta=meta
+                )
         except Exception as error:
             if not _connection_lost(error):
                 return ToolFailure(f"MCP server {self.name!r}: {self._said(error)}")
@@ -404,12 +422,15 @@ class McpServer:
         logger.warning(event, server=self.name, **fields)
 
 
-def _choice(tools: Sequence[str] | None, prefix: str, start_timeout: float) -> dict[str, Any]:
+def _choice(
+    tools: Sequence[str] | None, prefix: str, start_timeout: float, roots: Sequence[str]
+) -> dict[str, Any]:
     """The settings of a server that do not depend on its transport."""
     return {
         "tools": None if tools is None else list(tools),
         "prefix": prefix,
         "start_timeout": start_timeout,
+        "roots": list(roots),
     }
 
 

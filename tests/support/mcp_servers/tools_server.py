@@ -7,7 +7,9 @@ seen); ``cancel_times`` (when they were, on ``time.monotonic``, one clock for ev
 on Linux: the MCP benchmark measures how fast a cancel arrives);
 ``boom`` (a tool error); ``die`` (exits with code 3); ``picture`` (an image); ``grow``
 (adds a tool and says the list changed); ``shrink`` (removes one and says so);
-``bad_schema`` (listed with a schema that is not one, when ``BAD_SCHEMA=1``).
+``bad_schema`` (listed with a schema that is not one, when ``BAD_SCHEMA=1``); and what a
+server asks of its client: ``ask_city`` (elicitation), ``visible_roots`` (roots/list),
+``chatter`` (log notifications), ``client`` (what the client said of itself).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent
+from pydantic import BaseModel
 
 app = MCPServer("agentos-test-tools")
 if "PID_FILE" in os.environ:
@@ -144,6 +147,47 @@ async def shrink(name: str, ctx: Context) -> str:
     app.remove_tool(name)
     await ctx.session.send_tool_list_changed()
     return f"removed {name}"
+
+
+class City(BaseModel):
+    city: str
+
+
+@app.tool()
+async def ask_city(ctx: Context) -> str:
+    """Ask the person which city (elicitation); say what they did."""
+    answer = await ctx.elicit("Which city?", City)
+    return f"accept {answer.data.city}" if answer.action == "accept" else answer.action
+
+
+@app.tool()
+async def visible_roots(ctx: Context) -> list[str]:
+    """The roots the client offers (roots/list)."""
+    listed = await ctx.session.list_roots()
+    return [str(root.uri) for root in listed.roots]
+
+
+@app.tool()
+async def chatter(ctx: Context) -> str:
+    """Send two log notifications."""
+    await ctx.info("looking things up", logger_name="lookup")
+    await ctx.warning({"left": 3})
+    return "said"
+
+
+@app.tool()
+async def client(ctx: Context) -> dict[str, object]:
+    """What the client said of itself at initialize."""
+    params = ctx.session.client_params
+    assert params is not None
+    capabilities = params.capabilities
+    return {
+        "name": params.client_info.name,
+        "version": params.client_info.version,
+        "elicitation": capabilities.elicitation is not None,
+        "roots": capabilities.roots is not None,
+        "sampling": capabilities.sampling is not None,
+    }
 
 
 if os.environ.get("BAD_SCHEMA") == "1":

@@ -1,0 +1,109 @@
+"""What an MCP server asks of agentos while its tools run: a person's answer (elicitation),
+the roots it may see, and the log lines it sends.
+
+MCP does not say which call a server's request or log line belongs to (over HTTP it
+travels on that call's stream, but the SDK does not tell its client), so they go to the
+one call of this server that is running; with none or several running, a question is
+declined saying why, and a log line goes to agentos's log instead of to a call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+
+from agentos._kernel.context import ToolContext
+from agentos._log import agentos_logger
+from components import AnswerAction, CallId
+
+
+class TalkBack:
+    """The calls of one server in flight, and its requests' answers."""
+
+    def __init__(self, server: str, roots: Sequence[str]) -> None:
+        self.server = server
+        self.roots = [root_uri(root) for root in roots]
+        self._running: dict[CallId, ToolContext] = {}
+        self._asking: dict[CallId, anyio.CancelScope] = {}
+
+    @contextmanager
+    def running(self, ctx: ToolContext) -> Iterator[None]:
+        """While ``ctx``'s call waits for the server; when it ends, so does its question."""
+        self._running[ctx.call_id] = ctx
+        try:
+            yield
+        finally:
+            del self._running[ctx.call_id]
+            asking = self._asking.pop(ctx.call_id, None)
+            if asking is not None:
+                asking.cancel()
+
+    def _the_call(self) -> ToolContext | str:
+        """The one call running on this server, or why there is not one."""
+        count = len(self._running)
+        if count == 1:
+            return next(iter(self._running.values()))
+        if count == 0:
+            return f"no call of MCP server {self.server!r} is running to ask for"
+        return (
+            f"{count} calls of MCP server {self.server!r} are running, and MCP does not "
+            "say which of them asks"
+        )
+
+    async def elicit(self, context: Any, params: Any) -> Any:
+        """``elicitation/create``: the running call asks its person (``ctx.ask``)."""
+        from mcp_types import ElicitResult
+
+        ctx = self._the_call()
+        if isinstance(ctx, str):
+            logger, _, _ = agentos_logger()
+            logger.warning(
+                "mcp.question_declined", server=self.server, reason=ctx, message=params.message
+            )
+            return ElicitResult(action="decline")
+        form = getattr(params, "requested_schema", None)
+        url = getattr(params, "url", None)
+        source = f"MCP server {self.server}"
+        with anyio.CancelScope() as scope:
+            self._asking[ctx.call_id] = scope
+            try:
+                answer = await ctx.ask(params.message, form=form, url=url, source=source)
+            finally:
+                if self._asking.get(ctx.call_id) is scope:
+                    del self._asking[ctx.call_id]
+        if scope.cancelled_caught:
+            return ElicitResult(action="cancel")
+        content = answer.content if answer.action is AnswerAction.ACCEPT and form else None
+        return ElicitResult(action=answer.action.value, content=content)
+
+    async def list_roots(self, context: Any) -> Any:
+        """``roots/list``: the roots the agent file offers this server."""
+        from mcp_types import ListRootsResult, Root
+
+        return ListRootsResult(roots=[Root(uri=uri) for uri in self.roots])
+
+    async def logged(self, params: Any) -> None:
+        """``notifications/message``: a log line of the running call (else agentos's log)."""
+        data = params.data
+        text = data if isinstance(data, str) else json.dumps(data, default=str)
+        logger = f" {params.logger}" if params.logger else ""
+        line = f"[{params.level}{logger}] {text}"
+        ctx = self._the_call()
+        if isinstance(ctx, str):
+            logger, _, _ = agentos_logger()
+            logger.info("mcp.server_log", server=self.server, line=line)
+        else:
+            ctx.log(line)
+
+
+def root_uri(root: str) -> str:
+    """A root as MCP names it: a ``file://`` URI, made from a path if need be."""
+    if urlsplit(root).scheme == "file":
+        return root
+    return Path(root).expanduser().resolve().as_uri()
