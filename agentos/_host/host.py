@@ -36,11 +36,12 @@ from agentos._kernel.checks import check_seconds
 from agentos._kernel.questions import AskPerson
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
-from agentos._model.provider import Provider
+from agentos._model.provider import ModelRequest, ModelResponse, Provider
 from agentos._sessions.scope import Scope, SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._store.protocol import Completion, SessionStore
+from agentos._toolsets.mcp.server import McpServer
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.context_view import ContextView, TranscriptView
 from agentos._turns.history import HistoryCall
@@ -106,6 +107,9 @@ class Host(anyio.AsyncContextManagerMixin):
         self.runtime = runtime
         if ask_person is not None:
             runtime.ask_person = ask_person
+        for toolset in runtime.toolsets.values():
+            if isinstance(toolset, McpServer) and toolset.sampler is None:
+                toolset.sampler = self._sample
         self.provider = provider
         self.store = store
         self.holder = leases.holder
@@ -248,6 +252,10 @@ class Host(anyio.AsyncContextManagerMixin):
         self.get(session_id)
         found = self.runtime.resolve(call_id, session_id=session_id)
         return self.runtime.answer(found, answer, session_id=session_id)
+
+    async def _sample(self, session_id: str, request: ModelRequest) -> tuple[str, ModelResponse]:
+        """An MCP server's sampling request, for the session whose call it serves."""
+        return await self.get(session_id).sample(request)
 
     def list(self) -> list[SessionSummary]:
         """The sessions loaded here (an unloaded one is only in the store: see ``sessions``)."""

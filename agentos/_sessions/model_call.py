@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import cast
 
 import anyio
@@ -104,6 +105,26 @@ class ModelCall:
             raise ProviderError("provider_bug", f"{type(error).__name__}: {error}") from None
         self._usage.count(response)
         return response
+
+    async def sample(self, request: ModelRequest) -> tuple[str, ModelResponse]:
+        """A request outside the session's turns (an MCP server's sampling): to its model,
+        within its budget and ``request_timeout``, counted in its usage; not streamed, and
+        a failure is the asker's (``ProviderError``), not recorded as the session's."""
+        model = self._config.model
+        asked = replace(request, model=model)
+        self._usage.check_budget()
+        self._usage.requests += 1
+        try:
+            with anyio.fail_after(self._config.request_timeout):
+                response = await self._provider.complete(asked)
+        except TimeoutError:
+            raise self._timed_out() from None
+        except ProviderError:
+            raise
+        except Exception as error:  # a provider's bug must not reach the asker as one
+            raise ProviderError("provider_bug", f"{type(error).__name__}: {error}") from None
+        self._usage.count(response)
+        return model, response
 
     def _timed_out(self) -> ProviderError:
         """The error of a request with no answer within ``request_timeout``."""

@@ -21,7 +21,7 @@ from agentos._errors import SessionEndedError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
-from agentos._model.provider import PartialReply, Provider
+from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.spans import SessionSpans
@@ -160,6 +160,12 @@ class Session:
             on_change=self._on_change,
             spans=self._spans,
         )
+
+    async def sample(self, request: ModelRequest) -> tuple[str, ModelResponse]:
+        """Ask the session's model outside its turns, as an MCP server's sampling does: its
+        provider, model, budget and ``request_timeout``, counted in its usage, kept out of
+        its history. The model's name and answer; ``ProviderError`` if it fails."""
+        return await self._task.sample(request)
 
     @property
     def changed_at(self) -> float:

@@ -27,7 +27,7 @@ from anyio.abc import TaskStatus
 from agentos._errors import SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
-from agentos._model.provider import ModelRequest, PartialReply, Provider
+from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
@@ -125,6 +125,10 @@ class SessionTask:
         """The model's reply as it forms (from a provider that streams); None between."""
 
     # ------------------------------------------------------------------ what Session asks
+
+    async def sample(self, request: ModelRequest) -> tuple[str, ModelResponse]:
+        """Ask the session's model outside its turns (``ModelCall.sample``)."""
+        return await self._model.sample(request)
 
     @property
     def busy(self) -> bool:

@@ -52,6 +52,11 @@ class McpServerConfig(BaseModel):
         description="The roots the server may see (roots/list): directories, as paths or "
         "file:// URIs. None are offered unless named here.",
     )
+    sampling: bool = Field(
+        True,
+        description="Whether the server may ask the session's own model (sampling): its "
+        "budget pays, and the call shows it. false: agentos does not offer sampling.",
+    )
     start_timeout: float = Field(
         30.0,
         gt=0,

@@ -29,6 +29,7 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.results import outcome
+from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
 from agentos._toolsets.mcp.tools import adapt, progress_entry
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
@@ -117,6 +118,16 @@ class McpServer:
         chosen = _choice(tools, prefix, start_timeout, roots)
         return cls(name, McpServerConfig(url=url, headers=dict(headers or {}), **chosen))
 
+    @property
+    def sampler(self) -> Sampler | None:
+        """How the server's sampling requests reach a session's model (``Session.sample``):
+        set by the host that runs the sessions; None answers them with an error."""
+        return self._talk.sampler
+
+    @sampler.setter
+    def sampler(self, sampler: Sampler | None) -> None:
+        self._talk.sampler = sampler
+
     def __repr__(self) -> str:
         where = self.config.url or " ".join([self.config.command or "", *self.config.args])
         return f"<McpServer {self.name} ({self.config.transport}: {where})>"
@@ -164,6 +175,7 @@ class McpServer:
                 read,
                 write,
                 read_timeout_seconds=None,
+                sampling_callback=talk.sample if self.config.sampling else None,
                 elicitation_callback=talk.elicit,
                 list_roots_callback=talk.list_roots if talk.roots else None,
                 logging_callback=talk.logged,

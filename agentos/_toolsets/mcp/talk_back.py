@@ -1,10 +1,11 @@
 """What an MCP server asks of agentos while its tools run: a person's answer (elicitation),
-the roots it may see, and the log lines it sends.
+the session's model (sampling), the roots it may see, and the log lines it sends.
 
 MCP does not say which call a server's request or log line belongs to (over HTTP it
 travels on that call's stream, but the SDK does not tell its client), so they go to the
 one call of this server that is running; with none or several running, a question is
-declined saying why, and a log line goes to agentos's log instead of to a call.
+declined and a sampling request refused saying why, and a log line goes to agentos's log
+instead of to a call. When that call ends, what it asked ends too.
 """
 
 from __future__ import annotations
@@ -18,8 +19,16 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from agentos._errors import AgentOSError, ProviderError
 from agentos._kernel.context import ToolContext
 from agentos._log import agentos_logger
+from agentos._toolsets.mcp.sampling import (
+    Sampler,
+    Unsupported,
+    create_message_result,
+    model_request,
+    refusal,
+)
 from components import AnswerAction, CallId
 
 
@@ -29,20 +38,32 @@ class TalkBack:
     def __init__(self, server: str, roots: Sequence[str]) -> None:
         self.server = server
         self.roots = [root_uri(root) for root in roots]
+        self.sampler: Sampler | None = None
+        """How to ask a session's model: set by the host that runs the sessions."""
         self._running: dict[CallId, ToolContext] = {}
-        self._asking: dict[CallId, anyio.CancelScope] = {}
+        self._serving: dict[CallId, set[anyio.CancelScope]] = {}
 
     @contextmanager
     def running(self, ctx: ToolContext) -> Iterator[None]:
-        """While ``ctx``'s call waits for the server; when it ends, so does its question."""
+        """While ``ctx``'s call waits for the server; when it ends, what it asked ends."""
         self._running[ctx.call_id] = ctx
         try:
             yield
         finally:
             del self._running[ctx.call_id]
-            asking = self._asking.pop(ctx.call_id, None)
-            if asking is not None:
-                asking.cancel()
+            for scope in self._serving.pop(ctx.call_id, ()):
+                scope.cancel()
+
+    @contextmanager
+    def _serving_call(self, ctx: ToolContext) -> Iterator[anyio.CancelScope]:
+        """A scope around answering a request for ``ctx``'s call, cancelled when it ends."""
+        with anyio.CancelScope() as scope:
+            scopes = self._serving.setdefault(ctx.call_id, set())
+            scopes.add(scope)
+            try:
+                yield scope
+            finally:
+                scopes.discard(scope)
 
     def _the_call(self) -> ToolContext | str:
         """The one call running on this server, or why there is not one."""
@@ -70,17 +91,36 @@ class TalkBack:
         form = getattr(params, "requested_schema", None)
         url = getattr(params, "url", None)
         source = f"MCP server {self.server}"
-        with anyio.CancelScope() as scope:
-            self._asking[ctx.call_id] = scope
-            try:
-                answer = await ctx.ask(params.message, form=form, url=url, source=source)
-            finally:
-                if self._asking.get(ctx.call_id) is scope:
-                    del self._asking[ctx.call_id]
+        with self._serving_call(ctx) as scope:
+            answer = await ctx.ask(params.message, form=form, url=url, source=source)
         if scope.cancelled_caught:
             return ElicitResult(action="cancel")
         content = answer.content if answer.action is AnswerAction.ACCEPT and form else None
         return ElicitResult(action=answer.action.value, content=content)
+
+    async def sample(self, context: Any, params: Any) -> Any:
+        """``sampling/createMessage``: the running call's session asks its own model."""
+        ctx = self._the_call()
+        try:
+            if isinstance(ctx, str):
+                raise Unsupported(f"cannot tell whose model to ask: {ctx}")
+            if self.sampler is None:
+                raise Unsupported("no host runs this call's session: nobody's model to ask")
+            request = model_request(params, ctx.session_id)
+        except Unsupported as error:
+            return refusal(error)
+        ctx.log(f"[sampling] MCP server {self.server} asks the session's model")
+        with self._serving_call(ctx) as scope:
+            try:
+                model, response = await self.sampler(ctx.session_id, request)
+            except (ProviderError, AgentOSError) as error:
+                ctx.log(f"[sampling] not answered: {error}")
+                return refusal(error)
+        if scope.cancelled_caught:
+            return refusal(Unsupported("the call that asked has ended"))
+        written = response.usage.get("output_tokens")
+        ctx.log(f"[sampling] {model} answered" + ("" if written is None else f": {written} tokens"))
+        return create_message_result(response, model)
 
     async def list_roots(self, context: Any) -> Any:
         """``roots/list``: the roots the agent file offers this server."""

@@ -9,7 +9,8 @@ on Linux: the MCP benchmark measures how fast a cancel arrives);
 (adds a tool and says the list changed); ``shrink`` (removes one and says so);
 ``bad_schema`` (listed with a schema that is not one, when ``BAD_SCHEMA=1``); and what a
 server asks of its client: ``ask_city`` (elicitation), ``visible_roots`` (roots/list),
-``chatter`` (log notifications), ``client`` (what the client said of itself).
+``chatter`` (log notifications), ``client`` (what the client said of itself),
+``summarize`` (sampling: asks the client's model).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ImageContent, TextContent
+from mcp.types import ImageContent, SamplingMessage, TextContent
 from pydantic import BaseModel
 
 app = MCPServer("agentos-test-tools")
@@ -173,6 +174,23 @@ async def chatter(ctx: Context) -> str:
     await ctx.info("looking things up", logger_name="lookup")
     await ctx.warning({"left": 3})
     return "said"
+
+
+@app.tool()
+async def summarize(text: str, ctx: Context) -> str:
+    """Ask the client's model to summarize ``text`` (sampling); say what it answered."""
+    asked = SamplingMessage(
+        role="user", content=TextContent(type="text", text=f"Summarize: {text}")
+    )
+    try:
+        answer = await ctx.session.create_message(
+            [asked], max_tokens=50, system_prompt="Be brief.", related_request_id=ctx.request_id
+        )
+    except Exception as error:
+        return f"refused: {error}"
+    content = answer.content
+    said = content.text if isinstance(content, TextContent) else content.type
+    return f"{answer.model} said: {said} ({answer.stop_reason})"
 
 
 @app.tool()
