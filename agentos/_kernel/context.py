@@ -47,6 +47,7 @@ class ToolContext:
     __slots__ = (
         "_ask",
         "_cancel_event",
+        "_cancel_reason",
         "_cancelled",
         "_config",
         "_entity",
@@ -74,6 +75,7 @@ class ToolContext:
         self._post = post
         self._wall = wall
         self._cancelled = False
+        self._cancel_reason: str | None = None
         self._cancel_event = threading.Event() if threaded else None
         self._lock = threading.Lock() if threaded else None
         self._pending: deque[ProgressNote] | None = None
@@ -201,6 +203,12 @@ class ToolContext:
         """Whether the call was cancelled (by a caller or a timeout)."""
         return self._cancelled
 
+    @property
+    def cancel_reason(self) -> str | None:
+        """Why the call was cancelled: the reason its canceller gave, or how it timed out
+        (None until then). Pass it on to what the tool started (an MCP server hears it)."""
+        return self._cancel_reason
+
     def check_cancelled(self) -> None:
         """For sync tools: raise ``CallCancelled`` once the call has been cancelled."""
         if self._cancelled:
@@ -230,10 +238,11 @@ class ToolContext:
     def _output(self, line: bytes) -> None:
         self._report((ProgressKind.OUTPUT, line.decode("utf-8", "replace"), self._wall()))
 
-    def _cancel(self) -> CancelScope | None:
+    def _cancel(self, reason: str | None = None) -> CancelScope | None:
         """Called by the kernel (on the event loop's thread): mark the call cancelled,
         and hand back the cancel scope of its task (the kernel cancels it in a batch)."""
         self._cancelled = True
+        self._cancel_reason = reason
         if self._cancel_event is not None:
             self._cancel_event.set()
         handle, self._handle = self._handle, None  # it keeps the CancelledError: no cycle

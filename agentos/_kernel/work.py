@@ -34,6 +34,7 @@ from components import (
     ReportFailure,
     ReportResult,
     ToolCallConfig,
+    ToolCallState,
 )
 
 if TYPE_CHECKING:
@@ -165,7 +166,7 @@ class Work:
         """Interrupt the call's work: the runtime ended the call."""
         running = self.running.pop(entity, None)
         if running is not None:
-            handle = running._cancel()
+            handle = running._cancel(_why_stopped(entity))
             if handle is not None:
                 if not self._interrupts:
                     self._loop.call_soon(self._deliver_interrupts)
@@ -359,3 +360,13 @@ def _failure(error: BaseException) -> CallError:
     text = safe_text(str(error))
     message = f"{type(error).__name__}: {text}" if text else type(error).__name__
     return CallError(ErrorKind.TOOL_ERROR, message)
+
+
+def _why_stopped(entity: Entity) -> str | None:
+    """The reason a cancel gave, or why the call failed (it timed out)."""
+    state = esper.try_component(entity, ToolCallState)
+    if state is None:
+        return None
+    if state.cancel_reason is not None:
+        return state.cancel_reason
+    return None if state.error is None else state.error.message

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from agentos import (
     CallCancelled,
+    CallOptions,
     CallStatus,
     ErrorKind,
     ManualClock,
@@ -225,3 +226,25 @@ async def test_only_a_running_call_holds_its_validated_input(clock: ManualClock)
         gate.set()
         assert (await runtime.wait(running)).result == "running"
         assert held() == []
+
+
+async def test_the_work_hears_why_it_was_cancelled_or_timed_out(clock: ManualClock) -> None:
+    heard: list[str | None] = []
+
+    @tool
+    async def listening(args: Empty, ctx: ToolContext) -> str:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            heard.append(ctx.cancel_reason)
+        return "never"
+
+    async with Runtime([listening], clock=clock) as runtime:
+        call = runtime.submit("listening", {})
+        await settle(runtime)
+        runtime.cancel(call, "the person changed their mind")
+        runtime.submit("listening", {}, options=CallOptions(timeout=5))
+        await settle(runtime)
+        clock.advance(5)
+        await settle(runtime)
+    assert heard == ["the person changed their mind", "timed out after 5 s"]

@@ -4,6 +4,7 @@ says who it is and what it can answer. Against a real server written with the ``
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,6 +27,7 @@ from agentos import (
     ProgressKind,
     Runtime,
 )
+from agentos.testing import settle
 from tests.support.mcp_servers import SERVERS
 from tests.toolsets.conftest import WAIT, outcome
 
@@ -148,3 +150,17 @@ async def test_a_servers_log_lines_are_its_calls_log() -> None:
         done = await outcome(runtime, runtime.submit("chatter", {}))
     lines = [entry.payload for entry in done.progress if entry.kind is ProgressKind.LOG]
     assert lines == ["[info lookup] looking things up", '[warning] {"left": 3}']
+
+
+async def test_the_reason_given_for_a_cancel_reaches_the_server() -> None:
+    server = McpServer.stdio("bad", sys.executable, [str(SERVERS / "hostile_server.py")])
+    with anyio.fail_after(WAIT * 2):
+        async with Runtime(toolsets=[server]) as runtime:
+            hanging = runtime.submit("hang", {})
+            await settle(runtime)
+            assert runtime.cancel(hanging, "the person changed their mind").cancelled
+            heard: list[str] = []
+            while not heard:  # each look is a round trip behind the cancel's own write
+                looked = await outcome(runtime, runtime.submit("cancels", {}))
+                heard = json.loads(str(looked.result))
+    assert heard == ["the person changed their mind"]

@@ -7,7 +7,9 @@ closes. A stdio server that dies is started again by the next call that needs it
 HTTP server that drops is reached again in the background, with backoff. A call is
 the runtime's: its task sends ``tools/call`` with no read timeout (the runtime's own
 timeout governs), turns progress notifications into progress, and, when cancelled,
-lets the SDK send ``notifications/cancelled``.
+lets the SDK send ``notifications/cancelled`` with the reason the cancel gave. What the
+server asks back while a call runs (a person's answer, the session's model, the roots,
+its log lines) is ``TalkBack``'s.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
+from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
@@ -169,6 +172,7 @@ class McpServer:
         seconds = self.config.start_timeout
         deadline = anyio.current_time() + seconds  # the whole start: reading the tools too
         read, write = await self._open(stack)
+        write = ReasonedWrites(write)
         talk = self._talk
         session = await stack.enter_async_context(
             ClientSession(
@@ -359,7 +363,7 @@ class McpServer:
 
         meta: Any = None if ctx.trace_parent is None else {"traceparent": ctx.trace_parent}
         try:
-            with self._talk.running(ctx):
+            with self._talk.running(ctx), told_why(ctx):
                 result = await session.call_tool(
                     remote, args, read_timeout_seconds=None, progress_callback=progress, meta=meta
                 )

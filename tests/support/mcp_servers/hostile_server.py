@@ -1,13 +1,14 @@
-"""A hand-written MCP server over stdio that misbehaves as its environment asks, for the
-tests of what a server may not do to its host.
+"""A hand-written MCP server over stdio that misbehaves as its environment asks, for the tests
+of what a server may not do to its host.
 
-Tools: ``echo`` (says ``text`` back); ``big`` (a text result of ``size`` characters, in
-one line); ``yell`` (writes ``size`` bytes to stderr with no newline, then answers);
+Tools: ``echo`` (says ``text`` back); ``big`` (a text result of ``size`` characters, in one
+line); ``yell`` (writes ``size`` bytes to stderr with no newline, then answers);
 ``self_ref`` (input schema ``{"type": "object", "$ref": "#"}``); ``loop_on_a`` (a schema
-that refers to itself only when the input has ``a``). ``NAMES``: more tools, each named
-(comma-separated) and answering its own name. ``PAD``: characters of description padding
-each listed tool, for a huge tool list. ``LIST_DELAY``: seconds before each answer to
-``tools/list``. ``YELL_AND_EXIT``: bytes written to stderr with no newline at start,
+that refers to itself only when the input has ``a``); ``hang`` (never answers); ``cancels``
+(the reasons of the ``notifications/cancelled`` it has read). ``NAMES``: more tools, each
+named (comma-separated) and answering its own name. ``PAD``: characters of description
+padding each listed tool, for a huge tool list. ``LIST_DELAY``: seconds before each answer
+to ``tools/list``. ``YELL_AND_EXIT``: bytes written to stderr with no newline at start,
 before exiting with code 3.
 """
 
@@ -29,6 +30,8 @@ def listed() -> list[dict[str, Any]]:
         {"name": "big", "inputSchema": {**OBJECT, "properties": {"size": {"type": "integer"}}}},
         {"name": "yell", "inputSchema": {**OBJECT, "properties": {"size": {"type": "integer"}}}},
         {"name": "self_ref", "inputSchema": {"type": "object", "$ref": "#"}},
+        {"name": "hang", "inputSchema": OBJECT},
+        {"name": "cancels", "inputSchema": OBJECT},
         {
             "name": "loop_on_a",
             "inputSchema": {**OBJECT, "properties": {"a": {"$ref": "#/properties/a"}}},
@@ -53,8 +56,13 @@ def call(name: str, args: dict[str, Any]) -> str:
     return name
 
 
+CANCEL_REASONS: list[str] = []
+
+
 def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     method = request.get("method")
+    if method == "notifications/cancelled":
+        CANCEL_REASONS.append(str(request.get("params", {}).get("reason")))
     if "id" not in request:
         return None  # a notification
     if method == "initialize":
@@ -68,10 +76,19 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
         result = {"tools": listed()}
     elif method == "tools/call":
         params = request["params"]
+        if params["name"] == "hang":
+            return None
+        if params["name"] == "cancels":
+            return reply(request, json.dumps(CANCEL_REASONS))
         text = call(params["name"], params.get("arguments") or {})
-        result = {"content": [{"type": "text", "text": text}], "isError": False}
+        return reply(request, text)
     else:
         result = {}
+    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+
+
+def reply(request: dict[str, Any], text: str) -> dict[str, Any]:
+    result = {"content": [{"type": "text", "text": text}], "isError": False}
     return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
 
@@ -81,7 +98,7 @@ if "YELL_AND_EXIT" in os.environ:
     sys.exit(3)
 for line in sys.stdin:
     if line.strip():
-        reply = answer(json.loads(line))
-        if reply is not None:
-            sys.stdout.write(json.dumps(reply) + "\n")
+        answered = answer(json.loads(line))
+        if answered is not None:
+            sys.stdout.write(json.dumps(answered) + "\n")
             sys.stdout.flush()
