@@ -164,3 +164,57 @@ async def test_the_reason_given_for_a_cancel_reaches_the_server() -> None:
                 looked = await outcome(runtime, runtime.submit("cancels", {}))
                 heard = json.loads(str(looked.result))
     assert heard == ["the person changed their mind"]
+
+
+async def test_a_servers_resources_are_tools_the_model_can_list_and_read() -> None:
+    async with talking() as (runtime, _):
+        assert {"files_list_resources", "files_read_resource"} <= set(runtime.tools)
+        listed = await outcome(runtime, runtime.submit("files_list_resources", {}))
+        read = await outcome(
+            runtime, runtime.submit("files_read_resource", {"uri": "note://greeting"})
+        )
+        image = await outcome(
+            runtime, runtime.submit("files_read_resource", {"uri": "note://pixel"})
+        )
+        missing = await outcome(
+            runtime, runtime.submit("files_read_resource", {"uri": "note://none"})
+        )
+        link = await outcome(runtime, runtime.submit("linked", {}))
+    assert listed.result == {
+        "resources": [
+            {
+                "uri": "note://greeting",
+                "name": "greeting",
+                "description": "A short text.",
+                "mime_type": "text/plain",
+            },
+            {
+                "uri": "note://pixel",
+                "name": "pixel",
+                "description": "A one-pixel image.",
+                "mime_type": "image/png",
+            },
+        ]
+    }
+    (document,) = blocks(read)
+    assert document["source"]["data"] == "hello from a resource"
+    assert blocks(image)[0]["type"] == "image"
+    assert missing.status is CallStatus.FAILED
+    said = blocks(link)[1]["text"]
+    assert said == "[resource link: greeting <note://greeting>; files_read_resource reads it]"
+
+
+def blocks(snapshot: CallSnapshot) -> list[dict[str, Any]]:
+    """The content blocks a call's result carries."""
+    assert isinstance(snapshot.result, dict), snapshot
+    content = snapshot.result["content"]
+    assert isinstance(content, list) and all(isinstance(b, dict) for b in content)
+    return content  # type: ignore[return-value]
+
+
+async def test_a_server_without_resources_offers_no_resource_tools() -> None:
+    server = McpServer.stdio("bad", sys.executable, [str(SERVERS / "hostile_server.py")])
+    with anyio.fail_after(WAIT * 2):
+        async with Runtime(toolsets=[server]) as runtime:
+            assert "echo" in runtime.tools
+            assert not [name for name in runtime.tools if "resource" in name]

@@ -18,24 +18,25 @@ IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 """The image media types the Messages API takes."""
 
 
-def outcome(result: Any) -> Json | ToolFailure:
-    """The call's result, or its failure, from a ``CallToolResult``."""
+def outcome(result: Any, reader: str | None = None) -> Json | ToolFailure:
+    """The call's result, or its failure, from a ``CallToolResult``; ``reader``: the tool
+    that reads the server's resources, named beside a resource link (None: it has none)."""
     blocks = [block.model_dump(by_alias=True, mode="json") for block in result.content]
     text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
     if result.is_error:
         return ToolFailure(text or "the MCP server reported an error and said nothing more")
     typed = [b for b in blocks if b.get("type") != "text"]
     if typed:
-        return {"type": CONTENT_RESULT, "content": [_block(b) for b in blocks]}
+        return {"type": CONTENT_RESULT, "content": [content_of(b, reader) for b in blocks]}
     structured: Json = result.structured_content
     if structured is not None:
         return structured
     return text
 
 
-def _block(block: dict[str, Any]) -> dict[str, Any]:
+def content_of(block: dict[str, Any], reader: str | None = None) -> dict[str, Any]:
     """One MCP content block as an Anthropic one: text, image, document, or a text saying
-    what could not be carried."""
+    what could not be carried (a resource link: what reads it, ``reader``, if any)."""
     kind = block.get("type")
     if kind == "text":
         return {"type": "text", "text": str(block.get("text", ""))}
@@ -45,7 +46,8 @@ def _block(block: dict[str, Any]) -> dict[str, Any]:
     if kind == "resource":
         return _resource(block.get("resource") or {})
     if kind == "resource_link":
-        return _note(f"resource link: {block.get('name', '')} <{block.get('uri', '')}>")
+        link = f"resource link: {block.get('name', '')} <{block.get('uri', '')}>"
+        return _note(link if reader is None else f"{link}; {reader} reads it")
     return _note(f"{kind} content ({block.get('mimeType', 'unknown type')}) not shown")
 
 
@@ -54,6 +56,11 @@ def _resource(resource: dict[str, Any]) -> dict[str, Any]:
     if "text" in resource:
         source = {"type": "text", "media_type": "text/plain", "data": str(resource["text"])}
         return {"type": "document", "source": source, "title": uri}
+    if mime in IMAGE_TYPES and "blob" in resource:
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": mime, "data": resource["blob"]},
+        }
     if mime == "application/pdf" and "blob" in resource:
         source = {"type": "base64", "media_type": mime, "data": resource["blob"]}
         return {"type": "document", "source": source, "title": uri}

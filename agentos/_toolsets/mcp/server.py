@@ -31,6 +31,7 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
+from agentos._toolsets.mcp.resources import read_name, resource_tools
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
@@ -82,6 +83,8 @@ class McpServer:
         self.problems: list[str] = []
         """Tools the server lists that agentos leaves out, and why."""
         self._talk = TalkBack(name, config.roots)
+        self._reader: str | None = None
+        """The tool that reads the server's resources (None: it says it has none)."""
 
     @classmethod
     def stdio(
@@ -190,6 +193,9 @@ class McpServer:
         try:
             with anyio.fail_at(deadline):
                 await session.initialize()
+                offered = session.server_capabilities
+                has_resources = offered is not None and offered.resources is not None
+                self._reader = read_name(self.name) if has_resources else None
                 await self._list(session, first=first)
         except TimeoutError:
             raise ToolsetError(
@@ -316,9 +322,19 @@ class McpServer:
             made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
             tools += made
             problems += said
+        if self._reader is not None:
+            for reading in resource_tools(self.name, self._ready):
+                taken = self._holder(reading.name)
+                if self.config.tools is not None and reading.name not in self.config.tools:
+                    continue  # an allow-list that does not name them leaves them out
+                if taken is None:
+                    tools.append(reading)
+                else:
+                    problems.append(f"{reading.name}: left out, it is the name of {taken}")
         if first:
             wanted = self.config.tools or ()
-            missing = [name for name in wanted if name not in {t.name for t in listed}]
+            known = {t.name for t in listed} | {t.name for t in tools}
+            missing = [name for name in wanted if name not in known]
             if missing:
                 offered = ", ".join(sorted(t.name for t in listed)) or "none"
                 raise ToolsetError(
@@ -378,7 +394,7 @@ class McpServer:
             self._down(self._said(error))
             self._wanted.set()
             return ToolFailure(f"MCP server {self.name!r} was lost: {self._said(error)}")
-        return outcome(result)
+        return outcome(result, self._reader)
 
     async def _ready(self) -> Any:
         """The live session, starting the server again if it died (None: it cannot be)."""

@@ -10,7 +10,8 @@ on Linux: the MCP benchmark measures how fast a cancel arrives);
 ``bad_schema`` (listed with a schema that is not one, when ``BAD_SCHEMA=1``); and what a
 server asks of its client: ``ask_city`` (elicitation), ``visible_roots`` (roots/list),
 ``chatter`` (log notifications), ``client`` (what the client said of itself),
-``summarize`` (sampling: asks the client's model).
+``summarize`` (sampling: asks the client's model). Resources: ``note://greeting`` (text) and
+``note://pixel`` (an image); ``linked`` answers with a link to the first.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ImageContent, SamplingMessage, TextContent
+from mcp.types import ImageContent, ResourceLink, SamplingMessage, TextContent
 from pydantic import BaseModel
 
 app = MCPServer("agentos-test-tools")
@@ -191,6 +192,25 @@ async def summarize(text: str, ctx: Context) -> str:
     content = answer.content
     said = content.text if isinstance(content, TextContent) else content.type
     return f"{answer.model} said: {said} ({answer.stop_reason})"
+
+
+@app.resource("note://greeting", name="greeting", mime_type="text/plain")
+def greeting() -> str:
+    """A short text."""
+    return "hello from a resource"
+
+
+@app.resource("note://pixel", name="pixel", mime_type="image/png")
+def pixel() -> bytes:
+    """A one-pixel image."""
+    return base64.b64decode(PIXEL)
+
+
+@app.tool()
+async def linked() -> list[TextContent | ResourceLink]:
+    """A text and a link to the greeting."""
+    link = ResourceLink(type="resource_link", uri="note://greeting", name="greeting")
+    return [TextContent(type="text", text="see the greeting"), link]
 
 
 @app.tool()
