@@ -15,10 +15,9 @@ its log lines) is ``TalkBack``'s.
 from __future__ import annotations
 
 import os
-import re
-import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -35,7 +34,9 @@ from agentos._toolsets.mcp.resources import read_name, resource_tools
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
+from agentos._toolsets.mcp.tasks import run_task, runs_as_task
 from agentos._toolsets.mcp.tools import adapt, progress_entry
+from agentos._toolsets.mcp.transport import connection_lost, leaf_error, open_streams
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
 from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
 from agentos._version import agentos_version
@@ -50,12 +51,6 @@ LIST_PAGES = 100
 """At most this many pages of tools/list: a server that pages forever cannot hang us."""
 ADAPT_BATCH = 50
 """Listed tools checked between two chances for the start's timeout to fire."""
-LINE_SLACK = 65_536
-"""Bytes a stdio message may have beyond twice the result cap (its envelope, escapes): a
-longer one fails its call unread."""
-PYTHONS = frozenset({"python", "python3"})
-"""Commands that mean the Python agentos runs on (its virtual environment, its mcp)."""
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class McpServer:
@@ -83,6 +78,8 @@ class McpServer:
         self.problems: list[str] = []
         """Tools the server lists that agentos leaves out, and why."""
         self._talk = TalkBack(name, config.roots)
+        self._executions: dict[str, Any] = {}
+        """How each listed tool runs (its ``execution``: whether it runs as a task)."""
         self._reader: str | None = None
         """The tool that reads the server's resources (None: it says it has none)."""
 
@@ -158,7 +155,7 @@ class McpServer:
                         started = True
                     await self._serve()
             except Exception as error:
-                failure = _leaf(error)
+                failure = leaf_error(error)
                 if not isinstance(failure, ToolsetError):
                     failure = ToolsetError(f"mcp_servers.{self.name}: {self._said(failure)}")
                 if not started:
@@ -215,39 +212,11 @@ class McpServer:
 
     async def _open(self, stack: AsyncExitStack) -> Any:
         """The streams of a new connection: a started process, or an HTTP client."""
-        config = self.config
-        if config.command is not None:
-            from mcp.client.stdio import get_default_environment
-
-            from agentos._toolsets.mcp.stdio import stdio_server
-
-            env = get_default_environment() | self._expand(config.env, "env")
-            command = sys.executable if config.command in PYTHONS else config.command
-            argv = [command, *config.args]
-            cap = self._registry.max_result_chars
-            longest = None if cap is None else 2 * cap + LINE_SLACK
-            try:
-                streams, self._process = await stack.enter_async_context(
-                    stdio_server(argv, env, config.cwd, longest)
-                )
-            except OSError as error:
-                raise ToolsetError(
-                    f"mcp_servers.{self.name}.command: cannot start {config.command!r}: "
-                    f"{error.strerror or error}"
-                ) from None
-            return streams
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        assert config.url is not None
-        headers = self._expand(config.headers, "headers")
-        client = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
+        cap = self._registry.max_result_chars
+        streams, self._process = await open_streams(
+            stack, self.name, self.config, self._environ, cap
         )
-        read, write = await stack.enter_async_context(
-            streamable_http_client(config.url, http_client=client)
-        )
-        return read, write
+        return streams
 
     async def _serve(self) -> None:
         """Relist when the server says its tools changed; return when the connection ends."""
@@ -314,6 +283,7 @@ class McpServer:
             cursor = page.next_cursor
             if cursor is None:
                 break
+        self._executions = {listing.name: listing.execution for listing in listed}
         tools: list[Tool[Any]] = []
         problems: list[str] = []
         for start in range(0, len(listed), ADAPT_BATCH):
@@ -380,11 +350,19 @@ class McpServer:
         meta: Any = None if ctx.trace_parent is None else {"traceparent": ctx.trace_parent}
         try:
             with self._talk.running(ctx), told_why(ctx):
-                result = await session.call_tool(
-                    remote, args, read_timeout_seconds=None, progress_callback=progress, meta=meta
-                )
+                if runs_as_task(session, self._executions.get(remote)):
+                    started = partial(self._talk.task_started, ctx=ctx)
+                    result = await run_task(session, remote, args, ctx, meta, started)
+                else:
+                    result = await session.call_tool(
+                        remote,
+                        args,
+                        read_timeout_seconds=None,
+                        progress_callback=progress,
+                        meta=meta,
+                    )
         except Exception as error:
-            if not _connection_lost(error):
+            if not connection_lost(error):
                 return ToolFailure(f"MCP server {self.name!r}: {self._said(error)}")
             if process is not None:
                 code = await process.exited(within=2.0)
@@ -419,7 +397,7 @@ class McpServer:
 
     async def _why(self, error: BaseException) -> str:
         """Why a connection attempt failed: the process's exit, else the error."""
-        if self._process is not None and _connection_lost(_leaf(error)):
+        if self._process is not None and connection_lost(leaf_error(error)):
             code = await self._process.exited(within=2.0)
             if code is not None:
                 return f"exited (code {code}) before answering initialize{self._stderr_said()}"
@@ -429,25 +407,11 @@ class McpServer:
         """The error in words: the server's own for its JSON-RPC error, else type and text."""
         from mcp import MCPError
 
-        error = _leaf(error)
+        error = leaf_error(error)
         text = str(getattr(error, "message", "") or error)
         if isinstance(error, MCPError) and text:
             return text
         return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-    def _expand(self, values: Mapping[str, str], setting: str) -> dict[str, str]:
-        """``${VAR}`` replaced from the environment; ``ToolsetError`` naming one unset."""
-
-        def value(match: re.Match[str]) -> str:
-            found = self._environ.get(match[1])
-            if found is None:
-                raise ToolsetError(
-                    f"mcp_servers.{self.name}.{setting}: ${{{match[1]}}} is not set "
-                    "in the environment"
-                )
-            return found
-
-        return {key: _VARIABLE.sub(value, text) for key, text in values.items()}
 
     def _log(self, event: str, **fields: object) -> None:
         logger, _, _ = agentos_logger()
@@ -476,20 +440,3 @@ async def _first(*waits: Callable[[], Awaitable[object]]) -> None:
 
         for one in waits:
             group.start_soon(wait, one)
-
-
-def _leaf(error: BaseException) -> BaseException:
-    """The first error a task group's exception group holds (the error itself if none)."""
-    while isinstance(error, BaseExceptionGroup) and error.exceptions:
-        error = error.exceptions[0]
-    return error
-
-
-def _connection_lost(error: BaseException) -> bool:
-    """Whether a call failed because the connection is gone (not the server's answer)."""
-    from mcp import MCPError
-    from mcp_types import CONNECTION_CLOSED
-
-    if isinstance(error, MCPError):
-        return error.code == CONNECTION_CLOSED
-    return isinstance(error, anyio.BrokenResourceError | anyio.ClosedResourceError | OSError)

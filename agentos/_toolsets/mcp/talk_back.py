@@ -29,6 +29,7 @@ from agentos._toolsets.mcp.sampling import (
     model_request,
     refusal,
 )
+from agentos._toolsets.mcp.tasks import related_task
 from components import AnswerAction, CallId
 
 
@@ -41,6 +42,8 @@ class TalkBack:
         self.sampler: Sampler | None = None
         """How to ask a session's model: set by the host that runs the sessions."""
         self._running: dict[CallId, ToolContext] = {}
+        self._tasks: dict[str, ToolContext] = {}
+        """The calls running as tasks, by task id: a request about a task names it."""
         self._serving: dict[CallId, set[anyio.CancelScope]] = {}
 
     @contextmanager
@@ -51,6 +54,8 @@ class TalkBack:
             yield
         finally:
             del self._running[ctx.call_id]
+            for task_id in [t for t, running in self._tasks.items() if running is ctx]:
+                del self._tasks[task_id]
             for scope in self._serving.pop(ctx.call_id, ()):
                 scope.cancel()
 
@@ -65,8 +70,16 @@ class TalkBack:
             finally:
                 scopes.discard(scope)
 
-    def _the_call(self) -> ToolContext | str:
-        """The one call running on this server, or why there is not one."""
+    def task_started(self, task_id: str, ctx: ToolContext) -> None:
+        """``ctx``'s call runs as the task ``task_id`` (until the call ends)."""
+        self._tasks[task_id] = ctx
+
+    def _the_call(self, context: Any = None, params: Any = None) -> ToolContext | str:
+        """The call a request is for: the one whose task it names, else the one call
+        running on this server, or why there is not one."""
+        task_id = related_task(context, params)
+        if task_id is not None and task_id in self._tasks:
+            return self._tasks[task_id]
         count = len(self._running)
         if count == 1:
             return next(iter(self._running.values()))
@@ -81,7 +94,7 @@ class TalkBack:
         """``elicitation/create``: the running call asks its person (``ctx.ask``)."""
         from mcp_types import ElicitResult
 
-        ctx = self._the_call()
+        ctx = self._the_call(context, params)
         if isinstance(ctx, str):
             logger, _, _ = agentos_logger()
             logger.warning(
@@ -100,7 +113,7 @@ class TalkBack:
 
     async def sample(self, context: Any, params: Any) -> Any:
         """``sampling/createMessage``: the running call's session asks its own model."""
-        ctx = self._the_call()
+        ctx = self._the_call(context, params)
         try:
             if isinstance(ctx, str):
                 raise Unsupported(f"cannot tell whose model to ask: {ctx}")
@@ -134,7 +147,7 @@ class TalkBack:
         text = data if isinstance(data, str) else json.dumps(data, default=str)
         logger = f" {params.logger}" if params.logger else ""
         line = f"[{params.level}{logger}] {text}"
-        ctx = self._the_call()
+        ctx = self._the_call(None, params)
         if isinstance(ctx, str):
             logger, _, _ = agentos_logger()
             logger.info("mcp.server_log", server=self.server, line=line)

@@ -1,0 +1,99 @@
+"""A new connection's streams: a server process started (stdio) or an HTTP client made
+(streamable HTTP), its settings' ``${VAR}`` read from the environment as it starts; and how
+to tell a lost connection from the server's own answer."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from agentos._errors import ToolsetError
+from agentos._turns.mcp_config import McpServerConfig
+
+if TYPE_CHECKING:
+    from agentos._toolsets.mcp.stdio import ServerProcess
+
+LINE_SLACK = 65_536
+"""Bytes a stdio message may have beyond twice the result cap (its envelope, escapes): a
+longer one fails its call unread."""
+PYTHONS = frozenset({"python", "python3"})
+"""Commands that mean the Python agentos runs on (its virtual environment, its mcp)."""
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+async def open_streams(
+    stack: AsyncExitStack,
+    name: str,
+    config: McpServerConfig,
+    environ: Mapping[str, str],
+    max_result_chars: int | None,
+) -> tuple[Any, ServerProcess | None]:
+    """The read and write streams of server ``name``, and its process when it has one;
+    ``ToolsetError`` when it cannot start or a ``${VAR}`` is unset."""
+    if config.command is not None:
+        from mcp.client.stdio import get_default_environment
+
+        from agentos._toolsets.mcp.stdio import stdio_server
+
+        env = get_default_environment() | expanded(name, config.env, "env", environ)
+        command = sys.executable if config.command in PYTHONS else config.command
+        argv = [command, *config.args]
+        longest = None if max_result_chars is None else 2 * max_result_chars + LINE_SLACK
+        try:
+            streams, process = await stack.enter_async_context(
+                stdio_server(argv, env, config.cwd, longest)
+            )
+        except OSError as error:
+            raise ToolsetError(
+                f"mcp_servers.{name}.command: cannot start {config.command!r}: "
+                f"{error.strerror or error}"
+            ) from None
+        return streams, process
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    assert config.url is not None
+    headers = expanded(name, config.headers, "headers", environ)
+    client = await stack.enter_async_context(
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
+    )
+    http: Any = streamable_http_client(config.url, http_client=client)
+    return await stack.enter_async_context(http), None
+
+
+def expanded(
+    name: str, values: Mapping[str, str], setting: str, environ: Mapping[str, str]
+) -> dict[str, str]:
+    """``${VAR}`` replaced from ``environ``; ``ToolsetError`` naming one unset."""
+
+    def value(match: re.Match[str]) -> str:
+        found = environ.get(match[1])
+        if found is None:
+            raise ToolsetError(
+                f"mcp_servers.{name}.{setting}: ${{{match[1]}}} is not set in the environment"
+            )
+        return found
+
+    return {key: _VARIABLE.sub(value, text) for key, text in values.items()}
+
+
+def leaf_error(error: BaseException) -> BaseException:
+    """The first error a task group's exception group holds (the error itself if none)."""
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def connection_lost(error: BaseException) -> bool:
+    """Whether a call failed because the connection is gone (not the server's answer)."""
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    if isinstance(error, MCPError):
+        return error.code == CONNECTION_CLOSED
+    return isinstance(error, anyio.BrokenResourceError | anyio.ClosedResourceError | OSError)
