@@ -8,6 +8,8 @@ two alternate in rounds; ``mcp.call_overhead_us`` is their difference and
 from ``runtime.cancel`` of a running call to its tool's ``CancelledError`` in the
 server (one monotonic clock, so the server says when). ``mcp.concurrent_calls_progress``:
 of 50 calls with 1-5 progress steps each, those whose progress was exactly their own.
+``mcp.elicitation_round_trip_ms``: from a person's ``Runtime.answer`` to a server's question
+until the server's tool has the answer (median; ``_p99`` beside it).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ ROUNDS = 5
 ECHOES = 200
 CANCELS = 200
 CONCURRENT = 50
+QUESTIONS = 100
 
 
 class Words(BaseModel):
@@ -72,6 +75,29 @@ async def cancel_latencies(
     return [float(str(at)) - before for at, before in zip(seen, asked, strict=True)]
 
 
+async def answer_latencies(
+    runtime: Runtime, events: MemoryObjectReceiveStream[CallEvent]
+) -> list[float]:
+    """Seconds from each answer to the server's tool having it (one clock: monotonic)."""
+    runtime.ask_person = held
+    latencies: list[float] = []
+    for _ in range(QUESTIONS):
+        call_id = runtime.submit("answered_at", {})
+        while runtime.status(call_id).question is None:
+            await events.receive()
+        answered = time.monotonic()
+        runtime.answer(call_id, agentos.Answer(agentos.AnswerAction.ACCEPT, {"city": "Lyon"}))
+        done = await runtime.wait(call_id, 30)
+        assert isinstance(done.result, dict), done
+        latencies.append(float(str(done.result["result"])) - answered)
+    return latencies
+
+
+async def held(asked: agentos.Asked) -> None:
+    """A person who answers through ``Runtime.answer``."""
+    return None
+
+
 async def own_progress(runtime: Runtime, events: MemoryObjectReceiveStream[CallEvent]) -> int:
     calls = {runtime.submit("slow", {"steps": 1 + n % 5}): 1 + n % 5 for n in range(CONCURRENT)}
     for call_id, steps in calls.items():
@@ -103,6 +129,7 @@ async def measure() -> Figures:
             local.append(await echo_seconds(runtime, "local_echo"))
         cancels = await cancel_latencies(runtime, events)
         progress = await own_progress(runtime, events)
+        answers = await answer_latencies(runtime, events)
     return {
         "mcp.echo_call_us": round(median(remote) * 1e6, 1),
         "mcp.inprocess_echo_call_us": round(median(local) * 1e6, 1),
@@ -111,6 +138,8 @@ async def measure() -> Figures:
         "mcp.cancel_to_server_ms_p50": round(percentile(cancels, 0.5) * 1e3, 2),
         "mcp.cancel_to_server_ms_p99": round(percentile(cancels, 0.99) * 1e3, 2),
         "mcp.concurrent_calls_progress": progress,
+        "mcp.elicitation_round_trip_ms": round(median(answers) * 1e3, 2),
+        "mcp.elicitation_round_trip_ms_p99": round(percentile(answers, 0.99) * 1e3, 2),
     }
 
 

@@ -1,15 +1,15 @@
-"""A real MCP server, written with the ``mcp`` SDK, for the tests: stdio by default,
-streamable HTTP with ``--http PORT``.
+"""A real MCP server, written with the ``mcp`` SDK, for the tests: stdio by default, streamable
+HTTP with ``--http PORT``.
 
-Tools: ``echo``; ``slow`` (reports progress, then waits for ``release`` or its cancel,
-and notes when it saw the cancel); ``cancels_seen`` (waits until that many cancels were
-seen); ``cancel_times`` (when they were, on ``time.monotonic``, one clock for every process
-on Linux: the MCP benchmark measures how fast a cancel arrives);
-``boom`` (a tool error); ``die`` (exits with code 3); ``picture`` (an image); ``grow``
-(adds a tool and says the list changed); ``shrink`` (removes one and says so);
-``bad_schema`` (listed with a schema that is not one, when ``BAD_SCHEMA=1``); and what a
-server asks of its client: ``ask_city`` (elicitation), ``visible_roots`` (roots/list),
-``chatter`` (log notifications), ``client`` (what the client said of itself),
+Tools: ``echo``; ``slow`` (reports progress, then waits for ``release`` or its cancel, and
+notes when it saw the cancel); ``cancels_seen`` (waits until that many cancels were seen);
+``cancel_times`` (when they were, on ``time.monotonic``, one clock for every process on
+Linux: the MCP benchmark measures how fast a cancel arrives); ``boom`` (a tool error);
+``die`` (exits with code 3); ``picture`` (an image); ``grow`` (adds a tool and says the list
+changed); ``shrink`` (removes one and says so); ``bad_schema`` (listed with a schema that is
+not one, when ``BAD_SCHEMA=1``); and what a server asks of its client: ``ask_city``
+(elicitation), ``visible_roots`` (roots/list), ``answered_at`` (when its question's answer
+arrived), ``chatter`` (log notifications), ``client`` (what the client said of itself),
 ``summarize`` (sampling: asks the client's model). Resources: ``note://greeting`` (text) and
 ``note://pixel`` (an image); ``linked`` answers with a link to the first.
 """
@@ -160,6 +160,13 @@ async def ask_city(ctx: Context) -> str:
     """Ask the person which city (elicitation); say what they did."""
     answer = await ctx.elicit("Which city?", City)
     return f"accept {answer.data.city}" if answer.action == "accept" else answer.action
+
+
+@app.tool()
+async def answered_at(ctx: Context) -> float:
+    """Ask a question; say when (``time.monotonic``) the answer arrived."""
+    await ctx.elicit("Ready?", City)
+    return time.monotonic()
 
 
 @app.tool()
