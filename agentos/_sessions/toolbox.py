@@ -329,7 +329,10 @@ def _status(
     snapshot: CallSnapshot, caller: Caller, changed: bool, include_progress: bool
 ) -> JsonObject:
     error = snapshot.error
+    question = snapshot.question
+    asking: JsonObject = {} if question is None else {"waiting_for_person": question.to_json()}
     return {
+        **asking,  # a question the call waits to have answered by the person, first
         **_ids(snapshot, caller),
         "status": snapshot.status.value,
         "tool_name": snapshot.tool_name,

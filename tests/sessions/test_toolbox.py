@@ -11,7 +11,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentos import ManualClock, Runtime, SessionLineage, ToolboxError
+from agentos import (
+    Answer,
+    AnswerAction,
+    Asked,
+    ManualClock,
+    Runtime,
+    SessionLineage,
+    ToolboxError,
+    ToolContext,
+    tool,
+)
 from agentos.testing import Puppet, settle
 from agentos.turns import (
     MAX_WAIT_SECONDS,
@@ -24,6 +34,7 @@ from agentos.turns import (
     Scope,
     SystemToolbox,
 )
+from tests.support.arguments import Empty
 
 pytestmark = pytest.mark.anyio
 
@@ -680,3 +691,26 @@ def test_timestamps_read_exactly_as_isoformat_writes_them(values: list[float]) -
             return [entry["at"] for entry in answer["progress"][1:]]  # after ``started``
 
     assert anyio.run(stamps) == [datetime.fromtimestamp(v, UTC).isoformat() for v in values]
+
+
+async def test_status_says_a_call_waits_for_the_persons_answer(clock: ManualClock) -> None:
+    @tool
+    async def asking(args: Empty, ctx: ToolContext) -> str:
+        answer = await ctx.ask("Which city?", source="test")
+        return answer.action.value
+
+    async def held(asked: Asked) -> None:
+        return None
+
+    async with Runtime([asking], clock=clock) as runtime:
+        runtime.ask_person = held
+        toolbox = SystemToolbox(runtime)
+        call = runtime.submit("asking", {}, session_id="alice")
+        await settle(runtime)
+        waiting = await status(toolbox, ALICE, tool_call_id=call)
+        assert waiting["status"] == "running"
+        assert waiting["waiting_for_person"]["message"] == "Which city?"
+        runtime.answer(call, Answer(AnswerAction.DECLINE))
+        await settle(runtime)
+        done = await status(toolbox, ALICE, tool_call_id=call)
+        assert done["result"] == "decline" and "waiting_for_person" not in done
