@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
 
 from agentos._errors import UsageError
 from agentos._log import agentos_logger
-from components import Answer, AnswerAction, CallId, Question, SessionId
+from components import Answer, AnswerAction, CallId, JsonObject, Question, SessionId
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +95,7 @@ class Questions:
             # Asked no more (the call ended, or the asker gave up): it shows no more.
             report(waiting.answer or Answer(AnswerAction.CANCEL, reason=WITHDRAWN))
         assert waiting.answer is not None
-        return waiting.answer
+        return with_defaults(waiting.answer, asked.question.form)
 
     def answer(self, call_id: CallId, answer: Answer) -> bool:
         """Give the call waiting on a question its answer; False if none waits."""
@@ -114,6 +114,21 @@ async def _consult(hook: AskPerson, asked: Asked, waiting: _Waiting) -> None:
         return
     if answer is not None:
         waiting.give(checked_answer(answer))
+
+
+def with_defaults(answer: Answer, form: JsonObject | None) -> Answer:
+    """An accepted answer with the form's ``default`` for each field the person left out
+    (MCP's SEP-1034: a client applies the defaults a form gives)."""
+    properties = None if form is None else form.get("properties")
+    if answer.action is not AnswerAction.ACCEPT or not isinstance(properties, dict):
+        return answer
+    given = answer.content or {}
+    defaults = {
+        name: field["default"]
+        for name, field in properties.items()
+        if isinstance(field, dict) and "default" in field and name not in given
+    }
+    return replace(answer, content={**defaults, **given}) if defaults else answer
 
 
 def checked_answer(answer: object) -> Answer:

@@ -215,3 +215,28 @@ async def test_one_call_asks_one_question_at_a_time(asking: Runtime) -> None:
     asking.add_tool(twice)
     snapshot = await asking.wait(asking.submit("twice", {}))
     assert "ask one at a time" in str(snapshot.result)
+
+
+async def test_an_accepted_answer_takes_the_forms_defaults_for_what_the_person_left_out(
+    asking: Runtime,
+) -> None:
+    asking.ask_person = _held
+    form: JsonObject = {
+        "type": "object",
+        "properties": {
+            "city": {"type": "string", "default": "Paris"},
+            "nights": {"type": "integer", "default": 2},
+            "pets": {"type": "boolean"},
+        },
+    }
+
+    @tool
+    async def booking(args: Topic, ctx: ToolContext) -> object:
+        return (await ctx.ask("Where, and how long?", form=form)).content
+
+    asking.add_tool(booking)
+    call = asking.submit("booking", {})
+    await settle(asking)
+    assert asking.answer(call, Answer(AnswerAction.ACCEPT, {"nights": 5}))
+    done = await asking.wait(call)
+    assert done.result == {"city": "Paris", "nights": 5}
