@@ -243,6 +243,7 @@ HEADLINE = (
     "mcp.concurrent_calls_progress",
     "mcp.elicitation_round_trip_ms",
     "mcp.elicitation_round_trip_ms_p99",
+    "mcp.task_resume_s",
     "subagent.call_ms",
     "subagent.plain_call_ms",
     "subagent.call_overhead_ms",

@@ -9,21 +9,38 @@ from ``runtime.cancel`` of a running call to its tool's ``CancelledError`` in th
 server (one monotonic clock, so the server says when). ``mcp.concurrent_calls_progress``:
 of 50 calls with 1-5 progress steps each, those whose progress was exactly their own.
 ``mcp.elicitation_round_trip_ms``: from a person's ``Runtime.answer`` to a server's question
-until the server's tool has the answer (median; ``_p99`` beside it).
+until the server's tool has the answer (median; ``_p99`` beside it). ``mcp.task_resume_s``:
+a host whose call runs as a task on an HTTP server is SIGKILLed; from the kill until another
+host (this process: store opened, runtime started, session resumed) follows the same task
+(median of 3).
 """
 
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel
 
 import agentos
-from agentos import CallEvent, McpServer, ProgressKind, Runtime
+from agentos import (
+    CallEvent,
+    Host,
+    McpServer,
+    ProgressKind,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+)
+from agentos.testing import text
 from benchmarks._common import Figures, median, percentile, run_measure
+from tests.support.asgi import free_port, served
 from tests.support.mcp_servers import SERVERS
+from tests.support.mcp_servers.task_server import app as task_app
+from tests.support.task_host import killed_when_ready
 
 SERVER = str(SERVERS / "tools_server.py")
 ROUNDS = 5
@@ -31,6 +48,7 @@ ECHOES = 200
 CANCELS = 200
 CONCURRENT = 50
 QUESTIONS = 100
+RESUMES = 3
 
 
 class Words(BaseModel):
@@ -93,6 +111,33 @@ async def answer_latencies(
     return latencies
 
 
+async def task_resume_seconds() -> list[float]:
+    """Seconds from a host's SIGKILL until another follows its call's task, ``RESUMES`` times."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
+    seconds: list[float] = []
+    async with served(task_app, port):
+        for _ in range(RESUMES):
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "tasks.db"
+                session_id = await killed_when_ready(path, url)
+                killed = time.perf_counter()  # the host is gone
+                async with (
+                    await SqliteStore.open(path) as store,
+                    Runtime(toolsets=[McpServer.http("tasks", url)]) as runtime,
+                    Host(runtime, provider, store=store) as host,
+                ):
+                    await host.resume(session_id, steal=True)
+                    (call,) = runtime.list_calls(session_id)
+                    async with runtime.subscribe(session_id) as events:
+                        await first_progress(runtime, events, call.call_id, 1)
+                    seconds.append(time.perf_counter() - killed)
+                    await runtime.wait(runtime.submit("release", {}), 30)
+                    await runtime.wait(call.call_id, 30)
+    return seconds
+
+
 async def held(asked: agentos.Asked) -> None:
     """A person who answers through ``Runtime.answer``."""
     return None
@@ -130,6 +175,7 @@ async def measure() -> Figures:
         cancels = await cancel_latencies(runtime, events)
         progress = await own_progress(runtime, events)
         answers = await answer_latencies(runtime, events)
+    resumes = await task_resume_seconds()
     return {
         "mcp.echo_call_us": round(median(remote) * 1e6, 1),
         "mcp.inprocess_echo_call_us": round(median(local) * 1e6, 1),
@@ -140,6 +186,7 @@ async def measure() -> Figures:
         "mcp.concurrent_calls_progress": progress,
         "mcp.elicitation_round_trip_ms": round(median(answers) * 1e3, 2),
         "mcp.elicitation_round_trip_ms_p99": round(percentile(answers, 0.99) * 1e3, 2),
+        "mcp.task_resume_s": round(median(resumes), 3),
     }
 
 

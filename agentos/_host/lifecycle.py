@@ -19,6 +19,7 @@ from agentos._host.children import SubAgents
 from agentos._host.idle import unload_refusal
 from agentos._host.leases import LeaseKeeper
 from agentos._host.maker import NewSession, SessionMaker, SessionTask, run_session
+from agentos._host.mcp_tasks import either, task_reattacher
 from agentos._host.mirror import CallMirror
 from agentos._host.registry import SessionRegistry
 from agentos._host.resume import nudge_if_news, restore
@@ -210,7 +211,10 @@ class SessionLifecycle:
             core.tokens,
             stored.board,
             asked=asked,
-            reattach=await self.children.reattacher(core.store, session),
+            reattach=either(
+                await self.children.reattacher(core.store, session),
+                task_reattacher(core.runtime, session_id, mirrored),
+            ),
             mirrored=mirrored,
         )
         await self._start(session)

@@ -72,9 +72,10 @@ def restore(
     """Give ``session`` its stored history and calls (``asked``: stored mid-turn).
 
     ``reattach(tool_use_id, tool, input)``, asked of each call of a transcript that the
-    history leaves unanswered: a new call that goes on with its work (a sub-agent whose
-    child waits on deferred calls alone; its outcome is told as the lost call's), or None:
-    the call is lost. ``mirrored``: the session's calls as the store kept them; a call
+    history leaves unanswered, and of each call waited for that would be lost: a new call
+    that goes on with its work (a sub-agent whose child waits on deferred calls alone, a
+    call that ran as an MCP task; its outcome is told as the lost call's), or None: the
+    call is lost. ``mirrored``: the session's calls as the store kept them; a call
     waited for whose row is final ended before the process did, and its outcome is told
     from that row (a long result as the beginning the store keeps)."""
     session_id = session.session_id
@@ -112,14 +113,20 @@ def restore(
         if token.completed_at is not None or token.expired:
             completed_while_down.append((call_id, token))
     lost, ended = [], []
+    inputs = {use["id"]: use.get("input") for use in _uses(history)}
     for tool_use_id, name in waiting.items():
         held = _still_held(runtime, session, tool_use_id)
         row = ends.of(session.runtime_id_of(tool_use_id), tool_use_id)
+        again = None
+        if held is None and row is None and reattach is not None and tool_use_id in inputs:
+            again = reattach(tool_use_id, name, inputs[tool_use_id])
         if held is not None:  # unloaded and resumed in this runtime: the call is still here
             session.await_outcome(held, tool_use_id)
         elif row is not None:  # it ended before the process did: the store has its end
             session.ended_before(_snapshot(row), tool_use_id)
             ended.append(tool_use_id)
+        elif again is not None:  # its work goes on elsewhere (an MCP task): a new call follows it
+            session.await_outcome(again, tool_use_id)
         else:  # it ran in the process that ended
             session.lost(tool_use_id, name)
             lost.append(tool_use_id)
@@ -203,9 +210,14 @@ def _snapshot(row: MirroredCall) -> CallSnapshot:
     )
 
 
+def _uses(history: list[Message]) -> list[Block]:
+    """The ``tool_use`` blocks of the history."""
+    return [b for m in history for b in blocks_of(m) if b.get("type") == "tool_use"]
+
+
 def _unanswered(history: list[Message]) -> list[Block]:
     """The ``tool_use`` blocks of the history that no ``tool_result`` answers."""
-    uses = [b for m in history for b in blocks_of(m) if b.get("type") == "tool_use"]
+    uses = _uses(history)
     answered = {b.get("tool_use_id") for m in history for b in blocks_of(m)}
     return [use for use in uses if use.get("id") not in answered]
 

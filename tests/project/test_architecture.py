@@ -55,7 +55,7 @@ def test_components_import_nothing_of_ours_but_components() -> None:
 LAYERS = (
     (
         "leaves",
-        ("agentos._errors", "agentos._log", "agentos._gc", "agentos._public"),
+        ("agentos._errors", "agentos._log", "agentos._gc", "agentos._public", "agentos._version"),
     ),
     ("kernel", ("agentos._kernel",)),
     ("runners", ("agentos._runners",)),

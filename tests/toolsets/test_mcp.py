@@ -4,10 +4,9 @@ with the ``mcp`` SDK (``tests/support/mcp_servers``), over stdio as a subprocess
 from __future__ import annotations
 
 import os
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from agentos import (
     Runtime,
     ToolsetError,
 )
+from tests.support.asgi import free_port, served
 from tests.support.mcp_servers import SERVERS
 from tests.toolsets.conftest import WAIT, outcome
 
@@ -326,49 +326,11 @@ async def test_the_server_is_stopped_with_the_runtime() -> None:
 # ------------------------------------------------------------------ streamable HTTP
 
 
-@asynccontextmanager
-async def http_server(port: int) -> AsyncIterator[Callable[[], Awaitable[None]]]:
-    """The test server's streamable HTTP app, served on 127.0.0.1:``port`` in this loop
-    until the context ends or the function it gives is awaited (which stops it then).
-    The socket listens before the server runs, so a client never finds it not ready."""
-    import uvicorn
-
+def http_server(port: int) -> AbstractAsyncContextManager[Callable[[], Awaitable[None]]]:
+    """The test server's streamable HTTP app on 127.0.0.1:``port`` (``served``)."""
     from tests.support.mcp_servers.tools_server import app
 
-    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listening.bind(("127.0.0.1", port))
-    listening.listen()
-    config = uvicorn.Config(
-        app.streamable_http_app(), log_level="warning", timeout_graceful_shutdown=1
-    )
-    server = uvicorn.Server(config)
-    stopped = anyio.Event()
-
-    async def serve() -> None:
-        try:
-            await server.serve(sockets=[listening])
-        finally:
-            listening.close()
-            stopped.set()
-
-    async def stop() -> None:
-        server.should_exit = True
-        await stopped.wait()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(serve)
-        try:
-            yield stop
-        finally:
-            await stop()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+    return served(app.streamable_http_app(), port)
 
 
 async def test_an_http_servers_tools_are_calls_with_progress_and_cancel() -> None:

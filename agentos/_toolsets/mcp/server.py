@@ -34,7 +34,7 @@ from agentos._toolsets.mcp.resources import read_name, resource_tools
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
-from agentos._toolsets.mcp.tasks import run_task, runs_as_task
+from agentos._toolsets.mcp.tasks import resume_task, run_task, runs_as_task
 from agentos._toolsets.mcp.tools import adapt, progress_entry
 from agentos._toolsets.mcp.transport import connection_lost, leaf_error, open_streams
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
@@ -78,6 +78,8 @@ class McpServer:
         self.problems: list[str] = []
         """Tools the server lists that agentos leaves out, and why."""
         self._talk = TalkBack(name, config.roots)
+        self._resuming: dict[str, str] = {}
+        """Calls that go on with a task they ran as before a restart: call id -> task id."""
         self._executions: dict[str, Any] = {}
         """How each listed tool runs (its ``execution``: whether it runs as a task)."""
         self._reader: str | None = None
@@ -130,6 +132,11 @@ class McpServer:
     @sampler.setter
     def sampler(self, sampler: Sampler | None) -> None:
         self._talk.sampler = sampler
+
+    def resume_task(self, call_id: str, task_id: str) -> None:
+        """Let the call ``call_id`` (just submitted, not yet started) go on with the task
+        ``task_id`` its tool ran as before a restart, instead of calling the tool again."""
+        self._resuming[call_id] = task_id
 
     def __repr__(self) -> str:
         where = self.config.url or " ".join([self.config.command or "", *self.config.args])
@@ -350,8 +357,11 @@ class McpServer:
         meta: Any = None if ctx.trace_parent is None else {"traceparent": ctx.trace_parent}
         try:
             with self._talk.running(ctx), told_why(ctx):
-                if runs_as_task(session, self._executions.get(remote)):
-                    started = partial(self._talk.task_started, ctx=ctx)
+                started = partial(self._talk.task_started, ctx=ctx)
+                resumed = self._resuming.pop(ctx.call_id, None)
+                if resumed is not None:
+                    result = await resume_task(session, resumed, ctx, started)
+                elif runs_as_task(session, self._executions.get(remote)):
                     result = await run_task(session, remote, args, ctx, meta, started)
                 else:
                     result = await session.call_tool(

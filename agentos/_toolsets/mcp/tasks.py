@@ -1,7 +1,9 @@
 """A tool call that runs as an MCP task (the 2025-11-25 protocol's tasks): the server answers
 ``tools/call`` with a task at once, its status and status message are the call's progress,
 ``tasks/result`` brings its result (and, meanwhile, what it asks: a question about the task
-comes back through it), and cancelling the call sends ``tasks/cancel``.
+comes back through it), and cancelling the call sends ``tasks/cancel``. The task's id is in
+every progress entry, so the store's mirror of the call keeps it, and a host that resumes the
+session after a restart goes on with the task (``resume_task``) instead of losing the call.
 
 The ``mcp`` SDK (2.3) has the task types but no client for them: it checks a task-augmented
 ``tools/call``'s answer as a ``CallToolResult`` and refuses the task. So these requests go
@@ -52,13 +54,33 @@ async def run_task(
     """Start ``remote`` as a task (``started`` is told its id) and return its
     ``CallToolResult`` once it ends. The call's progress follows the task; cancelling the
     call cancels the task."""
-    from mcp_types import CallToolResult, CreateTaskResult
+    from mcp_types import CreateTaskResult
 
     params: dict[str, Any] = {"name": remote, "arguments": args, "task": {"ttl": TTL_MS}}
     if meta:
         params["_meta"] = meta
     task = CreateTaskResult.model_validate(await raw(session, "tools/call", params)).task
     started(task.task_id)
+    return await _to_the_end(session, task, ctx)
+
+
+async def resume_task(
+    session: Any, task_id: str, ctx: ToolContext, started: Callable[[str], None]
+) -> Any:
+    """Go on with the task ``task_id`` a call ran as before a restart: its
+    ``CallToolResult`` once it ends, the call's progress following it meanwhile."""
+    from mcp_types import GetTaskResult
+
+    task = GetTaskResult.model_validate(await raw(session, "tasks/get", {"taskId": task_id}))
+    started(task_id)
+    return await _to_the_end(session, task, ctx)
+
+
+async def _to_the_end(session: Any, task: Any, ctx: ToolContext) -> Any:
+    """Follow ``task`` until ``tasks/result`` brings its ``CallToolResult``; a cancel of the
+    call sends ``tasks/cancel``."""
+    from mcp_types import CallToolResult
+
     shown = _report(ctx, task, None)
     try:
         async with anyio.create_task_group() as group:

@@ -1,0 +1,74 @@
+"""A host whose session's call runs as a task on an HTTP MCP server, until it is killed.
+
+``python -m tests.support.task_host DB URL``: a session asks for ``research``, the call
+runs as a task on the server at URL, and once the store's mirror of the call names the
+task it prints ``ready SESSION`` and waits to be killed (``killed_when_ready`` does both).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from agentos import (
+    AgentConfig,
+    Host,
+    McpServer,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+    YieldOnTimeout,
+)
+from agentos.testing import last_user_text, text, tool_calls
+from tests.support import ROOT
+
+CONFIG = AgentConfig(name="researcher", async_yield_strategy=YieldOnTimeout(milliseconds=5))
+PROVIDER = ScriptedProvider(
+    (
+        lambda r: last_user_text(r) == "research ecs",
+        lambda r: tool_calls(("research", {"topic": "ecs"})),
+    ),
+    (lambda r: True, lambda r: text("on it")),
+)
+
+
+async def main(path: Path, url: str) -> None:
+    server = McpServer.http("tasks", url)
+    async with (
+        await SqliteStore.open(path) as store,
+        Runtime(toolsets=[server]) as runtime,
+        Host(runtime, PROVIDER, store=store, call_mirror_period=0.05) as host,
+    ):
+        session = await host.create_session(CONFIG)
+        session.post("research ecs")
+        # The store has no news of the mirror's writes: look at it until it names the task.
+        while not await _task_mirrored(store, session.session_id):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+        print("ready", session.session_id, flush=True)
+        await anyio.sleep_forever()
+
+
+async def _task_mirrored(store: SqliteStore, session_id: str) -> bool:
+    rows = await store.mirrored_calls(session_id=session_id)
+    return any(isinstance(row.progress, dict) and row.progress.get("task_id") for row in rows)
+
+
+async def killed_when_ready(path: Path, url: str) -> str:
+    """Run this host on ``path``'s store and the server at ``url``, SIGKILL it once it says
+    ``ready``; the session it started."""
+    argv = [sys.executable, "-m", "tests.support.task_host", str(path), url]
+    async with await anyio.open_process(argv, cwd=ROOT) as host:
+        assert host.stdout is not None
+        said = await BufferedByteReceiveStream(host.stdout).receive_until(b"\n", 1024)
+        assert said.startswith(b"ready "), said
+        host.send_signal(signal.SIGKILL)
+        await host.wait()
+    return said.decode().split()[1]
+
+
+if __name__ == "__main__":
+    anyio.run(main, Path(sys.argv[1]), sys.argv[2])
