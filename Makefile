@@ -4,6 +4,12 @@ BIN := $(VENV)/bin
 EXTRAS := test,ray,postgres,otel
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed
+NODE_DIR := $(VENV)/node
+NODE := $(NODE_DIR)/.installed
+# What the MCP tests run under Node (tests/support/node.py finds them): Node 22 itself, which
+# the conformance suite needs, the suite, and the reference server.
+NODE_PACKAGES := node@22.23.3 @modelcontextprotocol/conformance@0.1.16 \
+	@modelcontextprotocol/server-everything@2026.8.31
 
 .PHONY: run test lint bench clean
 
@@ -22,11 +28,21 @@ $(FULL): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@
 
+# Node 22 and the npm packages the MCP tests use, inside the venv; without npm the tests that
+# need them skip (and fail under CI=true, where .ci/run installs npm).
+$(NODE): Makefile
+	@if command -v npm >/dev/null; then \
+		npm install --prefix $(NODE_DIR) --save-exact --no-audit --no-fund --loglevel=error $(NODE_PACKAGES) \
+		&& $(NODE_DIR)/node_modules/.bin/node --version >/dev/null && touch $@; \
+	else \
+		echo "no npm: the tests that need Node skip (apt-get install nodejs npm)"; \
+	fi
+
 # A venv `make test` filled stays full: `make run` keeps that install up to date instead.
 run: $(if $(wildcard $(FULL)),$(FULL),$(CORE))
 	$(BIN)/python -m agentos.demo
 
-lint: $(FULL)
+lint: $(FULL) $(NODE)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -34,7 +50,7 @@ lint: $(FULL)
 test: lint
 	$(BIN)/pytest
 
-bench: $(FULL)
+bench: $(FULL) $(NODE)
 	$(BIN)/python -m benchmarks
 
 clean:
