@@ -13,10 +13,12 @@ the client stops the calls that turn started.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
@@ -52,7 +54,6 @@ from agentos import (
 )
 from agentos._ui.mcp.logging_levels import heard_at, level_of
 from agentos._ui.mcp.resources import SessionResources, state_of
-from agentos._version import agentos_version
 from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
@@ -89,7 +90,7 @@ class HostOverMcp:
                 "list_running_tool_calls, get_tool_call_status and cancel_tool_call look at "
                 "and stop them.",
                 log_level="WARNING",
-                version=agentos_version(),
+                version=_installed_version(),
                 lifespan=self._serving,
             )
         for handler in (
@@ -99,7 +100,7 @@ class HostOverMcp:
             self.list_running_tool_calls,
             self.cancel_tool_call,
         ):
-            app.add_tool(handler, structured_output=True)
+            app.add_tool(handler, description=inspect.getdoc(handler), structured_output=True)
         # MCPServer has no public way to answer a method it has no decorator for, or to
         # answer one for each client (its ``completion`` decorator is untyped, its
         # resources the same for all): the low-level server's is used.
@@ -283,6 +284,15 @@ class HostOverMcp:
                 await ctx.request_context.session.send_notification(
                     LoggingMessageNotification(params=log), related_request_id=ctx.request_id
                 )
+
+
+def _installed_version() -> str:
+    """agentos's version as installed, which ``agentos --version`` says too (a front end
+    reads it from the package's metadata, as a user's program would)."""
+    try:
+        return version("agentos")
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return "0+unknown"
 
 
 def _client(headers: Mapping[str, str] | None) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from contextlib import AbstractContextManager
+from importlib.metadata import version
 from pathlib import Path
 
 import anyio
@@ -17,7 +18,6 @@ import pytest
 from mcp import MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from agentos._version import agentos_version
 from tests.support import cli
 from tests.ui.mcp.running import connected, http_server, structured
 
@@ -45,9 +45,14 @@ async def test_the_server_tells_its_version_and_completes_session_ids(
             info = client.initialize_result
             assert info is not None
             assert info.server_info.name == "agentos"
-            assert info.server_info.version == agentos_version() != ""
+            assert info.server_info.version == version("agentos")  # the installed package's
             assert info.capabilities.logging is not None
             assert info.capabilities.completions is not None
+            described = {tool.name: tool.description for tool in (await client.list_tools()).tools}
+            assert described["post"] == (
+                "Post a message to one of your sessions: the model's answer, and the calls still\n"
+                "running (their progress arrives as notifications while the turn lasts)."
+            )  # the docstring without its indentation
             session_id = structured(await client.call_tool("start_session", {"message": "hi"}))[
                 "session_id"
             ]
