@@ -17,6 +17,20 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import ROOT
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+"""A raw ``initialize`` request, for tests that speak HTTP themselves."""
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+"""What a streamable HTTP client accepts on a ``POST``."""
+
 
 def agent_file(tmp_path: Path, module: str) -> str:
     path = tmp_path / "worker.toml"

@@ -13,23 +13,11 @@ import httpx2
 import pytest
 
 from tests.support import cli
-from tests.ui.mcp.running import connected, http_server, structured
+from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
 
 env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 async def test_a_client_without_the_token_is_told_where_to_find_out_how_to_get_one(

@@ -19,7 +19,7 @@ from mcp import MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from tests.support import cli
-from tests.ui.mcp.running import connected, http_server, structured
+from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
 
 env = cli.env  # the fixture: offline, on a database of its own
 
@@ -179,23 +179,9 @@ async def test_a_stream_starts_with_a_priming_event_and_resumes_after_it(
         anyio.fail_after(60),
     ):
         async with httpx2.AsyncClient(timeout=30) as http:
-            base = {"Accept": "application/json, text/event-stream"}
-            hello = await http.post(
-                url,
-                headers=base,
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "initialize",
-                    "params": {
-                        "protocolVersion": "2025-11-25",
-                        "capabilities": {},
-                        "clientInfo": {"name": "raw", "version": "0"},
-                    },
-                },
-            )
+            hello = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             headers = {
-                **base,
+                **ACCEPT,
                 "mcp-session-id": hello.headers["mcp-session-id"],
                 "mcp-protocol-version": "2025-11-25",
             }
