@@ -12,8 +12,6 @@ from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.talk import agent_option
 
-LOOPBACK = "127.0.0.1"
-
 
 @click.command("mcp")
 @agent_option(" of the sessions clients start")
@@ -22,7 +20,15 @@ LOOPBACK = "127.0.0.1"
     "port",
     type=click.IntRange(0, 65535),
     metavar="PORT",
-    help="Serve streamable HTTP on 127.0.0.1:PORT (0: a free port) instead of stdio.",
+    help="Serve streamable HTTP on PORT (0: a free port) instead of stdio.",
+)
+@click.option(
+    "--host",
+    "bind",
+    default="127.0.0.1",
+    show_default=True,
+    metavar="ADDRESS",
+    help="HTTP: the address to bind.",
 )
 @click.option(
     "--token",
@@ -31,14 +37,30 @@ LOOPBACK = "127.0.0.1"
     help="HTTP: what clients send as 'Authorization: Bearer TEXT' [default: $AGENTOS_MCP_TOKEN, "
     "else generated and printed].",
 )
+@click.option(
+    "--no-token",
+    is_flag=True,
+    help="HTTP on a loopback address: ask no token (for local clients that send none, such "
+    "as the MCP conformance suite); the Host and Origin guard still holds.",
+)
 @click.pass_obj
-def mcp(db: Database, agent: Agent, port: int | None, token: str | None) -> None:
+def mcp(
+    db: Database, agent: Agent, port: int | None, bind: str, token: str | None, no_token: bool
+) -> None:
     """Serve agentos over MCP, so another agent (Claude Code, Cursor, another agentos) can
     start sessions, post to them, and watch and cancel their calls. Without --http it
     speaks MCP on stdin and stdout; the agents clients may start are the agent file's and
     its sub-agents (Ctrl-C stops)."""
-    from agentos._ui.mcp.server import HostOverMcp  # the MCP server loads only for this
+    from agentos._ui.mcp.http import refusal  # the MCP server loads only for this
+    from agentos._ui.mcp.server import HostOverMcp
 
+    if no_token and port is None:
+        raise click.UsageError("--no-token is for --http (stdio asks no token)")
+    if no_token and token is not None:
+        raise click.UsageError("--no-token and a token (--token, $AGENTOS_MCP_TOKEN) disagree")
+    refused = refusal(bind, None if no_token else "")
+    if refused:
+        raise click.UsageError(refused)
     config = agent.config
     agents = {name: child.agent for name, child in config.agents.items()}
     agents[config.name] = config
@@ -54,25 +76,27 @@ def mcp(db: Database, agent: Agent, port: int | None, token: str | None) -> None
             if port is None:
                 await app.run_stdio_async()
             else:
-                await _serve_http(app, port, token or secrets.token_urlsafe(24))
+                chosen = None if no_token else token or secrets.token_urlsafe(24)
+                await _serve_http(app, bind, port, chosen)
 
     run_interruptibly(main)
 
 
-async def _serve_http(app: object, port: int, token: str) -> None:
+async def _serve_http(app: object, bind: str, port: int, token: str | None) -> None:
     import uvicorn
     from mcp.server.mcpserver import MCPServer
 
-    from agentos._ui.mcp.guard import BearerGuard
+    from agentos._ui.mcp.http import endpoint, http_app
     from agentos._ui.web.listen import listen
 
     assert isinstance(app, MCPServer)
     try:
-        listening = listen(LOOPBACK, port, stall_seconds=None)
+        listening = listen(bind, port, stall_seconds=None)
     except OSError as error:
-        raise CliError(f"cannot listen on {LOOPBACK}:{port}: {error.strerror}") from None
-    address = f"http://{LOOPBACK}:{listening.getsockname()[1]}/mcp"
-    click.echo(f"agentos: MCP at {address}  token: {token}  (Ctrl-C stops)", err=True)
-    guarded = BearerGuard(app.streamable_http_app(host=LOOPBACK), token)
-    server = uvicorn.Server(uvicorn.Config(guarded, log_level="warning"))
+        raise CliError(f"cannot listen on {bind}:{port}: {error.strerror}") from None
+    address = endpoint(bind, listening.getsockname()[1])
+    asked = "no token (loopback only)" if token is None else f"token: {token}"
+    click.echo(f"agentos: MCP at {address}  {asked}  (Ctrl-C stops)", err=True)
+    served = http_app(app, bind, listening.getsockname()[1], token)
+    server = uvicorn.Server(uvicorn.Config(served, log_level="warning"))
     await server.serve(sockets=[listening])

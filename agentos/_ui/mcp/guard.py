@@ -1,38 +1,76 @@
 """The token a streamable HTTP client must show: ``Authorization: Bearer TOKEN`` on every
-request. The MCP SDK itself refuses a ``Host`` or ``Origin`` that is not this machine's."""
+request, told the way the MCP authorization spec has a client find out.
+
+A request without it gets 401 with ``WWW-Authenticate: Bearer resource_metadata=...``,
+pointing at the protected-resource metadata (RFC 9728) this guard serves to anyone: it
+names the resource and says its bearer is agentos's own token, sent in the header, which
+``agentos mcp`` prints (no OAuth server issues it). The MCP SDK itself refuses a ``Host``
+or ``Origin`` that is not this machine's.
+"""
 
 from __future__ import annotations
 
 import hmac
+import json
+from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+"""Where the protected-resource metadata is (RFC 9728), and with the resource's path after
+it (``.../oauth-protected-resource/mcp``), which the spec's clients try first."""
+
 
 class BearerGuard:
-    """An ASGI wrapper answering 401 to any HTTP request without the token."""
+    """An ASGI wrapper answering 401 to any HTTP request without the token, and the
+    protected-resource metadata of ``resource`` (the MCP endpoint's URL) to any ``GET``."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, resource: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        parts = urlsplit(resource)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        self.metadata_paths = {METADATA_PATH, METADATA_PATH + parts.path.rstrip("/")}
+        self.challenge = f'Bearer resource_metadata="{origin}{METADATA_PATH}{parts.path}"'
+        self.metadata = json.dumps(
+            {
+                "resource": resource,
+                "resource_name": "agentos",
+                "bearer_methods_supported": ["header"],
+                "agentos_token": "the bearer is agentos's own token, not issued by an "
+                "authorization server: the one `agentos mcp` prints, or its --token, or "
+                "$AGENTOS_MCP_TOKEN; send it as 'Authorization: Bearer TOKEN'",
+            }
+        ).encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._allowed(scope):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+        elif scope["path"] in self.metadata_paths and scope["method"] == "GET":
+            await _answer(send, 200, self.metadata, [])
+        elif self._allowed(scope):
+            await self.app(scope, receive, send)
+        else:
             body = b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}'
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b"Bearer"),
-                        (b"content-length", str(len(body)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self.app(scope, receive, send)
+            given = any(name == b"authorization" for name, _ in scope["headers"])
+            challenge = self.challenge + (', error="invalid_token"' if given else "")
+            await _answer(send, 401, body, [(b"www-authenticate", challenge.encode())])
 
     def _allowed(self, scope: Scope) -> bool:
         given = [value for name, value in scope["headers"] if name == b"authorization"]
         return len(given) == 1 and hmac.compare_digest(given[0], self.expected)
+
+
+async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

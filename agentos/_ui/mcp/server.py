@@ -2,7 +2,8 @@
 sessions, talks to them, and looks at and cancels their calls.
 
 Each client sees only the sessions it started on its connection: another's id answers as
-one that does not exist. The capabilities give the system toolbox's own answers, scoped
+one that does not exist. Those sessions are its resources too (``resources``), which it
+may read and subscribe to. The capabilities give the system toolbox's own answers, scoped
 to the session named and the sub-agents it runs. A ``post`` (and ``start_session``)
 lasts until the model has answered; meanwhile progress notifications name the session
 first, then tell each of its calls starting, progressing and ending, and a cancel from
@@ -12,16 +13,35 @@ the client stops the calls that turn started.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import logging
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
+from mcp import MCPError
+from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import (
+    INVALID_PARAMS,
+    CompleteRequestParams,
+    EmptyResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    LoggingLevel,
+    LoggingMessageNotification,
+    LoggingMessageNotificationParams,
+    PaginatedRequestParams,
+    ReadResourceRequestParams,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    UnsubscribeRequestParams,
+)
 
 from agentos import (
     AgentConfig,
@@ -32,7 +52,8 @@ from agentos import (
     Session,
     UnknownCallError,
 )
-from agentos.stores import shown_session_status
+from agentos._ui.mcp.logging_levels import heard_at, level_of
+from agentos._ui.mcp.resources import SessionResources, state_of
 from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
@@ -56,16 +77,21 @@ class HostOverMcp:
         self._clients: dict[str, set[str]] = {}
         """Per client (its MCP session over HTTP; the one client on stdio): the ids of the
         sessions it started."""
+        self._levels: dict[str, LoggingLevel] = {}
+        """Per client that set one (``logging/setLevel``): the least severe level it hears."""
+        self._resources = SessionResources(host, self._started_by)
 
     def app(self) -> MCPServer:
         with _logging_left_alone():
-            app: MCPServer = MCPServer(
+            app: MCPServer[None] = MCPServer(
                 "agentos",
                 instructions="Hand slow work to agentos agents and watch it: start_session, "
                 "then post; a session's tool calls run in the background, and "
                 "list_running_tool_calls, get_tool_call_status and cancel_tool_call look at "
                 "and stop them.",
                 log_level="WARNING",
+                version=_installed_version(),
+                lifespan=self._serving,
             )
         for handler in (
             self.start_session,
@@ -74,8 +100,44 @@ class HostOverMcp:
             self.list_running_tool_calls,
             self.cancel_tool_call,
         ):
-            app.add_tool(handler, structured_output=True)
+            app.add_tool(handler, description=inspect.getdoc(handler), structured_output=True)
+        # MCPServer has no public way to answer a method it has no decorator for, or to
+        # answer one for each client (its ``completion`` decorator is untyped, its
+        # resources the same for all): the low-level server's is used.
+        add = app._lowlevel_server.add_request_handler
+        resources = self._resources
+        add("logging/setLevel", SetLevelRequestParams, self.set_level)
+        add("prompts/get", GetPromptRequestParams, self.get_prompt)
+        add("completion/complete", CompleteRequestParams, resources.complete)
+        add("resources/list", PaginatedRequestParams, resources.list)
+        add("resources/templates/list", PaginatedRequestParams, resources.templates)
+        add("resources/read", ReadResourceRequestParams, resources.read)
+        add("resources/subscribe", SubscribeRequestParams, resources.subscribe)
+        add("resources/unsubscribe", UnsubscribeRequestParams, resources.unsubscribe)
         return app
+
+    @asynccontextmanager
+    async def _serving(self, app: MCPServer[None]) -> AsyncIterator[None]:
+        """While the server runs: the task that tells subscribers of changed sessions."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._resources.watchers.run)
+            yield
+            group.cancel_scope.cancel()
+
+    async def set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: SetLevelRequestParams
+    ) -> EmptyResult:
+        """``logging/setLevel``: from now on the client hears its turns' call events at
+        ``params.level`` and above as log messages."""
+        self._levels[_client(getattr(ctx.request, "headers", None))] = params.level
+        return EmptyResult()
+
+    async def get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: GetPromptRequestParams
+    ) -> GetPromptResult:
+        """``prompts/get``: agentos has no prompts, so each name is unknown (an error for
+        the client, not a traceback on the server's stderr as the SDK's own handler logs)."""
+        raise MCPError(INVALID_PARAMS, f"no prompt named {params.name!r}: agentos has no prompts")
 
     async def start_session(
         self, message: str, ctx: Context, agent: str | None = None
@@ -140,10 +202,11 @@ class HostOverMcp:
     # ------------------------------------------------------------------ helpers
 
     def _started(self, ctx: Context) -> set[str]:
-        """The sessions this client started: over HTTP, its MCP session is the one whose
-        id the server gave it at ``initialize`` (and which only it knows)."""
-        client = (ctx.headers or {}).get(MCP_SESSION_HEADER, "stdio")
-        return self._clients.setdefault(client, set())
+        """The sessions this client started."""
+        return self._started_by(ctx.headers)
+
+    def _started_by(self, headers: Mapping[str, str] | None) -> set[str]:
+        return self._clients.setdefault(_client(headers), set())
 
     def _session(self, session_id: str, ctx: Context) -> Session:
         if session_id not in self._started(ctx):
@@ -193,20 +256,11 @@ class HostOverMcp:
         finally:
             stop()
             send.close()
-        replies = session.replies
-        running = [
-            {"tool_call_id": call.call_id, "tool_name": call.tool_name, "status": call.status.value}
-            for call in runtime.list_calls(session.session_id, include_final=False)
-        ]
-        return {
-            "session_id": session.session_id,
-            "status": shown_session_status(session.status, live=True).status,
-            "answer": replies[-1] if replies else "",
-            "running_calls": running,
-        }
+        return state_of(self._host, session)
 
     async def _relay(self, events: MemoryObjectReceiveStream[CallEvent], ctx: Context) -> None:
         runtime = self._host.runtime
+        wanted = self._levels.get(_client(ctx.headers))
         names: dict[str, str] = {}
         count = 0
         async for event in events:
@@ -224,6 +278,27 @@ class HostOverMcp:
                 said += f": {event.error.message[:SHOWN_CHARS]}"
             count += 1
             await ctx.report_progress(count, None, said)
+            level = level_of(event)
+            if heard_at(level, wanted):
+                log = LoggingMessageNotificationParams(level=level, logger="agentos", data=said)
+                await ctx.request_context.session.send_notification(
+                    LoggingMessageNotification(params=log), related_request_id=ctx.request_id
+                )
+
+
+def _installed_version() -> str:
+    """agentos's version as installed, which ``agentos --version`` says too (a front end
+    reads it from the package's metadata, as a user's program would)."""
+    try:
+        return version("agentos")
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return "0+unknown"
+
+
+def _client(headers: Mapping[str, str] | None) -> str:
+    """Who asks: over HTTP, its MCP session, the one whose id the server gave it at
+    ``initialize`` (and which only it knows); on stdio, the one client."""
+    return (headers or {}).get(MCP_SESSION_HEADER, "stdio")
 
 
 @contextmanager

@@ -8,37 +8,20 @@ client must show the token, and sees only the sessions it started.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import ROOT, cli
+from tests.ui.mcp.running import agent_file, connected, http_server, structured
 
 env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
-
-
-def agent_file(tmp_path: Path, module: str) -> str:
-    path = tmp_path / "worker.toml"
-    path.write_text(f'name = "worker"\nmodel = "test"\ntools = ["{module}"]\n')
-    return str(path)
-
-
-def structured(result: Any) -> dict[str, Any]:
-    assert not result.is_error, result
-    value = result.structured_content
-    assert isinstance(value, dict)
-    return value
 
 
 async def test_a_client_starts_a_session_hears_its_calls_and_cancels_them(
@@ -112,52 +95,6 @@ async def test_a_client_starts_a_session_hears_its_calls_and_cancels_them(
             )
             assert unknown.is_error and "no session" in str(unknown.content)
     assert mark.read_text() == "cancelled"  # the tool itself was cancelled
-
-
-@contextmanager
-def http_server(
-    tmp_path: Path, env: dict[str, str], said_after: list[str] | None = None
-) -> Iterator[tuple[str, str]]:
-    """``agentos mcp --http 0`` running: its URL and token, read off its first line; what
-    it wrote to stderr after that line goes into ``said_after`` once it has stopped."""
-    agent = agent_file(tmp_path, "tests.support.tools")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "mcp", "--agent", agent, "--http", "0"],
-        env=env,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:
-            if line.startswith("agentos: MCP at "):
-                words = line.split()
-                yield words[3], words[5]
-                break
-        else:
-            raise AssertionError(f"agentos mcp did not start (exit {process.wait()})")
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stderr is not None:
-            if said_after is not None:
-                said_after.extend(process.stderr.read().splitlines())
-            process.stderr.close()
-
-
-@asynccontextmanager
-async def connected(url: str, token: str) -> AsyncIterator[ClientSession]:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
-        ClientSession(read, write) as client,
-    ):
-        await client.initialize()
-        yield client
 
 
 async def test_over_http_a_client_needs_the_token_and_sees_only_its_own_sessions(

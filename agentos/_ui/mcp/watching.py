@@ -1,0 +1,73 @@
+"""Subscriptions to sessions (``resources/subscribe``): a client that subscribed to one of
+its sessions' resources hears ``notifications/resources/updated`` when the session
+changes (a post, a model reply, a call starting or ending, a stop).
+
+The session's change callback only marks it changed; one task sends the notices, so a
+burst of changes makes one notice per subscriber, and a subscriber whose connection is
+gone is forgotten.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+from mcp.server.session import ServerSession
+
+from agentos import Session
+
+GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+"""What sending to a client whose connection closed raises."""
+
+
+class Watchers:
+    """Who subscribed to which session's resource, and the task that tells them."""
+
+    def __init__(self, uri_of: Callable[[str], str]) -> None:
+        self._uri_of = uri_of
+        self._peers: dict[str, list[ServerSession]] = {}
+        self._stops: dict[str, Callable[[], None]] = {}
+        self._changed: set[str] = set()
+        self._wake = anyio.Event()
+
+    def subscribe(self, session: Session, peer: ServerSession) -> None:
+        """From now on ``peer`` hears when ``session`` changes (once however often asked)."""
+        peers = self._peers.setdefault(session.session_id, [])
+        if peer not in peers:
+            peers.append(peer)
+        if session.session_id not in self._stops:
+            session_id = session.session_id
+            self._stops[session_id] = session.on_change(lambda: self.changed(session_id))
+
+    def unsubscribe(self, session_id: str, peer: ServerSession) -> None:
+        """``peer`` no longer hears of ``session_id`` (nothing if it did not)."""
+        peers = self._peers.get(session_id, [])
+        if peer in peers:
+            peers.remove(peer)
+        if not peers:
+            self._forget(session_id)
+
+    def changed(self, session_id: str) -> None:
+        """Mark ``session_id`` changed: its subscribers hear of it soon."""
+        if session_id in self._peers:
+            self._changed.add(session_id)
+            self._wake.set()
+
+    async def run(self) -> None:
+        """Tell the subscribers of each changed session, until cancelled."""
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            changed, self._changed = self._changed, set()
+            for session_id in changed:
+                for peer in list(self._peers.get(session_id, [])):
+                    try:
+                        await peer.send_resource_updated(self._uri_of(session_id))
+                    except GONE:
+                        self.unsubscribe(session_id, peer)
+
+    def _forget(self, session_id: str) -> None:
+        self._peers.pop(session_id, None)
+        stop = self._stops.pop(session_id, None)
+        if stop is not None:
+            stop()

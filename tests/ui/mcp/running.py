@@ -1,0 +1,106 @@
+"""``agentos mcp`` as the tests run it: an agent file, the server over HTTP in a process of
+its own, and the ``mcp`` SDK's client connected to it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import ClientSession
+from mcp.client.session import LoggingFnT, MessageHandlerFnT
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.support import ROOT
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+"""A raw ``initialize`` request, for tests that speak HTTP themselves."""
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+"""What a streamable HTTP client accepts on a ``POST``."""
+
+
+def agent_file(tmp_path: Path, module: str) -> str:
+    path = tmp_path / "worker.toml"
+    path.write_text(f'name = "worker"\nmodel = "test"\ntools = ["{module}"]\n')
+    return str(path)
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result
+    value = result.structured_content
+    assert isinstance(value, dict)
+    return value
+
+
+@contextmanager
+def http_server(
+    tmp_path: Path,
+    env: dict[str, str],
+    said_after: list[str] | None = None,
+    *,
+    options: Sequence[str] = (),
+    module: str = "tests.support.tools",
+) -> Iterator[tuple[str, str | None]]:
+    """``agentos mcp --http 0`` running: its URL and token (None with ``--no-token``), read
+    off its first line; what it wrote to stderr after that line goes into ``said_after``
+    once it has stopped."""
+    agent = agent_file(tmp_path, module)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentos.cli", "mcp", "--agent", agent, "--http", "0", *options],
+        env=env,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:
+            if line.startswith("agentos: MCP at "):
+                words = line.split()
+                yield words[3], (words[5] if words[4] == "token:" else None)
+                break
+        else:
+            raise AssertionError(f"agentos mcp did not start (exit {process.wait()})")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stderr is not None:
+            if said_after is not None:
+                said_after.extend(process.stderr.read().splitlines())
+            process.stderr.close()
+
+
+@asynccontextmanager
+async def connected(
+    url: str,
+    token: str | None,
+    *,
+    logging_callback: LoggingFnT | None = None,
+    message_handler: MessageHandlerFnT | None = None,
+) -> AsyncIterator[ClientSession]:
+    """The SDK's client, initialized, over streamable HTTP (with the token, if any)."""
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(
+            read, write, logging_callback=logging_callback, message_handler=message_handler
+        ) as client,
+    ):
+        await client.initialize()
+        yield client
