@@ -222,7 +222,12 @@ _claim_all(globals(), (name for name in __all__ if name not in _LAZY), "agentos"
 
 
 def __getattr__(name: str) -> Any:
-    """The ``_LAZY`` names, imported on first use."""
+    """The ``_LAZY`` names, imported on first use, and ``__version__`` (read on first use
+    from the installed package's metadata)."""
+    if name == "__version__":
+        from agentos._version import agentos_version
+
+        return agentos_version()
     if name == "AnthropicProvider":
         from agentos._model.anthropic_provider import AnthropicProvider
 

@@ -18,7 +18,6 @@ import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import anyio
@@ -43,6 +42,7 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 
+import agentos
 from agentos import (
     AgentConfig,
     AgentOSError,
@@ -90,7 +90,7 @@ class HostOverMcp:
                 "list_running_tool_calls, get_tool_call_status and cancel_tool_call look at "
                 "and stop them.",
                 log_level="WARNING",
-                version=_installed_version(),
+                version=agentos.__version__,
                 lifespan=self._serving,
             )
         for handler in (
@@ -284,15 +284,6 @@ class HostOverMcp:
                 await ctx.request_context.session.send_notification(
                     LoggingMessageNotification(params=log), related_request_id=ctx.request_id
                 )
-
-
-def _installed_version() -> str:
-    """agentos's version as installed, which ``agentos --version`` says too (a front end
-    reads it from the package's metadata, as a user's program would)."""
-    try:
-        return version("agentos")
-    except PackageNotFoundError:  # run from a tree that was never installed
-        return "0+unknown"
 
 
 def _client(headers: Mapping[str, str] | None) -> str:
