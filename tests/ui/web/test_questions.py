@@ -107,6 +107,24 @@ class Asking:
     def answer(self, session_id: str, call_id: str, **request: Any) -> Any:
         return self.client.post(f"/api/sessions/{session_id}/calls/{call_id}/answer", **request)
 
+    async def refuses(
+        self,
+        session_id: str,
+        call_id: str,
+        request: dict[str, Any],
+        status: int,
+        code: str,
+        words: str,
+    ) -> None:
+        """The answer ``request`` is refused with ``status`` and ``code``, saying ``words``."""
+        answer = await self.answer(session_id, call_id, **request)
+        assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), request
+        assert words in answer.json()["error"]["message"], (request, answer.json())
+
+    async def still_asks(self, call_id: str) -> None:
+        await settle(self.runtime)
+        assert self.runtime.status(call_id).question is not None, "nobody answered it"
+
     async def widget(self, session_id: str, call_id: str) -> dict[str, Any]:
         state = (await self.client.get(f"/api/sessions/{session_id}")).json()["state"]
         widget: dict[str, Any] = state["calls"][call_id]
@@ -223,11 +241,8 @@ async def test_bad_bodies_are_400_saying_why_and_the_question_still_waits() -> N
             ),
         ]
         for request, status, code, words in cases:
-            answer = await a.answer(session_id, call.call_id, **request)
-            assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), request
-            assert words in answer.json()["error"]["message"], answer.json()
-        await settle(a.runtime)
-        assert a.runtime.status(call.call_id).question is not None, "nobody answered it"
+            await a.refuses(session_id, call.call_id, request, status, code, words)
+        await a.still_asks(call.call_id)
 
 
 async def test_an_answer_that_does_not_fill_the_form_is_400_naming_the_field() -> None:
@@ -251,23 +266,12 @@ async def test_an_answer_that_does_not_fill_the_form_is_400_naming_the_field() -
             ({"city": "Lyon", "budget": {"max": 1}}, "a number is expected, not an object"),
         ]
         for content, words in cases:
-            answer = await a.answer(
-                session_id, call.call_id, json={"action": "accept", "content": content}
-            )
-            assert (answer.status_code, answer.json()["error"]["code"]) == (
-                400,
-                "invalid_answer",
-            ), content
-            assert words in answer.json()["error"]["message"], (content, answer.json())
-        infinite = await a.answer(
-            session_id,
-            call.call_id,
-            content=b'{"action": "accept", "content": {"city": "Lyon", "budget": Infinity}}',
-            headers=JSON,
-        )
-        assert (infinite.status_code, infinite.json()["error"]["code"]) == (400, "invalid_answer")
-        await settle(a.runtime)
-        assert a.runtime.status(call.call_id).question is not None, "nobody answered it"
+            accept = {"json": {"action": "accept", "content": content}}
+            await a.refuses(session_id, call.call_id, accept, 400, "invalid_answer", words)
+        infinite = b'{"action": "accept", "content": {"city": "Lyon", "budget": Infinity}}'
+        request = {"content": infinite, "headers": JSON}
+        await a.refuses(session_id, call.call_id, request, 400, "invalid_answer", "inf is not")
+        await a.still_asks(call.call_id)
 
 
 async def test_unknown_sessions_and_calls_are_404_and_another_sessions_call_is_unknown() -> None:
@@ -285,7 +289,7 @@ async def test_unknown_sessions_and_calls_are_404_and_another_sessions_call_is_u
             answer = await a.answer(path_session, call_id, **decline)
             assert (answer.status_code, answer.json()["error"]["code"]) == (404, code)
             assert set(answer.json()["error"]) == {"code", "message"}
-        assert a.runtime.status(call.call_id).question is not None, "nobody answered it"
+        await a.still_asks(call.call_id)
 
 
 async def test_a_call_that_asks_nothing_is_not_answered() -> None:
@@ -315,40 +319,15 @@ async def test_an_answer_is_guarded_as_every_post_is() -> None:
                 await anyio.lowlevel.checkpoint()
         call_id = calls[0].call_id
         decline = {"action": "decline"}
-        refused = [
-            (await a.answer(session_id, call_id, json=decline), 401, "unauthorized"),
-            (
-                await a.answer(
-                    session_id, call_id, json=decline, headers={"Authorization": "Bearer wrong"}
-                ),
-                401,
-                "unauthorized",
-            ),
-            (
-                await a.answer(
-                    session_id,
-                    call_id,
-                    json=decline,
-                    headers=bearer | {"Origin": "http://evil.example"},
-                ),
-                403,
-                "cross_origin",
-            ),
-            (
-                await a.answer(
-                    session_id,
-                    call_id,
-                    json=decline,
-                    headers=bearer | {"Sec-Fetch-Site": "cross-site"},
-                ),
-                403,
-                "cross_site",
-            ),
-        ]
-        for answer, status, code in refused:
+        for headers, status, code in [
+            ({}, 401, "unauthorized"),
+            ({"Authorization": "Bearer wrong"}, 401, "unauthorized"),
+            (bearer | {"Origin": "http://evil.example"}, 403, "cross_origin"),
+            (bearer | {"Sec-Fetch-Site": "cross-site"}, 403, "cross_site"),
+        ]:
+            answer = await a.answer(session_id, call_id, json=decline, headers=headers)
             assert (answer.status_code, answer.json()["error"]["code"]) == (status, code)
-        await settle(a.runtime)
-        assert a.runtime.status(call_id).question is not None, "nobody answered it"
+        await a.still_asks(call_id)
         own = await a.answer(session_id, call_id, json=decline, headers=bearer)
         assert own.json() == {"answered": True}
     async with asking() as a:
@@ -358,7 +337,7 @@ async def test_an_answer_is_guarded_as_every_post_is() -> None:
             session_id, call.call_id, json={"action": "decline"}, headers={"Host": "evil.example"}
         )
         assert (forged.status_code, forged.json()["error"]["code"]) == (400, "unknown_host")
-        assert a.runtime.status(call.call_id).question is not None, "nobody answered it"
+        await a.still_asks(call.call_id)
 
 
 async def test_a_programs_host_with_no_hook_declines_saying_nobody_can_be_asked() -> None:

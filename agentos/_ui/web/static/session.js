@@ -23,7 +23,7 @@ Object.assign(agentos, (() => {
         el("span", { class: `mark ${c.status}`, title: c.status }),
         el("span", { class: "signature", text: signature(c) }),
         el("span", { class: "state", text: c.status }));
-      const box = c.final ? null : questionOf(c);
+      const box = questionOf(c);
       if (box) row.append(el("span", { class: "asks", text: "needs your answer" }));
       if (!c.final && c.percent !== null && c.percent !== undefined) {
         row.append(el("progress", { max: "100", value: String(c.percent) }),
@@ -57,7 +57,7 @@ Object.assign(agentos, (() => {
     // The call's question, one box per question asked: a redraw of its row (the call's
     // progress goes on) keeps what the person has typed so far.
     function questionOf(c) {
-      const q = c.question;
+      const q = c.final ? null : c.question;
       if (!q) { state.asked.delete(c.call_id); return null; }
       const key = JSON.stringify([q.asked_at, q.message, state.access.open]);
       const kept = state.asked.get(c.call_id);
