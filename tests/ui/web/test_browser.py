@@ -1344,3 +1344,31 @@ async def test_a_page_to_open_is_a_link_the_person_follows_never_the_page() -> N
         assert page.url == here and followed == [], "nothing was opened by itself"
         assert await page.evaluate("window.pwned === undefined")
         await settle(runtime)
+
+
+async def test_an_mcp_servers_elicitation_is_answered_on_the_page() -> None:
+    """A server's elicitation/create reaches the person as the call's question, its form
+    from the server's schema, and what the person typed reaches the server."""
+    server = McpServerConfig(command=sys.executable, args=[str(SERVERS / "tools_server.py")])
+    config = AgentConfig(mcp_servers={"files": server})
+    provider = ScriptedProvider(
+        (lambda r: last_user_text(r) == "where?", lambda r: tool_calls(("ask_city", {}))),
+        (lambda r: True, lambda r: text("Noted.")),
+    )
+    async with (
+        Runtime(toolsets=agent_tools(config).toolsets) as runtime,
+        Host(runtime, provider, ask_person=for_the_person) as host,
+        page_on(host, runtime, config) as page,
+    ):
+        await say(page, "where?")
+        call = page.locator(".call[data-status=running]", has_text="ask_city(")
+        box = call.locator(".question")
+        await expect(box.locator(".asker")).to_have_text("MCP server files asks:", timeout=WAIT_MS)
+        await expect(box.locator(".question-text")).to_have_text("Which city?")
+        await box.get_by_label("City").fill("Lyon")
+        await box.locator(".accept").click()
+        done = page.locator(".call", has_text="ask_city(")
+        await expect(done).to_have_attribute("data-status", "completed", timeout=WAIT_MS)
+        await done.locator(".details-toggle").click()
+        result = done.locator(".details [data-fact=result]")
+        await expect(result).to_contain_text("accept Lyon", timeout=WAIT_MS)
