@@ -1240,10 +1240,11 @@ def asking_row(page: Page) -> Any:
 
 
 async def test_a_person_answers_a_calls_question_on_the_page() -> None:
-    """The call runs on, "needs your answer" beside its status, with who asks, the question
-    (as text) and a form from its schema; the person fills it by keyboard while the
-    conversation goes on (the redraws keep what is typed, and the focus), Enter accepts,
-    and the tool gets the fields typed per the schema; a second question is declined."""
+    """The call runs on, "needs your answer" beside its status (and the session's), with who
+    asks, the question (as text) and a form from its schema; the person fills it by
+    keyboard while the conversation goes on (the redraws keep what is typed, and the
+    focus), Enter accepts, and the tool gets the fields typed per the schema; a second
+    question is declined."""
     async with (
         running(asking_model(), asker, ask_person=for_the_person) as (runtime, host),
         page_on(host, runtime, AgentConfig()) as page,
@@ -1261,7 +1262,10 @@ async def test_a_person_answers_a_calls_question_on_the_page() -> None:
         await expect(box.get_by_label("Guests")).to_have_value("2")
         city = box.get_by_label("City")
         await expect(city).to_have_attribute("required", "")
-        await city.focus()
+        asking = page.locator("#asking")  # beside the session's status: it leads to the form
+        await expect(asking).to_have_text("a call needs your answer")
+        await asking.click()
+        await expect(city).to_be_focused()
         await page.keyboard.type("Ly")
 
         session_id = page.url.rsplit("/", 1)[1]
@@ -1283,6 +1287,7 @@ async def test_a_person_answers_a_calls_question_on_the_page() -> None:
         await expect(done).to_have_attribute("data-status", "completed", timeout=WAIT_MS)
         await expect(done.locator(".question")).to_have_count(0)
         await expect(done.locator(".asks")).to_have_count(0)
+        await expect(asking).to_be_hidden()
         (answered,) = runtime.list_calls(session_id)
         content = {"city": "Lyon", "guests": 3, "terrace": True, "time": "20:00"}
         assert answered.result == {"action": "accept", "content": content}

@@ -68,6 +68,23 @@ Object.assign(agentos, (() => {
       return box;
     }
 
+    // Beside the session's status: how many calls wait for the person; it takes them to
+    // the first one (a long chat may have scrolled it out of sight).
+    function drawAsking() {
+      const waiting = Object.values(state.calls).filter((c) => !c.final && c.question).length;
+      const button = document.getElementById("asking");
+      button.hidden = waiting === 0;
+      button.textContent = waiting === 1 ? "a call needs your answer" : `${waiting} calls need your answer`;
+    }
+
+    document.getElementById("asking").addEventListener("click", () => {
+      const box = document.querySelector(".call .question");
+      if (!box) return;
+      box.scrollIntoView({ block: "center" });
+      const first = box.querySelector("input:not(:disabled), select:not(:disabled), button:not(:disabled)");
+      if (first) first.focus({ preventScroll: true });
+    });
+
     // Rows are drawn anew on each change: a field of a question being filled in is moved
     // into the new row, and keeps the focus and the caret it had.
     function keepingFocus(draw) {
@@ -395,7 +412,7 @@ Object.assign(agentos, (() => {
       snapshot(data) {
         Object.assign(state, data, { loaded: true });
         Object.values(state.calls).forEach(anchored);
-        drawAccess(); drawChat(); drawRest(); drawReading();
+        drawAccess(); drawChat(); drawRest(); drawReading(); drawAsking();
       },
       title(data) { state.title = data.title; drawTitle(); },
       access(data) { state.access = data.access; drawAccess(); drawChat(); },
@@ -412,6 +429,7 @@ Object.assign(agentos, (() => {
       call(data) {
         state.calls[data.call.call_id] = anchored(data.call);
         drawCall(data.call.call_id);
+        drawAsking();
         if (!state.access.open) drawAccess(); // what a take-over would lose
         if (state.details.has(data.call.call_id)) look(data.call.call_id);
       },
