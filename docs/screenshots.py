@@ -3,8 +3,9 @@ those). The web page's (needs Debian's
 chromium and the test extra's playwright): ``agentos serve`` on a scratch database with the
 offline scripted model, once with a transcript agent (the page, a cancelled call's details,
 a running call's details, the same 420 px wide, the list of sessions) and once with a board
-agent, and once on the Messages API stand-in, its answer held mid-stream; and ``agentos
-chat``'s, as Textual's SVG of an 80x24 screen."""
+agent, once on the Messages API stand-in, its answer held mid-stream, and once with a tool
+that asks the person (``question``: only that one); and ``agentos chat``'s, as Textual's SVG
+of an 80x24 screen."""
 
 from __future__ import annotations
 
@@ -101,6 +102,76 @@ async def main() -> None:
             folder = Path(scratch) / "streaming"
             folder.mkdir()
             await streaming(browser, folder)
+            await asking(browser, Path(scratch))
+            await browser.close()
+
+
+BOOKING_TOOL = """
+from pydantic import BaseModel
+
+from agentos import AnswerAction, ToolContext, tool
+
+FORM = {
+    "type": "object",
+    "properties": {
+        "day": {"type": "string", "title": "Day", "format": "date"},
+        "time": {"type": "string", "title": "Time", "enum": ["19:00", "19:30", "20:00"]},
+        "guests": {"type": "integer", "title": "Guests", "minimum": 1, "maximum": 12, "default": 2},
+        "name": {"type": "string", "title": "Name", "description": "Whom the table is booked for"},
+        "terrace": {"type": "boolean", "title": "On the terrace"},
+    },
+    "required": ["day", "time", "guests", "name"],
+}
+
+
+class Nothing(BaseModel):
+    pass
+
+
+@tool
+async def book_table(args: Nothing, ctx: ToolContext) -> str:
+    \"\"\"Book a table at Chez Paul, asking the person for the details.\"\"\"
+    ctx.log("found a table at Chez Paul")
+    answer = await ctx.ask("Chez Paul has tables on Friday. Which time, and for whom?", form=FORM)
+    if answer.action is not AnswerAction.ACCEPT:
+        return f"not booked ({answer.action.value})"
+    return f"booked: {answer.content}"
+"""
+
+
+async def asking(browser: Browser, scratch: Path) -> None:
+    """docs/web-question.png: a call that asks the person, its form half filled in (and the
+    same page 420 px wide, docs/web-question-narrow.png); then answered."""
+    folder = scratch / "question"
+    folder.mkdir()
+    (folder / "booking.py").write_text(BOOKING_TOOL)
+    agent = folder / "booking.toml"
+    agent.write_text('name = "booking"\nmodel = "test"\ntools = ["booking"]\n')
+    with serving(folder, "--agent", str(agent)) as url:
+        page = await browser.new_page(viewport={"width": 1280, "height": 680})
+        await new_session(page, url)
+        await say(page, "Book us a table for Friday evening")
+        box = page.locator(".call .question")
+        await box.wait_for()
+        await box.get_by_label("Time").select_option("19:30")
+        await box.get_by_label("Name").fill("Ann")
+        await page.screenshot(path=str(DOCS / "web-question.png"))
+        narrow = await browser.new_page(viewport={"width": 420, "height": 900})
+        await narrow.goto(page.url)
+        await narrow.locator(".call .question").wait_for()
+        await narrow.screenshot(path=str(DOCS / "web-question-narrow.png"))
+        await box.get_by_label("Day").fill("2026-12-11")
+        await box.locator(".accept").click()
+        await page.locator(".call[data-status=completed]").wait_for()
+
+
+async def question_only() -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM, args=list(CHROMIUM_ARGS)
+            )
+            await asking(browser, Path(scratch))
             await browser.close()
 
 
@@ -191,5 +262,7 @@ if __name__ == "__main__":
     taking = set(sys.argv[1:]) or {"web", "tui"}  # python docs/screenshots.py web: the page's
     if "web" in taking:
         asyncio.run(main())
+    elif "question" in taking:
+        asyncio.run(question_only())
     if "tui" in taking:
         asyncio.run(terminal())

@@ -10,6 +10,7 @@ from types import FrameType
 import click
 
 from agentos import Host
+from agentos._ui.asking import held_for_a_person
 from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
@@ -56,7 +57,8 @@ def serve(
     stall_seconds: float,
 ) -> None:
     """Serve a live web page: the sessions of the database, a page per session where a
-    person talks to it and watches, peeks at and cancels its calls (Ctrl-C stops)."""
+    person talks to it, watches, peeks at and cancels its calls, and answers the questions
+    they ask (Ctrl-C stops)."""
     if token is None and bind not in LOOPBACK:
         token = secrets.token_urlsafe(24)
 
@@ -72,7 +74,7 @@ def serve(
         async with (
             await db.open() as store,
             agent.runtime() as runtime,
-            Host(runtime, provider, store=store) as host,
+            Host(runtime, provider, store=store, ask_person=held_for_a_person) as host,
         ):
             app = make_app(
                 host,

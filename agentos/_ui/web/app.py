@@ -42,6 +42,7 @@ from agentos import (
     UnknownCallError,
 )
 from agentos._ui.call_json import peek, stored_peek
+from agentos._ui.web.answers import answer_of, fitting
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.limits import MAX_BODY, STALL_SECONDS
 from agentos._ui.web.pages import Pages, WebError, answer_for
@@ -171,6 +172,18 @@ def make_app(
         was = outcome.previous_status.value
         return JSONResponse({"cancelled": outcome.cancelled, "previous_status": was})
 
+    async def answer_call(request: Request) -> Response:
+        answer = answer_of(await _json_body(request))
+        session = await pages.running(request.path_params["session_id"])
+        call = _call(runtime, session, request.path_params["call_id"])
+        if call.question is None:  # answered already, withdrawn, or never asked
+            return JSONResponse({"answered": False})
+        try:
+            answered = host.answer(session.session_id, call.call_id, fitting(answer, call.question))
+        except (TypeError, ValueError) as error:  # a value no asker can read
+            raise WebError(400, "invalid_answer", str(error)) from None
+        return JSONResponse({"answered": answered})
+
     async def events(request: Request) -> Response:
         feed = (await pages.watch(request.path_params["session_id"])).feed
         seen = event_id(request.headers.get("last-event-id"))
@@ -190,6 +203,9 @@ def make_app(
         Route("/api/sessions/{session_id}/calls/{call_id}", api(peek_call)),
         Route(
             "/api/sessions/{session_id}/calls/{call_id}/cancel", api(cancel_call), methods=["POST"]
+        ),
+        Route(
+            "/api/sessions/{session_id}/calls/{call_id}/answer", api(answer_call), methods=["POST"]
         ),
         Mount("/static", StaticFiles(directory=str(_STATIC)), name="static"),
     ]
@@ -337,8 +353,11 @@ async def _json_body(request: Request) -> JsonObject:
 
 
 def _call(runtime: Runtime, session: Session, call_id: str) -> CallSnapshot:
+    """The session's call ``call_id`` names (its runtime id, or the model's); 404 for one
+    it does not hold (another session's call included)."""
     try:
-        return runtime.status(call_id, session_id=session.session_id)
+        found = runtime.resolve(call_id, session_id=session.session_id)
+        return runtime.status(found, session_id=session.session_id)
     except UnknownCallError:
         raise WebError(404, "unknown_call", f"no call {call_id!r} in this session") from None
 

@@ -24,18 +24,24 @@ from typing import Any
 import anyio
 import pytest
 import uvicorn
+from pydantic import BaseModel
 
 from agentos import (
     AgentConfig,
+    Answer,
     AnthropicProvider,
+    Asked,
     CallStatus,
     Host,
+    JsonObject,
     ManualClock,
     McpServerConfig,
     Runtime,
     ScriptedProvider,
     SqliteStore,
+    ToolContext,
     agent_tools,
+    tool,
 )
 from agentos.testing import (
     MessagesStandIn,
@@ -1175,3 +1181,199 @@ async def test_the_details_of_a_call_no_longer_kept_say_so(tmp_path: Path) -> No
         for label in ("Long", "Picture"):
             puppet.complete(labels[label], "done")
         await settle(runtime)
+
+
+# ------------------------------------------------------------ a call asks the person (issue 49)
+
+BOOKING: JsonObject = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "title": "City", "description": "Where to eat"},
+        "guests": {"type": "integer", "title": "Guests", "minimum": 1, "default": 2},
+        "terrace": {"type": "boolean", "title": "On the terrace"},
+        "time": {"type": "string", "title": "Time", "enum": ["19:00", "20:00"]},
+    },
+    "required": ["city"],
+}
+QUESTIONS: dict[str, tuple[str, JsonObject]] = {
+    "book": ("Where shall I book? <b>not bold</b>", {"form": BOOKING}),
+    "sign in": ("Sign in to book", {"url": "https://example.com/sign-in"}),
+    "script": ("Open this", {"url": "javascript:window.pwned=1"}),
+}
+
+
+class Question(BaseModel):
+    what: str
+
+
+@tool
+async def asker(args: Question, ctx: ToolContext) -> dict[str, object]:
+    """Asks the person what ``QUESTIONS`` says for ``what``, then says what it was told."""
+    message, how = QUESTIONS[args.what]
+    form, url = how.get("form"), how.get("url")
+    answer = await ctx.ask(
+        message,
+        form=form if isinstance(form, dict) else None,
+        url=url if isinstance(url, str) else None,
+        source="bookings",
+    )
+    return {"action": answer.action.value, "content": answer.content}
+
+
+def asking_model() -> ScriptedProvider:
+    """A message that names a question has ``asker`` ask it; anything else is noted."""
+    return ScriptedProvider(
+        (
+            lambda r: last_user_text(r) in QUESTIONS,
+            lambda r: tool_calls(("asker", {"what": last_user_text(r)})),
+        ),
+        (lambda r: True, lambda r: text("Noted.")),
+    )
+
+
+async def for_the_person(asked: Asked) -> Answer | None:
+    return None  # as agentos serve's host does: the question waits for the page
+
+
+def asking_row(page: Page) -> Any:
+    return page.locator(".call[data-status=running]", has_text="asker(")
+
+
+async def test_a_person_answers_a_calls_question_on_the_page() -> None:
+    """The call runs on, "needs your answer" beside its status (and the session's), with who
+    asks, the question (as text) and a form from its schema; the person fills it by
+    keyboard while the conversation goes on (the redraws keep what is typed, and the
+    focus), Enter accepts, and the tool gets the fields typed per the schema; a second
+    question is declined."""
+    async with (
+        running(asking_model(), asker, ask_person=for_the_person) as (runtime, host),
+        page_on(host, runtime, AgentConfig()) as page,
+    ):
+        await say(page, "book")
+        call = asking_row(page)
+        await expect(call.locator(".asks")).to_have_text("needs your answer", timeout=WAIT_MS)
+        await expect(call.locator(".state")).to_have_text("running")
+        box = call.locator(".question")
+        await expect(box.locator(".asker")).to_have_text("bookings asks:")
+        await expect(box.locator(".question-text")).to_have_text(
+            "Where shall I book? <b>not bold</b>"
+        )
+        assert await box.locator("b").count() == 0, "the question is text, not markup"
+        await expect(box.get_by_label("Guests")).to_have_value("2")
+        city = box.get_by_label("City")
+        await expect(city).to_have_attribute("required", "")
+        asking = page.locator("#asking")  # beside the session's status: it leads to the form
+        await expect(asking).to_have_text("a call needs your answer")
+        await asking.click()
+        await expect(city).to_be_focused()
+        await page.keyboard.type("Ly")
+
+        session_id = page.url.rsplit("/", 1)[1]
+        host.get(session_id).post("meanwhile")  # the chat and the call's row are drawn anew
+        await expect(page.locator(".entry.agent .text", has_text="Noted.")).to_be_visible(
+            timeout=WAIT_MS
+        )
+        await expect(city).to_be_focused()
+        await page.keyboard.type("on")
+        await expect(city).to_have_value("Lyon")
+        await page.keyboard.press("Tab")
+        await page.keyboard.press("Tab")  # past Guests, to the terrace's checkbox
+        await page.keyboard.press("Space")
+        await box.get_by_label("Guests").fill("3")
+        await box.get_by_label("Time").select_option("20:00")
+        await city.press("Enter")
+
+        done = page.locator(".call", has_text="asker(")
+        await expect(done).to_have_attribute("data-status", "completed", timeout=WAIT_MS)
+        await expect(done.locator(".question")).to_have_count(0)
+        await expect(done.locator(".asks")).to_have_count(0)
+        await expect(asking).to_be_hidden()
+        (answered,) = runtime.list_calls(session_id)
+        content = {"city": "Lyon", "guests": 3, "terrace": True, "time": "20:00"}
+        assert answered.result == {"action": "accept", "content": content}
+        await done.locator(".details-toggle").click()
+        result = done.locator(".details [data-fact=result]")
+        await expect(result).to_contain_text('"city":"Lyon","guests":3', timeout=WAIT_MS)
+
+        await say(page, "book")
+        await expect(asking_row(page).locator(".question")).to_be_visible(timeout=WAIT_MS)
+        await asking_row(page).locator(".question .decline").click()
+        await expect(page.locator(".call[data-status=completed]")).to_have_count(2, timeout=WAIT_MS)
+        assert [c.result for c in runtime.list_calls(session_id)][-1] == {
+            "action": "decline",
+            "content": None,
+        }
+        await settle(runtime)
+
+
+async def test_a_page_to_open_is_a_link_the_person_follows_never_the_page() -> None:
+    """A question that gives a web address shows it as a link that opens apart from the
+    page (noopener, noreferrer) and is never followed by itself; an address that is no web
+    page (javascript:) is only text. 420 px wide, it all fits."""
+    width = 420
+    async with (
+        running(asking_model(), asker, ask_person=for_the_person) as (runtime, host),
+        serving(host, runtime, AgentConfig()) as (url, browser),
+    ):
+        page = await browser.new_page(viewport={"width": width, "height": 740})
+        followed: list[str] = []
+
+        async def refused(route: Route) -> None:
+            followed.append(route.request.url)
+            await route.abort()
+
+        await page.route("https://example.com/**", refused)
+        await new_session(page, url)
+        here = page.url
+        await say(page, "sign in")
+        link = asking_row(page).locator(".question a")
+        await expect(link).to_have_attribute("href", "https://example.com/sign-in", timeout=WAIT_MS)
+        await expect(link).to_have_attribute("rel", "noopener noreferrer")
+        await expect(link).to_have_attribute("target", "_blank")
+        await fits(page, width)
+        await asking_row(page).locator(".question .accept").click()
+        await expect(page.locator(".call[data-status=completed]")).to_have_count(1, timeout=WAIT_MS)
+
+        await say(page, "script")
+        box = asking_row(page).locator(".question")
+        await expect(box.locator("code")).to_have_text("javascript:window.pwned=1", timeout=WAIT_MS)
+        assert await box.locator("a").count() == 0, "no link to a script"
+        await box.locator(".dismiss").click()
+        await expect(page.locator(".call[data-status=completed]")).to_have_count(2, timeout=WAIT_MS)
+        session_id = here.rsplit("/", 1)[1]
+        results = [c.result for c in runtime.list_calls(session_id)]
+        assert results == [
+            {"action": "accept", "content": None},
+            {"action": "cancel", "content": None},
+        ]
+        assert page.url == here and followed == [], "nothing was opened by itself"
+        assert await page.evaluate("window.pwned === undefined")
+        await settle(runtime)
+
+
+async def test_an_mcp_servers_elicitation_is_answered_on_the_page() -> None:
+    """A server's elicitation/create reaches the person as the call's question, its form
+    from the server's schema, and what the person typed reaches the server."""
+    server = McpServerConfig(command=sys.executable, args=[str(SERVERS / "tools_server.py")])
+    config = AgentConfig(mcp_servers={"files": server})
+    provider = ScriptedProvider(
+        (lambda r: last_user_text(r) == "where?", lambda r: tool_calls(("ask_city", {}))),
+        (lambda r: True, lambda r: text("Noted.")),
+    )
+    async with (
+        Runtime(toolsets=agent_tools(config).toolsets) as runtime,
+        Host(runtime, provider, ask_person=for_the_person) as host,
+        page_on(host, runtime, config) as page,
+    ):
+        await say(page, "where?")
+        call = page.locator(".call[data-status=running]", has_text="ask_city(")
+        box = call.locator(".question")
+        await expect(box.locator(".asker")).to_have_text("MCP server files asks:", timeout=WAIT_MS)
+        await expect(box.locator(".question-text")).to_have_text("Which city?")
+        await box.get_by_label("City").fill("Lyon")
+        await box.locator(".accept").click()
+        done = page.locator(".call", has_text="ask_city(")
+        await expect(done).to_have_attribute("data-status", "completed", timeout=WAIT_MS)
+        await done.locator(".details-toggle").click()
+        result = done.locator(".details [data-fact=result]")
+        await expect(result).to_contain_text("accept Lyon", timeout=WAIT_MS)

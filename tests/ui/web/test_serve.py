@@ -8,8 +8,10 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -141,3 +143,65 @@ def test_a_session_stolen_by_a_process_that_exited_opens_again_when_the_person_w
         ]
     shown = agentos(env, "show", session_id)
     assert shown.out.index("theirs") < shown.out.index("mine"), "the person's words were stored"
+
+
+ASKING_TOOL = """
+from pydantic import BaseModel
+
+from agentos import ToolContext, tool
+
+
+class Nothing(BaseModel):
+    pass
+
+
+@tool
+async def where(args: Nothing, ctx: ToolContext) -> str:
+    form = {"type": "object", "properties": {"city": {"type": "string"}}}
+    answer = await ctx.ask("Which city?", form=form)
+    return f"{answer.action.value}: {answer.content}"
+"""
+
+
+def _call_seen(lines: Iterator[str], done: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """The first call widget on the event stream ``lines`` for which ``done`` holds."""
+    event = ""
+    for line in lines:
+        if line.startswith("event: "):
+            event = line.removeprefix("event: ")
+        elif line.startswith("data: ") and event in ("snapshot", "call"):
+            data = json.loads(line.removeprefix("data: "))
+            calls = data["calls"].values() if event == "snapshot" else [data["call"]]
+            found: list[dict[str, Any]] = [call for call in calls if done(call)]
+            if found:
+                return found[0]
+    raise AssertionError("the stream ended")
+
+
+def test_a_calls_question_waits_for_the_person_on_the_page(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 49: agentos serve leaves a call's question for the person (not declined as a
+    host with nobody to ask would): it shows on the call until answered through the page."""
+    (tmp_path / "asking.py").write_text(ASKING_TOOL)
+    agent = tmp_path / "asking.toml"
+    agent.write_text('name = "asking"\nmodel = "test"\ntools = ["asking"]\n')
+    with (
+        serving(env, "--port", "0", "--agent", str(agent)) as (_, url),
+        httpx.Client(base_url=url, timeout=10) as client,
+    ):
+        session_id = client.post("/api/sessions", json={}).json()["session_id"]
+        with client.stream("GET", f"/api/sessions/{session_id}/events") as events:
+            lines = events.iter_lines()
+            posted = client.post(f"/api/sessions/{session_id}/messages", json={"text": "go"})
+            assert posted.status_code == 202
+            asking = _call_seen(lines, lambda call: call["question"] is not None)
+            assert asking["status"] == "running"
+            assert asking["question"]["message"] == "Which city?"
+            answer = {"action": "accept", "content": {"city": "Lyon"}}
+            path = f"/api/sessions/{session_id}/calls/{asking['call_id']}/answer"
+            assert client.post(path, json=answer).json() == {"answered": True}
+            done = _call_seen(lines, lambda call: call["status"] == "completed")
+        assert done["question"] is None
+        peeked = client.get(f"/api/sessions/{session_id}/calls/{done['call_id']}").json()
+        assert peeked["result"] == "accept: {'city': 'Lyon'}"

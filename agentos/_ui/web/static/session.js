@@ -3,14 +3,15 @@
 "use strict";
 
 Object.assign(agentos, (() => {
-  const { el, call, url, lost, showError, Unreachable, RETRY_MS, duration, elapsed, timing, signature, callDetails } = agentos;
+  const { el, call, url, lost, showError, Unreachable, RETRY_MS, duration, elapsed, timing, signature, callDetails,
+          questionBox } = agentos;
 
   function sessionPage() {
     const sessionId = decodeURIComponent(location.pathname.split("/").pop());
     document.getElementById("back").setAttribute("href", url("/"));
     const state = { title: "", chat: [], calls: {}, status: "", status_note: null, context: "", errors: [], streaming: null,
                     view: "transcript", access: { open: false, holder: null, here: "", changed_at: null }, takingOver: false,
-                    confirming: null, details: new Map(), replyTo: null, raw: false, loaded: false };
+                    confirming: null, details: new Map(), asked: new Map(), replyTo: null, raw: false, loaded: false };
     const api = `/api/sessions/${encodeURIComponent(sessionId)}`;
     document.getElementById("title").textContent = sessionId;
     document.title = `agentos ${sessionId}`;
@@ -22,6 +23,8 @@ Object.assign(agentos, (() => {
         el("span", { class: `mark ${c.status}`, title: c.status }),
         el("span", { class: "signature", text: signature(c) }),
         el("span", { class: "state", text: c.status }));
+      const box = questionOf(c);
+      if (box) row.append(el("span", { class: "asks", text: "needs your answer" }));
       if (!c.final && c.percent !== null && c.percent !== undefined) {
         row.append(el("progress", { max: "100", value: String(c.percent) }),
                    el("span", { class: "percent", text: `${Math.round(c.percent)}%` }));
@@ -45,9 +48,54 @@ Object.assign(agentos, (() => {
       const actions = el("span", { class: "actions" }, look); // together, wrapping as one
       if (state.access.open && !c.final && c.status !== "orphaned") actions.append(...cancelling(c));
       row.append(actions);
+      if (box) row.append(box);
       if (c.child) row.append(childChat(c));
       if (shown) row.append(callDetails(c, state.details.get(c.call_id), () => drawCall(c.call_id)));
       return row;
+    }
+
+    // The call's question, one box per question asked: a redraw of its row (the call's
+    // progress goes on) keeps what the person has typed so far.
+    function questionOf(c) {
+      const q = c.final ? null : c.question;
+      if (!q) { state.asked.delete(c.call_id); return null; }
+      const key = JSON.stringify([q.asked_at, q.message, state.access.open]);
+      const kept = state.asked.get(c.call_id);
+      if (kept && kept.key === key) return kept.box;
+      const send = (body) => call("POST", `${api}/calls/${encodeURIComponent(c.call_id)}/answer`, body);
+      const box = questionBox(c, state.access.open, send);
+      state.asked.set(c.call_id, { key, box });
+      return box;
+    }
+
+    // Beside the session's status: how many calls wait for the person; it takes them to
+    // the first one (a long chat may have scrolled it out of sight).
+    function drawAsking() {
+      const waiting = Object.values(state.calls).filter((c) => !c.final && c.question).length;
+      const button = document.getElementById("asking");
+      button.hidden = waiting === 0;
+      button.textContent = waiting === 1 ? "a call needs your answer" : `${waiting} calls need your answer`;
+    }
+
+    document.getElementById("asking").addEventListener("click", () => {
+      const box = document.querySelector(".call .question");
+      if (!box) return;
+      box.scrollIntoView({ block: "center" });
+      const first = box.querySelector("input:not(:disabled), select:not(:disabled), button:not(:disabled)");
+      if (first) first.focus({ preventScroll: true });
+    });
+
+    // Rows are drawn anew on each change: a field of a question being filled in is moved
+    // into the new row, and keeps the focus and the caret it had.
+    function keepingFocus(draw) {
+      const held = document.activeElement;
+      const inBox = held && held.closest && held.closest(".question");
+      let caret = null;
+      try { caret = inBox ? [held.selectionStart, held.selectionEnd] : null; } catch (error) { caret = null; }
+      draw();
+      if (!inBox || !held.isConnected || document.activeElement === held) return;
+      held.focus();
+      if (caret && caret[0] !== null) { try { held.setSelectionRange(caret[0], caret[1]); } catch (error) { /* no caret */ } }
     }
 
     // A running call's clock starts when its data arrives (its elapsed is as of the server's
@@ -174,7 +222,9 @@ Object.assign(agentos, (() => {
       input.select();
     }
 
-    function drawChat() {
+    function drawChat() { keepingFocus(drawChatNow); }
+
+    function drawChatNow() {
       drawTitle();
       const list = document.getElementById("chat");
       const board = state.view === "board" && state.access.open;
@@ -232,8 +282,11 @@ Object.assign(agentos, (() => {
 
     function drawCall(callId) {
       const old = document.querySelector(`[data-call="${CSS.escape(callId)}"]`);
-      const row = widget(callId);
-      if (old && row) old.replaceWith(row); else drawChat();
+      if (!old) { drawChat(); return; }
+      keepingFocus(() => {
+        const row = widget(callId);
+        if (row) old.replaceWith(row); else drawChatNow();
+      });
     }
 
     function drawAccess() { // read only while another process runs the session
@@ -359,7 +412,7 @@ Object.assign(agentos, (() => {
       snapshot(data) {
         Object.assign(state, data, { loaded: true });
         Object.values(state.calls).forEach(anchored);
-        drawAccess(); drawChat(); drawRest(); drawReading();
+        drawAccess(); drawChat(); drawRest(); drawReading(); drawAsking();
       },
       title(data) { state.title = data.title; drawTitle(); },
       access(data) { state.access = data.access; drawAccess(); drawChat(); },
@@ -376,6 +429,7 @@ Object.assign(agentos, (() => {
       call(data) {
         state.calls[data.call.call_id] = anchored(data.call);
         drawCall(data.call.call_id);
+        drawAsking();
         if (!state.access.open) drawAccess(); // what a take-over would lose
         if (state.details.has(data.call.call_id)) look(data.call.call_id);
       },
