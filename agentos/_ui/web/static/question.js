@@ -1,6 +1,6 @@
 // A call's question to the person (an MCP server's elicitation, a tool's ctx.ask): who asks,
 // its message, and a form built from its JSON Schema (or a link to open), with Accept,
-// Decline and Cancel. The message and the schema come from a tool or a server: every word
+// Decline and Dismiss (the answer "cancel"). The message and the schema come from a tool or a server: every word
 // goes in as text, and only an http(s) address becomes a link, never followed by itself.
 "use strict";
 
@@ -27,8 +27,8 @@ Object.assign(agentos, (() => {
     const said = el("p", { class: "question-status", role: "status" });
     const accept = el("button", { type: "submit", class: "accept", text: "Accept" });
     const decline = el("button", { type: "button", class: "decline", text: "Decline" });
-    const cancel = el("button", { type: "button", class: "dismiss", text: "Cancel",
-                                  title: "Answer nothing: the call goes on without an answer" });
+    const cancel = el("button", { type: "button", class: "dismiss", text: "Dismiss",
+                                  title: "Answer nothing (the asker hears: cancel); the call goes on" });
     const buttons = [accept, decline, cancel];
     box.append(el("p", { class: "question-actions" }, ...buttons), said);
 
