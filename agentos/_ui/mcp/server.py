@@ -1,18 +1,20 @@
 """A host served over MCP: another agent (Claude Code, Cursor, another agentos) starts
 sessions, talks to them, and looks at and cancels their calls.
 
-Each client sees only the sessions it started on its connection: another's id answers as
-one that does not exist. Those sessions are its resources too (``resources``), which it
-may read and subscribe to. The capabilities give the system toolbox's own answers, scoped
-to the session named and the sub-agents it runs. A ``post`` (and ``start_session``)
-lasts until the model has answered; meanwhile progress notifications name the session
-first, then tell each of its calls starting, progressing and ending, and a cancel from
-the client stops the calls that turn started.
+Each client sees only the sessions it started: over HTTP, whoever shows the token, on any
+connection (a one-shot client follows up from its next one); without a token, its own
+connection; another's id answers as one that does not exist. Those sessions are its
+resources too (``resources``), which it may read and subscribe to. The capabilities give the
+system toolbox's own answers, scoped to the session named and the sub-agents it runs. A
+``post`` (and ``start_session``) lasts until the model has answered; meanwhile progress
+notifications name the session first, then tell each of its calls starting, progressing and
+ending, and a cancel from the client stops the calls that turn started.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
 import json
 import logging
@@ -75,8 +77,8 @@ class HostOverMcp:
         self._agents = dict(agents)
         self._default = default
         self._clients: dict[str, set[str]] = {}
-        """Per client (its MCP session over HTTP; the one client on stdio): the ids of the
-        sessions it started."""
+        """Per owner (``_owner``: whoever shows the token over HTTP, whichever connection it
+        comes on; the one client on stdio): the ids of the sessions it started."""
         self._levels: dict[str, LoggingLevel] = {}
         """Per client that set one (``logging/setLevel``): the least severe level it hears."""
         self._resources = SessionResources(host, self._started_by)
@@ -206,7 +208,7 @@ class HostOverMcp:
         return self._started_by(ctx.headers)
 
     def _started_by(self, headers: Mapping[str, str] | None) -> set[str]:
-        return self._clients.setdefault(_client(headers), set())
+        return self._clients.setdefault(_owner(headers), set())
 
     def _session(self, session_id: str, ctx: Context) -> Session:
         if session_id not in self._started(ctx):
@@ -284,6 +286,16 @@ class HostOverMcp:
                 await ctx.request_context.session.send_notification(
                     LoggingMessageNotification(params=log), related_request_id=ctx.request_id
                 )
+
+
+def _owner(headers: Mapping[str, str] | None) -> str:
+    """Whose sessions a request may see: over HTTP, the holder of the token it shows, on
+    whichever connection it comes (a one-shot client follows up from a new one); without a
+    token (loopback only) nobody is known, so its connection; on stdio, the one client."""
+    shown = None if headers is None else headers.get("authorization")
+    if not shown:
+        return _client(headers)
+    return "token " + hashlib.sha256(shown.encode()).hexdigest()
 
 
 def _client(headers: Mapping[str, str] | None) -> str:

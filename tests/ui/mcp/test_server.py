@@ -97,7 +97,7 @@ async def test_a_client_starts_a_session_hears_its_calls_and_cancels_them(
     assert mark.read_text() == "cancelled"  # the tool itself was cancelled
 
 
-async def test_over_http_a_client_needs_the_token_and_sees_only_its_own_sessions(
+async def test_over_http_a_client_needs_the_token_and_follows_up_from_a_new_connection(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     chosen = {**env, "AGENTOS_MCP_TOKEN": "sesame-" + "x" * 20}
@@ -128,13 +128,20 @@ async def test_over_http_a_client_needs_the_token_and_sees_only_its_own_sessions
             assert empty.is_error and "must not be empty" in str(empty.content)
             listed = structured(await first.call_tool("list_running_tool_calls", {}))
             assert listed == {"tool_calls": []}
-        async with connected(url, token) as second:
+        async with connected(url, token) as second:  # a one-shot client, back again
+            later = structured(
+                await second.call_tool("post", {"session_id": session_id, "message": "later"})
+            )
+            assert later["session_id"] == session_id
             answer = await second.call_tool(
                 "get_tool_call_status", {"session_id": session_id, "tool_call_id": "x"}
             )
-            assert answer.is_error and "no session" in json.dumps(
-                [c.model_dump() for c in answer.content]
+            said = json.dumps([c.model_dump() for c in answer.content])
+            assert answer.is_error and "no session" not in said
+            unknown = await second.call_tool(
+                "get_tool_call_status", {"session_id": "nope", "tool_call_id": "x"}
             )
+            assert unknown.is_error and "no session" in str(unknown.content)
             nobody = await second.call_tool("start_session", {"message": "hi", "agent": "nobody"})
             assert nobody.is_error and "worker" in str(nobody.content)
 
