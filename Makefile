@@ -7,9 +7,9 @@ FULL := $(VENV)/.installed
 NODE_DIR := $(VENV)/node
 NODE := $(NODE_DIR)/.installed
 # What the MCP tests run under Node (tests/support/node.py finds them): Node 22 itself, which
-# the conformance suite needs, the suite, and the reference server.
+# the conformance suite needs, the suite, the reference server, and the inspector (its CLI).
 NODE_PACKAGES := node@22.23.3 @modelcontextprotocol/conformance@0.1.16 \
-	@modelcontextprotocol/server-everything@2026.8.31
+	@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/inspector@2.12.0
 
 .PHONY: run test lint bench clean
 
