@@ -38,11 +38,12 @@ from agentos._toolsets.mcp.tasks import run_task, runs_as_task
 from agentos._toolsets.mcp.tools import adapt, progress_entry
 from agentos._toolsets.mcp.transport import connection_lost, leaf_error, open_streams
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
-from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig
 from agentos._version import agentos_version
 from components import Json
 
 if TYPE_CHECKING:  # the SDK takes a third of a second to import: only when a server starts
+    from agentos._toolsets.mcp.oauth import Authorize
     from agentos._toolsets.mcp.stdio import ServerProcess
 
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
@@ -82,6 +83,10 @@ class McpServer:
         """How each listed tool runs (its ``execution``: whether it runs as a task)."""
         self._reader: str | None = None
         """The tool that reads the server's resources (None: it says it has none)."""
+        self.authorize: Authorize | None = None
+        """The person's step when the server needs an OAuth sign-in (``oauth`` settings):
+        given the authorization URL, the URL the browser came back to. None: a server
+        that needs one, with no token kept from an earlier sign-in, fails to start."""
 
     @classmethod
     def stdio(
@@ -116,10 +121,16 @@ class McpServer:
         prefix: str = "",
         start_timeout: float = 30.0,
         roots: Sequence[str] = (),
+        oauth: McpOAuth | bool = False,
+        authorize: Authorize | None = None,
     ) -> McpServer:
-        """A server the runtime reaches at ``url`` over streamable HTTP."""
+        """A server the runtime reaches at ``url`` over streamable HTTP; ``oauth``: sign in
+        when it asks (True: the default settings), ``authorize`` being the person's step."""
         chosen = _choice(tools, prefix, start_timeout, roots)
-        return cls(name, McpServerConfig(url=url, headers=dict(headers or {}), **chosen))
+        config = McpServerConfig(url=url, headers=dict(headers or {}), oauth=oauth, **chosen)
+        server = cls(name, config)
+        server.authorize = authorize
+        return server
 
     @property
     def sampler(self) -> Sampler | None:
@@ -214,7 +225,7 @@ class McpServer:
         """The streams of a new connection: a started process, or an HTTP client."""
         cap = self._registry.max_result_chars
         streams, self._process = await open_streams(
-            stack, self.name, self.config, self._environ, cap
+            stack, self.name, self.config, self._environ, cap, self.authorize
         )
         return streams
 

@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -16,6 +17,7 @@ from agentos._errors import ToolsetError
 from agentos._turns.mcp_config import McpServerConfig
 
 if TYPE_CHECKING:
+    from agentos._toolsets.mcp.oauth import Authorize
     from agentos._toolsets.mcp.stdio import ServerProcess
 
 LINE_SLACK = 65_536
@@ -32,9 +34,11 @@ async def open_streams(
     config: McpServerConfig,
     environ: Mapping[str, str],
     max_result_chars: int | None,
+    authorize: Authorize | None = None,
 ) -> tuple[Any, ServerProcess | None]:
     """The read and write streams of server ``name``, and its process when it has one;
-    ``ToolsetError`` when it cannot start or a ``${VAR}`` is unset."""
+    ``ToolsetError`` when it cannot start or a ``${VAR}`` is unset. ``authorize`` is the
+    person's step when an HTTP server with ``oauth`` settings needs a sign-in."""
     if config.command is not None:
         from mcp.client.stdio import get_default_environment
 
@@ -59,8 +63,14 @@ async def open_streams(
 
     assert config.url is not None
     headers = expanded(name, config.headers, "headers", environ)
+    auth: Any = None
+    if config.oauth is not None:
+        from agentos._toolsets.mcp.oauth import oauth_client
+
+        expand = partial(expanded, name, setting="oauth", environ=environ)
+        auth = oauth_client(name, config.url, config.oauth, expand, environ, authorize)
     client = await stack.enter_async_context(
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
+        httpx2.AsyncClient(headers=headers, auth=auth, timeout=httpx2.Timeout(30.0, read=None))
     )
     http: Any = streamable_http_client(config.url, http_client=client)
     return await stack.enter_async_context(http), None
