@@ -31,7 +31,9 @@ class McpOAuth(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     client_name: str = Field(
-        "agentos", min_length=1, description="The name agentos registers under (the person sees it)."
+        "agentos",
+        min_length=1,
+        description="The name agentos registers under (the person sees it).",
     )
     client_id: str | None = Field(
         None,
@@ -49,8 +51,8 @@ class McpOAuth(BaseModel):
     )
     redirect_uri: str = Field(
         DEFAULT_REDIRECT,
-        description="Where the browser comes back with the code: agentos listens there "
-        "(a loopback address) when it asks a person to sign in on a terminal.",
+        description="Where the browser comes back with the code (registered with the "
+        "server): McpServer.loopback_authorize listens there, on a loopback address.",
     )
     token_file: str | None = Field(
         None,

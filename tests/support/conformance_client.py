@@ -81,7 +81,9 @@ async def main(url: str) -> int:
             async with Runtime(toolsets=[server]) as runtime:
                 runtime.ask_person = accept
                 for name, tool in list(runtime.tools.items()):
-                    done = await runtime.wait(runtime.submit(name, arguments(tool.input_schema)), 20)
+                    done = await runtime.wait(
+                        runtime.submit(name, arguments(tool.input_schema)), 20
+                    )
                     said = str(done.result)[:200]
                     print("CALLED", name, done.status.value, said, done.error, file=sys.stderr)
         except ToolsetError as error:

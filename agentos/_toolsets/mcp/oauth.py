@@ -7,10 +7,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import math
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import anyio
 
 from agentos._errors import ToolsetError
 from agentos._toolsets.mcp.oauth_store import TokenFile, default_token_file
@@ -22,6 +27,19 @@ authorization server sent the browser back to, whose query holds ``code`` and ``
 (and ``iss``, or ``error``). Set on ``McpServer.authorize``; ``loopback_authorize`` is one."""
 
 logging.getLogger("mcp.client.auth").addHandler(logging.NullHandler())  # a library prints nothing
+
+_START: ContextVar[anyio.CancelScope | None] = ContextVar("agentos_mcp_start", default=None)
+
+
+@contextmanager
+def start_timed_by(scope: anyio.CancelScope) -> Iterator[None]:
+    """While open, the time a person takes to sign in is not counted against ``scope``'s
+    deadline (the server's start timeout), however long they take."""
+    token = _START.set(scope)
+    try:
+        yield
+    finally:
+        _START.reset(token)
 
 
 def oauth_client(
@@ -35,7 +53,6 @@ def oauth_client(
     """The ``httpx2.Auth`` that signs requests to server ``name`` at ``url``: stored tokens
     first, refreshed when they expire, else the person's step through ``authorize``;
     ``expand`` reads ``${VAR}`` in the settings. ``ToolsetError`` when the token file is bad."""
-    from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
     from pydantic import AnyUrl
 
@@ -54,7 +71,7 @@ def oauth_client(
             token_endpoint_auth_method="client_secret_basic" if client["client_secret"] else "none",
         )
     person = _PersonStep(name, authorize)
-    return OAuthClientProvider(
+    return _provider_class()(
         server_url=url,
         client_metadata=OAuthClientMetadata(
             client_name=oauth.client_name,
@@ -69,6 +86,21 @@ def oauth_client(
     )
 
 
+def _provider_class() -> Any:
+    """The SDK's provider, told when the stored token expires (it forgets across restarts,
+    and would send the person to sign in again where a refresh does)."""
+    from mcp.client.auth import OAuthClientProvider
+
+    class Provider(OAuthClientProvider):
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            storage = self.context.storage
+            if isinstance(storage, TokenFile) and self.context.current_tokens is not None:
+                self.context.token_expiry_time = storage.expires_at
+
+    return Provider
+
+
 class _PersonStep:
     """The SDK's two handlers (send the person, wait for the code) as one ``Authorize``."""
 
@@ -81,10 +113,19 @@ class _PersonStep:
         if self._authorize is None:
             raise ToolsetError(
                 f"mcp_servers.{self._name}: the server needs a person to sign in (OAuth) and "
-                "nobody can be asked: run agentos on a terminal to sign in once, or give "
-                "McpServer an authorize hook"
+                "nobody can be asked: set the McpServer's authorize hook (loopback_authorize "
+                "asks a person at a terminal); once signed in, the kept token serves"
             )
-        self._came_back = await self._authorize(authorization_url)
+        start = _START.get()  # the SDK sends this request in the context that started it
+        deadline = math.inf if start is None else start.deadline
+        began = anyio.current_time()
+        if start is not None:
+            start.deadline = math.inf
+        try:
+            self._came_back = await self._authorize(authorization_url)
+        finally:
+            if start is not None:
+                start.deadline = deadline + (anyio.current_time() - began)
 
     async def callback(self) -> Any:
         from mcp.shared.auth import AuthorizationCodeResult

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,11 +56,13 @@ class TokenFile:
             saved = json.loads(text)
         except ValueError:
             saved = None
-        if not isinstance(saved, dict) or not set(saved) <= {"tokens", "client_info"}:
+        if not isinstance(saved, dict) or not set(saved) <= {"tokens", "expires_at", "client_info"}:
             raise self._error("is not an agentos token file; delete it to sign in again")
         try:
             self._tokens(saved)
             self._client(saved)
+            if not isinstance(saved.get("expires_at", 0.0), int | float):
+                raise self._error("holds a bad expires_at; delete it to sign in again")
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
@@ -86,7 +89,17 @@ class TokenFile:
         return self._tokens(self._saved)
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        self._write("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        lifetime = tokens.expires_in
+        expires_at = None if lifetime is None else time.time() + int(lifetime)
+        self._write(
+            {"tokens": tokens.model_dump(mode="json", exclude_none=True), "expires_at": expires_at}
+        )
+
+    @property
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (seconds since the epoch; None: unknown)."""
+        found = self._saved.get("expires_at")
+        return None if found is None else float(found)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         return self.preregistered or self._client(self._saved)
@@ -95,10 +108,10 @@ class TokenFile:
         if self.preregistered is not None:
             self.preregistered = client_info
             return
-        self._write("client_info", client_info.model_dump(mode="json", exclude_none=True))
+        self._write({"client_info": client_info.model_dump(mode="json", exclude_none=True)})
 
-    def _write(self, key: str, value: dict[str, Any]) -> None:
-        saved = {**self._saved, key: value}
+    def _write(self, changed: dict[str, Any]) -> None:
+        saved = {key: value for key, value in (self._saved | changed).items() if value is not None}
         folder = self.path.parent
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)

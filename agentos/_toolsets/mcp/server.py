@@ -30,6 +30,7 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
+from agentos._toolsets.mcp.oauth import start_timed_by
 from agentos._toolsets.mcp.resources import read_name, resource_tools
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
@@ -132,6 +133,15 @@ class McpServer:
         server.authorize = authorize
         return server
 
+    @staticmethod
+    def loopback_authorize(tell: Callable[[str], None], *, within: float = 300.0) -> Authorize:
+        """An ``authorize`` for a person at a terminal: ``tell`` shows them the URL to open,
+        and agentos listens on ``oauth.redirect_uri`` (a loopback address) for the browser
+        coming back, ``within`` seconds at most."""
+        from agentos._toolsets.mcp.oauth_loopback import loopback_authorize
+
+        return loopback_authorize(tell, within=within)
+
     @property
     def sampler(self) -> Sampler | None:
         """How the server's sampling requests reach a session's model (``Session.sample``):
@@ -199,7 +209,7 @@ class McpServer:
             )
         )
         try:
-            with anyio.fail_at(deadline):
+            with anyio.fail_at(deadline) as start, start_timed_by(start):
                 await session.initialize()
                 offered = session.server_capabilities
                 has_resources = offered is not None and offered.resources is not None

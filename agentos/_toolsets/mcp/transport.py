@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -69,11 +69,28 @@ async def open_streams(
 
         expand = partial(expanded, name, setting="oauth", environ=environ)
         auth = oauth_client(name, config.url, config.oauth, expand, environ, authorize)
+    hooks: dict[str, list[Callable[..., Any]]] = {}
+    if auth is None:
+        hooks["response"] = [partial(_refused, name)]
     client = await stack.enter_async_context(
-        httpx2.AsyncClient(headers=headers, auth=auth, timeout=httpx2.Timeout(30.0, read=None))
+        httpx2.AsyncClient(
+            headers=headers,
+            auth=auth,
+            event_hooks=hooks,
+            timeout=httpx2.Timeout(30.0, read=None),
+        )
     )
     http: Any = streamable_http_client(config.url, http_client=client)
     return await stack.enter_async_context(http), None
+
+
+async def _refused(name: str, response: Any) -> None:
+    """A 401 from a server agentos has no sign-in for: say what to set."""
+    if response.status_code == 401:
+        raise ToolsetError(
+            f"mcp_servers.{name}: the server wants a sign-in (HTTP 401): set oauth = true "
+            "in its settings, or a valid token in its headers"
+        )
 
 
 def expanded(
