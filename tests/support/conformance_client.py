@@ -22,7 +22,7 @@ import anyio
 import httpx2
 
 from agentos import Answer, AnswerAction, McpServer, McpServerConfig, Runtime, ToolsetError
-from agentos._turns.mcp_config import McpOAuth
+from agentos.turns import McpOAuth
 from components import Json
 
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"

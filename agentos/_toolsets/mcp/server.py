@@ -30,7 +30,7 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
-from agentos._toolsets.mcp.oauth import start_timed_by
+from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
 from agentos._toolsets.mcp.resources import read_name, resource_tools
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
@@ -44,7 +44,6 @@ from agentos._version import agentos_version
 from components import Json
 
 if TYPE_CHECKING:  # the SDK takes a third of a second to import: only when a server starts
-    from agentos._toolsets.mcp.oauth import Authorize
     from agentos._toolsets.mcp.stdio import ServerProcess
 
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
