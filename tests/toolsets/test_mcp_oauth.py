@@ -245,7 +245,8 @@ async def test_the_loopback_listener_takes_the_browser_back(tmp_path: Path) -> N
             missing = await client.get(f"http://127.0.0.1:{port}/favicon.ico")
             assert missing.status_code == 404
             page = await client.get(back)
-        assert page.status_code == 200 and "Signed in" in page.text
+        assert page.status_code == 200
+        assert page.text == "agentos has the sign-in code and goes on. You can close this tab."
 
     async with oauth_server() as (url, provider), anyio.create_task_group() as group:
 
@@ -258,6 +259,29 @@ async def test_the_loopback_listener_takes_the_browser_back(tmp_path: Path) -> N
         toolset = server(url, tmp_path / "notes.json", person, redirect_uri=redirect)
         assert await echo(toolset) == {"result": "hi"}
     assert len(told) == 1 and provider.signed_in == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ("error=access_denied", "The sign-in was refused (access_denied); agentos says so too."),
+        ("state=s", "This came back without a sign-in code; agentos says so too."),
+    ],
+)
+async def test_the_loopback_page_says_only_what_came_back(query: str, shown: str) -> None:
+    port = free_port()
+    pages: list[str] = []
+
+    async def come_back() -> None:
+        async with httpx2.AsyncClient() as client:
+            pages.append((await client.get(f"http://127.0.0.1:{port}/callback?{query}")).text)
+
+    async with anyio.create_task_group() as group:
+        person = McpServer.loopback_authorize(lambda url: group.start_soon(come_back))
+        redirect = f"http%3A%2F%2F127.0.0.1%3A{port}%2Fcallback"
+        came_back = await person(f"http://auth.example/authorize?redirect_uri={redirect}")
+    assert came_back == f"http://127.0.0.1:{port}/callback?{query}"
+    assert pages == [shown]
 
 
 async def test_the_loopback_listener_refuses_a_redirect_it_cannot_hear() -> None:

@@ -102,7 +102,8 @@ def _provider_class() -> Any:
 
 
 class _PersonStep:
-    """The SDK's two handlers (send the person, wait for the code) as one ``Authorize``."""
+    """One ``Authorize`` as the SDK's two handlers (send the person, then read the code the
+    browser brought back); with none, the error that says a sign-in is needed."""
 
     def __init__(self, name: str, authorize: Authorize | None) -> None:
         self._name = name

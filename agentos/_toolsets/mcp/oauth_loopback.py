@@ -14,12 +14,11 @@ from agentos._errors import ToolsetError
 from agentos._toolsets.mcp.oauth import Authorize
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-SIGNED_IN = b"Signed in. You can close this tab and go back to agentos."
 LONGEST_REQUEST = 16_384
 """Bytes of the browser's request read at most (its line and headers)."""
 
 
-def loopback_authorize(tell: Callable[[str], None], *, within: float = 300.0) -> Authorize:
+def loopback_authorize(tell: Callable[[str], object], *, within: float = 300.0) -> Authorize:
     """An ``Authorize`` that gives ``tell`` the URL to open and waits, at most ``within``
     seconds, for the browser to come back to the redirect URI (a loopback address)."""
 
@@ -52,7 +51,7 @@ def loopback_authorize(tell: Callable[[str], None], *, within: float = 300.0) ->
                             if target is None or urlsplit(target).path != parts.path:
                                 await stream.send(_response(404, b"Not the sign-in page."))
                                 return
-                            await stream.send(_response(200, SIGNED_IN))
+                            await stream.send(_response(200, _said(target)))
                             came_back.append(f"{parts.scheme}://{parts.netloc}{target}")
                             group.cancel_scope.cancel()
 
@@ -76,6 +75,18 @@ async def _target(stream: SocketStream) -> str | None:
     if len(words) != 3 or words[0] != b"GET" or not words[1].startswith(b"/"):
         return None
     return words[1].decode("latin-1")
+
+
+def _said(target: str) -> bytes:
+    """What the browser shows: what came back, not more (agentos has yet to use the code)."""
+    query = parse_qs(urlsplit(target).query)
+    if "error" in query:
+        text = f"The sign-in was refused ({query['error'][0]}); agentos says so too."
+    elif "code" in query:
+        text = "agentos has the sign-in code and goes on. You can close this tab."
+    else:
+        text = "This came back without a sign-in code; agentos says so too."
+    return text.encode()
 
 
 def _response(status: int, text: bytes) -> bytes:

@@ -133,7 +133,7 @@ class McpServer:
         return server
 
     @staticmethod
-    def loopback_authorize(tell: Callable[[str], None], *, within: float = 300.0) -> Authorize:
+    def loopback_authorize(tell: Callable[[str], object], *, within: float = 300.0) -> Authorize:
         """An ``authorize`` for a person at a terminal: ``tell`` shows them the URL to open,
         and agentos listens on ``oauth.redirect_uri`` (a loopback address) for the browser
         coming back, ``within`` seconds at most."""
