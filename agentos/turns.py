@@ -23,7 +23,8 @@ Below them, the turn layer's words for front ends that draw or check what a mach
 handles: ``EXPECTED_SECONDS`` (the argument a background call's expected duration
 comes in), ``blocks_of`` (a message's content blocks), and ``fit_problems`` /
 ``validation_problems`` (what is wrong with an agent, in lines a person can act on), and
-``Parameter`` (one of an agent's ``parameters``, which scope the cache decorator) and
+``Parameter`` (one of an agent's ``parameters``, which scope the cache decorator),
+``McpOAuth`` (how an MCP server's ``oauth`` settings sign in) and
 ``ResultCache`` (where the cache decorator keeps results: a host's, shared by its sessions).
 
 How each call runs is the machine's decision too: ``options_for`` (pure, from the agent,
@@ -82,6 +83,7 @@ from agentos._turns.events import (
 from agentos._turns.expected import EXPECTED_SECONDS
 from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
 from agentos._turns.machine import Machine, MachineView, ViewSource, Waiting
+from agentos._turns.mcp_config import McpOAuth
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript_machine import TurnMachine
@@ -122,6 +124,7 @@ __all__ = [
     "HistoryLookup",
     "Machine",
     "MachineView",
+    "McpOAuth",
     "Message",
     "MessageHistory",
     "ModelReplied",

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from agentos import AgentConfig, McpServerConfig, ModelPrices, SubAgent, ToolPolicy
-from agentos.turns import Parameter
+from agentos.turns import McpOAuth, Parameter
 
 PAGE = Path(__file__).resolve().parent / "agent-files.md"
 
@@ -38,6 +38,10 @@ NESTED = (
     ("mcp_servers.NAME", McpServerConfig, "One MCP server: `command` (stdio) or `url` "
      "(streamable HTTP). `${VAR}` in `env` and `headers` is read from the environment when "
      "the server starts."),
+    ("mcp_servers.NAME.oauth", McpOAuth, "How agentos signs in to an HTTP server that "
+     "asks for OAuth: `oauth = true` for every default, or a table of these. The server's "
+     "metadata says where to sign in and which scopes to ask; a person signs in once (through "
+     "the server's `authorize` hook), and the tokens are kept and refreshed. See [MCP](mcp.md#signing-in-oauth)."),
     ("parameters.NAME", Parameter, "One parameter: its value alone (`region = \"eu\"`), or "
      "a table (`token = { value = \"...\", secret = true }`). The cache decorator keeps a "
      "result under a hash of the parameters' values: sessions of one host whose parameters "

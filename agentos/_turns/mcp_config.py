@@ -9,13 +9,80 @@ is never part of the configuration a session stores.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What the Messages API accepts as a tool's name."""
+
+
+DEFAULT_REDIRECT = "http://127.0.0.1:33418/callback"
+"""Where the authorization server sends the person's browser back (agentos's loopback
+listener), unless ``redirect_uri`` says otherwise."""
+
+
+class McpOAuth(BaseModel):
+    """How agentos signs in to an HTTP server that asks for OAuth: the spec's flow (a 401,
+    metadata discovery, registration, PKCE, the ``resource`` parameter, refresh); the scopes
+    are the ones the server asks for. Its tokens are kept in a file of the user's (0600)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    client_name: str = Field(
+        "agentos",
+        min_length=1,
+        description="The name agentos registers under (the person sees it).",
+    )
+    client_id: str | None = Field(
+        None,
+        min_length=1,
+        description="A client registered beforehand (${VAR}): no dynamic registration. "
+        "None: agentos registers itself (or uses client_metadata_url).",
+    )
+    client_secret: str | None = Field(
+        None, min_length=1, description="That client's secret, if it has one (${VAR})."
+    )
+    client_metadata_url: str | None = Field(
+        None,
+        description="An https URL of agentos's client metadata document, used as its "
+        "client_id where the server supports it (instead of registering).",
+    )
+    redirect_uri: str = Field(
+        DEFAULT_REDIRECT,
+        description="Where the browser comes back with the code (registered with the "
+        "server): McpServer.loopback_authorize listens there, on a loopback address.",
+    )
+    token_file: str | None = Field(
+        None,
+        description="The file that keeps the tokens and the registered client (mode 0600). "
+        "None: $XDG_STATE_HOME/agentos/mcp-oauth/ (~/.local/state/...), one per server "
+        "name and url.",
+    )
+
+    @model_validator(mode="after")
+    def _secret_needs_id(self) -> McpOAuth:
+        if self.client_secret is not None and self.client_id is None:
+            raise ValueError("client_secret needs the client_id it belongs to")
+        return self
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _https_document(cls, url: str | None) -> str | None:
+        if url is not None:
+            parts = urlsplit(url)
+            if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+                raise ValueError(f"{url!r}: client_metadata_url is an https:// URL with a path")
+        return url
+
+    @field_validator("redirect_uri")
+    @classmethod
+    def _http_redirect(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{url!r}: redirect_uri is an http:// or https:// URL")
+        return url
 
 
 class McpServerConfig(BaseModel):
@@ -57,6 +124,11 @@ class McpServerConfig(BaseModel):
         description="Whether the server may ask the session's own model (sampling): its "
         "budget pays, and the call shows it. false: agentos does not offer sampling.",
     )
+    oauth: McpOAuth | None = Field(
+        None,
+        description="Streamable HTTP: sign in with OAuth when the server asks (true, or a "
+        "table of its settings). None: no sign-in; a server that asks for one fails to start.",
+    )
     start_timeout: float = Field(
         30.0,
         gt=0,
@@ -73,9 +145,19 @@ class McpServerConfig(BaseModel):
             stray = [name for name in ("args", "env", "cwd") if getattr(self, name)]
             if stray:
                 raise ValueError(f"{', '.join(stray)} apply to a command, not to a url")
-        elif self.headers:
-            raise ValueError("headers apply to a url, not to a command")
+        else:
+            stray = [name for name in ("headers", "oauth") if getattr(self, name)]
+            if stray:
+                raise ValueError(f"{', '.join(stray)} apply to a url, not to a command")
         return self
+
+    @field_validator("oauth", mode="before")
+    @classmethod
+    def _oauth_switch(cls, value: Any) -> Any:
+        """``oauth = true`` is every default; ``false``, none."""
+        if value is True:
+            return {}
+        return None if value is False else value
 
     @field_validator("url")
     @classmethod

@@ -30,6 +30,7 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
+from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
 from agentos._toolsets.mcp.resources import read_name, resource_tools
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
@@ -38,7 +39,7 @@ from agentos._toolsets.mcp.tasks import resume_task, run_task, runs_as_task
 from agentos._toolsets.mcp.tools import adapt, progress_entry
 from agentos._toolsets.mcp.transport import connection_lost, leaf_error, open_streams
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
-from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig
 from agentos._version import agentos_version
 from components import Json
 
@@ -84,6 +85,10 @@ class McpServer:
         """How each listed tool runs (its ``execution``: whether it runs as a task)."""
         self._reader: str | None = None
         """The tool that reads the server's resources (None: it says it has none)."""
+        self.authorize: Authorize | None = None
+        """The person's step when the server needs an OAuth sign-in (``oauth`` settings):
+        given the authorization URL, the URL the browser came back to. None: a server
+        that needs one, with no token kept from an earlier sign-in, fails to start."""
 
     @classmethod
     def stdio(
@@ -118,10 +123,25 @@ class McpServer:
         prefix: str = "",
         start_timeout: float = 30.0,
         roots: Sequence[str] = (),
+        oauth: McpOAuth | bool = False,
+        authorize: Authorize | None = None,
     ) -> McpServer:
-        """A server the runtime reaches at ``url`` over streamable HTTP."""
+        """A server the runtime reaches at ``url`` over streamable HTTP; ``oauth``: sign in
+        when it asks (True: the default settings), ``authorize`` being the person's step."""
         chosen = _choice(tools, prefix, start_timeout, roots)
-        return cls(name, McpServerConfig(url=url, headers=dict(headers or {}), **chosen))
+        config = McpServerConfig(url=url, headers=dict(headers or {}), oauth=oauth, **chosen)
+        server = cls(name, config)
+        server.authorize = authorize
+        return server
+
+    @staticmethod
+    def loopback_authorize(tell: Callable[[str], object], *, within: float = 300.0) -> Authorize:
+        """An ``authorize`` for a person at a terminal: ``tell`` shows them the URL to open,
+        and agentos listens on ``oauth.redirect_uri`` (a loopback address) for the browser
+        coming back, ``within`` seconds at most."""
+        from agentos._toolsets.mcp.oauth_loopback import loopback_authorize
+
+        return loopback_authorize(tell, within=within)
 
     @property
     def sampler(self) -> Sampler | None:
@@ -195,7 +215,7 @@ class McpServer:
             )
         )
         try:
-            with anyio.fail_at(deadline):
+            with anyio.fail_at(deadline) as start, start_timed_by(start):
                 await session.initialize()
                 offered = session.server_capabilities
                 has_resources = offered is not None and offered.resources is not None
@@ -221,7 +241,7 @@ class McpServer:
         """The streams of a new connection: a started process, or an HTTP client."""
         cap = self._registry.max_result_chars
         streams, self._process = await open_streams(
-            stack, self.name, self.config, self._environ, cap
+            stack, self.name, self.config, self._environ, cap, self.authorize
         )
         return streams
 

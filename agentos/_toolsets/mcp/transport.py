@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AsyncExitStack
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -16,6 +17,7 @@ from agentos._errors import ToolsetError
 from agentos._turns.mcp_config import McpServerConfig
 
 if TYPE_CHECKING:
+    from agentos._toolsets.mcp.oauth import Authorize
     from agentos._toolsets.mcp.stdio import ServerProcess
 
 LINE_SLACK = 65_536
@@ -32,9 +34,11 @@ async def open_streams(
     config: McpServerConfig,
     environ: Mapping[str, str],
     max_result_chars: int | None,
+    authorize: Authorize | None = None,
 ) -> tuple[Any, ServerProcess | None]:
     """The read and write streams of server ``name``, and its process when it has one;
-    ``ToolsetError`` when it cannot start or a ``${VAR}`` is unset."""
+    ``ToolsetError`` when it cannot start or a ``${VAR}`` is unset. ``authorize`` is the
+    person's step when an HTTP server with ``oauth`` settings needs a sign-in."""
     if config.command is not None:
         from mcp.client.stdio import get_default_environment
 
@@ -59,11 +63,34 @@ async def open_streams(
 
     assert config.url is not None
     headers = expanded(name, config.headers, "headers", environ)
+    auth: Any = None
+    if config.oauth is not None:
+        from agentos._toolsets.mcp.oauth import oauth_client
+
+        expand = partial(expanded, name, setting="oauth", environ=environ)
+        auth = oauth_client(name, config.url, config.oauth, expand, environ, authorize)
+    hooks: dict[str, list[Callable[..., Any]]] = {}
+    if auth is None:
+        hooks["response"] = [partial(_refused, name)]
     client = await stack.enter_async_context(
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None))
+        httpx2.AsyncClient(
+            headers=headers,
+            auth=auth,
+            event_hooks=hooks,
+            timeout=httpx2.Timeout(30.0, read=None),
+        )
     )
     http: Any = streamable_http_client(config.url, http_client=client)
     return await stack.enter_async_context(http), None
+
+
+async def _refused(name: str, response: Any) -> None:
+    """A 401 from a server agentos has no sign-in for: say what to set."""
+    if response.status_code == 401:
+        raise ToolsetError(
+            f"mcp_servers.{name}: the server wants a sign-in (HTTP 401): set oauth = true "
+            "in its settings, or a valid token in its headers"
+        )
 
 
 def expanded(
