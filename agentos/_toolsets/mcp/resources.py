@@ -1,6 +1,7 @@
 """A server's resources as two tools the model can call, offered only when the server says
-it has resources: ``<server>_list_resources`` and ``<server>_read_resource`` (a resource
-link in a tool's result names the second). Each is an agentos call like any other."""
+it has resources and lists some when its tools are listed: ``<server>_list_resources`` and
+``<server>_read_resource`` (a resource link in a tool's result names the second). Each is an
+agentos call like any other."""
 
 from __future__ import annotations
 

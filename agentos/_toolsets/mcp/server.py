@@ -319,7 +319,7 @@ class McpServer:
             made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
             tools += made
             problems += said
-        if self._reader is not None:
+        if self._reader is not None and (await session.list_resources()).resources:
             for reading in resource_tools(self.name, self._ready):
                 taken = self._holder(reading.name)
                 if self.config.tools is not None and reading.name not in self.config.tools:
