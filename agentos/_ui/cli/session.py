@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from agentos import AgentConfig, Host, Session, UnknownSessionError
+from agentos import AgentConfig, Answer, Asked, Host, Session, UnknownSessionError
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_unrunnable
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
@@ -168,17 +168,28 @@ async def resume_session(
         return await _turn(store, chosen, settings, begin, speak)
 
 
+AskPerson = Callable[[Asked], Awaitable[Answer | None]]
+"""Who answers the questions calls ask a person (``Host(ask_person=...)``)."""
+
+
 @asynccontextmanager
 async def hosted(
-    store: SessionStore, agent: Agent, which: Callable[[str], None], token_ttl: float | None = None
+    store: SessionStore,
+    agent: Agent,
+    which: Callable[[str], None],
+    token_ttl: float | None = None,
+    ask_person: AskPerson | None = None,
 ) -> AsyncIterator[Host]:
     """A host on ``store`` running ``agent``'s tools, with the model its file names
-    (``which`` is told which); the model is closed once the host is."""
+    (``which`` is told which) and ``ask_person`` answering the calls' questions; the model
+    is closed once the host is."""
     provider = choose_model(agent.config, which, source=agent.source)
     try:
         async with (
             agent.runtime() as runtime,
-            Host(runtime, provider, store=store, token_ttl=token_ttl) as host,
+            Host(
+                runtime, provider, store=store, token_ttl=token_ttl, ask_person=ask_person
+            ) as host,
         ):
             yield host
     finally:
