@@ -7,6 +7,7 @@ said on the screen and nothing is sent; a question no longer asked is said so.""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -18,15 +19,19 @@ from textual.widgets import Button, DataTable, Input, Static
 from agentos import (
     Answer,
     Asked,
+    Host,
     JsonObject,
+    McpServerConfig,
     Runtime,
     ScriptedProvider,
     ToolContext,
+    agent_tools,
     tool,
 )
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.tui import CallsPane, ChatApp, Details
 from tests.support.backends import running
+from tests.support.mcp_servers import SERVERS
 from tests.support.tui import CONFIG, cell, say, until
 
 pytestmark = pytest.mark.anyio
@@ -247,3 +252,29 @@ async def test_a_form_that_cannot_be_filled_in_here_can_still_be_declined() -> N
         assert app.screen.query_one("#accept", Button).disabled
         await pilot.click("#decline")
         assert "decline: null" in await result_in_details(app, pilot, runtime, call)
+
+
+async def test_an_mcp_servers_elicitation_is_answered_on_the_screen() -> None:
+    server = McpServerConfig(command=sys.executable, args=[str(SERVERS / "tools_server.py")])
+    config = CONFIG.model_copy(update={"mcp_servers": {"files": server}})
+    provider = ScriptedProvider(
+        (lambda r: last_user_text(r) == "where?", lambda r: tool_calls(("ask_city", {}))),
+        (lambda r: True, lambda r: text("ok")),
+    )
+    found = agent_tools(config)
+    async with (
+        Runtime(toolsets=found.toolsets) as runtime,
+        Host(runtime, provider, ask_person=held) as host,
+    ):
+        app = ChatApp(await host.create_session(config), runtime, host=host)
+        async with app.run_test(size=(80, 24), notifications=True) as pilot:
+            await say(pilot, "where?")
+            pane = app.query_one(CallsPane)
+            await until(pilot, runtime, lambda: pane.row_count == 1)
+            call = pane.calls[0].call_id
+            await until(pilot, runtime, lambda: cell(app, call, 4) == "needs your answer")
+            await open_answer_screen(app, pilot, runtime)
+            assert "Which city?\nasked by MCP server files" in screen_text(app)
+            fill(app, "Lima")
+            await pilot.click("#accept")
+            assert "accept Lima" in await result_in_details(app, pilot, runtime, call)
