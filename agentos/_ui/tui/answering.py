@@ -34,7 +34,8 @@ class Answering(ModalScreen[Answer | None]):
     #answer-box {
         height: auto; max-height: 1fr; border: round $warning; padding: 0 1; background: $surface;
     }
-    #answer-box .field { height: auto; margin-top: 1; }
+    #answer-box .field { height: auto; }
+    #answer-box #answer-question { margin-bottom: 1; }
     #answer-box .label { width: 20; text-style: bold; }
     #answer-box Input { width: 1fr; }
     #answer-box .about { color: $text-muted; padding-left: 20; }

@@ -48,6 +48,18 @@ FORM: JsonObject = {
 }
 PAGE = "https://example.com/sign-in?state=1"
 ODD_FORM: JsonObject = {"type": "object", "properties": {"spot": {"type": "object"}}}
+EVERY_KIND: JsonObject = {
+    "type": "object",
+    "properties": {
+        "budget": {"type": "number", "minimum": 0.5},
+        "mail": {"type": "string", "format": "email"},
+        "home": {"type": "string", "format": "uri"},
+        "when": {"type": "string", "format": "date"},
+        "code": {"type": "string", "minLength": 2, "maxLength": 3},
+        "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l"}]},
+        "extras": {"type": "array", "items": {"enum": ["tea", "milk"]}},
+    },
+}
 
 
 class Ask(BaseModel):
@@ -61,6 +73,8 @@ async def asker(args: Ask, ctx: ToolContext) -> str:
         answer = await ctx.ask("Sign in to the weather service", url=PAGE, source="weather app")
     elif args.kind == "odd":
         answer = await ctx.ask("Where exactly?", form=ODD_FORM)
+    elif args.kind == "every":
+        answer = await ctx.ask("Tell me everything", form=EVERY_KIND)
     else:
         answer = await ctx.ask("Which city?", form=FORM, source="the forecast service")
     return f"{answer.action.value}: {json.dumps(answer.content)}"
@@ -72,6 +86,10 @@ def model() -> ScriptedProvider:
         (
             lambda r: last_user_text(r) == "ask for a page",
             lambda r: tool_calls(("asker", {"kind": "page"})),
+        ),
+        (
+            lambda r: last_user_text(r) == "ask everything",
+            lambda r: tool_calls(("asker", {"kind": "every"})),
         ),
         (
             lambda r: last_user_text(r) == "ask oddly",
@@ -278,3 +296,47 @@ async def test_an_mcp_servers_elicitation_is_answered_on_the_screen() -> None:
             fill(app, "Lima")
             await pilot.click("#accept")
             assert "accept Lima" in await result_in_details(app, pilot, runtime, call)
+
+
+async def test_each_kind_of_field_is_read_per_its_schema() -> None:
+    async with asking("ask everything") as (app, pilot, runtime, call):
+        await open_answer_screen(app, pilot, runtime)
+        placeholders = [field.placeholder for field in app.screen.query(Input)]
+        assert placeholders == [
+            "a number, at least 0.5",
+            "email",
+            "uri",
+            "date",
+            "text, 2 to 3 characters",
+            "one of: Small, l",
+            "any of (commas): tea, milk",
+        ]
+        fill(app, "0.1", "nobody", "example.com", "06/12/2026", "abcd", "medium", "tea, sugar")
+        await pilot.click("#accept")  # the fields fit in 80x24 with the buttons below
+        shown = screen_text(app)
+        for problem in (
+            "0.1 is below the least allowed, 0.5",
+            "'nobody' is not an email address",
+            "'example.com' is not a URL (https://...)",
+            "'06/12/2026' is not a date (ISO 8601: 2026-12-06)",
+            "too long: at most 3 characters",
+            "'medium' is not one of: Small, l",
+            "'sugar' is not one of: tea, milk",
+            "Not sent: 7 fields to put right.",
+        ):
+            assert problem in shown
+        fill(app, "2.5", "a@example.com", "https://example.com", "2026-12-06", "ab", "small")
+        app.screen.query_one("#answer-field-6", Input).value = "milk, tea, milk"
+        app.screen.query_one("#answer-field-6", Input).focus()
+        await pilot.press("enter")  # on the last field: accept
+        result = (await result_in_details(app, pilot, runtime, call)).split("accept: ")[1]
+        sent = json.loads(result.splitlines()[0])
+        assert sent == {
+            "budget": 2.5,
+            "mail": "a@example.com",
+            "home": "https://example.com",
+            "when": "2026-12-06",
+            "code": "ab",
+            "size": "s",
+            "extras": ["milk", "tea"],
+        }
