@@ -98,23 +98,38 @@ class Lines:
 
 class TerminalAsker:
     """The ``ask_person`` hook of a command run on a terminal: it asks there, one question at
-    a time; ``asked`` are the calls that asked (the command waits for them)."""
+    a time; ``asked`` are the calls that asked and ``open`` the questions not done with (the
+    command waits for both)."""
 
     def __init__(self, lines: Lines | None = None) -> None:
         self.held = Held()
         self.asked: set[str] = set()
+        self.open = 0
+        """How many questions are being asked or wait their turn."""
+        self._answered: list[Callable[[], object]] = []
         self._lines = lines or Lines(sys.stdin.fileno())
         self._one_at_a_time = anyio.Lock()
 
+    def on_answered(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Call ``callback`` once each question is done with; returns what stops it."""
+        self._answered.append(callback)
+        return lambda: self._answered.remove(callback)
+
     async def __call__(self, asked: Asked) -> Answer:
         self.asked.add(asked.call_id)
-        async with self._one_at_a_time:
-            with self.held.held():
-                try:
-                    return await self._ask(asked)
-                except anyio.get_cancelled_exc_class():
-                    _write("\n  (no longer asked: the call ended)\n")
-                    raise
+        self.open += 1
+        try:
+            async with self._one_at_a_time:
+                with self.held.held():
+                    try:
+                        return await self._ask(asked)
+                    except anyio.get_cancelled_exc_class():
+                        _write("\n  (no longer asked: the call ended)\n")
+                        raise
+        finally:
+            self.open -= 1
+            for callback in list(self._answered):
+                callback()
 
     async def _ask(self, asked: Asked) -> Answer:
         question = asked.question

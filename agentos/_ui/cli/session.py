@@ -231,24 +231,27 @@ async def _turn(
             else:
                 await session.wait_idle()
                 if asker is not None:
-                    await _hear_of_answered(session, asker.asked)
+                    await _hear_of_answered(session, asker)
         return _outcome(host, session, errors_before, replies_before)
 
 
-async def _hear_of_answered(session: Session, asked: set[str]) -> None:
-    """On until the model has heard how each call that asked the person here ended: they
-    answered it so that it goes on, and the process ending would end it."""
+async def _hear_of_answered(session: Session, asker: TerminalAsker) -> None:
+    """On while a question is asked on the terminal, and until the model has heard how each
+    call that asked the person here ended: they answered it so that it goes on, and the
+    process ending would end it."""
     while True:
         changed = anyio.Event()
-        stop = session.on_change(changed.set)  # before looking: no change goes unseen
-        try:
+        stops = [session.on_change(changed.set), asker.on_answered(changed.set)]
+        try:  # listening before looking: no change goes unseen
             await session.wait_idle()
-            waiting = [call for call in session.outstanding() if call.call_id in asked]
-            if session.ended or session.external_only or not waiting:
+            waiting = [call for call in session.outstanding() if call.call_id in asker.asked]
+            answering = asker.open or (waiting and not session.external_only)
+            if session.ended or not answering:
                 return
             await changed.wait()
         finally:
-            stop()
+            for stop in stops:
+                stop()
 
 
 def _outcome(host: Host, session: Session, errors_before: int, replies_before: int) -> Outcome:

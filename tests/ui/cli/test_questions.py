@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import agentos, in_a_terminal
+from tests.support.cli import ESCAPES, agentos, in_a_terminal
 
 ASKING = """
 name = "asking"
 model = "test"
 tools = ["tests.ui.cli.asking_tools"]
+async_yield_strategy = { kind = "yield_on_timeout", milliseconds = 50 }
 """
+"""The model calls the asking tool, and 50 ms later says it waits for it: while the person
+answers on the terminal."""
 
 
 @pytest.fixture
@@ -44,6 +47,10 @@ def test_the_question_is_asked_on_the_terminal_and_the_answer_reaches_the_call(
         run.write(b"3\r")
         assert run.until(rb'where: accept: \{"city": "Oslo", "days": 3\}'), run.tail
         assert run.exit_code() == 0, run.tail
+    shown = ESCAPES.sub(b"", bytes(run.shown)).decode()
+    asking = shown[shown.index("Answer?") : shown.index("  sent")]
+    assert "waiting for: where" not in asking, "what the model said waited for the answer"
+    assert "waiting for: where" in shown[shown.index("  sent") :]
 
 
 def test_an_empty_answer_declines_and_the_inputs_end_cancels(
