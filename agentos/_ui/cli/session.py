@@ -230,8 +230,8 @@ async def _turn(
                 await session.wait_settled()
             else:
                 await session.wait_idle()
-                if asker is not None:
-                    await _hear_of_answered(session, asker)
+            if asker is not None:
+                await _hear_of_answered(session, asker)
         return _outcome(host, session, errors_before, replies_before)
 
 
