@@ -203,10 +203,18 @@ def chat_in_a_terminal(
     env: dict[str, str], *args: str, columns: int = 80
 ) -> Iterator[ChatTerminal]:
     """``agentos chat ARGS`` on a pseudo-terminal of ``columns`` x 24, killed if still running."""
+    with in_a_terminal(env, "chat", *args, columns=columns) as chat:
+        yield chat
+
+
+@contextmanager
+def in_a_terminal(env: dict[str, str], *args: str, columns: int = 80) -> Iterator[ChatTerminal]:
+    """``agentos ARGS`` with stdin, stdout and stderr a pseudo-terminal of ``columns`` x 24,
+    killed if still running."""
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     with subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "chat", *args],
+        [sys.executable, "-m", "agentos.cli", *args],
         stdin=terminal,
         stdout=terminal,
         stderr=terminal,

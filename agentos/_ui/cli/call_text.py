@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable
 
 from agentos._ui.durations import timestamp
+from agentos._ui.terminal_text import one_line
 from agentos.board import Board
 from agentos.stores import (
     CallView,
@@ -20,13 +21,21 @@ from agentos.stores import (
     stored_chat,
 )
 from agentos.turns import blocks_of
-from components import CallStatus
+from components import CallStatus, Question
+
+
+def asking_text(question: Question) -> str:
+    """``needs your answer: Which city?``: a running call that waits for the person's answer
+    (in this process: the store's mirror does not carry questions)."""
+    return f"needs your answer: {one_line(question.message)}"
 
 
 def outcome_text(call: CallView) -> str:
     """One line: the status and what came of the call."""
     if call.waits_for_token:
         return f"pending (deferred: token {call.continuation_token or '?'}, not completed)"
+    if call.status is CallStatus.RUNNING and call.question is not None:
+        return f"running, {asking_text(call.question)}"
     if call.status is CallStatus.RUNNING:
         note = "" if call.note is None else f" ({call.note})"
         return f"running{note}"
@@ -54,6 +63,8 @@ def call_facts(call: CallView) -> list[str]:
     ]
     if call.disposition is not None:
         lines.append(f"runs      {call.disposition}")
+    if call.question is not None and call.status is CallStatus.RUNNING:
+        lines.append(f"asks      {asking_text(call.question)}")
     if call.progress is not None:
         percent = "" if call.percent is None else f"{call.percent:.0f}%  "
         lines.append(f"progress  {percent}{brief(call.progress, 120)}")

@@ -7,6 +7,7 @@ import sys
 import anyio
 import click
 
+from agentos._ui.asking import held_for_a_person
 from agentos._ui.cli.agent import DEMO, Agent, refuse_unrunnable
 from agentos._ui.cli.common import say
 from agentos._ui.cli.database import Database
@@ -32,7 +33,8 @@ def chat(db: Database, session_id: str | None, agent: Agent | None, theme: str |
     """Talk to SESSION (else a new session) in a terminal UI while its calls run.
 
     Type in the message line; tab moves to the calls, where arrows move, c
-    cancels one (after a y), enter shows its progress log and result, b shows
+    cancels one (after a y), enter shows its progress log and result, a answers
+    the question a call asks (it reads "needs your answer"), b shows
     what the model reads next and q quits (ctrl+c quits from anywhere);
     page up/down scroll the chat.
     Calls still running when you quit end with the process, as with 'run':
@@ -51,7 +53,8 @@ def chat(db: Database, session_id: str | None, agent: Agent | None, theme: str |
         async with await db.open() as store:
             found = None if session_id is None else await resolve_session_id(store, session_id)
             chosen = agent or (DEMO if found is None else await stored_agent(store, found))
-            async with hosted(store, chosen, lambda line: None) as host:
+            hosting = hosted(store, chosen, lambda line: None, ask_person=held_for_a_person)
+            async with hosting as host:  # the calls' questions wait for the person's answer
                 if found is None:
                     session = await host.create_session(chosen.config)
                 else:

@@ -14,7 +14,14 @@ from pydantic import ValidationError
 
 from agentos import AgentConfig, SessionStatistics, UnknownSessionError
 from agentos._ui.call_json import looked_up_json, stored_call_json
-from agentos._ui.cli.call_text import brief, call_facts, cancel_text, render_chat, render_session
+from agentos._ui.cli.call_text import (
+    asking_text,
+    brief,
+    call_facts,
+    cancel_text,
+    render_chat,
+    render_session,
+)
 from agentos._ui.cli.common import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -48,7 +55,7 @@ from agentos.stores import (
     stored_chat,
     stored_session_status,
 )
-from components import Json, JsonObject
+from components import CallStatus, Json, JsonObject
 
 
 @click.command()
@@ -266,6 +273,8 @@ def calls(db: Database, session_id: str, as_json: bool) -> None:
                 row["tool_name"] = f"{'  ' * (int(str(row['depth'])) - 1)}└ {row['tool_name']}"
             if row["note"] is not None:
                 row["status"] = f"{row['status']} ({row['note']})"
+            if call.question is not None and call.status is CallStatus.RUNNING:
+                row["status"] = f"{row['status']} ({asking_text(call.question)})"
             if row["cancel_reason"] is not None:
                 row["result"] = f"reason: {row['cancel_reason']}"
             for name in ("result", "progress"):

@@ -13,8 +13,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from agentos import AgentConfig, Host, Session, UnknownSessionError
+import anyio
+
+from agentos import AgentConfig, Answer, Asked, Host, Session, UnknownSessionError
 from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_unrunnable
+from agentos._ui.cli.asking import TerminalAsker, nobody_here
 from agentos._ui.cli.common import CliError, no_database
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.turn_display import Words, progress, said_since
@@ -102,6 +105,9 @@ class TurnSettings:
     words: bool = False
     token_ttl: float | None = None
     opened: list[str] = field(default_factory=list)
+    asks: bool = False
+    """Whether a call's question is asked on the terminal (stdin and stdout are one); else
+    it is declined, saying nobody can be asked."""
 
 
 async def start_session(
@@ -168,17 +174,28 @@ async def resume_session(
         return await _turn(store, chosen, settings, begin, speak)
 
 
+AskPerson = Callable[[Asked], Awaitable[Answer | None]]
+"""Who answers the questions calls ask a person (``Host(ask_person=...)``)."""
+
+
 @asynccontextmanager
 async def hosted(
-    store: SessionStore, agent: Agent, which: Callable[[str], None], token_ttl: float | None = None
+    store: SessionStore,
+    agent: Agent,
+    which: Callable[[str], None],
+    token_ttl: float | None = None,
+    ask_person: AskPerson | None = None,
 ) -> AsyncIterator[Host]:
     """A host on ``store`` running ``agent``'s tools, with the model its file names
-    (``which`` is told which); the model is closed once the host is."""
+    (``which`` is told which) and ``ask_person`` answering the calls' questions; the model
+    is closed once the host is."""
     provider = choose_model(agent.config, which, source=agent.source)
     try:
         async with (
             agent.runtime() as runtime,
-            Host(runtime, provider, store=store, token_ttl=token_ttl) as host,
+            Host(
+                runtime, provider, store=store, token_ttl=token_ttl, ask_person=ask_person
+            ) as host,
         ):
             yield host
     finally:
@@ -195,21 +212,46 @@ async def _turn(
     """One command's turn: ``begin`` gives the session, ``speak`` says what starts its turn;
     then wait as ``settings`` ask, showing the calls meanwhile."""
     which: list[str] = []  # said once the session is ours: a refusal is one line
-    async with hosted(store, agent, which.append, settings.token_ttl) as host:
+    asker = TerminalAsker() if settings.asks else None
+    held = None if asker is None else asker.held
+    hosting = hosted(store, agent, which.append, settings.token_ttl, asker or nobody_here)
+    async with hosting as host:
         session = await begin(host)
         settings.opened.append(session.session_id)
         for line in which:
             settings.say(line)
         errors_before, replies_before = len(session.errors), len(session.replies)
-        async with progress(host.runtime, session.session_id, live=settings.live) as shown:
+        live = settings.live
+        async with progress(host.runtime, session.session_id, live=live, held=held) as shown:
             if settings.words:
-                Words(session, replies_before, shown).follow()
+                Words(session, replies_before, shown, held).follow()
             await speak(host, session)
             if settings.wait_for_async:
                 await session.wait_settled()
             else:
                 await session.wait_idle()
+            if asker is not None:
+                await _hear_of_answered(session, asker)
         return _outcome(host, session, errors_before, replies_before)
+
+
+async def _hear_of_answered(session: Session, asker: TerminalAsker) -> None:
+    """On while a question is asked on the terminal, and until the model has heard how each
+    call that asked the person here ended: they answered it so that it goes on, and the
+    process ending would end it."""
+    while True:
+        changed = anyio.Event()
+        stops = [session.on_change(changed.set), asker.on_answered(changed.set)]
+        try:  # listening before looking: no change goes unseen
+            await session.wait_idle()
+            waiting = [call for call in session.outstanding() if call.call_id in asker.asked]
+            answering = asker.open or (waiting and not session.external_only)
+            if session.ended or not answering:
+                return
+            await changed.wait()
+        finally:
+            for stop in stops:
+                stop()
 
 
 def _outcome(host: Host, session: Session, errors_before: int, replies_before: int) -> Outcome:

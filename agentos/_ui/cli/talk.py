@@ -93,7 +93,9 @@ def run(
     "continuation_token"}] and "next_steps" (what to do about them). The
     token is set for deferred calls only. Running calls end with this
     process ('resume' tells the model they were lost; --wait-for-async waits
-    for them); deferred ones wait for their token.
+    for them); deferred ones wait for their token. A question a call asks
+    (an MCP server's elicitation) is asked on the terminal when stdin and
+    stdout are one (Answer? [y/N/c], then each field), else it is declined.
     """
     require_text(prompt, "PROMPT")
     begin = functools.partial(start_session, db, prompt=prompt, agent=agent, session_id=session_id)
@@ -231,7 +233,12 @@ def _talk(
     arrive."""
     words = sys.stdout.isatty() and not as_json
     settings = TurnSettings(
-        _say, live=sys.stderr.isatty(), wait_for_async=wait, words=words, token_ttl=token_ttl
+        _say,
+        live=sys.stderr.isatty(),
+        wait_for_async=wait,
+        words=words,
+        token_ttl=token_ttl,
+        asks=sys.stdin.isatty() and sys.stdout.isatty(),
     )
     try:
         outcome = run_interruptibly(functools.partial(begin, settings))

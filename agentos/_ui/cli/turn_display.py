@@ -19,6 +19,8 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from agentos import Runtime, Session, UnknownCallError
+from agentos._ui.cli.asking import Held
+from agentos._ui.cli.call_text import asking_text
 from agentos._ui.durations import human_seconds
 from agentos._ui.terminal_text import short_call, visible
 from agentos.stores import CallView, short_id
@@ -42,8 +44,12 @@ class Words:
     """The model's messages on stdout as they arrive: a streaming reply's words as they come
     (in the live display while it forms, when there is one), each message once."""
 
-    def __init__(self, session: Session, replies_before: int, shown: _Display) -> None:
+    def __init__(
+        self, session: Session, replies_before: int, shown: _Display, held: Held | None = None
+    ) -> None:
+        """``held``: a question's prompt holds the words back while it is answered."""
         self._session = session
+        self._held = held
         self._replies_before = replies_before
         self._printed = 0
         """How many of the messages said since the command began are on screen."""
@@ -88,17 +94,27 @@ class Words:
         if self._printed:
             self._write("\n")
 
-    @staticmethod
-    def _write(text: str) -> None:
-        if text:  # escaped (visible, character by character): the model cannot drive it
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+
+        def write() -> None:  # escaped (visible, character by character): it drives nothing
             sys.stdout.write(visible(text))  # looked up now: a live display redirects it
             sys.stdout.flush()
 
+        if self._held is None:
+            write()
+        else:
+            self._held.show(write)
+
 
 @asynccontextmanager
-async def progress(runtime: Runtime, session_id: str, *, live: bool) -> AsyncIterator[_Display]:
-    """Show the session's call events while the body runs."""
-    show: _Display = _LiveDisplay(runtime) if live else _JsonLines(runtime, sys.stderr)
+async def progress(
+    runtime: Runtime, session_id: str, *, live: bool, held: Held | None = None
+) -> AsyncIterator[_Display]:
+    """Show the session's call events while the body runs (the live display paused, and
+    what it prints held back, while ``held`` holds: a question is asked on the terminal)."""
+    show: _Display = _LiveDisplay(runtime, held=held) if live else _JsonLines(runtime, sys.stderr)
     async with runtime.subscribe(session_id) as events:
         with show:
             async with anyio.create_task_group() as group:
@@ -172,8 +188,14 @@ class _LiveDisplay(_Display):
     once it is final, one line that stays (``✓ fetch_calendar(Jane) 2.1 s``), printed above
     the spinners."""
 
-    def __init__(self, runtime: Runtime, console: Console | None = None) -> None:
+    def __init__(
+        self, runtime: Runtime, console: Console | None = None, held: Held | None = None
+    ) -> None:
         super().__init__(runtime)
+        self._held = held or Held()
+        self._held.pausing(self._pause, self._resume)
+        self._open = False
+        """Between ``__enter__`` and ``__exit__``: a pause ends by starting it again."""
         self._rows: dict[str, Spinner | Text] = {}
         self._details: dict[str, str] = {}
         """Each running call's line as last read: kept should the runtime forget the call."""
@@ -190,7 +212,8 @@ class _LiveDisplay(_Display):
         if event.status.is_final:
             self._rows.pop(event.call_id, None)
             self._details.pop(event.call_id, None)
-            self._live.console.print(_finished(event), highlight=False, markup=False)
+            line = _finished(event)
+            self._held.show(lambda: self._live.console.print(line, highlight=False, markup=False))
             return
         detail = self._details[event.call_id] = self._detail(event)
         row = self._rows.get(event.call_id)
@@ -207,14 +230,18 @@ class _LiveDisplay(_Display):
             snapshot = self._runtime.status(event.call_id)
         except UnknownCallError:
             return self._details.get(event.call_id, event.status.value)
-        detail = visible(CallView.of(snapshot).progress_text()) or event.status.value
+        view = CallView.of(snapshot)
+        detail = visible(view.progress_text()) or event.status.value
+        if view.question is not None:
+            detail = asking_text(view.question)
         return f"{detail} · overdue" if snapshot.overdue else detail
 
     def forming(self, text: str) -> None:
         """The model's reply as it forms, shown above the calls until it is whole."""
         if text != self._forming:
             self._forming = text
-            self._live.refresh()
+            if not self._held.holding:  # a stopped display draws nothing
+                self._live.refresh()
 
     def render(self) -> RenderableType:
         rows: list[RenderableType] = [Text(visible(self._forming))] if self._forming else []
@@ -224,10 +251,20 @@ class _LiveDisplay(_Display):
         return Group(*rows, *calls)
 
     def __enter__(self) -> None:
-        self._live.start()
+        self._open = True
+        if not self._held.holding:
+            self._live.start()
 
     def __exit__(self, *exc_info: object) -> None:
+        self._open = False
         self._live.stop()
+
+    def _pause(self) -> None:
+        self._live.stop()  # transient: its spinners go, the prompt is written below
+
+    def _resume(self) -> None:
+        if self._open:
+            self._live.start()
 
 
 def _finished(event: CallEvent) -> Text:

@@ -27,6 +27,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from agentos import (
     AgentOSError,
+    Answer,
+    CallEvent,
     CallSnapshot,
     Host,
     Runtime,
@@ -38,6 +40,7 @@ from agentos import (
 from agentos._ui.call_json import call_widget
 from agentos._ui.context_text import context_text
 from agentos._ui.terminal_text import one_line, short_call, visible
+from agentos._ui.tui.answering import Answering
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
 from agentos._ui.tui.details import Looked
 from agentos._ui.tui.follow import Followed
@@ -51,6 +54,8 @@ REDRAW_SECONDS = 0.2
 THEMES = {"dark": "textual-dark", "light": "textual-light"}
 ERROR_SECONDS = 15
 """How long an error's notification stays up."""
+QUESTION_SECONDS = 10
+"""How long the notification of a new question stays up."""
 
 
 def terminal_theme(environ: Mapping[str, str] = os.environ) -> str:
@@ -117,6 +122,12 @@ class ChatApp(App[None]):
         self._redraw_due = False
         self._drawn_at = float("-inf")
         self._forming = False
+        self._asking: dict[str, CallSnapshot] = {}
+        """The calls that ask the person a question, by runtime id, in the order they asked."""
+        self._moved: set[str] = set()
+        """The calls an event told of since the last redraw: their questions are looked at."""
+        self._told: set[tuple[str, float]] = set()
+        """The questions a notification has told of (call id, asked at)."""
         self._stops: list[Callable[[], None]] = []
         self._chat = VerticalScroll(id="chat", can_focus=False)
         self._chat_text = Static(id="chat-text")
@@ -138,8 +149,10 @@ class ChatApp(App[None]):
         self.title = f"agentos chat {one_line(short_id(self.session.session_id))}"
         self._stops = [
             self.session.on_change(self._changed),
-            self.runtime.on_call_events(self.session.session_id, lambda event: self._changed()),
+            self.runtime.on_call_events(self.session.session_id, self._call_moved),
         ]
+        running = self.runtime.list_calls(self.session.session_id, include_final=False)
+        self._moved.update(call.call_id for call in running)  # one may ask already
         self.query_one("#message", Input).focus()
         self._spinner = self._calls.set_interval(1 / SPINS_PER_SECOND, self._spin, pause=True)
         self.redraw()
@@ -152,6 +165,10 @@ class ChatApp(App[None]):
 
     class Changed(Message):
         """The session or one of its calls moved (posted from the runtime's tasks)."""
+
+    def _call_moved(self, event: CallEvent) -> None:
+        self._moved.add(event.call_id)
+        self._changed()
 
     def _changed(self) -> None:
         forming = self.session.streaming is not None and bool(self.session.streaming.text)
@@ -241,10 +258,35 @@ class ChatApp(App[None]):
             return call_widget(call, self._held(call), now)
 
         self._calls.draw(calls, widget_of, now, self.current_theme)
+        self._follow_questions()
         if any(not call.status.is_final for call in calls):
             self._spinner.resume()
         else:
             self._spinner.pause()
+
+    def _follow_questions(self) -> None:
+        """Look again at the calls that moved: keep those that ask a question, tell of each
+        new one (the person may be typing a message), and offer ``a`` while any waits."""
+        before = set(self._asking)
+        for call_id in self._moved:
+            snapshot = self._held_id(call_id)
+            if snapshot is None or snapshot.question is None or snapshot.status.is_final:
+                self._asking.pop(call_id, None)
+                continue
+            self._asking[call_id] = snapshot
+            question = snapshot.question
+            if (call_id, question.asked_at) not in self._told:
+                self._told.add((call_id, question.asked_at))
+                self.notify(
+                    f"{one_line(question.message)}\n(tab to the calls; a answers)",
+                    title=f"{one_line(snapshot.tool_name)} needs your answer",
+                    severity="warning",
+                    timeout=QUESTION_SECONDS,
+                    markup=False,
+                )
+        self._moved.clear()
+        if set(self._asking) != before:
+            self.refresh_bindings()
 
     def _held(self, call: ChatCall) -> CallSnapshot | None:
         """The runtime's snapshot of ``call`` (None: forgotten, or lost in a restart)."""
@@ -292,6 +334,61 @@ class ChatApp(App[None]):
         asked = f"Cancel {one_line(signature(snapshot))} (call {short_id(snapshot.call_id)})?"
         self.push_screen(Confirm(asked), answered)
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_call":
+            return bool(self._asking)  # offered only while a question waits
+        return True
+
+    def action_answer_call(self) -> None:
+        """``a``: answer the selected call's question, else that of the call that asked first."""
+        selected = self._calls.selected
+        snapshot = None if selected is None else self._held(selected)
+        if snapshot is None or snapshot.call_id not in self._asking:
+            snapshot = next(iter(self._asking.values()), None)
+        if snapshot is not None:
+            self._answer(snapshot)
+
+    def answer_call(self, call: ChatCall) -> None:
+        """Open the answer screen on ``call``'s question and send what the person answers."""
+        snapshot = self._held(call)
+        if snapshot is None or snapshot.call_id not in self._asking:
+            said = f"{one_line(call.tool_name)} asks nothing now"
+            self.notify(said, severity="warning", markup=False)
+            return
+        self._answer(self._asking[snapshot.call_id])
+
+    def _answer(self, asking: CallSnapshot) -> None:
+        question = asking.question
+        assert question is not None  # kept in _asking only while it asks
+
+        def still_asked() -> bool:
+            now = self._asking.get(asking.call_id)
+            return now is not None and now.question == question
+
+        def answered(answer: Answer | None) -> None:
+            if answer is not None:
+                self._send(asking, answer)
+
+        self.push_screen(Answering(question, asking.tool_name, still_asked), answered)
+
+    def _send(self, call: CallSnapshot, answer: Answer) -> None:
+        """``Host.answer`` (without a host, ``Runtime.answer``), and say whether it went."""
+        session_id = self.session.session_id
+        try:
+            if self.host is not None:
+                sent = self.host.answer(session_id, call.call_id, answer)
+            else:
+                sent = self.runtime.answer(call.call_id, answer, session_id=session_id)
+        except UnknownCallError:
+            sent = False
+        tool = one_line(call.tool_name)
+        if sent:
+            self.notify(f"{tool}: {answer.action.value} sent", markup=False)
+        else:
+            said = f"not sent: {tool} asks nothing now (answered elsewhere, or it ended)"
+            self.notify(said, severity="warning", markup=False)
+        self.redraw()
+
     async def action_quit(self) -> None:
         """Quit; while calls run (they end with this process) ask once first. A second
         quit while asking quits."""
@@ -315,7 +412,7 @@ class ChatApp(App[None]):
         if call is None:
             return
         followed = Followed.of(call, self._held(call))
-        self.push_screen(Details(lambda: self._look_at(followed)))
+        self.push_screen(Details(lambda: self._look_at(followed), self.answer_call))
 
     def _look_at(self, followed: Followed) -> Looked:
         """The call a details pane follows, as it is now: found in the calls pane by its
@@ -340,6 +437,8 @@ class ChatApp(App[None]):
     def _refresh_details(self) -> None:
         if isinstance(self.screen, Details):
             self.screen.refresh_details()
+        elif isinstance(self.screen, Answering):
+            self.screen.refresh_question()
 
     def _child_of(self, call: ChatCall, snapshot: CallSnapshot | None) -> Session | None:
         """The child session a sub-agent's call ran (None: another call, or not here)."""

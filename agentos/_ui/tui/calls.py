@@ -3,7 +3,8 @@
 A row reads: a spinner (a mark once final), the tool and its arguments, a progress bar
 as wide as its column (which grows with the terminal) or the newest payload, how long
 it ran (``6.5 s``, ``1 min 40 s``, ``1 h 2 min``: ``human_seconds``, as every front end
-says it), and the status with its error (or, while it runs, its newest log line). A
+says it), and the status with its error (or, while it runs, its newest log line; while it waits for
+the person's answer, ``needs your answer``). A
 redraw writes only the rows in view (and new ones), and of those only the cells that
 changed: 200 running calls cost what the eight rows on screen cost. A row that scrolls
 into view is drawn then (``Scrolled``).
@@ -34,6 +35,8 @@ COLUMNS = (" ", 1), ("call", 25), ("progress", 10), ("time", 11), ("outcome", 19
 The time fits the longest ``human_seconds`` says below a day (``59 min 59 s``). A wider
 pane gives the call, the progress and the outcome the rest (``column_widths``)."""
 WIDTHS = [width for _, width in COLUMNS]
+NEEDS_ANSWER = "needs your answer"
+"""The outcome of a running call that waits for the person's answer (``a`` gives it)."""
 
 
 def column_widths(pane: int) -> list[int]:
@@ -65,6 +68,7 @@ class CallsPane(DataTable[Any]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "select_cursor", "Details"),
         Binding("c", "app.cancel_call", "Cancel call"),
+        Binding("a", "app.answer_call", "Answer"),
         Binding("b", "app.toggle_context", "Model's view"),
         Binding("q", "app.quit", "Quit"),
         Binding("tab", "app.focus('message')", "Write"),
@@ -169,12 +173,15 @@ def row_cells(
     if widget.get("note"):  # what the runtime's own turns did with it: overdue, looked at
         outcome = f"{outcome} · {widget['note']}"
     _, call_width, progress_width, _, outcome_width = widths
+    asks = not widget["final"] and widget.get("question") is not None
     return (  # Text, never str: a str cell would be read as markup
         mark,
         Text(clip(call, call_width)),
         Text(clip(progress_cell(widget, progress_width), progress_width)),
         Text(seconds),
-        Text(clip(outcome, outcome_width)),
+        Text(clip(NEEDS_ANSWER, outcome_width), style=f"bold {theme.warning}")
+        if asks  # still running: the spinner says so
+        else Text(clip(outcome, outcome_width)),
     )
 
 

@@ -1,10 +1,11 @@
 """What the terminal UI's details pane says of one call, section by section.
 
-Made for reading: the tool and its status, its input pretty-printed, its progress (the
-percent for the bar, the newest payload and log lines), its times in human units, its
-result or error as text; long parts are cut with a note of how much was left out. The
-raw JSON (``raw``) is the page's peek with each epoch time made seconds since the call
-was submitted. Everything a tool, a model or a user wrote goes through ``visible``.
+Made for reading: the tool and its status, the question it waits to have answered, its
+input pretty-printed, its progress (the percent for the bar, the newest payload and log
+lines), its times in human units, its result or error as text; long parts are cut with a
+note of how much was left out. The raw JSON (``raw``) is the page's peek with each epoch
+time made seconds since the call was submitted. Everything a tool, a model or a user wrote
+goes through ``visible``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.theme import Theme
 
-from agentos import CallSnapshot, CallStatus, ProgressKind
+from agentos import CallSnapshot, CallStatus, ProgressKind, Question
 from agentos._ui.call_json import chat_widget, peek
 from agentos._ui.durations import human_seconds, rough_seconds
 from agentos._ui.terminal_text import visible
+from agentos._ui.tui.form import FormError, asked_by, form_fields
 from agentos.board import ChatCall
 from agentos.stores import short_id
 from components import Json, JsonObject
@@ -36,6 +38,7 @@ RAW_CHARS = 100_000
 LOG_LINES = 5
 """The newest log lines shown under the bar."""
 RAW_HINT = "r shows the raw JSON"
+ANSWER_HINT = "a answers it"
 NOT_SHOWN = "this call is no longer shown in the chat: as it was when last shown"
 CONTENT_RESULT = "tool_content"
 """A result carrying content blocks for the model (an MCP tool's image, say)."""
@@ -184,6 +187,30 @@ def left(elapsed: float, percent: float | None, estimate: float | None) -> str:
     if elapsed <= estimate:
         return f"{rough_seconds(estimate - elapsed)} left"
     return f"{human_seconds(elapsed - estimate)} past the estimate"
+
+
+def question_text(looked: Looked) -> Text | None:
+    """What the running call asks the person, who asks and since when, the fields its form
+    wants (or the page it asks them to open) and how to answer; None when it asks nothing."""
+    asked = looked.widget.get("question")
+    if looked.final or not isinstance(asked, dict):
+        return None
+    question = Question.from_json(asked)
+    shown = Text(visible(question.message), "bold")
+    since = human_seconds(max(0.0, looked.now - question.asked_at))
+    shown.append(f"\n{visible(asked_by(question.source, looked.call.tool_name))}, {since} ago")
+    try:
+        fields = form_fields(question.form)
+    except FormError as error:
+        shown.append(f"\nits form cannot be filled in here: {visible(str(error))}", "dim")
+        fields = []
+    if fields:
+        wanted = (f"{f.label}{' (required)' if f.required else ''}: {f.hint}" for f in fields)
+        shown.append(f"\nfields: {visible(' · '.join(wanted))}", "dim")
+    if question.url is not None:
+        shown.append(f"\npage to open yourself: {visible(question.url)}", "dim")
+    shown.append(f"\n{ANSWER_HINT}", "dim")
+    return shown
 
 
 def outcome(looked: Looked) -> tuple[str, Text] | None:

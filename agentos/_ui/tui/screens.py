@@ -1,4 +1,5 @@
-"""The terminal UI's two dialogs: a yes/no question and a call's details."""
+"""The terminal UI's two dialogs: a yes/no question and a call's details (the answer screen
+is ``answering.py``)."""
 
 from __future__ import annotations
 
@@ -23,9 +24,11 @@ from agentos._ui.tui.details import (
     input_text,
     outcome,
     progress_text,
+    question_text,
     raw,
     times,
 )
+from agentos.board import ChatCall
 
 
 class Confirm(ModalScreen[bool]):
@@ -65,9 +68,10 @@ class Bar(Widget):
 
 
 class Details(ModalScreen[None]):
-    """A call as a person reads it, kept live: its tool and status, input, progress (a bar
-    as wide as the pane, the newest log lines), times and outcome; ``r`` shows the raw
-    JSON instead, and back. ``look`` says what the call is now: the app calls
+    """A call as a person reads it, kept live: its tool and status, the question it waits to
+    have answered, input, progress (a bar as wide as the pane, the newest log lines), times
+    and outcome; ``r`` shows the raw JSON instead, and back; ``a`` answers the question
+    (``answer``, while it asks). ``look`` says what the call is now: the app calls
     ``refresh_details`` when something moved."""
 
     DEFAULT_CSS = """
@@ -83,11 +87,15 @@ class Details(ModalScreen[None]):
         Binding("escape,q", "close", "Close"),
         Binding("r", "show_raw(True)", "Raw JSON"),
         Binding("r", "show_raw(False)", "Readable"),
+        Binding("a", "answer", "Answer"),
     ]
 
-    def __init__(self, look: Callable[[], Looked]) -> None:
+    def __init__(
+        self, look: Callable[[], Looked], answer: Callable[[ChatCall], None] | None = None
+    ) -> None:
         super().__init__()
         self.look = look
+        self.answer = answer
         self.looked = look()
         self._drawn: tuple[object, ...] = ()
         """The ``_version`` last drawn (the input, the outcome and the raw JSON may be long:
@@ -100,6 +108,8 @@ class Details(ModalScreen[None]):
             with Vertical(id="details-readable"):
                 yield Static(id="details-head")
                 yield Static(id="details-time")
+                yield Static("Needs your answer", id="question-heading", classes="heading")
+                yield Static(id="details-question")
                 yield Static(id="outcome-heading", classes="heading")
                 yield Static(id="details-outcome")
                 yield Static("Progress", id="progress-heading", classes="heading")
@@ -132,6 +142,9 @@ class Details(ModalScreen[None]):
         """Show ``looked``: its times always (they run), the rest when the call moved."""
         looked = self.looked
         self.query_one("#details-time", Static).update(Text(times(looked)))
+        asked = question_text(looked)
+        if asked is not None:  # its "asked 12 s ago" runs
+            self.query_one("#details-question", Static).update(asked)
         if self._version() == self._drawn:
             return
         self._drawn = self._version()
@@ -140,6 +153,9 @@ class Details(ModalScreen[None]):
             return
         self.query_one("#details-head", Static).update(head(looked, self.app.current_theme))
         self.query_one("#details-input", Static).update(input_text(looked))
+        self._show("#question-heading", asked is not None)
+        self._show("#details-question", asked is not None)
+        self.refresh_bindings()  # "a" is offered while the call asks
         reported = progress_text(looked)
         percent = looked.percent
         self._show("#progress-heading", percent is not None or bool(reported))
@@ -184,7 +200,13 @@ class Details(ModalScreen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "show_raw":
             return parameters[0] != self.raw_shown  # the footer offers the other view
+        if action == "answer":
+            return self.answer is not None and question_text(self.looked) is not None
         return True
+
+    def action_answer(self) -> None:
+        if self.answer is not None:
+            self.answer(self.looked.call)
 
     def action_show_raw(self, shown: bool) -> None:
         self._raw_shown = shown
