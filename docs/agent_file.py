@@ -41,7 +41,8 @@ NESTED = (
     ("mcp_servers.NAME.oauth", McpOAuth, "How agentos signs in to an HTTP server that "
      "asks for OAuth: `oauth = true` for every default, or a table of these. The server's "
      "metadata says where to sign in and which scopes to ask; a person signs in once (through "
-     "the server's `authorize` hook), and the tokens are kept and refreshed. See [MCP](mcp.md#signing-in-oauth)."),
+     "the server's `authorize` hook; `agentos run` and `chat` print where), and the tokens "
+     "are kept and refreshed. See [MCP](mcp.md#signing-in-oauth)."),
     ("parameters.NAME", Parameter, "One parameter: its value alone (`region = \"eu\"`), or "
      "a table (`token = { value = \"...\", secret = true }`). The cache decorator keeps a "
      "result under a hash of the parameters' values: sessions of one host whose parameters "

@@ -66,12 +66,20 @@ class TimeoutSystem(esper.Processor):
         ctx: TickContext, entity: Entity, config: ToolCallConfig, state: ToolCallState
     ) -> None:
         """Tell the owner, and re-arm: a call left running is overdue again after the next
-        interval (the same, or doubled: ``TimeoutSettings.overdue_interval``).
+        interval (the same, or doubled: ``TimeoutSettings.overdue_interval``). A call that
+        waits on a question to a person is not overdue: its deadline is only moved on.
 
         Only one overdue deadline per call is ever in the heap, so once the
         call ends the pending one is skipped when due and nothing re-arms.
         """
         if state.status is not CallStatus.RUNNING or config.timeouts.overdue is None:
+            return
+        log = state.log
+        if log is not None and log.question is not None:
+            # It waits for a person, not for its work: nobody is told; look again later.
+            again = config.timeouts.overdue_interval(state.overdue)
+            if again is not None:
+                ctx.deadlines.push(ctx.now + again, entity, DeadlineKind.OVERDUE)
             return
         if not state.overdue:
             state.version += 1

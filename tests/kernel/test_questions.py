@@ -13,6 +13,7 @@ from agentos import (
     Answer,
     AnswerAction,
     Asked,
+    CallOptions,
     CallStatus,
     JsonObject,
     ManualClock,
@@ -240,3 +241,16 @@ async def test_an_accepted_answer_takes_the_forms_defaults_for_what_the_person_l
     assert asking.answer(call, Answer(AnswerAction.ACCEPT, {"nights": 5}))
     done = await asking.wait(call)
     assert done.result == {"city": "Paris", "nights": 5}
+
+
+async def test_a_call_waiting_for_the_persons_answer_is_not_overdue(
+    asking: Runtime, clock: ManualClock
+) -> None:
+    asking.ask_person = _held
+    call = asking.submit("asker", {}, options=CallOptions(overdue_after=10))
+    await settle(asking)
+    clock.advance(35)
+    await settle(asking)
+    assert not asking.status(call).overdue  # the person is slow, not the call
+    assert asking.answer(call, Answer(AnswerAction.DECLINE))
+    assert not (await asking.wait(call)).overdue

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import socket
 import stat
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,22 +16,18 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
 from pydantic import AnyUrl, ValidationError
 
 from agentos import McpServer, McpServerConfig, Runtime, ToolsetError
 from agentos.turns import McpOAuth
+from tests.support import ROOT
+from tests.support.asgi import free_port
 from tests.support.conformance_client import browse
 from tests.support.mcp_servers.oauth_server import Provider, serve_oauth
 from tests.toolsets.conftest import WAIT, outcome
 
 pytestmark = pytest.mark.anyio
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class Person:
@@ -349,3 +346,29 @@ def test_bad_oauth_settings_are_refused_saying_which(settings: dict[str, Any], s
     with pytest.raises(ValidationError) as raised:
         McpServerConfig.model_validate(settings)
     assert said in str(raised.value)
+
+
+async def test_the_command_line_asks_its_person_to_sign_in_and_goes_on(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    port = free_port()
+    agent = tmp_path / "agent.toml"
+    async with oauth_server() as (url, provider):
+        agent.write_text(
+            f'name = "notes"\nmodel = "test"\ntools = []\n[mcp_servers.notes]\nurl = "{url}"\n'
+            f'oauth = {{ token_file = "{tmp_path / "notes.json"}", '
+            f'redirect_uri = "http://127.0.0.1:{port}/callback" }}\n'
+        )
+        argv = [sys.executable, "-m", "agentos.cli", "run", "--agent", str(agent), "hello"]
+        async with await anyio.open_process(argv, env=env, cwd=ROOT) as run:
+            assert run.stderr is not None
+            told = await BufferedByteReceiveStream(run.stderr).receive_until(b"\n", 4096)
+            said = told.decode()
+            assert said.startswith("agentos: MCP server notes asks you to sign in: open http")
+            back = await browse(said.split("open ", 1)[1])
+            async with httpx2.AsyncClient() as browser:
+                page = await browser.get(back)
+            assert page.status_code == 200
+            rest = b"".join([chunk async for chunk in run.stderr])
+            assert await run.wait() == 0, rest
+    assert provider.signed_in == 1

@@ -115,7 +115,8 @@ class _PersonStep:
             raise ToolsetError(
                 f"mcp_servers.{self._name}: the server needs a person to sign in (OAuth) and "
                 "nobody can be asked: set the McpServer's authorize hook (loopback_authorize "
-                "asks a person at a terminal); once signed in, the kept token serves"
+                "asks a person at a terminal, as agentos run and chat do); once signed in, the "
+                "kept token serves"
             )
         start = _START.get()  # the SDK sends this request in the context that started it
         deadline = math.inf if start is None else start.deadline

@@ -24,6 +24,7 @@ from agentos import (
     AgentTools,
     ClosableProvider,
     FunctionModel,
+    McpServer,
     ModelRequest,
     ModelResponse,
     ProviderError,
@@ -113,6 +114,9 @@ def agent_of(config: AgentConfig, source: str) -> Agent:
         tools = agent_tools(config, demo_tools.TOOLS, environ=os.environ)
     except ToolImportError as error:
         raise _bad(source, str(error)) from None
+    for server in tools.toolsets:
+        if server.config.oauth is not None and server.authorize is None:
+            server.authorize = McpServer.loopback_authorize(_sign_in_told(server.name))
     _model_functions(config, source)
     if not config.mcp_servers:  # else the servers' tools are known once they start
         runners = (RAY,) if _on_ray(config) else ()
@@ -120,6 +124,15 @@ def agent_of(config: AgentConfig, source: str) -> Agent:
         if problems:
             raise _bad(source, "; ".join(problems))
     return Agent(config, tools, source)
+
+
+def _sign_in_told(server: str) -> Callable[[str], object]:
+    """How the command line tells its person to sign in to ``server`` (on stderr)."""
+
+    def tell(url: str) -> None:
+        click.echo(f"agentos: MCP server {server} asks you to sign in: open {url}", err=True)
+
+    return tell
 
 
 def _model_functions(config: AgentConfig, source: str) -> None:
