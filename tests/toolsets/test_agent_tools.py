@@ -5,8 +5,6 @@ model reads as an image, and the errors for what an agent names that nobody give
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import anyio
 import pytest
@@ -26,6 +24,7 @@ from agentos import (
 from agentos.testing import last_tool_results, last_user_text, text, tool_calls
 from agentos.turns import Caller
 from tests.support.mcp_servers import SERVERS
+from tests.toolsets.conftest import WAIT, hosting
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +33,6 @@ SERVER = McpServerConfig(
     args=[str(SERVERS / "tools_server.py")],
 )
 FILES = AgentConfig(name="files", mcp_servers={"files": SERVER})
-WAIT = 20
 
 
 def answering(prompt: str, *calls: tuple[str, dict[str, object]]) -> ScriptedProvider:
@@ -43,17 +41,6 @@ def answering(prompt: str, *calls: tuple[str, dict[str, object]]) -> ScriptedPro
         (lambda r: last_user_text(r) == prompt, lambda r: tool_calls(*calls)),
         (lambda r: True, lambda r: text("done")),
     )
-
-
-@asynccontextmanager
-async def hosting(config: AgentConfig, provider: ScriptedProvider) -> AsyncIterator[Host]:
-    found = agent_tools(config)
-    with anyio.fail_after(WAIT * 2):
-        async with (
-            Runtime(found.tools, toolsets=found.toolsets) as runtime,
-            Host(runtime, provider) as host,
-        ):
-            yield host
 
 
 def offered(request: ModelRequest) -> dict[str, dict[str, object]]:

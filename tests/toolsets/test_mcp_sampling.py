@@ -5,8 +5,6 @@ server written with the ``mcp`` SDK, through sessions."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import replace
 
 import anyio
@@ -22,11 +20,10 @@ from agentos import (
     ProgressKind,
     Runtime,
     ScriptedProvider,
-    agent_tools,
 )
 from agentos.testing import last_user_text, text, tool_calls
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import WAIT, outcome
+from tests.toolsets.conftest import WAIT, hosting, outcome
 
 pytestmark = pytest.mark.anyio
 
@@ -48,17 +45,6 @@ def model() -> ScriptedProvider:
         ),
         (lambda r: True, lambda r: text("done")),
     )
-
-
-@asynccontextmanager
-async def hosting(config: AgentConfig, provider: ScriptedProvider) -> AsyncIterator[Host]:
-    found = agent_tools(config)
-    with anyio.fail_after(WAIT * 2):
-        async with (
-            Runtime(found.tools, toolsets=found.toolsets) as runtime,
-            Host(runtime, provider) as host,
-        ):
-            yield host
 
 
 async def summary(host: Host, config: AgentConfig) -> str:
