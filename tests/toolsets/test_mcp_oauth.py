@@ -160,7 +160,7 @@ async def test_with_nobody_to_ask_and_no_token_the_server_needs_sign_in(tmp_path
     assert str(raised.value) == (
         "mcp_servers.notes: the server needs a person to sign in (OAuth) and nobody can be "
         "asked: set the McpServer's authorize hook (loopback_authorize asks a person at a "
-        "terminal); once signed in, the kept token serves"
+        "terminal, as agentos run and chat do); once signed in, the kept token serves"
     )
 
 
