@@ -5,6 +5,8 @@ EXTRAS := test,ray,postgres,otel
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed
 NODE_DIR := $(VENV)/node
+FASTMCP_DIR := $(VENV)/fastmcp
+FASTMCP := $(FASTMCP_DIR)/.installed
 NODE := $(NODE_DIR)/.installed
 # What the MCP tests run under Node (tests/support/node.py finds them): Node 22 itself, which
 # the conformance suite needs, the suite, the reference server, and the inspector (its CLI).
@@ -38,6 +40,13 @@ $(NODE): Makefile
 		echo "no npm: the tests that need Node skip (apt-get install nodejs npm)"; \
 	fi
 
+# fastmcp, a second MCP framework the tests run a server of: in a venv of its own, since it
+# pins its own mcp.
+$(FASTMCP): Makefile | $(BIN)/python
+	$(PYTHON) -m venv $(FASTMCP_DIR)
+	$(FASTMCP_DIR)/bin/python -m pip install --quiet fastmcp==4.1.6
+	touch $@
+
 # A venv `make test` filled stays full: `make run` keeps that install up to date instead.
 run: $(if $(wildcard $(FULL)),$(FULL),$(CORE))
 	$(BIN)/python -m agentos.demo
@@ -47,7 +56,7 @@ lint: $(FULL) $(NODE)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+test: lint $(FASTMCP)
 	$(BIN)/pytest
 
 bench: $(FULL) $(NODE)
