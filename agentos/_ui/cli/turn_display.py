@@ -175,6 +175,7 @@ class _JsonLines(_Display):
         if event.disposition is not None:
             line["disposition"] = event.disposition
         if event.progress is not None:
+            line["kind"] = event.progress.kind.value  # partial, log, output, question, ...
             line["progress"] = event.progress.payload
         if event.error is not None:
             line["error"] = event.error.message

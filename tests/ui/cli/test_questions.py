@@ -81,6 +81,8 @@ def test_without_a_terminal_nobody_is_asked_and_the_question_is_declined_saying_
     (answer,) = done.json["messages"]
     assert answer.startswith("where: decline: null (nobody to ask: agentos asks a person on a")
     assert "stdin or stdout is not one" in answer
-    asked, answered = [event["progress"] for event in done.events if "progress" in event]
-    assert asked["message"] == "Which city?" and asked["source"] == "the forecast service"
-    assert answered["action"] == "decline"
+    asked, answered = [event for event in done.events if "progress" in event]
+    assert (asked["kind"], answered["kind"]) == ("question", "answer")
+    assert asked["progress"]["message"] == "Which city?"
+    assert asked["progress"]["source"] == "the forecast service"
+    assert answered["progress"]["action"] == "decline"
