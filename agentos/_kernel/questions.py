@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 
 from agentos._errors import UsageError
+from agentos._kernel.answer_form import fitting
 from agentos._log import agentos_logger
 from components import Answer, AnswerAction, CallId, JsonObject, Question, SessionId
 
@@ -94,26 +95,32 @@ class Questions:
             del self._waiting[asked.call_id]
             # Asked no more (the call ended, or the asker gave up): it shows no more.
             report(waiting.answer or Answer(AnswerAction.CANCEL, reason=WITHDRAWN))
-        assert waiting.answer is not None
-        return with_defaults(waiting.answer, asked.question.form)
+        return waiting.answer or Answer(AnswerAction.CANCEL, reason=WITHDRAWN)
 
-    def answer(self, call_id: CallId, answer: Answer) -> bool:
-        """Give the call waiting on a question its answer; False if none waits."""
+    def answer(self, call_id: CallId, answer: Answer, form: JsonObject | None) -> bool:
+        """Give the call waiting on a question (its ``form``) its answer, with the form's
+        defaults; False if none waits; ``ValueError`` naming a field that does not fit."""
         waiting = self._waiting.get(call_id)
-        return waiting is not None and waiting.give(answer)
+        if waiting is None or waiting.answer is not None:
+            return False
+        return waiting.give(fitting(with_defaults(answer, form), form))
 
 
 async def _consult(hook: AskPerson, asked: Asked, waiting: _Waiting) -> None:
-    """Ask the hook; an answer it gives ends the wait, None leaves it to ``answer``."""
+    """Ask the hook; an answer it gives ends the wait, None leaves it to ``answer``. A hook
+    that fails, or answers what no asker can read, declines saying why."""
+    form = asked.question.form
     try:
         answer = await hook(asked)
+        if answer is not None:
+            answer = fitting(with_defaults(checked_answer(answer), form), form)
     except Exception as error:
         logger, _, _ = agentos_logger()
         logger.warning("ask_person.failed", call_id=asked.call_id, error=repr(error))
         waiting.give(Answer(AnswerAction.DECLINE, reason=f"asking failed: {error!r}"))
         return
     if answer is not None:
-        waiting.give(checked_answer(answer))
+        waiting.give(answer)
 
 
 def with_defaults(answer: Answer, form: JsonObject | None) -> Answer:
@@ -143,7 +150,7 @@ def checked_answer(answer: object) -> Answer:
         raise ValueError(f"a {action.value} answer carries no content")
     if content is not None:
         for key, value in content.items():
-            if not isinstance(value, str | int | float | bool | list | type(None)):
+            if not isinstance(value, str | int | float | bool | list | dict | type(None)):
                 raise TypeError(f"answer field {key!r}: {type(value).__name__} is not JSON")
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"answer field {key!r}: {value} is not a JSON number")

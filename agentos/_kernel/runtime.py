@@ -288,13 +288,16 @@ class Runtime(anyio.AsyncContextManagerMixin):
         """Answer the question a running call asks (``ctx.ask``); False when it asks none
         (answered already, or ended). ``UnknownCallError`` for a call it does not hold
         (with ``session_id``: one of another session too); ``TypeError`` or
-        ``ValueError`` for an answer no asker can read."""
+        ``ValueError`` for an answer no asker can read, or content that does not fit the
+        question's form (naming the field; the question stays). The form's defaults fill
+        what the person left out."""
         self._core.check_loop_thread("from_thread")
         checked = checked_answer(answer)
         snapshot = self._reads.status(call_id, session_id=session_id)
-        if snapshot.status is not CallStatus.RUNNING:
-            return False  # ended: its work may not have seen its cancel yet
-        return self._work.questions.answer(snapshot.call_id, checked)
+        question = snapshot.question
+        if snapshot.status is not CallStatus.RUNNING or question is None:
+            return False  # asks nothing now (an ended call's work may not know it yet)
+        return self._work.questions.answer(snapshot.call_id, checked, question.form)
 
     @property
     def ask_person(self) -> AskPerson | None:

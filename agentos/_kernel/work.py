@@ -71,6 +71,7 @@ class Work:
         self._max_result_chars = max_result_chars
         self.questions = Questions()
         """The questions calls put to a person, and the host's hook that answers them."""
+        self._ask = self.questions.ask
         self.running: dict[Entity, ToolContext] = {}
         """The context of every started call whose work was not stopped or reported."""
         self._live: dict[Entity, tuple[ToolCallConfig, asyncio.Task[Any], anyio.CancelScope]] = {}
@@ -151,9 +152,7 @@ class Work:
             self._post(ReportFailure(entity, CallError(ErrorKind.UNKNOWN_TOOL, message)))
             return
         threaded = config.runner is None and not tool.is_async
-        context = ToolContext(
-            entity, config, self._post, self._wall, self.questions.ask, threaded=threaded
-        )
+        context = ToolContext(entity, config, self._post, self._wall, self._ask, threaded=threaded)
         self.running[entity] = context
         context._handle = scope = anyio.CancelScope()
         # The attempt's parts go as arguments: binding them in a partial per call cost

@@ -53,6 +53,8 @@ class ModelCall:
         is the agent's ``request_timeout``."""
         self._cut = False
         """A stop cut the request in flight (it did not time out)."""
+        self._sampling = anyio.Lock()
+        """Requests outside the turns (``sample``) go one at a time, within the budget."""
 
     async def answer(self, request: ModelRequest, *, stopping: bool) -> ModelResponse | None:
         """The model's response, or None once the failure is recorded (or a stop cut it;
@@ -112,18 +114,19 @@ class ModelCall:
         a failure is the asker's (``ProviderError``), not recorded as the session's."""
         model = self._config.model
         asked = replace(request, model=model)
-        self._usage.check_budget()
-        self._usage.requests += 1
-        try:
-            with anyio.fail_after(self._config.request_timeout):
-                response = await self._provider.complete(asked)
-        except TimeoutError:
-            raise self._timed_out() from None
-        except ProviderError:
-            raise
-        except Exception as error:  # a provider's bug must not reach the asker as one
-            raise ProviderError("provider_bug", f"{type(error).__name__}: {error}") from None
-        self._usage.count(response)
+        async with self._sampling:  # one at a time: each sees what the last one spent
+            self._usage.check_budget()
+            self._usage.requests += 1
+            try:
+                with anyio.fail_after(self._config.request_timeout):
+                    response = await self._provider.complete(asked)
+            except TimeoutError:
+                raise self._timed_out() from None
+            except ProviderError:
+                raise
+            except Exception as error:  # a provider's bug must not reach the asker as one
+                raise ProviderError("provider_bug", f"{type(error).__name__}: {error}") from None
+            self._usage.count(response)
         return model, response
 
     def _timed_out(self) -> ProviderError:

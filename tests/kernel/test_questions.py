@@ -254,3 +254,46 @@ async def test_a_call_waiting_for_the_persons_answer_is_not_overdue(
     assert not asking.status(call).overdue  # the person is slow, not the call
     assert asking.answer(call, Answer(AnswerAction.DECLINE))
     assert not (await asking.wait(call)).overdue
+
+
+async def test_a_hook_that_answers_what_no_asker_can_read_declines_saying_why(
+    asking: Runtime,
+) -> None:
+    async def junk(asked: Asked) -> Answer:
+        return {"action": "accept"}  # type: ignore[return-value]
+
+    asking.ask_person = junk
+    done = await asking.wait(asking.submit("asker", {}))
+    assert done.status is CallStatus.COMPLETED
+    assert isinstance(done.result, dict) and done.result["action"] == "decline"
+    assert "asking failed" in str(done.result["reason"])
+
+
+async def test_a_hook_that_is_cancelled_withdraws_the_question_and_the_call_goes_on(
+    asking: Runtime,
+) -> None:
+    async def gone(asked: Asked) -> Answer:
+        raise anyio.get_cancelled_exc_class()()
+
+    asking.ask_person = gone
+    done = await asking.wait(asking.submit("asker", {}))
+    assert done.status is CallStatus.COMPLETED
+    assert isinstance(done.result, dict) and done.result["action"] == "cancel"
+
+
+async def test_an_answer_that_does_not_fit_the_form_is_refused_naming_the_field(
+    asking: Runtime,
+) -> None:
+    asking.ask_person = _held
+    call = asking.submit("asker", {})
+    await settle(asking)
+    for content, said in (
+        ({"town": "Lyon"}, "field 'city' is required"),
+        ({"city": "Lyon", "town": "x"}, "the form has no field 'town'"),
+        ({"city": 5}, "field 'city': a string is expected, not a number"),
+    ):
+        with pytest.raises(ValueError, match=said):
+            asking.answer(call, Answer(AnswerAction.ACCEPT, content))  # type: ignore[arg-type]
+    assert asking.status(call).question is not None  # still asked
+    assert asking.answer(call, Answer(AnswerAction.ACCEPT, {"city": "Lyon"}))
+    assert (await asking.wait(call)).status is CallStatus.COMPLETED

@@ -226,3 +226,11 @@ async def test_a_tool_list_over_the_line_cap_fails_the_start_naming_its_size() -
         "mcp_servers.bad: the server's answer is over 2,065,536 bytes, more than agentos "
         "reads; it was skipped"
     )
+
+
+async def test_a_server_whose_resources_cannot_be_listed_starts_with_its_tools() -> None:
+    server = hostile(RESOURCES="broken")
+    async with serving(server) as runtime:
+        assert "echo" in runtime.tools
+        assert not [name for name in runtime.tools if "resource" in name]
+    assert any("resources/list failed" in problem for problem in server.problems)

@@ -58,3 +58,18 @@ async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
     assert len(TASKS) == 1  # followed, not started again
     assert "research on ecs done" in str(session.history)
     assert "lost" not in str(session.history[-2:])
+
+
+async def test_a_call_whose_task_server_goes_away_fails_as_lost() -> None:
+    port = free_port()
+    server = McpServer.http("tasks", f"http://127.0.0.1:{port}/mcp", start_timeout=WAIT)
+    with anyio.fail_after(WAIT * 2):
+        async with served(app, port) as stop, Runtime(toolsets=[server]) as runtime:
+            async with runtime.subscribe("default") as events:
+                call = runtime.submit("research", {"topic": "gone"})
+                while not runtime.status(call).progress[1:]:  # the task's first status
+                    await events.receive()
+            await stop()
+            done = await outcome(runtime, call)
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message.startswith("MCP server 'tasks' was lost")

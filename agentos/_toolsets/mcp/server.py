@@ -319,7 +319,7 @@ class McpServer:
             made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
             tools += made
             problems += said
-        if self._reader is not None and (await session.list_resources()).resources:
+        if self._reader is not None and await self._has_resources(session, problems):
             for reading in resource_tools(self.name, self._ready):
                 taken = self._holder(reading.name)
                 if self.config.tools is not None and reading.name not in self.config.tools:
@@ -349,6 +349,14 @@ class McpServer:
         for problem in problems:
             self._log("mcp.tool_left_out", problem=problem)
 
+    async def _has_resources(self, session: Any, problems: list[str]) -> bool:
+        """Whether the server lists resources now (a failing list: no, said in problems)."""
+        try:
+            return bool((await session.list_resources()).resources)
+        except Exception as error:
+            problems.append(f"resources left out: resources/list failed: {self._said(error)}")
+            return False
+
     def _holder(self, name: str) -> str | None:
         """Who other than this server has the tool name ``name`` (None: nobody)."""
         if name in SESSION_TOOL_NAMES:
@@ -366,6 +374,7 @@ class McpServer:
 
     async def call(self, remote: str, args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
         """Call the server's tool ``remote``; the server's failure becomes the call's."""
+        resumed = self._resuming.pop(ctx.call_id, None)  # taken now, whatever happens next
         session = await self._ready()
         if session is None:
             return ToolFailure(f"MCP server {self.name!r} is not available: {self._lost}")
@@ -378,7 +387,6 @@ class McpServer:
         try:
             with self._talk.running(ctx), told_why(ctx):
                 started = partial(self._talk.task_started, ctx=ctx)
-                resumed = self._resuming.pop(ctx.call_id, None)
                 if resumed is not None:
                     result = await resume_task(session, resumed, ctx, started)
                 elif runs_as_task(session, self._executions.get(remote)):
@@ -392,7 +400,7 @@ class McpServer:
                         meta=meta,
                     )
         except Exception as error:
-            if not connection_lost(error):
+            if not connection_lost(leaf_error(error)):  # a task's requests come in a group
                 return ToolFailure(f"MCP server {self.name!r}: {self._said(error)}")
             if process is not None:
                 code = await process.exited(within=2.0)

@@ -78,8 +78,9 @@ class TalkBack:
         """The call a request is for: the one whose task it names, else the one call
         running on this server, or why there is not one."""
         task_id = related_task(context, params)
-        if task_id is not None and task_id in self._tasks:
-            return self._tasks[task_id]
+        if task_id is not None:  # never another call's: a task nobody here follows asks no one
+            found = self._tasks.get(task_id)
+            return found or f"the task {task_id} it is about is no running call's"
         count = len(self._running)
         if count == 1:
             return next(iter(self._running.values()))

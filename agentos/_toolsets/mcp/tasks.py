@@ -12,6 +12,7 @@ out raw through the session's dispatcher and are read here with the SDK's own ty
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -88,7 +89,8 @@ async def _to_the_end(session: Any, task: Any, ctx: ToolContext) -> Any:
             payload = await raw(session, "tasks/result", {"taskId": task.task_id})
             group.cancel_scope.cancel()
     except anyio.get_cancelled_exc_class():
-        with anyio.move_on_after(CANCEL_WAIT, shield=True):
+        # A closing connection may refuse it: the call's own cancel is what matters.
+        with anyio.move_on_after(CANCEL_WAIT, shield=True), contextlib.suppress(Exception):
             await raw(session, "tasks/cancel", {"taskId": task.task_id})
         raise
     return CallToolResult.model_validate(payload)
@@ -107,9 +109,11 @@ async def _follow(session: Any, task: Any, ctx: ToolContext, shown: tuple[str, s
     while task.status not in FINAL:
         interval = (task.poll_interval or 1000) / 1000
         await anyio.sleep(min(max(interval, POLL_SECONDS[0]), POLL_SECONDS[1]))
-        task = GetTaskResult.model_validate(
-            await raw(session, "tasks/get", {"taskId": task.task_id})
-        )
+        try:
+            read = await raw(session, "tasks/get", {"taskId": task.task_id})
+            task = GetTaskResult.model_validate(read)
+        except Exception:  # no status to show: tasks/result still brings the outcome
+            return
         shown = _report(ctx, task, shown)
 
 

@@ -42,7 +42,7 @@ from agentos import (
     UnknownCallError,
 )
 from agentos._ui.call_json import peek, stored_peek
-from agentos._ui.web.answers import answer_of, fitting
+from agentos._ui.web.answers import answer_of
 from agentos._ui.web.feed import PageFeed
 from agentos._ui.web.limits import MAX_BODY, STALL_SECONDS
 from agentos._ui.web.pages import Pages, WebError, answer_for
@@ -179,8 +179,8 @@ def make_app(
         if call.question is None:  # answered already, withdrawn, or never asked
             return JSONResponse({"answered": False})
         try:
-            answered = host.answer(session.session_id, call.call_id, fitting(answer, call.question))
-        except (TypeError, ValueError) as error:  # a value no asker can read
+            answered = host.answer(session.session_id, call.call_id, answer)
+        except (TypeError, ValueError) as error:  # a value no asker can read, or a wrong field
             raise WebError(400, "invalid_answer", str(error)) from None
         return JSONResponse({"answered": answered})
 

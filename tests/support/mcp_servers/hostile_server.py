@@ -9,7 +9,8 @@ that refers to itself only when the input has ``a``); ``hang`` (never answers); 
 named (comma-separated) and answering its own name. ``PAD``: characters of description
 padding each listed tool, for a huge tool list. ``LIST_DELAY``: seconds before each answer
 to ``tools/list``. ``YELL_AND_EXIT``: bytes written to stderr with no newline at start,
-before exiting with code 3.
+before exiting with code 3. ``RESOURCES=broken``: says it has resources, and answers
+``resources/list`` with nothing a client can read.
 """
 
 from __future__ import annotations
@@ -68,7 +69,10 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
         result: dict[str, Any] = {
             "protocolVersion": request["params"]["protocolVersion"],
-            "capabilities": {"tools": {"listChanged": True}},
+            "capabilities": {
+                "tools": {"listChanged": True},
+                **({"resources": {}} if os.environ.get("RESOURCES") == "broken" else {}),
+            },
             "serverInfo": {"name": "hostile", "version": "1"},
         }
     elif method == "tools/list":
