@@ -12,6 +12,7 @@ from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import Tool, ToolFailure
 from agentos._model.messages import CONTENT_RESULT
 from agentos._toolsets.mcp.results import content_of
+from agentos._toolsets.mcp.transport import said
 from components import Json
 
 LIST_PAGES = 100
@@ -27,6 +28,15 @@ def list_name(server: str) -> str:
 
 def read_name(server: str) -> str:
     return f"{server}_read_resource"
+
+
+async def lists_resources(session: Any, problems: list[str]) -> bool:
+    """Whether the server lists resources now (a failing list: no, said in ``problems``)."""
+    try:
+        return bool((await session.list_resources()).resources)
+    except Exception as error:
+        problems.append(f"resources left out: resources/list failed: {said(error)}")
+        return False
 
 
 def resource_tools(server: str, connected: Connected) -> list[Tool[Any]]:

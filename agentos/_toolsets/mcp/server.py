@@ -15,7 +15,7 @@ its log lines) is ``TalkBack``'s.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -31,13 +31,19 @@ from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
 from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
-from agentos._toolsets.mcp.resources import read_name, resource_tools
+from agentos._toolsets.mcp.resources import lists_resources, read_name, resource_tools
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
 from agentos._toolsets.mcp.tasks import resume_task, run_task, runs_as_task
 from agentos._toolsets.mcp.tools import adapt, progress_entry
-from agentos._toolsets.mcp.transport import connection_lost, leaf_error, open_streams
+from agentos._toolsets.mcp.transport import (
+    connection_lost,
+    first_of,
+    leaf_error,
+    open_streams,
+    said,
+)
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
 from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig
 from agentos._version import agentos_version
@@ -184,7 +190,7 @@ class McpServer:
             except Exception as error:
                 failure = leaf_error(error)
                 if not isinstance(failure, ToolsetError):
-                    failure = ToolsetError(f"mcp_servers.{self.name}: {self._said(failure)}")
+                    failure = ToolsetError(f"mcp_servers.{self.name}: {said(failure)}")
                 if not started:
                     raise failure from None
                 self._down(str(failure))
@@ -256,7 +262,7 @@ class McpServer:
 
             group.start_soon(watch)
             while True:
-                await _first(ended.wait, self._relist.wait)
+                await first_of(ended.wait, self._relist.wait)
                 if ended.is_set():
                     group.cancel_scope.cancel()
                     return
@@ -264,7 +270,7 @@ class McpServer:
                 try:
                     await self._list(self._session, first=False)
                 except Exception as error:
-                    self._log("mcp.relist_failed", error=self._said(error))
+                    self._log("mcp.relist_failed", error=said(error))
 
     async def _connection_ended(self) -> None:
         """Wait until the server's process exits (stdio) or a call finds it gone (HTTP)."""
@@ -319,7 +325,7 @@ class McpServer:
             made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
             tools += made
             problems += said
-        if self._reader is not None and await self._has_resources(session, problems):
+        if self._reader is not None and await lists_resources(session, problems):
             for reading in resource_tools(self.name, self._ready):
                 taken = self._holder(reading.name)
                 if self.config.tools is not None and reading.name not in self.config.tools:
@@ -348,14 +354,6 @@ class McpServer:
         self.problems = problems
         for problem in problems:
             self._log("mcp.tool_left_out", problem=problem)
-
-    async def _has_resources(self, session: Any, problems: list[str]) -> bool:
-        """Whether the server lists resources now (a failing list: no, said in problems)."""
-        try:
-            return bool((await session.list_resources()).resources)
-        except Exception as error:
-            problems.append(f"resources left out: resources/list failed: {self._said(error)}")
-            return False
 
     def _holder(self, name: str) -> str | None:
         """Who other than this server has the tool name ``name`` (None: nobody)."""
@@ -401,15 +399,15 @@ class McpServer:
                     )
         except Exception as error:
             if not connection_lost(leaf_error(error)):  # a task's requests come in a group
-                return ToolFailure(f"MCP server {self.name!r}: {self._said(error)}")
+                return ToolFailure(f"MCP server {self.name!r}: {said(error)}")
             if process is not None:
                 code = await process.exited(within=2.0)
                 if code is not None:
                     return ToolFailure(self._exited(code))
             self._session = None  # the next call waits for a new connection
-            self._down(self._said(error))
+            self._down(said(error))
             self._wanted.set()
-            return ToolFailure(f"MCP server {self.name!r} was lost: {self._said(error)}")
+            return ToolFailure(f"MCP server {self.name!r} was lost: {said(error)}")
         return outcome(result, self._reader)
 
     async def _ready(self) -> Any:
@@ -439,17 +437,7 @@ class McpServer:
             code = await self._process.exited(within=2.0)
             if code is not None:
                 return f"exited (code {code}) before answering initialize{self._stderr_said()}"
-        return self._said(error)
-
-    def _said(self, error: BaseException) -> str:
-        """The error in words: the server's own for its JSON-RPC error, else type and text."""
-        from mcp import MCPError
-
-        error = leaf_error(error)
-        text = str(getattr(error, "message", "") or error)
-        if isinstance(error, MCPError) and text:
-            return text
-        return f"{type(error).__name__}: {text}" if text else type(error).__name__
+        return said(error)
 
     def _log(self, event: str, **fields: object) -> None:
         logger, _, _ = agentos_logger()
@@ -466,15 +454,3 @@ def _choice(
         "start_timeout": start_timeout,
         "roots": list(roots),
     }
-
-
-async def _first(*waits: Callable[[], Awaitable[object]]) -> None:
-    """Wait until one of ``waits`` returns."""
-    async with anyio.create_task_group() as group:
-
-        async def wait(one: Callable[[], Awaitable[object]]) -> None:
-            await one()
-            group.cancel_scope.cancel()
-
-        for one in waits:
-            group.start_soon(wait, one)

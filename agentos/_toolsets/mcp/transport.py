@@ -1,12 +1,12 @@
 """A new connection's streams: a server process started (stdio) or an HTTP client made
 (streamable HTTP), its settings' ``${VAR}`` read from the environment as it starts; and how
-to tell a lost connection from the server's own answer."""
+to tell a lost connection from the server's own answer, and say an error in words."""
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -124,3 +124,26 @@ def connection_lost(error: BaseException) -> bool:
     if isinstance(error, MCPError):
         return error.code == CONNECTION_CLOSED
     return isinstance(error, anyio.BrokenResourceError | anyio.ClosedResourceError | OSError)
+
+
+def said(error: BaseException) -> str:
+    """An error in words: the server's own for its JSON-RPC error, else type and text."""
+    from mcp import MCPError
+
+    error = leaf_error(error)
+    text = str(getattr(error, "message", "") or error)
+    if isinstance(error, MCPError) and text:
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+async def first_of(*waits: Callable[[], Awaitable[object]]) -> None:
+    """Wait until one of ``waits`` returns."""
+    async with anyio.create_task_group() as group:
+
+        async def wait(one: Callable[[], Awaitable[object]]) -> None:
+            await one()
+            group.cancel_scope.cancel()
+
+        for one in waits:
+            group.start_soon(wait, one)
