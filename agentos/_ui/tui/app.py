@@ -42,9 +42,10 @@ from agentos._ui.context_text import context_text
 from agentos._ui.terminal_text import one_line, short_call, visible
 from agentos._ui.tui.answering import Answering
 from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
-from agentos._ui.tui.details import Looked
+from agentos._ui.tui.details import Looked, child_chat
 from agentos._ui.tui.follow import Followed
 from agentos._ui.tui.screens import Confirm, Details
+from agentos._ui.tui.waiting import WaitingCalls, send_answer
 from agentos.board import ChatCall, ChatEntry
 from agentos.stores import short_id
 from components import JsonObject
@@ -122,12 +123,7 @@ class ChatApp(App[None]):
         self._redraw_due = False
         self._drawn_at = float("-inf")
         self._forming = False
-        self._asking: dict[str, CallSnapshot] = {}
-        """The calls that ask the person a question, by runtime id, in the order they asked."""
-        self._moved: set[str] = set()
-        """The calls an event told of since the last redraw: their questions are looked at."""
-        self._told: set[tuple[str, float]] = set()
-        """The questions a notification has told of (call id, asked at)."""
+        self._waiting = WaitingCalls()
         self._stops: list[Callable[[], None]] = []
         self._chat = VerticalScroll(id="chat", can_focus=False)
         self._chat_text = Static(id="chat-text")
@@ -152,7 +148,7 @@ class ChatApp(App[None]):
             self.runtime.on_call_events(self.session.session_id, self._call_moved),
         ]
         running = self.runtime.list_calls(self.session.session_id, include_final=False)
-        self._moved.update(call.call_id for call in running)  # one may ask already
+        self._waiting.moved.update(call.call_id for call in running)  # one may ask already
         self.query_one("#message", Input).focus()
         self._spinner = self._calls.set_interval(1 / SPINS_PER_SECOND, self._spin, pause=True)
         self.redraw()
@@ -167,7 +163,7 @@ class ChatApp(App[None]):
         """The session or one of its calls moved (posted from the runtime's tasks)."""
 
     def _call_moved(self, event: CallEvent) -> None:
-        self._moved.add(event.call_id)
+        self._waiting.moved.add(event.call_id)
         self._changed()
 
     def _changed(self) -> None:
@@ -255,7 +251,7 @@ class ChatApp(App[None]):
         calls = [call for entry in chat for call in entry.calls]
 
         def widget_of(call: ChatCall) -> JsonObject:
-            return call_widget(call, self._held(call), now)
+            return call_widget(call, self._held(call.call_id), now)
 
         self._calls.draw(calls, widget_of, now, self.current_theme)
         self._follow_questions()
@@ -265,34 +261,24 @@ class ChatApp(App[None]):
             self._spinner.pause()
 
     def _follow_questions(self) -> None:
-        """Look again at the calls that moved: keep those that ask a question, tell of each
-        new one (the person may be typing a message), and offer ``a`` while any waits."""
-        before = set(self._asking)
-        for call_id in self._moved:
-            snapshot = self._held_id(call_id)
-            if snapshot is None or snapshot.question is None or snapshot.status.is_final:
-                self._asking.pop(call_id, None)
-                continue
-            self._asking[call_id] = snapshot
+        """Look again at the calls that moved: tell of each new question (the person may be
+        typing a message), and offer ``a`` while any waits."""
+        new, changed = self._waiting.look_again(self._held)
+        for snapshot in new:
             question = snapshot.question
-            if (call_id, question.asked_at) not in self._told:
-                self._told.add((call_id, question.asked_at))
-                self.notify(
-                    f"{one_line(question.message)}\n(tab to the calls; a answers)",
-                    title=f"{one_line(snapshot.tool_name)} needs your answer",
-                    severity="warning",
-                    timeout=QUESTION_SECONDS,
-                    markup=False,
-                )
-        self._moved.clear()
-        if set(self._asking) != before:
+            assert question is not None
+            self.notify(
+                f"{one_line(question.message)}\n(tab to the calls; a answers)",
+                title=f"{one_line(snapshot.tool_name)} needs your answer",
+                severity="warning",
+                timeout=QUESTION_SECONDS,
+                markup=False,
+            )
+        if changed:
             self.refresh_bindings()
 
-    def _held(self, call: ChatCall) -> CallSnapshot | None:
-        """The runtime's snapshot of ``call`` (None: forgotten, or lost in a restart)."""
-        return self._held_id(call.call_id)
-
-    def _held_id(self, call_id: str) -> CallSnapshot | None:
+    def _held(self, call_id: str) -> CallSnapshot | None:
+        """The runtime's snapshot of a call (None: forgotten, or lost in a restart)."""
         try:
             return self.runtime.status(call_id)
         except UnknownCallError:
@@ -316,7 +302,7 @@ class ChatApp(App[None]):
         call = self._calls.selected
         if call is None:
             return
-        snapshot = self._held(call)
+        snapshot = self._held(call.call_id)
         if snapshot is None or snapshot.status.is_final:
             status = call.status if snapshot is None else snapshot.status
             said = f"{one_line(call.tool_name)} is {status.value}: nothing to cancel"
@@ -336,34 +322,33 @@ class ChatApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_call":
-            return bool(self._asking)  # offered only while a question waits
+            return bool(self._waiting.asking)  # offered only while a question waits
         return True
 
     def action_answer_call(self) -> None:
         """``a``: answer the selected call's question, else that of the call that asked first."""
         selected = self._calls.selected
-        snapshot = None if selected is None else self._held(selected)
-        if snapshot is None or snapshot.call_id not in self._asking:
-            snapshot = next(iter(self._asking.values()), None)
+        snapshot = None if selected is None else self._held(selected.call_id)
+        if snapshot is None or snapshot.call_id not in self._waiting.asking:
+            snapshot = next(iter(self._waiting.asking.values()), None)
         if snapshot is not None:
             self._answer(snapshot)
 
     def answer_call(self, call: ChatCall) -> None:
         """Open the answer screen on ``call``'s question and send what the person answers."""
-        snapshot = self._held(call)
-        if snapshot is None or snapshot.call_id not in self._asking:
+        snapshot = self._held(call.call_id)
+        if snapshot is None or snapshot.call_id not in self._waiting.asking:
             said = f"{one_line(call.tool_name)} asks nothing now"
             self.notify(said, severity="warning", markup=False)
             return
-        self._answer(self._asking[snapshot.call_id])
+        self._answer(self._waiting.asking[snapshot.call_id])
 
     def _answer(self, asking: CallSnapshot) -> None:
         question = asking.question
         assert question is not None  # kept in _asking only while it asks
 
         def still_asked() -> bool:
-            now = self._asking.get(asking.call_id)
-            return now is not None and now.question == question
+            return self._waiting.still_asks(asking.call_id, question)
 
         def answered(answer: Answer | None) -> None:
             if answer is not None:
@@ -372,15 +357,8 @@ class ChatApp(App[None]):
         self.push_screen(Answering(question, asking.tool_name, still_asked), answered)
 
     def _send(self, call: CallSnapshot, answer: Answer) -> None:
-        """``Host.answer`` (without a host, ``Runtime.answer``), and say whether it went."""
-        session_id = self.session.session_id
-        try:
-            if self.host is not None:
-                sent = self.host.answer(session_id, call.call_id, answer)
-            else:
-                sent = self.runtime.answer(call.call_id, answer, session_id=session_id)
-        except UnknownCallError:
-            sent = False
+        """Send the answer, and say whether it went."""
+        sent = send_answer(self.host or self.runtime, self.session.session_id, call, answer)
         tool = one_line(call.tool_name)
         if sent:
             self.notify(f"{tool}: {answer.action.value} sent", markup=False)
@@ -411,16 +389,16 @@ class ChatApp(App[None]):
         call = self._calls.selected
         if call is None:
             return
-        followed = Followed.of(call, self._held(call))
+        followed = Followed.of(call, self._held(call.call_id))
         self.push_screen(Details(lambda: self._look_at(followed), self.answer_call))
 
     def _look_at(self, followed: Followed) -> Looked:
         """The call a details pane follows, as it is now: found in the calls pane by its
         ids (the rows may have moved), else as last shown, marked no longer in the chat."""
-        found = followed.find(self._calls.calls, self._held_id)
+        found = followed.find(self._calls.calls, self._held)
         if found is None:
             call = followed.last
-            snapshot = None if followed.runtime_id is None else self._held_id(followed.runtime_id)
+            snapshot = None if followed.runtime_id is None else self._held(followed.runtime_id)
         else:
             call, snapshot = found
         child = self._child_of(call, snapshot)
@@ -468,15 +446,6 @@ class ChatApp(App[None]):
     def action_scroll_chat(self, pages: int) -> None:
         scroll = self._chat.scroll_page_down if pages > 0 else self._chat.scroll_page_up
         scroll(animate=False)
-
-
-def child_chat(child: Session) -> str:
-    """A sub-agent's chat as lines of text: who said what, and each call with its status."""
-    lines = [f"{child.config.name}'s chat (session {short_id(child.session_id)}):"]
-    for entry in child.chat:
-        lines.append(f"{entry.role}: {visible(entry.text)}")
-        lines += [f"  {visible(call.tool_name)}: {call.status.value}" for call in entry.calls]
-    return "\n".join(lines)
 
 
 def signature(call: CallSnapshot) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.theme import Theme
 
-from agentos import CallSnapshot, CallStatus, ProgressKind, Question
+from agentos import CallSnapshot, CallStatus, ProgressKind, Question, Session
 from agentos._ui.call_json import chat_widget, peek
 from agentos._ui.durations import human_seconds, rough_seconds
 from agentos._ui.terminal_text import visible
@@ -363,3 +363,12 @@ def _objects(values: Json) -> Sequence[JsonObject]:
     return (
         [value for value in values if isinstance(value, dict)] if isinstance(values, list) else []
     )
+
+
+def child_chat(child: Session) -> str:
+    """A sub-agent's chat as lines of text: who said what, and each call with its status."""
+    lines = [f"{child.config.name}'s chat (session {short_id(child.session_id)}):"]
+    for entry in child.chat:
+        lines.append(f"{entry.role}: {visible(entry.text)}")
+        lines += [f"  {visible(call.tool_name)}: {call.status.value}" for call in entry.calls]
+    return "\n".join(lines)
