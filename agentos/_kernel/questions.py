@@ -21,7 +21,16 @@ import anyio
 from agentos._errors import UsageError
 from agentos._kernel.answer_form import fitting
 from agentos._log import agentos_logger
-from components import Answer, AnswerAction, CallId, JsonObject, Question, SessionId
+from components import (
+    Answer,
+    AnswerAction,
+    CallId,
+    CallSnapshot,
+    CallStatus,
+    JsonObject,
+    Question,
+    SessionId,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +106,22 @@ class Questions:
             report(waiting.answer or Answer(AnswerAction.CANCEL, reason=WITHDRAWN))
         return waiting.answer or Answer(AnswerAction.CANCEL, reason=WITHDRAWN)
 
-    def answer(self, call_id: CallId, answer: Answer, form: JsonObject | None) -> bool:
-        """Give the call waiting on a question (its ``form``) its answer, with the form's
-        defaults; False if none waits; ``ValueError`` naming a field that does not fit."""
-        waiting = self._waiting.get(call_id)
-        if waiting is None or waiting.answer is not None:
+    def set_hook(self, hook: AskPerson | None) -> None:
+        if hook is not None and not callable(hook):
+            raise TypeError(f"ask_person takes an async function, got {type(hook).__name__}")
+        self.ask_person = hook
+
+    def answer(self, call: CallSnapshot, answer: Answer) -> bool:
+        """Give ``call``'s question its answer, with the form's defaults; False if it asks
+        none now (an ended call's work may not know it yet); ``ValueError`` naming a field
+        that does not fit."""
+        waiting = self._waiting.get(call.call_id)
+        question = call.question
+        if call.status is not CallStatus.RUNNING or question is None or waiting is None:
             return False
-        return waiting.give(fitting(with_defaults(answer, form), form))
+        if waiting.answer is not None:
+            return False
+        return waiting.give(fitting(with_defaults(answer, question.form), question.form))
 
 
 async def _consult(hook: AskPerson, asked: Asked, waiting: _Waiting) -> None:

@@ -49,7 +49,6 @@ from components import (
     CallEvent,
     CallId,
     CallSnapshot,
-    CallStatus,
     Limits,
     SessionId,
     TickContext,
@@ -292,25 +291,20 @@ class Runtime(anyio.AsyncContextManagerMixin):
         question's form (naming the field; the question stays). The form's defaults fill
         what the person left out."""
         self._core.check_loop_thread("from_thread")
-        checked = checked_answer(answer)
-        snapshot = self._reads.status(call_id, session_id=session_id)
-        question = snapshot.question
-        if snapshot.status is not CallStatus.RUNNING or question is None:
-            return False  # asks nothing now (an ended call's work may not know it yet)
-        return self._work.questions.answer(snapshot.call_id, checked, question.form)
+        checked = checked_answer(answer)  # refused before the call is looked up
+        return self._work.questions.answer(
+            self._reads.status(call_id, session_id=session_id), checked
+        )
 
     @property
     def ask_person(self) -> AskPerson | None:
-        """Who answers the questions calls ask: set by the host (``Host(ask_person=...)``).
-        It returns an ``Answer``, or None to leave the question to ``answer``; with no hook
-        a question is declined at once, saying nobody can be asked."""
+        """Who answers the questions calls ask (``Host(ask_person=...)``): an ``Answer``, or
+        None to leave it to ``answer``; with no hook a question is declined at once."""
         return self._work.questions.ask_person
 
     @ask_person.setter
     def ask_person(self, hook: AskPerson | None) -> None:
-        if hook is not None and not callable(hook):
-            raise TypeError(f"ask_person takes an async function, got {type(hook).__name__}")
-        self._work.questions.ask_person = hook
+        self._work.questions.set_hook(hook)
 
     @asynccontextmanager
     async def subscribe(
