@@ -28,6 +28,9 @@ import pytest
 
 from tests.support import ROOT
 
+PATIENT = ("--wait", "30")
+"""For ``agentos cancel`` of a call a live process holds: wait up to 30 s for its answer (it
+answers within half a second, but a loaded CI machine may hold it past the default 5 s)."""
 QUICK_AGENT = """
 name = "quick"
 async_yield_strategy = { kind = "yield_on_timeout", milliseconds = 50 }

@@ -16,7 +16,14 @@ import anyio
 
 from agentos.stores import MirroredCall, StoredSession
 from tests.support.backends import Backend
-from tests.support.cli import agentos, chat_in_a_terminal, on_a_terminal, side_by_side, start
+from tests.support.cli import (
+    PATIENT,
+    agentos,
+    chat_in_a_terminal,
+    on_a_terminal,
+    side_by_side,
+    start,
+)
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
 TRIP = "Check Jane's calendar (30s) and ask for approval of the trip"
@@ -186,7 +193,7 @@ def test_the_id_agentos_calls_shows_is_typed_back_to_status_and_cancel(
         assert shown == call_id[:8], "the call's id as the table shows it: its first 8"
         status = agentos(env, "status", shown)
         assert status.code == 0 and status.json["call_id"] == call_id, status
-        cancelled = agentos(env, "cancel", shown, "--reason", "stalled")
+        cancelled = agentos(env, "cancel", shown, "--reason", "stalled", *PATIENT)
         assert (cancelled.code, cancelled.out) == (0, "cancelled (was running)\n"), cancelled
         holder.communicate(timeout=30)
     again, as_json = side_by_side(env, ("cancel", shown), ("cancel", shown, "--json"))

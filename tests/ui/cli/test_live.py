@@ -21,7 +21,7 @@ import pytest
 
 from agentos import SqliteStore
 from agentos.stores import MirroredCall, StoredSession
-from tests.support.cli import agentos
+from tests.support.cli import PATIENT, agentos
 from tests.support.gate_tools import PORT
 from tests.ui.cli.conftest import running, until, until_event
 
@@ -98,7 +98,7 @@ def test_a_live_call_is_seen_and_cancelled_from_another_process(
         (session,) = sessions.lines
         assert (session["holder"], session["calls_running"]) == (seen["holder"], 1)
 
-        cancelled = agentos(env, "cancel", call_id, "--reason", "stalled")
+        cancelled = agentos(env, "cancel", call_id, "--reason", "stalled", *PATIENT)
         assert (cancelled.code, cancelled.out) == (0, "cancelled (was running)\n"), cancelled
         out, err = holder.communicate(timeout=30)  # the gate is still shut: the cancel ended it
     assert holder.returncode == 0, (out, err)
