@@ -23,7 +23,7 @@ def dies_within(pid: int, seconds: float) -> bool:
 def alive(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before, or while, it was read
         return False
     state = stat.rsplit(")", 1)[1].split()[0]
     return state not in {"Z", "X"}
