@@ -8,7 +8,9 @@ resources too (``resources``), which it may read and subscribe to. The capabilit
 system toolbox's own answers, scoped to the session named and the sub-agents it runs. A
 ``post`` (and ``start_session``) lasts until the model has answered; meanwhile progress
 notifications name the session first, then tell each of its calls starting, progressing and
-ending, and a cancel from the client stops the calls that turn started.
+ending, and a cancel from the client stops the calls that turn started. Asked to run as a
+task (``tasks``), it answers at once and the turn goes on in the host: what it would have
+told as progress becomes the task's status message.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import hashlib
 import inspect
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -30,10 +33,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
     INVALID_PARAMS,
+    CancelTaskRequestParams,
     CompleteRequestParams,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
+    GetTaskPayloadRequestParams,
+    GetTaskRequestParams,
     LoggingLevel,
     LoggingMessageNotification,
     LoggingMessageNotificationParams,
@@ -56,6 +62,7 @@ from agentos import (
 )
 from agentos._ui.mcp.logging_levels import heard_at, level_of
 from agentos._ui.mcp.resources import SessionResources, state_of
+from agentos._ui.mcp.tasks import ServedTasks
 from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
@@ -82,6 +89,7 @@ class HostOverMcp:
         self._levels: dict[str, LoggingLevel] = {}
         """Per client that set one (``logging/setLevel``): the least severe level it hears."""
         self._resources = SessionResources(host, self._started_by)
+        self._tasks = ServedTasks(_owner, frozenset({"start_session", "post"}))
 
     def app(self) -> MCPServer:
         with _logging_left_alone():
@@ -94,6 +102,7 @@ class HostOverMcp:
                 log_level="WARNING",
                 version=agentos.__version__,
                 lifespan=self._serving,
+                middleware=[self._tasks.middleware],
             )
         for handler in (
             self.start_session,
@@ -116,13 +125,20 @@ class HostOverMcp:
         add("resources/read", ReadResourceRequestParams, resources.read)
         add("resources/subscribe", SubscribeRequestParams, resources.subscribe)
         add("resources/unsubscribe", UnsubscribeRequestParams, resources.unsubscribe)
+        tasks = self._tasks
+        add("tasks/get", GetTaskRequestParams, tasks.get)
+        add("tasks/result", GetTaskPayloadRequestParams, tasks.result)
+        add("tasks/cancel", CancelTaskRequestParams, tasks.cancel)
+        add("tasks/list", PaginatedRequestParams, tasks.list)
         return app
 
     @asynccontextmanager
     async def _serving(self, app: MCPServer[None]) -> AsyncIterator[None]:
-        """While the server runs: the task that tells subscribers of changed sessions."""
+        """While the server runs: the task that tells subscribers of changed sessions, and
+        the work of the tasks clients start."""
         async with anyio.create_task_group() as group:
             group.start_soon(self._resources.watchers.run)
+            group.start_soon(self._tasks.run)
             yield
             group.cancel_scope.cancel()
 
@@ -153,12 +169,12 @@ class HostOverMcp:
             raise ToolError(f"no agent named {name!r} (agents: {known})")
         session = await self._host.create_session(config)
         self._started(ctx).add(session.session_id)
-        return await self._turn(session, message, ctx)
+        return await self._answer(session, message, ctx)
 
     async def post(self, session_id: str, message: str, ctx: Context) -> dict[str, Any]:
         """Post a message to one of your sessions: the model's answer, and the calls still
         running (their progress arrives as notifications while the turn lasts)."""
-        return await self._turn(self._session(session_id, ctx), message, ctx)
+        return await self._answer(self._session(session_id, ctx), message, ctx)
 
     async def get_tool_call_status(
         self,
@@ -225,10 +241,52 @@ class HostOverMcp:
             raise ToolError(answer.to_json())
         return dict(answer.content)
 
-    async def _turn(self, session: Session, message: str, ctx: Context) -> dict[str, Any]:
-        """Post, and relay the session's call events as progress until the model has
-        answered; cancelled, stop the calls this turn started."""
-        runtime = self._host.runtime
+    async def _answer(self, session: Session, message: str, ctx: Context) -> dict[str, Any]:
+        """Post ``message`` and follow the turn to its end; asked to run as a task, start the
+        task that follows it instead (the task is the answer then)."""
+        asked = self._tasks.asked()
+        owner = _owner(ctx.headers)
+        if asked is not None:
+            self._tasks.room_for(owner)
+        turn = _Turn.posted(self._host, session, message)
+        said = f"session {session.session_id}: posted"
+        if asked is not None:
+
+            async def work(tell: Callable[[str], Awaitable[None]]) -> dict[str, Any]:
+                state = await turn.follow(lambda line, _: tell(line))
+                await tell(f"session {session.session_id}: {state['status']}")
+                return state
+
+            self._tasks.start(asked, owner, work, said)
+            return {}
+        progress = _Progress(ctx, self._levels.get(_client(ctx.headers)))
+        try:
+            await progress(said, None)
+        except BaseException:
+            turn.stop()
+            raise
+        return await turn.follow(progress)
+
+
+Tell = Callable[[str, CallEvent | None], Awaitable[None]]
+"""Where a turn says what its session is doing: a line, and the call event it tells of."""
+
+
+@dataclass(slots=True)
+class _Turn:
+    """A posted message's turn, its call events heard from before the post on."""
+
+    host: Host
+    session: Session
+    events: MemoryObjectReceiveStream[CallEvent]
+    stop: Callable[[], None]
+    """Stop hearing the session's call events."""
+    ours: set[str] = field(default_factory=set)
+    """The calls this turn started."""
+
+    @classmethod
+    def posted(cls, host: Host, session: Session, message: str) -> _Turn:
+        """Post ``message`` (an ended session, an empty message: a ``ToolError``)."""
         send, receive = anyio.create_memory_object_stream[CallEvent](EVENTS_BUFFERED)
         ours: set[str] = set()
 
@@ -237,35 +295,43 @@ class HostOverMcp:
             with contextlib.suppress(anyio.WouldBlock):  # a flood: the newest are dropped
                 send.send_nowait(event)
 
-        stop = runtime.on_call_events(session.session_id, heard)
+        unhear = host.runtime.on_call_events(session.session_id, heard)
+
+        def stop() -> None:
+            unhear()
+            send.close()
+
         try:
-            try:
-                session.post(message)
-            except (AgentOSError, ValueError) as error:  # an ended session, an empty message
-                raise ToolError(str(error)) from None
-            await ctx.report_progress(0, None, f"session {session.session_id}: posted")
+            session.post(message)
+        except (AgentOSError, ValueError) as error:
+            stop()
+            raise ToolError(str(error)) from None
+        return cls(host, session, receive, stop, ours)
+
+    async def follow(self, tell: Tell) -> dict[str, Any]:
+        """Tell the turn's call events until the model has answered: the session's state
+        then. Cancelled, stop the calls this turn started."""
+        runtime = self.host.runtime
+        try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._relay, receive, ctx)
-                await session.wait_idle()
+                group.start_soon(self._relay, tell)
+                await self.session.wait_idle()
                 group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            for call_id in ours:
+            for call_id in self.ours:
                 try:
                     runtime.cancel(call_id, "the MCP client cancelled its request")
                 except UnknownCallError:
                     continue
             raise
         finally:
-            stop()
-            send.close()
-        return state_of(self._host, session)
+            self.stop()
+        return state_of(self.host, self.session)
 
-    async def _relay(self, events: MemoryObjectReceiveStream[CallEvent], ctx: Context) -> None:
-        runtime = self._host.runtime
-        wanted = self._levels.get(_client(ctx.headers))
+    async def _relay(self, tell: Tell) -> None:
+        runtime = self.host.runtime
         names: dict[str, str] = {}
-        count = 0
-        async for event in events:
+        async for event in self.events:
             name = names.get(event.call_id)
             if name is None:
                 try:
@@ -278,14 +344,28 @@ class HostOverMcp:
                 said += f": {shown[:SHOWN_CHARS]}"
             elif event.error is not None:
                 said += f": {event.error.message[:SHOWN_CHARS]}"
-            count += 1
-            await ctx.report_progress(count, None, said)
-            level = level_of(event)
-            if heard_at(level, wanted):
-                log = LoggingMessageNotificationParams(level=level, logger="agentos", data=said)
-                await ctx.request_context.session.send_notification(
-                    LoggingMessageNotification(params=log), related_request_id=ctx.request_id
-                )
+            await tell(said, event)
+
+
+class _Progress:
+    """A request's turn told as progress notifications, and, at the level the client set,
+    as log messages."""
+
+    def __init__(self, ctx: Context, wanted: LoggingLevel | None) -> None:
+        self._ctx = ctx
+        self._wanted = wanted
+        self._count = 0
+
+    async def __call__(self, said: str, event: CallEvent | None) -> None:
+        ctx = self._ctx
+        await ctx.report_progress(self._count, None, said)
+        self._count += 1
+        if event is None or not heard_at(level := level_of(event), self._wanted):
+            return
+        log = LoggingMessageNotificationParams(level=level, logger="agentos", data=said)
+        await ctx.request_context.session.send_notification(
+            LoggingMessageNotification(params=log), related_request_id=ctx.request_id
+        )
 
 
 def _owner(headers: Mapping[str, str] | None) -> str:

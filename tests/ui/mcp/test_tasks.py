@@ -1,0 +1,241 @@
+"""``agentos mcp`` runs a ``post`` (or ``start_session``) as an MCP task, the 2025-11-25
+protocol's (issue 49): the call is answered with the task at once, the turn goes on in the
+host, and ``tasks/get``, ``tasks/result``, ``tasks/cancel`` and ``tasks/list`` follow, collect
+and stop it, from any connection of the same owner. Against a real ``agentos mcp`` over HTTP,
+through the ``mcp`` SDK's client (whose ``tools/call`` refuses a task, so that one request goes
+out raw) and through agentos's own MCP client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from anyio.abc import SocketListener
+from mcp import ClientSession, MCPError
+
+from agentos import CallStatus, McpServer, ProgressKind, Runtime
+from tests.support import cli
+from tests.support.gate_tools import PORT
+from tests.ui.mcp.running import connected, http_server, structured
+
+env = cli.env  # the fixture: offline, on a database of its own
+
+pytestmark = pytest.mark.anyio
+
+POLL = 0.05
+"""Seconds between two looks at a task whose status the test waits for."""
+
+
+async def as_task(
+    client: ClientSession, tool: str, arguments: dict[str, Any], task: dict[str, Any] | None = None
+) -> types.Task:
+    """Call ``tool`` as a task: the task the server answers with at once."""
+    params = {"name": tool, "arguments": arguments, "task": {} if task is None else task}
+    answer = await client._dispatcher.send_raw_request("tools/call", params, {})
+    return types.CreateTaskResult.model_validate(answer).task
+
+
+async def get(client: ClientSession, task_id: str) -> types.GetTaskResult:
+    request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+    return await client.send_request(request, types.GetTaskResult)
+
+
+async def result(client: ClientSession, task_id: str) -> types.CallToolResult:
+    params = types.GetTaskPayloadRequestParams(task_id=task_id)
+    return await client.send_request(
+        types.GetTaskPayloadRequest(params=params), types.CallToolResult
+    )
+
+
+async def cancel(client: ClientSession, task_id: str) -> types.CancelTaskResult:
+    request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task_id))
+    return await client.send_request(request, types.CancelTaskResult)
+
+
+async def listed(client: ClientSession) -> list[types.Task]:
+    return (await client.send_request(types.ListTasksRequest(), types.ListTasksResult)).tasks
+
+
+async def until(
+    client: ClientSession, task_id: str, wanted: Callable[[types.GetTaskResult], bool]
+) -> types.GetTaskResult:
+    """Read the task's status, as a client polls, until it is what is ``wanted``."""
+    while not wanted(task := await get(client, task_id)):  # noqa: ASYNC110 - tasks are polled
+        await anyio.sleep(POLL)
+    return task
+
+
+def session_of(task: types.Task) -> str:
+    """The session a task's turn runs in, from its first status message."""
+    assert task.status_message is not None and task.status_message.endswith(": posted")
+    return task.status_message.split()[1].rstrip(":")
+
+
+@asynccontextmanager
+async def gate(env: dict[str, str]) -> AsyncIterator[SocketListener]:
+    """Where ``held`` (tests/support/gate_tools.py) waits; ``env`` is given its port."""
+    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listeners:
+        (listener,) = listeners.listeners
+        assert isinstance(listener, SocketListener)
+        env[PORT] = str(listener.extra(anyio.abc.SocketAttribute.local_port))
+        yield listener
+
+
+async def test_a_task_answers_at_once_and_another_connection_collects_its_answer(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    async with gate(env) as listener:
+        with (
+            http_server(tmp_path, env, module="tests.support.gate_tools") as (url, token),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as first:
+                info = first.initialize_result
+                assert info is not None and info.capabilities.tasks is not None
+                offered = info.capabilities.tasks
+                assert offered.list is not None and offered.cancel is not None
+                assert offered.requests is not None and offered.requests.tools is not None
+                assert offered.requests.tools.call is not None
+                executions = {
+                    tool.name: tool.execution and tool.execution.task_support
+                    for tool in (await first.list_tools()).tools
+                }
+                assert executions == {
+                    "start_session": "optional",
+                    "post": "optional",
+                    "get_tool_call_status": None,
+                    "list_running_tool_calls": None,
+                    "cancel_tool_call": None,
+                }
+                task = await as_task(first, "start_session", {"message": "who is free?"})
+                assert task.status == "working" and task.poll_interval
+                session_id = session_of(task)
+                held = await listener.accept()  # the turn's call runs: the task still works
+                working = await until(first, task.task_id, lambda t: "held" in str(t))
+                assert working.status == "working"
+                assert working.status_message is not None
+                assert working.status_message.startswith("held (")
+            async with connected(url, token) as second:  # the first client has gone
+                assert [t.task_id for t in await listed(second)] == [task.task_id]
+                await held.send(b"go")  # the gate opens: the call ends, the model answers
+                answer = await result(second, task.task_id)
+                assert structured(answer)["session_id"] == session_id
+                assert structured(answer)["answer"] == "held: Jane is free"
+                assert answer.meta == {
+                    "io.modelcontextprotocol/related-task": {"taskId": task.task_id}
+                }
+                done = await get(second, task.task_id)
+                assert done.status == "completed"
+                assert done.status_message == f"session {session_id}: idle"
+                with pytest.raises(MCPError, match="already completed"):
+                    await cancel(second, task.task_id)
+            await held.aclose()
+
+
+async def test_cancelling_a_task_stops_the_calls_its_turn_started(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    mark = tmp_path / "cancelled.txt"
+    env["AGENTOS_TEST_MARK"] = str(mark)
+    with (
+        http_server(tmp_path, env, module="tests.support.slow_tools") as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token) as client:
+            task = await as_task(client, "start_session", {"message": "go"})
+            session_id = session_of(task)
+            await until(client, task.task_id, lambda t: "progressed" in str(t.status_message))
+            (call,) = structured(await client.call_tool("list_running_tool_calls", {}))[
+                "tool_calls"
+            ]
+            cancelled = await cancel(client, task.task_id)
+            assert cancelled.status == "cancelled"
+            assert (await get(client, task.task_id)).status == "cancelled"
+            answer = await result(client, task.task_id)
+            assert answer.is_error and "cancelled" in str(answer.content)
+            status = structured(
+                await client.call_tool(
+                    "get_tool_call_status",
+                    {
+                        "session_id": session_id,
+                        "tool_call_id": call["tool_call_id"],
+                        "wait_for_completion": True,
+                        "timeout_seconds": 30,
+                    },
+                )
+            )
+            assert status["status"] == "cancelled"
+            with pytest.raises(MCPError, match="already cancelled"):
+                await cancel(client, task.task_id)
+    assert mark.read_text() == "cancelled"  # the tool itself was cancelled
+
+
+async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    with (
+        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
+        anyio.fail_after(60),
+    ):
+        # without a token, each connection is an owner of its own
+        async with connected(url, None) as mine, connected(url, None) as theirs:
+            task = await as_task(mine, "start_session", {"message": "hi"}, {"ttl": 60_000})
+            assert task.ttl == 60_000
+            for asked in (get, result, cancel):
+                with pytest.raises(MCPError, match="unknown task") as refused:
+                    await asked(theirs, task.task_id)
+                assert refused.value.error.code == types.INVALID_PARAMS
+            assert await listed(theirs) == []
+            answer = structured(await result(mine, task.task_id))
+            assert answer["answer"] == "count: 3\nshout: EXAMPLE"
+            session_id = answer["session_id"]
+            with pytest.raises(MCPError, match="unknown task 'nope'") as unknown:
+                await get(mine, "nope")
+            assert unknown.value.error.code == types.INVALID_PARAMS
+            # a post as a task that is refused is answered as the plain post would be
+            refused_post = await mine._dispatcher.send_raw_request(
+                "tools/call",
+                {"name": "post", "arguments": {"session_id": "nope", "message": "hi"}, "task": {}},
+                {},
+            )
+            assert refused_post["isError"] and "no session" in str(refused_post["content"])
+            with pytest.raises(MCPError, match="does not run as a task") as not_a_task:
+                await as_task(mine, "list_running_tool_calls", {})
+            assert not_a_task.value.error.code == types.METHOD_NOT_FOUND
+            # the TTL: none asked gets an hour, more than a day gets a day
+            post = {"session_id": session_id, "message": "again"}
+            assert (await as_task(mine, "post", post)).ttl == 3600 * 1000
+            assert (await as_task(mine, "post", post, {"ttl": 10**12})).ttl == 24 * 3600 * 1000
+            brief = await as_task(mine, "post", post, {"ttl": 0})
+            with pytest.raises(MCPError, match="unknown task"):  # once done, it is forgotten
+                await until(mine, brief.task_id, lambda t: False)
+            # a plain post, no task asked, lasts until the model has answered, as before
+            plain = structured(await mine.call_tool("post", post))
+            assert plain["session_id"] == session_id and plain["status"] == "idle"
+
+
+async def test_agentos_as_a_client_runs_a_post_on_agentos_mcp_as_a_task(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    with (
+        http_server(tmp_path, env) as (url, token),
+        anyio.fail_after(60),
+    ):
+        bearer = {"Authorization": f"Bearer {token}"}
+        inner = McpServer.http("inner", url, headers=bearer, prefix="inner_")
+        async with Runtime(toolsets=[inner]) as runtime:
+            call_id = runtime.submit("inner_start_session", {"message": "hello"})
+            done = await runtime.wait(call_id, 30)
+    assert done.status is CallStatus.COMPLETED, done
+    assert "count: 3" in str(done.result)
+    followed = [e.payload for e in done.progress if e.kind is ProgressKind.PARTIAL]
+    assert followed and all(isinstance(p, dict) and p.get("task_id") for p in followed)
+    first = followed[0]
+    assert isinstance(first, dict) and first["status"] == "working"
+    assert str(first["text"]).startswith("session ")  # the task's status message
