@@ -5,8 +5,9 @@ agentos passes.
 The suite reaches a server by URL only and sends no ``Authorization`` header, hence the
 loopback mode without a token. Most of its scenarios test the fixtures of its own
 reference server (tools, resources and prompts it names); those do not apply to agentos,
-whose tools, resources and prompts are its own, and are listed below with why. Needs Node
-22 and the suite: ``make test`` installs them (``tests/support/node.py``).
+whose tools, resources and prompts are its own, and are listed below with why. The suite
+(0.1.16) has no scenario for a server's tasks, which agentos offers (``test_tasks.py``). Needs
+Node 22 and the suite: ``make test`` installs them (``tests/support/node.py``).
 """
 
 from __future__ import annotations
