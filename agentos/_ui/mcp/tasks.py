@@ -245,8 +245,8 @@ class ServedTasks:
     async def _as_task(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext, params: Mapping[str, Any]
     ) -> HandlerResult:
-        if ctx.protocol_version != TASKS_VERSION:
-            raise MCPError(INVALID_REQUEST, f"tasks are protocol {TASKS_VERSION}'s")
+        if ctx.protocol_version != TASKS_VERSION:  # no tasks at its version: ignored
+            return await call_next(ctx)
         name = params.get("name")
         if name not in self._tools:
             raise MCPError(METHOD_NOT_FOUND, f"the tool {name!r} does not run as a task")

@@ -8,12 +8,14 @@ out raw) and through agentos's own MCP client.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from anyio.abc import SocketListener
@@ -22,7 +24,7 @@ from mcp import ClientSession, MCPError
 from agentos import CallStatus, McpServer, ProgressKind, Runtime
 from tests.support import cli
 from tests.support.gate_tools import PORT
-from tests.ui.mcp.running import connected, http_server, structured
+from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
 
 env = cli.env  # the fixture: offline, on a database of its own
 
@@ -218,6 +220,49 @@ async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
             # a plain post, no task asked, lasts until the model has answered, as before
             plain = structured(await mine.call_tool("post", post))
             assert plain["session_id"] == session_id and plain["status"] == "idle"
+
+
+async def test_a_client_of_an_older_protocol_is_offered_no_tasks_and_its_task_is_ignored(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Tasks are protocol 2025-11-25's: at 2025-06-18 none are offered, and a ``task`` a
+    client sends anyway is ignored, the call answered as a plain one."""
+    with (
+        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
+        anyio.fail_after(60),
+    ):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            client = {"name": "test", "version": "0"}
+            params = {"protocolVersion": OLDER, "capabilities": {}, "clientInfo": client}
+            older = {**INITIALIZE, "params": params}
+            hello = await http.post(url, headers=ACCEPT, json=older)
+            answer = answered(hello.text)
+            assert answer["protocolVersion"] == OLDER and "tasks" not in answer["capabilities"]
+            headers = {
+                **ACCEPT,
+                "mcp-session-id": hello.headers["mcp-session-id"],
+                "mcp-protocol-version": OLDER,
+            }
+            initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+            await http.post(url, headers=headers, json=initialized)
+            tools_list = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+            tools = answered((await http.post(url, headers=headers, json=tools_list)).text)
+            assert all("execution" not in tool for tool in tools["tools"])
+            arguments = {"message": "hi"}
+            asked = {"name": "start_session", "arguments": arguments, "task": {"ttl": 1000}}
+            call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": asked}
+            plain = answered((await http.post(url, headers=headers, json=call)).text)
+            assert plain["structuredContent"]["answer"] == "count: 3\nshout: EXAMPLE"
+
+
+OLDER = "2025-06-18"
+
+
+def answered(stream: str) -> dict[str, Any]:
+    """The result of the JSON-RPC answer a response stream ends with."""
+    (last,) = [line for line in stream.splitlines() if line.startswith("data: {")][-1:]
+    result: dict[str, Any] = json.loads(last.removeprefix("data: "))["result"]
+    return result
 
 
 async def test_agentos_as_a_client_runs_a_post_on_agentos_mcp_as_a_task(
