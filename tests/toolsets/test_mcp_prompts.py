@@ -23,8 +23,11 @@ PROMPTS = ("files_list_prompts", "files_get_prompt")
 
 
 @asynccontextmanager
-async def serving(script: str = "prompts_server.py", **env: str) -> AsyncIterator[Runtime]:
-    server = McpServer.stdio("files", sys.executable, [str(SERVERS / script)], env=env)
+async def serving(
+    script: str = "prompts_server.py", tools: list[str] | None = None, **env: str
+) -> AsyncIterator[Runtime]:
+    """A runtime with the server ``script`` as ``files``, its allow-list ``tools``."""
+    server = McpServer.stdio("files", sys.executable, [str(SERVERS / script)], env=env, tools=tools)
     with anyio.fail_after(WAIT * 2):
         async with Runtime(toolsets=[server]) as runtime:
             yield runtime
@@ -96,6 +99,17 @@ async def test_a_prompts_images_and_resources_come_as_blocks_after_their_roles()
     assert blob["title"] == "note://kind"
 
 
+async def test_a_link_in_a_prompt_names_the_reading_tool_only_when_the_agent_has_it() -> None:
+    async with serving(tools=["files_get_prompt"]) as runtime:
+        assert set(runtime.tools) == {"files_get_prompt"}
+        shown = await get(runtime, "show")
+    assert isinstance(shown.result, dict) and isinstance(shown.result["content"], list)
+    assert shown.result["content"][-1] == {
+        "type": "text",
+        "text": "[user] [resource link: greeting <note://greeting>]",
+    }
+
+
 async def test_a_request_that_cannot_be_answered_fails_naming_the_prompt() -> None:
     async with serving() as runtime:
         unknown = await get(runtime, "nope")
@@ -155,3 +169,17 @@ async def test_a_server_whose_prompts_cannot_be_listed_starts_with_its_tools() -
             assert not [name for name in runtime.tools if "prompt" in name]
     said = [problem for problem in server.problems if problem.startswith("prompts left out")]
     assert said and said[0].startswith("prompts left out: prompts/list failed: ")
+
+
+async def test_resources_listed_later_bring_their_tools_too() -> None:
+    async with serving(RESOURCES="none") as runtime:
+        assert "files_read_resource" not in runtime.tools
+        version = runtime.tools_version
+        await outcome(runtime, runtime.submit("greet_later", {}))
+        with anyio.fail_after(WAIT):
+            while "files_read_resource" not in runtime.tools:
+                version = await runtime.tools_changed(version)
+        shown = await get(runtime, "show")
+    assert isinstance(shown.result, dict) and isinstance(shown.result["content"], list)
+    said = "[user] [resource link: greeting <note://greeting>; files_read_resource reads it]"
+    assert shown.result["content"][-1] == {"type": "text", "text": said}

@@ -6,7 +6,8 @@ text, an assistant text, an image, embedded resources: a text, a text blob, a te
 is not UTF-8; and a link to the resource ``note://greeting``); ``broken`` (the server's
 error). ``PROMPTS=none`` starts with none.
 Tools: ``add_prompt`` (adds a prompt called ``name`` and says the list changed) and
-``drop_prompt`` (removes one and says so). Resources: ``note://greeting``.
+``drop_prompt`` (removes one and says so); ``greet_later`` (adds the resource and says the
+list changed). Resources: ``note://greeting`` (none with ``RESOURCES=none``).
 """
 
 from __future__ import annotations
@@ -84,10 +85,25 @@ async def drop_prompt(name: str, ctx: Context) -> str:
     return f"dropped {name}"
 
 
-@app.resource("note://greeting", name="greeting", mime_type="text/plain")
 def greeting() -> str:
     """A short text."""
     return "hello from a resource"
+
+
+def add_greeting() -> None:
+    app.resource("note://greeting", name="greeting", mime_type="text/plain")(greeting)
+
+
+if os.environ.get("RESOURCES") != "none":
+    add_greeting()
+
+
+@app.tool()
+async def greet_later(ctx: Context) -> str:
+    """Add the resource ``note://greeting`` and tell the client the list changed."""
+    add_greeting()
+    await ctx.session.send_resource_list_changed()
+    return "added note://greeting"
 
 
 if __name__ == "__main__":
