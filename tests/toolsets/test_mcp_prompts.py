@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from agentos import CallSnapshot, CallStatus, McpServer, Runtime
+from tests.support.asgi import free_port, served
 from tests.support.mcp_servers import SERVERS
 from tests.toolsets.conftest import WAIT, outcome
 
@@ -183,3 +184,21 @@ async def test_resources_listed_later_bring_their_tools_too() -> None:
     assert isinstance(shown.result, dict) and isinstance(shown.result["content"], list)
     said = "[user] [resource link: greeting <note://greeting>; files_read_resource reads it]"
     assert shown.result["content"][-1] == {"type": "text", "text": said}
+
+
+async def test_a_prompt_call_that_finds_an_http_server_gone_has_it_reached_again() -> None:
+    from tests.support.mcp_servers.prompts_server import app
+
+    port = free_port()
+    server = McpServer.http("files", f"http://127.0.0.1:{port}/mcp", start_timeout=10)
+    async with served(app.streamable_http_app(), port) as stop:
+        with anyio.fail_after(WAIT * 2):
+            async with Runtime(toolsets=[server]) as runtime:
+                first = await get(runtime, "greet", name="Ada")
+                await stop()
+                down = await get(runtime, "greet", name="Bo")
+                async with served(app.streamable_http_app(), port):
+                    again = await get(runtime, "greet", name="Cy")
+    assert first.status is CallStatus.COMPLETED, first
+    assert failure(down).startswith("MCP server 'files' was lost: ")
+    assert again.result == "(Greet someone.)\n\n[user] Say hello to Cy, in a calm voice."

@@ -1,10 +1,11 @@
-"""What the tools of a server's resources and prompts share: reading every page of a list,
-whether a list has anything in it, a listed entry's fields without the empty ones, and a tool
-function that needs the server's live session."""
+"""What the tools of a server's resources and prompts share: how they reach the server,
+reading every page of a list, whether a list has anything in it, a listed entry's fields
+without the empty ones, and a tool that needs the server's live session."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentos._kernel.context import ToolContext
@@ -15,8 +16,19 @@ from components import Json
 LIST_PAGES = 100
 """At most this many pages of a list: a server that pages forever cannot hang us."""
 
-Connected = Callable[[], Awaitable[Any]]
-"""The server's live session (None: it cannot be reached)."""
+
+@dataclass(frozen=True)
+class Link:
+    """How the tools of a server's resources and prompts reach it, as its own tools do."""
+
+    ready: Callable[[], Awaitable[Any]]
+    """The live session, starting the server again if it died (None: it cannot be)."""
+    failed: Callable[[Exception], Awaitable[ToolFailure]]
+    """A call's failure from what it raised; a lost connection is reached again."""
+    reader: Callable[[], str | None]
+    """The tool that reads the server's resources now (None: the agent has none)."""
+
+
 Lister = Callable[..., Awaitable[Any]]
 """One of the session's list requests (``list_tools``, ``list_prompts`` ...): takes
 ``params=`` (the cursor) and answers a page."""
@@ -55,9 +67,24 @@ def present(fields: Iterable[tuple[str, Any]]) -> dict[str, Json]:
     return {key: value for key, value in fields if value not in (None, "", [])}
 
 
+def list_tool(
+    server: str, link: Link, kind: str, shown: Callable[[Any], Json], description: str
+) -> Tool[Any]:
+    """``<server>_list_<kind>``: every page of the server's ``<kind>/list``, each entry
+    ``shown``."""
+
+    async def listed(session: Any, args: dict[str, Any]) -> Json | ToolFailure:
+        found = await every_page(getattr(session, f"list_{kind}"), kind)
+        return {kind: [shown(entry) for entry in found]}
+
+    return session_tool(
+        server, link, listed, name=f"{server}_list_{kind}", description=description, properties={}
+    )
+
+
 def session_tool(
     server: str,
-    connected: Connected,
+    link: Link,
     work: WithSession,
     *,
     name: str,
@@ -66,13 +93,16 @@ def session_tool(
     required: Sequence[str] = (),
 ) -> Tool[Any]:
     """A tool of ``server`` whose ``work`` gets the live session, failing clearly when the
-    server cannot be reached; its input is an object of ``properties``."""
+    server cannot be reached or the work raises; its input is an object of ``properties``."""
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
-        session = await connected()
+        session = await link.ready()
         if session is None:
             return ToolFailure(f"MCP server {server!r} is not available")
-        return await work(session, args)
+        try:
+            return await work(session, args)
+        except Exception as error:
+            return await link.failed(error)
 
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:

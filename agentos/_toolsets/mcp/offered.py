@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentos._kernel.tools import Tool
-from agentos._toolsets.mcp.listing import Connected, Lister, lists_some
-from agentos._toolsets.mcp.prompts import Reader, prompt_tools
+from agentos._toolsets.mcp.listing import Link, Lister, lists_some
+from agentos._toolsets.mcp.prompts import prompt_tools
 from agentos._toolsets.mcp.resources import resource_tools
 
 
@@ -18,8 +18,7 @@ async def offered_tools(
     server: str,
     allowed: Sequence[str] | None,
     holder: Callable[[str], str | None],
-    connected: Connected,
-    reader: Reader,
+    link: Link,
     problems: list[str],
 ) -> list[Tool[Any]]:
     """The tools of ``server``'s resources and prompts the agent may use; why any it would
@@ -27,8 +26,8 @@ async def offered_tools(
     declared = session.server_capabilities
     made: list[Tool[Any]] = []
     offers: tuple[tuple[str, Lister, Callable[[], list[Tool[Any]]]], ...] = (
-        ("resources", session.list_resources, lambda: resource_tools(server, connected)),
-        ("prompts", session.list_prompts, lambda: prompt_tools(server, connected, reader)),
+        ("resources", session.list_resources, lambda: resource_tools(server, link)),
+        ("prompts", session.list_prompts, lambda: prompt_tools(server, link)),
     )
     for kind, lister, tools in offers:
         if getattr(declared, kind, None) is not None and await lists_some(lister, kind, problems):

@@ -6,35 +6,19 @@ any other."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from agentos._kernel.tools import Tool, ToolFailure
 from agentos._model.messages import CONTENT_RESULT
-from agentos._toolsets.mcp.listing import Connected, every_page, present, session_tool
+from agentos._toolsets.mcp.listing import Link, every_page, list_tool, present, session_tool
 from agentos._toolsets.mcp.results import content_of
-from agentos._toolsets.mcp.transport import said
+from agentos._toolsets.mcp.transport import connection_lost, leaf_error, said
 from components import Json
 
-Reader = Callable[[], str | None]
-"""The tool that reads the server's resources now (None: it has none), named beside a
-resource link in a prompt."""
 
-
-def list_name(server: str) -> str:
-    return f"{server}_list_prompts"
-
-
-def get_name(server: str) -> str:
-    return f"{server}_get_prompt"
-
-
-def prompt_tools(server: str, connected: Connected, reader: Reader) -> list[Tool[Any]]:
+def prompt_tools(server: str, link: Link) -> list[Tool[Any]]:
     """The two tools of ``server``'s prompts."""
-
-    async def list_prompts(session: Any, args: dict[str, Any]) -> Json | ToolFailure:
-        found = await every_page(session.list_prompts, "prompts")
-        return {"prompts": [_listed(prompt) for prompt in found]}
 
     async def get_prompt(session: Any, args: dict[str, Any]) -> Json | ToolFailure:
         name, given = str(args["name"]), dict(args.get("arguments") or {})
@@ -42,6 +26,8 @@ def prompt_tools(server: str, connected: Connected, reader: Reader) -> list[Tool
         try:
             found = await every_page(session.list_prompts, "prompts")
         except Exception as error:
+            if connection_lost(leaf_error(error)):
+                raise
             return ToolFailure(f"{whose}: prompts/list failed: {said(error)}")
         wrong = _misfit(server, whose, name, given, found)
         if wrong is not None:
@@ -49,26 +35,25 @@ def prompt_tools(server: str, connected: Connected, reader: Reader) -> list[Tool
         try:
             result = await session.get_prompt(name, given)
         except Exception as error:
+            if connection_lost(leaf_error(error)):
+                raise
             return ToolFailure(f"{whose}: {said(error)}")
-        return _read(result, reader())
+        return _read(result, link.reader())
 
     return [
-        session_tool(
+        list_tool(
             server,
-            connected,
-            list_prompts,
-            name=list_name(server),
-            description=(
-                f"List the prompts MCP server {server} offers: each one's name, description "
-                "and arguments (which are required)."
-            ),
-            properties={},
+            link,
+            "prompts",
+            _listed,
+            f"List the prompts MCP server {server} offers: each one's name, description and "
+            "arguments (which are required).",
         ),
         session_tool(
             server,
-            connected,
+            link,
             get_prompt,
-            name=get_name(server),
+            name=f"{server}_get_prompt",
             description=(
                 f"Get one prompt of MCP server {server} by name, its arguments filled in: "
                 "the messages it consists of, each after its role."

@@ -9,25 +9,17 @@ from typing import Any
 
 from agentos._kernel.tools import Tool, ToolFailure
 from agentos._model.messages import CONTENT_RESULT
-from agentos._toolsets.mcp.listing import Connected, every_page, present, session_tool
+from agentos._toolsets.mcp.listing import Link, list_tool, present, session_tool
 from agentos._toolsets.mcp.results import content_of
 from components import Json
-
-
-def list_name(server: str) -> str:
-    return f"{server}_list_resources"
 
 
 def read_name(server: str) -> str:
     return f"{server}_read_resource"
 
 
-def resource_tools(server: str, connected: Connected) -> list[Tool[Any]]:
+def resource_tools(server: str, link: Link) -> list[Tool[Any]]:
     """The two tools of ``server``'s resources."""
-
-    async def list_resources(session: Any, args: dict[str, Any]) -> Json | ToolFailure:
-        found = await every_page(session.list_resources, "resources")
-        return {"resources": [_listed(resource) for resource in found]}
 
     async def read_resource(session: Any, args: dict[str, Any]) -> Json | ToolFailure:
         result = await session.read_resource(str(args["uri"]))
@@ -38,17 +30,16 @@ def resource_tools(server: str, connected: Connected) -> list[Tool[Any]]:
         return {"type": CONTENT_RESULT, "content": blocks}
 
     return [
-        session_tool(
+        list_tool(
             server,
-            connected,
-            list_resources,
-            name=list_name(server),
-            description=f"List the resources MCP server {server} offers (uri, name, type).",
-            properties={},
+            link,
+            "resources",
+            _listed,
+            f"List the resources MCP server {server} offers (uri, name, type).",
         ),
         session_tool(
             server,
-            connected,
+            link,
             read_resource,
             name=read_name(server),
             description=f"Read one resource of MCP server {server} by its URI.",

@@ -31,7 +31,7 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
-from agentos._toolsets.mcp.listing import every_page
+from agentos._toolsets.mcp.listing import Link, every_page
 from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
 from agentos._toolsets.mcp.offered import offered_tools
 from agentos._toolsets.mcp.resources import read_name
@@ -318,9 +318,10 @@ class McpServer:
             made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
             tools += made
             problems += said
-        reader = lambda: self._reader  # noqa: E731  (read when a prompt is got)
+        failed = partial(self._failed, process=self._process)  # this connection's
+        link = Link(self._ready, failed, lambda: self._reader)
         tools += await offered_tools(
-            session, self.name, self.config.tools, self._holder, self._ready, reader, problems
+            session, self.name, self.config.tools, self._holder, link, problems
         )
         if first:
             wanted = self.config.tools or ()
@@ -387,17 +388,22 @@ class McpServer:
                         meta=meta,
                     )
         except Exception as error:
-            if not connection_lost(leaf_error(error)):  # a task's requests come in a group
-                return ToolFailure(f"MCP server {self.name!r}: {said(error)}")
-            if process is not None:
-                code = await process.exited(within=2.0)
-                if code is not None:
-                    return ToolFailure(self._exited(code))
-            self._session = None  # the next call waits for a new connection
-            self._down(said(error))
-            self._wanted.set()
-            return ToolFailure(f"MCP server {self.name!r} was lost: {said(error)}")
+            return await self._failed(error, process)
         return outcome(result, self._reader)
+
+    async def _failed(self, error: Exception, process: ServerProcess | None) -> ToolFailure:
+        """A call's failure from what it raised; when it lost the connection (to the
+        server's ``process``, if it has one), the next call waits for a new one."""
+        if not connection_lost(leaf_error(error)):  # a task's requests come in a group
+            return ToolFailure(f"MCP server {self.name!r}: {said(error)}")
+        if process is not None:
+            code = await process.exited(within=2.0)
+            if code is not None:
+                return ToolFailure(self._exited(code))
+        self._session = None
+        self._down(said(error))
+        self._wanted.set()
+        return ToolFailure(f"MCP server {self.name!r} was lost: {said(error)}")
 
     async def _ready(self) -> Any:
         """The live session, starting the server again if it died (None: it cannot be)."""
