@@ -1,6 +1,6 @@
 """agentos as the client of ``@modelcontextprotocol/server-everything``, the reference server
-nobody here wrote (Node, over stdio): its elicitation, sampling, roots and resources, and its
-task-only tool run as an MCP task whose status is the call's progress."""
+nobody here wrote (Node, over stdio): its elicitation, sampling, roots, resources and prompts,
+and its task-only tool run as an MCP task whose status is the call's progress."""
 
 from __future__ import annotations
 
@@ -116,6 +116,56 @@ async def test_it_sees_the_roots_the_agent_names_and_reads_resources(
         read = await outcome(runtime, runtime.submit("everything_read_resource", {"uri": first}))
     assert tmp_path.name in said(roots)
     assert len(resources) > 1 and read.status is CallStatus.COMPLETED
+
+
+async def test_its_prompts_are_listed_and_got_with_their_arguments_and_resources(
+    everything: list[str],
+) -> None:
+    def get(name: str, arguments: dict[str, str]) -> str:
+        return runtime.submit("everything_get_prompt", {"name": name, "arguments": arguments})
+
+    async with serving(everything) as (runtime, _):
+        listed = await outcome(runtime, runtime.submit("everything_list_prompts", {}))
+        weather = await outcome(runtime, get("args-prompt", {"city": "Paris"}))
+        text = await outcome(
+            runtime, get("resource-prompt", {"resourceType": "Text", "resourceId": "1"})
+        )
+        blob = await outcome(
+            runtime, get("resource-prompt", {"resourceType": "Blob", "resourceId": "2"})
+        )
+        refused = await outcome(
+            runtime, get("resource-prompt", {"resourceType": "Video", "resourceId": "1"})
+        )
+        missing = await outcome(runtime, get("args-prompt", {"state": "Texas"}))
+    assert isinstance(listed.result, dict) and isinstance(listed.result["prompts"], list)
+    prompts = {str(p["name"]): p for p in listed.result["prompts"] if isinstance(p, dict)}
+    assert {"simple-prompt", "args-prompt", "resource-prompt", "completable-prompt"} <= set(prompts)
+    assert prompts["args-prompt"]["arguments"] == [
+        {"name": "city", "required": True, "description": "Name of the city"},
+        {"name": "state", "required": False},  # its SDK drops an optional one's description
+    ]
+    assert said(weather) == "[user] What's weather in Paris?"
+    assert documents(text)[0].startswith("Resource 1: This is a plaintext resource")
+    assert documents(blob)[0].startswith("Resource 2: This is a base64 blob")
+    assert refused.status is CallStatus.FAILED and refused.error is not None
+    assert refused.error.message.startswith("prompt 'resource-prompt' of MCP server 'everything': ")
+    assert "Invalid resourceType: Video" in refused.error.message
+    assert missing.error is not None
+    assert missing.error.message == (
+        "prompt 'args-prompt' of MCP server 'everything' needs the argument 'city'"
+    )
+
+
+def documents(snapshot: CallSnapshot) -> list[str]:
+    """The texts of the documents a call's result carries."""
+    assert isinstance(snapshot.result, dict), snapshot
+    blocks = snapshot.result["content"]
+    assert isinstance(blocks, list)
+    return [
+        str(block["source"]["data"])  # type: ignore[index,call-overload]
+        for block in blocks
+        if isinstance(block, dict) and block["type"] == "document"
+    ]
 
 
 async def test_its_task_only_tool_runs_as_a_task_whose_status_is_the_progress(

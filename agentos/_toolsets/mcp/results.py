@@ -1,13 +1,15 @@
 """What an MCP tool's result becomes as an agentos call's outcome.
 
 Structured content is the JSON result; else the text blocks, joined. ``isError`` fails
-the call with the server's text. Images and resources are kept as the typed blocks an
-Anthropic ``tool_result`` carries, under ``CONTENT_RESULT`` (``{"type":
-"tool_content", "content": [...]}``), with the text beside them.
+the call with the server's text. Images and resources (a ``text/*`` blob read as its text)
+are kept as the typed blocks an Anthropic ``tool_result`` carries, under ``CONTENT_RESULT``
+(``{"type": "tool_content", "content": [...]}``), with the text beside them.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 from agentos._kernel.tools import ToolFailure
@@ -53,8 +55,9 @@ def content_of(block: dict[str, Any], reader: str | None = None) -> dict[str, An
 
 def _resource(resource: dict[str, Any]) -> dict[str, Any]:
     uri, mime = str(resource.get("uri", "")), resource.get("mimeType")
-    if "text" in resource:
-        source = {"type": "text", "media_type": "text/plain", "data": str(resource["text"])}
+    text = resource["text"] if "text" in resource else _text_blob(mime, resource.get("blob"))
+    if text is not None:
+        source = {"type": "text", "media_type": "text/plain", "data": str(text)}
         return {"type": "document", "source": source, "title": uri}
     if mime in IMAGE_TYPES and "blob" in resource:
         return {
@@ -65,6 +68,16 @@ def _resource(resource: dict[str, Any]) -> dict[str, Any]:
         source = {"type": "base64", "media_type": mime, "data": resource["blob"]}
         return {"type": "document", "source": source, "title": uri}
     return _note(f"resource {uri} ({mime or 'unknown type'}) not shown")
+
+
+def _text_blob(mime: object, blob: object) -> str | None:
+    """A ``text/*`` blob's text (None: not one, or not base64 of UTF-8)."""
+    if not (isinstance(mime, str) and mime.startswith("text/") and isinstance(blob, str)):
+        return None
+    try:
+        return base64.b64decode(blob, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
 
 
 def _note(text: str) -> dict[str, Any]:

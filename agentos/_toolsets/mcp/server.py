@@ -1,8 +1,9 @@
 """``McpServer``: the tools of one MCP server as a toolset of the runtime.
 
 Its task owns the connection: it starts the server (stdio) or reaches it (streamable
-HTTP), lists its tools and puts them in the runtime's registry, lists them again on
-``notifications/tools/list_changed``, and closes the connection when the runtime
+HTTP), lists its tools (and its resources' and prompts' tools, ``offered.py``) and puts them
+in the runtime's registry, lists them again when the server says one of those lists
+changed, and closes the connection when the runtime
 closes. A stdio server that dies is started again by the next call that needs it; an
 HTTP server that drops is reached again in the background, with backoff. A call is
 the runtime's: its task sends ``tools/call`` with no read timeout (the runtime's own
@@ -30,8 +31,10 @@ from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
+from agentos._toolsets.mcp.listing import Link, every_page
 from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
-from agentos._toolsets.mcp.resources import lists_resources, read_name, resource_tools
+from agentos._toolsets.mcp.offered import offered_tools
+from agentos._toolsets.mcp.resources import read_name
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
@@ -54,8 +57,10 @@ if TYPE_CHECKING:  # the SDK takes a third of a second to import: only when a se
 
 BACKOFF = (0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 """Seconds between attempts to reach an HTTP server that dropped (the last repeats)."""
-LIST_PAGES = 100
-"""At most this many pages of tools/list: a server that pages forever cannot hang us."""
+LIST_CHANGED = frozenset(
+    f"notifications/{kind}/list_changed" for kind in ("tools", "resources", "prompts")
+)
+"""What makes the server's tools be listed again (its resources' and prompts' are tools too)."""
 ADAPT_BATCH = 50
 """Listed tools checked between two chances for the start's timeout to fire."""
 
@@ -90,7 +95,7 @@ class McpServer:
         self._executions: dict[str, Any] = {}
         """How each listed tool runs (its ``execution``: whether it runs as a task)."""
         self._reader: str | None = None
-        """The tool that reads the server's resources (None: it says it has none)."""
+        """The tool that reads the server's resources (None: it offers none)."""
         self.authorize: Authorize | None = None
         """The person's step when the server needs an OAuth sign-in (``oauth`` settings):
         given the authorization URL, the URL the browser came back to. None: a server
@@ -223,9 +228,6 @@ class McpServer:
         try:
             with anyio.fail_at(deadline) as start, start_timed_by(start):
                 await session.initialize()
-                offered = session.server_capabilities
-                has_resources = offered is not None and offered.resources is not None
-                self._reader = read_name(self.name) if has_resources else None
                 await self._list(session, first=first)
         except TimeoutError:
             raise ToolsetError(
@@ -298,24 +300,15 @@ class McpServer:
 
     async def _on_message(self, message: Any) -> None:
         method = getattr(getattr(message, "root", message), "method", None)
-        if method == "notifications/tools/list_changed":
+        if method in LIST_CHANGED:
             self._relist.set()
 
     # ------------------------------------------------------------------ the tools
 
     async def _list(self, session: Any, *, first: bool) -> None:
-        """List the server's tools (every page) and make them the toolset's tools."""
-        from mcp_types import PaginatedRequestParams
-
-        listed: list[Any] = []
-        cursor: str | None = None
-        for _ in range(LIST_PAGES):
-            params = None if cursor is None else PaginatedRequestParams(cursor=cursor)
-            page = await session.list_tools(params=params)
-            listed.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
+        """List the server's tools (every page) and make them the toolset's tools, with
+        those of its resources and prompts."""
+        listed = await every_page(session.list_tools, "tools")
         self._executions = {listing.name: listing.execution for listing in listed}
         tools: list[Tool[Any]] = []
         problems: list[str] = []
@@ -325,15 +318,11 @@ class McpServer:
             made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
             tools += made
             problems += said
-        if self._reader is not None and await lists_resources(session, problems):
-            for reading in resource_tools(self.name, self._ready):
-                taken = self._holder(reading.name)
-                if self.config.tools is not None and reading.name not in self.config.tools:
-                    continue  # an allow-list that does not name them leaves them out
-                if taken is None:
-                    tools.append(reading)
-                else:
-                    problems.append(f"{reading.name}: left out, it is the name of {taken}")
+        failed = partial(self._failed, process=self._process)  # this connection's
+        link = Link(self._ready, failed, lambda: self._reader)
+        tools += await offered_tools(
+            session, self.name, self.config.tools, self._holder, link, problems
+        )
         if first:
             wanted = self.config.tools or ()
             known = {t.name for t in listed} | {t.name for t in tools}
@@ -352,6 +341,7 @@ class McpServer:
             self._log("mcp.relist_refused", error=str(error))
             return
         self.problems = problems
+        self._reader = next((t.name for t in tools if t.name == read_name(self.name)), None)
         for problem in problems:
             self._log("mcp.tool_left_out", problem=problem)
 
@@ -398,17 +388,22 @@ class McpServer:
                         meta=meta,
                     )
         except Exception as error:
-            if not connection_lost(leaf_error(error)):  # a task's requests come in a group
-                return ToolFailure(f"MCP server {self.name!r}: {said(error)}")
-            if process is not None:
-                code = await process.exited(within=2.0)
-                if code is not None:
-                    return ToolFailure(self._exited(code))
-            self._session = None  # the next call waits for a new connection
-            self._down(said(error))
-            self._wanted.set()
-            return ToolFailure(f"MCP server {self.name!r} was lost: {said(error)}")
+            return await self._failed(error, process)
         return outcome(result, self._reader)
+
+    async def _failed(self, error: Exception, process: ServerProcess | None) -> ToolFailure:
+        """A call's failure from what it raised; when it lost the connection (to the
+        server's ``process``, if it has one), the next call waits for a new one."""
+        if not connection_lost(leaf_error(error)):  # a task's requests come in a group
+            return ToolFailure(f"MCP server {self.name!r}: {said(error)}")
+        if process is not None:
+            code = await process.exited(within=2.0)
+            if code is not None:
+                return ToolFailure(self._exited(code))
+        self._session = None
+        self._down(said(error))
+        self._wanted.set()
+        return ToolFailure(f"MCP server {self.name!r} was lost: {said(error)}")
 
     async def _ready(self) -> Any:
         """The live session, starting the server again if it died (None: it cannot be)."""

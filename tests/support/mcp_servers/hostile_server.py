@@ -10,7 +10,7 @@ named (comma-separated) and answering its own name. ``PAD``: characters of descr
 padding each listed tool, for a huge tool list. ``LIST_DELAY``: seconds before each answer
 to ``tools/list``. ``YELL_AND_EXIT``: bytes written to stderr with no newline at start,
 before exiting with code 3. ``RESOURCES=broken``: says it has resources, and answers
-``resources/list`` with nothing a client can read.
+``resources/list`` with nothing a client can read; ``PROMPTS=broken`` the same of prompts.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
             "capabilities": {
                 "tools": {"listChanged": True},
                 **({"resources": {}} if os.environ.get("RESOURCES") == "broken" else {}),
+                **({"prompts": {}} if os.environ.get("PROMPTS") == "broken" else {}),
             },
             "serverInfo": {"name": "hostile", "version": "1"},
         }
