@@ -29,6 +29,7 @@ from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
+from agentos._toolsets.mcp import tasks_ext
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
 from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
 from agentos._toolsets.mcp.resources import lists_resources, read_name, resource_tools
@@ -45,7 +46,7 @@ from agentos._toolsets.mcp.transport import (
     said,
 )
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
-from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig
+from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig, shared_settings
 from agentos._version import agentos_version
 from components import Json
 
@@ -112,7 +113,7 @@ class McpServer:
     ) -> McpServer:
         """A server the runtime starts as ``command args`` and talks to over stdio;
         ``roots``: the directories it may see (none by default)."""
-        chosen = _choice(tools, prefix, start_timeout, roots)
+        chosen = shared_settings(tools, prefix, start_timeout, roots)
         config = McpServerConfig(
             command=command, args=list(args), env=dict(env or {}), cwd=cwd, **chosen
         )
@@ -134,7 +135,7 @@ class McpServer:
     ) -> McpServer:
         """A server the runtime reaches at ``url`` over streamable HTTP; ``oauth``: sign in
         when it asks (True: the default settings), ``authorize`` being the person's step."""
-        chosen = _choice(tools, prefix, start_timeout, roots)
+        chosen = shared_settings(tools, prefix, start_timeout, roots)
         config = McpServerConfig(url=url, headers=dict(headers or {}), oauth=oauth, **chosen)
         server = cls(name, config)
         server.authorize = authorize
@@ -218,11 +219,12 @@ class McpServer:
                 logging_callback=talk.logged,
                 message_handler=self._on_message,
                 client_info=Implementation(name="agentos", version=agentos_version()),
+                **tasks_ext.session_options(),
             )
         )
         try:
             with anyio.fail_at(deadline) as start, start_timed_by(start):
-                await session.initialize()
+                await tasks_ext.connect(session, probe=self.config.url is not None)
                 offered = session.server_capabilities
                 has_resources = offered is not None and offered.resources is not None
                 self._reader = read_name(self.name) if has_resources else None
@@ -382,10 +384,15 @@ class McpServer:
             ctx.progress(progress_entry(done, total, message))
 
         meta: Any = None if ctx.trace_parent is None else {"traceparent": ctx.trace_parent}
+        answer = partial(self._talk.answer_input, ctx, sampling=self.config.sampling)
         try:
             with self._talk.running(ctx), told_why(ctx):
                 started = partial(self._talk.task_started, ctx=ctx)
-                if resumed is not None:
+                if tasks_ext.offers_tasks(session):
+                    result = await tasks_ext.call(
+                        session, remote, args, ctx, meta, progress, answer, started, resumed
+                    )
+                elif resumed is not None:
                     result = await resume_task(session, resumed, ctx, started)
                 elif runs_as_task(session, self._executions.get(remote)):
                     result = await run_task(session, remote, args, ctx, meta, started)
@@ -442,15 +449,3 @@ class McpServer:
     def _log(self, event: str, **fields: object) -> None:
         logger, _, _ = agentos_logger()
         logger.warning(event, server=self.name, **fields)
-
-
-def _choice(
-    tools: Sequence[str] | None, prefix: str, start_timeout: float, roots: Sequence[str]
-) -> dict[str, Any]:
-    """The settings of a server that do not depend on its transport."""
-    return {
-        "tools": None if tools is None else list(tools),
-        "prefix": prefix,
-        "start_timeout": start_timeout,
-        "roots": list(roots),
-    }
