@@ -8,28 +8,36 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agentos import (
+    AgentConfig,
     Answer,
     AnswerAction,
     Asked,
     CallEvent,
     CallSnapshot,
     CallStatus,
+    Host,
     JsonObject,
     McpServer,
+    McpServerConfig,
     ProgressKind,
     Runtime,
+    ScriptedProvider,
+    SqliteStore,
 )
+from agentos.testing import last_user_text, text
 from tests.support.asgi import free_port, served
 from tests.support.fastmcp import tasks_server
 from tests.support.mcp_servers.bad_tasks_server import REQUESTS
 from tests.support.mcp_servers.bad_tasks_server import app as bad_app
-from tests.toolsets.conftest import WAIT, outcome
+from tests.support.task_host import killed_when_ready
+from tests.toolsets.conftest import WAIT, hosting, outcome
 
 pytestmark = pytest.mark.anyio
 
@@ -88,25 +96,25 @@ async def test_a_task_runs_as_a_call_its_status_the_progress_its_result_the_resu
     url: str,
 ) -> None:
     async with serving(url) as (runtime, events, _):
-        call = runtime.submit("crunch", {"topic": "ecs"})
-        running = await shown(runtime, events, call, text="crunching ecs")
+        call = runtime.submit("crunch", {"topic": "graphs"})
+        running = await shown(runtime, events, call, text="crunching graphs")
         assert running.status is CallStatus.RUNNING
-        released = await outcome(runtime, runtime.submit("release", {}))
+        released = await outcome(runtime, runtime.submit("release", {"topic": "graphs"}))
         done = await outcome(runtime, call)
-    assert released.result == {"result": "released"}
+    assert released.result == {"result": "released graphs, started 1 time(s)"}
     assert done.status is CallStatus.COMPLETED, done
-    assert done.result == {"result": "crunched ecs"}
+    assert done.result == {"result": "crunched graphs"}
     followed = statuses(done)
     task_id = followed[0]["task_id"]
     assert isinstance(task_id, str) and task_id
-    assert {"task_id": task_id, "status": "working", "text": "crunching ecs"} in followed
+    assert {"task_id": task_id, "status": "working", "text": "crunching graphs"} in followed
     assert followed[-1] == {"task_id": task_id, "status": "completed"}
 
 
 async def test_cancelling_the_call_cancels_its_task_on_the_server(url: str) -> None:
     async with serving(url) as (runtime, events, _):
         call = runtime.submit("hold", {})
-        await shown(runtime, events, call)
+        await shown(runtime, events, call, text="holding")  # running, not only queued
         assert runtime.cancel(call, reason="no longer needed")
         cancelled = await outcome(runtime, call)
         seen = await outcome(runtime, runtime.submit("was_cancelled", {}))
@@ -126,7 +134,8 @@ async def test_what_a_task_asks_reaches_the_person_and_the_answer_the_server(url
     form = question.question.form
     assert form is not None and isinstance(form["properties"], dict)
     assert "name" in form["properties"]
-    assert [s["status"] for s in statuses(done)][-2:] == ["input_required", "completed"]
+    followed = [entry["status"] for entry in statuses(done)]
+    assert "input_required" in followed and followed[-1] == "completed"
 
 
 async def test_a_declined_question_reaches_the_server_too(url: str) -> None:
@@ -147,6 +156,21 @@ async def test_a_question_waits_for_the_person_while_the_task_waits_for_the_answ
         assert runtime.answer(call, Answer(AnswerAction.ACCEPT, {"name": "Grace"}))
         done = await outcome(runtime, call)
     assert done.result == "accept Grace"
+
+
+async def test_a_tasks_sampling_is_answered_by_the_sessions_model(url: str) -> None:
+    provider = ScriptedProvider((lambda r: True, lambda r: text(f"short: {last_user_text(r)}")))
+    agent = AgentConfig(
+        name="summarizer", model="claude-test", mcp_servers={"tasks": McpServerConfig(url=url)}
+    )
+    async with hosting(agent, provider) as host:
+        session = await host.create_session(agent)
+        call = host.runtime.submit("summarize", {"text": "a saga"}, session_id=session.session_id)
+        done = await outcome(host.runtime, call)
+        requests = session.statistics().requests
+    assert done.status is CallStatus.COMPLETED, done
+    assert done.result == "claude-test said: short: Summarize: a saga"
+    assert requests == 1
 
 
 async def test_a_task_whose_tool_fails_fails_the_call_with_the_servers_words(url: str) -> None:
@@ -226,3 +250,28 @@ async def test_a_server_that_declares_nothing_gets_the_handshake_and_plain_calls
     assert not [m for m in methods("/plain") if m.startswith("tasks/")]
     (call,) = [params for _, method, params in REQUESTS if method == "tools/call"]
     assert "io.modelcontextprotocol/clientCapabilities" not in call.get("_meta", {})
+
+
+async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
+    url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "tasks.db"
+    session_id = await killed_when_ready(path, url, "crunch")
+    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
+    with anyio.fail_after(WAIT * 2):
+        async with (
+            await SqliteStore.open(path) as store,
+            Runtime(toolsets=[McpServer.http("tasks", url)]) as runtime,
+            Host(runtime, provider, store=store) as host,
+        ):
+            session = await host.resume(session_id, steal=True)
+            (again,) = runtime.list_calls(session_id)
+            assert again.tool_name == "crunch" and again.status is not CallStatus.FAILED
+            released = await outcome(runtime, runtime.submit("release", {"topic": "ecs"}))
+            done = await outcome(runtime, again.call_id)
+            await session.wait_settled()
+    assert released.result == {"result": "released ecs, started 1 time(s)"}  # not again
+    assert done.status is CallStatus.COMPLETED and done.result == {"result": "crunched ecs"}
+    assert len({entry["task_id"] for entry in statuses(done)}) == 1
+    assert "crunched ecs" in str(session.history)
+    assert "lost" not in str(session.history[-2:])

@@ -3,10 +3,12 @@
 task store in memory, over streamable HTTP on the listening socket whose file descriptor is
 its argument (the test's, so the server is reachable before it has started).
 
-Tools run as tasks: ``crunch`` (says "crunching TOPIC" and waits for ``release``, then
-answers "crunched TOPIC"), ``hold`` (waits until cancelled; ``was_cancelled`` answers once
-it is), ``ask_name`` (asks the person's name with the task's ``inputRequests``, then says
-what they did), ``fail`` (fails saying "no luck"). ``double`` runs plainly.
+Tools run as tasks: ``crunch`` (says "crunching TOPIC" and waits for ``release`` of its
+topic, then answers "crunched TOPIC"; ``release`` says how many times it was started),
+``hold`` (waits until cancelled; ``was_cancelled`` answers once it is), ``ask_name`` (asks
+the person's name with the task's ``inputRequests``, then says what they did),
+``summarize`` (asks the client's model the same way), ``fail`` (fails saying "no luck").
+``double`` runs plainly.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+from collections import defaultdict
 from datetime import timedelta
 from typing import Any
 
@@ -27,7 +30,8 @@ from fastmcp_tasks import TasksExtension  # type: ignore[import-not-found]
 app = FastMCP("fastmcp-tasks")
 app.add_extension(TasksExtension(url="memory://"))
 TASK = TaskConfig(mode="required", poll_interval=timedelta(milliseconds=200))
-RELEASED = asyncio.Event()
+RELEASED: defaultdict[str, asyncio.Event] = defaultdict(asyncio.Event)
+STARTED: defaultdict[str, int] = defaultdict(int)
 CANCELLED = asyncio.Event()
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 
@@ -35,22 +39,24 @@ NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "requ
 @app.tool(task=TASK)  # type: ignore[untyped-decorator]
 async def crunch(topic: str, ctx: Context) -> str:
     """Crunch ``topic`` once released."""
+    STARTED[topic] += 1
     await ctx.report_progress(1, 2, f"crunching {topic}")
-    await RELEASED.wait()
+    await RELEASED[topic].wait()
     return f"crunched {topic}"
 
 
 @app.tool()  # type: ignore[untyped-decorator]
-async def release() -> str:
-    """Let every ``crunch`` finish."""
-    RELEASED.set()
-    return "released"
+async def release(topic: str) -> str:
+    """Let the ``crunch`` of ``topic`` finish; say how many times it was started."""
+    RELEASED[topic].set()
+    return f"released {topic}, started {STARTED[topic]} time(s)"
 
 
 @app.tool(task=TASK)  # type: ignore[untyped-decorator]
-async def hold() -> str:
-    """Wait until cancelled."""
+async def hold(ctx: Context) -> str:
+    """Say "holding" and wait until cancelled."""
     try:
+        await ctx.report_progress(1, 2, "holding")
         await asyncio.Event().wait()
     finally:
         CANCELLED.set()
@@ -77,6 +83,23 @@ async def ask_name(ctx: Context) -> Any:
     )
     return mcp_types.InputRequiredResult(
         input_requests={"name": mcp_types.ElicitRequest(params=params)}
+    )
+
+
+@app.tool(task=TASK)  # type: ignore[untyped-decorator]
+async def summarize(text: str, ctx: Context) -> Any:
+    """Ask the client's model to summarize ``text`` (the task's ``inputRequests``); say what
+    it answered."""
+    answers = ctx.input_responses or {}
+    if "summary" in answers:
+        answer = answers["summary"]
+        said = getattr(answer.content, "text", answer.content)
+        return f"{answer.model} said: {said}"
+    words = mcp_types.TextContent(type="text", text=f"Summarize: {text}")
+    asked = mcp_types.SamplingMessage(role="user", content=words)
+    params = mcp_types.CreateMessageRequestParams(messages=[asked], max_tokens=30)
+    return mcp_types.InputRequiredResult(
+        input_requests={"summary": mcp_types.CreateMessageRequest(params=params)}
     )
 
 
