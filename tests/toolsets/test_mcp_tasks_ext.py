@@ -22,22 +22,21 @@ from agentos import (
     CallEvent,
     CallSnapshot,
     CallStatus,
-    Host,
     JsonObject,
     McpServer,
     McpServerConfig,
     ProgressKind,
     Runtime,
     ScriptedProvider,
-    SqliteStore,
 )
 from agentos.testing import last_user_text, text
 from tests.support.asgi import free_port, served
-from tests.support.fastmcp import tasks_server
+from tests.support.fastmcp import fastmcp_tasks_python, tasks_server
+from tests.support.mcp_servers import SERVERS
 from tests.support.mcp_servers.bad_tasks_server import REQUESTS
 from tests.support.mcp_servers.bad_tasks_server import app as bad_app
 from tests.support.task_host import killed_when_ready
-from tests.toolsets.conftest import WAIT, hosting, outcome
+from tests.toolsets.conftest import WAIT, hosting, outcome, resumed_after_a_kill
 
 pytestmark = pytest.mark.anyio
 
@@ -72,13 +71,13 @@ async def shown(
     events: MemoryObjectReceiveStream[CallEvent],
     call_id: str,
     status: str = "working",
-    text: str | None = None,
+    saying: str | None = None,
 ) -> CallSnapshot:
-    """The call once its progress shows its task in ``status`` (saying ``text``, if given)."""
+    """The call once its progress shows its task in ``status`` (``saying``, if given)."""
     while True:
         snapshot = runtime.status(call_id)
         for entry in statuses(snapshot):
-            if entry["status"] == status and (text is None or entry.get("text") == text):
+            if entry["status"] == status and (saying is None or entry.get("text") == saying):
                 return snapshot
         assert not snapshot.status.is_final, snapshot
         await events.receive()
@@ -97,7 +96,7 @@ async def test_a_task_runs_as_a_call_its_status_the_progress_its_result_the_resu
 ) -> None:
     async with serving(url) as (runtime, events, _):
         call = runtime.submit("crunch", {"topic": "graphs"})
-        running = await shown(runtime, events, call, text="crunching graphs")
+        running = await shown(runtime, events, call, saying="crunching graphs")
         assert running.status is CallStatus.RUNNING
         released = await outcome(runtime, runtime.submit("release", {"topic": "graphs"}))
         done = await outcome(runtime, call)
@@ -114,7 +113,7 @@ async def test_a_task_runs_as_a_call_its_status_the_progress_its_result_the_resu
 async def test_cancelling_the_call_cancels_its_task_on_the_server(url: str) -> None:
     async with serving(url) as (runtime, events, _):
         call = runtime.submit("hold", {})
-        await shown(runtime, events, call, text="holding")  # running, not only queued
+        await shown(runtime, events, call, saying="holding")  # running, not only queued
         assert runtime.cancel(call, reason="no longer needed")
         cancelled = await outcome(runtime, call)
         seen = await outcome(runtime, runtime.submit("was_cancelled", {}))
@@ -257,21 +256,21 @@ async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
 ) -> None:
     path = tmp_path / "tasks.db"
     session_id = await killed_when_ready(path, url, "crunch")
-    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
-    with anyio.fail_after(WAIT * 2):
-        async with (
-            await SqliteStore.open(path) as store,
-            Runtime(toolsets=[McpServer.http("tasks", url)]) as runtime,
-            Host(runtime, provider, store=store) as host,
-        ):
-            session = await host.resume(session_id, steal=True)
-            (again,) = runtime.list_calls(session_id)
-            assert again.tool_name == "crunch" and again.status is not CallStatus.FAILED
-            released = await outcome(runtime, runtime.submit("release", {"topic": "ecs"}))
-            done = await outcome(runtime, again.call_id)
-            await session.wait_settled()
+    release: JsonObject = {"topic": "ecs"}
+    done, released, history = await resumed_after_a_kill(path, url, session_id, "crunch", release)
     assert released.result == {"result": "released ecs, started 1 time(s)"}  # not again
     assert done.status is CallStatus.COMPLETED and done.result == {"result": "crunched ecs"}
     assert len({entry["task_id"] for entry in statuses(done)}) == 1
-    assert "crunched ecs" in str(session.history)
-    assert "lost" not in str(session.history[-2:])
+    assert "crunched ecs" in history
+
+
+async def test_over_stdio_the_server_is_spoken_to_in_the_older_protocol() -> None:
+    script = str(SERVERS / "fastmcp_tasks_server.py")
+    server = McpServer.stdio("tasks", fastmcp_tasks_python(), [script], start_timeout=WAIT)
+    with anyio.fail_after(WAIT * 2):
+        async with Runtime(toolsets=[server]) as runtime:
+            plain = await outcome(runtime, runtime.submit("double", {"number": 4}))
+            task_only = await outcome(runtime, runtime.submit("crunch", {"topic": "stdio"}))
+    assert plain.result == {"result": 8}
+    assert task_only.status is CallStatus.FAILED and task_only.error is not None
+    assert "requires the tasks extension" in task_only.error.message

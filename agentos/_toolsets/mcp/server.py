@@ -388,21 +388,13 @@ class McpServer:
         try:
             with self._talk.running(ctx), told_why(ctx):
                 started = partial(self._talk.task_started, ctx=ctx)
-                if tasks_ext.offers_tasks(session):
-                    result = await tasks_ext.call(
-                        session, remote, args, ctx, meta, progress, answer, started, resumed
-                    )
-                elif resumed is not None:
+                if resumed is not None and not tasks_ext.offers_tasks(session):
                     result = await resume_task(session, resumed, ctx, started)
                 elif runs_as_task(session, self._executions.get(remote)):
                     result = await run_task(session, remote, args, ctx, meta, started)
-                else:
-                    result = await session.call_tool(
-                        remote,
-                        args,
-                        read_timeout_seconds=None,
-                        progress_callback=progress,
-                        meta=meta,
+                else:  # a plain call, or one of the newer tasks (the server chooses)
+                    result = await tasks_ext.call(
+                        session, remote, args, ctx, meta, progress, answer, started, resumed
                     )
         except Exception as error:
             if not connection_lost(leaf_error(error)):  # a task's requests come in a group

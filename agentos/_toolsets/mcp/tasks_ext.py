@@ -98,10 +98,11 @@ async def call(
     started: Callable[[str], None],
     resumed: str | None = None,
 ) -> Any:
-    """``tools/call`` offering to run as a task: its ``CallToolResult``, at once or once the
-    task it became ends (``started`` is told its id); the input it asks for on the way is
-    answered and the call sent again with the answers. ``resumed``: the task the call ran
-    as before a restart, followed instead of calling the tool again."""
+    """``tools/call`` (offering the extension when the connection speaks it): its
+    ``CallToolResult``, at once or once the task it became ends (``started`` is told its
+    id); the input it asks for on the way is answered and the call sent again with the
+    answers. ``resumed``: the task the call ran as before a restart, followed instead of
+    calling the tool again."""
     from mcp_types import CallToolResult, InputRequiredResult
 
     if resumed is not None:

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from tests.support.mcp_servers.jsonrpc import Refused, jsonrpc_app
 
 TASKS = "io.modelcontextprotocol/tasks"
 OBJECT = {"type": "object"}
@@ -23,12 +20,6 @@ TOOLS = [{"name": name, "inputSchema": OBJECT} for name in ("vanish", "garble", 
 STAMP = "2026-12-06T00:00:00Z"
 REQUESTS: list[tuple[str, str, dict[str, Any]]] = []
 """(path, method, params) of every request, in order."""
-
-
-class Refused(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code, self.message = code, message
 
 
 def task(task_id: str, status: str = "working", **more: Any) -> dict[str, Any]:
@@ -62,24 +53,9 @@ def answer(path: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-async def mcp(request: Request) -> Response:
-    if request.method != "POST":
-        return Response(status_code=405)
-    message = await request.json()
-    if "id" not in message:
-        return Response(status_code=202)
-    params = message.get("params") or {}
-    REQUESTS.append((request.url.path, message["method"], params))
-    reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-    try:
-        reply["result"] = {
-            "resultType": "complete",
-            **answer(request.url.path, message["method"], params),
-        }
-    except Refused as refused:
-        reply["error"] = {"code": refused.code, "message": refused.message}
-    return JSONResponse(reply)
+async def answered(path: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    REQUESTS.append((path, method, params))
+    return {"resultType": "complete", **answer(path, method, params)}
 
 
-methods = ["GET", "POST", "DELETE"]
-app = Starlette(routes=[Route("/mcp", mcp, methods=methods), Route("/plain", mcp, methods=methods)])
+app = jsonrpc_app(answered, ["/mcp", "/plain"])

@@ -1,7 +1,8 @@
 """An MCP server whose tools run as tasks of the ``io.modelcontextprotocol/tasks`` extension
 (SEP-2663): fastmcp with fastmcp-tasks 4.1.4 (``make test``'s ``.venv/fastmcp-tasks``), its
 task store in memory, over streamable HTTP on the listening socket whose file descriptor is
-its argument (the test's, so the server is reachable before it has started).
+its argument (the test's, so the server is reachable before it has started); over stdio
+without one.
 
 Tools run as tasks: ``crunch`` (says "crunching TOPIC" and waits for ``release`` of its
 topic, then answers "crunched TOPIC"; ``release`` says how many times it was started),
@@ -116,6 +117,9 @@ def double(number: int) -> int:
 
 
 if __name__ == "__main__":
-    listening = socket.socket(fileno=int(sys.argv[1]))
-    config = uvicorn.Config(app.http_app(), log_level="warning", timeout_graceful_shutdown=1)
-    asyncio.run(uvicorn.Server(config).serve(sockets=[listening]))
+    if len(sys.argv) < 2:
+        app.run(show_banner=False)  # stdio
+    else:
+        listening = socket.socket(fileno=int(sys.argv[1]))
+        config = uvicorn.Config(app.http_app(), log_level="warning", timeout_graceful_shutdown=1)
+        asyncio.run(uvicorn.Server(config).serve(sockets=[listening]))
