@@ -137,6 +137,16 @@ async def test_what_a_task_asks_reaches_the_person_and_the_answer_the_server(url
     assert "input_required" in followed and followed[-1] == "completed"
 
 
+async def test_a_plain_calls_input_round_reaches_the_person_and_the_call_is_sent_again(
+    url: str,
+) -> None:
+    accepted = Answer(AnswerAction.ACCEPT, {"name": "Lin"})
+    async with serving(url, accepted) as (runtime, _, asked):
+        done = await outcome(runtime, runtime.submit("ask_name_now", {}))
+    assert done.result == "accept Lin" and statuses(done) == []
+    assert [question.question.message for question in asked] == ["What is your name?"]
+
+
 async def test_a_declined_question_reaches_the_server_too(url: str) -> None:
     async with serving(url, Answer(AnswerAction.DECLINE)) as (runtime, _, asked):
         done = await outcome(runtime, runtime.submit("ask_name", {}))

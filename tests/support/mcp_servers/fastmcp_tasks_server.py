@@ -9,7 +9,7 @@ topic, then answers "crunched TOPIC"; ``release`` says how many times it was sta
 ``hold`` (waits until cancelled; ``was_cancelled`` answers once it is), ``ask_name`` (asks
 the person's name with the task's ``inputRequests``, then says what they did),
 ``summarize`` (asks the client's model the same way), ``fail`` (fails saying "no luck").
-``double`` runs plainly.
+``double`` and ``ask_name_now`` (``ask_name`` with the call's own input round) run plainly.
 """
 
 from __future__ import annotations
@@ -74,6 +74,16 @@ async def was_cancelled() -> str:
 @app.tool(task=TASK)  # type: ignore[untyped-decorator]
 async def ask_name(ctx: Context) -> Any:
     """Ask the person's name (the guard pattern: ask, and run again with the answer)."""
+    return name_or_question(ctx)
+
+
+@app.tool()  # type: ignore[untyped-decorator]
+async def ask_name_now(ctx: Context) -> Any:
+    """Ask the person's name, not as a task (the call's own ``input_required`` round)."""
+    return name_or_question(ctx)
+
+
+def name_or_question(ctx: Context) -> Any:
     answers = ctx.input_responses or {}
     if "name" in answers:
         answer = answers["name"]
