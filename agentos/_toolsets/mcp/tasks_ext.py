@@ -5,7 +5,8 @@ the task asks (``inputRequests``: a question, the session's model, the roots) re
 person or the model as a server's request does, and goes back with ``tasks/update``;
 cancelling the call sends ``tasks/cancel``. The task's id is in every progress entry, as for
 the older tasks (``tasks.py``), so a host that resumes the session after a restart goes on
-with the task (``call``'s ``resumed``).
+with the task (``call``'s ``resumed``). Every call that is not one of the older tasks goes
+through ``call``: on a connection without the extension it is a plain ``tools/call``.
 
 The extension rides on the 2026-07-28 protocol, where a connection is set up by
 ``server/discover`` instead of ``initialize``. Over HTTP, where that probe commits nothing,
