@@ -7,6 +7,8 @@ FULL := $(VENV)/.installed
 NODE_DIR := $(VENV)/node
 FASTMCP_DIR := $(VENV)/fastmcp
 FASTMCP := $(FASTMCP_DIR)/.installed
+FASTMCP_TASKS_DIR := $(VENV)/fastmcp-tasks
+FASTMCP_TASKS := $(FASTMCP_TASKS_DIR)/.installed
 NODE := $(NODE_DIR)/.installed
 # What the MCP tests run under Node (tests/support/node.py finds them): Node 22 itself, which
 # the conformance suite needs, the suite, the reference server, and the inspector (its CLI).
@@ -47,6 +49,14 @@ $(FASTMCP): Makefile | $(BIN)/python
 	$(FASTMCP_DIR)/bin/python -m pip install --quiet fastmcp==4.1.6
 	touch $@
 
+# fastmcp-tasks, a server of the newer MCP tasks (the io.modelcontextprotocol/tasks
+# extension) the tests run: in a venv of its own too, since it pins its own fastmcp. Its task
+# store is in memory (no Redis server).
+$(FASTMCP_TASKS): Makefile | $(BIN)/python
+	$(PYTHON) -m venv $(FASTMCP_TASKS_DIR)
+	$(FASTMCP_TASKS_DIR)/bin/python -m pip install --quiet fastmcp-tasks==4.1.4
+	touch $@
+
 # A venv `make test` filled stays full: `make run` keeps that install up to date instead.
 run: $(if $(wildcard $(FULL)),$(FULL),$(CORE))
 	$(BIN)/python -m agentos.demo
@@ -56,7 +66,7 @@ lint: $(FULL) $(NODE)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint $(FASTMCP)
+test: lint $(FASTMCP_TASKS) $(FASTMCP)
 	$(BIN)/pytest
 
 bench: $(FULL) $(NODE)

@@ -9,6 +9,7 @@ is never part of the configuration a session stores.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -178,3 +179,16 @@ class McpServerConfig(BaseModel):
     @property
     def transport(self) -> Literal["stdio", "http"]:
         return "stdio" if self.command is not None else "http"
+
+
+def shared_settings(
+    tools: Sequence[str] | None, prefix: str, start_timeout: float, roots: Sequence[str]
+) -> dict[str, Any]:
+    """A server's settings that do not depend on its transport (``McpServer``'s
+    constructors take them)."""
+    return {
+        "tools": None if tools is None else list(tools),
+        "prefix": prefix,
+        "start_timeout": start_timeout,
+        "roots": list(roots),
+    }

@@ -136,8 +136,9 @@ def test_make_run_installs_the_package_alone_and_make_test_every_extra(tmp_path:
     fresh = ["--quiet --upgrade pip", "--quiet --no-compile -e ."]
     assert installs(make_dry_run(tmp_path, "run")) == fresh
     tested = installs(make_dry_run(tmp_path, "test"))
-    assert every_extra in tested  # and fastmcp, in a venv of its own (a server tests run)
+    assert every_extra in tested  # and fastmcp(-tasks), in venvs of their own (servers tests run)
     assert tested[-1] == "--quiet fastmcp==4.1.6"
+    assert tested[-2] == "--quiet fastmcp-tasks==4.1.4"
     assert installs(make_dry_run(tmp_path, "bench"))[-1] == every_extra
 
     venv = tmp_path / ".venv"

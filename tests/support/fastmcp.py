@@ -1,26 +1,68 @@
 """Where the MCP tests find fastmcp, a second framework whose server they run: ``make test``
-installs it in a venv of its own, ``.venv/fastmcp`` (it pins its own ``mcp``).
+installs it in a venv of its own, ``.venv/fastmcp`` (it pins its own ``mcp``), and
+fastmcp-tasks (the ``io.modelcontextprotocol/tasks`` extension, which pins its own fastmcp)
+in another, ``.venv/fastmcp-tasks``.
 
-Without it a test that needs it skips, saying how to get it; under ``CI=true`` it fails.
+Without them a test that needs one skips, saying how to get it; under ``CI=true`` it fails.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from tests.support import ROOT
+from tests.support.mcp_servers import SERVERS
 
 FASTMCP_PYTHON = ROOT / ".venv" / "fastmcp" / "bin" / "python"
 """The Python of ``make test``'s fastmcp venv."""
+FASTMCP_TASKS_PYTHON = ROOT / ".venv" / "fastmcp-tasks" / "bin" / "python"
+"""The Python of ``make test``'s fastmcp-tasks venv."""
 
 
 def fastmcp_python() -> str:
     """The Python that runs a fastmcp server; skips (fails under CI) when it is absent."""
-    if not FASTMCP_PYTHON.exists():
-        reason = "`make test` installs fastmcp 4.1.6 into .venv/fastmcp"
+    return _present(FASTMCP_PYTHON, "`make test` installs fastmcp 4.1.6 into .venv/fastmcp")
+
+
+def fastmcp_tasks_python() -> str:
+    """The Python that runs a fastmcp-tasks server; skips (fails under CI) when absent."""
+    how = "`make test` installs fastmcp-tasks 4.1.4 into .venv/fastmcp-tasks"
+    return _present(FASTMCP_TASKS_PYTHON, how)
+
+
+@contextmanager
+def tasks_server() -> Iterator[str]:
+    """``fastmcp_tasks_server.py`` running over HTTP: its URL. It gets the socket, already
+    listening, so it is reachable at once; it is stopped when the context ends."""
+    python = fastmcp_tasks_python()
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        port = listening.getsockname()[1]
+        fd = listening.fileno()
+        server = subprocess.Popen(
+            [python, str(SERVERS / "fastmcp_tasks_server.py"), str(fd)],
+            pass_fds=[fd],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+        )
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _present(python: Path, reason: str) -> str:
+    if not python.exists():
         if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the tests that need fastmcp: {reason}", pytrace=False)
+            pytest.fail(f"CI must run the tests that need it: {reason}", pytrace=False)
         pytest.skip(reason)
-    return str(FASTMCP_PYTHON)
+    return str(python)

@@ -1,8 +1,9 @@
 """A host whose session's call runs as a task on an HTTP MCP server, until it is killed.
 
-``python -m tests.support.task_host DB URL``: a session asks for ``research``, the call
-runs as a task on the server at URL, and once the store's mirror of the call names the
-task it prints ``ready SESSION`` and waits to be killed (``killed_when_ready`` does both).
+``python -m tests.support.task_host DB URL TOOL``: a session asks for TOOL (``research``
+when not given) on the topic "ecs", the call runs as a task on the server at URL, and once
+the store's mirror of the call names the task it prints ``ready SESSION`` and waits to be
+killed (``killed_when_ready`` does both).
 """
 
 from __future__ import annotations
@@ -27,21 +28,21 @@ from agentos.testing import last_user_text, text, tool_calls
 from tests.support import ROOT
 
 CONFIG = AgentConfig(name="researcher", async_yield_strategy=YieldOnTimeout(milliseconds=5))
-PROVIDER = ScriptedProvider(
-    (
-        lambda r: last_user_text(r) == "research ecs",
-        lambda r: tool_calls(("research", {"topic": "ecs"})),
-    ),
-    (lambda r: True, lambda r: text("on it")),
-)
 
 
-async def main(path: Path, url: str) -> None:
+async def main(path: Path, url: str, tool: str) -> None:
     server = McpServer.http("tasks", url)
+    provider = ScriptedProvider(
+        (
+            lambda r: last_user_text(r) == "research ecs",
+            lambda r: tool_calls((tool, {"topic": "ecs"})),
+        ),
+        (lambda r: True, lambda r: text("on it")),
+    )
     async with (
         await SqliteStore.open(path) as store,
         Runtime(toolsets=[server]) as runtime,
-        Host(runtime, PROVIDER, store=store, call_mirror_period=0.05) as host,
+        Host(runtime, provider, store=store, call_mirror_period=0.05) as host,
     ):
         session = await host.create_session(CONFIG)
         session.post("research ecs")
@@ -57,10 +58,10 @@ async def _task_mirrored(store: SqliteStore, session_id: str) -> bool:
     return any(isinstance(row.progress, dict) and row.progress.get("task_id") for row in rows)
 
 
-async def killed_when_ready(path: Path, url: str) -> str:
-    """Run this host on ``path``'s store and the server at ``url``, SIGKILL it once it says
-    ``ready``; the session it started."""
-    argv = [sys.executable, "-m", "tests.support.task_host", str(path), url]
+async def killed_when_ready(path: Path, url: str, tool: str = "research") -> str:
+    """Run this host on ``path``'s store and the server at ``url`` (its session calling
+    ``tool``), SIGKILL it once it says ``ready``; the session it started."""
+    argv = [sys.executable, "-m", "tests.support.task_host", str(path), url, tool]
     async with await anyio.open_process(argv, cwd=ROOT) as host:
         assert host.stdout is not None
         said = await BufferedByteReceiveStream(host.stdout).receive_until(b"\n", 1024)
@@ -71,4 +72,4 @@ async def killed_when_ready(path: Path, url: str) -> str:
 
 
 if __name__ == "__main__":
-    anyio.run(main, Path(sys.argv[1]), sys.argv[2])
+    anyio.run(main, Path(sys.argv[1]), sys.argv[2], (sys.argv[3:] or ["research"])[0])

@@ -5,10 +5,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 
-from agentos import AgentConfig, CallSnapshot, Host, Provider, Runtime, agent_tools
+from agentos import (
+    AgentConfig,
+    CallSnapshot,
+    CallStatus,
+    Host,
+    JsonObject,
+    McpServer,
+    Provider,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+    agent_tools,
+)
+from agentos.testing import text
 
 WAIT = 20  # seconds: a bound on real work (starting a Python process on a busy machine)
 
@@ -29,3 +43,27 @@ async def hosting(config: AgentConfig, provider: Provider) -> AsyncIterator[Host
             Host(runtime, provider) as host,
         ):
             yield host
+
+
+async def resumed_after_a_kill(
+    path: Path, url: str, session_id: str, tool: str, release: JsonObject
+) -> tuple[CallSnapshot, CallSnapshot, str]:
+    """Resume ``session_id`` from ``path``'s store, its host killed while its call of
+    ``tool`` ran as a task on the HTTP server at ``url``: the call, made again, goes on;
+    then ``release`` (with ``release`` as its input) ends the task. The call's final
+    snapshot, ``release``'s, and the session's history in words."""
+    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
+    with anyio.fail_after(WAIT * 2):
+        async with (
+            await SqliteStore.open(path) as store,
+            Runtime(toolsets=[McpServer.http("tasks", url)]) as runtime,
+            Host(runtime, provider, store=store) as host,
+        ):
+            session = await host.resume(session_id, steal=True)
+            (again,) = runtime.list_calls(session_id)
+            assert again.tool_name == tool and again.status is not CallStatus.FAILED
+            released = await outcome(runtime, runtime.submit("release", release))
+            done = await outcome(runtime, again.call_id)
+            await session.wait_settled()
+    assert "lost" not in str(session.history[-2:])
+    return done, released, str(session.history)

@@ -11,18 +11,14 @@ import pytest
 
 from agentos import (
     CallStatus,
-    Host,
     McpServer,
     ProgressKind,
     Runtime,
-    ScriptedProvider,
-    SqliteStore,
 )
-from agentos.testing import text
 from tests.support.asgi import free_port, served
 from tests.support.mcp_servers.task_server import TASKS, app
 from tests.support.task_host import killed_when_ready
-from tests.toolsets.conftest import WAIT, outcome
+from tests.toolsets.conftest import WAIT, outcome, resumed_after_a_kill
 
 pytestmark = pytest.mark.anyio
 
@@ -37,27 +33,14 @@ async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
         session_id = await killed_when_ready(path, url)
         (task,) = TASKS.values()
         assert task.status == "working"  # the host died; the server's task goes on
-        provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
-        with anyio.fail_after(WAIT * 2):
-            async with (
-                await SqliteStore.open(path) as store,
-                Runtime(toolsets=[McpServer.http("tasks", url)]) as runtime,
-                Host(runtime, provider, store=store) as host,
-            ):
-                session = await host.resume(session_id, steal=True)
-                (again,) = runtime.list_calls(session_id)
-                assert again.tool_name == "research" and again.status is not CallStatus.FAILED
-                released = await outcome(runtime, runtime.submit("release", {}))
-                assert released.status is CallStatus.COMPLETED
-                done = await outcome(runtime, again.call_id)
-                await session.wait_settled()
+        done, released, history = await resumed_after_a_kill(path, url, session_id, "research", {})
+    assert released.status is CallStatus.COMPLETED
     assert done.status is CallStatus.COMPLETED
     assert done.result == "research on ecs done"
     followed = [e.payload for e in done.progress if e.kind is ProgressKind.PARTIAL]
     assert {"task_id": task.task_id, "status": "working", "text": "reading about ecs"} in followed
     assert len(TASKS) == 1  # followed, not started again
-    assert "research on ecs done" in str(session.history)
-    assert "lost" not in str(session.history[-2:])
+    assert "research on ecs done" in history
 
 
 async def test_a_call_whose_task_server_goes_away_fails_as_lost() -> None:

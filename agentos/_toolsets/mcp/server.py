@@ -30,6 +30,7 @@ from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import Tool, ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
+from agentos._toolsets.mcp import tasks_ext
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
 from agentos._toolsets.mcp.listing import Link, every_page
 from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
@@ -48,7 +49,7 @@ from agentos._toolsets.mcp.transport import (
     said,
 )
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
-from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig
+from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig, shared_settings
 from agentos._version import agentos_version
 from components import Json
 
@@ -117,7 +118,7 @@ class McpServer:
     ) -> McpServer:
         """A server the runtime starts as ``command args`` and talks to over stdio;
         ``roots``: the directories it may see (none by default)."""
-        chosen = _choice(tools, prefix, start_timeout, roots)
+        chosen = shared_settings(tools, prefix, start_timeout, roots)
         config = McpServerConfig(
             command=command, args=list(args), env=dict(env or {}), cwd=cwd, **chosen
         )
@@ -139,7 +140,7 @@ class McpServer:
     ) -> McpServer:
         """A server the runtime reaches at ``url`` over streamable HTTP; ``oauth``: sign in
         when it asks (True: the default settings), ``authorize`` being the person's step."""
-        chosen = _choice(tools, prefix, start_timeout, roots)
+        chosen = shared_settings(tools, prefix, start_timeout, roots)
         config = McpServerConfig(url=url, headers=dict(headers or {}), oauth=oauth, **chosen)
         server = cls(name, config)
         server.authorize = authorize
@@ -223,11 +224,12 @@ class McpServer:
                 logging_callback=talk.logged,
                 message_handler=self._on_message,
                 client_info=Implementation(name="agentos", version=agentos_version()),
+                **tasks_ext.session_options(),
             )
         )
         try:
             with anyio.fail_at(deadline) as start, start_timed_by(start):
-                await session.initialize()
+                await tasks_ext.connect(session, probe=self.config.url is not None)
                 await self._list(session, first=first)
         except TimeoutError:
             raise ToolsetError(
@@ -372,20 +374,17 @@ class McpServer:
             ctx.progress(progress_entry(done, total, message))
 
         meta: Any = None if ctx.trace_parent is None else {"traceparent": ctx.trace_parent}
+        answer = partial(self._talk.answer_input, ctx, sampling=self.config.sampling)
         try:
             with self._talk.running(ctx), told_why(ctx):
                 started = partial(self._talk.task_started, ctx=ctx)
-                if resumed is not None:
+                if resumed is not None and not tasks_ext.offers_tasks(session):
                     result = await resume_task(session, resumed, ctx, started)
                 elif runs_as_task(session, self._executions.get(remote)):
                     result = await run_task(session, remote, args, ctx, meta, started)
-                else:
-                    result = await session.call_tool(
-                        remote,
-                        args,
-                        read_timeout_seconds=None,
-                        progress_callback=progress,
-                        meta=meta,
+                else:  # a plain call, or one of the newer tasks (the server chooses)
+                    result = await tasks_ext.call(
+                        session, remote, args, ctx, meta, progress, answer, started, resumed
                     )
         except Exception as error:
             return await self._failed(error, process)
@@ -437,15 +436,3 @@ class McpServer:
     def _log(self, event: str, **fields: object) -> None:
         logger, _, _ = agentos_logger()
         logger.warning(event, server=self.name, **fields)
-
-
-def _choice(
-    tools: Sequence[str] | None, prefix: str, start_timeout: float, roots: Sequence[str]
-) -> dict[str, Any]:
-    """The settings of a server that do not depend on its transport."""
-    return {
-        "tools": None if tools is None else list(tools),
-        "prefix": prefix,
-        "start_timeout": start_timeout,
-        "roots": list(roots),
-    }

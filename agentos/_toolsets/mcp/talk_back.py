@@ -102,6 +102,25 @@ class TalkBack:
                 "mcp.question_declined", server=self.server, reason=ctx, message=params.message
             )
             return ElicitResult(action="decline")
+        return await self._elicit_for(ctx, params)
+
+    async def answer_input(self, ctx: ToolContext, request: Any, *, sampling: bool) -> Any:
+        """An input request a result carries (2026-07-28: a task's or a call's, answered in
+        its next request) for ``ctx``'s call: the same answer as the request sent alone;
+        ``sampling``: whether the server may ask the session's model."""
+        from mcp_types import CreateMessageRequest, ElicitRequest
+
+        if isinstance(request, ElicitRequest):
+            return await self._elicit_for(ctx, request.params)
+        if isinstance(request, CreateMessageRequest):
+            if not sampling:
+                return refusal(Unsupported("agentos offers this server no sampling"))
+            return await self._sample_for(ctx, request.params)
+        return await self.list_roots(None)
+
+    async def _elicit_for(self, ctx: ToolContext, params: Any) -> Any:
+        from mcp_types import ElicitResult
+
         form = getattr(params, "requested_schema", None)
         url = getattr(params, "url", None)
         source = f"MCP server {self.server}"
@@ -115,9 +134,12 @@ class TalkBack:
     async def sample(self, context: Any, params: Any) -> Any:
         """``sampling/createMessage``: the running call's session asks its own model."""
         ctx = self._the_call(context, params)
+        if isinstance(ctx, str):
+            return refusal(Unsupported(f"cannot tell whose model to ask: {ctx}"))
+        return await self._sample_for(ctx, params)
+
+    async def _sample_for(self, ctx: ToolContext, params: Any) -> Any:
         try:
-            if isinstance(ctx, str):
-                raise Unsupported(f"cannot tell whose model to ask: {ctx}")
             if self.sampler is None:
                 raise Unsupported("no host runs this call's session: nobody's model to ask")
             request = model_request(params, ctx.session_id)

@@ -82,7 +82,7 @@ async def _to_the_end(session: Any, task: Any, ctx: ToolContext) -> Any:
     call sends ``tasks/cancel``."""
     from mcp_types import CallToolResult
 
-    shown = _report(ctx, task, None)
+    shown = report(ctx, task, None)
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_follow, session, task, ctx, shown)
@@ -114,10 +114,10 @@ async def _follow(session: Any, task: Any, ctx: ToolContext, shown: tuple[str, s
             task = GetTaskResult.model_validate(read)
         except Exception:  # no status to show: tasks/result still brings the outcome
             return
-        shown = _report(ctx, task, shown)
+        shown = report(ctx, task, shown)
 
 
-def _report(ctx: ToolContext, task: Any, shown: tuple[str, str] | None) -> tuple[str, str]:
+def report(ctx: ToolContext, task: Any, shown: tuple[str, str] | None) -> tuple[str, str]:
     """The task's status as the call's progress, when it changed since ``shown``."""
     now = (str(task.status), task.status_message or "")
     if now != shown:

@@ -126,13 +126,18 @@ def connection_lost(error: BaseException) -> bool:
     return isinstance(error, anyio.BrokenResourceError | anyio.ClosedResourceError | OSError)
 
 
+class InWords(Exception):
+    """An error whose text says all of it (``said`` gives it as it is)."""
+
+
 def said(error: BaseException) -> str:
-    """An error in words: the server's own for its JSON-RPC error, else type and text."""
+    """An error in words: the server's own for its JSON-RPC error (or an ``InWords``), else
+    type and text."""
     from mcp import MCPError
 
     error = leaf_error(error)
     text = str(getattr(error, "message", "") or error)
-    if isinstance(error, MCPError) and text:
+    if isinstance(error, MCPError | InWords) and text:
         return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 

@@ -13,10 +13,8 @@ import uuid
 from typing import Any
 
 import anyio
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+
+from tests.support.mcp_servers.jsonrpc import Refused, jsonrpc_app
 
 OBJECT = {"type": "object"}
 TOOLS = [
@@ -98,18 +96,11 @@ async def answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-async def mcp(request: Request) -> Response:
-    if request.method != "POST":
-        return Response(status_code=405)
-    message = await request.json()
-    if "id" not in message:
-        return Response(status_code=202)
+async def answered(path: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
     try:
-        result = await answer(message["method"], message.get("params") or {})
+        return await answer(method, params)
     except KeyError as error:
-        failure = {"code": -32602, "message": f"unknown task {error}"}
-        return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "error": failure})
-    return JSONResponse({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        raise Refused(-32602, f"unknown task {error}") from None
 
 
-app = Starlette(routes=[Route("/mcp", mcp, methods=["GET", "POST", "DELETE"])])
+app = jsonrpc_app(answered)
