@@ -15,7 +15,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tests.support import ROOT
@@ -94,12 +94,14 @@ def results(folder: Path) -> dict[str, list[dict[str, object]]]:
     return found
 
 
-def test_every_client_scenario_that_applies_passes(tmp_path: Path) -> None:
-    conformance = node_program("conformance")
+def suite_runs(
+    conformance: list[str], runs: Mapping[str, Sequence[str]], folder: Path
+) -> dict[str, list[dict[str, object]]]:
+    """Run the suite's ``runs`` side by side and return each scenario's checks."""
     client = f"{sys.executable} -m tests.support.conformance_client"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     patience = ("--timeout", str(PATIENCE_MS))
-    runs = {
+    started = {
         name: subprocess.Popen(
             [
                 *conformance,
@@ -109,7 +111,7 @@ def test_every_client_scenario_that_applies_passes(tmp_path: Path) -> None:
                 *argv,
                 *patience,
                 "-o",
-                str(tmp_path / name),
+                str(folder / name),
             ],
             cwd=ROOT,
             env=env,
@@ -117,17 +119,42 @@ def test_every_client_scenario_that_applies_passes(tmp_path: Path) -> None:
             stderr=subprocess.STDOUT,
             text=True,
         )
-        for name, argv in RUNS.items()
+        for name, argv in runs.items()
     }
-    said = {name: run.communicate(timeout=PATIENCE_MS / 1000 * 2)[0] for name, run in runs.items()}
+    said = {
+        name: run.communicate(timeout=PATIENCE_MS / 1000 * 2)[0] for name, run in started.items()
+    }
     checked: dict[str, list[dict[str, object]]] = {}
-    for name, run in runs.items():
-        assert run.returncode == 0, said[name][-4000:]
-        checked |= results(tmp_path / name)
+    for name in started:  # its exit code also counts warnings (a reconnect slightly late)
+        found = results(folder / name)
+        assert found, said[name][-4000:]
+        checked |= found
+    return checked
+
+
+def failures(checks: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [check for check in checks if check["status"] == "FAILURE"]
+
+
+def only_reconnected_late(checks: list[dict[str, object]]) -> bool:
+    """Whether the one failure is the SSE reconnect coming later than the retry field says
+    (a machine too busy for the suite's timer: ``too early`` would be agentos's fault)."""
+    failed = failures(checks)
+    return bool(failed) and all(
+        check["id"] == "client-sse-retry-timing" and "very late" in str(check.get("errorMessage"))
+        for check in failed
+    )
+
+
+def test_every_client_scenario_that_applies_passes(tmp_path: Path) -> None:
+    conformance = node_program("conformance")
+    checked = suite_runs(conformance, RUNS, tmp_path)
     assert set(checked) == PASSING
+    if only_reconnected_late(checked["sse-retry"]):
+        again = {"sse-retry": ("--scenario", "sse-retry")}
+        checked |= suite_runs(conformance, again, tmp_path / "alone")
     for scenario, checks in checked.items():
-        failed = [check for check in checks if check["status"] == "FAILURE"]
-        assert not failed, (scenario, failed)
+        assert not failures(checks), (scenario, failures(checks))
         assert any(check["status"] == "SUCCESS" for check in checks), scenario
 
 
