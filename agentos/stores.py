@@ -51,6 +51,7 @@ from agentos._public import claim_all
 from agentos._sessions.tokens import TokenRecord
 from agentos._store.opening import is_postgres_address
 from agentos._store.protocol import (
+    ASKING,
     CancelRequest,
     MirroredCall,
     SessionStore,
@@ -61,6 +62,7 @@ from agentos._store.protocol import (
 from agentos._turns.title import session_title
 
 __all__ = [
+    "ASKING",
     "DEFERRED",
     "MIN_PREFIX",
     "RAN_NOWHERE",

@@ -116,6 +116,8 @@ class ToolCallConfig:
     trace_parent: str | None = None
     """The W3C ``traceparent`` of the call's span, when its owner traces: opaque here, told
     to the tool (an MCP server hears it in ``_meta``)."""
+    nobody_to_ask: str | None = None
+    """Why nobody can answer the call's questions: each is declined at once, saying so."""
 
 
 @dataclass(slots=True, frozen=True)

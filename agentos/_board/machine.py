@@ -26,7 +26,7 @@ from agentos._board.data import BoardAuthor
 from agentos._board.hanging import hang
 from agentos._board.ledger import BoardLedger
 from agentos._board.render import notation
-from agentos._board.step import Step, Wake
+from agentos._board.step import Step, Wake, attended
 from agentos._board.texts import (
     NEW_THREAD_DEFINITION,
     board_messages,
@@ -283,8 +283,9 @@ class BoardMachine:
             step.uses = {str(use["id"]): use for use in to_run}
             config = self.config
             calls = {
-                str(use["id"]): options_for(
-                    config, use, Decorations.of_use(config, use), self.facts
+                str(use["id"]): attended(
+                    step.trigger,
+                    options_for(config, use, Decorations.of_use(config, use), self.facts),
                 )
                 for use in to_run
                 if not is_capability(config, str(use["name"]))

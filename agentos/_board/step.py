@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentos._board.board import BoardNode, BoardTrigger
 from agentos._model.messages import Block
+from agentos._turns.call_options import PlannedCall
 from components import CallId, CallSnapshot, CallStatus, JsonObject
+
+NOBODY_THERE = (
+    "nobody to ask: the board runs this turn on its own (a result or a timer woke it, not a person)"
+)
+"""Why a question a call of an autonomous turn asks is declined."""
+
+
+def attended(trigger: BoardTrigger, planned: PlannedCall) -> PlannedCall:
+    """``planned`` as a turn with this trigger makes it: a turn no person prompted (a
+    result's, a timer's) has nobody there to answer its calls' questions."""
+    if trigger is BoardTrigger.USER:
+        return planned
+    planned.options = replace(planned.options, nobody_to_ask=NOBODY_THERE)
+    return planned
 
 
 @dataclass(slots=True)

@@ -101,14 +101,17 @@ class CallView:
     def mirrored(cls, row: MirroredCall, *, status: str | None = None) -> CallView:
         """The view of a call as the process holding its session last mirrored it;
         ``status``: what a reader decided it is now (``shown_call_status``), if not the
-        row's own."""
+        row's own. Its question shows only while it is ``running``: nobody waits for the
+        answer of a call that ended, or that no live process runs."""
+        shown = CallStatus(row.status if status is None else status)
+        asks = row.question is not None and shown is CallStatus.RUNNING
         return cls(
             call_id=row.call_id,
             session_id=row.session_id,
             provider_call_id=row.provider_call_id,
             tool_name=row.tool_name,
             tool_input=row.tool_input,
-            status=CallStatus(row.status if status is None else status),
+            status=shown,
             progress=row.progress,
             percent=percent_of(row.progress),
             log=row.log,
@@ -121,6 +124,7 @@ class CallView:
             progress_count=row.progress_count,
             error_kind=row.error_kind,
             updated_at=row.updated_at,
+            question=Question.from_json(row.question) if asks else None,
         )
 
     @classmethod
@@ -199,7 +203,7 @@ class CallView:
 
 _MIRRORED = (
     *("progress", "percent", "log", "submitted_at", "started_at", "ended_at", "disposition"),
-    *("error", "mirrored_by", "progress_count", "error_kind", "updated_at"),
+    *("error", "mirrored_by", "progress_count", "error_kind", "updated_at", "question"),
 )
 """What the live mirror says of a call, beside what its history says."""
 

@@ -9,7 +9,7 @@ from agentos._host.registry import SessionRegistry
 from agentos._host.shown import ShownStatus, shown_session_status, stored_session_status
 from agentos._kernel.runtime import Runtime
 from agentos._sessions.session import Session
-from agentos._store.protocol import SessionStore, StoredSession
+from agentos._store.protocol import ASKING, SessionStore, StoredSession
 from agentos._turns.events import SessionStatus
 
 
@@ -35,6 +35,10 @@ class SessionSummary:
     status_note: str | None = None
     """Why ``status`` is what it is, when that needs saying (``shown_session_status``):
     ``1 call was running`` for a session stored mid-turn that nobody runs now."""
+    asking: int = 0
+    """Its running calls that wait for a person's answer (``ctx.ask``): counted by
+    ``Host.sessions``, from the runtime for a loaded session, else as the live process
+    holding it last mirrored them."""
 
 
 def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionSummary:
@@ -49,12 +53,16 @@ def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionS
         len(session.errors),
         running_calls=len(running),
         title=session.title,
+        asking=sum(1 for call in running if call.question is not None),
     )
 
 
-def stored_summary(stored: StoredSession, shown: ShownStatus | None = None) -> SessionSummary:
+def stored_summary(
+    stored: StoredSession, shown: ShownStatus | None = None, asking: int = 0
+) -> SessionSummary:
     """A session only the store holds; ``shown``: its status as ``stored_session_status``
-    gives it (else as stored, or ``stopped`` if this agentos does not know it)."""
+    gives it (else as stored, or ``stopped`` if this agentos does not know it); ``asking``:
+    its calls waiting for an answer, as the process holding it mirrored them."""
     shown = shown or shown_session_status(stored.status, live=True)
     return SessionSummary(
         stored.session_id,
@@ -67,14 +75,20 @@ def stored_summary(stored: StoredSession, shown: ShownStatus | None = None) -> S
         updated_at=stored.updated_at,
         title=stored.shown_title(),
         status_note=shown.note,
+        asking=asking,
     )
 
 
 async def stored_summaries(store: SessionStore, held: Container[str]) -> list[SessionSummary]:
     """Every session the store holds, each with its shown status (``held``: the sessions a
-    live process holds, which show their own)."""
+    live process holds, which show their own, and their calls waiting for an answer)."""
+    counts = await store.call_counts()
     return [
-        stored_summary(stored, await stored_session_status(store, stored, live=live))
+        stored_summary(
+            stored,
+            await stored_session_status(store, stored, live=live),
+            counts.get(stored.session_id, {}).get(ASKING, 0) if live else 0,
+        )
         for stored in await store.list_sessions()
         for live in (stored.session_id in held,)
     ]

@@ -226,6 +226,7 @@ class CallMirror:
             cancel_reason=snapshot.cancel_reason,
             log=view.log,
             disposition=snapshot.disposition,
+            question=None if view.question is None else view.question.to_json(),
         )
 
 

@@ -144,7 +144,8 @@ class ToolContext:
         question shows on it (``CallSnapshot.question``) until answered. ``form`` is the
         JSON Schema of the answer's fields, or ``url`` a page the person opens instead;
         ``source`` says who asks. Declined at once, with the reason, when the runtime's
-        host has nobody to ask; cancelling the call ends the wait. Async tools only: a sync
+        host has nobody to ask, or the call's owner said nobody is there
+        (``CallOptions.nobody_to_ask``); cancelling the call ends the wait. Async tools only: a sync
         tool's call fails with ``UsageError`` saying so."""
         if self._cancel_event is not None:
             raise UsageError("ask is for async tools: a sync tool cannot wait for a person")
@@ -164,7 +165,7 @@ class ToolContext:
                 kind, payload = ProgressKind.ANSWER, answer.to_json()
             self._post(ReportProgress(self._entity, kind, payload, self._wall()))
 
-        return self._ask(asked, report)
+        return self._ask(asked, report, self._config.nobody_to_ask)
 
     def _report(self, note: ProgressNote) -> None:
         if self._lock is None:

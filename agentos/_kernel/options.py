@@ -26,6 +26,9 @@ class CallOptions:
     ``run_isolated``, ``run_sync``, ...), which an isolated runner's request carries
     (None: ``run_isolated``). ``trace_parent``: the W3C ``traceparent`` of the call's
     span, which the tool can read (``ToolContext.trace_parent``) and pass on.
+    ``nobody_to_ask``: why nobody is there to answer the call's questions (a board's
+    autonomous turn made it): a question it asks (``ToolContext.ask``) is declined at once
+    with these words, whatever the host's ``ask_person`` (None: the host's hook decides).
     """
 
     timeout: float | None = None
@@ -38,6 +41,7 @@ class CallOptions:
     label: str | None = None
     disposition: str | None = None
     trace_parent: str | None = None
+    nobody_to_ask: str | None = None
 
     def check(self) -> None:
         """``ValueError`` or ``TypeError`` naming the first option that is wrong."""
@@ -58,6 +62,8 @@ class CallOptions:
             check_text("disposition", self.disposition)
         if self.trace_parent is not None:
             check_text("trace_parent", self.trace_parent)
+        if self.nobody_to_ask is not None:
+            check_text("nobody_to_ask", self.nobody_to_ask)
 
 
 DEFAULT_OPTIONS = CallOptions()

@@ -4,8 +4,9 @@ A question shows on its call (a ``question`` progress entry: every view and list
 sees it) until it is answered. Who answers is the runtime's ``ask_person`` hook, set
 by its host: it may answer at once (a program's own policy, a terminal prompt), or
 return None to leave the question for a person, who answers it later through
-``Runtime.answer`` (the page, the terminal UI). With no hook the question is declined
-at once, saying that nobody can be asked. The call goes on running meanwhile; a
+``Runtime.answer`` (the page, the terminal UI). With no hook, or when the call's owner
+said nobody is there (``CallOptions.nobody_to_ask``: a board's autonomous turn), the
+question is declined at once, saying why nobody can be asked. The call goes on running meanwhile; a
 cancel or a timeout of the call ends its wait.
 """
 
@@ -46,8 +47,11 @@ class Asked:
 AskPerson = Callable[[Asked], Awaitable[Answer | None]]
 """The host's hook: an answer now, or None to wait for ``Runtime.answer``."""
 
-AskFunction = Callable[[Asked, Callable[[Answer | None], None]], Coroutine[Any, Any, Answer]]
-"""How a ``ToolContext`` asks (``Questions.ask``): the question, and how to show it on the call."""
+AskFunction = Callable[
+    [Asked, Callable[[Answer | None], None], str | None], Coroutine[Any, Any, Answer]
+]
+"""How a ``ToolContext`` asks (``Questions.ask``): the question, how to show it on the call,
+and why nobody is there to answer it (None: the hook decides)."""
 
 NOBODY = (
     "nobody to ask: this runtime's host has no way to reach a person "
@@ -83,15 +87,21 @@ class Questions:
     def waiting(self, call_id: CallId) -> bool:
         return call_id in self._waiting
 
-    async def ask(self, asked: Asked, report: Callable[[Answer | None], None]) -> Answer:
+    async def ask(
+        self,
+        asked: Asked,
+        report: Callable[[Answer | None], None],
+        nobody: str | None = None,
+    ) -> Answer:
         """Put ``asked`` to a person; ``report(None)`` shows the question on the call and
-        ``report(answer)`` its answer. Cancelling the call ends the wait."""
+        ``report(answer)`` its answer. ``nobody``: why no person is there (the call's
+        ``nobody_to_ask``): declined at once, saying so. Cancelling the call ends the wait."""
         if asked.call_id in self._waiting:
             raise UsageError(f"call {asked.call_id} already waits for an answer: ask one at a time")
         hook = self.ask_person
         report(None)
-        if hook is None:
-            answer = Answer(AnswerAction.DECLINE, reason=NOBODY)
+        if nobody is not None or hook is None:
+            answer = Answer(AnswerAction.DECLINE, reason=NOBODY if nobody is None else nobody)
             report(answer)
             return answer
         waiting = self._waiting[asked.call_id] = _Waiting()

@@ -169,4 +169,5 @@ def _config(
         from_cache=from_cache,
         disposition=options.disposition,
         trace_parent=options.trace_parent,
+        nobody_to_ask=options.nobody_to_ask,
     )

@@ -116,6 +116,13 @@ class MirroredCall:
     log: str | None = None
     disposition: str | None = None
     """How its session ran it (``CallSnapshot.disposition``)."""
+    question: dict[str, Json] | None = None  # JsonObject: an alias that | cannot join
+    """What the running call asks a person and waits to have answered (``Question.to_json``;
+    None: it asks nothing now)."""
+
+
+ASKING = "asking"
+"""``call_counts``' key for the running calls that wait for a person's answer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +263,9 @@ class SessionStore(Protocol):
         ...
 
     async def call_counts(self) -> dict[str, dict[str, int]]:
-        """Session -> status -> how many of its mirrored calls have it.
+        """Session -> status -> how many of its mirrored calls have it; and under
+        ``ASKING`` (no status) how many of its running calls wait for a person's answer,
+        when any do.
 
         Only rows the session's lease holder wrote count: a previous holder's
         rows say what its calls were doing when it stopped writing.

@@ -24,7 +24,7 @@ class Row(Protocol):
 CALL_COLUMNS = (
     "call_id, session_id, provider_call_id, tool_name, tool_input, status, deferred, progress, "
     "progress_count, result, error_kind, error_message, cancel_reason, created_at, started_at, "
-    "ended_at, updated_at, holder, log, disposition"
+    "ended_at, updated_at, holder, log, disposition, question"
 )
 CALL_COLUMN_COUNT = CALL_COLUMNS.count(",") + 1
 
@@ -128,11 +128,12 @@ def call_values(call: MirroredCall) -> tuple[Any, ...]:
         call.holder,
         text_column(call.log),
         call.disposition,
+        None if call.question is None else json.dumps(call.question),
     )
 
 
 def call_from(row: Row) -> MirroredCall:
-    fields = _decoded(row, ("tool_input", "progress", "result"))
+    fields = _decoded(row, ("tool_input", "progress", "result", "question"))
     fields["deferred"] = bool(fields["deferred"])
     return MirroredCall(**fields)
 

@@ -171,7 +171,8 @@ def stored_call_json(call: CallView) -> JsonObject:
 
 def looked_up_json(call: CallView) -> JsonObject:
     """A call as the store says it, history and live mirror (``agentos status`` and
-    ``calls``): ``stored_call_json`` with who holds its session, and the mirror's word."""
+    ``calls``): ``stored_call_json`` with who holds its session, and the mirror's word
+    (the ``question`` it waits to have answered among it)."""
     return stored_call_json(call) | {
         "session_id": call.session_id,
         "holder": call.holder,
@@ -186,6 +187,7 @@ def looked_up_json(call: CallView) -> JsonObject:
         "started_at": _when(call.started_at),
         "ended_at": _when(call.ended_at),
         "updated_at": _when(call.updated_at),
+        "question": None if call.question is None else call.question.to_json(),
     }
 
 

@@ -15,6 +15,9 @@ import pytest
 
 from agentos import (
     AgentConfig,
+    Answer,
+    AnswerAction,
+    Asked,
     Host,
     ManualClock,
     Runtime,
@@ -22,9 +25,11 @@ from agentos import (
     Session,
     SqliteStore,
     StoreError,
+    ToolContext,
     YieldOnTimeout,
+    tool,
 )
-from agentos.stores import CancelRequest, MirroredCall
+from agentos.stores import ASKING, CancelRequest, MirroredCall, find_call, session_calls
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests.support.backends import running
 
@@ -139,6 +144,71 @@ async def test_the_mirror_shows_live_calls_and_applies_a_cancel(tmp_path: Path) 
             "cancelled": False,
             "found": False,
         }
+
+
+@tool
+async def asker(ctx: ToolContext) -> str:
+    """Asks which city; says what it was told."""
+    answer = await ctx.ask("Which city?", source="the forecast")
+    return answer.action.value
+
+
+async def held(asked: Asked) -> None:
+    """Leaves every question for a person (``Host.answer``)."""
+
+
+async def test_another_process_sees_the_question_a_mirrored_call_waits_on(tmp_path: Path) -> None:
+    """Host A's call asks and waits for a person: the mirror carries its question, so a
+    second process on the same file shows it (``find_call``, ``session_calls``, the
+    listing's ``asking``); once answered it shows no more."""
+    clock = ManualClock()
+    provider = ScriptedProvider(
+        (lambda r: "ask" in last_user_text(r), lambda r: tool_calls(("asker", {}))),
+        (lambda r: True, lambda r: text("noted")),
+    )
+    path = tmp_path / "a.db"
+    async with (
+        await Told.open(path, clock=clock.wall) as store,
+        running(
+            provider, asker, clock=clock, store=store, call_mirror_period=PERIOD, ask_person=held
+        ) as (runtime, host),
+        await SqliteStore.open(path, clock=clock.wall) as reader,
+        Runtime([]) as elsewhere,
+        Host(elsewhere, ScriptedProvider(), store=reader, call_mirror_period=None) as other,
+    ):
+        config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1))
+        session = await host.create_session(config, session_id="s")
+        session.post("ask")
+        with anyio.fail_after(10):
+            while not any(c.question for c in runtime.list_calls("s")):
+                clock.advance(0.001)
+                await settle(runtime)
+        (call,) = runtime.list_calls("s")
+        await store.period(clock, runtime)
+
+        seen = await find_call(reader, call.call_id)
+        assert (seen.status, seen.live) == ("running", True)
+        assert seen.question is not None and seen.question.message == "Which city?"
+        assert seen.question.source == "the forecast"
+        found = await session_calls(reader, "s")
+        assert found is not None
+        assert [c.question for c in found.calls] == [seen.question]
+        assert (await reader.call_counts())["s"] == {"running": 1, ASKING: 1}
+        (listed,) = [s for s in await other.sessions() if s.session_id == "s"]
+        assert (listed.live, listed.asking) == (False, 1)
+        (loaded,) = await host.sessions()
+        assert (loaded.live, loaded.asking) == (True, 1)
+
+        assert host.answer("s", call.call_id, Answer(AnswerAction.ACCEPT))
+        with anyio.fail_after(10):
+            while not runtime.status(call.call_id).is_final:
+                await settle(runtime)
+        await store.period(clock, runtime)
+        after = await find_call(reader, call.call_id)
+        assert (after.status, after.question) == ("completed", None)
+        assert ASKING not in (await reader.call_counts())["s"]
+        (listed,) = [s for s in await other.sessions() if s.session_id == "s"]
+        assert listed.asking == 0
 
 
 async def test_closing_the_host_writes_the_final_states(tmp_path: Path) -> None:

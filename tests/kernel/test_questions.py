@@ -124,6 +124,38 @@ async def test_a_hook_that_answers_itself_and_one_that_raises(asking: Runtime) -
     assert "no terminal" in str(done.result["reason"])  # type: ignore[index,call-overload]
 
 
+async def test_a_call_whose_owner_says_nobody_is_there_declines_without_asking_the_hook(
+    asking: Runtime,
+) -> None:
+    """``CallOptions.nobody_to_ask`` (a board's autonomous turn): declined at once with the
+    owner's words, the host's hook never consulted; the question still shows in the call's
+    progress, answered."""
+    seen: list[Asked] = []
+
+    async def decide(asked: Asked) -> Answer:
+        seen.append(asked)
+        return Answer(AnswerAction.ACCEPT, {"city": "Oslo"})
+
+    asking.ask_person = decide
+    alone = CallOptions(nobody_to_ask="nobody to ask: it runs on its own")
+    done = await asking.wait(asking.submit("asker", {}, options=alone))
+    assert done.result == {
+        "action": "decline",
+        "content": None,
+        "reason": "nobody to ask: it runs on its own",
+    }
+    assert seen == [] and done.question is None
+    kinds = [entry.kind for entry in done.progress]
+    assert ProgressKind.QUESTION in kinds and ProgressKind.ANSWER in kinds
+    answered = await asking.wait(asking.submit("asker", {}))
+    assert answered.result == {"action": "accept", "content": {"city": "Oslo"}, "reason": None}
+    assert len(seen) == 1
+    with pytest.raises(ValueError, match="nobody_to_ask must not be empty"):
+        asking.submit("asker", {}, options=CallOptions(nobody_to_ask=""))
+    with pytest.raises(TypeError, match="nobody_to_ask must be a str, got int"):
+        asking.submit("asker", {}, options=CallOptions(nobody_to_ask=3))  # type: ignore[arg-type]
+
+
 async def test_cancelling_a_call_that_waits_for_an_answer_ends_its_wait(
     asking: Runtime,
 ) -> None:

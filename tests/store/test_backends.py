@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from agentos import (
     Completion,
     Json,
+    JsonObject,
     ManualClock,
     PostgresStore,
     SessionConflictError,
@@ -27,7 +28,7 @@ from agentos import (
     StoreError,
     open_store,
 )
-from agentos.stores import CancelRequest, MirroredCall, StoredToken, TurnCommit
+from agentos.stores import ASKING, CancelRequest, MirroredCall, StoredToken, TurnCommit
 from agentos.turns import Message
 from tests.store.conftest import said, session
 from tests.support import ROOT
@@ -150,7 +151,8 @@ async def test_a_store_from_before_titles_migrates_keeping_its_sessions(
     await backend.raw(
         "ALTER TABLE sessions DROP COLUMN title; ALTER TABLE sessions DROP COLUMN first_words; "
         "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
-        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 3 FROM "
+        "ALTER TABLE calls DROP COLUMN question; "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 4 FROM "
         "schema_migrations)"
     )
     async with await backend.open() as store:
@@ -337,7 +339,8 @@ async def test_a_mirrored_calls_newest_log_line_and_disposition_round_trip(
         await store.mirror_calls([mirrored("c0", progress={"percent": 20})])
     await backend.raw(
         "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
-        "DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM "
+        "ALTER TABLE calls DROP COLUMN question; "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 2 FROM "
         "schema_migrations)"
     )
     async with await backend.open(clock=lambda: 10.0) as store:
@@ -356,6 +359,31 @@ async def test_a_mirrored_calls_newest_log_line_and_disposition_round_trip(
             "fetched page 4\ufffd",
             "decorated:run_async",
         )
+
+
+async def test_a_mirrored_calls_question_round_trips_and_is_counted(backend: Backend) -> None:
+    """Issue 49: a running call's row keeps the question it waits on; ``call_counts`` counts
+    the asking calls of the holder's rows under ``ASKING``; a row written again without it
+    (answered) asks nothing; a store from before the column gains it, keeping its rows."""
+    asked: JsonObject = {"message": "Which city?", "form": None, "url": None,
+                         "source": "test", "asked_at": 3.0}  # fmt: skip
+    async with await backend.open(clock=lambda: 10.0) as store:
+        await store.create_session(session())
+        await store.acquire_lease("s1", "me", ttl=60)
+        await store.mirror_calls([mirrored("c0")])
+    await backend.raw(
+        "ALTER TABLE calls DROP COLUMN question; DELETE FROM schema_migrations WHERE version = "
+        "(SELECT MAX(version) FROM schema_migrations)"
+    )
+    async with await backend.open(clock=lambda: 10.0) as store:
+        (old,) = await store.mirrored_calls()
+        assert (old.call_id, old.question) == ("c0", None)
+        await store.mirror_calls([mirrored("c1", question=asked), mirrored("c2", question=asked)])
+        assert (await store.mirrored_calls(call_id="c1"))[0].question == asked
+        assert (await store.call_counts())["s1"] == {"running": 3, ASKING: 2}
+        await store.mirror_calls([mirrored("c1"), mirrored("c2", "completed")])
+        assert (await store.mirrored_calls(call_id="c1"))[0].question is None
+        assert (await store.call_counts())["s1"] == {"running": 2, "completed": 1}
 
 
 async def test_a_nul_in_plain_text_is_kept_as_a_replacement_character(backend: Backend) -> None:

@@ -5,7 +5,8 @@ leases, the live mirror of calls and cancel requests: the records of the
 SQLite store's four versions, in one. 2: an index for pruning the mirror. 3: a session's usage.
 4: the name someone gave a session (``sessions.title``; NULL: never named). 5: the first
 thing the person said (``sessions.first_words``), so a listing names every session.
-6: a mirrored call's newest log line (``calls.log``) and its ``disposition``.
+6: a mirrored call's newest log line (``calls.log``) and its ``disposition``. 7: the
+question a mirrored running call waits to have answered (``calls.question``).
 Hosts starting at once migrate one at a time (an advisory lock); a current schema is
 only read (a read-only user opens the store). A database
 holding tables that are not agentos's, or a schema newer than this agentos

@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Sequence
 
-from agentos._store.protocol import CancelRequest, MirroredCall
+from agentos._store.protocol import ASKING, CancelRequest, MirroredCall
 from agentos._store.records import (
     CALL_COLUMN_COUNT,
     CALL_COLUMNS,
@@ -96,13 +96,18 @@ class CallRows(Table):
 
     async def counts(self) -> dict[str, dict[str, int]]:
         rows = await self._database.all(
-            "SELECT c.session_id, c.status, COUNT(*) AS n FROM calls AS c JOIN leases AS l "
+            "SELECT c.session_id, c.status, COUNT(*) AS n, "
+            "SUM(CASE WHEN c.question IS NULL THEN 0 ELSE 1 END) AS asking "
+            "FROM calls AS c JOIN leases AS l "
             "ON l.session_id = c.session_id AND l.holder = c.holder "
             "GROUP BY c.session_id, c.status"
         )
         counts: dict[str, dict[str, int]] = {}
         for row in rows:
-            counts.setdefault(row["session_id"], {})[row["status"]] = int(row["n"])
+            session = counts.setdefault(row["session_id"], {})
+            session[row["status"]] = int(row["n"])
+            if row["status"] == "running" and row["asking"]:
+                session[ASKING] = int(row["asking"])
         return counts
 
     async def request_cancel(self, call_id: str, session_id: str, reason: str) -> CancelRequest:

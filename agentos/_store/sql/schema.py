@@ -108,7 +108,9 @@ CALL_LOG = """
     ALTER TABLE calls ADD COLUMN disposition TEXT;
 """
 """A mirrored call's newest log line (beside its newest ``progress``) and its disposition."""
-SINCE_BOARDS = (USAGE, TITLE, FIRST_WORDS, CALL_LOG)
+CALL_QUESTION = "ALTER TABLE calls ADD COLUMN question TEXT;"
+"""The question a mirrored running call waits to have answered (NULL: it asks none)."""
+SINCE_BOARDS = (USAGE, TITLE, FIRST_WORDS, CALL_LOG, CALL_QUESTION)
 """The migrations both backends made alike, in order, after the board moved beside its row."""
 
 

@@ -8,7 +8,8 @@ the session) and ``cancel_requests`` (left by other processes, answered by it).
 gave a session in ``sessions.title`` (NULL: never named). 7: the first thing the person
 said in ``sessions.first_words``, so a listing names every session without its history.
 8: a mirrored call's newest log line (``calls.log``, beside its newest ``progress``) and
-its ``disposition``. The tables are defined once for both backends (``sql/schema.py``).
+its ``disposition``. 9: the question a mirrored running call waits to have answered
+(``calls.question``). The tables are defined once for both backends (``sql/schema.py``).
 """
 
 from __future__ import annotations

@@ -26,8 +26,15 @@ from components import CallStatus, Question
 
 def asking_text(question: Question) -> str:
     """``needs your answer: Which city?``: a running call that waits for the person's answer
-    (in this process: the store's mirror does not carry questions)."""
+    (in this process, or as the live process holding its session mirrored it)."""
     return f"needs your answer: {one_line(question.message)}"
+
+
+def asking_note(count: int) -> str:
+    """`` · 1 call needs an answer``, for a session's status in a listing ('' for none)."""
+    if not count:
+        return ""
+    return f" · {count} call{'' if count == 1 else 's'} need{'s' if count == 1 else ''} an answer"
 
 
 def outcome_text(call: CallView) -> str:
@@ -64,7 +71,8 @@ def call_facts(call: CallView) -> list[str]:
     if call.disposition is not None:
         lines.append(f"runs      {call.disposition}")
     if call.question is not None and call.status is CallStatus.RUNNING:
-        lines.append(f"asks      {asking_text(call.question)}")
+        where = "" if call.holder is None else f" (answer it where {call.holder} runs it)"
+        lines.append(f"asks      {asking_text(call.question)}{where}")
     if call.progress is not None:
         percent = "" if call.percent is None else f"{call.percent:.0f}%  "
         lines.append(f"progress  {percent}{brief(call.progress, 120)}")

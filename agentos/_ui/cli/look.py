@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from agentos import AgentConfig, SessionStatistics, UnknownSessionError
 from agentos._ui.call_json import looked_up_json, stored_call_json
 from agentos._ui.cli.call_text import (
+    asking_note,
     asking_text,
     brief,
     call_facts,
@@ -40,6 +41,7 @@ from agentos._ui.cli.database import Database
 from agentos._ui.cli.sessions_table import ListedSession, print_sessions
 from agentos.board import Board
 from agentos.stores import (
+    ASKING,
     CallLookupError,
     CallView,
     CancelReport,
@@ -70,7 +72,9 @@ def sessions(db: Database, as_json: bool) -> None:
     mid-turn, with status_note saying what was under way ("1 call was
     running"); holder names the live process holding it, if any, and
     calls_running / calls_pending count its calls as that process last
-    mirrored them (pending includes deferred calls).
+    mirrored them (pending includes deferred calls), and calls_asking those of
+    its running calls that wait for a person's answer (given where the session
+    runs: its page or terminal).
     """
 
     async def listing(
@@ -99,6 +103,7 @@ def sessions(db: Database, as_json: bool) -> None:
                 "holder": holder,
                 "calls_running": live.get("running", 0),
                 "calls_pending": live.get("pending", 0),
+                "calls_asking": live.get(ASKING, 0),
             }
         )
     if as_json or not sys.stdout.isatty():
@@ -109,7 +114,7 @@ def sessions(db: Database, as_json: bool) -> None:
             ListedSession(
                 session_id=stored.session_id,
                 agent=str(row["agent"] or ""),
-                status=str(shown),
+                status=str(shown) + asking_note(int(str(row["calls_asking"]))),
                 holder=str(row["holder"] or ""),
                 running=int(str(row["calls_running"])),
                 updated_at=stored.updated_at,

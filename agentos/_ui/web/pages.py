@@ -261,6 +261,7 @@ def list_row(summary: SessionSummary, now: float) -> JsonObject:
         "status_note": summary.status_note,
         "updated_at": now if summary.updated_at is None else summary.updated_at,
         "running_calls": summary.running_calls,
+        "asking": summary.asking,
         "live": summary.live,
         "title": summary.title,
         "doing": doing(summary),
@@ -282,7 +283,12 @@ _DOING = {
 
 
 def doing(summary: SessionSummary) -> str:
-    """What a session is doing, in the list's words: its running calls first."""
+    """What a session is doing, in the list's words: a question waiting for the person
+    first, then its running calls."""
+    if summary.asking:
+        calls, one = summary.asking, summary.asking == 1
+        whose = "your" if summary.live else "an"  # one another process holds is answered there
+        return f"{calls} call{'' if one else 's'} need{'s' if one else ''} {whose} answer"
     if summary.running_calls and summary.status in _BUSY:
         calls = summary.running_calls
         return f"{calls} call{'' if calls == 1 else 's'} running"

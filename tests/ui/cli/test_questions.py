@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.support.cli import ESCAPES, agentos, in_a_terminal
+from tests.support.cli import ESCAPES, agentos, in_a_terminal, on_a_terminal
+from tests.ui.cli.conftest import serving, until
 
 ASKING = """
 name = "asking"
@@ -86,3 +88,43 @@ def test_without_a_terminal_nobody_is_asked_and_the_question_is_declined_saying_
     assert asked["progress"]["message"] == "Which city?"
     assert asked["progress"]["source"] == "the forecast service"
     assert answered["progress"]["action"] == "decline"
+
+
+def test_other_processes_show_the_question_a_served_call_waits_on_until_it_is_answered(
+    env: dict[str, str], asking_agent: str
+) -> None:
+    """``agentos serve`` holds the session; its call asks and waits for the page. From other
+    processes, ``agentos status`` says the call needs an answer and what it asks, ``calls``
+    and ``sessions`` (JSON and the table) say so too; once answered on the page, none does."""
+    with serving(env, asking_agent) as (url, _), httpx.Client(base_url=url, timeout=10) as page:
+        session = page.post("/api/sessions", json={}).json()["session_id"]
+        posted = page.post(f"/api/sessions/{session}/messages", json={"text": "where?"})
+        assert posted.status_code == 202, posted.text
+        listed = until(
+            lambda: agentos(env, "sessions", "--json"),
+            lambda result: result.code == 0 and result.lines[0]["calls_asking"] == 1,
+        )
+        assert listed.lines[0]["session_id"] == session
+        (call,) = agentos(env, "calls", session, "--json").lines
+        assert call["status"] == "running" and call["live"] is True
+        assert call["question"]["message"] == "Which city?"
+        status = agentos(env, "status", call["call_id"], "--json").json
+        assert status["question"]["source"] == "the forecast service"
+        code, _, shown = on_a_terminal(env, "status", call["call_id"], stream="stdout")
+        assert code == 0 and "asks      needs your answer: Which city?" in shown, shown
+        code, _, table = on_a_terminal(env, "sessions", stream="stdout", columns=160)
+        assert code == 0 and "1 call needs an answer" in table, table
+
+        answered = page.post(
+            f"/api/sessions/{session}/calls/{call['call_id']}/answer",
+            json={"action": "accept", "content": {"city": "Oslo"}},
+        )
+        assert answered.json() == {"answered": True}, answered.text
+        done = until(
+            lambda: agentos(env, "status", call["call_id"], "--json"),
+            lambda result: result.code == 0 and result.json["status"] == "completed",
+        )
+        assert done.json["question"] is None
+        assert agentos(env, "sessions", "--json").lines[0]["calls_asking"] == 0
+        code, _, shown = on_a_terminal(env, "status", call["call_id"], stream="stdout")
+        assert code == 0 and "needs your answer" not in shown, shown

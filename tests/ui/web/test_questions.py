@@ -171,6 +171,26 @@ async def test_the_question_shows_on_the_call_and_the_answer_reaches_the_tool() 
         assert (again.status_code, again.json()) == (200, {"answered": False}), "asked no more"
 
 
+async def test_the_list_says_which_session_needs_the_persons_answer() -> None:
+    """The sessions list counts a session's calls that wait for the person, and says so
+    in its words before its running calls; once answered it no longer does."""
+    async with asking() as a:
+        session_id = await a.session()
+        call = await a.asked(session_id)
+
+        async def row() -> dict[str, Any]:
+            listed = (await a.client.get("/api/sessions")).json()["sessions"]
+            (found,) = [r for r in listed if r["session_id"] == session_id]
+            return dict(found)
+
+        asked = await row()
+        assert (asked["asking"], asked["doing"]) == (1, "1 call needs your answer")
+        await a.answer(session_id, call.call_id, json={"action": "decline"})
+        await a.runtime.wait(call.call_id, 5)
+        assert (await row())["asking"] == 0
+        assert "answer" not in (await row())["doing"]
+
+
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_a_question_declined_or_cancelled_says_so_to_the_tool(action: str) -> None:
     async with asking() as a:
