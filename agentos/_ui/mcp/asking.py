@@ -12,6 +12,7 @@ the question saying why; a call that ends withdraws it (the request is cancelled
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from typing import Any, cast
 
 import anyio
 from mcp import MCPError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
@@ -134,11 +136,13 @@ class ClientAsking:
         told (``tell``, its progress) that a call needs an answer."""
 
         async def route(asked: Asked) -> Answer | None:
-            if not can_take(client, asked.question):
+            if can_take(client, asked.question):
+                answer = await self.elicit(client, request_id, asked)
+                if not isinstance(answer, _Unsent):
+                    return answer
+            with contextlib.suppress(MCPError, *GONE):  # a request gone cannot be told
                 await tell(f"{shown(asked)} (it needs an answer: use the answer tool)")
-                return None
-            answer = await self.elicit(client, request_id, asked)
-            return None if isinstance(answer, _Unsent) else answer
+            return None
 
         return route
 
@@ -197,6 +201,23 @@ class ClientAsking:
         except (UnknownSessionError, UnknownCallError):
             given = False
         return None if given else answer  # not shown on the call yet: the hook's answer
+
+    def answer(
+        self, session_id: str, call_id: str, action: str, content: JsonObject | None
+    ) -> dict[str, Any]:
+        """The ``answer`` tool, for a session of the client's: ``ToolError`` saying why an
+        answer was not given."""
+        chosen = AnswerAction(action)
+        reason = None if chosen is AnswerAction.ACCEPT else f"{chosen.value} by the MCP client"
+        try:
+            given = self._host.answer(session_id, call_id, Answer(chosen, content, reason))
+        except UnknownCallError:
+            raise ToolError(f"no call {call_id!r} in session {session_id}") from None
+        except (TypeError, ValueError) as error:
+            raise ToolError(f"the answer does not fit the question: {error}") from None
+        if not given:
+            raise ToolError(f"call {call_id} asks nothing now (answered already, or ended)")
+        return {"session_id": session_id, "call_id": call_id, "answered": chosen.value}
 
 
 def _declined(reason: str) -> Answer:

@@ -55,8 +55,6 @@ import agentos
 from agentos import (
     AgentConfig,
     AgentOSError,
-    Answer,
-    AnswerAction,
     CallEvent,
     CallEventKind,
     Host,
@@ -245,17 +243,7 @@ class HostOverMcp:
         get_tool_call_status's waiting_for_person and the session's resource show it):
         accept with content fitting its form, decline, or cancel."""
         self._session(session_id, ctx)
-        chosen = AnswerAction(action)
-        reason = None if chosen is AnswerAction.ACCEPT else f"{chosen.value} by the MCP client"
-        try:
-            given = self._host.answer(session_id, call_id, Answer(chosen, content, reason))
-        except UnknownCallError:
-            raise ToolError(f"no call {call_id!r} in session {session_id}") from None
-        except (TypeError, ValueError) as error:
-            raise ToolError(f"the answer does not fit the question: {error}") from None
-        if not given:
-            raise ToolError(f"call {call_id} asks nothing now (answered already, or ended)")
-        return {"session_id": session_id, "call_id": call_id, "answered": chosen.value}
+        return self._asking.answer(session_id, call_id, action, content)
 
     # ------------------------------------------------------------------ helpers
 

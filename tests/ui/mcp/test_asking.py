@@ -9,14 +9,17 @@ its question. Against a real ``agentos mcp`` over HTTP, through the ``mcp`` SDK'
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from mcp import ClientSession
 from mcp.client.session import ClientRequestContext, ElicitationFnT
+from mcp.shared.dispatcher import ProgressFnT
 
 from tests.support import cli
 from tests.ui.cli.asking_tools import FORM
@@ -60,6 +63,24 @@ def hanging(asked: anyio.Event, withdrawn: anyio.Event) -> ElicitationFnT:
         raise AssertionError("never answered")  # pragma: no cover
 
     return elicit
+
+
+@asynccontextmanager
+async def started_aside(
+    client: ClientSession, answers: list[dict[str, Any]], progress: ProgressFnT | None = None
+) -> AsyncIterator[None]:
+    """``start_session`` (its call asks) running while the block runs; what it answers goes
+    into ``answers`` (the block's end waits for it)."""
+
+    async def start() -> None:
+        said = await client.call_tool(
+            "start_session", {"message": "where?"}, progress_callback=progress
+        )
+        answers.append(structured(said))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(start)
+        yield
 
 
 def text_of(answer: types.CallToolResult) -> str:
@@ -133,23 +154,20 @@ async def test_cancelling_the_call_withdraws_its_question_from_the_client(
         http_server(tmp_path, env, module=MODULE) as (url, token),
         anyio.fail_after(60),
     ):
-        async with connected(url, token, elicitation_callback=hanging(asked, withdrawn)) as client:
-
-            async def start() -> None:
-                said = await client.call_tool("start_session", {"message": "where?"})
-                answers.append(structured(said))
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(start)
-                await asked.wait()
-                listed = await client.call_tool("list_running_tool_calls", {})
-                (call,) = structured(listed)["tool_calls"]
-                ids = {"session_id": call["session_id"], "tool_call_id": call["tool_call_id"]}
-                cancelled = structured(await client.call_tool("cancel_tool_call", ids))
-                assert cancelled["cancelled"] is True
-                await withdrawn.wait()  # the elicitation request was cancelled
+        elicit = hanging(asked, withdrawn)
+        async with (
+            connected(url, token, elicitation_callback=elicit) as client,
+            started_aside(client, answers),
+        ):
+            await asked.wait()
+            listed = await client.call_tool("list_running_tool_calls", {})
+            (call,) = structured(listed)["tool_calls"]
+            ids = {"session_id": call["session_id"], "tool_call_id": call["tool_call_id"]}
+            cancelled = structured(await client.call_tool("cancel_tool_call", ids))
+            assert cancelled["cancelled"] is True
+            await withdrawn.wait()  # the elicitation request was cancelled
     (answer,) = answers
-    assert "cancelled" in answer["answer"]
+    assert answer["answer"] == "where: error: cancelled: cancelled by the MCP client"
 
 
 async def test_a_client_without_elicitation_sees_the_question_and_answers_with_the_tool(
@@ -169,24 +187,13 @@ async def test_a_client_without_elicitation_sees_the_question_and_answers_with_t
         anyio.fail_after(60),
     ):
         async with connected(url, token) as client:
-
-            async def start() -> None:
-                said = await client.call_tool(
-                    "start_session", {"message": "where?"}, progress_callback=progress
-                )
-                answers.append(structured(said))
-
-            async with anyio.create_task_group() as group:
-                group.start_soon(start)
+            async with started_aside(client, answers, progress):
                 await needs.wait()
                 listed = await client.call_tool("list_running_tool_calls", {})
                 (call,) = structured(listed)["tool_calls"]
                 session_id, call_id = call["session_id"], call["tool_call_id"]
-                assert (
-                    f"where ({call['internal_id']}) asks: Which city? (it needs an answer: "
-                    + ("use the answer tool)")
-                    in lines
-                )
+                told = f"where ({call['internal_id']}) asks: Which city?"
+                assert f"{told} (it needs an answer: use the answer tool)" in lines
                 ids = {"session_id": session_id, "tool_call_id": call_id}
                 status = structured(await client.call_tool("get_tool_call_status", ids))
                 assert status["waiting_for_person"]["message"] == "Which city?"
