@@ -52,6 +52,8 @@ ASK_TIMEOUT = 600.0
 ``--ask-timeout``)."""
 NO_FORM: dict[str, Any] = {"type": "object", "properties": {}}
 """What a question without a form asks for: nothing but the choice."""
+DONE = {AnswerAction.DECLINE: "declined", AnswerAction.CANCEL: "cancelled"}
+"""How a reason says what the person did with a question they did not accept."""
 GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 
 Route = Callable[[Asked], Awaitable[Answer | None]]
@@ -191,7 +193,7 @@ class ClientAsking:
             return UNSENT
         action = AnswerAction(result.action)
         if action is not AnswerAction.ACCEPT:
-            return Answer(action, reason=f"{action.value} in the MCP client")
+            return Answer(action, reason=f"{DONE[action]} in the MCP client")
         content = None if question.url is not None else cast("JsonObject | None", result.content)
         answer = Answer(action, content)
         try:
@@ -208,7 +210,7 @@ class ClientAsking:
         """The ``answer`` tool, for a session of the client's: ``ToolError`` saying why an
         answer was not given."""
         chosen = AnswerAction(action)
-        reason = None if chosen is AnswerAction.ACCEPT else f"{chosen.value} by the MCP client"
+        reason = None if chosen is AnswerAction.ACCEPT else f"{DONE[chosen]} by the MCP client"
         try:
             given = self._host.answer(session_id, call_id, Answer(chosen, content, reason))
         except UnknownCallError:

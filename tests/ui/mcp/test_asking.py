@@ -111,7 +111,7 @@ async def test_a_client_that_declared_elicitation_is_asked_and_its_answer_is_the
                 said = await client.call_tool("post", {**session, "message": "and now?"})
                 return str(structured(said)["answer"])
 
-            assert await post() == "where: decline: null (decline in the MCP client)"
+            assert await post() == "where: decline: null (declined in the MCP client)"
             assert await post() == (
                 "where: decline: null (the MCP client's answer does not fit the form: "
                 "field 'days': an integer is expected, not text)"
@@ -275,3 +275,37 @@ async def test_a_task_whose_call_asks_is_input_required_and_its_client_asked_on_
 def test_an_ask_timeout_that_is_no_positive_number_is_refused(env: dict[str, str]) -> None:
     refused = cli.agentos(env, "mcp", "--http", "0", "--ask-timeout", "0")
     refused.one_line_error(2, "--ask-timeout", "0")
+
+
+async def test_a_task_of_a_client_without_elicitation_is_answered_with_the_tool(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    collected: list[types.CallToolResult] = []
+    with (
+        http_server(tmp_path, env, module=MODULE) as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token) as client:
+            task = await as_task(client, "start_session", {"message": "where?"})
+            waiting = await until(client, task.task_id, lambda t: t.status != "working")
+            assert waiting.status == "input_required"
+
+            async def collect() -> None:
+                collected.append(await result(client, task.task_id))
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(collect)  # it waits: nothing is sent to this client
+                (call,) = structured(await client.call_tool("list_running_tool_calls", {}))[
+                    "tool_calls"
+                ]
+                assert waiting.status_message == f"where ({call['internal_id']}) asks: Which city?"
+                arguments = {
+                    "session_id": call["session_id"],
+                    "call_id": call["tool_call_id"],
+                    "action": "decline",
+                }
+                structured(await client.call_tool("answer", arguments))
+            (answer,) = collected
+            assert (
+                structured(answer)["answer"] == "where: decline: null (declined by the MCP client)"
+            )
