@@ -43,14 +43,30 @@ from agentos._ui.cli.talk import agent_option
     help="HTTP on a loopback address: ask no token (for local clients that send none, such "
     "as the MCP conformance suite); the Host and Origin guard still holds.",
 )
+@click.option(
+    "--ask-timeout",
+    type=click.FloatRange(0, min_open=True),
+    default=600.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a client has to answer a question a call asks (elicitation) before it "
+    "is declined.",
+)
 @click.pass_obj
 def mcp(
-    db: Database, agent: Agent, port: int | None, bind: str, token: str | None, no_token: bool
+    db: Database,
+    agent: Agent,
+    port: int | None,
+    bind: str,
+    token: str | None,
+    no_token: bool,
+    ask_timeout: float,
 ) -> None:
     """Serve agentos over MCP, so another agent (Claude Code, Cursor, another agentos) can
-    start sessions, post to them, and watch and cancel their calls. Without --http it
-    speaks MCP on stdin and stdout; the agents clients may start are the agent file's and
-    its sub-agents (Ctrl-C stops)."""
+        start sessions, post to them, and watch and cancel their calls. Without --http it
+        speaks MCP on stdin and stdout; the agents clients may start are the agent file's and
+        its sub-agents (Ctrl-C stops). What a call asks a person goes to the client that posted
+    (elicitation), or waits for its answer tool."""
     from agentos._ui.mcp.http import refusal  # the MCP server loads only for this
     from agentos._ui.mcp.server import HostOverMcp
 
@@ -72,7 +88,7 @@ def mcp(
             agent.runtime() as runtime,
             Host(runtime, provider, store=store) as host,
         ):
-            app = HostOverMcp(host, agents, config.name).app()
+            app = HostOverMcp(host, agents, config.name, ask_timeout=ask_timeout).app()
             if port is None:
                 await app.run_stdio_async()
             else:

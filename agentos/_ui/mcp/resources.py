@@ -53,12 +53,15 @@ def uri_of(session_id: str) -> str:
 
 def state_of(host: Host, session: Session) -> dict[str, Any]:
     """What a ``post`` answers and the resource reads: the session's shown status, the
-    model's last answer, and the calls not finished yet."""
+    model's last answer, and the calls not finished yet (with the question one waits to have
+    answered, as ``get_tool_call_status`` shows it)."""
     replies = session.replies
-    running = [
-        {"tool_call_id": call.call_id, "tool_name": call.tool_name, "status": call.status.value}
-        for call in host.runtime.list_calls(session.session_id, include_final=False)
-    ]
+    running: list[dict[str, Any]] = []
+    for call in host.runtime.list_calls(session.session_id, include_final=False):
+        shown = {"tool_call_id": call.call_id, "tool_name": call.tool_name}
+        running.append({**shown, "status": call.status.value})
+        if call.question is not None:
+            running[-1]["waiting_for_person"] = call.question.to_json()
     return {
         "session_id": session.session_id,
         "status": shown_session_status(session.status, live=True).status,

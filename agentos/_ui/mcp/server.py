@@ -10,7 +10,8 @@ system toolbox's own answers, scoped to the session named and the sub-agents it 
 notifications name the session first, then tell each of its calls starting, progressing and
 ending, and a cancel from the client stops the calls that turn started. Asked to run as a
 task (``tasks``), it answers at once and the turn goes on in the host: what it would have
-told as progress becomes the task's status message.
+told as progress becomes the task's status message. What a call asks a person goes to the
+client that follows its session (``asking``), or waits for the ``answer`` tool.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -60,6 +61,7 @@ from agentos import (
     Session,
     UnknownCallError,
 )
+from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
 from agentos._ui.mcp.resources import SessionResources, state_of
 from agentos._ui.mcp.tasks import ServedTasks
@@ -75,9 +77,17 @@ SHOWN_CHARS = 500
 class HostOverMcp:
     """The MCP tools over one host: ``app()`` is the server to run (stdio or HTTP)."""
 
-    def __init__(self, host: Host, agents: Mapping[str, AgentConfig], default: str) -> None:
+    def __init__(
+        self,
+        host: Host,
+        agents: Mapping[str, AgentConfig],
+        default: str,
+        *,
+        ask_timeout: float | None = ASK_TIMEOUT,
+    ) -> None:
         """``agents``: what ``start_session(agent=...)`` may name; ``default`` when it names
-        none."""
+        none. The questions the host's calls ask go to the clients (a host given its own
+        ``ask_person`` keeps it), who have ``ask_timeout`` seconds to answer each."""
         if default not in agents:
             raise ValueError(f"the default agent {default!r} is not one of the agents")
         self._host = host
@@ -89,7 +99,10 @@ class HostOverMcp:
         self._levels: dict[str, LoggingLevel] = {}
         """Per client that set one (``logging/setLevel``): the least severe level it hears."""
         self._resources = SessionResources(host, self._started_by)
-        self._tasks = ServedTasks(_owner, frozenset({"start_session", "post"}))
+        self._asking = ClientAsking(host, ask_timeout)
+        if host.runtime.ask_person is None:
+            host.runtime.ask_person = self._asking
+        self._tasks = ServedTasks(_owner, frozenset({"start_session", "post"}), self._asking)
 
     def app(self) -> MCPServer:
         with _logging_left_alone():
@@ -110,6 +123,7 @@ class HostOverMcp:
             self.get_tool_call_status,
             self.list_running_tool_calls,
             self.cancel_tool_call,
+            self.answer,
         ):
             app.add_tool(handler, description=inspect.getdoc(handler), structured_output=True)
         # MCPServer has no public way to answer a method it has no decorator for, or to
@@ -217,6 +231,20 @@ class HostOverMcp:
         arguments = {"tool_call_id": tool_call_id, "reason": reason}
         return await self._ask("cancel_tool_call", session_id, arguments, ctx)
 
+    async def answer(
+        self,
+        session_id: str,
+        call_id: str,
+        action: Literal["accept", "decline", "cancel"],
+        ctx: Context,
+        content: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Answer the question a call of one of your sessions asks a person (its progress,
+        get_tool_call_status's waiting_for_person and the session's resource show it):
+        accept with content fitting its form, decline, or cancel."""
+        self._session(session_id, ctx)
+        return self._asking.answer(session_id, call_id, action, content)
+
     # ------------------------------------------------------------------ helpers
 
     def _started(self, ctx: Context) -> set[str]:
@@ -250,22 +278,34 @@ class HostOverMcp:
             self._tasks.room_for(owner)
         turn = _Turn.posted(self._host, session, message)
         said = f"session {session.session_id}: posted"
+        following: list[Callable[[], None]] = []  # asking the client, from the post on
         if asked is not None:
 
             async def work(tell: Callable[[str], Awaitable[None]]) -> dict[str, Any]:
-                state = await turn.follow(lambda line, _: tell(line))
+                try:
+                    state = await turn.follow(lambda line, _: tell(line))
+                finally:
+                    following.pop()()
                 await tell(f"session {session.session_id}: {state['status']}")
                 return state
 
-            self._tasks.start(asked, owner, work, said)
+            questions = self._tasks.start(asked, owner, work, said)
+            following.append(self._asking.follow(session.session_id, questions))
             return {}
         progress = _Progress(ctx, self._levels.get(_client(ctx.headers)))
+        client = ctx.request_context.session
+        stop = self._asking.follow(
+            session.session_id, self._asking.on_request(client, ctx.request_id, progress.line)
+        )
         try:
-            await progress(said, None)
-        except BaseException:
-            turn.stop()
-            raise
-        return await turn.follow(progress)
+            try:
+                await progress(said, None)
+            except BaseException:
+                turn.stop()
+                raise
+            return await turn.follow(progress)
+        finally:
+            stop()
 
 
 Tell = Callable[[str, CallEvent | None], Awaitable[None]]
@@ -355,6 +395,10 @@ class _Progress:
         self._ctx = ctx
         self._wanted = wanted
         self._count = 0
+
+    async def line(self, said: str) -> None:
+        """Tell ``said``, of no call event."""
+        await self(said, None)
 
     async def __call__(self, said: str, event: CallEvent | None) -> None:
         ctx = self._ctx

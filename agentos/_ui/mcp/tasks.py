@@ -12,6 +12,10 @@ The ``mcp`` SDK (2.3) serves none of this: its ``tools/call`` answer must be a
 variable and answers with the task the tool started, and adds the ``tasks`` capability and
 each task tool's ``execution`` to ``initialize`` and ``tools/list``; ``tasks/*`` are request
 handlers of the low-level server.
+
+A question one of the task's calls asks (``asking``) makes the task ``input_required``, its
+status message the question, until it is answered: a client waiting on ``tasks/result`` is
+sent it as ``elicitation/create`` naming the task in ``_meta``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pydantic_core
@@ -44,6 +48,7 @@ from mcp_types import (
     GetTaskResult,
     ListTasksResult,
     PaginatedRequestParams,
+    RequestParamsMeta,
     Task,
     TaskMetadata,
     TaskStatus,
@@ -51,6 +56,8 @@ from mcp_types import (
 )
 from mcp_types.methods import serialize_server_result
 from pydantic import ValidationError
+
+from agentos._ui.mcp.asking import ClientAsking, TaskQuestions
 
 TASKS_VERSION = "2025-11-25"
 """The protocol version whose tasks these are."""
@@ -95,6 +102,22 @@ class _Held:
     done: anyio.Event = field(default_factory=anyio.Event)
     result: CallToolResult | None = None
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    told: str = ""
+    """What the work said last (the status message again once no question waits)."""
+    questions: TaskQuestions | None = None
+
+    def tell(self, said: str) -> None:
+        """What the session is doing: the status message, unless a question waits."""
+        self.told = said
+        if self.task.status != "input_required":
+            self.update(message=said)
+
+    def asking(self, question: str | None) -> None:
+        """A call waits for an answer (``question``: the first such), or none does now."""
+        if question is not None:
+            self.update("input_required", question)
+        elif self.task.status == "input_required":
+            self.update("working", self.told)
 
     def update(self, status: TaskStatus | None = None, message: str | None = None) -> None:
         """A new status or status message; a final status is never changed."""
@@ -114,10 +137,14 @@ class ServedTasks:
     ``owner_of`` says whose a request is by its headers; ``tools`` may run as tasks."""
 
     def __init__(
-        self, owner_of: Callable[[Mapping[str, str] | None], str], tools: frozenset[str]
+        self,
+        owner_of: Callable[[Mapping[str, str] | None], str],
+        tools: frozenset[str],
+        asking: ClientAsking,
     ) -> None:
         self._owner_of = owner_of
         self._tools = tools
+        self._asking = asking
         self._held: dict[str, _Held] = {}
         self._group: TaskGroup | None = None
 
@@ -131,9 +158,9 @@ class ServedTasks:
         """What the ``tools/call`` being answered asked, if it asked to run as a task."""
         return _ASKED.get()
 
-    def start(self, asked: Asked, owner: str, work: Work, said: str) -> None:
+    def start(self, asked: Asked, owner: str, work: Work, said: str) -> TaskQuestions:
         """Run ``work`` as ``owner``'s task (``said``: its first status message); ``asked``
-        is told the task."""
+        is told the task. The task's questions: the route its session's calls ask by."""
         if self._group is None:
             raise MCPError(INTERNAL_ERROR, "the server runs no tasks yet")
         self._forget_expired()
@@ -149,14 +176,16 @@ class ServedTasks:
             ttl=ttl,
             poll_interval=POLL_MS,
         )
-        held = _Held(owner, task, time.monotonic() + ttl / 1000)
+        held = _Held(owner, task, time.monotonic() + ttl / 1000, told=said)
+        held.questions = TaskQuestions(self._asking, held.asking)
         self._held[task.task_id] = held
         self._group.start_soon(self._work, held, work)
         asked.task = task
+        return held.questions
 
     async def _work(self, held: _Held, work: Work) -> None:
         async def tell(said: str) -> None:
-            held.update(message=said)
+            held.tell(said)
 
         outcome: CallToolResult
         with held.scope:
@@ -190,9 +219,14 @@ class ServedTasks:
         self, ctx: ServerRequestContext[Any, Any], params: GetTaskPayloadRequestParams
     ) -> dict[str, Any]:
         """``tasks/result``: once the task has ended, what the plain call would have
-        answered."""
+        answered; meanwhile the questions its calls ask go to the client on this request."""
         held = self._find(ctx, params.task_id)
-        await held.done.wait()
+        assert held.questions is not None
+        async with anyio.create_task_group() as group:
+            meta = cast(RequestParamsMeta, {RELATED_TASK: {"taskId": params.task_id}})
+            group.start_soon(held.questions.serve, ctx.session, ctx.request_id, meta)
+            await held.done.wait()
+            group.cancel_scope.cancel()
         assert held.result is not None
         dumped = held.result.model_dump(by_alias=True, mode="json", exclude_none=True)
         answer = serialize_server_result("tools/call", TASKS_VERSION, dumped)

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 from mcp import ClientSession
-from mcp.client.session import LoggingFnT, MessageHandlerFnT
+from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support import ROOT
@@ -92,14 +92,20 @@ async def connected(
     *,
     logging_callback: LoggingFnT | None = None,
     message_handler: MessageHandlerFnT | None = None,
+    elicitation_callback: ElicitationFnT | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """The SDK's client, initialized, over streamable HTTP (with the token, if any)."""
+    """The SDK's client, initialized, over streamable HTTP (with the token, if any); given an
+    ``elicitation_callback``, it declares elicitation."""
     headers = {} if token is None else {"Authorization": f"Bearer {token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=None)) as http,
         streamable_http_client(url, http_client=http) as (read, write),
         ClientSession(
-            read, write, logging_callback=logging_callback, message_handler=message_handler
+            read,
+            write,
+            logging_callback=logging_callback,
+            message_handler=message_handler,
+            elicitation_callback=elicitation_callback,
         ) as client,
     ):
         await client.initialize()

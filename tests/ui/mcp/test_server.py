@@ -58,6 +58,7 @@ async def test_a_client_starts_a_session_hears_its_calls_and_cancels_them(
                 "get_tool_call_status",
                 "list_running_tool_calls",
                 "cancel_tool_call",
+                "answer",
             }
             async with anyio.create_task_group() as group:
                 group.start_soon(

@@ -114,6 +114,7 @@ async def test_a_task_answers_at_once_and_another_connection_collects_its_answer
                     "get_tool_call_status": None,
                     "list_running_tool_calls": None,
                     "cancel_tool_call": None,
+                    "answer": None,
                 }
                 task = await as_task(first, "start_session", {"message": "who is free?"})
                 assert task.status == "working" and task.poll_interval
