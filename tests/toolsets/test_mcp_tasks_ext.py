@@ -240,6 +240,24 @@ async def test_a_failed_task_fails_the_call_with_the_servers_error() -> None:
     assert "tasks/cancel" not in methods()  # it had ended
 
 
+async def test_an_input_key_asking_something_else_ends_the_call_and_cancels_the_task() -> None:
+    asked: list[str] = []
+
+    async def person(question: Asked) -> Answer:
+        asked.append(question.question.message)
+        return Answer(AnswerAction.ACCEPT, {})
+
+    async with badly() as runtime:
+        runtime.ask_person = person
+        done = await outcome(runtime, runtime.submit("reask", {}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message == (
+        "MCP server 'bad': task t-reask reused its input key 'q' for another request"
+    )
+    assert asked == ["Which city?"]  # asked once, though the server repeats it
+    assert methods().count("tasks/update") == 1 and methods()[-1] == "tasks/cancel"
+
+
 async def test_the_task_requests_carry_the_extension_and_the_task_id_header() -> None:
     async with badly() as runtime:
         await outcome(runtime, runtime.submit("flop", {}))

@@ -17,14 +17,18 @@ LIST_PAGES = 100
 """At most this many pages of a list: a server that pages forever cannot hang us."""
 
 
+Failed = Callable[[Exception], Awaitable[ToolFailure]]
+"""A call's failure from what it raised; a lost connection is reached again."""
+Reached = tuple[Any, Failed]
+"""A live session, and how a call's failure on that connection is told."""
+
+
 @dataclass(frozen=True)
 class Link:
     """How the tools of a server's resources and prompts reach it, as its own tools do."""
 
-    ready: Callable[[], Awaitable[Any]]
+    reach: Callable[[], Awaitable[Reached | None]]
     """The live session, starting the server again if it died (None: it cannot be)."""
-    failed: Callable[[Exception], Awaitable[ToolFailure]]
-    """A call's failure from what it raised; a lost connection is reached again."""
     reader: Callable[[], str | None]
     """The tool that reads the server's resources now (None: the agent has none)."""
 
@@ -96,13 +100,14 @@ def session_tool(
     server cannot be reached or the work raises; its input is an object of ``properties``."""
 
     async def run(args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
-        session = await link.ready()
-        if session is None:
+        reached = await link.reach()
+        if reached is None:
             return ToolFailure(f"MCP server {server!r} is not available")
+        session, failed = reached
         try:
             return await work(session, args)
         except Exception as error:
-            return await link.failed(error)
+            return await failed(error)
 
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:

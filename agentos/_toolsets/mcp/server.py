@@ -32,7 +32,7 @@ from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp import tasks_ext
 from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
-from agentos._toolsets.mcp.listing import Link, every_page
+from agentos._toolsets.mcp.listing import Link, Reached, every_page
 from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
 from agentos._toolsets.mcp.offered import offered_tools
 from agentos._toolsets.mcp.resources import read_name
@@ -320,8 +320,7 @@ class McpServer:
             made, said = adapt(batch, self.config, self.name, self._caller, self._holder)
             tools += made
             problems += said
-        failed = partial(self._failed, process=self._process)  # this connection's
-        link = Link(self._ready, failed, lambda: self._reader)
+        link = Link(self._reach, lambda: self._reader)
         tools += await offered_tools(
             session, self.name, self.config.tools, self._holder, link, problems
         )
@@ -365,10 +364,10 @@ class McpServer:
     async def call(self, remote: str, args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
         """Call the server's tool ``remote``; the server's failure becomes the call's."""
         resumed = self._resuming.pop(ctx.call_id, None)  # taken now, whatever happens next
-        session = await self._ready()
-        if session is None:
+        reached = await self._reach()
+        if reached is None:
             return ToolFailure(f"MCP server {self.name!r} is not available: {self._lost}")
-        process = self._process
+        session, failed = reached
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             ctx.progress(progress_entry(done, total, message))
@@ -387,8 +386,16 @@ class McpServer:
                         session, remote, args, ctx, meta, progress, answer, started, resumed
                     )
         except Exception as error:
-            return await self._failed(error, process)
+            return await failed(error)
         return outcome(result, self._reader)
+
+    async def _reach(self) -> Reached | None:
+        """The live session (None: it cannot be reached) and how a call's failure on it is
+        told: a lost connection is to the process that served it, not a later one."""
+        session = await self._ready()
+        if session is None:
+            return None
+        return session, partial(self._failed, process=self._process)
 
     async def _failed(self, error: Exception, process: ServerProcess | None) -> ToolFailure:
         """A call's failure from what it raised; when it lost the connection (to the

@@ -19,6 +19,7 @@ the 2025-11-25 tasks if it runs those (``tasks.py``).
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -139,7 +140,7 @@ async def _follow(session: Any, task: Any, ctx: ToolContext, answer: Answer) -> 
     """Read the task until it ends (each change of status a progress report), answering
     what it asks; a call that ends before the task cancels it."""
     task_id: str = task.task_id
-    answered: set[str] = set()
+    answered: dict[str, str] = {}
     shown: tuple[str, str] | None = None
     try:
         if task.status in FINAL and getattr(task, "result_type", None) == "task":
@@ -148,8 +149,7 @@ async def _follow(session: Any, task: Any, ctx: ToolContext, answer: Answer) -> 
             shown = report(ctx, task, shown)
             if task.status in FINAL:
                 return _outcome(task)
-            inputs = getattr(task, "input_requests", None) or {}
-            asked = {k: v for k, v in inputs.items() if k not in answered}
+            asked = _new_inputs(getattr(task, "input_requests", None) or {}, answered, task_id)
             if task.status == "input_required" and asked:
                 given = await _answers(asked, answer, f"task {task_id}")
                 dumped = {
@@ -157,7 +157,7 @@ async def _follow(session: Any, task: Any, ctx: ToolContext, answer: Answer) -> 
                     for k, v in given.items()
                 }
                 await _send(session, "tasks/update", task_id, dumped)
-                answered |= asked.keys()
+                answered |= {key: _fingerprint(request) for key, request in asked.items()}
             else:
                 interval = (task.poll_interval_ms or 1000) / 1000
                 await anyio.sleep(min(max(interval, POLL_SECONDS[0]), POLL_SECONDS[1]))
@@ -167,6 +167,25 @@ async def _follow(session: Any, task: Any, ctx: ToolContext, answer: Answer) -> 
             with anyio.move_on_after(CANCEL_WAIT, shield=True), contextlib.suppress(Exception):
                 await _send(session, "tasks/cancel", task_id)
         raise
+
+
+def _new_inputs(inputs: dict[str, Any], answered: dict[str, str], task_id: str) -> dict[str, Any]:
+    """The input requests not answered yet. A key answered before comes back while the
+    server takes the answer; the same key asking something else is the server's error (as
+    the reference client has it), which would otherwise never be asked."""
+    fresh = {}
+    for key, request in inputs.items():
+        if key not in answered:
+            fresh[key] = request
+        elif answered[key] != _fingerprint(request):
+            raise TaskError(f"task {task_id} reused its input key {key!r} for another request")
+    return fresh
+
+
+def _fingerprint(request: Any) -> str:
+    """A request as canonical JSON, to tell a repeat from a different request."""
+    dumped = request if isinstance(request, dict) else request.model_dump(mode="json")
+    return json.dumps(dumped, sort_keys=True, default=str)
 
 
 async def _answers(requests: dict[str, Any], answer: Answer, whose: str) -> dict[str, Any]:
