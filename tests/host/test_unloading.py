@@ -29,31 +29,11 @@ from agentos import (
     YieldOnAnyProgress,
     YieldOnTimeout,
 )
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text
 from tests.support.backends import hosted, running
 from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
-
-
-def _last_user_blocks(request: ModelRequest) -> list[dict[str, Any]]:
-    last = request.messages[-1]
-    content = last["content"]
-    if last["role"] != "user" or isinstance(content, str):
-        return []
-    return list(content)
-
-
-def _results(request: ModelRequest) -> list[dict[str, Any]]:
-    return [b for b in _last_user_blocks(request) if b["type"] == "tool_result"]
-
-
-def _said(request: ModelRequest) -> str:
-    return "".join(b.get("text", "") for b in _last_user_blocks(request) if b["type"] == "text")
-
-
-def _text(value: str) -> ModelResponse:
-    return ModelResponse([{"type": "text", "text": value}])
 
 
 def _assert_valid_messages(history: Sequence[Mapping[str, Any]]) -> None:
@@ -76,9 +56,9 @@ async def test_item_11_a_repeated_tool_use_id_keeps_each_calls_result(clock: Man
         for label in ("a", "b")
     ]
     provider = ScriptedProvider(
-        (lambda r: _said(r) == "go", lambda r: ModelResponse(same_id, "tool_use")),
-        (lambda r: bool(_results(r)), lambda r: _text("one is back")),
-        (lambda r: "finished" in _said(r), lambda r: _text("both are back")),
+        (lambda r: last_user_text(r) == "go", lambda r: ModelResponse(same_id, "tool_use")),
+        (lambda r: bool(last_tool_results(r)), lambda r: text("one is back")),
+        (lambda r: "finished" in last_user_text(r), lambda r: text("both are back")),
     )
     puppet = Puppet()
     config = AgentConfig(async_yield_strategy=YieldOnAnyProgress())
@@ -91,14 +71,15 @@ async def test_item_11_a_repeated_tool_use_id_keeps_each_calls_result(clock: Man
         assert calls["b"].provider_call_id == "toolu_same_2"
         puppet.complete(calls["a"].call_id, "first")
         await until(lambda: session.idle and len(provider.requests) == 2, runtime)
-        result, placeholder = _results(provider.requests[1])
+        result, placeholder = last_tool_results(provider.requests[1])
         assert (result["tool_use_id"], result["content"]) == ("toolu_same", "first")
         assert placeholder["tool_use_id"] == "toolu_same_2"
         assert json.loads(placeholder["content"])["internal_id"] == calls["b"].call_id
         puppet.complete(calls["b"].call_id, "second")
         await until(lambda: session.idle and len(provider.requests) == 3, runtime)
-        assert "[tool call toolu_same_2 (puppet) finished: completed] result: second" in _said(
-            provider.requests[2]
+        assert (
+            "[tool call toolu_same_2 (puppet) finished: completed] result: second"
+            in last_user_text(provider.requests[2])
         )
         second = runtime.resolve("toolu_same_2", session_id=session.session_id)
         assert runtime.status(second).result == "second"
@@ -138,7 +119,7 @@ class _Stalled:
 async def test_item_9_unloaded_sessions_leave_nothing_behind(clock: ManualClock) -> None:
     """Issue 9 item 9: 2,000 sessions created, stopped and unloaded leave the host and
     the runtime as they were (sessions, session entities, lineage, memory)."""
-    provider = ScriptedProvider((lambda r: True, lambda r: _text("hi")), keep_requests=False)
+    provider = ScriptedProvider((lambda r: True, lambda r: text("hi")), keep_requests=False)
     config = AgentConfig(max_running_per_session=2)
     async with running(provider, clock=clock) as (runtime, host):
         await host.create_session(session_id="root")
@@ -186,9 +167,9 @@ async def test_item_9_a_stopped_session_resumes_in_the_same_host(
     conversation, and a call that ran on meanwhile reports its outcome, not "lost"."""
     puppet = Puppet()
     provider = ScriptedProvider(
-        (lambda r: _said(r) == "start", lambda r: _calls("puppet", {"label": "slow"})),
-        (lambda r: bool(_results(r)), lambda r: _text("it runs")),
-        (lambda r: True, lambda r: _text(f"heard: {_said(r)}")),
+        (lambda r: last_user_text(r) == "start", lambda r: _calls("puppet", {"label": "slow"})),
+        (lambda r: bool(last_tool_results(r)), lambda r: text("it runs")),
+        (lambda r: True, lambda r: text(f"heard: {last_user_text(r)}")),
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1))
     async with hosted(tmp_path / "agentos.db", provider, puppet.tool, clock=clock) as (
@@ -213,7 +194,7 @@ async def test_item_9_a_stopped_session_resumes_in_the_same_host(
         assert second is not first and host.get("s") is second
         assert second.history[:4] == first.history
         await until(lambda: second.idle and len(provider.requests) == 3, runtime)
-        told = _said(provider.requests[2])
+        told = last_user_text(provider.requests[2])
         assert told == "[tool call toolu_puppet_0 (puppet) finished: completed] result: done"
         second.post("go on")
         await until(lambda: second.idle and len(provider.requests) == 4, runtime)
@@ -236,8 +217,8 @@ async def test_item_9_a_deferred_call_outlives_its_unloaded_session(
     call's token: completed while unloaded, the resumed session hears the result."""
     approve = Puppet(name="approve")
     provider = ScriptedProvider(
-        (lambda r: _said(r) == "approve", lambda r: _calls("approve", {"label": "ok?"})),
-        (lambda r: True, lambda r: _text(f"heard: {_said(r)}")),
+        (lambda r: last_user_text(r) == "approve", lambda r: _calls("approve", {"label": "ok?"})),
+        (lambda r: True, lambda r: text(f"heard: {last_user_text(r)}")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
     async with hosted(tmp_path / "agentos.db", provider, approve.tool, clock=clock) as (
@@ -254,7 +235,7 @@ async def test_item_9_a_deferred_call_outlives_its_unloaded_session(
         assert (await host.complete(token, "yes")).value == "applied"
         resumed = await host.resume("s")
         await until(lambda: resumed.idle and len(provider.requests) == 2, runtime)
-        assert "(approve) finished: completed] result: yes" in _said(provider.requests[1])
+        assert "(approve) finished: completed] result: yes" in last_user_text(provider.requests[1])
 
 
 async def test_item_9_unload_refuses_to_lose_work_unless_told(clock: ManualClock) -> None:
@@ -262,8 +243,8 @@ async def test_item_9_unload_refuses_to_lose_work_unless_told(clock: ManualClock
     has not heard the end of, is not unloaded unless ``cancel=True``; then nothing hangs."""
     puppet = Puppet()
     provider = ScriptedProvider(
-        (lambda r: _said(r) == "start", lambda r: _calls("puppet", {"label": "slow"})),
-        (lambda r: True, lambda r: _text("ok")),
+        (lambda r: last_user_text(r) == "start", lambda r: _calls("puppet", {"label": "slow"})),
+        (lambda r: True, lambda r: text("ok")),
     )
     config = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=1))
     stalled = _Stalled()
@@ -297,8 +278,8 @@ async def test_item_9_idle_sessions_unload_after_the_idle_timeout(clock: ManualC
     runtime's clock); one whose call is still out stays."""
     puppet, approve = Puppet(), Puppet(name="approve")
     provider = ScriptedProvider(
-        (lambda r: _said(r) == "approve", lambda r: _calls("approve", {"label": "ok?"})),
-        (lambda r: True, lambda r: _text("ok")),
+        (lambda r: last_user_text(r) == "approve", lambda r: _calls("approve", {"label": "ok?"})),
+        (lambda r: True, lambda r: text("ok")),
     )
     config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
     async with running(provider, puppet.tool, approve.tool, clock=clock, unload_idle_after=60) as (

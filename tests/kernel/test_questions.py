@@ -4,6 +4,7 @@ host's hook or ``Runtime.answer`` answers it, and nothing else waits meanwhile."
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import anyio
 import pytest
@@ -13,6 +14,7 @@ from agentos import (
     Answer,
     AnswerAction,
     Asked,
+    CallId,
     CallOptions,
     CallStatus,
     JsonObject,
@@ -62,6 +64,17 @@ async def _held(asked: Asked) -> Answer | None:
     return None  # left for a person: Runtime.answer gives it
 
 
+async def held_question(
+    runtime: Runtime, tool_input: JsonObject | None = None, **submit: Any
+) -> CallId:
+    """An ``asker`` call (``submit``: ``Runtime.submit``'s options), once its question
+    waits for a person to answer it with ``Runtime.answer``."""
+    runtime.ask_person = _held
+    call = runtime.submit("asker", {} if tool_input is None else tool_input, **submit)
+    await settle(runtime)
+    return call
+
+
 async def test_a_question_nobody_can_be_asked_is_declined_at_once_saying_why(
     asking: Runtime,
 ) -> None:
@@ -78,9 +91,7 @@ async def test_a_question_nobody_can_be_asked_is_declined_at_once_saying_why(
 async def test_the_question_shows_on_the_running_call_until_a_person_answers(
     asking: Runtime,
 ) -> None:
-    asking.ask_person = _held
-    call = asking.submit("asker", {"about": "rain"})
-    await settle(asking)
+    call = await held_question(asking, {"about": "rain"})
     running = asking.status(call)
     assert running.status is CallStatus.RUNNING
     assert running.question is not None
@@ -159,9 +170,7 @@ async def test_a_call_whose_owner_says_nobody_is_there_declines_without_asking_t
 async def test_cancelling_a_call_that_waits_for_an_answer_ends_its_wait(
     asking: Runtime,
 ) -> None:
-    asking.ask_person = _held
-    call = asking.submit("asker", {})
-    await settle(asking)
+    call = await held_question(asking)
     assert asking.cancel(call, "changed my mind").cancelled
     await settle(asking)
     snapshot = asking.status(call)
@@ -172,9 +181,7 @@ async def test_cancelling_a_call_that_waits_for_an_answer_ends_its_wait(
 async def test_answers_no_asker_can_read_and_ids_it_does_not_hold_are_refused(
     asking: Runtime,
 ) -> None:
-    asking.ask_person = _held
-    call = asking.submit("asker", {}, session_id="alice")
-    await settle(asking)
+    call = await held_question(asking, session_id="alice")
     with pytest.raises(TypeError, match=r"agentos\.Answer"):
         asking.answer(call, {"action": "accept"})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="decline answer carries no content"):
@@ -278,9 +285,7 @@ async def test_an_accepted_answer_takes_the_forms_defaults_for_what_the_person_l
 async def test_a_call_waiting_for_the_persons_answer_is_not_overdue(
     asking: Runtime, clock: ManualClock
 ) -> None:
-    asking.ask_person = _held
-    call = asking.submit("asker", {}, options=CallOptions(overdue_after=10))
-    await settle(asking)
+    call = await held_question(asking, options=CallOptions(overdue_after=10))
     clock.advance(35)
     await settle(asking)
     assert not asking.status(call).overdue  # the person is slow, not the call
@@ -316,9 +321,7 @@ async def test_a_hook_that_is_cancelled_withdraws_the_question_and_the_call_goes
 async def test_an_answer_that_does_not_fit_the_form_is_refused_naming_the_field(
     asking: Runtime,
 ) -> None:
-    asking.ask_person = _held
-    call = asking.submit("asker", {})
-    await settle(asking)
+    call = await held_question(asking)
     for content, said in (
         ({"town": "Lyon"}, "field 'city' is required"),
         ({"city": "Lyon", "town": "x"}, "the form has no field 'town'"),

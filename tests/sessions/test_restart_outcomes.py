@@ -16,7 +16,6 @@ from agentos import (
     AgentConfig,
     CallStatus,
     Completion,
-    Disposition,
     Host,
     ManualClock,
     Runtime,
@@ -24,19 +23,17 @@ from agentos import (
     Session,
     SqliteStore,
     StoreError,
-    ToolPolicy,
 )
 from agentos.stores import TurnCommit
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller
+from tests.sessions.conftest import BOARD, DEFER
 from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio
 
-DEFER = ToolPolicy(rules={"approve": Disposition.DEFER})
 TRANSCRIPT = AgentConfig(policy=DEFER)
 """Waits for all of a turn's calls: an ended call's news waits for the others' too."""
-BOARD = AgentConfig(context_view="board")
 
 
 class Unwritable(SqliteStore):

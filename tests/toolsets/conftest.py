@@ -1,16 +1,22 @@
 """What the toolset tests share: how long real work (an MCP server's process) may take, a
-call's final snapshot within it, and a host over an agent's tools and servers."""
+call's final snapshot within it, a runtime over MCP servers with its call events and who
+answers their questions, and a host over an agent's tools and servers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agentos import (
     AgentConfig,
+    Answer,
+    Asked,
+    CallEvent,
     CallSnapshot,
     CallStatus,
     Host,
@@ -31,6 +37,37 @@ async def outcome(runtime: Runtime, call_id: str) -> CallSnapshot:
     snapshot = await runtime.wait(call_id, WAIT)
     assert snapshot.status.is_final, snapshot
     return snapshot
+
+
+AskPerson = Callable[[Asked], Awaitable[Answer | None]]
+
+
+def answering(answer: Answer | None, kept: list[Asked] | None = None) -> AskPerson:
+    """A person who gives every question ``answer`` (None: holds it for ``Runtime.answer``),
+    each question kept in ``kept`` when given."""
+
+    async def ask(asked: Asked) -> Answer | None:
+        if kept is not None:
+            kept.append(asked)
+        return answer
+
+    return ask
+
+
+@asynccontextmanager
+async def serving(
+    *servers: McpServer, ask: AskPerson | None = None, within: float = WAIT * 2, **options: Any
+) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent]]]:
+    """A runtime with these servers (and the ``Runtime`` ``options``), the default session's
+    call events, and ``ask`` answering what a server asks the person (None: nobody), all
+    within ``within`` seconds."""
+    with anyio.fail_after(within):
+        async with (
+            Runtime(toolsets=servers, **options) as runtime,
+            runtime.subscribe("default") as events,
+        ):
+            runtime.ask_person = ask
+            yield runtime, events
 
 
 @asynccontextmanager

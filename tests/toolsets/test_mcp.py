@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from agentos import (
 )
 from tests.support.asgi import free_port, served
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import WAIT, outcome
+from tests.toolsets.conftest import WAIT, outcome, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -40,19 +40,6 @@ def tools_server(
     name: str = "files", *, env: dict[str, str] | None = None, **options: Any
 ) -> McpServer:
     return McpServer.stdio(name, sys.executable, [TOOLS_SERVER], env=env, **options)
-
-
-@asynccontextmanager
-async def serving(
-    *servers: McpServer, max_running_per_session: int = 16
-) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent]]]:
-    """A runtime with these servers, and the default session's call events."""
-    with anyio.fail_after(WAIT * 2):
-        async with (
-            Runtime(toolsets=servers, max_running_per_session=max_running_per_session) as runtime,
-            runtime.subscribe("default") as events,
-        ):
-            yield runtime, events
 
 
 async def wait_progress(

@@ -4,8 +4,7 @@ and its task-only tool run as an MCP task whose status is the call's progress.""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from agentos import (
     AgentConfig,
     Answer,
     AnswerAction,
-    Asked,
     CallEvent,
     CallSnapshot,
     CallStatus,
@@ -29,7 +27,7 @@ from agentos import (
 )
 from agentos.testing import text
 from tests.support.node import node_program
-from tests.toolsets.conftest import WAIT, outcome
+from tests.toolsets.conftest import WAIT, answering, outcome, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -41,21 +39,13 @@ def everything() -> list[str]:
     return [*node_program("mcp-server-everything"), "stdio"]
 
 
-@asynccontextmanager
-async def serving(
+def everything_served(
     argv: list[str], answer: Answer | None = None, **options: Any
-) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent]]]:
+) -> AbstractAsyncContextManager[tuple[Runtime, MemoryObjectReceiveStream[CallEvent]]]:
     """A runtime with server-everything; each question gets ``answer`` (None: held for
     ``Runtime.answer``)."""
     server = McpServer.stdio("everything", argv[0], argv[1:], **options)
-
-    async def ask(asked: Asked) -> Answer | None:
-        return answer
-
-    with anyio.fail_after(WAIT * 3):
-        async with Runtime(toolsets=[server]) as runtime, runtime.subscribe("default") as events:
-            runtime.ask_person = ask
-            yield runtime, events
+    return serving(server, ask=answering(answer), within=WAIT * 3)
 
 
 async def until(
@@ -80,7 +70,7 @@ async def test_its_form_question_reaches_the_person_and_the_answer_comes_back(
     everything: list[str],
 ) -> None:
     answer = Answer(AnswerAction.ACCEPT, {"name": "Ada", "check": True, "email": "a@b.c"})
-    async with serving(everything) as (runtime, events):
+    async with everything_served(everything) as (runtime, events):
         call = runtime.submit("trigger-elicitation-request", {})
         asked = await until(runtime, events, call, ProgressKind.QUESTION)
         assert asked.question is not None and asked.question.form is not None
@@ -92,7 +82,7 @@ async def test_its_form_question_reaches_the_person_and_the_answer_comes_back(
 
 async def test_its_sampling_is_answered_by_the_sessions_model(everything: list[str]) -> None:
     provider = ScriptedProvider((lambda r: True, lambda r: text("forty-two")))
-    async with serving(everything) as (runtime, _), Host(runtime, provider) as host:
+    async with everything_served(everything) as (runtime, _), Host(runtime, provider) as host:
         session = await host.create_session(AgentConfig(name="plain"))
         call = runtime.submit(
             "trigger-sampling-request", {"prompt": "the answer?"}, session_id=session.session_id
@@ -106,7 +96,7 @@ async def test_its_sampling_is_answered_by_the_sessions_model(everything: list[s
 async def test_it_sees_the_roots_the_agent_names_and_reads_resources(
     everything: list[str], tmp_path: Path
 ) -> None:
-    async with serving(everything, roots=[str(tmp_path)]) as (runtime, _):
+    async with everything_served(everything, roots=[str(tmp_path)]) as (runtime, _):
         roots = await outcome(runtime, runtime.submit("get-roots-list", {}))
         listed = await outcome(runtime, runtime.submit("everything_list_resources", {}))
         assert isinstance(listed.result, dict) and isinstance(listed.result["resources"], list)
@@ -124,7 +114,7 @@ async def test_its_prompts_are_listed_and_got_with_their_arguments_and_resources
     def get(name: str, arguments: dict[str, str]) -> str:
         return runtime.submit("everything_get_prompt", {"name": name, "arguments": arguments})
 
-    async with serving(everything) as (runtime, _):
+    async with everything_served(everything) as (runtime, _):
         listed = await outcome(runtime, runtime.submit("everything_list_prompts", {}))
         weather = await outcome(runtime, get("args-prompt", {"city": "Paris"}))
         text = await outcome(
@@ -171,7 +161,7 @@ def documents(snapshot: CallSnapshot) -> list[str]:
 async def test_its_task_only_tool_runs_as_a_task_whose_status_is_the_progress(
     everything: list[str],
 ) -> None:
-    async with serving(everything) as (runtime, _):
+    async with everything_served(everything) as (runtime, _):
         done = await outcome(runtime, runtime.submit(RESEARCH, {"topic": "ecs"}))
     assert "Research Report: ecs" in said(done)
     statuses = [e.payload for e in done.progress if e.kind is ProgressKind.PARTIAL]
@@ -183,7 +173,7 @@ async def test_its_task_only_tool_runs_as_a_task_whose_status_is_the_progress(
 
 async def test_a_tasks_question_reaches_the_person_while_it_runs(everything: list[str]) -> None:
     chosen = Answer(AnswerAction.ACCEPT, {"interpretation": "historical"})
-    async with serving(everything) as (runtime, events):
+    async with everything_served(everything) as (runtime, events):
         call = runtime.submit(RESEARCH, {"topic": "ecs", "ambiguous": True})
         asked = await until(runtime, events, call, ProgressKind.QUESTION)
         assert asked.status is CallStatus.RUNNING and asked.question is not None
@@ -196,7 +186,7 @@ async def test_a_tasks_question_reaches_the_person_while_it_runs(everything: lis
 async def test_cancelling_a_task_call_ends_it_and_the_server_goes_on(
     everything: list[str],
 ) -> None:
-    async with serving(everything) as (runtime, events):
+    async with everything_served(everything) as (runtime, events):
         call = runtime.submit(RESEARCH, {"topic": "long"})
         await until(runtime, events, call, ProgressKind.PARTIAL)
         assert runtime.cancel(call, "not needed").cancelled

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from structlog.testing import capture_logs
 from agentos import (
     Answer,
     AnswerAction,
-    Asked,
     CallEvent,
     CallSnapshot,
     CallStatus,
@@ -29,26 +27,20 @@ from agentos import (
 )
 from agentos.testing import settle
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import WAIT, outcome
+from tests.toolsets.conftest import WAIT, answering, outcome, serving
 
 pytestmark = pytest.mark.anyio
 
 TOOLS_SERVER = str(SERVERS / "tools_server.py")
 
 
-async def _held(asked: Asked) -> Answer | None:
-    return None  # the person answers through Runtime.answer
-
-
-@asynccontextmanager
-async def talking(
+def talking(
     *, ask: bool = True, **options: Any
-) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent]]]:
+) -> AbstractAsyncContextManager[tuple[Runtime, MemoryObjectReceiveStream[CallEvent]]]:
+    """The tools server; its questions are held for ``Runtime.answer`` (``ask``: else nobody
+    can be asked)."""
     server = McpServer.stdio("files", sys.executable, [TOOLS_SERVER], **options)
-    with anyio.fail_after(WAIT * 2):
-        async with Runtime(toolsets=[server]) as runtime, runtime.subscribe("default") as events:
-            runtime.ask_person = _held if ask else None
-            yield runtime, events
+    return serving(server, ask=answering(None) if ask else None)
 
 
 async def asked(

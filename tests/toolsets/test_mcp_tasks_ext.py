@@ -36,7 +36,14 @@ from tests.support.mcp_servers import SERVERS
 from tests.support.mcp_servers.bad_tasks_server import REQUESTS
 from tests.support.mcp_servers.bad_tasks_server import app as bad_app
 from tests.support.task_host import killed_when_ready
-from tests.toolsets.conftest import WAIT, hosting, outcome, resumed_after_a_kill
+from tests.toolsets.conftest import (
+    WAIT,
+    answering,
+    hosting,
+    outcome,
+    resumed_after_a_kill,
+    serving,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -48,22 +55,15 @@ def url() -> Iterator[str]:
 
 
 @asynccontextmanager
-async def serving(
+async def tasks_served(
     url: str, answer: Answer | None = None
 ) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent], list[Asked]]]:
     """A runtime with the tasks server; each question is kept and gets ``answer`` (None:
     held for ``Runtime.answer``)."""
     asked: list[Asked] = []
-
-    async def ask(question: Asked) -> Answer | None:
-        asked.append(question)
-        return answer
-
     server = McpServer.http("tasks", url, start_timeout=WAIT)
-    with anyio.fail_after(WAIT * 2):
-        async with Runtime(toolsets=[server]) as runtime, runtime.subscribe("default") as events:
-            runtime.ask_person = ask
-            yield runtime, events, asked
+    async with serving(server, ask=answering(answer, asked)) as (runtime, events):
+        yield runtime, events, asked
 
 
 async def shown(
@@ -94,7 +94,7 @@ def statuses(snapshot: CallSnapshot) -> list[JsonObject]:
 async def test_a_task_runs_as_a_call_its_status_the_progress_its_result_the_result(
     url: str,
 ) -> None:
-    async with serving(url) as (runtime, events, _):
+    async with tasks_served(url) as (runtime, events, _):
         call = runtime.submit("crunch", {"topic": "graphs"})
         running = await shown(runtime, events, call, saying="crunching graphs")
         assert running.status is CallStatus.RUNNING
@@ -111,7 +111,7 @@ async def test_a_task_runs_as_a_call_its_status_the_progress_its_result_the_resu
 
 
 async def test_cancelling_the_call_cancels_its_task_on_the_server(url: str) -> None:
-    async with serving(url) as (runtime, events, _):
+    async with tasks_served(url) as (runtime, events, _):
         call = runtime.submit("hold", {})
         await shown(runtime, events, call, saying="holding")  # running, not only queued
         assert runtime.cancel(call, reason="no longer needed")
@@ -123,7 +123,7 @@ async def test_cancelling_the_call_cancels_its_task_on_the_server(url: str) -> N
 
 async def test_what_a_task_asks_reaches_the_person_and_the_answer_the_server(url: str) -> None:
     accepted = Answer(AnswerAction.ACCEPT, {"name": "Ada"})
-    async with serving(url, accepted) as (runtime, _, asked):
+    async with tasks_served(url, accepted) as (runtime, _, asked):
         done = await outcome(runtime, runtime.submit("ask_name", {}))
     assert done.status is CallStatus.COMPLETED, done
     assert done.result == "accept Ada"
@@ -141,14 +141,14 @@ async def test_a_plain_calls_input_round_reaches_the_person_and_the_call_is_sent
     url: str,
 ) -> None:
     accepted = Answer(AnswerAction.ACCEPT, {"name": "Lin"})
-    async with serving(url, accepted) as (runtime, _, asked):
+    async with tasks_served(url, accepted) as (runtime, _, asked):
         done = await outcome(runtime, runtime.submit("ask_name_now", {}))
     assert done.result == "accept Lin" and statuses(done) == []
     assert [question.question.message for question in asked] == ["What is your name?"]
 
 
 async def test_a_declined_question_reaches_the_server_too(url: str) -> None:
-    async with serving(url, Answer(AnswerAction.DECLINE)) as (runtime, _, asked):
+    async with tasks_served(url, Answer(AnswerAction.DECLINE)) as (runtime, _, asked):
         done = await outcome(runtime, runtime.submit("ask_name", {}))
     assert done.result == "decline" and len(asked) == 1
 
@@ -156,7 +156,7 @@ async def test_a_declined_question_reaches_the_server_too(url: str) -> None:
 async def test_a_question_waits_for_the_person_while_the_task_waits_for_the_answer(
     url: str,
 ) -> None:
-    async with serving(url) as (runtime, events, _):
+    async with tasks_served(url) as (runtime, events, _):
         call = runtime.submit("ask_name", {})
         waiting = await shown(runtime, events, call, "input_required")
         assert waiting.status is CallStatus.RUNNING
@@ -183,7 +183,7 @@ async def test_a_tasks_sampling_is_answered_by_the_sessions_model(url: str) -> N
 
 
 async def test_a_task_whose_tool_fails_fails_the_call_with_the_servers_words(url: str) -> None:
-    async with serving(url) as (runtime, _, _):
+    async with tasks_served(url) as (runtime, _, _):
         done = await outcome(runtime, runtime.submit("fail", {}))
     assert done.status is CallStatus.FAILED and done.error is not None
     assert done.error.message == "no luck"
@@ -191,7 +191,7 @@ async def test_a_task_whose_tool_fails_fails_the_call_with_the_servers_words(url
 
 
 async def test_a_tool_the_server_does_not_run_as_a_task_answers_at_once(url: str) -> None:
-    async with serving(url) as (runtime, _, _):
+    async with tasks_served(url) as (runtime, _, _):
         done = await outcome(runtime, runtime.submit("double", {"number": 21}))
     assert done.status is CallStatus.COMPLETED and done.result == {"result": 42}
     assert statuses(done) == []

@@ -21,7 +21,6 @@ from textual.widgets import DataTable, Input, Static
 
 from agentos import (
     AgentConfig,
-    AnthropicProvider,
     Host,
     ManualClock,
     McpServerConfig,
@@ -36,11 +35,8 @@ from agentos.testing import (
     FailingProvider,
     FullDiskStore,
     HeldProvider,
-    MessagesStandIn,
     Puppet,
-    Reply,
     last_user_text,
-    message_body,
     settle,
     text,
     tool_calls,
@@ -49,6 +45,7 @@ from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
 from tests.support.backends import hosted, running
 from tests.support.mcp_servers import SERVERS
 from tests.support.researcher import lead_and_researcher
+from tests.support.streaming import streaming_a_call
 from tests.support.tui import (
     CONFIG,
     both_checked,
@@ -434,21 +431,18 @@ async def test_enter_on_a_sub_agents_call_shows_the_childs_chat() -> None:
 async def test_a_streaming_reply_grows_in_the_chat_and_its_call_shows_once_whole() -> None:
     """Issue 28: the real SDK streams from the stand-in; the chat shows the reply as it forms
     and the call it asks for as soon as its ``tool_use`` block is whole."""
-    puppet_use = {"type": "tool_use", "id": "toolu_p", "name": "puppet", "input": {"label": "p"}}
-    reply = message_body([{"type": "text", "text": "Let me look."}, puppet_use], "tool_use")
     puppet = Puppet()
-    with MessagesStandIn() as api:
-        api.script(Reply(200, reply, chunk=4, stop_after=13, then="hang"))  # to the block's end
-        provider = AnthropicProvider(api_key="sk-test", base_url=api.url, max_retries=0)
-        async with chatting(puppet, provider) as (app, pilot, runtime):
-            await say(pilot, "look")
-            await until(pilot, runtime, lambda: "asks for" in chat_text(app))
-            assert 'agent: Let me look.\n  asks for puppet({"label": "p"})' in chat_text(app)
-            assert puppet.calls == {}, "the call starts once the reply is whole"
-            app.session.stop()
-            assert await anyio.to_thread.run_sync(api.client_closed.wait, 10)
-            await until(pilot, runtime, lambda: "asks for" not in chat_text(app))
-        await provider.aclose()
+    async with (
+        streaming_a_call() as (api, provider),
+        chatting(puppet, provider) as (app, pilot, runtime),
+    ):
+        await say(pilot, "look")
+        await until(pilot, runtime, lambda: "asks for" in chat_text(app))
+        assert 'agent: Let me look.\n  asks for puppet({"label": "p"})' in chat_text(app)
+        assert puppet.calls == {}, "the call starts once the reply is whole"
+        app.session.stop()
+        assert await anyio.to_thread.run_sync(api.client_closed.wait, 10)
+        await until(pilot, runtime, lambda: "asks for" not in chat_text(app))
 
 
 async def test_escape_closes_the_models_view_and_the_keys_stay_on_the_calls(puppet: Puppet) -> None:

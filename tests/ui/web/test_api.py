@@ -23,7 +23,6 @@ from httpx_sse import ServerSentEvent, aconnect_sse
 
 from agentos import (
     AgentConfig,
-    AnthropicProvider,
     Host,
     ManualClock,
     Runtime,
@@ -35,11 +34,8 @@ from agentos.testing import (
     FailingProvider,
     FullDiskStore,
     HeldProvider,
-    MessagesStandIn,
     Puppet,
-    Reply,
     last_user_text,
-    message_body,
     settle,
 )
 from agentos.web import (
@@ -49,6 +45,7 @@ from agentos.web import (
     make_app,
 )
 from tests.support.backends import Backend, running
+from tests.support.streaming import streaming_a_call
 from tests.support.web import Web, applied, held_elsewhere, model, web
 
 pytestmark = pytest.mark.anyio
@@ -984,34 +981,28 @@ async def test_a_streaming_reply_grows_on_the_page_and_its_call_shows_once_whole
     """Issue 28: the real SDK streams from the stand-in; the page's stream carries the reply
     as it forms, and the call it asks for as soon as its ``tool_use`` block is whole, while
     the rest of the reply has not arrived."""
-    puppet_use = {"type": "tool_use", "id": "toolu_p", "name": "puppet", "input": {"label": "p"}}
-    reply = message_body([{"type": "text", "text": "Let me look."}, puppet_use], "tool_use")
-    with MessagesStandIn() as api:
-        api.script(Reply(200, reply, chunk=4, stop_after=13, then="hang"))  # to the block's end
-        provider = AnthropicProvider(api_key="sk-test", base_url=api.url, max_retries=0)
-        async with web(tmp_path, provider=provider) as w:
-            session_id = await w.new_session()
-            async with stream(w, session_id) as events:
-                (snapshot,) = await until(events, lambda e: True)
-                assert json.loads(snapshot.data)["streaming"] is None
-                await w.post(session_id, "look")
-                shown = await until(
-                    events, lambda e: e.event == "streaming" and '"calls": [{' in e.data
-                )
-                growing = [json.loads(e.data)["streaming"] for e in shown if e.event == "streaming"]
-                assert all(reply["text"].startswith("Let") for reply in growing)
-                forming = growing[-1]
-            assert forming == {
-                "text": "Let me look.",
-                "calls": [
-                    {
-                        "provider_call_id": "toolu_p",
-                        "tool_name": "puppet",
-                        "tool_input": {"label": "p"},
-                    }
-                ],
-            }
-            assert w.puppet.calls == {}, "the machine sees the reply once it is whole"
-            w.session(session_id).stop()
-            assert await anyio.to_thread.run_sync(api.client_closed.wait, 10)
-        await provider.aclose()
+    async with streaming_a_call() as (api, provider), web(tmp_path, provider=provider) as w:
+        session_id = await w.new_session()
+        async with stream(w, session_id) as events:
+            (snapshot,) = await until(events, lambda e: True)
+            assert json.loads(snapshot.data)["streaming"] is None
+            await w.post(session_id, "look")
+            shown = await until(
+                events, lambda e: e.event == "streaming" and '"calls": [{' in e.data
+            )
+            growing = [json.loads(e.data)["streaming"] for e in shown if e.event == "streaming"]
+            assert all(reply["text"].startswith("Let") for reply in growing)
+            forming = growing[-1]
+        assert forming == {
+            "text": "Let me look.",
+            "calls": [
+                {
+                    "provider_call_id": "toolu_p",
+                    "tool_name": "puppet",
+                    "tool_input": {"label": "p"},
+                }
+            ],
+        }
+        assert w.puppet.calls == {}, "the machine sees the reply once it is whole"
+        w.session(session_id).stop()
+        assert await anyio.to_thread.run_sync(api.client_closed.wait, 10)
