@@ -158,20 +158,7 @@ class ClientAsking:
         """Send ``asked`` to ``client`` on the request ``request_id`` (``meta``: the request's
         ``_meta``): its answer (None: an accepted one, already given to the call through
         ``Host.answer``, which fits it to the form), or ``UNSENT`` if it could not go."""
-        question = asked.question
-        params: ElicitRequestFormParams | ElicitRequestURLParams
-        if question.url is not None:
-            params = ElicitRequestURLParams(
-                message=question.message,
-                url=question.url,
-                elicitation_id=secrets.token_urlsafe(12),
-                meta=meta,
-            )
-        else:
-            schema = question.form if question.form is not None else NO_FORM
-            params = ElicitRequestFormParams(
-                message=question.message, requested_schema=schema, meta=meta
-            )
+        params = elicit_params(asked.question, meta)
         try:
             result = await client.send_request(
                 ElicitRequest(params=params),
@@ -191,10 +178,16 @@ class ClientAsking:
             return _declined(f"the MCP client's answer is no elicitation result: {error}")
         except GONE:
             return UNSENT
+        return self.taken(asked, result)
+
+    def taken(self, asked: Asked, result: ElicitResult) -> Answer | None:
+        """The client's ``result`` for ``asked``: the hook's answer (None: an accepted one,
+        already given to the call through ``Host.answer``, which fits it to the form)."""
         action = AnswerAction(result.action)
         if action is not AnswerAction.ACCEPT:
             return Answer(action, reason=f"{DONE[action]} in the MCP client")
-        content = None if question.url is not None else cast("JsonObject | None", result.content)
+        url = asked.question.url
+        content = None if url is not None else cast("JsonObject | None", result.content)
         answer = Answer(action, content)
         try:
             given = self._host.answer(asked.session_id, asked.call_id, answer)
@@ -222,6 +215,22 @@ class ClientAsking:
         return {"session_id": session_id, "call_id": call_id, "answered": chosen.value}
 
 
+def elicit_params(
+    question: Question, meta: RequestParamsMeta | None = None, key: str | None = None
+) -> ElicitRequestFormParams | ElicitRequestURLParams:
+    """``question`` as an ``elicitation/create``'s params (``meta``: their ``_meta``; ``key``:
+    a URL elicitation's id, a new one if None)."""
+    if question.url is not None:
+        return ElicitRequestURLParams(
+            message=question.message,
+            url=question.url,
+            elicitation_id=key or secrets.token_urlsafe(12),
+            meta=meta,
+        )
+    schema = question.form if question.form is not None else NO_FORM
+    return ElicitRequestFormParams(message=question.message, requested_schema=schema, meta=meta)
+
+
 def _declined(reason: str) -> Answer:
     return Answer(AnswerAction.DECLINE, reason=reason)
 
@@ -229,6 +238,8 @@ def _declined(reason: str) -> Answer:
 @dataclass(eq=False, slots=True)
 class _Waiting:
     asked: Asked
+    key: str = field(default_factory=lambda: secrets.token_urlsafe(9))
+    """Its input request's key in a task's ``inputRequests``: never used twice."""
     answered: anyio.Event = field(default_factory=anyio.Event)
     answer: Answer | None = None
     sending: anyio.CancelScope | None = None
@@ -236,8 +247,9 @@ class _Waiting:
 
 class TaskQuestions:
     """The questions a task's calls wait to have answered (a ``Route``): ``changed`` is told
-    the first of them as a line (None when none waits), and ``serve`` sends them to a
-    client that waits on the task's ``tasks/result``."""
+    the first of them as a line (None when none waits); ``serve`` sends them to a client
+    that waits on the task's ``tasks/result`` (2025-11-25), and ``requests`` shows them to
+    one that reads the task (the tasks extension), which answers with ``respond``."""
 
     def __init__(self, asking: ClientAsking, changed: Callable[[str | None], None]) -> None:
         self._asking = asking
@@ -262,6 +274,29 @@ class TaskQuestions:
         self._wake.set()
         self._wake = anyio.Event()
         self._changed(shown(self._waiting[0].asked) if self._waiting else None)
+
+    def requests(self, client: ServerSession) -> dict[str, Any]:
+        """The waiting questions ``client`` can take, as a task's ``inputRequests``: an
+        ``elicitation/create`` for each, by its key."""
+        return {
+            waiting.key: {
+                "method": "elicitation/create",
+                "params": elicit_params(waiting.asked.question, key=waiting.key).model_dump(
+                    by_alias=True, mode="json", exclude_none=True
+                ),
+            }
+            for waiting in self._waiting
+            if can_take(client, waiting.asked.question)
+        }
+
+    def respond(self, key: str, result: ElicitResult) -> None:
+        """The client's answer to the question ``key``; one no longer waiting (answered or
+        withdrawn meanwhile) is let be."""
+        for waiting in self._waiting:
+            if waiting.key == key and not waiting.answered.is_set():
+                waiting.answer = self._asking.taken(waiting.asked, result)
+                waiting.answered.set()
+                return
 
     async def serve(
         self, client: ServerSession, request_id: RequestId | None, meta: RequestParamsMeta

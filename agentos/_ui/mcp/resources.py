@@ -77,7 +77,7 @@ class SessionResources:
     def __init__(self, host: Host, started: Callable[[Mapping[str, str] | None], set[str]]) -> None:
         self._host = host
         self._started = started
-        self.watchers = Watchers(uri_of)
+        self.watchers = Watchers(uri_of, host.runtime.on_call_events)
 
     async def list(self, ctx: Context, params: PaginatedRequestParams) -> ListResourcesResult:
         return ListResourcesResult(

@@ -9,8 +9,9 @@ system toolbox's own answers, scoped to the session named and the sub-agents it 
 ``post`` (and ``start_session``) lasts until the model has answered; meanwhile progress
 notifications name the session first, then tell each of its calls starting, progressing and
 ending, and a cancel from the client stops the calls that turn started. Asked to run as a
-task (``tasks``), it answers at once and the turn goes on in the host: what it would have
-told as progress becomes the task's status message. What a call asks a person goes to the
+task (the 2025-11-25 protocol's, ``tasks``, or the tasks extension's at 2026-07-28,
+``tasks_ext``), it answers at once and the turn goes on in the host (``task_book``): what it
+would have told as progress becomes the task's status message. What a call asks a person goes to the
 client that follows its session (``asking``), or waits for the ``answer`` tool.
 """
 
@@ -34,13 +35,11 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
     INVALID_PARAMS,
-    CancelTaskRequestParams,
     CompleteRequestParams,
     EmptyResult,
     GetPromptRequestParams,
     GetPromptResult,
     GetTaskPayloadRequestParams,
-    GetTaskRequestParams,
     LoggingLevel,
     LoggingMessageNotification,
     LoggingMessageNotificationParams,
@@ -64,7 +63,9 @@ from agentos import (
 from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
 from agentos._ui.mcp.resources import SessionResources, state_of
+from agentos._ui.mcp.task_book import TaskBook
 from agentos._ui.mcp.tasks import ServedTasks
+from agentos._ui.mcp.tasks_ext import TasksExtension
 from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
@@ -102,7 +103,8 @@ class HostOverMcp:
         self._asking = ClientAsking(host, ask_timeout)
         if host.runtime.ask_person is None:
             host.runtime.ask_person = self._asking
-        self._tasks = ServedTasks(_owner, frozenset({"start_session", "post"}), self._asking)
+        self._tasks = TaskBook(_owner, frozenset({"start_session", "post"}), self._asking)
+        self._older = ServedTasks(self._tasks)
 
     def app(self) -> MCPServer:
         with _logging_left_alone():
@@ -115,7 +117,8 @@ class HostOverMcp:
                 log_level="WARNING",
                 version=agentos.__version__,
                 lifespan=self._serving,
-                middleware=[self._tasks.middleware],
+                middleware=[self._older.middleware],
+                extensions=[TasksExtension(self._tasks, self._older)],
             )
         for handler in (
             self.start_session,
@@ -139,11 +142,8 @@ class HostOverMcp:
         add("resources/read", ReadResourceRequestParams, resources.read)
         add("resources/subscribe", SubscribeRequestParams, resources.subscribe)
         add("resources/unsubscribe", UnsubscribeRequestParams, resources.unsubscribe)
-        tasks = self._tasks
-        add("tasks/get", GetTaskRequestParams, tasks.get)
-        add("tasks/result", GetTaskPayloadRequestParams, tasks.result)
-        add("tasks/cancel", CancelTaskRequestParams, tasks.cancel)
-        add("tasks/list", PaginatedRequestParams, tasks.list)
+        add("tasks/result", GetTaskPayloadRequestParams, self._older.result)
+        add("tasks/list", PaginatedRequestParams, self._older.list)
         return app
 
     @asynccontextmanager

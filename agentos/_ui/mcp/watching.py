@@ -1,10 +1,12 @@
 """Subscriptions to sessions (``resources/subscribe``): a client that subscribed to one of
 its sessions' resources hears ``notifications/resources/updated`` when the session
-changes (a post, a model reply, a call starting or ending, a stop).
+changes (a post, a model reply, a call starting or ending, a stop), and when one of its
+calls asks a person or has its question answered (the resource shows the question). Other
+progress of a call changes nothing the resource shows, so it tells nobody.
 
-The session's change callback only marks it changed; one task sends the notices, so a
-burst of changes makes one notice per subscriber, and a subscriber whose connection is
-gone is forgotten.
+The session's change callback and its call events only mark it changed; one task sends the
+notices, so a burst of changes makes one notice per subscriber, and a subscriber whose
+connection is gone is forgotten.
 """
 
 from __future__ import annotations
@@ -14,17 +16,23 @@ from collections.abc import Callable
 import anyio
 from mcp.server.session import ServerSession
 
-from agentos import Session
+from agentos import CallEvent, CallEventKind, ProgressKind, Session
 
+ASKING = frozenset({ProgressKind.QUESTION, ProgressKind.ANSWER})
+"""The progress that changes what a session's resource shows: a question, its answer."""
 GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
 """What sending to a client whose connection closed raises."""
+Hear = Callable[[str, Callable[[CallEvent], object]], Callable[[], None]]
+"""How a session's call events are heard (``Runtime.on_call_events``)."""
 
 
 class Watchers:
     """Who subscribed to which session's resource, and the task that tells them."""
 
-    def __init__(self, uri_of: Callable[[str], str]) -> None:
+    def __init__(self, uri_of: Callable[[str], str], hear: Hear) -> None:
+        """``uri_of``: a session's resource; ``hear``: the runtime's ``on_call_events``."""
         self._uri_of = uri_of
+        self._hear = hear
         self._peers: dict[str, list[ServerSession]] = {}
         self._stops: dict[str, Callable[[], None]] = {}
         self._changed: set[str] = set()
@@ -37,7 +45,20 @@ class Watchers:
             peers.append(peer)
         if session.session_id not in self._stops:
             session_id = session.session_id
-            self._stops[session_id] = session.on_change(lambda: self.changed(session_id))
+
+            def heard(event: CallEvent) -> None:
+                progress = event.progress
+                if event.kind is CallEventKind.PROGRESSED and progress and progress.kind in ASKING:
+                    self.changed(session_id)
+
+            unchange = session.on_change(lambda: self.changed(session_id))
+            unhear = self._hear(session_id, heard)
+
+            def stop() -> None:
+                unchange()
+                unhear()
+
+            self._stops[session_id] = stop
 
     def unsubscribe(self, session_id: str, peer: ServerSession) -> None:
         """``peer`` no longer hears of ``session_id`` (nothing if it did not)."""

@@ -32,9 +32,11 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 """What a streamable HTTP client accepts on a ``POST``."""
 
 
-def agent_file(tmp_path: Path, module: str) -> str:
+def agent_file(tmp_path: Path, module: str, more: str = "") -> str:
+    """The agent ``worker``, of the offline model, with ``module``'s tools (``more``: the
+    rest of its TOML)."""
     path = tmp_path / "worker.toml"
-    path.write_text(f'name = "worker"\nmodel = "test"\ntools = ["{module}"]\n')
+    path.write_text(f'name = "worker"\nmodel = "test"\ntools = ["{module}"]\n{more}')
     return str(path)
 
 
@@ -53,11 +55,12 @@ def http_server(
     *,
     options: Sequence[str] = (),
     module: str = "tests.support.tools",
+    agent: str = "",
 ) -> Iterator[tuple[str, str | None]]:
     """``agentos mcp --http 0`` running: its URL and token (None with ``--no-token``), read
     off its first line; what it wrote to stderr after that line goes into ``said_after``
-    once it has stopped."""
-    agent = agent_file(tmp_path, module)
+    once it has stopped. ``agent``: the rest of the agent file's TOML."""
+    agent = agent_file(tmp_path, module, agent)
     process = subprocess.Popen(
         [sys.executable, "-m", "agentos.cli", "mcp", "--agent", agent, "--http", "0", *options],
         env=env,

@@ -9,7 +9,7 @@ its question. Against a real ``agentos mcp`` over HTTP, through the ``mcp`` SDK'
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.shared.dispatcher import ProgressFnT
@@ -24,7 +25,8 @@ from mcp.shared.dispatcher import ProgressFnT
 from tests.support import cli
 from tests.ui.cli.asking_tools import FORM
 from tests.ui.mcp.running import connected, http_server, structured
-from tests.ui.mcp.test_tasks import as_task, gate, get, result, until
+from tests.ui.mcp.test_protocol import removed_in_2026
+from tests.ui.mcp.test_tasks import as_task, gate, get, result, session_of, until
 
 env = cli.env  # the fixture: offline, on a database of its own
 
@@ -309,3 +311,67 @@ async def test_a_task_of_a_client_without_elicitation_is_answered_with_the_tool(
             assert (
                 structured(answer)["answer"] == "where: decline: null (declined by the MCP client)"
             )
+
+
+async def read_after_a_notice(
+    client: ClientSession,
+    notices: MemoryObjectReceiveStream[str],
+    uri: str,
+    wanted: Callable[[list[dict[str, Any]]], bool],
+) -> list[dict[str, Any]]:
+    """The resource's running calls, read after each notice of ``uri`` until ``wanted``."""
+    while True:
+        if await notices.receive() != uri:
+            continue
+        (read,) = (await client.read_resource(uri)).contents
+        assert isinstance(read, types.TextResourceContents)
+        running: list[dict[str, Any]] = json.loads(read.text)["running_calls"]
+        if wanted(running):
+            return running
+
+
+async def test_a_subscriber_hears_when_a_call_of_its_session_asks_and_is_answered(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Between the call's start and its end the session itself does not change: only the
+    question and its answer tell the subscriber something new is on its resource."""
+    send, notices = anyio.create_memory_object_stream[str](100)
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            await send.send(message.params.uri)
+
+    async with gate(env) as listener:
+        with (
+            send,
+            notices,
+            http_server(tmp_path, env, module="tests.ui.mcp.asking_later_tools") as (url, token),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token, message_handler=on_message) as client:
+                task = await as_task(client, "start_session", {"message": "where?"})
+                session_id = session_of(task)
+                uri = f"agentos://sessions/{session_id}"
+                first = await listener.accept()  # the call runs and has asked nothing yet
+                with removed_in_2026():
+                    await client.subscribe_resource(uri)
+                await first.send(b"ask")
+                (asking,) = await read_after_a_notice(
+                    client, notices, uri, lambda calls: "waiting_for_person" in calls[0]
+                )
+                assert asking["waiting_for_person"]["message"] == "Which city?"
+                arguments = {
+                    "session_id": session_id,
+                    "call_id": asking["tool_call_id"],
+                    "action": "decline",
+                }
+                structured(await client.call_tool("answer", arguments))
+                (answered,) = await read_after_a_notice(
+                    client, notices, uri, lambda calls: "waiting_for_person" not in calls[0]
+                )
+                assert answered["status"] == "running"
+                second = await listener.accept()  # it goes on to the gate again
+                await second.send(b"end")
+                await until(client, task.task_id, lambda t: t.status == "completed")
+                await first.aclose()
+                await second.aclose()
