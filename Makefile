@@ -1,7 +1,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRAS := test,ray,postgres,otel
+EXTRAS := test,ray,postgres,otel,a2a
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed
 NODE_DIR := $(VENV)/node
@@ -27,7 +27,7 @@ $(CORE): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-compile -e .
 	touch $@
 
-# Tests, lint and benchmarks: every extra (Ray, asyncpg, OpenTelemetry, the test tools).
+# Tests, lint and benchmarks: every extra (Ray, asyncpg, OpenTelemetry, a2a-sdk, the test tools).
 $(FULL): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 	touch $@

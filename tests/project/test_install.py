@@ -28,7 +28,7 @@ from packaging.utils import canonicalize_name
 from tests.support import ROOT
 from tests.support.import_watch import watched
 
-EXTRAS = ("test", "ray", "postgres", "otel")
+EXTRAS = ("test", "ray", "postgres", "otel", "a2a")
 
 
 def needed(name: str, extras: Iterable[str] = ()) -> set[str]:
