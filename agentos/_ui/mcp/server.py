@@ -24,7 +24,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -321,17 +321,16 @@ class _Turn:
     events: MemoryObjectReceiveStream[CallEvent]
     stop: Callable[[], None]
     """Stop hearing the session's call events."""
-    ours: set[str] = field(default_factory=set)
-    """The calls this turn started."""
+    asked_before: int
+    """The model requests the session had made before the post: the calls of later ones
+    are this turn's."""
 
     @classmethod
     def posted(cls, host: Host, session: Session, message: str) -> _Turn:
         """Post ``message`` (an ended session, an empty message: a ``ToolError``)."""
         send, receive = anyio.create_memory_object_stream[CallEvent](EVENTS_BUFFERED)
-        ours: set[str] = set()
 
         def heard(event: CallEvent) -> None:
-            ours.add(event.call_id)
             with contextlib.suppress(anyio.WouldBlock):  # a flood: the newest are dropped
                 send.send_nowait(event)
 
@@ -341,32 +340,39 @@ class _Turn:
             unhear()
             send.close()
 
+        asked_before = session.requests
         try:
             session.post(message)
         except (AgentOSError, ValueError) as error:
             stop()
             raise ToolError(str(error)) from None
-        return cls(host, session, receive, stop, ours)
+        return cls(host, session, receive, stop, asked_before)
 
     async def follow(self, tell: Tell) -> dict[str, Any]:
         """Tell the turn's call events until the model has answered: the session's state
-        then. Cancelled, stop the calls this turn started."""
-        runtime = self.host.runtime
+        then. Cancelled, stop the calls this turn started (not another turn's of the same
+        session, nor one a person started)."""
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._relay, tell)
                 await self.session.wait_idle()
                 group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            for call_id in self.ours:
-                try:
-                    runtime.cancel(call_id, "the MCP client cancelled its request")
-                except UnknownCallError:
-                    continue
+            self.cancel_calls("the MCP client cancelled its request")
             raise
         finally:
             self.stop()
         return state_of(self.host, self.session)
+
+    def cancel_calls(self, reason: str) -> None:
+        """Cancel the calls this turn started that still run."""
+        for call in self.session.calls_after(self.asked_before):
+            if call.is_final:
+                continue
+            try:
+                self.host.runtime.cancel(call.call_id, reason)
+            except UnknownCallError:
+                continue
 
     async def _relay(self, tell: Tell) -> None:
         runtime = self.host.runtime

@@ -179,6 +179,51 @@ async def test_cancelling_a_task_stops_the_calls_its_turn_started(
     assert mark.read_text() == "cancelled"  # the tool itself was cancelled
 
 
+async def test_cancelling_a_task_stops_only_the_calls_its_own_turn_started(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Two tasks post to one session: cancelling the second stops its turn's call, while the
+    first's call, still reporting after the second post, goes on and completes."""
+    async with gate(env) as listener:
+        with (
+            http_server(tmp_path, env, module="tests.ui.mcp.stepped_tools") as (url, token),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as client:
+                first = await as_task(client, "start_session", {"message": "go"})
+                session_id = session_of(first)
+                first_gate = await listener.accept()
+                (first_call,) = await running(client)
+                post = {"session_id": session_id, "message": "more"}
+                second = await as_task(client, "post", post)
+                second_gate = await listener.accept()  # the second turn's call runs
+                (second_call,) = [c for c in await running(client) if c != first_call]
+                await first_gate.send(b"s")  # the first call reports after the second post
+                await until(client, second.task_id, lambda t: '"step": 1' in str(t))
+                assert (await cancel(client, second.task_id)).status == "cancelled"
+                assert (await ended(client, session_id, second_call))["status"] == "cancelled"
+                await first_gate.send(b"g")
+                assert (await ended(client, session_id, first_call))["status"] == "completed"
+                answer = structured(await result(client, first.task_id))
+                assert answer["session_id"] == session_id
+                assert (await get(client, first.task_id)).status == "completed"
+            await first_gate.aclose()
+            await second_gate.aclose()
+
+
+async def running(client: ClientSession) -> list[str]:
+    """The ids of the calls of the client's sessions that still run."""
+    calls = structured(await client.call_tool("list_running_tool_calls", {}))["tool_calls"]
+    return [call["tool_call_id"] for call in calls]
+
+
+async def ended(client: ClientSession, session_id: str, call_id: str) -> dict[str, Any]:
+    """The call's status once it has ended."""
+    ids = {"session_id": session_id, "tool_call_id": call_id}
+    wait = {"wait_for_completion": True, "timeout_seconds": 30}
+    return structured(await client.call_tool("get_tool_call_status", {**ids, **wait}))
+
+
 async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
