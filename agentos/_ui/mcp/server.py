@@ -63,7 +63,7 @@ from agentos import (
 from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
 from agentos._ui.mcp.resources import SessionResources, state_of
-from agentos._ui.mcp.task_book import TaskBook
+from agentos._ui.mcp.task_book import MAX_HELD, TaskBook
 from agentos._ui.mcp.tasks import ServedTasks
 from agentos._ui.mcp.tasks_ext import TasksExtension
 from agentos.turns import Caller, Scope
@@ -85,10 +85,12 @@ class HostOverMcp:
         default: str,
         *,
         ask_timeout: float | None = ASK_TIMEOUT,
+        max_tasks: int = MAX_HELD,
     ) -> None:
         """``agents``: what ``start_session(agent=...)`` may name; ``default`` when it names
         none. The questions the host's calls ask go to the clients (a host given its own
-        ``ask_person`` keeps it), who have ``ask_timeout`` seconds to answer each."""
+        ``ask_person`` keeps it), who have ``ask_timeout`` seconds to answer each. A client
+        holds at most ``max_tasks`` tasks still working."""
         if default not in agents:
             raise ValueError(f"the default agent {default!r} is not one of the agents")
         self._host = host
@@ -103,7 +105,8 @@ class HostOverMcp:
         self._asking = ClientAsking(host, ask_timeout)
         if host.runtime.ask_person is None:
             host.runtime.ask_person = self._asking
-        self._tasks = TaskBook(_owner, frozenset({"start_session", "post"}), self._asking)
+        tools = frozenset({"start_session", "post"})
+        self._tasks = TaskBook(_owner, tools, self._asking, max_tasks)
         self._older = ServedTasks(self._tasks)
 
     def app(self) -> MCPServer:
@@ -181,6 +184,7 @@ class HostOverMcp:
         if config is None:
             known = ", ".join(sorted(self._agents))
             raise ToolError(f"no agent named {name!r} (agents: {known})")
+        self._room_for_task(ctx)  # before the session: a refused task starts none
         session = await self._host.create_session(config)
         self._started(ctx).add(session.session_id)
         return await self._answer(session, message, ctx)
@@ -259,6 +263,12 @@ class HostOverMcp:
             raise ToolError(f"no session with id {session_id!r} (start_session starts one)")
         return self._host.get(session_id)
 
+    def _room_for_task(self, ctx: Context) -> None:
+        """Asked to run as a task, refuse (an ``MCPError``) when the client holds as many
+        still working as it may."""
+        if self._tasks.asked() is not None:
+            self._tasks.room_for(_owner(ctx.headers))
+
     async def _ask(
         self, capability: str, session_id: str, arguments: dict[str, Any], ctx: Context
     ) -> dict[str, Any]:
@@ -274,8 +284,7 @@ class HostOverMcp:
         task that follows it instead (the task is the answer then)."""
         asked = self._tasks.asked()
         owner = _owner(ctx.headers)
-        if asked is not None:
-            self._tasks.room_for(owner)
+        self._room_for_task(ctx)
         turn = _Turn.posted(self._host, session, message)
         said = f"session {session.session_id}: posted"
         following: list[Callable[[], None]] = []  # asking the client, from the post on

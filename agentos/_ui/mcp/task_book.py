@@ -9,7 +9,8 @@ its connection, what it would have told as progress becomes the task's status me
 and a question one of its calls asks makes it ``input_required`` until answered. Tasks
 belong to whoever started them (the token holder over HTTP, on any connection), as
 sessions do; another's task id answers as an unknown one. A finished task is forgotten
-once its TTL has passed, and an owner holds at most ``MAX_HELD`` tasks.
+once its TTL has passed, and an owner holds at most so many tasks still working (the
+server's cap, ``MAX_HELD`` unless it says).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ DEFAULT_TTL_MS = 3600 * 1000
 MAX_TTL_MS = 24 * 3600 * 1000
 """The longest TTL granted, whatever the client asks."""
 MAX_HELD = 100
-"""The most tasks one client holds; the oldest finished one is forgotten for a new one."""
+"""The most tasks one client holds by default; the oldest finished one is forgotten for a
+new one."""
 POLL_MS = 1000
 """How often a client is told to read a working task's status."""
 FINAL: frozenset[TaskStatus] = frozenset({"completed", "failed", "cancelled"})
@@ -127,15 +129,20 @@ class Held:
 
 class TaskBook:
     """The tasks of one server: ``run`` goes into its lifespan; ``owner_of`` says whose a
-    request is by its headers; ``tools`` may run as tasks."""
+    request is by its headers; ``tools`` may run as tasks; an owner holds at most
+    ``max_held``."""
 
     def __init__(
         self,
         owner_of: Callable[[Mapping[str, str] | None], str],
         tools: frozenset[str],
         asking: ClientAsking,
+        max_held: int = MAX_HELD,
     ) -> None:
+        if max_held < 1:
+            raise ValueError(f"an owner holds at least one task, not {max_held}")
         self.tools = tools
+        self._max_held = max_held
         self._owner_of = owner_of
         self._asking = asking
         self._held: dict[str, Held] = {}
@@ -225,15 +232,15 @@ class TaskBook:
 
     def room_for(self, owner: str) -> None:
         """Forget ``owner``'s oldest finished tasks until a new one fits; refuse (an
-        ``MCPError``) when all ``MAX_HELD`` still work."""
+        ``MCPError``) when all it may hold still work."""
+        most = self._max_held
         mine = [(i, h) for i, h in self._held.items() if h.owner == owner]
         finished = [i for i, h in mine if h.done.is_set()]
-        for task_id in finished[: max(len(mine) - MAX_HELD + 1, 0)]:
+        for task_id in finished[: max(len(mine) - most + 1, 0)]:
             del self._held[task_id]
-        if len(mine) - len(finished) >= MAX_HELD:
+        if len(mine) - len(finished) >= most:
             raise MCPError(
-                INVALID_REQUEST,
-                f"you hold {MAX_HELD} tasks still working: wait for one or cancel one",
+                INVALID_REQUEST, f"you hold {most} tasks still working: wait for one or cancel one"
             )
 
 

@@ -211,6 +211,37 @@ async def test_cancelling_a_task_stops_only_the_calls_its_own_turn_started(
             await second_gate.aclose()
 
 
+async def test_a_task_refused_at_the_cap_starts_no_session(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A client holds at most ``--max-tasks`` tasks still working: a further
+    ``start_session`` as a task is refused before any session is made."""
+    async with gate(env) as listener:
+        options = ["--max-tasks", "1"]
+        with (
+            http_server(tmp_path, env, options=options, module="tests.support.gate_tools") as (
+                url,
+                token,
+            ),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as client:
+                task = await as_task(client, "start_session", {"message": "who is free?"})
+                held = await listener.accept()  # its call runs: the task still works
+                with pytest.raises(MCPError, match="you hold 1 tasks still working") as full:
+                    await as_task(client, "start_session", {"message": "and now?"})
+                assert full.value.error.code == types.INVALID_REQUEST
+                sessions = (await client.list_resources()).resources
+                assert [str(r.uri) for r in sessions] == [f"agentos://sessions/{session_of(task)}"]
+                await held.send(b"go")
+                await result(client, task.task_id)
+                another = await as_task(client, "start_session", {"message": "again"})
+                assert another.status == "working"  # the first has ended: room again
+            await held.aclose()
+    refused = cli.agentos(env, "mcp", "--http", "0", "--max-tasks", "0")
+    assert refused.code == 2 and "--max-tasks" in refused.err
+
+
 async def running(client: ClientSession) -> list[str]:
     """The ids of the calls of the client's sessions that still run."""
     calls = structured(await client.call_tool("list_running_tool_calls", {}))["tool_calls"]
