@@ -63,7 +63,7 @@ from agentos import (
 from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
 from agentos._ui.mcp.resources import SessionResources, state_of
-from agentos._ui.mcp.task_book import MAX_HELD, TaskBook
+from agentos._ui.mcp.task_book import MAX_HELD, TaskBook, Why
 from agentos._ui.mcp.tasks import ServedTasks
 from agentos._ui.mcp.tasks_ext import TasksExtension
 from agentos.turns import Caller, Scope
@@ -71,6 +71,8 @@ from agentos.turns import Caller, Scope
 EVENTS_BUFFERED = 1000
 """Call events a ``post`` holds for the client before it drops the newest."""
 MCP_SESSION_HEADER = "mcp-session-id"
+REQUEST_CANCELLED = "the MCP client cancelled its request"
+"""Why a post's calls are cancelled when its request is."""
 SHOWN_CHARS = 500
 """The longest progress payload a notification's message quotes."""
 
@@ -290,9 +292,9 @@ class HostOverMcp:
         following: list[Callable[[], None]] = []  # asking the client, from the post on
         if asked is not None:
 
-            async def work(tell: Callable[[str], Awaitable[None]]) -> dict[str, Any]:
+            async def work(tell: Callable[[str], Awaitable[None]], why: Why) -> dict[str, Any]:
                 try:
-                    state = await turn.follow(lambda line, _: tell(line))
+                    state = await turn.follow(lambda line, _: tell(line), why)
                 finally:
                     following.pop()()
                 await tell(f"session {session.session_id}: {state['status']}")
@@ -357,17 +359,19 @@ class _Turn:
             raise ToolError(str(error)) from None
         return cls(host, session, receive, stop, asked_before)
 
-    async def follow(self, tell: Tell) -> dict[str, Any]:
+    async def follow(self, tell: Tell, why: Why = lambda: REQUEST_CANCELLED) -> dict[str, Any]:
         """Tell the turn's call events until the model has answered: the session's state
         then. Cancelled, stop the calls this turn started (not another turn's of the same
-        session, nor one a person started)."""
+        session, nor one a person started) for the reason ``why`` gives, if it gives one."""
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._relay, tell)
                 await self.session.wait_idle()
                 group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            self.cancel_calls("the MCP client cancelled its request")
+            reason = why()
+            if reason is not None:
+                self.cancel_calls(reason)
             raise
         finally:
             self.stop()

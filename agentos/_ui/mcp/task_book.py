@@ -6,7 +6,9 @@ A ``tools/call`` that asks to run as a task hands that wish to the tool through 
 variable (``asking_for``), and the tool starts its task (``start``) instead of following the
 turn itself: the turn goes on in the server's lifespan whatever becomes of the request or
 its connection, what it would have told as progress becomes the task's status message,
-and a question one of its calls asks makes it ``input_required`` until answered. Tasks
+and a question one of its calls asks makes it ``input_required`` until answered. When the
+server stops, a task still working fails, its calls left to the host (not cancelled as a
+``tasks/cancel`` would). Tasks
 belong to whoever started them (the token holder over HTTP, on any connection), as
 sessions do; another's task id answers as an unknown one. A finished task is forgotten
 once its TTL has passed, and an owner holds at most so many tasks still working (the
@@ -53,10 +55,19 @@ POLL_MS = 1000
 """How often a client is told to read a working task's status."""
 FINAL: frozenset[TaskStatus] = frozenset({"completed", "failed", "cancelled"})
 
+CANCELLED = "the MCP client cancelled its task"
+"""Why a task's calls are cancelled when ``tasks/cancel`` stops it."""
+STOPPED = "agentos mcp stopped before the turn ended: its calls were left to the host"
+"""What a task still working says once the server stops."""
+
 Tell = Callable[[str], Awaitable[None]]
 """How a task's work says what the session is doing (its status message)."""
-Work = Callable[[Tell], Awaitable[dict[str, Any]]]
-"""A task's work: the turn, told how to report, returning what the tool would have."""
+Why = Callable[[], str | None]
+"""Why the work is being cancelled: the reason to cancel its calls with, or None to leave
+them running in the host (the server stops, not the client)."""
+Work = Callable[[Tell, Why], Awaitable[dict[str, Any]]]
+"""A task's work: the turn, told how to report and, if it is cancelled, why; returning
+what the tool would have."""
 
 
 @dataclass(slots=True)
@@ -187,24 +198,32 @@ class TaskBook:
         async def tell(said: str) -> None:
             held.tell(said)
 
+        def why() -> str | None:
+            return CANCELLED if held.scope.cancel_called else None
+
         outcome: CallToolResult
-        with held.scope:
-            try:
-                value = await work(tell)
-            except ToolError as error:
-                outcome = _error(str(error))
-            except Exception as error:  # what the tool would have answered: its error in words
-                outcome = _error(f"{type(error).__name__}: {error}")
-            else:
-                text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
-                outcome = CallToolResult(
-                    content=[TextContent(type="text", text=text)], structured_content=value
-                )
-            held.result = outcome
-            held.update("failed" if outcome.is_error else "completed")
-        if held.result is None:  # cancelled (tasks/cancel) before it had an answer
-            held.result = _error(held.task.status_message or "the task was cancelled")
-        held.done.set()
+        try:
+            with held.scope:
+                try:
+                    value = await work(tell, why)
+                except ToolError as error:
+                    outcome = _error(str(error))
+                except Exception as error:  # what the tool would have answered, in words
+                    outcome = _error(f"{type(error).__name__}: {error}")
+                else:
+                    text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
+                    outcome = CallToolResult(
+                        content=[TextContent(type="text", text=text)], structured_content=value
+                    )
+                held.result = outcome
+                held.update("failed" if outcome.is_error else "completed")
+        except anyio.get_cancelled_exc_class():  # the server stops: the task ends unanswered
+            held.update("failed", STOPPED)
+            raise
+        finally:
+            if held.result is None:  # cancelled (tasks/cancel, or the server stops)
+                held.result = _error(held.task.status_message or "the task was cancelled")
+            held.done.set()
 
     def owner(self, ctx: ServerRequestContext[Any, Any]) -> str:
         """Whose the request is."""

@@ -255,6 +255,24 @@ async def ended(client: ClientSession, session_id: str, call_id: str) -> dict[st
     return structured(await client.call_tool("get_tool_call_status", {**ids, **wait}))
 
 
+async def test_stopping_the_server_leaves_a_tasks_calls_to_the_host(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """``agentos mcp`` stopped while a task works cancels none of its calls as if the client
+    had: they are the host's, which stops too, so the stored call reads as any call a stopped
+    process left (orphaned, its session may be resumed), not cancelled by the client."""
+    env["AGENTOS_TEST_MARK"] = str(tmp_path / "cancelled.txt")
+    with (
+        http_server(tmp_path, env, module="tests.support.slow_tools") as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token) as client:
+            task = await as_task(client, "start_session", {"message": "go"})
+            await until(client, task.task_id, lambda t: "progressed" in str(t.status_message))
+    (call,) = cli.agentos(env, "calls", session_of(task), "--json").lines
+    assert (call["status"], call["cancel_reason"]) == ("orphaned", None), call
+
+
 async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
