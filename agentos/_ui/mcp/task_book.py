@@ -57,6 +57,11 @@ FINAL: frozenset[TaskStatus] = frozenset({"completed", "failed", "cancelled"})
 
 CANCELLED = "the MCP client cancelled its task"
 """Why a task's calls are cancelled when ``tasks/cancel`` stops it."""
+CANCEL_SAYS = (
+    "cancelled by the MCP client: the calls its turn started are cancelled; the session goes "
+    "on (its model hears so, answers, and may start other calls)"
+)
+"""A cancelled task's status message: what was stopped and what was not."""
 STOPPED = "agentos mcp stopped before the turn ended: its calls were left to the host"
 """What a task still working says once the server stops."""
 
@@ -133,8 +138,10 @@ class Held:
         self.task = self.task.model_copy(update=changes)
 
     def cancel(self) -> None:
-        """Stop the task's turn, and the calls it started (``tasks/cancel``)."""
-        self.update("cancelled", "cancelled by the MCP client")
+        """``tasks/cancel``: stop following the task's turn and cancel the calls it started.
+        The session's turn itself goes on (agentos stops a turn only by stopping its session),
+        so the status message says so."""
+        self.update("cancelled", CANCEL_SAYS)
         self.scope.cancel()
 
 

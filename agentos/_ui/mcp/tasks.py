@@ -1,7 +1,7 @@
 """A ``post`` (or ``start_session``) run as an MCP task, the 2025-11-25 protocol's tasks: a
 ``tools/call`` that asks for one is answered at once with the task (``task_book.py`` keeps
 it and runs its turn), and ``tasks/get``, ``tasks/result``, ``tasks/cancel`` and
-``tasks/list`` follow it, collect its answer and stop it.
+``tasks/list`` follow it, collect its answer and end it (cancelling its turn's calls).
 
 The ``mcp`` SDK (2.3) serves none of this: its ``tools/call`` answer must be a
 ``CallToolResult`` at this protocol. So a server middleware (the SDK's public, provisional
@@ -86,7 +86,8 @@ class ServedTasks:
     async def cancel(
         self, ctx: ServerRequestContext[Any, Any], params: CancelTaskRequestParams
     ) -> CancelTaskResult:
-        """``tasks/cancel``: stop the task's turn, and the calls it started."""
+        """``tasks/cancel``: cancel the calls the task's turn started and end the task (the
+        session's turn goes on: ``Held.cancel``)."""
         held = self._book.find(ctx, params.task_id)
         if held.task.status in FINAL:
             raise MCPError(INVALID_PARAMS, f"task {params.task_id} has already {held.task.status}")

@@ -176,7 +176,27 @@ async def test_cancelling_a_task_stops_the_calls_its_turn_started(
             assert status["status"] == "cancelled"
             with pytest.raises(MCPError, match="already cancelled"):
                 await cancel(client, task.task_id)
+            # the task says what stopped: its calls; the session goes on and its model answers
+            assert cancelled.status_message == (
+                "cancelled by the MCP client: the calls its turn started are cancelled; the "
+                "session goes on (its model hears so, answers, and may start other calls)"
+            )
+            state = await session_state(client, session_id)
+            while state["status"] != "idle":
+                await anyio.sleep(POLL)
+                state = await session_state(client, session_id)
+            said = "slow_steps: error: cancelled: the MCP client cancelled its task"
+            assert state["answer"] == said
     assert mark.read_text() == "cancelled"  # the tool itself was cancelled
+
+
+async def session_state(client: ClientSession, session_id: str) -> dict[str, Any]:
+    """The session as its resource reads."""
+    read = await client.read_resource(f"agentos://sessions/{session_id}")
+    (content,) = read.contents
+    assert isinstance(content, types.TextResourceContents)
+    state: dict[str, Any] = json.loads(content.text)
+    return state
 
 
 async def test_cancelling_a_task_stops_only_the_calls_its_own_turn_started(

@@ -2,9 +2,10 @@
 the ``io.modelcontextprotocol/tasks`` extension (SEP-2663, on the 2026-07-28 protocol), for a
 client that declares it (issue 49): ``tools/call`` answers with the task, ``tasks/get`` reads
 its status, its result, and what its calls ask (``inputRequests``), ``tasks/update`` answers
-that, ``tasks/cancel`` stops the turn. A client of the handshake protocols still gets the
-2025-11-25 tasks. Against a real ``agentos mcp`` over HTTP, through agentos's own MCP client
-(an agent whose MCP server is ``agentos mcp``) and through the ``mcp`` SDK's client.
+that, ``tasks/cancel`` ends it and cancels its turn's calls. A client of the handshake
+protocols still gets the 2025-11-25 tasks. Against a real ``agentos mcp`` over HTTP,
+through agentos's own MCP client (an agent whose MCP server is ``agentos mcp``) and through
+the ``mcp`` SDK's client.
 """
 
 from __future__ import annotations
