@@ -11,8 +11,8 @@ server stops, a task still working fails, its calls left to the host (not cancel
 ``tasks/cancel`` would). Tasks
 belong to whoever started them (the token holder over HTTP, on any connection), as
 sessions do; another's task id answers as an unknown one. A finished task is forgotten
-once its TTL has passed, and an owner holds at most so many tasks still working (the
-server's cap, ``MAX_HELD`` unless it says).
+once its TTL has passed since it began and since it ended, and an owner holds at most so
+many tasks still working (the server's cap, ``MAX_HELD`` unless it says).
 """
 
 from __future__ import annotations
@@ -105,7 +105,8 @@ class Held:
     owner: str
     task: Task
     expires: float
-    """When (``time.monotonic``) the task may be forgotten once it has finished."""
+    """When (``time.monotonic``) the task may be forgotten once it has finished: its TTL
+    after it began, and again after it ended (a turn may outlast its TTL)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     result: CallToolResult | None = None
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
@@ -230,6 +231,7 @@ class TaskBook:
         finally:
             if held.result is None:  # cancelled (tasks/cancel, or the server stops)
                 held.result = _error(held.task.status_message or "the task was cancelled")
+            held.expires = max(held.expires, time.monotonic() + (held.task.ttl or 0) / 1000)
             held.done.set()
 
     def owner(self, ctx: ServerRequestContext[Any, Any]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,9 @@ pytestmark = pytest.mark.anyio
 
 POLL = 0.05
 """Seconds between two looks at a task whose status the test waits for."""
+SYNC = '[policy]\ndefault = "run_sync"\n'
+"""The agent's calls hold its turn, so its task works until they end (an overdue call
+does not cut the wait short)."""
 
 
 async def as_task(
@@ -335,6 +339,41 @@ async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
             # a plain post, no task asked, lasts until the model has answered, as before
             plain = structured(await mine.call_tool("post", post))
             assert plain["session_id"] == session_id and plain["status"] == "idle"
+
+
+async def test_a_turn_longer_than_its_tasks_ttl_keeps_its_answer_a_ttl_after_it_ends(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A finished task is kept its TTL after it ends too: a turn that outlasts the TTL it
+    asked is not forgotten at the first look after it ends."""
+    ttl = timedelta(seconds=2)
+    async with gate(env) as listener:
+        with (
+            http_server(tmp_path, env, module="tests.support.gate_tools", agent=SYNC) as (
+                url,
+                token,
+            ),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as client:
+                task = await as_task(
+                    client,
+                    "start_session",
+                    {"message": "who is free?"},
+                    {"ttl": ttl // timedelta(milliseconds=1)},
+                )
+                held = await listener.accept()
+                created = datetime.fromisoformat(task.created_at)
+                # the turn lasts past the TTL: the time itself is what is waited for
+                past = created + ttl + timedelta(milliseconds=200) - datetime.now(UTC)
+                await anyio.sleep(max(past.total_seconds(), 0))
+                assert (await get(client, task.task_id)).status == "working"
+                await held.send(b"go")
+                answer = structured(await result(client, task.task_id))
+                assert answer["answer"] == "held: Jane is free"
+                assert (await get(client, task.task_id)).status == "completed"
+                assert [t.task_id for t in await listed(client)] == [task.task_id]
+            await held.aclose()
 
 
 async def test_a_client_of_an_older_protocol_is_offered_no_tasks_and_its_task_is_ignored(
