@@ -407,6 +407,13 @@ async def test_a_client_of_an_older_protocol_is_offered_no_tasks_and_its_task_is
             call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": asked}
             plain = answered((await http.post(url, headers=headers, json=call)).text)
             assert plain["structuredContent"]["answer"] == "count: 3\nshout: EXAMPLE"
+            # nor does it answer tasks/*: they are methods this protocol does not have
+            for number, method in enumerate(("get", "result", "cancel", "list"), start=4):
+                request: dict[str, Any] = {"jsonrpc": "2.0", "id": number}
+                request |= {"method": f"tasks/{method}", "params": {"taskId": "whatever"}}
+                refused = await http.post(url, headers=headers, json=request)
+                error = failed(refused.text)
+                assert error["code"] == types.METHOD_NOT_FOUND, (method, error)
 
 
 OLDER = "2025-06-18"
@@ -417,6 +424,13 @@ def answered(stream: str) -> dict[str, Any]:
     (last,) = [line for line in stream.splitlines() if line.startswith("data: {")][-1:]
     result: dict[str, Any] = json.loads(last.removeprefix("data: "))["result"]
     return result
+
+
+def failed(stream: str) -> dict[str, Any]:
+    """The error of the JSON-RPC answer a response stream (or JSON body) ends with."""
+    lines = [line.removeprefix("data: ") for line in stream.splitlines() if "{" in line]
+    error: dict[str, Any] = json.loads(lines[-1])["error"]
+    return error
 
 
 async def test_agentos_as_a_client_runs_a_post_on_agentos_mcp_as_a_task(
