@@ -3,7 +3,8 @@ sessions, talks to them, and looks at and cancels their calls.
 
 Each client sees only the sessions it started: over HTTP, whoever shows the token, on any
 connection (a one-shot client follows up from its next one); without a token, its own
-connection; another's id answers as one that does not exist. Those sessions are its
+connection (so then the 2026-07-28 protocol, which has none, is refused: ``owners``);
+another's id answers as one that does not exist. Those sessions are its
 resources too (``resources``), which it may read and subscribe to. The capabilities give the
 system toolbox's own answers, scoped to the session named and the sub-agents it runs. A
 ``post`` (and ``start_session``) lasts until the model has answered; meanwhile progress
@@ -18,7 +19,6 @@ client that follows its session (``asking``), or waits for the ``answer`` tool.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import inspect
 import json
 import logging
@@ -62,6 +62,7 @@ from agentos import (
 )
 from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
+from agentos._ui.mcp.owners import client_of, one_client_each, owner_of
 from agentos._ui.mcp.resources import SessionResources, state_of
 from agentos._ui.mcp.task_book import MAX_HELD, TaskBook, Why
 from agentos._ui.mcp.tasks import ServedTasks
@@ -70,7 +71,6 @@ from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
 """Call events a ``post`` holds for the client before it drops the newest."""
-MCP_SESSION_HEADER = "mcp-session-id"
 REQUEST_CANCELLED = "the MCP client cancelled its request"
 """Why a post's calls are cancelled when its request is."""
 SHOWN_CHARS = 500
@@ -99,7 +99,7 @@ class HostOverMcp:
         self._agents = dict(agents)
         self._default = default
         self._clients: dict[str, set[str]] = {}
-        """Per owner (``_owner``: whoever shows the token over HTTP, whichever connection it
+        """Per owner (``owner_of``: whoever shows the token over HTTP, whichever connection it
         comes on; the one client on stdio): the ids of the sessions it started."""
         self._levels: dict[str, LoggingLevel] = {}
         """Per client that set one (``logging/setLevel``): the least severe level it hears."""
@@ -108,7 +108,7 @@ class HostOverMcp:
         if host.runtime.ask_person is None:
             host.runtime.ask_person = self._asking
         tools = frozenset({"start_session", "post"})
-        self._tasks = TaskBook(_owner, tools, self._asking, max_tasks)
+        self._tasks = TaskBook(owner_of, tools, self._asking, max_tasks)
         self._older = ServedTasks(self._tasks)
 
     def app(self) -> MCPServer:
@@ -122,7 +122,7 @@ class HostOverMcp:
                 log_level="WARNING",
                 version=agentos.__version__,
                 lifespan=self._serving,
-                middleware=[self._older.middleware],
+                middleware=[one_client_each, self._older.middleware],
                 extensions=[TasksExtension(self._tasks, self._older)],
             )
         for handler in (
@@ -166,7 +166,7 @@ class HostOverMcp:
     ) -> EmptyResult:
         """``logging/setLevel``: from now on the client hears its turns' call events at
         ``params.level`` and above as log messages."""
-        self._levels[_client(getattr(ctx.request, "headers", None))] = params.level
+        self._levels[client_of(getattr(ctx.request, "headers", None))] = params.level
         return EmptyResult()
 
     async def get_prompt(
@@ -258,7 +258,7 @@ class HostOverMcp:
         return self._started_by(ctx.headers)
 
     def _started_by(self, headers: Mapping[str, str] | None) -> set[str]:
-        return self._clients.setdefault(_owner(headers), set())
+        return self._clients.setdefault(owner_of(headers), set())
 
     def _session(self, session_id: str, ctx: Context) -> Session:
         if session_id not in self._started(ctx):
@@ -269,7 +269,7 @@ class HostOverMcp:
         """Asked to run as a task, refuse (an ``MCPError``) when the client holds as many
         still working as it may."""
         if self._tasks.asked() is not None:
-            self._tasks.room_for(_owner(ctx.headers))
+            self._tasks.room_for(owner_of(ctx.headers))
 
     async def _ask(
         self, capability: str, session_id: str, arguments: dict[str, Any], ctx: Context
@@ -285,7 +285,7 @@ class HostOverMcp:
         """Post ``message`` and follow the turn to its end; asked to run as a task, start the
         task that follows it instead (the task is the answer then)."""
         asked = self._tasks.asked()
-        owner = _owner(ctx.headers)
+        owner = owner_of(ctx.headers)
         self._room_for_task(ctx)
         turn = _Turn.posted(self._host, session, message)
         said = f"session {session.session_id}: posted"
@@ -303,7 +303,7 @@ class HostOverMcp:
             questions = self._tasks.start(asked, owner, work, said)
             following.append(self._asking.follow(session.session_id, questions))
             return {}
-        progress = _Progress(ctx, self._levels.get(_client(ctx.headers)))
+        progress = _Progress(ctx, self._levels.get(client_of(ctx.headers)))
         client = ctx.request_context.session
         stop = self._asking.follow(
             session.session_id, self._asking.on_request(client, ctx.request_id, progress.line)
@@ -429,22 +429,6 @@ class _Progress:
         await ctx.request_context.session.send_notification(
             LoggingMessageNotification(params=log), related_request_id=ctx.request_id
         )
-
-
-def _owner(headers: Mapping[str, str] | None) -> str:
-    """Whose sessions a request may see: over HTTP, the holder of the token it shows, on
-    whichever connection it comes (a one-shot client follows up from a new one); without a
-    token (loopback only) nobody is known, so its connection; on stdio, the one client."""
-    shown = None if headers is None else headers.get("authorization")
-    if not shown:
-        return _client(headers)
-    return "token " + hashlib.sha256(shown.encode()).hexdigest()
-
-
-def _client(headers: Mapping[str, str] | None) -> str:
-    """Who asks: over HTTP, its MCP session, the one whose id the server gave it at
-    ``initialize`` (and which only it knows); on stdio, the one client."""
-    return (headers or {}).get(MCP_SESSION_HEADER, "stdio")
 
 
 @contextmanager
