@@ -158,26 +158,13 @@ async def test_cancelling_a_task_stops_the_calls_its_turn_started(
             task = await as_task(client, "start_session", {"message": "go"})
             session_id = session_of(task)
             await until(client, task.task_id, lambda t: "progressed" in str(t.status_message))
-            (call,) = structured(await client.call_tool("list_running_tool_calls", {}))[
-                "tool_calls"
-            ]
+            (call_id,) = await running(client)
             cancelled = await cancel(client, task.task_id)
             assert cancelled.status == "cancelled"
             assert (await get(client, task.task_id)).status == "cancelled"
             answer = await result(client, task.task_id)
             assert answer.is_error and "cancelled" in str(answer.content)
-            status = structured(
-                await client.call_tool(
-                    "get_tool_call_status",
-                    {
-                        "session_id": session_id,
-                        "tool_call_id": call["tool_call_id"],
-                        "wait_for_completion": True,
-                        "timeout_seconds": 30,
-                    },
-                )
-            )
-            assert status["status"] == "cancelled"
+            assert (await ended(client, session_id, call_id))["status"] == "cancelled"
             with pytest.raises(MCPError, match="already cancelled"):
                 await cancel(client, task.task_id)
             # the task says what stopped: its calls; the session goes on and its model answers
