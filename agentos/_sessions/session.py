@@ -25,7 +25,7 @@ from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, P
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.spans import SessionSpans
-from agentos._sessions.submission import CallSubmitter
+from agentos._sessions.submission import CallSubmitter, request_of
 from agentos._sessions.task import SessionTask
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
@@ -224,6 +224,16 @@ class Session:
     def requests(self) -> int:
         """Model requests made so far."""
         return self._machine.view.requests
+
+    def calls_after(self, requests: int) -> list[CallSnapshot]:
+        """The calls its model asked for in the requests after its first ``requests``, ended
+        or not: with ``requests`` read just before a post, the calls the turns since started
+        (not those of a request already out, nor any another caller submitted)."""
+        return [
+            call
+            for call in self._runtime.list_calls(self.session_id)
+            if (request_of(call.turn_id) or 0) > requests
+        ]
 
     def statistics(self) -> SessionStatistics:
         """Model requests made by this session and the tokens they used, prompt-cache reads

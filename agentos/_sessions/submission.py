@@ -22,6 +22,21 @@ from agentos._turns.call_options import PlannedCall
 from agentos._turns.events import CallsSubmitted, CallStarted, SubmitCalls
 from components import CallId, CallStatus, Json
 
+TURN_PREFIX = "request-"
+
+
+def turn_of(request: int) -> str:
+    """The ``turn_id`` of the calls a session's ``request``-th model request asked for."""
+    return f"{TURN_PREFIX}{request}"
+
+
+def request_of(turn_id: str | None) -> int | None:
+    """The model request of its session a call's ``turn_id`` names (None: none does)."""
+    if turn_id is None or not turn_id.startswith(TURN_PREFIX):
+        return None
+    number = turn_id.removeprefix(TURN_PREFIX)
+    return int(number) if number.isdigit() else None
+
 
 @dataclass(slots=True)
 class CallSubmitter:

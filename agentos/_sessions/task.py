@@ -31,7 +31,7 @@ from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, P
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
-from agentos._sessions.submission import CallSubmitter
+from agentos._sessions.submission import CallSubmitter, turn_of
 from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
@@ -328,7 +328,7 @@ class SessionTask:
             # the calls start as the batch ends, once the machine knows them: no driver's tick
             # of their own (a busy runtime's coming tick takes them with other sessions')
             with self._runtime.batch(share_tick=True):
-                turn_id = f"request-{self._machine.view.requests}"
+                turn_id = turn_of(self._machine.view.requests)
                 self.feed(await self._submitter.submit(action, turn_id=turn_id))
         elif isinstance(action, CancelCalls):
             for call_id in action.call_ids:

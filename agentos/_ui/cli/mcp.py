@@ -52,6 +52,15 @@ from agentos._ui.cli.talk import agent_option
     help="How long a client has to answer a question a call asks (elicitation) before it "
     "is declined.",
 )
+@click.option(
+    "--max-tasks",
+    type=click.IntRange(1),
+    default=100,
+    show_default=True,
+    metavar="COUNT",
+    help="The most tasks (a post run as an MCP task) one client holds still working; it is "
+    "refused another until one ends.",
+)
 @click.pass_obj
 def mcp(
     db: Database,
@@ -61,6 +70,7 @@ def mcp(
     token: str | None,
     no_token: bool,
     ask_timeout: float,
+    max_tasks: int,
 ) -> None:
     """Serve agentos over MCP, so another agent (Claude Code, Cursor, another agentos) can
         start sessions, post to them, and watch and cancel their calls. Without --http it
@@ -88,7 +98,9 @@ def mcp(
             agent.runtime() as runtime,
             Host(runtime, provider, store=store) as host,
         ):
-            app = HostOverMcp(host, agents, config.name, ask_timeout=ask_timeout).app()
+            app = HostOverMcp(
+                host, agents, config.name, ask_timeout=ask_timeout, max_tasks=max_tasks
+            ).app()
             if port is None:
                 await app.run_stdio_async()
             else:

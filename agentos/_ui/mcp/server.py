@@ -3,7 +3,8 @@ sessions, talks to them, and looks at and cancels their calls.
 
 Each client sees only the sessions it started: over HTTP, whoever shows the token, on any
 connection (a one-shot client follows up from its next one); without a token, its own
-connection; another's id answers as one that does not exist. Those sessions are its
+connection (so then the 2026-07-28 protocol, which has none, is refused: ``owners``);
+another's id answers as one that does not exist. Those sessions are its
 resources too (``resources``), which it may read and subscribe to. The capabilities give the
 system toolbox's own answers, scoped to the session named and the sub-agents it runs. A
 ``post`` (and ``start_session``) lasts until the model has answered; meanwhile progress
@@ -18,13 +19,12 @@ client that follows its session (``asking``), or waits for the ``answer`` tool.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import inspect
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
@@ -62,15 +62,17 @@ from agentos import (
 )
 from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
+from agentos._ui.mcp.owners import client_of, one_client_each, owner_of
 from agentos._ui.mcp.resources import SessionResources, state_of
-from agentos._ui.mcp.task_book import TaskBook
+from agentos._ui.mcp.task_book import MAX_HELD, TaskBook, Why
 from agentos._ui.mcp.tasks import ServedTasks
 from agentos._ui.mcp.tasks_ext import TasksExtension
 from agentos.turns import Caller, Scope
 
 EVENTS_BUFFERED = 1000
 """Call events a ``post`` holds for the client before it drops the newest."""
-MCP_SESSION_HEADER = "mcp-session-id"
+REQUEST_CANCELLED = "the MCP client cancelled its request"
+"""Why a post's calls are cancelled when its request is."""
 SHOWN_CHARS = 500
 """The longest progress payload a notification's message quotes."""
 
@@ -85,17 +87,19 @@ class HostOverMcp:
         default: str,
         *,
         ask_timeout: float | None = ASK_TIMEOUT,
+        max_tasks: int = MAX_HELD,
     ) -> None:
         """``agents``: what ``start_session(agent=...)`` may name; ``default`` when it names
         none. The questions the host's calls ask go to the clients (a host given its own
-        ``ask_person`` keeps it), who have ``ask_timeout`` seconds to answer each."""
+        ``ask_person`` keeps it), who have ``ask_timeout`` seconds to answer each. A client
+        holds at most ``max_tasks`` tasks still working."""
         if default not in agents:
             raise ValueError(f"the default agent {default!r} is not one of the agents")
         self._host = host
         self._agents = dict(agents)
         self._default = default
         self._clients: dict[str, set[str]] = {}
-        """Per owner (``_owner``: whoever shows the token over HTTP, whichever connection it
+        """Per owner (``owner_of``: whoever shows the token over HTTP, whichever connection it
         comes on; the one client on stdio): the ids of the sessions it started."""
         self._levels: dict[str, LoggingLevel] = {}
         """Per client that set one (``logging/setLevel``): the least severe level it hears."""
@@ -103,7 +107,8 @@ class HostOverMcp:
         self._asking = ClientAsking(host, ask_timeout)
         if host.runtime.ask_person is None:
             host.runtime.ask_person = self._asking
-        self._tasks = TaskBook(_owner, frozenset({"start_session", "post"}), self._asking)
+        tools = frozenset({"start_session", "post"})
+        self._tasks = TaskBook(owner_of, tools, self._asking, max_tasks)
         self._older = ServedTasks(self._tasks)
 
     def app(self) -> MCPServer:
@@ -117,7 +122,7 @@ class HostOverMcp:
                 log_level="WARNING",
                 version=agentos.__version__,
                 lifespan=self._serving,
-                middleware=[self._older.middleware],
+                middleware=[one_client_each, self._older.middleware],
                 extensions=[TasksExtension(self._tasks, self._older)],
             )
         for handler in (
@@ -161,7 +166,7 @@ class HostOverMcp:
     ) -> EmptyResult:
         """``logging/setLevel``: from now on the client hears its turns' call events at
         ``params.level`` and above as log messages."""
-        self._levels[_client(getattr(ctx.request, "headers", None))] = params.level
+        self._levels[client_of(getattr(ctx.request, "headers", None))] = params.level
         return EmptyResult()
 
     async def get_prompt(
@@ -181,6 +186,7 @@ class HostOverMcp:
         if config is None:
             known = ", ".join(sorted(self._agents))
             raise ToolError(f"no agent named {name!r} (agents: {known})")
+        self._room_for_task(ctx)  # before the session: a refused task starts none
         session = await self._host.create_session(config)
         self._started(ctx).add(session.session_id)
         return await self._answer(session, message, ctx)
@@ -252,12 +258,18 @@ class HostOverMcp:
         return self._started_by(ctx.headers)
 
     def _started_by(self, headers: Mapping[str, str] | None) -> set[str]:
-        return self._clients.setdefault(_owner(headers), set())
+        return self._clients.setdefault(owner_of(headers), set())
 
     def _session(self, session_id: str, ctx: Context) -> Session:
         if session_id not in self._started(ctx):
             raise ToolError(f"no session with id {session_id!r} (start_session starts one)")
         return self._host.get(session_id)
+
+    def _room_for_task(self, ctx: Context) -> None:
+        """Asked to run as a task, refuse (an ``MCPError``) when the client holds as many
+        still working as it may."""
+        if self._tasks.asked() is not None:
+            self._tasks.room_for(owner_of(ctx.headers))
 
     async def _ask(
         self, capability: str, session_id: str, arguments: dict[str, Any], ctx: Context
@@ -273,17 +285,16 @@ class HostOverMcp:
         """Post ``message`` and follow the turn to its end; asked to run as a task, start the
         task that follows it instead (the task is the answer then)."""
         asked = self._tasks.asked()
-        owner = _owner(ctx.headers)
-        if asked is not None:
-            self._tasks.room_for(owner)
+        owner = owner_of(ctx.headers)
+        self._room_for_task(ctx)
         turn = _Turn.posted(self._host, session, message)
         said = f"session {session.session_id}: posted"
         following: list[Callable[[], None]] = []  # asking the client, from the post on
         if asked is not None:
 
-            async def work(tell: Callable[[str], Awaitable[None]]) -> dict[str, Any]:
+            async def work(tell: Callable[[str], Awaitable[None]], why: Why) -> dict[str, Any]:
                 try:
-                    state = await turn.follow(lambda line, _: tell(line))
+                    state = await turn.follow(lambda line, _: tell(line), why)
                 finally:
                     following.pop()()
                 await tell(f"session {session.session_id}: {state['status']}")
@@ -292,7 +303,7 @@ class HostOverMcp:
             questions = self._tasks.start(asked, owner, work, said)
             following.append(self._asking.follow(session.session_id, questions))
             return {}
-        progress = _Progress(ctx, self._levels.get(_client(ctx.headers)))
+        progress = _Progress(ctx, self._levels.get(client_of(ctx.headers)))
         client = ctx.request_context.session
         stop = self._asking.follow(
             session.session_id, self._asking.on_request(client, ctx.request_id, progress.line)
@@ -321,17 +332,16 @@ class _Turn:
     events: MemoryObjectReceiveStream[CallEvent]
     stop: Callable[[], None]
     """Stop hearing the session's call events."""
-    ours: set[str] = field(default_factory=set)
-    """The calls this turn started."""
+    asked_before: int
+    """The model requests the session had made before the post: the calls of later ones
+    are this turn's."""
 
     @classmethod
     def posted(cls, host: Host, session: Session, message: str) -> _Turn:
         """Post ``message`` (an ended session, an empty message: a ``ToolError``)."""
         send, receive = anyio.create_memory_object_stream[CallEvent](EVENTS_BUFFERED)
-        ours: set[str] = set()
 
         def heard(event: CallEvent) -> None:
-            ours.add(event.call_id)
             with contextlib.suppress(anyio.WouldBlock):  # a flood: the newest are dropped
                 send.send_nowait(event)
 
@@ -341,32 +351,41 @@ class _Turn:
             unhear()
             send.close()
 
+        asked_before = session.requests
         try:
             session.post(message)
         except (AgentOSError, ValueError) as error:
             stop()
             raise ToolError(str(error)) from None
-        return cls(host, session, receive, stop, ours)
+        return cls(host, session, receive, stop, asked_before)
 
-    async def follow(self, tell: Tell) -> dict[str, Any]:
+    async def follow(self, tell: Tell, why: Why = lambda: REQUEST_CANCELLED) -> dict[str, Any]:
         """Tell the turn's call events until the model has answered: the session's state
-        then. Cancelled, stop the calls this turn started."""
-        runtime = self.host.runtime
+        then. Cancelled, stop the calls this turn started (not another turn's of the same
+        session, nor one a person started) for the reason ``why`` gives, if it gives one."""
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._relay, tell)
                 await self.session.wait_idle()
                 group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            for call_id in self.ours:
-                try:
-                    runtime.cancel(call_id, "the MCP client cancelled its request")
-                except UnknownCallError:
-                    continue
+            reason = why()
+            if reason is not None:
+                self.cancel_calls(reason)
             raise
         finally:
             self.stop()
         return state_of(self.host, self.session)
+
+    def cancel_calls(self, reason: str) -> None:
+        """Cancel the calls this turn started that still run."""
+        for call in self.session.calls_after(self.asked_before):
+            if call.is_final:
+                continue
+            try:
+                self.host.runtime.cancel(call.call_id, reason)
+            except UnknownCallError:
+                continue
 
     async def _relay(self, tell: Tell) -> None:
         runtime = self.host.runtime
@@ -410,22 +429,6 @@ class _Progress:
         await ctx.request_context.session.send_notification(
             LoggingMessageNotification(params=log), related_request_id=ctx.request_id
         )
-
-
-def _owner(headers: Mapping[str, str] | None) -> str:
-    """Whose sessions a request may see: over HTTP, the holder of the token it shows, on
-    whichever connection it comes (a one-shot client follows up from a new one); without a
-    token (loopback only) nobody is known, so its connection; on stdio, the one client."""
-    shown = None if headers is None else headers.get("authorization")
-    if not shown:
-        return _client(headers)
-    return "token " + hashlib.sha256(shown.encode()).hexdigest()
-
-
-def _client(headers: Mapping[str, str] | None) -> str:
-    """Who asks: over HTTP, its MCP session, the one whose id the server gave it at
-    ``initialize`` (and which only it knows); on stdio, the one client."""
-    return (headers or {}).get(MCP_SESSION_HEADER, "stdio")
 
 
 @contextmanager

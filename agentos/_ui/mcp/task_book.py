@@ -6,10 +6,13 @@ A ``tools/call`` that asks to run as a task hands that wish to the tool through 
 variable (``asking_for``), and the tool starts its task (``start``) instead of following the
 turn itself: the turn goes on in the server's lifespan whatever becomes of the request or
 its connection, what it would have told as progress becomes the task's status message,
-and a question one of its calls asks makes it ``input_required`` until answered. Tasks
+and a question one of its calls asks makes it ``input_required`` until answered. When the
+server stops, a task still working fails, its calls left to the host (not cancelled as a
+``tasks/cancel`` would). Tasks
 belong to whoever started them (the token holder over HTTP, on any connection), as
 sessions do; another's task id answers as an unknown one. A finished task is forgotten
-once its TTL has passed, and an owner holds at most ``MAX_HELD`` tasks.
+once its TTL has passed since it began and since it ended, and an owner holds at most so
+many tasks still working (the server's cap, ``MAX_HELD`` unless it says).
 """
 
 from __future__ import annotations
@@ -46,15 +49,30 @@ DEFAULT_TTL_MS = 3600 * 1000
 MAX_TTL_MS = 24 * 3600 * 1000
 """The longest TTL granted, whatever the client asks."""
 MAX_HELD = 100
-"""The most tasks one client holds; the oldest finished one is forgotten for a new one."""
+"""The most tasks one client holds by default; the oldest finished one is forgotten for a
+new one."""
 POLL_MS = 1000
 """How often a client is told to read a working task's status."""
 FINAL: frozenset[TaskStatus] = frozenset({"completed", "failed", "cancelled"})
 
+CANCELLED = "the MCP client cancelled its task"
+"""Why a task's calls are cancelled when ``tasks/cancel`` stops it."""
+CANCEL_SAYS = (
+    "cancelled by the MCP client: the calls its turn started are cancelled; the session goes "
+    "on (its model hears so, answers, and may start other calls)"
+)
+"""A cancelled task's status message: what was stopped and what was not."""
+STOPPED = "agentos mcp stopped before the turn ended: its calls were left to the host"
+"""What a task still working says once the server stops."""
+
 Tell = Callable[[str], Awaitable[None]]
 """How a task's work says what the session is doing (its status message)."""
-Work = Callable[[Tell], Awaitable[dict[str, Any]]]
-"""A task's work: the turn, told how to report, returning what the tool would have."""
+Why = Callable[[], str | None]
+"""Why the work is being cancelled: the reason to cancel its calls with, or None to leave
+them running in the host (the server stops, not the client)."""
+Work = Callable[[Tell, Why], Awaitable[dict[str, Any]]]
+"""A task's work: the turn, told how to report and, if it is cancelled, why; returning
+what the tool would have."""
 
 
 @dataclass(slots=True)
@@ -87,7 +105,8 @@ class Held:
     owner: str
     task: Task
     expires: float
-    """When (``time.monotonic``) the task may be forgotten once it has finished."""
+    """When (``time.monotonic``) the task may be forgotten once it has finished: its TTL
+    after it began, and again after it ended (a turn may outlast its TTL)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     result: CallToolResult | None = None
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
@@ -120,22 +139,29 @@ class Held:
         self.task = self.task.model_copy(update=changes)
 
     def cancel(self) -> None:
-        """Stop the task's turn, and the calls it started (``tasks/cancel``)."""
-        self.update("cancelled", "cancelled by the MCP client")
+        """``tasks/cancel``: stop following the task's turn and cancel the calls it started.
+        The session's turn itself goes on (agentos stops a turn only by stopping its session),
+        so the status message says so."""
+        self.update("cancelled", CANCEL_SAYS)
         self.scope.cancel()
 
 
 class TaskBook:
     """The tasks of one server: ``run`` goes into its lifespan; ``owner_of`` says whose a
-    request is by its headers; ``tools`` may run as tasks."""
+    request is by its headers; ``tools`` may run as tasks; an owner holds at most
+    ``max_held``."""
 
     def __init__(
         self,
         owner_of: Callable[[Mapping[str, str] | None], str],
         tools: frozenset[str],
         asking: ClientAsking,
+        max_held: int = MAX_HELD,
     ) -> None:
+        if max_held < 1:
+            raise ValueError(f"an owner holds at least one task, not {max_held}")
         self.tools = tools
+        self._max_held = max_held
         self._owner_of = owner_of
         self._asking = asking
         self._held: dict[str, Held] = {}
@@ -180,24 +206,33 @@ class TaskBook:
         async def tell(said: str) -> None:
             held.tell(said)
 
+        def why() -> str | None:
+            return CANCELLED if held.scope.cancel_called else None
+
         outcome: CallToolResult
-        with held.scope:
-            try:
-                value = await work(tell)
-            except ToolError as error:
-                outcome = _error(str(error))
-            except Exception as error:  # what the tool would have answered: its error in words
-                outcome = _error(f"{type(error).__name__}: {error}")
-            else:
-                text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
-                outcome = CallToolResult(
-                    content=[TextContent(type="text", text=text)], structured_content=value
-                )
-            held.result = outcome
-            held.update("failed" if outcome.is_error else "completed")
-        if held.result is None:  # cancelled (tasks/cancel) before it had an answer
-            held.result = _error(held.task.status_message or "the task was cancelled")
-        held.done.set()
+        try:
+            with held.scope:
+                try:
+                    value = await work(tell, why)
+                except ToolError as error:
+                    outcome = _error(str(error))
+                except Exception as error:  # what the tool would have answered, in words
+                    outcome = _error(f"{type(error).__name__}: {error}")
+                else:
+                    text = pydantic_core.to_json(value, fallback=str, indent=2).decode()
+                    outcome = CallToolResult(
+                        content=[TextContent(type="text", text=text)], structured_content=value
+                    )
+                held.result = outcome
+                held.update("failed" if outcome.is_error else "completed")
+        except anyio.get_cancelled_exc_class():  # the server stops: the task ends unanswered
+            held.update("failed", STOPPED)
+            raise
+        finally:
+            if held.result is None:  # cancelled (tasks/cancel, or the server stops)
+                held.result = _error(held.task.status_message or "the task was cancelled")
+            held.expires = max(held.expires, time.monotonic() + (held.task.ttl or 0) / 1000)
+            held.done.set()
 
     def owner(self, ctx: ServerRequestContext[Any, Any]) -> str:
         """Whose the request is."""
@@ -225,15 +260,15 @@ class TaskBook:
 
     def room_for(self, owner: str) -> None:
         """Forget ``owner``'s oldest finished tasks until a new one fits; refuse (an
-        ``MCPError``) when all ``MAX_HELD`` still work."""
+        ``MCPError``) when all it may hold still work."""
+        most = self._max_held
         mine = [(i, h) for i, h in self._held.items() if h.owner == owner]
         finished = [i for i, h in mine if h.done.is_set()]
-        for task_id in finished[: max(len(mine) - MAX_HELD + 1, 0)]:
+        for task_id in finished[: max(len(mine) - most + 1, 0)]:
             del self._held[task_id]
-        if len(mine) - len(finished) >= MAX_HELD:
+        if len(mine) - len(finished) >= most:
             raise MCPError(
-                INVALID_REQUEST,
-                f"you hold {MAX_HELD} tasks still working: wait for one or cancel one",
+                INVALID_REQUEST, f"you hold {most} tasks still working: wait for one or cancel one"
             )
 
 

@@ -1,7 +1,7 @@
 """A ``post`` (or ``start_session``) run as an MCP task, the 2025-11-25 protocol's tasks: a
 ``tools/call`` that asks for one is answered at once with the task (``task_book.py`` keeps
 it and runs its turn), and ``tasks/get``, ``tasks/result``, ``tasks/cancel`` and
-``tasks/list`` follow it, collect its answer and stop it.
+``tasks/list`` follow it, collect its answer and end it (cancelling its turn's calls).
 
 The ``mcp`` SDK (2.3) serves none of this: its ``tools/call`` answer must be a
 ``CallToolResult`` at this protocol. So a server middleware (the SDK's public, provisional
@@ -62,6 +62,7 @@ class ServedTasks:
         self, ctx: ServerRequestContext[Any, Any], params: GetTaskRequestParams
     ) -> GetTaskResult:
         """``tasks/get``: the task's status and what its session is doing."""
+        _served_at(ctx, "tasks/get")
         task = self._book.find(ctx, params.task_id).task
         return GetTaskResult.model_validate(task.model_dump())
 
@@ -70,6 +71,7 @@ class ServedTasks:
     ) -> dict[str, Any]:
         """``tasks/result``: once the task has ended, what the plain call would have
         answered; meanwhile the questions its calls ask go to the client on this request."""
+        _served_at(ctx, "tasks/result")
         held = self._book.find(ctx, params.task_id)
         assert held.questions is not None
         async with anyio.create_task_group() as group:
@@ -86,7 +88,9 @@ class ServedTasks:
     async def cancel(
         self, ctx: ServerRequestContext[Any, Any], params: CancelTaskRequestParams
     ) -> CancelTaskResult:
-        """``tasks/cancel``: stop the task's turn, and the calls it started."""
+        """``tasks/cancel``: cancel the calls the task's turn started and end the task (the
+        session's turn goes on: ``Held.cancel``)."""
+        _served_at(ctx, "tasks/cancel")
         held = self._book.find(ctx, params.task_id)
         if held.task.status in FINAL:
             raise MCPError(INVALID_PARAMS, f"task {params.task_id} has already {held.task.status}")
@@ -97,6 +101,7 @@ class ServedTasks:
         self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
     ) -> ListTasksResult:
         """``tasks/list``: the client's tasks, oldest first, all on one page."""
+        _served_at(ctx, "tasks/list")
         if params.cursor is not None:
             raise MCPError(INVALID_PARAMS, f"no cursor {params.cursor!r}: tasks/list has one page")
         return ListTasksResult(tasks=self._book.mine(ctx))
@@ -141,3 +146,12 @@ class ServedTasks:
         if asked.task is None:  # refused before a task began: the error the call answers
             return answer
         return CreateTaskResult(task=asked.task)
+
+
+def _served_at(ctx: ServerRequestContext[Any, Any], method: str) -> None:
+    """Tasks are the 2025-11-25 protocol's: at another, ``method`` is one it does not have."""
+    if ctx.protocol_version != TASKS_VERSION:
+        raise MCPError(
+            METHOD_NOT_FOUND,
+            f"{method} is a method of protocol {TASKS_VERSION}, not {ctx.protocol_version}",
+        )

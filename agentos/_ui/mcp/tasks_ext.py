@@ -4,7 +4,8 @@ of that protocol that declares the extension is answered at once with the task
 (``resultType: "task"``), whose turn ``task_book.py`` runs as for the older tasks;
 ``tasks/get`` reads its status, with its result once it has ended and, while one of its calls
 asks a person, the question (``inputRequests``, an ``elicitation/create`` each) that
-``tasks/update`` answers (``inputResponses``); ``tasks/cancel`` stops it.
+``tasks/update`` answers (``inputResponses``); ``tasks/cancel`` ends it and cancels the
+calls its turn started.
 
 This is the ``mcp`` SDK's server ``Extension`` (its capability under
 ``capabilities.extensions``, its methods, its ``tools/call`` interceptor). The SDK keys a
@@ -125,7 +126,8 @@ class TasksExtension(Extension):
         return EmptyResult()
 
     async def cancel(self, ctx: Context, params: TaskParams) -> HandlerResult:
-        """``tasks/cancel``: stop the task's turn, and the calls it started."""
+        """``tasks/cancel``: cancel the calls the task's turn started and end the task (the
+        session's turn goes on: ``Held.cancel``)."""
         if ctx.protocol_version not in MODERN:
             older = CancelTaskRequestParams(task_id=params.task_id, meta=params.meta)
             return await self._older.cancel(ctx, older)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,9 @@ pytestmark = pytest.mark.anyio
 
 POLL = 0.05
 """Seconds between two looks at a task whose status the test waits for."""
+SYNC = '[policy]\ndefault = "run_sync"\n'
+"""The agent's calls hold its turn, so its task works until they end (an overdue call
+does not cut the wait short)."""
 
 
 async def as_task(
@@ -154,29 +158,130 @@ async def test_cancelling_a_task_stops_the_calls_its_turn_started(
             task = await as_task(client, "start_session", {"message": "go"})
             session_id = session_of(task)
             await until(client, task.task_id, lambda t: "progressed" in str(t.status_message))
-            (call,) = structured(await client.call_tool("list_running_tool_calls", {}))[
-                "tool_calls"
-            ]
+            (call_id,) = await running(client)
             cancelled = await cancel(client, task.task_id)
             assert cancelled.status == "cancelled"
             assert (await get(client, task.task_id)).status == "cancelled"
             answer = await result(client, task.task_id)
             assert answer.is_error and "cancelled" in str(answer.content)
-            status = structured(
-                await client.call_tool(
-                    "get_tool_call_status",
-                    {
-                        "session_id": session_id,
-                        "tool_call_id": call["tool_call_id"],
-                        "wait_for_completion": True,
-                        "timeout_seconds": 30,
-                    },
-                )
-            )
-            assert status["status"] == "cancelled"
+            assert (await ended(client, session_id, call_id))["status"] == "cancelled"
             with pytest.raises(MCPError, match="already cancelled"):
                 await cancel(client, task.task_id)
+            # the task says what stopped: its calls; the session goes on and its model answers
+            assert cancelled.status_message == (
+                "cancelled by the MCP client: the calls its turn started are cancelled; the "
+                "session goes on (its model hears so, answers, and may start other calls)"
+            )
+            state = await session_state(client, session_id)
+            while state["status"] != "idle":
+                await anyio.sleep(POLL)
+                state = await session_state(client, session_id)
+            said = "slow_steps: error: cancelled: the MCP client cancelled its task"
+            assert state["answer"] == said
     assert mark.read_text() == "cancelled"  # the tool itself was cancelled
+
+
+async def session_state(client: ClientSession, session_id: str) -> dict[str, Any]:
+    """The session as its resource reads."""
+    read = await client.read_resource(f"agentos://sessions/{session_id}")
+    (content,) = read.contents
+    assert isinstance(content, types.TextResourceContents)
+    state: dict[str, Any] = json.loads(content.text)
+    return state
+
+
+async def test_cancelling_a_task_stops_only_the_calls_its_own_turn_started(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Two tasks post to one session: cancelling the second stops its turn's call, while the
+    first's call, still reporting after the second post, goes on and completes."""
+    async with gate(env) as listener:
+        with (
+            http_server(tmp_path, env, module="tests.ui.mcp.stepped_tools") as (url, token),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as client:
+                first = await as_task(client, "start_session", {"message": "go"})
+                session_id = session_of(first)
+                first_gate = await listener.accept()
+                (first_call,) = await running(client)
+                post = {"session_id": session_id, "message": "more"}
+                second = await as_task(client, "post", post)
+                second_gate = await listener.accept()  # the second turn's call runs
+                (second_call,) = [c for c in await running(client) if c != first_call]
+                await first_gate.send(b"s")  # the first call reports after the second post
+                await until(client, second.task_id, lambda t: '"step": 1' in str(t))
+                assert (await cancel(client, second.task_id)).status == "cancelled"
+                assert (await ended(client, session_id, second_call))["status"] == "cancelled"
+                await first_gate.send(b"g")
+                assert (await ended(client, session_id, first_call))["status"] == "completed"
+                answer = structured(await result(client, first.task_id))
+                assert answer["session_id"] == session_id
+                assert (await get(client, first.task_id)).status == "completed"
+            await first_gate.aclose()
+            await second_gate.aclose()
+
+
+async def test_a_task_refused_at_the_cap_starts_no_session(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A client holds at most ``--max-tasks`` tasks still working: a further
+    ``start_session`` as a task is refused before any session is made."""
+    async with gate(env) as listener:
+        options = ["--max-tasks", "1"]
+        with (
+            http_server(tmp_path, env, options=options, module="tests.support.gate_tools") as (
+                url,
+                token,
+            ),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as client:
+                task = await as_task(client, "start_session", {"message": "who is free?"})
+                held = await listener.accept()  # its call runs: the task still works
+                with pytest.raises(MCPError, match="you hold 1 tasks still working") as full:
+                    await as_task(client, "start_session", {"message": "and now?"})
+                assert full.value.error.code == types.INVALID_REQUEST
+                sessions = (await client.list_resources()).resources
+                assert [str(r.uri) for r in sessions] == [f"agentos://sessions/{session_of(task)}"]
+                await held.send(b"go")
+                await result(client, task.task_id)
+                another = await as_task(client, "start_session", {"message": "again"})
+                assert another.status == "working"  # the first has ended: room again
+            await held.aclose()
+    refused = cli.agentos(env, "mcp", "--http", "0", "--max-tasks", "0")
+    assert refused.code == 2 and "--max-tasks" in refused.err
+
+
+async def running(client: ClientSession) -> list[str]:
+    """The ids of the calls of the client's sessions that still run."""
+    calls = structured(await client.call_tool("list_running_tool_calls", {}))["tool_calls"]
+    return [call["tool_call_id"] for call in calls]
+
+
+async def ended(client: ClientSession, session_id: str, call_id: str) -> dict[str, Any]:
+    """The call's status once it has ended."""
+    ids = {"session_id": session_id, "tool_call_id": call_id}
+    wait = {"wait_for_completion": True, "timeout_seconds": 30}
+    return structured(await client.call_tool("get_tool_call_status", {**ids, **wait}))
+
+
+async def test_stopping_the_server_leaves_a_tasks_calls_to_the_host(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """``agentos mcp`` stopped while a task works cancels none of its calls as if the client
+    had: they are the host's, which stops too, so the stored call reads as any call a stopped
+    process left (orphaned, its session may be resumed), not cancelled by the client."""
+    env["AGENTOS_TEST_MARK"] = str(tmp_path / "cancelled.txt")
+    with (
+        http_server(tmp_path, env, module="tests.support.slow_tools") as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token) as client:
+            task = await as_task(client, "start_session", {"message": "go"})
+            await until(client, task.task_id, lambda t: "progressed" in str(t.status_message))
+    (call,) = cli.agentos(env, "calls", session_of(task), "--json").lines
+    assert (call["status"], call["cancel_reason"]) == ("orphaned", None), call
 
 
 async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
@@ -223,6 +328,41 @@ async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
             assert plain["session_id"] == session_id and plain["status"] == "idle"
 
 
+async def test_a_turn_longer_than_its_tasks_ttl_keeps_its_answer_a_ttl_after_it_ends(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """A finished task is kept its TTL after it ends too: a turn that outlasts the TTL it
+    asked is not forgotten at the first look after it ends."""
+    ttl = timedelta(seconds=2)
+    async with gate(env) as listener:
+        with (
+            http_server(tmp_path, env, module="tests.support.gate_tools", agent=SYNC) as (
+                url,
+                token,
+            ),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as client:
+                task = await as_task(
+                    client,
+                    "start_session",
+                    {"message": "who is free?"},
+                    {"ttl": ttl // timedelta(milliseconds=1)},
+                )
+                held = await listener.accept()
+                created = datetime.fromisoformat(task.created_at)
+                # the turn lasts past the TTL: the time itself is what is waited for
+                past = created + ttl + timedelta(milliseconds=200) - datetime.now(UTC)
+                await anyio.sleep(max(past.total_seconds(), 0))
+                assert (await get(client, task.task_id)).status == "working"
+                await held.send(b"go")
+                answer = structured(await result(client, task.task_id))
+                assert answer["answer"] == "held: Jane is free"
+                assert (await get(client, task.task_id)).status == "completed"
+                assert [t.task_id for t in await listed(client)] == [task.task_id]
+            await held.aclose()
+
+
 async def test_a_client_of_an_older_protocol_is_offered_no_tasks_and_its_task_is_ignored(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -254,6 +394,13 @@ async def test_a_client_of_an_older_protocol_is_offered_no_tasks_and_its_task_is
             call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": asked}
             plain = answered((await http.post(url, headers=headers, json=call)).text)
             assert plain["structuredContent"]["answer"] == "count: 3\nshout: EXAMPLE"
+            # nor does it answer tasks/*: they are methods this protocol does not have
+            for number, method in enumerate(("get", "result", "cancel", "list"), start=4):
+                request: dict[str, Any] = {"jsonrpc": "2.0", "id": number}
+                request |= {"method": f"tasks/{method}", "params": {"taskId": "whatever"}}
+                refused = await http.post(url, headers=headers, json=request)
+                error = failed(refused.text)
+                assert error["code"] == types.METHOD_NOT_FOUND, (method, error)
 
 
 OLDER = "2025-06-18"
@@ -264,6 +411,13 @@ def answered(stream: str) -> dict[str, Any]:
     (last,) = [line for line in stream.splitlines() if line.startswith("data: {")][-1:]
     result: dict[str, Any] = json.loads(last.removeprefix("data: "))["result"]
     return result
+
+
+def failed(stream: str) -> dict[str, Any]:
+    """The error of the JSON-RPC answer a response stream (or JSON body) ends with."""
+    lines = [line.removeprefix("data: ") for line in stream.splitlines() if "{" in line]
+    error: dict[str, Any] = json.loads(lines[-1])["error"]
+    return error
 
 
 async def test_agentos_as_a_client_runs_a_post_on_agentos_mcp_as_a_task(

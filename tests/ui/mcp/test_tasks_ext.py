@@ -2,9 +2,10 @@
 the ``io.modelcontextprotocol/tasks`` extension (SEP-2663, on the 2026-07-28 protocol), for a
 client that declares it (issue 49): ``tools/call`` answers with the task, ``tasks/get`` reads
 its status, its result, and what its calls ask (``inputRequests``), ``tasks/update`` answers
-that, ``tasks/cancel`` stops the turn. A client of the handshake protocols still gets the
-2025-11-25 tasks. Against a real ``agentos mcp`` over HTTP, through agentos's own MCP client
-(an agent whose MCP server is ``agentos mcp``) and through the ``mcp`` SDK's client.
+that, ``tasks/cancel`` ends it and cancels its turn's calls. A client of the handshake
+protocols still gets the 2025-11-25 tasks. Against a real ``agentos mcp`` over HTTP,
+through agentos's own MCP client (an agent whose MCP server is ``agentos mcp``) and through
+the ``mcp`` SDK's client.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
-from mcp import ClientSession, MCPError
+from mcp import Client, ClientSession, MCPError
 from mcp.client.extension import ResultClaim
 from mcp.client.streamable_http import streamable_http_client
 
@@ -293,22 +294,48 @@ async def test_the_sdks_client_follows_a_task_answers_its_question_and_reads_its
             assert task.ttl == DEFAULT_TTL_MS
 
 
-async def test_a_task_is_its_owners_and_a_client_without_the_extension_gets_none(
+async def test_without_a_token_each_client_is_its_own_owner_at_the_handshake_protocol(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    """Without a token a connection of the handshake protocol is an owner of its own, so a
-    2026-07-28 client is another owner of the tasks it starts."""
+    """Without a token a client is its connection, which a 2026-07-28 request has not: that
+    protocol is refused, naming the handshake protocols, so a client that probes for it (the
+    SDK's, by default) speaks 2025-11-25, an owner of its own that sees no other's sessions."""
     with (
         http_server(tmp_path, env, options=["--no-token"]) as (url, _),
         anyio.fail_after(60),
     ):
-        async with connected(url, None) as older, modern(url, None) as stranger:
-            task = await as_task(older, "start_session", {"message": "hi"})
-            for method in ("tasks/get", "tasks/update", "tasks/cancel"):
-                with pytest.raises(MCPError, match="unknown task") as refused:
-                    await ask(stranger, method, task.task_id, {} if "update" in method else None)
-                assert refused.value.error.code == types.INVALID_PARAMS
-        async with modern(url, None, declared=False) as plain:
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as probing,
+        ):
+            with pytest.raises(MCPError) as discovered:
+                await probing.send_discover(MODERN)
+        refused = discovered.value.error.model_dump()
+        assert refused["code"] == types.UNSUPPORTED_PROTOCOL_VERSION, refused
+        assert "tells clients apart by their connection" in refused["message"]
+        assert refused["data"] == {
+            "supported": ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"],
+            "requested": MODERN,
+        }
+        async with Client(url) as one, Client(url) as other:
+            assert one.protocol_version == other.protocol_version == "2025-11-25"
+            started = structured(await one.call_tool("start_session", {"message": "hi"}))
+            (mine,) = (await one.list_resources()).resources
+            assert str(mine.uri) == f"agentos://sessions/{started['session_id']}"
+            assert (await other.list_resources()).resources == []
+            task = await as_task(one.session, "start_session", {"message": "hi"})
+            assert await listed(other.session) == []
+            assert [t.task_id for t in await listed(one.session)] == [task.task_id]
+
+
+async def test_a_client_without_the_extension_gets_no_task(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    with (
+        http_server(tmp_path, env) as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with modern(url, token, declared=False) as plain:
             answer = await plain.call_tool("start_session", {"message": "hi"})
             assert isinstance(answer, types.CallToolResult)
             assert structured(answer)["answer"] == "count: 3\nshout: EXAMPLE"
