@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -23,10 +24,22 @@ it (``.../oauth-protected-resource/mcp``), which the spec's clients try first.""
 
 class BearerGuard:
     """An ASGI wrapper answering 401 to any HTTP request without the token, and the
-    protected-resource metadata of ``resource`` (the MCP endpoint's URL) to any ``GET``."""
+    protected-resource metadata of ``resource`` (the endpoint's URL) to any ``GET``;
+    ``command`` is what prints the token (or reads it from ``$variable``), ``public`` the
+    paths a ``GET`` reads without it (an A2A agent's card)."""
 
-    def __init__(self, app: ASGIApp, token: str, resource: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        resource: str,
+        *,
+        command: str = "agentos mcp",
+        variable: str = "AGENTOS_MCP_TOKEN",
+        public: Collection[str] = (),
+    ) -> None:
         self.app = app
+        self.public = frozenset(public)
         self.expected = f"Bearer {token}".encode()
         parts = urlsplit(resource)
         origin = f"{parts.scheme}://{parts.netloc}"
@@ -38,8 +51,8 @@ class BearerGuard:
                 "resource_name": "agentos",
                 "bearer_methods_supported": ["header"],
                 "agentos_token": "the bearer is agentos's own token, not issued by an "
-                "authorization server: the one `agentos mcp` prints, or its --token, or "
-                "$AGENTOS_MCP_TOKEN; send it as 'Authorization: Bearer TOKEN'",
+                f"authorization server: the one `{command}` prints, or its --token, or "
+                f"${variable}; send it as 'Authorization: Bearer TOKEN'",
             }
         ).encode()
 
@@ -48,7 +61,7 @@ class BearerGuard:
             await self.app(scope, receive, send)
         elif scope["path"] in self.metadata_paths and scope["method"] == "GET":
             await _answer(send, 200, self.metadata, [])
-        elif self._allowed(scope):
+        elif self._allowed(scope) or (scope["path"] in self.public and scope["method"] == "GET"):
             await self.app(scope, receive, send)
         else:
             body = b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}'

@@ -17,18 +17,14 @@ client that follows its session (``asking``), or waits for the ``answer`` tool.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import inspect
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -55,10 +51,8 @@ from agentos import (
     AgentConfig,
     AgentOSError,
     CallEvent,
-    CallEventKind,
     Host,
     Session,
-    UnknownCallError,
 )
 from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
@@ -66,13 +60,10 @@ from agentos._ui.mcp.resources import SessionResources, state_of
 from agentos._ui.mcp.task_book import TaskBook
 from agentos._ui.mcp.tasks import ServedTasks
 from agentos._ui.mcp.tasks_ext import TasksExtension
+from agentos._ui.posted_turn import PostedTurn
 from agentos.turns import Caller, Scope
 
-EVENTS_BUFFERED = 1000
-"""Call events a ``post`` holds for the client before it drops the newest."""
 MCP_SESSION_HEADER = "mcp-session-id"
-SHOWN_CHARS = 500
-"""The longest progress payload a notification's message quotes."""
 
 
 class HostOverMcp:
@@ -312,79 +303,36 @@ Tell = Callable[[str, CallEvent | None], Awaitable[None]]
 """Where a turn says what its session is doing: a line, and the call event it tells of."""
 
 
-@dataclass(slots=True)
-class _Turn:
-    """A posted message's turn, its call events heard from before the post on."""
-
-    host: Host
-    session: Session
-    events: MemoryObjectReceiveStream[CallEvent]
-    stop: Callable[[], None]
-    """Stop hearing the session's call events."""
-    ours: set[str] = field(default_factory=set)
-    """The calls this turn started."""
+class _Turn(PostedTurn):
+    """A posted message's turn, followed to the model's answer for one request."""
 
     @classmethod
     def posted(cls, host: Host, session: Session, message: str) -> _Turn:
         """Post ``message`` (an ended session, an empty message: a ``ToolError``)."""
-        send, receive = anyio.create_memory_object_stream[CallEvent](EVENTS_BUFFERED)
-        ours: set[str] = set()
-
-        def heard(event: CallEvent) -> None:
-            ours.add(event.call_id)
-            with contextlib.suppress(anyio.WouldBlock):  # a flood: the newest are dropped
-                send.send_nowait(event)
-
-        unhear = host.runtime.on_call_events(session.session_id, heard)
-
-        def stop() -> None:
-            unhear()
-            send.close()
-
         try:
-            session.post(message)
+            turn = PostedTurn.posted(host, session, message)
         except (AgentOSError, ValueError) as error:
-            stop()
             raise ToolError(str(error)) from None
-        return cls(host, session, receive, stop, ours)
+        return cls(host, session, turn.events, turn.stop, turn.ours)
 
     async def follow(self, tell: Tell) -> dict[str, Any]:
         """Tell the turn's call events until the model has answered: the session's state
         then. Cancelled, stop the calls this turn started."""
-        runtime = self.host.runtime
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._relay, tell)
                 await self.session.wait_idle()
                 group.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
-            for call_id in self.ours:
-                try:
-                    runtime.cancel(call_id, "the MCP client cancelled its request")
-                except UnknownCallError:
-                    continue
+            self.cancel_calls("the MCP client cancelled its request")
             raise
         finally:
             self.stop()
         return state_of(self.host, self.session)
 
     async def _relay(self, tell: Tell) -> None:
-        runtime = self.host.runtime
-        names: dict[str, str] = {}
         async for event in self.events:
-            name = names.get(event.call_id)
-            if name is None:
-                try:
-                    name = names[event.call_id] = runtime.status(event.call_id).tool_name
-                except UnknownCallError:
-                    name = "a call"
-            said = f"{name} ({event.call_id}) {event.kind.value}"
-            if event.kind is CallEventKind.PROGRESSED and event.progress is not None:
-                shown = json.dumps(event.progress.payload, ensure_ascii=False)
-                said += f": {shown[:SHOWN_CHARS]}"
-            elif event.error is not None:
-                said += f": {event.error.message[:SHOWN_CHARS]}"
-            await tell(said, event)
+            await tell(self.said(event), event)
 
 
 class _Progress:
