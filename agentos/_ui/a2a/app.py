@@ -49,9 +49,10 @@ from starlette.types import ASGIApp
 import agentos
 from agentos import AgentConfig, Host, UsageError
 from agentos._ui.a2a.executor import TurnExecutor
-from agentos._ui.a2a.guard import LOOPBACK, MAX_BODY, RequestGuard
+from agentos._ui.a2a.guard import LOCAL_NAMES, MAX_BODY, RequestGuard
 from agentos._ui.a2a.subscribing import StoreFollowingHandler
 from agentos._ui.a2a.task_store import StoredTasks, owner_of
+from agentos._ui.loopback import refusal
 from agentos._ui.mcp.guard import BearerGuard
 from agentos.stores import A2aTaskRows, a2a_tasks_of
 
@@ -151,16 +152,6 @@ def agent_card(config: AgentConfig, url: str, *, token: bool) -> AgentCard:
     return card
 
 
-def refusal(bind: str, token: str | None) -> str | None:
-    """Why ``bind`` may not be served with ``token`` (None: no token asked), or None."""
-    if token is None and bind not in LOOPBACK and bind != "::1":
-        return (
-            f"--no-token serves loopback addresses only (127.0.0.1, localhost, ::1), not "
-            f"{bind}: anyone who reaches it could use the host"
-        )
-    return None
-
-
 def endpoint(bind: str, port: int) -> str:
     """The URL clients use for a server bound to ``bind``:``port``."""
     shown = f"[{bind}]" if ":" in bind else bind
@@ -223,7 +214,7 @@ def a2a_app(
             public=[AGENT_CARD_WELL_KNOWN_PATH],
         )
     shown = f"[{bind}]" if ":" in bind else bind
-    return RequestGuard(app, [*LOOPBACK, shown, *hosts], max_body)
+    return RequestGuard(app, [*LOCAL_NAMES, shown, *hosts], max_body)
 
 
 async def _leave_for_the_task(asked: object) -> None:

@@ -9,9 +9,12 @@ from collections.abc import Iterable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentos._ui.mcp.guard import send_json
+
 MAX_BODY = 1024 * 1024
 """Bytes a request body may hold."""
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
+"""The names a ``Host`` header gives this machine by (besides the address bound)."""
 
 
 class TooLarge(Exception):
@@ -77,15 +80,4 @@ def _name(host: str) -> str:
 
 
 async def _answer(send: Send, status: int, error: str) -> None:
-    body = json.dumps({"error": error}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_json(send, status, json.dumps({"error": error}).encode(), [])

@@ -10,6 +10,7 @@ from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
+from agentos._ui.cli.serving import address_and_token, check_token_choice
 from agentos._ui.cli.talk import agent_option
 
 
@@ -23,26 +24,10 @@ from agentos._ui.cli.talk import agent_option
     metavar="PORT",
     help="The port to serve (0: a free one, printed).",
 )
-@click.option(
-    "--host",
-    "bind",
-    default="127.0.0.1",
-    show_default=True,
-    metavar="ADDRESS",
-    help="The address to bind.",
-)
-@click.option(
-    "--token",
-    envvar="AGENTOS_A2A_TOKEN",
-    metavar="TEXT",
-    help="What clients send as 'Authorization: Bearer TEXT' [default: $AGENTOS_A2A_TOKEN, "
-    "else generated and printed].",
-)
-@click.option(
-    "--no-token",
-    is_flag=True,
-    help="On a loopback address: ask no token (every local client is then one owner); the "
-    "Host and Origin guard still holds.",
+@address_and_token(
+    "AGENTOS_A2A_TOKEN",
+    no_token="On a loopback address: ask no token (every local client is then one owner); "
+    "the Host and Origin guard still holds.",
 )
 @click.pass_obj
 def a2a(
@@ -53,13 +38,7 @@ def a2a(
     message's context) as a task, which streams what the turn's calls do, asks its client
     when a call asks a person (input-required), and ends completed with the model's answer.
     Tasks are kept in the session database, each its token holder's. Ctrl-C stops."""
-    from agentos._ui.a2a.app import refusal  # the A2A SDK loads only for this
-
-    if no_token and token is not None:
-        raise click.UsageError("--no-token and a token (--token, $AGENTOS_A2A_TOKEN) disagree")
-    refused = refusal(bind, None if no_token else "")
-    if refused:
-        raise click.UsageError(refused)
+    check_token_choice(bind, token, no_token, "AGENTOS_A2A_TOKEN")
     config = agent.config
 
     async def main() -> None:

@@ -60,21 +60,24 @@ class BearerGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
         elif scope["path"] in self.metadata_paths and scope["method"] == "GET":
-            await _answer(send, 200, self.metadata, [])
+            await send_json(send, 200, self.metadata, [])
         elif self._allowed(scope) or (scope["path"] in self.public and scope["method"] == "GET"):
             await self.app(scope, receive, send)
         else:
             body = b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}'
             given = any(name == b"authorization" for name, _ in scope["headers"])
             challenge = self.challenge + (', error="invalid_token"' if given else "")
-            await _answer(send, 401, body, [(b"www-authenticate", challenge.encode())])
+            await send_json(send, 401, body, [(b"www-authenticate", challenge.encode())])
 
     def _allowed(self, scope: Scope) -> bool:
         given = [value for name, value in scope["headers"] if name == b"authorization"]
         return len(given) == 1 and hmac.compare_digest(given[0], self.expected)
 
 
-async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def send_json(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    """Answer an HTTP request with ``status`` and the JSON ``body``, beside ``headers``."""
     await send(
         {
             "type": "http.response.start",

@@ -3,8 +3,6 @@ and the A2A SDK's client (``ClientFactory``, its JSON-RPC transport) connected t
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -15,7 +13,7 @@ from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.helpers import new_data_part, new_text_part
 from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, StreamResponse
 
-from tests.support import ROOT
+from tests.support.serving import serving
 
 
 def agent_file(tmp_path: Path, module: str, more: str = "") -> str:
@@ -36,32 +34,9 @@ def a2a_server(
 ) -> Iterator[tuple[str, str | None]]:
     """``agentos a2a --port 0`` running: its URL and token (None with ``--no-token``), read
     off its first line; what it wrote to stderr after that goes into ``said_after``."""
-    agent = agent_file(tmp_path, module)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "a2a", "--agent", agent, *options],
-        env=env,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:
-            if line.startswith("agentos: A2A at "):
-                words = line.split()
-                yield words[3], (words[5] if words[4] == "token:" else None)
-                break
-        else:
-            raise AssertionError(f"agentos a2a did not start (exit {process.wait()})")
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stderr is not None:
-            if said_after is not None:
-                said_after.extend(process.stderr.read().splitlines())
-            process.stderr.close()
+    args = ["a2a", "--agent", agent_file(tmp_path, module), *options]
+    with serving(args, env, "agentos: A2A at ", said_after) as words:
+        yield words[3], (words[5] if words[4] == "token:" else None)
 
 
 @asynccontextmanager
