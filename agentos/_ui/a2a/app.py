@@ -50,7 +50,7 @@ import agentos
 from agentos import AgentConfig, Host, UsageError
 from agentos._ui.a2a.executor import TurnExecutor
 from agentos._ui.a2a.guard import LOCAL_NAMES, MAX_BODY, RequestGuard
-from agentos._ui.a2a.subscribing import StoreFollowingHandler
+from agentos._ui.a2a.handler import StoreFollowingHandler
 from agentos._ui.a2a.task_store import StoredTasks, owner_of
 from agentos._ui.loopback import refusal
 from agentos._ui.mcp.guard import BearerGuard
@@ -175,8 +175,9 @@ def a2a_app(
     refused = refusal(bind, token)
     if refused:
         raise ValueError(refused)
-    rows = a2a_tasks_of(host.store)
-    if rows is None:
+    store = host.store
+    rows = a2a_tasks_of(store)
+    if store is None or rows is None:
         raise UsageError(
             "an A2A agent keeps its tasks in the host's store: give the host one "
             "(SqliteStore or PostgresStore)"
@@ -186,10 +187,7 @@ def a2a_app(
     if host.runtime.ask_person is None:
         host.runtime.ask_person = _leave_for_the_task
     handler = StoreFollowingHandler(
-        agent_executor=TurnExecutor(host, config),
-        task_store=StoredTasks(rows),
-        agent_card=card,
-        request_context_builder=_Contexts(rows),
+        TurnExecutor(host, config), StoredTasks(rows), card, _Contexts(rows), store.live_leases
     )
 
     @asynccontextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 
 import click
@@ -43,6 +44,9 @@ def a2a(
 
     async def main() -> None:
         import uvicorn
+
+        # The SDK warns, as it stops, of the event queues it closes itself: not news.
+        logging.getLogger("a2a.server.events.event_queue_v2").setLevel(logging.ERROR)
 
         from agentos._ui.a2a.app import a2a_app, endpoint
         from agentos._ui.web.listen import listen

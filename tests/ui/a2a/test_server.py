@@ -215,3 +215,72 @@ async def test_a_task_outlives_the_process_that_ran_it(tmp_path: Path, env: dict
             assert later.status_update.status.state == COMPLETED
             listed = await client.list_tasks(ListTasksRequest(context_id=task.context_id))
             assert [t.id for t in listed.tasks] == [later.status_update.task_id, task.id]
+
+
+async def test_another_host_on_the_store_follows_a_task_this_one_runs(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    async with gate(env) as listener:
+        mine = ["--token", "mine"]
+        with (
+            a2a_server(tmp_path, env, options=mine, module="tests.support.gate_tools") as (
+                url,
+                token,
+            ),
+            a2a_server(tmp_path, env, options=mine, module="tests.support.gate_tools") as (
+                there,
+                _,
+            ),
+            anyio.fail_after(60),
+        ):
+            async with connected(url, token) as runner, connected(there, token) as follower:
+                events = runner.send_message(message("who is free?"))
+                task_id = (await anext(events)).task.id
+                async with await listener.accept() as held:
+                    async for event in events:
+                        if "progressed" in said(event):
+                            break
+                    followed = follower.subscribe(SubscribeToTaskRequest(id=task_id))
+                    snapshot = await anext(followed)
+                    assert snapshot.task.status.state == TaskState.TASK_STATE_WORKING
+                    assert "progressed" in get_message_text(snapshot.task.status.message)
+                    with pytest.raises(TaskNotCancelableError, match="runs on another host"):
+                        await follower.cancel_task(CancelTaskRequest(id=task_id))
+                    await held.send(b"go")
+                    rest = await everything(followed)
+                    await everything(events)
+                assert rest[-1].status_update.status.state == COMPLETED
+                (answer,) = [e.artifact_update for e in rest if e.HasField("artifact_update")]
+                assert get_artifact_text(answer.artifact) == "held: Jane is free"
+
+
+async def test_a_task_its_stopped_host_left_unfinished_reads_failed(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    env["AGENTOS_TEST_MARK"] = str(tmp_path / "cancelled.txt")
+    mine = ["--token", "mine"]
+    stderr: list[str] = []
+    with (
+        a2a_server(
+            tmp_path, env, options=mine, module="tests.support.slow_tools", said_after=stderr
+        ) as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token) as client:
+            events = client.send_message(message("go"))
+            task_id = (await anext(events)).task.id
+            async for event in events:
+                if '{"step": 2}' in said(event):
+                    break
+    assert [line for line in stderr if line.strip()] == ["error: terminated (SIGTERM)"]
+    with a2a_server(tmp_path, env, options=mine) as (url, token), anyio.fail_after(60):
+        async with connected(url, token) as client:
+            (listed,) = (await client.list_tasks(ListTasksRequest())).tasks
+            assert listed.status.state == TaskState.TASK_STATE_FAILED
+            fetched = await client.get_task(GetTaskRequest(id=task_id))
+            assert fetched.status.state == TaskState.TASK_STATE_FAILED
+            assert get_message_text(fetched.status.message) == (
+                "the host that ran its turn stopped before the turn ended"
+            )
+            (final,) = await everything(client.subscribe(SubscribeToTaskRequest(id=task_id)))
+            assert final.task.status.state == TaskState.TASK_STATE_FAILED
