@@ -184,10 +184,11 @@ def a2a_app(
         )
     url = endpoint(bind, port)
     card = agent_card(config, url, token=token is not None)
+    executor = TurnExecutor(host, config)
     if host.runtime.ask_person is None:
-        host.runtime.ask_person = _leave_for_the_task
+        host.runtime.ask_person = executor.ask
     handler = StoreFollowingHandler(
-        TurnExecutor(host, config), StoredTasks(rows), card, _Contexts(rows), store.live_leases
+        executor, StoredTasks(rows), card, _Contexts(rows), store.live_leases
     )
 
     @asynccontextmanager
@@ -213,9 +214,3 @@ def a2a_app(
         )
     shown = f"[{bind}]" if ":" in bind else bind
     return RequestGuard(app, [*LOCAL_NAMES, shown, *hosts], max_body)
-
-
-async def _leave_for_the_task(asked: object) -> None:
-    """The host's ``ask_person``: each question stays on its call, for the task that follows
-    the call's turn to ask (``input-required``) and a message on the task to answer."""
-    return None

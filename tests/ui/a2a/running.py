@@ -30,11 +30,13 @@ def a2a_server(
     *,
     options: Sequence[str] = (),
     module: str = "tests.support.tools",
+    agent: str = "",
     said_after: list[str] | None = None,
 ) -> Iterator[tuple[str, str | None]]:
     """``agentos a2a --port 0`` running: its URL and token (None with ``--no-token``), read
-    off its first line; what it wrote to stderr after that goes into ``said_after``."""
-    args = ["a2a", "--agent", agent_file(tmp_path, module), *options]
+    off its first line; what it wrote to stderr after that goes into ``said_after``.
+    ``agent``: the rest of the agent file's TOML."""
+    args = ["a2a", "--agent", agent_file(tmp_path, module, agent), *options]
     with serving(args, env, "agentos: A2A at ", said_after) as words:
         yield words[3], (words[5] if words[4] == "token:" else None)
 

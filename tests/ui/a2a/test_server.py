@@ -145,6 +145,30 @@ async def test_a_question_makes_the_task_ask_its_client_and_a_message_answers_it
             assert get_message_text(done.task.status.message) == 'where: accept: {"city": "Paris"}'
 
 
+async def test_a_sub_agents_question_is_asked_by_the_task_that_runs_it(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    helper = """
+[policy.rules]
+helper = "run_sync"
+
+[agents.helper]
+agent = { name = "helper", model = "test", tools = ["tests.ui.cli.asking_tools"] }
+description = "Finds out where to look."
+"""
+    with a2a_server(tmp_path, env, agent=helper) as (url, token), anyio.fail_after(60):
+        async with connected(url, token, streaming=False) as client:
+            (first,) = await everything(client.send_message(message("weather?")))
+            task = first.task
+            assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+            (question,) = get_data_parts(task.status.message.parts)
+            assert question["tool_name"] == "where"
+            answer = message("decline", task_id=task.id, context_id=task.context_id)
+            (done,) = await everything(client.send_message(answer))
+            assert done.task.status.state == COMPLETED
+            assert "decline" in get_message_text(done.task.status.message)
+
+
 async def test_a_client_needs_the_token_and_sees_only_its_own_tasks(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
