@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import a2a.server.agent_execution as execution
 from a2a.auth.user import User
@@ -152,6 +153,15 @@ def agent_card(config: AgentConfig, url: str, *, token: bool) -> AgentCard:
     return card
 
 
+def public_host(url: str) -> str:
+    """The name the ``Host`` header gives for ``url``; ``ValueError`` if it is not http(s)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"the public URL {url!r} is not an http:// or https:// URL")
+    name = parts.hostname
+    return f"[{name}]" if ":" in name else name
+
+
 def endpoint(bind: str, port: int) -> str:
     """The URL clients use for a server bound to ``bind``:``port``."""
     shown = f"[{bind}]" if ":" in bind else bind
@@ -166,12 +176,15 @@ def a2a_app(
     bind: str = "127.0.0.1",
     port: int,
     hosts: Sequence[str] = (),
+    url: str | None = None,
     max_body: int = MAX_BODY,
 ) -> ASGIApp:
     """The A2A agent over ``host``, its sessions of ``config``, served on ``bind``:``port``:
     ``token`` the bearer every request shows (None: none, loopback only); ``hosts`` the
-    other names its ``Host`` header may give. ``UsageError`` without a SQL store (the tasks
-    live there), ``ValueError`` when ``refusal`` says why not."""
+    other names its ``Host`` header may give; ``url`` where clients reach it, which the card
+    names (a reverse proxy's, or this machine's name; default: ``endpoint(bind, port)``),
+    its host name allowed too. ``UsageError`` without a SQL store (the tasks live there),
+    ``ValueError`` when ``refusal`` says why not, or for a ``url`` that is not http(s)."""
     refused = refusal(bind, token)
     if refused:
         raise ValueError(refused)
@@ -182,7 +195,11 @@ def a2a_app(
             "an A2A agent keeps its tasks in the host's store: give the host one "
             "(SqliteStore or PostgresStore)"
         )
-    url = endpoint(bind, port)
+    hosts = list(hosts)
+    if url is None:
+        url = endpoint(bind, port)
+    else:
+        hosts.append(public_host(url))
     card = agent_card(config, url, token=token is not None)
     executor = TurnExecutor(host, config)
     if host.runtime.ask_person is None:

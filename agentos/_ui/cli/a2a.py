@@ -30,9 +30,30 @@ from agentos._ui.cli.talk import agent_option
     no_token="On a loopback address: ask no token (every local client is then one owner); "
     "the Host and Origin guard still holds.",
 )
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    metavar="NAME",
+    multiple=True,
+    help="Also answer requests whose Host header names NAME (besides this machine's loopback "
+    "names and the address bound). Repeatable.",
+)
+@click.option(
+    "--public-url",
+    metavar="URL",
+    help="Where clients reach the agent (a reverse proxy's URL, or this machine's name), as "
+    "its card says; its host name is allowed too [default: the address bound].",
+)
 @click.pass_obj
 def a2a(
-    db: Database, agent: Agent, port: int, bind: str, token: str | None, no_token: bool
+    db: Database,
+    agent: Agent,
+    port: int,
+    bind: str,
+    token: str | None,
+    no_token: bool,
+    allowed_hosts: tuple[str, ...],
+    public_url: str | None,
 ) -> None:
     """Serve the agent as an A2A agent (the Agent2Agent protocol, v1.0, JSON-RPC with
     streaming), so another agent sends it messages: each starts a turn of a session (the
@@ -40,6 +61,13 @@ def a2a(
     when a call asks a person (input-required), and ends completed with the model's answer.
     Tasks are kept in the session database, each its token holder's. Ctrl-C stops."""
     check_token_choice(bind, token, no_token, "AGENTOS_A2A_TOKEN")
+    if public_url is not None:
+        from agentos._ui.a2a.app import public_host  # the A2A SDK loads only for this
+
+        try:
+            public_host(public_url)
+        except ValueError as error:
+            raise click.UsageError(str(error)) from None
     config = agent.config
 
     async def main() -> None:
@@ -63,11 +91,20 @@ def a2a(
             agent.runtime() as runtime,
             Host(runtime, provider, store=store) as host,
         ):
-            app = a2a_app(host, config, token=chosen, bind=bind, port=bound)
+            app = a2a_app(
+                host,
+                config,
+                token=chosen,
+                bind=bind,
+                port=bound,
+                hosts=allowed_hosts,
+                url=public_url,
+            )  # checked above
             asked = "no token (loopback only)" if chosen is None else f"token: {chosen}"
-            click.echo(
-                f"agentos: A2A at {endpoint(bind, bound)}  {asked}  (Ctrl-C stops)", err=True
-            )
+            here = endpoint(bind, bound)
+            where = "" if public_url is None else f"; served at {here}"
+            shown = public_url or here
+            click.echo(f"agentos: A2A at {shown}  {asked}  (Ctrl-C stops{where})", err=True)
             server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
             await server.serve(sockets=[listening])
 

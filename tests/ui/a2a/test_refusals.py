@@ -13,7 +13,8 @@ import agentos.a2a
 from agentos import AgentConfig, Host, Runtime, UsageError
 from tests.support import cli
 from tests.support.backends import echo
-from tests.ui.a2a.running import a2a_server, connected, everything, message
+from tests.support.serving import serving
+from tests.ui.a2a.running import a2a_server, agent_file, connected, everything, message
 
 env = cli.env  # the fixture: offline, on a database of its own
 
@@ -48,3 +49,30 @@ async def test_without_a_token_a_loopback_client_is_served(
         async with connected(url, None, streaming=False) as client:
             (done,) = await everything(client.send_message(message("hello")))
             assert done.task.artifacts
+
+
+def test_a_public_url_must_be_http(env: dict[str, str]) -> None:
+    refused = cli.agentos(env, "a2a", "--public-url", "ftp://agents.example/")
+    refused.one_line_error(2, "ftp://agents.example/", "http://")
+
+
+@pytest.mark.anyio
+async def test_the_card_names_the_public_url_and_its_host_is_served(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    public = "https://agents.example/worker/"
+    options = ["--no-token", "--allow-host", "proxy.example", "--public-url", public]
+    args = ["a2a", "--agent", agent_file(tmp_path, "tests.support.tools"), *options]
+    with serving(args, env, "agentos: A2A at ") as words, anyio.fail_after(60):
+        assert words[3] == public  # the first line names it, then where it listens
+        card_path = words[-1].rstrip(")") + ".well-known/agent-card.json"
+        async with httpx.AsyncClient() as http:
+            card = (await http.get(card_path)).json()
+            assert [i["url"] for i in card["supportedInterfaces"]] == [public]
+            for name, status in (
+                ("proxy.example", 200),
+                ("agents.example", 200),
+                ("x.example", 421),
+            ):
+                answer = await http.get(card_path, headers={"Host": name})
+                assert answer.status_code == status, name
