@@ -8,13 +8,32 @@ import time
 
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskStore
-from a2a.types.a2a_pb2 import ListTasksRequest, ListTasksResponse, Task, TaskState
+from a2a.types.a2a_pb2 import ListTasksRequest, ListTasksResponse, Role, Task, TaskState
 from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
 from a2a.utils.errors import InvalidParamsError
 from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_list_tasks_cursor
 from google.protobuf.json_format import MessageToJson, Parse
 
 from agentos.stores import A2aTaskRows, StoredA2aTask
+
+AGENT_LINES_KEPT = 100
+"""The newest of the agent's messages a stored task's history keeps (every status update
+moves its predecessor's message there: a turn of many call events would grow it without
+end, and each save writes it whole); the client's messages are all kept."""
+
+
+def kept(task: Task) -> Task:
+    """``task`` with its history cut to the client's messages and the newest
+    ``AGENT_LINES_KEPT`` of the agent's, in order."""
+    agents = [i for i, m in enumerate(task.history) if m.role != Role.ROLE_USER]
+    if len(agents) <= AGENT_LINES_KEPT:
+        return task
+    dropped = set(agents[:-AGENT_LINES_KEPT])
+    cut = Task()
+    cut.CopyFrom(task)
+    del cut.history[:]
+    cut.history.extend(m for i, m in enumerate(task.history) if i not in dropped)
+    return cut
 
 
 def owner_of(context: ServerCallContext) -> str:
@@ -40,7 +59,7 @@ class StoredTasks(TaskStore):
             owner_of(context),
             task.context_id,
             TaskState.Name(task.status.state),
-            MessageToJson(task),
+            MessageToJson(kept(task)),
             time.time(),
         )
         if not await self._rows.save(stored):

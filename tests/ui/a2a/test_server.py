@@ -169,6 +169,24 @@ description = "Finds out where to look."
             assert "decline" in get_message_text(done.task.status.message)
 
 
+async def test_a_stored_task_keeps_the_newest_of_a_long_turns_lines(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    with (
+        a2a_server(tmp_path, env, module="tests.ui.a2a.chatty_tools") as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token) as client:
+            (*_, last) = await everything(client.send_message(message("go")))
+            assert said(last) == "chatty: 300 steps"
+            task = await client.get_task(GetTaskRequest(id=last.status_update.task_id))
+            assert task.status.state == COMPLETED
+            first, *agents = task.history
+            assert get_message_text(first) == "go"  # the client's message is kept
+            assert len(agents) == 100
+            assert "completed" in get_message_text(agents[-1])  # the newest are kept
+
+
 async def test_a_client_needs_the_token_and_sees_only_its_own_tasks(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
