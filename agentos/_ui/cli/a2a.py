@@ -14,6 +14,8 @@ from agentos._ui.cli.database import Database
 from agentos._ui.cli.serving import address_and_token, check_token_choice
 from agentos._ui.cli.talk import agent_option
 
+INSTALL = "pip install 'agentos[a2a]'"
+
 
 @click.command("a2a")
 @agent_option(" whose sessions the tasks run in")
@@ -60,6 +62,10 @@ def a2a(
     message's context) as a task, which streams what the turn's calls do, asks its client
     when a call asks a person (input-required), and ends completed with the model's answer.
     Tasks are kept in the session database, each its token holder's. Ctrl-C stops."""
+    try:
+        import a2a.server  # noqa: F401 - the extra's; the command needs it
+    except ImportError as error:
+        raise CliError(f"agentos a2a needs the A2A SDK ({error}): {INSTALL}") from None
     check_token_choice(bind, token, no_token, "AGENTOS_A2A_TOKEN")
     if public_url is not None:
         from agentos._ui.a2a.app import public_host  # the A2A SDK loads only for this
