@@ -5,6 +5,7 @@ calls do, and is kept in the session database, its token holder's alone."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -39,6 +40,15 @@ def said(event: StreamResponse) -> str:
     if not event.HasField("status_update"):
         return ""
     return get_message_text(event.status_update.status.message)
+
+
+async def started(events: AsyncIterator[StreamResponse], line: str) -> str:
+    """Read a task's stream until a status message says ``line``: the task's id."""
+    task_id = (await anext(events)).task.id
+    async for event in events:
+        if line in said(event):
+            return task_id
+    raise AssertionError(f"the stream ended before saying {line}")
 
 
 async def test_a_message_runs_a_turn_as_a_task_kept_for_its_client(
@@ -105,10 +115,7 @@ async def test_cancelling_a_task_stops_its_turns_calls(tmp_path: Path, env: dict
     ):
         async with connected(url, token) as client:
             events = client.send_message(message("go"))
-            task_id = (await anext(events)).task.id
-            async for event in events:
-                if '{"step": 2}' in said(event):
-                    break
+            task_id = await started(events, '{"step": 2}')
             cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
             assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
             (*_, last) = await everything(events)  # the stream ends with the task
@@ -310,10 +317,7 @@ async def test_a_task_its_stopped_host_left_unfinished_reads_failed(
     ):
         async with connected(url, token) as client:
             events = client.send_message(message("go"))
-            task_id = (await anext(events)).task.id
-            async for event in events:
-                if '{"step": 2}' in said(event):
-                    break
+            task_id = await started(events, '{"step": 2}')
     assert [line for line in stderr if line.strip()] == ["error: terminated (SIGTERM)"]
     with a2a_server(tmp_path, env, options=mine) as (url, token), anyio.fail_after(60):
         async with connected(url, token) as client:
