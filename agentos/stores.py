@@ -19,7 +19,9 @@ process does not run, read and cancelled through the store (``find_call``,
 ``cancel_call`` with its ``CancelReport``, ``CallLookupError``); and ids as a
 person reads and types them: ``short_id``, and ``named_by`` and ``resolve_session_id``,
 which take the start of an id (``MIN_PREFIX`` characters or more) for the one id it
-starts (``AmbiguousIdError`` when it starts several).
+starts (``AmbiguousIdError`` when it starts several); and the tasks ``agentos a2a`` serves,
+kept beside the sessions (``a2a_tasks_of`` a store: its ``A2aTaskRows`` of
+``StoredA2aTask``).
 """
 
 from agentos._errors import AmbiguousIdError
@@ -59,6 +61,8 @@ from agentos._store.protocol import (
     StoredToken,
     TurnCommit,
 )
+from agentos._store.sql.a2a_tasks import A2aTaskRows, StoredA2aTask
+from agentos._store.tables import a2a_tasks_of
 from agentos._turns.title import session_title
 
 __all__ = [
@@ -66,6 +70,7 @@ __all__ = [
     "DEFERRED",
     "MIN_PREFIX",
     "RAN_NOWHERE",
+    "A2aTaskRows",
     "AmbiguousIdError",
     "CallLookupError",
     "CallView",
@@ -76,10 +81,12 @@ __all__ = [
     "SessionStore",
     "SessionSummary",
     "ShownStatus",
+    "StoredA2aTask",
     "StoredSession",
     "StoredToken",
     "TokenRecord",
     "TurnCommit",
+    "a2a_tasks_of",
     "call_tree",
     "calls_running_when_stored",
     "cancel_call",

@@ -17,6 +17,7 @@ from agentos._store.protocol import (
     StoredToken,
     TurnCommit,
 )
+from agentos._store.sql.a2a_tasks import A2aTaskRows
 from agentos._store.sql.calls import CallRows
 from agentos._store.sql.dialect import Database
 from agentos._store.sql.leases import Leases
@@ -43,6 +44,9 @@ class TableStore:
         self._leases = Leases(database)
         self._tokens = TokenRows(database)
         self._calls = CallRows(database)
+        self.a2a_tasks = A2aTaskRows(database)
+        """The tasks ``agentos a2a`` serves (not part of ``SessionStore``: only that server
+        reads them)."""
 
     async def _prepared(self, prepare: Callable[[], Awaitable[None]]) -> Self:
         """This store, once ``prepare`` (its schema brought up to date) ran; closed if it
@@ -163,3 +167,8 @@ class TableStore:
 
     def unlisten(self, callback: Callable[[str], None]) -> None:
         return None
+
+
+def a2a_tasks_of(store: object) -> A2aTaskRows | None:
+    """The ``a2a_tasks`` table of ``store`` (None: a store not made of agentos's tables)."""
+    return store.a2a_tasks if isinstance(store, TableStore) else None

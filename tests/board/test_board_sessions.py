@@ -570,6 +570,7 @@ async def test_the_board_is_its_own_record_in_the_store_and_old_files_move_it_th
         db.execute("ALTER TABLE calls DROP COLUMN log")
         db.execute("ALTER TABLE calls DROP COLUMN disposition")
         db.execute("ALTER TABLE calls DROP COLUMN question")
+        db.execute("DROP TABLE a2a_tasks")
         db.execute("DELETE FROM schema_migrations WHERE version > 3")
     db.close()
     async with hosted(path, provider, clock=clock) as (store, runtime, host):

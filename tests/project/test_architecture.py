@@ -79,11 +79,11 @@ LAYERS = (
     ),
     ("demo", ("agentos.demo",)),
     ("front ends", ("agentos._ui",)),
-    ("front-end faces", ("agentos.cli", "agentos.web", "agentos.tui")),
+    ("front-end faces", ("agentos.cli", "agentos.web", "agentos.tui", "agentos.a2a")),
 )
 """Bottom first. A module may import its own layer and those above it in this list."""
 
-FRONT_ENDS = ("agentos._ui", "agentos.cli", "agentos.web", "agentos.tui")
+FRONT_ENDS = ("agentos._ui", "agentos.cli", "agentos.web", "agentos.tui", "agentos.a2a")
 
 
 def module_name(path: Path) -> str:

@@ -105,6 +105,16 @@ def test_agentos_run_needs_no_extra(env: dict[str, str], tmp_path: Path) -> None
     assert "Jane is free" in answer["answer"], answer
 
 
+def test_agentos_a2a_without_its_extra_says_how_to_get_it(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    done = with_core_only(env, tmp_path, "agentos.cli", "a2a")
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: agentos a2a needs the A2A SDK (")
+    assert line.endswith("pip install 'agentos[a2a]'")
+
+
 def test_the_demo_needs_no_extra(env: dict[str, str], tmp_path: Path) -> None:
     """What ``make run`` runs on the core install."""
     demo_env = {**env, "TMPDIR": str(tmp_path)}

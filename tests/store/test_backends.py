@@ -151,8 +151,8 @@ async def test_a_store_from_before_titles_migrates_keeping_its_sessions(
     await backend.raw(
         "ALTER TABLE sessions DROP COLUMN title; ALTER TABLE sessions DROP COLUMN first_words; "
         "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
-        "ALTER TABLE calls DROP COLUMN question; "
-        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 4 FROM "
+        "ALTER TABLE calls DROP COLUMN question; DROP TABLE a2a_tasks; "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 5 FROM "
         "schema_migrations)"
     )
     async with await backend.open() as store:
@@ -339,8 +339,8 @@ async def test_a_mirrored_calls_newest_log_line_and_disposition_round_trip(
         await store.mirror_calls([mirrored("c0", progress={"percent": 20})])
     await backend.raw(
         "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
-        "ALTER TABLE calls DROP COLUMN question; "
-        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 2 FROM "
+        "ALTER TABLE calls DROP COLUMN question; DROP TABLE a2a_tasks; "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 3 FROM "
         "schema_migrations)"
     )
     async with await backend.open(clock=lambda: 10.0) as store:
@@ -372,8 +372,9 @@ async def test_a_mirrored_calls_question_round_trips_and_is_counted(backend: Bac
         await store.acquire_lease("s1", "me", ttl=60)
         await store.mirror_calls([mirrored("c0")])
     await backend.raw(
-        "ALTER TABLE calls DROP COLUMN question; DELETE FROM schema_migrations WHERE version = "
-        "(SELECT MAX(version) FROM schema_migrations)"
+        "ALTER TABLE calls DROP COLUMN question; DROP TABLE a2a_tasks; "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 2 FROM "
+        "schema_migrations)"
     )
     async with await backend.open(clock=lambda: 10.0) as store:
         (old,) = await store.mirrored_calls()

@@ -118,7 +118,7 @@ async def test_a_host_cancelled_while_open_still_gives_its_leases_up(tmp_path: P
 
 
 BACK_BEFORE_LEASES = """
-    DROP TABLE leases; DROP TABLE calls; DROP TABLE cancel_requests;
+    DROP TABLE leases; DROP TABLE calls; DROP TABLE cancel_requests; DROP TABLE a2a_tasks;
     ALTER TABLE sessions DROP COLUMN version; ALTER TABLE sessions DROP COLUMN board;
     ALTER TABLE sessions DROP COLUMN usage; ALTER TABLE sessions DROP COLUMN title;
     ALTER TABLE sessions DROP COLUMN first_words;

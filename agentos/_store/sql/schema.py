@@ -110,7 +110,21 @@ CALL_LOG = """
 """A mirrored call's newest log line (beside its newest ``progress``) and its disposition."""
 CALL_QUESTION = "ALTER TABLE calls ADD COLUMN question TEXT;"
 """The question a mirrored running call waits to have answered (NULL: it asks none)."""
-SINCE_BOARDS = (USAGE, TITLE, FIRST_WORDS, CALL_LOG, CALL_QUESTION)
+A2A_TASKS = """
+    CREATE TABLE a2a_tasks (
+        task_id TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        task TEXT NOT NULL,
+        updated_at {real} NOT NULL
+    );
+    CREATE INDEX a2a_tasks_by_owner ON a2a_tasks(owner, updated_at);
+"""
+"""The tasks ``agentos a2a`` serves: each its owner's (who showed the token), its context (the
+session its turns run in) and the A2A task itself as JSON, so any host sharing the store lists
+and reads it."""
+SINCE_BOARDS = (USAGE, TITLE, FIRST_WORDS, CALL_LOG, CALL_QUESTION, A2A_TASKS)
 """The migrations both backends made alike, in order, after the board moved beside its row."""
 
 

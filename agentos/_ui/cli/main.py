@@ -24,6 +24,7 @@ from agentos import (
     UnknownSessionError,
     tune_gc,
 )
+from agentos._ui.cli.a2a import a2a
 from agentos._ui.cli.chat import chat
 from agentos._ui.cli.common import (
     EXIT_CODES_HELP,
@@ -94,6 +95,7 @@ for _command in (
     serve,
     chat,
     mcp,
+    a2a,
 ):
     _command.params.append(
         click.Option(
@@ -106,7 +108,7 @@ for _command in (
     )
     cli.add_command(_command)
 
-for _command in (run, resume, say_command, chat, serve, mcp):  # the commands running sessions
+for _command in (run, resume, say_command, chat, serve, mcp, a2a):  # the commands running sessions
     traced(_command)  # when OTEL_TRACES_EXPORTER or an OTLP endpoint asks
 
 

@@ -10,6 +10,7 @@ from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
+from agentos._ui.cli.serving import address_and_token, check_token_choice
 from agentos._ui.cli.talk import agent_option
 
 
@@ -22,26 +23,11 @@ from agentos._ui.cli.talk import agent_option
     metavar="PORT",
     help="Serve streamable HTTP on PORT (0: a free port) instead of stdio.",
 )
-@click.option(
-    "--host",
-    "bind",
-    default="127.0.0.1",
-    show_default=True,
-    metavar="ADDRESS",
-    help="HTTP: the address to bind.",
-)
-@click.option(
-    "--token",
-    envvar="AGENTOS_MCP_TOKEN",
-    metavar="TEXT",
-    help="HTTP: what clients send as 'Authorization: Bearer TEXT' [default: $AGENTOS_MCP_TOKEN, "
-    "else generated and printed].",
-)
-@click.option(
-    "--no-token",
-    is_flag=True,
-    help="HTTP on a loopback address: ask no token (for local clients that send none, such "
-    "as the MCP conformance suite); the Host and Origin guard still holds.",
+@address_and_token(
+    "AGENTOS_MCP_TOKEN",
+    when="HTTP: ",
+    no_token="HTTP on a loopback address: ask no token (for local clients that send none, "
+    "such as the MCP conformance suite); the Host and Origin guard still holds.",
 )
 @click.option(
     "--ask-timeout",
@@ -77,16 +63,11 @@ def mcp(
         speaks MCP on stdin and stdout; the agents clients may start are the agent file's and
         its sub-agents (Ctrl-C stops). What a call asks a person goes to the client that posted
     (elicitation), or waits for its answer tool."""
-    from agentos._ui.mcp.http import refusal  # the MCP server loads only for this
-    from agentos._ui.mcp.server import HostOverMcp
+    from agentos._ui.mcp.server import HostOverMcp  # the MCP server loads only for this
 
     if no_token and port is None:
         raise click.UsageError("--no-token is for --http (stdio asks no token)")
-    if no_token and token is not None:
-        raise click.UsageError("--no-token and a token (--token, $AGENTOS_MCP_TOKEN) disagree")
-    refused = refusal(bind, None if no_token else "")
-    if refused:
-        raise click.UsageError(refused)
+    check_token_choice(bind, token, no_token, "AGENTOS_MCP_TOKEN")
     config = agent.config
     agents = {name: child.agent for name, child in config.agents.items()}
     agents[config.name] = config

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -46,6 +46,7 @@ from agentos import (
     UnknownCallError,
     UnknownSessionError,
 )
+from agentos._ui.lineage import lineage
 
 ASK_TIMEOUT = 600.0
 """Seconds a client has to answer a question before it is declined (``agentos mcp``'s
@@ -82,21 +83,6 @@ def can_take(client: ServerSession, question: Question) -> bool:
 def shown(asked: Asked) -> str:
     """A question as a line of progress or a task's status message."""
     return f"{asked.tool_name} ({asked.call_id}) asks: {asked.question.message}"
-
-
-def lineage(host: Host, session_id: str) -> Iterator[str]:
-    """``session_id``, then the session that runs it as a sub-agent, and so on up."""
-    seen: set[str] = set()
-    while session_id not in seen:
-        seen.add(session_id)
-        yield session_id
-        try:
-            parent_call = host.get(session_id).parent_call
-            if parent_call is None:
-                return
-            session_id = host.runtime.status(parent_call).session_id
-        except (UnknownSessionError, UnknownCallError):
-            return
 
 
 class ClientAsking:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -23,10 +24,22 @@ it (``.../oauth-protected-resource/mcp``), which the spec's clients try first.""
 
 class BearerGuard:
     """An ASGI wrapper answering 401 to any HTTP request without the token, and the
-    protected-resource metadata of ``resource`` (the MCP endpoint's URL) to any ``GET``."""
+    protected-resource metadata of ``resource`` (the endpoint's URL) to any ``GET``;
+    ``command`` is what prints the token (or reads it from ``$variable``), ``public`` the
+    paths a ``GET`` reads without it (an A2A agent's card)."""
 
-    def __init__(self, app: ASGIApp, token: str, resource: str) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        resource: str,
+        *,
+        command: str = "agentos mcp",
+        variable: str = "AGENTOS_MCP_TOKEN",
+        public: Collection[str] = (),
+    ) -> None:
         self.app = app
+        self.public = frozenset(public)
         self.expected = f"Bearer {token}".encode()
         parts = urlsplit(resource)
         origin = f"{parts.scheme}://{parts.netloc}"
@@ -38,8 +51,8 @@ class BearerGuard:
                 "resource_name": "agentos",
                 "bearer_methods_supported": ["header"],
                 "agentos_token": "the bearer is agentos's own token, not issued by an "
-                "authorization server: the one `agentos mcp` prints, or its --token, or "
-                "$AGENTOS_MCP_TOKEN; send it as 'Authorization: Bearer TOKEN'",
+                f"authorization server: the one `{command}` prints, or its --token, or "
+                f"${variable}; send it as 'Authorization: Bearer TOKEN'",
             }
         ).encode()
 
@@ -47,21 +60,24 @@ class BearerGuard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
         elif scope["path"] in self.metadata_paths and scope["method"] == "GET":
-            await _answer(send, 200, self.metadata, [])
-        elif self._allowed(scope):
+            await send_json(send, 200, self.metadata, [])
+        elif self._allowed(scope) or (scope["path"] in self.public and scope["method"] == "GET"):
             await self.app(scope, receive, send)
         else:
             body = b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}'
             given = any(name == b"authorization" for name, _ in scope["headers"])
             challenge = self.challenge + (', error="invalid_token"' if given else "")
-            await _answer(send, 401, body, [(b"www-authenticate", challenge.encode())])
+            await send_json(send, 401, body, [(b"www-authenticate", challenge.encode())])
 
     def _allowed(self, scope: Scope) -> bool:
         given = [value for name, value in scope["headers"] if name == b"authorization"]
         return len(given) == 1 and hmac.compare_digest(given[0], self.expected)
 
 
-async def _answer(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+async def send_json(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]
+) -> None:
+    """Answer an HTTP request with ``status`` and the JSON ``body``, beside ``headers``."""
     await send(
         {
             "type": "http.response.start",

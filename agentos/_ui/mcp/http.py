@@ -13,10 +13,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
+from agentos._ui.loopback import refusal
 from agentos._ui.mcp.guard import BearerGuard
 from agentos._ui.mcp.replay import RecentEvents
 
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 RETRY_MS = 1000
 """How long a client waits before reconnecting to a stream that dropped (the SSE ``retry``)."""
 PATH = "/mcp"
@@ -26,16 +26,6 @@ def endpoint(bind: str, port: int) -> str:
     """The URL clients use for a server bound to ``bind``:``port``."""
     shown = f"[{bind}]" if ":" in bind else bind
     return f"http://{shown}:{port}{PATH}"
-
-
-def refusal(bind: str, token: str | None) -> str | None:
-    """Why ``bind`` may not be served with ``token`` (None: no token asked), or None."""
-    if token is None and bind not in LOOPBACK:
-        return (
-            f"--no-token serves loopback addresses only ({', '.join(sorted(LOOPBACK))}), "
-            f"not {bind}: anyone who reaches it could use the host"
-        )
-    return None
 
 
 def http_app(server: MCPServer, bind: str, port: int, token: str | None) -> ASGIApp:

@@ -18,17 +18,13 @@ client that follows its session (``asking``), or waits for the ``answer`` tool.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver import Context, MCPServer
@@ -55,10 +51,8 @@ from agentos import (
     AgentConfig,
     AgentOSError,
     CallEvent,
-    CallEventKind,
     Host,
     Session,
-    UnknownCallError,
 )
 from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
@@ -67,14 +61,12 @@ from agentos._ui.mcp.resources import SessionResources, state_of
 from agentos._ui.mcp.task_book import MAX_HELD, TaskBook, Why
 from agentos._ui.mcp.tasks import ServedTasks
 from agentos._ui.mcp.tasks_ext import TasksExtension
+from agentos._ui.posted_turn import PostedTurn
 from agentos.turns import Caller, Scope
 
-EVENTS_BUFFERED = 1000
-"""Call events a ``post`` holds for the client before it drops the newest."""
+MCP_SESSION_HEADER = "mcp-session-id"
 REQUEST_CANCELLED = "the MCP client cancelled its request"
 """Why a post's calls are cancelled when its request is."""
-SHOWN_CHARS = 500
-"""The longest progress payload a notification's message quotes."""
 
 
 class HostOverMcp:
@@ -323,41 +315,17 @@ Tell = Callable[[str, CallEvent | None], Awaitable[None]]
 """Where a turn says what its session is doing: a line, and the call event it tells of."""
 
 
-@dataclass(slots=True)
-class _Turn:
-    """A posted message's turn, its call events heard from before the post on."""
-
-    host: Host
-    session: Session
-    events: MemoryObjectReceiveStream[CallEvent]
-    stop: Callable[[], None]
-    """Stop hearing the session's call events."""
-    asked_before: int
-    """The model requests the session had made before the post: the calls of later ones
-    are this turn's."""
+class _Turn(PostedTurn):
+    """A posted message's turn, followed to the model's answer for one request."""
 
     @classmethod
     def posted(cls, host: Host, session: Session, message: str) -> _Turn:
         """Post ``message`` (an ended session, an empty message: a ``ToolError``)."""
-        send, receive = anyio.create_memory_object_stream[CallEvent](EVENTS_BUFFERED)
-
-        def heard(event: CallEvent) -> None:
-            with contextlib.suppress(anyio.WouldBlock):  # a flood: the newest are dropped
-                send.send_nowait(event)
-
-        unhear = host.runtime.on_call_events(session.session_id, heard)
-
-        def stop() -> None:
-            unhear()
-            send.close()
-
-        asked_before = session.requests
         try:
-            session.post(message)
+            turn = PostedTurn.posted(host, session, message)
         except (AgentOSError, ValueError) as error:
-            stop()
             raise ToolError(str(error)) from None
-        return cls(host, session, receive, stop, asked_before)
+        return cls(host, session, turn.events, turn.stop, turn.asked_before)
 
     async def follow(self, tell: Tell, why: Why = lambda: REQUEST_CANCELLED) -> dict[str, Any]:
         """Tell the turn's call events until the model has answered: the session's state
@@ -377,33 +345,9 @@ class _Turn:
             self.stop()
         return state_of(self.host, self.session)
 
-    def cancel_calls(self, reason: str) -> None:
-        """Cancel the calls this turn started that still run."""
-        for call in self.session.calls_after(self.asked_before):
-            if call.is_final:
-                continue
-            try:
-                self.host.runtime.cancel(call.call_id, reason)
-            except UnknownCallError:
-                continue
-
     async def _relay(self, tell: Tell) -> None:
-        runtime = self.host.runtime
-        names: dict[str, str] = {}
         async for event in self.events:
-            name = names.get(event.call_id)
-            if name is None:
-                try:
-                    name = names[event.call_id] = runtime.status(event.call_id).tool_name
-                except UnknownCallError:
-                    name = "a call"
-            said = f"{name} ({event.call_id}) {event.kind.value}"
-            if event.kind is CallEventKind.PROGRESSED and event.progress is not None:
-                shown = json.dumps(event.progress.payload, ensure_ascii=False)
-                said += f": {shown[:SHOWN_CHARS]}"
-            elif event.error is not None:
-                said += f": {event.error.message[:SHOWN_CHARS]}"
-            await tell(said, event)
+            await tell(self.said(event), event)
 
 
 class _Progress:

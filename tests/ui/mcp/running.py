@@ -3,8 +3,6 @@ its own, and the ``mcp`` SDK's client connected to it."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -15,7 +13,7 @@ from mcp import ClientSession
 from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.support import ROOT
+from tests.support.serving import serving
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -61,31 +59,9 @@ def http_server(
     off its first line; what it wrote to stderr after that line goes into ``said_after``
     once it has stopped. ``agent``: the rest of the agent file's TOML."""
     agent = agent_file(tmp_path, module, agent)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentos.cli", "mcp", "--agent", agent, "--http", "0", *options],
-        env=env,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        for line in process.stderr:
-            if line.startswith("agentos: MCP at "):
-                words = line.split()
-                yield words[3], (words[5] if words[4] == "token:" else None)
-                break
-        else:
-            raise AssertionError(f"agentos mcp did not start (exit {process.wait()})")
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stderr is not None:
-            if said_after is not None:
-                said_after.extend(process.stderr.read().splitlines())
-            process.stderr.close()
+    args = ["mcp", "--agent", agent, "--http", "0", *options]
+    with serving(args, env, "agentos: MCP at ", said_after) as words:
+        yield words[3], (words[5] if words[4] == "token:" else None)
 
 
 @asynccontextmanager
