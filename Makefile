@@ -9,6 +9,8 @@ FASTMCP_DIR := $(VENV)/fastmcp
 FASTMCP := $(FASTMCP_DIR)/.installed
 FASTMCP_TASKS_DIR := $(VENV)/fastmcp-tasks
 FASTMCP_TASKS := $(FASTMCP_TASKS_DIR)/.installed
+ADK_DIR := $(VENV)/google-adk
+ADK := $(ADK_DIR)/.installed
 NODE := $(NODE_DIR)/.installed
 # What the MCP tests run under Node (tests/support/node.py finds them): Node 22 itself, which
 # the conformance suite needs, the suite, the reference server, and the inspector (its CLI).
@@ -57,6 +59,13 @@ $(FASTMCP_TASKS): Makefile | $(BIN)/python
 	$(FASTMCP_TASKS_DIR)/bin/python -m pip install --quiet fastmcp-tasks==4.1.4
 	touch $@
 
+# Google's ADK, a second A2A framework whose client (RemoteA2aAgent) the tests drive
+# `agentos a2a` with: in a venv of its own too, since it pins its own a2a-sdk (held at ours).
+$(ADK): Makefile | $(BIN)/python
+	$(PYTHON) -m venv $(ADK_DIR)
+	$(ADK_DIR)/bin/python -m pip install --quiet 'google-adk[a2a]==2.13.0' a2a-sdk==1.3.0
+	touch $@
+
 # A venv `make test` filled stays full: `make run` keeps that install up to date instead.
 run: $(if $(wildcard $(FULL)),$(FULL),$(CORE))
 	$(BIN)/python -m agentos.demo
@@ -66,7 +75,7 @@ lint: $(FULL) $(NODE)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint $(FASTMCP_TASKS) $(FASTMCP)
+test: lint $(ADK) $(FASTMCP_TASKS) $(FASTMCP)
 	$(BIN)/pytest
 
 bench: $(FULL) $(NODE)

@@ -149,6 +149,7 @@ def test_make_run_installs_the_package_alone_and_make_test_every_extra(tmp_path:
     assert every_extra in tested  # and fastmcp(-tasks), in venvs of their own (servers tests run)
     assert tested[-1] == "--quiet fastmcp==4.1.6"
     assert tested[-2] == "--quiet fastmcp-tasks==4.1.4"
+    assert tested[-3] == "--quiet 'google-adk[a2a]==2.13.0' a2a-sdk==1.3.0"  # ADK's A2A client
     assert installs(make_dry_run(tmp_path, "bench"))[-1] == every_extra
 
     venv = tmp_path / ".venv"

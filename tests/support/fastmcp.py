@@ -28,13 +28,13 @@ FASTMCP_TASKS_PYTHON = ROOT / ".venv" / "fastmcp-tasks" / "bin" / "python"
 
 def fastmcp_python() -> str:
     """The Python that runs a fastmcp server; skips (fails under CI) when it is absent."""
-    return _present(FASTMCP_PYTHON, "`make test` installs fastmcp 4.1.6 into .venv/fastmcp")
+    return venv_python(FASTMCP_PYTHON, "`make test` installs fastmcp 4.1.6 into .venv/fastmcp")
 
 
 def fastmcp_tasks_python() -> str:
     """The Python that runs a fastmcp-tasks server; skips (fails under CI) when absent."""
     how = "`make test` installs fastmcp-tasks 4.1.4 into .venv/fastmcp-tasks"
-    return _present(FASTMCP_TASKS_PYTHON, how)
+    return venv_python(FASTMCP_TASKS_PYTHON, how)
 
 
 @contextmanager
@@ -60,7 +60,8 @@ def tasks_server() -> Iterator[str]:
         server.wait(timeout=30)
 
 
-def _present(python: Path, reason: str) -> str:
+def venv_python(python: Path, reason: str) -> str:
+    """``python`` when it is there; else the test skips (fails under CI) saying ``reason``."""
     if not python.exists():
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must run the tests that need it: {reason}", pytrace=False)
