@@ -1,0 +1,150 @@
+"""One remote task as the agentos call that follows it: the messages sent to it, the events
+read back (streamed, or polled with ``GetTask`` when the agent does not stream), each new
+status and its message a progress entry naming the task, the artifacts kept for the result.
+
+``RemoteTask`` knows the protocol's moves; what a call does at each state (ask, answer,
+return, fail) is ``call.py``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from agentos._kernel.context import ToolContext
+from agentos._toolsets.a2a.parts import FINAL, INTERRUPTED, state_word, text_of
+
+CANCEL_WAIT = 5.0
+"""Seconds a cancel waits for the agent to take ``CancelTask``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Remote:
+    """What a call needs of its agent: the SDK's client, whether the agent streams, how
+    often to poll when it does not, and its name for errors."""
+
+    name: str
+    client: Any
+    streaming: bool
+    poll_interval: float
+
+
+class RemoteTask:
+    """The task a call runs as: its ids, state, status message and artifacts so far."""
+
+    def __init__(self, remote: Remote, ctx: ToolContext) -> None:
+        self.remote = remote
+        self.ctx = ctx
+        self.task_id: str | None = None
+        self.context_id: str | None = None
+        self.state = "submitted"
+        self.status_message: Any = None
+        self.reply: Any = None
+        """The agent's message when it answered without a task."""
+        self._artifacts: dict[str, list[Any]] = {}
+        self._shown: tuple[str, str] | None = None
+
+    @property
+    def settled(self) -> bool:
+        """Whether the task ended or waits for its client (or there is no task)."""
+        return self.reply is not None or self.state in FINAL or self.state in INTERRUPTED
+
+    def artifact_parts(self) -> list[Any]:
+        """Every part of every artifact, in the order they came."""
+        return [part for parts in self._artifacts.values() for part in parts]
+
+    async def send(self, message: Any) -> None:
+        """Send ``message`` (on the task, if it has one) and read what comes back until the
+        stream ends; without streaming, the task as it is once sent."""
+        from a2a.types import SendMessageRequest
+
+        request = SendMessageRequest(message=message)
+        async for event in self.remote.client.send_message(request):
+            self._take(event)
+
+    async def follow(self) -> None:
+        """Wait until the task ends or waits for its client: its stream when the agent
+        streams (``SubscribeToTask``), else reading it every ``poll_interval`` seconds."""
+        from a2a.types import GetTaskRequest, SubscribeToTaskRequest
+
+        if self.settled or self.task_id is None:
+            return
+        if self.remote.streaming:
+            request = SubscribeToTaskRequest(id=self.task_id)
+            async for event in self.remote.client.subscribe(request):
+                self._take(event)
+                if self.settled:
+                    return
+        while not self.settled:  # not streaming, or the stream ended early
+            await anyio.sleep(self.remote.poll_interval)
+            self._take_task(await self.remote.client.get_task(GetTaskRequest(id=self.task_id)))
+
+    async def resume(self, task_id: str) -> None:
+        """Take up the task ``task_id`` again (after a restart): read it, then follow it."""
+        from a2a.types import GetTaskRequest
+
+        self._take_task(await self.remote.client.get_task(GetTaskRequest(id=task_id)))
+        await self.follow()
+
+    async def cancel(self, reason: str | None) -> None:
+        """Ask the agent to cancel the task, ``reason`` in the request's metadata; waits
+        ``CANCEL_WAIT`` at most, and a refusal is not the call's concern."""
+        from a2a.types import CancelTaskRequest
+
+        if self.task_id is None or self.state in FINAL:
+            return
+        request = CancelTaskRequest(id=self.task_id)
+        if reason:
+            request.metadata.update({"reason": reason})
+        with anyio.move_on_after(CANCEL_WAIT, shield=True), contextlib.suppress(Exception):
+            await self.remote.client.cancel_task(request)
+
+    # -------------------------------------------------------------------- events
+
+    def _take(self, event: Any) -> None:
+        kind = event.WhichOneof("payload")
+        if kind == "task":
+            self._take_task(event.task)
+        elif kind == "message":
+            self.reply = event.message
+            self.context_id = event.message.context_id or self.context_id
+        elif kind == "status_update":
+            update = event.status_update
+            self._ids(update.task_id, update.context_id)
+            self._status(update.status)
+        elif kind == "artifact_update":
+            update = event.artifact_update
+            self._ids(update.task_id, update.context_id)
+            self._artifact(update.artifact, append=update.append)
+
+    def _take_task(self, task: Any) -> None:
+        self._ids(task.id, task.context_id)
+        for artifact in task.artifacts:
+            self._artifact(artifact, append=False)
+        self._status(task.status)
+
+    def _ids(self, task_id: str, context_id: str) -> None:
+        self.task_id = task_id or self.task_id
+        self.context_id = context_id or self.context_id
+
+    def _artifact(self, artifact: Any, *, append: bool) -> None:
+        kept = self._artifacts.setdefault(artifact.artifact_id, [])
+        if not append:
+            kept.clear()
+        kept.extend(artifact.parts)
+
+    def _status(self, status: Any) -> None:
+        self.state = state_word(status.state)
+        self.status_message = status.message if status.HasField("message") else None
+        said = "" if self.status_message is None else text_of(self.status_message.parts)
+        if (self.state, said) != self._shown:
+            self._shown = (self.state, said)
+            entry: dict[str, Any] = {"task_id": self.task_id, "status": self.state}
+            if self.context_id:
+                entry["context_id"] = self.context_id
+            if said:
+                entry["text"] = said
+            self.ctx.progress(entry)

@@ -1,0 +1,71 @@
+"""An agent's remote A2A agent, as its agent file describes it: where its agent card is,
+what to send with every request, and who answers when it needs input.
+
+Data only: ``agentos._toolsets.a2a`` reads the card and talks to the agent. ``${VAR}`` in
+``headers`` and ``token`` is read from the environment when the agent is reached, so a
+secret is never part of the configuration a session stores.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentos._turns.mcp_config import TOOL_NAME
+
+
+class A2aAgentConfig(BaseModel):
+    """One remote A2A agent, called as one tool whose calls are its tasks."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(
+        description="Its agent card's URL (an http:// or https:// URL; a URL without a "
+        "path means /.well-known/agent-card.json there)."
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Sent with every request (${VAR} read)."
+    )
+    token: str | None = Field(
+        None,
+        min_length=1,
+        description="A bearer token sent as Authorization (${VAR} read, e.g. '${A2A_TOKEN}').",
+    )
+    tool: str | None = Field(
+        None,
+        description="The tool's name (None: the entry's name in a2a_agents).",
+    )
+    description: str | None = Field(
+        None,
+        description="What the model reads of the tool (None: the card's description and skills).",
+    )
+    input: Literal["person", "model"] = Field(
+        "person",
+        description="Who answers when the agent needs input (input-required): 'person' asks "
+        "the session's person and sends the answer on the same task; 'model' ends the call "
+        "with the question and the task's ids, for the model to answer in a follow-up call.",
+    )
+    start_timeout: float = Field(30.0, gt=0, le=600, description="Longest wait for the agent card.")
+    poll_interval: float = Field(
+        1.0,
+        gt=0,
+        le=60,
+        description="Seconds between two reads of a task's status when the agent does not stream.",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{url!r} is not an http:// or https:// URL")
+        return url
+
+    @field_validator("tool")
+    @classmethod
+    def _tool_name(cls, name: str | None) -> str | None:
+        if name is not None and not TOOL_NAME.match(name):
+            raise ValueError(f"{name!r}: a tool's name is letters, digits, _ and - (at most 64)")
+        return name

@@ -1,0 +1,186 @@
+"""A librarian: an A2A agent written with ``a2a-sdk``, whose first word says what it does.
+
+- ``research TOPIC``: works ("reading about TOPIC", "writing about TOPIC"), then ends
+  ``completed`` with a text and a data artifact.
+- ``greet``: asks the person's name (``input-required``, free text), then says hello.
+- ``enrol``: asks with a form (a data part carrying a JSON Schema), then says who enrolled.
+- ``hold``: works until cancelled (or ``release`` is sent).
+- ``fail``, ``reject``, ``auth``: ends so, saying why.
+- ``quote``: answers with a message, no task.
+
+What it heard (each message's text or data) and the tasks it was told to cancel are kept
+in ``Librarian.heard`` and ``Librarian.cancelled``; ``python -m
+tests.support.a2a_agents.librarian PORT`` serves it on 127.0.0.1 until killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from a2a.helpers import (
+    get_data_parts,
+    get_message_text,
+    new_data_part,
+    new_task_from_user_message,
+    new_text_message,
+    new_text_part,
+)
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Message,
+    TaskState,
+)
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+
+FORM = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "year": {"type": "integer"}},
+    "required": ["name"],
+}
+
+
+class Librarian(AgentExecutor):
+    """The agent's work, by the first word of the message that starts a task."""
+
+    def __init__(self) -> None:
+        self.heard: list[Any] = []
+        self.cancelled: list[str] = []
+        self.released = asyncio.Event()
+        self.holding = asyncio.Event()
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        message = context.message
+        assert message is not None
+        said = get_message_text(message)
+        data = get_data_parts(list(message.parts))
+        self.heard.append(data[0] if data else said)
+        word, _, rest = said.partition(" ")
+        task = context.current_task
+        if task is None and word == "quote":
+            words = "So many books, so little time."
+            quote = new_text_message(words, context_id=context.context_id)
+            await event_queue.enqueue_event(quote)
+            return
+        if task is None:
+            task = new_task_from_user_message(message)
+            await event_queue.enqueue_event(task)
+        work = TaskUpdater(event_queue, task.id, task.context_id)
+        if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            await self._answered(work, said, data)
+            return
+        await work.start_work(self._say(work, f"{word} {rest}".strip()))
+        if word == "research":
+            await self._research(work, rest)
+        elif word == "greet":
+            await work.requires_input(self._say(work, "What is your name?"))
+        elif word == "enrol":
+            ask = work.new_agent_message([new_text_part("Who enrols?"), new_data_part(FORM)])
+            await work.requires_input(ask)
+        elif word == "hold":
+            await work.update_status(TaskState.TASK_STATE_WORKING, self._say(work, "holding"))
+            self.holding.set()
+            await self.released.wait()
+            await work.complete(self._say(work, "released"))
+        elif word == "fail":
+            await work.failed(self._say(work, "the library is closed"))
+        elif word == "reject":
+            await work.reject(self._say(work, "I do not lend that"))
+        elif word == "auth":
+            await work.requires_auth(self._say(work, "show your library card"))
+        else:
+            await work.complete(self._say(work, f"I heard {said!r}"))
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        assert context.task_id is not None and context.context_id is not None
+        self.cancelled.append(context.task_id)
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
+
+    async def _research(self, work: TaskUpdater, topic: str) -> None:
+        for step in ("reading", "writing"):
+            await work.update_status(
+                TaskState.TASK_STATE_WORKING, self._say(work, f"{step} about {topic}")
+            )
+        await work.add_artifact([new_text_part(f"notes on {topic}")], name="notes")
+        await work.add_artifact([new_data_part({"topic": topic, "pages": 3})], name="facts")
+        await work.complete()
+
+    async def _answered(self, work: TaskUpdater, said: str, data: list[Any]) -> None:
+        if data:
+            await work.add_artifact([new_text_part(f"enrolled {data[0]['name']}")])
+        else:
+            await work.add_artifact([new_text_part(f"hello {said}")])
+        await work.complete()
+
+    def _say(self, work: TaskUpdater, text: str) -> Message:
+        return work.new_agent_message([new_text_part(text)])
+
+
+def card(url: str, *, streaming: bool = True) -> AgentCard:
+    """The librarian's card, its JSON-RPC endpoint at ``url``."""
+    return AgentCard(
+        name="Librarian",
+        description="Finds and summarises books.",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=streaming),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain", "application/json"],
+        skills=[
+            AgentSkill(
+                id="research",
+                name="research",
+                description="Reads about a topic and writes notes.",
+                tags=["books"],
+                examples=["research ecs"],
+            )
+        ],
+    )
+
+
+def app(
+    port: int,
+    librarian: Librarian,
+    authorization: list[str] | None = None,
+    *,
+    streaming: bool = True,
+) -> Starlette:
+    """The librarian served at ``http://127.0.0.1:PORT``: its card at the well-known path,
+    JSON-RPC at ``/a2a``; each request's ``Authorization`` header (or "") is kept in
+    ``authorization`` when given."""
+    served = card(f"http://127.0.0.1:{port}/a2a", streaming=streaming)
+    handler = DefaultRequestHandler(
+        agent_executor=librarian, task_store=InMemoryTaskStore(), agent_card=served
+    )
+    routes = [*create_agent_card_routes(served), *create_jsonrpc_routes(handler, "/a2a")]
+    if authorization is None:
+        return Starlette(routes=routes)
+    kept = authorization
+
+    class Keep(BaseHTTPMiddleware):
+        async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Any:
+            kept.append(request.headers.get("authorization", ""))
+            return await call_next(request)
+
+    return Starlette(routes=routes, middleware=[Middleware(Keep)])
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    port = int(sys.argv[1])
+    uvicorn.run(app(port, Librarian()), host="127.0.0.1", port=port, log_level="warning")
