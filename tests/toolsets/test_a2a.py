@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -32,6 +33,7 @@ from agentos import (
     ProgressKind,
     Runtime,
     ScriptedProvider,
+    SqliteStore,
     ToolsetError,
     agent_tools,
 )
@@ -40,6 +42,7 @@ from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
 from tests.support.a2a_agents.babbler import app as babbler
 from tests.support.a2a_agents.librarian import Librarian, app
 from tests.support.asgi import free_port, served
+from tests.support.task_host import killed_when_ready
 from tests.toolsets.conftest import WAIT, answering, outcome, serving
 
 pytestmark = pytest.mark.anyio
@@ -380,3 +383,34 @@ async def test_a_token_from_an_unset_variable_fails_the_start_naming_it() -> Non
     with pytest.raises(ToolsetError, match=re.escape(unset)):
         async with Runtime(toolsets=[remote]):
             pass
+
+
+async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
+    tmp_path: Path,
+) -> None:
+    librarian = Librarian()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    path = tmp_path / "tasks.db"
+    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
+    with anyio.fail_after(WAIT * 3):
+        async with served(app(port, librarian), port):
+            session_id = await killed_when_ready(path, url, "librarian", {"message": "hold"})
+            assert librarian.holding.is_set() and not librarian.cancelled
+            async with (
+                await SqliteStore.open(path) as store,
+                Runtime(toolsets=[A2aAgent.http("librarian", url)]) as runtime,
+                Host(runtime, provider, store=store) as host,
+                runtime.subscribe(session_id) as events,
+            ):
+                session = await host.resume(session_id, steal=True)
+                (again,) = runtime.list_calls(session_id)
+                await shown(runtime, events, again.call_id, "holding")  # followed again
+                librarian.released.set()
+                done = await outcome(runtime, again.call_id)
+                await session.wait_settled()
+                history = str(session.history)
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == "released"
+    assert librarian.heard == ["hold"]  # followed, not sent again
+    assert "lost" not in history and "released" in history
