@@ -47,12 +47,26 @@ class A2aAgentConfig(BaseModel):
         "the session's person and sends the answer on the same task; 'model' ends the call "
         "with the question and the task's ids, for the model to answer in a follow-up call.",
     )
-    start_timeout: float = Field(30.0, gt=0, le=600, description="Longest wait for the agent card.")
+    start_timeout: float = Field(
+        30.0,
+        gt=0,
+        le=600,
+        description="Longest wait for the agent card, and for the answer to a request that "
+        "is not a stream (GetTask).",
+    )
     poll_interval: float = Field(
         1.0,
         gt=0,
         le=60,
         description="Seconds between two reads of a task's status when the agent does not stream.",
+    )
+    answer_timeout: float = Field(
+        300.0,
+        gt=0,
+        le=86400,
+        description="Seconds the agent may be silent: with no first answer to a message the "
+        "call fails; with no event on a task's stream agentos reads the task (GetTask; the "
+        "call fails if that goes unanswered for start_timeout) and subscribes again.",
     )
 
     @field_validator("url")

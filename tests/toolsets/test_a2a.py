@@ -40,7 +40,7 @@ from agentos import (
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
 from tests.support.a2a_agents.babbler import app as babbler
-from tests.support.a2a_agents.librarian import Librarian, app
+from tests.support.a2a_agents.librarian import Librarian, Requests, app
 from tests.support.asgi import free_port, served
 from tests.support.task_host import killed_when_ready
 from tests.toolsets.conftest import WAIT, answering, outcome, serving
@@ -54,6 +54,7 @@ async def delegating(
     *,
     answer: Answer | None = None,
     streaming: bool = True,
+    requests: Requests | None = None,
     **settings: Any,
 ) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent], list[Asked]]]:
     """A runtime whose tool ``librarian`` is the librarian served on loopback; each
@@ -62,7 +63,7 @@ async def delegating(
     asked: list[Asked] = []
     remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", start_timeout=WAIT, **settings)
     async with (
-        served(app(port, librarian, streaming=streaming), port),
+        served(app(port, librarian, requests, streaming=streaming), port),
         serving(remote, ask=answering(answer, asked)) as (runtime, events),
     ):
         yield runtime, events, asked
@@ -180,15 +181,19 @@ async def test_with_input_for_the_model_the_call_returns_the_question_and_a_foll
     assert librarian.heard == ["greet", "Alan"]
 
 
-async def test_cancelling_the_call_cancels_its_task_at_the_agent() -> None:
+async def test_cancelling_the_call_cancels_its_task_at_the_agent_saying_why() -> None:
     librarian = Librarian()
-    async with delegating(librarian) as (runtime, events, _):
+    requests = Requests()
+    async with delegating(librarian, requests=requests) as (runtime, events, _):
         call = runtime.submit("librarian", {"message": "hold"})
         running = await shown(runtime, events, call, "holding")
         assert runtime.cancel(call, reason="no longer needed")
         cancelled = await outcome(runtime, call)
     assert cancelled.status is CallStatus.CANCELLED
-    assert librarian.cancelled == [statuses(running)[0]["task_id"]]
+    task_id = statuses(running)[0]["task_id"]
+    assert librarian.cancelled == [task_id]
+    (cancel,) = [r["params"] for r in requests.seen if r.get("method") == "CancelTask"]
+    assert cancel == {"id": task_id, "metadata": {"reason": "no longer needed"}}
 
 
 @pytest.mark.parametrize(
@@ -276,6 +281,34 @@ async def test_an_agent_that_answers_garbage_fails_the_call_naming_it(streaming:
     assert "JSON" in done.error.message
 
 
+async def test_an_agent_that_never_answers_a_message_fails_the_call_naming_it() -> None:
+    port = free_port()
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", answer_timeout=0.2)
+    async with served(babbler(port, stall=True), port), serving(remote) as (runtime, _):
+        done = await outcome(runtime, runtime.submit("babbler", {"message": "hello"}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message == "A2A agent 'babbler': no answer to the message within 0.2 s"
+
+
+async def test_a_silent_stream_is_checked_with_get_task_and_followed_again() -> None:
+    librarian = Librarian()
+    requests = Requests()
+    async with delegating(librarian, requests=requests, answer_timeout=0.05) as (
+        runtime,
+        events,
+        _,
+    ):
+        call = runtime.submit("librarian", {"message": "hold"})
+        await shown(runtime, events, call, "holding")
+        await requests.until("SubscribeToTask", 2)  # silent: checked, then subscribed again
+        librarian.released.set()
+        done = await outcome(runtime, call)
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == "released"
+    methods = requests.methods()
+    assert methods.index("GetTask") < methods.index("SubscribeToTask")
+
+
 async def test_an_agent_that_never_answers_is_a_timed_out_call() -> None:
     port = free_port()
     remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
@@ -284,6 +317,7 @@ async def test_an_agent_that_never_answers_is_a_timed_out_call() -> None:
         done = await outcome(runtime, call)
     assert done.status is CallStatus.FAILED and done.error is not None
     assert done.error.kind is ErrorKind.TIMED_OUT, done.error
+    print("MSG", done.error.message)
 
 
 async def test_get_tool_call_status_shows_what_the_agent_says_it_is_doing() -> None:
@@ -326,7 +360,7 @@ async def test_a_session_delegates_to_an_agent_its_agent_file_names() -> None:
     )
     found = agent_tools(config, environ={"LIBRARY_CARD": "s3cret"})
     ask = answering(Answer(AnswerAction.ACCEPT, {"answer": "Ada"}), asked)
-    seen: list[str] = []
+    seen = Requests()
     with anyio.fail_after(WAIT * 2):
         async with (
             served(app(port, librarian, seen), port),
@@ -340,7 +374,7 @@ async def test_a_session_delegates_to_an_agent_its_agent_file_names() -> None:
             described = runtime.tools["librarian"].description
     assert "hello Ada" in history
     assert [a.question.message for a in asked] == ["What is your name?"]
-    assert set(seen) == {"Bearer s3cret"}  # the card's request, and the task's
+    assert {request["authorization"] for request in seen.seen} == {"Bearer s3cret"}  # card, task
     assert described == "Asks the librarian."
 
 

@@ -77,6 +77,7 @@ class A2aAgent:
         input: Literal["person", "model"] = "person",
         start_timeout: float = 30.0,
         poll_interval: float = 1.0,
+        answer_timeout: float = 300.0,
     ) -> A2aAgent:
         """The agent whose card is at ``url``; ``input``: who answers its questions."""
         config = A2aAgentConfig(
@@ -87,6 +88,7 @@ class A2aAgent:
             input=input,
             start_timeout=start_timeout,
             poll_interval=poll_interval,
+            answer_timeout=answer_timeout,
         )
         return cls(name, config)
 
@@ -161,7 +163,15 @@ class A2aAgent:
         streaming = bool(card.capabilities.streaming)
         config = ClientConfig(httpx_client=http, streaming=streaming, polling=not streaming)
         client = ClientFactory(config).create(card)
-        return Remote(self.name, client, streaming, self.config.poll_interval)
+        settings = self.config
+        return Remote(
+            self.name,
+            client,
+            streaming,
+            settings.poll_interval,
+            settings.answer_timeout,
+            request_timeout=settings.start_timeout,
+        )
 
     async def _call(self, args: dict[str, Any], ctx: ToolContext) -> Json | ToolFailure:
         resumed = self._resuming.pop(ctx.call_id, None)

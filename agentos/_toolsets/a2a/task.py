@@ -24,12 +24,19 @@ CANCEL_WAIT = 5.0
 @dataclass(frozen=True, slots=True)
 class Remote:
     """What a call needs of its agent: the SDK's client, whether the agent streams, how
-    often to poll when it does not, and its name for errors."""
+    often to poll when it does not, how long it may be silent on a stream and how long it
+    may take to answer a request, and its name for errors."""
 
     name: str
     client: Any
     streaming: bool
     poll_interval: float
+    answer_timeout: float
+    request_timeout: float
+
+
+class Silent(Exception):
+    """The agent said nothing for longer than it may."""
 
 
 class RemoteTask:
@@ -58,36 +65,73 @@ class RemoteTask:
 
     async def send(self, message: Any) -> None:
         """Send ``message`` (on the task, if it has one) and read what comes back until the
-        stream ends; without streaming, the task as it is once sent."""
+        stream ends; without streaming, the task as it is once sent. ``Silent`` when the
+        agent says nothing for ``answer_timeout`` seconds before there is a task."""
         from a2a.types import SendMessageRequest
 
         request = SendMessageRequest(message=message)
-        async for event in self.remote.client.send_message(request):
-            self._take(event)
+        if not await self._read(self.remote.client.send_message(request)):
+            if self.task_id is None:
+                raise Silent(f"no answer to the message within {self.remote.answer_timeout:g} s")
+            await self._check()
 
     async def follow(self) -> None:
         """Wait until the task ends or waits for its client: its stream when the agent
-        streams (``SubscribeToTask``), else reading it every ``poll_interval`` seconds."""
-        from a2a.types import GetTaskRequest, SubscribeToTaskRequest
+        streams (``SubscribeToTask``; read with ``GetTask`` and subscribed to again whenever
+        it is silent ``answer_timeout`` seconds), else reading it every ``poll_interval``
+        seconds."""
+        from a2a.types import SubscribeToTaskRequest
 
-        if self.settled or self.task_id is None:
+        if self.task_id is None:
             return
-        if self.remote.streaming:
+        while self.remote.streaming and not self.settled:
             request = SubscribeToTaskRequest(id=self.task_id)
-            async for event in self.remote.client.subscribe(request):
-                self._take(event)
+            try:
+                ended = await self._read(self.remote.client.subscribe(request))
+            except Exception:
+                await self._check()  # a task that ended meanwhile is not subscribed to
                 if self.settled:
                     return
-        while not self.settled:  # not streaming, or the stream ended early
+                raise
+            if ended:
+                break  # the stream ended before the task did: read it from now on
+            await self._check()
+        while not self.settled:
             await anyio.sleep(self.remote.poll_interval)
-            self._take_task(await self.remote.client.get_task(GetTaskRequest(id=self.task_id)))
+            await self._check()
 
     async def resume(self, task_id: str) -> None:
         """Take up the task ``task_id`` again (after a restart): read it, then follow it."""
+        self.task_id = task_id
+        await self._check()
+        await self.follow()
+
+    async def _read(self, events: Any) -> bool:
+        """Take ``events`` (the SDK's stream) until they end (True), or until the agent is
+        silent ``answer_timeout`` seconds (False)."""
+        try:
+            while True:
+                with anyio.move_on_after(self.remote.answer_timeout):
+                    event = await anext(events, None)
+                    if event is None:
+                        return True
+                    self._take(event)
+                    continue
+                return False
+        finally:
+            with anyio.CancelScope(shield=True):
+                await events.aclose()
+
+    async def _check(self) -> None:
+        """Read the task (``GetTask``); ``Silent`` if the agent does not answer within
+        ``request_timeout`` seconds."""
         from a2a.types import GetTaskRequest
 
-        self._take_task(await self.remote.client.get_task(GetTaskRequest(id=task_id)))
-        await self.follow()
+        wait = self.remote.request_timeout
+        with anyio.move_on_after(wait):
+            self._take_task(await self.remote.client.get_task(GetTaskRequest(id=self.task_id)))
+            return
+        raise Silent(f"the agent did not answer GetTask within {wait:g} s")
 
     async def cancel(self, reason: str | None) -> None:
         """Ask the agent to cancel the task, ``reason`` in the request's metadata; waits

@@ -16,9 +16,11 @@ tests.support.a2a_agents.librarian PORT`` serves it on 127.0.0.1 until killed.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from typing import Any
 
+import anyio
 from a2a.helpers import (
     get_data_parts,
     get_message_text,
@@ -44,6 +46,8 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.requests import Request
+
+from agentos import JsonObject
 
 FORM = {
     "type": "object",
@@ -152,28 +156,54 @@ def card(url: str, *, streaming: bool = True) -> AgentCard:
     )
 
 
+class Requests:
+    """The requests an agent got, as ``app`` keeps them, and a way to wait for more."""
+
+    def __init__(self) -> None:
+        self.seen: list[JsonObject] = []
+        self._news = anyio.Event()
+
+    def keep(self, request: JsonObject) -> None:
+        self.seen.append(request)
+        self._news.set()
+        self._news = anyio.Event()
+
+    def methods(self) -> list[object]:
+        """The JSON-RPC methods asked, in order."""
+        return [request.get("method") for request in self.seen if "method" in request]
+
+    async def until(self, method: str, times: int = 1) -> None:
+        """Wait until ``method`` was asked ``times`` times."""
+        while self.methods().count(method) < times:
+            await self._news.wait()
+
+
 def app(
     port: int,
     librarian: Librarian,
-    authorization: list[str] | None = None,
+    requests: Requests | None = None,
     *,
     streaming: bool = True,
 ) -> Starlette:
     """The librarian served at ``http://127.0.0.1:PORT``: its card at the well-known path,
-    JSON-RPC at ``/a2a``; each request's ``Authorization`` header (or "") is kept in
-    ``authorization`` when given."""
+    JSON-RPC at ``/a2a``; when ``requests`` is given, each request is kept there: its
+    ``authorization`` header (or ""), and a JSON-RPC request's ``method`` and ``params``."""
     served = card(f"http://127.0.0.1:{port}/a2a", streaming=streaming)
     handler = DefaultRequestHandler(
         agent_executor=librarian, task_store=InMemoryTaskStore(), agent_card=served
     )
     routes = [*create_agent_card_routes(served), *create_jsonrpc_routes(handler, "/a2a")]
-    if authorization is None:
+    if requests is None:
         return Starlette(routes=routes)
-    kept = authorization
+    kept = requests
 
     class Keep(BaseHTTPMiddleware):
         async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Any:
-            kept.append(request.headers.get("authorization", ""))
+            seen: JsonObject = {"authorization": request.headers.get("authorization", "")}
+            if request.method == "POST":
+                body = json.loads(await request.body())
+                seen |= {"method": body.get("method"), "params": body.get("params")}
+            kept.keep(seen)
             return await call_next(request)
 
     return Starlette(routes=routes, middleware=[Middleware(Keep)])
