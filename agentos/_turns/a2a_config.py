@@ -9,11 +9,10 @@ secret is never part of the configuration a session stores.
 from __future__ import annotations
 
 from typing import Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agentos._turns.mcp_config import TOOL_NAME
+from agentos._turns.mcp_config import TOOL_NAME, http_url
 
 
 class A2aAgentConfig(BaseModel):
@@ -72,10 +71,7 @@ class A2aAgentConfig(BaseModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"{url!r} is not an http:// or https:// URL")
-        return url
+        return http_url(url)
 
     @field_validator("tool")
     @classmethod

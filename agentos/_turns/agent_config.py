@@ -28,7 +28,7 @@ from agentos._model.function_model import function_path
 from agentos._model.prices import ModelPrices, prices_for
 from agentos._turns.a2a_config import A2aAgentConfig
 from agentos._turns.capabilities import CAPABILITIES
-from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig, check_names
 
 TOOL_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*(:[A-Za-z_][\w]*)?$")
 """A tool's name, a module (its tools), or ``module:attribute`` (a tool, or a list of them)."""
@@ -430,17 +430,13 @@ class AgentConfig(BaseModel):
     @field_validator("mcp_servers")
     @classmethod
     def _server_names(cls, servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
-        for name in servers:
-            if not TOOL_NAME.match(name):
-                raise ValueError(f"{name!r}: a server's name is letters, digits, _ and -")
+        check_names(servers, "a server's")
         return servers
 
     @field_validator("a2a_agents")
     @classmethod
     def _a2a_names(cls, agents: dict[str, A2aAgentConfig]) -> dict[str, A2aAgentConfig]:
-        for name in agents:
-            if not TOOL_NAME.match(name):
-                raise ValueError(f"{name!r}: an A2A agent's name is letters, digits, _ and -")
+        check_names(agents, "an A2A agent's")
         return agents
 
     @field_validator("agents")

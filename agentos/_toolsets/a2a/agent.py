@@ -26,7 +26,7 @@ from agentos._toolsets.a2a.call import call_agent
 from agentos._toolsets.a2a.task import Remote
 from agentos._toolsets.mcp.transport import expanded, leaf_error
 from agentos._turns.a2a_config import A2aAgentConfig
-from agentos._turns.mcp_config import TOOL_NAME
+from agentos._turns.mcp_config import check_names
 from components import Json
 
 INPUT_SCHEMA: dict[str, Any] = {
@@ -55,8 +55,7 @@ class A2aAgent:
         self, name: str, config: A2aAgentConfig, *, environ: Mapping[str, str] | None = None
     ) -> None:
         """``environ`` is where ``${VAR}`` is read (the process environment by default)."""
-        if not TOOL_NAME.match(name):
-            raise ValueError(f"{name!r}: an A2A agent's name is letters, digits, _ and -")
+        check_names([name], "an A2A agent's")
         self.name = name
         self.config = config
         self.card: Any = None
