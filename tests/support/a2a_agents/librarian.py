@@ -5,11 +5,13 @@
 - ``greet``: asks the person's name (``input-required``, free text), then says hello.
 - ``enrol``: asks with a form (a data part carrying a JSON Schema), then says who enrolled.
 - ``hold``: works until cancelled (or ``release`` is sent).
+- ``tick N [SECONDS]``: N status messages (SECONDS apart), each saying when it was sent
+  (``time.monotonic()``).
 - ``fail``, ``reject``, ``auth``: ends so, saying why.
 - ``quote``: answers with a message, no task.
 
-What it heard (each message's text or data) and the tasks it was told to cancel are kept
-in ``Librarian.heard`` and ``Librarian.cancelled``; ``python -m
+What it heard (each message's text or data) and the tasks it was told to cancel (and
+when) are kept in ``Librarian.heard``, ``Librarian.cancelled`` and ``cancelled_at``; ``python -m
 tests.support.a2a_agents.librarian PORT`` serves it on 127.0.0.1 until killed.
 """
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from typing import Any
 
 import anyio
@@ -62,8 +65,11 @@ class Librarian(AgentExecutor):
     def __init__(self) -> None:
         self.heard: list[Any] = []
         self.cancelled: list[str] = []
+        self.cancelled_at: list[float] = []
+        """When each cancel reached the agent (``time.monotonic()``)."""
         self.released = asyncio.Event()
         self.holding = asyncio.Event()
+        self.told_to_cancel = asyncio.Event()
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -98,6 +104,13 @@ class Librarian(AgentExecutor):
             self.holding.set()
             await self.released.wait()
             await work.complete(self._say(work, "released"))
+        elif word == "tick":
+            count, _, apart = rest.partition(" ")
+            for _ in range(int(count)):
+                await asyncio.sleep(float(apart or 0))
+                stamp = self._say(work, repr(time.monotonic()))
+                await work.update_status(TaskState.TASK_STATE_WORKING, stamp)
+            await work.complete()
         elif word == "fail":
             await work.failed(self._say(work, "the library is closed"))
         elif word == "reject":
@@ -109,7 +122,9 @@ class Librarian(AgentExecutor):
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         assert context.task_id is not None and context.context_id is not None
+        self.cancelled_at.append(time.monotonic())
         self.cancelled.append(context.task_id)
+        self.told_to_cancel.set()
         await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
     async def _research(self, work: TaskUpdater, topic: str) -> None:
