@@ -86,6 +86,10 @@ async def test_a_task_streams_its_status_messages_as_progress_and_its_artifacts_
     assert isinstance(result, dict)
     assert result["text"] == "notes on ecs"
     assert result["data"] == [{"topic": "ecs", "pages": 3}]
+    assert result["files"] == [
+        {"media_type": "application/pdf", "name": "scan.pdf", "bytes": 8},
+        {"media_type": "text/html", "url": "https://books.example/ecs"},
+    ]
     task_id = result["task_id"]
     said = [(entry["status"], entry.get("text")) for entry in statuses(done)]
     assert said == [
@@ -114,10 +118,14 @@ async def shown(
         await events.receive()
 
 
-async def test_the_agents_question_reaches_the_person_and_the_answer_the_same_task() -> None:
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+async def test_the_agents_question_reaches_the_person_and_the_answer_the_same_task(
+    streaming: bool,
+) -> None:
     librarian = Librarian()
     accepted = Answer(AnswerAction.ACCEPT, {"answer": "Ada"})
-    async with delegating(librarian, answer=accepted) as (runtime, _, asked):
+    settings: dict[str, Any] = {"streaming": streaming, "poll_interval": 0.05}
+    async with delegating(librarian, answer=accepted, **settings) as (runtime, _, asked):
         done = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
     assert done.status is CallStatus.COMPLETED, done
     assert isinstance(done.result, dict) and done.result["text"] == "hello Ada"

@@ -1,7 +1,7 @@
 """A librarian: an A2A agent written with ``a2a-sdk``, whose first word says what it does.
 
 - ``research TOPIC``: works ("reading about TOPIC", "writing about TOPIC"), then ends
-  ``completed`` with a text and a data artifact.
+  ``completed`` with a text, a data and a files artifact (raw bytes and a URL).
 - ``greet``: asks the person's name (``input-required``, free text), then says hello.
 - ``enrol``: asks with a form (a data part carrying a JSON Schema), then says who enrolled.
 - ``hold``: works until cancelled (or ``release`` is sent).
@@ -28,9 +28,11 @@ from a2a.helpers import (
     get_data_parts,
     get_message_text,
     new_data_part,
+    new_raw_part,
     new_task_from_user_message,
     new_text_message,
     new_text_part,
+    new_url_part,
 )
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
@@ -134,6 +136,9 @@ class Librarian(AgentExecutor):
             )
         await work.add_artifact([new_text_part(f"notes on {topic}")], name="notes")
         await work.add_artifact([new_data_part({"topic": topic, "pages": 3})], name="facts")
+        scan = new_raw_part(b"%PDF-1.7", media_type="application/pdf", filename="scan.pdf")
+        link = new_url_part(f"https://books.example/{topic}", media_type="text/html")
+        await work.add_artifact([scan, link], name="sources")
         await work.complete()
 
     async def _answered(self, work: TaskUpdater, said: str, data: list[Any]) -> None:
