@@ -39,6 +39,7 @@ from agentos import (
 )
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
+from tests.support.a2a_agents.babbler import Babble
 from tests.support.a2a_agents.babbler import app as babbler
 from tests.support.a2a_agents.librarian import Librarian, Requests, app
 from tests.support.asgi import free_port, served
@@ -278,21 +279,39 @@ async def test_an_agent_that_goes_away_mid_task_fails_the_call_naming_it() -> No
     assert "connection" in done.error.message
 
 
-@pytest.mark.parametrize("streaming", [True, False])
-async def test_an_agent_that_answers_garbage_fails_the_call_naming_it(streaming: bool) -> None:
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+@pytest.mark.parametrize("babble", ["html", "nonsense"])
+async def test_an_agent_that_answers_garbage_fails_the_call_naming_it(
+    babble: Babble, streaming: bool
+) -> None:
     port = free_port()
     remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
-    async with served(babbler(port, streaming=streaming), port), serving(remote) as (runtime, _):
+    async with (
+        served(babbler(port, babble, streaming=streaming), port),
+        serving(remote) as (runtime, _),
+    ):
         done = await outcome(runtime, runtime.submit("babbler", {"message": "hello"}))
+        after = await outcome(runtime, runtime.submit("babbler", {"message": "again"}))
     assert done.status is CallStatus.FAILED and done.error is not None
     assert done.error.message.startswith("A2A agent 'babbler': "), done.error
-    assert "JSON" in done.error.message
+    assert "submitted" not in done.error.message  # never a task it did not give
+    assert after.status is CallStatus.FAILED  # the toolset is still there, and says so again
+
+
+async def test_an_agent_whose_card_is_garbage_fails_the_start_naming_it() -> None:
+    port = free_port()
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    async with served(babbler(port, "card"), port):
+        with pytest.raises(ToolsetError) as raised:
+            async with Runtime(toolsets=[remote]):
+                pass
+    assert str(raised.value).startswith("a2a_agents.babbler: Failed to parse JSON for agent card")
 
 
 async def test_an_agent_that_never_answers_a_message_fails_the_call_naming_it() -> None:
     port = free_port()
     remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", answer_timeout=0.2)
-    async with served(babbler(port, stall=True), port), serving(remote) as (runtime, _):
+    async with served(babbler(port, "stall"), port), serving(remote) as (runtime, _):
         done = await outcome(runtime, runtime.submit("babbler", {"message": "hello"}))
     assert done.status is CallStatus.FAILED and done.error is not None
     assert done.error.message == "A2A agent 'babbler': no answer to the message within 0.2 s"
@@ -320,12 +339,11 @@ async def test_a_silent_stream_is_checked_with_get_task_and_followed_again() -> 
 async def test_an_agent_that_never_answers_is_a_timed_out_call() -> None:
     port = free_port()
     remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
-    async with served(babbler(port, stall=True), port), serving(remote) as (runtime, _):
+    async with served(babbler(port, "stall"), port), serving(remote) as (runtime, _):
         call = runtime.submit("babbler", {"message": "hello"}, options=CallOptions(timeout=0.2))
         done = await outcome(runtime, call)
     assert done.status is CallStatus.FAILED and done.error is not None
     assert done.error.kind is ErrorKind.TIMED_OUT, done.error
-    print("MSG", done.error.message)
 
 
 async def test_get_tool_call_status_shows_what_the_agent_says_it_is_doing() -> None:

@@ -74,6 +74,8 @@ class RemoteTask:
             if self.task_id is None:
                 raise Silent(f"no answer to the message within {self.remote.answer_timeout:g} s")
             await self._check()
+        if self.task_id is None and self.reply is None:
+            raise ValueError("the agent answered the message with neither a task nor a message")
 
     async def follow(self) -> None:
         """Wait until the task ends or waits for its client: its stream when the agent
