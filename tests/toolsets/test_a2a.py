@@ -41,7 +41,7 @@ from agentos.testing import last_user_text, text, tool_calls
 from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
 from tests.support.a2a_agents.babbler import Babble
 from tests.support.a2a_agents.babbler import app as babbler
-from tests.support.a2a_agents.librarian import Librarian, Requests, app
+from tests.support.a2a_agents.librarian import FORM, Librarian, Requests, app
 from tests.support.asgi import free_port, served
 from tests.support.task_host import killed_when_ready
 from tests.toolsets.conftest import WAIT, answering, outcome, serving
@@ -188,6 +188,25 @@ async def test_with_input_for_the_model_the_call_returns_the_question_and_a_foll
     assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"
     assert done.result["task_id"] == question["task_id"]
     assert librarian.heard == ["greet", "Alan"]
+
+
+async def test_with_input_for_the_model_a_form_comes_with_its_schema_and_data_answers_it() -> None:
+    librarian = Librarian()
+    async with delegating(librarian, input="model") as (runtime, _, _):
+        first = await outcome(runtime, runtime.submit("librarian", {"message": "enrol"}))
+        question = first.result
+        assert isinstance(question, dict)
+        assert question["input_required"] == "Who enrols?"
+        assert question["answer_schema"] == FORM
+        follow_up = {
+            "message": "Grace enrols",
+            "data": {"name": "Grace"},
+            "task_id": question["task_id"],
+            "context_id": question["context_id"],
+        }
+        done = await outcome(runtime, runtime.submit("librarian", follow_up))
+    assert isinstance(done.result, dict) and done.result["text"] == "enrolled Grace"
+    assert librarian.heard == ["enrol", {"name": "Grace"}]
 
 
 async def test_cancelling_the_call_cancels_its_task_at_the_agent_saying_why() -> None:

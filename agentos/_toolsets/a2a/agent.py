@@ -41,6 +41,11 @@ INPUT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": "The task to go on with: one that asked for input.",
         },
+        "data": {
+            "type": "object",
+            "description": "Structured data sent beside the message (an answer that follows "
+            "the answer_schema a question came with).",
+        },
     },
     "required": ["message"],
     "additionalProperties": False,

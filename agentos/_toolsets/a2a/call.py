@@ -38,8 +38,9 @@ async def call_agent(
     asker: Asker,
     resumed: str | None = None,
 ) -> Json | ToolFailure:
-    """Run the model's ``args`` (``message``, and the ``context_id``/``task_id`` to go on
-    with) as a task of ``remote``, or go on with the task ``resumed`` after a restart."""
+    """Run the model's ``args`` (``message``, perhaps ``data``, and the
+    ``context_id``/``task_id`` to go on with) as a task of ``remote``, or go on with the
+    task ``resumed`` after a restart."""
     task = RemoteTask(remote, ctx)
     try:
         if resumed is not None:
@@ -47,7 +48,7 @@ async def call_agent(
         else:
             message = user_message(
                 str(args["message"]),
-                None,
+                args.get("data"),
                 task_id=args.get("task_id"),
                 context_id=args.get("context_id"),
             )
