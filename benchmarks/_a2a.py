@@ -23,7 +23,14 @@ from pydantic import BaseModel
 
 import agentos
 from agentos import A2aAgent, CallEvent, Runtime
-from benchmarks._common import Figures, median, percentile, reported, run_measure
+from benchmarks._common import (
+    Figures,
+    echo_rounds,
+    median,
+    percentile,
+    reported,
+    run_measure,
+)
 from tests.support.a2a_agents.librarian import Librarian, app
 from tests.support.asgi import free_port, served
 
@@ -43,15 +50,6 @@ class Words(BaseModel):
 async def local_echo(args: Words) -> str:
     """The in-process echo the A2A one is measured against."""
     return args.message
-
-
-async def echo_seconds(runtime: Runtime, tool_name: str) -> float:
-    """Seconds for one echo, mean of ``ECHOES`` made one after another."""
-    started = time.perf_counter()
-    for _ in range(ECHOES):
-        done = await runtime.wait(runtime.submit(tool_name, {"message": "hi"}), 30)
-        assert done.status == "completed", done
-    return (time.perf_counter() - started) / ECHOES
 
 
 async def cancel_latencies(
@@ -119,15 +117,9 @@ async def measure() -> Figures:
         Runtime([local_echo], toolsets=[remote], max_running=64) as runtime,
         runtime.subscribe("default") as events,
     ):
-        await echo_seconds(runtime, "librarian")  # warm-up
-        await echo_seconds(runtime, "local_echo")
-        far: list[float] = []
-        near: list[float] = []
-        alone: list[float] = []
-        for _ in range(ROUNDS):
-            far.append(await echo_seconds(runtime, "librarian"))
-            near.append(await echo_seconds(runtime, "local_echo"))
-            alone.append(await sdk_seconds(f"http://127.0.0.1:{port}"))
+        echo = {"message": "hi"}
+        far, near = await echo_rounds(runtime, "librarian", "local_echo", echo, ECHOES, ROUNDS)
+        alone = [await sdk_seconds(f"http://127.0.0.1:{port}") for _ in range(ROUNDS)]
         cancels = await cancel_latencies(runtime, events, librarian)
         lags = await progress_lags(runtime, events)
     return {
