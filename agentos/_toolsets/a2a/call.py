@@ -114,6 +114,7 @@ async def _ask_the_person(task: RemoteTask) -> str | None:
         why = f": {answer.reason}" if answer.reason else ""
         return f"the person did not answer its question ({answer.action.value}{why})"
     assert task.task_id is not None  # an input-required state is a task's
+    task.answering()
     await task.send(answer_message(answer.content or {}, schema, task.task_id, task.context_id))
     return None
 

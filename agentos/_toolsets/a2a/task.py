@@ -53,11 +53,27 @@ class RemoteTask:
         """The agent's message when it answered without a task."""
         self._artifacts: dict[str, list[Any]] = {}
         self._shown: tuple[str, str] | None = None
+        self._answered: str | None = None
+        self._stamp = ""
+        """When the agent set the task's status, as it says."""
+        """The question (its state and message id) the answer sent last was to."""
 
     @property
     def settled(self) -> bool:
-        """Whether the task ended or waits for its client (or there is no task)."""
-        return self.reply is not None or self.state in FINAL or self.state in INTERRUPTED
+        """Whether the task ended or waits for its client (or there is no task); a question
+        already answered is not waited on again (the agent has not read the answer yet)."""
+        if self.reply is not None or self.state in FINAL:
+            return True
+        return self.state in INTERRUPTED and self._question() != self._answered
+
+    def answering(self) -> None:
+        """Say the task's question is being answered: until the agent's status moves on,
+        reading it again (a snapshot, a poll) is not a new question."""
+        self._answered = self._question()
+
+    def _question(self) -> str:
+        said = "" if self.status_message is None else self.status_message.message_id
+        return f"{self.state}:{said}:{self._stamp}"
 
     def artifact_parts(self) -> list[Any]:
         """Every part of every artifact, in the order they came."""
@@ -184,6 +200,7 @@ class RemoteTask:
 
     def _status(self, status: Any) -> None:
         self.state = state_word(status.state)
+        self._stamp = status.timestamp.ToJsonString() if status.HasField("timestamp") else ""
         self.status_message = status.message if status.HasField("message") else None
         said = "" if self.status_message is None else text_of(self.status_message.parts)
         if (self.state, said) != self._shown:

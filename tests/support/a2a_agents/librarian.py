@@ -86,9 +86,8 @@ class Librarian(AgentExecutor):
             quote = new_text_message(words, context_id=context.context_id)
             await event_queue.enqueue_event(quote)
             return
-        if task is None:
-            task = new_task_from_user_message(message)
-            await event_queue.enqueue_event(task)
+        task = task or new_task_from_user_message(message)
+        await event_queue.enqueue_event(task)  # as it is, as many agents do: on an answer too
         work = TaskUpdater(event_queue, task.id, task.context_id)
         if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
             await self._answered(work, said, data)
