@@ -168,11 +168,13 @@ async def test_a_declined_question_cancels_the_task_and_fails_the_call_saying_so
     assert librarian.heard == ["greet"]
 
 
-async def test_with_input_for_the_model_the_call_returns_the_question_and_a_follow_up_answers() -> (
-    None
-):
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+async def test_with_input_for_the_model_the_call_returns_the_question_and_a_follow_up_answers(
+    streaming: bool,
+) -> None:
     librarian = Librarian()
-    async with delegating(librarian, input="model") as (runtime, _, asked):
+    settings: dict[str, Any] = {"streaming": streaming, "poll_interval": 0.05}
+    async with delegating(librarian, input="model", **settings) as (runtime, _, asked):
         first = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
         assert first.status is CallStatus.COMPLETED, first
         question = first.result

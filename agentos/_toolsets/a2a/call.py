@@ -46,6 +46,10 @@ async def call_agent(
         if resumed is not None:
             await task.resume(resumed)
         else:
+            if args.get("task_id"):  # an answer to the task's question: read which it is
+                task.task_id = str(args["task_id"])
+                await task.read()
+                task.answering()
             message = user_message(
                 str(args["message"]),
                 args.get("data"),

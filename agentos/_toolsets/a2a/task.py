@@ -89,7 +89,7 @@ class RemoteTask:
         if not await self._read(self.remote.client.send_message(request)):
             if self.task_id is None:
                 raise Silent(f"no answer to the message within {self.remote.answer_timeout:g} s")
-            await self._check()
+            await self.read()
         if self.task_id is None and self.reply is None:
             raise ValueError("the agent answered the message with neither a task nor a message")
 
@@ -107,21 +107,21 @@ class RemoteTask:
             try:
                 ended = await self._read(self.remote.client.subscribe(request))
             except Exception:
-                await self._check()  # a task that ended meanwhile is not subscribed to
+                await self.read()  # a task that ended meanwhile is not subscribed to
                 if self.settled:
                     return
                 raise
             if ended:
                 break  # the stream ended before the task did: read it from now on
-            await self._check()
+            await self.read()
         while not self.settled:
             await anyio.sleep(self.remote.poll_interval)
-            await self._check()
+            await self.read()
 
     async def resume(self, task_id: str) -> None:
         """Take up the task ``task_id`` again (after a restart): read it, then follow it."""
         self.task_id = task_id
-        await self._check()
+        await self.read()
         await self.follow()
 
     async def _read(self, events: Any) -> bool:
@@ -140,7 +140,7 @@ class RemoteTask:
             with anyio.CancelScope(shield=True):
                 await events.aclose()
 
-    async def _check(self) -> None:
+    async def read(self) -> None:
         """Read the task (``GetTask``); ``Silent`` if the agent does not answer within
         ``request_timeout`` seconds."""
         from a2a.types import GetTaskRequest
