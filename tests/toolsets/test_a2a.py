@@ -55,6 +55,7 @@ async def delegating(
     *,
     answer: Answer | None = None,
     streaming: bool = True,
+    rest: bool = False,
     requests: Requests | None = None,
     **settings: Any,
 ) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent], list[Asked]]]:
@@ -64,7 +65,7 @@ async def delegating(
     asked: list[Asked] = []
     remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", start_timeout=WAIT, **settings)
     async with (
-        served(app(port, librarian, requests, streaming=streaming), port),
+        served(app(port, librarian, requests, streaming=streaming, rest=rest), port),
         serving(remote, ask=answering(answer, asked)) as (runtime, events),
     ):
         yield runtime, events, asked
@@ -246,6 +247,19 @@ async def test_a_task_that_fails_is_rejected_or_wants_authentication_fails_the_c
     assert done.status is CallStatus.FAILED and done.error is not None
     task = f"task {statuses(done)[0]['task_id']}"
     assert done.error.message == "A2A agent 'librarian': " + error.format(task=task)
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+async def test_an_agent_on_http_json_is_called_as_one_on_json_rpc(streaming: bool) -> None:
+    librarian = Librarian()
+    accepted = Answer(AnswerAction.ACCEPT, {"answer": "Ada"})
+    settings: dict[str, Any] = {"streaming": streaming, "rest": True, "poll_interval": 0.05}
+    async with delegating(librarian, answer=accepted, **settings) as (runtime, _, _):
+        research = await outcome(runtime, runtime.submit("librarian", {"message": "research ecs"}))
+        greeted = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+    assert isinstance(research.result, dict) and research.result["text"] == "notes on ecs"
+    assert isinstance(greeted.result, dict) and greeted.result["text"] == "hello Ada"
+    assert statuses(research)[-1]["status"] == "completed"  # a poll sees what is, not all
 
 
 async def test_an_answer_without_a_task_is_the_result() -> None:

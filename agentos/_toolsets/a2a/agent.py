@@ -2,10 +2,10 @@
 its tasks.
 
 Its task reads the agent card (headers and token from the settings, ``${VAR}`` read then),
-makes the SDK's client for the transport the card offers (JSON-RPC), puts the tool in the
-runtime's registry (its description the card's, with its skills) and keeps the HTTP client
-until the runtime closes. A call is ``call.py``'s; after a restart a call whose mirror
-names its task goes on with it (``resume_task``).
+makes the SDK's client for the transport the card prefers of JSON-RPC and HTTP+JSON, puts
+the tool in the runtime's registry (its description the card's, with its skills) and keeps
+the HTTP client until the runtime closes. A call is ``call.py``'s; after a restart a call
+whose mirror names its task goes on with it (``resume_task``).
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ INPUT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 CARD_PATH = "/.well-known/agent-card.json"
+BINDINGS = ("JSONRPC", "HTTP+JSON")
+"""The card's transports agentos speaks (the SDK's, over HTTP; gRPC needs its extra)."""
 
 
 class A2aAgent:
@@ -165,7 +167,12 @@ class A2aAgent:
         from a2a.client import ClientConfig, ClientFactory
 
         streaming = bool(card.capabilities.streaming)
-        config = ClientConfig(httpx_client=http, streaming=streaming, polling=not streaming)
+        config = ClientConfig(
+            httpx_client=http,
+            streaming=streaming,
+            polling=not streaming,
+            supported_protocol_bindings=list(BINDINGS),
+        )
         client = ClientFactory(config).create(card)
         settings = self.config
         return Remote(

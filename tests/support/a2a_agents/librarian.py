@@ -37,7 +37,11 @@ from a2a.helpers import (
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+from a2a.server.routes import (
+    create_agent_card_routes,
+    create_jsonrpc_routes,
+    create_rest_routes,
+)
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
@@ -151,14 +155,14 @@ class Librarian(AgentExecutor):
         return work.new_agent_message([new_text_part(text)])
 
 
-def card(url: str, *, streaming: bool = True) -> AgentCard:
-    """The librarian's card, its JSON-RPC endpoint at ``url``."""
+def card(url: str, *, streaming: bool = True, binding: str = "JSONRPC") -> AgentCard:
+    """The librarian's card, its endpoint at ``url`` (``binding``: JSON-RPC or HTTP+JSON)."""
     return AgentCard(
         name="Librarian",
         description="Finds and summarises books.",
         version="1.0.0",
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            AgentInterface(url=url, protocol_binding=binding, protocol_version="1.0")
         ],
         capabilities=AgentCapabilities(streaming=streaming),
         default_input_modes=["text/plain"],
@@ -203,15 +207,23 @@ def app(
     requests: Requests | None = None,
     *,
     streaming: bool = True,
+    rest: bool = False,
 ) -> Starlette:
     """The librarian served at ``http://127.0.0.1:PORT``: its card at the well-known path,
-    JSON-RPC at ``/a2a``; when ``requests`` is given, each request is kept there: its
-    ``authorization`` header (or ""), and a JSON-RPC request's ``method`` and ``params``."""
-    served = card(f"http://127.0.0.1:{port}/a2a", streaming=streaming)
+    JSON-RPC (or, ``rest``, HTTP+JSON) at ``/a2a``; when ``requests`` is given, each
+    request is kept there: its ``authorization`` header (or ""), and a JSON-RPC request's
+    ``method`` and ``params``."""
+    binding = "HTTP+JSON" if rest else "JSONRPC"
+    served = card(f"http://127.0.0.1:{port}/a2a", streaming=streaming, binding=binding)
     handler = DefaultRequestHandler(
         agent_executor=librarian, task_store=InMemoryTaskStore(), agent_card=served
     )
-    routes = [*create_agent_card_routes(served), *create_jsonrpc_routes(handler, "/a2a")]
+    endpoint = (
+        create_rest_routes(handler, path_prefix="/a2a")
+        if rest
+        else create_jsonrpc_routes(handler, "/a2a")
+    )
+    routes = [*create_agent_card_routes(served), *endpoint]
     if requests is None:
         return Starlette(routes=routes)
     kept = requests
