@@ -71,6 +71,7 @@ from agentos._sessions.toolbox import ChildSessions
 from agentos._store.opening import open_store
 from agentos._store.protocol import Completion
 from agentos._store.sqlite.store import SqliteStore
+from agentos._toolsets.a2a.agent import A2aAgent
 from agentos._toolsets.agent import AgentTools, agent_tools
 from agentos._toolsets.imports import ToolImportError
 from agentos._toolsets.mcp.server import McpServer
@@ -110,6 +111,7 @@ from components import (
 
 __all__ = [
     "DEFAULT_SESSION",
+    "A2aAgent",
     "AgentConfig",
     "AgentOSError",
     "AgentTools",

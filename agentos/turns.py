@@ -24,7 +24,8 @@ handles: ``EXPECTED_SECONDS`` (the argument a background call's expected duratio
 comes in), ``blocks_of`` (a message's content blocks), and ``fit_problems`` /
 ``validation_problems`` (what is wrong with an agent, in lines a person can act on), and
 ``Parameter`` (one of an agent's ``parameters``, which scope the cache decorator),
-``McpOAuth`` (how an MCP server's ``oauth`` settings sign in) and
+``McpOAuth`` (how an MCP server's ``oauth`` settings sign in), ``A2aAgentConfig`` (one
+of an agent's ``a2a_agents``: a remote agent called as a tool) and
 ``ResultCache`` (where the cache decorator keeps results: a host's, shared by its sessions).
 
 How each call runs is the machine's decision too: ``options_for`` (pure, from the agent,
@@ -39,6 +40,7 @@ from agentos._public import claim_all
 from agentos._sessions.scope import Caller, Scope
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
+from agentos._turns.a2a_config import A2aAgentConfig
 from agentos._turns.agent_config import Parameter
 from agentos._turns.agent_problems import fit_problems, validation_problems
 from agentos._turns.call_options import PlannedCall, ToolFacts, options_for
@@ -98,6 +100,7 @@ __all__ = [
     "PLACEHOLDER_KEY",
     "TURN_TRANSITIONS",
     "WAITING",
+    "A2aAgentConfig",
     "Abandoned",
     "Action",
     "ArmTimer",

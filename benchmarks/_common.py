@@ -13,7 +13,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -250,6 +250,35 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     ordered = sorted(values)
     rank = max(1, math.ceil(fraction * len(ordered)))
     return ordered[rank - 1]
+
+
+async def echo_rounds(
+    runtime: agentos.Runtime,
+    far: str,
+    near: str,
+    arguments: Mapping[str, agentos.Json],
+    echoes: int,
+    rounds: int,
+) -> tuple[list[float], list[float]]:
+    """Seconds per call of the tools ``far`` and ``near`` with ``arguments`` (means of
+    ``echoes`` calls one after another), ``rounds`` rounds alternating the two after a
+    warm-up of each: what a call of ``far`` costs beside one of ``near``."""
+
+    async def mean_seconds(tool_name: str) -> float:
+        started = time.perf_counter()
+        for _ in range(echoes):
+            done = await runtime.wait(runtime.submit(tool_name, arguments), 30)
+            assert done.status == "completed", done
+        return (time.perf_counter() - started) / echoes
+
+    await mean_seconds(far)
+    await mean_seconds(near)
+    far_seconds: list[float] = []
+    near_seconds: list[float] = []
+    for _ in range(rounds):
+        far_seconds.append(await mean_seconds(far))
+        near_seconds.append(await mean_seconds(near))
+    return far_seconds, near_seconds
 
 
 def median(values: Iterable[float]) -> float:

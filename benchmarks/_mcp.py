@@ -36,7 +36,7 @@ from agentos import (
     SqliteStore,
 )
 from agentos.testing import text
-from benchmarks._common import Figures, median, percentile, run_measure
+from benchmarks._common import Figures, echo_rounds, median, percentile, run_measure
 from tests.support.asgi import free_port, served
 from tests.support.mcp_servers import SERVERS
 from tests.support.mcp_servers.task_server import app as task_app
@@ -59,15 +59,6 @@ class Words(BaseModel):
 async def local_echo(args: Words) -> str:
     """The in-process echo the MCP one is measured against."""
     return args.text
-
-
-async def echo_seconds(runtime: Runtime, tool_name: str) -> float:
-    """Seconds for one echo, mean of ``ECHOES`` made one after another."""
-    started = time.perf_counter()
-    for _ in range(ECHOES):
-        done = await runtime.wait(runtime.submit(tool_name, {"text": "hi"}))
-        assert done.status == "completed", done
-    return (time.perf_counter() - started) / ECHOES
 
 
 async def first_progress(
@@ -165,13 +156,8 @@ async def measure() -> Figures:
         ) as runtime,
         runtime.subscribe("default") as events,
     ):
-        await echo_seconds(runtime, "echo")  # warm-up
-        await echo_seconds(runtime, "local_echo")
-        remote: list[float] = []
-        local: list[float] = []
-        for _ in range(ROUNDS):
-            remote.append(await echo_seconds(runtime, "echo"))
-            local.append(await echo_seconds(runtime, "local_echo"))
+        echo = {"text": "hi"}
+        remote, local = await echo_rounds(runtime, "echo", "local_echo", echo, ECHOES, ROUNDS)
         cancels = await cancel_latencies(runtime, events)
         progress = await own_progress(runtime, events)
         answers = await answer_latencies(runtime, events)

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from agentos import AgentConfig, McpServerConfig, ModelPrices, SubAgent, ToolPolicy
-from agentos.turns import McpOAuth, Parameter
+from agentos.turns import A2aAgentConfig, McpOAuth, Parameter
 
 PAGE = Path(__file__).resolve().parent / "agent-files.md"
 
@@ -43,6 +43,10 @@ NESTED = (
      "metadata says where to sign in and which scopes to ask; a person signs in once (through "
      "the server's `authorize` hook; `agentos run` and `chat` print where), and the tokens "
      "are kept and refreshed. See [MCP](mcp.md#signing-in-oauth)."),
+    ("a2a_agents.NAME", A2aAgentConfig, "One remote A2A agent, named by its agent card's "
+     "URL: one tool the model calls with a `message` (and the `context_id`/`task_id` to go "
+     "on with), whose calls are the agent's tasks. `${VAR}` in `headers` and `token` is read "
+     "from the environment when the agent is reached. See [A2A](a2a.md)."),
     ("parameters.NAME", Parameter, "One parameter: its value alone (`region = \"eu\"`), or "
      "a table (`token = { value = \"...\", secret = true }`). The cache decorator keeps a "
      "result under a hash of the parameters' values: sessions of one host whose parameters "

@@ -19,9 +19,9 @@ from agentos._host.children import SubAgents
 from agentos._host.idle import unload_refusal
 from agentos._host.leases import LeaseKeeper
 from agentos._host.maker import NewSession, SessionMaker, SessionTask, run_session
-from agentos._host.mcp_tasks import either, task_reattacher
 from agentos._host.mirror import CallMirror
 from agentos._host.registry import SessionRegistry
+from agentos._host.remote_tasks import either, task_reattacher
 from agentos._host.resume import nudge_if_news, restore
 from agentos._kernel.runtime import Runtime
 from agentos._model.function_model import FunctionModel

@@ -1,6 +1,6 @@
 """Which of the runtime's tools one agent may call: the tools its ``tools`` entries give
-(every tool, with no entries), every tool of its MCP servers, as they list them now, and
-its sub-agents (``agents``)."""
+(every tool, with no entries), every tool of its MCP servers, as they list them now, its
+A2A agents' tools, and its sub-agents (``agents``)."""
 
 from __future__ import annotations
 
@@ -34,13 +34,19 @@ class ToolAccess:
         self._expecting: tuple[int, frozenset[str]] | None = None
         """The tools whose schema has our ``expected_seconds``, and the ``tools_version`` of
         the runtime they were found at (an MCP server's list may change)."""
-        self._servers = frozenset(config.mcp_servers)
+        self._servers = frozenset(config.mcp_servers) | frozenset(config.a2a_agents)
         self._agents = frozenset(config.agents)
         problems = [
             f"mcp_servers.{name}: this runtime has no toolset {name!r} "
             f"(toolsets: {', '.join(sorted(runtime.toolsets)) or 'none'}; "
             "agentos.agent_tools(config) makes them)"
             for name in config.mcp_servers
+            if name not in runtime.toolsets
+        ] + [
+            f"a2a_agents.{name}: this runtime has no toolset {name!r} "
+            f"(toolsets: {', '.join(sorted(runtime.toolsets)) or 'none'}; "
+            "agentos.agent_tools(config) makes them)"
+            for name in config.a2a_agents
             if name not in runtime.toolsets
         ]
         self._names: frozenset[str] | None = None

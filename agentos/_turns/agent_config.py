@@ -26,8 +26,9 @@ from pydantic import (
 
 from agentos._model.function_model import function_path
 from agentos._model.prices import ModelPrices, prices_for
+from agentos._turns.a2a_config import A2aAgentConfig
 from agentos._turns.capabilities import CAPABILITIES
-from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig, check_names
 
 TOOL_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*(:[A-Za-z_][\w]*)?$")
 """A tool's name, a module (its tools), or ``module:attribute`` (a tool, or a list of them)."""
@@ -236,6 +237,11 @@ class AgentConfig(BaseModel):
     mcp_servers: dict[str, McpServerConfig] = Field(
         default_factory=dict, description="MCP servers whose tools it may call, by name."
     )
+    a2a_agents: dict[str, A2aAgentConfig] = Field(
+        default_factory=dict,
+        description="Remote A2A agents it may call, by name: each is one tool (that name, "
+        "unless its 'tool' says otherwise) whose calls are the agent's tasks.",
+    )
     agents: dict[str, SubAgent] = Field(
         default_factory=dict,
         description="Sub-agents it may call as tools, by tool name: each call is a child "
@@ -392,6 +398,16 @@ class AgentConfig(BaseModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _one_toolset_a_name(self) -> AgentConfig:
+        both = sorted(set(self.mcp_servers) & set(self.a2a_agents))
+        if both:
+            raise ValueError(
+                f"{', '.join(repr(n) for n in both)}: the name of both an MCP server and an "
+                "A2A agent; give one of them another name"
+            )
+        return self
+
     @field_validator("model", mode="before")
     @classmethod
     def _function_by_path(cls, model: object) -> object:
@@ -414,10 +430,14 @@ class AgentConfig(BaseModel):
     @field_validator("mcp_servers")
     @classmethod
     def _server_names(cls, servers: dict[str, McpServerConfig]) -> dict[str, McpServerConfig]:
-        for name in servers:
-            if not TOOL_NAME.match(name):
-                raise ValueError(f"{name!r}: a server's name is letters, digits, _ and -")
+        check_names(servers, "a server's")
         return servers
+
+    @field_validator("a2a_agents")
+    @classmethod
+    def _a2a_names(cls, agents: dict[str, A2aAgentConfig]) -> dict[str, A2aAgentConfig]:
+        check_names(agents, "an A2A agent's")
+        return agents
 
     @field_validator("agents")
     @classmethod

@@ -9,7 +9,7 @@ is never part of the configuration a session stores.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -17,6 +17,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What the Messages API accepts as a tool's name."""
+
+
+def check_names(names: Iterable[str], whose: str) -> None:
+    """``ValueError`` for the first of ``names`` that is not a tool's name (``whose``: "a
+    server's", "an A2A agent's": what the names are)."""
+    for name in names:
+        if not TOOL_NAME.match(name):
+            raise ValueError(f"{name!r}: {whose} name is letters, digits, _ and -")
+
+
+def http_url(url: str) -> str:
+    """``url``, or ``ValueError`` when it is not an http:// or https:// URL."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{url!r} is not an http:// or https:// URL")
+    return url
 
 
 DEFAULT_REDIRECT = "http://127.0.0.1:33418/callback"
@@ -163,11 +179,7 @@ class McpServerConfig(BaseModel):
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str | None) -> str | None:
-        if url is not None:
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise ValueError(f"{url!r} is not an http:// or https:// URL")
-        return url
+        return None if url is None else http_url(url)
 
     @field_validator("prefix")
     @classmethod

@@ -38,10 +38,10 @@ ALIASES = {"Json": object, "JsonObject": dict[str, object], "anthropic": anthrop
 
 FACES = (agentos.board, agentos.turns, agentos.stores, agentos.testing)
 MODULES = (agentos, *FACES)
-TOP_LEVEL_AT_MOST = 99
+TOP_LEVEL_AT_MOST = 100
 """A program imports perhaps twenty names: the top level keeps to what programs use (95,
-and the four of a question a call asks a person: ``Answer``, ``AnswerAction``, ``Asked``,
-``Question``)."""
+the four of a question a call asks a person: ``Answer``, ``AnswerAction``, ``Asked``,
+``Question``, and ``A2aAgent``, a remote agent as a toolset beside ``McpServer``)."""
 
 
 def exported(name: str) -> object:

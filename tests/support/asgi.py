@@ -17,10 +17,7 @@ async def served(app: Any, port: int) -> AsyncIterator[Callable[[], Awaitable[No
     (which stops it then)."""
     import uvicorn
 
-    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listening.bind(("127.0.0.1", port))
-    listening.listen()
+    listening = listening_socket(port)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
     server = uvicorn.Server(config)
     stopped = anyio.Event()
@@ -42,6 +39,19 @@ async def served(app: Any, port: int) -> AsyncIterator[Callable[[], Awaitable[No
             yield stop
         finally:
             await stop()
+
+
+def listening_socket(port: int) -> socket.socket:
+    """A socket listening on 127.0.0.1:``port`` whose connections asyncio sends on at once.
+
+    Its protocol is ``IPPROTO_TCP``, not 0: asyncio sets ``TCP_NODELAY`` only on a socket
+    that says TCP (an accepted one inherits it from this one); without it a response
+    written in two parts waits for the client's delayed ACK, about 40 ms each time."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listening.bind(("127.0.0.1", port))
+    listening.listen()
+    return listening
 
 
 def free_port() -> int:

@@ -26,6 +26,7 @@ from agentos import (
     Runtime,
     ScriptedProvider,
     SqliteStore,
+    Toolset,
     agent_tools,
 )
 from agentos.testing import text
@@ -56,11 +57,11 @@ def answering(answer: Answer | None, kept: list[Asked] | None = None) -> AskPers
 
 @asynccontextmanager
 async def serving(
-    *servers: McpServer, ask: AskPerson | None = None, within: float = WAIT * 2, **options: Any
+    *servers: Toolset, ask: AskPerson | None = None, within: float = WAIT * 2, **options: Any
 ) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent]]]:
-    """A runtime with these servers (and the ``Runtime`` ``options``), the default session's
-    call events, and ``ask`` answering what a server asks the person (None: nobody), all
-    within ``within`` seconds."""
+    """A runtime with these servers (MCP servers, A2A agents; and the ``Runtime``
+    ``options``), the default session's call events, and ``ask`` answering what a server
+    asks the person (None: nobody), all within ``within`` seconds."""
     with anyio.fail_after(within):
         async with (
             Runtime(toolsets=servers, **options) as runtime,

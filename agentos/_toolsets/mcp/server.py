@@ -49,7 +49,7 @@ from agentos._toolsets.mcp.transport import (
     said,
 )
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
-from agentos._turns.mcp_config import TOOL_NAME, McpOAuth, McpServerConfig, shared_settings
+from agentos._turns.mcp_config import McpOAuth, McpServerConfig, check_names, shared_settings
 from agentos._version import agentos_version
 from components import Json
 
@@ -73,8 +73,7 @@ class McpServer:
         self, name: str, config: McpServerConfig, *, environ: Mapping[str, str] | None = None
     ) -> None:
         """``environ`` is where ``${VAR}`` is read (the process environment by default)."""
-        if not TOOL_NAME.match(name):
-            raise ValueError(f"{name!r}: a server's name is letters, digits, _ and -")
+        check_names([name], "a server's")
         self.name = name
         self.config = config
         self._environ = os.environ if environ is None else environ

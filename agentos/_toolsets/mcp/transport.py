@@ -94,15 +94,21 @@ async def _refused(name: str, response: Any) -> None:
 
 
 def expanded(
-    name: str, values: Mapping[str, str], setting: str, environ: Mapping[str, str]
+    name: str,
+    values: Mapping[str, str],
+    setting: str,
+    environ: Mapping[str, str],
+    *,
+    table: str = "mcp_servers",
 ) -> dict[str, str]:
-    """``${VAR}`` replaced from ``environ``; ``ToolsetError`` naming one unset."""
+    """``${VAR}`` replaced from ``environ``; ``ToolsetError`` naming one unset (as the
+    setting of ``table.name``)."""
 
     def value(match: re.Match[str]) -> str:
         found = environ.get(match[1])
         if found is None:
             raise ToolsetError(
-                f"mcp_servers.{name}.{setting}: ${{{match[1]}}} is not set in the environment"
+                f"{table}.{name}.{setting}: ${{{match[1]}}} is not set in the environment"
             )
         return found
 

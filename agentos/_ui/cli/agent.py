@@ -115,10 +115,12 @@ def agent_of(config: AgentConfig, source: str) -> Agent:
     except ToolImportError as error:
         raise _bad(source, str(error)) from None
     for server in tools.toolsets:
+        if not isinstance(server, McpServer):
+            continue
         if server.config.oauth is not None and server.authorize is None:
             server.authorize = McpServer.loopback_authorize(_sign_in_told(server.name))
     _model_functions(config, source)
-    if not config.mcp_servers:  # else the servers' tools are known once they start
+    if not config.mcp_servers and not config.a2a_agents:  # else known once they start
         runners = (RAY,) if _on_ray(config) else ()
         problems = fit_problems(config, [tool.name for tool in tools.tools], runners)
         if problems:

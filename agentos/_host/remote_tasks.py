@@ -1,15 +1,26 @@
-"""After a restart, a call that ran as an MCP task goes on with its task instead of being
-lost: the store's mirror of the call kept the task's id in its newest progress, and the
-server that runs the task is asked about it again (``McpServer.resume_task``)."""
+"""After a restart, a call that ran as a remote task (an MCP server's, an A2A agent's) goes
+on with its task instead of being lost: the store's mirror of the call kept the task's id
+in its newest progress, and the toolset that runs the task is asked about it again
+(``McpServer.resume_task``, ``A2aAgent.resume_task``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 from agentos._kernel.runtime import Runtime
 from agentos._store.protocol import MirroredCall
-from agentos._toolsets.mcp.server import McpServer
 from components import CallId, CallStatus
+
+
+@runtime_checkable
+class FollowsTasks(Protocol):
+    """A toolset whose calls run as remote tasks a new call can go on with."""
+
+    def resume_task(self, call_id: str, task_id: str) -> None:
+        """Let the just-submitted call ``call_id`` go on with the task ``task_id``."""
+        ...
+
 
 Reattach = Callable[[str, str, object], CallId | None]
 """``restore``'s question for a call the history leaves unanswered (tool_use id, tool,
@@ -19,8 +30,8 @@ input): the new call that goes on with its work, or None (it is lost)."""
 def task_reattacher(
     runtime: Runtime, session_id: str, mirrored: Sequence[MirroredCall]
 ) -> Reattach | None:
-    """For ``restore``: each unfinished call of the session whose mirror names an MCP task,
-    made again under its tool_use id and following that task. None when none does."""
+    """For ``restore``: each unfinished call of the session whose mirror names a remote
+    task, made again under its tool_use id and following that task. None when none does."""
     tasks = {
         row.provider_call_id: task_id
         for row in mirrored
@@ -35,7 +46,7 @@ def task_reattacher(
         task_id = tasks.pop(tool_use_id, None)
         found = runtime.tool(tool)
         server = None if found is None else runtime.toolsets.get(found.source or "")
-        if task_id is None or not isinstance(server, McpServer):
+        if task_id is None or not isinstance(server, FollowsTasks):
             return None
         arguments = arguments if isinstance(arguments, dict) else {}
         call_id = runtime.submit(

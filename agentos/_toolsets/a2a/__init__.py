@@ -1,0 +1,1 @@
+"""Remote A2A agents as toolsets: each one tool whose calls are the agent's tasks."""

@@ -1,0 +1,511 @@
+"""A remote A2A agent as a tool whose calls are its tasks, against an agent written with
+``a2a-sdk`` and served on loopback: its status messages are the call's progress, its
+artifacts the result, its questions the person's (or the model's), a cancel of the call
+cancels its task, and an agent that is gone, speaks garbage or never ends fails the call
+saying which agent."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.streams.memory import MemoryObjectReceiveStream
+
+from agentos import (
+    A2aAgent,
+    AgentConfig,
+    Answer,
+    AnswerAction,
+    Asked,
+    CallEvent,
+    CallOptions,
+    CallSnapshot,
+    CallStatus,
+    ErrorKind,
+    Host,
+    JsonObject,
+    ProgressKind,
+    Runtime,
+    ScriptedProvider,
+    SqliteStore,
+    ToolsetError,
+    agent_tools,
+)
+from agentos.testing import last_user_text, text, tool_calls
+from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
+from tests.support.a2a_agents.babbler import Babble
+from tests.support.a2a_agents.babbler import app as babbler
+from tests.support.a2a_agents.librarian import FORM, Librarian, Requests, app
+from tests.support.asgi import free_port, served
+from tests.support.task_host import killed_when_ready
+from tests.toolsets.conftest import WAIT, answering, outcome, serving
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def delegating(
+    librarian: Librarian,
+    *,
+    answer: Answer | None = None,
+    streaming: bool = True,
+    rest: bool = False,
+    requests: Requests | None = None,
+    **settings: Any,
+) -> AsyncIterator[tuple[Runtime, MemoryObjectReceiveStream[CallEvent], list[Asked]]]:
+    """A runtime whose tool ``librarian`` is the librarian served on loopback; each
+    question is kept and gets ``answer`` (None: held for ``Runtime.answer``)."""
+    port = free_port()
+    asked: list[Asked] = []
+    remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", start_timeout=WAIT, **settings)
+    async with (
+        served(app(port, librarian, requests, streaming=streaming, rest=rest), port),
+        serving(remote, ask=answering(answer, asked)) as (runtime, events),
+    ):
+        yield runtime, events, asked
+
+
+def statuses(snapshot: CallSnapshot) -> list[JsonObject]:
+    return [
+        e.payload
+        for e in snapshot.progress
+        if e.kind is ProgressKind.PARTIAL and isinstance(e.payload, dict)
+    ]
+
+
+async def test_a_task_streams_its_status_messages_as_progress_and_its_artifacts_as_result() -> None:
+    librarian = Librarian()
+    async with delegating(librarian) as (runtime, _, _):
+        done = await outcome(runtime, runtime.submit("librarian", {"message": "research ecs"}))
+    assert done.status is CallStatus.COMPLETED, done
+    result = done.result
+    assert isinstance(result, dict)
+    assert result["text"] == "notes on ecs"
+    assert result["data"] == [{"topic": "ecs", "pages": 3}]
+    assert result["files"] == [
+        {"media_type": "application/pdf", "name": "scan.pdf", "bytes": 8},
+        {"media_type": "text/html", "url": "https://books.example/ecs"},
+    ]
+    task_id = result["task_id"]
+    said = [(entry["status"], entry.get("text")) for entry in statuses(done)]
+    assert said == [
+        ("submitted", None),
+        ("working", "research ecs"),
+        ("working", "reading about ecs"),
+        ("working", "writing about ecs"),
+        ("completed", None),
+    ]
+    assert all(entry["task_id"] == task_id for entry in statuses(done))
+    assert librarian.heard == ["research ecs"]
+    described = runtime.tools["librarian"].description
+    assert described.startswith("Librarian: Finds and summarises books.\nSkills:\n")
+    assert "- research: Reads about a topic and writes notes. (e.g. research ecs)" in described
+
+
+async def shown(
+    runtime: Runtime, events: MemoryObjectReceiveStream[CallEvent], call_id: str, saying: str
+) -> CallSnapshot:
+    """The call once its progress shows the agent saying ``saying``."""
+    while True:
+        snapshot = runtime.status(call_id)
+        if any(entry.get("text") == saying for entry in statuses(snapshot)):
+            return snapshot
+        assert not snapshot.status.is_final, snapshot
+        await events.receive()
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+async def test_the_agents_question_reaches_the_person_and_the_answer_the_same_task(
+    streaming: bool,
+) -> None:
+    librarian = Librarian()
+    accepted = Answer(AnswerAction.ACCEPT, {"answer": "Ada"})
+    settings: dict[str, Any] = {"streaming": streaming, "poll_interval": 0.05}
+    async with delegating(librarian, answer=accepted, **settings) as (runtime, _, asked):
+        done = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == "hello Ada"
+    (question,) = asked
+    assert question.question.message == "What is your name?"
+    assert question.question.source == "A2A agent librarian"
+    assert question.question.form is not None
+    assert librarian.heard == ["greet", "Ada"]
+    followed = [entry["status"] for entry in statuses(done)]
+    assert "input_required" in followed and followed[-1] == "completed"
+    assert len({entry["task_id"] for entry in statuses(done)}) == 1  # one task throughout
+
+
+async def test_a_question_with_a_schema_is_a_form_and_its_answer_goes_back_as_data() -> None:
+    librarian = Librarian()
+    accepted = Answer(AnswerAction.ACCEPT, {"name": "Grace", "year": 1952})
+    async with delegating(librarian, answer=accepted) as (runtime, _, asked):
+        done = await outcome(runtime, runtime.submit("librarian", {"message": "enrol"}))
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == "enrolled Grace"
+    (question,) = asked
+    assert question.question.message == "Who enrols?"
+    form = question.question.form
+    assert form is not None and form["required"] == ["name"]
+    assert librarian.heard == ["enrol", {"name": "Grace", "year": 1952}]
+
+
+async def test_a_declined_question_cancels_the_task_and_fails_the_call_saying_so() -> None:
+    librarian = Librarian()
+    declined = Answer(AnswerAction.DECLINE)
+    async with delegating(librarian, answer=declined) as (runtime, _, _):
+        done = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message == (
+        "A2A agent 'librarian': the person did not answer its question (decline)"
+    )
+    (task_id,) = {entry["task_id"] for entry in statuses(done)}
+    assert librarian.cancelled == [task_id]
+    assert librarian.heard == ["greet"]
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+async def test_with_input_for_the_model_the_call_returns_the_question_and_a_follow_up_answers(
+    streaming: bool,
+) -> None:
+    librarian = Librarian()
+    settings: dict[str, Any] = {"streaming": streaming, "poll_interval": 0.05}
+    async with delegating(librarian, input="model", **settings) as (runtime, _, asked):
+        first = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+        assert first.status is CallStatus.COMPLETED, first
+        question = first.result
+        assert isinstance(question, dict)
+        assert question["input_required"] == "What is your name?"
+        follow_up = {
+            "message": "Alan",
+            "task_id": question["task_id"],
+            "context_id": question["context_id"],
+        }
+        done = await outcome(runtime, runtime.submit("librarian", follow_up))
+    assert asked == []
+    assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"
+    assert done.result["task_id"] == question["task_id"]
+    assert librarian.heard == ["greet", "Alan"]
+
+
+async def test_with_input_for_the_model_a_form_comes_with_its_schema_and_data_answers_it() -> None:
+    librarian = Librarian()
+    async with delegating(librarian, input="model") as (runtime, _, _):
+        first = await outcome(runtime, runtime.submit("librarian", {"message": "enrol"}))
+        question = first.result
+        assert isinstance(question, dict)
+        assert question["input_required"] == "Who enrols?"
+        assert question["answer_schema"] == FORM
+        follow_up = {
+            "message": "Grace enrols",
+            "data": {"name": "Grace"},
+            "task_id": question["task_id"],
+            "context_id": question["context_id"],
+        }
+        done = await outcome(runtime, runtime.submit("librarian", follow_up))
+    assert isinstance(done.result, dict) and done.result["text"] == "enrolled Grace"
+    assert librarian.heard == ["enrol", {"name": "Grace"}]
+
+
+async def test_cancelling_the_call_cancels_its_task_at_the_agent_saying_why() -> None:
+    librarian = Librarian()
+    requests = Requests()
+    async with delegating(librarian, requests=requests) as (runtime, events, _):
+        call = runtime.submit("librarian", {"message": "hold"})
+        running = await shown(runtime, events, call, "holding")
+        assert runtime.cancel(call, reason="no longer needed")
+        cancelled = await outcome(runtime, call)
+    assert cancelled.status is CallStatus.CANCELLED
+    task_id = statuses(running)[0]["task_id"]
+    assert librarian.cancelled == [task_id]
+    (cancel,) = [r["params"] for r in requests.seen if r.get("method") == "CancelTask"]
+    assert cancel == {"id": task_id, "metadata": {"reason": "no longer needed"}}
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        ("fail", "the task failed ({task}): the library is closed"),
+        ("reject", "the agent rejected the task ({task}): I do not lend that"),
+        (
+            "auth",
+            "the agent asks for an authentication agentos cannot give ({task}): "
+            "show your library card",
+        ),
+    ],
+)
+async def test_a_task_that_fails_is_rejected_or_wants_authentication_fails_the_call(
+    message: str, error: str
+) -> None:
+    async with delegating(Librarian()) as (runtime, _, _):
+        done = await outcome(runtime, runtime.submit("librarian", {"message": message}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    task = f"task {statuses(done)[0]['task_id']}"
+    assert done.error.message == "A2A agent 'librarian': " + error.format(task=task)
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+async def test_an_agent_on_http_json_is_called_as_one_on_json_rpc(streaming: bool) -> None:
+    librarian = Librarian()
+    accepted = Answer(AnswerAction.ACCEPT, {"answer": "Ada"})
+    settings: dict[str, Any] = {"streaming": streaming, "rest": True, "poll_interval": 0.05}
+    async with delegating(librarian, answer=accepted, **settings) as (runtime, _, _):
+        research = await outcome(runtime, runtime.submit("librarian", {"message": "research ecs"}))
+        greeted = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+    assert isinstance(research.result, dict) and research.result["text"] == "notes on ecs"
+    assert isinstance(greeted.result, dict) and greeted.result["text"] == "hello Ada"
+    assert statuses(research)[-1]["status"] == "completed"  # a poll sees what is, not all
+
+
+async def test_an_answer_without_a_task_is_the_result() -> None:
+    async with delegating(Librarian()) as (runtime, _, _):
+        done = await outcome(runtime, runtime.submit("librarian", {"message": "quote"}))
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict)
+    assert done.result["text"] == "So many books, so little time."
+    assert "task_id" not in done.result and done.result["context_id"]
+
+
+async def test_an_agent_that_does_not_stream_is_polled() -> None:
+    librarian = Librarian()
+    async with delegating(librarian, streaming=False, poll_interval=0.05) as (runtime, events, _):
+        call = runtime.submit("librarian", {"message": "hold"})
+        await shown(runtime, events, call, "holding")
+        librarian.released.set()
+        done = await outcome(runtime, call)
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == "released"
+    assert [entry["status"] for entry in statuses(done)][-1] == "completed"
+
+
+async def test_an_agent_that_cannot_be_reached_fails_the_start_naming_it() -> None:
+    port = free_port()
+    remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    with pytest.raises(ToolsetError) as raised:
+        async with Runtime(toolsets=[remote]):
+            pass
+    message = str(raised.value)
+    assert message.startswith("a2a_agents.librarian: ")
+    assert f"http://127.0.0.1:{port}/.well-known/agent-card.json" in message
+    assert "connection attempts failed" in message
+
+
+async def test_an_agent_that_goes_away_mid_task_fails_the_call_naming_it() -> None:
+    librarian = Librarian()
+    port = free_port()
+    remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    async with served(app(port, librarian), port) as stop, serving(remote) as (runtime, events):
+        call = runtime.submit("librarian", {"message": "hold"})
+        await shown(runtime, events, call, "holding")
+        await stop()
+        done = await outcome(runtime, call)
+        again = await outcome(runtime, runtime.submit("librarian", {"message": "research"}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    task_id = statuses(done)[0]["task_id"]
+    assert done.error.message.startswith(f"A2A agent 'librarian' (task {task_id}): ")
+    assert again.status is CallStatus.FAILED and again.error is not None
+    assert again.error.message.startswith("A2A agent 'librarian': ")
+    assert "connect" in again.error.message.lower()
+    assert "connection" in done.error.message
+
+
+@pytest.mark.parametrize("streaming", [True, False], ids=["streamed", "polled"])
+@pytest.mark.parametrize("babble", ["html", "nonsense"])
+async def test_an_agent_that_answers_garbage_fails_the_call_naming_it(
+    babble: Babble, streaming: bool
+) -> None:
+    port = free_port()
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    async with (
+        served(babbler(port, babble, streaming=streaming), port),
+        serving(remote) as (runtime, _),
+    ):
+        done = await outcome(runtime, runtime.submit("babbler", {"message": "hello"}))
+        after = await outcome(runtime, runtime.submit("babbler", {"message": "again"}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message.startswith("A2A agent 'babbler': "), done.error
+    assert "submitted" not in done.error.message  # never a task it did not give
+    assert after.status is CallStatus.FAILED  # the toolset is still there, and says so again
+
+
+async def test_an_agent_whose_card_is_garbage_fails_the_start_naming_it() -> None:
+    port = free_port()
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    async with served(babbler(port, "card"), port):
+        with pytest.raises(ToolsetError) as raised:
+            async with Runtime(toolsets=[remote]):
+                pass
+    assert str(raised.value).startswith("a2a_agents.babbler: Failed to parse JSON for agent card")
+
+
+async def test_an_agent_that_never_answers_a_message_fails_the_call_naming_it() -> None:
+    port = free_port()
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", answer_timeout=0.2)
+    async with served(babbler(port, "stall"), port), serving(remote) as (runtime, _):
+        done = await outcome(runtime, runtime.submit("babbler", {"message": "hello"}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message == "A2A agent 'babbler': no answer to the message within 0.2 s"
+
+
+async def test_a_silent_stream_is_checked_with_get_task_and_followed_again() -> None:
+    librarian = Librarian()
+    requests = Requests()
+    async with delegating(librarian, requests=requests, answer_timeout=0.05) as (
+        runtime,
+        events,
+        _,
+    ):
+        call = runtime.submit("librarian", {"message": "hold"})
+        await shown(runtime, events, call, "holding")
+        await requests.until("SubscribeToTask", 2)  # silent: checked, then subscribed again
+        librarian.released.set()
+        done = await outcome(runtime, call)
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == "released"
+    methods = requests.methods()
+    assert methods.index("GetTask") < methods.index("SubscribeToTask")
+
+
+async def test_an_agent_that_never_answers_is_a_timed_out_call() -> None:
+    port = free_port()
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    async with served(babbler(port, "stall"), port), serving(remote) as (runtime, _):
+        call = runtime.submit("babbler", {"message": "hello"}, options=CallOptions(timeout=0.2))
+        done = await outcome(runtime, call)
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.kind is ErrorKind.TIMED_OUT, done.error
+
+
+async def test_get_tool_call_status_shows_what_the_agent_says_it_is_doing() -> None:
+    librarian = Librarian()
+    async with delegating(librarian) as (runtime, events, _):
+        call = runtime.submit("librarian", {"message": "hold"})
+        await shown(runtime, events, call, "holding")
+        status = await SystemToolbox(runtime).invoke(
+            "get_tool_call_status", {"tool_call_id": call}, Caller("default")
+        )
+        librarian.released.set()
+        await outcome(runtime, call)
+    said = json.loads(status.to_json())
+    assert said["status"] == "running"
+    assert "holding" in json.dumps(said["progress"])
+
+
+async def test_a_session_delegates_to_an_agent_its_agent_file_names() -> None:
+    librarian = Librarian()
+    port = free_port()
+    asked: list[Asked] = []
+    config = AgentConfig.model_validate(
+        {
+            "name": "reader",
+            "a2a_agents": {
+                "librarian": {
+                    "url": f"http://127.0.0.1:{port}/",
+                    "token": "${LIBRARY_CARD}",
+                    "description": "Asks the librarian.",
+                }
+            },
+        }
+    )
+    provider = ScriptedProvider(
+        (
+            lambda r: last_user_text(r) == "greet the librarian",
+            lambda r: tool_calls(("librarian", {"message": "greet"})),
+        ),
+        (lambda r: True, lambda r: text("done")),
+    )
+    found = agent_tools(config, environ={"LIBRARY_CARD": "s3cret"})
+    ask = answering(Answer(AnswerAction.ACCEPT, {"answer": "Ada"}), asked)
+    seen = Requests()
+    with anyio.fail_after(WAIT * 2):
+        async with (
+            served(app(port, librarian, seen), port),
+            Runtime(found.tools, toolsets=found.toolsets) as runtime,
+            Host(runtime, provider, ask_person=ask) as host,
+        ):
+            session = await host.create_session(config)
+            session.post("greet the librarian")
+            await session.wait_settled()
+            history = str(session.history)
+            described = runtime.tools["librarian"].description
+    assert "hello Ada" in history
+    assert [a.question.message for a in asked] == ["What is your name?"]
+    assert {request["authorization"] for request in seen.seen} == {"Bearer s3cret"}  # card, task
+    assert described == "Asks the librarian."
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"url": "ftp://127.0.0.1/"}, "'ftp://127.0.0.1/' is not an http:// or https:// URL"),
+        ({"url": "http://127.0.0.1/", "tool": "a b"}, "'a b': a tool's name is letters"),
+        ({"url": "http://127.0.0.1/", "input": "nobody"}, "Input should be 'person' or 'model'"),
+        ({"url": "http://127.0.0.1/", "token": ""}, "at least 1 character"),
+        ({"url": "http://127.0.0.1/", "timeout": 3}, "Extra inputs are not permitted"),
+    ],
+)
+def test_a_bad_a2a_agent_entry_is_refused_saying_what_is_wrong(
+    entry: JsonObject, problem: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        AgentConfig.model_validate({"name": "reader", "a2a_agents": {"librarian": entry}})
+
+
+def test_an_agent_file_cannot_give_a_server_and_an_a2a_agent_one_name() -> None:
+    with pytest.raises(ValueError, match="'books': the name of both an MCP server and an A2A"):
+        AgentConfig.model_validate(
+            {
+                "name": "reader",
+                "mcp_servers": {"books": {"url": "http://127.0.0.1/mcp"}},
+                "a2a_agents": {"books": {"url": "http://127.0.0.1/"}},
+            }
+        )
+    with pytest.raises(ValueError, match="'a b': an A2A agent's name is letters"):
+        AgentConfig.model_validate(
+            {"name": "reader", "a2a_agents": {"a b": {"url": "http://127.0.0.1/"}}}
+        )
+
+
+async def test_a_token_from_an_unset_variable_fails_the_start_naming_it() -> None:
+    config = A2aAgentConfig(url="http://127.0.0.1:9/", token="${NOPE}")
+    remote = A2aAgent("librarian", config, environ={})
+    unset = "a2a_agents.librarian.token: ${NOPE} is not set in the environment"
+    with pytest.raises(ToolsetError, match=re.escape(unset)):
+        async with Runtime(toolsets=[remote]):
+            pass
+
+
+async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
+    tmp_path: Path,
+) -> None:
+    librarian = Librarian()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    path = tmp_path / "tasks.db"
+    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
+    with anyio.fail_after(WAIT * 3):
+        async with served(app(port, librarian), port):
+            session_id = await killed_when_ready(path, url, "librarian", {"message": "hold"})
+            assert librarian.holding.is_set() and not librarian.cancelled
+            async with (
+                await SqliteStore.open(path) as store,
+                Runtime(toolsets=[A2aAgent.http("librarian", url)]) as runtime,
+                Host(runtime, provider, store=store) as host,
+                runtime.subscribe(session_id) as events,
+            ):
+                session = await host.resume(session_id, steal=True)
+                (again,) = runtime.list_calls(session_id)
+                await shown(runtime, events, again.call_id, "holding")  # followed again
+                librarian.released.set()
+                done = await outcome(runtime, again.call_id)
+                await session.wait_settled()
+                history = str(session.history)
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == "released"
+    assert librarian.heard == ["hold"]  # followed, not sent again
+    assert "lost" not in history and "released" in history
