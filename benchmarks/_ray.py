@@ -77,7 +77,13 @@ def _alive(pid: int) -> bool:
 async def measure() -> Figures:
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.init(  # its own cluster, even beside a running one (a test run's)
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+    )
     try:
         async with Runtime([work], max_running_per_session=64) as runtime:
             runtime.add_runner("ray", RayRunner([work]))
