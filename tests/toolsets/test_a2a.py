@@ -193,6 +193,28 @@ async def test_with_input_for_the_model_the_call_returns_the_question_and_a_foll
     assert librarian.heard == ["greet", "Alan"]
 
 
+async def test_a_follow_up_naming_only_the_task_is_sent_in_the_tasks_context() -> None:
+    """An agent may keep its tasks where a message without a context is given a new one:
+    the follow-up carries the context the task is in, read with the task."""
+    librarian = Librarian()
+    requests = Requests()
+    async with delegating(librarian, input="model", requests=requests) as (runtime, _, _):
+        first = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+        question = first.result
+        assert isinstance(question, dict)
+        follow_up = {"message": "Alan", "task_id": question["task_id"]}
+        done = await outcome(runtime, runtime.submit("librarian", follow_up))
+    assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"
+    contexts = []
+    for request in requests.seen:
+        params = request.get("params")
+        if "Message" in str(request.get("method")) and isinstance(params, dict):
+            sent = params["message"]
+            assert isinstance(sent, dict)
+            contexts.append(sent.get("contextId"))
+    assert contexts == [None, question["context_id"]]
+
+
 async def test_with_input_for_the_model_a_form_comes_with_its_schema_and_data_answers_it() -> None:
     librarian = Librarian()
     async with delegating(librarian, input="model") as (runtime, _, _):

@@ -54,7 +54,7 @@ async def call_agent(
                 str(args["message"]),
                 args.get("data"),
                 task_id=args.get("task_id"),
-                context_id=args.get("context_id"),
+                context_id=args.get("context_id") or task.context_id,
             )
             await task.send(message)
         while True:

@@ -294,8 +294,11 @@ def answer_of(message: Message, question: Question) -> Answer:
 
 
 def _ids(context: RequestContext) -> tuple[str, str]:
+    """The task's id and its context's. A message that names a stored task but no context
+    is given a new context id by the SDK: the task's own is the one that counts."""
     assert context.task_id is not None and context.context_id is not None
-    return context.task_id, context.context_id
+    task = context.current_task
+    return context.task_id, context.context_id if task is None else task.context_id
 
 
 async def _status(

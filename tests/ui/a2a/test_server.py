@@ -266,6 +266,32 @@ async def test_a_task_outlives_the_process_that_ran_it(tmp_path: Path, env: dict
             assert [t.id for t in listed.tasks] == [later.status_update.task_id, task.id]
 
 
+async def test_a_message_naming_only_a_stored_task_makes_no_session_of_its_own(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """After a restart the SDK gives a message that names a task but no context a new
+    context id; the task's own context is the one its turn would run in, so no session is
+    made for the new id (the SDK then refuses the message: its ids disagree)."""
+    mine = ["--token", "mine"]
+    asking = "tests.ui.cli.asking_tools"
+    with (
+        a2a_server(tmp_path, env, options=mine, module=asking) as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token, streaming=False) as client:
+            (first,) = await everything(client.send_message(message("weather?")))
+            assert first.task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    with (
+        a2a_server(tmp_path, env, options=mine, module=asking) as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token, streaming=False) as client:
+            with pytest.raises(InvalidParamsError):
+                await everything(client.send_message(message("Paris", task_id=first.task.id)))
+    sessions = cli.agentos(env, "sessions").lines
+    assert [row["session_id"] for row in sessions] == [first.task.context_id]
+
+
 async def test_another_host_on_the_store_follows_a_task_this_one_runs(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
