@@ -531,3 +531,34 @@ async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
     assert isinstance(done.result, dict) and done.result["text"] == "released"
     assert librarian.heard == ["hold"]  # followed, not sent again
     assert "lost" not in history and "released" in history
+
+
+async def test_a_resumed_call_whose_task_then_asks_reaches_the_person_at_once(
+    tmp_path: Path,
+) -> None:
+    """A resumed call follows its task by subscribing, and an agent's subscription stays
+    open while the task waits for input: the question is taken as it comes, not after the
+    agent has been silent ``answer_timeout`` seconds (300 here)."""
+    librarian = Librarian()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    path = tmp_path / "tasks.db"
+    provider = ScriptedProvider((lambda r: True, lambda r: text("thanks")))
+    asked: list[Asked] = []
+    person = answering(Answer(AnswerAction.ACCEPT, {"answer": "Alan"}), asked)
+    with anyio.fail_after(WAIT * 3):
+        async with served(app(port, librarian), port):
+            session_id = await killed_when_ready(path, url, "librarian", {"message": "hold ask"})
+            async with (
+                await SqliteStore.open(path) as store,
+                Runtime(toolsets=[A2aAgent.http("librarian", url)]) as runtime,
+                Host(runtime, provider, store=store, ask_person=person) as host,
+                runtime.subscribe(session_id) as events,
+            ):
+                await host.resume(session_id, steal=True)
+                (again,) = runtime.list_calls(session_id)
+                await shown(runtime, events, again.call_id, "holding")
+                librarian.released.set()
+                done = await outcome(runtime, again.call_id)
+    assert [a.question.message for a in asked] == ["What is your name?"]
+    assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"

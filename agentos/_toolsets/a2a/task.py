@@ -125,8 +125,9 @@ class RemoteTask:
         await self.follow()
 
     async def _read(self, events: Any) -> bool:
-        """Take ``events`` (the SDK's stream) until they end (True), or until the agent is
-        silent ``answer_timeout`` seconds (False)."""
+        """Take ``events`` (the SDK's stream) until they end or the task settles (True: an
+        agent's subscription stays open while its task waits for input), or until the agent
+        is silent ``answer_timeout`` seconds (False)."""
         try:
             while True:
                 with anyio.move_on_after(self.remote.answer_timeout):
@@ -134,6 +135,8 @@ class RemoteTask:
                     if event is None:
                         return True
                     self._take(event)
+                    if self.settled:
+                        return True
                     continue
                 return False
         finally:

@@ -4,7 +4,7 @@
   ``completed`` with a text, a data and a files artifact (raw bytes and a URL).
 - ``greet``: asks the person's name (``input-required``, free text), then says hello.
 - ``enrol``: asks with a form (a data part carrying a JSON Schema), then says who enrolled.
-- ``hold``: works until cancelled (or ``release`` is sent).
+- ``hold``: works until cancelled (or ``release`` is sent); ``hold ask`` then asks a name.
 - ``tick N [SECONDS]``: N status messages (SECONDS apart), each saying when it was sent
   (``time.monotonic()``).
 - ``fail``, ``reject``, ``auth``: ends so, saying why.
@@ -108,7 +108,10 @@ class Librarian(AgentExecutor):
             await work.update_status(TaskState.TASK_STATE_WORKING, self._say(work, "holding"))
             self.holding.set()
             await self.released.wait()
-            await work.complete(self._say(work, "released"))
+            if rest == "ask":
+                await work.requires_input(self._say(work, "What is your name?"))
+            else:
+                await work.complete(self._say(work, "released"))
         elif word == "tick":
             count, _, apart = rest.partition(" ")
             for _ in range(int(count)):
