@@ -17,10 +17,6 @@ LOCAL_NAMES = ("127.0.0.1", "localhost", "[::1]")
 """The names a ``Host`` header gives this machine by (besides the address bound)."""
 
 
-class TooLarge(Exception):
-    """A body went past ``MAX_BODY`` while it was read."""
-
-
 class RequestGuard:
     """Refuses a request whose ``Host`` (without its port) is none of ``hosts``, whose
     ``Origin`` is not ``http://`` one of them, or whose body is over ``max_body`` bytes."""
@@ -41,21 +37,23 @@ class RequestGuard:
         if refused is not None:
             await _answer(send, *refused)
             return
-        seen = 0
-
-        async def counted() -> Message:
-            nonlocal seen
+        body = bytearray()  # read whole before the SDK, which would answer an error as 200
+        more = True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise TooLarge
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > self.max_body:
+                await _answer(send, 413, f"a request body is at most {self.max_body} bytes")
+                return
+        read: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
 
-        try:
-            await self.app(scope, counted, send)
-        except TooLarge:
-            await _answer(send, 413, f"a request body is at most {self.max_body} bytes")
+        async def replayed() -> Message:
+            return read.pop() if read else await receive()
+
+        await self.app(scope, replayed, send)
 
     def _refusal(self, headers: dict[str, str]) -> tuple[int, str] | None:
         if _name(headers.get("host", "")) not in self.hosts:

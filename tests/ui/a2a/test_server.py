@@ -222,6 +222,13 @@ async def test_a_client_needs_the_token_and_sees_only_its_own_tasks(
             assert foreign.status_code == 403
             huge = await http.post(url, content=b"x" * (2 * 1024 * 1024), headers=mine)
             assert huge.status_code == 413
+
+            async def chunks() -> AsyncIterator[bytes]:  # no Content-Length to refuse it by
+                for _ in range(40):
+                    yield b"x" * 65536
+
+            chunked = await http.post(url, content=chunks(), headers=mine)
+            assert chunked.status_code == 413, chunked.text
         async with connected(url, token) as client:
             (*_, last) = await everything(client.send_message(message("hello")))
             task_id = last.status_update.task_id
