@@ -48,9 +48,25 @@ async def test_another_writer_holding_the_lock(tmp_path: Path) -> None:
     other.execute("BEGIN EXCLUSIVE")
     try:
         with pytest.raises(StoreError, match="locked by another writer"):
-            await SqliteStore.open(path)
+            await SqliteStore.open(path, busy_timeout=0.05)
     finally:
         other.execute("ROLLBACK")
+        other.close()
+
+
+async def test_a_writer_busy_for_seconds_is_waited_out(tmp_path: Path) -> None:
+    """A second process opening the file while the first migrates it (seconds on a loaded
+    machine) waits for the lock instead of failing."""
+    path = tmp_path / "busy.db"
+    await (await SqliteStore.open(path)).close()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN EXCLUSIVE")
+    held = threading.Timer(2.5, lambda: other.execute("ROLLBACK"))
+    held.start()
+    try:
+        await (await SqliteStore.open(path)).close()
+    finally:
+        held.join()
         other.close()
 
 

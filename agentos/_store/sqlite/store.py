@@ -41,7 +41,9 @@ from agentos._store.tables import TableStore
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "default_path"]
 
-BUSY_TIMEOUT_SECONDS = 2.0
+BUSY_TIMEOUT_SECONDS = 15.0
+"""How long a statement waits for another process's write lock: long enough for a second
+process to wait out the first one's migrations on a loaded machine, short enough to say so."""
 
 
 def default_path() -> Path:
