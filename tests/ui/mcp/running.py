@@ -4,10 +4,11 @@ its own, and the ``mcp`` SDK's client connected to it."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 from mcp import ClientSession
 from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
@@ -54,13 +55,18 @@ def http_server(
     options: Sequence[str] = (),
     module: str = "tests.support.tools",
     agent: str = "",
+    within: float | None = None,
 ) -> Iterator[tuple[str, str | None]]:
     """``agentos mcp --http 0`` running: its URL and token (None with ``--no-token``), read
     off its first line; what it wrote to stderr after that line goes into ``said_after``
-    once it has stopped. ``agent``: the rest of the agent file's TOML."""
+    once it has stopped. ``agent``: the rest of the agent file's TOML. ``within``: the
+    seconds an async test has, once the server is up, before it fails (None: no bound)."""
     agent = agent_file(tmp_path, module, agent)
     args = ["mcp", "--agent", agent, "--http", "0", *options]
-    with serving(args, env, "agentos: MCP at ", said_after) as words:
+    with (
+        serving(args, env, "agentos: MCP at ", said_after) as words,
+        nullcontext() if within is None else anyio.fail_after(within),
+    ):
         yield words[3], (words[5] if words[4] == "token:" else None)
 
 

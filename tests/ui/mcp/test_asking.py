@@ -100,10 +100,7 @@ async def test_a_client_that_declared_elicitation_is_asked_and_its_answer_is_the
         types.ErrorData(code=types.INVALID_REQUEST, message="no person at this client"),
     ]
     answers = iter(given)
-    with (
-        http_server(tmp_path, env, module=MODULE) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module=MODULE, within=60) as (url, token):
         async with connected(url, token, elicitation_callback=answering(answers, asked)) as client:
             started = structured(await client.call_tool("start_session", {"message": "where?"}))
             assert started["answer"] == 'where: accept: {"city": "Lyon"}'
@@ -131,12 +128,9 @@ async def test_a_client_that_does_not_answer_in_time_is_declined_and_its_request
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     asked, withdrawn = anyio.Event(), anyio.Event()
-    with (
-        http_server(tmp_path, env, module=MODULE, options=["--ask-timeout", "0.5"]) as (
-            url,
-            token,
-        ),
-        anyio.fail_after(60),
+    with http_server(tmp_path, env, module=MODULE, options=["--ask-timeout", "0.5"], within=60) as (
+        url,
+        token,
     ):
         async with connected(url, token, elicitation_callback=hanging(asked, withdrawn)) as client:
             started = structured(await client.call_tool("start_session", {"message": "where?"}))
@@ -152,10 +146,7 @@ async def test_cancelling_the_call_withdraws_its_question_from_the_client(
 ) -> None:
     asked, withdrawn = anyio.Event(), anyio.Event()
     answers: list[dict[str, Any]] = []
-    with (
-        http_server(tmp_path, env, module=MODULE) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module=MODULE, within=60) as (url, token):
         elicit = hanging(asked, withdrawn)
         async with (
             connected(url, token, elicitation_callback=elicit) as client,
@@ -184,10 +175,7 @@ async def test_a_client_without_elicitation_sees_the_question_and_answers_with_t
         if message is not None and "needs an answer" in message:
             needs.set()
 
-    with (
-        http_server(tmp_path, env, module=MODULE) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module=MODULE, within=60) as (url, token):
         async with connected(url, token) as client:
             async with started_aside(client, answers, progress):
                 await needs.wait()
@@ -242,10 +230,7 @@ async def test_a_task_whose_call_asks_is_input_required_and_its_client_asked_on_
     answers = iter([types.ElicitResult(action="accept", content={"city": "Lyon"})])
     collected: list[types.CallToolResult] = []
     async with gate(env) as listener:
-        with (
-            http_server(tmp_path, env, module=MODULE) as (url, token),
-            anyio.fail_after(60),
-        ):
+        with http_server(tmp_path, env, module=MODULE, within=60) as (url, token):
             elicit = answering(answers, asked)
             async with connected(url, token, elicitation_callback=elicit) as client:
                 task = await as_task(client, "start_session", {"message": "where?"})
@@ -283,10 +268,7 @@ async def test_a_task_of_a_client_without_elicitation_is_answered_with_the_tool(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     collected: list[types.CallToolResult] = []
-    with (
-        http_server(tmp_path, env, module=MODULE) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module=MODULE, within=60) as (url, token):
         async with connected(url, token) as client:
             task = await as_task(client, "start_session", {"message": "where?"})
             waiting = await until(client, task.task_id, lambda t: t.status != "working")
@@ -345,8 +327,10 @@ async def test_a_subscriber_hears_when_a_call_of_its_session_asks_and_is_answere
         with (
             send,
             notices,
-            http_server(tmp_path, env, module="tests.ui.mcp.asking_later_tools") as (url, token),
-            anyio.fail_after(60),
+            http_server(tmp_path, env, module="tests.ui.mcp.asking_later_tools", within=60) as (
+                url,
+                token,
+            ),
         ):
             async with connected(url, token, message_handler=on_message) as client:
                 task = await as_task(client, "start_session", {"message": "where?"})

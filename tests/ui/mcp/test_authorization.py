@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import httpx2
 import pytest
 
@@ -23,7 +22,7 @@ pytestmark = pytest.mark.anyio
 async def test_a_client_without_the_token_is_told_where_to_find_out_how_to_get_one(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with http_server(tmp_path, env) as (url, token), anyio.fail_after(60):
+    with http_server(tmp_path, env, within=60) as (url, token):
         assert token is not None
         origin = url.removesuffix("/mcp")
         metadata_url = f"{origin}/.well-known/oauth-protected-resource/mcp"
@@ -52,10 +51,7 @@ async def test_a_client_without_the_token_is_told_where_to_find_out_how_to_get_o
 async def test_on_loopback_a_client_may_come_without_a_token_but_not_from_elsewhere(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with (
-        http_server(tmp_path, env, options=["--no-token"]) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, options=["--no-token"], within=60) as (url, token):
         assert token is None and url.startswith("http://127.0.0.1:")
         async with connected(url, None) as client:
             started = structured(await client.call_tool("start_session", {"message": "hi"}))

@@ -37,10 +37,7 @@ def removed_in_2026() -> AbstractContextManager[object]:
 async def test_the_server_tells_its_version_and_completes_session_ids(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with (
-        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, options=["--no-token"], within=60) as (url, _):
         async with connected(url, None) as client:
             info = client.initialize_result
             assert info is not None
@@ -85,12 +82,9 @@ async def test_a_client_that_sets_a_level_hears_its_calls_at_that_level_and_abov
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         told.append(message or "")
 
-    with (
-        http_server(
-            tmp_path, env, options=["--no-token"], module="tests.support.progress_tools"
-        ) as (url, _),
-        anyio.fail_after(60),
-    ):
+    with http_server(
+        tmp_path, env, options=["--no-token"], module="tests.support.progress_tools", within=60
+    ) as (url, _):
         async with connected(url, None, logging_callback=on_log) as client:
             with removed_in_2026():
                 await client.set_logging_level("info")
@@ -120,10 +114,7 @@ async def test_a_client_reads_its_sessions_as_resources_and_hears_when_one_chang
             updated.append(message.params.uri)
             changed.set()
 
-    with (
-        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, options=["--no-token"], within=60) as (url, _):
         async with connected(url, None, message_handler=on_message) as client:
             info = client.initialize_result
             assert info is not None and info.capabilities.resources is not None
@@ -174,10 +165,7 @@ async def test_a_stream_starts_with_a_priming_event_and_resumes_after_it(
 ) -> None:
     """A client of protocol 2025-11-25 gets an event id and a retry interval before
     anything else; one that lost the stream after it gets the rest with ``Last-Event-ID``."""
-    with (
-        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, options=["--no-token"], within=60) as (url, _):
         async with httpx2.AsyncClient(timeout=30) as http:
             hello = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             headers = {

@@ -102,7 +102,7 @@ async def test_over_http_a_client_needs_the_token_and_follows_up_from_a_new_conn
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     chosen = {**env, "AGENTOS_MCP_TOKEN": "sesame-" + "x" * 20}
-    with http_server(tmp_path, chosen) as (url, token), anyio.fail_after(60):
+    with http_server(tmp_path, chosen, within=60) as (url, token):
         assert token == chosen["AGENTOS_MCP_TOKEN"]
         async with httpx2.AsyncClient() as http:
             initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}

@@ -97,9 +97,9 @@ async def test_a_task_answers_at_once_and_another_connection_collects_its_answer
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     async with gate(env) as listener:
-        with (
-            http_server(tmp_path, env, module="tests.support.gate_tools") as (url, token),
-            anyio.fail_after(60),
+        with http_server(tmp_path, env, module="tests.support.gate_tools", within=60) as (
+            url,
+            token,
         ):
             async with connected(url, token) as first:
                 info = first.initialize_result
@@ -150,10 +150,7 @@ async def test_cancelling_a_task_stops_the_calls_its_turn_started(
 ) -> None:
     mark = tmp_path / "cancelled.txt"
     env["AGENTOS_TEST_MARK"] = str(mark)
-    with (
-        http_server(tmp_path, env, module="tests.support.slow_tools") as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module="tests.support.slow_tools", within=60) as (url, token):
         async with connected(url, token) as client:
             task = await as_task(client, "start_session", {"message": "go"})
             session_id = session_of(task)
@@ -196,9 +193,9 @@ async def test_cancelling_a_task_stops_only_the_calls_its_own_turn_started(
     """Two tasks post to one session: cancelling the second stops its turn's call, while the
     first's call, still reporting after the second post, goes on and completes."""
     async with gate(env) as listener:
-        with (
-            http_server(tmp_path, env, module="tests.ui.mcp.stepped_tools") as (url, token),
-            anyio.fail_after(60),
+        with http_server(tmp_path, env, module="tests.ui.mcp.stepped_tools", within=60) as (
+            url,
+            token,
         ):
             async with connected(url, token) as client:
                 first = await as_task(client, "start_session", {"message": "go"})
@@ -229,13 +226,9 @@ async def test_a_task_refused_at_the_cap_starts_no_session(
     ``start_session`` as a task is refused before any session is made."""
     async with gate(env) as listener:
         options = ["--max-tasks", "1"]
-        with (
-            http_server(tmp_path, env, options=options, module="tests.support.gate_tools") as (
-                url,
-                token,
-            ),
-            anyio.fail_after(60),
-        ):
+        with http_server(
+            tmp_path, env, options=options, module="tests.support.gate_tools", within=60
+        ) as (url, token):
             async with connected(url, token) as client:
                 task = await as_task(client, "start_session", {"message": "who is free?"})
                 held = await listener.accept()  # its call runs: the task still works
@@ -273,10 +266,7 @@ async def test_stopping_the_server_leaves_a_tasks_calls_to_the_host(
     had: they are the host's, which stops too, so the stored call reads as any call a stopped
     process left (orphaned, its session may be resumed), not cancelled by the client."""
     env["AGENTOS_TEST_MARK"] = str(tmp_path / "cancelled.txt")
-    with (
-        http_server(tmp_path, env, module="tests.support.slow_tools") as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module="tests.support.slow_tools", within=60) as (url, token):
         async with connected(url, token) as client:
             task = await as_task(client, "start_session", {"message": "go"})
             await until(client, task.task_id, lambda t: "progressed" in str(t.status_message))
@@ -287,10 +277,7 @@ async def test_stopping_the_server_leaves_a_tasks_calls_to_the_host(
 async def test_a_task_is_its_owners_and_is_forgotten_after_its_ttl(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with (
-        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, options=["--no-token"], within=60) as (url, _):
         # without a token, each connection is an owner of its own
         async with connected(url, None) as mine, connected(url, None) as theirs:
             task = await as_task(mine, "start_session", {"message": "hi"}, {"ttl": 60_000})
@@ -335,13 +322,9 @@ async def test_a_turn_longer_than_its_tasks_ttl_keeps_its_answer_a_ttl_after_it_
     asked is not forgotten at the first look after it ends."""
     ttl = timedelta(seconds=2)
     async with gate(env) as listener:
-        with (
-            http_server(tmp_path, env, module="tests.support.gate_tools", agent=SYNC) as (
-                url,
-                token,
-            ),
-            anyio.fail_after(60),
-        ):
+        with http_server(
+            tmp_path, env, module="tests.support.gate_tools", agent=SYNC, within=60
+        ) as (url, token):
             async with connected(url, token) as client:
                 task = await as_task(
                     client,
@@ -368,10 +351,7 @@ async def test_a_client_of_an_older_protocol_is_offered_no_tasks_and_its_task_is
 ) -> None:
     """Tasks are protocol 2025-11-25's: at 2025-06-18 none are offered, and a ``task`` a
     client sends anyway is ignored, the call answered as a plain one."""
-    with (
-        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, options=["--no-token"], within=60) as (url, _):
         async with httpx2.AsyncClient(timeout=30) as http:
             client = {"name": "test", "version": "0"}
             params = {"protocolVersion": OLDER, "capabilities": {}, "clientInfo": client}
@@ -423,10 +403,7 @@ def failed(stream: str) -> dict[str, Any]:
 async def test_agentos_as_a_client_runs_a_post_on_agentos_mcp_as_a_task(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with (
-        http_server(tmp_path, env) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, within=60) as (url, token):
         bearer = {"Authorization": f"Bearer {token}"}
         inner = McpServer.http("inner", url, headers=bearer, prefix="inner_")
         async with Runtime(toolsets=[inner]) as runtime:

@@ -91,10 +91,7 @@ async def until_said(
 async def test_agentos_runs_a_post_on_agentos_mcp_as_a_task_of_the_extension(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with (
-        http_server(tmp_path, env) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, within=60) as (url, token):
         async with inner_served(url, token) as (runtime, _, _):
             call_id = runtime.submit("inner_start_session", {"message": "hello"})
             done = await runtime.wait(call_id, 30)
@@ -117,9 +114,9 @@ async def test_cancelling_the_call_cancels_the_task_and_the_calls_of_its_turn(
 ) -> None:
     mark = tmp_path / "cancelled.txt"
     env["AGENTOS_TEST_MARK"] = str(mark)
-    with (
-        http_server(tmp_path, env, module="tests.support.slow_tools", agent=SYNC) as (url, token),
-        anyio.fail_after(60),
+    with http_server(tmp_path, env, module="tests.support.slow_tools", agent=SYNC, within=60) as (
+        url,
+        token,
     ):
         async with inner_served(url, token) as (runtime, events, _):
             call_id = runtime.submit("inner_start_session", {"message": "go"})
@@ -148,10 +145,7 @@ async def test_a_question_of_the_inner_session_reaches_the_outer_person(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     accepted = Answer(AnswerAction.ACCEPT, {"city": "Oslo"})
-    with (
-        http_server(tmp_path, env, module=ASKING) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module=ASKING, within=60) as (url, token):
         async with inner_served(url, token, accepted) as (runtime, _, asked):
             done = await runtime.wait(runtime.submit("inner_start_session", {"message": "?"}), 30)
     assert done.status is CallStatus.COMPLETED, done
@@ -254,10 +248,7 @@ async def until(client: ClientSession, task_id: str, status: str) -> DetailedTas
 async def test_the_sdks_client_follows_a_task_answers_its_question_and_reads_its_result(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with (
-        http_server(tmp_path, env, module=ASKING) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, module=ASKING, within=60) as (url, token):
         async with modern(url, token) as client:
             created = await client.call_tool(
                 "start_session", {"message": "where?"}, allow_claimed=True
@@ -300,10 +291,7 @@ async def test_without_a_token_each_client_is_its_own_owner_at_the_handshake_pro
     """Without a token a client is its connection, which a 2026-07-28 request has not: that
     protocol is refused, naming the handshake protocols, so a client that probes for it (the
     SDK's, by default) speaks 2025-11-25, an owner of its own that sees no other's sessions."""
-    with (
-        http_server(tmp_path, env, options=["--no-token"]) as (url, _),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, options=["--no-token"], within=60) as (url, _):
         async with (
             streamable_http_client(url) as (read, write),
             ClientSession(read, write) as probing,
@@ -331,10 +319,7 @@ async def test_without_a_token_each_client_is_its_own_owner_at_the_handshake_pro
 async def test_a_client_without_the_extension_gets_no_task(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    with (
-        http_server(tmp_path, env) as (url, token),
-        anyio.fail_after(60),
-    ):
+    with http_server(tmp_path, env, within=60) as (url, token):
         async with modern(url, token, declared=False) as plain:
             answer = await plain.call_tool("start_session", {"message": "hi"})
             assert isinstance(answer, types.CallToolResult)
