@@ -24,7 +24,6 @@ import pytest
 from agentos import (
     AgentConfig,
     Host,
-    McpServerConfig,
     ModelResponse,
     Runtime,
     ScriptedProvider,
@@ -60,7 +59,7 @@ from opentelemetry.trace import StatusCode
 
 from tests.support import ROOT
 from tests.support.backends import running
-from tests.support.mcp_servers import SERVERS
+from tests.support.mcp_stdio import TOOLS_SERVER
 
 pytestmark = pytest.mark.anyio
 
@@ -231,12 +230,8 @@ async def test_after_a_restart_a_lost_call_is_orphaned_and_links_to_the_earlier_
 async def test_an_mcp_call_carries_its_spans_context_to_the_server(
     exporter: InMemorySpanExporter,
 ) -> None:
-    server = McpServerConfig(
-        command=sys.executable,
-        args=[str(SERVERS / "tools_server.py")],
-    )
     waits = ToolPolicy(rules={"trace_context": "run_sync"})
-    config = AgentConfig(name="files", mcp_servers={"files": server}, policy=waits)
+    config = AgentConfig(name="files", mcp_servers={"files": TOOLS_SERVER}, policy=waits)
     found = agent_tools(config)
     provider = ScriptedProvider(
         (lambda r: last_user_text(r) == "go", lambda r: tool_calls(("trace_context", {}))),

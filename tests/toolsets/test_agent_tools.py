@@ -4,15 +4,12 @@ model reads as an image, and the errors for what an agent names that nobody give
 
 from __future__ import annotations
 
-import sys
-
 import anyio
 import pytest
 
 from agentos import (
     AgentConfig,
     Host,
-    McpServerConfig,
     ModelRequest,
     Runtime,
     ScriptedProvider,
@@ -23,16 +20,12 @@ from agentos import (
 )
 from agentos.testing import last_tool_results, last_user_text, text, tool_calls
 from agentos.turns import Caller
-from tests.support.mcp_servers import SERVERS
+from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.toolsets.conftest import WAIT, hosting
 
 pytestmark = pytest.mark.anyio
 
-SERVER = McpServerConfig(
-    command=sys.executable,
-    args=[str(SERVERS / "tools_server.py")],
-)
-FILES = AgentConfig(name="files", mcp_servers={"files": SERVER})
+FILES = AgentConfig(name="files", mcp_servers={"files": TOOLS_SERVER})
 
 
 def answering(prompt: str, *calls: tuple[str, dict[str, object]]) -> ScriptedProvider:

@@ -15,7 +15,6 @@ from agentos import (
     CallStatus,
     Host,
     McpServer,
-    McpServerConfig,
     ModelRequest,
     ProgressKind,
     Runtime,
@@ -23,11 +22,10 @@ from agentos import (
 )
 from agentos.testing import last_user_text, text, tool_calls
 from tests.support.mcp_servers import SERVERS
+from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.toolsets.conftest import WAIT, hosting, outcome
 
 pytestmark = pytest.mark.anyio
-
-SERVER = McpServerConfig(command=sys.executable, args=[str(SERVERS / "tools_server.py")])
 
 
 def sampled(request: ModelRequest) -> bool:
@@ -60,7 +58,7 @@ async def summary(host: Host, config: AgentConfig) -> str:
 
 
 async def test_the_sessions_own_model_answers_and_the_session_pays() -> None:
-    config = AgentConfig(name="files", model="claude-test", mcp_servers={"files": SERVER})
+    config = AgentConfig(name="files", model="claude-test", mcp_servers={"files": TOOLS_SERVER})
     provider = model()
     async with hosting(config, provider) as host:
         said = await summary(host, config)
@@ -77,7 +75,9 @@ async def test_the_sessions_own_model_answers_and_the_session_pays() -> None:
 
 
 async def test_a_session_past_its_budget_refuses_the_servers_request() -> None:
-    config = AgentConfig(name="files", mcp_servers={"files": SERVER}, max_tokens_per_session=1)
+    config = AgentConfig(
+        name="files", mcp_servers={"files": TOOLS_SERVER}, max_tokens_per_session=1
+    )
     provider = ScriptedProvider(
         (sampled, lambda r: text("never asked")),
         (
@@ -93,7 +93,7 @@ async def test_a_session_past_its_budget_refuses_the_servers_request() -> None:
 
 
 async def test_an_agent_file_can_refuse_sampling() -> None:
-    refusing = SERVER.model_copy(update={"sampling": False})
+    refusing = TOOLS_SERVER.model_copy(update={"sampling": False})
     config = AgentConfig(name="files", mcp_servers={"files": refusing})
     async with hosting(config, model()) as host:
         said = await summary(host, config)

@@ -10,7 +10,6 @@ follow the focus, and a session quit with calls running reopens from the store.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,6 @@ from agentos import (
     AgentConfig,
     Host,
     ManualClock,
-    McpServerConfig,
     ModelRequest,
     ModelResponse,
     Runtime,
@@ -43,7 +41,7 @@ from agentos.testing import (
 )
 from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
 from tests.support.backends import hosted, running
-from tests.support.mcp_servers import SERVERS
+from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.researcher import lead_and_researcher
 from tests.support.streaming import streaming_a_call
 from tests.support.tui import (
@@ -380,11 +378,7 @@ async def test_a_store_failing_every_commit_is_told_once_not_per_commit(tmp_path
 
 
 async def test_an_mcp_servers_call_shows_its_progress_and_c_cancels_it_in_the_server() -> None:
-    server = McpServerConfig(
-        command=sys.executable,
-        args=[str(SERVERS / "tools_server.py")],
-    )
-    config = CONFIG.model_copy(update={"mcp_servers": {"files": server}})
+    config = CONFIG.model_copy(update={"mcp_servers": {"files": TOOLS_SERVER}})
     provider = ScriptedProvider(
         (lambda r: last_user_text(r) == "read", lambda r: tool_calls(("slow", {"steps": 2}))),
         (lambda r: True, lambda r: text("ok")),

@@ -7,7 +7,6 @@ said on the screen and nothing is sent; a question no longer asked is said so.""
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -21,7 +20,6 @@ from agentos import (
     Asked,
     Host,
     JsonObject,
-    McpServerConfig,
     Runtime,
     ScriptedProvider,
     ToolContext,
@@ -31,7 +29,7 @@ from agentos import (
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.tui import CallsPane, ChatApp, Details
 from tests.support.backends import running
-from tests.support.mcp_servers import SERVERS
+from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.tui import CONFIG, cell, say, until
 
 pytestmark = pytest.mark.anyio
@@ -273,8 +271,7 @@ async def test_a_form_that_cannot_be_filled_in_here_can_still_be_declined() -> N
 
 
 async def test_an_mcp_servers_elicitation_is_answered_on_the_screen() -> None:
-    server = McpServerConfig(command=sys.executable, args=[str(SERVERS / "tools_server.py")])
-    config = CONFIG.model_copy(update={"mcp_servers": {"files": server}})
+    config = CONFIG.model_copy(update={"mcp_servers": {"files": TOOLS_SERVER}})
     provider = ScriptedProvider(
         (lambda r: last_user_text(r) == "where?", lambda r: tool_calls(("ask_city", {}))),
         (lambda r: True, lambda r: text("ok")),

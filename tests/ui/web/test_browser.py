@@ -35,7 +35,6 @@ from agentos import (
     Host,
     JsonObject,
     ManualClock,
-    McpServerConfig,
     Runtime,
     ScriptedProvider,
     SqliteStore,
@@ -58,7 +57,7 @@ from agentos.web import make_app
 from tests.support import ROOT
 from tests.support.backends import hosted, running
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.mcp_servers import SERVERS
+from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.researcher import lead_and_researcher
 from tests.support.web import held_elsewhere
 
@@ -296,11 +295,7 @@ async def page_on(host: Host, runtime: Runtime, config: AgentConfig) -> AsyncIte
 async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the_server(
     tmp_path: Path,
 ) -> None:
-    server = McpServerConfig(
-        command=sys.executable,
-        args=[str(SERVERS / "tools_server.py")],
-    )
-    config = AgentConfig(mcp_servers={"files": server})
+    config = AgentConfig(mcp_servers={"files": TOOLS_SERVER})
     provider = ScriptedProvider(
         (lambda r: last_user_text(r) == "read", lambda r: tool_calls(("slow", {"steps": 4}))),
         (lambda r: True, lambda r: text("Reading.")),
@@ -1354,8 +1349,7 @@ async def test_a_page_to_open_is_a_link_the_person_follows_never_the_page() -> N
 async def test_an_mcp_servers_elicitation_is_answered_on_the_page() -> None:
     """A server's elicitation/create reaches the person as the call's question, its form
     from the server's schema, and what the person typed reaches the server."""
-    server = McpServerConfig(command=sys.executable, args=[str(SERVERS / "tools_server.py")])
-    config = AgentConfig(mcp_servers={"files": server})
+    config = AgentConfig(mcp_servers={"files": TOOLS_SERVER})
     provider = ScriptedProvider(
         (lambda r: last_user_text(r) == "where?", lambda r: tool_calls(("ask_city", {}))),
         (lambda r: True, lambda r: text("Noted.")),
