@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from agentos import CallEvent, CallOptions, RayRunner, Runtime, ToolContext, tool
 from benchmarks._common import Figures, emit, median, percentile, quiet_logs, reported
+from tests.support.ray_tools import start_local_cluster
 
 ROUNDS = 5
 CALLS = 20
@@ -77,13 +78,7 @@ def _alive(pid: int) -> bool:
 async def measure() -> Figures:
     import ray
 
-    ray.init(  # its own cluster, even beside a running one (a test run's)
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-    )
+    start_local_cluster(ray)
     try:
         async with Runtime([work], max_running_per_session=64) as runtime:
             runtime.add_runner("ray", RayRunner([work]))

@@ -29,13 +29,7 @@ ON_RAY = CallOptions(runner="ray")
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     ray = ray_tools.need_ray()
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-    )
+    ray_tools.start_local_cluster(ray)
     try:
         yield
     finally:

@@ -33,6 +33,18 @@ def need_ray() -> ModuleType:
     return ray
 
 
+def start_local_cluster(ray: ModuleType) -> None:
+    """Start a Ray cluster of this process's own (even beside a running one, a test run's):
+    two CPUs, no dashboard, the workers' logs and Ray's logging left out of the driver's."""
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+    )
+
+
 def written_within(path: Path, seconds: float) -> bool:
     """Whether a file (written by a tool in a Ray worker) appears within ``seconds``."""
     deadline = time.monotonic() + seconds
