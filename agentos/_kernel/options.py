@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from agentos._kernel.checks import check_retries, check_seconds, check_text
+from agentos._kernel.checks import check_optional_texts, check_retries, check_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,16 +54,13 @@ class CallOptions:
         check_retries(self.retries)
         if self.attempt_timeout is not None:
             check_seconds("attempt_timeout", self.attempt_timeout)
-        if self.label is not None:
-            check_text("label", self.label)
-        if self.runner is not None:
-            check_text("runner", self.runner)
-        if self.disposition is not None:
-            check_text("disposition", self.disposition)
-        if self.trace_parent is not None:
-            check_text("trace_parent", self.trace_parent)
-        if self.nobody_to_ask is not None:
-            check_text("nobody_to_ask", self.nobody_to_ask)
+        check_optional_texts(
+            label=self.label,
+            runner=self.runner,
+            disposition=self.disposition,
+            trace_parent=self.trace_parent,
+            nobody_to_ask=self.nobody_to_ask,
+        )
 
 
 DEFAULT_OPTIONS = CallOptions()
