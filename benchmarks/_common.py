@@ -271,14 +271,22 @@ async def echo_rounds(
             assert done.status == "completed", done
         return (time.perf_counter() - started) / echoes
 
-    await mean_seconds(far)
-    await mean_seconds(near)
-    far_seconds: list[float] = []
-    near_seconds: list[float] = []
+    return await alternated(rounds, lambda: mean_seconds(far), lambda: mean_seconds(near))
+
+
+async def alternated(
+    rounds: int, first: Callable[[], Awaitable[float]], second: Callable[[], Awaitable[float]]
+) -> tuple[list[float], list[float]]:
+    """``rounds`` measures of ``first`` and of ``second``, taken in turn after a warm-up of
+    each: on a shared machine a slow moment weighs on both, not on one."""
+    await first()
+    await second()
+    firsts: list[float] = []
+    seconds: list[float] = []
     for _ in range(rounds):
-        far_seconds.append(await mean_seconds(far))
-        near_seconds.append(await mean_seconds(near))
-    return far_seconds, near_seconds
+        firsts.append(await first())
+        seconds.append(await second())
+    return firsts, seconds
 
 
 def median(values: Iterable[float]) -> float:

@@ -15,7 +15,7 @@ import time
 import anyio
 
 from agentos import Runtime
-from benchmarks._common import Figures, median, noop, run_measure
+from benchmarks._common import Figures, alternated, median, noop, run_measure
 
 CALLS = 10_000
 REPETITIONS = 5
@@ -51,13 +51,9 @@ async def raw_anyio_seconds(calls: int) -> float:
 
 
 async def measure() -> Figures:
-    await runtime_seconds(CALLS)
-    await raw_anyio_seconds(CALLS)
-    runtime: list[float] = []
-    raw: list[float] = []
-    for _ in range(REPETITIONS):
-        runtime.append(await runtime_seconds(CALLS))
-        raw.append(await raw_anyio_seconds(CALLS))
+    runtime, raw = await alternated(
+        REPETITIONS, lambda: runtime_seconds(CALLS), lambda: raw_anyio_seconds(CALLS)
+    )
     per_call = min(runtime) / CALLS * 1e6
     raw_per_call = min(raw) / CALLS * 1e6
     return {
