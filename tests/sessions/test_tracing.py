@@ -25,12 +25,10 @@ from agentos import (
     AgentConfig,
     Host,
     ModelResponse,
-    Runtime,
     ScriptedProvider,
     SqliteStore,
     ToolPolicy,
     YieldOnTimeout,
-    agent_tools,
 )
 from agentos.testing import (
     HeldProvider,
@@ -58,7 +56,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import StatusCode
 
 from tests.support import ROOT
-from tests.support.backends import running
+from tests.support.backends import running, running_agent
 from tests.support.mcp_stdio import TOOLS_SERVER
 
 pytestmark = pytest.mark.anyio
@@ -232,16 +230,13 @@ async def test_an_mcp_call_carries_its_spans_context_to_the_server(
 ) -> None:
     waits = ToolPolicy(rules={"trace_context": "run_sync"})
     config = AgentConfig(name="files", mcp_servers={"files": TOOLS_SERVER}, policy=waits)
-    found = agent_tools(config)
     provider = ScriptedProvider(
         (lambda r: last_user_text(r) == "go", lambda r: tool_calls(("trace_context", {}))),
         (lambda r: True, lambda r: text("done")),
     )
     with anyio.fail_after(60):
-        async with (
-            Runtime(found.tools, toolsets=found.toolsets) as runtime,
-            Host(runtime, provider, tracer_provider=provider_for(exporter)) as host,
-        ):
+        tracing = provider_for(exporter)
+        async with running_agent(config, provider, tracer_provider=tracing) as (runtime, host):
             session = await host.create_session(config)
             session.post("go")
             await session.wait_idle()

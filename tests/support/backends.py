@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +14,7 @@ import anyio
 import asyncpg
 
 from agentos import (
+    AgentConfig,
     Host,
     ManualClock,
     PostgresStore,
@@ -23,6 +24,8 @@ from agentos import (
     Session,
     SqliteStore,
     Tool,
+    Toolset,
+    agent_tools,
 )
 from agentos.testing import last_user_text, text
 
@@ -85,15 +88,28 @@ async def running(
     model: Provider,
     *tools: Tool[Any],
     clock: ManualClock | None = None,
+    toolsets: Sequence[Toolset] = (),
     **host_options: Any,
 ) -> AsyncIterator[tuple[Runtime, Host]]:
-    """A runtime with ``tools`` and a host (given ``host_options``) answering with ``model``:
-    the set-up most session tests start from, in memory unless ``host_options`` name a store."""
+    """A runtime with ``tools`` (and ``toolsets``) and a host (given ``host_options``)
+    answering with ``model``: the set-up most session tests start from, in memory unless
+    ``host_options`` name a store."""
     async with (
-        Runtime(list(tools), clock=clock) as runtime,
+        Runtime(list(tools), clock=clock, toolsets=toolsets) as runtime,
         Host(runtime, model, **host_options) as host,
     ):
         yield runtime, host
+
+
+@asynccontextmanager
+async def running_agent(
+    config: AgentConfig, model: Provider, **host_options: Any
+) -> AsyncIterator[tuple[Runtime, Host]]:
+    """``running`` for an agent: the runtime has the tools, MCP servers and A2A agents that
+    ``config`` names (``agent_tools``)."""
+    found = agent_tools(config)
+    async with running(model, *found.tools, toolsets=found.toolsets, **host_options) as both:
+        yield both
 
 
 @asynccontextmanager

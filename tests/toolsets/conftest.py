@@ -27,9 +27,9 @@ from agentos import (
     ScriptedProvider,
     SqliteStore,
     Toolset,
-    agent_tools,
 )
 from agentos.testing import text
+from tests.support.backends import running_agent
 
 WAIT = 20  # seconds: a bound on real work (starting a Python process on a busy machine)
 
@@ -74,12 +74,8 @@ async def serving(
 @asynccontextmanager
 async def hosting(config: AgentConfig, provider: Provider) -> AsyncIterator[Host]:
     """A host over ``config``'s tools and MCP servers, with ``provider`` as its model."""
-    found = agent_tools(config)
     with anyio.fail_after(WAIT * 2):
-        async with (
-            Runtime(found.tools, toolsets=found.toolsets) as runtime,
-            Host(runtime, provider) as host,
-        ):
+        async with running_agent(config, provider) as (_, host):
             yield host
 
 

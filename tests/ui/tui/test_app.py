@@ -20,14 +20,11 @@ from textual.widgets import DataTable, Input, Static
 
 from agentos import (
     AgentConfig,
-    Host,
     ManualClock,
     ModelRequest,
     ModelResponse,
-    Runtime,
     ScriptedProvider,
     Session,
-    agent_tools,
 )
 from agentos.testing import (
     FailingProvider,
@@ -40,7 +37,7 @@ from agentos.testing import (
     tool_calls,
 )
 from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
-from tests.support.backends import hosted, running
+from tests.support.backends import hosted, running, running_agent
 from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.researcher import lead_and_researcher
 from tests.support.streaming import streaming_a_call
@@ -383,11 +380,7 @@ async def test_an_mcp_servers_call_shows_its_progress_and_c_cancels_it_in_the_se
         (lambda r: last_user_text(r) == "read", lambda r: tool_calls(("slow", {"steps": 2}))),
         (lambda r: True, lambda r: text("ok")),
     )
-    found = agent_tools(config)
-    async with (
-        Runtime(toolsets=found.toolsets) as runtime,
-        Host(runtime, provider) as host,
-    ):
+    async with running_agent(config, provider) as (runtime, host):
         app = ChatApp(await host.create_session(config), runtime)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await say(pilot, "read")

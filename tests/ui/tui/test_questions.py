@@ -18,17 +18,15 @@ from textual.widgets import Button, DataTable, Input, Static
 from agentos import (
     Answer,
     Asked,
-    Host,
     JsonObject,
     Runtime,
     ScriptedProvider,
     ToolContext,
-    agent_tools,
     tool,
 )
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.tui import CallsPane, ChatApp, Details
-from tests.support.backends import running
+from tests.support.backends import running, running_agent
 from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.tui import CONFIG, cell, say, until
 
@@ -276,11 +274,7 @@ async def test_an_mcp_servers_elicitation_is_answered_on_the_screen() -> None:
         (lambda r: last_user_text(r) == "where?", lambda r: tool_calls(("ask_city", {}))),
         (lambda r: True, lambda r: text("ok")),
     )
-    found = agent_tools(config)
-    async with (
-        Runtime(toolsets=found.toolsets) as runtime,
-        Host(runtime, provider, ask_person=held) as host,
-    ):
+    async with running_agent(config, provider, ask_person=held) as (runtime, host):
         app = ChatApp(await host.create_session(config), runtime, host=host)
         async with app.run_test(size=(80, 24), notifications=True) as pilot:
             await say(pilot, "where?")

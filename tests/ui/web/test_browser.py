@@ -39,7 +39,6 @@ from agentos import (
     ScriptedProvider,
     SqliteStore,
     ToolContext,
-    agent_tools,
     tool,
 )
 from agentos.testing import (
@@ -55,7 +54,7 @@ from agentos.testing import (
 )
 from agentos.web import make_app
 from tests.support import ROOT
-from tests.support.backends import hosted, running
+from tests.support.backends import hosted, running, running_agent
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.researcher import lead_and_researcher
@@ -301,8 +300,7 @@ async def test_an_mcp_servers_call_shows_its_progress_and_its_cancel_reaches_the
         (lambda r: True, lambda r: text("Reading.")),
     )
     async with (
-        Runtime(toolsets=agent_tools(config).toolsets) as runtime,
-        Host(runtime, provider) as host,
+        running_agent(config, provider) as (runtime, host),
         page_on(host, runtime, config) as page,
     ):
         await say(page, "read")
@@ -1355,8 +1353,7 @@ async def test_an_mcp_servers_elicitation_is_answered_on_the_page() -> None:
         (lambda r: True, lambda r: text("Noted.")),
     )
     async with (
-        Runtime(toolsets=agent_tools(config).toolsets) as runtime,
-        Host(runtime, provider, ask_person=for_the_person) as host,
+        running_agent(config, provider, ask_person=for_the_person) as (runtime, host),
         page_on(host, runtime, config) as page,
     ):
         await say(page, "where?")
