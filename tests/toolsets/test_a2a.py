@@ -39,12 +39,16 @@ from agentos import (
 )
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
+from tests.support import cli
 from tests.support.a2a_agents.babbler import Babble
 from tests.support.a2a_agents.babbler import app as babbler
 from tests.support.a2a_agents.librarian import FORM, Librarian, Requests, app
 from tests.support.asgi import free_port, served
 from tests.support.task_host import killed_when_ready
 from tests.toolsets.conftest import WAIT, answering, outcome, serving
+from tests.ui.a2a.running import a2a_server
+
+env = cli.env  # the fixture, for an ``agentos a2a`` process: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 
@@ -562,3 +566,32 @@ async def test_a_resumed_call_whose_task_then_asks_reaches_the_person_at_once(
                 done = await outcome(runtime, again.call_id)
     assert [a.question.message for a in asked] == ["What is your name?"]
     assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"
+
+
+@pytest.mark.parametrize(
+    ("answer", "heard"),
+    [
+        (Answer(AnswerAction.ACCEPT, {"city": "Lyon"}), 'accept: {"city": "Lyon"}'),
+        (Answer(AnswerAction.DECLINE), "decline: null (the A2A client said decline)"),
+    ],
+    ids=["accepted", "declined"],
+)
+async def test_an_agentos_agents_question_is_asked_with_its_form_and_answered_as_data(
+    tmp_path: Path, env: dict[str, str], answer: Answer, heard: str
+) -> None:
+    """``agentos a2a`` puts a call's question in a data part of its own shape (the call,
+    and the question with its form): the person gets that form, and the form's values
+    reach the remote call; declined, the remote call hears the decline and goes on."""
+    asked: list[Asked] = []
+    with a2a_server(tmp_path, env, module="tests.ui.cli.asking_tools") as (url, token):
+        worker = A2aAgent.http("worker", url, token=token, start_timeout=WAIT)
+        async with serving(worker, ask=answering(answer, asked)) as (runtime, _):
+            done = await outcome(runtime, runtime.submit("worker", {"message": "weather?"}))
+    assert done.status is CallStatus.COMPLETED, done
+    (question,) = asked
+    assert question.question.message == "Which city?"
+    form = question.question.form
+    assert form is not None and form["required"] == ["city"]
+    assert set(form["properties"]) == {"city", "days"}  # type: ignore[arg-type]
+    assert isinstance(done.result, dict)
+    assert done.result["text"] == f"where: {heard}"
