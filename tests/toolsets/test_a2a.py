@@ -16,6 +16,9 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
 
 from agentos import (
     A2aAgent,
@@ -40,7 +43,7 @@ from agentos import (
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
 from tests.support import cli
-from tests.support.a2a_agents.babbler import Babble
+from tests.support.a2a_agents.babbler import TASK, Babble
 from tests.support.a2a_agents.babbler import app as babbler
 from tests.support.a2a_agents.librarian import FORM, Librarian, Requests, app
 from tests.support.asgi import free_port, served
@@ -357,6 +360,60 @@ async def test_an_agent_that_answers_garbage_fails_the_call_naming_it(
     assert done.error.message.startswith("A2A agent 'babbler': "), done.error
     assert "submitted" not in done.error.message  # never a task it did not give
     assert after.status is CallStatus.FAILED  # the toolset is still there, and says so again
+
+
+@pytest.mark.parametrize("babble", ["torn", "cut"])
+async def test_a_call_whose_stream_breaks_cancels_its_task_before_it_fails(
+    babble: Babble,
+) -> None:
+    """The agent is there but its task's stream broke (garbage on it, or it ended and the
+    task reads as garbage): nobody would follow the task, so it is cancelled."""
+    port = free_port()
+    heard: list[JsonObject] = []
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    async with (
+        served(babbler(port, babble, heard=heard), port),
+        serving(remote) as (runtime, _),
+    ):
+        done = await outcome(runtime, runtime.submit("babbler", {"message": "hello"}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message.startswith(f"A2A agent 'babbler' (task {TASK}): "), done.error
+    (cancel,) = [asked for asked in heard if asked["method"] == "CancelTask"]
+    params = cancel["params"]
+    assert isinstance(params, dict) and params["id"] == TASK
+    assert params["metadata"] == {
+        "reason": f"the call that followed the task failed: {done.error.message}"
+    }
+
+
+async def test_a_follow_up_that_fails_leaves_the_task_for_the_model_to_answer_again() -> None:
+    """With ``input = "model"`` a task waiting for an answer is the model's: a follow-up
+    whose answer is met with garbage fails without cancelling it, and the next answers it."""
+    librarian = Librarian()
+    port = free_port()
+    garbled: list[str] = []
+
+    class GarbleAnAnswer(BaseHTTPMiddleware):
+        async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Any:
+            body = await request.body()
+            if b"Message" in body and b'"taskId"' in body and not garbled:
+                garbled.append(body.decode())
+                return HTMLResponse("<html><body>It works!</body></html>")
+            return await call_next(request)
+
+    agent = app(port, librarian)
+    agent.add_middleware(GarbleAnAnswer)
+    remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", input="model")
+    async with served(agent, port), serving(remote) as (runtime, _):
+        first = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+        question = first.result
+        assert isinstance(question, dict)
+        follow_up = {"message": "Alan", "task_id": question["task_id"]}
+        failed = await outcome(runtime, runtime.submit("librarian", follow_up))
+        done = await outcome(runtime, runtime.submit("librarian", follow_up))
+    assert failed.status is CallStatus.FAILED and garbled, failed
+    assert librarian.cancelled == []
+    assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"
 
 
 async def test_an_agent_whose_card_is_garbage_fails_the_start_naming_it() -> None:

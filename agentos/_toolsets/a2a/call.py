@@ -18,6 +18,7 @@ from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import ToolFailure
 from agentos._toolsets.a2a.parts import (
     FREE_TEXT,
+    INTERRUPTED,
     answer_message,
     question_of,
     result_of,
@@ -71,7 +72,10 @@ async def call_agent(
         await task.cancel(ctx.cancel_reason)
         raise
     except Exception as error:
-        return ToolFailure(_failed(remote.name, task, error))
+        failed = _failed(remote.name, task, error)
+        if task.seen and not (asker == "model" and task.state in INTERRUPTED):
+            await task.cancel(f"the call that followed the task failed: {failed}")
+        return ToolFailure(failed)
 
 
 def _ended(task: RemoteTask) -> Json | ToolFailure:
