@@ -594,6 +594,46 @@ async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
     assert "lost" not in history and "released" in history
 
 
+async def test_a_task_handed_to_a_call_is_let_go_however_the_call_ends() -> None:
+    """``resume_task`` hands a call its task; the call takes it as it starts, whether it
+    then completes, fails (the agent knows no such task) or is cancelled; a call that
+    ends without starting keeps it only until the runtime closes."""
+    librarian = Librarian()
+    port = free_port()
+    remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    anything = {"message": "not sent: the call goes on with its task"}
+
+    def handed(task_id: str) -> str:
+        call_id = runtime.submit("librarian", anything)
+        remote.resume_task(call_id, task_id)
+        return call_id
+
+    async with served(app(port, librarian), port), serving(remote) as (runtime, events):
+        research = await outcome(runtime, runtime.submit("librarian", {"message": "research"}))
+        assert isinstance(research.result, dict)
+        completed = await outcome(runtime, handed(str(research.result["task_id"])))
+        unknown = await outcome(runtime, handed("no-such-task"))
+        held = runtime.submit("librarian", {"message": "hold"})
+        task_id = statuses(await shown(runtime, events, held, "holding"))[0]["task_id"]
+        following = handed(str(task_id))
+        await shown(runtime, events, following, "holding")
+        runtime.cancel(following, reason="no longer needed")
+        cancelled = await outcome(runtime, following)
+        left = await outcome(runtime, held)  # its task cancelled under it
+        never = handed("never")
+        runtime.cancel(never)  # before it starts
+        assert (await outcome(runtime, never)).status is CallStatus.CANCELLED
+        assert remote.resuming == {never: "never"}
+    assert completed.status is CallStatus.COMPLETED, completed
+    assert unknown.status is CallStatus.FAILED and unknown.error is not None
+    assert "Task not found" in unknown.error.message
+    assert cancelled.status is CallStatus.CANCELLED and librarian.cancelled == [task_id]
+    assert left.status is CallStatus.FAILED and left.error is not None
+    assert "the agent cancelled the task" in left.error.message
+    assert librarian.heard == ["research", "hold"]  # followed, never sent again
+    assert remote.resuming == {}
+
+
 async def test_a_resumed_call_whose_task_then_asks_reaches_the_person_at_once(
     tmp_path: Path,
 ) -> None:
