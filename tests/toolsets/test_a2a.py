@@ -692,3 +692,30 @@ async def test_an_agentos_agents_question_is_asked_with_its_form_and_answered_as
     assert set(form["properties"]) == {"city", "days"}  # type: ignore[arg-type]
     assert isinstance(done.result, dict)
     assert done.result["text"] == f"where: {heard}"
+
+
+async def test_with_input_for_the_model_an_agentos_agents_question_comes_with_its_form(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The model gets the form of the question an ``agentos a2a`` call asked as the
+    answer's schema; an answer that does not fit it is asked again, saying why first."""
+    with a2a_server(tmp_path, env, module="tests.ui.cli.asking_tools") as (url, token):
+        worker = A2aAgent.http("worker", url, token=token, start_timeout=WAIT, input="model")
+        async with serving(worker) as (runtime, _):
+            first = await outcome(runtime, runtime.submit("worker", {"message": "weather?"}))
+            question = first.result
+            assert isinstance(question, dict), first
+            on_the_task = {"task_id": question["task_id"], "context_id": question["context_id"]}
+            unfit = {"message": "here", "data": {"town": "Lyon"}, **on_the_task}
+            again = await outcome(runtime, runtime.submit("worker", unfit))
+            fit = {"message": "here", "data": {"city": "Lyon"}, **on_the_task}
+            done = await outcome(runtime, runtime.submit("worker", fit))
+    assert question["input_required"] == "Which city?"
+    schema = question["answer_schema"]
+    assert isinstance(schema, dict) and schema["required"] == ["city"]
+    assert isinstance(again.result, dict)
+    said = again.result["input_required"]
+    assert isinstance(said, str) and said.startswith("that answer does not fit: ")
+    assert said.endswith("\nWhich city?") and again.result["answer_schema"] == schema
+    assert isinstance(done.result, dict)
+    assert done.result["text"] == 'where: accept: {"city": "Lyon"}'
