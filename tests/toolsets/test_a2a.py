@@ -676,22 +676,44 @@ async def test_a_resumed_call_whose_task_then_asks_reaches_the_person_at_once(
 async def test_an_agentos_agents_question_is_asked_with_its_form_and_answered_as_data(
     tmp_path: Path, env: dict[str, str], answer: Answer, heard: str
 ) -> None:
-    """``agentos a2a`` puts a call's question in a data part of its own shape (the call,
-    and the question with its form): the person gets that form, and the form's values
+    """A session whose agent file names an ``agentos a2a`` agent delegates to it; that
+    agent's call asks with a form, which it puts in a data part of its own shape (the
+    call, and the question with its form): the person gets that form, and its values
     reach the remote call; declined, the remote call hears the decline and goes on."""
     asked: list[Asked] = []
+    provider = ScriptedProvider(
+        (
+            lambda r: last_user_text(r) == "ask the worker",
+            lambda r: tool_calls(("worker", {"message": "weather?"})),
+        ),
+        (lambda r: True, lambda r: text("done")),
+    )
     with a2a_server(tmp_path, env, module="tests.ui.cli.asking_tools") as (url, token):
-        worker = A2aAgent.http("worker", url, token=token, start_timeout=WAIT)
-        async with serving(worker, ask=answering(answer, asked)) as (runtime, _):
-            done = await outcome(runtime, runtime.submit("worker", {"message": "weather?"}))
+        assert token is not None
+        entry = {"url": url, "token": "${WORKER_TOKEN}"}
+        config = AgentConfig.model_validate({"name": "boss", "a2a_agents": {"worker": entry}})
+        found = agent_tools(config, environ={"WORKER_TOKEN": token})
+        with anyio.fail_after(WAIT * 2):
+            async with (
+                Runtime(found.tools, toolsets=found.toolsets) as runtime,
+                Host(runtime, provider, ask_person=answering(answer, asked)) as host,
+            ):
+                session = await host.create_session(config)
+                session.post("ask the worker")
+                await session.wait_settled()
+                (call,) = runtime.list_calls(session.session_id)
+                done = await outcome(runtime, call.call_id)
     assert done.status is CallStatus.COMPLETED, done
     (question,) = asked
     assert question.question.message == "Which city?"
+    assert question.question.source == "A2A agent worker"
     form = question.question.form
     assert form is not None and form["required"] == ["city"]
     assert set(form["properties"]) == {"city", "days"}  # type: ignore[arg-type]
     assert isinstance(done.result, dict)
     assert done.result["text"] == f"where: {heard}"
+    action = heard.split(":")[0]
+    assert f"where: {action}" in str(session.history)  # the session's model read it
 
 
 async def test_with_input_for_the_model_an_agentos_agents_question_comes_with_its_form(
