@@ -16,6 +16,9 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
 
 from agentos import (
     A2aAgent,
@@ -39,12 +42,16 @@ from agentos import (
 )
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
-from tests.support.a2a_agents.babbler import Babble
+from tests.support import cli
+from tests.support.a2a_agents.babbler import TASK, Babble
 from tests.support.a2a_agents.babbler import app as babbler
 from tests.support.a2a_agents.librarian import FORM, Librarian, Requests, app
 from tests.support.asgi import free_port, served
 from tests.support.task_host import killed_when_ready
 from tests.toolsets.conftest import WAIT, answering, outcome, serving
+from tests.ui.a2a.running import a2a_server
+
+env = cli.env  # the fixture, for an ``agentos a2a`` process: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 
@@ -355,6 +362,60 @@ async def test_an_agent_that_answers_garbage_fails_the_call_naming_it(
     assert after.status is CallStatus.FAILED  # the toolset is still there, and says so again
 
 
+@pytest.mark.parametrize("babble", ["torn", "cut"])
+async def test_a_call_whose_stream_breaks_cancels_its_task_before_it_fails(
+    babble: Babble,
+) -> None:
+    """The agent is there but its task's stream broke (garbage on it, or it ended and the
+    task reads as garbage): nobody would follow the task, so it is cancelled."""
+    port = free_port()
+    heard: list[JsonObject] = []
+    remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    async with (
+        served(babbler(port, babble, heard=heard), port),
+        serving(remote) as (runtime, _),
+    ):
+        done = await outcome(runtime, runtime.submit("babbler", {"message": "hello"}))
+    assert done.status is CallStatus.FAILED and done.error is not None
+    assert done.error.message.startswith(f"A2A agent 'babbler' (task {TASK}): "), done.error
+    (cancel,) = [asked for asked in heard if asked["method"] == "CancelTask"]
+    params = cancel["params"]
+    assert isinstance(params, dict) and params["id"] == TASK
+    assert params["metadata"] == {
+        "reason": f"the call that followed the task failed: {done.error.message}"
+    }
+
+
+async def test_a_follow_up_that_fails_leaves_the_task_for_the_model_to_answer_again() -> None:
+    """With ``input = "model"`` a task waiting for an answer is the model's: a follow-up
+    whose answer is met with garbage fails without cancelling it, and the next answers it."""
+    librarian = Librarian()
+    port = free_port()
+    garbled: list[str] = []
+
+    class GarbleAnAnswer(BaseHTTPMiddleware):
+        async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Any:
+            body = await request.body()
+            if b"Message" in body and b'"taskId"' in body and not garbled:
+                garbled.append(body.decode())
+                return HTMLResponse("<html><body>It works!</body></html>")
+            return await call_next(request)
+
+    agent = app(port, librarian)
+    agent.add_middleware(GarbleAnAnswer)
+    remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", input="model")
+    async with served(agent, port), serving(remote) as (runtime, _):
+        first = await outcome(runtime, runtime.submit("librarian", {"message": "greet"}))
+        question = first.result
+        assert isinstance(question, dict)
+        follow_up = {"message": "Alan", "task_id": question["task_id"]}
+        failed = await outcome(runtime, runtime.submit("librarian", follow_up))
+        done = await outcome(runtime, runtime.submit("librarian", follow_up))
+    assert failed.status is CallStatus.FAILED and garbled, failed
+    assert librarian.cancelled == []
+    assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"
+
+
 async def test_an_agent_whose_card_is_garbage_fails_the_start_naming_it() -> None:
     port = free_port()
     remote = A2aAgent.http("babbler", f"http://127.0.0.1:{port}", start_timeout=WAIT)
@@ -533,6 +594,46 @@ async def test_a_task_outlives_a_killed_host_and_its_result_reaches_the_session(
     assert "lost" not in history and "released" in history
 
 
+async def test_a_task_handed_to_a_call_is_let_go_however_the_call_ends() -> None:
+    """``resume_task`` hands a call its task; the call takes it as it starts, whether it
+    then completes, fails (the agent knows no such task) or is cancelled; a call that
+    ends without starting keeps it only until the runtime closes."""
+    librarian = Librarian()
+    port = free_port()
+    remote = A2aAgent.http("librarian", f"http://127.0.0.1:{port}", start_timeout=WAIT)
+    anything = {"message": "not sent: the call goes on with its task"}
+
+    def handed(task_id: str) -> str:
+        call_id = runtime.submit("librarian", anything)
+        remote.resume_task(call_id, task_id)
+        return call_id
+
+    async with served(app(port, librarian), port), serving(remote) as (runtime, events):
+        research = await outcome(runtime, runtime.submit("librarian", {"message": "research"}))
+        assert isinstance(research.result, dict)
+        completed = await outcome(runtime, handed(str(research.result["task_id"])))
+        unknown = await outcome(runtime, handed("no-such-task"))
+        held = runtime.submit("librarian", {"message": "hold"})
+        task_id = statuses(await shown(runtime, events, held, "holding"))[0]["task_id"]
+        following = handed(str(task_id))
+        await shown(runtime, events, following, "holding")
+        runtime.cancel(following, reason="no longer needed")
+        cancelled = await outcome(runtime, following)
+        left = await outcome(runtime, held)  # its task cancelled under it
+        never = handed("never")
+        runtime.cancel(never)  # before it starts
+        assert (await outcome(runtime, never)).status is CallStatus.CANCELLED
+        assert remote.resuming == {never: "never"}
+    assert completed.status is CallStatus.COMPLETED, completed
+    assert unknown.status is CallStatus.FAILED and unknown.error is not None
+    assert "Task not found" in unknown.error.message
+    assert cancelled.status is CallStatus.CANCELLED and librarian.cancelled == [task_id]
+    assert left.status is CallStatus.FAILED and left.error is not None
+    assert "the agent cancelled the task" in left.error.message
+    assert librarian.heard == ["research", "hold"]  # followed, never sent again
+    assert remote.resuming == {}
+
+
 async def test_a_resumed_call_whose_task_then_asks_reaches_the_person_at_once(
     tmp_path: Path,
 ) -> None:
@@ -562,3 +663,81 @@ async def test_a_resumed_call_whose_task_then_asks_reaches_the_person_at_once(
                 done = await outcome(runtime, again.call_id)
     assert [a.question.message for a in asked] == ["What is your name?"]
     assert isinstance(done.result, dict) and done.result["text"] == "hello Alan"
+
+
+@pytest.mark.parametrize(
+    ("answer", "heard"),
+    [
+        (Answer(AnswerAction.ACCEPT, {"city": "Lyon"}), 'accept: {"city": "Lyon"}'),
+        (Answer(AnswerAction.DECLINE), "decline: null (the A2A client said decline)"),
+    ],
+    ids=["accepted", "declined"],
+)
+async def test_an_agentos_agents_question_is_asked_with_its_form_and_answered_as_data(
+    tmp_path: Path, env: dict[str, str], answer: Answer, heard: str
+) -> None:
+    """A session whose agent file names an ``agentos a2a`` agent delegates to it; that
+    agent's call asks with a form, which it puts in a data part of its own shape (the
+    call, and the question with its form): the person gets that form, and its values
+    reach the remote call; declined, the remote call hears the decline and goes on."""
+    asked: list[Asked] = []
+    provider = ScriptedProvider(
+        (
+            lambda r: last_user_text(r) == "ask the worker",
+            lambda r: tool_calls(("worker", {"message": "weather?"})),
+        ),
+        (lambda r: True, lambda r: text("done")),
+    )
+    with a2a_server(tmp_path, env, module="tests.ui.cli.asking_tools") as (url, token):
+        assert token is not None
+        entry = {"url": url, "token": "${WORKER_TOKEN}"}
+        config = AgentConfig.model_validate({"name": "boss", "a2a_agents": {"worker": entry}})
+        found = agent_tools(config, environ={"WORKER_TOKEN": token})
+        with anyio.fail_after(WAIT * 2):
+            async with (
+                Runtime(found.tools, toolsets=found.toolsets) as runtime,
+                Host(runtime, provider, ask_person=answering(answer, asked)) as host,
+            ):
+                session = await host.create_session(config)
+                session.post("ask the worker")
+                await session.wait_settled()
+                (call,) = runtime.list_calls(session.session_id)
+                done = await outcome(runtime, call.call_id)
+    assert done.status is CallStatus.COMPLETED, done
+    (question,) = asked
+    assert question.question.message == "Which city?"
+    assert question.question.source == "A2A agent worker"
+    form = question.question.form
+    assert form is not None and form["required"] == ["city"]
+    assert set(form["properties"]) == {"city", "days"}  # type: ignore[arg-type]
+    assert isinstance(done.result, dict)
+    assert done.result["text"] == f"where: {heard}"
+    action = heard.split(":")[0]
+    assert f"where: {action}" in str(session.history)  # the session's model read it
+
+
+async def test_with_input_for_the_model_an_agentos_agents_question_comes_with_its_form(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The model gets the form of the question an ``agentos a2a`` call asked as the
+    answer's schema; an answer that does not fit it is asked again, saying why first."""
+    with a2a_server(tmp_path, env, module="tests.ui.cli.asking_tools") as (url, token):
+        worker = A2aAgent.http("worker", url, token=token, start_timeout=WAIT, input="model")
+        async with serving(worker) as (runtime, _):
+            first = await outcome(runtime, runtime.submit("worker", {"message": "weather?"}))
+            question = first.result
+            assert isinstance(question, dict), first
+            on_the_task = {"task_id": question["task_id"], "context_id": question["context_id"]}
+            unfit = {"message": "here", "data": {"town": "Lyon"}, **on_the_task}
+            again = await outcome(runtime, runtime.submit("worker", unfit))
+            fit = {"message": "here", "data": {"city": "Lyon"}, **on_the_task}
+            done = await outcome(runtime, runtime.submit("worker", fit))
+    assert question["input_required"] == "Which city?"
+    schema = question["answer_schema"]
+    assert isinstance(schema, dict) and schema["required"] == ["city"]
+    assert isinstance(again.result, dict)
+    said = again.result["input_required"]
+    assert isinstance(said, str) and said.startswith("that answer does not fit: ")
+    assert said.endswith("\nWhich city?") and again.result["answer_schema"] == schema
+    assert isinstance(done.result, dict)
+    assert done.result["text"] == 'where: accept: {"city": "Lyon"}'

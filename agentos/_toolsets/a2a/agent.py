@@ -107,6 +107,13 @@ class A2aAgent:
         ``task_id`` it ran as before a restart, instead of sending its message again."""
         self._resuming[call_id] = task_id
 
+    @property
+    def resuming(self) -> Mapping[str, str]:
+        """The calls handed a task by ``resume_task`` that have not started yet (the task
+        of each, by call id). A call takes its task as it starts; one that ends without
+        starting (cancelled first) keeps it until the runtime closes."""
+        return dict(self._resuming)
+
     def __repr__(self) -> str:
         return f"<A2aAgent {self.name} ({self.config.url})>"
 
@@ -149,6 +156,7 @@ class A2aAgent:
                 await anyio.sleep_forever()
             finally:
                 self._remote = None
+                self._resuming.clear()  # calls not started by now never will
 
     def _expanded(self, values: Mapping[str, str], setting: str) -> dict[str, str]:
         return expanded(self.name, values, setting, self._environ, table="a2a_agents")

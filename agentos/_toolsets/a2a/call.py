@@ -18,6 +18,7 @@ from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import ToolFailure
 from agentos._toolsets.a2a.parts import (
     FREE_TEXT,
+    INTERRUPTED,
     answer_message,
     question_of,
     result_of,
@@ -71,7 +72,10 @@ async def call_agent(
         await task.cancel(ctx.cancel_reason)
         raise
     except Exception as error:
-        return ToolFailure(_failed(remote.name, task, error))
+        failed = _failed(remote.name, task, error)
+        if task.seen and not (asker == "model" and task.state in INTERRUPTED):
+            await task.cancel(f"the call that followed the task failed: {failed}")
+        return ToolFailure(failed)
 
 
 def _ended(task: RemoteTask) -> Json | ToolFailure:
@@ -96,30 +100,34 @@ def _ended(task: RemoteTask) -> Json | ToolFailure:
 
 def _question_for_the_model(task: RemoteTask) -> Json:
     """The call's result when the model answers the agent's questions."""
-    question, schema = question_of(task.status_message)
+    asking = question_of(task.status_message)
     result: dict[str, Json] = {
-        "input_required": question,
+        "input_required": asking.text,
         "task_id": task.task_id,
         "context_id": task.context_id,
         "how": "call this tool again with your answer as message, and this task_id and context_id",
     }
-    if schema is not None:
-        result["answer_schema"] = schema
+    if asking.form is not None:
+        result["answer_schema"] = asking.form
+    if asking.url is not None:
+        result["url"] = asking.url
     return result
 
 
 async def _ask_the_person(task: RemoteTask) -> str | None:
     """Ask the call's person what the agent asks and send the answer on the task; why
-    not, when the person declined or nobody could be asked (None: the answer went)."""
-    question, schema = question_of(task.status_message)
+    not, when the person declined or nobody could be asked and the agent is not agentos
+    (whose call hears the decline as its answer; None: the answer went)."""
+    asking = question_of(task.status_message)
     source = f"A2A agent {task.remote.name}"
-    answer = await task.ctx.ask(question, form=schema or FREE_TEXT, source=source)
-    if answer.action is not AnswerAction.ACCEPT:
+    form = None if asking.url is not None else asking.form or FREE_TEXT
+    answer = await task.ctx.ask(asking.text, form=form, url=asking.url, source=source)
+    if answer.action is not AnswerAction.ACCEPT and not asking.peer:
         why = f": {answer.reason}" if answer.reason else ""
         return f"the person did not answer its question ({answer.action.value}{why})"
     assert task.task_id is not None  # an input-required state is a task's
     task.answering()
-    await task.send(answer_message(answer.content or {}, schema, task.task_id, task.context_id))
+    await task.send(answer_message(answer, asking, task.task_id, task.context_id))
     return None
 
 

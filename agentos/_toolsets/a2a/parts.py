@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeGuard
 
-from components import Json, JsonObject
+from components import Answer, AnswerAction, Json, JsonObject
 
 STATES = {
     1: "submitted",
@@ -30,6 +31,8 @@ FINAL = frozenset({"completed", "failed", "cancelled", "rejected"})
 """The states a task never leaves."""
 INTERRUPTED = frozenset({"input_required", "auth_required"})
 """The states in which a task waits for its client."""
+UNSAID = "The remote agent needs more input to go on."
+"""The question of an ``input-required`` status that says none."""
 ANSWER_FIELD = "answer"
 """The one field of the form a free-text question is asked with."""
 
@@ -94,15 +97,44 @@ def result_of(parts: list[Any], task_id: str | None, context_id: str | None) -> 
     return result
 
 
-def question_of(message: Any) -> tuple[str, JsonObject | None]:
-    """What an ``input-required`` status message asks, and the schema of its answer that a
-    data part carries (an object schema; None: the answer is free text)."""
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """What an ``input-required`` status message asks: ``text`` for the person, ``form``
+    the JSON Schema of the answer (None: free text) or ``url`` a page to open instead;
+    ``peer``: asked by a call of an agentos agent (``agentos a2a``), which takes a
+    declined question as an answer too."""
+
+    text: str
+    form: JsonObject | None = None
+    url: str | None = None
+    peer: bool = False
+
+
+def question_of(message: Any) -> Asking:
+    """What an ``input-required`` status message asks. Its data part may be the answer's
+    schema itself (an object schema), or agentos's question of a call
+    (``{"call_id", "tool_name", "question": {"message", "form", "url", ...}}``)."""
     parts = list(message.parts) if message is not None else []
-    words = text_of(parts) or "The remote agent needs more input to go on."
+    words = text_of(parts)
     for data in data_of(parts):
-        if isinstance(data, dict) and data.get("type") == "object" and "properties" in data:
-            return words, data
-    return words, None
+        if _is_form(data):
+            return Asking(words or UNSAID, data)
+        asked = data.get("question") if isinstance(data, dict) else None
+        if isinstance(asked, dict):
+            said, form, url = (asked.get(k) for k in ("message", "form", "url"))
+            if isinstance(said, str) and said and said not in words:
+                words = f"{words}\n{said}" if words else said  # a refused answer says why first
+            return Asking(
+                words or UNSAID,
+                form if isinstance(form, dict) and form else None,
+                url if isinstance(url, str) and url else None,
+                peer=True,
+            )
+    return Asking(words or UNSAID)
+
+
+def _is_form(data: Json) -> TypeGuard[JsonObject]:
+    return isinstance(data, dict) and data.get("type") == "object" and "properties" in data
 
 
 FREE_TEXT: JsonObject = {
@@ -138,12 +170,15 @@ def user_message(
     )
 
 
-def answer_message(
-    content: JsonObject, schema: JsonObject | None, task_id: str, context_id: str | None
-) -> Any:
+def answer_message(answer: Answer, asking: Asking, task_id: str, context_id: str | None) -> Any:
     """The person's answer as a message on the task: the form's values as data when the
-    agent gave a ``schema``, else the free text."""
+    agent gave a form, else the free text; to a peer's question asked with a URL, or one
+    the person declined, the action's word (``accept``, ``decline``, ``cancel``), which
+    ``agentos a2a`` hears as that action."""
     ids = {"task_id": task_id, "context_id": context_id}
-    if schema is not None:
+    content = answer.content or {}
+    if answer.action is not AnswerAction.ACCEPT or asking.url is not None:
+        return user_message(answer.action.value, None, **ids)
+    if asking.form is not None:
         return user_message(None, content, **ids)
     return user_message(str(content.get(ANSWER_FIELD, "")), None, **ids)

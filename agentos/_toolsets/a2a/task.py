@@ -54,9 +54,11 @@ class RemoteTask:
         self._artifacts: dict[str, list[Any]] = {}
         self._shown: tuple[str, str] | None = None
         self._answered: str | None = None
+        """The question (its state and message id) the answer sent last was to."""
         self._stamp = ""
         """When the agent set the task's status, as it says."""
-        """The question (its state and message id) the answer sent last was to."""
+        self.seen = False
+        """Whether the agent told the task's status (a follow-up names a task unread)."""
 
     @property
     def settled(self) -> bool:
@@ -202,6 +204,7 @@ class RemoteTask:
         kept.extend(artifact.parts)
 
     def _status(self, status: Any) -> None:
+        self.seen = True
         self.state = state_word(status.state)
         self._stamp = status.timestamp.ToJsonString() if status.HasField("timestamp") else ""
         self.status_message = status.message if status.HasField("message") else None
