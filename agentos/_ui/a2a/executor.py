@@ -298,8 +298,10 @@ class TurnExecutor(AgentExecutor):
             await following.status(failed, why)
         elif session.status is SessionStatus.STOPPED:
             await following.status(failed, STOPPED)
+        elif session.external_only:  # its model's last reply only asked for calls
+            await following.status(failed, EXTERNAL)
         elif not replies:
-            await following.status(failed, EXTERNAL if session.external_only else NO_ANSWER)
+            await following.status(failed, NO_ANSWER)
         else:
             answer = replies[-1]
             artifact = new_text_artifact("answer", answer)

@@ -36,15 +36,21 @@ async def served(
     ask_timeout: float = agentos.a2a.ASK_TIMEOUT,
     streaming: bool = True,
     max_running: int = 16,
+    config: AgentConfig | None = None,
 ) -> AsyncIterator[Served]:
-    """The agent ``worker`` (all of ``tools``) served with no token, its model ``model``,
-    its runtime on ``clock``, running at most ``max_running`` calls a session."""
+    """The agent ``config`` (default: ``worker``, all of ``tools``) served with no token,
+    its model ``model``, its runtime on ``clock``, running at most ``max_running`` calls a
+    session."""
     socket = listen("127.0.0.1", 0)
     port = socket.getsockname()[1]
     with socket:
         async with _hosted(tmp_path, model, tools, clock, max_running) as host:
             app = agentos.a2a.app(
-                host, AgentConfig(name="worker"), token=None, port=port, ask_timeout=ask_timeout
+                host,
+                config or AgentConfig(name="worker"),
+                token=None,
+                port=port,
+                ask_timeout=ask_timeout,
             )
             server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
             async with anyio.create_task_group() as group:

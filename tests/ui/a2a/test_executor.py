@@ -11,15 +11,24 @@ from pathlib import Path
 import anyio
 import pytest
 from a2a.helpers import get_message_text
-from a2a.types.a2a_pb2 import StreamResponse, SubscribeToTaskRequest, TaskState
+from a2a.types.a2a_pb2 import (
+    CancelTaskRequest,
+    GetTaskRequest,
+    StreamResponse,
+    SubscribeToTaskRequest,
+    TaskState,
+)
 from pydantic import BaseModel
 
 from agentos import (
+    AgentConfig,
+    Disposition,
     ManualClock,
     ModelRequest,
     ModelResponse,
     ScriptedProvider,
     ToolContext,
+    ToolPolicy,
     tool,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, text, tool_calls
@@ -165,6 +174,52 @@ async def test_a_stopped_sessions_task_fails_rather_than_answer_with_an_older_re
             (*_, ended) = await everything(events)
             assert state(ended) == TaskState.TASK_STATE_FAILED
             assert said(ended) == "the session was stopped before the turn ended"
+
+
+async def test_a_turn_left_waiting_on_deferred_calls_fails_rather_than_answer_with_an_older_reply(
+    tmp_path: Path,
+) -> None:
+    puppet = Puppet()
+    deferring = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+    async with served(tmp_path, model(), [puppet.tool], config=deferring) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            (*_, answered) = await everything(client.send_message(message("hello")))
+            context_id = answered.status_update.context_id
+            again = message("hold", context_id=context_id)
+            (*_, ended) = await everything(client.send_message(again))
+            assert state(ended) == TaskState.TASK_STATE_FAILED
+            assert said(ended) == (
+                "the turn waits for deferred calls that only someone outside can complete"
+            )
+
+
+async def test_a_task_cancelled_after_its_question_timed_out_stays_cancelled(
+    tmp_path: Path,
+) -> None:
+    clock = ManualClock()
+    puppet = Puppet()
+    tools = [where, puppet.tool]
+    async with served(tmp_path, model(), tools, clock=clock, ask_timeout=30) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            asked = await everything(client.send_message(message("both")))
+            task_id = asked[0].task.id
+            followed = client.subscribe(SubscribeToTaskRequest(id=task_id))
+            await anext(followed)
+            clock.advance(30)
+            async for event in followed:
+                if "asked no more" in said(event):
+                    break
+            cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
+            assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
+            (call_id,) = puppet.calls
+            await agent.host.runtime.wait(call_id)
+            assert puppet.calls[call_id].cancelled
+            await everything(followed)
+            fetched = await client.get_task(GetTaskRequest(id=task_id))
+            assert fetched.status.state == TaskState.TASK_STATE_CANCELED
+            assert get_message_text(fetched.status.message) == "the A2A client cancelled the task"
 
 
 async def test_a_context_runs_one_task_at_a_time(tmp_path: Path) -> None:
