@@ -5,7 +5,8 @@ task at a time (issue 50)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -16,6 +17,7 @@ from a2a.types.a2a_pb2 import (
     GetTaskRequest,
     StreamResponse,
     SubscribeToTaskRequest,
+    Task,
     TaskState,
 )
 from pydantic import BaseModel
@@ -32,7 +34,7 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, text, tool_calls
-from tests.ui.a2a.in_process import served
+from tests.ui.a2a.in_process import Served, served
 from tests.ui.a2a.running import everything, message
 from tests.ui.cli.asking_tools import where
 
@@ -80,22 +82,24 @@ def state(event: StreamResponse) -> TaskState:
     return event.status_update.status.state
 
 
-async def test_a_question_nobody_answers_in_time_is_declined_and_the_task_goes_on(
-    tmp_path: Path,
-) -> None:
+@asynccontextmanager
+async def unanswered(
+    tmp_path: Path, puppet: Puppet
+) -> AsyncIterator[tuple[Served, Task, AsyncIterator[StreamResponse]]]:
+    """Served with a 30 s ask timeout: a task that asks where and holds a puppet's call,
+    followed until its question has gone unanswered for 30 s of the runtime's clock (the
+    task is working again): the agent, the task as it asked, and the rest of its stream."""
     clock = ManualClock()
-    puppet = Puppet()
     tools = [where, puppet.tool]
     async with served(tmp_path, model(), tools, clock=clock, ask_timeout=30) as agent:
         client = agent.client
         with anyio.fail_after(30):
             asked = await everything(client.send_message(message("both")))
             assert state(asked[-1]) == ASKED and said(asked[-1]).startswith("Which city?")
-            task_id = asked[0].task.id
-            context_id = asked[0].task.context_id
-            followed = client.subscribe(SubscribeToTaskRequest(id=task_id))
+            task = asked[0].task
+            followed = client.subscribe(SubscribeToTaskRequest(id=task.id))
             assert state(await anext(followed)) == ASKED
-            clock.advance(30)  # the runtime's clock: counted from when the task showed it
+            clock.advance(30)  # counted from when the task showed the question
             async for event in followed:
                 if "asked no more" in said(event):
                     break
@@ -103,6 +107,17 @@ async def test_a_question_nobody_answers_in_time_is_declined_and_the_task_goes_o
             assert said(event).endswith(
                 "asked no more: declined, the A2A client did not answer within 30 s"
             )
+            yield agent, task, followed
+
+
+async def test_a_question_nobody_answers_in_time_is_declined_and_the_task_goes_on(
+    tmp_path: Path,
+) -> None:
+    puppet = Puppet()
+    async with unanswered(tmp_path, puppet) as (agent, task, followed):
+        client = agent.client
+        task_id, context_id = task.id, task.context_id
+        with anyio.fail_after(30):
             late = message("Paris", task_id=task_id, context_id=context_id)
             told = await everything(client.send_message(late))  # with the turn's own lines
             (refused,) = [event for event in told if "asks nothing now" in said(event)]
@@ -197,27 +212,16 @@ async def test_a_turn_left_waiting_on_deferred_calls_fails_rather_than_answer_wi
 async def test_a_task_cancelled_after_its_question_timed_out_stays_cancelled(
     tmp_path: Path,
 ) -> None:
-    clock = ManualClock()
     puppet = Puppet()
-    tools = [where, puppet.tool]
-    async with served(tmp_path, model(), tools, clock=clock, ask_timeout=30) as agent:
-        client = agent.client
+    async with unanswered(tmp_path, puppet) as (agent, task, followed):
         with anyio.fail_after(30):
-            asked = await everything(client.send_message(message("both")))
-            task_id = asked[0].task.id
-            followed = client.subscribe(SubscribeToTaskRequest(id=task_id))
-            await anext(followed)
-            clock.advance(30)
-            async for event in followed:
-                if "asked no more" in said(event):
-                    break
-            cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
+            cancelled = await agent.client.cancel_task(CancelTaskRequest(id=task.id))
             assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
             (call_id,) = puppet.calls
             await agent.host.runtime.wait(call_id)
             assert puppet.calls[call_id].cancelled
             await everything(followed)
-            fetched = await client.get_task(GetTaskRequest(id=task_id))
+            fetched = await agent.client.get_task(GetTaskRequest(id=task.id))
             assert fetched.status.state == TaskState.TASK_STATE_CANCELED
             assert get_message_text(fetched.status.message) == "the A2A client cancelled the task"
 
