@@ -84,7 +84,7 @@ class _TaskTurn:
         queue: EventQueue,
         replies_before: int,
         questions: Callable[[Callable[[Handed], None]], TaskQuestions],
-        timed_out: Callable[[_TaskTurn, Handed], None],
+        asks_no_more: Callable[[_TaskTurn, Handed], None],
     ) -> None:
         self.turn = turn
         self.task_id = task_id
@@ -92,7 +92,7 @@ class _TaskTurn:
         self.queue = queue
         self.replies_before = replies_before
         """The session's replies before the post: the later ones are this turn's."""
-        self.questions = questions(lambda handed: timed_out(self, handed))
+        self.questions = questions(lambda handed: asks_no_more(self, handed))
         self.asking: Handed | None = None
         self.unheard: list[CallEvent | Handed] = []
         """What was heard with the question the task asks, told once it is answered."""
@@ -177,7 +177,7 @@ class TurnExecutor(AgentExecutor):
             return
         questions = partial(TaskQuestions, self._host.runtime.clock, self._ask_timeout)
         following = _TaskTurn(
-            turn, task_id, context_id, event_queue, replies_before, questions, self._timed_out
+            turn, task_id, context_id, event_queue, replies_before, questions, self._asks_no_more
         )
         self._turns[task_id] = self._sessions[context_id] = following
         await following.status(TaskState.TASK_STATE_WORKING, f"session {context_id}: posted")
@@ -212,10 +212,13 @@ class TurnExecutor(AgentExecutor):
         following.asking = None
         await self._follow(following)
 
-    def _timed_out(self, following: _TaskTurn, handed: Handed) -> None:
-        """The question the task shows was declined for want of an answer: the task goes on
-        in the background (its executor returned when it asked)."""
-        if following.asking is not handed or self._group is None:
+    def _asks_no_more(self, following: _TaskTurn, handed: Handed) -> None:
+        """A question the task showed waits no more. Unless its client answered it (on the
+        task: the executor follows the turn on), it was declined for want of an answer or its
+        call ended: the task goes on in the background (its executor returned when it
+        asked)."""
+        followed = self._turns.get(following.task_id) is following
+        if following.asking is not handed or not followed or self._group is None:
             return
         following.asking = None
         self._group.start_soon(self._go_on, following, handed)
@@ -224,12 +227,21 @@ class TurnExecutor(AgentExecutor):
         if following.cancelled:
             return
         asked = handed.asked
-        reason = handed.declined.reason if handed.declined is not None else None
         await following.status(
             TaskState.TASK_STATE_WORKING,
-            f"{asked.tool_name} ({asked.call_id}) asked no more: declined, {reason}",
+            f"{asked.tool_name} ({asked.call_id}) asks no more: {self._why(handed)}",
         )
         await self._follow(following)
+
+    def _why(self, handed: Handed) -> str:
+        """Why a question the task showed waits no more, its client not having answered."""
+        if handed.declined is not None:
+            return f"declined, {handed.declined.reason}"
+        try:
+            ended = self._host.runtime.status(handed.asked.call_id).is_final
+        except UnknownCallError:
+            ended = True
+        return "its call has ended" if ended else "it was answered elsewhere"
 
     def _forget(self, task_id: str, reason: str) -> _TaskTurn | None:
         """Follow the task's turn no more (its questions are declined for ``reason``)."""

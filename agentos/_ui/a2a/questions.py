@@ -61,13 +61,13 @@ class Handed:
 
 class TaskQuestions:
     """The questions handed to one task: ``received`` as they come, ``waiting`` until
-    answered or declined. ``timed_out`` is told of a shown question declined for want of an
-    answer (its task is then to go on)."""
+    answered or declined. ``ended`` is told of each shown question once it waits no more
+    (answered, declined, or its call ended)."""
 
-    def __init__(self, clock: Clock, timeout: float, timed_out: Callable[[Handed], None]) -> None:
+    def __init__(self, clock: Clock, timeout: float, ended: Callable[[Handed], None]) -> None:
         self._clock = clock
         self._timeout = timeout
-        self._timed_out = timed_out
+        self._ended = ended
         self._send, self.received = anyio.create_memory_object_stream[Handed](QUESTIONS_HELD)
         self.waiting: list[Handed] = []
 
@@ -93,9 +93,10 @@ class TaskQuestions:
                 handed.declined = declined(
                     f"the A2A client did not answer within {self._timeout:g} s"
                 )
-                self._timed_out(handed)
         finally:
             self.waiting.remove(handed)
+            if handed.shown.is_set():
+                self._ended(handed)
         assert handed.declined is not None  # else the call's answer cancelled the wait
         return handed.declined
 

@@ -37,14 +37,18 @@ async def served(
     streaming: bool = True,
     max_running: int = 16,
     config: AgentConfig | None = None,
+    call_timeout: float | None = None,
 ) -> AsyncIterator[Served]:
     """The agent ``config`` (default: ``worker``, all of ``tools``) served with no token,
     its model ``model``, its runtime on ``clock``, running at most ``max_running`` calls a
-    session."""
+    session, each for at most ``call_timeout`` seconds."""
     socket = listen("127.0.0.1", 0)
     port = socket.getsockname()[1]
     with socket:
-        async with _hosted(tmp_path, model, tools, clock, max_running) as host:
+        runtime = Runtime(
+            tools, clock=clock, max_running_per_session=max_running, default_timeout=call_timeout
+        )
+        async with _hosted(tmp_path, model, runtime) as host:
             app = agentos.a2a.app(
                 host,
                 config or AgentConfig(name="worker"),
@@ -67,13 +71,11 @@ async def served(
 async def _hosted(
     tmp_path: Path,
     model: Provider,
-    tools: Sequence[Tool[Any]],
-    clock: Clock | None,
-    max_running: int,
+    runtime: Runtime,
 ) -> AsyncIterator[Host]:
     async with (
         await SqliteStore.open(tmp_path / "agentos.db") as store,
-        Runtime(tools, clock=clock, max_running_per_session=max_running) as runtime,
+        runtime,
         Host(runtime, model, store=store) as host,
     ):
         yield host

@@ -101,11 +101,11 @@ async def unanswered(
             assert state(await anext(followed)) == ASKED
             clock.advance(30)  # counted from when the task showed the question
             async for event in followed:
-                if "asked no more" in said(event):
+                if "asks no more" in said(event):
                     break
             assert state(event) == TaskState.TASK_STATE_WORKING
             assert said(event).endswith(
-                "asked no more: declined, the A2A client did not answer within 30 s"
+                "asks no more: declined, the A2A client did not answer within 30 s"
             )
             yield agent, task, followed
 
@@ -134,6 +134,26 @@ async def test_a_question_nobody_answers_in_time_is_declined_and_the_task_goes_o
                 client.send_message(message("hello", context_id=context_id))
             )
             assert state(again) == COMPLETED and said(again) == "first answer"
+
+
+async def test_a_question_whose_call_ends_is_withdrawn_and_the_task_goes_on(
+    tmp_path: Path,
+) -> None:
+    clock = ManualClock()
+    async with served(tmp_path, model(), [where], clock=clock, call_timeout=10) as agent:
+        with anyio.fail_after(30):
+            asked = await everything(agent.client.send_message(message("weather?")))
+            assert state(asked[-1]) == ASKED
+            followed = agent.client.subscribe(SubscribeToTaskRequest(id=asked[0].task.id))
+            assert state(await anext(followed)) == ASKED
+            clock.advance(10)  # the call times out, its question with it
+            rest = await everything(followed)
+            (going_on,) = [event for event in rest if "asks no more" in said(event)]
+            assert state(going_on) == TaskState.TASK_STATE_WORKING
+            assert said(going_on).startswith("where (") and said(going_on).endswith(
+                ") asks no more: its call has ended"
+            )
+            assert state(rest[-1]) == COMPLETED
 
 
 class Nothing(BaseModel):
