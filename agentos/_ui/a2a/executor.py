@@ -9,9 +9,10 @@ answers it); then ``completed`` with the model's answer to this turn (an artifac
 status message), or ``failed``. A cancel stops the calls this turn started, and only those.
 While a task waits for an answer its executor has returned (the SDK's way for an
 interrupted task); the turn goes on in the host, its events kept for the next message, or,
-when the question is declined for want of an answer, for the task's follower that goes on
-in the background (``running``). A context runs one task at a time: a message that would
-start another while one runs is rejected, naming it.
+when the question waits no more without the client's answer (declined for want of one,
+or its call ended), for the task's follower that goes on in the background (``running``).
+A context runs one task at a time: a message that would start another while one runs is
+rejected, naming it.
 """
 
 from __future__ import annotations
@@ -196,11 +197,11 @@ class TurnExecutor(AgentExecutor):
     async def _take(self, following: _TaskTurn, message: Message) -> None:
         """A message on a followed task: the answer to the question it asks."""
         asking = following.asking
-        if asking is None:  # declined for want of an answer: the turn went on without it
+        if asking is None:  # its question waits no more: the turn went on without it
             await following.status(
                 TaskState.TASK_STATE_WORKING,
-                f"task {following.task_id} asks nothing now (its question was declined when "
-                "no answer came in time): the message answers nothing; the turn goes on",
+                f"task {following.task_id} asks nothing now (its question waits no more): the "
+                "message answers nothing; the turn goes on",
             )
             return
         refused = self._answer(asking.asked, message)
