@@ -5,13 +5,16 @@ that host it themselves (``agentos a2a`` is the command that does).
 ``/.well-known/agent-card.json`` and the JSON-RPC endpoint (with SSE streaming) at ``/``,
 built of the A2A SDK's server pieces over agentos's own executor and task store. A
 message's context is a session of ``agent`` in ``host``; each message starts a turn as a
-task, kept in the host's store (so it needs one), each its token holder's. Serve it with
-any ASGI server on the event loop that runs the host's runtime, best on a socket from
-``agentos.web.listen``.
+task, kept in the host's store (so it needs one), each its token holder's. A question a
+task shows its client for ``ask_timeout`` seconds (``ASK_TIMEOUT`` unless told) without an
+answer is declined, and the turn goes on in its lifespan. Serve it with any ASGI server that
+runs its lifespan (uvicorn, hypercorn do), on the event loop that runs the host's runtime,
+best on a socket from ``agentos.web.listen``.
 """
 
 from agentos._ui.a2a.app import RPC_PATH, TOKEN_VARIABLE, agent_card, endpoint
 from agentos._ui.a2a.app import a2a_app as app
 from agentos._ui.a2a.guard import MAX_BODY
+from agentos._ui.a2a.questions import ASK_TIMEOUT
 
-__all__ = ["MAX_BODY", "RPC_PATH", "TOKEN_VARIABLE", "agent_card", "app", "endpoint"]
+__all__ = ["ASK_TIMEOUT", "MAX_BODY", "RPC_PATH", "TOKEN_VARIABLE", "agent_card", "app", "endpoint"]

@@ -52,6 +52,7 @@ from agentos import AgentConfig, Host, UsageError
 from agentos._ui.a2a.executor import TurnExecutor
 from agentos._ui.a2a.guard import LOCAL_NAMES, MAX_BODY, RequestGuard
 from agentos._ui.a2a.handler import StoreFollowingHandler
+from agentos._ui.a2a.questions import ASK_TIMEOUT
 from agentos._ui.a2a.task_store import StoredTasks, owner_of
 from agentos._ui.loopback import refusal
 from agentos._ui.mcp.guard import BearerGuard
@@ -178,13 +179,16 @@ def a2a_app(
     hosts: Sequence[str] = (),
     url: str | None = None,
     max_body: int = MAX_BODY,
+    ask_timeout: float = ASK_TIMEOUT,
 ) -> ASGIApp:
     """The A2A agent over ``host``, its sessions of ``config``, served on ``bind``:``port``:
     ``token`` the bearer every request shows (None: none, loopback only); ``hosts`` the
     other names its ``Host`` header may give; ``url`` where clients reach it, which the card
     names (a reverse proxy's, or this machine's name; default: ``endpoint(bind, port)``),
-    its host name allowed too. ``UsageError`` without a SQL store (the tasks live there),
-    ``ValueError`` when ``refusal`` says why not, or for a ``url`` that is not http(s)."""
+    its host name allowed too; ``ask_timeout`` the seconds a client has to answer a question
+    its task shows (then it is declined, and the turn goes on). ``UsageError`` without a SQL
+    store (the tasks live there), ``ValueError`` when ``refusal`` says why not, for a ``url``
+    that is not http(s), or an ``ask_timeout`` not above 0."""
     refused = refusal(bind, token)
     if refused:
         raise ValueError(refused)
@@ -201,7 +205,7 @@ def a2a_app(
     else:
         hosts.append(public_host(url))
     card = agent_card(config, url, token=token is not None)
-    executor = TurnExecutor(host, config)
+    executor = TurnExecutor(host, config, ask_timeout)
     if host.runtime.ask_person is None:
         host.runtime.ask_person = executor.ask
     handler = StoreFollowingHandler(
@@ -211,7 +215,8 @@ def a2a_app(
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            yield
+            async with executor.running():
+                yield
         finally:
             await handler.aclose()
 

@@ -4,29 +4,27 @@ session) and the task follows it.
 The task is ``working`` while the turn runs, each of its calls' events told as a status
 update; ``input-required`` while one of its calls, or a call of a sub-agent it runs, asks a
 person (``ask``, the host's ``ask_person``, hands the question to the task that follows the
-session; the question is the status message, and a message on the task answers it; a
-question no task follows is declined at once); then ``completed`` with the model's answer
-(an artifact, and the status message), or ``failed``. A cancel stops the calls this turn
-started, and only those. While a task waits for an answer its executor has returned (the
-SDK's way for an interrupted task); the turn goes on in the host, its events kept for the
-next message.
+session: see ``questions``; the question is the status message, and a message on the task
+answers it); then ``completed`` with the model's answer to this turn (an artifact, and the
+status message), or ``failed``. A cancel stops the calls this turn started, and only those.
+While a task waits for an answer its executor has returned (the SDK's way for an
+interrupted task); the turn goes on in the host, its events kept for the next message, or,
+when the question waits no more without the client's answer (declined for want of one,
+or its call ended), for the task's follower that goes on in the background (``running``).
+A context runs one task at a time: a message that would start another while one runs is
+rejected, naming it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Any
 
 import anyio
-from a2a.helpers import (
-    get_data_parts,
-    get_message_text,
-    new_data_part,
-    new_task,
-    new_text_artifact,
-    new_text_part,
-)
+from a2a.helpers import get_message_text, new_task, new_text_artifact, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.types.a2a_pb2 import (
@@ -37,21 +35,29 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
+from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 from agentos import (
     AgentConfig,
     AgentOSError,
     Answer,
-    AnswerAction,
     Asked,
     CallEvent,
     Host,
-    Question,
     Session,
     SessionStatus,
     UnknownCallError,
     UnknownSessionError,
+)
+from agentos._ui.a2a.questions import (
+    ASK_TIMEOUT,
+    Handed,
+    TaskQuestions,
+    answer_of,
+    check_ask_timeout,
+    declined,
+    question_part,
 )
 from agentos._ui.lineage import lineage
 from agentos._ui.posted_turn import PostedTurn
@@ -60,112 +66,193 @@ CANCELLED = "the A2A client cancelled the task"
 """The reason the calls of a cancelled task's turn are given."""
 NO_TASK = "no A2A task follows this call's session, so no one can be asked"
 """Why a question of a call no task follows is declined."""
-QUESTIONS_BUFFERED = 100
-"""Questions a task holds for its client before the newest are dropped."""
-WORDS = {"decline": AnswerAction.DECLINE, "cancel": AnswerAction.CANCEL}
-"""A text answer that is one of these words declines (or cancels) the question."""
+STOPPED = "the session was stopped before the turn ended"
+"""What the task of a turn whose session was stopped says, failed."""
+NO_ANSWER = "the turn ended without an answer from the model"
+"""What the task of a turn that ended with no reply of its own says, failed."""
+EXTERNAL = "the turn waits for deferred calls that only someone outside can complete"
+"""What the task of a turn left waiting on deferred calls says, failed: it has no answer."""
 
 
 class _TaskTurn:
-    """A task's turn as its executor follows it, across the messages of the task: the
-    questions its calls (or its sub-agents' calls) ask arrive on ``asks``."""
+    """A task's turn as its executor follows it, across the messages of the task."""
 
-    def __init__(self, turn: PostedTurn) -> None:
+    def __init__(
+        self,
+        turn: PostedTurn,
+        task_id: str,
+        context_id: str,
+        queue: EventQueue,
+        replies_before: int,
+        questions: Callable[[Callable[[Handed], None]], TaskQuestions],
+        asks_no_more: Callable[[_TaskTurn, Handed], None],
+    ) -> None:
         self.turn = turn
-        self.asking: Asked | None = None
-        self.unheard: list[CallEvent | Asked] = []
+        self.task_id = task_id
+        self.context_id = context_id
+        self.queue = queue
+        self.replies_before = replies_before
+        """The session's replies before the post: the later ones are this turn's."""
+        self.questions = questions(lambda handed: asks_no_more(self, handed))
+        self.asking: Handed | None = None
+        self.unheard: list[CallEvent | Handed] = []
         """What was heard with the question the task asks, told once it is answered."""
         self.cancelled = False
-        self.tell, self.asks = anyio.create_memory_object_stream[Asked](QUESTIONS_BUFFERED)
+        self.scope: anyio.CancelScope | None = None
+        """Where it is followed now."""
+
+    async def status(self, state: TaskState, text: str, *more: Any) -> None:
+        await _status(self.queue, self.task_id, self.context_id, state, text, *more)
 
 
 class TurnExecutor(AgentExecutor):
     """Runs each task's turn in ``host``, in sessions of ``config`` (a new context starts
-    one, its id the context's); ``ask`` is the host's ``ask_person``."""
+    one, its id the context's); ``ask`` is the host's ``ask_person``; a client has
+    ``ask_timeout`` seconds (the runtime's clock) to answer a question its task shows."""
 
-    def __init__(self, host: Host, config: AgentConfig) -> None:
+    def __init__(self, host: Host, config: AgentConfig, ask_timeout: float = ASK_TIMEOUT) -> None:
         self._host = host
         self._config = config
+        self._ask_timeout = check_ask_timeout(ask_timeout)
         self._turns: dict[str, _TaskTurn] = {}
         """By task id: the turns followed (running, or waiting for an answer)."""
         self._sessions: dict[str, _TaskTurn] = {}
         """The same by session id, where the questions of its calls go."""
+        self._group: TaskGroup | None = None
 
-    async def ask(self, asked: Asked) -> Answer | None:
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """While the app serves: a task whose question was declined for want of an answer
+        goes on here, followed to its end."""
+        async with anyio.create_task_group() as self._group:
+            yield
+            self._group.cancel_scope.cancel()
+        self._group = None
+
+    async def ask(self, asked: Asked) -> Answer:
         """A call's question goes to the task that follows its session (or a session it is a
-        sub-agent of), which asks its client; with none, it is declined at once."""
+        sub-agent of), which asks its client (see ``TaskQuestions.ask``); with none, it is
+        declined at once."""
         for session_id in lineage(self._host, asked.session_id):
             following = self._sessions.get(session_id)
             if following is not None:
-                with contextlib.suppress(anyio.WouldBlock, anyio.ClosedResourceError):
-                    following.tell.send_nowait(asked)  # a flood: the newest wait on their calls
-                return None  # the question stays on the call until the task's client answers
-        return Answer(AnswerAction.DECLINE, reason=NO_TASK)
+                return await following.questions.ask(asked)
+        return declined(NO_TASK)
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = _ids(context)
         message = context.message
         assert message is not None  # a send always has one
         following = self._turns.get(task_id)
-        if following is not None and following.asking is not None:
-            asking = following.asking
-            refused = self._answer(asking, message)
-            if refused is not None:
-                await _status(
-                    event_queue,
-                    task_id,
-                    context_id,
-                    TaskState.TASK_STATE_INPUT_REQUIRED,
-                    refused,
-                    question_part(asking),
-                )
-                return
-            following.asking = None
-        else:
-            if context.current_task is None:
-                await event_queue.enqueue_event(
-                    new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=[message])
-                )
-            session = await self._session(context_id)
-            try:
-                turn = PostedTurn.posted(self._host, session, get_message_text(message))
-            except (AgentOSError, ValueError) as error:
-                await _status(
-                    event_queue,
-                    task_id,
-                    context_id,
-                    TaskState.TASK_STATE_FAILED,
-                    f"could not post: {error}",
-                )
-                return
-            following = self._turns[task_id] = self._sessions[context_id] = _TaskTurn(turn)
+        if following is not None:
+            following.queue = event_queue
+            await self._take(following, message)
+            return
+        if context.current_task is None:
+            await event_queue.enqueue_event(
+                new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=[message])
+            )
+        session = await self._session(context_id)
+        busy = self._sessions.get(context_id)
+        if busy is not None:
             await _status(
                 event_queue,
                 task_id,
                 context_id,
-                TaskState.TASK_STATE_WORKING,
-                f"session {context_id}: posted",
+                TaskState.TASK_STATE_REJECTED,
+                f"context {context_id} is busy with task {busy.task_id}: send to that task, "
+                "or start this one when it has ended",
             )
-        await self._follow(following, task_id, context_id, event_queue)
+            return
+        replies_before = len(session.replies)
+        try:
+            turn = PostedTurn.posted(self._host, session, get_message_text(message))
+        except (AgentOSError, ValueError) as error:
+            await _status(
+                event_queue,
+                task_id,
+                context_id,
+                TaskState.TASK_STATE_FAILED,
+                f"could not post: {error}",
+            )
+            return
+        questions = partial(TaskQuestions, self._host.runtime.clock, self._ask_timeout)
+        following = _TaskTurn(
+            turn, task_id, context_id, event_queue, replies_before, questions, self._asks_no_more
+        )
+        self._turns[task_id] = self._sessions[context_id] = following
+        await following.status(TaskState.TASK_STATE_WORKING, f"session {context_id}: posted")
+        await self._follow(following)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = _ids(context)
-        following = self._forget(task_id)
+        following = self._forget(task_id, CANCELLED)
         if following is not None:
             following.cancelled = True
+            if following.scope is not None:
+                following.scope.cancel()
             following.turn.cancel_calls(CANCELLED)
         await _status(event_queue, task_id, context_id, TaskState.TASK_STATE_CANCELED, CANCELLED)
 
-    def _forget(self, task_id: str) -> _TaskTurn | None:
-        """Follow the task's turn no more (its questions are declined from now on)."""
+    async def _take(self, following: _TaskTurn, message: Message) -> None:
+        """A message on a followed task: the answer to the question it asks."""
+        asking = following.asking
+        if asking is None:  # its question waits no more: the turn went on without it
+            await following.status(
+                TaskState.TASK_STATE_WORKING,
+                f"task {following.task_id} asks nothing now (its question waits no more): the "
+                "message answers nothing; the turn goes on",
+            )
+            return
+        refused = self._answer(asking.asked, message)
+        if refused is not None:
+            await following.status(
+                TaskState.TASK_STATE_INPUT_REQUIRED, refused, question_part(asking.asked)
+            )
+            return
+        following.asking = None
+        await self._follow(following)
+
+    def _asks_no_more(self, following: _TaskTurn, handed: Handed) -> None:
+        """A question the task showed waits no more. Unless its client answered it (on the
+        task: the executor follows the turn on), it was declined for want of an answer or its
+        call ended: the task goes on in the background (its executor returned when it
+        asked)."""
+        followed = self._turns.get(following.task_id) is following
+        if following.asking is not handed or not followed or self._group is None:
+            return
+        following.asking = None
+        self._group.start_soon(self._go_on, following, handed)
+
+    async def _go_on(self, following: _TaskTurn, handed: Handed) -> None:
+        if following.cancelled:
+            return
+        asked = handed.asked
+        await following.status(
+            TaskState.TASK_STATE_WORKING,
+            f"{asked.tool_name} ({asked.call_id}) asks no more: {self._why(handed)}",
+        )
+        await self._follow(following)
+
+    def _why(self, handed: Handed) -> str:
+        """Why a question the task showed waits no more, its client not having answered."""
+        if handed.declined is not None:
+            return f"declined, {handed.declined.reason}"
+        try:
+            ended = self._host.runtime.status(handed.asked.call_id).is_final
+        except UnknownCallError:
+            ended = True
+        return "its call has ended" if ended else "it was answered elsewhere"
+
+    def _forget(self, task_id: str, reason: str) -> _TaskTurn | None:
+        """Follow the task's turn no more (its questions are declined for ``reason``)."""
         following = self._turns.pop(task_id, None)
         if following is None:
             return None
-        session_id = following.turn.session.session_id
-        if self._sessions.get(session_id) is following:
-            del self._sessions[session_id]
+        if self._sessions.get(following.context_id) is following:
+            del self._sessions[following.context_id]
         following.turn.stop()
-        following.tell.close()
+        following.questions.close(reason)
         return following
 
     async def _session(self, context_id: str) -> Session:
@@ -191,53 +278,65 @@ class TurnExecutor(AgentExecutor):
             pass  # the call has ended: nothing waits for the answer
         return None
 
-    async def _follow(
-        self, following: _TaskTurn, task_id: str, context_id: str, queue: EventQueue
-    ) -> None:
+    async def _follow(self, following: _TaskTurn) -> None:
         """Tell the turn's call events until the model has answered, or a call asks a
-        person (the executor returns then; the turn goes on)."""
-        turn = following.turn
-        while heard := await _next(following):
-            for index, each in enumerate(heard):
-                if following.cancelled:
-                    return
-                if isinstance(each, Asked):
-                    following.asking = each
-                    following.unheard = heard[index + 1 :]  # told after the answer
-                    await _status(
-                        queue,
-                        task_id,
-                        context_id,
-                        TaskState.TASK_STATE_INPUT_REQUIRED,
-                        each.question.message,
-                        question_part(each),
-                    )
-                    return
-                await _status(
-                    queue, task_id, context_id, TaskState.TASK_STATE_WORKING, turn.said(each)
-                )
-        self._forget(task_id)
-        session = turn.session
+        person (it returns then; the turn goes on)."""
+        if following.cancelled:
+            return
+        with anyio.CancelScope() as following.scope:
+            while heard := await _next(following):
+                for index, each in enumerate(heard):
+                    if isinstance(each, Handed):
+                        if not following.questions.show(each):
+                            continue  # its call asks it no more
+                        following.asking = each
+                        following.unheard = heard[index + 1 :]  # told after the answer
+                        await following.status(
+                            TaskState.TASK_STATE_INPUT_REQUIRED,
+                            each.asked.question.message,
+                            question_part(each.asked),
+                        )
+                        return
+                    await following.status(TaskState.TASK_STATE_WORKING, following.turn.said(each))
+            self._forget(following.task_id, NO_TASK)
+            await self._end(following)
+
+    async def _end(self, following: _TaskTurn) -> None:
+        """The task's end as its turn's: the model's answer to it, or why there is none."""
+        session = following.turn.session
+        replies = session.replies[following.replies_before :]
+        failed = TaskState.TASK_STATE_FAILED
         if session.status is SessionStatus.FAILED:
             why = session.errors[-1].message if session.errors else "the session failed"
-            await _status(queue, task_id, context_id, TaskState.TASK_STATE_FAILED, why)
-            return
-        replies = session.replies
-        answer = replies[-1] if replies else ""
-        artifact = new_text_artifact("answer", answer)
-        await queue.enqueue_event(
-            TaskArtifactUpdateEvent(task_id=task_id, context_id=context_id, artifact=artifact)
-        )
-        await _status(queue, task_id, context_id, TaskState.TASK_STATE_COMPLETED, answer)
+            await following.status(failed, why)
+        elif session.status is SessionStatus.STOPPED:
+            await following.status(failed, STOPPED)
+        elif session.external_only:  # its model's last reply only asked for calls
+            await following.status(failed, EXTERNAL)
+        elif not replies:
+            await following.status(failed, NO_ANSWER)
+        else:
+            answer = replies[-1]
+            artifact = new_text_artifact("answer", answer)
+            await following.queue.enqueue_event(
+                TaskArtifactUpdateEvent(
+                    task_id=following.task_id, context_id=following.context_id, artifact=artifact
+                )
+            )
+            await following.status(TaskState.TASK_STATE_COMPLETED, answer)
 
 
-async def _next(following: _TaskTurn) -> list[CallEvent | Asked]:
+async def _next(following: _TaskTurn) -> list[CallEvent | Handed]:
     """What the turn tells next: call events and questions, as they came (an empty list
     once the session is idle, its model having answered, and all before that was told)."""
     if following.unheard:
         got, following.unheard = following.unheard, []
         return got
     turn = following.turn
+    streams: tuple[MemoryObjectReceiveStream[Any], ...] = (
+        turn.events,
+        following.questions.received,
+    )
     got = []
     async with anyio.create_task_group() as group:
 
@@ -251,46 +350,14 @@ async def _next(following: _TaskTurn) -> list[CallEvent | Asked]:
             await anyio.lowlevel.checkpoint()
             group.cancel_scope.cancel()
 
-        group.start_soon(read, turn.events)
-        group.start_soon(read, following.asks)
+        for stream in streams:
+            group.start_soon(read, stream)
         group.start_soon(idle)
-    for stream in (turn.events, following.asks):  # what came in the same moment
+    for stream in streams:  # what came in the same moment
         with contextlib.suppress(anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
             while True:
                 got.append(stream.receive_nowait())
     return got
-
-
-def question_part(asked: Asked) -> Any:
-    """The question as data: its call, message, form (or URL) and who asks."""
-    return new_data_part(
-        {
-            "call_id": asked.call_id,
-            "tool_name": asked.tool_name,
-            "question": asked.question.to_json(),
-        }
-    )
-
-
-def answer_of(message: Message, question: Question) -> Answer:
-    """What a message answers a question with: its data (the form's fields), else its
-    text (``decline`` or ``cancel`` declines; otherwise the form's one text field, or the
-    first required one)."""
-    data = [part for part in get_data_parts(message.parts) if isinstance(part, dict)]
-    if data:
-        return Answer(AnswerAction.ACCEPT, content=dict(data[0]))
-    text = get_message_text(message).strip()
-    action = WORDS.get(text.lower())
-    if action is not None:
-        return Answer(action, reason=f"the A2A client said {text}")
-    form = question.form or {}
-    properties = form.get("properties")
-    if not isinstance(properties, dict) or not properties:
-        return Answer(AnswerAction.ACCEPT, content={})
-    required = form.get("required")
-    names = [n for n in (required if isinstance(required, list) else []) if n in properties]
-    name = str((names or list(properties))[0])
-    return Answer(AnswerAction.ACCEPT, content={name: text})
 
 
 def _ids(context: RequestContext) -> tuple[str, str]:

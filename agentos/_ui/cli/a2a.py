@@ -11,7 +11,7 @@ from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.serving import address_and_token, check_token_choice
+from agentos._ui.cli.serving import address_and_token, ask_timeout_option, check_token_choice
 from agentos._ui.cli.talk import agent_option
 
 INSTALL = "pip install 'agentos[a2a]'"
@@ -46,6 +46,9 @@ INSTALL = "pip install 'agentos[a2a]'"
     help="Where clients reach the agent (a reverse proxy's URL, or this machine's name), as "
     "its card says; its host name is allowed too [default: the address bound].",
 )
+@ask_timeout_option(
+    "input-required, counted from when its task shows it", "; the turn then goes on"
+)
 @click.pass_obj
 def a2a(
     db: Database,
@@ -56,11 +59,14 @@ def a2a(
     no_token: bool,
     allowed_hosts: tuple[str, ...],
     public_url: str | None,
+    ask_timeout: float,
 ) -> None:
     """Serve the agent as an A2A agent (the Agent2Agent protocol, v1.0, JSON-RPC with
     streaming), so another agent sends it messages: each starts a turn of a session (the
     message's context) as a task, which streams what the turn's calls do, asks its client
-    when a call asks a person (input-required), and ends completed with the model's answer.
+    when a call asks a person (input-required; unanswered for --ask-timeout, the question is
+    declined and the turn goes on), and ends completed with the model's answer. A context
+    runs one task at a time: a message that would start another meanwhile is rejected.
     Tasks are kept in the session database, each its token holder's. Ctrl-C stops."""
     try:
         import a2a.server  # noqa: F401 - the extra's; the command needs it
@@ -105,6 +111,7 @@ def a2a(
                 port=bound,
                 hosts=allowed_hosts,
                 url=public_url,
+                ask_timeout=ask_timeout,
             )  # checked above
             asked = "no token (loopback only)" if chosen is None else f"token: {chosen}"
             here = endpoint(bind, bound)

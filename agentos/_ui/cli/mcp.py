@@ -10,7 +10,7 @@ from agentos import Host
 from agentos._ui.cli.agent import Agent, choose_model
 from agentos._ui.cli.common import CliError, run_interruptibly
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.serving import address_and_token, check_token_choice
+from agentos._ui.cli.serving import address_and_token, ask_timeout_option, check_token_choice
 from agentos._ui.cli.talk import agent_option
 
 
@@ -29,15 +29,7 @@ from agentos._ui.cli.talk import agent_option
     no_token="HTTP on a loopback address: ask no token (for local clients that send none, "
     "such as the MCP conformance suite); the Host and Origin guard still holds.",
 )
-@click.option(
-    "--ask-timeout",
-    type=click.FloatRange(0, min_open=True),
-    default=600.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long a client has to answer a question a call asks (elicitation) before it "
-    "is declined.",
-)
+@ask_timeout_option("elicitation")
 @click.option(
     "--max-tasks",
     type=click.IntRange(1),

@@ -1,8 +1,10 @@
-"""The options of a command that serves a host over HTTP (``agentos mcp --http``, ``agentos
-a2a``): the address it binds, and the token clients show (or none, on loopback)."""
+"""The options of a command that serves a host to other agents (``agentos mcp``, ``agentos
+a2a``): the address it binds, the token clients show (or none, on loopback), and how long a
+client has to answer a question."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -56,3 +58,29 @@ def check_token_choice(bind: str, token: str | None, no_token: bool, variable: s
     refused = refusal(bind, None if no_token else "")
     if refused:
         raise click.UsageError(refused)
+
+
+ASK_TIMEOUT = 600.0
+"""``--ask-timeout``'s default: ten minutes."""
+
+
+def ask_timeout_option(how: str, then: str = "") -> Callable[[F], F]:
+    """``--ask-timeout SECONDS`` (as ``ask_timeout``): how long a client has to answer a
+    question a call asks, ``how`` saying how it is asked, before it is declined (``then``:
+    what follows, "; ...")."""
+    return click.option(
+        "--ask-timeout",
+        type=click.FloatRange(0, min_open=True),
+        default=ASK_TIMEOUT,
+        show_default=True,
+        metavar="SECONDS",
+        help=f"How long a client has to answer a question a call asks ({how}) before it is "
+        f"declined{then}.",
+        callback=_a_number,
+    )
+
+
+def _a_number(context: click.Context, parameter: click.Parameter, value: float) -> float:
+    if math.isnan(value):  # FloatRange lets it by
+        raise click.BadParameter(f"{value} is not a number of seconds")
+    return value

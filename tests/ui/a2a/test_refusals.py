@@ -3,6 +3,7 @@ loopback, a token and --no-token at once, a host without a store to keep tasks i
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import anyio
@@ -10,7 +11,7 @@ import httpx
 import pytest
 
 import agentos.a2a
-from agentos import AgentConfig, Host, Runtime, UsageError
+from agentos import AgentConfig, Host, Runtime, SqliteStore, UsageError
 from tests.support import cli
 from tests.support.backends import echo
 from tests.support.serving import serving
@@ -49,6 +50,29 @@ async def test_without_a_token_a_loopback_client_is_served(
         async with connected(url, None, streaming=False) as client:
             (done,) = await everything(client.send_message(message("hello")))
             assert done.task.artifacts
+
+
+def test_an_ask_timeout_is_seconds_above_0(env: dict[str, str]) -> None:
+    for given, said in (("0", "not in the range x>0"), ("-1", "not in the range x>0")):
+        cli.agentos(env, "a2a", "--ask-timeout", given).one_line_error(2, "--ask-timeout", said)
+    for command in ("a2a", "mcp"):
+        refused = cli.agentos(env, command, "--ask-timeout", "nan")
+        refused.one_line_error(2, "--ask-timeout", "nan is not a number of seconds")
+
+
+@pytest.mark.anyio
+async def test_the_apps_ask_timeout_is_seconds_above_0(tmp_path: Path) -> None:
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime() as runtime,
+        Host(runtime, echo(), store=store) as host,
+    ):
+        for wrong in (0, -1.5, math.nan):
+            with pytest.raises(ValueError, match=f"above 0, not {wrong}"):
+                agentos.a2a.app(host, AgentConfig(), token="t", port=1, ask_timeout=wrong)
+        for wrong_type in ("600", True):
+            with pytest.raises(TypeError, match="ask_timeout is a number of seconds, not"):
+                agentos.a2a.app(host, AgentConfig(), token="t", port=1, ask_timeout=wrong_type)  # type: ignore[arg-type]
 
 
 def test_a_public_url_must_be_http(env: dict[str, str]) -> None:

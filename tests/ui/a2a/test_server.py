@@ -152,6 +152,33 @@ async def test_a_question_makes_the_task_ask_its_client_and_a_message_answers_it
             assert get_message_text(done.task.status.message) == 'where: accept: {"city": "Paris"}'
 
 
+async def test_a_question_unanswered_for_the_ask_timeout_is_declined_and_the_task_ends(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    options = ["--ask-timeout", "0.001"]
+    module = "tests.ui.cli.asking_tools"
+    with a2a_server(tmp_path, env, options=options, module=module) as (url, token):
+        async with connected(url, token) as client:
+            with anyio.fail_after(60):
+                (*_, asked) = await everything(client.send_message(message("weather?")))
+                assert asked.status_update.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+                task_id = asked.status_update.task_id
+                while True:  # followed here until it ends, or read from the store once it has
+                    (*_, last) = await everything(
+                        client.subscribe(SubscribeToTaskRequest(id=task_id))
+                    )
+                    if last.HasField("task"):
+                        task = last.task
+                    else:
+                        task = await client.get_task(GetTaskRequest(id=task_id))
+                    if task.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+                        break
+            assert task.status.state == COMPLETED
+            assert get_message_text(task.status.message) == (
+                "where: decline: null (the A2A client did not answer within 0.001 s)"
+            )
+
+
 async def test_a_sub_agents_question_is_asked_by_the_task_that_runs_it(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
