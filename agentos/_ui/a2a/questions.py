@@ -16,7 +16,7 @@ import anyio
 from a2a.helpers import get_data_parts, get_message_text, new_data_part
 from a2a.types.a2a_pb2 import Message
 
-from agentos import Answer, AnswerAction, Asked, Clock, Question
+from agentos import Answer, AnswerAction, Asked, Clock, JsonObject, Question
 
 ASK_TIMEOUT = 600.0
 """Seconds a client has to answer a question its task shows before it is declined (as
@@ -153,7 +153,7 @@ def answer_of(message: Message, question: Question) -> Answer:
     first required one)."""
     data = [part for part in get_data_parts(message.parts) if isinstance(part, dict)]
     if data:
-        return Answer(AnswerAction.ACCEPT, content=dict(data[0]))
+        return Answer(AnswerAction.ACCEPT, content=_whole_integers(data[0], question.form))
     text = get_message_text(message).strip()
     action = WORDS.get(text.lower())
     if action is not None:
@@ -166,3 +166,17 @@ def answer_of(message: Message, question: Question) -> Answer:
     names = [n for n in (required if isinstance(required, list) else []) if n in properties]
     name = str((names or list(properties))[0])
     return Answer(AnswerAction.ACCEPT, content={name: text})
+
+
+def _whole_integers(content: dict[str, Any], form: JsonObject | None) -> JsonObject:
+    """``content`` with an integer field's whole float an int again: A2A's data parts
+    carry every number as a float, so ``3`` arrives as ``3.0``."""
+    properties = (form or {}).get("properties")
+    fields = properties if isinstance(properties, dict) else {}
+    fitted: JsonObject = {}
+    for name, value in content.items():
+        field = fields.get(name)
+        integer = isinstance(field, dict) and field.get("type") == "integer"
+        whole = isinstance(value, float) and value.is_integer()
+        fitted[name] = int(value) if integer and whole else value
+    return fitted

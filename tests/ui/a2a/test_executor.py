@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from agentos import (
     AgentConfig,
     Disposition,
+    JsonObject,
     ManualClock,
     ModelRequest,
     ModelResponse,
@@ -271,3 +272,35 @@ async def test_a_context_runs_one_task_at_a_time(tmp_path: Path) -> None:
             assert state(done) == COMPLETED and said(done) == "held"
             (*_, later) = await everything(client.send_message(other))  # it has ended
             assert state(later) == COMPLETED and said(later) == "first answer"
+
+
+DAYS_FORM: JsonObject = {
+    "type": "object",
+    "properties": {"days": {"type": "integer"}, "city": {"type": "string"}},
+    "required": ["days"],
+}
+
+
+async def test_a_whole_number_answered_to_an_integer_field_is_an_integer(tmp_path: Path) -> None:
+    """A2A's data parts carry every number as a float: ``3`` arrives as ``3.0``, which an
+    integer field would refuse forever."""
+
+    async def how_long(args: Nothing, ctx: ToolContext) -> str:
+        answer = await ctx.ask("How many days?", form=DAYS_FORM)
+        return repr(answer.content)
+
+    asker = tool(how_long, name="how_long")
+    scripted = ScriptedProvider(
+        (lambda request: bool(last_tool_results(request)), results),
+        (lambda request: True, lambda request: tool_calls(("how_long", {}))),
+    )
+    async with served(tmp_path, scripted, [asker], streaming=False) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            (first,) = await everything(client.send_message(message("plan")))
+            task = first.task
+            assert task.status.state == ASKED
+            answer = message(data={"days": 3, "city": "Oslo"}, task_id=task.id)
+            (now,) = await everything(client.send_message(answer))
+            assert now.task.status.state == COMPLETED, get_message_text(now.task.status.message)
+            assert get_message_text(now.task.status.message) == "{'days': 3, 'city': 'Oslo'}"
