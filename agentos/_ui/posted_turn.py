@@ -29,7 +29,7 @@ class PostedTurn:
     session: Session
     events: MemoryObjectReceiveStream[CallEvent]
     stop: Callable[[], None]
-    """Stop hearing the session's call events."""
+    """Stop hearing the session's call events (``events`` is closed)."""
     asked_before: int
     """The model requests the session had made before the post: the calls of later ones
     are this turn's (not another turn's of the same session, nor one a person started)."""
@@ -51,6 +51,7 @@ class PostedTurn:
         def stop() -> None:
             unhear()
             send.close()
+            receive.close()  # what was heard and not read is let go
 
         asked_before = session.requests
         try:

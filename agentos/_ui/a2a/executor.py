@@ -166,6 +166,7 @@ class TurnExecutor(AgentExecutor):
             del self._sessions[session_id]
         following.turn.stop()
         following.tell.close()
+        following.asks.close()
         return following
 
     async def _session(self, context_id: str) -> Session:

@@ -21,7 +21,12 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import TaskNotCancelableError, UnsupportedOperationError
 
+import agentos.a2a
+from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos.stores import StoredA2aTask, a2a_tasks_of
+from agentos.testing import text
 from tests.support import cli
+from tests.support.asgi import free_port, served
 from tests.ui.a2a.running import a2a_server, connected, everything, message
 from tests.ui.a2a.test_server import said, started
 from tests.ui.mcp.test_tasks import gate
@@ -101,9 +106,42 @@ async def test_a_message_for_a_session_another_live_host_runs_is_refused_naming_
                         await everything(other.send_message(on_it))
                     with pytest.raises(TaskNotCancelableError, match=runs_there):
                         await other.cancel_task(CancelTaskRequest(id=task.id))
+                    seen = await other.get_task(GetTaskRequest(id=task.id))
+                    assert seen.status.state == TaskState.TASK_STATE_WORKING  # was: failed
                     await held.send(b"go")  # the turn was not disturbed: it ends here
                     rest = await everything(events)
                 assert rest[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
                 assert said(rest[-1]) == "held: Jane is free"
                 listed = await other.list_tasks(ListTasksRequest(context_id=task.context_id))
                 assert [t.id for t in listed.tasks] == [task.id]  # no task of the refused
+
+
+async def test_a_tasks_first_row_is_written_while_its_host_holds_the_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session is taken before the task is first written: otherwise another host
+    reading the task in between finds its host holding no session, and writes it
+    ``failed``, abandoned, while it runs (and, a task keeping its end, for good)."""
+    answer = ScriptedProvider((lambda r: True, lambda r: text("done")))
+    port = free_port()
+    async with (
+        await SqliteStore.open(tmp_path / "agentos.db") as store,
+        Runtime() as runtime,
+        Host(runtime, answer, store=store) as host,
+    ):
+        rows = a2a_tasks_of(store)
+        assert rows is not None
+        held_then: list[bool] = []
+        save = rows.save
+
+        async def watched(task: StoredA2aTask) -> bool:
+            held_then.append(task.context_id in await store.live_leases())
+            return await save(task)
+
+        monkeypatch.setattr(rows, "save", watched)
+        app = agentos.a2a.app(host, AgentConfig(name="worker"), token=None, port=port)
+        async with served(app, port), connected(f"http://127.0.0.1:{port}/", None) as client:
+            with anyio.fail_after(60):
+                (*_, last) = await everything(client.send_message(message("hello")))
+        assert last.status_update.status.state == TaskState.TASK_STATE_COMPLETED
+        assert held_then and all(held_then)
