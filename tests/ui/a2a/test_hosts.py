@@ -1,7 +1,8 @@
 """``agentos a2a`` hosts sharing a store (issue 50's review): each task names the host that
 runs it, so a task left unfinished by a host that stopped reads ``failed`` even once its
 context's session runs again (on the next host, for a new task), and a message for a
-session another live host runs is refused there, naming that host, not taken over."""
+session another live host runs is refused there, naming that host, not taken over. The
+hosts share an SQLite file, a PostgreSQL database, or one behind PgBouncer."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ from tests.ui.a2a.running import a2a_server, connected, everything, message
 from tests.ui.a2a.test_server import said, started
 from tests.ui.mcp.test_tasks import gate
 
-env = cli.env  # the fixture: offline, on a database of its own
+env = cli.env  # the fixtures: offline, on a database of its own (on each backend)
+any_env = cli.any_env
 
 pytestmark = pytest.mark.anyio
 
@@ -43,8 +45,9 @@ GATED = "tests.support.gate_tools"
 
 
 async def test_a_task_left_unfinished_reads_failed_while_its_session_runs_a_new_one(
-    tmp_path: Path, env: dict[str, str]
+    tmp_path: Path, any_env: dict[str, str]
 ) -> None:
+    env = any_env
     env["AGENTOS_TEST_MARK"] = str(tmp_path / "cancelled.txt")
     with (
         a2a_server(tmp_path, env, options=MINE, module=SLOW) as (url, token),
@@ -75,8 +78,9 @@ async def test_a_task_left_unfinished_reads_failed_while_its_session_runs_a_new_
 
 
 async def test_a_message_for_a_session_another_live_host_runs_is_refused_naming_it(
-    tmp_path: Path, env: dict[str, str]
+    tmp_path: Path, any_env: dict[str, str]
 ) -> None:
+    env = any_env
     runs_there = (
         re.escape(" runs on another host (pid ")
         + r"\d+"
