@@ -152,7 +152,7 @@ async def test_a_store_from_before_titles_migrates_keeping_its_sessions(
         "ALTER TABLE sessions DROP COLUMN title; ALTER TABLE sessions DROP COLUMN first_words; "
         "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
         "ALTER TABLE calls DROP COLUMN question; DROP TABLE a2a_tasks; "
-        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 5 FROM "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 6 FROM "
         "schema_migrations)"
     )
     async with await backend.open() as store:
@@ -340,7 +340,7 @@ async def test_a_mirrored_calls_newest_log_line_and_disposition_round_trip(
     await backend.raw(
         "ALTER TABLE calls DROP COLUMN log; ALTER TABLE calls DROP COLUMN disposition; "
         "ALTER TABLE calls DROP COLUMN question; DROP TABLE a2a_tasks; "
-        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 3 FROM "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 4 FROM "
         "schema_migrations)"
     )
     async with await backend.open(clock=lambda: 10.0) as store:
@@ -373,7 +373,7 @@ async def test_a_mirrored_calls_question_round_trips_and_is_counted(backend: Bac
         await store.mirror_calls([mirrored("c0")])
     await backend.raw(
         "ALTER TABLE calls DROP COLUMN question; DROP TABLE a2a_tasks; "
-        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 2 FROM "
+        "DELETE FROM schema_migrations WHERE version > (SELECT MAX(version) - 3 FROM "
         "schema_migrations)"
     )
     async with await backend.open(clock=lambda: 10.0) as store:

@@ -7,7 +7,8 @@ SQLite store's four versions, in one. 2: an index for pruning the mirror. 3: a s
 thing the person said (``sessions.first_words``), so a listing names every session.
 6: a mirrored call's newest log line (``calls.log``) and its ``disposition``. 7: the
 question a mirrored running call waits to have answered (``calls.question``). 8: the tasks
-``agentos a2a`` serves (``a2a_tasks``).
+``agentos a2a`` serves (``a2a_tasks``). 9: the host that runs each of them
+(``a2a_tasks.host``).
 Hosts starting at once migrate one at a time (an advisory lock); a current schema is
 only read (a read-only user opens the store). A database
 holding tables that are not agentos's, or a schema newer than this agentos

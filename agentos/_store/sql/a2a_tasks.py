@@ -1,6 +1,6 @@
 """The tasks ``agentos a2a`` serves: rows in ``a2a_tasks``, each its owner's, read and
 listed only by it, so a task outlives the host that ran it and any host sharing the store
-answers for it."""
+answers for it. A task that has ended keeps its end: no later save changes its state."""
 
 from __future__ import annotations
 
@@ -9,11 +9,24 @@ from dataclasses import dataclass
 from agentos._store.records import Row
 from agentos._store.sql.dialect import Table
 
+ENDED = ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED")
+"""A2A's terminal states: a task in one is over, whatever a late save says."""
+SAVE = (
+    "INSERT INTO a2a_tasks (task_id, owner, context_id, state, task, updated_at, host) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+    "context_id = excluded.context_id, state = excluded.state, task = excluded.task, "
+    "updated_at = excluded.updated_at, host = excluded.host "
+    "WHERE a2a_tasks.owner = excluded.owner AND (a2a_tasks.state = excluded.state "
+    f"OR a2a_tasks.state NOT IN ({', '.join('?' * len(ENDED))}))"
+)
+"""Write a task, unless its id is another owner's, or it has ended in another state."""
+
 
 @dataclass(frozen=True, slots=True)
 class StoredA2aTask:
     """One served task: whose it is, the context (session) it runs in, its state (A2A's
-    word), the task as the protocol writes it (JSON), and when it last changed."""
+    word), the task as the protocol writes it (JSON), when it last changed, and the host
+    that runs it."""
 
     task_id: str
     owner: str
@@ -21,6 +34,9 @@ class StoredA2aTask:
     state: str
     task: str
     updated_at: float
+    host: str | None = None
+    """The host that runs it (the name its session's lease gives it; None: a row written
+    before hosts were kept)."""
 
 
 class A2aTaskRows(Table):
@@ -28,20 +44,25 @@ class A2aTaskRows(Table):
 
     async def save(self, task: StoredA2aTask) -> bool:
         """Write ``task`` (replacing its row); False, writing nothing, when its id is another
-        owner's."""
+        owner's. A row that has ended (``ENDED``) is kept when ``task`` is in another state:
+        a host that ran on after another declared its task abandoned changes nothing."""
         changed = await self._write(
-            "INSERT INTO a2a_tasks (task_id, owner, context_id, state, task, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
-            "context_id = excluded.context_id, state = excluded.state, task = excluded.task, "
-            "updated_at = excluded.updated_at WHERE a2a_tasks.owner = excluded.owner",
+            SAVE,
             task.task_id,
             task.owner,
             task.context_id,
             task.state,
             task.task,
             task.updated_at,
+            task.host,
+            *ENDED,
         )
-        return changed > 0
+        if changed:
+            return True
+        row = await self._database.one(
+            "SELECT owner FROM a2a_tasks WHERE task_id = ?", task.task_id
+        )
+        return row is not None and row["owner"] == task.owner
 
     async def get(self, owner: str, task_id: str) -> StoredA2aTask | None:
         row = await self._database.one(
@@ -83,4 +104,5 @@ def _task(row: Row) -> StoredA2aTask:
         str(row["state"]),
         str(row["task"]),
         float(row["updated_at"]),
+        None if row["host"] is None else str(row["host"]),
     )

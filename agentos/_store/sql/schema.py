@@ -124,7 +124,9 @@ A2A_TASKS = """
 """The tasks ``agentos a2a`` serves: each its owner's (who showed the token), its context (the
 session its turns run in) and the A2A task itself as JSON, so any host sharing the store lists
 and reads it."""
-SINCE_BOARDS = (USAGE, TITLE, FIRST_WORDS, CALL_LOG, CALL_QUESTION, A2A_TASKS)
+A2A_TASK_HOST = "ALTER TABLE a2a_tasks ADD COLUMN host TEXT;"
+"""The host (its lease holder's name) that runs each served task (NULL: a row from before)."""
+SINCE_BOARDS = (USAGE, TITLE, FIRST_WORDS, CALL_LOG, CALL_QUESTION, A2A_TASKS, A2A_TASK_HOST)
 """The migrations both backends made alike, in order, after the board moved beside its row."""
 
 

@@ -9,8 +9,9 @@ gave a session in ``sessions.title`` (NULL: never named). 7: the first thing the
 said in ``sessions.first_words``, so a listing names every session without its history.
 8: a mirrored call's newest log line (``calls.log``, beside its newest ``progress``) and
 its ``disposition``. 9: the question a mirrored running call waits to have answered
-(``calls.question``). 10: the tasks ``agentos a2a`` serves (``a2a_tasks``). The tables are
-defined once for both backends (``sql/schema.py``).
+(``calls.question``). 10: the tasks ``agentos a2a`` serves (``a2a_tasks``). 11: the host
+that runs each of them (``a2a_tasks.host``). The tables are defined once for both backends
+(``sql/schema.py``).
 """
 
 from __future__ import annotations

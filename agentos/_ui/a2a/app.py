@@ -17,9 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
-import a2a.server.agent_execution as execution
 from a2a.auth.user import User
-from a2a.server.context import ServerCallContext
 from a2a.server.routes import (
     DefaultServerCallContextBuilder,
     create_agent_card_routes,
@@ -33,30 +31,28 @@ from a2a.types.a2a_pb2 import (
     HTTPAuthSecurityScheme,
     SecurityRequirement,
     SecurityScheme,
-    SendMessageRequest,
     StringList,
-    Task,
 )
 from a2a.utils.constants import (
     AGENT_CARD_WELL_KNOWN_PATH,
     PROTOCOL_VERSION_CURRENT,
     TransportProtocol,
 )
-from a2a.utils.errors import InvalidParamsError
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
 import agentos
 from agentos import AgentConfig, Host, UsageError
+from agentos._ui.a2a.contexts import SessionContexts
 from agentos._ui.a2a.executor import TurnExecutor
 from agentos._ui.a2a.guard import LOCAL_NAMES, MAX_BODY, RequestGuard
 from agentos._ui.a2a.handler import StoreFollowingHandler
 from agentos._ui.a2a.questions import ASK_TIMEOUT
-from agentos._ui.a2a.task_store import StoredTasks, owner_of
+from agentos._ui.a2a.task_store import StoredTasks
 from agentos._ui.loopback import refusal
 from agentos._ui.mcp.guard import BearerGuard
-from agentos.stores import A2aTaskRows, a2a_tasks_of
+from agentos.stores import a2a_tasks_of
 
 RPC_PATH = "/"
 """Where the JSON-RPC endpoint is (the card names it)."""
@@ -91,29 +87,6 @@ class _Callers(DefaultServerCallContextBuilder):
         if not shown:
             return _Owner(LOCAL)
         return _Owner("token " + hashlib.sha256(shown.encode()).hexdigest())
-
-
-class _Contexts(execution.SimpleRequestContextBuilder):
-    """A message naming a context may name only one of its sender's: another owner's, or a
-    session started elsewhere, or one that does not exist, is refused as not found."""
-
-    def __init__(self, rows: A2aTaskRows) -> None:
-        super().__init__()
-        self._rows = rows
-
-    async def build(
-        self,
-        context: ServerCallContext,
-        params: SendMessageRequest | None = None,
-        task_id: str | None = None,
-        context_id: str | None = None,
-        task: Task | None = None,
-    ) -> execution.RequestContext:
-        if context_id and owner_of(context) not in await self._rows.context_owners(context_id):
-            raise InvalidParamsError(
-                message=f"no context {context_id!r} (a message without a context starts one)"
-            )
-        return await super().build(context, params, task_id, context_id, task)
 
 
 def agent_card(config: AgentConfig, url: str, *, token: bool) -> AgentCard:
@@ -209,7 +182,11 @@ def a2a_app(
     if host.runtime.ask_person is None:
         host.runtime.ask_person = executor.ask
     handler = StoreFollowingHandler(
-        executor, StoredTasks(rows), card, _Contexts(rows), store.live_leases
+        executor,
+        StoredTasks(rows, host.holder),
+        card,
+        SessionContexts(rows, host, config),
+        store.live_leases,
     )
 
     @asynccontextmanager

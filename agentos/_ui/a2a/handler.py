@@ -3,10 +3,14 @@
 Its single-process ``SubscribeToTask`` streams only a task this process runs (for another
 it would wait forever): here such a task is read from the store, its snapshot first, then
 each change the host running it writes, until it ends or waits for input; a task that has
-ended answers with its final snapshot (the SDK refuses it). A task left unfinished by a
-host that stopped (its context's session held by no live host, and not run here) is, when
-read, ``failed`` saying so: no one will ever finish it. A task another live host runs is
-cancelled there: the SDK would write ``canceled`` in the store while its turn went on.
+ended answers with its final snapshot (the SDK refuses it).
+
+A task is run by the host its row names while that host holds the task's context's
+session. One that has not ended, is not run here, and whose host is gone (or holds the
+session no more, or is this one) was left unfinished by a host that stopped: read, it is
+``failed`` saying so, as no one will ever finish it, even once its session runs a new
+task (here or on another host). A task another live host runs is cancelled there: the
+SDK would write ``canceled`` in the store while its turn went on.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from a2a.server.agent_execution.active_task import (
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import TaskStore
 from a2a.types.a2a_pb2 import (
     AgentCard,
     CancelTaskRequest,
@@ -42,6 +45,8 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
 
+from agentos._ui.a2a.task_store import StoredTasks
+
 POLL_SECONDS = 0.25
 """How often the store is read for a task another process runs."""
 ABANDONED = "the host that ran its turn stopped before the turn ended"
@@ -50,12 +55,13 @@ ABANDONED = "the host that ran its turn stopped before the turn ended"
 
 class StoreFollowingHandler(DefaultRequestHandler):
     """``DefaultRequestHandler`` whose reads know the tasks other processes run or ran;
-    ``live_sessions`` gives the sessions live hosts hold (their leases)."""
+    ``live_sessions`` gives the sessions live hosts hold (session -> holder: their
+    leases)."""
 
     def __init__(
         self,
         executor: AgentExecutor,
-        tasks: TaskStore,
+        tasks: StoredTasks,
         card: AgentCard,
         contexts: RequestContextBuilder,
         live_sessions: Callable[[], Awaitable[dict[str, str]]],
@@ -67,12 +73,16 @@ class StoreFollowingHandler(DefaultRequestHandler):
             request_context_builder=contexts,
         )
         self._live_sessions = live_sessions
+        self._tasks = tasks
 
-    @property
-    def _tasks(self) -> TaskStore:
-        tasks = self.task_store
-        assert isinstance(tasks, TaskStore)  # agentos's, not a versioned one
-        return tasks
+    async def _runs_elsewhere(self, task: Task, context: ServerCallContext) -> bool:
+        """Whether another live host runs ``task``: the one its row names holds its context's
+        session (for a row from before hosts were kept: any live host does)."""
+        holder = (await self._live_sessions()).get(task.context_id)
+        if holder is None:
+            return False
+        host = await self._tasks.host_of(task.id, context)
+        return host is None or (host == holder and host != self._tasks.host)
 
     async def _as_it_is(self, task: Task, context: ServerCallContext) -> Task:
         """``task``, or, left unfinished by a host that stopped, ``failed`` (and stored so)."""
@@ -81,7 +91,7 @@ class StoreFollowingHandler(DefaultRequestHandler):
         # The registry of the tasks this process runs has no public accessor.
         if await self._active_task_registry.get(task.id) is not None:
             return task
-        if task.context_id in await self._live_sessions():
+        if await self._runs_elsewhere(task, context):
             return task
         said = Message(
             role=Role.ROLE_AGENT,
@@ -95,7 +105,7 @@ class StoreFollowingHandler(DefaultRequestHandler):
         failed.status.CopyFrom(TaskStatus(state=TaskState.TASK_STATE_FAILED, message=said))
         failed.status.timestamp.GetCurrentTime()
         await self._tasks.save(failed, context)
-        return failed
+        return await self._tasks.get(task.id, context) or failed  # an end met meanwhile stays
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
         task = await self._tasks.get(params.id, context)
@@ -122,9 +132,10 @@ class StoreFollowingHandler(DefaultRequestHandler):
         task = await self._as_it_is(task, context)
         running_here = await self._active_task_registry.get(params.id) is not None
         if task.status.state not in TERMINAL_TASK_STATES and not running_here:
+            host = await self._tasks.host_of(params.id, context)
+            who = host or f"the one holding session {task.context_id}"
             raise TaskNotCancelableError(
-                message=f"task {params.id} runs on another host (the one holding session "
-                f"{task.context_id}): cancel it there"
+                message=f"task {params.id} runs on another host ({who}): cancel it there"
             )
         cancelled: Task | None = await super().on_cancel_task(params, context)
         return cancelled

@@ -1,6 +1,7 @@
 """The A2A tasks kept in agentos's session store (``a2a_tasks``), each its owner's: a task
 outlives the process that ran it, and any host sharing the store lists and reads it. Another
-owner's task is, to a client, one that does not exist."""
+owner's task is, to a client, one that does not exist. Each row names the host that wrote it
+last, the one that runs the task (only that host writes a task that has not ended)."""
 
 from __future__ import annotations
 
@@ -48,10 +49,12 @@ def _key(task: Task) -> tuple[bool, int, str]:
 
 
 class StoredTasks(TaskStore):
-    """The SDK's ``TaskStore`` over the ``a2a_tasks`` rows of a session store."""
+    """The SDK's ``TaskStore`` over the ``a2a_tasks`` rows of a session store, written by
+    the host named ``host`` (its leases' holder)."""
 
-    def __init__(self, rows: A2aTaskRows) -> None:
+    def __init__(self, rows: A2aTaskRows, host: str) -> None:
         self._rows = rows
+        self.host = host
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         stored = StoredA2aTask(
@@ -61,6 +64,7 @@ class StoredTasks(TaskStore):
             TaskState.Name(task.status.state),
             MessageToJson(kept(task)),
             time.time(),
+            self.host,
         )
         if not await self._rows.save(stored):
             raise InvalidParamsError(message=f"task {task.id} is not yours")
@@ -68,6 +72,12 @@ class StoredTasks(TaskStore):
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         stored = await self._rows.get(owner_of(context), task_id)
         return None if stored is None else Parse(stored.task, Task())
+
+    async def host_of(self, task_id: str, context: ServerCallContext) -> str | None:
+        """The host that runs (or ran) the task (None: no such task, or a row from before
+        hosts were kept)."""
+        stored = await self._rows.get(owner_of(context), task_id)
+        return None if stored is None else stored.host
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         rows = await self._rows.of_owner(owner_of(context), params.context_id or None)
