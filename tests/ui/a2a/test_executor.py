@@ -5,6 +5,7 @@ task at a time (issue 50)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -287,7 +288,8 @@ async def test_a_whole_number_answered_to_an_integer_field_is_an_integer(tmp_pat
 
     async def how_long(args: Nothing, ctx: ToolContext) -> str:
         answer = await ctx.ask("How many days?", form=DAYS_FORM)
-        return repr(answer.content)
+        content = answer.content or {}
+        return f"{type(content['days']).__name__} {json.dumps(content, sort_keys=True)}"
 
     asker = tool(how_long, name="how_long")
     scripted = ScriptedProvider(
@@ -303,4 +305,4 @@ async def test_a_whole_number_answered_to_an_integer_field_is_an_integer(tmp_pat
             answer = message(data={"days": 3, "city": "Oslo"}, task_id=task.id)
             (now,) = await everything(client.send_message(answer))
             assert now.task.status.state == COMPLETED, get_message_text(now.task.status.message)
-            assert get_message_text(now.task.status.message) == "{'days': 3, 'city': 'Oslo'}"
+            assert get_message_text(now.task.status.message) == 'int {"city": "Oslo", "days": 3}'
