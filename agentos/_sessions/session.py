@@ -286,7 +286,7 @@ class Session:
     def next_messages(self) -> list[Message]:
         """What the model would read if asked now: the board drawn now, or the history
         through the context view (the system prompt and tools aside)."""
-        return self._machine.next_messages()
+        return list(self._machine.next_messages())
 
     @property
     def board(self) -> Board | None:
