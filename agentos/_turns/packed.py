@@ -15,7 +15,7 @@ each time it is read (changing it changes nothing kept), and the newest one as i
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from agentos._model.messages import Message
@@ -96,12 +96,29 @@ class MessageLog(_Messages):
     extends, is kept as it is (as a list of them would: the same dict each read) and
     packed once the next one comes."""
 
-    __slots__ = ("_packed",)
+    __slots__ = ("_packed", "_said")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         self._packed: list[Packed] = [pack(message) for message in messages]
         if self._packed:
             self._packed[-1] = unpack(self._packed[-1])
+        self._said: list[tuple[str, str]] = []
+        """``said_upto``'s answer for the first packed messages, once asked: they never
+        change, so a title or the replies read again build only the newest."""
+
+    def said_upto(self, count: int, said: Callable[[Message], str]) -> list[tuple[str, str]]:
+        """Each of the first ``count`` messages' role and ``said(message)`` (always the same
+        function: what the messages say is kept for those packed)."""
+        packed, kept = self._packed, self._said
+        settled = min(count, len(packed) - 1)
+        for index in range(len(kept), settled):
+            message = unpack(packed[index])
+            kept.append((str(message.get("role")), said(message)))
+        told = kept[:count]
+        if count >= len(packed) > settled >= 0:
+            message = unpack(packed[-1])
+            told.append((str(message.get("role")), said(message)))
+        return told
 
     def append(self, message: Message) -> None:
         packed = self._packed

@@ -21,7 +21,6 @@ from agentos._model.messages import (
     UserBlock,
     blocks_of,
     text_block,
-    text_of,
     tool_result,
 )
 from agentos._turns import events as ev
@@ -40,8 +39,8 @@ from agentos._turns.transcript import (
     lost_notice,
     overdue_text,
     repair_history,
+    said,
     unique_tool_use_ids,
-    user_posts,
 )
 from agentos._turns.transcript_chat import transcript_chat
 from agentos._turns.turn_status import TurnStatus
@@ -114,11 +113,10 @@ class TurnMachine:
         return self._log.upto(count)
 
     def replies_upto(self, count: int) -> list[str]:
-        history = self._log[:count]
-        return [text_of(m["content"]) for m in history if m["role"] == "assistant"]
+        return [text for role, text in self._log.said_upto(count, said) if role == "assistant"]
 
     def posts_upto(self, count: int) -> list[str]:
-        return user_posts(self._log[:count])
+        return [text for role, text in self._log.said_upto(count, said) if role == "user"]
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees: every message, with its calls (see ``transcript_chat``)."""

@@ -92,3 +92,21 @@ async def test_each_read_of_the_history_is_its_own_copy() -> None:
         await session.wait_idle()
     assert session.history[0] == {"role": "user", "content": [{"type": "text", "text": "first"}]}
     assert provider.requests[-1].messages[0]["content"][0]["text"] == "first"
+
+
+async def test_replies_and_title_follow_the_history_as_it_grows() -> None:
+    """What a session's replies and title say is read from the packed history, the newest
+    message included, after each turn as after the first."""
+    async with Runtime([work]) as runtime, Host(runtime, three_calls()) as host:
+        session = await host.create_session(AgentConfig())
+        assert (session.replies, session.title) == ([], "")
+        for turn in range(3):
+            session.post(f"  turn\n{turn}  ")
+            await session.wait_idle()
+            said = [m for m in session.history if m["role"] == "assistant"]
+            assert (
+                session.replies
+                == ["", "done"] * (turn + 1)
+                == ["".join(b.get("text", "") for b in m["content"]) for m in said]
+            )
+            assert session.title == "turn 0"
