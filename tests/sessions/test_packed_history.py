@@ -110,3 +110,14 @@ async def test_replies_and_title_follow_the_history_as_it_grows() -> None:
                 == ["".join(b.get("text", "") for b in m["content"]) for m in said]
             )
             assert session.title == "turn 0"
+
+
+async def test_a_listing_counts_the_messages_without_building_them() -> None:
+    """``message_count`` is ``len(history)``, and what a host's listing shows."""
+    async with Runtime([work]) as runtime, Host(runtime, three_calls()) as host:
+        session = await host.create_session(AgentConfig())
+        assert session.message_count == 0
+        session.post("first")
+        await session.wait_idle()
+        (listed,) = await host.sessions()
+        assert session.message_count == len(session.history) == listed.messages == 4
