@@ -28,11 +28,19 @@ busy moment); ``sessions.cpu_us_per_turn_rounds`` lists every round's, lowest fi
 ``sessions.rss_bytes_per_session_N_turns`` as above, or with ``--store``
 ``sessions.store_bytes_per_session_N_turns``, the database's files (with its
 write-ahead log) once the host has closed, per session.
+
+``--tracked`` prints only ``gc.tracked_objects_per_kept_turn``: the objects the cyclic
+collector tracks (``len(gc.get_objects())``, after ``gc.collect()``) once every session
+has run its turns, minus the same count once the sessions exist and before any turn,
+divided by the turns kept (sessions times turns). Host, sessions and runtime stay alive, so
+it counts what a finished 3-call turn leaves for the collector to traverse at every full
+collection: its history and its finished calls (kept 600 s, the runtime's default).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import tempfile
 import time
@@ -152,6 +160,7 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
             await host.create_session(config, session_id=f"session-{number}")
             for number in range(count)
         ]
+        tracked_before = tracked_objects()
         ticks_before = runtime.statistics().ticks
         started = time.perf_counter()
         cpu_started = time.process_time()
@@ -162,6 +171,7 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
         after = settled_rss()
+        tracked_after = tracked_objects()
         check(sessions, turns)
         statistics = runtime.statistics()
         ticks = statistics.ticks - ticks_before
@@ -183,7 +193,16 @@ async def measure(count: int, turns: int, store_in: Path | None = None) -> Figur
         "sessions.ticks": ticks,
         "sessions.hand_offs_here": statistics.hand_offs_here,
         "sessions.hand_offs_spawned": statistics.hand_offs_spawned,
+        "gc.tracked_objects_per_kept_turn": round(
+            (tracked_after - tracked_before) / (count * turns), 1
+        ),
     }
+
+
+def tracked_objects() -> int:
+    """How many objects the cyclic collector tracks now, after a full collection."""
+    gc.collect()
+    return len(gc.get_objects())
 
 
 def folder_bytes(folder: Path) -> int:
@@ -206,6 +225,9 @@ def main() -> None:
     parser.add_argument("--store", action="store_true", help="commit turns to a SqliteStore")
     parser.add_argument("--memory", action="store_true", help="only what a session holds")
     parser.add_argument(
+        "--tracked", action="store_true", help="only the objects a kept turn leaves tracked"
+    )
+    parser.add_argument(
         "--rounds", type=positive, default=1, help="run N times, keep the median CPU round"
     )
     options = parser.parse_args()
@@ -220,11 +242,20 @@ def main() -> None:
     if options.rounds > 1:
         spent = [str(figures["sessions.cpu_us_per_turn"]) for figures in rounds]
         figures["sessions.cpu_us_per_turn_rounds"] = " / ".join(spent)
+    if options.tracked:
+        emit({"gc.tracked_objects_per_kept_turn": figures["gc.tracked_objects_per_kept_turn"]})
+        return
     if options.memory:
         held = "store_bytes_per_session" if options.store else "rss_bytes_per_session"
         emit({f"sessions.{held}_{options.turns}_turns": figures[f"sessions.{held}"]})
         return
-    emit({options.prefix + name.removeprefix("sessions."): v for name, v in figures.items()})
+    emit(
+        {
+            options.prefix + name.removeprefix("sessions."): value
+            for name, value in figures.items()
+            if name.startswith("sessions.")
+        }
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,13 @@ calls that wait): from cancelling the top call to the last of its 100 tool calls
 ``CancelledError``. ``subagent.progress_lag_ms_p99``: from the child's model answering
 to its words being a ``progressed`` event of the parent's call. ``subagent.concurrent_children``:
 of 100 children started in one batch on one host, those that answered.
+
+``subagent.turn_vs_one_call_turn``: the CPU time (``time.process_time``) of a turn whose
+one call is a sub-agent's (a message; the model calls ``quick``, whose child session is
+opened, posted to, answered at once and stopped; the model's answer) over the CPU time of
+a plain 1-call turn (the same, with ``noop`` as the call): 200 turns a round on a fresh
+session, 5 rounds alternating the two after a warm-up, medians of the per-turn figures
+(``subagent.turn_us`` and ``subagent.one_call_turn_us``).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ TREES = 20
 FAN_OUT = 10
 WORDS = 200
 CHILDREN = 100
+TURNS = 200
 
 
 class Models:
@@ -106,6 +114,45 @@ async def overhead(host: Host, runtime: Runtime) -> Figures:
         "subagent.call_ms": round(median(child), 3),
         "subagent.plain_call_ms": round(median(plain), 3),
         "subagent.call_overhead_ms": round(median(child) - median(plain), 3),
+    }
+
+
+def one_call(tool_name: str) -> Callable[[ModelRequest], ModelResponse]:
+    """Calls ``tool_name`` once for a message, then answers."""
+
+    def script(request: ModelRequest) -> ModelResponse:
+        if last_tool_results(request):
+            return text("done")
+        return tool_calls((tool_name, {"task": "hi"} if tool_name == "quick" else {}))
+
+    return script
+
+
+async def turn_cpu_us(session: Session, turns: int) -> float:
+    """CPU microseconds per turn of ``session`` (posted, then ``wait_idle``)."""
+    started = time.process_time()
+    for turn in range(turns):
+        session.post(f"turn {turn}")
+        await session.wait_idle()
+    if session.errors:
+        raise RuntimeError(f"the session failed: {session.errors}")
+    return (time.process_time() - started) / turns * 1e6
+
+
+async def turn_ratio(host: Host) -> Figures:
+    via_child = agent("via_child", ["quick"], quick=agent("quick", []))
+    via_noop = agent("via_noop", ["noop"])
+    await turn_cpu_us(await host.create_session(via_child), 20)  # warm-up
+    await turn_cpu_us(await host.create_session(via_noop), 20)
+    child_us: list[float] = []
+    plain_us: list[float] = []
+    for _ in range(ROUNDS):  # fresh sessions: a round's histories start empty
+        child_us.append(await turn_cpu_us(await host.create_session(via_child), TURNS))
+        plain_us.append(await turn_cpu_us(await host.create_session(via_noop), TURNS))
+    return {
+        "subagent.turn_us": round(median(child_us), 1),
+        "subagent.one_call_turn_us": round(median(plain_us), 1),
+        "subagent.turn_vs_one_call_turn": round(median(child_us) / median(plain_us), 2),
     }
 
 
@@ -210,12 +257,15 @@ async def measure() -> Figures:
         mid=fan_out("leaf", {"task": "go"}),
         leaf=fan_out("wait_here", {}),
         talker=talker,
+        via_child=one_call("quick"),
+        via_noop=one_call("noop"),
     )
     async with (
         Runtime([noop, holds.tool], max_running=4096, max_running_per_session=256) as runtime,
         Host(runtime, models) as host,
     ):
         figures = await overhead(host, runtime)
+        figures |= await turn_ratio(host)
         cancels = await cancel_tree(host, runtime, holds)
         lags = await progress_lag(host, runtime, answered)
         children = await concurrent(host, runtime)

@@ -49,7 +49,7 @@ def loaded_summary(session: Session, runtime: Runtime | None = None) -> SessionS
         session.config.name,
         session.status,
         session.requests,
-        len(session.history),
+        session.message_count,
         len(session.errors),
         running_calls=len(running),
         title=session.title,

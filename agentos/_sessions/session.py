@@ -196,6 +196,11 @@ class Session:
         return list(self._machine.view.history)
 
     @property
+    def message_count(self) -> int:
+        """How many messages ``history`` holds, without building them (a listing's count)."""
+        return len(self._machine.view.history)
+
+    @property
     def title(self) -> str:
         """What to call the session: the name ``rename`` gave it, else the first thing the
         person said (on one line, cut at 80 characters); empty while nothing is said."""
@@ -286,7 +291,7 @@ class Session:
     def next_messages(self) -> list[Message]:
         """What the model would read if asked now: the board drawn now, or the history
         through the context view (the system prompt and tools aside)."""
-        return self._machine.next_messages()
+        return list(self._machine.next_messages())
 
     @property
     def board(self) -> Board | None:

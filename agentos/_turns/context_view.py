@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from agentos._model.messages import Message
+from agentos._turns.packed import PackedMessages
 from components import CallSnapshot
 
 
@@ -26,11 +27,14 @@ class ViewInput:
 
 
 class ContextView(Protocol):
-    def build(self, view_input: ViewInput) -> list[Message]: ...
+    def build(self, view_input: ViewInput) -> Sequence[Message]: ...
 
 
 class TranscriptView:
     """The history as the model wrote it and the session answered it."""
 
-    def build(self, view_input: ViewInput) -> list[Message]:
-        return list(view_input.history)
+    def build(self, view_input: ViewInput) -> Sequence[Message]:
+        """The history itself when it cannot change (a session's: its messages are built
+        as the model reads them), else a copy."""
+        history = view_input.history
+        return history if isinstance(history, PackedMessages) else list(history)

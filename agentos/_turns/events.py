@@ -228,9 +228,10 @@ class StoredTurn:
 
     def unwritten_from(self, history: Sequence[Message]) -> int:
         """Once this is written, the first message of ``history`` the store lacks: one
-        extended since it was taken (only the last one can be) is written again."""
+        extended since it was taken (only the last one can be; compared by value, as a
+        packed history builds each message afresh) is written again."""
         upto = self.keep + len(self.messages)
-        extended = upto > 0 and (len(history) < upto or history[upto - 1] is not self.last)
+        extended = upto > 0 and (len(history) < upto or history[upto - 1] != self.last)
         return upto - 1 if extended else upto
 
 
@@ -242,7 +243,7 @@ class SendRequest:
     """Ask the model this, as the machine drafted it (a transcript's history through its
     context view, a board drawn); answer with ``ModelReplied``."""
 
-    messages: list[Message]
+    messages: Sequence[Message]
     system_note: str = ""
     """Appended to the agent's system prompt for this request."""
     cache_system: bool = False

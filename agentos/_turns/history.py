@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentos._model.messages import content_value
+from agentos._turns.packed import Packed, pack, unpack
 from agentos._turns.transcript import LOST_RESULT, read_outcome, read_placeholder
 from components import CallStatus, Json
 
@@ -55,11 +56,12 @@ class MessageHistory:
 
     ``load`` (re)reads a session's messages: each ``tool_use`` block is a
     call; a ``tool_result`` for it is its final result unless it is an agentos
-    placeholder. ``record`` adds or updates one call directly.
+    placeholder. ``record`` adds or updates one call directly. Each call is kept as a
+    flat tuple (``_Kept``) the collector does not track, and built again when asked for.
     """
 
     def __init__(self) -> None:
-        self._sessions: dict[str, dict[str, HistoryCall]] = {}
+        self._sessions: dict[str, dict[str, _Kept]] = {}
 
     def load(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> None:
         calls: dict[str, HistoryCall] = {}
@@ -82,17 +84,19 @@ class MessageHistory:
 
     def record(self, session_id: str, call: HistoryCall) -> None:
         calls = self._sessions.setdefault(session_id, {})
-        calls[call.call_id] = call
+        kept = _keep(call)
+        calls[call.call_id] = kept
         if call.internal_id is not None:
-            calls[call.internal_id] = call
+            calls[call.internal_id] = kept
 
     def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
-        return self._sessions.get(session_id, {}).get(call_id)
+        kept = self._sessions.get(session_id, {}).get(call_id)
+        return None if kept is None else _built(kept)
 
     def calls(self, session_id: str) -> list[HistoryCall]:
         """Every call of the session once, in the order the history made them."""
-        unique = {call.call_id: call for call in self._sessions.get(session_id, {}).values()}
-        return list(unique.values())
+        unique = {kept[0]: kept for kept in self._sessions.get(session_id, {}).values()}
+        return [_built(kept) for kept in unique.values()]
 
     @staticmethod
     def _apply_result(calls: dict[str, HistoryCall], block: Mapping[str, Any]) -> None:
@@ -129,6 +133,21 @@ class MessageHistory:
         calls[call.call_id] = HistoryCall(
             call.call_id, call.tool_name, call.internal_id, found.status, found.value
         )
+
+
+_Kept = tuple[str, str, str | None, str | None, Packed]
+"""A ``HistoryCall`` as kept: its ids, its tool, its status's value, its result packed."""
+
+
+def _keep(call: HistoryCall) -> _Kept:
+    status = None if call.status is None else call.status.value
+    return (call.call_id, call.tool_name, call.internal_id, status, pack(call.result))
+
+
+def _built(kept: _Kept) -> HistoryCall:
+    call_id, tool_name, internal_id, status, result = kept
+    called = None if status is None else CallStatus(status)
+    return HistoryCall(call_id, tool_name, internal_id, called, unpack(result))
 
 
 def _apply_capability(

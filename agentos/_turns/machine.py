@@ -9,7 +9,7 @@ and are stored and restored the same way (``StoredTurn``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -35,7 +35,7 @@ class ViewSource(Protocol):
     """What a view reads its long parts from, and only when they are asked for: drawing a
     view then costs the same however long the history is."""
 
-    def messages_upto(self, count: int) -> tuple[Message, ...]: ...
+    def messages_upto(self, count: int) -> Sequence[Message]: ...
     def replies_upto(self, count: int) -> list[str]: ...
     def posts_upto(self, count: int) -> list[str]: ...
 
@@ -69,7 +69,7 @@ class MachineView(NamedTuple):
     """How many messages the history held when the view was drawn."""
 
     @property
-    def history(self) -> tuple[Message, ...]:
+    def history(self) -> Sequence[Message]:
         """A transcript's messages (a board session's: none, its board is its record)."""
         return self.source.messages_upto(self.length)
 
@@ -105,7 +105,7 @@ class Machine(Protocol):
 
     def handle(self, event: Event) -> list[Action]: ...
     def chat(self) -> list[ChatEntry]: ...
-    def next_messages(self) -> list[Message]: ...
+    def next_messages(self) -> Sequence[Message]: ...
     def awaits(self, call_id: CallId) -> bool: ...
     def to_store(self) -> StoredTurn: ...
     def from_store(

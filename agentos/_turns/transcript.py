@@ -9,7 +9,7 @@ the CLI and the demo read them back through the functions here.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from agentos._model.messages import (
@@ -218,7 +218,9 @@ def unique_tool_use_ids(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return unique
 
 
-def user_posts(history: Sequence[Message]) -> list[str]:
-    """The text of each of the user's messages, oldest first (a message's blocks joined)."""
-    user = [message for message in history if message.get("role") == "user"]
-    return [" ".join(text_of([block]) for block in blocks_of(message)) for message in user]
+def said(message: Message) -> str:
+    """What a message says: an assistant's text (``text_of``), a user's blocks' texts
+    joined with spaces (a user turn of tool results says blanks)."""
+    if message.get("role") == "assistant":
+        return text_of(message["content"])
+    return " ".join(text_of([block]) for block in blocks_of(message))

@@ -21,7 +21,6 @@ from agentos._model.messages import (
     UserBlock,
     blocks_of,
     text_block,
-    text_of,
     tool_result,
 )
 from agentos._turns import events as ev
@@ -32,6 +31,7 @@ from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
 from agentos._turns.history import waiting_calls
 from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
+from agentos._turns.packed import MessageLog
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import (
@@ -39,8 +39,8 @@ from agentos._turns.transcript import (
     lost_notice,
     overdue_text,
     repair_history,
+    said,
     unique_tool_use_ids,
-    user_posts,
 )
 from agentos._turns.transcript_chat import transcript_chat
 from agentos._turns.turn_status import TurnStatus
@@ -74,7 +74,8 @@ class TurnMachine:
         self._view = view or TranscriptView()
         self._calls = calls
         self.turn = TurnStatus()
-        self.history: list[Message] = []
+        self._log = MessageLog()
+        """The history, packed: the collector does not walk it (``history`` builds it)."""
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
         self.ledger = CallLedger(session_id, cache)
@@ -90,35 +91,42 @@ class TurnMachine:
 
     # ------------------------------------------------------------------ queries
 
+    @property
+    def history(self) -> list[Message]:
+        """The conversation's messages, a list built on each read: each a fresh dict but
+        the newest, which is the one kept (``MessageLog``)."""
+        return list(self._log)
+
     def _drawn_view(self) -> MachineView:
         return self.turn.view(
             self._grants_turn,
             self.ledger.outstanding,
             self.ledger.history,
             self,
-            len(self.history),
+            len(self._log),
             tuple(e.text for e in self._queue if isinstance(e, ev.UserPosted))
             if self._queue
             else (),
         )
 
-    def messages_upto(self, count: int) -> tuple[Message, ...]:
-        return tuple(self.history[:count])
+    def messages_upto(self, count: int) -> Sequence[Message]:
+        return self._log.upto(count)
 
     def replies_upto(self, count: int) -> list[str]:
-        history = self.history[:count]
-        return [text_of(m["content"]) for m in history if m["role"] == "assistant"]
+        return [text for role, text in self._log.said_upto(count, said) if role == "assistant"]
 
     def posts_upto(self, count: int) -> list[str]:
-        return user_posts(self.history[:count])
+        return [text for role, text in self._log.said_upto(count, said) if role == "user"]
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees: every message, with its calls (see ``transcript_chat``)."""
-        return transcript_chat(self.history, self._calls(), self.ledger.history, self.session_id)
+        return transcript_chat(self._log, self._calls(), self.ledger.history, self.session_id)
 
-    def next_messages(self) -> list[Message]:
-        """What the model reads if asked now: the history through the context view."""
-        return self._view.build(ViewInput(self.session_id, self.history, self._calls))
+    def next_messages(self) -> Sequence[Message]:
+        """What the model reads if asked now: the history through the context view (the
+        transcript view's is the history as it is now, its messages built as read)."""
+        view_input = ViewInput(self.session_id, self._log.upto(len(self._log)), self._calls)
+        return self._view.build(view_input)
 
     def awaits(self, call_id: CallId) -> bool:
         """Whether the model is still to hear how this call ended (or may be: a batch
@@ -139,10 +147,11 @@ class TurnMachine:
 
     def to_store(self) -> ev.StoredTurn:
         """The history the store does not have yet (from ``dirty_from`` on), and the status."""
-        history = self.history
+        history = self._log
         keep = min(self.dirty_from, len(history))
-        last = history[-1] if history else None
-        return ev.StoredTurn(self.turn.status, keep, tuple(history[keep:]), last=last)
+        messages = tuple(history[keep:])
+        last = messages[-1] if messages else history[-1] if history else None
+        return ev.StoredTurn(self.turn.status, keep, messages, last=last)
 
     def from_store(
         self, stored: ev.StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
@@ -152,11 +161,12 @@ class TurnMachine:
         waiting. ``asked``: stored mid-turn, so a last user turn none of whose calls waits
         is the model's to answer (``Resumed`` asks it)."""
         history = list(stored.messages)
-        self.history = repair_history(history, held)
-        self.dirty_from = len(history) if self.history == history else 0  # repaired: rewrite
-        self.ledger.history.load(self.session_id, self.history)
-        waiting = waiting_calls(self.history)
-        last = self.history[-1] if self.history else None
+        repaired = repair_history(history, held)
+        self._log = MessageLog(repaired)
+        self.dirty_from = len(history) if repaired == history else 0  # repaired: rewrite
+        self.ledger.history.load(self.session_id, repaired)
+        waiting = waiting_calls(repaired)
+        last = repaired[-1] if repaired else None
         if asked and last is not None and last["role"] == "user":
             answers = {b.get("tool_use_id") for b in blocks_of(last)}
             self.turn.ask_again = not any(tool_use_id in answers for tool_use_id, _ in waiting)
@@ -181,7 +191,7 @@ class TurnMachine:
     def _apply(self, event: ev.Event) -> list[ev.Action]:
         if self.turn.ended:
             if isinstance(event, ev.Committed):
-                self.dirty_from = event.written.unwritten_from(self.history)
+                self.dirty_from = event.written.unwritten_from(self._log)
             return []
         actions: list[ev.Action] = []
         match event:
@@ -192,7 +202,7 @@ class TurnMachine:
             case ev.Sending():  # not asked for (may_move=False): nothing moves its draft
                 return []
             case ev.Committed():
-                self.dirty_from = event.written.unwritten_from(self.history)
+                self.dirty_from = event.written.unwritten_from(self._log)
                 return []
             case ev.ModelReplied():
                 self._replied(event, actions)
@@ -421,8 +431,8 @@ class TurnMachine:
         return [*self.ledger.outstanding, *(batch.waits if batch is not None else ())]
 
     def _append(self, message: Message) -> None:
-        self.history.append(message)
-        self._edited(len(self.history) - 1)
+        self._log.append(message)
+        self._edited(len(self._log) - 1)
 
     def _edited(self, index: int) -> None:
         self.dirty_from = min(self.dirty_from, index)
@@ -430,11 +440,12 @@ class TurnMachine:
     def _append_user(self, written: list[UserBlock]) -> None:
         """Add to the pending user turn: a partial turn is extended, never stacked."""
         blocks = cast(list[Block], written)
-        if self.history and self.history[-1]["role"] == "user":
-            content = self.history[-1]["content"]
+        last = self._log[-1] if self._log else None
+        if last is not None and last["role"] == "user":
+            content = last["content"]
             if isinstance(content, str):
                 content = [{"type": "text", "text": content}]
-            self.history[-1] = {"role": "user", "content": [*content, *blocks]}
-            self._edited(len(self.history) - 1)
+            self._log.replace_last({"role": "user", "content": [*content, *blocks]})
+            self._edited(len(self._log) - 1)
         else:
             self._append({"role": "user", "content": blocks})
