@@ -75,8 +75,10 @@ lint: $(FULL) $(NODE)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# Two workers: most tests wait on processes and sockets, so two halve the wall time even on
+# the two cores CI has.
 test: lint $(ADK) $(FASTMCP_TASKS) $(FASTMCP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 bench: $(FULL) $(NODE)
 	$(BIN)/python -m benchmarks
