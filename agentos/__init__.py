@@ -75,20 +75,19 @@ from agentos._toolsets.a2a.agent import A2aAgent
 from agentos._toolsets.agent import AgentTools, agent_tools
 from agentos._toolsets.imports import ToolImportError
 from agentos._toolsets.mcp.server import McpServer
-from agentos._turns.agent_config import (
-    AgentConfig,
+from agentos._turns.agent_config import AgentConfig, SubAgent
+from agentos._turns.events import SessionStatus
+from agentos._turns.mcp_config import McpServerConfig
+from agentos._turns.tool_policy import (
     Decorate,
     Decorator,
     Disposition,
     ExecutionMode,
-    SubAgent,
     ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
     YieldWhenAllDone,
 )
-from agentos._turns.events import SessionStatus
-from agentos._turns.mcp_config import McpServerConfig
 from components import (
     Answer,
     AnswerAction,

@@ -11,8 +11,8 @@ from agentos._board.ledger import BoardLedger
 from agentos._board.step import Step
 from agentos._board.texts import NOTHING_MOVED, out_of_retries, said_text
 from agentos._model.messages import Block, ToolResultBlock
-from agentos._turns.agent_config import Disposition
 from agentos._turns.events import CallStarted
+from agentos._turns.tool_policy import Disposition
 from components import CallStatus
 
 

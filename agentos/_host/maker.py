@@ -22,9 +22,10 @@ from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._sessions.tracing import configured_tracer
 from agentos._store.protocol import SessionStore
-from agentos._turns.agent_config import AgentConfig, ExecutionMode
+from agentos._turns.agent_config import AgentConfig
 from agentos._turns.context_view import ContextView
 from agentos._turns.result_cache import ResultCache
+from agentos._turns.tool_policy import ExecutionMode
 
 
 @dataclass(frozen=True, slots=True)

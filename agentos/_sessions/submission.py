@@ -17,9 +17,9 @@ from agentos._sessions.scope import Caller
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.toolbox import SystemToolbox
-from agentos._turns.agent_config import Disposition
 from agentos._turns.call_options import PlannedCall
 from agentos._turns.events import CallsSubmitted, CallStarted, SubmitCalls
+from agentos._turns.tool_policy import Disposition
 from components import CallId, CallStatus, Json
 
 TURN_PREFIX = "request-"

@@ -11,10 +11,11 @@ from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import Tool
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._toolsets.imports import tools_of
-from agentos._turns.agent_config import AgentConfig, Disposition
+from agentos._turns.agent_config import AgentConfig
 from agentos._turns.capabilities import CAPABILITIES, MESSAGE_AGENT
 from agentos._turns.expected import has_own_field, with_expected_seconds
 from agentos._turns.mcp_config import TOOL_NAME
+from agentos._turns.tool_policy import Disposition
 
 AGENT_SOURCE = "agents"
 """The ``Tool.source`` of a sub-agent's tool: only an agent whose ``agents`` names it sees it."""

@@ -18,8 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from agentos._turns.agent_config import AgentConfig, Decorate, Disposition
+from agentos._turns.agent_config import AgentConfig
 from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.tool_policy import Decorate, Disposition
 
 
 def validation_problems(error: ValidationError) -> list[str]:

@@ -13,16 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agentos._model.messages import Block, TextBlock, ToolResultBlock, text_block, tool_result
-from agentos._turns.agent_config import (
+from agentos._turns.decorations import NO_DECORATIONS, Decorations
+from agentos._turns.events import CallStarted
+from agentos._turns.history import HistoryCall, MessageHistory
+from agentos._turns.result_cache import ResultCache
+from agentos._turns.tool_policy import (
     Disposition,
     YieldOnAnyProgress,
     YieldOnTimeout,
     YieldStrategy,
 )
-from agentos._turns.decorations import NO_DECORATIONS, Decorations
-from agentos._turns.events import CallStarted
-from agentos._turns.history import HistoryCall, MessageHistory
-from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import outcome_text, placeholder
 from components import CallId, CallSnapshot, CallStatus, ErrorKind, Json, OverdueNews
 

@@ -16,10 +16,11 @@ from typing import Any
 
 from agentos._kernel.options import CallOptions
 from agentos._model.messages import Block
-from agentos._turns.agent_config import DECORATED, AgentConfig, Decorate, Disposition, ExecutionMode
+from agentos._turns.agent_config import AgentConfig
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.decorations import Decorations
 from agentos._turns.expected import estimate, take_expected_seconds
+from agentos._turns.tool_policy import DECORATED, Decorate, Disposition, ExecutionMode
 
 
 @dataclass(slots=True)

@@ -13,7 +13,8 @@ from agentos._model.messages import (
     content_text,
     tool_result,
 )
-from agentos._turns.agent_config import AgentConfig, Decorate
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.tool_policy import Decorate
 from components import Json
 
 

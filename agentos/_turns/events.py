@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from agentos._errors import UsageError
 from agentos._model.messages import Block, Message, ToolResultBlock
-from agentos._turns.agent_config import Disposition
 from agentos._turns.call_options import PlannedCall
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
+from agentos._turns.tool_policy import Disposition
 from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
 from components import SessionStatus as SessionStatus
 

@@ -24,7 +24,7 @@ from agentos._model.messages import (
     tool_result,
 )
 from agentos._turns import events as ev
-from agentos._turns.agent_config import AgentConfig, Disposition, YieldOnAnyProgress, YieldOnTimeout
+from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_ledger import Batch, CallLedger
 from agentos._turns.call_options import NO_FACTS, ToolFacts
 from agentos._turns.chat import ChatEntry
@@ -34,6 +34,7 @@ from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
 from agentos._turns.packed import MessageLog
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
+from agentos._turns.tool_policy import Disposition, YieldOnAnyProgress, YieldOnTimeout
 from agentos._turns.transcript import (
     NOT_RUN,
     lost_notice,

@@ -41,7 +41,8 @@ from agentos._model.provider import (
     last_user_blocks,
     text,
 )
-from agentos._turns.agent_config import AgentConfig, Disposition, ToolPolicy, YieldOnTimeout
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.tool_policy import Disposition, ToolPolicy, YieldOnTimeout
 from agentos._turns.transcript import PLACEHOLDER_KEY, Outcome, read_outcome
 from components import CallStatus
 

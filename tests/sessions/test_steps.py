@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -150,7 +151,7 @@ async def test_a_session_bug_in_a_handed_off_step_stops_that_session_only(
     class Fragile(TranscriptView):
         """Breaks when it sees a tool result of session "bad"."""
 
-        def build(self, view_input: ViewInput) -> list[Message]:
+        def build(self, view_input: ViewInput) -> Sequence[Message]:
             if view_input.session_id == "bad" and "tool_result" in str(view_input.history[-1]):
                 raise KeyError("view bug")
             return super().build(view_input)
