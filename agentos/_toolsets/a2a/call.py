@@ -117,10 +117,13 @@ def _question_for_the_model(task: RemoteTask) -> Json:
 async def _ask_the_person(task: RemoteTask) -> str | None:
     """Ask the call's person what the agent asks and send the answer on the task; why
     not, when the person declined or nobody could be asked and the agent is not agentos
-    (whose call hears the decline as its answer; None: the answer went)."""
+    (whose call hears the decline as its answer; None: the answer went). An agentos
+    agent's question with no form and no URL is a confirmation: accept or decline."""
     asking = question_of(task.status_message)
     source = f"A2A agent {task.remote.name}"
-    form = None if asking.url is not None else asking.form or FREE_TEXT
+    form = None if asking.url is not None else asking.form
+    if form is None and asking.url is None and not asking.peer:
+        form = FREE_TEXT  # another agent's question without a form asks for free text
     answer = await task.ctx.ask(asking.text, form=form, url=asking.url, source=source)
     if answer.action is not AnswerAction.ACCEPT and not asking.peer:
         why = f": {answer.reason}" if answer.reason else ""

@@ -25,6 +25,8 @@ QUESTIONS_HELD = 100
 """The most questions a task holds for its client at once: one more is declined."""
 WORDS = {"decline": AnswerAction.DECLINE, "cancel": AnswerAction.CANCEL}
 """A text answer that is one of these words declines (or cancels) the question."""
+ACTIONS = "accept, decline or cancel"
+"""The words that answer a question with no field (a confirmation, or a page to open)."""
 
 
 def declined(reason: str) -> Answer:
@@ -149,8 +151,9 @@ def question_part(asked: Asked) -> Any:
 
 def answer_of(message: Message, question: Question) -> Answer:
     """What a message answers a question with: its data (the form's fields), else its
-    text (``decline`` or ``cancel`` declines; otherwise the form's one text field, or the
-    first required one)."""
+    text: ``decline`` or ``cancel`` declines; otherwise the form's one text field, or the
+    first required one. A question with no field (a confirmation, or a page to open) takes
+    only ``accept`` beside those: other text is ``ValueError``, as it says neither."""
     data = [part for part in get_data_parts(message.parts) if isinstance(part, dict)]
     if data:
         return Answer(AnswerAction.ACCEPT, content=_whole_integers(data[0], question.form))
@@ -161,7 +164,9 @@ def answer_of(message: Message, question: Question) -> Answer:
     form = question.form or {}
     properties = form.get("properties")
     if not isinstance(properties, dict) or not properties:
-        return Answer(AnswerAction.ACCEPT, content={})
+        if text.lower() == "accept":
+            return Answer(AnswerAction.ACCEPT, content={})
+        raise ValueError(f"this question is answered {ACTIONS}, not {text!r}")
     required = form.get("required")
     names = [n for n in (required if isinstance(required, list) else []) if n in properties]
     name = str((names or list(properties))[0])

@@ -1,0 +1,112 @@
+"""What a message on an ``agentos.a2a.app`` task answers its question with, in the test's own
+process: a question with no field takes only ``accept``, ``decline`` or ``cancel``; whole
+numbers in a data part are integers again wherever the form says integer (issue 50)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from a2a.helpers import get_message_text
+from a2a.types.a2a_pb2 import TaskState
+from pydantic import BaseModel
+
+from agentos import (
+    A2aAgent,
+    Answer,
+    AnswerAction,
+    Asked,
+    CallStatus,
+    ScriptedProvider,
+    ToolContext,
+    tool,
+)
+from agentos.testing import last_tool_results, tool_calls
+from tests.toolsets.conftest import WAIT, answering, outcome, serving
+from tests.ui.a2a.in_process import served
+from tests.ui.a2a.running import everything, message
+from tests.ui.a2a.test_executor import results
+
+pytestmark = pytest.mark.anyio
+
+ASKED = TaskState.TASK_STATE_INPUT_REQUIRED
+COMPLETED = TaskState.TASK_STATE_COMPLETED
+
+
+class Nothing(BaseModel):
+    pass
+
+
+def asking(name: str) -> ScriptedProvider:
+    """A model that calls ``name``, then says what it returned."""
+    return ScriptedProvider(
+        (lambda request: bool(last_tool_results(request)), results),
+        (lambda request: True, lambda request: tool_calls((name, {}))),
+    )
+
+
+async def confirm(args: Nothing, ctx: ToolContext) -> str:
+    answer = await ctx.ask("Delete every file?")  # no form: accept or decline
+    why = "" if answer.reason is None else f" ({answer.reason})"
+    return f"{answer.action.value}: {json.dumps(answer.content)}{why}"
+
+
+@pytest.mark.parametrize(
+    ("words", "heard"),
+    [
+        ("accept", "accept: {}"),
+        ("Decline", "decline: null (the A2A client said Decline)"),
+        ("cancel", "cancel: null (the A2A client said cancel)"),
+    ],
+)
+async def test_a_confirmation_takes_only_its_action_words(
+    tmp_path: Path, words: str, heard: str
+) -> None:
+    """A "no" to a yes/no question is no accept: any text but the three words is refused,
+    saying which they are, and the question stays."""
+    asker = tool(confirm, name="confirm")
+    async with served(tmp_path, asking("confirm"), [asker], streaming=False) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            (first,) = await everything(client.send_message(message("go")))
+            task = first.task
+            assert task.status.state == ASKED
+            for text in ("no", "yes", ""):
+                (now,) = await everything(client.send_message(message(text, task_id=task.id)))
+                assert now.task.status.state == ASKED
+                said = get_message_text(now.task.status.message)
+                assert said == (
+                    "that answer does not fit: this question is answered accept, decline or "
+                    f"cancel, not {text!r}"
+                )
+            (now,) = await everything(client.send_message(message(words, task_id=task.id)))
+            assert now.task.status.state == COMPLETED
+            assert get_message_text(now.task.status.message) == heard
+
+
+@pytest.mark.parametrize(
+    ("answer", "heard"),
+    [
+        (Answer(AnswerAction.ACCEPT), "accept: {}"),
+        (Answer(AnswerAction.DECLINE), "decline: null (the A2A client said decline)"),
+    ],
+    ids=["accepted", "declined"],
+)
+async def test_an_agentos_agents_confirmation_asks_the_person_to_accept_or_decline(
+    tmp_path: Path, answer: Answer, heard: str
+) -> None:
+    """A session delegating to an ``agentos a2a`` agent whose call asks with no form asks
+    its person a confirmation (no form: accept or decline), and sends the action's word."""
+    asker = tool(confirm, name="confirm")
+    asked: list[Asked] = []
+    async with served(tmp_path, asking("confirm"), [asker], streaming=False) as agent:
+        worker = A2aAgent.http("worker", agent.url, start_timeout=WAIT)
+        async with serving(worker, ask=answering(answer, asked)) as (runtime, _):
+            done = await outcome(runtime, runtime.submit("worker", {"message": "go"}))
+    (question,) = asked
+    assert question.question.message == "Delete every file?"
+    assert question.question.form is None and question.question.url is None
+    assert done.status is CallStatus.COMPLETED, done
+    assert isinstance(done.result, dict) and done.result["text"] == heard
