@@ -302,7 +302,9 @@ class TurnExecutor(AgentExecutor):
             await self._end(following)
 
     async def _end(self, following: _TaskTurn) -> None:
-        """The task's end as its turn's: the model's answer to it, or why there is none."""
+        """The task's end as its turn's: the model's answer to it, or why there is none. A
+        deferred call of an earlier turn the session still waits for is not this turn's:
+        only the turn's own, its model's last reply saying nothing, leave it unanswered."""
         session = following.turn.session
         replies = session.replies[following.replies_before :]
         failed = TaskState.TASK_STATE_FAILED
@@ -311,7 +313,7 @@ class TurnExecutor(AgentExecutor):
             await following.status(failed, why)
         elif session.status is SessionStatus.STOPPED:
             await following.status(failed, STOPPED)
-        elif session.external_only:  # its model's last reply only asked for calls
+        elif not (replies and replies[-1]) and _waits_on_its_deferred_calls(following.turn):
             await following.status(failed, EXTERNAL)
         elif not replies:
             await following.status(failed, NO_ANSWER)
@@ -324,6 +326,14 @@ class TurnExecutor(AgentExecutor):
                 )
             )
             await following.status(TaskState.TASK_STATE_COMPLETED, answer)
+
+
+def _waits_on_its_deferred_calls(turn: PostedTurn) -> bool:
+    """Whether the session waits only for deferred calls, some of them ``turn``'s own."""
+    if not turn.session.external_only:
+        return False
+    calls = turn.session.calls_after(turn.asked_before)
+    return any(call.deferred and not call.is_final for call in calls)
 
 
 async def _next(following: _TaskTurn) -> list[CallEvent | Handed]:

@@ -231,6 +231,34 @@ async def test_a_turn_left_waiting_on_deferred_calls_fails_rather_than_answer_wi
             )
 
 
+async def test_a_deferred_call_of_an_earlier_task_leaves_a_later_tasks_answer_its_own(
+    tmp_path: Path,
+) -> None:
+    """The session still waits for the first task's deferred call: the second task, which
+    the model answers, completes with that answer; a third that defers again fails."""
+    puppet = Puppet()
+    deferring = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+    scripted = ScriptedProvider(
+        (lambda request: last_user_text(request) == "hello", lambda request: text("mine")),
+        (lambda request: True, lambda request: tool_calls(("puppet", {}))),
+    )
+    async with served(tmp_path, scripted, [puppet.tool], config=deferring) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            (*_, deferred) = await everything(client.send_message(message("hold")))
+            assert state(deferred) == TaskState.TASK_STATE_FAILED
+            context_id = deferred.status_update.context_id
+            later = message("hello", context_id=context_id)
+            (*_, answered) = await everything(client.send_message(later))
+            assert state(answered) == COMPLETED and said(answered) == "mine"
+            again = message("hold", context_id=context_id)
+            (*_, ended) = await everything(client.send_message(again))
+            assert state(ended) == TaskState.TASK_STATE_FAILED
+            assert said(ended) == (
+                "the turn waits for deferred calls that only someone outside can complete"
+            )
+
+
 async def test_a_task_cancelled_after_its_question_timed_out_stays_cancelled(
     tmp_path: Path,
 ) -> None:
