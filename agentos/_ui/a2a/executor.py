@@ -12,7 +12,8 @@ interrupted task); the turn goes on in the host, its events kept for the next me
 when the question waits no more without the client's answer (declined for want of one,
 or its call ended), for the task's follower that goes on in the background (``running``).
 A context runs one task at a time: a message that would start another while one runs is
-rejected, naming it.
+rejected, naming it. A message on a task that has not ended and that no executor here
+follows (a host that stopped left it) posts nothing: the task fails, as it reads.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import anyio
 from a2a.helpers import get_message_text, new_task, new_text_artifact, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.agent_execution.active_task import TERMINAL_TASK_STATES
 from a2a.server.events import EventQueue
 from a2a.types.a2a_pb2 import (
     Message,
@@ -50,6 +52,7 @@ from agentos import (
     UnknownCallError,
     UnknownSessionError,
 )
+from agentos._ui.a2a.handler import ABANDONED
 from agentos._ui.a2a.questions import (
     ASK_TIMEOUT,
     Handed,
@@ -70,6 +73,8 @@ STOPPED = "the session was stopped before the turn ended"
 """What the task of a turn whose session was stopped says, failed."""
 NO_ANSWER = "the turn ended without an answer from the model"
 """What the task of a turn that ended with no reply of its own says, failed."""
+SERVER_STOPPED = "the A2A server stopped"
+"""Why the questions of the tasks still followed when the app stops are declined."""
 EXTERNAL = "the turn waits for deferred calls that only someone outside can complete"
 """What the task of a turn left waiting on deferred calls says, failed: it has no answer."""
 
@@ -123,11 +128,16 @@ class TurnExecutor(AgentExecutor):
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """While the app serves: a task whose question was declined for want of an answer
-        goes on here, followed to its end."""
-        async with anyio.create_task_group() as self._group:
-            yield
-            self._group.cancel_scope.cancel()
-        self._group = None
+        goes on here, followed to its end. Once it stops, no task is followed: the
+        questions still waiting are declined, saying so."""
+        try:
+            async with anyio.create_task_group() as self._group:
+                yield
+                self._group.cancel_scope.cancel()
+        finally:
+            self._group = None
+            for task_id in list(self._turns):
+                self._forget(task_id, SERVER_STOPPED)
 
     async def ask(self, asked: Asked) -> Answer:
         """A call's question goes to the task that follows its session (or a session it is a
@@ -152,6 +162,11 @@ class TurnExecutor(AgentExecutor):
             await event_queue.enqueue_event(
                 new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=[message])
             )
+        elif context.current_task.status.state not in TERMINAL_TASK_STATES:
+            # A stored task no one follows here, its session not held by another live
+            # host: a host that stopped left it. The message is no turn of it.
+            await _status(event_queue, task_id, context_id, TaskState.TASK_STATE_FAILED, ABANDONED)
+            return
         session = await self._session(context_id)
         busy = self._sessions.get(context_id)
         if busy is not None:

@@ -334,3 +334,32 @@ async def test_a_whole_number_answered_to_an_integer_field_is_an_integer(tmp_pat
             (now,) = await everything(client.send_message(answer))
             assert now.task.status.state == COMPLETED, get_message_text(now.task.status.message)
             assert get_message_text(now.task.status.message) == 'int {"city": "Oslo", "days": 3}'
+
+
+async def test_a_message_on_a_task_a_stopped_host_left_asking_fails_it_and_posts_nothing(
+    tmp_path: Path,
+) -> None:
+    """The host stopped while the task asked its question: the answer sent to the next host
+    is no turn of the session (no task follows that question any more); the task ends
+    ``failed``, as it reads."""
+    async with served(tmp_path, model(), [where], streaming=False) as agent:
+        with anyio.fail_after(30):
+            (first,) = await everything(agent.client.send_message(message("weather?")))
+            task = first.task
+            assert task.status.state == ASKED
+    async with served(tmp_path, model(), [where], streaming=False) as agent:
+        with anyio.fail_after(30):
+            answer = message("Paris", task_id=task.id, context_id=task.context_id)
+            (now,) = await everything(agent.client.send_message(answer))
+            assert now.task.status.state == TaskState.TASK_STATE_FAILED
+            abandoned = "the host that ran its turn stopped before the turn ended"
+            assert get_message_text(now.task.status.message) == abandoned
+            fetched = await agent.client.get_task(GetTaskRequest(id=task.id))
+            assert fetched.status.state == TaskState.TASK_STATE_FAILED
+            assert get_message_text(fetched.status.message) == abandoned
+            assert "Paris" not in str(agent.host.get(task.context_id).history)
+            (later,) = await everything(
+                agent.client.send_message(message("hello", context_id=task.context_id))
+            )
+            assert later.task.status.state == COMPLETED
+            assert get_message_text(later.task.status.message) == "first answer"
