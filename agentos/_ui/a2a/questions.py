@@ -174,14 +174,26 @@ def answer_of(message: Message, question: Question) -> Answer:
 
 
 def _whole_integers(content: dict[str, Any], form: JsonObject | None) -> JsonObject:
-    """``content`` with an integer field's whole float an int again: A2A's data parts
+    """``content`` with each whole float the form says is an integer (a field, an array's
+    item, a type list such as ``["integer", "null"]``) an int again: A2A's data parts
     carry every number as a float, so ``3`` arrives as ``3.0``."""
-    properties = (form or {}).get("properties")
-    fields = properties if isinstance(properties, dict) else {}
-    fitted: JsonObject = {}
-    for name, value in content.items():
-        field = fields.get(name)
-        integer = isinstance(field, dict) and field.get("type") == "integer"
-        whole = isinstance(value, float) and value.is_integer()
-        fitted[name] = int(value) if integer and whole else value
+    fitted = _fitted(content, {"type": "object", **(form or {})})
+    assert isinstance(fitted, dict)
     return fitted
+
+
+def _fitted(value: Any, schema: Any) -> Any:
+    """``value`` as ``schema`` says, as far as integers go."""
+    if not isinstance(schema, dict):
+        return value
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "integer" in kinds and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_fitted(item, schema.get("items")) for item in value]
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        fields = properties if isinstance(properties, dict) else {}
+        return {name: _fitted(item, fields.get(name)) for name, item in value.items()}
+    return value

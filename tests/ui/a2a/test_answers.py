@@ -19,6 +19,7 @@ from agentos import (
     AnswerAction,
     Asked,
     CallStatus,
+    JsonObject,
     ScriptedProvider,
     ToolContext,
     tool,
@@ -110,3 +111,41 @@ async def test_an_agentos_agents_confirmation_asks_the_person_to_accept_or_decli
     assert question.question.form is None and question.question.url is None
     assert done.status is CallStatus.COMPLETED, done
     assert isinstance(done.result, dict) and done.result["text"] == heard
+
+
+LISTS_FORM: JsonObject = {
+    "type": "object",
+    "properties": {
+        "days": {"type": "array", "items": {"type": "integer"}},
+        "nights": {"type": ["integer", "null"]},
+        "budget": {"type": "number"},
+    },
+    "required": ["days"],
+}
+
+
+async def test_whole_numbers_are_integers_in_an_integer_array_and_a_type_list(
+    tmp_path: Path,
+) -> None:
+    """A2A's data parts carry every number as a float: an integer array's items and a field
+    typed ``["integer", "null"]`` are integers again; a number field keeps its float."""
+
+    async def plan(args: Nothing, ctx: ToolContext) -> str:
+        answer = await ctx.ask("Which days?", form=LISTS_FORM)
+        content = answer.content or {}
+        kinds = [type(content["nights"]).__name__, type(content["budget"]).__name__]
+        kinds += [type(day).__name__ for day in content["days"]]  # type: ignore[union-attr]
+        return f"{' '.join(kinds)} {json.dumps(content, sort_keys=True)}"
+
+    asker = tool(plan, name="plan")
+    async with served(tmp_path, asking("plan"), [asker], streaming=False) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            (first,) = await everything(client.send_message(message("go")))
+            task = first.task
+            assert task.status.state == ASKED
+            data = {"days": [1, 2], "nights": 3, "budget": 100}
+            (now,) = await everything(client.send_message(message(data=data, task_id=task.id)))
+            said = get_message_text(now.task.status.message)
+            assert now.task.status.state == COMPLETED, said
+            assert said == ('int float int int {"budget": 100.0, "days": [1, 2], "nights": 3}')
