@@ -83,7 +83,7 @@ class TaskQuestions:
             )
         handed = Handed(asked)
         try:
-            self._send.send_nowait(handed)
+            self._hand(handed)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return declined("the A2A task that followed this call's session has ended")
         self.waiting.append(handed)
@@ -101,6 +101,22 @@ class TaskQuestions:
                 self._ended(handed)
         assert handed.declined is not None  # else the call's answer cancelled the wait
         return handed.declined
+
+    def _hand(self, handed: Handed) -> None:
+        """Put ``handed`` where the task reads. A full buffer holds questions that wait no
+        more (their calls ended before the task read them): they are let go to make room,
+        as fewer than ``QUESTIONS_HELD`` wait."""
+        try:
+            self._send.send_nowait(handed)
+            return
+        except anyio.WouldBlock:
+            pass
+        unread: list[Handed] = []
+        with contextlib.suppress(anyio.WouldBlock):
+            while True:
+                unread.append(self.received.receive_nowait())
+        for each in [*[h for h in unread if h in self.waiting], handed]:
+            self._send.send_nowait(each)
 
     def show(self, handed: Handed) -> bool:
         """Mark ``handed`` shown to the client now; False if it waits no more (its call has

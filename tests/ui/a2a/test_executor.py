@@ -25,6 +25,8 @@ from pydantic import BaseModel
 
 from agentos import (
     AgentConfig,
+    Answer,
+    Asked,
     Disposition,
     JsonObject,
     ManualClock,
@@ -191,6 +193,72 @@ async def test_a_question_past_the_most_a_task_holds_is_declined(tmp_path: Path)
                 "decline: 100 questions of this task already wait for its A2A client: it is "
                 "asked no more until one is answered"
             )
+
+
+async def test_questions_whose_calls_ended_unread_leave_room_for_the_next(
+    tmp_path: Path,
+) -> None:
+    """While the task shows one question, as many more as it holds are asked and their
+    calls time out before the task reads them: the next two questions still wait for the
+    client, each in its turn, rather than one being declined for want of room."""
+    clock = ManualClock()
+    gate, late = anyio.Event(), anyio.Event()
+
+    async def brief(args: Nothing, ctx: ToolContext) -> str:
+        await gate.wait()
+        return (await ctx.ask("Quick?")).action.value
+
+    async def last(args: Nothing, ctx: ToolContext) -> str:
+        await late.wait()
+        answer = await ctx.ask("Last?")
+        return f"last: {answer.action.value}: {answer.reason}"
+
+    tools = [where, tool(brief, name="brief", timeout=10), tool(last, name="last")]
+    briefs = FLOOD - 2  # with the question shown, as many as a task holds
+    calls: list[tuple[str, JsonObject]] = [("where", {}), *[("brief", {})] * briefs]
+    calls += [("last", {}), ("last", {})]
+    scripted = ScriptedProvider(
+        (lambda request: bool(last_tool_results(request)), results),
+        (lambda request: True, lambda request: tool_calls(*calls)),
+    )
+    async with served(
+        tmp_path, scripted, tools, clock=clock, streaming=False, max_running=FLOOD + 1
+    ) as agent:
+        client, runtime = agent.client, agent.host.runtime
+        with anyio.fail_after(60):
+            (first,) = await everything(client.send_message(message("go")))
+            task = first.task
+            assert get_message_text(task.status.message).startswith("Which city?")
+            handed: list[str] = []
+            all_handed, lasts_handed = anyio.Event(), anyio.Event()
+            asking = runtime.ask_person
+            assert asking is not None
+
+            async def counted(asked: Asked) -> Answer | None:
+                handed.append(asked.question.message)
+                if len(handed) == briefs:
+                    all_handed.set()  # the test wakes once this ask has handed it
+                if len(handed) == briefs + 2:
+                    lasts_handed.set()
+                return await asking(asked)
+
+            runtime.ask_person = counted
+            gate.set()
+            await all_handed.wait()
+            clock.advance(10)  # the briefs time out, their questions never read
+            for call in runtime.list_calls(task.context_id):
+                if call.tool_name == "brief":
+                    assert (await runtime.wait(call.call_id)).status.is_final
+            late.set()
+            await lasts_handed.wait()
+            for answer in ("Paris", "accept"):
+                (now,) = await everything(client.send_message(message(answer, task_id=task.id)))
+                assert now.task.status.state == ASKED
+                assert get_message_text(now.task.status.message).startswith("Last?")
+            (done,) = await everything(client.send_message(message("accept", task_id=task.id)))
+            assert done.task.status.state == COMPLETED
+            lines = get_message_text(done.task.status.message).splitlines()
+            assert lines.count("last: accept: None") == 2
 
 
 async def test_a_stopped_sessions_task_fails_rather_than_answer_with_an_older_reply(
