@@ -54,7 +54,6 @@ from agentos import (
 )
 from agentos._ui.a2a.handler import ABANDONED
 from agentos._ui.a2a.questions import (
-    ASK_TIMEOUT,
     Handed,
     TaskQuestions,
     answer_of,
@@ -62,6 +61,7 @@ from agentos._ui.a2a.questions import (
     declined,
     question_part,
 )
+from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.lineage import lineage
 from agentos._ui.posted_turn import PostedTurn
 

@@ -18,9 +18,6 @@ from a2a.types.a2a_pb2 import Message
 
 from agentos import Answer, AnswerAction, Asked, Clock, JsonObject, Question
 
-ASK_TIMEOUT = 600.0
-"""Seconds a client has to answer a question its task shows before it is declined (as
-``agentos mcp``'s; ``agentos a2a --ask-timeout``)."""
 QUESTIONS_HELD = 100
 """The most questions a task holds for its client at once: one more is declined."""
 WORDS = {"decline": AnswerAction.DECLINE, "cancel": AnswerAction.CANCEL}
