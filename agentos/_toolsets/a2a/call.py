@@ -99,13 +99,16 @@ def _ended(task: RemoteTask) -> Json | ToolFailure:
 
 
 def _question_for_the_model(task: RemoteTask) -> Json:
-    """The call's result when the model answers the agent's questions."""
+    """The call's result when the model answers the agent's questions (an agentos agent's
+    confirmation: with ``accept``, ``decline`` or ``cancel``)."""
     asking = question_of(task.status_message)
+    confirmation = asking.peer and asking.form is None and asking.url is None
+    answer = "accept, decline or cancel" if confirmation else "your answer"
     result: dict[str, Json] = {
         "input_required": asking.text,
         "task_id": task.task_id,
         "context_id": task.context_id,
-        "how": "call this tool again with your answer as message, and this task_id and context_id",
+        "how": f"call this tool again with {answer} as message, and this task_id and context_id",
     }
     if asking.form is not None:
         result["answer_schema"] = asking.form

@@ -149,3 +149,33 @@ async def test_whole_numbers_are_integers_in_an_integer_array_and_a_type_list(
             said = get_message_text(now.task.status.message)
             assert now.task.status.state == COMPLETED, said
             assert said == ('int float int int {"budget": 100.0, "days": [1, 2], "nights": 3}')
+
+
+async def test_the_model_is_told_an_agentos_agents_confirmation_takes_its_action_words(
+    tmp_path: Path,
+) -> None:
+    """With ``input = "model"``, the question of a call that asked with no form tells the
+    model what answers it; a "yes" is refused saying so, and ``accept`` answers it."""
+    asker = tool(confirm, name="confirm")
+    async with served(tmp_path, asking("confirm"), [asker], streaming=False) as agent:
+        worker = A2aAgent.http("worker", agent.url, start_timeout=WAIT, input="model")
+        async with serving(worker) as (runtime, _):
+            first = await outcome(runtime, runtime.submit("worker", {"message": "go"}))
+            question = first.result
+            assert isinstance(question, dict), first
+            on_the_task = {"task_id": question["task_id"], "context_id": question["context_id"]}
+            yes, accept = {"message": "yes", **on_the_task}, {"message": "accept", **on_the_task}
+            again = await outcome(runtime, runtime.submit("worker", yes))
+            done = await outcome(runtime, runtime.submit("worker", accept))
+    assert question["input_required"] == "Delete every file?"
+    assert question["how"] == (
+        "call this tool again with accept, decline or cancel as message, and this task_id and "
+        "context_id"
+    )
+    assert "answer_schema" not in question and "url" not in question
+    assert isinstance(again.result, dict)
+    assert again.result["input_required"] == (
+        "that answer does not fit: this question is answered accept, decline or cancel, not "
+        "'yes'\nDelete every file?"
+    )
+    assert isinstance(done.result, dict) and done.result["text"] == "accept: {}"
