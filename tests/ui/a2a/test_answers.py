@@ -5,12 +5,16 @@ numbers in a data part are integers again wherever the form says integer (issue 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from a2a.client import Client
 from a2a.helpers import get_message_text
-from a2a.types.a2a_pb2 import TaskState
+from a2a.types.a2a_pb2 import Task, TaskState
 from pydantic import BaseModel
 
 from agentos import (
@@ -21,6 +25,7 @@ from agentos import (
     CallStatus,
     JsonObject,
     ScriptedProvider,
+    Tool,
     ToolContext,
     tool,
 )
@@ -48,6 +53,17 @@ def asking(name: str) -> ScriptedProvider:
     )
 
 
+@asynccontextmanager
+async def asked(tmp_path: Path, asker: Tool[Any]) -> AsyncIterator[tuple[Client, Task]]:
+    """The agent served with ``asker``, which its model calls: its client, and the task of a
+    message as it asks."""
+    async with served(tmp_path, asking(asker.name), [asker], streaming=False) as agent:
+        with anyio.fail_after(30):
+            (first,) = await everything(agent.client.send_message(message("go")))
+        assert first.task.status.state == ASKED
+        yield agent.client, first.task
+
+
 async def confirm(args: Nothing, ctx: ToolContext) -> str:
     answer = await ctx.ask("Delete every file?")  # no form: accept or decline
     why = "" if answer.reason is None else f" ({answer.reason})"
@@ -67,13 +83,8 @@ async def test_a_confirmation_takes_only_its_action_words(
 ) -> None:
     """A "no" to a yes/no question is no accept: any text but the three words is refused,
     saying which they are, and the question stays."""
-    asker = tool(confirm, name="confirm")
-    async with served(tmp_path, asking("confirm"), [asker], streaming=False) as agent:
-        client = agent.client
+    async with asked(tmp_path, tool(confirm, name="confirm")) as (client, task):
         with anyio.fail_after(30):
-            (first,) = await everything(client.send_message(message("go")))
-            task = first.task
-            assert task.status.state == ASKED
             for text in ("no", "yes", ""):
                 (now,) = await everything(client.send_message(message(text, task_id=task.id)))
                 assert now.task.status.state == ASKED
@@ -137,13 +148,8 @@ async def test_whole_numbers_are_integers_in_an_integer_array_and_a_type_list(
         kinds += [type(day).__name__ for day in content["days"]]  # type: ignore[union-attr]
         return f"{' '.join(kinds)} {json.dumps(content, sort_keys=True)}"
 
-    asker = tool(plan, name="plan")
-    async with served(tmp_path, asking("plan"), [asker], streaming=False) as agent:
-        client = agent.client
+    async with asked(tmp_path, tool(plan, name="plan")) as (client, task):
         with anyio.fail_after(30):
-            (first,) = await everything(client.send_message(message("go")))
-            task = first.task
-            assert task.status.state == ASKED
             data = {"days": [1, 2], "nights": 3, "budget": 100}
             (now,) = await everything(client.send_message(message(data=data, task_id=task.id)))
             said = get_message_text(now.task.status.message)
