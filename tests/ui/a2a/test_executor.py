@@ -48,6 +48,9 @@ ASKED = TaskState.TASK_STATE_INPUT_REQUIRED
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 FLOOD = 101
 """One more question than a task holds."""
+DEFERRING = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+"""The agent whose puppet's calls someone outside completes."""
+EXTERNAL = "the turn waits for deferred calls that only someone outside can complete"
 
 
 def results(request: ModelRequest) -> ModelResponse:
@@ -285,18 +288,14 @@ async def test_a_turn_left_waiting_on_deferred_calls_fails_rather_than_answer_wi
     tmp_path: Path,
 ) -> None:
     puppet = Puppet()
-    deferring = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
-    async with served(tmp_path, model(), [puppet.tool], config=deferring) as agent:
+    async with served(tmp_path, model(), [puppet.tool], config=DEFERRING) as agent:
         client = agent.client
         with anyio.fail_after(30):
             (*_, answered) = await everything(client.send_message(message("hello")))
             context_id = answered.status_update.context_id
             again = message("hold", context_id=context_id)
             (*_, ended) = await everything(client.send_message(again))
-            assert state(ended) == TaskState.TASK_STATE_FAILED
-            assert said(ended) == (
-                "the turn waits for deferred calls that only someone outside can complete"
-            )
+            assert state(ended) == TaskState.TASK_STATE_FAILED and said(ended) == EXTERNAL
 
 
 async def test_a_deferred_call_of_an_earlier_task_leaves_a_later_tasks_answer_its_own(
@@ -305,12 +304,11 @@ async def test_a_deferred_call_of_an_earlier_task_leaves_a_later_tasks_answer_it
     """The session still waits for the first task's deferred call: the second task, which
     the model answers, completes with that answer; a third that defers again fails."""
     puppet = Puppet()
-    deferring = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
     scripted = ScriptedProvider(
         (lambda request: last_user_text(request) == "hello", lambda request: text("mine")),
         (lambda request: True, lambda request: tool_calls(("puppet", {}))),
     )
-    async with served(tmp_path, scripted, [puppet.tool], config=deferring) as agent:
+    async with served(tmp_path, scripted, [puppet.tool], config=DEFERRING) as agent:
         client = agent.client
         with anyio.fail_after(30):
             (*_, deferred) = await everything(client.send_message(message("hold")))
@@ -321,10 +319,7 @@ async def test_a_deferred_call_of_an_earlier_task_leaves_a_later_tasks_answer_it
             assert state(answered) == COMPLETED and said(answered) == "mine"
             again = message("hold", context_id=context_id)
             (*_, ended) = await everything(client.send_message(again))
-            assert state(ended) == TaskState.TASK_STATE_FAILED
-            assert said(ended) == (
-                "the turn waits for deferred calls that only someone outside can complete"
-            )
+            assert state(ended) == TaskState.TASK_STATE_FAILED and said(ended) == EXTERNAL
 
 
 async def test_a_task_cancelled_after_its_question_timed_out_stays_cancelled(
