@@ -15,6 +15,6 @@ best on a socket from ``agentos.web.listen``.
 from agentos._ui.a2a.app import RPC_PATH, TOKEN_VARIABLE, agent_card, endpoint
 from agentos._ui.a2a.app import a2a_app as app
 from agentos._ui.a2a.guard import MAX_BODY
-from agentos._ui.a2a.questions import ASK_TIMEOUT
+from agentos._ui.asking import ASK_TIMEOUT
 
 __all__ = ["ASK_TIMEOUT", "MAX_BODY", "RPC_PATH", "TOKEN_VARIABLE", "agent_card", "app", "endpoint"]

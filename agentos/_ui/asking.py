@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from agentos import Answer, Asked
 
+ASK_TIMEOUT = 600.0
+"""Seconds a client of ``agentos mcp`` or ``agentos a2a`` has to answer a question it was
+shown before it is declined (their ``--ask-timeout``'s default)."""
+
 
 async def held_for_a_person(asked: Asked) -> Answer | None:
     """The ``ask_person`` hook of a host a person watches: no answer now; theirs comes."""

@@ -99,13 +99,16 @@ def _ended(task: RemoteTask) -> Json | ToolFailure:
 
 
 def _question_for_the_model(task: RemoteTask) -> Json:
-    """The call's result when the model answers the agent's questions."""
+    """The call's result when the model answers the agent's questions (an agentos agent's
+    confirmation: with ``accept``, ``decline`` or ``cancel``)."""
     asking = question_of(task.status_message)
+    confirmation = asking.peer and asking.form is None and asking.url is None
+    answer = "accept, decline or cancel" if confirmation else "your answer"
     result: dict[str, Json] = {
         "input_required": asking.text,
         "task_id": task.task_id,
         "context_id": task.context_id,
-        "how": "call this tool again with your answer as message, and this task_id and context_id",
+        "how": f"call this tool again with {answer} as message, and this task_id and context_id",
     }
     if asking.form is not None:
         result["answer_schema"] = asking.form
@@ -117,10 +120,13 @@ def _question_for_the_model(task: RemoteTask) -> Json:
 async def _ask_the_person(task: RemoteTask) -> str | None:
     """Ask the call's person what the agent asks and send the answer on the task; why
     not, when the person declined or nobody could be asked and the agent is not agentos
-    (whose call hears the decline as its answer; None: the answer went)."""
+    (whose call hears the decline as its answer; None: the answer went). An agentos
+    agent's question with no form and no URL is a confirmation: accept or decline."""
     asking = question_of(task.status_message)
     source = f"A2A agent {task.remote.name}"
-    form = None if asking.url is not None else asking.form or FREE_TEXT
+    form = None if asking.url is not None else asking.form
+    if form is None and asking.url is None and not asking.peer:
+        form = FREE_TEXT  # another agent's question without a form asks for free text
     answer = await task.ctx.ask(asking.text, form=form, url=asking.url, source=source)
     if answer.action is not AnswerAction.ACCEPT and not asking.peer:
         why = f": {answer.reason}" if answer.reason else ""

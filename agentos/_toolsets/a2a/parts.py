@@ -172,12 +172,13 @@ def user_message(
 
 def answer_message(answer: Answer, asking: Asking, task_id: str, context_id: str | None) -> Any:
     """The person's answer as a message on the task: the form's values as data when the
-    agent gave a form, else the free text; to a peer's question asked with a URL, or one
-    the person declined, the action's word (``accept``, ``decline``, ``cancel``), which
-    ``agentos a2a`` hears as that action."""
+    agent gave a form, else the free text; to a peer's question asked with a URL or with
+    no form (a confirmation), or one the person declined, the action's word (``accept``,
+    ``decline``, ``cancel``), which ``agentos a2a`` hears as that action."""
     ids = {"task_id": task_id, "context_id": context_id}
     content = answer.content or {}
-    if answer.action is not AnswerAction.ACCEPT or asking.url is not None:
+    confirmation = asking.peer and asking.form is None
+    if answer.action is not AnswerAction.ACCEPT or asking.url is not None or confirmation:
         return user_message(answer.action.value, None, **ids)
     if asking.form is not None:
         return user_message(None, content, **ids)

@@ -48,8 +48,8 @@ from agentos._ui.a2a.contexts import SessionContexts
 from agentos._ui.a2a.executor import TurnExecutor
 from agentos._ui.a2a.guard import LOCAL_NAMES, MAX_BODY, RequestGuard
 from agentos._ui.a2a.handler import StoreFollowingHandler
-from agentos._ui.a2a.questions import ASK_TIMEOUT
 from agentos._ui.a2a.task_store import StoredTasks
+from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.loopback import refusal
 from agentos._ui.mcp.guard import BearerGuard
 from agentos.stores import a2a_tasks_of

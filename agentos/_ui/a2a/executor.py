@@ -12,7 +12,8 @@ interrupted task); the turn goes on in the host, its events kept for the next me
 when the question waits no more without the client's answer (declined for want of one,
 or its call ended), for the task's follower that goes on in the background (``running``).
 A context runs one task at a time: a message that would start another while one runs is
-rejected, naming it.
+rejected, naming it. A message on a task that has not ended and that no executor here
+follows (a host that stopped left it) posts nothing: the task fails, as it reads.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 import anyio
 from a2a.helpers import get_message_text, new_task, new_text_artifact, new_text_part
 from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.agent_execution.active_task import TERMINAL_TASK_STATES
 from a2a.server.events import EventQueue
 from a2a.types.a2a_pb2 import (
     Message,
@@ -50,8 +52,9 @@ from agentos import (
     UnknownCallError,
     UnknownSessionError,
 )
+from agentos._log import agentos_logger
+from agentos._ui.a2a.handler import ABANDONED
 from agentos._ui.a2a.questions import (
-    ASK_TIMEOUT,
     Handed,
     TaskQuestions,
     answer_of,
@@ -59,6 +62,7 @@ from agentos._ui.a2a.questions import (
     declined,
     question_part,
 )
+from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.lineage import lineage
 from agentos._ui.posted_turn import PostedTurn
 
@@ -70,6 +74,8 @@ STOPPED = "the session was stopped before the turn ended"
 """What the task of a turn whose session was stopped says, failed."""
 NO_ANSWER = "the turn ended without an answer from the model"
 """What the task of a turn that ended with no reply of its own says, failed."""
+SERVER_STOPPED = "the A2A server stopped"
+"""Why the questions of the tasks still followed when the app stops are declined."""
 EXTERNAL = "the turn waits for deferred calls that only someone outside can complete"
 """What the task of a turn left waiting on deferred calls says, failed: it has no answer."""
 
@@ -123,11 +129,16 @@ class TurnExecutor(AgentExecutor):
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """While the app serves: a task whose question was declined for want of an answer
-        goes on here, followed to its end."""
-        async with anyio.create_task_group() as self._group:
-            yield
-            self._group.cancel_scope.cancel()
-        self._group = None
+        goes on here, followed to its end. Once it stops, no task is followed: the
+        questions still waiting are declined, saying so."""
+        try:
+            async with anyio.create_task_group() as self._group:
+                yield
+                self._group.cancel_scope.cancel()
+        finally:
+            self._group = None
+            for task_id in list(self._turns):
+                self._forget(task_id, SERVER_STOPPED)
 
     async def ask(self, asked: Asked) -> Answer:
         """A call's question goes to the task that follows its session (or a session it is a
@@ -152,6 +163,11 @@ class TurnExecutor(AgentExecutor):
             await event_queue.enqueue_event(
                 new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=[message])
             )
+        elif context.current_task.status.state not in TERMINAL_TASK_STATES:
+            # A stored task no one follows here, its session not held by another live
+            # host: a host that stopped left it. The message is no turn of it.
+            await _status(event_queue, task_id, context_id, TaskState.TASK_STATE_FAILED, ABANDONED)
+            return
         session = await self._session(context_id)
         busy = self._sessions.get(context_id)
         if busy is not None:
@@ -181,7 +197,11 @@ class TurnExecutor(AgentExecutor):
             turn, task_id, context_id, event_queue, replies_before, questions, self._asks_no_more
         )
         self._turns[task_id] = self._sessions[context_id] = following
-        await following.status(TaskState.TASK_STATE_WORKING, f"session {context_id}: posted")
+        try:
+            await following.status(TaskState.TASK_STATE_WORKING, f"session {context_id}: posted")
+        except BaseException:
+            self._let_go(following)
+            raise
         await self._follow(following)
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -195,23 +215,28 @@ class TurnExecutor(AgentExecutor):
         await _status(event_queue, task_id, context_id, TaskState.TASK_STATE_CANCELED, CANCELLED)
 
     async def _take(self, following: _TaskTurn, message: Message) -> None:
-        """A message on a followed task: the answer to the question it asks."""
+        """A message on a followed task: the answer to the question it asks. One that asks
+        nothing now (its question waits no more, answered elsewhere or its call ended, even
+        if the task has not heard so yet) is told so: the turn goes on without it."""
         asking = following.asking
-        if asking is None:  # its question waits no more: the turn went on without it
-            await following.status(
-                TaskState.TASK_STATE_WORKING,
-                f"task {following.task_id} asks nothing now (its question waits no more): the "
-                "message answers nothing; the turn goes on",
-            )
-            return
-        refused = self._answer(asking.asked, message)
-        if refused is not None:
-            await following.status(
-                TaskState.TASK_STATE_INPUT_REQUIRED, refused, question_part(asking.asked)
-            )
-            return
-        following.asking = None
-        await self._follow(following)
+        if asking is not None:
+            try:
+                took = self._answer(asking.asked, message)
+            except (TypeError, ValueError) as error:
+                refused = f"that answer does not fit: {error}"
+                await following.status(
+                    TaskState.TASK_STATE_INPUT_REQUIRED, refused, question_part(asking.asked)
+                )
+                return
+            if took:
+                following.asking = None
+                await self._follow(following)
+                return
+        await following.status(
+            TaskState.TASK_STATE_WORKING,
+            f"task {following.task_id} asks nothing now (its question waits no more): the "
+            "message answers nothing; the turn goes on",
+        )
 
     def _asks_no_more(self, following: _TaskTurn, handed: Handed) -> None:
         """A question the task showed waits no more. Unless its client answered it (on the
@@ -225,14 +250,25 @@ class TurnExecutor(AgentExecutor):
         self._group.start_soon(self._go_on, following, handed)
 
     async def _go_on(self, following: _TaskTurn, handed: Handed) -> None:
+        """Follow the task on in the background. An error on the way fails the task, and is
+        logged, rather than ending what runs beside it (the app's lifespan)."""
         if following.cancelled:
             return
         asked = handed.asked
-        await following.status(
-            TaskState.TASK_STATE_WORKING,
-            f"{asked.tool_name} ({asked.call_id}) asks no more: {self._why(handed)}",
-        )
-        await self._follow(following)
+        try:
+            await following.status(
+                TaskState.TASK_STATE_WORKING,
+                f"{asked.tool_name} ({asked.call_id}) asks no more: {self._why(handed)}",
+            )
+            await self._follow(following)
+        except Exception as error:
+            logger, _, _ = agentos_logger()
+            logger.warning("a2a.follow_failed", task_id=following.task_id, error=repr(error))
+            self._let_go(following)
+            with contextlib.suppress(Exception):
+                await following.status(
+                    TaskState.TASK_STATE_FAILED, f"following its turn failed: {error!r}"
+                )
 
     def _why(self, handed: Handed) -> str:
         """Why a question the task showed waits no more, its client not having answered."""
@@ -243,6 +279,11 @@ class TurnExecutor(AgentExecutor):
         except UnknownCallError:
             ended = True
         return "its call has ended" if ended else "it was answered elsewhere"
+
+    def _let_go(self, following: _TaskTurn) -> None:
+        """Follow ``following`` no more, if it is still followed."""
+        if self._turns.get(following.task_id) is following:
+            self._forget(following.task_id, NO_TASK)
 
     def _forget(self, task_id: str, reason: str) -> _TaskTurn | None:
         """Follow the task's turn no more (its questions are declined for ``reason``)."""
@@ -266,43 +307,49 @@ class TurnExecutor(AgentExecutor):
             return await self._host.resume(context_id)
         return await self._host.create_session(self._config, session_id=context_id)
 
-    def _answer(self, asking: Asked, message: Message) -> str | None:
-        """Answer ``asking`` with ``message``; None if it took, or the call asks it no more
-        (the turn goes on either way), else why not (the question stays)."""
+    def _answer(self, asking: Asked, message: Message) -> bool:
+        """Answer ``asking`` with ``message``: whether it took (False: its call asks it no
+        more); ``ValueError`` or ``TypeError`` if it does not fit (the question stays)."""
+        answer = answer_of(message, asking.question)
         try:
-            answer = answer_of(message, asking.question)
-            self._host.answer(asking.session_id, asking.call_id, answer)
-        except (TypeError, ValueError) as error:
-            return f"that answer does not fit: {error}"
+            return self._host.answer(asking.session_id, asking.call_id, answer)
         except (UnknownCallError, UnknownSessionError):
-            pass  # the call has ended: nothing waits for the answer
-        return None
+            return False  # the call has ended: nothing waits for the answer
 
     async def _follow(self, following: _TaskTurn) -> None:
         """Tell the turn's call events until the model has answered, or a call asks a
         person (it returns then; the turn goes on)."""
         if following.cancelled:
             return
-        with anyio.CancelScope() as following.scope:
-            while heard := await _next(following):
-                for index, each in enumerate(heard):
-                    if isinstance(each, Handed):
-                        if not following.questions.show(each):
-                            continue  # its call asks it no more
-                        following.asking = each
-                        following.unheard = heard[index + 1 :]  # told after the answer
-                        await following.status(
-                            TaskState.TASK_STATE_INPUT_REQUIRED,
-                            each.asked.question.message,
-                            question_part(each.asked),
-                        )
-                        return
-                    await following.status(TaskState.TASK_STATE_WORKING, following.turn.said(each))
-            self._forget(following.task_id, NO_TASK)
-            await self._end(following)
+        asks = False
+        try:
+            with anyio.CancelScope() as following.scope:
+                while heard := await _next(following):
+                    for index, each in enumerate(heard):
+                        if isinstance(each, Handed):
+                            if not following.questions.show(each):
+                                continue  # its call asks it no more
+                            following.asking = each
+                            following.unheard = heard[index + 1 :]  # told after the answer
+                            await following.status(
+                                TaskState.TASK_STATE_INPUT_REQUIRED,
+                                each.asked.question.message,
+                                question_part(each.asked),
+                            )
+                            asks = True
+                            return
+                        said = following.turn.said(each)
+                        await following.status(TaskState.TASK_STATE_WORKING, said)
+                self._let_go(following)
+                await self._end(following)
+        finally:
+            if not asks:  # ended, or an error on the way: its context is free either way
+                self._let_go(following)
 
     async def _end(self, following: _TaskTurn) -> None:
-        """The task's end as its turn's: the model's answer to it, or why there is none."""
+        """The task's end as its turn's: the model's answer to it, or why there is none. A
+        deferred call of an earlier turn the session still waits for is not this turn's:
+        only the turn's own, its model's last reply saying nothing, leave it unanswered."""
         session = following.turn.session
         replies = session.replies[following.replies_before :]
         failed = TaskState.TASK_STATE_FAILED
@@ -311,7 +358,7 @@ class TurnExecutor(AgentExecutor):
             await following.status(failed, why)
         elif session.status is SessionStatus.STOPPED:
             await following.status(failed, STOPPED)
-        elif session.external_only:  # its model's last reply only asked for calls
+        elif not (replies and replies[-1]) and _waits_on_its_deferred_calls(following.turn):
             await following.status(failed, EXTERNAL)
         elif not replies:
             await following.status(failed, NO_ANSWER)
@@ -324,6 +371,14 @@ class TurnExecutor(AgentExecutor):
                 )
             )
             await following.status(TaskState.TASK_STATE_COMPLETED, answer)
+
+
+def _waits_on_its_deferred_calls(turn: PostedTurn) -> bool:
+    """Whether the session waits only for deferred calls, some of them ``turn``'s own."""
+    if not turn.session.external_only:
+        return False
+    calls = turn.session.calls_after(turn.asked_before)
+    return any(call.deferred and not call.is_final for call in calls)
 
 
 async def _next(following: _TaskTurn) -> list[CallEvent | Handed]:

@@ -18,13 +18,12 @@ from a2a.types.a2a_pb2 import Message
 
 from agentos import Answer, AnswerAction, Asked, Clock, JsonObject, Question
 
-ASK_TIMEOUT = 600.0
-"""Seconds a client has to answer a question its task shows before it is declined (as
-``agentos mcp``'s; ``agentos a2a --ask-timeout``)."""
 QUESTIONS_HELD = 100
 """The most questions a task holds for its client at once: one more is declined."""
 WORDS = {"decline": AnswerAction.DECLINE, "cancel": AnswerAction.CANCEL}
 """A text answer that is one of these words declines (or cancels) the question."""
+ACTIONS = "accept, decline or cancel"
+"""The words that answer a question with no field (a confirmation, or a page to open)."""
 
 
 def declined(reason: str) -> Answer:
@@ -81,7 +80,7 @@ class TaskQuestions:
             )
         handed = Handed(asked)
         try:
-            self._send.send_nowait(handed)
+            self._hand(handed)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return declined("the A2A task that followed this call's session has ended")
         self.waiting.append(handed)
@@ -99,6 +98,22 @@ class TaskQuestions:
                 self._ended(handed)
         assert handed.declined is not None  # else the call's answer cancelled the wait
         return handed.declined
+
+    def _hand(self, handed: Handed) -> None:
+        """Put ``handed`` where the task reads. A full buffer holds questions that wait no
+        more (their calls ended before the task read them): they are let go to make room,
+        as fewer than ``QUESTIONS_HELD`` wait."""
+        try:
+            self._send.send_nowait(handed)
+            return
+        except anyio.WouldBlock:
+            pass
+        unread: list[Handed] = []
+        with contextlib.suppress(anyio.WouldBlock):
+            while True:
+                unread.append(self.received.receive_nowait())
+        for each in [*[h for h in unread if h in self.waiting], handed]:
+            self._send.send_nowait(each)
 
     def show(self, handed: Handed) -> bool:
         """Mark ``handed`` shown to the client now; False if it waits no more (its call has
@@ -149,8 +164,9 @@ def question_part(asked: Asked) -> Any:
 
 def answer_of(message: Message, question: Question) -> Answer:
     """What a message answers a question with: its data (the form's fields), else its
-    text (``decline`` or ``cancel`` declines; otherwise the form's one text field, or the
-    first required one)."""
+    text: ``decline`` or ``cancel`` declines; otherwise the form's one text field, or the
+    first required one. A question with no field (a confirmation, or a page to open) takes
+    only ``accept`` beside those: other text is ``ValueError``, as it says neither."""
     data = [part for part in get_data_parts(message.parts) if isinstance(part, dict)]
     if data:
         return Answer(AnswerAction.ACCEPT, content=_whole_integers(data[0], question.form))
@@ -161,7 +177,9 @@ def answer_of(message: Message, question: Question) -> Answer:
     form = question.form or {}
     properties = form.get("properties")
     if not isinstance(properties, dict) or not properties:
-        return Answer(AnswerAction.ACCEPT, content={})
+        if text.lower() == "accept":
+            return Answer(AnswerAction.ACCEPT, content={})
+        raise ValueError(f"this question is answered {ACTIONS}, not {text!r}")
     required = form.get("required")
     names = [n for n in (required if isinstance(required, list) else []) if n in properties]
     name = str((names or list(properties))[0])
@@ -169,14 +187,26 @@ def answer_of(message: Message, question: Question) -> Answer:
 
 
 def _whole_integers(content: dict[str, Any], form: JsonObject | None) -> JsonObject:
-    """``content`` with an integer field's whole float an int again: A2A's data parts
+    """``content`` with each whole float the form says is an integer (a field, an array's
+    item, a type list such as ``["integer", "null"]``) an int again: A2A's data parts
     carry every number as a float, so ``3`` arrives as ``3.0``."""
-    properties = (form or {}).get("properties")
-    fields = properties if isinstance(properties, dict) else {}
-    fitted: JsonObject = {}
-    for name, value in content.items():
-        field = fields.get(name)
-        integer = isinstance(field, dict) and field.get("type") == "integer"
-        whole = isinstance(value, float) and value.is_integer()
-        fitted[name] = int(value) if integer and whole else value
+    fitted = _fitted(content, {"type": "object", **(form or {})})
+    assert isinstance(fitted, dict)
     return fitted
+
+
+def _fitted(value: Any, schema: Any) -> Any:
+    """``value`` as ``schema`` says, as far as integers go."""
+    if not isinstance(schema, dict):
+        return value
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "integer" in kinds and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_fitted(item, schema.get("items")) for item in value]
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        fields = properties if isinstance(properties, dict) else {}
+        return {name: _fitted(item, fields.get(name)) for name, item in value.items()}
+    return value

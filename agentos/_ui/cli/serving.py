@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import click
 
+from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.loopback import refusal
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -58,10 +59,6 @@ def check_token_choice(bind: str, token: str | None, no_token: bool, variable: s
     refused = refusal(bind, None if no_token else "")
     if refused:
         raise click.UsageError(refused)
-
-
-ASK_TIMEOUT = 600.0
-"""``--ask-timeout``'s default: ten minutes."""
 
 
 def ask_timeout_option(how: str, then: str = "") -> Callable[[F], F]:

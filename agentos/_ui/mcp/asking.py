@@ -46,11 +46,9 @@ from agentos import (
     UnknownCallError,
     UnknownSessionError,
 )
+from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.lineage import lineage
 
-ASK_TIMEOUT = 600.0
-"""Seconds a client has to answer a question before it is declined (``agentos mcp``'s
-``--ask-timeout``)."""
 NO_FORM: dict[str, Any] = {"type": "object", "properties": {}}
 """What a question without a form asks for: nothing but the choice."""
 DONE = {AnswerAction.DECLINE: "declined", AnswerAction.CANCEL: "cancelled"}

@@ -54,7 +54,8 @@ from agentos import (
     Host,
     Session,
 )
-from agentos._ui.mcp.asking import ASK_TIMEOUT, ClientAsking
+from agentos._ui.asking import ASK_TIMEOUT
+from agentos._ui.mcp.asking import ClientAsking
 from agentos._ui.mcp.logging_levels import heard_at, level_of
 from agentos._ui.mcp.owners import client_of, one_client_each, owner_of
 from agentos._ui.mcp.resources import SessionResources, state_of

@@ -24,6 +24,7 @@ from tests.ui.a2a.running import connected
 class Served:
     host: Host
     client: Client
+    url: str
 
 
 @asynccontextmanager
@@ -62,7 +63,7 @@ async def served(
                 try:
                     url = agentos.a2a.endpoint("127.0.0.1", port)
                     async with connected(url, None, streaming=streaming) as client:
-                        yield Served(host, client)
+                        yield Served(host, client, url)
                 finally:
                     server.should_exit = True
 

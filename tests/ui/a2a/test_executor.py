@@ -25,6 +25,8 @@ from pydantic import BaseModel
 
 from agentos import (
     AgentConfig,
+    Answer,
+    Asked,
     Disposition,
     JsonObject,
     ManualClock,
@@ -46,6 +48,9 @@ ASKED = TaskState.TASK_STATE_INPUT_REQUIRED
 COMPLETED = TaskState.TASK_STATE_COMPLETED
 FLOOD = 101
 """One more question than a task holds."""
+DEFERRING = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
+"""The agent whose puppet's calls someone outside completes."""
+EXTERNAL = "the turn waits for deferred calls that only someone outside can complete"
 
 
 def results(request: ModelRequest) -> ModelResponse:
@@ -193,6 +198,72 @@ async def test_a_question_past_the_most_a_task_holds_is_declined(tmp_path: Path)
             )
 
 
+async def test_questions_whose_calls_ended_unread_leave_room_for_the_next(
+    tmp_path: Path,
+) -> None:
+    """While the task shows one question, as many more as it holds are asked and their
+    calls time out before the task reads them: the next two questions still wait for the
+    client, each in its turn, rather than one being declined for want of room."""
+    clock = ManualClock()
+    gate, late = anyio.Event(), anyio.Event()
+
+    async def brief(args: Nothing, ctx: ToolContext) -> str:
+        await gate.wait()
+        return (await ctx.ask("Quick?")).action.value
+
+    async def last(args: Nothing, ctx: ToolContext) -> str:
+        await late.wait()
+        answer = await ctx.ask("Last?")
+        return f"last: {answer.action.value}: {answer.reason}"
+
+    tools = [where, tool(brief, name="brief", timeout=10), tool(last, name="last")]
+    briefs = FLOOD - 2  # with the question shown, as many as a task holds
+    calls: list[tuple[str, JsonObject]] = [("where", {}), *[("brief", {})] * briefs]
+    calls += [("last", {}), ("last", {})]
+    scripted = ScriptedProvider(
+        (lambda request: bool(last_tool_results(request)), results),
+        (lambda request: True, lambda request: tool_calls(*calls)),
+    )
+    async with served(
+        tmp_path, scripted, tools, clock=clock, streaming=False, max_running=FLOOD + 1
+    ) as agent:
+        client, runtime = agent.client, agent.host.runtime
+        with anyio.fail_after(60):
+            (first,) = await everything(client.send_message(message("go")))
+            task = first.task
+            assert get_message_text(task.status.message).startswith("Which city?")
+            handed: list[str] = []
+            all_handed, lasts_handed = anyio.Event(), anyio.Event()
+            asking = runtime.ask_person
+            assert asking is not None
+
+            async def counted(asked: Asked) -> Answer | None:
+                handed.append(asked.question.message)
+                if len(handed) == briefs:
+                    all_handed.set()  # the test wakes once this ask has handed it
+                if len(handed) == briefs + 2:
+                    lasts_handed.set()
+                return await asking(asked)
+
+            runtime.ask_person = counted
+            gate.set()
+            await all_handed.wait()
+            clock.advance(10)  # the briefs time out, their questions never read
+            for call in runtime.list_calls(task.context_id):
+                if call.tool_name == "brief":
+                    assert (await runtime.wait(call.call_id)).status.is_final
+            late.set()
+            await lasts_handed.wait()
+            for answer in ("Paris", "accept"):
+                (now,) = await everything(client.send_message(message(answer, task_id=task.id)))
+                assert now.task.status.state == ASKED
+                assert get_message_text(now.task.status.message).startswith("Last?")
+            (done,) = await everything(client.send_message(message("accept", task_id=task.id)))
+            assert done.task.status.state == COMPLETED
+            lines = get_message_text(done.task.status.message).splitlines()
+            assert lines.count("last: accept: None") == 2
+
+
 async def test_a_stopped_sessions_task_fails_rather_than_answer_with_an_older_reply(
     tmp_path: Path,
 ) -> None:
@@ -217,18 +288,38 @@ async def test_a_turn_left_waiting_on_deferred_calls_fails_rather_than_answer_wi
     tmp_path: Path,
 ) -> None:
     puppet = Puppet()
-    deferring = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Disposition.DEFER}))
-    async with served(tmp_path, model(), [puppet.tool], config=deferring) as agent:
+    async with served(tmp_path, model(), [puppet.tool], config=DEFERRING) as agent:
         client = agent.client
         with anyio.fail_after(30):
             (*_, answered) = await everything(client.send_message(message("hello")))
             context_id = answered.status_update.context_id
             again = message("hold", context_id=context_id)
             (*_, ended) = await everything(client.send_message(again))
-            assert state(ended) == TaskState.TASK_STATE_FAILED
-            assert said(ended) == (
-                "the turn waits for deferred calls that only someone outside can complete"
-            )
+            assert state(ended) == TaskState.TASK_STATE_FAILED and said(ended) == EXTERNAL
+
+
+async def test_a_deferred_call_of_an_earlier_task_leaves_a_later_tasks_answer_its_own(
+    tmp_path: Path,
+) -> None:
+    """The session still waits for the first task's deferred call: the second task, which
+    the model answers, completes with that answer; a third that defers again fails."""
+    puppet = Puppet()
+    scripted = ScriptedProvider(
+        (lambda request: last_user_text(request) == "hello", lambda request: text("mine")),
+        (lambda request: True, lambda request: tool_calls(("puppet", {}))),
+    )
+    async with served(tmp_path, scripted, [puppet.tool], config=DEFERRING) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            (*_, deferred) = await everything(client.send_message(message("hold")))
+            assert state(deferred) == TaskState.TASK_STATE_FAILED
+            context_id = deferred.status_update.context_id
+            later = message("hello", context_id=context_id)
+            (*_, answered) = await everything(client.send_message(later))
+            assert state(answered) == COMPLETED and said(answered) == "mine"
+            again = message("hold", context_id=context_id)
+            (*_, ended) = await everything(client.send_message(again))
+            assert state(ended) == TaskState.TASK_STATE_FAILED and said(ended) == EXTERNAL
 
 
 async def test_a_task_cancelled_after_its_question_timed_out_stays_cancelled(
@@ -306,3 +397,32 @@ async def test_a_whole_number_answered_to_an_integer_field_is_an_integer(tmp_pat
             (now,) = await everything(client.send_message(answer))
             assert now.task.status.state == COMPLETED, get_message_text(now.task.status.message)
             assert get_message_text(now.task.status.message) == 'int {"city": "Oslo", "days": 3}'
+
+
+async def test_a_message_on_a_task_a_stopped_host_left_asking_fails_it_and_posts_nothing(
+    tmp_path: Path,
+) -> None:
+    """The host stopped while the task asked its question: the answer sent to the next host
+    is no turn of the session (no task follows that question any more); the task ends
+    ``failed``, as it reads."""
+    async with served(tmp_path, model(), [where], streaming=False) as agent:
+        with anyio.fail_after(30):
+            (first,) = await everything(agent.client.send_message(message("weather?")))
+            task = first.task
+            assert task.status.state == ASKED
+    async with served(tmp_path, model(), [where], streaming=False) as agent:
+        with anyio.fail_after(30):
+            answer = message("Paris", task_id=task.id, context_id=task.context_id)
+            (now,) = await everything(agent.client.send_message(answer))
+            assert now.task.status.state == TaskState.TASK_STATE_FAILED
+            abandoned = "the host that ran its turn stopped before the turn ended"
+            assert get_message_text(now.task.status.message) == abandoned
+            fetched = await agent.client.get_task(GetTaskRequest(id=task.id))
+            assert fetched.status.state == TaskState.TASK_STATE_FAILED
+            assert get_message_text(fetched.status.message) == abandoned
+            assert "Paris" not in str(agent.host.get(task.context_id).history)
+            (later,) = await everything(
+                agent.client.send_message(message("hello", context_id=task.context_id))
+            )
+            assert later.task.status.state == COMPLETED
+            assert get_message_text(later.task.status.message) == "first answer"
