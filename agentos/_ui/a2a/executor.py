@@ -19,6 +19,7 @@ follows (a host that stopped left it) posts nothing: the task fails, as it reads
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from functools import partial
@@ -52,7 +53,6 @@ from agentos import (
     UnknownCallError,
     UnknownSessionError,
 )
-from agentos._log import agentos_logger
 from agentos._ui.a2a.handler import ABANDONED
 from agentos._ui.a2a.questions import (
     Handed,
@@ -66,6 +66,8 @@ from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.lineage import lineage
 from agentos._ui.posted_turn import PostedTurn
 
+LOG = logging.getLogger("agentos.a2a")
+"""Quiet unless the application configures logging, as every agentos logger."""
 CANCELLED = "the A2A client cancelled the task"
 """The reason the calls of a cancelled task's turn are given."""
 NO_TASK = "no A2A task follows this call's session, so no one can be asked"
@@ -262,8 +264,7 @@ class TurnExecutor(AgentExecutor):
             )
             await self._follow(following)
         except Exception as error:
-            logger, _, _ = agentos_logger()
-            logger.warning("a2a.follow_failed", task_id=following.task_id, error=repr(error))
+            LOG.warning("a2a.follow_failed task_id=%s error=%r", following.task_id, error)
             self._let_go(following)
             with contextlib.suppress(Exception):
                 await following.status(
