@@ -43,7 +43,11 @@ from a2a.types.a2a_pb2 import (
     TaskStatus,
     TaskStatusUpdateEvent,
 )
-from a2a.utils.errors import TaskNotCancelableError, TaskNotFoundError
+from a2a.utils.errors import (
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+)
 
 from agentos._ui.a2a.task_store import StoredTasks
 
@@ -146,10 +150,19 @@ class StoreFollowingHandler(DefaultRequestHandler):
         task = await self._tasks.get(params.id, context)
         if task is None:
             raise TaskNotFoundError
-        if await self._active_task_registry.get(params.id) is not None:
-            async for event in super().on_subscribe_to_task(params, context):
-                yield event
-            return
+        running_here = await self._active_task_registry.get(params.id) is not None
+        if running_here and task.status.state not in TERMINAL_TASK_STATES:
+            try:
+                async for event in super().on_subscribe_to_task(params, context):
+                    yield event
+                return
+            except UnsupportedOperationError:
+                # It ended between the two reads, still registered: the SDK refuses an
+                # ended task, which is answered here with its final snapshot.
+                ended = await self._tasks.get(params.id, context)
+                if ended is None or ended.status.state not in TERMINAL_TASK_STATES:
+                    raise
+                task = ended
         task = await self._as_it_is(task, context)
         yield task
         while task.status.state not in TERMINAL_TASK_STATES | INTERRUPTED_TASK_STATES:
