@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from components._finished import FinishedCall
 from components._ids import CallId, Entity, SessionId
 from components._json import Json
 from components._messages import InboxMessage, StatusQuery, UpdateSession
@@ -73,7 +74,8 @@ class CallEvent:
 
 @dataclass(slots=True)
 class CallIndex:
-    """Lookups by id and by session, and counts kept as statuses change."""
+    """Lookups by id and by session, and counts kept as statuses change: of the calls in the
+    world and of the finished ones kept (``TickContext.finished``), by entity id."""
 
     by_id: dict[CallId, Entity] = field(default_factory=dict)
     by_session: dict[SessionId, dict[CallId, Entity]] = field(default_factory=dict)
@@ -108,16 +110,23 @@ class CallIndex:
         counts[old] -= 1
         counts[new] += 1
 
-    def remove(self, entity: Entity, config: ToolCallConfig, status: CallStatus) -> None:
-        """Drop a call that leaves the world from every lookup and count."""
+    def remove(
+        self,
+        entity: Entity,
+        call_id: CallId,
+        session_id: SessionId,
+        provider_call_id: str | None,
+        status: CallStatus,
+    ) -> None:
+        """Drop a call that retention forgets from every lookup and count."""
         self.status_counts[status] -= 1
-        del self.by_id[config.call_id]
-        session_calls = self.by_session[config.session_id]
-        del session_calls[config.call_id]
+        del self.by_id[call_id]
+        session_calls = self.by_session[session_id]
+        del session_calls[call_id]
         if not session_calls:
-            del self.by_session[config.session_id]
-        if config.provider_call_id is not None:
-            key = (config.session_id, config.provider_call_id)
+            del self.by_session[session_id]
+        if provider_call_id is not None:
+            key = (session_id, provider_call_id)
             same_id = self.by_provider[key]
             if not isinstance(same_id, list):
                 del self.by_provider[key]
@@ -406,6 +415,9 @@ class TickContext:
 
     limits: Limits
     index: CallIndex = field(default_factory=CallIndex)
+    finished: dict[Entity, FinishedCall] = field(default_factory=dict)
+    """Each call that has ended and that retention has not yet forgotten, by its entity id:
+    it left the world at the end of the tick that ended it (``components._finished``)."""
     sessions: SessionIndex = field(default_factory=SessionIndex)
     queues: SchedulerQueues = field(default_factory=SchedulerQueues)
     deadlines: Deadlines = field(default_factory=Deadlines)

@@ -25,6 +25,10 @@ from components import (
     TickContext,
     ToolCallConfig,
     ToolCallState,
+    finished_id,
+    finished_provider_id,
+    finished_session,
+    finished_status,
 )
 from systems._lifecycle import record_overdue, transition
 
@@ -39,7 +43,9 @@ class TimeoutSystem(esper.Processor):
             entity, kind = due
             components = esper.try_components(entity, ToolCallConfig, ToolCallState)
             if components is None:
-                continue
+                if kind is DeadlineKind.RETENTION and entity in ctx.finished:
+                    self._forget_finished(ctx, entity)
+                continue  # else stale: the call ended, or retention forgot it
             config, state = components
             if kind is DeadlineKind.HARD:
                 self._hard(ctx, entity, config, state)
@@ -90,10 +96,27 @@ class TimeoutSystem(esper.Processor):
             ctx.deadlines.push(ctx.now + interval, entity, DeadlineKind.OVERDUE)
 
     @staticmethod
+    def _forget_finished(ctx: TickContext, entity: Entity) -> None:
+        """Retention ran out: the finished call's record leaves every index."""
+        record = ctx.finished.pop(entity)
+        ctx.index.remove(
+            entity,
+            finished_id(record),
+            finished_session(record),
+            finished_provider_id(record),
+            finished_status(record),
+        )
+        ctx.effects.forget.append(entity)
+        ctx.stats.calls_forgotten += 1
+
+    @staticmethod
     def _forget(ctx: TickContext, entity: Entity, config: ToolCallConfig) -> None:
-        """Retention ran out: the call leaves the world and every index."""
+        """Retention ran out in the tick the call ended (``retention_seconds`` 0), before it
+        left the world: it leaves the world and every index."""
         state = esper.component_for_entity(entity, ToolCallState)
-        ctx.index.remove(entity, config, state.status)
+        ctx.index.remove(
+            entity, config.call_id, config.session_id, config.provider_call_id, state.status
+        )
         esper.delete_entity(entity, immediate=True)
         ctx.effects.forget.append(entity)
         ctx.stats.calls_forgotten += 1
