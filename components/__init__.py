@@ -5,6 +5,7 @@ This package imports nothing of ours; ``systems`` and ``agentos`` build on it.
 
 from components._finished import (
     FinishedCall,
+    FinishedCalls,
     finished_call,
     finished_deferred,
     finished_id,
@@ -112,6 +113,7 @@ __all__ = [
     "Entity",
     "ErrorKind",
     "FinishedCall",
+    "FinishedCalls",
     "InboxMessage",
     "Json",
     "JsonObject",

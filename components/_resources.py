@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from components._finished import FinishedCall
+from components._finished import FinishedCalls
 from components._ids import CallId, Entity, SessionId
 from components._json import Json
 from components._messages import InboxMessage, StatusQuery, UpdateSession
@@ -251,7 +251,7 @@ class Deadlines:
     """A min-heap of ``(when, seq, entity, kind)``; stale entries are skipped when due.
 
     ``kind`` is the plain text of its ``DeadlineKind``: a tuple of numbers and text is one
-    the collector stops tracking, and each call keeps its retention deadline for minutes.
+    the collector stops tracking. Retention is not here: ``FinishedCalls`` keeps its queue.
     """
 
     heap: list[tuple[float, int, Entity, str]] = field(default_factory=list)
@@ -415,7 +415,7 @@ class TickContext:
 
     limits: Limits
     index: CallIndex = field(default_factory=CallIndex)
-    finished: dict[Entity, FinishedCall] = field(default_factory=dict)
+    finished: FinishedCalls = field(default_factory=FinishedCalls)
     """Each call that has ended and that retention has not yet forgotten, by its entity id:
     it left the world at the end of the tick that ended it (``components._finished``)."""
     sessions: SessionIndex = field(default_factory=SessionIndex)

@@ -13,8 +13,9 @@ class IntrospectionSystem(esper.Processor):
 
     A call that turned final this tick leaves the world here, at the tick's end: its
     record (``components._finished``) is kept in ``TickContext.finished`` until retention
-    forgets it, so every system before this one saw it as it ended and none later ones
-    need to. Queued status queries (asked from threads other than the event loop's)
+    (``Limits.retention_seconds`` from now) forgets it, so every system before this one
+    saw it as it ended and none after it needs to. Queued status queries (asked from
+    threads other than the event loop's)
     are resolved to entities here; the kernel reads the answer after the tick.
     """
 
@@ -25,11 +26,13 @@ class IntrospectionSystem(esper.Processor):
             for entity in ctx.finalized:
                 release.extend(waiters.release_call(entity))
         finished = ctx.finished
+        retention = ctx.limits.retention_seconds
+        due = None if retention is None else ctx.now + retention
         for entity in ctx.finalized:
-            components = esper.try_components(entity, ToolCallConfig, ToolCallState)
-            if components is not None:  # else retention 0 forgot it already
-                finished[entity] = finished_call(*components)
-                esper.delete_entity(entity, immediate=True)
+            config = esper.component_for_entity(entity, ToolCallConfig)
+            state = esper.component_for_entity(entity, ToolCallState)
+            finished.keep(entity, finished_call(config, state, due))
+            esper.delete_entity(entity, immediate=True)
         ctx.finalized.clear()
         while (waiter := waiters.pop_due(ctx.now)) is not None:
             release.append(waiter)

@@ -163,7 +163,8 @@ class CallReads:
         )
 
     def _timers_armed(self) -> dict[str, int]:
-        """Deadlines in the heap that still apply to their call (stale ones are skipped)."""
+        """Deadlines in the heap that still apply to their call (stale ones are skipped), and
+        the finished calls retention will forget."""
         armed = dict.fromkeys((kind.value for kind in DeadlineKind), 0)
         if (
             self._core.opened
@@ -171,17 +172,12 @@ class CallReads:
             and esper.current_world != self._core.kernel.world
         ):
             esper.switch_world(self._core.kernel.world)
-        finished = self._core.ctx.finished
+        armed[DeadlineKind.RETENTION.value] = len(self._core.ctx.finished.queue)
         for _, _, entity, kind in self._core.ctx.deadlines.heap:
-            if entity in finished:  # only its retention applies
-                armed[kind] += kind == DeadlineKind.RETENTION
-                continue
             state = esper.try_component(entity, ToolCallState)
-            if state is None:
+            if state is None:  # the call has ended
                 continue
-            if kind == DeadlineKind.RETENTION:
-                live = state.status.is_final
-            elif kind == DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
+            if kind == DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
                 config = esper.component_for_entity(entity, ToolCallConfig)
                 live = state.status is CallStatus.RUNNING or (
                     config.deferred and state.status is CallStatus.PENDING

@@ -289,6 +289,29 @@ def test_retention_removes_the_entity_and_every_index_entry() -> None:
     assert ctx.effects.forget == [entity]
 
 
+def test_retention_forgets_finished_calls_in_the_order_they_ended() -> None:
+    """A finished call's retention is its record's due time in a queue, not a deadline in
+    the heap: the heap holds only the calls' own (stale once they ended) hard deadlines."""
+    ctx = context(retention=10)
+    first, second = submit(ctx, hard=30), submit(ctx, hard=30)
+    tick(ctx)
+    tick(ctx, ReportResult(first, 1))
+    ctx.now += 1
+    tick(ctx, ReportResult(second, 2))
+    assert [kind for _, _, _, kind in ctx.deadlines.heap] == [DeadlineKind.HARD] * 2
+    assert list(ctx.finished.queue) == [first, second]
+    ctx.effects.clear()
+    ctx.now += 9
+    tick(ctx)
+    assert ctx.effects.forget == [first]
+    assert ctx.finished.next_due() == ctx.now + 1
+    ctx.now += 1
+    tick(ctx)
+    assert ctx.effects.forget == [first, second]
+    assert ctx.finished.next_due() is None
+    assert ctx.index.by_id == {}
+
+
 # ----------------------------------------------------------- introspection
 
 
