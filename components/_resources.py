@@ -79,9 +79,10 @@ class CallIndex:
 
     by_id: dict[CallId, Entity] = field(default_factory=dict)
     by_session: dict[SessionId, dict[CallId, Entity]] = field(default_factory=dict)
-    by_provider: dict[tuple[SessionId, str], Entity | list[Entity]] = field(default_factory=dict)
-    """Provider ids (``toolu_...``) repeat across turns: every call that used one, oldest
-    first; the one call, not a list of one, while an id is used once (most are)."""
+    by_provider: dict[SessionId, dict[str, Entity | list[Entity]]] = field(default_factory=dict)
+    """Per session, provider ids (``toolu_...``), which repeat across turns: every call that
+    used one, oldest first; the one call, not a list of one, while an id is used once (most
+    are). By session first, so no call keeps a ``(session, id)`` key of its own."""
     status_counts: dict[CallStatus, int] = field(
         default_factory=lambda: dict.fromkeys(CallStatus, 0)
     )
@@ -93,15 +94,18 @@ class CallIndex:
         if session_calls is None:
             session_calls = self.by_session[config.session_id] = {}
         session_calls[config.call_id] = entity
-        if config.provider_call_id is not None:
-            key = (config.session_id, config.provider_call_id)
-            same_id = self.by_provider.get(key)
+        provider_id = config.provider_call_id
+        if provider_id is not None:
+            provider_ids = self.by_provider.get(config.session_id)
+            if provider_ids is None:
+                provider_ids = self.by_provider[config.session_id] = {}
+            same_id = provider_ids.get(provider_id)
             if same_id is None:
-                self.by_provider[key] = entity
+                provider_ids[provider_id] = entity
             elif isinstance(same_id, list):
                 same_id.append(entity)
             else:
-                self.by_provider[key] = [same_id, entity]
+                provider_ids[provider_id] = [same_id, entity]
         self.status_counts[CallStatus.PENDING] += 1
 
     def moved(self, old: CallStatus, new: CallStatus) -> None:
@@ -126,18 +130,21 @@ class CallIndex:
         if not session_calls:
             del self.by_session[session_id]
         if provider_call_id is not None:
-            key = (session_id, provider_call_id)
-            same_id = self.by_provider[key]
+            provider_ids = self.by_provider[session_id]
+            same_id = provider_ids[provider_call_id]
             if not isinstance(same_id, list):
-                del self.by_provider[key]
+                del provider_ids[provider_call_id]
+                if not provider_ids:
+                    del self.by_provider[session_id]
             else:
                 same_id.remove(entity)
                 if len(same_id) == 1:
-                    self.by_provider[key] = same_id[0]
+                    provider_ids[provider_call_id] = same_id[0]
 
     def with_provider_id(self, session_id: SessionId, provider_call_id: str) -> list[Entity]:
         """The calls of ``session_id`` that used ``provider_call_id``, oldest first."""
-        same_id = self.by_provider.get((session_id, provider_call_id))
+        provider_ids = self.by_provider.get(session_id)
+        same_id = None if provider_ids is None else provider_ids.get(provider_call_id)
         if same_id is None:
             return []
         return same_id if isinstance(same_id, list) else [same_id]

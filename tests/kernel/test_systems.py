@@ -69,12 +69,14 @@ def submit(
     overdue: float | None = None,
     rejection: CallError | None = None,
     parent: CallId | None = None,
+    provider: str | None = None,
 ) -> Entity:
     config = ToolCallConfig(
         call_id=new_call_id(),
         session_id=SessionId(session),
         tool_name="t",
         tool_input={},
+        provider_call_id=provider,
         parent_call_id=parent,
         timeouts=TimeoutSettings(hard, overdue),
     )
@@ -310,6 +312,23 @@ def test_retention_forgets_finished_calls_in_the_order_they_ended() -> None:
     assert ctx.effects.forget == [first, second]
     assert ctx.finished.next_due() is None
     assert ctx.index.by_id == {}
+
+
+def test_provider_ids_are_indexed_per_session_until_retention_forgets_their_calls() -> None:
+    ctx = context(retention=1)
+    first, second = submit(ctx, "a", provider="toolu_1"), submit(ctx, "a", provider="toolu_1")
+    other = submit(ctx, "b", provider="toolu_1")
+    assert ctx.index.with_provider_id(SessionId("a"), "toolu_1") == [first, second]
+    assert ctx.index.with_provider_id(SessionId("b"), "toolu_1") == [other]
+    assert ctx.index.with_provider_id(SessionId("c"), "toolu_1") == []
+    tick(ctx, ReportResult(first, 1))
+    ctx.now += 1
+    tick(ctx, ReportResult(second, 2), ReportResult(other, 3))
+    assert ctx.index.with_provider_id(SessionId("a"), "toolu_1") == [second]
+    ctx.now += 1
+    tick(ctx)
+    assert ctx.index.by_provider == {}
+    assert ctx.index.by_session == {}
 
 
 # ----------------------------------------------------------- introspection
