@@ -3,6 +3,18 @@
 This package imports nothing of ours; ``systems`` and ``agentos`` build on it.
 """
 
+from components._finished import (
+    FinishedCall,
+    FinishedCalls,
+    finished_call,
+    finished_deferred,
+    finished_id,
+    finished_provider_id,
+    finished_session,
+    finished_snapshot,
+    finished_status,
+    finished_why,
+)
 from components._ids import (
     CallId,
     ConversationId,
@@ -31,6 +43,7 @@ from components._messages import (
     SubmitCall,
     UpdateSession,
 )
+from components._packed import Packed, pack, unpack
 from components._question import Answer, AnswerAction, Question
 from components._resources import (
     CallEvent,
@@ -99,12 +112,15 @@ __all__ = [
     "Effects",
     "Entity",
     "ErrorKind",
+    "FinishedCall",
+    "FinishedCalls",
     "InboxMessage",
     "Json",
     "JsonObject",
     "Limits",
     "OpenSession",
     "OverdueNews",
+    "Packed",
     "ProgressBatch",
     "ProgressKind",
     "ProgressLog",
@@ -133,7 +149,17 @@ __all__ = [
     "Waiter",
     "Waiters",
     "can_transition",
+    "finished_call",
+    "finished_deferred",
+    "finished_id",
+    "finished_provider_id",
+    "finished_session",
+    "finished_snapshot",
+    "finished_status",
+    "finished_why",
     "new_call_id",
+    "pack",
     "same_conversation",
     "snapshot_of",
+    "unpack",
 ]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from components._finished import FinishedCalls
 from components._ids import CallId, Entity, SessionId
 from components._json import Json
 from components._messages import InboxMessage, StatusQuery, UpdateSession
@@ -73,13 +74,15 @@ class CallEvent:
 
 @dataclass(slots=True)
 class CallIndex:
-    """Lookups by id and by session, and counts kept as statuses change."""
+    """Lookups by id and by session, and counts kept as statuses change: of the calls in the
+    world and of the finished ones kept (``TickContext.finished``), by entity id."""
 
     by_id: dict[CallId, Entity] = field(default_factory=dict)
     by_session: dict[SessionId, dict[CallId, Entity]] = field(default_factory=dict)
-    by_provider: dict[tuple[SessionId, str], Entity | list[Entity]] = field(default_factory=dict)
-    """Provider ids (``toolu_...``) repeat across turns: every call that used one, oldest
-    first; the one call, not a list of one, while an id is used once (most are)."""
+    by_provider: dict[SessionId, dict[str, Entity | list[Entity]]] = field(default_factory=dict)
+    """Per session, provider ids (``toolu_...``), which repeat across turns: every call that
+    used one, oldest first; the one call, not a list of one, while an id is used once (most
+    are). By session first, so no call keeps a ``(session, id)`` key of its own."""
     status_counts: dict[CallStatus, int] = field(
         default_factory=lambda: dict.fromkeys(CallStatus, 0)
     )
@@ -91,15 +94,18 @@ class CallIndex:
         if session_calls is None:
             session_calls = self.by_session[config.session_id] = {}
         session_calls[config.call_id] = entity
-        if config.provider_call_id is not None:
-            key = (config.session_id, config.provider_call_id)
-            same_id = self.by_provider.get(key)
+        provider_id = config.provider_call_id
+        if provider_id is not None:
+            provider_ids = self.by_provider.get(config.session_id)
+            if provider_ids is None:
+                provider_ids = self.by_provider[config.session_id] = {}
+            same_id = provider_ids.get(provider_id)
             if same_id is None:
-                self.by_provider[key] = entity
+                provider_ids[provider_id] = entity
             elif isinstance(same_id, list):
                 same_id.append(entity)
             else:
-                self.by_provider[key] = [same_id, entity]
+                provider_ids[provider_id] = [same_id, entity]
         self.status_counts[CallStatus.PENDING] += 1
 
     def moved(self, old: CallStatus, new: CallStatus) -> None:
@@ -108,27 +114,37 @@ class CallIndex:
         counts[old] -= 1
         counts[new] += 1
 
-    def remove(self, entity: Entity, config: ToolCallConfig, status: CallStatus) -> None:
-        """Drop a call that leaves the world from every lookup and count."""
+    def remove(
+        self,
+        entity: Entity,
+        call_id: CallId,
+        session_id: SessionId,
+        provider_call_id: str | None,
+        status: CallStatus,
+    ) -> None:
+        """Drop a call that retention forgets from every lookup and count."""
         self.status_counts[status] -= 1
-        del self.by_id[config.call_id]
-        session_calls = self.by_session[config.session_id]
-        del session_calls[config.call_id]
+        del self.by_id[call_id]
+        session_calls = self.by_session[session_id]
+        del session_calls[call_id]
         if not session_calls:
-            del self.by_session[config.session_id]
-        if config.provider_call_id is not None:
-            key = (config.session_id, config.provider_call_id)
-            same_id = self.by_provider[key]
+            del self.by_session[session_id]
+        if provider_call_id is not None:
+            provider_ids = self.by_provider[session_id]
+            same_id = provider_ids[provider_call_id]
             if not isinstance(same_id, list):
-                del self.by_provider[key]
+                del provider_ids[provider_call_id]
+                if not provider_ids:
+                    del self.by_provider[session_id]
             else:
                 same_id.remove(entity)
                 if len(same_id) == 1:
-                    self.by_provider[key] = same_id[0]
+                    provider_ids[provider_call_id] = same_id[0]
 
     def with_provider_id(self, session_id: SessionId, provider_call_id: str) -> list[Entity]:
         """The calls of ``session_id`` that used ``provider_call_id``, oldest first."""
-        same_id = self.by_provider.get((session_id, provider_call_id))
+        provider_ids = self.by_provider.get(session_id)
+        same_id = None if provider_ids is None else provider_ids.get(provider_call_id)
         if same_id is None:
             return []
         return same_id if isinstance(same_id, list) else [same_id]
@@ -242,7 +258,7 @@ class Deadlines:
     """A min-heap of ``(when, seq, entity, kind)``; stale entries are skipped when due.
 
     ``kind`` is the plain text of its ``DeadlineKind``: a tuple of numbers and text is one
-    the collector stops tracking, and each call keeps its retention deadline for minutes.
+    the collector stops tracking. Retention is not here: ``FinishedCalls`` keeps its queue.
     """
 
     heap: list[tuple[float, int, Entity, str]] = field(default_factory=list)
@@ -406,6 +422,9 @@ class TickContext:
 
     limits: Limits
     index: CallIndex = field(default_factory=CallIndex)
+    finished: FinishedCalls = field(default_factory=FinishedCalls)
+    """Each call that has ended and that retention has not yet forgotten, by its entity id:
+    it left the world at the end of the tick that ended it (``components._finished``)."""
     sessions: SessionIndex = field(default_factory=SessionIndex)
     queues: SchedulerQueues = field(default_factory=SchedulerQueues)
     deadlines: Deadlines = field(default_factory=Deadlines)

@@ -30,6 +30,9 @@ from components import (
     ToolCallConfig,
     ToolCallState,
     UpdateSession,
+    finished_deferred,
+    finished_session,
+    finished_status,
 )
 from systems._lifecycle import record_queued, transition
 from systems._progress import apply_progress
@@ -98,6 +101,12 @@ class IngestSystem(esper.Processor):
         entity = ctx.index.by_id.get(message.call_id)
         if entity is None:
             return
+        record = ctx.finished.get(entity)
+        if record is not None:  # it has ended: found, and nothing moves
+            if message.session_id is None or finished_session(record) == message.session_id:
+                message.reply.found = True
+                message.reply.previous_status = finished_status(record)
+            return
         config = esper.component_for_entity(entity, ToolCallConfig)
         if message.session_id is not None and config.session_id != message.session_id:
             return
@@ -121,6 +130,12 @@ class IngestSystem(esper.Processor):
         """An outside result for a deferred call; any other call cannot be completed so."""
         entity = ctx.index.by_id.get(message.call_id)
         if entity is None:
+            return
+        record = ctx.finished.get(entity)
+        if record is not None:  # it has ended: found if deferred, and nothing moves
+            if finished_deferred(record):
+                message.reply.found = True
+                message.reply.previous_status = finished_status(record)
             return
         config = esper.component_for_entity(entity, ToolCallConfig)
         if not config.deferred:

@@ -1,16 +1,21 @@
-"""Phase 5, introspect: release waiters, answer queued status queries, count ticks."""
+"""Phase 5, introspect: release waiters, retire finished calls, answer queued status
+queries, count ticks."""
 
 from __future__ import annotations
 
 import esper
 
-from components import TickContext
+from components import TickContext, ToolCallConfig, ToolCallState, finished_call
 
 
 class IntrospectionSystem(esper.Processor):
     """Waiters are released when their call turns final or their deadline passes.
 
-    Queued status queries (asked from threads other than the event loop's)
+    A call that turned final this tick leaves the world here, at the tick's end: its
+    record (``components._finished``) is kept in ``TickContext.finished`` until retention
+    (``Limits.retention_seconds`` from now) forgets it, so every system before this one
+    saw it as it ended and none after it needs to. Queued status queries (asked from
+    threads other than the event loop's)
     are resolved to entities here; the kernel reads the answer after the tick.
     """
 
@@ -20,6 +25,14 @@ class IntrospectionSystem(esper.Processor):
         if waiters.by_entity:
             for entity in ctx.finalized:
                 release.extend(waiters.release_call(entity))
+        finished = ctx.finished
+        retention = ctx.limits.retention_seconds
+        due = None if retention is None else ctx.now + retention
+        for entity in ctx.finalized:
+            config = esper.component_for_entity(entity, ToolCallConfig)
+            state = esper.component_for_entity(entity, ToolCallState)
+            finished.keep(entity, finished_call(config, state, due))
+            esper.delete_entity(entity, immediate=True)
         ctx.finalized.clear()
         while (waiter := waiters.pop_due(ctx.now)) is not None:
             release.append(waiter)

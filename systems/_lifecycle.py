@@ -1,7 +1,7 @@
 """The only code that changes a call's status.
 
 Every move is checked against ``components.TRANSITIONS``; the bookkeeping that
-must follow a move (status counts, slot release, retention deadline, waiters,
+must follow a move (status counts, slot release, retirement and retention, waiters,
 events, the ``tool_call.*`` log line) happens here and nowhere else.
 """
 
@@ -12,7 +12,6 @@ from components import (
     CallEvent,
     CallEventKind,
     CallStatus,
-    DeadlineKind,
     Entity,
     ErrorKind,
     Json,
@@ -172,10 +171,7 @@ def _on_final(
         ctx.effects.cancel.append(entity)
     elif old is CallStatus.PENDING:
         ctx.inputs.pop(entity, None)  # it never ran
-    ctx.finalized.append(entity)
-    retention = ctx.limits.retention_seconds
-    if retention is not None:
-        ctx.deadlines.push(ctx.now + retention, entity, DeadlineKind.RETENTION)
+    ctx.finalized.append(entity)  # retired at the tick's end, kept for its retention
 
 
 def _record(

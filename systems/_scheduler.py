@@ -54,10 +54,11 @@ class SchedulerSystem(esper.Processor):
         parent = ctx.index.by_id.get(config.parent_call_id)
         if parent is None:
             return False
-        if esper.component_for_entity(parent, ToolCallState).status is not CallStatus.RUNNING:
-            return False
+        running = esper.try_components(parent, ToolCallConfig, ToolCallState)
+        if running is None or running[1].status is not CallStatus.RUNNING:
+            return False  # (None: it has ended and left the world)
         session = config.session_id
-        if esper.component_for_entity(parent, ToolCallConfig).session_id == session:
+        if running[0].session_id == session:
             return True
         return ctx.queues.running_by_session.get(session, 0) < ctx.limits.session_cap(session)
 

@@ -7,9 +7,10 @@ slow call costs a few turns rather than one per interval.
 
 Deadlines live in one heap; an entry whose call has since moved on is simply
 skipped when it comes due, so nothing has to be removed from the heap early.
-A tick handles at most ``Limits.deadlines_per_tick`` of them; the kernel ticks
-again at once while any is due, so 100,000 calls forgotten together never
-make one long tick.
+Finished calls are forgotten from their own queue, oldest first
+(``FinishedCalls.pop_due``). A tick handles at most ``Limits.deadlines_per_tick`` of
+both; the kernel ticks again at once while any is due, so 100,000 calls forgotten
+together never make one long tick.
 """
 
 from __future__ import annotations
@@ -22,9 +23,14 @@ from components import (
     DeadlineKind,
     Entity,
     ErrorKind,
+    FinishedCall,
     TickContext,
     ToolCallConfig,
     ToolCallState,
+    finished_id,
+    finished_provider_id,
+    finished_session,
+    finished_status,
 )
 from systems._lifecycle import record_overdue, transition
 
@@ -39,14 +45,16 @@ class TimeoutSystem(esper.Processor):
             entity, kind = due
             components = esper.try_components(entity, ToolCallConfig, ToolCallState)
             if components is None:
-                continue
+                continue  # stale: the call has ended
             config, state = components
             if kind is DeadlineKind.HARD:
                 self._hard(ctx, entity, config, state)
-            elif kind is DeadlineKind.OVERDUE:
+            else:
                 self._overdue(ctx, entity, config, state)
-            elif state.status.is_final:
-                self._forget(ctx, entity, config)
+        finished = ctx.finished
+        while budget and (forgotten := finished.pop_due(now)) is not None:
+            budget -= 1
+            self._forget(ctx, *forgotten)
 
     @staticmethod
     def _hard(
@@ -90,10 +98,14 @@ class TimeoutSystem(esper.Processor):
             ctx.deadlines.push(ctx.now + interval, entity, DeadlineKind.OVERDUE)
 
     @staticmethod
-    def _forget(ctx: TickContext, entity: Entity, config: ToolCallConfig) -> None:
-        """Retention ran out: the call leaves the world and every index."""
-        state = esper.component_for_entity(entity, ToolCallState)
-        ctx.index.remove(entity, config, state.status)
-        esper.delete_entity(entity, immediate=True)
+    def _forget(ctx: TickContext, entity: Entity, record: FinishedCall) -> None:
+        """Retention ran out: the finished call's record is gone, now its index entries."""
+        ctx.index.remove(
+            entity,
+            finished_id(record),
+            finished_session(record),
+            finished_provider_id(record),
+            finished_status(record),
+        )
         ctx.effects.forget.append(entity)
         ctx.stats.calls_forgotten += 1

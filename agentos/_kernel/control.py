@@ -70,6 +70,6 @@ class CallControl:
         """Cancel every call not yet final (the runtime is closing)."""
         self._core.flush()
         for call_id, entity in list(self._core.ctx.index.by_id.items()):
-            if not self._core.state(entity).status.is_final:
+            if not self._core.is_final(entity):
                 self._core.ctx.inbox.append(CancelCall(call_id, None, reason, CancelReply()))
         self._core.kernel.apply_now()

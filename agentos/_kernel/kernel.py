@@ -149,11 +149,9 @@ class Kernel:
             self._alarm = self._loop.call_later(budget, self.wake)
 
     def _next_deadline(self) -> float | None:
-        calls = self.ctx.deadlines.next_due()
-        waiters = self.ctx.waiters.next_due()
-        if calls is None:
-            return waiters
-        return calls if waiters is None else min(calls, waiters)
+        ctx = self.ctx
+        due = (ctx.deadlines.next_due(), ctx.waiters.next_due(), ctx.finished.next_due())
+        return min((when for when in due if when is not None), default=None)
 
     async def drive(self) -> None:
         """The driver task: tick, then sleep until woken or the nearest deadline."""

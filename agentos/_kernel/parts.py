@@ -18,7 +18,19 @@ from agentos._kernel.clock import Clock
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.listeners import Listeners
 from agentos._kernel.work import Work
-from components import CallId, Entity, InboxMessage, TickContext, ToolCallConfig, ToolCallState
+from components import (
+    CallId,
+    CallSnapshot,
+    Entity,
+    InboxMessage,
+    SessionId,
+    TickContext,
+    ToolCallConfig,
+    ToolCallState,
+    finished_session,
+    finished_snapshot,
+    snapshot_of,
+)
 
 
 @dataclass(slots=True)
@@ -65,12 +77,28 @@ class RuntimeCore:
         entity = self.ctx.index.by_id.get(CallId(call_id))
         if entity is None:
             raise UnknownCallError(call_id)
-        if session_id is not None and self.config(entity).session_id != session_id:
+        if session_id is not None and self.session_of(entity) != session_id:
             raise UnknownCallError(call_id)
         return entity
 
-    def config(self, entity: Entity) -> ToolCallConfig:
-        return esper.component_for_entity(entity, ToolCallConfig)
+    def snapshot(self, entity: Entity) -> CallSnapshot:
+        """The call now: from the world while it runs, from its record once it has ended."""
+        record = self.ctx.finished.get(entity)
+        if record is not None:
+            return finished_snapshot(record)
+        return snapshot_of(
+            esper.component_for_entity(entity, ToolCallConfig),
+            esper.component_for_entity(entity, ToolCallState),
+        )
 
-    def state(self, entity: Entity) -> ToolCallState:
-        return esper.component_for_entity(entity, ToolCallState)
+    def session_of(self, entity: Entity) -> SessionId:
+        record = self.ctx.finished.get(entity)
+        if record is not None:
+            return finished_session(record)
+        return esper.component_for_entity(entity, ToolCallConfig).session_id
+
+    def is_final(self, entity: Entity) -> bool:
+        """Whether the call has ended (a call may end and stay in the world within a tick)."""
+        if entity in self.ctx.finished:
+            return True
+        return esper.component_for_entity(entity, ToolCallState).status.is_final

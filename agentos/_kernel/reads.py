@@ -25,6 +25,7 @@ from components import (
     ToolCallConfig,
     ToolCallState,
     Waiter,
+    finished_snapshot,
     same_conversation,
     snapshot_of,
 )
@@ -38,8 +39,7 @@ class CallReads:
 
     def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:
         self._core.flush()
-        entity = self._core.resolve(call_id, session_id)
-        return snapshot_of(self._core.config(entity), self._core.state(entity))
+        return self._core.snapshot(self._core.resolve(call_id, session_id))
 
     async def wait(
         self,
@@ -51,14 +51,14 @@ class CallReads:
             raise ValueError(f"timeout must be None or >= 0 seconds, got {timeout!r}")
         self._core.flush()
         entity = self._core.resolve(call_id, session_id)
-        config = self._core.config(entity)
-        if self._core.state(entity).status.is_final:
-            return snapshot_of(config, self._core.state(entity))
+        now = self._core.snapshot(entity)
+        if now.is_final:
+            return now
         released = anyio.Event()
         seen: list[CallSnapshot] = []
 
         def release() -> None:
-            seen.append(snapshot_of(config, self._core.state(entity)))
+            seen.append(self._core.snapshot(entity))
             released.set()
 
         deadline = None if timeout is None else self._core.clock.monotonic() + timeout
@@ -84,27 +84,26 @@ class CallReads:
         best: tuple[bool, float] | None = None
         found: CallId | None = None
         for entity in index.with_provider_id(SessionId(session_id), call_id):
-            config = self._core.config(entity)
-            if not same_conversation(config.conversation_id, conversation_id):
+            call = self._core.snapshot(entity)
+            if not same_conversation(call.conversation_id, conversation_id):
                 continue
-            state = self._core.state(entity)
-            started = state.started_at if state.started_at is not None else state.submitted_at
-            rank = (not state.status.is_final, started)
+            started = call.started_at if call.started_at is not None else call.submitted_at
+            rank = (not call.is_final, started)
             if best is None or rank >= best:
-                best, found = rank, config.call_id
+                best, found = rank, call.call_id
         if found is None:
             raise UnknownCallError(call_id)
         return found
 
     def owner(self, call_id: str) -> SessionId:
         self._core.flush()
-        return self._core.config(self._core.resolve(call_id, None)).session_id
+        return self._core.session_of(self._core.resolve(call_id, None))
 
     def look(self, call_id: str, observer: str) -> tuple[CallSnapshot, bool]:
         check_text("observer", observer)
         self._core.flush()
         entity = self._core.resolve(call_id, None)
-        snapshot = snapshot_of(self._core.config(entity), self._core.state(entity))
+        snapshot = self._core.snapshot(entity)
         looks = self._core.kernel.looks
         seen = looks.get(entity)
         if seen is None:
@@ -117,11 +116,18 @@ class CallReads:
         check_text("session_id", session_id)
         self._core.flush()
         calls = self._core.ctx.index.by_session.get(SessionId(session_id), {})
+        finished = self._core.ctx.finished
         snapshots = []
         for entity in calls.values():
-            state = self._core.state(entity)
+            record = finished.get(entity)
+            if record is not None:
+                if include_final:
+                    snapshots.append(finished_snapshot(record))
+                continue
+            state = esper.component_for_entity(entity, ToolCallState)
             if include_final or not state.status.is_final:
-                snapshots.append(snapshot_of(self._core.config(entity), state))
+                config = esper.component_for_entity(entity, ToolCallConfig)
+                snapshots.append(snapshot_of(config, state))
         return snapshots
 
     def statistics(self) -> RuntimeStatistics:
@@ -157,7 +163,8 @@ class CallReads:
         )
 
     def _timers_armed(self) -> dict[str, int]:
-        """Deadlines in the heap that still apply to their call (stale ones are skipped)."""
+        """Deadlines in the heap that still apply to their call (stale ones are skipped), and
+        the finished calls retention will forget."""
         armed = dict.fromkeys((kind.value for kind in DeadlineKind), 0)
         if (
             self._core.opened
@@ -165,13 +172,12 @@ class CallReads:
             and esper.current_world != self._core.kernel.world
         ):
             esper.switch_world(self._core.kernel.world)
+        armed[DeadlineKind.RETENTION.value] = len(self._core.ctx.finished.queue)
         for _, _, entity, kind in self._core.ctx.deadlines.heap:
             state = esper.try_component(entity, ToolCallState)
-            if state is None:
+            if state is None:  # the call has ended
                 continue
-            if kind == DeadlineKind.RETENTION:
-                live = state.status.is_final
-            elif kind == DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
+            if kind == DeadlineKind.HARD:  # a deferred call's expiry runs while it waits
                 config = esper.component_for_entity(entity, ToolCallConfig)
                 live = state.status is CallStatus.RUNNING or (
                     config.deferred and state.status is CallStatus.PENDING

@@ -16,7 +16,7 @@ import anyio.from_thread
 from agentos._errors import RuntimeClosedError, UnknownCallError, WrongThreadError
 from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.snapshot import CancelOutcome, CompleteOutcome
-from components import CallId, CallSnapshot, Entity, StatusQuery, snapshot_of
+from components import CallId, CallSnapshot, Entity, StatusQuery
 
 _T = TypeVar("_T")
 
@@ -43,11 +43,7 @@ class ThreadsafeCalls:
         answers: list[CallSnapshot | None] = []
 
         def answer(entity: Entity | None) -> None:
-            answers.append(
-                None
-                if entity is None
-                else snapshot_of(self._core.config(entity), self._core.state(entity))
-            )
+            answers.append(None if entity is None else self._core.snapshot(entity))
             done.set()
 
         self._core.post(StatusQuery(CallId(call_id), answer))

@@ -33,8 +33,10 @@ from components import (
     ErrorKind,
     ReportFailure,
     ReportResult,
+    TickContext,
     ToolCallConfig,
     ToolCallState,
+    finished_why,
 )
 
 if TYPE_CHECKING:
@@ -165,7 +167,7 @@ class Work:
         """Interrupt the call's work: the runtime ended the call."""
         running = self.running.pop(entity, None)
         if running is not None:
-            handle = running._cancel(_why_stopped(entity))
+            handle = running._cancel(_why_stopped(self._kernel.ctx, entity))
             if handle is not None:
                 if not self._interrupts:
                     self._loop.call_soon(self._deliver_interrupts)
@@ -361,8 +363,11 @@ def _failure(error: BaseException) -> CallError:
     return CallError(ErrorKind.TOOL_ERROR, message)
 
 
-def _why_stopped(entity: Entity) -> str | None:
+def _why_stopped(ctx: TickContext, entity: Entity) -> str | None:
     """The reason a cancel gave, or why the call failed (it timed out)."""
+    record = ctx.finished.get(entity)
+    if record is not None:  # the tick that ended it has retired it
+        return finished_why(record)
     state = esper.try_component(entity, ToolCallState)
     if state is None:
         return None

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentos._model.messages import content_value
-from agentos._turns.packed import Packed, pack, unpack
 from agentos._turns.transcript import LOST_RESULT, read_outcome, read_placeholder
-from components import CallStatus, Json
+from components import CallStatus, Json, Packed, pack, unpack
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,32 +14,11 @@ each time it is read (changing it changes nothing kept), and the newest one as i
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, overload
+from typing import overload
 
 from agentos._model.messages import Message
-
-Packed = Any
-"""A value as kept: ``marshal`` bytes for a container, a str, number, bool or None as it
-is (the collector tracks none of them), or a value ``marshal`` cannot pack, as given."""
-
-_ATOMS = (str, int, float, bool, type(None))
-
-
-def pack(value: Any) -> Packed:
-    """``value`` in a form the collector does not track, where it can be (``unpack``)."""
-    if type(value) in _ATOMS:
-        return value
-    try:
-        return marshal.dumps(value)
-    except ValueError:  # a value marshal does not know: kept as given, as a list would
-        return value
-
-
-def unpack(packed: Packed) -> Any:
-    """The value ``pack`` took (a fresh one for a container: the caller's to change)."""
-    return marshal.loads(packed) if type(packed) is bytes else packed
+from components import Packed, pack, unpack
 
 
 class _Messages(Sequence[Message]):

@@ -7,10 +7,15 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 import agentos
 from agentos import CallStatus, Runtime, ToolContext, tool
 from tests.support.arguments import Empty
+
+
+class Sorted(BaseModel):
+    numbers: list[int]
 
 
 @pytest.fixture
@@ -99,3 +104,42 @@ def test_tune_gc_refuses_a_threshold_that_is_not_a_positive_int(
     with pytest.raises(ValueError, match="young must be a positive int"):
         agentos.tune_gc(young=bad)  # type: ignore[arg-type]
     assert gc.get_threshold() == before
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("collector_untouched")
+async def test_a_finished_call_leaves_the_collector_nothing_to_walk() -> None:
+    """Issue 51: a call the runtime keeps after it ended (600 s by default) is one record
+    the collector does not track, however it ended and whatever it reported; it was an
+    entity of three tracked objects (two components and esper's dict), walked at every
+    full collection for as long as it was kept."""
+    calls = 200
+
+    @tool
+    async def report(args: Sorted, ctx: ToolContext) -> dict[str, object]:
+        ctx.progress({"done": 1, "of": 2})
+        ctx.log("halfway")
+        if args.numbers and args.numbers[0] % 2:
+            raise ValueError("odd")
+        return {"sorted": sorted(args.numbers), "by": {"name": "report"}}
+
+    async with Runtime([report], max_running=calls, max_running_per_session=calls) as runtime:
+
+        async def run_all(first: int) -> None:
+            ids = [
+                runtime.submit("report", {"numbers": [first + n, 3, 1]}, provider_call_id="t")
+                for n in range(calls)
+            ]
+            for call_id in ids:
+                with anyio.fail_after(5):
+                    await runtime.wait(call_id)
+
+        await run_all(0)  # the runtime's own structures grow to their size first
+        gc.collect()
+        before = len(gc.get_objects())
+        await run_all(calls)
+        gc.collect()
+        tracked = len(gc.get_objects()) - before
+        counts = runtime.statistics().calls_by_status
+        assert (counts[CallStatus.COMPLETED], counts[CallStatus.FAILED]) == (calls, calls)
+    assert tracked < calls / 10, f"{tracked} objects tracked for {calls} finished calls"

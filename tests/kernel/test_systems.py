@@ -31,6 +31,8 @@ from components import (
     ToolCallConfig,
     ToolCallState,
     Waiter,
+    finished_snapshot,
+    finished_status,
     new_call_id,
 )
 from systems import (
@@ -67,12 +69,14 @@ def submit(
     overdue: float | None = None,
     rejection: CallError | None = None,
     parent: CallId | None = None,
+    provider: str | None = None,
 ) -> Entity:
     config = ToolCallConfig(
         call_id=new_call_id(),
         session_id=SessionId(session),
         tool_name="t",
         tool_input={},
+        provider_call_id=provider,
         parent_call_id=parent,
         timeouts=TimeoutSettings(hard, overdue),
     )
@@ -87,7 +91,11 @@ def tick(ctx: TickContext, *messages: object) -> None:
         phase().process(ctx)
 
 
-def status(entity: Entity) -> CallStatus:
+def status(ctx: TickContext, entity: Entity) -> CallStatus:
+    """The call's status: from the world, or from its record once a tick has ended it."""
+    record = ctx.finished.get(entity)
+    if record is not None:
+        return finished_status(record)
     return esper.component_for_entity(entity, ToolCallState).status
 
 
@@ -101,7 +109,7 @@ def config(entity: Entity) -> ToolCallConfig:
 def test_ingest_creates_an_indexed_pending_entity() -> None:
     ctx = context()
     entity = submit(ctx, "s")
-    assert status(entity) is CallStatus.PENDING
+    assert status(ctx, entity) is CallStatus.PENDING
     assert ctx.index.by_session == {"s": {config(entity).call_id: entity}}
     assert ctx.index.status_counts[CallStatus.PENDING] == 1
     assert ctx.submitted == [entity]
@@ -110,7 +118,7 @@ def test_ingest_creates_an_indexed_pending_entity() -> None:
 def test_ingest_fails_a_rejected_call_at_once() -> None:
     ctx = context()
     entity = submit(ctx, rejection=CallError(ErrorKind.UNKNOWN_TOOL, "no such tool"))
-    assert status(entity) is CallStatus.FAILED
+    assert status(ctx, entity) is CallStatus.FAILED
     assert ctx.submitted == []
     assert ctx.index.status_counts[CallStatus.FAILED] == 1
     assert ctx.index.status_counts[CallStatus.PENDING] == 0
@@ -125,11 +133,12 @@ def test_ingest_drops_reports_for_final_or_missing_calls() -> None:
     assert reply.took
     tick(ctx, ReportResult(entity, "late"), ReportProgress(entity, ProgressKind.LOG, "x", 0.0))
     tick(ctx, ReportResult(999_999, "nobody"))
-    state = esper.component_for_entity(entity, ToolCallState)
+    assert not esper.entity_exists(entity), "a finished call leaves the world"
+    state = finished_snapshot(ctx.finished[entity])
     assert state.status is CallStatus.CANCELLED
     assert state.result is None
     assert state.progress is not None
-    assert [entry.kind for entry in state.progress.entries] == [ProgressKind.STARTED]
+    assert [entry.kind for entry in state.progress] == [ProgressKind.STARTED]
 
 
 def test_ingest_tells_each_report_and_folds_past_the_ticks_room() -> None:
@@ -160,7 +169,7 @@ def test_ingest_cancel_respects_session_scope() -> None:
     reply = CancelReply()
     tick(ctx, CancelCall(config(entity).call_id, SessionId("other"), "x", reply))
     assert not reply.found
-    assert status(entity) is CallStatus.RUNNING
+    assert status(ctx, entity) is CallStatus.RUNNING
 
 
 # --------------------------------------------------------------- scheduler
@@ -171,7 +180,7 @@ def test_scheduler_takes_sessions_in_turn_and_skips_cancelled() -> None:
     a = [submit(ctx, "a") for _ in range(3)]
     b = [submit(ctx, "b") for _ in range(2)]
     tick(ctx, CancelCall(config(a[0]).call_id, None, "x", CancelReply()))
-    assert [status(e) for e in a + b] == [
+    assert [status(ctx, e) for e in a + b] == [
         CallStatus.CANCELLED,
         CallStatus.RUNNING,
         CallStatus.PENDING,
@@ -185,10 +194,10 @@ def test_a_session_at_its_cap_rejoins_the_ring_when_a_call_ends() -> None:
     ctx = context(max_running=10, per_session=1)
     first, second = submit(ctx, "a"), submit(ctx, "a")
     tick(ctx)
-    assert (status(first), status(second)) == (CallStatus.RUNNING, CallStatus.PENDING)
+    assert (status(ctx, first), status(ctx, second)) == (CallStatus.RUNNING, CallStatus.PENDING)
     assert "a" not in ctx.queues.in_ring
     tick(ctx, ReportResult(first, 1))
-    assert status(second) is CallStatus.RUNNING
+    assert status(ctx, second) is CallStatus.RUNNING
     assert ctx.queues.running_total == 1
     assert ctx.queues.slot_holders == {second}
 
@@ -205,9 +214,9 @@ def test_a_child_of_a_running_parent_skips_the_queue_but_counts() -> None:
     ExecutorSystem().process(ctx)
     queued = submit(ctx)
     tick(ctx, ReportResult(parent, "done"))
-    assert status(queued) is CallStatus.PENDING, "over the cap until the child ends too"
+    assert status(ctx, queued) is CallStatus.PENDING, "over the cap until the child ends too"
     tick(ctx, ReportResult(child, "done"))
-    assert status(queued) is CallStatus.RUNNING
+    assert status(ctx, queued) is CallStatus.RUNNING
 
 
 def test_a_parent_in_another_session_lends_nothing() -> None:
@@ -217,7 +226,7 @@ def test_a_parent_in_another_session_lends_nothing() -> None:
     tick(ctx)
     child = submit(ctx, "b", parent=config(foreign).call_id)
     tick(ctx)
-    assert status(child) is CallStatus.PENDING
+    assert status(ctx, child) is CallStatus.PENDING
     assert ctx.queues.nested_admissions == 0
 
 
@@ -229,7 +238,7 @@ def test_a_call_cancelled_and_forgotten_while_queued_is_skipped() -> None:
     tick(ctx)
     assert not esper.entity_exists(queued)
     tick(ctx, ReportResult(first, 1))
-    assert status(last) is CallStatus.RUNNING
+    assert status(ctx, last) is CallStatus.RUNNING
 
 
 # ---------------------------------------------------------------- executor
@@ -261,8 +270,8 @@ def test_timeout_fails_running_calls_and_skips_stale_deadlines() -> None:
     ctx.effects.clear()
     ctx.now += 5
     tick(ctx)
-    assert status(slow) is CallStatus.FAILED
-    assert status(quick) is CallStatus.COMPLETED
+    assert status(ctx, slow) is CallStatus.FAILED
+    assert status(ctx, quick) is CallStatus.COMPLETED
     assert ctx.effects.cancel == [slow]
     assert ctx.deadlines.heap == []
 
@@ -275,10 +284,51 @@ def test_retention_removes_the_entity_and_every_index_entry() -> None:
     ctx.now += 10
     TimeoutSystem().process(ctx)
     assert not esper.entity_exists(entity)
+    assert entity not in ctx.finished
     assert call_id not in ctx.index.by_id
     assert ctx.index.by_session == {}
     assert ctx.index.status_counts[CallStatus.COMPLETED] == 0
     assert ctx.effects.forget == [entity]
+
+
+def test_retention_forgets_finished_calls_in_the_order_they_ended() -> None:
+    """A finished call's retention is its record's due time in a queue, not a deadline in
+    the heap: the heap holds only the calls' own (stale once they ended) hard deadlines."""
+    ctx = context(retention=10)
+    first, second = submit(ctx, hard=30), submit(ctx, hard=30)
+    tick(ctx)
+    tick(ctx, ReportResult(first, 1))
+    ctx.now += 1
+    tick(ctx, ReportResult(second, 2))
+    assert [kind for _, _, _, kind in ctx.deadlines.heap] == [DeadlineKind.HARD] * 2
+    assert list(ctx.finished.queue) == [first, second]
+    ctx.effects.clear()
+    ctx.now += 9
+    tick(ctx)
+    assert ctx.effects.forget == [first]
+    assert ctx.finished.next_due() == ctx.now + 1
+    ctx.now += 1
+    tick(ctx)
+    assert ctx.effects.forget == [first, second]
+    assert ctx.finished.next_due() is None
+    assert ctx.index.by_id == {}
+
+
+def test_provider_ids_are_indexed_per_session_until_retention_forgets_their_calls() -> None:
+    ctx = context(retention=1)
+    first, second = submit(ctx, "a", provider="toolu_1"), submit(ctx, "a", provider="toolu_1")
+    other = submit(ctx, "b", provider="toolu_1")
+    assert ctx.index.with_provider_id(SessionId("a"), "toolu_1") == [first, second]
+    assert ctx.index.with_provider_id(SessionId("b"), "toolu_1") == [other]
+    assert ctx.index.with_provider_id(SessionId("c"), "toolu_1") == []
+    tick(ctx, ReportResult(first, 1))
+    ctx.now += 1
+    tick(ctx, ReportResult(second, 2), ReportResult(other, 3))
+    assert ctx.index.with_provider_id(SessionId("a"), "toolu_1") == [second]
+    ctx.now += 1
+    tick(ctx)
+    assert ctx.index.by_provider == {}
+    assert ctx.index.by_session == {}
 
 
 # ----------------------------------------------------------- introspection

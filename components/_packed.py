@@ -1,0 +1,33 @@
+"""JSON values kept in a form the cyclic collector does not track, built again when read.
+
+A dict or list, even one holding only text and numbers, keeps a tuple that holds it
+tracked; packed with ``marshal`` (in memory only, never stored: it keeps every builtin
+type as it is, tuples and bools too) it is one ``bytes`` object, untracked and smaller. A
+value ``marshal`` cannot pack (a value of a type of its own) is kept as it is.
+"""
+
+from __future__ import annotations
+
+import marshal
+from typing import Any
+
+Packed = Any
+"""A value as kept: ``marshal`` bytes for a container, a str, number, bool or None as it
+is (the collector tracks none of them), or a value ``marshal`` cannot pack, as given."""
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def pack(value: Any) -> Packed:
+    """``value`` in a form the collector does not track, where it can be (``unpack``)."""
+    if type(value) in _ATOMS:
+        return value
+    try:
+        return marshal.dumps(value)
+    except ValueError:  # a value marshal does not know: kept as given, as a list would
+        return value
+
+
+def unpack(packed: Packed) -> Any:
+    """The value ``pack`` took (a fresh one for a container: the caller's to change)."""
+    return marshal.loads(packed) if type(packed) is bytes else packed
