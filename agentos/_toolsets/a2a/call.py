@@ -102,7 +102,7 @@ def _question_for_the_model(task: RemoteTask) -> Json:
     """The call's result when the model answers the agent's questions (an agentos agent's
     confirmation: with ``accept``, ``decline`` or ``cancel``)."""
     asking = question_of(task.status_message)
-    confirmation = asking.peer and asking.form is None and asking.url is None
+    confirmation = asking.peer and asking.form is None  # a page is opened, then accepted
     answer = "accept, decline or cancel" if confirmation else "your answer"
     result: dict[str, Json] = {
         "input_required": asking.text,

@@ -279,7 +279,9 @@ class TurnExecutor(AgentExecutor):
             ended = self._host.runtime.status(handed.asked.call_id).is_final
         except UnknownCallError:
             ended = True
-        return "its call has ended" if ended else "it was answered elsewhere"
+        if ended:
+            return "its call has ended"
+        return "it was answered elsewhere or withdrawn by its call"
 
     def _let_go(self, following: _TaskTurn) -> None:
         """Follow ``following`` no more, if it is still followed."""

@@ -81,12 +81,15 @@ class StoreFollowingHandler(DefaultRequestHandler):
 
     async def _runs_elsewhere(self, task: Task, context: ServerCallContext) -> bool:
         """Whether another live host runs ``task``: the one its row names holds its context's
-        session (for a row from before hosts were kept: any live host does)."""
+        session (for a row from before hosts were kept: any live host does), and no newer
+        task of the context has started since (a restarted host may go by the same name)."""
         holder = (await self._live_sessions()).get(task.context_id)
         if holder is None:
             return False
-        host = await self._tasks.host_of(task.id, context)
-        return host is None or (host == holder and host != self._tasks.host)
+        host, newest = await self._tasks.runner_of(task, context)
+        if host is None:
+            return True
+        return newest and host == holder and host != self._tasks.host
 
     async def _as_it_is(self, task: Task, context: ServerCallContext) -> Task:
         """``task``, or, left unfinished by a host that stopped, ``failed`` (and stored so)."""
@@ -136,7 +139,7 @@ class StoreFollowingHandler(DefaultRequestHandler):
         task = await self._as_it_is(task, context)
         running_here = await self._active_task_registry.get(params.id) is not None
         if task.status.state not in TERMINAL_TASK_STATES and not running_here:
-            host = await self._tasks.host_of(params.id, context)
+            host, _ = await self._tasks.runner_of(task, context)
             who = host or f"the one holding session {task.context_id}"
             raise TaskNotCancelableError(
                 message=f"task {params.id} runs on another host ({who}): cancel it there"

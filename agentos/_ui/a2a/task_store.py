@@ -73,11 +73,17 @@ class StoredTasks(TaskStore):
         stored = await self._rows.get(owner_of(context), task_id)
         return None if stored is None else Parse(stored.task, Task())
 
-    async def host_of(self, task_id: str, context: ServerCallContext) -> str | None:
-        """The host that runs (or ran) the task (None: no such task, or a row from before
-        hosts were kept)."""
-        stored = await self._rows.get(owner_of(context), task_id)
-        return None if stored is None else stored.host
+    async def runner_of(self, task: Task, context: ServerCallContext) -> tuple[str | None, bool]:
+        """The host that runs (or ran) ``task`` (None: a row from before hosts were kept),
+        and whether it is its context's newest task but for those rejected: a context runs
+        one task at a time, so an older one no one runs here was left by a host that
+        stopped, whatever name the host now holding the context goes by."""
+        rows = await self._rows.of_owner(owner_of(context), task.context_id)
+        mine = next((row for row in rows if row.task_id == task.id), None)
+        rejected = TaskState.Name(TaskState.TASK_STATE_REJECTED)
+        newest = next((row for row in rows if row.state != rejected), None)
+        host = None if mine is None else mine.host
+        return host, newest is not None and newest.task_id == task.id
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         rows = await self._rows.of_owner(owner_of(context), params.context_id or None)

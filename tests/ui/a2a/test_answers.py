@@ -185,3 +185,32 @@ async def test_the_model_is_told_an_agentos_agents_confirmation_takes_its_action
         "'yes'\nDelete every file?"
     )
     assert isinstance(done.result, dict) and done.result["text"] == "accept: {}"
+
+
+async def sign_in(args: Nothing, ctx: ToolContext) -> str:
+    answer = await ctx.ask("Sign in first.", url="https://example.test/sign-in")
+    return f"{answer.action.value}: {json.dumps(answer.content)}"
+
+
+async def test_the_model_is_told_an_agentos_agents_page_to_open_takes_its_action_words(
+    tmp_path: Path,
+) -> None:
+    """A question that gives a page to open is answered accept (once it is done), decline
+    or cancel: the model is told so, with the page, not to send an answer of its own."""
+    asker = tool(sign_in, name="sign_in")
+    async with served(tmp_path, asking("sign_in"), [asker], streaming=False) as agent:
+        worker = A2aAgent.http("worker", agent.url, start_timeout=WAIT, input="model")
+        async with serving(worker) as (runtime, _):
+            first = await outcome(runtime, runtime.submit("worker", {"message": "go"}))
+            question = first.result
+            assert isinstance(question, dict), first
+            on_the_task = {"task_id": question["task_id"], "context_id": question["context_id"]}
+            done = await outcome(
+                runtime, runtime.submit("worker", {"message": "accept", **on_the_task})
+            )
+    assert question["url"] == "https://example.test/sign-in"
+    assert question["how"] == (
+        "call this tool again with accept, decline or cancel as message, and this task_id and "
+        "context_id"
+    )
+    assert isinstance(done.result, dict) and done.result["text"] == "accept: {}"

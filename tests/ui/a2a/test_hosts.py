@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import re
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
+from a2a.client import Client
 from a2a.helpers import get_message_text
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
@@ -21,11 +24,12 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from a2a.utils.errors import TaskNotCancelableError, UnsupportedOperationError
+from pydantic import BaseModel
 
 import agentos.a2a
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore, ToolContext, tool
 from agentos.stores import StoredA2aTask, a2a_tasks_of
-from agentos.testing import text
+from agentos.testing import text, tool_calls
 from tests.support import cli
 from tests.support.asgi import free_port, served
 from tests.ui.a2a.running import a2a_server, connected, everything, message
@@ -149,3 +153,49 @@ async def test_a_tasks_first_row_is_written_while_its_host_holds_the_session(
                 (*_, last) = await everything(client.send_message(message("hello")))
         assert last.status_update.status.state == TaskState.TASK_STATE_COMPLETED
         assert held_then and all(held_then)
+
+
+class Nothing(BaseModel):
+    pass
+
+
+async def stuck(args: Nothing, ctx: ToolContext) -> str:
+    """Says it started, then never ends."""
+    ctx.progress({"step": "started"})
+    await anyio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+@asynccontextmanager
+async def node(db: Path, holder: str) -> AsyncIterator[Client]:
+    """A host named ``holder`` on ``db``, served in process, and a client of it."""
+    model = ScriptedProvider((lambda r: True, lambda r: tool_calls(("stuck", {}))))
+    port = free_port()
+    async with (
+        await SqliteStore.open(db) as store,
+        Runtime([tool(stuck, name="stuck")]) as runtime,
+        Host(runtime, model, store=store, holder=holder) as host,
+    ):
+        app = agentos.a2a.app(host, AgentConfig(name="worker"), token=None, port=port)
+        async with served(app, port), connected(f"http://127.0.0.1:{port}/", None) as client:
+            yield client
+
+
+async def test_a_task_left_by_a_host_restarted_under_the_same_name_reads_failed_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """A container's process is pid 1 on the same host name after a restart: the restarted
+    host holding the context for a new task does not make the old task read as running."""
+    db = tmp_path / "agentos.db"
+    with anyio.fail_after(60):
+        async with node(db, "node-a") as first:
+            left = await started(first.send_message(message("go")), '"started"')
+            context_id = (await first.get_task(GetTaskRequest(id=left))).context_id
+        async with node(db, "node-a") as again, node(db, "node-b") as other:
+            await started(again.send_message(message("go", context_id=context_id)), '"started"')
+            fetched = await other.get_task(GetTaskRequest(id=left))
+            assert fetched.status.state == FAILED
+            assert get_message_text(fetched.status.message) == ABANDONED
+            with pytest.raises(TaskNotCancelableError) as refused:
+                await other.cancel_task(CancelTaskRequest(id=left))
+            assert "another host" not in str(refused.value)
