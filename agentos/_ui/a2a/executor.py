@@ -77,6 +77,11 @@ STOPPED = "the session was stopped before the turn ended"
 NO_ANSWER = "the turn ended without an answer from the model"
 """What the task of a turn that ended with no reply of its own says, failed."""
 SERVER_STOPPED = "the A2A server stopped"
+NO_LIFESPAN = (
+    "the A2A app is served without its lifespan, which follows a task whose question went "
+    "unanswered: serve it with an ASGI server that runs it (uvicorn does; a Starlette Mount "
+    "needs the parent app's lifespan to enter the app's)"
+)
 """Why the questions of the tasks still followed when the app stops are declined."""
 EXTERNAL = "the turn waits for deferred calls that only someone outside can complete"
 """What the task of a turn left waiting on deferred calls says, failed: it has no answer."""
@@ -169,6 +174,11 @@ class TurnExecutor(AgentExecutor):
             # A stored task no one follows here, its session not held by another live
             # host: a host that stopped left it. The message is no turn of it.
             await _status(event_queue, task_id, context_id, TaskState.TASK_STATE_FAILED, ABANDONED)
+            return
+        if self._group is None:
+            await _status(
+                event_queue, task_id, context_id, TaskState.TASK_STATE_FAILED, NO_LIFESPAN
+            )
             return
         session = await self._session(context_id)
         busy = self._sessions.get(context_id)

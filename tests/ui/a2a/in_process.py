@@ -39,10 +39,12 @@ async def served(
     max_running: int = 16,
     config: AgentConfig | None = None,
     call_timeout: float | None = None,
+    lifespan: bool = True,
 ) -> AsyncIterator[Served]:
     """The agent ``config`` (default: ``worker``, all of ``tools``) served with no token,
     its model ``model``, its runtime on ``clock``, running at most ``max_running`` calls a
-    session, each for at most ``call_timeout`` seconds."""
+    session, each for at most ``call_timeout`` seconds; ``lifespan``: whether the server runs
+    the app's lifespan."""
     socket = listen("127.0.0.1", 0)
     port = socket.getsockname()[1]
     with socket:
@@ -57,7 +59,9 @@ async def served(
                 port=port,
                 ask_timeout=ask_timeout,
             )
-            server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+            server = uvicorn.Server(
+                uvicorn.Config(app, log_level="warning", lifespan="on" if lifespan else "off")
+            )
             async with anyio.create_task_group() as group:
                 group.start_soon(lambda: server.serve(sockets=[socket]))
                 try:

@@ -426,3 +426,15 @@ async def test_a_message_on_a_task_a_stopped_host_left_asking_fails_it_and_posts
             )
             assert later.task.status.state == COMPLETED
             assert get_message_text(later.task.status.message) == "first answer"
+
+
+async def test_served_without_its_lifespan_a_task_fails_saying_so(tmp_path: Path) -> None:
+    """Without the lifespan no task whose question went unanswered could go on: a message
+    fails at once, saying how to serve the app, instead of a task stuck asking."""
+    async with served(tmp_path, model(), [where], streaming=False, lifespan=False) as agent:
+        with anyio.fail_after(30):
+            (first,) = await everything(agent.client.send_message(message("weather?")))
+    assert first.task.status.state == TaskState.TASK_STATE_FAILED
+    assert get_message_text(first.task.status.message).startswith(
+        "the A2A app is served without its lifespan"
+    )
