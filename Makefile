@@ -76,9 +76,9 @@ lint: $(FULL) $(NODE)
 	$(BIN)/mypy
 
 # Two workers: most tests wait on processes and sockets, so two halve the wall time even on
-# the two cores CI has.
+# the two cores CI has. The tests that start Ray share one worker (tests/support/ray_tools.py).
 test: lint $(ADK) $(FASTMCP_TASKS) $(FASTMCP)
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 bench: $(FULL) $(NODE)
 	$(BIN)/python -m benchmarks

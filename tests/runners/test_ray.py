@@ -20,8 +20,9 @@ from agentos import CallOptions, CallStatus, RayRunner, Runtime
 from agentos.testing import settle
 from tests.support import ray_tools
 from tests.support.processes import dies_within
+from tests.support.ray_tools import RAY_TESTS
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, RAY_TESTS]
 
 ON_RAY = CallOptions(runner="ray")
 

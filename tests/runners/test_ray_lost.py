@@ -21,6 +21,8 @@ import pytest
 
 from tests.support import ROOT, ray_tools
 
+pytestmark = ray_tools.RAY_TESTS
+
 RAYS_WINDOW = 60.0
 """Ray's default ``gcs_rpc_server_reconnect_timeout_s``: past it a driver used to be ended."""
 

@@ -12,8 +12,9 @@ import pytest
 
 from agentos import CallOptions, CallStatus, RayRunner, Runtime
 from tests.support import ray_tools
+from tests.support.ray_tools import RAY_TESTS
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, RAY_TESTS]
 
 
 @pytest.mark.parametrize("private_handler", ["kept", "missing"])

@@ -15,6 +15,11 @@ from pydantic import BaseModel
 from agentos import ToolContext, tool
 from tests.support import ROOT
 
+RAY_TESTS = pytest.mark.xdist_group("ray")
+"""Every test that starts Ray runs on one pytest-xdist worker (``--dist loadgroup``), one
+after another: two clusters at once starve each other on a small machine, and a test in
+process leaves Ray's global state to the next one of its worker."""
+
 
 def need_ray() -> ModuleType:
     """``ray``, with this checkout on the workers' path; skips the test without it (fails

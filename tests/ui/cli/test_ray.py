@@ -14,6 +14,9 @@ import pytest
 
 from tests.support import ROOT
 from tests.support.cli import Result, agentos
+from tests.support.ray_tools import RAY_TESTS
+
+pytestmark = RAY_TESTS
 
 ON_RAY = """
 name = "on-ray"
