@@ -75,10 +75,11 @@ lint: $(FULL) $(NODE)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# Two workers: most tests wait on processes and sockets, so two halve the wall time even on
-# the two cores CI has. The tests that start Ray share one worker (tests/support/ray_tools.py).
+# One process: on two pytest-xdist workers (-n 2 --dist loadgroup) the suite takes 620 s
+# instead of 1,070, but a Ray start test then fails now and then (a call on an absent
+# cluster neither fails nor ends); until that is understood the suite runs serially.
 test: lint $(ADK) $(FASTMCP_TASKS) $(FASTMCP)
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest
 
 bench: $(FULL) $(NODE)
 	$(BIN)/python -m benchmarks
