@@ -23,6 +23,7 @@ from agentos import (
     AnswerAction,
     Asked,
     CallStatus,
+    Json,
     JsonObject,
     ScriptedProvider,
     Tool,
@@ -157,34 +158,44 @@ async def test_whole_numbers_are_integers_in_an_integer_array_and_a_type_list(
             assert said == ('int float int int {"budget": 100.0, "days": [1, 2], "nights": 3}')
 
 
-async def test_the_model_is_told_an_agentos_agents_confirmation_takes_its_action_words(
-    tmp_path: Path,
-) -> None:
-    """With ``input = "model"``, the question of a call that asked with no form tells the
-    model what answers it; a "yes" is refused saying so, and ``accept`` answers it."""
-    asker = tool(confirm, name="confirm")
-    async with served(tmp_path, asking("confirm"), [asker], streaming=False) as agent:
+async def asked_of_the_model(
+    tmp_path: Path, asker: Tool[Any], *answers: str
+) -> tuple[JsonObject, list[Json]]:
+    """With ``input = "model"``: the question an A2A call of the agent serving ``asker``
+    comes back with, and what each answer, sent on its task in turn, returned."""
+    async with served(tmp_path, asking(asker.name), [asker], streaming=False) as agent:
         worker = A2aAgent.http("worker", agent.url, start_timeout=WAIT, input="model")
         async with serving(worker) as (runtime, _):
             first = await outcome(runtime, runtime.submit("worker", {"message": "go"}))
             question = first.result
             assert isinstance(question, dict), first
             on_the_task = {"task_id": question["task_id"], "context_id": question["context_id"]}
-            yes, accept = {"message": "yes", **on_the_task}, {"message": "accept", **on_the_task}
-            again = await outcome(runtime, runtime.submit("worker", yes))
-            done = await outcome(runtime, runtime.submit("worker", accept))
+            results = []
+            for answer in answers:
+                call = runtime.submit("worker", {"message": answer, **on_the_task})
+                results.append((await outcome(runtime, call)).result)
+    return question, results
+
+
+async def test_the_model_is_told_an_agentos_agents_confirmation_takes_its_action_words(
+    tmp_path: Path,
+) -> None:
+    """With ``input = "model"``, the question of a call that asked with no form tells the
+    model what answers it; a "yes" is refused saying so, and ``accept`` answers it."""
+    asker = tool(confirm, name="confirm")
+    question, (again, done) = await asked_of_the_model(tmp_path, asker, "yes", "accept")
     assert question["input_required"] == "Delete every file?"
     assert question["how"] == (
         "call this tool again with accept, decline or cancel as message, and this task_id and "
         "context_id"
     )
     assert "answer_schema" not in question and "url" not in question
-    assert isinstance(again.result, dict)
-    assert again.result["input_required"] == (
+    assert isinstance(again, dict)
+    assert again["input_required"] == (
         "that answer does not fit: this question is answered accept, decline or cancel, not "
         "'yes'\nDelete every file?"
     )
-    assert isinstance(done.result, dict) and done.result["text"] == "accept: {}"
+    assert isinstance(done, dict) and done["text"] == "accept: {}"
 
 
 async def sign_in(args: Nothing, ctx: ToolContext) -> str:
@@ -198,19 +209,10 @@ async def test_the_model_is_told_an_agentos_agents_page_to_open_takes_its_action
     """A question that gives a page to open is answered accept (once it is done), decline
     or cancel: the model is told so, with the page, not to send an answer of its own."""
     asker = tool(sign_in, name="sign_in")
-    async with served(tmp_path, asking("sign_in"), [asker], streaming=False) as agent:
-        worker = A2aAgent.http("worker", agent.url, start_timeout=WAIT, input="model")
-        async with serving(worker) as (runtime, _):
-            first = await outcome(runtime, runtime.submit("worker", {"message": "go"}))
-            question = first.result
-            assert isinstance(question, dict), first
-            on_the_task = {"task_id": question["task_id"], "context_id": question["context_id"]}
-            done = await outcome(
-                runtime, runtime.submit("worker", {"message": "accept", **on_the_task})
-            )
+    question, (done,) = await asked_of_the_model(tmp_path, asker, "accept")
     assert question["url"] == "https://example.test/sign-in"
     assert question["how"] == (
         "call this tool again with accept, decline or cancel as message, and this task_id and "
         "context_id"
     )
-    assert isinstance(done.result, dict) and done.result["text"] == "accept: {}"
+    assert isinstance(done, dict) and done["text"] == "accept: {}"
