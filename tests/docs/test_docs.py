@@ -30,6 +30,7 @@ import pytest
 
 from tests.support import ROOT
 from tests.support.programs import run_offline, run_offline_tests
+from tests.support.ray_tools import RAY_TESTS
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```([\w-]*)([^\n]*)\n(.*?)^```\n", re.MULTILINE | re.DOTALL)
@@ -87,7 +88,15 @@ def test_the_docs_have_programs_walkthroughs_and_shown_files() -> None:
     assert WALKTHROUGHS and FILES
 
 
-@pytest.mark.parametrize("block", PROGRAMS, ids=lambda block: block.where)
+def grouped(block: Block) -> object:
+    """A block that starts Ray runs on the Ray tests' pytest-xdist worker: a Ray test that
+    looks for a cluster (``RAY_ADDRESS=auto``) finds any running one, this block's too."""
+    return pytest.param(block, marks=RAY_TESTS) if "RayRunner" in block.code else block
+
+
+@pytest.mark.parametrize(
+    "block", [grouped(block) for block in PROGRAMS], ids=lambda block: block.where
+)
 def test_each_python_block_runs_offline(block: Block, tmp_path: Path) -> None:
     """A program that exits 0, or (first line ``# test_x.py``) a test module that passes
     under pytest, offline, its cassette from ``examples/cassettes``."""
