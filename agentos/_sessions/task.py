@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -109,7 +108,8 @@ class SessionTask:
         self._spans = spans
         self._tools = [*tools, *machine.own_tools]
         self._reported = machine.view.status
-        self._todo: deque[Action] = deque()
+        self._todo: list[Action] = []
+        """A few actions at most: a list, a tenth of an empty deque's size."""
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
         self._deadline = math.inf
@@ -249,7 +249,7 @@ class SessionTask:
         if self._stepping or not self._todo:
             return
         while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):
-            self._set_timer(self._todo.popleft())
+            self._set_timer(self._todo.pop(0))
         if self._todo and not (hand_off and self._runtime.hand_off(self._advance_handed_off)):
             self._wake()
 
@@ -280,7 +280,7 @@ class SessionTask:
         self._stepping = True
         try:
             while self._todo:
-                await self._perform(self._todo.popleft())
+                await self._perform(self._todo.pop(0))
         except Exception as error:  # one session's bug ends that session only
             self._crashed(error)
             await self._perform_all_quietly()
@@ -299,7 +299,7 @@ class SessionTask:
 
     async def _perform_all_quietly(self) -> None:
         while self._todo:
-            action = self._todo.popleft()
+            action = self._todo.pop(0)
             if isinstance(action, Commit):
                 await self._persist()
 
