@@ -118,6 +118,8 @@ class SessionTask:
         self._ended_before: dict[CallId, CallSnapshot] = {}
         """Calls awaited from before a restart whose end only the store kept."""
         self._arrived: asyncio.Event | None = None
+        self._unsubscribe: list[Callable[[], None]] | None = None
+        """What stops the session hearing of its calls and the clock (``prepare``)."""
         self._changed: asyncio.Event | None = None
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
@@ -160,23 +162,37 @@ class SessionTask:
 
     # ------------------------------------------------------------------ the task
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """The session's own task: it performs the actions whenever nobody else does."""
-        unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
-        if self._spans is not None:
-            unsubscribe_spans = self._runtime.on_call_events(
-                self.session_id, self._spans.call_event
-            )
-        forget_clock = self._runtime.clock.on_advance(self._wake)
+    def prepare(self) -> None:
+        """What ``run`` does before its task may be waited for: hear of the session's calls
+        and of the clock, and take up the calls awaited from before a resume. A host calls it
+        before it starts the task, so opening a session waits for no task to start."""
+        if self._unsubscribe is not None:
+            return
+        runtime, spans = self._runtime, self._spans
+        stops = [
+            runtime.on_call_events(self.session_id, self._on_call_event),
+            runtime.clock.on_advance(self._wake),
+        ]
+        if spans is not None:
+            stops.append(runtime.on_call_events(self.session_id, spans.call_event))
+        self._unsubscribe = stops
         self._arrived = asyncio.Event()
         for call_id in list(self._machine.view.outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
         self.feed(Resumed())
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The session's own task: it performs the actions whenever nobody else does."""
+        prepared = self._unsubscribe is not None
+        self.prepare()
         task_status.started()
-        await anyio.lowlevel.checkpoint()  # whoever started us sees the session before it acts
+        stops, arrived = self._unsubscribe, self._arrived
+        assert stops is not None and arrived is not None
         try:
+            if not prepared:  # whoever started us sees the session before it acts
+                await anyio.lowlevel.checkpoint()
             while True:
-                self._arrived.clear()
+                arrived.clear()
                 await self._advance()
                 if self._machine.view.ended and not self._stepping:
                     break
@@ -186,10 +202,8 @@ class SessionTask:
                     continue
                 await self._sleep()
         finally:
-            unsubscribe()
-            forget_clock()
-            if self._spans is not None:
-                unsubscribe_spans()
+            for stop in stops:
+                stop()
             if self._step_scope is not None:
                 self._step_scope.cancel()  # actions running in a call's task end with us
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
