@@ -1,23 +1,26 @@
-"""A finished call as the runtime keeps it for its retention: one plain tuple, no entity.
+"""A finished call as the runtime keeps it for its retention: one ``bytes``, no entity.
 
 A call that ends leaves the ECS world at the end of its tick; what a status answer needs
-(its ``CallSnapshot``) stays, until retention forgets it, as a tuple of text, numbers,
-None and ``bytes``. The collector stops tracking such a tuple, where the entity was three
-tracked objects (its two components and esper's dict of them, ~1.1 KB). A tuple that holds
-a dict, an enum member or a dataclass stays tracked, so the record holds the call's JSON
-packed and enums by their value, and ``finished_snapshot`` builds them again; a call that
-reported nothing keeps no progress (its ``started`` entry is made from ``started_at``, as
-``ToolCallState`` does).
+(its ``CallSnapshot``) stays, until retention forgets it, as one ``marshal`` blob of a
+flat tuple of text, numbers and None (in memory only, never stored). The collector does
+not track it, where the entity was three tracked objects (its two components and esper's
+dict of them, ~1.1 KB), and it is one object of ~190 bytes, where the tuple of its fields
+with their floats and packed values was ~450. Enums are kept by their value, and
+``finished_snapshot`` builds them again; a call that reported nothing keeps no progress
+(its ``started`` entry is made from ``started_at``, as ``ToolCallState`` does). A call whose
+input, result or progress ``marshal`` cannot pack keeps the tuple itself, those values
+packed one by one (``components._packed``).
 """
 
 from __future__ import annotations
 
+import marshal
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from components._ids import CallId, Entity, SessionId
-from components._packed import pack, unpack
+from components._packed import kept_bytes, pack, unpack
 from components._snapshot import CallSnapshot
 from components._status import CallStatus
 from components._tool_call import (
@@ -31,22 +34,23 @@ from components._tool_call import (
     started_entry,
 )
 
-FinishedCall = tuple[Any, ...]
-"""What was asked (the ``ToolCallConfig`` fields a snapshot shows, in its order), then where
-it ended (the ``ToolCallState`` fields, likewise), then when retention forgets it (monotonic
-seconds; None: never). Each enum as its value, the input and the result packed
-(``components._packed``), the error as ``(kind, message)``, and the kept progress as one
-packed ``(entries, dropped, partial, line)``, each entry ``(seq, at, kind, payload)``
-(None: the call reported nothing but its start)."""
+FinishedCall = bytes | tuple[Any, ...]
+"""The ``marshal`` bytes of a flat tuple: what was asked (the ``ToolCallConfig`` fields a
+snapshot shows, in its order), then where it ended (the ``ToolCallState`` fields,
+likewise). Each enum as its value, the error as ``(kind, message)``, and the kept progress
+as ``(entries, dropped, partial, line)``, each entry ``(seq, at, kind, payload)`` (None:
+the call reported nothing but its start). A value ``marshal`` cannot pack keeps the tuple
+itself, its input, result and progress each packed (``components._packed``)."""
 
 _SESSION, _INPUT, _PROVIDER, _DEFERRED = 1, 3, 4, 9
-_STATUS, _STARTED, _RESULT, _ERROR, _LOG, _CANCEL_REASON, _DUE = 12, 14, 16, 17, 18, 21, 23
+_STATUS, _STARTED, _RESULT, _ERROR, _LOG, _CANCEL_REASON = 12, 14, 16, 17, 18, 21
+_END = 23
 _SHOWN_FIRST = slice(_PROVIDER, _PROVIDER + 4)
 """``provider_call_id`` to ``parent_call_id``, which a snapshot shows before the times."""
 _SHOWN_LAST = slice(_PROVIDER + 4, _STATUS)
 """``label`` to ``disposition``, which a snapshot shows last."""
 _TIMES = slice(_STATUS + 1, _RESULT)
-_COUNTS = slice(_LOG + 1, _DUE)
+_COUNTS = slice(_LOG + 1, _END)
 """``progress_seq``, ``version``, ``cancel_reason`` and ``overdue``."""
 
 _STATUSES = {status.value: status for status in CallStatus}
@@ -56,15 +60,15 @@ _PROGRESS_KINDS = {kind.value: kind for kind in ProgressKind}
 FlatEntry = tuple[int, float, str, Any]
 
 
-def finished_call(config: ToolCallConfig, state: ToolCallState, due: float | None) -> FinishedCall:
-    """The record of a call that has ended (``state.status`` is final), forgotten at ``due``."""
+def finished_call(config: ToolCallConfig, state: ToolCallState) -> FinishedCall:
+    """The record of a call that has ended (``state.status`` is final)."""
     error = state.error
     log = state.log
-    return (
+    fields = (
         config.call_id,
         config.session_id,
         config.tool_name,
-        pack(config.tool_input),
+        config.tool_input,
         config.provider_call_id,
         config.conversation_id,
         config.turn_id,
@@ -77,43 +81,65 @@ def finished_call(config: ToolCallConfig, state: ToolCallState, due: float | Non
         state.submitted_at,
         state.started_at,
         state.completed_at,
-        pack(state.result),
+        state.result,
         None if error is None else (error.kind.value, error.message),
-        None if log is None else pack(_flat_log(log)),
+        None if log is None else _flat_log(log),
         state.progress_seq,
         state.version,
         state.cancel_reason,
         state.overdue > 0,
-        due,
     )
+    try:
+        return kept_bytes(marshal.dumps(fields))
+    except ValueError:  # a value of a type of its own: each packed value is packed alone
+        return (
+            *fields[:_INPUT],
+            pack(fields[_INPUT]),
+            *fields[_INPUT + 1 : _RESULT],
+            pack(fields[_RESULT]),
+            fields[_ERROR],
+            pack(fields[_LOG]),
+            *fields[_LOG + 1 :],
+        )
+
+
+def _fields(record: FinishedCall) -> tuple[Any, ...]:
+    """The record's flat tuple (its input, result and progress packed if it kept a tuple)."""
+    return marshal.loads(record) if type(record) is bytes else record  # type: ignore[return-value]
 
 
 def finished_snapshot(record: FinishedCall) -> CallSnapshot:
     """The call's snapshot, built again from its record: equal to the one it ended with."""
-    log = record[_LOG]
+    if type(record) is bytes:
+        fields = marshal.loads(record)
+        tool_input, result, log = fields[_INPUT], fields[_RESULT], fields[_LOG]
+    else:
+        fields = record
+        tool_input, result = unpack(fields[_INPUT]), unpack(fields[_RESULT])
+        log = unpack(fields[_LOG])
     partial = line = None
     dropped = 0
     if log is not None:
-        flat, dropped, partial, line = unpack(log)
+        flat, dropped, partial, line = log
         entries = tuple(_entry(entry) for entry in flat)
-    elif record[_STARTED] is not None:
-        entries = (started_entry(record[_STARTED]),)
+    elif fields[_STARTED] is not None:
+        entries = (started_entry(fields[_STARTED]),)
     else:
         entries = ()
-    error = record[_ERROR]
+    error = fields[_ERROR]
     return CallSnapshot._make(
         (
-            *record[:_INPUT],
-            unpack(record[_INPUT]),
-            _STATUSES[record[_STATUS]],
-            *record[_SHOWN_FIRST],
-            *record[_TIMES],
-            unpack(record[_RESULT]),
+            *fields[:_INPUT],
+            tool_input,
+            _STATUSES[fields[_STATUS]],
+            *fields[_SHOWN_FIRST],
+            *fields[_TIMES],
+            result,
             None if error is None else CallError(_ERROR_KINDS[error[0]], error[1]),
             entries,
             dropped,
-            *record[_COUNTS],
-            *record[_SHOWN_LAST],
+            *fields[_COUNTS],
+            *fields[_SHOWN_LAST],
             None if partial is None else _entry(partial),
             None if line is None else _entry(line),
             None,
@@ -126,19 +152,24 @@ class FinishedCalls:
     """The record of each call that has ended, by entity id, until retention forgets it.
 
     Every call is kept the same ``Limits.retention_seconds`` and the clock only moves on, so
-    calls are forgotten in the order they ended: a queue of entity ids, each record saying
-    when it is due, where a deadline in the heap cost each call ~130 bytes and made every
-    other deadline's push and pop climb a heap as tall as all the calls kept.
+    calls are forgotten in the order they ended: a queue of entity ids and, beside it, when
+    each is due (the calls one tick ended share one float), where a deadline in the heap
+    cost each call ~130 bytes and made every other deadline's push and pop climb a heap as
+    tall as all the calls kept.
     """
 
     records: dict[Entity, FinishedCall] = field(default_factory=dict)
     queue: deque[Entity] = field(default_factory=deque)
     """The entities of the records that are due some time, in the order they are due."""
+    dues: deque[float] = field(default_factory=deque)
+    """When each of ``queue`` is due (monotonic seconds), in the same order."""
 
-    def keep(self, entity: Entity, record: FinishedCall) -> None:
+    def keep(self, entity: Entity, record: FinishedCall, due: float | None) -> None:
+        """Keep ``record`` until ``due`` (None: until the runtime closes)."""
         self.records[entity] = record
-        if record[_DUE] is not None:
+        if due is not None:
             self.queue.append(entity)
+            self.dues.append(due)
 
     def get(self, entity: Entity) -> FinishedCall | None:
         return self.records.get(entity)
@@ -151,46 +182,45 @@ class FinishedCalls:
 
     def pop_due(self, now: float) -> tuple[Entity, FinishedCall] | None:
         """The oldest record due at or before ``now``, forgotten; None if none is due."""
-        queue = self.queue
-        if queue:
-            record = self.records[queue[0]]
-            if record[_DUE] <= now:
-                entity = queue.popleft()
-                del self.records[entity]
-                return entity, record
+        dues = self.dues
+        if dues and dues[0] <= now:
+            dues.popleft()
+            entity = self.queue.popleft()
+            return entity, self.records.pop(entity)
         return None
 
     def next_due(self) -> float | None:
         """When the oldest record is due (None: none ever is)."""
-        return self.records[self.queue[0]][_DUE] if self.queue else None
+        return self.dues[0] if self.dues else None
 
 
 def finished_status(record: FinishedCall) -> CallStatus:
-    return _STATUSES[record[_STATUS]]
+    return _STATUSES[_fields(record)[_STATUS]]
 
 
 def finished_id(record: FinishedCall) -> CallId:
-    return record[0]  # type: ignore[no-any-return]
+    return _fields(record)[0]  # type: ignore[no-any-return]
 
 
 def finished_session(record: FinishedCall) -> SessionId:
-    return record[_SESSION]  # type: ignore[no-any-return]
+    return _fields(record)[_SESSION]  # type: ignore[no-any-return]
 
 
 def finished_provider_id(record: FinishedCall) -> str | None:
-    return record[_PROVIDER]  # type: ignore[no-any-return]
+    return _fields(record)[_PROVIDER]  # type: ignore[no-any-return]
 
 
 def finished_deferred(record: FinishedCall) -> bool:
-    return record[_DEFERRED]  # type: ignore[no-any-return]
+    return _fields(record)[_DEFERRED]  # type: ignore[no-any-return]
 
 
 def finished_why(record: FinishedCall) -> str | None:
     """The reason a cancel gave, else the error's message (a timeout's), else None."""
-    reason: str | None = record[_CANCEL_REASON]
+    fields = _fields(record)
+    reason: str | None = fields[_CANCEL_REASON]
     if reason is not None:
         return reason
-    error = record[_ERROR]
+    error = fields[_ERROR]
     return None if error is None else error[1]
 
 

@@ -23,9 +23,16 @@ def pack(value: Any) -> Packed:
     if type(value) in _ATOMS:
         return value
     try:
-        return marshal.dumps(value)
+        return kept_bytes(marshal.dumps(value))
     except ValueError:  # a value marshal does not know: kept as given, as a list would
         return value
+
+
+def kept_bytes(dumped: bytes) -> bytes:
+    """A copy of ``dumped`` of its own size, for keeping: ``marshal`` grows its buffer past
+    the small-object allocator's 512 bytes and shrinks it in place, which left every kept
+    value in the C heap, between the freed tails that fragment it (~40 % more memory)."""
+    return bytes(memoryview(dumped))
 
 
 def unpack(packed: Packed) -> Any:

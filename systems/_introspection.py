@@ -31,7 +31,7 @@ class IntrospectionSystem(esper.Processor):
         for entity in ctx.finalized:
             config = esper.component_for_entity(entity, ToolCallConfig)
             state = esper.component_for_entity(entity, ToolCallState)
-            finished.keep(entity, finished_call(config, state, due))
+            finished.keep(entity, finished_call(config, state), due)
             esper.delete_entity(entity, immediate=True)
         ctx.finalized.clear()
         while (waiter := waiters.pop_due(ctx.now)) is not None:

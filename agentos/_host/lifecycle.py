@@ -260,7 +260,8 @@ class SessionLifecycle:
         assert self._group is not None
         task = SessionTask()
         self._core.sessions.add(session, task)
-        await self._group.start(run_session, session, task)
+        session.prepare_run()  # it hears of its calls now: its task need not be waited for
+        self._group.start_soon(run_session, session, task)
         return session
 
     async def unload(self, session_id: str, *, cancel: bool = False) -> None:

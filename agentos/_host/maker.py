@@ -96,7 +96,10 @@ class SessionTask:
 
 
 async def run_session(
-    session: Session, task: SessionTask, *, task_status: anyio.abc.TaskStatus[None]
+    session: Session,
+    task: SessionTask,
+    *,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """The session's task in its host's group: a crash ends that session only, recorded."""
     try:

@@ -53,7 +53,7 @@ class ModelCall:
         is the agent's ``request_timeout``."""
         self._cut = False
         """A stop cut the request in flight (it did not time out)."""
-        self._sampling = anyio.Lock()
+        self._sampling: anyio.Lock | None = None
         """Requests outside the turns (``sample``) go one at a time, within the budget."""
 
     async def answer(self, request: ModelRequest, *, stopping: bool) -> ModelResponse | None:
@@ -114,6 +114,8 @@ class ModelCall:
         a failure is the asker's (``ProviderError``), not recorded as the session's."""
         model = self._config.model
         asked = replace(request, model=model)
+        if self._sampling is None:  # made at the first: most sessions never sample
+            self._sampling = anyio.Lock()
         async with self._sampling:  # one at a time: each sees what the last one spent
             self._usage.check_budget()
             self._usage.requests += 1

@@ -176,6 +176,11 @@ class Session:
         """The session's own task (the host runs it): it performs what the machine asks."""
         await self._task.run(task_status=task_status)
 
+    def prepare_run(self) -> None:
+        """What ``run`` does first, done now: once it is, the task need not be waited for
+        to start (the host calls it, then starts ``run`` without waiting)."""
+        self._task.prepare()
+
     # ------------------------------------------------------------------ the API
 
     @property

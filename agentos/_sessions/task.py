@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -109,7 +108,8 @@ class SessionTask:
         self._spans = spans
         self._tools = [*tools, *machine.own_tools]
         self._reported = machine.view.status
-        self._todo: deque[Action] = deque()
+        self._todo: list[Action] = []
+        """A few actions at most: a list, a tenth of an empty deque's size."""
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
         self._deadline = math.inf
@@ -118,6 +118,8 @@ class SessionTask:
         self._ended_before: dict[CallId, CallSnapshot] = {}
         """Calls awaited from before a restart whose end only the store kept."""
         self._arrived: asyncio.Event | None = None
+        self._unsubscribe: list[Callable[[], None]] | None = None
+        """What stops the session hearing of its calls and the clock (``prepare``)."""
         self._changed: asyncio.Event | None = None
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
@@ -160,23 +162,37 @@ class SessionTask:
 
     # ------------------------------------------------------------------ the task
 
-    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """The session's own task: it performs the actions whenever nobody else does."""
-        unsubscribe = self._runtime.on_call_events(self.session_id, self._on_call_event)
-        if self._spans is not None:
-            unsubscribe_spans = self._runtime.on_call_events(
-                self.session_id, self._spans.call_event
-            )
-        forget_clock = self._runtime.clock.on_advance(self._wake)
+    def prepare(self) -> None:
+        """What ``run`` does before its task may be waited for: hear of the session's calls
+        and of the clock, and take up the calls awaited from before a resume. A host calls it
+        before it starts the task, so opening a session waits for no task to start."""
+        if self._unsubscribe is not None:
+            return
+        runtime, spans = self._runtime, self._spans
+        stops = [
+            runtime.on_call_events(self.session_id, self._on_call_event),
+            runtime.clock.on_advance(self._wake),
+        ]
+        if spans is not None:
+            stops.append(runtime.on_call_events(self.session_id, spans.call_event))
+        self._unsubscribe = stops
         self._arrived = asyncio.Event()
         for call_id in list(self._machine.view.outstanding):  # awaited from before a resume
             self._settle_if_final(call_id)
         self.feed(Resumed())
+
+    async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The session's own task: it performs the actions whenever nobody else does."""
+        prepared = self._unsubscribe is not None
+        self.prepare()
         task_status.started()
-        await anyio.lowlevel.checkpoint()  # whoever started us sees the session before it acts
+        stops, arrived = self._unsubscribe, self._arrived
+        assert stops is not None and arrived is not None
         try:
+            if not prepared:  # whoever started us sees the session before it acts
+                await anyio.lowlevel.checkpoint()
             while True:
-                self._arrived.clear()
+                arrived.clear()
                 await self._advance()
                 if self._machine.view.ended and not self._stepping:
                     break
@@ -186,10 +202,8 @@ class SessionTask:
                     continue
                 await self._sleep()
         finally:
-            unsubscribe()
-            forget_clock()
-            if self._spans is not None:
-                unsubscribe_spans()
+            for stop in stops:
+                stop()
             if self._step_scope is not None:
                 self._step_scope.cancel()  # actions running in a call's task end with us
             with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
@@ -249,7 +263,7 @@ class SessionTask:
         if self._stepping or not self._todo:
             return
         while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):
-            self._set_timer(self._todo.popleft())
+            self._set_timer(self._todo.pop(0))
         if self._todo and not (hand_off and self._runtime.hand_off(self._advance_handed_off)):
             self._wake()
 
@@ -280,7 +294,7 @@ class SessionTask:
         self._stepping = True
         try:
             while self._todo:
-                await self._perform(self._todo.popleft())
+                await self._perform(self._todo.pop(0))
         except Exception as error:  # one session's bug ends that session only
             self._crashed(error)
             await self._perform_all_quietly()
@@ -299,7 +313,7 @@ class SessionTask:
 
     async def _perform_all_quietly(self) -> None:
         while self._todo:
-            action = self._todo.popleft()
+            action = self._todo.pop(0)
             if isinstance(action, Commit):
                 await self._persist()
 

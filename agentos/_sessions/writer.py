@@ -50,7 +50,8 @@ class SessionWriter:
         self._version = version
         self.stored = status
         """The status the store has."""
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None
+        """Made at the first write: a session without a store never writes."""
 
     def behind(self, machine: Machine) -> bool:
         """Whether the store lacks some of the history, or the status."""
@@ -63,6 +64,8 @@ class SessionWriter:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
         if self.store is None:
             return
+        if self._lock is None:
+            self._lock = anyio.Lock()
         async with self._lock:
             unstored = machine.to_store()
             status = unstored.status

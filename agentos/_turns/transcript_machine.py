@@ -10,7 +10,6 @@ position; a call the turn stops waiting for gets a placeholder, its outcome told
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
@@ -80,7 +79,7 @@ class TurnMachine:
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
         self.ledger = CallLedger(session_id, cache)
-        self._queue: deque[ev.UserPosted | ev.CallSettled | ev.CallOverdue] = deque()
+        self._queue: list[ev.UserPosted | ev.CallSettled | ev.CallOverdue] = []
         self._batch: Batch | None = None
         self._lost: list[tuple[str, str]] = []
         self._steps_left = 0
@@ -364,7 +363,7 @@ class TurnMachine:
         blocks: list[UserBlock] = [results[use["id"]] for use in batch.uses]
         if take_posts and len(batch.waits) > len(batch.sync):
             blocks += [text_block(e.text) for e in self._queue if isinstance(e, ev.UserPosted)]
-            self._queue = deque(e for e in self._queue if not isinstance(e, ev.UserPosted))
+            self._queue = [e for e in self._queue if not isinstance(e, ev.UserPosted)]
         blocks += [
             text_block(overdue_text(batch.waits[c], news))
             for c, news in batch.overdue.items()
