@@ -121,6 +121,8 @@ class SessionTask:
         self._unsubscribe: list[Callable[[], None]] | None = None
         """What stops the session hearing of its calls and the clock (``prepare``)."""
         self._changed: asyncio.Event | None = None
+        self._until: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
+        """``until``'s waiters: what each waits to hold, and the future that wakes it."""
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self.streaming: PartialReply | None = None
@@ -147,6 +149,19 @@ class SessionTask:
         if self._changed is None:
             self._changed = asyncio.Event()
         await self._changed.wait()
+
+    async def until(self, holds: Callable[[], bool]) -> None:
+        """Until ``holds()``, checked where ``next_change`` would wake: the waiter wakes
+        once, not at every event of a turn (a loop pass and an Event each)."""
+        if holds():
+            return
+        waiter = (holds, asyncio.get_running_loop().create_future())
+        self._until.append(waiter)
+        try:
+            await waiter[1]
+        finally:
+            if waiter in self._until:
+                self._until.remove(waiter)
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
@@ -415,6 +430,9 @@ class SessionTask:
         if self._changed is not None:  # only made when someone waits
             self._changed.set()
             self._changed = None
+        for holds, future in self._until:
+            if not future.done() and holds():
+                future.set_result(None)
         for callback in list(self._on_change):
             try:
                 callback()
