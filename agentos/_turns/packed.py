@@ -15,6 +15,7 @@ each time it is read (changing it changes nothing kept), and the newest one as i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain, islice
 from typing import overload
 
 from agentos._model.messages import Message
@@ -69,45 +70,91 @@ class PackedMessages(_Messages):
         return repr(list(self))
 
 
+CHUNK = 64
+"""Packed messages a ``MessageLog`` keeps in one tuple once they are all settled."""
+
+
 class MessageLog(_Messages):
     """A transcript's history: appended to, its last message replaced (a partial user turn
     extended). Every message but the last is packed; the last, the one a turn reads and
     extends, is kept as it is (as a list of them would: the same dict each read) and
-    packed once the next one comes."""
+    packed once the next one comes. Settled messages go in tuples of ``CHUNK``: a tuple of
+    bytes is untracked, so a full collection visits one reference per chunk, not one per
+    message of every session's history (a list of 190 messages a session in the soak)."""
 
-    __slots__ = ("_packed", "_said")
+    __slots__ = ("_chunks", "_said", "_tail")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
-        self._packed: list[Packed] = [pack(message) for message in messages]
-        if self._packed:
-            self._packed[-1] = unpack(self._packed[-1])
+        packed = [pack(message) for message in messages]
+        cut = (len(packed) - 1) // CHUNK * CHUNK if packed else 0
+        self._chunks: list[tuple[Packed, ...]] = [
+            tuple(packed[start : start + CHUNK]) for start in range(0, cut, CHUNK)
+        ]
+        self._tail: list[Packed] = packed[cut:]
+        """The newest messages (at least one if any): all packed but the last."""
+        if self._tail:
+            self._tail[-1] = unpack(self._tail[-1])
         self._said: list[tuple[str, str]] = []
         """``said_upto``'s answer for the first packed messages, once asked: they never
         change, so a title or the replies read again build only the newest."""
 
+    def __len__(self) -> int:
+        return len(self._chunks) * CHUNK + len(self._tail)
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [unpack(packed) for packed in self._all()[index]]
+        message: Message = unpack(self._at(index))
+        return message
+
+    def __iter__(self) -> Iterator[Message]:
+        return map(unpack, chain(chain.from_iterable(self._chunks), self._tail))
+
+    def _all(self) -> list[Packed]:
+        return [*chain.from_iterable(self._chunks), *self._tail]
+
+    def _at(self, index: int) -> Packed:
+        """The message at ``index`` as kept (``IndexError`` past either end)."""
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("message index out of range")
+        settled = len(self._chunks) * CHUNK
+        if index >= settled:
+            return self._tail[index - settled]
+        return self._chunks[index // CHUNK][index % CHUNK]
+
     def said_upto(self, count: int, said: Callable[[Message], str]) -> list[tuple[str, str]]:
         """Each of the first ``count`` messages' role and ``said(message)`` (always the same
         function: what the messages say is kept for those packed)."""
-        packed, kept = self._packed, self._said
-        settled = min(count, len(packed) - 1)
+        kept, size = self._said, len(self)
+        settled = min(count, size - 1)
         for index in range(len(kept), settled):
-            message = unpack(packed[index])
+            message = unpack(self._at(index))
             kept.append((str(message.get("role")), said(message)))
         told = kept[:count]
-        if count >= len(packed) > settled >= 0:
-            message = unpack(packed[-1])
+        if count >= size > settled >= 0:
+            message = unpack(self._at(size - 1))
             told.append((str(message.get("role")), said(message)))
         return told
 
     def append(self, message: Message) -> None:
-        packed = self._packed
-        if packed:
-            packed[-1] = pack(packed[-1])
-        packed.append(message)
+        tail = self._tail
+        if tail:
+            tail[-1] = pack(tail[-1])
+            if len(tail) == CHUNK:
+                self._chunks.append(tuple(tail))
+                self._tail = tail = []
+        tail.append(message)
 
     def replace_last(self, message: Message) -> None:
-        self._packed[-1] = message
+        self._tail[-1] = message
 
     def upto(self, count: int) -> PackedMessages:
         """The first ``count`` messages, unchanged by what is appended or replaced later."""
-        return PackedMessages(self._packed[:count])
+        return PackedMessages(islice(chain(chain.from_iterable(self._chunks), self._tail), count))

@@ -121,3 +121,38 @@ async def test_a_listing_counts_the_messages_without_building_them() -> None:
         await session.wait_idle()
         (listed,) = await host.sessions()
         assert session.message_count == len(session.history) == listed.messages == 4
+
+
+def test_a_long_history_reads_as_the_list_it_replaces_across_its_chunks() -> None:
+    """``MessageLog`` keeps settled messages in tuples of ``CHUNK``: every read (index,
+    negative index, slice, iteration, ``upto``, what was said) matches a plain list, at
+    each length across several chunk boundaries, and its last message is replaced in place."""
+    from agentos._turns.packed import CHUNK, MessageLog
+
+    def said(message: dict[str, object]) -> str:
+        return str(message["content"])
+
+    model: list[dict[str, object]] = []
+    log = MessageLog()
+    for number in range(CHUNK * 3 + 5):
+        message = {"role": "user" if number % 2 else "assistant", "content": f"m{number}"}
+        model.append(message)
+        log.append(message)
+        if number % 7 == 0:
+            model[-1] = {"role": model[-1]["role"], "content": f"m{number} again"}
+            log.replace_last(model[-1])
+        assert len(log) == len(model)
+        assert log[-1] is model[-1]
+        assert list(log) == model
+        assert (
+            log[0] == model[0]
+            and log[-2:] == model[-2:]
+            and log[len(model) // 2] == model[len(model) // 2]
+        )
+        assert list(log.upto(len(model) - 1)) == model[:-1]
+        assert log.said_upto(len(model), said) == [(str(m["role"]), said(m)) for m in model]
+    with pytest.raises(IndexError):
+        log[len(model)]
+    rebuilt = MessageLog(model)
+    assert list(rebuilt) == model and len(rebuilt) == len(model)
+    assert rebuilt.said_upto(len(model), said) == log.said_upto(len(model), said)
