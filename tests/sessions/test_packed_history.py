@@ -128,14 +128,15 @@ def test_a_long_history_reads_as_the_list_it_replaces_across_its_chunks() -> Non
     negative index, slice, iteration, ``upto``, what was said) matches a plain list, at
     each length across several chunk boundaries, and its last message is replaced in place."""
     from agentos._turns.packed import CHUNK, MessageLog
+    from agentos.turns import Message
 
-    def said(message: dict[str, object]) -> str:
+    def said(message: Message) -> str:
         return str(message["content"])
 
-    model: list[dict[str, object]] = []
+    model: list[Message] = []
     log = MessageLog()
     for number in range(CHUNK * 3 + 5):
-        message = {"role": "user" if number % 2 else "assistant", "content": f"m{number}"}
+        message: Message = {"role": "user" if number % 2 else "assistant", "content": f"m{number}"}
         model.append(message)
         log.append(message)
         if number % 7 == 0:
