@@ -70,7 +70,7 @@ class PackedMessages(_Messages):
         return repr(list(self))
 
 
-CHUNK = 64
+CHUNK = 32
 """Packed messages a ``MessageLog`` keeps in one tuple once they are all settled."""
 
 
