@@ -44,15 +44,7 @@ from agentos._kernel.threadsafe import ThreadsafeCalls
 from agentos._kernel.tools import Tool
 from agentos._kernel.toolsets import ToolRegistry, Toolset, Toolsets
 from agentos._kernel.work import Work
-from components import (
-    Answer,
-    CallEvent,
-    CallId,
-    CallSnapshot,
-    Limits,
-    SessionId,
-    TickContext,
-)
+from components import Answer, CallEvent, CallId, CallSnapshot, Limits, SessionId, TickContext
 
 DEFAULT_SESSION = SessionId("default")
 
