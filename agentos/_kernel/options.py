@@ -6,8 +6,10 @@ import math
 from dataclasses import dataclass
 
 from agentos._kernel.checks import check_optional_texts, check_retries, check_seconds
+from components import quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallOptions:
     """How one call runs. Build it once and pass it to any number of submits.
