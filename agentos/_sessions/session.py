@@ -427,8 +427,8 @@ class Session:
         early; the calls still running then get placeholders and their outcomes a
         later turn, so the session may be busy again (see ``wait_settled``).
         """
-        task = self._task
-        await task.until(lambda: self.idle or self.external_only or (self.ended and not task.busy))
+        while not (self.idle or self.external_only or (self.ended and not self._task.busy)):
+            await self._task.next_change()
 
     def outstanding(self) -> list[CallSnapshot]:
         """Calls the model got a placeholder for and whose outcome is not delivered yet

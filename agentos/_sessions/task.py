@@ -119,8 +119,6 @@ class SessionTask:
         """Calls awaited from before a restart whose end only the store kept."""
         self._arrived: asyncio.Event | None = None
         self._changed: asyncio.Event | None = None
-        self._until: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
-        """Who waits in ``until``: each condition, asked at every change."""
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self.streaming: PartialReply | None = None
@@ -147,14 +145,6 @@ class SessionTask:
         if self._changed is None:
             self._changed = asyncio.Event()
         await self._changed.wait()
-
-    async def until(self, done: Callable[[], bool]) -> None:
-        """Until ``done()`` holds, asked at each change: the waiter wakes once it does, not at
-        every change as with ``next_change`` (a turn makes a dozen)."""
-        while not done():
-            future = asyncio.get_running_loop().create_future()
-            self._until.append((done, future))
-            await future
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
@@ -411,15 +401,7 @@ class SessionTask:
         if self._changed is not None:  # only made when someone waits
             self._changed.set()
             self._changed = None
-        if self._until:
-            waiting, self._until = self._until, []
-            for done, future in waiting:
-                if not future.done():  # (a cancelled waiter's is)
-                    if done():
-                        future.set_result(None)
-                    else:
-                        self._until.append((done, future))
-        for callback in list(self._on_change) if self._on_change else ():
+        for callback in list(self._on_change):
             try:
                 callback()
             except Exception as error:  # a listener's bug stays its own
