@@ -15,6 +15,7 @@ from components._finished import (
     finished_status,
     finished_why,
 )
+from components._frozen import quick_init
 from components._ids import (
     CallId,
     ConversationId,
@@ -159,6 +160,7 @@ __all__ = [
     "finished_why",
     "new_call_id",
     "pack",
+    "quick_init",
     "same_conversation",
     "snapshot_of",
     "unpack",

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from components._finished import FinishedCalls
+from components._frozen import quick_init
 from components._ids import CallId, Entity, SessionId
 from components._json import Json
 from components._messages import InboxMessage, StatusQuery, UpdateSession
@@ -49,6 +50,7 @@ class OverdueNews:
     """The newest log or output line the tool wrote (None: none yet)."""
 
 
+@quick_init
 @dataclass(slots=True, frozen=True)
 class CallEvent:
     """One change of one call, as told to the owning session's subscribers."""

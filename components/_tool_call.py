@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from components._frozen import quick_init
 from components._ids import CallId, ConversationId, SessionId, TurnId
 from components._json import Json, JsonObject
 from components._status import CallStatus
@@ -88,6 +89,7 @@ class TimeoutSettings:
 NO_TIMEOUTS = TimeoutSettings()
 
 
+@quick_init
 @dataclass(slots=True, frozen=True)
 class ToolCallConfig:
     """What was asked: fixed when the call is submitted."""
@@ -120,6 +122,7 @@ class ToolCallConfig:
     """Why nobody can answer the call's questions: each is declined at once, saying so."""
 
 
+@quick_init
 @dataclass(slots=True, frozen=True)
 class ToolCallProgress:
     """One structured progress report; ``seq`` counts every report of the call."""

@@ -57,7 +57,16 @@ def to_json(value: Any, *, limit: int | None = None) -> Json:
 
 
 def dumps(value: Json) -> str:
-    """The JSON text of a value ``to_json`` accepted, as the session writes it for the model."""
+    """The JSON text of a value ``to_json`` accepted, as the session writes it for the model
+    (None, a bool and an int, which many tools return, without the encoder)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is int:
+        return int.__repr__(value)
     return json.dumps(value, ensure_ascii=False, allow_nan=False)
 
 

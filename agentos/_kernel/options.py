@@ -5,9 +5,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from agentos._kernel.checks import check_optional_texts, check_retries, check_seconds
+from agentos._kernel.checks import (
+    check_optional_texts,
+    check_retries,
+    check_seconds,
+    optional_texts,
+)
+from components import quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallOptions:
     """How one call runs. Build it once and pass it to any number of submits.
@@ -54,6 +61,10 @@ class CallOptions:
         check_retries(self.retries)
         if self.attempt_timeout is not None:
             check_seconds("attempt_timeout", self.attempt_timeout)
+        if optional_texts(
+            self.label, self.runner, self.disposition, self.trace_parent, self.nobody_to_ask
+        ):
+            return
         check_optional_texts(
             label=self.label,
             runner=self.runner,

@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from agentos._kernel.checks import check_input, check_optional_texts, check_text
+from agentos._kernel.checks import check_input, check_optional_texts, check_text, optional_texts
 from agentos._kernel.isolation import IsolatedRunner
 from agentos._kernel.json_values import to_json
 from agentos._kernel.options import CallOptions
@@ -58,12 +58,13 @@ class CallSubmission:
         options: CallOptions,
     ) -> CallId:
         self._check_names(tool_name, session_id)
-        check_optional_texts(
-            provider_call_id=provider_call_id,
-            conversation_id=conversation_id,
-            turn_id=turn_id,
-            parent_call_id=parent_call_id,
-        )
+        if not optional_texts(provider_call_id, conversation_id, turn_id, parent_call_id):
+            check_optional_texts(
+                provider_call_id=provider_call_id,
+                conversation_id=conversation_id,
+                turn_id=turn_id,
+                parent_call_id=parent_call_id,
+            )
         if not isinstance(options, CallOptions):
             raise TypeError(f"options must be a CallOptions, got {type(options).__name__}")
         options.check()

@@ -91,6 +91,9 @@ class Work:
         """Start the task that holds the work group, and wait until the group is open."""
         self._threads = DaemonThreads(self._max_threads)
         self._cancelled_exc = anyio.get_cancelled_exc_class()
+        self._new_scope: type[anyio.CancelScope] = type(anyio.CancelScope())
+        """The backend's own scope class: ``anyio.CancelScope()`` looks the backend up on
+        every call, and a call makes one."""
         self._loop = asyncio.get_running_loop()
         ready = anyio.Event()
         self._task = self._loop.create_task(self._hold(ready))
@@ -156,7 +159,7 @@ class Work:
         threaded = config.runner is None and not tool.is_async
         context = ToolContext(entity, config, self._post, self._wall, self._ask, threaded=threaded)
         self.running[entity] = context
-        context._handle = scope = anyio.CancelScope()
+        context._handle = scope = self._new_scope()
         # The attempt's parts go as arguments: binding them in a partial per call cost
         # about 10 us a call in the lifecycle benchmark (60 -> 70+ us).
         task = self._loop.create_task(self._run(entity, config, tool, args, context, scope))

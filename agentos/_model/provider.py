@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from agentos._model.messages import Block, Message, blocks_of
+from components import quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
     """What a session asks the model: the whole context, rebuilt every turn."""
@@ -39,6 +41,7 @@ USAGE_FIELDS = (
 """The token counts a response's ``usage`` may hold, named as the Messages API names them."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelResponse:
     """The model's answer: content blocks, why it stopped, its token counts (``USAGE_FIELDS``)."""

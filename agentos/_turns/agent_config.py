@@ -45,6 +45,14 @@ ParameterValue = str | int | float | bool
 """What a parameter holds: one TOML (or JSON) scalar."""
 
 
+def _scope_of(values: dict[str, Any]) -> str:
+    """The cache scope of these parameter values (``AgentConfig.cache_scope``)."""
+    return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:32]
+
+
+_NO_PARAMETERS_SCOPE = _scope_of({})
+
+
 class Parameter(BaseModel):
     """One of the agent's parameters: written as its value alone, or as a table with
     ``secret = true``. A secret's value is neither stored with a session nor shown."""
@@ -244,10 +252,12 @@ class AgentConfig(BaseModel):
     def cache_scope(self) -> str | None:
         """What a cached result is kept under besides its tool and input: a hash of the
         parameters' values (None: a parameter is secret, so nothing is cached)."""
+        if not self.parameters:  # most agents: asked at every model turn, hashed once
+            return _NO_PARAMETERS_SCOPE
         if any(parameter.secret for parameter in self.parameters.values()):
             return None
         values = {name: parameter.value for name, parameter in self.parameters.items()}
-        return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:32]
+        return _scope_of(values)
 
     @model_serializer(mode="wrap")
     def _model_if_named(self, handler: SerializerFunctionWrapHandler) -> Any:

@@ -42,17 +42,15 @@ class CallLedger:
         """Final snapshots of calls the model is still to hear about."""
         self._running: set[CallId] = set()
         self._deferred: set[CallId] = set()
+        self.is_final: Callable[[CallId], bool] = self._final.__contains__
+        """Whether the call's final news is kept (a membership test of its own: the machine
+        asks it for every call of a batch at every event)."""
+        self.is_deferred: Callable[[CallId], bool] = self._deferred.__contains__
         self._tokens: dict[CallId, str] = {}
         self._decorations: dict[CallId, Decorations] = {}
         self._cache = ResultCache() if cache is None else cache
 
     # ------------------------------------------------------------------ queries
-
-    def is_final(self, call_id: CallId) -> bool:
-        return call_id in self._final
-
-    def is_deferred(self, call_id: CallId) -> bool:
-        return call_id in self._deferred
 
     def all_outstanding_final(self) -> bool:
         """Whether every outstanding call that can end by itself has ended: a deferred
@@ -216,6 +214,10 @@ class Batch:
         the wait; a ``run_sync`` call still running holds it."""
         if self.overdue:
             return True
+        if not (self.sync or self.cut or self.timer_fired) and not isinstance(
+            strategy, YieldOnAnyProgress | YieldOnTimeout
+        ):  # it waits for them all (asked at each call's end: newest first, the likeliest
+            return all(final(c) for c in reversed(self.waits))  # to be running still)
         pending = [c for c in self.waits if not final(c)]
         if not pending:
             return True

@@ -14,9 +14,10 @@ from typing import Protocol
 
 from agentos._model.messages import Message
 from agentos._turns.packed import PackedMessages
-from components import CallSnapshot
+from components import CallSnapshot, quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ViewInput:
     """``calls`` is a function, so a view that does not need the calls does not pay for them."""

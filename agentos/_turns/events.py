@@ -14,7 +14,7 @@ from agentos._model.messages import Block, Message, ToolResultBlock
 from agentos._turns.call_options import PlannedCall
 from agentos._turns.decorations import NO_DECORATIONS, Decorations
 from agentos._turns.tool_policy import Disposition
-from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews
+from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews, quick_init
 from components import SessionStatus as SessionStatus
 
 _RESTING = frozenset(
@@ -67,6 +67,7 @@ class UnknownNode(KeyError, Refused):
 # ------------------------------------------------------------------ events in
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class UserPosted:
     text: str
@@ -76,6 +77,7 @@ class UserPosted:
     """Wall-clock time it was posted (the shell reads the clock; the machine never does)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ModelReplied:
     content: list[Block] | None
@@ -84,6 +86,7 @@ class ModelReplied:
     """Wall-clock time it arrived."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallStarted:
     """One of the model's calls, now a runtime call."""
@@ -101,6 +104,7 @@ class CallStarted:
     """``overdue_after`` is the model's own estimate, not the agent's default."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallsSubmitted:
     """What the shell did with ``SubmitCalls``."""
@@ -113,11 +117,13 @@ class CallsSubmitted:
     now: float
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallRunning:
     call_id: CallId
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CallSettled:
     snapshot: CallSnapshot
@@ -238,6 +244,7 @@ class StoredTurn:
 # ------------------------------------------------------------------ actions out
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SendRequest:
     """Ask the model this, as the machine drafted it (a transcript's history through its
@@ -253,6 +260,7 @@ class SendRequest:
     shell feeds ``Sending`` as it sends, and sends what that answers, if anything."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SubmitCalls:
     """Run these uses (capabilities, runtime calls); answer with ``CallsSubmitted``.
@@ -286,6 +294,7 @@ class CancelCalls:
     reason: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Commit:
     """Store what ``to_store`` gives (the history not stored yet, the status, a board)."""

@@ -15,9 +15,10 @@ from typing import Any, Protocol
 
 from agentos._model.messages import content_value
 from agentos._turns.transcript import LOST_RESULT, read_outcome, read_placeholder
-from components import CallStatus, Json, Packed, pack, unpack
+from components import CallStatus, Json, Packed, pack, quick_init, unpack
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class HistoryCall:
     """A tool call as the history records it.

@@ -333,9 +333,9 @@ class TurnMachine:
             else:
                 self._request(actions)
         elif batch is not None and batch.submitted:
-            external = all(
-                self.ledger.is_deferred(c) or self.ledger.is_final(c) for c in batch.waits
-            )
+            deferred, final = self.ledger.is_deferred, self.ledger.is_final
+            # newest first: the call submitted last is the one most likely still running
+            external = all(deferred(c) or final(c) for c in reversed(batch.waits))
             waiting = SessionStatus.WAITING_EXTERNAL if external else SessionStatus.WAITING
             if waiting is not self.turn.status:  # the store holds the calls' uses and the status
                 self.turn.move(waiting)
