@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, cast
 
 import anyio
 from anyio.abc import TaskStatus
 
 from agentos._board.board import Board
-from agentos._board.machine import BoardMachine
 from agentos._errors import SessionEndedError, UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
 from agentos._sessions.error_record import ErrorRecord
+from agentos._sessions.machines import board_of, machine_for
 from agentos._sessions.scope import Caller, Scope
-from agentos._sessions.spans import SessionSpans
+from agentos._sessions.spans import spans_for
 from agentos._sessions.submission import CallSubmitter, request_of
 from agentos._sessions.task import SessionTask
 from agentos._sessions.tokens import ContinuationTokens
@@ -46,14 +45,9 @@ from agentos._turns.events import (
     UserPosted,
 )
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import Machine
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.title import first_words, session_title
-from agentos._turns.transcript_machine import TurnMachine
 from components import CallId, CallSnapshot, JsonObject
-
-if TYPE_CHECKING:
-    from opentelemetry.trace import Tracer
 
 
 class Session:
@@ -101,31 +95,14 @@ class Session:
         """What went wrong, oldest first: failed model requests, failed writes, a crash."""
         access = access or ToolAccess(config, runtime)
         facts = ToolFacts(access.takes_expected, tokens.ttl)
-        self._board_machine = (
-            BoardMachine(session_id, config, access.allows, facts=facts)
-            if config.context_view == "board"
-            else None
-        )
-        self._machine: Machine = self._board_machine or TurnMachine(
-            session_id,
-            config,
-            access.allows,
-            cache=cache,
-            facts=facts,
-            view=view,
-            calls=lambda: runtime.list_calls(session_id),
+        self._machine = machine_for(
+            session_id, config, access, facts, runtime=runtime, view=view, cache=cache
         )
         self._waiting: dict[str, CallId | None] = {}
         """The runtime's ids of the calls the restored conversation waited for."""
         self._runtime = runtime
         self._on_change: list[Callable[[], object]] = []
-        self._spans = (
-            None
-            if tracer is None
-            else SessionSpans(
-                cast("Tracer", tracer), session_id, config.name, earlier=trace_of(usage)
-            )
-        )
+        self._spans = spans_for(tracer, session_id, config.name, earlier=trace_of(usage))
         self._usage = Usage(config)
         if usage:
             self._usage.restore(usage)
@@ -301,7 +278,7 @@ class Session:
     @property
     def board(self) -> Board | None:
         """A board session's message board (None for a transcript session)."""
-        return None if self._board_machine is None else self._board_machine.board
+        return board_of(self._machine)
 
     @property
     def chat(self) -> list[ChatEntry]:

@@ -16,7 +16,7 @@ session (``SessionWriter``), so after a restart the first turn, the calls found 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from agentos._errors import ProviderError
 from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse
@@ -246,3 +246,13 @@ _otel: _Otel = None  # type: ignore[assignment]
 def _failed(span: Span, kind: str, message: str) -> None:
     span.set_attributes(error_attributes(kind))
     span.set_status(_otel.trace.Status(_otel.trace.StatusCode.ERROR, message))
+
+
+def spans_for(
+    tracer: object | None, session_id: str, agent: str, *, earlier: tuple[int, int] | None
+) -> SessionSpans | None:
+    """A session's spans, or None when the application configured no tracing (``tracer``
+    is an OpenTelemetry ``Tracer``, typed ``object`` so that nothing imports it unasked)."""
+    if tracer is None:
+        return None
+    return SessionSpans(cast("Tracer", tracer), session_id, agent, earlier=earlier)

@@ -216,7 +216,7 @@ def test_the_public_names_check_catches_a_reach_in(tmp_path: Path) -> None:
 
 
 def test_the_session_shell_drives_one_machine_interface() -> None:
-    """Only ``Session`` names the two machines, to build one; the rest sees a ``Machine``."""
+    """Only ``machines.py`` names the two machines, to build one; the rest sees a ``Machine``."""
     naming = {}
     for path in sorted((ROOT / "agentos" / "_sessions").glob("*.py")):
         named = {
@@ -228,4 +228,4 @@ def test_the_session_shell_drives_one_machine_interface() -> None:
         if named:
             naming[path.name] = sorted(named)
         assert "isinstance(self._turn" not in path.read_text(), path.name
-    assert naming == {"session.py": ["BoardMachine", "TurnMachine"]}
+    assert naming == {"machines.py": ["BoardMachine", "TurnMachine"]}

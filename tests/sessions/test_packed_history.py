@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import gc
 import json
+from pathlib import Path
 
 import pytest
 
 import agentos
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider
+from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, ScriptedProvider
 from agentos.testing import last_tool_results, text, tool_calls
 from tests.support.arguments import Empty
+from tests.support.backends import hosted
 
 pytestmark = pytest.mark.anyio
 
@@ -123,37 +125,39 @@ async def test_a_listing_counts_the_messages_without_building_them() -> None:
         assert session.message_count == len(session.history) == listed.messages == 4
 
 
-def test_a_long_history_reads_as_the_list_it_replaces_across_its_chunks() -> None:
-    """``MessageLog`` keeps settled messages in tuples of ``CHUNK``: every read (index,
-    negative index, slice, iteration, ``upto``, what was said) matches a plain list, at
-    each length across several chunk boundaries, and its last message is replaced in place."""
-    from agentos._turns.packed import CHUNK, MessageLog
-    from agentos.turns import Message
+async def test_a_long_history_reads_as_the_list_it_replaces_across_its_chunks(
+    tmp_path: Path,
+) -> None:
+    """Settled messages are kept in chunks (of 32): at every length across several chunk
+    boundaries, what the model is sent (index, negative index, slice, iteration), the
+    history, the count and the replies match the plain list of what was said; and so do
+    they once the session is resumed from its store, its packed history read afresh."""
+    said: list[dict[str, object]] = []
+    sent: list[list[object]] = []
 
-    def said(message: Message) -> str:
-        return str(message["content"])
+    def reply(request: ModelRequest) -> ModelResponse:
+        messages = request.messages
+        assert len(messages) == len(said)
+        assert messages[0] == said[0] and messages[-1] == said[-1]
+        assert messages[-3:] == said[-3:] and messages[len(said) // 2] == said[len(said) // 2]
+        sent.append(list(messages))
+        return text(f"reply {len(sent)}")
 
-    model: list[Message] = []
-    log = MessageLog()
-    for number in range(CHUNK * 3 + 5):
-        message: Message = {"role": "user" if number % 2 else "assistant", "content": f"m{number}"}
-        model.append(message)
-        log.append(message)
-        if number % 7 == 0:
-            model[-1] = {"role": model[-1]["role"], "content": f"m{number} again"}
-            log.replace_last(model[-1])
-        assert len(log) == len(model)
-        assert log[-1] is model[-1]
-        assert list(log) == model
-        assert (
-            log[0] == model[0]
-            and log[-2:] == model[-2:]
-            and log[len(model) // 2] == model[len(model) // 2]
-        )
-        assert list(log.upto(len(model) - 1)) == model[:-1]
-        assert log.said_upto(len(model), said) == [(str(m["role"]), said(m)) for m in model]
-    with pytest.raises(IndexError):
-        log[len(model)]
-    rebuilt = MessageLog(model)
-    assert list(rebuilt) == model and len(rebuilt) == len(model)
-    assert rebuilt.said_upto(len(model), said) == log.said_upto(len(model), said)
+    provider = ScriptedProvider((lambda r: True, reply))
+    async with hosted(tmp_path / "s.db", provider) as (_, _, host):
+        session = await host.create_session(AgentConfig(), session_id="s")
+        for turn in range(52):
+            said.append({"role": "user", "content": [{"type": "text", "text": f"m{turn}"}]})
+            session.post(f"m{turn}")
+            await session.wait_idle()
+            said.append(
+                {"role": "assistant", "content": [{"type": "text", "text": f"reply {turn + 1}"}]}
+            )
+            assert sent[-1] == said[:-1]
+            assert session.history == said and session.message_count == len(said)
+        assert session.replies == [f"reply {number}" for number in range(1, 53)]
+        assert list(reversed(session.history)) == said[::-1] and not session.errors
+    async with hosted(tmp_path / "s.db", provider) as (_, _, host):
+        session = await host.resume("s")
+        assert session.replies == [f"reply {number}" for number in range(1, 53)]
+        assert session.title == "m0" and session.history == said

@@ -1,0 +1,45 @@
+"""Which turn machine a session's agent gets: a board's (``context_view = "board"``) or a
+transcript's. The one module of ``_sessions`` that names the two; the rest sees a ``Machine``."""
+
+from __future__ import annotations
+
+from agentos._board.board import Board
+from agentos._board.machine import BoardMachine
+from agentos._kernel.runtime import Runtime
+from agentos._sessions.tool_access import ToolAccess
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.call_options import ToolFacts
+from agentos._turns.context_view import ContextView
+from agentos._turns.machine import Machine
+from agentos._turns.result_cache import ResultCache
+from agentos._turns.transcript_machine import TurnMachine
+
+
+def machine_for(
+    session_id: str,
+    config: AgentConfig,
+    access: ToolAccess,
+    facts: ToolFacts,
+    *,
+    runtime: Runtime,
+    view: ContextView,
+    cache: ResultCache | None,
+) -> Machine:
+    """A new machine for the session: a board's, or a transcript's that reads the session's
+    calls from ``runtime`` and shows the model its history through ``view``."""
+    if config.context_view == "board":
+        return BoardMachine(session_id, config, access.allows, facts=facts)
+    return TurnMachine(
+        session_id,
+        config,
+        access.allows,
+        cache=cache,
+        facts=facts,
+        view=view,
+        calls=lambda: runtime.list_calls(session_id),
+    )
+
+
+def board_of(machine: Machine) -> Board | None:
+    """The board a board session's machine keeps (None for a transcript's)."""
+    return machine.board if isinstance(machine, BoardMachine) else None
