@@ -23,13 +23,16 @@ from components import Packed, pack, unpack
 
 
 class _Messages(Sequence[Message]):
-    """Messages read out of ``_packed``: by index, by slice (a list), or in order."""
+    """Messages built from what ``_at`` (one) and ``_stretch`` (a slice) give as kept: by
+    index, by slice (a list), or in order."""
 
     __slots__ = ()
-    _packed: Sequence[Packed]
 
-    def __len__(self) -> int:
-        return len(self._packed)
+    def _at(self, index: int) -> Packed:
+        raise NotImplementedError
+
+    def _stretch(self, index: slice) -> Sequence[Packed]:
+        raise NotImplementedError
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -37,12 +40,9 @@ class _Messages(Sequence[Message]):
     def __getitem__(self, index: slice) -> list[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
         if isinstance(index, slice):
-            return [unpack(packed) for packed in self._packed[index]]
-        message: Message = unpack(self._packed[index])
+            return [unpack(packed) for packed in self._stretch(index)]
+        message: Message = unpack(self._at(index))
         return message
-
-    def __iter__(self) -> Iterator[Message]:
-        return map(unpack, self._packed)
 
 
 class PackedMessages(_Messages):
@@ -53,6 +53,18 @@ class PackedMessages(_Messages):
 
     def __init__(self, packed: Iterable[Packed] = ()) -> None:
         self._packed = tuple(packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __iter__(self) -> Iterator[Message]:
+        return map(unpack, self._packed)
+
+    def _at(self, index: int) -> Packed:
+        return self._packed[index]
+
+    def _stretch(self, index: slice) -> Sequence[Packed]:
+        return self._packed[index]
 
     def __reversed__(self) -> Iterator[Message]:
         return map(unpack, reversed(self._packed))
@@ -101,21 +113,11 @@ class MessageLog(_Messages):
     def __len__(self) -> int:
         return len(self._chunks) * CHUNK + len(self._tail)
 
-    @overload
-    def __getitem__(self, index: int) -> Message: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Message]: ...
-    def __getitem__(self, index: int | slice) -> Message | list[Message]:
-        if isinstance(index, slice):
-            return [unpack(packed) for packed in self._all()[index]]
-        message: Message = unpack(self._at(index))
-        return message
-
     def __iter__(self) -> Iterator[Message]:
         return map(unpack, chain(chain.from_iterable(self._chunks), self._tail))
 
-    def _all(self) -> list[Packed]:
-        return [*chain.from_iterable(self._chunks), *self._tail]
+    def _stretch(self, index: slice) -> Sequence[Packed]:
+        return [*chain.from_iterable(self._chunks), *self._tail][index]
 
     def _at(self, index: int) -> Packed:
         """The message at ``index`` as kept (``IndexError`` past either end)."""
