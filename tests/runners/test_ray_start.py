@@ -30,6 +30,7 @@ async def test_rays_own_reason_fails_the_call_and_the_warning_filters_stay(
     monkeypatch.setenv("RAY_ADDRESS", "auto")
     monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
     assert not ray.is_initialized()
+    ray_tools.no_cluster_running()
     filters = list(warnings.filters)
     async with Runtime(ray_tools.TOOLS) as runtime:
         runtime.add_runner("ray", RayRunner(ray_tools.TOOLS))

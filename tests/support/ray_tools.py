@@ -50,6 +50,35 @@ def start_local_cluster(ray: ModuleType) -> None:
     )
 
 
+def gcs_servers() -> list[int]:
+    """The process ids of the Ray clusters running on this machine (their GCS servers): what
+    ``RAY_ADDRESS=auto`` connects to when no cluster is recorded in Ray's temporary folder."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                program = (entry / "cmdline").read_bytes().split(b"\0", 1)[0]
+            except OSError:
+                continue  # it ended meanwhile
+            if program.endswith(b"/gcs_server"):
+                found.append(int(entry.name))
+    return found
+
+
+def no_cluster_running(within: float = 60.0) -> None:
+    """Waits until no Ray cluster runs on this machine: an earlier test's can take a while to
+    end on a loaded machine. Skips the test if one still runs then (fails it under
+    ``CI=true``): someone else's cluster, which ``RAY_ADDRESS=auto`` would find."""
+    deadline = time.monotonic() + within
+    while left := gcs_servers():
+        if time.monotonic() > deadline:
+            reason = f"a Ray cluster runs on this machine (gcs_server {left}), which auto finds"
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"CI must run this test alone: {reason}", pytrace=False)
+            pytest.skip(reason)
+        time.sleep(0.1)
+
+
 def written_within(path: Path, seconds: float) -> bool:
     """Whether a file (written by a tool in a Ray worker) appears within ``seconds``."""
     deadline = time.monotonic() + seconds
