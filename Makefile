@@ -75,10 +75,12 @@ lint: $(FULL) $(NODE)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# Two workers: most tests wait on processes and sockets, so two halve the wall time even on
-# the two cores CI has. The tests that start Ray share one worker (tests/support/ray_tools.py).
+# One process: on two pytest-xdist workers (-n 2 --dist loadgroup) the suite takes ~800 s
+# instead of ~1,000, but the Ray start test's [kept] case then hangs (its call neither fails
+# nor ends in 60 s), even with no other Ray cluster on the machine; until that is
+# understood the suite runs serially.
 test: lint $(ADK) $(FASTMCP_TASKS) $(FASTMCP)
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest
 
 bench: $(FULL) $(NODE)
 	$(BIN)/python -m benchmarks
