@@ -160,8 +160,7 @@ class SessionTask:
         try:
             await waiter[1]
         finally:
-            if waiter in self._until:
-                self._until.remove(waiter)
+            self._until.remove(waiter)  # only its own waiter takes it out
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
