@@ -5,6 +5,7 @@ PostgreSQL and the store on each backend, and the command line's environment."""
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -19,7 +20,12 @@ from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the ``runtime`` mark (warnings are errors here, an unknown mark's too)."""
+    """Register the ``runtime`` mark (warnings are errors here, an unknown mark's too), and
+    give every Ray a test or its programs start a cluster of its own (``RAY_ADDRESS=local``):
+    by default ``ray.init()`` joins the cluster Ray recorded in ``/tmp/ray`` as the last one
+    started on this machine, which may be another test run's. A test that means a cluster
+    names it."""
+    os.environ["RAY_ADDRESS"] = "local"
     config.addinivalue_line(
         "markers", "runtime(**options): the options of the test's ``runtime`` fixture"
     )

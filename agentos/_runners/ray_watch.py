@@ -27,7 +27,8 @@ MISSED_TO_LOSE = 2
 
 
 class ClusterLost(Exception):
-    """The Ray cluster this process was connected to is gone; the message names it."""
+    """The Ray cluster this process was connected to, or would join, does not answer; the
+    message names it."""
 
 
 class ClusterWatch:
@@ -74,6 +75,9 @@ class ClusterWatch:
                 self._lost = None
                 _init(ray, self._address)
             elif not ray.is_initialized():
+                unanswered = _unanswered_address()
+                if unanswered:
+                    raise ClusterLost(unanswered)
                 _init(ray, None)
             if not self._watching:
                 self._address = str(ray.get_runtime_context().gcs_address)
@@ -162,6 +166,32 @@ def quiet_logging() -> None:
         logger.addHandler(logging.NullHandler())
     logger.propagate = True
     logger.setLevel(logging.NOTSET)
+
+
+def _unanswered_address() -> str:
+    """Why the cluster a bare ``ray.init()`` would join does not answer, or '' if it does or
+    Ray would start a local one. Ray joins the cluster ``RAY_ADDRESS`` names, else the one
+    its temporary folder records as last started here, which outlives a cluster that
+    crashed; with the driver's bound lifted, a dead one would keep the call waiting for
+    good. What Ray cannot resolve, ``ray.init`` raises itself."""
+    from ray._common.utils import get_ray_address_file
+    from ray._private.services import canonicalize_bootstrap_address
+
+    try:
+        address = canonicalize_bootstrap_address(None)  # type: ignore[arg-type]
+    except Exception:
+        return ""
+    refused = _refused(address) if address is not None else ""
+    if not refused:
+        return ""
+    if os.environ.get("RAY_ADDRESS"):
+        source = "the address RAY_ADDRESS names"
+    else:
+        source = (
+            f"the cluster Ray recorded as last started here ({get_ray_address_file(None)}):"
+            " start it again, or remove that file to have Ray start a local cluster"
+        )
+    return f"no Ray cluster answers at {address} ({refused}), {source}"
 
 
 def _refused(address: str) -> str:
