@@ -20,6 +20,7 @@ from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message, ToolResultBlock
 from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
+from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.machines import board_of, machine_for
 from agentos._sessions.scope import Caller, Scope
@@ -101,7 +102,7 @@ class Session:
         self._waiting: dict[str, CallId | None] = {}
         """The runtime's ids of the calls the restored conversation waited for."""
         self._runtime = runtime
-        self._on_change: list[Callable[[], object]] = []
+        self._changes = SessionChanges(session_id)
         self._spans = spans_for(tracer, session_id, config.name, earlier=trace_of(usage))
         self._usage = Usage(config)
         if usage:
@@ -134,7 +135,7 @@ class Session:
             ),
             tools=access.definitions(),
             errors=self.errors,
-            on_change=self._on_change,
+            changes=self._changes,
             spans=self._spans,
         )
 
@@ -204,7 +205,7 @@ class Session:
         if self._store is not None:
             await self._store.set_title(self.session_id, name)
         self._name = name
-        self._task.report_change()
+        self._changes.report()
         return self.title
 
     @property
@@ -262,13 +263,7 @@ class Session:
         """Call ``callback`` (no arguments) after each event the session takes: a post, a
         model reply, a call's start or end, a stop. It must be quick and must not call back
         into the session; for a UI that redraws what changed. Returns what stops it."""
-        self._on_change.append(callback)
-
-        def stop() -> None:
-            if callback in self._on_change:
-                self._on_change.remove(callback)
-
-        return stop
+        return self._changes.listen(callback)
 
     def next_messages(self) -> list[Message]:
         """What the model would read if asked now: the board drawn now, or the history
@@ -410,7 +405,9 @@ class Session:
         later turn, so the session may be busy again (see ``wait_settled``).
         """
         task = self._task
-        await task.until(lambda: self.idle or self.external_only or (self.ended and not task.busy))
+        await self._changes.until(
+            lambda: self.idle or self.external_only or (self.ended and not task.busy)
+        )
 
     def outstanding(self) -> list[CallSnapshot]:
         """Calls the model got a placeholder for and whose outcome is not delivered yet
@@ -439,7 +436,7 @@ class Session:
                 return
             if self.external_only and not include_deferred:
                 return
-            await self._task.next_change()
+            await self._changes.next_change()
 
     @property
     def replies(self) -> list[str]:

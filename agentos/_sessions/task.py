@@ -25,8 +25,8 @@ from anyio.abc import TaskStatus
 
 from agentos._errors import SessionConflictError, StoreError, UnknownCallError
 from agentos._kernel.runtime import Runtime
-from agentos._log import agentos_logger
 from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
+from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
@@ -81,7 +81,7 @@ class SessionTask:
         submitter: CallSubmitter,
         tools: list[dict[str, Any]],
         errors: list[ErrorRecord],
-        on_change: list[Callable[[], object]],
+        changes: SessionChanges,
         spans: SessionSpans | None = None,
     ) -> None:
         """``tools``: the agent's tool definitions, as the model sees them."""
@@ -103,8 +103,8 @@ class SessionTask:
             streamed=self._streamed,
             spans=spans,
         )
-        self._on_change = on_change
-        """Called after every event the machine took (``Session.on_change``)."""
+        self._changes = changes
+        """Told after every event the machine took, and every step."""
         self._spans = spans
         self._tools = [*tools, *machine.own_tools]
         self._reported = machine.view.status
@@ -120,9 +120,6 @@ class SessionTask:
         self._arrived: asyncio.Event | None = None
         self._unsubscribe: list[Callable[[], None]] | None = None
         """What stops the session hearing of its calls and the clock (``prepare``)."""
-        self._changed: asyncio.Event | None = None
-        self._until: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
-        """``until``'s waiters: what each waits to hold, and the future that wakes it."""
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self.streaming: PartialReply | None = None
@@ -143,24 +140,6 @@ class SessionTask:
     def timer_armed(self) -> bool:
         """A yield timer will end the turn's wait by itself."""
         return self._deadline != math.inf
-
-    async def next_change(self) -> None:
-        """Until the machine takes its next event, or a step ends."""
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        await self._changed.wait()
-
-    async def until(self, holds: Callable[[], bool]) -> None:
-        """Until ``holds()``, checked where ``next_change`` would wake: the waiter wakes
-        once, not at every event of a turn (a loop pass and an Event each)."""
-        if holds():
-            return
-        waiter = (holds, asyncio.get_running_loop().create_future())
-        self._until.append(waiter)
-        try:
-            await waiter[1]
-        finally:
-            self._until.remove(waiter)  # only its own waiter takes it out
 
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails."""
@@ -231,7 +210,7 @@ class SessionTask:
         """Once no step runs, write what the store does not have yet: a host that closes
         mid-turn loses nothing its session had decided."""
         while self._stepping:
-            await self.next_change()
+            await self._changes.next_change()
         if self._writer.behind(self._machine):
             await self._persist()
 
@@ -423,25 +402,6 @@ class SessionTask:
         if self._arrived is not None:
             self._arrived.set()
 
-    def report_change(self) -> None:
-        """Tell waiters and ``on_change`` callbacks of a change the machine does not see
-        (a rename); the runtime and the spans hear only of the machine's."""
-        if self._changed is not None:  # only made when someone waits
-            self._changed.set()
-            self._changed = None
-        for holds, future in self._until:
-            if not future.done() and holds():
-                future.set_result(None)
-        for callback in list(self._on_change):
-            try:
-                callback()
-            except Exception as error:  # a listener's bug stays its own
-                agentos_logger()[0].warning(
-                    "session_listener.failed",
-                    session_id=self.session_id,
-                    error=f"{type(error).__name__}: {error}",
-                )
-
     def _reported_change(self) -> None:
         """Tell the runtime and any waiter what changed."""
         view = self._machine.view
@@ -457,4 +417,4 @@ class SessionTask:
                 requests=view.requests,
                 errors=len(self.errors),
             )
-        self.report_change()
+        self._changes.report()
