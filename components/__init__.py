@@ -3,6 +3,7 @@
 This package imports nothing of ours; ``systems`` and ``agentos`` build on it.
 """
 
+from components._call_events import CallEvent, CallEventKind, OverdueNews
 from components._finished import (
     FinishedCall,
     FinishedCalls,
@@ -47,14 +48,11 @@ from components._messages import (
 from components._packed import Packed, pack, unpack
 from components._question import Answer, AnswerAction, Question
 from components._resources import (
-    CallEvent,
-    CallEventKind,
     CallIndex,
     DeadlineKind,
     Deadlines,
     Effects,
     Limits,
-    OverdueNews,
     SchedulerQueues,
     SessionIndex,
     TickContext,
