@@ -61,6 +61,9 @@ class Resumption(TypedDict, total=False):
     config: AgentConfig | None
 
 
+_ACCESSES_KEPT = 16
+
+
 class SessionLifecycle:
     """Creates, resumes, opens and unloads the sessions of one host (``Host``'s methods of
     those names say what each does); their tasks run in the host's task group."""
@@ -69,6 +72,9 @@ class SessionLifecycle:
         self._core = core
         self._group: TaskGroup | None = None
         self._opening = anyio.Lock()
+        self._accesses: dict[int, tuple[AgentConfig, ToolAccess]] = {}
+        """By ``id(config)``, the config kept (so its id is not another's) and its access:
+        the newest ``_ACCESSES_KEPT`` configs'."""
         self.children = SubAgents(core.runtime, core.sessions, self)
         self.toolbox = SystemToolbox(
             core.runtime, history=core.sessions, lineage=core.lineage, children=self.children
@@ -103,7 +109,7 @@ class SessionLifecycle:
         problems = fit_problems(config, core.runtime.tools, core.runtime.runners)
         if problems:
             raise UsageError(f"agent {config.name!r}: " + "; ".join(problems))
-        access = ToolAccess(config, core.runtime)
+        access = self._access(config)
         model = self._provider_for(config, how.provider)
         version = None
         if core.store is not None:
@@ -230,7 +236,21 @@ class SessionLifecycle:
         """What a session of ``config`` runs with here: its tools and its model;
         ``UsageError`` if this process lacks one."""
         self.children.register(config)
-        return config, ToolAccess(config, self._core.runtime), self._provider_for(config, provider)
+        return config, self._access(config), self._provider_for(config, provider)
+
+    def _access(self, config: AgentConfig) -> ToolAccess:
+        """The agent's tool access, one for the sessions of one config (their tool
+        definitions and facts with it, which it makes again once the runtime's tools
+        change): a sub-agent's sessions and a host's like sessions open without building
+        them."""
+        kept = self._accesses.get(id(config))
+        if kept is not None and kept[0] is config:
+            return kept[1]
+        access = ToolAccess(config, self._core.runtime)
+        if len(self._accesses) >= _ACCESSES_KEPT:
+            del self._accesses[next(iter(self._accesses))]
+        self._accesses[id(config)] = (config, access)
+        return access
 
     async def catch_up(self, session_id: str, nudge: str) -> bool:
         session = self._core.sessions.get(session_id)

@@ -54,12 +54,11 @@ class Listeners:
         """Call ``callback`` with each of the session's events; returns what stops it."""
         self.callbacks.setdefault(session, []).append(callback)
         self._ctx.subscribed.add(session)
+        return _Unsubscribe(self, session, callback)
 
-        def unsubscribe() -> None:
-            _remove(self.callbacks, session, callback)
-            self._forget_if_unheard(session)
-
-        return unsubscribe
+    def remove_callback(self, session: SessionId, callback: Callable[[CallEvent], object]) -> None:
+        _remove(self.callbacks, session, callback)
+        self._forget_if_unheard(session)
 
     def _forget_if_unheard(self, session: SessionId) -> None:
         """Nobody listens to the session any more: ticks stop recording its events."""
@@ -98,6 +97,23 @@ class Listeners:
         for streams in self.subscribers.values():
             for stream in streams:
                 stream.close()
+
+
+class _Unsubscribe:
+    """What ``add_callback`` returns: one object where a closure was five (its function,
+    cells and their tuple), for every session's listener the collector visits."""
+
+    __slots__ = ("_callback", "_listeners", "_session")
+
+    def __init__(
+        self, listeners: Listeners, session: SessionId, callback: Callable[[CallEvent], object]
+    ) -> None:
+        self._listeners = listeners
+        self._session = session
+        self._callback = callback
+
+    def __call__(self) -> None:
+        self._listeners.remove_callback(self._session, self._callback)
 
 
 def _remove(registry: dict[SessionId, list[_L]], session: SessionId, item: _L) -> None:

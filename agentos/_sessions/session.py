@@ -34,7 +34,6 @@ from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter, trace_of
 from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.call_options import ToolFacts
 from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView
 from agentos._turns.events import (
@@ -95,7 +94,7 @@ class Session:
         self.errors: list[ErrorRecord] = []
         """What went wrong, oldest first: failed model requests, failed writes, a crash."""
         access = access or ToolAccess(config, runtime)
-        facts = ToolFacts(access.takes_expected, tokens.ttl)
+        facts = access.facts(tokens.ttl)
         self._machine = machine_for(
             session_id, config, access, facts, runtime=runtime, view=view, cache=cache
         )
@@ -107,7 +106,6 @@ class Session:
         self._usage = Usage(config)
         if usage:
             self._usage.restore(usage)
-        spans = self._spans
         self._task = SessionTask(
             session_id,
             config,
@@ -115,13 +113,7 @@ class Session:
             runtime=runtime,
             provider=provider,
             writer=SessionWriter(
-                session_id,
-                store,
-                version,
-                SessionStatus.IDLE,
-                self._usage.stored,
-                lambda: first_words(self._machine.view.posts),
-                trace=lambda: None if spans is None else spans.last,
+                session_id, store, version, SessionStatus.IDLE, self._usage, self._spans
             ),
             usage=self._usage,
             submitter=CallSubmitter(
@@ -131,9 +123,9 @@ class Session:
                 tokens,
                 Caller(session_id, scope=scope),
                 parent_call,
-                spans,
+                self._spans,
             ),
-            tools=access.definitions(),
+            access=access,
             errors=self.errors,
             changes=self._changes,
             spans=self._spans,

@@ -31,6 +31,7 @@ from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.submission import CallSubmitter, turn_of
+from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
@@ -79,12 +80,13 @@ class SessionTask:
         writer: SessionWriter,
         usage: Usage,
         submitter: CallSubmitter,
-        tools: list[dict[str, Any]],
+        access: ToolAccess,
         errors: list[ErrorRecord],
         changes: SessionChanges,
         spans: SessionSpans | None = None,
     ) -> None:
-        """``tools``: the agent's tool definitions, as the model sees them."""
+        """``access``: whose tool definitions each request shows the model (as the
+        runtime's tools are then: an MCP server's changed list reaches the next one)."""
         self.session_id = session_id
         self.config = config
         self.errors = errors
@@ -106,7 +108,7 @@ class SessionTask:
         self._changes = changes
         """Told after every event the machine took, and every step."""
         self._spans = spans
-        self._tools = [*tools, *machine.own_tools]
+        self._access = access
         self._reported = machine.view.status
         self._todo: list[Action] = []
         """A few actions at most: a list, a tenth of an empty deque's size."""
@@ -359,7 +361,7 @@ class SessionTask:
             model=self.config.model,
             system=system,
             messages=action.messages,
-            tools=self._tools,
+            tools=self._tools(),
             max_tokens=self.config.max_tokens,
             session_id=self.session_id,
             cache_system=action.cache_system,
@@ -372,6 +374,13 @@ class SessionTask:
                 group.start_soon(self._persist)
                 response = await self._model.answer(request, stopping=stopping)
         return None if response is None else response.content
+
+    def _tools(self) -> list[dict[str, Any]]:
+        """The agent's tool definitions now (one list its sessions share), then the
+        machine's own tools."""
+        own = self._machine.own_tools
+        defined = self._access.definitions()
+        return [*defined, *own] if own else defined
 
     def stop_request(self) -> None:
         """Cut the model request in flight, if any (its reply would end the turn unheard)."""

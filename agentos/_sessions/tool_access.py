@@ -12,6 +12,7 @@ from agentos._kernel.tools import Tool
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._toolsets.imports import tools_of
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.call_options import ToolFacts
 from agentos._turns.capabilities import CAPABILITIES, MESSAGE_AGENT
 from agentos._turns.expected import has_own_field, with_expected_seconds
 from agentos._turns.mcp_config import TOOL_NAME
@@ -35,6 +36,8 @@ class ToolAccess:
         self._expecting: tuple[int, frozenset[str]] | None = None
         """The tools whose schema has our ``expected_seconds``, and the ``tools_version`` of
         the runtime they were found at (an MCP server's list may change)."""
+        self._definitions: tuple[int, list[dict[str, Any]]] | None = None
+        self._facts: ToolFacts | None = None
         self._servers = frozenset(config.mcp_servers) | frozenset(config.a2a_agents)
         self._agents = frozenset(config.agents)
         problems = [
@@ -91,7 +94,20 @@ class ToolAccess:
 
     def definitions(self) -> list[dict[str, Any]]:
         """The tools as the model sees them: a background tool's schema has
-        ``expected_seconds``; then the agent's capabilities."""
+        ``expected_seconds``; then the agent's capabilities. One list while the runtime's
+        tools stay as they are, shared by the agent's sessions: not to be changed."""
+        version = self._runtime.tools_version
+        if self._definitions is None or self._definitions[0] != version:
+            self._definitions = (version, self._defined())
+        return self._definitions[1]
+
+    def facts(self, token_ttl: float | None) -> ToolFacts:
+        """What the agent's turn machines know of its tools (one per ``token_ttl``)."""
+        if self._facts is None or self._facts.token_ttl != token_ttl:
+            self._facts = ToolFacts(self.takes_expected, token_ttl)
+        return self._facts
+
+    def _defined(self) -> list[dict[str, Any]]:
         config = self._config
         cap = config.expected_seconds_cap
         definitions = [

@@ -13,13 +13,16 @@ where the store keeps them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import anyio
 
+from agentos._sessions.spans import SessionSpans
+from agentos._sessions.usage import Usage
 from agentos._store.protocol import SessionStore, TurnCommit
 from agentos._turns.events import Committed, SessionStatus
 from agentos._turns.machine import Machine
+from agentos._turns.title import first_words
 
 
 class SessionWriter:
@@ -31,18 +34,15 @@ class SessionWriter:
         store: SessionStore | None,
         version: int | None,
         status: SessionStatus,
-        usage: Callable[[], dict[str, int]] = dict,
-        said: Callable[[], str] = str,
-        *,
-        trace: Callable[[], tuple[int, int] | None] = lambda: None,
+        usage: Usage | None = None,
+        spans: SessionSpans | None = None,
     ) -> None:
         """``usage``: the session's requests and token counts, written with every commit;
-        ``said``: the first thing the person said (its title until named), written with
-        each commit until one has carried it; ``trace``: the trace and span ids of its
-        last traced turn (linked after a restart)."""
+        ``spans``: whose last traced turn's trace and span ids are written with them (linked
+        after a restart). The first thing the person said (the title until named) is written
+        with each commit until one has carried it."""
         self._usage = usage
-        self._trace = trace
-        self._said = said
+        self._spans = spans
         self._said_written = False
         self.session_id = session_id
         self.store = store
@@ -69,7 +69,7 @@ class SessionWriter:
         async with self._lock:
             unstored = machine.to_store()
             status = unstored.status
-            said = None if self._said_written else self._said() or None
+            said = None if self._said_written else first_words(machine.view.posts) or None
             await self.store.commit_turn(
                 TurnCommit(
                     self.session_id,
@@ -78,7 +78,7 @@ class SessionWriter:
                     unstored.messages,
                     self._version,
                     unstored.board,
-                    stored_usage(self._usage(), self._trace()) or None,
+                    self._stored_usage() or None,
                     said,
                 )
             )
@@ -87,6 +87,10 @@ class SessionWriter:
             self.stored = status
             if self._version is not None:
                 self._version += 1
+
+    def _stored_usage(self) -> dict[str, int]:
+        usage = {} if self._usage is None else self._usage.stored()
+        return stored_usage(usage, None if self._spans is None else self._spans.last)
 
 
 def stored_usage(usage: dict[str, int], trace: tuple[int, int] | None) -> dict[str, int]:
