@@ -3,6 +3,8 @@ may only read, a pooler it was not told of."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import anyio
 import asyncpg
 import pytest
@@ -22,7 +24,7 @@ from agentos.stores import StoredSession
 from agentos.testing import last_tool_results, text, tool_calls
 from tests.support.backends import echo, say
 from tests.support.cli import agentos
-from tests.support.postgres import Cluster
+from tests.support.postgres import Cluster, pgbouncer_in_front
 
 pytestmark = pytest.mark.anyio
 
@@ -115,3 +117,27 @@ async def test_pgbouncer_reached_without_saying_so_is_used_as_a_pooler(
             with anyio.fail_after(10):
                 await cancelled.setdefault(call.call_id, anyio.Event()).wait()
             await runtime.wait(call.call_id, 10)
+
+
+def pgbouncers() -> set[int]:
+    """The PgBouncer processes running on this machine."""
+    running = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                program = (entry / "cmdline").read_bytes().split(b"\0", 1)[0]
+            except OSError:
+                continue  # it ended meanwhile
+            if program.endswith(b"pgbouncer"):
+                running.add(int(entry.name))
+    return running
+
+
+def test_the_pooler_a_test_starts_is_gone_once_it_ends(postgres_server: Cluster) -> None:
+    """As root the tests start PgBouncer through ``runuser``, which does not pass a SIGKILL
+    on: the pooler itself must be ended, not only what started it."""
+    before = pgbouncers()
+    with pgbouncer_in_front(postgres_server):
+        started = pgbouncers() - before
+        assert started, "the pooler runs"
+    assert not started & pgbouncers(), "nothing of it is left running"

@@ -12,6 +12,7 @@ import contextlib
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -175,6 +176,20 @@ def pgbouncer_in_front(cluster: Cluster) -> Iterator[str]:
                 time.sleep(0.05)
         yield f"postgresql://postgres@127.0.0.1:{port}/{{db}}?pooler=transaction"
     finally:
-        process.kill()
-        process.wait()
+        _stop(process, directory / "pid")
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _stop(process: subprocess.Popen[bytes], pidfile: Path) -> None:
+    """End PgBouncer itself, by the pid it wrote, then the process that started it: as root
+    that is ``runuser``, which cannot pass a SIGKILL on, so killing it alone left PgBouncer
+    running, one more after every test run."""
+    try:
+        pid = int(pidfile.read_text())
+    except (OSError, ValueError):
+        pid = None
+    if pid is not None and pid != process.pid:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    process.kill()
+    process.wait()
