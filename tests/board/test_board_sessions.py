@@ -24,7 +24,6 @@ from agentos import (
     AgentConfig,
     CallStatus,
     Completion,
-    Disposition,
     Host,
     ManualClock,
     ModelRequest,
@@ -33,17 +32,14 @@ from agentos import (
     ScriptedProvider,
     Session,
     SqliteStore,
-    ToolPolicy,
 )
 from agentos.board import Board, BoardCall
 from agentos.stores import StoredSession, StoredToken
 from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
 from tests.support.backends import hosted, running
-from tests.support.scripting import until
+from tests.support.scripting import BOARD, DEFER, until
 
 pytestmark = pytest.mark.anyio
-
-BOARD = AgentConfig(context_view="board")
 
 
 def board_text(request: ModelRequest) -> str:
@@ -614,9 +610,7 @@ async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualCl
     assert "You will be told when it does" in answers[1]
 
 
-APPROVING_BOARD = AgentConfig(
-    context_view="board", policy=ToolPolicy(rules={"approve": Disposition.DEFER})
-)
+APPROVING_BOARD = AgentConfig(context_view="board", policy=DEFER)
 
 
 def approval_script() -> ScriptedProvider:

@@ -29,10 +29,10 @@ from agentos import (
 from agentos.board import Board, BoardTrigger, BoardTurn
 from agentos.testing import Puppet, PuppetInput, board_turn, settle, text, tool_calls
 from tests.support.backends import running
+from tests.support.scripting import BOARD
 
 pytestmark = pytest.mark.anyio
 
-BOARD = AgentConfig(context_view="board")
 ANSWER = "Jane and Jack are free at 10; Joe's calendar never answered. Try again?"
 LOOKS = ("get_tool_call_status", "cancel_tool_call", "list_running_tool_calls", "new_thread")
 
