@@ -32,8 +32,15 @@ from agentos.stores import StoredA2aTask, a2a_tasks_of
 from agentos.testing import text, tool_calls
 from tests.support import cli
 from tests.support.asgi import free_port, served
-from tests.ui.a2a.running import a2a_server, connected, everything, message
-from tests.ui.a2a.test_server import said, started
+from tests.ui.a2a.running import (
+    a2a_client,
+    a2a_server,
+    connected,
+    everything,
+    message,
+    said,
+    started,
+)
 from tests.ui.mcp.test_tasks import gate
 
 env = cli.env  # the fixtures: offline, on a database of its own (on each backend)
@@ -53,32 +60,24 @@ async def test_a_task_left_unfinished_reads_failed_while_its_session_runs_a_new_
 ) -> None:
     env = any_env
     env["AGENTOS_TEST_MARK"] = str(tmp_path / "cancelled.txt")
-    with (
-        a2a_server(tmp_path, env, options=MINE, module=SLOW) as (url, token),
-        anyio.fail_after(60),
-    ):
-        async with connected(url, token) as client:
-            events = client.send_message(message("go"))
-            left = await started(events, '{"step": 2}')
-            context_id = (await client.get_task(GetTaskRequest(id=left))).context_id
-    with (
-        a2a_server(tmp_path, env, options=MINE, module=SLOW) as (url, token),
-        anyio.fail_after(60),
-    ):
-        async with connected(url, token) as client:
-            events = client.send_message(message("go", context_id=context_id))
-            running = await started(events, '{"step": 2}')  # the session is live here again
-            fetched = await client.get_task(GetTaskRequest(id=left))
-            assert fetched.status.state == FAILED
-            assert get_message_text(fetched.status.message) == ABANDONED
-            with pytest.raises(TaskNotCancelableError) as refused:
-                await client.cancel_task(CancelTaskRequest(id=left))
-            assert "another host" not in str(refused.value)
-            (final,) = await everything(client.subscribe(SubscribeToTaskRequest(id=left)))
-            assert final.task.status.state == FAILED
-            listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
-            states = {task.id: task.status.state for task in listed.tasks}
-            assert states == {running: TaskState.TASK_STATE_WORKING, left: FAILED}
+    async with a2a_client(tmp_path, env, options=MINE, module=SLOW) as client:
+        events = client.send_message(message("go"))
+        left = await started(events, '{"step": 2}')
+        context_id = (await client.get_task(GetTaskRequest(id=left))).context_id
+    async with a2a_client(tmp_path, env, options=MINE, module=SLOW) as client:
+        events = client.send_message(message("go", context_id=context_id))
+        running = await started(events, '{"step": 2}')  # the session is live here again
+        fetched = await client.get_task(GetTaskRequest(id=left))
+        assert fetched.status.state == FAILED
+        assert get_message_text(fetched.status.message) == ABANDONED
+        with pytest.raises(TaskNotCancelableError) as refused:
+            await client.cancel_task(CancelTaskRequest(id=left))
+        assert "another host" not in str(refused.value)
+        (final,) = await everything(client.subscribe(SubscribeToTaskRequest(id=left)))
+        assert final.task.status.state == FAILED
+        listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
+        states = {task.id: task.status.state for task in listed.tasks}
+        assert states == {running: TaskState.TASK_STATE_WORKING, left: FAILED}
 
 
 async def test_a_message_for_a_session_another_live_host_runs_is_refused_naming_it(
