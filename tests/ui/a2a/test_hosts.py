@@ -30,7 +30,6 @@ import agentos.a2a
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore, ToolContext, tool
 from agentos.stores import StoredA2aTask, a2a_tasks_of
 from agentos.testing import text, tool_calls
-from tests.support import cli
 from tests.support.asgi import free_port, served
 from tests.ui.a2a.running import (
     a2a_client,
@@ -42,9 +41,6 @@ from tests.ui.a2a.running import (
     started,
 )
 from tests.ui.mcp.test_tasks import gate
-
-env = cli.env  # the fixtures: offline, on a database of its own (on each backend)
-any_env = cli.any_env
 
 pytestmark = pytest.mark.anyio
 

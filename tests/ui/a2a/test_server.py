@@ -35,8 +35,6 @@ from tests.ui.a2a.running import (
 )
 from tests.ui.mcp.test_tasks import gate
 
-env = cli.env  # the fixture: offline, on a database of its own
-
 pytestmark = pytest.mark.anyio
 
 COMPLETED = TaskState.TASK_STATE_COMPLETED

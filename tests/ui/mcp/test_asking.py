@@ -28,8 +28,6 @@ from tests.ui.mcp.running import connected, http_server, structured
 from tests.ui.mcp.test_protocol import removed_in_2026
 from tests.ui.mcp.test_tasks import as_task, gate, get, result, session_of, until
 
-env = cli.env  # the fixture: offline, on a database of its own
-
 pytestmark = pytest.mark.anyio
 
 MODULE = "tests.ui.mcp.asking_tools"

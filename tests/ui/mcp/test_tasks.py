@@ -27,8 +27,6 @@ from tests.support import cli
 from tests.support.gate_tools import PORT
 from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
 
-env = cli.env  # the fixture: offline, on a database of its own
-
 pytestmark = pytest.mark.anyio
 
 POLL = 0.05
