@@ -1,6 +1,6 @@
 """``agentos a2a`` as the tests run it: an agent file, the server in a process of its own,
-the A2A SDK's client (``ClientFactory``, its JSON-RPC transport) connected to it, and what
-a task's stream says (``said``, ``state``, ``started``)."""
+the A2A SDK's client (``ClientFactory``, its JSON-RPC transport) connected to it, two hosts
+on one store, and what a task's stream says (``said``, ``state``, ``started``)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from a2a.types.a2a_pb2 import (
     StreamResponse,
     TaskState,
 )
+from anyio.abc import SocketListener
 
+from tests.support.gate_tools import gate
 from tests.support.serving import serving
 
 
@@ -82,6 +84,28 @@ async def a2a_client(
     ):
         async with connected(url, token, streaming=streaming) as client:
             yield client
+
+
+@asynccontextmanager
+async def two_hosts(
+    tmp_path: Path, env: dict[str, str], *, other_streams: bool = True
+) -> AsyncIterator[tuple[SocketListener, Client, Client]]:
+    """Two ``agentos a2a`` on one store and token, each with the tool held on the ``gate``
+    (listening first), a client of each: the first's runs the tasks, the other's
+    (``other_streams`` or not) is another host's; a minute at most."""
+    mine = ["--token", "mine"]
+    module = "tests.support.gate_tools"
+    async with gate(env) as listener:
+        with (
+            a2a_server(tmp_path, env, options=mine, module=module) as (url, token),
+            a2a_server(tmp_path, env, options=mine, module=module) as (there, _),
+            anyio.fail_after(60),
+        ):
+            async with (
+                connected(url, token) as runner,
+                connected(there, token, streaming=other_streams) as other,
+            ):
+                yield listener, runner, other
 
 
 def message(

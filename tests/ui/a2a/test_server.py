@@ -24,6 +24,7 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError
 
 from tests.support import cli
+from tests.support.gate_tools import gate
 from tests.ui.a2a.running import (
     a2a_client,
     a2a_server,
@@ -32,8 +33,8 @@ from tests.ui.a2a.running import (
     message,
     said,
     started,
+    two_hosts,
 )
-from tests.ui.mcp.test_tasks import gate
 
 pytestmark = pytest.mark.anyio
 
@@ -285,38 +286,25 @@ async def test_a_message_naming_only_a_stored_task_makes_no_session_of_its_own(
 async def test_another_host_on_the_store_follows_a_task_this_one_runs(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
-    async with gate(env) as listener:
-        mine = ["--token", "mine"]
-        with (
-            a2a_server(tmp_path, env, options=mine, module="tests.support.gate_tools") as (
-                url,
-                token,
-            ),
-            a2a_server(tmp_path, env, options=mine, module="tests.support.gate_tools") as (
-                there,
-                _,
-            ),
-            anyio.fail_after(60),
-        ):
-            async with connected(url, token) as runner, connected(there, token) as follower:
-                events = runner.send_message(message("who is free?"))
-                task_id = (await anext(events)).task.id
-                async with await listener.accept() as held:
-                    async for event in events:
-                        if "progressed" in said(event):
-                            break
-                    followed = follower.subscribe(SubscribeToTaskRequest(id=task_id))
-                    snapshot = await anext(followed)
-                    assert snapshot.task.status.state == TaskState.TASK_STATE_WORKING
-                    assert "progressed" in get_message_text(snapshot.task.status.message)
-                    with pytest.raises(TaskNotCancelableError, match="runs on another host"):
-                        await follower.cancel_task(CancelTaskRequest(id=task_id))
-                    await held.send(b"go")
-                    rest = await everything(followed)
-                    await everything(events)
-                assert rest[-1].status_update.status.state == COMPLETED
-                (answer,) = [e.artifact_update for e in rest if e.HasField("artifact_update")]
-                assert get_artifact_text(answer.artifact) == "held: Jane is free"
+    async with two_hosts(tmp_path, env) as (listener, runner, follower):
+        events = runner.send_message(message("who is free?"))
+        task_id = (await anext(events)).task.id
+        async with await listener.accept() as held:
+            async for event in events:
+                if "progressed" in said(event):
+                    break
+            followed = follower.subscribe(SubscribeToTaskRequest(id=task_id))
+            snapshot = await anext(followed)
+            assert snapshot.task.status.state == TaskState.TASK_STATE_WORKING
+            assert "progressed" in get_message_text(snapshot.task.status.message)
+            with pytest.raises(TaskNotCancelableError, match="runs on another host"):
+                await follower.cancel_task(CancelTaskRequest(id=task_id))
+            await held.send(b"go")
+            rest = await everything(followed)
+            await everything(events)
+        assert rest[-1].status_update.status.state == COMPLETED
+        (answer,) = [e.artifact_update for e in rest if e.HasField("artifact_update")]
+        assert get_artifact_text(answer.artifact) == "held: Jane is free"
 
 
 async def test_a_task_its_stopped_host_left_unfinished_reads_failed(
