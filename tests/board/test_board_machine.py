@@ -22,7 +22,7 @@ from hypothesis.stateful import invariant, precondition, rule
 from agentos import AgentConfig, CallId, CallStatus, Disposition, turns
 from agentos.testing import blocks_of
 from agentos.turns import Action, Block, BoardMachine, SessionStatus, ToolResultBlock
-from tests.support.machines import Call, World, machine_test, snapshot
+from tests.support.machines import Call, World, answered, machine_test, snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
 USES = ["bg", "get_tool_call_status", "cancel_tool_call", "new_thread"]
@@ -107,11 +107,7 @@ class Boards(World):
             name, tool_use_id = use["name"], use["id"]
             assert name != "new_thread", "the machine answers new_thread itself"
             if name != "bg":
-                answers[tool_use_id] = {
-                    "type": "tool_result",
-                    "tool_use_id": tool_use_id,
-                    "content": '{"answer": "' + name + '"}',
-                }
+                answers[tool_use_id] = answered(tool_use_id, '{"answer": "' + name + '"}')
                 continue
             status = CallStatus.RUNNING if running else CallStatus.PENDING
             call = Call(CallId(f"c{next(self.ids)}"), tool_use_id, name, status)

@@ -22,8 +22,8 @@ from agentos import (
     ToolContext,
     tool,
 )
-from agentos.board import BoardTurn
-from agentos.testing import board_turn, text, tool_calls
+from agentos.testing import text, tool_calls
+from tests.board.conftest import board_text, focus
 from tests.support.backends import running
 from tests.support.scripting import until
 
@@ -43,14 +43,6 @@ def in_turn(*responses: ModelResponse) -> Callable[[ModelRequest], ModelResponse
     """The model's answers, one a request, in order; then it says it is done."""
     left = list(responses)
     return lambda request: left.pop(0) if left else text("Done.")
-
-
-def focus(request: ModelRequest) -> BoardTurn:
-    """The node the request's turn is for: a user's post, or (a turn of the board's own)
-    an agent's node whose calls ended or ran long."""
-    turn = board_turn(request)
-    assert turn is not None
-    return turn
 
 
 async def test_a_result_turns_question_is_declined_while_the_persons_turn_reaches_them(
@@ -129,11 +121,3 @@ async def test_a_timer_turns_question_is_declined_and_a_person_started_call_stil
         held = runtime.status(calls["later"].call_id)
         assert seen == [held.call_id]
         assert held.question is not None and held.question.message == "Still want it?"
-
-
-def board_text(request: ModelRequest) -> str:
-    """The board the model was shown: the request's one user message."""
-    (message,) = request.messages
-    content = message["content"]
-    assert isinstance(content, list)
-    return "".join(str(block.get("text", "")) for block in content)

@@ -24,7 +24,6 @@ from agentos import (
     AgentConfig,
     CallStatus,
     Completion,
-    Disposition,
     Host,
     ManualClock,
     ModelRequest,
@@ -33,39 +32,21 @@ from agentos import (
     ScriptedProvider,
     Session,
     SqliteStore,
-    ToolPolicy,
 )
 from agentos.board import Board, BoardCall
 from agentos.stores import StoredSession, StoredToken
 from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
+from tests.board.conftest import asks, board_text
 from tests.support.backends import hosted, running
-from tests.support.scripting import until
+from tests.support.scripting import BOARD, DEFER, until
 
 pytestmark = pytest.mark.anyio
-
-BOARD = AgentConfig(context_view="board")
-
-
-def board_text(request: ModelRequest) -> str:
-    """The board the model was shown: the request's one user message."""
-    (message,) = request.messages
-    return "".join(str(block.get("text", "")) for block in blocks_of(message))
 
 
 def turn_note(request: ModelRequest) -> str:
     """What the ``>>`` line says besides naming the node ("" when there is none)."""
     turn = board_turn(request)
     return "" if turn is None or turn.note is None else turn.note
-
-
-def asks(words: str) -> Callable[[ModelRequest], bool]:
-    """The turn is for a user node whose text has ``words``."""
-
-    def asked(request: ModelRequest) -> bool:
-        turn = board_turn(request)
-        return turn is not None and turn.author == "user" and words in turn.text
-
-    return asked
 
 
 LOOK = re.compile(
@@ -614,9 +595,7 @@ async def test_a_second_look_at_a_call_that_did_not_move_says_so(clock: ManualCl
     assert "You will be told when it does" in answers[1]
 
 
-APPROVING_BOARD = AgentConfig(
-    context_view="board", policy=ToolPolicy(rules={"approve": Disposition.DEFER})
-)
+APPROVING_BOARD = AgentConfig(context_view="board", policy=DEFER)
 
 
 def approval_script() -> ScriptedProvider:

@@ -26,40 +26,30 @@ from agentos import (
     Tool,
     tool,
 )
-from agentos.board import Board, BoardTrigger, BoardTurn
-from agentos.testing import Puppet, PuppetInput, board_turn, settle, text, tool_calls
+from agentos.board import Board, BoardTrigger
+from agentos.testing import Puppet, PuppetInput, settle, text, tool_calls
+from tests.board.conftest import asks, focus
 from tests.support.backends import running
+from tests.support.scripting import BOARD
 
 pytestmark = pytest.mark.anyio
 
-BOARD = AgentConfig(context_view="board")
 ANSWER = "Jane and Jack are free at 10; Joe's calendar never answered. Try again?"
 LOOKS = ("get_tool_call_status", "cancel_tool_call", "list_running_tool_calls", "new_thread")
 
 
-def turn(request: ModelRequest) -> BoardTurn:
-    found = board_turn(request)
-    assert found is not None, "not a board request"
-    return found
-
-
 def board_of(request: ModelRequest) -> str:
-    return "\n".join(turn(request).lines)
-
-
-def asks(words: str) -> Callable[[ModelRequest], bool]:
-    """The turn is for a user node whose text has ``words``."""
-    return lambda r: turn(r).author == "user" and words in turn(r).text
+    return "\n".join(focus(request).lines)
 
 
 def looked(request: ModelRequest, tool_name: str) -> bool:
     """The turn goes round again after the focus node called ``tool_name``."""
-    found = turn(request)
+    found = focus(request)
     return found.author == "agent" and any(f" {tool_name}(" in c for c in found.calls)
 
 
 def timer(request: ModelRequest) -> bool:
-    return "has run past" in (turn(request).note or "")
+    return "has run past" in (focus(request).note or "")
 
 
 @dataclass
@@ -139,10 +129,10 @@ async def test_2_a_pointer_line_only_when_the_focus_is_not_drawn_last(clock: Man
         session.post("back to the first", reply_to=2)
         await w.settled(session)
     plain, _, replied = w.provider.requests
-    assert not any(line.startswith(">>") for line in turn(plain).lines), "#1 is drawn last"
-    assert turn(plain).node == 1
-    lines = turn(replied).lines
-    assert turn(replied).node == 5
+    assert not any(line.startswith(">>") for line in focus(plain).lines), "#1 is drawn last"
+    assert focus(plain).node == 1
+    lines = focus(replied).lines
+    assert focus(replied).node == 5
     if lines[-1].startswith(">>"):  # #5 is drawn last under #2: nothing to point at
         pytest.fail(f"a pointer for a focus drawn last: {lines[-1]}")
     board = session.board
@@ -179,7 +169,7 @@ async def test_3_a_pending_call_offers_only_what_the_agent_can_do(
         session.post("and?")
         await w.settled(session)
     request = w.provider.requests[-1]
-    (pending,) = [line for line in turn(request).lines if " as id " in line]
+    (pending,) = [line for line in focus(request).lines if " as id " in line]
     assert ("inspect it with get_tool_call_status" in pending) == ("inspect" in offered)
     assert ("stop it with cancel_tool_call" in pending) == ("stop" in offered)
     assert pending.endswith("this line will be replaced by its outcome")
@@ -206,7 +196,7 @@ async def test_4_a_follow_up_states_each_call_and_a_settled_ones_result(clock: M
         await w.settled(session)
         session.post("how is it going?", reply_to=2)
         await w.settled(session)
-    follow = turn(w.provider.requests[-1])
+    follow = focus(w.provider.requests[-1])
     assert follow.text == "how is it going?"
     assert follow.references is not None
     assert "#3 puppet: completed 'free 9-12'" in follow.references
@@ -391,7 +381,7 @@ async def test_9_the_overdue_note_names_the_call_and_its_interval(
         w.clock.advance(given or config_default or 0)
         await w.settled(session)
     (timed,) = [r for r in w.provider.requests if timer(r)]
-    note = turn(timed).note
+    note = focus(timed).note
     assert note is not None and "call #3 (puppet)" in note and said in note, note
 
 
@@ -453,7 +443,7 @@ async def test_11_a_background_call_asked_beside_a_look_waits_for_the_answer(
         await w.started(2)
         await w.settled(session)
         labels = [w.label(c) for c in w.puppet.calls]
-    again = turn(w.provider.requests[2])
+    again = focus(w.provider.requests[2])
     (refused,) = [c for c in again.calls if " puppet(" in c]
     assert "not started" in refused and "get_tool_call_status" in refused
     assert labels == ["first", "second"]

@@ -19,18 +19,17 @@ import pytest
 from agentos import (
     AgentConfig,
     Completion,
-    Disposition,
     Host,
     ManualClock,
     ScriptedProvider,
     Session,
     SessionStatus,
-    ToolPolicy,
     YieldOnTimeout,
 )
 from agentos.stores import CancelRequest, MirroredCall
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests.support.backends import Backend, Store, running
+from tests.support.scripting import DEFER
 
 pytestmark = pytest.mark.anyio
 
@@ -81,7 +80,7 @@ async def holding(backend: Backend) -> AsyncIterator[Holder]:
     store.mirror_calls = mirror_calls  # type: ignore[method-assign]
     config = AgentConfig(
         async_yield_strategy=YieldOnTimeout(milliseconds=1),
-        policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
+        policy=DEFER,
     )
     async with (
         store,

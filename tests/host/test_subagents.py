@@ -21,7 +21,6 @@ from agentos import (
     CallStatus,
     Decorate,
     Decorator,
-    Disposition,
     Host,
     ManualClock,
     ModelRequest,
@@ -38,7 +37,7 @@ from agentos import (
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller, CapabilityResult, Scope
 from tests.support.backends import hosted, running
-from tests.support.scripting import until
+from tests.support.scripting import DEFER, until
 
 pytestmark = pytest.mark.anyio
 
@@ -554,7 +553,7 @@ async def test_a_child_waiting_on_a_deferred_call_goes_on_after_a_restart(
         name="researcher",
         system_prompt="researcher",
         tools=["approve"],
-        policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
+        policy=DEFER,
     )
     config = lead({"researcher": child_config})
     async with hosted(path, model, approve.tool) as (store, runtime, host):
@@ -597,7 +596,7 @@ async def test_cancelling_a_sub_agent_call_cancels_its_childs_deferred_calls_too
     model = Agents(
         lead=lambda r: tool_calls(("researcher", {"task": "t"})), researcher=child_script
     )
-    child_config = researcher(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    child_config = researcher(policy=DEFER)
     config = lead({"researcher": child_config.model_copy(update={"tools": ["approve"]})})
     async with running(model, approve.tool) as (runtime, host):
         session = await host.create_session(config)

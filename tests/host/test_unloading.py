@@ -16,7 +16,6 @@ import pytest
 
 from agentos import (
     AgentConfig,
-    Disposition,
     Host,
     ManualClock,
     ModelRequest,
@@ -25,13 +24,12 @@ from agentos import (
     Session,
     SessionBusyError,
     SessionStatus,
-    ToolPolicy,
     YieldOnAnyProgress,
     YieldOnTimeout,
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text
 from tests.support.backends import hosted, running
-from tests.support.scripting import until
+from tests.support.scripting import APPROVE_DEFERRED, until
 
 pytestmark = pytest.mark.anyio
 
@@ -220,7 +218,7 @@ async def test_item_9_a_deferred_call_outlives_its_unloaded_session(
         (lambda r: last_user_text(r) == "approve", lambda r: _calls("approve", {"label": "ok?"})),
         (lambda r: True, lambda r: text(f"heard: {last_user_text(r)}")),
     )
-    config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    config = APPROVE_DEFERRED
     async with hosted(tmp_path / "agentos.db", provider, approve.tool, clock=clock) as (
         _,
         runtime,
@@ -281,7 +279,7 @@ async def test_item_9_idle_sessions_unload_after_the_idle_timeout(clock: ManualC
         (lambda r: last_user_text(r) == "approve", lambda r: _calls("approve", {"label": "ok?"})),
         (lambda r: True, lambda r: text("ok")),
     )
-    config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    config = APPROVE_DEFERRED
     async with running(provider, puppet.tool, approve.tool, clock=clock, unload_idle_after=60) as (
         runtime,
         host,

@@ -1,7 +1,7 @@
 """What the sessions tests build from: scripted models that answer what the user said
 (``said``, ``calls_on``, ``ask_for``, a ``FailsOnce`` model), one process's runtime and
 host on a store (``process``: a restart is the next one), a session waiting for a call,
-and a stored session waiting for an approval."""
+one waiting for an approval, and a stored session waiting for one."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import anyio
 
 from agentos import (
     AgentConfig,
-    Disposition,
     Host,
     ManualClock,
     ModelRequest,
@@ -26,7 +25,6 @@ from agentos import (
     Session,
     SessionStatus,
     Tool,
-    ToolPolicy,
 )
 from agentos.stores import TokenRecord
 from agentos.testing import (
@@ -38,15 +36,9 @@ from agentos.testing import (
     tool_calls,
 )
 from tests.support.backends import hosted, running
-from tests.support.scripting import asks, until
+from tests.support.scripting import APPROVE_DEFERRED, asks, until
 
 ScriptRule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
-
-
-BOARD = AgentConfig(context_view="board")
-
-
-DEFER = ToolPolicy(rules={"approve": Disposition.DEFER})
 
 
 def said(request: ModelRequest) -> str:
@@ -115,12 +107,28 @@ async def waiting_for_a_call(
         yield puppet, provider, runtime, session
 
 
+@asynccontextmanager
+async def waiting_for_approval(
+    clock: ManualClock, config: AgentConfig = APPROVE_DEFERRED, **host_options: Any
+) -> AsyncIterator[tuple[ScriptedProvider, Runtime, Host, Session]]:
+    """A session ``s`` (on ``config``, on a host given ``host_options``) told to approve the
+    trip, once its turn is idle with the deferred ``approve`` call it made."""
+    approve = Puppet(name="approve")
+    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
+    async with running(provider, approve.tool, clock=clock, **host_options) as (runtime, host):
+        session = await host.create_session(config, session_id="s")
+        session.post("approve the trip")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+        yield provider, runtime, host, session
+
+
 async def stored_waiting_for_approval(
     path: Path, clock: ManualClock, approve: Puppet, **host: Any
 ) -> TokenRecord:
     """A process whose session's turn waits for a deferred ``approve`` call when it ends."""
     async with process(path, clock, ask_for("approve"), approve.tool, **host) as (_, hosting):
-        session = await hosting.create_session(AgentConfig(policy=DEFER), session_id="s")
+        session = await hosting.create_session(APPROVE_DEFERRED, session_id="s")
         session.post("go and get it approved")
         with anyio.fail_after(5):
             await session.wait_idle()

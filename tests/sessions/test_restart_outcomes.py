@@ -27,8 +27,8 @@ from agentos import (
 from agentos.stores import TurnCommit
 from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
 from agentos.turns import Caller
-from tests.sessions.conftest import BOARD, DEFER
 from tests.support.backends import running
+from tests.support.scripting import BOARD, DEFER
 
 pytestmark = pytest.mark.anyio
 

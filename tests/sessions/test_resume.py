@@ -14,13 +14,11 @@ import pytest
 from agentos import (
     AgentConfig,
     Completion,
-    Disposition,
     ManualClock,
     ScriptedProvider,
     Session,
     SessionStatus,
     SqliteStore,
-    ToolPolicy,
     YieldOnTimeout,
 )
 from agentos.stores import StoredSession, StoredToken, TurnCommit
@@ -36,8 +34,6 @@ from agentos.testing import (
 )
 from agentos.turns import Caller, Message
 from tests.sessions.conftest import (
-    BOARD,
-    DEFER,
     OTHERWISE,
     FailsOnce,
     ask_for,
@@ -48,12 +44,12 @@ from tests.sessions.conftest import (
     stored_waiting_for_approval,
 )
 from tests.support.backends import hosted, running
-from tests.support.scripting import until
+from tests.support.scripting import APPROVE_DEFERRED, BOARD, DEFER, until
 
 pytestmark = pytest.mark.anyio
 
 CONFIG = AgentConfig(
-    policy=ToolPolicy(rules={"approve": Disposition.DEFER}),
+    policy=DEFER,
     async_yield_strategy=YieldOnTimeout(milliseconds=1),
 )
 
@@ -106,7 +102,7 @@ async def test_a_restart_orphans_running_calls_and_keeps_deferred_ones(
 
 async def test_a_token_completed_while_the_process_was_down(path: Path, clock: ManualClock) -> None:
     approve = Puppet(name="approve")
-    config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    config = APPROVE_DEFERRED
     provider = ScriptedProvider(
         (lambda r: not last_tool_results(r) and "ask" in last_user_text(r),
          lambda r: tool_calls(("approve", {}))),
@@ -531,7 +527,7 @@ async def test_a_token_completed_again_after_its_time_is_already_completed(
     approve = Puppet(name="approve")
     provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
     async with running(provider, approve.tool, clock=clock, token_ttl=60) as (runtime, host):
-        session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
+        session = await host.create_session(APPROVE_DEFERRED, session_id="s")
         session.post("approve the trip")
         with anyio.fail_after(5):
             await session.wait_idle()

@@ -48,7 +48,7 @@ from tests.sessions.conftest import ScriptRule
 from tests.support.arguments import Empty
 from tests.support.backends import running
 from tests.support.rendezvous import rendezvous
-from tests.support.scripting import asks, has_results, said_twice, until
+from tests.support.scripting import APPROVE_DEFERRED, asks, has_results, said_twice, until
 from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio
@@ -380,7 +380,7 @@ async def test_a_deferred_call_does_not_hold_back_a_finished_calls_outcome(
         (lambda r: "finished: completed" in last_user_text(r), lambda r: text("one is done")),
         (has_results, lambda r: text("both under way")),
     )
-    config = AgentConfig(policy=ToolPolicy(rules={"approve": Disposition.DEFER}))
+    config = APPROVE_DEFERRED
     async with running(provider, puppet.tool, approve.tool, clock=clock) as (runtime, host):
         session = await host.create_session(config)
         session.post("do both")

@@ -25,15 +25,14 @@ from agentos.testing import (
     settle,
 )
 from tests.sessions.conftest import (
-    BOARD,
-    DEFER,
     OTHERWISE,
     FailsOnce,
     calls_on,
     status_of,
+    waiting_for_approval,
 )
 from tests.support.backends import running
-from tests.support.scripting import until
+from tests.support.scripting import APPROVE_DEFERRED, BOARD, DEFER, until
 
 pytestmark = pytest.mark.anyio
 
@@ -64,19 +63,13 @@ async def test_a_session_waits_while_calls_it_yielded_on_run(
 
 @pytest.mark.parametrize(
     "config",
-    [AgentConfig(policy=DEFER), AgentConfig(context_view="board", policy=DEFER)],
+    [APPROVE_DEFERRED, AgentConfig(context_view="board", policy=DEFER)],
     ids=["transcript", "board"],
 )
 async def test_a_session_with_only_deferred_calls_left_waits_for_the_outside(
     clock: ManualClock, config: AgentConfig
 ) -> None:
-    approve = Puppet(name="approve")
-    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
-    async with running(provider, approve.tool, clock=clock) as (runtime, host):
-        session = await host.create_session(config, session_id="s")
-        session.post("approve the trip")
-        with anyio.fail_after(5):
-            await session.wait_idle()
+    async with waiting_for_approval(clock, config) as (_, runtime, host, session):
         assert session.status is SessionStatus.WAITING_EXTERNAL
         (record,) = host.tokens.pending("s")
         assert await host.complete(record.token, {"approved": True}) is Completion.APPLIED
@@ -113,13 +106,8 @@ async def test_waiting_helpers_return_when_only_the_outside_can_move_the_session
     """A turn that waits for a deferred call alone (every call final, as the default yield
     strategy asks) cannot move until someone completes it: ``wait_idle`` and ``wait_settled``
     return; ``wait_settled(include_deferred=True)`` waits for the completion."""
-    approve = Puppet(name="approve")
-    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
-    async with running(provider, approve.tool, clock=clock) as (runtime, host):
-        session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
-        session.post("approve the trip")
+    async with waiting_for_approval(clock) as (provider, runtime, host, session):
         with anyio.fail_after(5):
-            await session.wait_idle()
             await session.wait_settled()
         assert session.external_only and session.status is SessionStatus.WAITING_EXTERNAL
         assert provider.answered == 1, "the turn still waits: the model heard nothing yet"
@@ -141,17 +129,13 @@ async def test_an_expired_token_leaves_pending_at_once(
 ) -> None:
     """The moment its time is up (before any tick), the token is not pending and completing
     it answers ``expired``; the call then ends expired, and the model hears that."""
-    approve = Puppet(name="approve")
-    provider = ScriptedProvider(calls_on("approve", "approve"), OTHERWISE)
     store = await SqliteStore.open(tmp_path / "agentos.db") if durable else None
-    async with running(provider, approve.tool, clock=clock, store=store, token_ttl=60) as (
+    async with waiting_for_approval(clock, store=store, token_ttl=60) as (
+        provider,
         runtime,
         host,
+        session,
     ):
-        session = await host.create_session(AgentConfig(policy=DEFER), session_id="s")
-        session.post("approve the trip")
-        with anyio.fail_after(5):
-            await session.wait_idle()
         (record,) = host.tokens.pending("s")
         clock.advance(60)
         assert host.tokens.pending("s") == []

@@ -1,5 +1,6 @@
 """What the machine tests share: the harness's call (one runtime call as the shell of the pure
-turn and board machine tests sees it, and its snapshot), the part of the world around a pure
+turn and board machine tests sees it, its snapshot, and the result of one the shell answers
+at once), the part of the world around a pure
 machine both harnesses play alike and what they check alike (``World``), and how a
 hypothesis state machine becomes a test."""
 
@@ -34,6 +35,7 @@ from agentos.turns import (
     SendRequest,
     SessionStatus,
     StopRequested,
+    ToolResultBlock,
 )
 
 
@@ -50,6 +52,11 @@ class Call:
     @property
     def final(self) -> bool:
         return self.status.is_final
+
+
+def answered(tool_use_id: str, content: str) -> ToolResultBlock:
+    """The result of a call the shell answers at once, without a runtime call."""
+    return {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
 
 
 def snapshot(call: Call) -> CallSnapshot:

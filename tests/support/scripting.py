@@ -1,6 +1,7 @@
 """What the sessions tests script a model with: rules on the request it is asked (``asks``,
-``has_results``), letting the runtime run until a condition holds (``until``), and a
-session told the same words twice (``said_twice``)."""
+``has_results``), letting the runtime run until a condition holds (``until``), a session
+told the same words twice (``said_twice``), and the configs many rooms share (``BOARD``,
+``DEFER``, ``APPROVE_DEFERRED``)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,26 @@ import anyio.lowlevel
 
 from agentos import (
     AgentConfig,
+    Disposition,
     ManualClock,
     ModelRequest,
     Provider,
     Runtime,
     Session,
     Tool,
+    ToolPolicy,
 )
 from agentos.testing import last_tool_results, last_user_text, settle
 from tests.support.backends import running
+
+BOARD = AgentConfig(context_view="board")
+"""A session that reads the board, not the transcript."""
+
+DEFER = ToolPolicy(rules={"approve": Disposition.DEFER})
+"""The approval tests' policy: an ``approve`` call waits for a person to complete it."""
+
+APPROVE_DEFERRED = AgentConfig(policy=DEFER)
+"""A transcript session whose ``approve`` calls wait for a person (``DEFER``)."""
 
 
 def asks(phrase: str) -> Callable[[ModelRequest], bool]:

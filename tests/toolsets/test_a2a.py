@@ -42,7 +42,6 @@ from agentos import (
 )
 from agentos.testing import last_user_text, text, tool_calls
 from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
-from tests.support import cli
 from tests.support.a2a_agents.babbler import TASK, Babble
 from tests.support.a2a_agents.babbler import app as babbler
 from tests.support.a2a_agents.librarian import FORM, Librarian, Requests, app
@@ -50,8 +49,6 @@ from tests.support.asgi import free_port, served
 from tests.support.task_host import killed_when_ready
 from tests.toolsets.conftest import WAIT, answering, outcome, serving
 from tests.ui.a2a.running import a2a_server
-
-env = cli.env  # the fixture, for an ``agentos a2a`` process: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 

@@ -40,7 +40,7 @@ from agentos.turns import (
     ToolResultBlock,
     TurnMachine,
 )
-from tests.support.machines import Call, World, machine_test, snapshot
+from tests.support.machines import Call, World, answered, machine_test, snapshot
 from tests.support.transcripts import transcript_problem
 
 DISPOSITIONS = {
@@ -118,11 +118,7 @@ class Turns(World):
         for use in action.uses:
             name, tool_use_id = use["name"], use["id"]
             if name == "get_tool_call_status":
-                answers[tool_use_id] = {
-                    "type": "tool_result",
-                    "tool_use_id": tool_use_id,
-                    "content": '{"calls": []}',
-                }
+                answers[tool_use_id] = answered(tool_use_id, '{"calls": []}')
                 continue
             disposition = DISPOSITIONS[name]
             status = CallStatus.PENDING

@@ -1,5 +1,6 @@
 """``agentos a2a`` as the tests run it: an agent file, the server in a process of its own,
-and the A2A SDK's client (``ClientFactory``, its JSON-RPC transport) connected to it."""
+the A2A SDK's client (``ClientFactory``, its JSON-RPC transport) connected to it, two hosts
+on one store, and what a task's stream says (``said``, ``state``, ``started``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,21 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
+import anyio
 import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
-from a2a.helpers import new_data_part, new_text_part
-from a2a.types.a2a_pb2 import Message, Part, Role, SendMessageRequest, StreamResponse
+from a2a.helpers import get_message_text, new_data_part, new_text_part
+from a2a.types.a2a_pb2 import (
+    Message,
+    Part,
+    Role,
+    SendMessageRequest,
+    StreamResponse,
+    TaskState,
+)
+from anyio.abc import SocketListener
 
+from tests.support.gate_tools import gate
 from tests.support.serving import serving
 
 
@@ -55,6 +66,48 @@ async def connected(
             yield client
 
 
+@asynccontextmanager
+async def a2a_client(
+    tmp_path: Path,
+    env: dict[str, str],
+    *,
+    streaming: bool = True,
+    options: Sequence[str] = (),
+    module: str = "tests.support.tools",
+    agent: str = "",
+) -> AsyncIterator[Client]:
+    """The SDK's client ``connected`` to an ``a2a_server`` of its own (given ``options``,
+    ``module`` and ``agent``), the two given a minute at most."""
+    with (
+        a2a_server(tmp_path, env, options=options, module=module, agent=agent) as (url, token),
+        anyio.fail_after(60),
+    ):
+        async with connected(url, token, streaming=streaming) as client:
+            yield client
+
+
+@asynccontextmanager
+async def two_hosts(
+    tmp_path: Path, env: dict[str, str], *, other_streams: bool = True
+) -> AsyncIterator[tuple[SocketListener, Client, Client]]:
+    """Two ``agentos a2a`` on one store and token, each with the tool held on the ``gate``
+    (listening first), a client of each: the first's runs the tasks, the other's
+    (``other_streams`` or not) is another host's; a minute at most."""
+    mine = ["--token", "mine"]
+    module = "tests.support.gate_tools"
+    async with gate(env) as listener:
+        with (
+            a2a_server(tmp_path, env, options=mine, module=module) as (url, token),
+            a2a_server(tmp_path, env, options=mine, module=module) as (there, _),
+            anyio.fail_after(60),
+        ):
+            async with (
+                connected(url, token) as runner,
+                connected(there, token, streaming=other_streams) as other,
+            ):
+                yield listener, runner, other
+
+
 def message(
     text: str | None = None,
     *,
@@ -81,3 +134,26 @@ def message(
 async def everything(stream: AsyncIterator[StreamResponse]) -> list[StreamResponse]:
     """Every event of a stream, to its end."""
     return [event async for event in stream]
+
+
+def said(event: StreamResponse) -> str:
+    """What a streamed status update's message says ("" for another event)."""
+    if not event.HasField("status_update"):
+        return ""
+    return get_message_text(event.status_update.status.message)
+
+
+def state(event: StreamResponse) -> TaskState:
+    """The task's state an event tells (its status update's, or the task's)."""
+    if event.HasField("task"):
+        return event.task.status.state
+    return event.status_update.status.state
+
+
+async def started(events: AsyncIterator[StreamResponse], line: str) -> str:
+    """Read a task's stream until a status message says ``line``: the task's id."""
+    task_id = (await anext(events)).task.id
+    async for event in events:
+        if line in said(event):
+            return task_id
+    raise AssertionError(f"the stream ended before saying {line}")

@@ -39,7 +39,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, last_tool_results, last_user_text, text, tool_calls
 from tests.ui.a2a.in_process import Served, served
-from tests.ui.a2a.running import everything, message
+from tests.ui.a2a.running import everything, message, said, state
 from tests.ui.cli.asking_tools import where
 
 pytestmark = pytest.mark.anyio
@@ -73,20 +73,6 @@ def model() -> ScriptedProvider:
         (said("both"), lambda request: tool_calls(("where", {}), ("puppet", {}))),
         (said("flood"), lambda request: tool_calls(*[("yes_or_no", {})] * FLOOD)),
     )
-
-
-def said(event: StreamResponse) -> str:
-    """What a streamed status update's message says ("" for another event)."""
-    if not event.HasField("status_update"):
-        return ""
-    return get_message_text(event.status_update.status.message)
-
-
-def state(event: StreamResponse) -> TaskState:
-    """The task's state an event tells (its status update's, or the task's)."""
-    if event.HasField("task"):
-        return event.task.status.state
-    return event.status_update.status.state
 
 
 @asynccontextmanager

@@ -13,8 +13,8 @@ from a2a.types.a2a_pb2 import GetTaskRequest, SubscribeToTaskRequest, TaskState
 
 from agentos import Answer, AnswerAction, Asked, ManualClock
 from tests.ui.a2a.in_process import served
-from tests.ui.a2a.running import everything, message
-from tests.ui.a2a.test_executor import ASKED, COMPLETED, model, said, state
+from tests.ui.a2a.running import everything, message, said, state
+from tests.ui.a2a.test_executor import ASKED, COMPLETED, model
 from tests.ui.cli.asking_tools import where
 
 pytestmark = pytest.mark.anyio

@@ -30,14 +30,16 @@ import agentos.a2a
 from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore, ToolContext, tool
 from agentos.stores import StoredA2aTask, a2a_tasks_of
 from agentos.testing import text, tool_calls
-from tests.support import cli
 from tests.support.asgi import free_port, served
-from tests.ui.a2a.running import a2a_server, connected, everything, message
-from tests.ui.a2a.test_server import said, started
-from tests.ui.mcp.test_tasks import gate
-
-env = cli.env  # the fixtures: offline, on a database of its own (on each backend)
-any_env = cli.any_env
+from tests.ui.a2a.running import (
+    a2a_client,
+    connected,
+    everything,
+    message,
+    said,
+    started,
+    two_hosts,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -45,7 +47,6 @@ FAILED = TaskState.TASK_STATE_FAILED
 ABANDONED = "the host that ran its turn stopped before the turn ended"
 MINE = ["--token", "mine"]
 SLOW = "tests.support.slow_tools"
-GATED = "tests.support.gate_tools"
 
 
 async def test_a_task_left_unfinished_reads_failed_while_its_session_runs_a_new_one(
@@ -53,32 +54,24 @@ async def test_a_task_left_unfinished_reads_failed_while_its_session_runs_a_new_
 ) -> None:
     env = any_env
     env["AGENTOS_TEST_MARK"] = str(tmp_path / "cancelled.txt")
-    with (
-        a2a_server(tmp_path, env, options=MINE, module=SLOW) as (url, token),
-        anyio.fail_after(60),
-    ):
-        async with connected(url, token) as client:
-            events = client.send_message(message("go"))
-            left = await started(events, '{"step": 2}')
-            context_id = (await client.get_task(GetTaskRequest(id=left))).context_id
-    with (
-        a2a_server(tmp_path, env, options=MINE, module=SLOW) as (url, token),
-        anyio.fail_after(60),
-    ):
-        async with connected(url, token) as client:
-            events = client.send_message(message("go", context_id=context_id))
-            running = await started(events, '{"step": 2}')  # the session is live here again
-            fetched = await client.get_task(GetTaskRequest(id=left))
-            assert fetched.status.state == FAILED
-            assert get_message_text(fetched.status.message) == ABANDONED
-            with pytest.raises(TaskNotCancelableError) as refused:
-                await client.cancel_task(CancelTaskRequest(id=left))
-            assert "another host" not in str(refused.value)
-            (final,) = await everything(client.subscribe(SubscribeToTaskRequest(id=left)))
-            assert final.task.status.state == FAILED
-            listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
-            states = {task.id: task.status.state for task in listed.tasks}
-            assert states == {running: TaskState.TASK_STATE_WORKING, left: FAILED}
+    async with a2a_client(tmp_path, env, options=MINE, module=SLOW) as client:
+        events = client.send_message(message("go"))
+        left = await started(events, '{"step": 2}')
+        context_id = (await client.get_task(GetTaskRequest(id=left))).context_id
+    async with a2a_client(tmp_path, env, options=MINE, module=SLOW) as client:
+        events = client.send_message(message("go", context_id=context_id))
+        running = await started(events, '{"step": 2}')  # the session is live here again
+        fetched = await client.get_task(GetTaskRequest(id=left))
+        assert fetched.status.state == FAILED
+        assert get_message_text(fetched.status.message) == ABANDONED
+        with pytest.raises(TaskNotCancelableError) as refused:
+            await client.cancel_task(CancelTaskRequest(id=left))
+        assert "another host" not in str(refused.value)
+        (final,) = await everything(client.subscribe(SubscribeToTaskRequest(id=left)))
+        assert final.task.status.state == FAILED
+        listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
+        states = {task.id: task.status.state for task in listed.tasks}
+        assert states == {running: TaskState.TASK_STATE_WORKING, left: FAILED}
 
 
 async def test_a_message_for_a_session_another_live_host_runs_is_refused_naming_it(
@@ -90,38 +83,29 @@ async def test_a_message_for_a_session_another_live_host_runs_is_refused_naming_
         + r"\d+"
         + re.escape(f" on {socket.gethostname()})")
     )
-    async with gate(env) as listener:
-        with (
-            a2a_server(tmp_path, env, options=MINE, module=GATED) as (url, token),
-            a2a_server(tmp_path, env, options=MINE, module=GATED) as (there, _),
-            anyio.fail_after(60),
-        ):
-            async with (
-                connected(url, token) as runner,
-                connected(there, token, streaming=False) as other,
-            ):
-                events = runner.send_message(message("who is free?"))
-                task = (await anext(events)).task
-                async with await listener.accept() as held:
-                    async for event in events:
-                        if "progressed" in said(event):
-                            break
-                    new = message("and Joe?", context_id=task.context_id)
-                    with pytest.raises(UnsupportedOperationError, match=runs_there):
-                        await everything(other.send_message(new))
-                    on_it = message("Joe", task_id=task.id, context_id=task.context_id)
-                    with pytest.raises(UnsupportedOperationError, match=runs_there):
-                        await everything(other.send_message(on_it))
-                    with pytest.raises(TaskNotCancelableError, match=runs_there):
-                        await other.cancel_task(CancelTaskRequest(id=task.id))
-                    seen = await other.get_task(GetTaskRequest(id=task.id))
-                    assert seen.status.state == TaskState.TASK_STATE_WORKING  # was: failed
-                    await held.send(b"go")  # the turn was not disturbed: it ends here
-                    rest = await everything(events)
-                assert rest[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
-                assert said(rest[-1]) == "held: Jane is free"
-                listed = await other.list_tasks(ListTasksRequest(context_id=task.context_id))
-                assert [t.id for t in listed.tasks] == [task.id]  # no task of the refused
+    async with two_hosts(tmp_path, env, other_streams=False) as (listener, runner, other):
+        events = runner.send_message(message("who is free?"))
+        task = (await anext(events)).task
+        async with await listener.accept() as held:
+            async for event in events:
+                if "progressed" in said(event):
+                    break
+            new = message("and Joe?", context_id=task.context_id)
+            with pytest.raises(UnsupportedOperationError, match=runs_there):
+                await everything(other.send_message(new))
+            on_it = message("Joe", task_id=task.id, context_id=task.context_id)
+            with pytest.raises(UnsupportedOperationError, match=runs_there):
+                await everything(other.send_message(on_it))
+            with pytest.raises(TaskNotCancelableError, match=runs_there):
+                await other.cancel_task(CancelTaskRequest(id=task.id))
+            seen = await other.get_task(GetTaskRequest(id=task.id))
+            assert seen.status.state == TaskState.TASK_STATE_WORKING  # was: failed
+            await held.send(b"go")  # the turn was not disturbed: it ends here
+            rest = await everything(events)
+        assert rest[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+        assert said(rest[-1]) == "held: Jane is free"
+        listed = await other.list_tasks(ListTasksRequest(context_id=task.context_id))
+        assert [t.id for t in listed.tasks] == [task.id]  # no task of the refused
 
 
 async def test_a_tasks_first_row_is_written_while_its_host_holds_the_session(

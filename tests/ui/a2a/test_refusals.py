@@ -17,8 +17,6 @@ from tests.support.backends import echo
 from tests.support.serving import serving
 from tests.ui.a2a.running import a2a_server, agent_file, connected, everything, message
 
-env = cli.env  # the fixture: offline, on a database of its own
-
 
 def test_no_token_is_refused_off_loopback_and_beside_a_token(env: dict[str, str]) -> None:
     off_loopback = cli.agentos(env, "a2a", "--host", "0.0.0.0", "--no-token")

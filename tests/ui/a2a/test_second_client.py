@@ -11,11 +11,8 @@ import anyio
 import pytest
 from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, ListTasksRequest, TaskState
 
-from tests.support import cli
 from tests.support.adk import adk_client
 from tests.ui.a2a.running import a2a_server, connected
-
-env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 

@@ -23,12 +23,11 @@ from mcp.client.session import ClientRequestContext, ElicitationFnT
 from mcp.shared.dispatcher import ProgressFnT
 
 from tests.support import cli
+from tests.support.gate_tools import gate
 from tests.ui.cli.asking_tools import FORM
 from tests.ui.mcp.running import connected, http_server, structured
 from tests.ui.mcp.test_protocol import removed_in_2026
-from tests.ui.mcp.test_tasks import as_task, gate, get, result, session_of, until
-
-env = cli.env  # the fixture: offline, on a database of its own
+from tests.ui.mcp.test_tasks import as_task, get, result, session_of, until
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,6 @@ import pytest
 from tests.support import cli
 from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
 
-env = cli.env  # the fixture: offline, on a database of its own
-
 pytestmark = pytest.mark.anyio
 
 

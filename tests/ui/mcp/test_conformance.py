@@ -17,11 +17,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.support import cli
 from tests.support.node import node_program
 from tests.ui.mcp.running import http_server
-
-env = cli.env  # the fixture: offline, on a database of its own
 
 APPLIES = (
     "server-initialize",

@@ -18,10 +18,7 @@ import pytest
 from mcp import MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from tests.support import cli
 from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
-
-env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 

@@ -16,10 +16,8 @@ import httpx2
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.support import ROOT, cli
+from tests.support import ROOT
 from tests.ui.mcp.running import agent_file, connected, http_server, structured
-
-env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 

@@ -9,8 +9,7 @@ out raw) and through agentos's own MCP client.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,15 +18,12 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from anyio.abc import SocketListener
 from mcp import ClientSession, MCPError
 
 from agentos import CallStatus, McpServer, ProgressKind, Runtime
 from tests.support import cli
-from tests.support.gate_tools import PORT
+from tests.support.gate_tools import gate
 from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
-
-env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 
@@ -81,16 +77,6 @@ def session_of(task: types.Task) -> str:
     """The session a task's turn runs in, from its first status message."""
     assert task.status_message is not None and task.status_message.endswith(": posted")
     return task.status_message.split()[1].rstrip(":")
-
-
-@asynccontextmanager
-async def gate(env: dict[str, str]) -> AsyncIterator[SocketListener]:
-    """Where ``held`` (tests/support/gate_tools.py) waits; ``env`` is given its port."""
-    async with await anyio.create_tcp_listener(local_host="127.0.0.1") as listeners:
-        (listener,) = listeners.listeners
-        assert isinstance(listener, SocketListener)
-        env[PORT] = str(listener.extra(anyio.abc.SocketAttribute.local_port))
-        yield listener
 
 
 async def test_a_task_answers_at_once_and_another_connection_collects_its_answer(

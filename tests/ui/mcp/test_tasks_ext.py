@@ -34,13 +34,10 @@ from agentos import (
     McpServer,
     Runtime,
 )
-from tests.support import cli
 from tests.toolsets.test_mcp_tasks_ext import statuses
 from tests.ui.cli.asking_tools import FORM
 from tests.ui.mcp.running import connected, http_server, structured
 from tests.ui.mcp.test_tasks import as_task, listed
-
-env = cli.env  # the fixture: offline, on a database of its own
 
 pytestmark = pytest.mark.anyio
 
