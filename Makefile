@@ -75,12 +75,10 @@ lint: $(FULL) $(NODE)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# One process: on two pytest-xdist workers (-n 2 --dist loadgroup) the suite takes ~800 s
-# instead of ~1,000, but the Ray start test's [kept] case then hangs (its call neither fails
-# nor ends in 60 s), even with no other Ray cluster on the machine; until that is
-# understood the suite runs serially.
+# Two pytest-xdist workers; the tests that start Ray share one (their xdist_group), and
+# each Ray a test starts is a cluster of its own (RAY_ADDRESS=local, tests/conftest.py).
 test: lint $(ADK) $(FASTMCP_TASKS) $(FASTMCP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 --dist loadgroup
 
 bench: $(FULL) $(NODE)
 	$(BIN)/python -m benchmarks

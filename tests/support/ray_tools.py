@@ -68,7 +68,8 @@ def gcs_servers() -> list[int]:
 def no_cluster_running(within: float = 60.0) -> None:
     """Waits until no Ray cluster runs on this machine: an earlier test's can take a while to
     end on a loaded machine. Skips the test if one still runs then (fails it under
-    ``CI=true``): someone else's cluster, which ``RAY_ADDRESS=auto`` would find."""
+    ``CI=true``): someone else's cluster, which ``RAY_ADDRESS=auto`` would find. Then Ray
+    forgets the clusters it found in this process before, so auto looks again."""
     deadline = time.monotonic() + within
     while left := gcs_servers():
         if time.monotonic() > deadline:
@@ -77,6 +78,9 @@ def no_cluster_running(within: float = 60.0) -> None:
                 pytest.fail(f"CI must run this test alone: {reason}", pytrace=False)
             pytest.skip(reason)
         time.sleep(0.1)
+    from ray._private.services import find_gcs_addresses
+
+    find_gcs_addresses.cache_clear()  # type: ignore[attr-defined]  # an lru_cache
 
 
 def written_within(path: Path, seconds: float) -> bool:
