@@ -184,7 +184,10 @@ def _unanswered_address() -> str:
     refused = _refused(address) if address is not None else ""
     if not refused:
         return ""
-    if os.environ.get("RAY_ADDRESS"):
+    named = os.environ.get("RAY_ADDRESS")
+    if named == "auto":
+        source = "the cluster RAY_ADDRESS=auto found on this machine (a raylet of it still runs)"
+    elif named:
         source = "the address RAY_ADDRESS names"
     else:
         source = (

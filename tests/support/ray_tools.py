@@ -50,37 +50,28 @@ def start_local_cluster(ray: ModuleType) -> None:
     )
 
 
-def gcs_servers() -> list[int]:
-    """The process ids of the Ray clusters running on this machine (their GCS servers): what
-    ``RAY_ADDRESS=auto`` connects to when no cluster is recorded in Ray's temporary folder."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                program = (entry / "cmdline").read_bytes().split(b"\0", 1)[0]
-            except OSError:
-                continue  # it ended meanwhile
-            if program.endswith(b"/gcs_server"):
-                found.append(int(entry.name))
-    return found
+def clusters_found() -> frozenset[str]:
+    """The addresses ``RAY_ADDRESS=auto`` would find on this machine now: Ray reads them off
+    its raylets' command lines (a raylet can outlive its cluster's GCS for a while), and
+    keeps what it found in this process, which is forgotten first."""
+    from ray._private.services import find_gcs_addresses
+
+    find_gcs_addresses.cache_clear()  # type: ignore[attr-defined]  # an lru_cache
+    return frozenset(find_gcs_addresses())  # type: ignore[no-untyped-call]
 
 
 def no_cluster_running(within: float = 60.0) -> None:
-    """Waits until no Ray cluster runs on this machine: an earlier test's can take a while to
-    end on a loaded machine. Skips the test if one still runs then (fails it under
-    ``CI=true``): someone else's cluster, which ``RAY_ADDRESS=auto`` would find. Then Ray
-    forgets the clusters it found in this process before, so auto looks again."""
+    """Waits until ``RAY_ADDRESS=auto`` finds no cluster on this machine: an earlier test's
+    can take a while to end on a loaded machine. Skips the test if one is still found then
+    (fails it under ``CI=true``): someone else's cluster."""
     deadline = time.monotonic() + within
-    while left := gcs_servers():
+    while left := clusters_found():
         if time.monotonic() > deadline:
-            reason = f"a Ray cluster runs on this machine (gcs_server {left}), which auto finds"
+            reason = f"a Ray cluster runs on this machine ({', '.join(sorted(left))})"
             if os.environ.get("CI") == "true":
                 pytest.fail(f"CI must run this test alone: {reason}", pytrace=False)
             pytest.skip(reason)
         time.sleep(0.1)
-    from ray._private.services import find_gcs_addresses
-
-    find_gcs_addresses.cache_clear()  # type: ignore[attr-defined]  # an lru_cache
 
 
 def written_within(path: Path, seconds: float) -> bool:
