@@ -22,9 +22,10 @@ class SessionChanges:
     def __init__(self, session_id: str) -> None:
         self._session_id = session_id
         self._changed: asyncio.Event | None = None
-        self._until: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
-        """``until``'s waiters: what each waits to hold, and the future that wakes it."""
-        self._callbacks: list[Callable[[], object]] = []
+        self._until: list[tuple[Callable[[], bool], asyncio.Future[None]]] | None = None
+        """``until``'s waiters: what each waits to hold, and the future that wakes it (None
+        while nobody waits: most sessions, most of the time)."""
+        self._callbacks: list[Callable[[], object]] | None = None
 
     async def next_change(self) -> None:
         """Until the next change is reported."""
@@ -37,19 +38,27 @@ class SessionChanges:
         if holds():
             return
         waiter = (holds, asyncio.get_running_loop().create_future())
-        self._until.append(waiter)
+        if self._until is None:
+            self._until = []
+        waiting = self._until
+        waiting.append(waiter)
         try:
             await waiter[1]
         finally:
-            self._until.remove(waiter)  # only its own waiter takes it out
+            waiting.remove(waiter)  # only its own waiter takes it out
+            if not waiting and self._until is waiting:
+                self._until = None
 
     def listen(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` after each change; returns what stops it."""
-        self._callbacks.append(callback)
+        if self._callbacks is None:
+            self._callbacks = []
+        callbacks = self._callbacks
+        callbacks.append(callback)
 
         def stop() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
+            if callback in callbacks:
+                callbacks.remove(callback)
 
         return stop
 
@@ -58,9 +67,12 @@ class SessionChanges:
         if self._changed is not None:
             self._changed.set()
             self._changed = None
-        for holds, future in self._until:
-            if not future.done() and holds():
-                future.set_result(None)
+        if self._until is not None:
+            for holds, future in self._until:
+                if not future.done() and holds():
+                    future.set_result(None)
+        if self._callbacks is None:
+            return
         for callback in list(self._callbacks):
             try:
                 callback()

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
 from dataclasses import replace
-from typing import cast
+from typing import Protocol, cast
 
 import anyio
 
@@ -28,6 +27,17 @@ from agentos._sessions.usage import Usage
 from agentos._turns.agent_config import AgentConfig
 
 
+class Asker(Protocol):
+    """The session a ``ModelCall`` asks for (its task): one object, where two callbacks
+    were two bound methods every session kept."""
+
+    def record_error(self, kind: str, message: str) -> None:
+        """Record what went wrong (a failed request: ``kind``, ``message``)."""
+
+    def streamed(self, partial: PartialReply) -> None:
+        """The reply as it forms, from a provider that streams."""
+
+
 class ModelCall:
     """How one session asks its model: one request at a time, each in its own scope."""
 
@@ -36,15 +46,12 @@ class ModelCall:
         config: AgentConfig,
         provider: Provider,
         usage: Usage,
-        *,
-        record_error: Callable[[str, str], None],
-        streamed: Callable[[PartialReply], None],
+        owner: Asker,
         spans: SessionSpans | None = None,
     ) -> None:
-        """``record_error``: the session's record of what went wrong (kind, message);
-        ``streamed``: told the reply as it forms."""
+        """``owner``: who records what went wrong and is told the reply as it forms."""
         self._config, self._provider, self._usage = config, provider, usage
-        self._record_error, self._streamed = record_error, streamed
+        self._owner = owner
         self._spans = spans
         self._streams: bool | None = None
         """Whether the provider streams, found at the first request."""
@@ -80,7 +87,7 @@ class ModelCall:
             if scope.cancelled_caught and not self._cut:
                 failure = self._timed_out()
             if failure is not None:
-                self._record_error(failure.kind, failure.message)
+                self._owner.record_error(failure.kind, failure.message)
         finally:  # however it ends (a cancel from outside too), its span ends
             if span is not None and spans is not None:
                 spans.answered(span, response, failure)
@@ -96,7 +103,7 @@ class ModelCall:
                 self._streams = isinstance(self._provider, StreamingProvider)
             if self._streams:
                 provider = cast(StreamingProvider, self._provider)
-                response = await provider.stream(request, self._streamed)
+                response = await provider.stream(request, self._owner.streamed)
             else:
                 response = await self._provider.complete(request)
         except TimeoutError:

@@ -101,8 +101,7 @@ class SessionTask:
             config,
             provider,
             usage,
-            record_error=self._record_error,
-            streamed=self._streamed,
+            owner=self,
             spans=spans,
         )
         self._changes = changes
@@ -152,7 +151,7 @@ class SessionTask:
         if self._writer.store is None:
             return
         self._writer.store = None
-        self._record_error("store", reason)
+        self.record_error("store", reason)
         self.feed(StopRequested(cancel_calls=False))  # from the session's own task
 
     # ------------------------------------------------------------------ the task
@@ -302,7 +301,7 @@ class SessionTask:
 
     def _crashed(self, error: Exception) -> None:
         """Record the bug; what is left to do is what the crash asks."""
-        self._record_error("session_crashed", f"{type(error).__name__}: {error}")
+        self.record_error("session_crashed", f"{type(error).__name__}: {error}")
         self._todo.clear()
         self._todo.extend(self._machine.handle(Crashed(str(error))))
 
@@ -386,7 +385,8 @@ class SessionTask:
         """Cut the model request in flight, if any (its reply would end the turn unheard)."""
         self._model.stop()
 
-    def _streamed(self, partial: PartialReply) -> None:
+    def streamed(self, partial: PartialReply) -> None:
+        """The model's reply as it forms (``ModelCall``'s ``Asker``)."""
         self.streaming = partial
         self._reported_change()
 
@@ -399,11 +399,12 @@ class SessionTask:
         except SessionConflictError as error:
             self.disown(str(error))
         except StoreError as error:  # kept in memory; the next commit tries again
-            self._record_error("store", str(error))
+            self.record_error("store", str(error))
 
     # ------------------------------------------------------------------ plumbing
 
-    def _record_error(self, kind: str, message: str) -> None:
+    def record_error(self, kind: str, message: str) -> None:
+        """Append to the session's ``errors`` (also ``ModelCall``'s ``Asker``)."""
         turn = self._machine.view.requests
         self.errors.append(ErrorRecord(kind, message, at=time.time(), turn=turn))
 
