@@ -15,24 +15,32 @@ each time it is read (changing it changes nothing kept), and the newest one as i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain, islice
+from itertools import chain
 from typing import overload
 
 from agentos._model.messages import Message
 from components import Packed, pack, unpack
 
+CHUNK = 32
+"""Packed messages kept in one tuple once they are all settled."""
+
 
 class _Messages(Sequence[Message]):
-    """Messages built from what ``_at`` (one) and ``_stretch`` (a slice) give as kept: by
-    index, by slice (a list), or in order."""
+    """Messages kept as ``_chunks`` of ``CHUNK`` each, then a ``_tail`` of the newest: built
+    from what is kept by index, by slice (a list), or in order."""
 
     __slots__ = ()
+    _chunks: Sequence[tuple[Packed, ...]]
+    _tail: Sequence[Packed]
 
-    def _at(self, index: int) -> Packed:
-        raise NotImplementedError
+    def __len__(self) -> int:
+        return len(self._chunks) * CHUNK + len(self._tail)
 
-    def _stretch(self, index: slice) -> Sequence[Packed]:
-        raise NotImplementedError
+    def __iter__(self) -> Iterator[Message]:
+        return map(unpack, chain(chain.from_iterable(self._chunks), self._tail))
+
+    def __reversed__(self) -> Iterator[Message]:
+        return map(unpack, reversed([*chain.from_iterable(self._chunks), *self._tail]))
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -40,38 +48,53 @@ class _Messages(Sequence[Message]):
     def __getitem__(self, index: slice) -> list[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
         if isinstance(index, slice):
-            return [unpack(packed) for packed in self._stretch(index)]
+            return [unpack(packed) for packed in self._kept()[index]]
         message: Message = unpack(self._at(index))
         return message
+
+    def _kept(self) -> list[Packed]:
+        return [*chain.from_iterable(self._chunks), *self._tail]
+
+    def _at(self, index: int) -> Packed:
+        """The message at ``index`` as kept (``IndexError`` past either end)."""
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError("message index out of range")
+        settled = len(self._chunks) * CHUNK
+        if index >= settled:
+            return self._tail[index - settled]
+        return self._chunks[index // CHUNK][index % CHUNK]
 
 
 class PackedMessages(_Messages):
     """An unchanging stretch of a history, each message built when it is read; equal to
-    any list or tuple of the same messages, and shown as a list."""
+    any list or tuple of the same messages, and shown as a list. Its chunks are the
+    history's own (tuples): taking one copies a tuple per ``CHUNK`` messages, not a
+    reference per message of the whole history at every request."""
 
-    __slots__ = ("_packed",)
+    __slots__ = ("_chunks", "_tail")
 
     def __init__(self, packed: Iterable[Packed] = ()) -> None:
-        self._packed = tuple(packed)
+        flat = tuple(packed)
+        cut = len(flat) // CHUNK * CHUNK
+        self._chunks: tuple[tuple[Packed, ...], ...] = tuple(
+            flat[start : start + CHUNK] for start in range(0, cut, CHUNK)
+        )
+        self._tail: tuple[Packed, ...] = flat[cut:]
 
-    def __len__(self) -> int:
-        return len(self._packed)
-
-    def __iter__(self) -> Iterator[Message]:
-        return map(unpack, self._packed)
-
-    def _at(self, index: int) -> Packed:
-        return self._packed[index]
-
-    def _stretch(self, index: slice) -> Sequence[Packed]:
-        return self._packed[index]
-
-    def __reversed__(self) -> Iterator[Message]:
-        return map(unpack, reversed(self._packed))
+    @classmethod
+    def _of(
+        cls, chunks: tuple[tuple[Packed, ...], ...], tail: tuple[Packed, ...]
+    ) -> PackedMessages:
+        made = cls.__new__(cls)
+        made._chunks, made._tail = chunks, tail
+        return made
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PackedMessages):
-            return self._packed == other._packed or list(self) == list(other)
+            return self._kept() == other._kept() or list(self) == list(other)
         if isinstance(other, list | tuple):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
@@ -80,10 +103,6 @@ class PackedMessages(_Messages):
 
     def __repr__(self) -> str:
         return repr(list(self))
-
-
-CHUNK = 32
-"""Packed messages a ``MessageLog`` keeps in one tuple once they are all settled."""
 
 
 class MessageLog(_Messages):
@@ -109,27 +128,6 @@ class MessageLog(_Messages):
         self._said: list[tuple[str, str]] = []
         """``said_upto``'s answer for the first packed messages, once asked: they never
         change, so a title or the replies read again build only the newest."""
-
-    def __len__(self) -> int:
-        return len(self._chunks) * CHUNK + len(self._tail)
-
-    def __iter__(self) -> Iterator[Message]:
-        return map(unpack, chain(chain.from_iterable(self._chunks), self._tail))
-
-    def _stretch(self, index: slice) -> Sequence[Packed]:
-        return [*chain.from_iterable(self._chunks), *self._tail][index]
-
-    def _at(self, index: int) -> Packed:
-        """The message at ``index`` as kept (``IndexError`` past either end)."""
-        size = len(self)
-        if index < 0:
-            index += size
-        if not 0 <= index < size:
-            raise IndexError("message index out of range")
-        settled = len(self._chunks) * CHUNK
-        if index >= settled:
-            return self._tail[index - settled]
-        return self._chunks[index // CHUNK][index % CHUNK]
 
     def said_upto(self, count: int, said: Callable[[Message], str]) -> list[tuple[str, str]]:
         """Each of the first ``count`` messages' role and ``said(message)`` (always the same
@@ -159,4 +157,8 @@ class MessageLog(_Messages):
 
     def upto(self, count: int) -> PackedMessages:
         """The first ``count`` messages, unchanged by what is appended or replaced later."""
-        return PackedMessages(islice(chain(chain.from_iterable(self._chunks), self._tail), count))
+        full, rest = divmod(count, CHUNK)
+        chunks = self._chunks
+        if full < len(chunks):
+            return PackedMessages._of(tuple(chunks[:full]), chunks[full][:rest])
+        return PackedMessages._of(tuple(chunks), tuple(self._tail[: count - len(chunks) * CHUNK]))
