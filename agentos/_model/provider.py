@@ -104,6 +104,12 @@ class StreamingProvider(Provider, Protocol):
     async def stream(self, request: ModelRequest, listener: ReplyListener) -> ModelResponse: ...
 
 
+def streams(provider: Provider) -> bool:
+    """Whether ``provider`` is a ``StreamingProvider``: what the protocol's ``isinstance``
+    looks for (its members), without its ~30 µs, which a sub-agent's session paid once."""
+    return all(hasattr(provider, member) for member in ("name", "complete", "stream"))
+
+
 def text(value: str) -> ModelResponse:
     """A response that only says ``value`` and ends the turn."""
     return ModelResponse([{"type": "text", "text": value}], "end_turn")

@@ -21,6 +21,7 @@ from agentos._model.provider import (
     PartialReply,
     Provider,
     StreamingProvider,
+    streams,
 )
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.usage import Usage
@@ -99,8 +100,8 @@ class ModelCall:
         self._usage.check_budget()
         self._usage.requests += 1
         try:
-            if self._streams is None:  # a protocol check costs 30 us
-                self._streams = isinstance(self._provider, StreamingProvider)
+            if self._streams is None:
+                self._streams = streams(self._provider)
             if self._streams:
                 provider = cast(StreamingProvider, self._provider)
                 response = await provider.stream(request, self._owner.streamed)
