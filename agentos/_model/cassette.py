@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio.lowlevel
 
@@ -41,6 +41,7 @@ from agentos._model.provider import (
     ReplyListener,
     StreamingProvider,
     close_provider,
+    streams,
 )
 
 T = TypeVar("T")
@@ -294,7 +295,7 @@ class RecordingProvider:
         return response
 
     async def stream(self, request: ModelRequest, listener: ReplyListener) -> ModelResponse:
-        if not isinstance(self.inner, StreamingProvider):
+        if not streams(self.inner):
             return await self.complete(request)
         partials: list[tuple[str, list[Block]]] = []
 
@@ -302,7 +303,7 @@ class RecordingProvider:
             partials.append((partial.text, [dict(use) for use in partial.tool_uses]))
             listener(partial)
 
-        response = await self.inner.stream(request, heard)
+        response = await cast(StreamingProvider, self.inner).stream(request, heard)
         self._keep(request, response, partials)
         return response
 
