@@ -188,7 +188,7 @@ def _unanswered_address() -> str:
     if named == "auto":
         source = "the cluster RAY_ADDRESS=auto found on this machine (a raylet of it still runs)"
     elif named:
-        source = "the address RAY_ADDRESS names"
+        source = "the address RAY_ADDRESS names" + (f" ({named})" if named != address else "")
     else:
         source = (
             f"the cluster Ray recorded as last started here ({get_ray_address_file(None)}):"

@@ -50,7 +50,7 @@ async def test_rays_own_reason_fails_the_call_and_the_warning_filters_stay(
 
 
 WHERE = {
-    "RAY_ADDRESS": "the address RAY_ADDRESS names",
+    "RAY_ADDRESS": "the address RAY_ADDRESS names ({dead})",
     "ray_current_cluster": "({record}): start it again, or remove that file",
     "auto": "the cluster RAY_ADDRESS=auto found on this machine",
 }
@@ -110,6 +110,6 @@ async def test_a_cluster_that_does_not_answer_fails_the_call_at_once(
     assert done.status is CallStatus.FAILED and done.error is not None
     port = dead.rpartition(":")[2]
     assert f":{port} (Connection refused)" in done.error.message, done.error.message
-    where = WHERE[named_by].format(record=tmp_path / "ray" / "ray_current_cluster")
+    where = WHERE[named_by].format(dead=dead, record=tmp_path / "ray" / "ray_current_cluster")
     assert where in done.error.message, done.error.message
     assert not ray.is_initialized()
