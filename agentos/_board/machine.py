@@ -45,13 +45,13 @@ from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
 from agentos._turns.decorations import Decorations
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
+from agentos._turns.machine import DrawnAfterEvents, MachineView, Waiting
 from agentos._turns.transcript import unique_tool_use_ids
 from agentos._turns.turn_status import TurnStatus
 from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews, SessionStatus
 
 
-class BoardMachine:
+class BoardMachine(DrawnAfterEvents):
     """One board session's turns, moved only by ``handle``."""
 
     own_tools: tuple[dict[str, object], ...] = (NEW_THREAD_DEFINITION,)
@@ -164,15 +164,7 @@ class BoardMachine:
         self.view = self._drawn_view()
         return [Waiting(use, name, self.ledger.runtime_id_of(use)) for use, name in restored]
 
-    # ------------------------------------------------------------------ the one entry point
-
-    def handle(self, event: ev.Event) -> list[ev.Action]:
-        """Apply one event; return what the shell must do, in order (``view`` drawn again,
-        unless the event changes nothing it shows)."""
-        actions = self._apply(event)  # a refusal changes nothing; a bug is told as Crashed
-        if not isinstance(event, VIEW_KEPT):
-            self.view = self._drawn_view()
-        return actions
+    # ------------------------------------------------------------------ one event (``handle``)
 
     def _apply(self, event: ev.Event) -> list[ev.Action]:
         if self.turn.ended:

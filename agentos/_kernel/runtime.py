@@ -219,16 +219,8 @@ class Runtime(anyio.AsyncContextManagerMixin):
         session for callers that hold several conversations in one: a provider id
         then resolves only inside its own (sessions of a ``Host`` leave it unset).
         """
-        return self._submission.submit(
-            tool_name,
-            tool_input,
-            session_id=session_id,
-            provider_call_id=provider_call_id,
-            conversation_id=conversation_id,
-            turn_id=turn_id,
-            parent_call_id=parent_call_id,
-            options=options,
-        )
+        ids = (session_id, provider_call_id, conversation_id, turn_id, parent_call_id)
+        return self._submission.submit(tool_name, tool_input, *ids, options)
 
     def record_cached(
         self,

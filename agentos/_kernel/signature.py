@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -24,27 +25,18 @@ _SECTION = re.compile(r"^(?:Args|Arguments|Parameters):\s*$")
 _ENTRY = re.compile(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
 
 
+@dataclass(frozen=True, slots=True)
 class Spread:
     """Calls a function of plain parameters with a validated input model's fields (and the
     call's context by the name it takes it under). Module-level, so it pickles."""
 
-    __slots__ = ("context", "fn", "names", "positional", "whole")
-
-    def __init__(
-        self,
-        fn: Any,
-        names: tuple[str, ...],
-        positional: tuple[str, ...],
-        context: str | None,
-        whole: str | None = None,
-    ) -> None:
-        self.fn = fn
-        self.names = names
-        self.positional = positional
-        self.context = context
-        self.whole = whole
-        """The parameter that takes the validated model itself (a model tool whose context
-        is not its second positional parameter)."""
+    fn: Any
+    names: tuple[str, ...]
+    positional: tuple[str, ...]
+    context: str | None
+    whole: str | None = None
+    """The parameter that takes the validated model itself (a model tool whose context
+    is not its second positional parameter)."""
 
     def __call__(self, args: BaseModel, ctx: object = None) -> Any:
         given: dict[str, object]

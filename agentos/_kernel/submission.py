@@ -49,7 +49,6 @@ class CallSubmission:
         self,
         tool_name: str,
         tool_input: Mapping[str, Any] | str | None,
-        *,
         session_id: str,
         provider_call_id: str | None,
         conversation_id: str | None,

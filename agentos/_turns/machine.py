@@ -9,6 +9,7 @@ and are stored and restored the same way (``StoredTurn``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
@@ -92,6 +93,26 @@ class Waiting:
     tool_name: str
     call_id: CallId | None
     """The runtime's id, if the stored session names one."""
+
+
+class DrawnAfterEvents(ABC):
+    """The entry point both machines share: an event applied, the view drawn again unless
+    the event changes nothing it shows (``VIEW_KEPT``)."""
+
+    view: MachineView
+
+    def handle(self, event: Event) -> list[Action]:
+        """Apply one event; return what the shell must do, in order."""
+        actions = self._apply(event)  # a refusal changes nothing; a bug is told as Crashed
+        if not isinstance(event, VIEW_KEPT):
+            self.view = self._drawn_view()
+        return actions
+
+    @abstractmethod
+    def _apply(self, event: Event) -> list[Action]: ...
+
+    @abstractmethod
+    def _drawn_view(self) -> MachineView: ...
 
 
 class Machine(Protocol):

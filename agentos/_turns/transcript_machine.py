@@ -29,7 +29,7 @@ from agentos._turns.call_options import NO_FACTS, ToolFacts
 from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
 from agentos._turns.history import waiting_calls
-from agentos._turns.machine import VIEW_KEPT, MachineView, Waiting
+from agentos._turns.machine import DrawnAfterEvents, MachineView, Waiting
 from agentos._turns.packed import MessageLog
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
@@ -47,7 +47,7 @@ from agentos._turns.turn_status import TurnStatus
 from components import CallId, CallSnapshot, SessionStatus
 
 
-class TurnMachine:
+class TurnMachine(DrawnAfterEvents):
     """The state of one conversation's turns, moved only by ``handle``."""
 
     own_tools: tuple[dict[str, object], ...] = ()
@@ -178,15 +178,7 @@ class TurnMachine:
         known = self.ledger.history.find_call(self.session_id, tool_use_id)
         return None if known is None or known.internal_id is None else CallId(known.internal_id)
 
-    # ------------------------------------------------------------------ the one entry point
-
-    def handle(self, event: ev.Event) -> list[ev.Action]:
-        """Apply one event; return what the shell must do, in order (``view`` drawn again,
-        unless the event changes nothing it shows)."""
-        actions = self._apply(event)  # a refusal changes nothing; a bug is told as Crashed
-        if not isinstance(event, VIEW_KEPT):
-            self.view = self._drawn_view()
-        return actions
+    # ------------------------------------------------------------------ one event (``handle``)
 
     def _apply(self, event: ev.Event) -> list[ev.Action]:
         if self.turn.ended:
