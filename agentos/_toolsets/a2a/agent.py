@@ -10,7 +10,6 @@ whose mirror names its task goes on with it (``resume_task``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -25,8 +24,8 @@ from agentos._kernel.toolsets import ToolRegistry
 from agentos._toolsets.a2a.call import call_agent
 from agentos._toolsets.a2a.task import Remote
 from agentos._toolsets.mcp.transport import expanded, leaf_error
+from agentos._toolsets.remote import RemoteToolset
 from agentos._turns.a2a_config import A2aAgentConfig
-from agentos._turns.mcp_config import check_names
 from components import Json
 
 INPUT_SCHEMA: dict[str, Any] = {
@@ -55,21 +54,17 @@ BINDINGS = ("JSONRPC", "HTTP+JSON")
 """The card's transports agentos speaks (the SDK's, over HTTP; gRPC needs its extra)."""
 
 
-class A2aAgent:
+class A2aAgent(RemoteToolset[A2aAgentConfig]):
     """A toolset: one remote A2A agent as the tool ``config.tool`` (default: ``name``)."""
 
     def __init__(
         self, name: str, config: A2aAgentConfig, *, environ: Mapping[str, str] | None = None
     ) -> None:
         """``environ`` is where ``${VAR}`` is read (the process environment by default)."""
-        check_names([name], "an A2A agent's")
-        self.name = name
-        self.config = config
+        super().__init__(name, config, "an A2A agent's", environ)
         self.card: Any = None
         """The agent card, once read (the SDK's ``AgentCard``)."""
-        self._environ = os.environ if environ is None else environ
         self._remote: Remote | None = None
-        self._resuming: dict[str, str] = {}
 
     @classmethod
     def http(
@@ -101,18 +96,6 @@ class A2aAgent:
     @property
     def tool_name(self) -> str:
         return self.config.tool or self.name
-
-    def resume_task(self, call_id: str, task_id: str) -> None:
-        """Let the call ``call_id`` (just submitted, not yet started) go on with the task
-        ``task_id`` it ran as before a restart, instead of sending its message again."""
-        self._resuming[call_id] = task_id
-
-    @property
-    def resuming(self) -> Mapping[str, str]:
-        """The calls handed a task by ``resume_task`` that have not started yet (the task
-        of each, by call id). A call takes its task as it starts; one that ends without
-        starting (cancelled first) keeps it until the runtime closes."""
-        return dict(self._resuming)
 
     def __repr__(self) -> str:
         return f"<A2aAgent {self.name} ({self.config.url})>"

@@ -15,7 +15,6 @@ its log lines) is ``TalkBack``'s.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from functools import partial
@@ -48,8 +47,9 @@ from agentos._toolsets.mcp.transport import (
     open_streams,
     said,
 )
+from agentos._toolsets.remote import RemoteToolset
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
-from agentos._turns.mcp_config import McpOAuth, McpServerConfig, check_names, shared_settings
+from agentos._turns.mcp_config import McpOAuth, McpServerConfig, shared_settings
 from agentos._version import agentos_version
 from components import Json
 
@@ -66,17 +66,14 @@ ADAPT_BATCH = 50
 """Listed tools checked between two chances for the start's timeout to fire."""
 
 
-class McpServer:
+class McpServer(RemoteToolset[McpServerConfig]):
     """A toolset: one MCP server's tools, under ``prefix``, limited to ``tools`` if given."""
 
     def __init__(
         self, name: str, config: McpServerConfig, *, environ: Mapping[str, str] | None = None
     ) -> None:
         """``environ`` is where ``${VAR}`` is read (the process environment by default)."""
-        check_names([name], "a server's")
-        self.name = name
-        self.config = config
-        self._environ = os.environ if environ is None else environ
+        super().__init__(name, config, "a server's", environ)
         self._session: Any = None
         self._process: ServerProcess | None = None
         self._attempted = anyio.Event()
@@ -90,8 +87,6 @@ class McpServer:
         self.problems: list[str] = []
         """Tools the server lists that agentos leaves out, and why."""
         self._talk = TalkBack(name, config.roots)
-        self._resuming: dict[str, str] = {}
-        """Calls that go on with a task they ran as before a restart: call id -> task id."""
         self._executions: dict[str, Any] = {}
         """How each listed tool runs (its ``execution``: whether it runs as a task)."""
         self._reader: str | None = None
@@ -163,11 +158,6 @@ class McpServer:
     @sampler.setter
     def sampler(self, sampler: Sampler | None) -> None:
         self._talk.sampler = sampler
-
-    def resume_task(self, call_id: str, task_id: str) -> None:
-        """Let the call ``call_id`` (just submitted, not yet started) go on with the task
-        ``task_id`` its tool ran as before a restart, instead of calling the tool again."""
-        self._resuming[call_id] = task_id
 
     def __repr__(self) -> str:
         where = self.config.url or " ".join([self.config.command or "", *self.config.args])
