@@ -19,13 +19,12 @@ from __future__ import annotations
 import time
 
 from anyio.streams.memory import MemoryObjectReceiveStream
-from pydantic import BaseModel
 
-import agentos
 from agentos import A2aAgent, CallEvent, Runtime
 from benchmarks._common import (
     Figures,
     echo_rounds,
+    local_echo,
     median,
     percentile,
     reported,
@@ -40,16 +39,6 @@ CANCELS = 100
 TICKS = 200
 TICKS_APART = 0.005
 """Seconds between two status updates: each is timed alone, not behind a burst."""
-
-
-class Words(BaseModel):
-    message: str
-
-
-@agentos.tool(name="local_echo")
-async def local_echo(args: Words) -> str:
-    """The in-process echo the A2A one is measured against."""
-    return args.message
 
 
 async def cancel_latencies(
@@ -118,7 +107,7 @@ async def measure() -> Figures:
         runtime.subscribe("default") as events,
     ):
         echo = {"message": "hi"}
-        far, near = await echo_rounds(runtime, "librarian", "local_echo", echo, ECHOES, ROUNDS)
+        far, near = await echo_rounds(runtime, "librarian", echo, ECHOES, ROUNDS)
         alone = [await sdk_seconds(f"http://127.0.0.1:{port}") for _ in range(ROUNDS)]
         cancels = await cancel_latencies(runtime, events, librarian)
         lags = await progress_lags(runtime, events)

@@ -252,26 +252,39 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank - 1]
 
 
+class Words(BaseModel):
+    text: str
+
+
+@agentos.tool(name="local_echo")
+async def local_echo(args: Words) -> str:
+    """The in-process echo a remote one (an MCP server's, an A2A agent) is measured against."""
+    return args.text
+
+
 async def echo_rounds(
     runtime: agentos.Runtime,
     far: str,
-    near: str,
     arguments: Mapping[str, agentos.Json],
     echoes: int,
     rounds: int,
 ) -> tuple[list[float], list[float]]:
-    """Seconds per call of the tools ``far`` and ``near`` with ``arguments`` (means of
+    """Seconds per call of the tool ``far`` with ``arguments`` and of ``local_echo`` (means of
     ``echoes`` calls one after another), ``rounds`` rounds alternating the two after a
-    warm-up of each: what a call of ``far`` costs beside one of ``near``."""
+    warm-up of each: what a call of ``far`` costs beside one of ``local_echo``."""
 
-    async def mean_seconds(tool_name: str) -> float:
+    async def mean_seconds(tool_name: str, tool_arguments: Mapping[str, agentos.Json]) -> float:
         started = time.perf_counter()
         for _ in range(echoes):
-            done = await runtime.wait(runtime.submit(tool_name, arguments), 30)
+            done = await runtime.wait(runtime.submit(tool_name, tool_arguments), 30)
             assert done.status == "completed", done
         return (time.perf_counter() - started) / echoes
 
-    return await alternated(rounds, lambda: mean_seconds(far), lambda: mean_seconds(near))
+    return await alternated(
+        rounds,
+        lambda: mean_seconds(far, arguments),
+        lambda: mean_seconds("local_echo", {"text": "hi"}),
+    )
 
 
 async def alternated(

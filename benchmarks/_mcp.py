@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 from anyio.streams.memory import MemoryObjectReceiveStream
-from pydantic import BaseModel
 
 import agentos
 from agentos import (
@@ -36,7 +35,7 @@ from agentos import (
     SqliteStore,
 )
 from agentos.testing import text
-from benchmarks._common import Figures, echo_rounds, median, percentile, run_measure
+from benchmarks._common import Figures, echo_rounds, local_echo, median, percentile, run_measure
 from tests.support.asgi import free_port, served
 from tests.support.mcp_servers import SERVERS
 from tests.support.mcp_servers.task_server import app as task_app
@@ -49,16 +48,6 @@ CANCELS = 200
 CONCURRENT = 50
 QUESTIONS = 100
 RESUMES = 3
-
-
-class Words(BaseModel):
-    text: str
-
-
-@agentos.tool(name="local_echo")
-async def local_echo(args: Words) -> str:
-    """The in-process echo the MCP one is measured against."""
-    return args.text
 
 
 async def first_progress(
@@ -157,7 +146,7 @@ async def measure() -> Figures:
         runtime.subscribe("default") as events,
     ):
         echo = {"text": "hi"}
-        remote, local = await echo_rounds(runtime, "echo", "local_echo", echo, ECHOES, ROUNDS)
+        remote, local = await echo_rounds(runtime, "echo", echo, ECHOES, ROUNDS)
         cancels = await cancel_latencies(runtime, events)
         progress = await own_progress(runtime, events)
         answers = await answer_latencies(runtime, events)

@@ -99,12 +99,9 @@ class Boards(World):
     @precondition(lambda self: self.todo and isinstance(self.todo[0], turns.SubmitCalls))
     @rule(running=st.booleans())
     def shell_submits(self, running: bool) -> None:
-        action = self.todo.pop()
-        assert isinstance(action, turns.SubmitCalls)
         answers: dict[str, ToolResultBlock] = {}
         started = []
-        for use in action.uses:
-            name, tool_use_id = use["name"], use["id"]
+        for name, tool_use_id in self.submission():
             assert name != "new_thread", "the machine answers new_thread itself"
             if name != "bg":
                 answers[tool_use_id] = answered(tool_use_id, '{"answer": "' + name + '"}')

@@ -22,6 +22,7 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, settle
+from tests.kernel.conftest import held_in_a_thread
 from tests.support.arguments import Empty
 from tests.support.processes import alive, dies_within
 
@@ -175,13 +176,7 @@ async def test_run_process_collects_output(clock: ManualClock) -> None:
 
 
 async def test_cancel_while_a_thread_waits_for_a_worker_slot(clock: ManualClock) -> None:
-    gate = threading.Event()
-
-    @tool
-    def busy(args: Empty) -> str:
-        gate.wait(10)
-        return "done"
-
+    busy, gate = held_in_a_thread("busy", "done")
     async with Runtime([busy], clock=clock, max_threads=1) as runtime:
         holder = runtime.submit("busy", {})
         waiting = runtime.submit("busy", {})

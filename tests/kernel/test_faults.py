@@ -35,7 +35,7 @@ from agentos import (
 from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
 from tests.support.arguments import Empty
 from tests.support.backends import running
-from tests.support.scripting import has_results
+from tests.support.scripting import advance, has_results
 
 pytestmark = pytest.mark.anyio
 
@@ -117,11 +117,9 @@ async def test_a_cancel_that_admits_a_queued_call_arms_its_timeout(
     assert runtime.cancel(first).cancelled
     await settle(runtime)
     assert runtime.status(queued).status is CallStatus.RUNNING
-    clock.advance(0.5)
-    await settle(runtime)
+    await advance(clock, runtime, 0.5)
     assert runtime.status(queued).status is CallStatus.RUNNING
-    clock.advance(0.5)
-    await settle(runtime)
+    await advance(clock, runtime, 0.5)
     snapshot = runtime.status(queued)
     assert snapshot.status is CallStatus.FAILED
     assert snapshot.error is not None and snapshot.error.kind is ErrorKind.TIMED_OUT
@@ -156,8 +154,7 @@ async def test_retention_forgets_cancelled_and_completed_calls_on_an_idle_runtim
         for call in deferred:
             runtime.complete(call, {"ok": True})
         await settle(runtime)
-        clock.advance(10)
-        await settle(runtime)
+        await advance(clock, runtime, 10)
         assert runtime.statistics().calls_forgotten == 100
         assert runtime.sessions() == []
 
@@ -639,8 +636,7 @@ async def test_a_turn_longer_than_retention_still_tells_every_outcome(clock: Man
         first, second = list(puppet.calls)
         puppet.complete(first, "A done")
         await settle(runtime)
-        clock.advance(5)  # the first call leaves the world while the turn waits
-        await settle(runtime)
+        await advance(clock, runtime, 5)  # the first call leaves the world while the turn waits
         assert runtime.statistics().calls_forgotten == 1
         puppet.complete(second, "B done")
         with anyio.fail_after(5):

@@ -421,6 +421,29 @@ class LifecycleMachine(RuleBasedStateMachine):
         assert str(error) == _unknown_message(call_id)
         assert str(error) == str(UnknownCallError(call_id))
 
+    def _status_or_none(self, call_id: str) -> CallSnapshot | None:
+        """The call as an unscoped status reads it, or None where it is unknown."""
+        try:
+            return self.runtime.status(call_id)
+        except UnknownCallError:
+            return None
+
+    def _check_scoped_read(
+        self,
+        call_id: str,
+        scope: Scope,
+        answer: CallSnapshot | UnknownCallError,
+        now: CallSnapshot | None,
+    ) -> None:
+        """A read in ``scope`` answers the call as it is (``now``, read unscoped right after)
+        where the scope sees it, and exactly as an unknown id elsewhere."""
+        if self._visible(call_id, scope):
+            assert isinstance(answer, CallSnapshot), answer
+            assert answer == now
+        else:
+            assert isinstance(answer, UnknownCallError), answer
+            self._check_unknown(answer, call_id)
+
     @rule(call_id=calls, scope=st.sampled_from(SCOPES))
     def cancel(self, call_id: str, scope: Scope) -> None:
         self._cancel(call_id, scope)
@@ -521,10 +544,7 @@ class LifecycleMachine(RuleBasedStateMachine):
             result = await self.toolbox.invoke(
                 "get_tool_call_status", {"tool_call_id": call_id}, caller
             )
-            try:
-                now: CallSnapshot | None = self.runtime.status(call_id)
-            except UnknownCallError:
-                now = None
+            now = self._status_or_none(call_id)
             return result, now, await self._made_up_answer("get_tool_call_status", caller)
 
         result, now, made_up = self._run(action)
@@ -609,19 +629,9 @@ class LifecycleMachine(RuleBasedStateMachine):
                 scoped_or_error: CallSnapshot | UnknownCallError = error
             else:
                 scoped_or_error = scoped
-            try:
-                unscoped: CallSnapshot | None = self.runtime.status(call_id)
-            except UnknownCallError:
-                unscoped = None
-            return scoped_or_error, unscoped
+            return scoped_or_error, self._status_or_none(call_id)
 
-        answer, unscoped = self._run(action)
-        if self._visible(call_id, scope):
-            assert isinstance(answer, CallSnapshot), answer
-            assert answer == unscoped
-        else:
-            assert isinstance(answer, UnknownCallError), answer
-            self._check_unknown(answer, call_id)
+        self._check_scoped_read(call_id, scope, *self._run(action))
 
     @rule()
     def status_made_up_id(self) -> None:
@@ -649,20 +659,10 @@ class LifecycleMachine(RuleBasedStateMachine):
                 )
             except UnknownCallError as error:
                 waited = error
-            try:
-                now: CallSnapshot | None = self.runtime.status(call_id)
-            except UnknownCallError:
-                now = None
-            return waited, now
+            return waited, self._status_or_none(call_id)
 
-        answer, now = self._run(action)
-        if self._visible(call_id, scope):
-            assert isinstance(answer, CallSnapshot), answer
-            # A zero timeout answers at once with the call as it is; nothing moved since.
-            assert answer == now
-        else:
-            assert isinstance(answer, UnknownCallError), answer
-            self._check_unknown(answer, call_id)
+        # A zero timeout answers at once with the call as it is; nothing moved since.
+        self._check_scoped_read(call_id, scope, *self._run(action))
 
     @rule(include_final=st.booleans())
     def list_unused_session(self, include_final: bool) -> None:

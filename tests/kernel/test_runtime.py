@@ -21,6 +21,7 @@ from agentos import (
     tool,
 )
 from agentos.testing import Puppet, settle
+from tests.kernel.conftest import held_in_a_thread
 from tests.support.arguments import Empty
 from tests.support.rendezvous import rendezvous
 
@@ -103,13 +104,7 @@ async def test_cancel_of_a_pending_call_never_starts_it(puppet: Puppet, runtime:
 
 
 async def test_a_late_result_never_overwrites_cancelled(clock: ManualClock) -> None:
-    release = threading.Event()
-
-    @tool
-    def stubborn(args: Empty) -> str:
-        release.wait(5)
-        return "finished anyway"
-
+    stubborn, release = held_in_a_thread("stubborn", "finished anyway")
     async with Runtime([stubborn], clock=clock) as runtime:
         call = runtime.submit("stubborn", {})
         await settle(runtime)

@@ -19,6 +19,7 @@ from agentos import (
 )
 from agentos.testing import Puppet, settle
 from tests.support.arguments import Empty
+from tests.support.scripting import advance
 
 pytestmark = pytest.mark.anyio
 
@@ -28,11 +29,9 @@ async def test_a_hard_timeout_fails_the_call_and_cancels_the_work(
 ) -> None:
     call = runtime.submit("puppet", {}, options=CallOptions(timeout=5))
     await settle(runtime)
-    clock.advance(4.9)
-    await settle(runtime)
+    await advance(clock, runtime, 4.9)
     assert runtime.status(call).status is CallStatus.RUNNING
-    clock.advance(0.1)
-    await settle(runtime)
+    await advance(clock, runtime, 0.1)
     snapshot = runtime.status(call)
     assert snapshot.status is CallStatus.FAILED
     assert snapshot.error is not None
@@ -52,11 +51,9 @@ async def test_the_timeout_counts_from_the_start_not_from_the_queue(
     puppet.complete(first)
     await settle(runtime)
     assert runtime.status(queued).status is CallStatus.RUNNING
-    clock.advance(9)
-    await settle(runtime)
+    await advance(clock, runtime, 9)
     assert runtime.status(queued).status is CallStatus.RUNNING
-    clock.advance(1)
-    await settle(runtime)
+    await advance(clock, runtime, 1)
     assert runtime.status(queued).status is CallStatus.FAILED
 
 
@@ -76,8 +73,7 @@ async def test_timeouts_come_from_the_call_then_the_tool_then_the_runtime(
         await settle(runtime)
         ended = {}
         for step in range(1, 9):
-            clock.advance(1)
-            await settle(runtime)
+            await advance(clock, runtime, 1)
             for call in (by_tool, by_runtime, by_call, never):
                 if call not in ended and runtime.status(call).is_final:
                     ended[call] = step
@@ -90,8 +86,7 @@ async def test_overdue_only_raises_an_event(clock: ManualClock) -> None:
         call = runtime.submit("puppet", {}, session_id="s", options=CallOptions(overdue_after=30))
         await settle(runtime)
         version = runtime.status(call).version
-        clock.advance(30)
-        await settle(runtime)
+        await advance(clock, runtime, 30)
         snapshot = runtime.status(call)
         assert snapshot.status is CallStatus.RUNNING
         assert snapshot.overdue
@@ -110,19 +105,16 @@ async def test_finished_calls_are_forgotten_after_retention(clock: ManualClock) 
         await settle(runtime)
         puppet.complete(done)
         await runtime.wait(done)
-        clock.advance(59)
-        await settle(runtime)
+        await advance(clock, runtime, 59)
         assert runtime.status(done).status is CallStatus.COMPLETED
-        clock.advance(1)
-        await settle(runtime)
+        await advance(clock, runtime, 1)
         with pytest.raises(UnknownCallError):
             runtime.status(done)
         assert [s.call_id for s in runtime.list_calls("s")] == [live]
         stats = runtime.statistics()
         assert stats.calls_forgotten == 1
         assert stats.calls_by_status[CallStatus.COMPLETED] == 0
-        clock.advance(3600)
-        await settle(runtime)
+        await advance(clock, runtime, 3600)
         assert runtime.status(live).status is CallStatus.RUNNING
 
 

@@ -35,6 +35,7 @@ from agentos.turns import (
     SendRequest,
     SessionStatus,
     StopRequested,
+    SubmitCalls,
     ToolResultBlock,
 )
 
@@ -132,6 +133,13 @@ class World(RuleBasedStateMachine):
 
     def cancelling(self, cancel: CancelCalls) -> None:
         """The machine asks to cancel calls (before the harness marks them)."""
+
+    def submission(self) -> list[tuple[str, str]]:
+        """The calls the submission in ``todo`` asks for, as (tool name, ``tool_use`` id): the
+        shell takes it to perform."""
+        action = self.todo.pop()
+        assert isinstance(action, SubmitCalls)
+        return [(use["name"], use["id"]) for use in action.uses]
 
     def live(self) -> list[Call]:
         return [call for call in self.calls.values() if not call.final]

@@ -1,7 +1,8 @@
 """What the sessions tests script a model with: rules on the request it is asked (``asks``,
-``has_results``), letting the runtime run until a condition holds (``until``), a session
-told the same words twice (``said_twice``), and the configs many rooms share (``BOARD``,
-``DEFER``, ``APPROVE_DEFERRED``)."""
+``has_results``), moving the clock and letting the runtime act on it (``advance``), letting
+the runtime run until a condition holds (``until``), a session told the same words twice
+(``said_twice``), and the configs many rooms share (``BOARD``, ``DEFER``,
+``APPROVE_DEFERRED``)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,12 @@ def asks(phrase: str) -> Callable[[ModelRequest], bool]:
 
 def has_results(request: ModelRequest) -> bool:
     return bool(last_tool_results(request))
+
+
+async def advance(clock: ManualClock, runtime: Runtime, seconds: float) -> None:
+    """Move ``clock`` on by ``seconds`` and let ``runtime`` act on what came due."""
+    clock.advance(seconds)
+    await settle(runtime)
 
 
 async def until(condition: Callable[[], bool], runtime: Runtime) -> None:

@@ -111,12 +111,9 @@ class Turns(World):
     @precondition(lambda self: self.todo and isinstance(self.todo[0], turns.SubmitCalls))
     @rule(data=st.data())
     def shell_submits(self, data: st.DataObject) -> None:
-        action = self.todo.pop()
-        assert isinstance(action, turns.SubmitCalls)
         answers: dict[str, ToolResultBlock] = {}
         started = []
-        for use in action.uses:
-            name, tool_use_id = use["name"], use["id"]
+        for name, tool_use_id in self.submission():
             if name == "get_tool_call_status":
                 answers[tool_use_id] = answered(tool_use_id, '{"calls": []}')
                 continue

@@ -53,6 +53,14 @@ DEFERRING = AgentConfig(name="worker", policy=ToolPolicy(rules={"puppet": Dispos
 EXTERNAL = "the turn waits for deferred calls that only someone outside can complete"
 
 
+async def defers_again_and_fails(agent: Served, context_id: str) -> None:
+    """A new task in ``context_id`` whose turn defers a puppet's call fails, saying that the
+    turn waits for a call only someone outside can complete."""
+    again = message("hold", context_id=context_id)
+    (*_, ended) = await everything(agent.client.send_message(again))
+    assert state(ended) == TaskState.TASK_STATE_FAILED and said(ended) == EXTERNAL
+
+
 def results(request: ModelRequest) -> ModelResponse:
     """The model says what its calls returned, one line each."""
     return text("\n".join(str(r.get("content")) for r in last_tool_results(request)))
@@ -279,9 +287,7 @@ async def test_a_turn_left_waiting_on_deferred_calls_fails_rather_than_answer_wi
         with anyio.fail_after(30):
             (*_, answered) = await everything(client.send_message(message("hello")))
             context_id = answered.status_update.context_id
-            again = message("hold", context_id=context_id)
-            (*_, ended) = await everything(client.send_message(again))
-            assert state(ended) == TaskState.TASK_STATE_FAILED and said(ended) == EXTERNAL
+            await defers_again_and_fails(agent, context_id)
 
 
 async def test_a_deferred_call_of_an_earlier_task_leaves_a_later_tasks_answer_its_own(
@@ -303,9 +309,7 @@ async def test_a_deferred_call_of_an_earlier_task_leaves_a_later_tasks_answer_it
             later = message("hello", context_id=context_id)
             (*_, answered) = await everything(client.send_message(later))
             assert state(answered) == COMPLETED and said(answered) == "mine"
-            again = message("hold", context_id=context_id)
-            (*_, ended) = await everything(client.send_message(again))
-            assert state(ended) == TaskState.TASK_STATE_FAILED and said(ended) == EXTERNAL
+            await defers_again_and_fails(agent, context_id)
 
 
 async def test_a_task_cancelled_after_its_question_timed_out_stays_cancelled(

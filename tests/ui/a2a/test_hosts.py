@@ -49,6 +49,17 @@ MINE = ["--token", "mine"]
 SLOW = "tests.support.slow_tools"
 
 
+async def reads_abandoned(client: Client, task_id: str) -> None:
+    """The task reads failed, left by the host that stopped, and cancelling it is refused as
+    a finished task's (not as one another host runs)."""
+    fetched = await client.get_task(GetTaskRequest(id=task_id))
+    assert fetched.status.state == FAILED
+    assert get_message_text(fetched.status.message) == ABANDONED
+    with pytest.raises(TaskNotCancelableError) as refused:
+        await client.cancel_task(CancelTaskRequest(id=task_id))
+    assert "another host" not in str(refused.value)
+
+
 async def test_a_task_left_unfinished_reads_failed_while_its_session_runs_a_new_one(
     tmp_path: Path, any_env: dict[str, str]
 ) -> None:
@@ -61,12 +72,7 @@ async def test_a_task_left_unfinished_reads_failed_while_its_session_runs_a_new_
     async with a2a_client(tmp_path, env, options=MINE, module=SLOW) as client:
         events = client.send_message(message("go", context_id=context_id))
         running = await started(events, '{"step": 2}')  # the session is live here again
-        fetched = await client.get_task(GetTaskRequest(id=left))
-        assert fetched.status.state == FAILED
-        assert get_message_text(fetched.status.message) == ABANDONED
-        with pytest.raises(TaskNotCancelableError) as refused:
-            await client.cancel_task(CancelTaskRequest(id=left))
-        assert "another host" not in str(refused.value)
+        await reads_abandoned(client, left)
         (final,) = await everything(client.subscribe(SubscribeToTaskRequest(id=left)))
         assert final.task.status.state == FAILED
         listed = await client.list_tasks(ListTasksRequest(context_id=context_id))
@@ -177,9 +183,4 @@ async def test_a_task_left_by_a_host_restarted_under_the_same_name_reads_failed_
             context_id = (await first.get_task(GetTaskRequest(id=left))).context_id
         async with node(db, "node-a") as again, node(db, "node-b") as other:
             await started(again.send_message(message("go", context_id=context_id)), '"started"')
-            fetched = await other.get_task(GetTaskRequest(id=left))
-            assert fetched.status.state == FAILED
-            assert get_message_text(fetched.status.message) == ABANDONED
-            with pytest.raises(TaskNotCancelableError) as refused:
-                await other.cancel_task(CancelTaskRequest(id=left))
-            assert "another host" not in str(refused.value)
+            await reads_abandoned(other, left)
