@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 
 
 def claim(value: object, home: str) -> None:

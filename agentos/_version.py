@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version
 
 
 @cache

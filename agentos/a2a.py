@@ -12,8 +12,11 @@ runs its lifespan (uvicorn, hypercorn do), on the event loop that runs the host'
 best on a socket from ``agentos.web.listen``.
 """
 
-from agentos._ui.a2a.app import RPC_PATH, TOKEN_VARIABLE, agent_card, endpoint
+from agentos._ui.a2a.app import RPC_PATH
+from agentos._ui.a2a.app import TOKEN_VARIABLE
 from agentos._ui.a2a.app import a2a_app as app
+from agentos._ui.a2a.app import agent_card
+from agentos._ui.a2a.app import endpoint
 from agentos._ui.a2a.guard import MAX_BODY
 from agentos._ui.asking import ASK_TIMEOUT
 

@@ -9,7 +9,9 @@ and alternative shells use these names (``agentos._board.board.__all__``).
 from agentos._board import board as _board
 from agentos._board.board import *  # noqa: F403  (the list is kept once, in ``_board.board.__all__``)
 from agentos._public import claim_all
-from components import CallStatus, Json, JsonObject  # noqa: F401  (named by the classes' annotations)
+from components import CallStatus  # noqa: F401  (named by the classes' annotations)
+from components import Json  # noqa: F401  (named by the classes' annotations)
+from components import JsonObject  # noqa: F401  (named by the classes' annotations)
 
 __all__ = list(_board.__all__)
 

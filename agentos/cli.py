@@ -6,7 +6,8 @@ traceback (``AGENTOS_DEBUG=1`` lets unexpected ones through with theirs).
 returns the exit code instead of exiting.
 """
 
-from agentos._ui.cli.main import main, run_cli
+from agentos._ui.cli.main import main
+from agentos._ui.cli.main import run_cli
 
 __all__ = ["main", "run_cli"]
 

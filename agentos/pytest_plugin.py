@@ -16,15 +16,19 @@ still replays, with a warning saying to rename it.
 from __future__ import annotations
 
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
+from typing import cast
 
 import pytest
 
 from agentos._model.cassette import recording_wanted
-from agentos.testing import CassetteError, CassetteMiss, RecordedConversation
+from agentos.testing import CassetteError
+from agentos.testing import CassetteMiss
+from agentos.testing import RecordedConversation
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr

@@ -25,43 +25,42 @@ kept beside the sessions (``a2a_tasks_of`` a store: its ``A2aTaskRows`` of
 """
 
 from agentos._errors import AmbiguousIdError
-from agentos._host.call_lookup import (
-    CallLookupError,
-    CancelReport,
-    SessionCalls,
-    call_tree,
-    cancel_call,
-    find_call,
-    session_calls,
-)
+from agentos._host.call_lookup import CallLookupError
+from agentos._host.call_lookup import CancelReport
+from agentos._host.call_lookup import SessionCalls
+from agentos._host.call_lookup import call_tree
+from agentos._host.call_lookup import cancel_call
+from agentos._host.call_lookup import find_call
+from agentos._host.call_lookup import session_calls
 from agentos._host.call_view import CallView
-from agentos._host.ids import MIN_PREFIX, named_by, resolve_session_id, short_id
+from agentos._host.ids import MIN_PREFIX
+from agentos._host.ids import named_by
+from agentos._host.ids import resolve_session_id
+from agentos._host.ids import short_id
 from agentos._host.listing import SessionSummary
-from agentos._host.shown import (
-    DEFERRED,
-    RAN_NOWHERE,
-    ShownStatus,
-    calls_running_when_stored,
-    is_expiry,
-    shown_call_status,
-    shown_session_status,
-    stored_session_status,
-)
+from agentos._host.shown import DEFERRED
+from agentos._host.shown import RAN_NOWHERE
+from agentos._host.shown import ShownStatus
+from agentos._host.shown import calls_running_when_stored
+from agentos._host.shown import is_expiry
+from agentos._host.shown import shown_call_status
+from agentos._host.shown import shown_session_status
+from agentos._host.shown import stored_session_status
 from agentos._host.stored_calls import stored_calls
-from agentos._host.stored_chat import stored_chat, stored_title
+from agentos._host.stored_chat import stored_chat
+from agentos._host.stored_chat import stored_title
 from agentos._public import claim_all
 from agentos._sessions.tokens import TokenRecord
 from agentos._store.opening import is_postgres_address
-from agentos._store.protocol import (
-    ASKING,
-    CancelRequest,
-    MirroredCall,
-    SessionStore,
-    StoredSession,
-    StoredToken,
-    TurnCommit,
-)
-from agentos._store.sql.a2a_tasks import A2aTaskRows, StoredA2aTask
+from agentos._store.protocol import ASKING
+from agentos._store.protocol import CancelRequest
+from agentos._store.protocol import MirroredCall
+from agentos._store.protocol import SessionStore
+from agentos._store.protocol import StoredSession
+from agentos._store.protocol import StoredToken
+from agentos._store.protocol import TurnCommit
+from agentos._store.sql.a2a_tasks import A2aTaskRows
+from agentos._store.sql.a2a_tasks import StoredA2aTask
 from agentos._store.tables import a2a_tasks_of
 from agentos._turns.title import session_title
 

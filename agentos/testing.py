@@ -35,38 +35,47 @@ import asyncio
 import time
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 import anyio.lowlevel
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream
 from pydantic import BaseModel
 
 from agentos._board import reading as _reading
-from agentos._errors import ProviderError, StoreError
+from agentos._errors import ProviderError
+from agentos._errors import StoreError
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
-from agentos._kernel.tools import Tool, tool
-from agentos._model.cassette import (
-    Cassette,
-    CassetteError,
-    CassetteMiss,
-    RecordedConversation,
-    RecordingProvider,
-    ReplayingProvider,
-)
-from agentos._model.function_request import FunctionRequest, Said, ToolCall, ToolResult, ToolSpec
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import tool
+from agentos._model.cassette import Cassette
+from agentos._model.cassette import CassetteError
+from agentos._model.cassette import CassetteMiss
+from agentos._model.cassette import RecordedConversation
+from agentos._model.cassette import RecordingProvider
+from agentos._model.cassette import ReplayingProvider
+from agentos._model.function_request import FunctionRequest
+from agentos._model.function_request import Said
+from agentos._model.function_request import ToolCall
+from agentos._model.function_request import ToolResult
+from agentos._model.function_request import ToolSpec
 from agentos._model.messages import blocks_of
-from agentos._model.provider import (
-    ModelRequest,
-    ModelResponse,
-    Provider,
-    last_tool_results,
-    last_user_text,
-    text,
-    tool_calls,
-)
-from agentos._model.stand_in import MessagesStandIn, Reply, Seen, error_body, message_body, sse
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import Provider
+from agentos._model.provider import last_tool_results
+from agentos._model.provider import last_user_text
+from agentos._model.provider import text
+from agentos._model.provider import tool_calls
+from agentos._model.stand_in import MessagesStandIn
+from agentos._model.stand_in import Reply
+from agentos._model.stand_in import Seen
+from agentos._model.stand_in import error_body
+from agentos._model.stand_in import message_body
+from agentos._model.stand_in import sse
 from agentos._store.protocol import TurnCommit
 from agentos._store.sqlite.store import SqliteStore
 

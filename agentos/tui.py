@@ -7,8 +7,10 @@ reads next. Run it with ``await app.run_async()`` on the event loop that runs
 ``runtime``.
 """
 
-from agentos._ui.tui.app import ChatApp, terminal_theme
+from agentos._ui.tui.app import ChatApp
+from agentos._ui.tui.app import terminal_theme
 from agentos._ui.tui.calls import CallsPane
-from agentos._ui.tui.screens import Confirm, Details
+from agentos._ui.tui.screens import Confirm
+from agentos._ui.tui.screens import Details
 
 __all__ = ["CallsPane", "ChatApp", "Confirm", "Details", "terminal_theme"]

@@ -35,56 +35,71 @@ the ``tool_use``, its ``Decorations`` and the shell's ``ToolFacts``) gives the
 
 import agentos
 from agentos._board.machine import BoardMachine
-from agentos._model.messages import Block, Message, ToolResultBlock, blocks_of
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import ToolResultBlock
+from agentos._model.messages import blocks_of
 from agentos._public import claim_all
-from agentos._sessions.scope import Caller, Scope
+from agentos._sessions.scope import Caller
+from agentos._sessions.scope import Scope
 from agentos._sessions.tool_access import ToolAccess
-from agentos._sessions.toolbox import CapabilityResult, SystemToolbox
+from agentos._sessions.toolbox import CapabilityResult
+from agentos._sessions.toolbox import SystemToolbox
 from agentos._turns.a2a_config import A2aAgentConfig
 from agentos._turns.agent_config import Parameter
-from agentos._turns.agent_problems import fit_problems, validation_problems
-from agentos._turns.call_options import PlannedCall, ToolFacts, options_for
-from agentos._turns.capabilities import CAPABILITIES, MAX_WAIT_SECONDS
-from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
+from agentos._turns.agent_problems import fit_problems
+from agentos._turns.agent_problems import validation_problems
+from agentos._turns.call_options import PlannedCall
+from agentos._turns.call_options import ToolFacts
+from agentos._turns.call_options import options_for
+from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.capabilities import MAX_WAIT_SECONDS
+from agentos._turns.context_view import ContextView
+from agentos._turns.context_view import TranscriptView
+from agentos._turns.context_view import ViewInput
 from agentos._turns.decorations import Decorations
-from agentos._turns.events import (
-    ENDED,
-    TURN_TRANSITIONS,
-    WAITING,
-    Abandoned,
-    Action,
-    ArmTimer,
-    CallLost,
-    CallOverdue,
-    CallRunning,
-    CallSettled,
-    CallsSubmitted,
-    CallStarted,
-    CancelCalls,
-    CancelsDone,
-    Commit,
-    Committed,
-    Crashed,
-    DisarmTimer,
-    Event,
-    ModelReplied,
-    OutcomeAwaited,
-    Refused,
-    ReplyRefused,
-    Resumed,
-    Sending,
-    SendRequest,
-    SessionStatus,
-    StopRequested,
-    StoredTurn,
-    SubmitCalls,
-    TimerFired,
-    UnknownNode,
-    UserPosted,
-)
+from agentos._turns.events import ENDED
+from agentos._turns.events import TURN_TRANSITIONS
+from agentos._turns.events import WAITING
+from agentos._turns.events import Abandoned
+from agentos._turns.events import Action
+from agentos._turns.events import ArmTimer
+from agentos._turns.events import CallLost
+from agentos._turns.events import CallOverdue
+from agentos._turns.events import CallRunning
+from agentos._turns.events import CallSettled
+from agentos._turns.events import CallsSubmitted
+from agentos._turns.events import CallStarted
+from agentos._turns.events import CancelCalls
+from agentos._turns.events import CancelsDone
+from agentos._turns.events import Commit
+from agentos._turns.events import Committed
+from agentos._turns.events import Crashed
+from agentos._turns.events import DisarmTimer
+from agentos._turns.events import Event
+from agentos._turns.events import ModelReplied
+from agentos._turns.events import OutcomeAwaited
+from agentos._turns.events import Refused
+from agentos._turns.events import ReplyRefused
+from agentos._turns.events import Resumed
+from agentos._turns.events import Sending
+from agentos._turns.events import SendRequest
+from agentos._turns.events import SessionStatus
+from agentos._turns.events import StopRequested
+from agentos._turns.events import StoredTurn
+from agentos._turns.events import SubmitCalls
+from agentos._turns.events import TimerFired
+from agentos._turns.events import UnknownNode
+from agentos._turns.events import UserPosted
 from agentos._turns.expected import EXPECTED_SECONDS
-from agentos._turns.history import HistoryCall, HistoryLookup, MessageHistory, NoHistory
-from agentos._turns.machine import Machine, MachineView, ViewSource, Waiting
+from agentos._turns.history import HistoryCall
+from agentos._turns.history import HistoryLookup
+from agentos._turns.history import MessageHistory
+from agentos._turns.history import NoHistory
+from agentos._turns.machine import Machine
+from agentos._turns.machine import MachineView
+from agentos._turns.machine import ViewSource
+from agentos._turns.machine import Waiting
 from agentos._turns.mcp_config import McpOAuth
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript import PLACEHOLDER_KEY

@@ -7,8 +7,11 @@ on the event loop that runs ``runtime``, best on a socket from ``listen`` (a pag
 stops reading is then dropped by the kernel too, with what its socket held).
 """
 
-from agentos._ui.web.app import TOKEN_COOKIE, make_app
-from agentos._ui.web.limits import HEARTBEAT_SECONDS, MAX_BODY, STALL_SECONDS
+from agentos._ui.web.app import TOKEN_COOKIE
+from agentos._ui.web.app import make_app
+from agentos._ui.web.limits import HEARTBEAT_SECONDS
+from agentos._ui.web.limits import MAX_BODY
+from agentos._ui.web.limits import STALL_SECONDS
 from agentos._ui.web.listen import listen
 from agentos._ui.web.stream import StreamStatistics
 

@@ -20,18 +20,20 @@ import time
 
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos import A2aAgent, CallEvent, Runtime
-from benchmarks._common import (
-    Figures,
-    echo_rounds,
-    local_echo,
-    median,
-    percentile,
-    reported,
-    run_measure,
-)
-from tests.support.a2a_agents.librarian import Librarian, app
-from tests.support.asgi import free_port, served
+from agentos import A2aAgent
+from agentos import CallEvent
+from agentos import Runtime
+from benchmarks._common import Figures
+from benchmarks._common import echo_rounds
+from benchmarks._common import local_echo
+from benchmarks._common import median
+from benchmarks._common import percentile
+from benchmarks._common import reported
+from benchmarks._common import run_measure
+from tests.support.a2a_agents.librarian import Librarian
+from tests.support.a2a_agents.librarian import app
+from tests.support.asgi import free_port
+from tests.support.asgi import served
 
 ROUNDS = 5
 ECHOES = 50
@@ -82,9 +84,12 @@ async def progress_lags(
 async def sdk_seconds(url: str) -> float:
     """Seconds for one message sent with the SDK's client alone, mean of ``ECHOES``."""
     import httpx
-    from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
+    from a2a.client import A2ACardResolver
+    from a2a.client import ClientConfig
+    from a2a.client import ClientFactory
     from a2a.helpers import new_text_message
-    from a2a.types import Role, SendMessageRequest
+    from a2a.types import Role
+    from a2a.types import SendMessageRequest
 
     async with httpx.AsyncClient(timeout=httpx.Timeout(30, read=None)) as http:
         card = await A2ACardResolver(http, url).get_agent_card()

@@ -15,8 +15,12 @@ from __future__ import annotations
 import time
 
 from agentos import CallStatus
-from agentos.board import STATUS_TOOL, Board, BoardTrigger
-from benchmarks._common import Figures, emit, median
+from agentos.board import STATUS_TOOL
+from agentos.board import Board
+from agentos.board import BoardTrigger
+from benchmarks._common import Figures
+from benchmarks._common import emit
+from benchmarks._common import median
 
 NODES = 200
 THREADS = 3

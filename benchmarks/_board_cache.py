@@ -25,10 +25,20 @@ from collections.abc import Sequence
 import anyio
 from pydantic import BaseModel
 
-from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, ScriptedProvider, tool
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import tool
 from agentos.board import read_turn
-from agentos.testing import blocks_of, settle, text, tool_calls
-from benchmarks._common import Figures, emit
+from agentos.testing import blocks_of
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from benchmarks._common import Figures
+from benchmarks._common import emit
 
 POSTS = [
     (None, "When can Jane meet?"),

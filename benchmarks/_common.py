@@ -13,7 +13,11 @@ import math
 import os
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -21,8 +25,11 @@ import structlog
 from pydantic import BaseModel
 
 import agentos
-from agentos import Tool, ToolContext
-from agentos.testing import last_tool_results, text, tool_calls
+from agentos import Tool
+from agentos import ToolContext
+from agentos.testing import last_tool_results
+from agentos.testing import text
+from agentos.testing import tool_calls
 
 Figures = dict[str, float | int | str]
 

@@ -34,17 +34,19 @@ import anyio
 import anyio.lowlevel
 
 import agentos
-from agentos import CallEvent, CallStatus, Runtime, Tool, ToolContext
-from benchmarks._common import (
-    Countdown,
-    Empty,
-    Figures,
-    GcPauses,
-    Heartbeat,
-    emit,
-    percentile,
-    quiet_logs,
-)
+from agentos import CallEvent
+from agentos import CallStatus
+from agentos import Runtime
+from agentos import Tool
+from agentos import ToolContext
+from benchmarks._common import Countdown
+from benchmarks._common import Empty
+from benchmarks._common import Figures
+from benchmarks._common import GcPauses
+from benchmarks._common import Heartbeat
+from benchmarks._common import emit
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
 
 REPORTS = 1_000_000
 YIELD_EVERY = 10_000

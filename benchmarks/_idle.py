@@ -13,7 +13,10 @@ import time
 import anyio
 
 from agentos import Runtime
-from benchmarks._common import Figures, Gate, run_measure, settled_rss
+from benchmarks._common import Figures
+from benchmarks._common import Gate
+from benchmarks._common import run_measure
+from benchmarks._common import settled_rss
 
 CALLS = 10_000
 SESSIONS = 1_000

@@ -15,7 +15,11 @@ import time
 import anyio
 
 from agentos import Runtime
-from benchmarks._common import Figures, alternated, median, noop, run_measure
+from benchmarks._common import Figures
+from benchmarks._common import alternated
+from benchmarks._common import median
+from benchmarks._common import noop
+from benchmarks._common import run_measure
 
 CALLS = 10_000
 REPETITIONS = 5

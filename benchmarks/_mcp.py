@@ -25,18 +25,22 @@ from pathlib import Path
 from anyio.streams.memory import MemoryObjectReceiveStream
 
 import agentos
-from agentos import (
-    CallEvent,
-    Host,
-    McpServer,
-    ProgressKind,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-)
+from agentos import CallEvent
+from agentos import Host
+from agentos import McpServer
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
 from agentos.testing import text
-from benchmarks._common import Figures, echo_rounds, local_echo, median, percentile, run_measure
-from tests.support.asgi import free_port, served
+from benchmarks._common import Figures
+from benchmarks._common import echo_rounds
+from benchmarks._common import local_echo
+from benchmarks._common import median
+from benchmarks._common import percentile
+from benchmarks._common import run_measure
+from tests.support.asgi import free_port
+from tests.support.asgi import served
 from tests.support.mcp_servers import SERVERS
 from tests.support.mcp_servers.task_server import app as task_app
 from tests.support.task_host import killed_when_ready

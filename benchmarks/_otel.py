@@ -24,7 +24,9 @@ import statistics
 import time
 from collections.abc import Sequence
 
-from benchmarks._common import Figures, run_measure, turn_us
+from benchmarks._common import Figures
+from benchmarks._common import run_measure
+from benchmarks._common import turn_us
 
 ROUNDS = 7
 TURNS = 200
@@ -35,12 +37,11 @@ async def per_turn_us(tracer_provider: object | None) -> float:
 
 
 def traced() -> object:
-    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-    from opentelemetry.sdk.trace.export import (
-        BatchSpanProcessor,
-        SpanExporter,
-        SpanExportResult,
-    )
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace.export import SpanExportResult
 
     class Dropped(SpanExporter):
         def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
@@ -71,7 +72,8 @@ def sdk_span_us(provider: object) -> float:
 
 def sdk_turn_spans_us(provider: object) -> float:
     """The SDK making a 1-call turn's spans as a session does (``_sessions/spans.py``)."""
-    from opentelemetry import context, trace
+    from opentelemetry import context
+    from opentelemetry import trace
 
     tracer = provider.get_tracer("bench")  # type: ignore[attr-defined]
     usage = {

@@ -9,8 +9,10 @@ turn, and the one that reads the result. Both context views are measured.
 
 from __future__ import annotations
 
-from agentos import AgentConfig, ManualClock
-from benchmarks._common import Figures, run_measure
+from agentos import AgentConfig
+from agentos import ManualClock
+from benchmarks._common import Figures
+from benchmarks._common import run_measure
 from tests.support.overdue import a_slow_call_under_a_patient_model
 
 

@@ -32,25 +32,30 @@ from typing import Any
 import anyio
 import asyncpg
 
-from agentos import (
-    AgentConfig,
-    Disposition,
-    Host,
-    ModelRequest,
-    PostgresStore,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SessionInUseError,
-    SqliteStore,
-    ToolContext,
-    ToolPolicy,
-    YieldOnTimeout,
-    open_store,
-    tool,
-)
-from agentos.testing import last_tool_results, last_user_text, text, tool_calls
-from benchmarks._common import Empty, Figures, emit, percentile, quiet_logs
+from agentos import AgentConfig
+from agentos import Disposition
+from agentos import Host
+from agentos import ModelRequest
+from agentos import PostgresStore
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionInUseError
+from agentos import SqliteStore
+from agentos import ToolContext
+from agentos import ToolPolicy
+from agentos import YieldOnTimeout
+from agentos import open_store
+from agentos import tool
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
+from benchmarks._common import Empty
+from benchmarks._common import Figures
+from benchmarks._common import emit
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
 
 ROOT = Path(__file__).resolve().parent.parent
 TURNS = 5
@@ -380,7 +385,9 @@ def main() -> None:
         return
     quiet_logs()
     sys.path.insert(0, str(ROOT))
-    from tests.support.postgres import HOW, postgres_cluster, server_available
+    from tests.support.postgres import HOW
+    from tests.support.postgres import postgres_cluster
+    from tests.support.postgres import server_available
 
     if not server_available():
         emit({"pg.skipped": HOW})

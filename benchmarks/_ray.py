@@ -18,8 +18,18 @@ import time
 import anyio
 from pydantic import BaseModel
 
-from agentos import CallEvent, CallOptions, RayRunner, Runtime, ToolContext, tool
-from benchmarks._common import Figures, emit, median, percentile, quiet_logs, reported
+from agentos import CallEvent
+from agentos import CallOptions
+from agentos import RayRunner
+from agentos import Runtime
+from agentos import ToolContext
+from agentos import tool
+from benchmarks._common import Figures
+from benchmarks._common import emit
+from benchmarks._common import median
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
+from benchmarks._common import reported
 from tests.support.ray_tools import start_local_cluster
 
 ROUNDS = 5

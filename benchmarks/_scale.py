@@ -22,16 +22,14 @@ import anyio
 import anyio.lowlevel
 
 from agentos import Runtime
-from benchmarks._common import (
-    Countdown,
-    Figures,
-    Gate,
-    emit,
-    median,
-    percentile,
-    quiet_logs,
-    settled_rss,
-)
+from benchmarks._common import Countdown
+from benchmarks._common import Figures
+from benchmarks._common import Gate
+from benchmarks._common import emit
+from benchmarks._common import median
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
+from benchmarks._common import settled_rss
 
 BATCH = 1_000
 """Calls submitted between two yields to the event loop (as they would arrive)."""

@@ -51,17 +51,20 @@ from typing import Any
 import anyio
 
 import agentos
-from agentos import (
-    AgentConfig,
-    Host,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    Session,
-    SqliteStore,
-    ToolContext,
-)
-from benchmarks._common import Empty, Figures, emit, percentile, quiet_logs, settled_rss
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import Session
+from agentos import SqliteStore
+from agentos import ToolContext
+from benchmarks._common import Empty
+from benchmarks._common import Figures
+from benchmarks._common import emit
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
+from benchmarks._common import settled_rss
 
 SESSIONS = 1_000
 TURNS = 5

@@ -41,29 +41,25 @@ import anyio.lowlevel
 from pydantic import BaseModel
 
 import agentos
-from agentos import (
-    AgentConfig,
-    Host,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SessionStatus,
-    Tool,
-    ToolContext,
-    UnknownCallError,
-)
-from benchmarks._common import (
-    Empty,
-    Figures,
-    GcPauses,
-    Heartbeat,
-    emit,
-    percentile,
-    quiet_logs,
-    settled_rss,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionStatus
+from agentos import Tool
+from agentos import ToolContext
+from agentos import UnknownCallError
+from benchmarks._common import Empty
+from benchmarks._common import Figures
+from benchmarks._common import GcPauses
+from benchmarks._common import Heartbeat
+from benchmarks._common import emit
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
+from benchmarks._common import settled_rss
 
 SESSIONS = 1_000
 SECONDS = 60.0

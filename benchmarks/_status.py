@@ -17,9 +17,15 @@ import time
 import anyio
 import anyio.lowlevel
 
-from agentos import CallStatus, Runtime
-from agentos.turns import Caller, SystemToolbox
-from benchmarks._common import Figures, median, noop, percentile, run_measure
+from agentos import CallStatus
+from agentos import Runtime
+from agentos.turns import Caller
+from agentos.turns import SystemToolbox
+from benchmarks._common import Figures
+from benchmarks._common import median
+from benchmarks._common import noop
+from benchmarks._common import percentile
+from benchmarks._common import run_measure
 
 ENTITIES = 100_000
 SESSIONS = 10_000

@@ -26,12 +26,24 @@ from contextlib import asynccontextmanager
 import anyio
 import uvicorn
 
-from agentos import AgentConfig, AnthropicProvider, Host, Runtime, Session, tune_gc
-from agentos.testing import MessagesStandIn, Reply, message_body
+from agentos import AgentConfig
+from agentos import AnthropicProvider
+from agentos import Host
+from agentos import Runtime
+from agentos import Session
+from agentos import tune_gc
+from agentos.testing import MessagesStandIn
+from agentos.testing import Reply
+from agentos.testing import message_body
 from agentos.tui import ChatApp
-from agentos.web import listen, make_app
-from benchmarks._common import Figures, emit, percentile, quiet_logs
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from agentos.web import listen
+from agentos.web import make_app
+from benchmarks._common import Figures
+from benchmarks._common import emit
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
+from tests.support.browser import CHROMIUM
+from tests.support.browser import CHROMIUM_ARGS
 
 TURNS = 30
 FIRST_TOKEN_SECONDS = 0.3

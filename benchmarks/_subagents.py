@@ -27,26 +27,24 @@ from collections.abc import Callable
 import anyio
 
 import agentos
-from agentos import (
-    AgentConfig,
-    CallEvent,
-    Host,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    Session,
-    SubAgent,
-)
-from agentos.testing import last_tool_results, text, tool_calls
-from benchmarks._common import (
-    Empty,
-    Figures,
-    median,
-    noop,
-    percentile,
-    reported,
-    run_measure,
-)
+from agentos import AgentConfig
+from agentos import CallEvent
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import Session
+from agentos import SubAgent
+from agentos.testing import last_tool_results
+from agentos.testing import text
+from agentos.testing import tool_calls
+from benchmarks._common import Empty
+from benchmarks._common import Figures
+from benchmarks._common import median
+from benchmarks._common import noop
+from benchmarks._common import percentile
+from benchmarks._common import reported
+from benchmarks._common import run_measure
 
 ROUNDS = 5
 CALLS_PER_ROUND = 50

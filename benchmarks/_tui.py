@@ -24,10 +24,23 @@ from pydantic import BaseModel
 from textual import events
 
 import agentos
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, ToolContext, YieldOnTimeout
-from agentos.testing import last_user_text, settle, text, tool_calls
-from agentos.tui import CallsPane, ChatApp
-from benchmarks._common import Figures, emit, loop_lag, percentile, quiet_logs
+from agentos import AgentConfig
+from agentos import Host
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import YieldOnTimeout
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.tui import CallsPane
+from agentos.tui import ChatApp
+from benchmarks._common import Figures
+from benchmarks._common import emit
+from benchmarks._common import loop_lag
+from benchmarks._common import percentile
+from benchmarks._common import quiet_logs
 
 KEYS = 100
 

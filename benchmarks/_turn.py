@@ -22,8 +22,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from agentos import AgentConfig, Host, Runtime
-from benchmarks._common import Figures, calls_then_text, emit, noop, quiet_logs, turn_us
+from agentos import AgentConfig
+from agentos import Host
+from agentos import Runtime
+from benchmarks._common import Figures
+from benchmarks._common import calls_then_text
+from benchmarks._common import emit
+from benchmarks._common import noop
+from benchmarks._common import quiet_logs
+from benchmarks._common import turn_us
 
 ROUNDS = 7
 TURNS = 300

@@ -42,11 +42,25 @@ import anyio
 import uvicorn
 from starlette.applications import Starlette
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, Session
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
-from agentos.web import listen, make_app
-from benchmarks._common import Figures, emit, loop_lag, quiet_logs, settled_rss
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from agentos import AgentConfig
+from agentos import Host
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.web import listen
+from agentos.web import make_app
+from benchmarks._common import Figures
+from benchmarks._common import emit
+from benchmarks._common import loop_lag
+from benchmarks._common import quiet_logs
+from benchmarks._common import settled_rss
+from tests.support.browser import CHROMIUM
+from tests.support.browser import CHROMIUM_ARGS
 
 REPORTS = 200
 SPACING = 0.25

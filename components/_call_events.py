@@ -6,11 +6,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from components._frozen import quick_init
-from components._ids import CallId, SessionId
+from components._ids import CallId
+from components._ids import SessionId
 from components._json import Json
 from components._snapshot import CallSnapshot
 from components._status import CallStatus
-from components._tool_call import CallError, ToolCallProgress
+from components._tool_call import CallError
+from components._tool_call import ToolCallProgress
 
 
 class CallEventKind(StrEnum):

@@ -16,23 +16,26 @@ from __future__ import annotations
 
 import marshal
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from components._ids import CallId, Entity, SessionId
-from components._packed import kept_bytes, pack, unpack
+from components._ids import CallId
+from components._ids import Entity
+from components._ids import SessionId
+from components._packed import kept_bytes
+from components._packed import pack
+from components._packed import unpack
 from components._snapshot import CallSnapshot
 from components._status import CallStatus
-from components._tool_call import (
-    CallError,
-    ErrorKind,
-    ProgressKind,
-    ProgressLog,
-    ToolCallConfig,
-    ToolCallProgress,
-    ToolCallState,
-    started_entry,
-)
+from components._tool_call import CallError
+from components._tool_call import ErrorKind
+from components._tool_call import ProgressKind
+from components._tool_call import ProgressLog
+from components._tool_call import ToolCallConfig
+from components._tool_call import ToolCallProgress
+from components._tool_call import ToolCallState
+from components._tool_call import started_entry
 
 FinishedCall = bytes | tuple[Any, ...]
 """The ``marshal`` bytes of a flat tuple: what was asked (the ``ToolCallConfig`` fields a

@@ -10,7 +10,8 @@ instance stays frozen (assigning a field still raises ``FrozenInstanceError``).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 T = TypeVar("T")
 

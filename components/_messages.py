@@ -7,14 +7,20 @@ are filled by a tick and read by the caller once the tick has run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components._ids import CallId, Entity, SessionId
+from components._ids import CallId
+from components._ids import Entity
+from components._ids import SessionId
 from components._json import Json
 from components._session import SessionConfig
-from components._status import CallStatus, SessionStatus
-from components._tool_call import CallError, ProgressKind, ToolCallConfig
+from components._status import CallStatus
+from components._status import SessionStatus
+from components._tool_call import CallError
+from components._tool_call import ProgressKind
+from components._tool_call import ToolCallConfig
 
 
 @dataclass(slots=True)

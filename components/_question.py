@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from components._json import Json, JsonObject
+from components._json import Json
+from components._json import JsonObject
 
 
 class AnswerAction(StrEnum):

@@ -9,14 +9,19 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from enum import StrEnum
 from typing import Any
 
 from components._call_events import CallEvent
 from components._finished import FinishedCalls
-from components._ids import CallId, Entity, SessionId
-from components._messages import InboxMessage, StatusQuery, UpdateSession
+from components._ids import CallId
+from components._ids import Entity
+from components._ids import SessionId
+from components._messages import InboxMessage
+from components._messages import StatusQuery
+from components._messages import UpdateSession
 from components._status import CallStatus
 from components._tool_call import ToolCallConfig
 

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from components._ids import CallId, ConversationId, SessionId, TurnId
-from components._json import Json, JsonObject
+from components._ids import CallId
+from components._ids import ConversationId
+from components._ids import SessionId
+from components._ids import TurnId
+from components._json import Json
+from components._json import JsonObject
 from components._question import Question
 from components._status import CallStatus
-from components._tool_call import CallError, ToolCallConfig, ToolCallProgress, ToolCallState
+from components._tool_call import CallError
+from components._tool_call import ToolCallConfig
+from components._tool_call import ToolCallProgress
+from components._tool_call import ToolCallState
 
 
 class CallSnapshot(NamedTuple):

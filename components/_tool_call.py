@@ -7,12 +7,17 @@ hundred thousand. Validation happens at the JSON boundary, not here.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from enum import StrEnum
 
 from components._frozen import quick_init
-from components._ids import CallId, ConversationId, SessionId, TurnId
-from components._json import Json, JsonObject
+from components._ids import CallId
+from components._ids import ConversationId
+from components._ids import SessionId
+from components._ids import TurnId
+from components._json import Json
+from components._json import JsonObject
 from components._status import CallStatus
 
 PROGRESS_KEPT = 50

@@ -19,8 +19,14 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from agentos import AgentConfig, McpServerConfig, ModelPrices, SubAgent, ToolPolicy
-from agentos.turns import A2aAgentConfig, McpOAuth, Parameter
+from agentos import AgentConfig
+from agentos import McpServerConfig
+from agentos import ModelPrices
+from agentos import SubAgent
+from agentos import ToolPolicy
+from agentos.turns import A2aAgentConfig
+from agentos.turns import McpOAuth
+from agentos.turns import Parameter
 
 PAGE = Path(__file__).resolve().parent / "agent-files.md"
 

@@ -22,14 +22,20 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser
+from playwright.async_api import Page
+from playwright.async_api import async_playwright
 from textual.widgets import Input
 
-from agentos import Host, Runtime
+from agentos import Host
+from agentos import Runtime
 from agentos.demo import tools as demo_tools
-from agentos.testing import MessagesStandIn, Reply, message_body
+from agentos.testing import MessagesStandIn
+from agentos.testing import Reply
+from agentos.testing import message_body
 from agentos.tui import ChatApp
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.browser import CHROMIUM
+from tests.support.browser import CHROMIUM_ARGS
 
 DOCS = Path(__file__).resolve().parent
 

@@ -17,22 +17,25 @@ import json
 from collections.abc import Callable
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+from pydantic import Field
 
-from agentos import (
-    AgentConfig,
-    CallSnapshot,
-    Host,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    ToolContext,
-    YieldOnTimeout,
-    tool,
-)
-from agentos.testing import blocks_of, last_tool_results, last_user_text, text, tool_calls
+from agentos import AgentConfig
+from agentos import CallSnapshot
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import ToolContext
+from agentos import YieldOnTimeout
+from agentos import tool
+from agentos.testing import blocks_of
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 
 
 class CrunchInput(BaseModel):

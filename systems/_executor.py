@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import esper
 
-from components import (
-    CallStatus,
-    DeadlineKind,
-    TickContext,
-    ToolCallConfig,
-    ToolCallState,
-)
+from components import CallStatus
+from components import DeadlineKind
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallState
 from systems._lifecycle import transition
 
 

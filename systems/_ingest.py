@@ -2,39 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import esper
 
-from components import (
-    CallError,
-    CallStatus,
-    CancelCall,
-    CloseSession,
-    CompleteCall,
-    DeadlineKind,
-    Entity,
-    ErrorKind,
-    OpenSession,
-    ProgressBatch,
-    ProgressNote,
-    ReportFailure,
-    ReportProgress,
-    ReportResult,
-    SessionState,
-    SetSessionCap,
-    StatusQuery,
-    SubmitCall,
-    TickContext,
-    ToolCallConfig,
-    ToolCallState,
-    UpdateSession,
-    finished_deferred,
-    finished_session,
-    finished_status,
-)
-from systems._lifecycle import record_queued, transition
+from components import CallError
+from components import CallStatus
+from components import CancelCall
+from components import CloseSession
+from components import CompleteCall
+from components import DeadlineKind
+from components import Entity
+from components import ErrorKind
+from components import OpenSession
+from components import ProgressBatch
+from components import ProgressNote
+from components import ReportFailure
+from components import ReportProgress
+from components import ReportResult
+from components import SessionState
+from components import SetSessionCap
+from components import StatusQuery
+from components import SubmitCall
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallState
+from components import UpdateSession
+from components import finished_deferred
+from components import finished_session
+from components import finished_status
+from systems._lifecycle import record_queued
+from systems._lifecycle import transition
 from systems._progress import apply_progress
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import esper
 
-from components import TickContext, ToolCallConfig, ToolCallState, finished_call
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallState
+from components import finished_call
 
 
 class IntrospectionSystem(esper.Processor):

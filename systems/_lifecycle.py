@@ -7,23 +7,21 @@ events, the ``tool_call.*`` log line) happens here and nowhere else.
 
 from __future__ import annotations
 
-from components import (
-    CallError,
-    CallEvent,
-    CallEventKind,
-    CallStatus,
-    Entity,
-    ErrorKind,
-    Json,
-    OverdueNews,
-    ProgressKind,
-    TickContext,
-    ToolCallConfig,
-    ToolCallProgress,
-    ToolCallState,
-    can_transition,
-    snapshot_of,
-)
+from components import CallError
+from components import CallEvent
+from components import CallEventKind
+from components import CallStatus
+from components import Entity
+from components import ErrorKind
+from components import Json
+from components import OverdueNews
+from components import ProgressKind
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallProgress
+from components import ToolCallState
+from components import can_transition
+from components import snapshot_of
 
 _EVENT_FOR_STATUS = {
     CallStatus.RUNNING: CallEventKind.STARTED,

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from components import (
-    PROGRESS_KEPT,
-    CallStatus,
-    ProgressKind,
-    ProgressLog,
-    ProgressNote,
-    TickContext,
-    ToolCallConfig,
-    ToolCallProgress,
-    ToolCallState,
-)
-from systems._lifecycle import add_progress, record_progress
+from components import PROGRESS_KEPT
+from components import CallStatus
+from components import ProgressKind
+from components import ProgressLog
+from components import ProgressNote
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallProgress
+from components import ToolCallState
+from systems._lifecycle import add_progress
+from systems._lifecycle import record_progress
 
 _LINES = frozenset({ProgressKind.LOG, ProgressKind.OUTPUT})
 _ASKING = frozenset({ProgressKind.QUESTION, ProgressKind.ANSWER})

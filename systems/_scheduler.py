@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import esper
 
-from components import (
-    CallStatus,
-    Entity,
-    TickContext,
-    ToolCallConfig,
-    ToolCallState,
-)
+from components import CallStatus
+from components import Entity
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallState
 
 SKIPS_PER_TICK = 10_000
 """Cancelled queued calls one tick may step over; the rest wait for the next tick."""

@@ -17,22 +17,21 @@ from __future__ import annotations
 
 import esper
 
-from components import (
-    CallError,
-    CallStatus,
-    DeadlineKind,
-    Entity,
-    ErrorKind,
-    FinishedCall,
-    TickContext,
-    ToolCallConfig,
-    ToolCallState,
-    finished_id,
-    finished_provider_id,
-    finished_session,
-    finished_status,
-)
-from systems._lifecycle import record_overdue, transition
+from components import CallError
+from components import CallStatus
+from components import DeadlineKind
+from components import Entity
+from components import ErrorKind
+from components import FinishedCall
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallState
+from components import finished_id
+from components import finished_provider_id
+from components import finished_session
+from components import finished_status
+from systems._lifecycle import record_overdue
+from systems._lifecycle import transition
 
 
 class TimeoutSystem(esper.Processor):

@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import structlog
 
-from agentos import ManualClock, Runtime
-from agentos.testing import MessagesStandIn, Puppet
+from agentos import ManualClock
+from agentos import Runtime
+from agentos.testing import MessagesStandIn
+from agentos.testing import Puppet
 from tests.support.backends import Backend
-from tests.support.cli import any_env, env, quick_agent  # noqa: F401  (fixtures for every room)
-from tests.support.postgres import Cluster, pgbouncer_in_front, postgres_cluster
+from tests.support.cli import any_env  # noqa: F401  (fixtures for every room)
+from tests.support.cli import env  # noqa: F401  (fixtures for every room)
+from tests.support.cli import quick_agent  # noqa: F401  (fixtures for every room)
+from tests.support.postgres import Cluster
+from tests.support.postgres import pgbouncer_in_front
+from tests.support.postgres import postgres_cluster
 
 
 def pytest_configure(config: pytest.Config) -> None:

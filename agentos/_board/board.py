@@ -15,33 +15,35 @@ draws it for the model and ``chat`` projects it for the person.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from agentos._board.chat import chat_entries
-from agentos._board.data import (
-    CANCEL_TOOL,
-    NEW_THREAD_TOOL,
-    STATUS_TOOL,
-    BoardAct,
-    BoardAuthor,
-    BoardCall,
-    BoardNode,
-    BoardRendering,
-    BoardTrigger,
-)
-from agentos._board.reading import BoardTurn, read_turn
-from agentos._board.render import (
-    NOTATION,
-    Drawn,
-    is_answer,
-    notation,
-    pending_instruction,
-    render_board,
-)
+from agentos._board.data import CANCEL_TOOL
+from agentos._board.data import NEW_THREAD_TOOL
+from agentos._board.data import STATUS_TOOL
+from agentos._board.data import BoardAct
+from agentos._board.data import BoardAuthor
+from agentos._board.data import BoardCall
+from agentos._board.data import BoardNode
+from agentos._board.data import BoardRendering
+from agentos._board.data import BoardTrigger
+from agentos._board.reading import BoardTurn
+from agentos._board.reading import read_turn
+from agentos._board.render import NOTATION
+from agentos._board.render import Drawn
+from agentos._board.render import is_answer
+from agentos._board.render import notation
+from agentos._board.render import pending_instruction
+from agentos._board.render import render_board
 from agentos._turns.capabilities import CAPABILITIES
-from agentos._turns.chat import ChatCall, ChatEntry
-from components import CallStatus, Json, JsonObject
+from agentos._turns.chat import ChatCall
+from agentos._turns.chat import ChatEntry
+from components import CallStatus
+from components import Json
+from components import JsonObject
 
 __all__ = [
     "CANCEL_TOOL",

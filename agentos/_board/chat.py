@@ -13,8 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentos._board.data import BoardAct, BoardAuthor, BoardNode, BoardTrigger
-from agentos._turns.chat import SHOWN_WORDS, ChatCall, ChatEntry
+from agentos._board.data import BoardAct
+from agentos._board.data import BoardAuthor
+from agentos._board.data import BoardNode
+from agentos._board.data import BoardTrigger
+from agentos._turns.chat import SHOWN_WORDS
+from agentos._turns.chat import ChatCall
+from agentos._turns.chat import ChatEntry
 
 if TYPE_CHECKING:
     from agentos._board.board import Board

@@ -3,10 +3,12 @@ and the records a board holds and hands out. Data only; ``board`` moves it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from enum import StrEnum
 
-from components import CallStatus, JsonObject
+from components import CallStatus
+from components import JsonObject
 
 
 class BoardAuthor(StrEnum):

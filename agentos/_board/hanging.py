@@ -6,11 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from agentos._board.board import CANCEL_TOOL, STATUS_TOOL, Board, BoardNode
+from agentos._board.board import CANCEL_TOOL
+from agentos._board.board import STATUS_TOOL
+from agentos._board.board import Board
+from agentos._board.board import BoardNode
 from agentos._board.ledger import BoardLedger
 from agentos._board.step import Step
-from agentos._board.texts import NOTHING_MOVED, out_of_retries, said_text
-from agentos._model.messages import Block, ToolResultBlock
+from agentos._board.texts import NOTHING_MOVED
+from agentos._board.texts import out_of_retries
+from agentos._board.texts import said_text
+from agentos._model.messages import Block
+from agentos._model.messages import ToolResultBlock
 from agentos._turns.events import CallStarted
 from agentos._turns.tool_policy import Disposition
 from components import CallStatus

@@ -14,7 +14,8 @@ from agentos._board.board import Board
 from agentos._board.texts import LOST_ON_THE_BOARD
 from agentos._model.messages import ToolResultBlock
 from agentos._turns.transcript import read_placeholder
-from components import CallId, CallStatus
+from components import CallId
+from components import CallStatus
 
 
 class BoardLedger:

@@ -14,41 +14,53 @@ events and returns actions, never awaiting and never reading a clock.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
-from agentos._board.board import (
-    CANCEL_TOOL,
-    NEW_THREAD_TOOL,
-    Board,
-    BoardTrigger,
-)
+from agentos._board.board import CANCEL_TOOL
+from agentos._board.board import NEW_THREAD_TOOL
+from agentos._board.board import Board
+from agentos._board.board import BoardTrigger
 from agentos._board.data import BoardAuthor
 from agentos._board.hanging import hang
 from agentos._board.ledger import BoardLedger
 from agentos._board.render import notation
-from agentos._board.step import Step, Wake, attended
-from agentos._board.texts import (
-    NEW_THREAD_DEFINITION,
-    board_messages,
-    ended_note,
-    normal_use,
-    not_started,
-    outcome_text,
-    overdue_note,
-    refusal,
-)
-from agentos._model.messages import Block, Message, ToolResultBlock, text_of
+from agentos._board.step import Step
+from agentos._board.step import Wake
+from agentos._board.step import attended
+from agentos._board.texts import NEW_THREAD_DEFINITION
+from agentos._board.texts import board_messages
+from agentos._board.texts import ended_note
+from agentos._board.texts import normal_use
+from agentos._board.texts import not_started
+from agentos._board.texts import outcome_text
+from agentos._board.texts import overdue_note
+from agentos._board.texts import refusal
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import ToolResultBlock
+from agentos._model.messages import text_of
 from agentos._turns import events as ev
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.call_options import NO_FACTS, ToolFacts, is_capability, options_for
+from agentos._turns.call_options import NO_FACTS
+from agentos._turns.call_options import ToolFacts
+from agentos._turns.call_options import is_capability
+from agentos._turns.call_options import options_for
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.chat import ChatEntry
 from agentos._turns.decorations import Decorations
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import DrawnAfterEvents, MachineView, Waiting
+from agentos._turns.machine import DrawnAfterEvents
+from agentos._turns.machine import MachineView
+from agentos._turns.machine import Waiting
 from agentos._turns.transcript import unique_tool_use_ids
 from agentos._turns.turn_status import TurnStatus
-from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews, SessionStatus
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import Json
+from components import OverdueNews
+from components import SessionStatus
 
 
 class BoardMachine(DrawnAfterEvents):

@@ -11,20 +11,21 @@ threads of that kind, where a prompt-cache breakpoint can go.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from agentos._board.data import (
-    CANCEL_TOOL,
-    NEW_THREAD_TOOL,
-    STATUS_TOOL,
-    BoardAuthor,
-    BoardCall,
-    BoardNode,
-    BoardRendering,
-    BoardTrigger,
-)
+from agentos._board.data import CANCEL_TOOL
+from agentos._board.data import NEW_THREAD_TOOL
+from agentos._board.data import STATUS_TOOL
+from agentos._board.data import BoardAuthor
+from agentos._board.data import BoardCall
+from agentos._board.data import BoardNode
+from agentos._board.data import BoardRendering
+from agentos._board.data import BoardTrigger
 from agentos._turns.capabilities import CAPABILITIES
-from components import FINAL_STATUSES, CallStatus
+from components import FINAL_STATUSES
+from components import CallStatus
 
 INDENT = "  "
 """Per level of depth."""

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 
-from agentos._board.board import BoardNode, BoardTrigger
+from agentos._board.board import BoardNode
+from agentos._board.board import BoardTrigger
 from agentos._model.messages import Block
 from agentos._turns.call_options import PlannedCall
-from components import CallId, CallSnapshot, CallStatus, JsonObject
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import JsonObject
 
 NOBODY_THERE = (
     "nobody to ask: the board runs this turn on its own (a result or a timer woke it, not a person)"

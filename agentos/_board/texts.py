@@ -4,21 +4,26 @@ the model's calls and the runtime's outcomes (``machine`` uses them)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable
+from collections.abc import Collection
 
-from agentos._board.board import (
-    CANCEL_TOOL,
-    NEW_THREAD_TOOL,
-    STATUS_TOOL,
-    BoardCall,
-    BoardRendering,
-)
-from agentos._model.messages import Block, Message, content_blocks, content_text, content_value
+from agentos._board.board import CANCEL_TOOL
+from agentos._board.board import NEW_THREAD_TOOL
+from agentos._board.board import STATUS_TOOL
+from agentos._board.board import BoardCall
+from agentos._board.board import BoardRendering
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import content_blocks
+from agentos._model.messages import content_text
+from agentos._model.messages import content_value
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_ledger import failure_text
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.transcript import overdue_evidence
-from components import CallSnapshot, CallStatus, OverdueNews
+from components import CallSnapshot
+from components import CallStatus
+from components import OverdueNews
 
 NEW_THREAD_DEFINITION: dict[str, object] = {
     "name": NEW_THREAD_TOOL,

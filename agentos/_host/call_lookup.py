@@ -12,8 +12,10 @@ any program read and cancel the calls of sessions they do not run through them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Literal
 
 import anyio
@@ -21,17 +23,22 @@ import anyio
 from agentos._errors import AgentOSError
 from agentos._host.call_view import CallView
 from agentos._host.children import child_session_id
-from agentos._host.ids import named_by, resolve_session_id, short_id
-from agentos._host.shown import DEFERRED, RAN_NOWHERE, ShownStatus, shown_call_status
-from agentos._host.stored_calls import session_status, stored_calls
-from agentos._store.protocol import (
-    CancelRequest,
-    MirroredCall,
-    SessionStore,
-    StoredSession,
-    StoredToken,
-)
-from components import CallStatus, JsonObject
+from agentos._host.ids import named_by
+from agentos._host.ids import resolve_session_id
+from agentos._host.ids import short_id
+from agentos._host.shown import DEFERRED
+from agentos._host.shown import RAN_NOWHERE
+from agentos._host.shown import ShownStatus
+from agentos._host.shown import shown_call_status
+from agentos._host.stored_calls import session_status
+from agentos._host.stored_calls import stored_calls
+from agentos._store.protocol import CancelRequest
+from agentos._store.protocol import MirroredCall
+from agentos._store.protocol import SessionStore
+from agentos._store.protocol import StoredSession
+from agentos._store.protocol import StoredToken
+from components import CallStatus
+from components import JsonObject
 
 NOWHERE = RAN_NOWHERE
 CANCEL_POLL_SECONDS = 0.1

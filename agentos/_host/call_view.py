@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import TypeGuard
 
 from agentos._host.shown import is_expiry
 from agentos._store.protocol import MirroredCall
-from components import CallSnapshot, CallStatus, Json, JsonObject, Question
+from components import CallSnapshot
+from components import CallStatus
+from components import Json
+from components import JsonObject
+from components import Question
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,21 +12,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
-from agentos._errors import UnknownCallError, UsageError
+from agentos._errors import UnknownCallError
+from agentos._errors import UsageError
 from agentos._host.maker import NewSession
 from agentos._host.registry import SessionRegistry
 from agentos._kernel.context import ToolContext
 from agentos._kernel.runtime import Runtime
-from agentos._kernel.tools import Tool, ToolFailure
-from agentos._model.messages import blocks_of, content_text
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
+from agentos._model.messages import blocks_of
+from agentos._model.messages import content_text
 from agentos._sessions.session import Session
 from agentos._sessions.tool_access import AGENT_SOURCE
 from agentos._store.protocol import SessionStore
-from agentos._turns.agent_config import AgentConfig, SubAgent
+from agentos._turns.agent_config import AgentConfig
+from agentos._turns.agent_config import SubAgent
 from agentos._turns.events import SessionStatus
-from components import CallEvent, CallEventKind, CallId, Json
+from components import CallEvent
+from components import CallEventKind
+from components import CallId
+from components import Json
 
 SAID_CHARS = 2000
 """The longest piece of a child's words one progress entry carries."""

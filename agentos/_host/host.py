@@ -22,30 +22,43 @@ from typing import Self
 import anyio
 
 from agentos._errors import UsageError
-from agentos._host.call_lookup import CANCEL_WAIT_SECONDS, CancelReport, cancel_call, find_call
+from agentos._host.call_lookup import CANCEL_WAIT_SECONDS
+from agentos._host.call_lookup import CancelReport
+from agentos._host.call_lookup import cancel_call
+from agentos._host.call_lookup import find_call
 from agentos._host.call_view import CallView
 from agentos._host.idle import unload_idle
 from agentos._host.leases import LeaseKeeper
-from agentos._host.lifecycle import HostCore, SessionLifecycle
-from agentos._host.listing import SessionSummary, every_summary, loaded_summary
+from agentos._host.lifecycle import HostCore
+from agentos._host.lifecycle import SessionLifecycle
+from agentos._host.listing import SessionSummary
+from agentos._host.listing import every_summary
+from agentos._host.listing import loaded_summary
 from agentos._host.maker import NewSession
-from agentos._host.mirror import CallMirror, check_period
+from agentos._host.mirror import CallMirror
+from agentos._host.mirror import check_period
 from agentos._host.naming import rename_session
 from agentos._host.registry import SessionRegistry
 from agentos._kernel.checks import check_seconds
 from agentos._kernel.questions import AskPerson
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
-from agentos._model.provider import ModelRequest, ModelResponse, Provider
-from agentos._sessions.scope import Scope, SessionLineage
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import Provider
+from agentos._sessions.scope import Scope
+from agentos._sessions.scope import SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
-from agentos._store.protocol import Completion, SessionStore
+from agentos._store.protocol import Completion
+from agentos._store.protocol import SessionStore
 from agentos._toolsets.mcp.server import McpServer
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.context_view import ContextView, TranscriptView
+from agentos._turns.context_view import ContextView
+from agentos._turns.context_view import TranscriptView
 from agentos._turns.history import HistoryCall
-from components import Answer, Json
+from components import Answer
+from components import Json
 
 EXPIRED_TOKEN_GRACE = 7 * 24 * 3600.0
 """Seconds an expired token is kept, so a session resumed later tells its model it expired."""

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import anyio
 
-from agentos._errors import SessionBusyError, StoreError, UnknownSessionError
+from agentos._errors import SessionBusyError
+from agentos._errors import StoreError
+from agentos._errors import UnknownSessionError
 from agentos._host.registry import SessionRegistry
 from agentos._kernel.clock import Clock
 from agentos._sessions.session import Session

@@ -8,7 +8,8 @@ An id typed whole always means itself, even when it is also the start of a longe
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import TypeVar
 
 from agentos._errors import AmbiguousIdError

@@ -11,12 +11,14 @@ import contextlib
 import itertools
 import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
 import anyio
 
 from agentos._errors import StoreError
-from agentos._kernel.clock import Clock, sleep
+from agentos._kernel.clock import Clock
+from agentos._kernel.clock import sleep
 from agentos._store.protocol import SessionStore
 
 _hosts = itertools.count(1)

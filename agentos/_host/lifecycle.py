@@ -9,29 +9,39 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from typing import TypedDict, Unpack
+from typing import TypedDict
+from typing import Unpack
 
 import anyio
 from anyio.abc import TaskGroup
 
-from agentos._errors import SessionBusyError, UnknownSessionError, UsageError
+from agentos._errors import SessionBusyError
+from agentos._errors import UnknownSessionError
+from agentos._errors import UsageError
 from agentos._host.children import SubAgents
 from agentos._host.idle import unload_refusal
 from agentos._host.leases import LeaseKeeper
-from agentos._host.maker import NewSession, SessionMaker, SessionTask, run_session
+from agentos._host.maker import NewSession
+from agentos._host.maker import SessionMaker
+from agentos._host.maker import SessionTask
+from agentos._host.maker import run_session
 from agentos._host.mirror import CallMirror
 from agentos._host.registry import SessionRegistry
-from agentos._host.remote_tasks import either, task_reattacher
-from agentos._host.resume import nudge_if_news, restore
+from agentos._host.remote_tasks import either
+from agentos._host.remote_tasks import task_reattacher
+from agentos._host.resume import nudge_if_news
+from agentos._host.resume import restore
 from agentos._kernel.runtime import Runtime
 from agentos._model.function_model import FunctionModel
 from agentos._model.provider import Provider
-from agentos._sessions.scope import Scope, SessionLineage
+from agentos._sessions.scope import Scope
+from agentos._sessions.scope import SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
-from agentos._store.protocol import SessionStore, StoredSession
+from agentos._store.protocol import SessionStore
+from agentos._store.protocol import StoredSession
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.agent_problems import fit_problems
 from agentos._turns.context_view import ContextView

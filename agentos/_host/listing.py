@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
-from dataclasses import dataclass, replace
+from collections.abc import Container
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import replace
 
 from agentos._host.registry import SessionRegistry
-from agentos._host.shown import ShownStatus, shown_session_status, stored_session_status
+from agentos._host.shown import ShownStatus
+from agentos._host.shown import shown_session_status
+from agentos._host.shown import stored_session_status
 from agentos._kernel.runtime import Runtime
 from agentos._sessions.session import Session
-from agentos._store.protocol import ASKING, SessionStore, StoredSession
+from agentos._store.protocol import ASKING
+from agentos._store.protocol import SessionStore
+from agentos._store.protocol import StoredSession
 from agentos._turns.events import SessionStatus
 
 

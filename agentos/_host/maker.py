@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 import anyio.abc
@@ -15,7 +16,8 @@ from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
 from agentos._sessions.error_record import ErrorRecord
-from agentos._sessions.scope import Scope, SessionLineage
+from agentos._sessions.scope import Scope
+from agentos._sessions.scope import SessionLineage
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess

@@ -23,12 +23,19 @@ import anyio
 from agentos._errors import UnknownCallError
 from agentos._host.call_view import CallView
 from agentos._kernel.checks import check_seconds
-from agentos._kernel.clock import Clock, sleep
+from agentos._kernel.clock import Clock
+from agentos._kernel.clock import sleep
 from agentos._kernel.runtime import Runtime
 from agentos._log import agentos_logger
 from agentos._sessions.tokens import ContinuationTokens
-from agentos._store.protocol import CancelRequest, MirroredCall, SessionStore
-from components import CallEvent, CallSnapshot, CallStatus, Json, JsonObject
+from agentos._store.protocol import CancelRequest
+from agentos._store.protocol import MirroredCall
+from agentos._store.protocol import SessionStore
+from components import CallEvent
+from components import CallSnapshot
+from components import CallStatus
+from components import Json
+from components import JsonObject
 
 RESULT_KEPT = 4096
 """Characters of a result's JSON the mirror keeps; a longer result is kept as its beginning."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from agentos._errors import UnknownSessionError
-from agentos._host.listing import SessionSummary, loaded_summary, stored_summary
+from agentos._host.listing import SessionSummary
+from agentos._host.listing import loaded_summary
+from agentos._host.listing import stored_summary
 from agentos._host.registry import SessionRegistry
 from agentos._host.shown import stored_session_status
 from agentos._kernel.runtime import Runtime

@@ -5,12 +5,15 @@ in its newest progress, and the toolset that runs the task is asked about it aga
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Protocol
+from typing import runtime_checkable
 
 from agentos._kernel.runtime import Runtime
 from agentos._store.protocol import MirroredCall
-from components import CallId, CallStatus
+from components import CallId
+from components import CallStatus
 
 
 @runtime_checkable

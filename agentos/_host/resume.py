@@ -14,28 +14,31 @@ stored board.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 
 from agentos._errors import UnknownCallError
 from agentos._kernel.options import CallOptions
 from agentos._kernel.runtime import Runtime
-from agentos._model.messages import Block, Message, blocks_of
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import blocks_of
 from agentos._sessions.session import Session
 from agentos._sessions.tokens import ContinuationTokens
-from agentos._store.protocol import MirroredCall, StoredToken
+from agentos._store.protocol import MirroredCall
+from agentos._store.protocol import StoredToken
 from agentos._turns.transcript import placeholder
-from components import (
-    CallError,
-    CallId,
-    CallSnapshot,
-    CallStatus,
-    ErrorKind,
-    JsonObject,
-    SessionId,
-)
+from components import CallError
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import ErrorKind
+from components import JsonObject
+from components import SessionId
 
 
 def _deferred(token: StoredToken) -> CallOptions:

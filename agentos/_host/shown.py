@@ -18,10 +18,13 @@ from dataclasses import dataclass
 
 from agentos._board.board import Board
 from agentos._model.messages import blocks_of
-from agentos._store.protocol import SessionStore, StoredSession, StoredToken
+from agentos._store.protocol import SessionStore
+from agentos._store.protocol import StoredSession
+from agentos._store.protocol import StoredToken
 from agentos._turns.events import SessionStatus
 from agentos._turns.history import MessageHistory
-from components import CallStatus, Json
+from components import CallStatus
+from components import Json
 
 RAN_NOWHERE = "no process is running it"
 """Why a call the history has no outcome for is ``orphaned`` (it was running when stored)."""

@@ -17,16 +17,17 @@ from collections.abc import Iterable
 
 from agentos._board.board import Board
 from agentos._host.call_view import CallView
-from agentos._host.shown import (
-    ShownStatus,
-    calls_running_when_stored,
-    shown_call_status,
-    shown_session_status,
-)
+from agentos._host.shown import ShownStatus
+from agentos._host.shown import calls_running_when_stored
+from agentos._host.shown import shown_call_status
+from agentos._host.shown import shown_session_status
 from agentos._model.messages import blocks_of
-from agentos._store.protocol import StoredSession, StoredToken
+from agentos._store.protocol import StoredSession
+from agentos._store.protocol import StoredToken
 from agentos._turns.history import MessageHistory
-from components import CallStatus, Json, JsonObject
+from components import CallStatus
+from components import Json
+from components import JsonObject
 
 _LOST_RESULT = "lost in a restart"
 _CANCELLED = "cancelled: "

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import math
 
-from components import Answer, AnswerAction, Json, JsonObject
+from components import Answer
+from components import AnswerAction
+from components import Json
+from components import JsonObject
 
 
 def fitting(answer: Answer, form: JsonObject | None) -> Answer:

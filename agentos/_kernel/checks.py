@@ -15,8 +15,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentos._kernel.json_values import to_json
-from agentos._kernel.tools import InvalidToolInput, Tool, describe_validation_error
-from components import CallError, ErrorKind, JsonObject
+from agentos._kernel.tools import InvalidToolInput
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import describe_validation_error
+from components import CallError
+from components import ErrorKind
+from components import JsonObject
 
 _PLAIN = frozenset({str, int, bool, type(None)})
 """Value types an input can hold and be stored as it is (floats need a finiteness check)."""

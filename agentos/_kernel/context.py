@@ -4,33 +4,37 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Sequence
 from typing import Any
 
 from anyio import CancelScope
 
-from agentos._errors import CallCancelled, UsageError
+from agentos._errors import CallCancelled
+from agentos._errors import UsageError
 from agentos._kernel.checks import check_text
-from agentos._kernel.json_values import safe_text, to_json
-from agentos._kernel.process import ProcessResult, run_process
-from agentos._kernel.questions import Asked, AskFunction
-from components import (
-    PROGRESS_PER_TICK,
-    Answer,
-    CallId,
-    ConversationId,
-    Entity,
-    InboxMessage,
-    JsonObject,
-    ProgressBatch,
-    ProgressKind,
-    ProgressNote,
-    Question,
-    ReportProgress,
-    SessionId,
-    ToolCallConfig,
-    TurnId,
-)
+from agentos._kernel.json_values import safe_text
+from agentos._kernel.json_values import to_json
+from agentos._kernel.process import ProcessResult
+from agentos._kernel.process import run_process
+from agentos._kernel.questions import Asked
+from agentos._kernel.questions import AskFunction
+from components import PROGRESS_PER_TICK
+from components import Answer
+from components import CallId
+from components import ConversationId
+from components import Entity
+from components import InboxMessage
+from components import JsonObject
+from components import ProgressBatch
+from components import ProgressKind
+from components import ProgressNote
+from components import Question
+from components import ReportProgress
+from components import SessionId
+from components import ToolCallConfig
+from components import TurnId
 
 
 class ToolContext:

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 from agentos._errors import UnknownCallError
 from agentos._kernel.checks import check_text
-from agentos._kernel.json_values import safe_text, to_json
+from agentos._kernel.json_values import safe_text
+from agentos._kernel.json_values import to_json
 from agentos._kernel.parts import RuntimeCore
-from agentos._kernel.snapshot import CancelOutcome, CompleteOutcome
-from components import (
-    CallError,
-    CallId,
-    CancelCall,
-    CancelReply,
-    CompleteCall,
-    CompleteReply,
-    ErrorKind,
-    SessionId,
-)
+from agentos._kernel.snapshot import CancelOutcome
+from agentos._kernel.snapshot import CompleteOutcome
+from components import CallError
+from components import CallId
+from components import CancelCall
+from components import CancelReply
+from components import CompleteCall
+from components import CompleteReply
+from components import ErrorKind
+from components import SessionId
 
 
 class CallControl:

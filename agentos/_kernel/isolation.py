@@ -16,7 +16,8 @@ from typing import Protocol
 
 from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import ToolFailure
-from components import Json, JsonObject
+from components import Json
+from components import JsonObject
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
+from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel

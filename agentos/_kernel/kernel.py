@@ -17,7 +17,9 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -27,9 +29,15 @@ import esper
 
 from agentos._kernel.clock import Clock
 from agentos._kernel.listeners import Listeners
-from agentos._kernel.work import Work, cancel_requested
+from agentos._kernel.work import Work
+from agentos._kernel.work import cancel_requested
 from agentos._log import agentos_logger
-from components import Effects, Entity, InboxMessage, SessionId, TickContext, UpdateSession
+from components import Effects
+from components import Entity
+from components import InboxMessage
+from components import SessionId
+from components import TickContext
+from components import UpdateSession
 from systems import PHASES
 
 

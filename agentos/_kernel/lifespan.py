@@ -7,7 +7,8 @@ from contextlib import asynccontextmanager
 
 import anyio
 
-from agentos._errors import ToolsetError, UsageError
+from agentos._errors import ToolsetError
+from agentos._errors import UsageError
 from agentos._kernel.control import CallControl
 from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.toolsets import Toolsets

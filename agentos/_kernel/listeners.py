@@ -7,14 +7,19 @@ counted); a callback that raises is logged and the tick goes on.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import TypeVar
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream
 
-from components import CallEvent, SessionId, TickContext
+from components import CallEvent
+from components import SessionId
+from components import TickContext
 
 EVENT_BUFFER = 10_000
 """Events a subscriber may fall behind by before the newest are dropped (and counted)."""

@@ -5,12 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from agentos._kernel.checks import (
-    check_optional_texts,
-    check_retries,
-    check_seconds,
-    optional_texts,
-)
+from agentos._kernel.checks import check_optional_texts
+from agentos._kernel.checks import check_retries
+from agentos._kernel.checks import check_seconds
+from agentos._kernel.checks import optional_texts
 from components import quick_init
 
 

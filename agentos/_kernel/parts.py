@@ -12,25 +12,25 @@ from dataclasses import dataclass
 
 import esper
 
-from agentos._errors import RuntimeClosedError, UnknownCallError, WrongThreadError
+from agentos._errors import RuntimeClosedError
+from agentos._errors import UnknownCallError
+from agentos._errors import WrongThreadError
 from agentos._kernel.checks import check_text
 from agentos._kernel.clock import Clock
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.listeners import Listeners
 from agentos._kernel.work import Work
-from components import (
-    CallId,
-    CallSnapshot,
-    Entity,
-    InboxMessage,
-    SessionId,
-    TickContext,
-    ToolCallConfig,
-    ToolCallState,
-    finished_session,
-    finished_snapshot,
-    snapshot_of,
-)
+from components import CallId
+from components import CallSnapshot
+from components import Entity
+from components import InboxMessage
+from components import SessionId
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallState
+from components import finished_session
+from components import finished_snapshot
+from components import snapshot_of
 
 
 @dataclass(slots=True)

@@ -10,11 +10,13 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import ByteReceiveStream
+from anyio.abc import Process
 
 LINE_BYTES = 4096
 """A longer stdout line is handed on in pieces of this size, so no report is huge."""

@@ -13,8 +13,11 @@ cancel or a timeout of the call ends its wait.
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -22,16 +25,14 @@ import anyio
 from agentos._errors import UsageError
 from agentos._kernel.answer_form import fitting
 from agentos._log import agentos_logger
-from components import (
-    Answer,
-    AnswerAction,
-    CallId,
-    CallSnapshot,
-    CallStatus,
-    JsonObject,
-    Question,
-    SessionId,
-)
+from components import Answer
+from components import AnswerAction
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import JsonObject
+from components import Question
+from components import SessionId
 
 
 @dataclass(frozen=True, slots=True)

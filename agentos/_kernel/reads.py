@@ -16,19 +16,17 @@ from agentos._errors import UnknownCallError
 from agentos._kernel.checks import check_text
 from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.snapshot import RuntimeStatistics
-from components import (
-    CallId,
-    CallSnapshot,
-    CallStatus,
-    DeadlineKind,
-    SessionId,
-    ToolCallConfig,
-    ToolCallState,
-    Waiter,
-    finished_snapshot,
-    same_conversation,
-    snapshot_of,
-)
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import DeadlineKind
+from components import SessionId
+from components import ToolCallConfig
+from components import ToolCallState
+from components import Waiter
+from components import finished_snapshot
+from components import same_conversation
+from components import snapshot_of
 
 
 class CallReads:

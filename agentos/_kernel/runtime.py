@@ -13,38 +13,57 @@ answers are one-line delegations.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager
-from typing import Any, Self, TypeVar
+from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from contextlib import asynccontextmanager
+from typing import Any
+from typing import Self
+from typing import TypeVar
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos._kernel.checks import check_positive_int, check_seconds, check_text
-from agentos._kernel.clock import Clock, SystemClock
+from agentos._kernel.checks import check_positive_int
+from agentos._kernel.checks import check_seconds
+from agentos._kernel.checks import check_text
+from agentos._kernel.clock import Clock
+from agentos._kernel.clock import SystemClock
 from agentos._kernel.control import CallControl
 from agentos._kernel.isolation import IsolatedRunner
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.lifespan import lifespan
 from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
 from agentos._kernel.listeners import Listeners
-from agentos._kernel.options import DEFAULT_OPTIONS, CallOptions
+from agentos._kernel.options import DEFAULT_OPTIONS
+from agentos._kernel.options import CallOptions
 from agentos._kernel.parts import RuntimeCore
-from agentos._kernel.questions import AskPerson, checked_answer
+from agentos._kernel.questions import AskPerson
+from agentos._kernel.questions import checked_answer
 from agentos._kernel.reads import CallReads
 from agentos._kernel.session_entities import SessionEntities
-from agentos._kernel.snapshot import (
-    CancelOutcome,
-    CompleteOutcome,
-    RuntimeStatistics,
-    SessionSnapshot,
-)
+from agentos._kernel.snapshot import CancelOutcome
+from agentos._kernel.snapshot import CompleteOutcome
+from agentos._kernel.snapshot import RuntimeStatistics
+from agentos._kernel.snapshot import SessionSnapshot
 from agentos._kernel.submission import CallSubmission
 from agentos._kernel.threadsafe import ThreadsafeCalls
 from agentos._kernel.tools import Tool
-from agentos._kernel.toolsets import ToolRegistry, Toolset, Toolsets
+from agentos._kernel.toolsets import ToolRegistry
+from agentos._kernel.toolsets import Toolset
+from agentos._kernel.toolsets import Toolsets
 from agentos._kernel.work import Work
-from components import Answer, CallEvent, CallId, CallSnapshot, Limits, SessionId, TickContext
+from components import Answer
+from components import CallEvent
+from components import CallId
+from components import CallSnapshot
+from components import Limits
+from components import SessionId
+from components import TickContext
 
 DEFAULT_SESSION = SessionId("default")
 

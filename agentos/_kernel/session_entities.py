@@ -10,19 +10,18 @@ from __future__ import annotations
 import esper
 
 from agentos._errors import UnknownSessionError
-from agentos._kernel.checks import check_positive_int, check_text
+from agentos._kernel.checks import check_positive_int
+from agentos._kernel.checks import check_text
 from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.snapshot import SessionSnapshot
-from components import (
-    CloseSession,
-    OpenSession,
-    SessionConfig,
-    SessionId,
-    SessionState,
-    SessionStatus,
-    SetSessionCap,
-    UpdateSession,
-)
+from components import CloseSession
+from components import OpenSession
+from components import SessionConfig
+from components import SessionId
+from components import SessionState
+from components import SessionStatus
+from components import SetSessionCap
+from components import UpdateSession
 
 
 class SessionEntities:

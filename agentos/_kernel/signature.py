@@ -15,9 +15,13 @@ import inspect
 import re
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import create_model
 
 from agentos._errors import ToolDefinitionError
 

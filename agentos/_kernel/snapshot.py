@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from types import MappingProxyType
 
-from components import (
-    CallId,
-    CallStatus,
-    SessionId,
-    SessionStatus,
-)
+from components import CallId
+from components import CallStatus
+from components import SessionId
+from components import SessionStatus
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,24 +8,25 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from agentos._kernel.checks import check_input, check_optional_texts, check_text, optional_texts
+from agentos._kernel.checks import check_input
+from agentos._kernel.checks import check_optional_texts
+from agentos._kernel.checks import check_text
+from agentos._kernel.checks import optional_texts
 from agentos._kernel.isolation import IsolatedRunner
 from agentos._kernel.json_values import to_json
 from agentos._kernel.options import CallOptions
 from agentos._kernel.parts import RuntimeCore
 from agentos._kernel.tools import Tool
-from components import (
-    NO_TIMEOUTS,
-    CallId,
-    ConversationId,
-    JsonObject,
-    SessionId,
-    SubmitCall,
-    TimeoutSettings,
-    ToolCallConfig,
-    TurnId,
-    new_call_id,
-)
+from components import NO_TIMEOUTS
+from components import CallId
+from components import ConversationId
+from components import JsonObject
+from components import SessionId
+from components import SubmitCall
+from components import TimeoutSettings
+from components import ToolCallConfig
+from components import TurnId
+from components import new_call_id
 
 
 class CallSubmission:

@@ -13,10 +13,16 @@ from typing import TypeVar
 
 import anyio.from_thread
 
-from agentos._errors import RuntimeClosedError, UnknownCallError, WrongThreadError
+from agentos._errors import RuntimeClosedError
+from agentos._errors import UnknownCallError
+from agentos._errors import WrongThreadError
 from agentos._kernel.parts import RuntimeCore
-from agentos._kernel.snapshot import CancelOutcome, CompleteOutcome
-from components import CallId, CallSnapshot, Entity, StatusQuery
+from agentos._kernel.snapshot import CancelOutcome
+from agentos._kernel.snapshot import CompleteOutcome
+from components import CallId
+from components import CallSnapshot
+from components import Entity
+from components import StatusQuery
 
 _T = TypeVar("_T")
 

@@ -7,13 +7,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Generic, TypeVar, overload
+from typing import Any
+from typing import Generic
+from typing import TypeVar
+from typing import overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+from pydantic import ValidationError
 
 from agentos._errors import ToolDefinitionError
-from agentos._kernel.schemas import UncheckableInput, problems, schema_validator
-from agentos._kernel.signature import inspect_tool, without_parameters
+from agentos._kernel.schemas import UncheckableInput
+from agentos._kernel.schemas import problems
+from agentos._kernel.schemas import schema_validator
+from agentos._kernel.signature import inspect_tool
+from agentos._kernel.signature import without_parameters
 
 InputT = TypeVar("InputT", bound=BaseModel)
 ToolFunction = Callable[..., Any]

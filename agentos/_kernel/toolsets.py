@@ -10,11 +10,16 @@ if one cannot start.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import Protocol
+from typing import runtime_checkable
 
 import anyio
-from anyio.abc import TaskGroup, TaskStatus
+from anyio.abc import TaskGroup
+from anyio.abc import TaskStatus
 
 from agentos._errors import ToolsetError
 from agentos._kernel.tools import Tool

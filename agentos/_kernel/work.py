@@ -13,8 +13,12 @@ last attempt, with a value checked here. Stopping a call cancels its scope
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
 
 import anyio
 import esper
@@ -22,22 +26,24 @@ from anyio.abc import TaskGroup
 
 from agentos._errors import CallCancelled
 from agentos._kernel.context import ToolContext
-from agentos._kernel.isolation import IsolatedCall, IsolatedRunner
-from agentos._kernel.json_values import ResultTooLarge, safe_text, to_json
+from agentos._kernel.isolation import IsolatedCall
+from agentos._kernel.isolation import IsolatedRunner
+from agentos._kernel.json_values import ResultTooLarge
+from agentos._kernel.json_values import safe_text
+from agentos._kernel.json_values import to_json
 from agentos._kernel.questions import Questions
 from agentos._kernel.threads import DaemonThreads
-from agentos._kernel.tools import Tool, ToolFailure
-from components import (
-    CallError,
-    Entity,
-    ErrorKind,
-    ReportFailure,
-    ReportResult,
-    TickContext,
-    ToolCallConfig,
-    ToolCallState,
-    finished_why,
-)
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
+from components import CallError
+from components import Entity
+from components import ErrorKind
+from components import ReportFailure
+from components import ReportResult
+from components import TickContext
+from components import ToolCallConfig
+from components import ToolCallState
+from components import finished_why
 
 if TYPE_CHECKING:
     from agentos._kernel.kernel import Kernel

@@ -14,7 +14,9 @@ import os
 from typing import TYPE_CHECKING
 
 from agentos._errors import ProviderError
-from agentos._model.provider import ModelRequest, ModelResponse, ReplyListener
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import ReplyListener
 
 if TYPE_CHECKING:
     import anthropic

@@ -6,23 +6,24 @@ command line and programs that never ask the model start without it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
+from typing import cast
 
 import anthropic
 import anyio
 import pydantic
-from anthropic.types import Message, MessageParam
+from anthropic.types import Message
+from anthropic.types import MessageParam
 
 from agentos._errors import ProviderError
 from agentos._model.messages import Block
-from agentos._model.provider import (
-    USAGE_FIELDS,
-    ModelRequest,
-    ModelResponse,
-    PartialReply,
-    ReplyListener,
-)
+from agentos._model.provider import USAGE_FIELDS
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import PartialReply
+from agentos._model.provider import ReplyListener
 
 _MAX_DETAIL = 300
 _FIRST_RETRY_DELAY, _MAX_RETRY_DELAY = 0.5, 8.0

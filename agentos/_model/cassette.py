@@ -24,25 +24,28 @@ import difflib
 import json
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any
+from typing import TypeVar
+from typing import cast
 
 import anyio.lowlevel
 
-from agentos._errors import AgentOSError, ProviderError
+from agentos._errors import AgentOSError
+from agentos._errors import ProviderError
 from agentos._model.messages import Block
-from agentos._model.provider import (
-    ModelRequest,
-    ModelResponse,
-    PartialReply,
-    Provider,
-    ReplyListener,
-    StreamingProvider,
-    close_provider,
-    streams,
-)
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import PartialReply
+from agentos._model.provider import Provider
+from agentos._model.provider import ReplyListener
+from agentos._model.provider import StreamingProvider
+from agentos._model.provider import close_provider
+from agentos._model.provider import streams
 
 T = TypeVar("T")
 FORMAT = 1

@@ -16,14 +16,22 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
+from typing import TypeAlias
 
-from agentos._errors import ProviderError, UsageError
-from agentos._model.function_request import FunctionRequest, ToolCall
+from agentos._errors import ProviderError
+from agentos._errors import UsageError
+from agentos._model.function_request import FunctionRequest
+from agentos._model.function_request import ToolCall
 from agentos._model.messages import Block
-from agentos._model.provider import ModelRequest, ModelResponse
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
 
 FUNCTION_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 """A model named by import path, ``module:function`` (Claude's names never match it)."""

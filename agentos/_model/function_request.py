@@ -11,15 +11,25 @@ from agentos/_model/transcript_marks.py.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from agentos._model.messages import Block, blocks_of, content_value
+from agentos._model.messages import Block
+from agentos._model.messages import blocks_of
+from agentos._model.messages import content_value
 from agentos._model.provider import ModelRequest
-from agentos._model.transcript_marks import LOST_RESULT, OUTCOME, OVERDUE, PLACEHOLDER_KEY
-from components import CallStatus, Json
+from agentos._model.transcript_marks import LOST_RESULT
+from agentos._model.transcript_marks import OUTCOME
+from agentos._model.transcript_marks import OVERDUE
+from agentos._model.transcript_marks import PLACEHOLDER_KEY
+from components import CallStatus
+from components import Json
 
 
 @dataclass(frozen=True, slots=True)

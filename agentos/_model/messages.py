@@ -7,8 +7,12 @@ live below both: a transcript can be sent, stored and compared as it is.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal, NotRequired, TypedDict
+from collections.abc import Iterable
+from collections.abc import Mapping
+from typing import Any
+from typing import Literal
+from typing import NotRequired
+from typing import TypedDict
 
 from components import Json
 

@@ -8,11 +8,18 @@ takes and returns them (``{"type": "tool_use", "id": ..., "name": ...,
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Protocol
+from typing import runtime_checkable
 
-from agentos._model.messages import Block, Message, blocks_of
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import blocks_of
 from components import quick_init
 
 

@@ -16,9 +16,12 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 

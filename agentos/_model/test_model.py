@@ -11,11 +11,18 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from agentos._model.messages import Block, Message, blocks_of, content_text
-from agentos._model.provider import ModelRequest, ModelResponse, text
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import blocks_of
+from agentos._model.messages import content_text
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import text
 from agentos._model.schema_examples import example_arguments
 from agentos._model.transcript_marks import PLACEHOLDER_KEY
 

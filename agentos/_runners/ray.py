@@ -19,15 +19,21 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from agentos._kernel.context import ToolContext
 from agentos._kernel.isolation import IsolatedCall
-from agentos._kernel.json_values import ResultTooLarge, to_json
-from agentos._kernel.tools import Tool, ToolFailure
-from agentos._runners.ray_watch import CLUSTER, ClusterLost
+from agentos._kernel.json_values import ResultTooLarge
+from agentos._kernel.json_values import to_json
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
+from agentos._runners.ray_watch import CLUSTER
+from agentos._runners.ray_watch import ClusterLost
 from components import Json
 
 _PROGRESS, _LOG, _RESULT, _FAILED, _DONE = "progress", "log", "result", "failed", "done"

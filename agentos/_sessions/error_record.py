@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any
+from typing import Self
 
 
 class ErrorRecord(str):

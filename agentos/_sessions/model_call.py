@@ -10,19 +10,18 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import replace
-from typing import Protocol, cast
+from typing import Protocol
+from typing import cast
 
 import anyio
 
 from agentos._errors import ProviderError
-from agentos._model.provider import (
-    ModelRequest,
-    ModelResponse,
-    PartialReply,
-    Provider,
-    StreamingProvider,
-    streams,
-)
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import PartialReply
+from agentos._model.provider import Provider
+from agentos._model.provider import StreamingProvider
+from agentos._model.provider import streams
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.usage import Usage
 from agentos._turns.agent_config import AgentConfig

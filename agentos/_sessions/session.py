@@ -9,45 +9,56 @@ what the machine decides), its ``Usage``, its ``CallSubmitter`` and its ``Sessio
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
 import anyio
 from anyio.abc import TaskStatus
 
 from agentos._board.board import Board
-from agentos._errors import SessionEndedError, UnknownCallError
+from agentos._errors import SessionEndedError
+from agentos._errors import UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
-from agentos._model.messages import Message, ToolResultBlock
-from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
+from agentos._model.messages import Message
+from agentos._model.messages import ToolResultBlock
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import PartialReply
+from agentos._model.provider import Provider
 from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
-from agentos._sessions.machines import board_of, machine_for
-from agentos._sessions.scope import Caller, Scope
+from agentos._sessions.machines import board_of
+from agentos._sessions.machines import machine_for
+from agentos._sessions.scope import Caller
+from agentos._sessions.scope import Scope
 from agentos._sessions.spans import spans_for
-from agentos._sessions.submission import CallSubmitter, request_of
+from agentos._sessions.submission import CallSubmitter
+from agentos._sessions.submission import request_of
 from agentos._sessions.task import SessionTask
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._sessions.usage import Usage
-from agentos._sessions.writer import SessionWriter, trace_of
+from agentos._sessions.writer import SessionWriter
+from agentos._sessions.writer import trace_of
 from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView
-from agentos._turns.events import (
-    CallLost,
-    OutcomeAwaited,
-    SessionStatus,
-    StopRequested,
-    StoredTurn,
-    UserPosted,
-)
+from agentos._turns.events import CallLost
+from agentos._turns.events import OutcomeAwaited
+from agentos._turns.events import SessionStatus
+from agentos._turns.events import StopRequested
+from agentos._turns.events import StoredTurn
+from agentos._turns.events import UserPosted
 from agentos._turns.history import MessageHistory
 from agentos._turns.result_cache import ResultCache
-from agentos._turns.title import first_words, session_title
-from components import CallId, CallSnapshot, JsonObject
+from agentos._turns.title import first_words
+from agentos._turns.title import session_title
+from components import CallId
+from components import CallSnapshot
+from components import JsonObject
 
 
 class Session:

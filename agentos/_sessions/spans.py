@@ -16,15 +16,27 @@ session (``SessionWriter``), so after a restart the first turn, the calls found 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import NamedTuple
+from typing import cast
 
 from agentos._errors import ProviderError
-from agentos._model.provider import USAGE_FIELDS, ModelRequest, ModelResponse
-from agentos._sessions.tracing import error_attributes, remote_context, traceparent
-from components import CallEvent, CallEventKind, CallId
+from agentos._model.provider import USAGE_FIELDS
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._sessions.tracing import error_attributes
+from agentos._sessions.tracing import remote_context
+from agentos._sessions.tracing import traceparent
+from components import CallEvent
+from components import CallEventKind
+from components import CallId
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Link, Span, SpanContext, Tracer
+    from opentelemetry.trace import Link
+    from opentelemetry.trace import Span
+    from opentelemetry.trace import SpanContext
+    from opentelemetry.trace import Tracer
 
 PAYLOAD_CHARS = 1_000
 """A progress payload longer than this (as JSON) is cut in its span event."""

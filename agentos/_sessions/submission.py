@@ -9,18 +9,24 @@ completed call of its own. Nothing here decides how a call runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
 from agentos._kernel.runtime import Runtime
-from agentos._model.messages import ToolResultBlock, tool_result
+from agentos._model.messages import ToolResultBlock
+from agentos._model.messages import tool_result
 from agentos._sessions.scope import Caller
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.tokens import ContinuationTokens
 from agentos._sessions.toolbox import SystemToolbox
 from agentos._turns.call_options import PlannedCall
-from agentos._turns.events import CallsSubmitted, CallStarted, SubmitCalls
+from agentos._turns.events import CallsSubmitted
+from agentos._turns.events import CallStarted
+from agentos._turns.events import SubmitCalls
 from agentos._turns.tool_policy import Disposition
-from components import CallId, CallStatus, Json
+from components import CallId
+from components import CallStatus
+from components import Json
 
 TURN_PREFIX = "request-"
 

@@ -23,42 +23,49 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import TaskStatus
 
-from agentos._errors import SessionConflictError, StoreError, UnknownCallError
+from agentos._errors import SessionConflictError
+from agentos._errors import StoreError
+from agentos._errors import UnknownCallError
 from agentos._kernel.runtime import Runtime
-from agentos._model.provider import ModelRequest, ModelResponse, PartialReply, Provider
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import PartialReply
+from agentos._model.provider import Provider
 from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
-from agentos._sessions.submission import CallSubmitter, turn_of
+from agentos._sessions.submission import CallSubmitter
+from agentos._sessions.submission import turn_of
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.events import (
-    Abandoned,
-    Action,
-    ArmTimer,
-    CallOverdue,
-    CallRunning,
-    CallSettled,
-    CancelCalls,
-    CancelsDone,
-    Commit,
-    Crashed,
-    DisarmTimer,
-    Event,
-    ModelReplied,
-    Refused,
-    Resumed,
-    Sending,
-    SendRequest,
-    StopRequested,
-    SubmitCalls,
-    TimerFired,
-)
+from agentos._turns.events import Abandoned
+from agentos._turns.events import Action
+from agentos._turns.events import ArmTimer
+from agentos._turns.events import CallOverdue
+from agentos._turns.events import CallRunning
+from agentos._turns.events import CallSettled
+from agentos._turns.events import CancelCalls
+from agentos._turns.events import CancelsDone
+from agentos._turns.events import Commit
+from agentos._turns.events import Crashed
+from agentos._turns.events import DisarmTimer
+from agentos._turns.events import Event
+from agentos._turns.events import ModelReplied
+from agentos._turns.events import Refused
+from agentos._turns.events import Resumed
+from agentos._turns.events import Sending
+from agentos._turns.events import SendRequest
+from agentos._turns.events import StopRequested
+from agentos._turns.events import SubmitCalls
+from agentos._turns.events import TimerFired
 from agentos._turns.machine import Machine
-from components import CallEvent, CallEventKind, CallId, CallSnapshot
+from components import CallEvent
+from components import CallEventKind
+from components import CallId
+from components import CallSnapshot
 
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
 _CLOSE_GRACE = 5.0

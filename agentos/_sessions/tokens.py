@@ -13,8 +13,13 @@ from dataclasses import dataclass
 
 from agentos._errors import UnknownCallError
 from agentos._kernel.runtime import Runtime
-from agentos._store.protocol import Completion, SessionStore, StoredToken
-from components import CallId, ErrorKind, Json, JsonObject
+from agentos._store.protocol import Completion
+from agentos._store.protocol import SessionStore
+from agentos._store.protocol import StoredToken
+from components import CallId
+from components import ErrorKind
+from components import Json
+from components import JsonObject
 
 
 @dataclass(slots=True)

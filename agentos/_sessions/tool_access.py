@@ -13,8 +13,10 @@ from agentos._sessions.toolbox import SystemToolbox
 from agentos._toolsets.imports import tools_of
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.call_options import ToolFacts
-from agentos._turns.capabilities import CAPABILITIES, MESSAGE_AGENT
-from agentos._turns.expected import has_own_field, with_expected_seconds
+from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.capabilities import MESSAGE_AGENT
+from agentos._turns.expected import has_own_field
+from agentos._turns.expected import with_expected_seconds
 from agentos._turns.mcp_config import TOOL_NAME
 from agentos._turns.tool_policy import Disposition
 

@@ -16,37 +16,42 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
+from collections.abc import Coroutine
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Protocol
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import Protocol
 
 import pydantic_core
 from pydantic import ValidationError
 
-from agentos._errors import AgentOSError, ToolboxError, UnknownCallError
+from agentos._errors import AgentOSError
+from agentos._errors import ToolboxError
+from agentos._errors import UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.tools import describe_validation_error
-from agentos._sessions.scope import Caller, Scope, SessionLineage
-from agentos._turns.capabilities import (
-    CAPABILITIES,
-    MAX_WAIT_SECONDS,
-    CancelToolCallInput,
-    GetToolCallStatusInput,
-    ListRunningToolCallsInput,
-    MessageAgentInput,
-    definitions,
-)
-from agentos._turns.history import HistoryCall, HistoryLookup, NoHistory
-from components import (
-    CallId,
-    CallSnapshot,
-    CallStatus,
-    Json,
-    JsonObject,
-    ToolCallProgress,
-    same_conversation,
-)
+from agentos._sessions.scope import Caller
+from agentos._sessions.scope import Scope
+from agentos._sessions.scope import SessionLineage
+from agentos._turns.capabilities import CAPABILITIES
+from agentos._turns.capabilities import MAX_WAIT_SECONDS
+from agentos._turns.capabilities import CancelToolCallInput
+from agentos._turns.capabilities import GetToolCallStatusInput
+from agentos._turns.capabilities import ListRunningToolCallsInput
+from agentos._turns.capabilities import MessageAgentInput
+from agentos._turns.capabilities import definitions
+from agentos._turns.history import HistoryCall
+from agentos._turns.history import HistoryLookup
+from agentos._turns.history import NoHistory
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import Json
+from components import JsonObject
+from components import ToolCallProgress
+from components import same_conversation
 
 _ID_PATTERN = re.compile(r"[A-Za-z0-9_\-]{1,128}")
 

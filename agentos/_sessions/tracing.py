@@ -12,10 +12,13 @@ sets a provider up; the command line is an application that does, when the stand
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
-    from opentelemetry.trace import Span, SpanContext, Tracer
+    from opentelemetry.trace import Span
+    from opentelemetry.trace import SpanContext
+    from opentelemetry.trace import Tracer
 
 INSTRUMENTATION = "agentos"
 
@@ -48,7 +51,8 @@ def traceparent(span: Span) -> str:
 def remote_context(trace_id: int, span_id: int) -> SpanContext | None:
     """A span of an earlier process (its ids, as ``traceparent`` or the store kept them),
     to link to; None if the ids are not valid."""
-    from opentelemetry.trace import SpanContext, TraceFlags
+    from opentelemetry.trace import SpanContext
+    from opentelemetry.trace import TraceFlags
 
     context = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(1))
     return context if context.is_valid else None

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 from agentos._errors import ProviderError
 from agentos._kernel.snapshot import SessionStatistics
-from agentos._model.provider import USAGE_FIELDS, ModelResponse
+from agentos._model.provider import USAGE_FIELDS
+from agentos._model.provider import ModelResponse
 from agentos._turns.agent_config import AgentConfig
 
 

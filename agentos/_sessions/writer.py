@@ -19,8 +19,10 @@ import anyio
 
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.usage import Usage
-from agentos._store.protocol import SessionStore, TurnCommit
-from agentos._turns.events import Committed, SessionStatus
+from agentos._store.protocol import SessionStore
+from agentos._store.protocol import TurnCommit
+from agentos._turns.events import Committed
+from agentos._turns.events import SessionStatus
 from agentos._turns.machine import Machine
 from agentos._turns.title import first_words
 

@@ -12,7 +12,9 @@ written shielded from cancellation: whoever writes it writes other sessions' tur
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -20,7 +22,8 @@ import anyio
 from agentos._errors import StoreError
 from agentos._model.messages import Message
 from agentos._store.protocol import TurnCommit
-from agentos._store.records import message_text, text_column
+from agentos._store.records import message_text
+from agentos._store.records import text_column
 
 
 class CommitOutcomeUnknown(StoreError):

@@ -10,13 +10,15 @@ cancel requests other processes leave for that host (``CancelRequest``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
 from agentos._model.messages import Message
-from components import Json, JsonObject
+from components import Json
+from components import JsonObject
 
 
 class Completion(StrEnum):

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Protocol, cast
+from typing import Any
+from typing import Protocol
+from typing import cast
 
 from agentos._errors import StoreError
 from agentos._model.messages import Message
-from agentos._store.protocol import CancelRequest, MirroredCall, StoredSession, StoredToken
+from agentos._store.protocol import CancelRequest
+from agentos._store.protocol import MirroredCall
+from agentos._store.protocol import StoredSession
+from agentos._store.protocol import StoredToken
 from components import JsonObject
 
 

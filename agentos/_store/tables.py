@@ -3,20 +3,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Self
 
 import anyio
 
-from agentos._store.batching import GroupCommit, PendingTurn
-from agentos._store.protocol import (
-    CancelRequest,
-    Completion,
-    MirroredCall,
-    StoredSession,
-    StoredToken,
-    TurnCommit,
-)
+from agentos._store.batching import GroupCommit
+from agentos._store.batching import PendingTurn
+from agentos._store.protocol import CancelRequest
+from agentos._store.protocol import Completion
+from agentos._store.protocol import MirroredCall
+from agentos._store.protocol import StoredSession
+from agentos._store.protocol import StoredToken
+from agentos._store.protocol import TurnCommit
 from agentos._store.sql.a2a_tasks import A2aTaskRows
 from agentos._store.sql.calls import CallRows
 from agentos._store.sql.dialect import Database

@@ -4,13 +4,17 @@ ready to give a ``Runtime`` (``Runtime(found.tools, toolsets=found.toolsets)``).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 from agentos._kernel.tools import Tool
 from agentos._toolsets.a2a.agent import A2aAgent
-from agentos._toolsets.imports import ToolImportError, resolve_tools
+from agentos._toolsets.imports import ToolImportError
+from agentos._toolsets.imports import resolve_tools
 from agentos._toolsets.mcp.server import McpServer
 from agentos._turns.a2a_config import A2aAgentConfig
 from agentos._turns.agent_config import AgentConfig

@@ -9,7 +9,9 @@ names the setting (``tools[1]``) and the cause.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from agentos._errors import UsageError

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Generic, TypeVar
+from typing import Generic
+from typing import TypeVar
 
 from agentos._turns.mcp_config import check_names
 

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import field_validator
 
-from agentos._turns.mcp_config import TOOL_NAME, http_url
+from agentos._turns.mcp_config import TOOL_NAME
+from agentos._turns.mcp_config import http_url
 
 
 class A2aAgentConfig(BaseModel):

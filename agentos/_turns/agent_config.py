@@ -10,32 +10,32 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    field_validator,
-    model_serializer,
-    model_validator,
-)
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
+from pydantic import SerializerFunctionWrapHandler
+from pydantic import ValidationError
+from pydantic import field_validator
+from pydantic import model_serializer
+from pydantic import model_validator
 
 from agentos._model.function_model import function_path
-from agentos._model.prices import ModelPrices, prices_for
+from agentos._model.prices import ModelPrices
+from agentos._model.prices import prices_for
 from agentos._turns.a2a_config import A2aAgentConfig
 from agentos._turns.capabilities import CAPABILITIES
-from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig, check_names
-from agentos._turns.tool_policy import (
-    Decorate,
-    Disposition,
-    ExecutionMode,
-    ToolPolicy,
-    YieldStrategy,
-    YieldWhenAllDone,
-)
+from agentos._turns.mcp_config import TOOL_NAME
+from agentos._turns.mcp_config import McpServerConfig
+from agentos._turns.mcp_config import check_names
+from agentos._turns.tool_policy import Decorate
+from agentos._turns.tool_policy import Disposition
+from agentos._turns.tool_policy import ExecutionMode
+from agentos._turns.tool_policy import ToolPolicy
+from agentos._turns.tool_policy import YieldStrategy
+from agentos._turns.tool_policy import YieldWhenAllDone
 
 TOOL_SPEC = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*(:[A-Za-z_][\w]*)?$")
 """A tool's name, a module (its tools), or ``module:attribute`` (a tool, or a list of them)."""

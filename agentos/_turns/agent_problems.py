@@ -15,12 +15,14 @@ import typing
 from collections.abc import Collection
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
+from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.capabilities import CAPABILITIES
-from agentos._turns.tool_policy import Decorate, Disposition
+from agentos._turns.tool_policy import Decorate
+from agentos._turns.tool_policy import Disposition
 
 
 def validation_problems(error: ValidationError) -> list[str]:

@@ -10,21 +10,32 @@ answer's tool calls, until their results go back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from agentos._model.messages import Block, TextBlock, ToolResultBlock, text_block, tool_result
-from agentos._turns.decorations import NO_DECORATIONS, Decorations
+from agentos._model.messages import Block
+from agentos._model.messages import TextBlock
+from agentos._model.messages import ToolResultBlock
+from agentos._model.messages import text_block
+from agentos._model.messages import tool_result
+from agentos._turns.decorations import NO_DECORATIONS
+from agentos._turns.decorations import Decorations
 from agentos._turns.events import CallStarted
-from agentos._turns.history import HistoryCall, MessageHistory
+from agentos._turns.history import HistoryCall
+from agentos._turns.history import MessageHistory
 from agentos._turns.result_cache import ResultCache
-from agentos._turns.tool_policy import (
-    Disposition,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-    YieldStrategy,
-)
-from agentos._turns.transcript import outcome_text, placeholder
-from components import CallId, CallSnapshot, CallStatus, ErrorKind, Json, OverdueNews
+from agentos._turns.tool_policy import Disposition
+from agentos._turns.tool_policy import YieldOnAnyProgress
+from agentos._turns.tool_policy import YieldOnTimeout
+from agentos._turns.tool_policy import YieldStrategy
+from agentos._turns.transcript import outcome_text
+from agentos._turns.transcript import placeholder
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import ErrorKind
+from components import Json
+from components import OverdueNews
 
 
 class CallLedger:

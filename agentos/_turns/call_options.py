@@ -19,8 +19,12 @@ from agentos._model.messages import Block
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.capabilities import CAPABILITIES
 from agentos._turns.decorations import Decorations
-from agentos._turns.expected import estimate, take_expected_seconds
-from agentos._turns.tool_policy import DECORATED, Decorate, Disposition, ExecutionMode
+from agentos._turns.expected import estimate
+from agentos._turns.expected import take_expected_seconds
+from agentos._turns.tool_policy import DECORATED
+from agentos._turns.tool_policy import Decorate
+from agentos._turns.tool_policy import Disposition
+from agentos._turns.tool_policy import ExecutionMode
 
 
 @dataclass(slots=True)

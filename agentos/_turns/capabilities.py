@@ -10,7 +10,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import Field
 
 MAX_WAIT_SECONDS = 300.0
 """The longest ``get_tool_call_status`` waits; larger ``timeout_seconds`` are clamped."""

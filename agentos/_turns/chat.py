@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import CallStatus, JsonObject
+from components import CallStatus
+from components import JsonObject
 
 SHOWN_WORDS: frozenset[tuple[str, str]] = frozenset(
     {("user", "started"), ("user", "final"), ("result", "final")}

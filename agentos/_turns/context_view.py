@@ -8,13 +8,15 @@ which is why the calls are part of the input.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from agentos._model.messages import Message
 from agentos._turns.packed import PackedMessages
-from components import CallSnapshot, quick_init
+from components import CallSnapshot
+from components import quick_init
 
 
 @quick_init

@@ -6,13 +6,11 @@ import json
 from dataclasses import dataclass
 
 from agentos._kernel.json_values import dumps
-from agentos._model.messages import (
-    Block,
-    ToolResultBlock,
-    content_blocks,
-    content_text,
-    tool_result,
-)
+from agentos._model.messages import Block
+from agentos._model.messages import ToolResultBlock
+from agentos._model.messages import content_blocks
+from agentos._model.messages import content_text
+from agentos._model.messages import tool_result
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.tool_policy import Decorate
 from components import Json

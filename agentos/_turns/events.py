@@ -7,15 +7,24 @@ async ``Session`` turns runtime news into events and performs the actions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 from agentos._errors import UsageError
-from agentos._model.messages import Block, Message, ToolResultBlock
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import ToolResultBlock
 from agentos._turns.call_options import PlannedCall
-from agentos._turns.decorations import NO_DECORATIONS, Decorations
+from agentos._turns.decorations import NO_DECORATIONS
+from agentos._turns.decorations import Decorations
 from agentos._turns.tool_policy import Disposition
-from components import CallId, CallSnapshot, CallStatus, Json, OverdueNews, quick_init
+from components import CallId
+from components import CallSnapshot
+from components import CallStatus
+from components import Json
+from components import OverdueNews
 from components import SessionStatus as SessionStatus
+from components import quick_init
 
 _RESTING = frozenset(
     {

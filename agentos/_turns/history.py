@@ -9,13 +9,22 @@ Anthropic Messages-format histories.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from agentos._model.messages import content_value
-from agentos._turns.transcript import LOST_RESULT, read_outcome, read_placeholder
-from components import CallStatus, Json, Packed, pack, quick_init, unpack
+from agentos._turns.transcript import LOST_RESULT
+from agentos._turns.transcript import read_outcome
+from agentos._turns.transcript import read_placeholder
+from components import CallStatus
+from components import Json
+from components import Packed
+from components import pack
+from components import quick_init
+from components import unpack
 
 
 @quick_init

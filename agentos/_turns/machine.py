@@ -9,22 +9,24 @@ and are stored and restored the same way (``StoredTurn``).
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from abc import ABC
+from abc import abstractmethod
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
+from typing import Protocol
 
-from agentos._model.messages import Message, ToolResultBlock
+from agentos._model.messages import Message
+from agentos._model.messages import ToolResultBlock
 from agentos._turns.chat import ChatEntry
-from agentos._turns.events import (
-    Action,
-    CallRunning,
-    Committed,
-    Event,
-    Sending,
-    SessionStatus,
-    StoredTurn,
-)
+from agentos._turns.events import Action
+from agentos._turns.events import CallRunning
+from agentos._turns.events import Committed
+from agentos._turns.events import Event
+from agentos._turns.events import Sending
+from agentos._turns.events import SessionStatus
+from agentos._turns.events import StoredTurn
 from agentos._turns.history import MessageHistory
 from components import CallId
 

@@ -14,12 +14,17 @@ each time it is read (changing it changes nothing kept), and the newest one as i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from itertools import chain
 from typing import overload
 
 from agentos._model.messages import Message
-from components import Packed, pack, unpack
+from components import Packed
+from components import pack
+from components import unpack
 
 CHUNK = 32
 """Packed messages kept in one tuple once they are all settled."""

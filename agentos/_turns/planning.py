@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentos._model.messages import Block, tool_result
+from agentos._model.messages import Block
+from agentos._model.messages import tool_result
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.call_ledger import Batch, CallLedger
-from agentos._turns.call_options import PlannedCall, ToolFacts, is_capability, options_for
+from agentos._turns.call_ledger import Batch
+from agentos._turns.call_ledger import CallLedger
+from agentos._turns.call_options import PlannedCall
+from agentos._turns.call_options import ToolFacts
+from agentos._turns.call_options import is_capability
+from agentos._turns.call_options import options_for
 from agentos._turns.decorations import Decorations
 from agentos._turns.events import SubmitCalls
 from components import Json

@@ -10,22 +10,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
-from agentos._model.messages import (
-    Message,
-    TextBlock,
-    ToolResultBlock,
-    blocks_of,
-    content_value,
-    text_block,
-    text_of,
-    tool_result,
-)
+from agentos._model.messages import Message
+from agentos._model.messages import TextBlock
+from agentos._model.messages import ToolResultBlock
+from agentos._model.messages import blocks_of
+from agentos._model.messages import content_value
+from agentos._model.messages import text_block
+from agentos._model.messages import text_of
+from agentos._model.messages import tool_result
 from agentos._model.transcript_marks import LOST_RESULT as LOST_RESULT
-from agentos._model.transcript_marks import OUTCOME, OVERDUE
+from agentos._model.transcript_marks import OUTCOME
+from agentos._model.transcript_marks import OVERDUE
 from agentos._model.transcript_marks import PLACEHOLDER_KEY as PLACEHOLDER_KEY
-from components import CallStatus, Json, OverdueNews
+from components import CallStatus
+from components import Json
+from components import OverdueNews
 
 # ---------------------------------------------------------------- writers
 

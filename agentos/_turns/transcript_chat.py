@@ -11,15 +11,23 @@ looked at 0:12"). Tool results, late outcomes and nudges are the model's busines
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agentos._model.messages import Block, Message, blocks_of
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import blocks_of
 from agentos._turns.capabilities import CAPABILITIES
-from agentos._turns.chat import SHOWN_WORDS, ChatCall, ChatEntry, clock_text
+from agentos._turns.chat import SHOWN_WORDS
+from agentos._turns.chat import ChatCall
+from agentos._turns.chat import ChatEntry
+from agentos._turns.chat import clock_text
 from agentos._turns.history import MessageHistory
-from agentos._turns.transcript import read_outcome, read_overdue
-from components import CallSnapshot, CallStatus
+from agentos._turns.transcript import read_outcome
+from agentos._turns.transcript import read_overdue
+from components import CallSnapshot
+from components import CallStatus
 
 LOOK = "get_tool_call_status"
 

@@ -10,41 +10,49 @@ position; a call the turn stops waiting for gets a placeholder, its outcome told
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import cast
 
-from agentos._model.messages import (
-    Block,
-    Message,
-    ToolResultBlock,
-    UserBlock,
-    blocks_of,
-    text_block,
-    tool_result,
-)
+from agentos._model.messages import Block
+from agentos._model.messages import Message
+from agentos._model.messages import ToolResultBlock
+from agentos._model.messages import UserBlock
+from agentos._model.messages import blocks_of
+from agentos._model.messages import text_block
+from agentos._model.messages import tool_result
 from agentos._turns import events as ev
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.call_ledger import Batch, CallLedger
-from agentos._turns.call_options import NO_FACTS, ToolFacts
+from agentos._turns.call_ledger import Batch
+from agentos._turns.call_ledger import CallLedger
+from agentos._turns.call_options import NO_FACTS
+from agentos._turns.call_options import ToolFacts
 from agentos._turns.chat import ChatEntry
-from agentos._turns.context_view import ContextView, TranscriptView, ViewInput
+from agentos._turns.context_view import ContextView
+from agentos._turns.context_view import TranscriptView
+from agentos._turns.context_view import ViewInput
 from agentos._turns.history import waiting_calls
-from agentos._turns.machine import DrawnAfterEvents, MachineView, Waiting
+from agentos._turns.machine import DrawnAfterEvents
+from agentos._turns.machine import MachineView
+from agentos._turns.machine import Waiting
 from agentos._turns.packed import MessageLog
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
-from agentos._turns.tool_policy import Disposition, YieldOnAnyProgress, YieldOnTimeout
-from agentos._turns.transcript import (
-    NOT_RUN,
-    lost_notice,
-    overdue_text,
-    repair_history,
-    said,
-    unique_tool_use_ids,
-)
+from agentos._turns.tool_policy import Disposition
+from agentos._turns.tool_policy import YieldOnAnyProgress
+from agentos._turns.tool_policy import YieldOnTimeout
+from agentos._turns.transcript import NOT_RUN
+from agentos._turns.transcript import lost_notice
+from agentos._turns.transcript import overdue_text
+from agentos._turns.transcript import repair_history
+from agentos._turns.transcript import said
+from agentos._turns.transcript import unique_tool_use_ids
 from agentos._turns.transcript_chat import transcript_chat
 from agentos._turns.turn_status import TurnStatus
-from components import CallId, CallSnapshot, SessionStatus
+from components import CallId
+from components import CallSnapshot
+from components import SessionStatus
 
 
 class TurnMachine(DrawnAfterEvents):

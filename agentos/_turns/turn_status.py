@@ -9,11 +9,17 @@ drops) the machine passes in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
-from agentos._turns.events import TURN_TRANSITIONS, Action, CancelCalls, Commit, SessionStatus
+from agentos._turns.events import TURN_TRANSITIONS
+from agentos._turns.events import Action
+from agentos._turns.events import CancelCalls
+from agentos._turns.events import Commit
+from agentos._turns.events import SessionStatus
 from agentos._turns.history import MessageHistory
-from agentos._turns.machine import MachineView, ViewSource
+from agentos._turns.machine import MachineView
+from agentos._turns.machine import ViewSource
 from components import CallId
 
 _ALLOWED = {

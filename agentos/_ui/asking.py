@@ -4,7 +4,8 @@ waiting on its call (the page, the terminal UI show it, and answer through
 
 from __future__ import annotations
 
-from agentos import Answer, Asked
+from agentos import Answer
+from agentos import Asked
 
 ASK_TIMEOUT = 600.0
 """Seconds a client of ``agentos mcp`` or ``agentos a2a`` has to answer a question it was

@@ -10,15 +10,19 @@ Every value is data: the page's script puts it in the DOM as text.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import TypeGuard
 
 from agentos import CallSnapshot
 from agentos._ui.durations import timestamp
-from agentos.board import ChatCall, ChatEntry
+from agentos.board import ChatCall
+from agentos.board import ChatEntry
 from agentos.stores import CallView
 from agentos.turns import EXPECTED_SECONDS
-from components import CallStatus, Json, JsonObject
+from components import CallStatus
+from components import Json
+from components import JsonObject
 
 PREVIEW_CHARS = 2_000
 """A result or payload longer than this is cut in widgets (the peek shows it whole)."""

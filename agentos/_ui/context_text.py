@@ -4,9 +4,11 @@ terminal UI's context view draw the same text."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from agentos.turns import Message, blocks_of
+from agentos.turns import Message
+from agentos.turns import blocks_of
 
 
 def context_text(messages: Sequence[Message]) -> str:

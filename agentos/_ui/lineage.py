@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from agentos import Host, UnknownCallError, UnknownSessionError
+from agentos import Host
+from agentos import UnknownCallError
+from agentos import UnknownSessionError
 
 
 def lineage(host: Host, session_id: str) -> Iterator[str]:

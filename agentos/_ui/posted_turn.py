@@ -8,12 +8,17 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos import CallEvent, CallEventKind, Host, Session, UnknownCallError
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import Host
+from agentos import Session
+from agentos import UnknownCallError
 
 EVENTS_BUFFERED = 1000
 """Call events a turn holds for its follower before it drops the newest."""

@@ -12,15 +12,17 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from agentos import (
-    AgentConfig,
-    ModelRequest,
-    ModelResponse,
-    ScriptedProvider,
-)
-from agentos.board import BoardTurn, read_turn
-from agentos.demo.tools import answer_of, brief
-from agentos.testing import last_user_text, text, tool_calls
+from agentos import AgentConfig
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ScriptedProvider
+from agentos.board import BoardTurn
+from agentos.board import read_turn
+from agentos.demo.tools import answer_of
+from agentos.demo.tools import brief
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 
 BOARD_AGENT = AgentConfig(
     name="demo-board",

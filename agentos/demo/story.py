@@ -27,7 +27,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -36,27 +39,35 @@ import anyio
 import structlog
 from anyio.abc import TaskStatus
 
-from agentos import (
-    AgentConfig,
-    CallEvent,
-    CallEventKind,
-    Host,
-    ModelRequest,
-    ModelResponse,
-    ProgressKind,
-    Provider,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SqliteStore,
-    YieldOnTimeout,
-    tune_gc,
-)
+from agentos import AgentConfig
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ProgressKind
+from agentos import Provider
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SqliteStore
+from agentos import YieldOnTimeout
+from agentos import tune_gc
 from agentos.board import ChatEntry
-from agentos.demo.board import BOARD_AGENT, board_model
-from agentos.demo.tools import TOOLS, answer_of, brief, describe_call
-from agentos.testing import blocks_of, last_tool_results, last_user_text, text, tool_calls
-from agentos.turns import CAPABILITIES, Caller, Message
+from agentos.demo.board import BOARD_AGENT
+from agentos.demo.board import board_model
+from agentos.demo.tools import TOOLS
+from agentos.demo.tools import answer_of
+from agentos.demo.tools import brief
+from agentos.demo.tools import describe_call
+from agentos.testing import blocks_of
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.turns import CAPABILITIES
+from agentos.turns import Caller
+from agentos.turns import Message
 
 TOOL_NAMES = {tool.name for tool in TOOLS}
 AGENT = AgentConfig(

@@ -27,23 +27,29 @@ from collections.abc import Mapping
 from typing import Any
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+from pydantic import Field
 
-from agentos._board.reading import BoardTurn, read_turn
+from agentos._board.reading import BoardTurn
+from agentos._board.reading import read_turn
 from agentos._kernel.context import ToolContext
-from agentos._kernel.tools import Tool, tool
-from agentos._model.messages import Block, content_value
-from agentos._model.provider import (
-    ModelRequest,
-    ModelResponse,
-    ScriptedProvider,
-    last_tool_results,
-    last_user_blocks,
-    text,
-)
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import tool
+from agentos._model.messages import Block
+from agentos._model.messages import content_value
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
+from agentos._model.provider import ScriptedProvider
+from agentos._model.provider import last_tool_results
+from agentos._model.provider import last_user_blocks
+from agentos._model.provider import text
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.tool_policy import Disposition, ToolPolicy, YieldOnTimeout
-from agentos._turns.transcript import PLACEHOLDER_KEY, Outcome, read_outcome
+from agentos._turns.tool_policy import Disposition
+from agentos._turns.tool_policy import ToolPolicy
+from agentos._turns.tool_policy import YieldOnTimeout
+from agentos._turns.transcript import PLACEHOLDER_KEY
+from agentos._turns.transcript import Outcome
+from agentos._turns.transcript import read_outcome
 from components import CallStatus
 
 

@@ -18,7 +18,12 @@ from pathlib import Path
 
 import anyio
 
-from agentos import AgentConfig, FunctionModel, Host, Runtime, Session, agent_tools
+from agentos import AgentConfig
+from agentos import FunctionModel
+from agentos import Host
+from agentos import Runtime
+from agentos import Session
+from agentos import agent_tools
 
 HERE = Path(__file__).resolve().parent
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+from pydantic import Field
 
-from agentos import ToolContext, tool
+from agentos import ToolContext
+from agentos import tool
 
 ARCHIVE_MB = 2_000
 CHUNK_MB = 100

@@ -8,7 +8,9 @@ running, a capability's answer, a late outcome), else what the person said.
 from __future__ import annotations
 
 from agentos import CallStatus
-from agentos.testing import FunctionRequest, ToolCall, ToolResult
+from agentos.testing import FunctionRequest
+from agentos.testing import ToolCall
+from agentos.testing import ToolResult
 
 
 def reply(request: FunctionRequest) -> str | ToolCall | list[str | ToolCall]:

@@ -8,7 +8,8 @@ from collections.abc import Callable
 
 from agentos import ModelRequest
 from agentos.board import BoardTurn
-from agentos.testing import blocks_of, board_turn
+from agentos.testing import blocks_of
+from agentos.testing import board_turn
 
 
 def focus(request: ModelRequest) -> BoardTurn:

@@ -6,24 +6,25 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from agentos import CallStatus
-from agentos.board import (
-    CANCEL_TOOL,
-    NOTATION,
-    STATUS_TOOL,
-    Board,
-    BoardAct,
-    BoardAuthor,
-    BoardNode,
-    BoardTrigger,
-    pending_instruction,
-)
+from agentos.board import CANCEL_TOOL
+from agentos.board import NOTATION
+from agentos.board import STATUS_TOOL
+from agentos.board import Board
+from agentos.board import BoardAct
+from agentos.board import BoardAuthor
+from agentos.board import BoardNode
+from agentos.board import BoardTrigger
+from agentos.board import pending_instruction
 
 NODE_LINE = re.compile(r"^( *)(\.\.|ok) #(\d+)(?: \(re .*?\))? (user|agent)\b")
 CALL_LINE = re.compile(r"^( *)call #(\d+) (\w+)\(")

@@ -17,12 +17,26 @@ import itertools
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
-from hypothesis.stateful import invariant, precondition, rule
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from agentos import AgentConfig, CallId, CallStatus, Disposition, turns
+from agentos import AgentConfig
+from agentos import CallId
+from agentos import CallStatus
+from agentos import Disposition
+from agentos import turns
 from agentos.testing import blocks_of
-from agentos.turns import Action, Block, BoardMachine, SessionStatus, ToolResultBlock
-from tests.support.machines import Call, World, answered, machine_test, snapshot
+from agentos.turns import Action
+from agentos.turns import Block
+from agentos.turns import BoardMachine
+from agentos.turns import SessionStatus
+from agentos.turns import ToolResultBlock
+from tests.support.machines import Call
+from tests.support.machines import World
+from tests.support.machines import answered
+from tests.support.machines import machine_test
+from tests.support.machines import snapshot
 
 CONFIG = AgentConfig(context_view="board", retry_budget=1, autonomous_turns=3)
 USES = ["bg", "get_tool_call_status", "cancel_tool_call", "new_thread"]

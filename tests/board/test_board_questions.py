@@ -9,21 +9,21 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    AnswerAction,
-    Asked,
-    CallStatus,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ScriptedProvider,
-    ToolContext,
-    tool,
-)
-from agentos.testing import text, tool_calls
-from tests.board.conftest import board_text, focus
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import CallStatus
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.board.conftest import board_text
+from tests.board.conftest import focus
 from tests.support.backends import running
 from tests.support.scripting import until
 

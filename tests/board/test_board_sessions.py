@@ -12,7 +12,8 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -20,25 +21,34 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Completion,
-    Host,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SqliteStore,
-)
-from agentos.board import Board, BoardCall
-from agentos.stores import StoredSession, StoredToken
-from agentos.testing import Puppet, blocks_of, board_turn, settle, text, tool_calls
-from tests.board.conftest import asks, board_text
-from tests.support.backends import hosted, running
-from tests.support.scripting import BOARD, DEFER, until
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Completion
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SqliteStore
+from agentos.board import Board
+from agentos.board import BoardCall
+from agentos.stores import StoredSession
+from agentos.stores import StoredToken
+from agentos.testing import Puppet
+from agentos.testing import blocks_of
+from agentos.testing import board_turn
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.board.conftest import asks
+from tests.board.conftest import board_text
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.scripting import BOARD
+from tests.support.scripting import DEFER
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 

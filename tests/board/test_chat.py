@@ -6,15 +6,13 @@ from __future__ import annotations
 import pytest
 
 from agentos import CallStatus
-from agentos.board import (
-    CANCEL_TOOL,
-    STATUS_TOOL,
-    Board,
-    BoardAct,
-    BoardNode,
-    BoardTrigger,
-    ChatEntry,
-)
+from agentos.board import CANCEL_TOOL
+from agentos.board import STATUS_TOOL
+from agentos.board import Board
+from agentos.board import BoardAct
+from agentos.board import BoardNode
+from agentos.board import BoardTrigger
+from agentos.board import ChatEntry
 
 SHOWN = {
     (BoardTrigger.USER, BoardAct.STARTED),

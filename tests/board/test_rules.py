@@ -5,7 +5,8 @@ scenario: scripted models, ``ManualClock``, assertions on requests, the board an
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -13,22 +14,26 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Host,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    Tool,
-    tool,
-)
-from agentos.board import Board, BoardTrigger
-from agentos.testing import Puppet, PuppetInput, settle, text, tool_calls
-from tests.board.conftest import asks, focus
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import Tool
+from agentos import tool
+from agentos.board import Board
+from agentos.board import BoardTrigger
+from agentos.testing import Puppet
+from agentos.testing import PuppetInput
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.board.conftest import asks
+from tests.board.conftest import focus
 from tests.support.backends import running
 from tests.support.scripting import BOARD
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import shlex
 
 from tests.support import ROOT
-from tests.support.cli import Result, agentos
+from tests.support.cli import Result
+from tests.support.cli import agentos
 
 
 def page_commands() -> list[list[str]]:

@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.programs import run_offline, run_offline_tests
+from tests.support.programs import run_offline
+from tests.support.programs import run_offline_tests
 from tests.support.ray_tools import RAY_TESTS
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -11,17 +11,17 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    Decorate,
-    Decorator,
-    Disposition,
-    ManualClock,
-    ScriptedProvider,
-    ToolPolicy,
-    tool,
-)
-from agentos.testing import last_tool_results, text, tool_calls
+from agentos import AgentConfig
+from agentos import Decorate
+from agentos import Decorator
+from agentos import Disposition
+from agentos import ManualClock
+from agentos import ScriptedProvider
+from agentos import ToolPolicy
+from agentos import tool
+from agentos.testing import last_tool_results
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio

@@ -14,26 +14,26 @@ from typing import TypeVar
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Host,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    UsageError,
-    YieldOnTimeout,
-)
-from agentos.stores import (
-    CallLookupError,
-    CallView,
-    CancelReport,
-    cancel_call,
-    find_call,
-    session_calls,
-)
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Host
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import UsageError
+from agentos import YieldOnTimeout
+from agentos.stores import CallLookupError
+from agentos.stores import CallView
+from agentos.stores import CancelReport
+from agentos.stores import cancel_call
+from agentos.stores import find_call
+from agentos.stores import session_calls
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio

@@ -6,31 +6,38 @@ its period, and the test waits for that write (the store tells it), not for time
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    AnswerAction,
-    Asked,
-    Host,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SqliteStore,
-    StoreError,
-    ToolContext,
-    YieldOnTimeout,
-    tool,
-)
-from agentos.stores import ASKING, CancelRequest, MirroredCall, find_call, session_calls
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import Host
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SqliteStore
+from agentos import StoreError
+from agentos import ToolContext
+from agentos import YieldOnTimeout
+from agentos import tool
+from agentos.stores import ASKING
+from agentos.stores import CancelRequest
+from agentos.stores import MirroredCall
+from agentos.stores import find_call
+from agentos.stores import session_calls
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio

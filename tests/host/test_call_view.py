@@ -11,22 +11,25 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    CallEvent,
-    Decorate,
-    Decorator,
-    Disposition,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    ToolContext,
-    ToolPolicy,
-    tool,
-)
+from agentos import AgentConfig
+from agentos import CallEvent
+from agentos import Decorate
+from agentos import Decorator
+from agentos import Disposition
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import ToolPolicy
+from agentos import tool
 from agentos.stores import CallView
-from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
-from agentos.turns import Caller, SystemToolbox
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.turns import Caller
+from agentos.turns import SystemToolbox
 from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio

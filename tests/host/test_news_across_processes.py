@@ -8,7 +8,8 @@ can have woken the host.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -16,19 +17,24 @@ import anyio
 import asyncpg
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Completion,
-    Host,
-    ManualClock,
-    ScriptedProvider,
-    Session,
-    SessionStatus,
-    YieldOnTimeout,
-)
-from agentos.stores import CancelRequest, MirroredCall
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
-from tests.support.backends import Backend, Store, running
+from agentos import AgentConfig
+from agentos import Completion
+from agentos import Host
+from agentos import ManualClock
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionStatus
+from agentos import YieldOnTimeout
+from agentos.stores import CancelRequest
+from agentos.stores import MirroredCall
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.support.backends import Backend
+from tests.support.backends import Store
+from tests.support.backends import running
 from tests.support.scripting import DEFER
 
 pytestmark = pytest.mark.anyio

@@ -15,29 +15,36 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallSnapshot,
-    CallStatus,
-    Decorate,
-    Decorator,
-    Host,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ProviderError,
-    Runtime,
-    Session,
-    SubAgent,
-    Tool,
-    ToolPolicy,
-    UsageError,
-    YieldOnAnyProgress,
-)
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
-from agentos.turns import Caller, CapabilityResult, Scope
-from tests.support.backends import hosted, running
-from tests.support.scripting import DEFER, until
+from agentos import AgentConfig
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import Decorate
+from agentos import Decorator
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ProviderError
+from agentos import Runtime
+from agentos import Session
+from agentos import SubAgent
+from agentos import Tool
+from agentos import ToolPolicy
+from agentos import UsageError
+from agentos import YieldOnAnyProgress
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.turns import Caller
+from agentos.turns import CapabilityResult
+from agentos.turns import Scope
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.scripting import DEFER
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from agentos import AgentConfig, ScriptedProvider, tool
+from agentos import AgentConfig
+from agentos import ScriptedProvider
+from agentos import tool
 from agentos.testing import text
 from tests.support.backends import running
 

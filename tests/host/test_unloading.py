@@ -6,7 +6,8 @@ import gc
 import itertools
 import json
 import tracemalloc
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,22 +15,26 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ScriptedProvider,
-    Session,
-    SessionBusyError,
-    SessionStatus,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-)
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text
-from tests.support.backends import hosted, running
-from tests.support.scripting import APPROVE_DEFERRED, until
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionBusyError
+from agentos import SessionStatus
+from agentos import YieldOnAnyProgress
+from agentos import YieldOnTimeout
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.scripting import APPROVE_DEFERRED
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 

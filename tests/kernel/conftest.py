@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from agentos import Tool, tool
+from agentos import Tool
+from agentos import tool
 from tests.support.arguments import Empty
 
 

@@ -7,17 +7,16 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    CallOptions,
-    CallStatus,
-    ErrorKind,
-    ManualClock,
-    Runtime,
-    ToolContext,
-    ToolFailure,
-    tool,
-)
-from agentos.testing import Puppet, settle
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ToolContext
+from agentos import ToolFailure
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
 
 pytestmark = pytest.mark.anyio
 

@@ -11,20 +11,20 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    CallCancelled,
-    CallOptions,
-    CallStatus,
-    ErrorKind,
-    ManualClock,
-    Runtime,
-    ToolContext,
-    tool,
-)
-from agentos.testing import Puppet, settle
+from agentos import CallCancelled
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
 from tests.kernel.conftest import held_in_a_thread
 from tests.support.arguments import Empty
-from tests.support.processes import alive, dies_within
+from tests.support.processes import alive
+from tests.support.processes import dies_within
 
 pytestmark = pytest.mark.anyio
 

@@ -13,29 +13,32 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Decorate,
-    Decorator,
-    Disposition,
-    ExecutionMode,
-    IsolatedCall,
-    Json,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    ToolContext,
-    ToolFailure,
-    ToolPolicy,
-    tool,
-)
-from agentos.testing import settle, text, tool_calls
-from agentos.turns import Caller, SystemToolbox
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Decorate
+from agentos import Decorator
+from agentos import Disposition
+from agentos import ExecutionMode
+from agentos import IsolatedCall
+from agentos import Json
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import ToolContext
+from agentos import ToolFailure
+from agentos import ToolPolicy
+from agentos import tool
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.turns import Caller
+from agentos.turns import SystemToolbox
 from tests.support.arguments import Empty
 from tests.support.backends import running
-from tests.support.scripting import asks, has_results, said_twice
+from tests.support.scripting import asks
+from tests.support.scripting import has_results
+from tests.support.scripting import said_twice
 
 pytestmark = pytest.mark.anyio
 

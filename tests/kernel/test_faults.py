@@ -10,7 +10,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -19,23 +20,26 @@ import anyio.lowlevel
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    CallEvent,
-    CallEventKind,
-    CallOptions,
-    CallStatus,
-    ErrorKind,
-    Host,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    ToolContext,
-    tool,
-)
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import Host
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support.arguments import Empty
 from tests.support.backends import running
-from tests.support.scripting import advance, has_results
+from tests.support.scripting import advance
+from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio
 

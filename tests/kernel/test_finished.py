@@ -10,17 +10,16 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agentos import (
-    CallEvent,
-    CallOptions,
-    CallSnapshot,
-    CallStatus,
-    ErrorKind,
-    ManualClock,
-    Runtime,
-    UnknownCallError,
-)
-from agentos.testing import Puppet, settle
+from agentos import CallEvent
+from agentos import CallOptions
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import UnknownCallError
+from agentos.testing import Puppet
+from agentos.testing import settle
 
 
 async def ended(runtime: Runtime, session: str) -> dict[str, CallSnapshot]:

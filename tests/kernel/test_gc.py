@@ -10,7 +10,10 @@ import pytest
 from pydantic import BaseModel
 
 import agentos
-from agentos import CallStatus, Runtime, ToolContext, tool
+from agentos import CallStatus
+from agentos import Runtime
+from agentos import ToolContext
+from agentos import tool
 from tests.support.arguments import Empty
 
 

@@ -27,39 +27,45 @@ from __future__ import annotations
 import math
 import uuid
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import ClassVar
+from typing import Literal
+from typing import TypeVar
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    Bundle,
-    MultipleResults,
-    RuleBasedStateMachine,
-    invariant,
-    multiple,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import Bundle
+from hypothesis.stateful import MultipleResults
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import invariant
+from hypothesis.stateful import multiple
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from agentos import (
-    CallOptions,
-    CallSnapshot,
-    CallStatus,
-    CancelOutcome,
-    ErrorKind,
-    ManualClock,
-    ProgressKind,
-    Runtime,
-    RuntimeStatistics,
-    UnknownCallError,
-)
+from agentos import CallOptions
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import CancelOutcome
+from agentos import ErrorKind
+from agentos import ManualClock
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import RuntimeStatistics
+from agentos import UnknownCallError
 from agentos.testing import Puppet
-from agentos.turns import Caller, CapabilityResult, SystemToolbox
+from agentos.turns import Caller
+from agentos.turns import CapabilityResult
 from agentos.turns import Scope as ToolboxScope
-from components import PROGRESS_KEPT, TRANSITIONS
-from tests.support.loop_thread import LoopThread, close_streams
+from agentos.turns import SystemToolbox
+from components import PROGRESS_KEPT
+from components import TRANSITIONS
+from tests.support.loop_thread import LoopThread
+from tests.support.loop_thread import close_streams
 
 T = TypeVar("T")
 

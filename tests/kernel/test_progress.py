@@ -10,18 +10,17 @@ import structlog
 from pydantic import BaseModel
 from structlog.testing import capture_logs
 
-from agentos import (
-    CallEvent,
-    CallEventKind,
-    CallStatus,
-    ManualClock,
-    ProgressKind,
-    Runtime,
-    Tool,
-    ToolContext,
-    tool,
-)
-from agentos.testing import Puppet, settle
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import CallStatus
+from agentos import ManualClock
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import Tool
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
 from components import PROGRESS_KEPT
 
 pytestmark = pytest.mark.anyio

@@ -10,23 +10,22 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    Answer,
-    AnswerAction,
-    Asked,
-    CallId,
-    CallOptions,
-    CallStatus,
-    JsonObject,
-    ManualClock,
-    ProgressKind,
-    Runtime,
-    ToolContext,
-    UnknownCallError,
-    UsageError,
-    tool,
-)
-from agentos.testing import Puppet, settle
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import CallId
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import JsonObject
+from agentos import ManualClock
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ToolContext
+from agentos import UnknownCallError
+from agentos import UsageError
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
 
 pytestmark = pytest.mark.anyio
 

@@ -8,19 +8,18 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
-from agentos import (
-    CallEvent,
-    CallEventKind,
-    CallOptions,
-    CallStatus,
-    ManualClock,
-    Runtime,
-    RuntimeClosedError,
-    ToolContext,
-    UnknownCallError,
-    tool,
-)
-from agentos.testing import Puppet, settle
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import RuntimeClosedError
+from agentos import ToolContext
+from agentos import UnknownCallError
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
 from tests.kernel.conftest import held_in_a_thread
 from tests.support.arguments import Empty
 from tests.support.rendezvous import rendezvous

@@ -5,8 +5,13 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agentos import CallStatus, ManualClock, Runtime, ToolContext, tool
-from agentos.testing import Puppet, settle
+from agentos import CallStatus
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
 from tests.support.arguments import Empty
 
 pytestmark = pytest.mark.anyio

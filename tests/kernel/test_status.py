@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from components import FINAL_STATUSES, STORED_STATUSES, TRANSITIONS, CallStatus, can_transition
+from components import FINAL_STATUSES
+from components import STORED_STATUSES
+from components import TRANSITIONS
+from components import CallStatus
+from components import can_transition
 
 
 def test_vocabulary_is_exactly_the_design() -> None:

@@ -8,42 +8,38 @@ from collections.abc import Iterator
 import esper
 import pytest
 
-from components import (
-    CallError,
-    CallEventKind,
-    CallId,
-    CallStatus,
-    CancelCall,
-    CancelReply,
-    DeadlineKind,
-    Entity,
-    ErrorKind,
-    Limits,
-    ProgressBatch,
-    ProgressKind,
-    ReportProgress,
-    ReportResult,
-    SessionId,
-    StatusQuery,
-    SubmitCall,
-    TickContext,
-    TimeoutSettings,
-    ToolCallConfig,
-    ToolCallState,
-    Waiter,
-    finished_snapshot,
-    finished_status,
-    new_call_id,
-)
-from systems import (
-    PHASES,
-    DeliverySystem,
-    ExecutorSystem,
-    IngestSystem,
-    IntrospectionSystem,
-    SchedulerSystem,
-    TimeoutSystem,
-)
+from components import CallError
+from components import CallEventKind
+from components import CallId
+from components import CallStatus
+from components import CancelCall
+from components import CancelReply
+from components import DeadlineKind
+from components import Entity
+from components import ErrorKind
+from components import Limits
+from components import ProgressBatch
+from components import ProgressKind
+from components import ReportProgress
+from components import ReportResult
+from components import SessionId
+from components import StatusQuery
+from components import SubmitCall
+from components import TickContext
+from components import TimeoutSettings
+from components import ToolCallConfig
+from components import ToolCallState
+from components import Waiter
+from components import finished_snapshot
+from components import finished_status
+from components import new_call_id
+from systems import PHASES
+from systems import DeliverySystem
+from systems import ExecutorSystem
+from systems import IngestSystem
+from systems import IntrospectionSystem
+from systems import SchedulerSystem
+from systems import TimeoutSystem
 
 
 @pytest.fixture(autouse=True)

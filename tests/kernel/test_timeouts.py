@@ -7,17 +7,16 @@ import math
 import anyio
 import pytest
 
-from agentos import (
-    CallEventKind,
-    CallOptions,
-    CallStatus,
-    ErrorKind,
-    ManualClock,
-    Runtime,
-    UnknownCallError,
-    tool,
-)
-from agentos.testing import Puppet, settle
+from agentos import CallEventKind
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import UnknownCallError
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
 from tests.support.arguments import Empty
 from tests.support.scripting import advance
 

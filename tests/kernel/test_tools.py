@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
+from typing import Any
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+from pydantic import Field
 
-from agentos import CallStatus, Runtime, Tool, ToolContext, ToolDefinitionError, tool
+from agentos import CallStatus
+from agentos import Runtime
+from agentos import Tool
+from agentos import ToolContext
+from agentos import ToolDefinitionError
+from agentos import tool
 
 
 class CityInput(BaseModel):

@@ -14,7 +14,8 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +23,21 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    AnthropicProvider,
-    ModelPrices,
-    ModelRequest,
-    ProviderError,
-    SessionStatistics,
-    tool,
-)
-from agentos.testing import MessagesStandIn, Reply, error_body, message_body, settle
-from agentos.turns import Message, TranscriptView, ViewInput
+from agentos import AgentConfig
+from agentos import AnthropicProvider
+from agentos import ModelPrices
+from agentos import ModelRequest
+from agentos import ProviderError
+from agentos import SessionStatistics
+from agentos import tool
+from agentos.testing import MessagesStandIn
+from agentos.testing import Reply
+from agentos.testing import error_body
+from agentos.testing import message_body
+from agentos.testing import settle
+from agentos.turns import Message
+from agentos.turns import TranscriptView
+from agentos.turns import ViewInput
 from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from agentos.testing import Cassette, CassetteError, MessagesStandIn, Reply, message_body
+from agentos.testing import Cassette
+from agentos.testing import CassetteError
+from agentos.testing import MessagesStandIn
+from agentos.testing import Reply
+from agentos.testing import message_body
 from tests.support import ROOT
 
 SECRET = "sk-ant-api03-do-not-record-me"

@@ -20,31 +20,27 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    FunctionModel,
-    Host,
-    ManualClock,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    SubAgent,
-    ToolFailure,
-    UsageError,
-    tool,
-)
-from agentos.testing import (
-    FunctionRequest,
-    Puppet,
-    Said,
-    ToolCall,
-    ToolResult,
-    board_turn,
-    settle,
-    text,
-)
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import FunctionModel
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import SubAgent
+from agentos import ToolFailure
+from agentos import UsageError
+from agentos import tool
+from agentos.testing import FunctionRequest
+from agentos.testing import Puppet
+from agentos.testing import Said
+from agentos.testing import ToolCall
+from agentos.testing import ToolResult
+from agentos.testing import board_turn
+from agentos.testing import settle
+from agentos.testing import text
 from tests.support.backends import running
 from tests.support.scripting import until
 

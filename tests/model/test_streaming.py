@@ -19,17 +19,20 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    AnthropicProvider,
-    ModelRequest,
-    PartialReply,
-    ProviderError,
-    StreamingProvider,
-)
-from agentos.testing import MessagesStandIn, Reply, error_body, message_body, sse
+from agentos import AgentConfig
+from agentos import AnthropicProvider
+from agentos import ModelRequest
+from agentos import PartialReply
+from agentos import ProviderError
+from agentos import StreamingProvider
+from agentos.testing import MessagesStandIn
+from agentos.testing import Reply
+from agentos.testing import error_body
+from agentos.testing import message_body
+from agentos.testing import sse
 from tests.support.backends import running
-from tests.support.cli import read_all, start
+from tests.support.cli import read_all
+from tests.support.cli import start
 
 pytestmark = pytest.mark.anyio
 

@@ -7,25 +7,29 @@ import datetime
 import enum
 import json
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated
+from typing import Any
+from typing import Literal
 
 import anyio
 import pytest
-from pydantic import AnyUrl, BaseModel, Field
+from pydantic import AnyUrl
+from pydantic import BaseModel
+from pydantic import Field
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    TestModel,
-    ToolFailure,
-    YieldOnTimeout,
-    tool,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import TestModel
+from agentos import ToolFailure
+from agentos import YieldOnTimeout
+from agentos import tool
 from agentos.board import NEW_THREAD_TOOL
-from agentos.turns import CAPABILITIES, PLACEHOLDER_KEY, Message
+from agentos.turns import CAPABILITIES
+from agentos.turns import PLACEHOLDER_KEY
+from agentos.turns import Message
 
 pytestmark = pytest.mark.anyio
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agentos import CallEventKind, CallStatus, ModelRequest, ProgressKind, Runtime
-from agentos.demo.tools import DEFAULT_AGENT, TOOLS, brief, describe_call, scripted_model
+from agentos import CallEventKind
+from agentos import CallStatus
+from agentos import ModelRequest
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos.demo.tools import DEFAULT_AGENT
+from agentos.demo.tools import TOOLS
+from agentos.demo.tools import brief
+from agentos.demo.tools import describe_call
+from agentos.demo.tools import scripted_model
 
 pytestmark = pytest.mark.anyio
 

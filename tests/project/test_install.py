@@ -18,7 +18,9 @@ import subprocess
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import cache
-from importlib.metadata import PackageNotFoundError, distributions, requires
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import distributions
+from importlib.metadata import requires
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sysconfig
-from importlib.metadata import metadata, requires
+from importlib.metadata import metadata
+from importlib.metadata import requires
 from pathlib import Path
 
 import pytest

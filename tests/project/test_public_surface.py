@@ -16,8 +16,10 @@ import sys
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from types import FunctionType, ModuleType
-from typing import Any, TypeGuard
+from types import FunctionType
+from types import ModuleType
+from typing import Any
+from typing import TypeGuard
 
 import anthropic
 import pytest

@@ -10,18 +10,17 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    CallOptions,
-    CallStatus,
-    ErrorKind,
-    LocalProcessRunner,
-    ManualClock,
-    ProgressKind,
-    Runtime,
-    tool,
-)
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import LocalProcessRunner
+from agentos import ManualClock
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import tool
 from agentos.testing import settle
-from tests.support.processes import alive, dies_within
+from tests.support.processes import alive
+from tests.support.processes import dies_within
 
 pytestmark = pytest.mark.anyio
 

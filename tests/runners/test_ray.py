@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 
-from agentos import CallOptions, CallStatus, RayRunner, Runtime
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import RayRunner
+from agentos import Runtime
 from agentos.testing import settle
 from tests.support import ray_tools
 from tests.support.processes import dies_within

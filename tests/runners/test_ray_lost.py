@@ -15,11 +15,13 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
 import pytest
 
-from tests.support import ROOT, ray_tools
+from tests.support import ROOT
+from tests.support import ray_tools
 
 pytestmark = ray_tools.RAY_TESTS
 

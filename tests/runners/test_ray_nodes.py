@@ -10,7 +10,10 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import CallOptions, CallStatus, RayRunner, Runtime
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import RayRunner
+from agentos import Runtime
 from tests.support import ray_tools
 from tests.support.ray_tools import RAY_TESTS
 

@@ -5,38 +5,38 @@ one waiting for an approval, and a stored session waiting for one."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    Provider,
-    ProviderError,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SessionStatus,
-    Tool,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Provider
+from agentos import ProviderError
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionStatus
+from agentos import Tool
 from agentos.stores import TokenRecord
-from agentos.testing import (
-    Puppet,
-    board_turn,
-    last_tool_results,
-    last_user_text,
-    text,
-    tool_calls,
-)
-from tests.support.backends import hosted, running
-from tests.support.scripting import APPROVE_DEFERRED, asks, until
+from agentos.testing import Puppet
+from agentos.testing import board_turn
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.scripting import APPROVE_DEFERRED
+from tests.support.scripting import asks
+from tests.support.scripting import until
 
 ScriptRule = tuple[Callable[[ModelRequest], bool], Callable[[ModelRequest], ModelResponse]]
 

@@ -16,19 +16,22 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Host,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    SessionLineage,
-    YieldOnAnyProgress,
-)
-from agentos.testing import Puppet, settle
-from agentos.turns import PLACEHOLDER_KEY, Caller, MessageHistory, Scope, SystemToolbox
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SessionLineage
+from agentos import YieldOnAnyProgress
+from agentos.testing import Puppet
+from agentos.testing import settle
+from agentos.turns import PLACEHOLDER_KEY
+from agentos.turns import Caller
+from agentos.turns import MessageHistory
+from agentos.turns import Scope
+from agentos.turns import SystemToolbox
 
 pytestmark = pytest.mark.anyio
 

@@ -9,31 +9,36 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel
+from pydantic import ConfigDict
+from pydantic import ValidationError
 
-from agentos import (
-    AgentConfig,
-    CallEvent,
-    CallEventKind,
-    CallId,
-    CallSnapshot,
-    CallStatus,
-    Decorate,
-    Decorator,
-    Disposition,
-    ExecutionMode,
-    LocalProcessRunner,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    Tool,
-    ToolPolicy,
-    tool,
-)
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos import AgentConfig
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import CallId
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import Decorate
+from agentos import Decorator
+from agentos import Disposition
+from agentos import ExecutionMode
+from agentos import LocalProcessRunner
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import Tool
+from agentos import ToolPolicy
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from agentos.turns import CAPABILITIES
 from tests.support.backends import running
 

@@ -10,8 +10,15 @@ from pathlib import Path
 import pytest
 
 import agentos
-from agentos import AgentConfig, Host, ModelRequest, ModelResponse, Runtime, ScriptedProvider
-from agentos.testing import last_tool_results, text, tool_calls
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos.testing import last_tool_results
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support.arguments import Empty
 from tests.support.backends import hosted
 

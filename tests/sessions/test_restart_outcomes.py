@@ -12,23 +12,27 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Completion,
-    Host,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SqliteStore,
-    StoreError,
-)
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Completion
+from agentos import Host
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SqliteStore
+from agentos import StoreError
 from agentos.stores import TurnCommit
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from agentos.turns import Caller
 from tests.support.backends import running
-from tests.support.scripting import BOARD, DEFER
+from tests.support.scripting import BOARD
+from tests.support.scripting import DEFER
 
 pytestmark = pytest.mark.anyio
 

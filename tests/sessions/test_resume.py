@@ -11,40 +11,41 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Completion,
-    ManualClock,
-    ScriptedProvider,
-    Session,
-    SessionStatus,
-    SqliteStore,
-    YieldOnTimeout,
-)
-from agentos.stores import StoredSession, StoredToken, TurnCommit
-from agentos.testing import (
-    HeldProvider,
-    Puppet,
-    blocks_of,
-    last_tool_results,
-    last_user_text,
-    settle,
-    text,
-    tool_calls,
-)
-from agentos.turns import Caller, Message
-from tests.sessions.conftest import (
-    OTHERWISE,
-    FailsOnce,
-    ask_for,
-    calls_on,
-    process,
-    said,
-    status_of,
-    stored_waiting_for_approval,
-)
-from tests.support.backends import hosted, running
-from tests.support.scripting import APPROVE_DEFERRED, BOARD, DEFER, until
+from agentos import AgentConfig
+from agentos import Completion
+from agentos import ManualClock
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionStatus
+from agentos import SqliteStore
+from agentos import YieldOnTimeout
+from agentos.stores import StoredSession
+from agentos.stores import StoredToken
+from agentos.stores import TurnCommit
+from agentos.testing import HeldProvider
+from agentos.testing import Puppet
+from agentos.testing import blocks_of
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.turns import Caller
+from agentos.turns import Message
+from tests.sessions.conftest import OTHERWISE
+from tests.sessions.conftest import FailsOnce
+from tests.sessions.conftest import ask_for
+from tests.sessions.conftest import calls_on
+from tests.sessions.conftest import process
+from tests.sessions.conftest import said
+from tests.sessions.conftest import status_of
+from tests.sessions.conftest import stored_waiting_for_approval
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.scripting import APPROVE_DEFERRED
+from tests.support.scripting import BOARD
+from tests.support.scripting import DEFER
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 

@@ -61,35 +61,46 @@ import itertools
 import json
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import anyio
 import anyio.lowlevel
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Disposition,
-    ExecutionMode,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ProviderError,
-    Session,
-    ToolPolicy,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-    YieldWhenAllDone,
-)
-from agentos.board import NOTATION, Board, read_turn
-from agentos.testing import Puppet, blocks_of, text
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Disposition
+from agentos import ExecutionMode
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ProviderError
+from agentos import Session
+from agentos import ToolPolicy
+from agentos import YieldOnAnyProgress
+from agentos import YieldOnTimeout
+from agentos import YieldWhenAllDone
+from agentos.board import NOTATION
+from agentos.board import Board
+from agentos.board import read_turn
+from agentos.testing import Puppet
+from agentos.testing import blocks_of
+from agentos.testing import text
 from agentos.turns import PLACEHOLDER_KEY
 from tests.support.backends import running
-from tests.support.loop_thread import LoopThread, close_streams
+from tests.support.loop_thread import LoopThread
+from tests.support.loop_thread import close_streams
 from tests.support.machines import machine_test
 from tests.support.transcripts import transcript_problem
 

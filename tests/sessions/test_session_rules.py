@@ -12,34 +12,38 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    CallEvent,
-    CallEventKind,
-    CallId,
-    CallOptions,
-    CallSnapshot,
-    CallStatus,
-    Completion,
-    Disposition,
-    ExecutionMode,
-    Host,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ProgressKind,
-    Runtime,
-    ScriptedProvider,
-    SessionStatus,
-    SqliteStore,
-    ToolContext,
-    ToolPolicy,
-    YieldOnTimeout,
-    tool,
-)
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos import AgentConfig
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import CallId
+from agentos import CallOptions
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import Completion
+from agentos import Disposition
+from agentos import ExecutionMode
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SessionStatus
+from agentos import SqliteStore
+from agentos import ToolContext
+from agentos import ToolPolicy
+from agentos import YieldOnTimeout
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from components import PROGRESS_KEPT
-from tests.support.backends import hosted, running
+from tests.support.backends import hosted
+from tests.support.backends import running
 from tests.support.scripting import has_results
 
 pytestmark = pytest.mark.anyio

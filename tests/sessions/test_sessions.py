@@ -6,7 +6,8 @@ import json
 import pickle
 import sys
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,40 +16,47 @@ import anyio.lowlevel
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Completion,
-    Decorate,
-    Decorator,
-    Disposition,
-    ErrorRecord,
-    ExecutionMode,
-    Host,
-    LocalProcessRunner,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ProviderError,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SessionStatus,
-    ToolContext,
-    ToolPolicy,
-    UnknownSessionError,
-    WrongThreadError,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-    tool,
-)
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Completion
+from agentos import Decorate
+from agentos import Decorator
+from agentos import Disposition
+from agentos import ErrorRecord
+from agentos import ExecutionMode
+from agentos import Host
+from agentos import LocalProcessRunner
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ProviderError
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionStatus
+from agentos import ToolContext
+from agentos import ToolPolicy
+from agentos import UnknownSessionError
+from agentos import WrongThreadError
+from agentos import YieldOnAnyProgress
+from agentos import YieldOnTimeout
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from agentos.turns import Message
 from tests.sessions.conftest import ScriptRule
 from tests.support.arguments import Empty
 from tests.support.backends import running
 from tests.support.rendezvous import rendezvous
-from tests.support.scripting import APPROVE_DEFERRED, asks, has_results, said_twice, until
+from tests.support.scripting import APPROVE_DEFERRED
+from tests.support.scripting import asks
+from tests.support.scripting import has_results
+from tests.support.scripting import said_twice
+from tests.support.scripting import until
 from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio

@@ -11,28 +11,25 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Completion,
-    ManualClock,
-    ScriptedProvider,
-    SessionStatus,
-    SqliteStore,
-)
-from agentos.testing import (
-    Puppet,
-    last_tool_results,
-    settle,
-)
-from tests.sessions.conftest import (
-    OTHERWISE,
-    FailsOnce,
-    calls_on,
-    status_of,
-    waiting_for_approval,
-)
+from agentos import AgentConfig
+from agentos import Completion
+from agentos import ManualClock
+from agentos import ScriptedProvider
+from agentos import SessionStatus
+from agentos import SqliteStore
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import settle
+from tests.sessions.conftest import OTHERWISE
+from tests.sessions.conftest import FailsOnce
+from tests.sessions.conftest import calls_on
+from tests.sessions.conftest import status_of
+from tests.sessions.conftest import waiting_for_approval
 from tests.support.backends import running
-from tests.support.scripting import APPROVE_DEFERRED, BOARD, DEFER, until
+from tests.support.scripting import APPROVE_DEFERRED
+from tests.support.scripting import BOARD
+from tests.support.scripting import DEFER
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 

@@ -9,25 +9,31 @@ import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    Disposition,
-    Host,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-    ToolPolicy,
-    YieldOnTimeout,
-    tool,
-)
-from agentos.testing import Puppet, last_tool_results, settle, text, tool_calls
-from agentos.turns import Message, TranscriptView, ViewInput
+from agentos import AgentConfig
+from agentos import Disposition
+from agentos import Host
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolPolicy
+from agentos import YieldOnTimeout
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.turns import Message
+from agentos.turns import TranscriptView
+from agentos.turns import ViewInput
 from tests.sessions.conftest import waiting_for_a_call
 from tests.support.arguments import Empty
 from tests.support.backends import running
-from tests.support.scripting import asks, has_results, until
+from tests.support.scripting import asks
+from tests.support.scripting import has_results
+from tests.support.scripting import until
 from tests.support.transcripts import assert_valid_transcript
 
 pytestmark = pytest.mark.anyio

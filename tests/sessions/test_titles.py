@@ -13,20 +13,23 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    StoreError,
-    UnknownSessionError,
-)
-from agentos.stores import StoredSession, session_title, stored_title
-from agentos.testing import last_user_text, text
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import StoreError
+from agentos import UnknownSessionError
+from agentos.stores import StoredSession
+from agentos.stores import session_title
+from agentos.stores import stored_title
+from agentos.testing import last_user_text
+from agentos.testing import text
 from agentos.turns import Message
-from tests.support.backends import hosted, running, say
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.backends import say
 from tests.support.cli import agentos
 
 pytestmark = pytest.mark.anyio

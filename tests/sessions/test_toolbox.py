@@ -3,37 +3,38 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-from typing import Any, cast
+from datetime import UTC
+from datetime import datetime
+from typing import Any
+from typing import cast
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from agentos import (
-    Answer,
-    AnswerAction,
-    Asked,
-    ManualClock,
-    Runtime,
-    SessionLineage,
-    ToolboxError,
-    ToolContext,
-    tool,
-)
-from agentos.testing import Puppet, settle
-from agentos.turns import (
-    MAX_WAIT_SECONDS,
-    PLACEHOLDER_KEY,
-    Caller,
-    CapabilityResult,
-    HistoryCall,
-    Message,
-    MessageHistory,
-    Scope,
-    SystemToolbox,
-)
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import SessionLineage
+from agentos import ToolboxError
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import settle
+from agentos.turns import MAX_WAIT_SECONDS
+from agentos.turns import PLACEHOLDER_KEY
+from agentos.turns import Caller
+from agentos.turns import CapabilityResult
+from agentos.turns import HistoryCall
+from agentos.turns import Message
+from agentos.turns import MessageHistory
+from agentos.turns import Scope
+from agentos.turns import SystemToolbox
 from tests.support.arguments import Empty
 
 pytestmark = pytest.mark.anyio

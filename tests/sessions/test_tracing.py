@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -21,24 +22,20 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ModelResponse,
-    ScriptedProvider,
-    SqliteStore,
-    ToolPolicy,
-    YieldOnTimeout,
-)
-from agentos.testing import (
-    HeldProvider,
-    Puppet,
-    last_tool_results,
-    last_user_text,
-    settle,
-    text,
-    tool_calls,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelResponse
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import ToolPolicy
+from agentos import YieldOnTimeout
+from agentos.testing import HeldProvider
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 
 try:
     import opentelemetry.sdk  # noqa: F401
@@ -48,15 +45,15 @@ except ImportError:
         pytest.fail(f"CI must run the tracing tests: {REASON}", pytrace=False)
     pytest.skip(REASON, allow_module_level=True)
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
-    InMemorySpanExporter,
-)
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
 from tests.support import ROOT
-from tests.support.backends import running, running_agent
+from tests.support.backends import running
+from tests.support.backends import running_agent
 from tests.support.mcp_stdio import TOOLS_SERVER
 
 pytestmark = pytest.mark.anyio

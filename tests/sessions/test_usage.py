@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ModelPrices,
-    ModelResponse,
-    Runtime,
-    ScriptedProvider,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelPrices
+from agentos import ModelResponse
+from agentos import Runtime
+from agentos import ScriptedProvider
 from agentos.testing import last_user_text
-from tests.support.backends import Backend, running, say
+from tests.support.backends import Backend
+from tests.support.backends import running
+from tests.support.backends import say
 
 pytestmark = pytest.mark.anyio
 

@@ -10,26 +10,32 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallEvent,
-    CallEventKind,
-    CallOptions,
-    CallStatus,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    Tool,
-    ToolContext,
-    tool,
-)
+from agentos import AgentConfig
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import Tool
+from agentos import ToolContext
+from agentos import tool
 from agentos.stores import StoredSession
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from agentos.tui import CallsPane
 from tests.support.cli import side_by_side
 from tests.support.overdue import a_slow_call_under_a_patient_model
-from tests.support.tui import cell, chat_text, chatting, say, until
+from tests.support.tui import cell
+from tests.support.tui import chat_text
+from tests.support.tui import chatting
+from tests.support.tui import say
+from tests.support.tui import until
 from tests.support.web import web
 
 pytestmark = pytest.mark.anyio

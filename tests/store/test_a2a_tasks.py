@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentos.stores import StoredA2aTask, a2a_tasks_of
+from agentos.stores import StoredA2aTask
+from agentos.stores import a2a_tasks_of
 from tests.support.backends import Backend
 
 pytestmark = pytest.mark.anyio

@@ -12,27 +12,35 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from agentos import (
-    Completion,
-    Json,
-    JsonObject,
-    ManualClock,
-    PostgresStore,
-    SessionConflictError,
-    SessionInUseError,
-    SessionStatus,
-    SqliteStore,
-    StoreError,
-    open_store,
-)
-from agentos.stores import ASKING, CancelRequest, MirroredCall, StoredToken, TurnCommit
+from agentos import Completion
+from agentos import Json
+from agentos import JsonObject
+from agentos import ManualClock
+from agentos import PostgresStore
+from agentos import SessionConflictError
+from agentos import SessionInUseError
+from agentos import SessionStatus
+from agentos import SqliteStore
+from agentos import StoreError
+from agentos import open_store
+from agentos.stores import ASKING
+from agentos.stores import CancelRequest
+from agentos.stores import MirroredCall
+from agentos.stores import StoredToken
+from agentos.stores import TurnCommit
 from agentos.turns import Message
-from tests.store.conftest import said, session
+from tests.store.conftest import said
+from tests.store.conftest import session
 from tests.support import ROOT
-from tests.support.backends import Backend, host_on, say, stored_texts
+from tests.support.backends import Backend
+from tests.support.backends import host_on
+from tests.support.backends import say
+from tests.support.backends import stored_texts
 
 pytestmark = pytest.mark.anyio
 

@@ -17,12 +17,15 @@ from pathlib import Path
 
 import anyio
 
-from agentos import ScriptedProvider, SqliteStore
+from agentos import ScriptedProvider
+from agentos import SqliteStore
 from agentos.testing import text
 from agentos.turns import Caller
 from tests.support import ROOT
 from tests.support.backends import hosted
-from tests.support.crash_child import approve, quick, slow
+from tests.support.crash_child import approve
+from tests.support.crash_child import quick
+from tests.support.crash_child import slow
 from tests.support.transcripts import assert_valid_transcript
 
 KILLS = 20

@@ -8,33 +8,40 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    CallOptions,
-    CallStatus,
-    Host,
-    LocalProcessRunner,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    SessionInUseError,
-    SessionStatus,
-    SqliteStore,
-    StoreError,
-    YieldOnTimeout,
-    tool,
-)
+from agentos import AgentConfig
+from agentos import CallOptions
+from agentos import CallStatus
+from agentos import Host
+from agentos import LocalProcessRunner
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SessionInUseError
+from agentos import SessionStatus
+from agentos import SqliteStore
+from agentos import StoreError
+from agentos import YieldOnTimeout
+from agentos import tool
 from agentos.stores import StoredSession
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support import ROOT
-from tests.support.backends import Backend, echo, host_on, say, stored_texts
+from tests.support.backends import Backend
+from tests.support.backends import echo
+from tests.support.backends import host_on
+from tests.support.backends import say
+from tests.support.backends import stored_texts
 from tests.support.cli import agentos
 
 pytestmark = pytest.mark.anyio

@@ -10,21 +10,23 @@ import asyncpg
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    Host,
-    PostgresStore,
-    Runtime,
-    ScriptedProvider,
-    ToolContext,
-    YieldOnTimeout,
-    tool,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import PostgresStore
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import YieldOnTimeout
+from agentos import tool
 from agentos.stores import StoredSession
-from agentos.testing import last_tool_results, text, tool_calls
-from tests.support.backends import echo, say
+from agentos.testing import last_tool_results
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.support.backends import echo
+from tests.support.backends import say
 from tests.support.cli import agentos
-from tests.support.postgres import Cluster, pgbouncer_in_front
+from tests.support.postgres import Cluster
+from tests.support.postgres import pgbouncer_in_front
 
 pytestmark = pytest.mark.anyio
 

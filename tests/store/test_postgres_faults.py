@@ -13,24 +13,31 @@ import asyncpg
 import asyncpg.transaction
 import pytest
 
-from agentos import (
-    Completion,
-    Host,
-    PostgresStore,
-    Runtime,
-    ScriptedProvider,
-    SessionInUseError,
-    SessionStatus,
-    StoreError,
-)
-from agentos.stores import StoredSession, TurnCommit
-from agentos.testing import last_user_text, settle, text
+from agentos import Completion
+from agentos import Host
+from agentos import PostgresStore
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SessionInUseError
+from agentos import SessionStatus
+from agentos import StoreError
+from agentos.stores import StoredSession
+from agentos.stores import TurnCommit
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
 from agentos.turns import Message
 from tests.support import ROOT
-from tests.support.backends import Backend, echo, say, stored_texts
-from tests.support.pg_host import LEASE_EXPIRY, approve, work
+from tests.support.backends import Backend
+from tests.support.backends import echo
+from tests.support.backends import say
+from tests.support.backends import stored_texts
+from tests.support.pg_host import LEASE_EXPIRY
+from tests.support.pg_host import approve
+from tests.support.pg_host import work
 from tests.support.pg_stalled_host import LEASE_EXPIRY as STALLED_LEASE_EXPIRY
-from tests.support.postgres import Cluster, postgres_cluster
+from tests.support.postgres import Cluster
+from tests.support.postgres import postgres_cluster
 from tests.support.processes import dies_within
 
 pytestmark = pytest.mark.anyio

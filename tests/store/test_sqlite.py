@@ -10,9 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentos import SqliteStore, StoreError
+from agentos import SqliteStore
+from agentos import StoreError
 from agentos.stores import TurnCommit
-from tests.store.conftest import said, session
+from tests.store.conftest import said
+from tests.store.conftest import session
 
 pytestmark = pytest.mark.anyio
 

@@ -14,11 +14,10 @@ import sys
 import warnings
 
 import httpx
-from a2a.client import ClientConfig, ClientFactory
-from google.adk.agents.remote_a2a_agent import (  # type: ignore[import-untyped]
-    AGENT_CARD_WELL_KNOWN_PATH,
-    RemoteA2aAgent,
-)
+from a2a.client import ClientConfig
+from a2a.client import ClientFactory
+from google.adk.agents.remote_a2a_agent import AGENT_CARD_WELL_KNOWN_PATH  # type: ignore[import-untyped]
+from google.adk.agents.remote_a2a_agent import RemoteA2aAgent
 from google.adk.runners import InMemoryRunner  # type: ignore[import-untyped]
 from google.genai import types  # type: ignore[import-untyped]
 

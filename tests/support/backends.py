@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,21 +16,20 @@ from typing import Any
 import anyio
 import asyncpg
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ManualClock,
-    PostgresStore,
-    Provider,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SqliteStore,
-    Tool,
-    Toolset,
-    agent_tools,
-)
-from agentos.testing import last_user_text, text
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ManualClock
+from agentos import PostgresStore
+from agentos import Provider
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SqliteStore
+from agentos import Tool
+from agentos import Toolset
+from agentos import agent_tools
+from agentos.testing import last_user_text
+from agentos.testing import text
 
 Store = SqliteStore | PostgresStore
 

@@ -21,7 +21,12 @@ from typing import Any
 import anyio
 import httpx2
 
-from agentos import Answer, AnswerAction, McpServer, McpServerConfig, Runtime, ToolsetError
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import McpServer
+from agentos import McpServerConfig
+from agentos import Runtime
+from agentos import ToolsetError
 from agentos.turns import McpOAuth
 from components import Json
 

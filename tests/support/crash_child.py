@@ -13,18 +13,19 @@ import anyio
 import structlog
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    Disposition,
-    Host,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    ToolPolicy,
-    YieldOnTimeout,
-    tool,
-)
-from agentos.testing import last_tool_results, last_user_text, text, tool_calls
+from agentos import AgentConfig
+from agentos import Disposition
+from agentos import Host
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import ToolPolicy
+from agentos import YieldOnTimeout
+from agentos import tool
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 
 
 class Empty(BaseModel):

@@ -15,7 +15,8 @@ import anyio.abc
 from anyio.abc import SocketListener
 from pydantic import BaseModel
 
-from agentos import ToolContext, tool
+from agentos import ToolContext
+from agentos import tool
 
 PORT = "GATE_PORT"
 """The variable holding the port of the test's socket, on 127.0.0.1."""

@@ -8,16 +8,20 @@ the runtime from any other thread.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from collections.abc import Awaitable
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractContextManager
 from typing import TypeVar
 
 import anyio
 from anyio.abc import TaskStatus
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
+from anyio.from_thread import start_blocking_portal
 
 from agentos import Runtime
-from agentos.testing import Puppet, settle
+from agentos.testing import Puppet
+from agentos.testing import settle
 
 T = TypeVar("T")
 

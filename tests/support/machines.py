@@ -9,35 +9,35 @@ from __future__ import annotations
 import unittest
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
+from hypothesis import settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from agentos import (
-    CallError,
-    CallId,
-    CallSnapshot,
-    CallStatus,
-    ErrorKind,
-    SessionId,
-)
-from agentos.turns import (
-    Action,
-    ArmTimer,
-    CallOverdue,
-    CancelCalls,
-    CancelsDone,
-    Commit,
-    Committed,
-    DisarmTimer,
-    Event,
-    Machine,
-    SendRequest,
-    SessionStatus,
-    StopRequested,
-    SubmitCalls,
-    ToolResultBlock,
-)
+from agentos import CallError
+from agentos import CallId
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import SessionId
+from agentos.turns import Action
+from agentos.turns import ArmTimer
+from agentos.turns import CallOverdue
+from agentos.turns import CancelCalls
+from agentos.turns import CancelsDone
+from agentos.turns import Commit
+from agentos.turns import Committed
+from agentos.turns import DisarmTimer
+from agentos.turns import Event
+from agentos.turns import Machine
+from agentos.turns import SendRequest
+from agentos.turns import SessionStatus
+from agentos.turns import StopRequested
+from agentos.turns import SubmitCalls
+from agentos.turns import ToolResultBlock
 
 
 @dataclass

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import anyio
 
-from agentos import (
-    AgentConfig,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ScriptedProvider,
-)
+from agentos import AgentConfig
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ScriptedProvider
 from agentos.board import ChatEntry
-from agentos.testing import Puppet, last_user_text, settle, text, tool_calls
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from agentos.turns import Message
 from tests.support.backends import running
 

@@ -15,18 +15,18 @@ import sys
 import anyio
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    Disposition,
-    Host,
-    PostgresStore,
-    Runtime,
-    ScriptedProvider,
-    ToolPolicy,
-    YieldOnTimeout,
-    tool,
-)
-from agentos.testing import last_user_text, text, tool_calls
+from agentos import AgentConfig
+from agentos import Disposition
+from agentos import Host
+from agentos import PostgresStore
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolPolicy
+from agentos import YieldOnTimeout
+from agentos import tool
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 
 LEASE_EXPIRY = 30.0
 CONFIG = AgentConfig(

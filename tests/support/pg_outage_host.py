@@ -12,8 +12,11 @@ import sys
 
 import anyio
 
-from agentos import Host, PostgresStore, Runtime
-from tests.support.backends import echo, say
+from agentos import Host
+from agentos import PostgresStore
+from agentos import Runtime
+from tests.support.backends import echo
+from tests.support.backends import say
 
 
 async def main(dsn: str) -> None:

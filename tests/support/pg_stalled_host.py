@@ -18,8 +18,11 @@ import asyncpg
 import asyncpg.connection
 import asyncpg.transaction
 
-from agentos import Host, PostgresStore, Runtime
-from tests.support.backends import echo, say
+from agentos import Host
+from agentos import PostgresStore
+from agentos import Runtime
+from tests.support.backends import echo
+from tests.support.backends import say
 
 LEASE_PERIOD = 0.5
 LEASE_EXPIRY = 2.0

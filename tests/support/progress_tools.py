@@ -6,7 +6,8 @@ from __future__ import annotations
 import anyio
 from pydantic import BaseModel
 
-from agentos import ToolContext, tool
+from agentos import ToolContext
+from agentos import tool
 
 
 class Nothing(BaseModel):

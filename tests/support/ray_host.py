@@ -16,7 +16,11 @@ import time
 import anyio
 from pydantic import BaseModel
 
-from agentos import CallOptions, CallSnapshot, RayRunner, Runtime, tool
+from agentos import CallOptions
+from agentos import CallSnapshot
+from agentos import RayRunner
+from agentos import Runtime
+from agentos import tool
 from tests.support import ray_tools
 
 ON_RAY = CallOptions(runner="ray")

@@ -12,7 +12,8 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
-from agentos import ToolContext, tool
+from agentos import ToolContext
+from agentos import tool
 from tests.support import ROOT
 
 RAY_TESTS = pytest.mark.xdist_group("ray")

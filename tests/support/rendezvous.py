@@ -6,7 +6,9 @@ from typing import Any
 
 import anyio
 
-from agentos import Tool, ToolContext, tool
+from agentos import Tool
+from agentos import ToolContext
+from agentos import tool
 from tests.support.arguments import Empty
 
 

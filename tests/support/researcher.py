@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
-from agentos import AgentConfig, ScriptedProvider, SubAgent
-from agentos.testing import last_user_text, text, tool_calls
+from agentos import AgentConfig
+from agentos import ScriptedProvider
+from agentos import SubAgent
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 
 
 def lead_and_researcher(base: AgentConfig | None = None) -> tuple[AgentConfig, ScriptedProvider]:

@@ -6,25 +6,26 @@ the runtime run until a condition holds (``until``), a session told the same wor
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.lowlevel
 
-from agentos import (
-    AgentConfig,
-    Disposition,
-    ManualClock,
-    ModelRequest,
-    Provider,
-    Runtime,
-    Session,
-    Tool,
-    ToolPolicy,
-)
-from agentos.testing import last_tool_results, last_user_text, settle
+from agentos import AgentConfig
+from agentos import Disposition
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import Provider
+from agentos import Runtime
+from agentos import Session
+from agentos import Tool
+from agentos import ToolPolicy
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
 from tests.support.backends import running
 
 BOARD = AgentConfig(context_view="board")

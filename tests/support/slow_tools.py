@@ -9,7 +9,8 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel
 
-from agentos import ToolContext, tool
+from agentos import ToolContext
+from agentos import tool
 
 
 class Nothing(BaseModel):

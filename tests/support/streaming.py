@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from agentos import AnthropicProvider
-from agentos.testing import MessagesStandIn, Reply, message_body
+from agentos.testing import MessagesStandIn
+from agentos.testing import Reply
+from agentos.testing import message_body
 
 
 @asynccontextmanager

@@ -18,18 +18,18 @@ from pathlib import Path
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from agentos import (
-    A2aAgent,
-    AgentConfig,
-    Host,
-    JsonObject,
-    McpServer,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    YieldOnTimeout,
-)
-from agentos.testing import last_user_text, text, tool_calls
+from agentos import A2aAgent
+from agentos import AgentConfig
+from agentos import Host
+from agentos import JsonObject
+from agentos import McpServer
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import YieldOnTimeout
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support import ROOT
 
 CONFIG = AgentConfig(name="researcher", async_yield_strategy=YieldOnTimeout(milliseconds=5))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from agentos.testing import (
-    blocks_of,
-)
+from agentos.testing import blocks_of
 from agentos.turns import Message
 
 

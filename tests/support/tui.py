@@ -4,30 +4,29 @@ read (``chat_text``, ``cell``) and wait for (``until``)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Input
+from textual.widgets import Static
 
-from agentos import (
-    AgentConfig,
-    Host,
-    Provider,
-    Runtime,
-    ScriptedProvider,
-    YieldOnTimeout,
-)
-from agentos.testing import (
-    Puppet,
-    last_user_text,
-    settle,
-    text,
-    tool_calls,
-)
-from agentos.tui import CallsPane, ChatApp
+from agentos import AgentConfig
+from agentos import Host
+from agentos import Provider
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import YieldOnTimeout
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.tui import CallsPane
+from agentos.tui import ChatApp
 
 CONFIG = AgentConfig(async_yield_strategy=YieldOnTimeout(milliseconds=50))
 

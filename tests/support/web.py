@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,31 +18,25 @@ import httpx
 import uvicorn
 from httpx_sse import ServerSentEvent
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ManualClock,
-    Provider,
-    Runtime,
-    ScriptedProvider,
-    Session,
-    SqliteStore,
-    open_store,
-)
-from agentos.testing import (
-    Puppet,
-    board_turn,
-    last_user_text,
-    settle,
-    text,
-    tool_calls,
-)
-from agentos.web import (
-    STALL_SECONDS,
-    StreamStatistics,
-    listen,
-    make_app,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ManualClock
+from agentos import Provider
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SqliteStore
+from agentos import open_store
+from agentos.testing import Puppet
+from agentos.testing import board_turn
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.web import STALL_SECONDS
+from agentos.web import StreamStatistics
+from agentos.web import listen
+from agentos.web import make_app
 from tests.support.backends import hosted
 
 START = re.compile(r"^start (\d)")

@@ -14,7 +14,11 @@ import sys
 import anyio
 import anyio.to_thread
 
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore
+from agentos import AgentConfig
+from agentos import Host
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
 from agentos.testing import text
 
 

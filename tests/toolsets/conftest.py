@@ -4,7 +4,9 @@ answers their questions, and a host over an agent's tools and servers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -12,22 +14,20 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    Asked,
-    CallEvent,
-    CallSnapshot,
-    CallStatus,
-    Host,
-    JsonObject,
-    McpServer,
-    Provider,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    Toolset,
-)
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import Asked
+from agentos import CallEvent
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import Host
+from agentos import JsonObject
+from agentos import McpServer
+from agentos import Provider
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import Toolset
 from agentos.testing import text
 from tests.support.backends import running_agent
 

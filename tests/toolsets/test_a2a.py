@@ -16,38 +16,49 @@ from typing import Any
 import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.base import RequestResponseEndpoint
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from agentos import (
-    A2aAgent,
-    AgentConfig,
-    Answer,
-    AnswerAction,
-    Asked,
-    CallEvent,
-    CallOptions,
-    CallSnapshot,
-    CallStatus,
-    ErrorKind,
-    Host,
-    JsonObject,
-    ProgressKind,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    ToolsetError,
-    agent_tools,
-)
-from agentos.testing import last_user_text, text, tool_calls
-from agentos.turns import A2aAgentConfig, Caller, SystemToolbox
-from tests.support.a2a_agents.babbler import TASK, Babble
+from agentos import A2aAgent
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import CallEvent
+from agentos import CallOptions
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import Host
+from agentos import JsonObject
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import ToolsetError
+from agentos import agent_tools
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.turns import A2aAgentConfig
+from agentos.turns import Caller
+from agentos.turns import SystemToolbox
+from tests.support.a2a_agents.babbler import TASK
+from tests.support.a2a_agents.babbler import Babble
 from tests.support.a2a_agents.babbler import app as babbler
-from tests.support.a2a_agents.librarian import FORM, Librarian, Requests, app
-from tests.support.asgi import free_port, served
+from tests.support.a2a_agents.librarian import FORM
+from tests.support.a2a_agents.librarian import Librarian
+from tests.support.a2a_agents.librarian import Requests
+from tests.support.a2a_agents.librarian import app
+from tests.support.asgi import free_port
+from tests.support.asgi import served
 from tests.support.task_host import killed_when_ready
-from tests.toolsets.conftest import WAIT, answering, outcome, serving
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import answering
+from tests.toolsets.conftest import outcome
+from tests.toolsets.conftest import serving
 from tests.ui.a2a.running import a2a_server
 
 pytestmark = pytest.mark.anyio

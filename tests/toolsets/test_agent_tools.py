@@ -7,21 +7,23 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ModelRequest,
-    Runtime,
-    ScriptedProvider,
-    ToolImportError,
-    UsageError,
-    YieldOnTimeout,
-    agent_tools,
-)
-from agentos.testing import last_tool_results, last_user_text, text, tool_calls
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ModelRequest
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolImportError
+from agentos import UsageError
+from agentos import YieldOnTimeout
+from agentos import agent_tools
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 from agentos.turns import Caller
 from tests.support.mcp_stdio import TOOLS_SERVER
-from tests.toolsets.conftest import WAIT, hosting
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import hosting
 
 pytestmark = pytest.mark.anyio
 

@@ -9,7 +9,8 @@ import socket
 import anyio
 import pytest
 
-from tests.support.asgi import free_port, listening_socket
+from tests.support.asgi import free_port
+from tests.support.asgi import listening_socket
 
 pytestmark = pytest.mark.anyio
 

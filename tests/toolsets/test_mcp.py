@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
@@ -15,20 +16,21 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 from structlog.testing import capture_logs
 
-from agentos import (
-    CallEvent,
-    CallOptions,
-    CallSnapshot,
-    CallStatus,
-    ErrorKind,
-    McpServer,
-    ProgressKind,
-    Runtime,
-    ToolsetError,
-)
-from tests.support.asgi import free_port, served
+from agentos import CallEvent
+from agentos import CallOptions
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import McpServer
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ToolsetError
+from tests.support.asgi import free_port
+from tests.support.asgi import served
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import WAIT, outcome, serving
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import outcome
+from tests.toolsets.conftest import serving
 
 pytestmark = pytest.mark.anyio
 

@@ -12,22 +12,23 @@ import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    AnswerAction,
-    CallEvent,
-    CallSnapshot,
-    CallStatus,
-    Host,
-    McpServer,
-    ProgressKind,
-    Runtime,
-    ScriptedProvider,
-)
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import CallEvent
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import Host
+from agentos import McpServer
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ScriptedProvider
 from agentos.testing import text
 from tests.support.node import node_program
-from tests.toolsets.conftest import WAIT, answering, outcome, serving
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import answering
+from tests.toolsets.conftest import outcome
+from tests.toolsets.conftest import serving
 
 pytestmark = pytest.mark.anyio
 

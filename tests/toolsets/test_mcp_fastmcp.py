@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    AnswerAction,
-    Asked,
-    CallStatus,
-    McpServerConfig,
-    ScriptedProvider,
-)
-from agentos.testing import last_user_text, text
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import CallStatus
+from agentos import McpServerConfig
+from agentos import ScriptedProvider
+from agentos.testing import last_user_text
+from agentos.testing import text
 from tests.support.fastmcp import fastmcp_python
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import hosting, outcome
+from tests.toolsets.conftest import hosting
+from tests.toolsets.conftest import outcome
 
 pytestmark = pytest.mark.anyio
 

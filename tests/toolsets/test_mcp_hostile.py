@@ -10,21 +10,21 @@ from typing import Any
 
 import anyio
 import pytest
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel
+from pydantic import model_validator
 from structlog.testing import capture_logs
 
-from agentos import (
-    CallStatus,
-    ErrorKind,
-    McpServer,
-    Runtime,
-    Tool,
-    ToolDefinitionError,
-    ToolsetError,
-    tool,
-)
+from agentos import CallStatus
+from agentos import ErrorKind
+from agentos import McpServer
+from agentos import Runtime
+from agentos import Tool
+from agentos import ToolDefinitionError
+from agentos import ToolsetError
+from agentos import tool
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import WAIT, outcome
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import outcome
 
 pytestmark = pytest.mark.anyio
 

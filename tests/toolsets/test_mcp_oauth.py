@@ -17,15 +17,21 @@ import anyio
 import httpx2
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
-from pydantic import AnyUrl, ValidationError
+from pydantic import AnyUrl
+from pydantic import ValidationError
 
-from agentos import McpServer, McpServerConfig, Runtime, ToolsetError
+from agentos import McpServer
+from agentos import McpServerConfig
+from agentos import Runtime
+from agentos import ToolsetError
 from agentos.turns import McpOAuth
 from tests.support import ROOT
 from tests.support.asgi import free_port
 from tests.support.conformance_client import browse
-from tests.support.mcp_servers.oauth_server import Provider, serve_oauth
-from tests.toolsets.conftest import WAIT, outcome
+from tests.support.mcp_servers.oauth_server import Provider
+from tests.support.mcp_servers.oauth_server import serve_oauth
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import outcome
 
 pytestmark = pytest.mark.anyio
 

@@ -13,10 +13,15 @@ from typing import Any
 import anyio
 import pytest
 
-from agentos import CallSnapshot, CallStatus, McpServer, Runtime
-from tests.support.asgi import free_port, served
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import McpServer
+from agentos import Runtime
+from tests.support.asgi import free_port
+from tests.support.asgi import served
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import WAIT, outcome
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import outcome
 
 pytestmark = pytest.mark.anyio
 

@@ -10,20 +10,22 @@ from dataclasses import replace
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallStatus,
-    Host,
-    McpServer,
-    ModelRequest,
-    ProgressKind,
-    Runtime,
-    ScriptedProvider,
-)
-from agentos.testing import last_user_text, text, tool_calls
+from agentos import AgentConfig
+from agentos import CallStatus
+from agentos import Host
+from agentos import McpServer
+from agentos import ModelRequest
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support.mcp_servers import SERVERS
 from tests.support.mcp_stdio import TOOLS_SERVER
-from tests.toolsets.conftest import WAIT, hosting, outcome
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import hosting
+from tests.toolsets.conftest import outcome
 
 pytestmark = pytest.mark.anyio
 

@@ -15,19 +15,20 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 from structlog.testing import capture_logs
 
-from agentos import (
-    Answer,
-    AnswerAction,
-    CallEvent,
-    CallSnapshot,
-    CallStatus,
-    McpServer,
-    ProgressKind,
-    Runtime,
-)
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import CallEvent
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import McpServer
+from agentos import ProgressKind
+from agentos import Runtime
 from agentos.testing import settle
 from tests.support.mcp_servers import SERVERS
-from tests.toolsets.conftest import WAIT, answering, outcome, serving
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import answering
+from tests.toolsets.conftest import outcome
+from tests.toolsets.conftest import serving
 
 pytestmark = pytest.mark.anyio
 

@@ -9,16 +9,18 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentos import (
-    CallStatus,
-    McpServer,
-    ProgressKind,
-    Runtime,
-)
-from tests.support.asgi import free_port, served
-from tests.support.mcp_servers.task_server import TASKS, app
+from agentos import CallStatus
+from agentos import McpServer
+from agentos import ProgressKind
+from agentos import Runtime
+from tests.support.asgi import free_port
+from tests.support.asgi import served
+from tests.support.mcp_servers.task_server import TASKS
+from tests.support.mcp_servers.task_server import app
 from tests.support.task_host import killed_when_ready
-from tests.toolsets.conftest import WAIT, outcome, resumed_after_a_kill
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import outcome
+from tests.toolsets.conftest import resumed_after_a_kill
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,8 @@ reaches the person."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -14,36 +15,35 @@ import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    AnswerAction,
-    Asked,
-    CallEvent,
-    CallSnapshot,
-    CallStatus,
-    JsonObject,
-    McpServer,
-    McpServerConfig,
-    ProgressKind,
-    Runtime,
-    ScriptedProvider,
-)
-from agentos.testing import last_user_text, text
-from tests.support.asgi import free_port, served
-from tests.support.fastmcp import fastmcp_tasks_python, tasks_server
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import CallEvent
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import JsonObject
+from agentos import McpServer
+from agentos import McpServerConfig
+from agentos import ProgressKind
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos.testing import last_user_text
+from agentos.testing import text
+from tests.support.asgi import free_port
+from tests.support.asgi import served
+from tests.support.fastmcp import fastmcp_tasks_python
+from tests.support.fastmcp import tasks_server
 from tests.support.mcp_servers import SERVERS
 from tests.support.mcp_servers.bad_tasks_server import REQUESTS
 from tests.support.mcp_servers.bad_tasks_server import app as bad_app
 from tests.support.task_host import killed_when_ready
-from tests.toolsets.conftest import (
-    WAIT,
-    answering,
-    hosting,
-    outcome,
-    resumed_after_a_kill,
-    serving,
-)
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import answering
+from tests.toolsets.conftest import hosting
+from tests.toolsets.conftest import outcome
+from tests.toolsets.conftest import resumed_after_a_kill
+from tests.toolsets.conftest import serving
 
 pytestmark = pytest.mark.anyio
 

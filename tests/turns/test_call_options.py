@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import pytest
 
-from agentos import (
-    AgentConfig,
-    CallOptions,
-    Decorate,
-    Decorator,
-    Disposition,
-    ExecutionMode,
-    ToolPolicy,
-)
-from agentos.turns import Block, Decorations, ToolFacts, options_for
+from agentos import AgentConfig
+from agentos import CallOptions
+from agentos import Decorate
+from agentos import Decorator
+from agentos import Disposition
+from agentos import ExecutionMode
+from agentos import ToolPolicy
+from agentos.turns import Block
+from agentos.turns import Decorations
+from agentos.turns import ToolFacts
+from agentos.turns import options_for
 
 BACKGROUND = ToolFacts(takes_expected=lambda name: name == "slow")
 

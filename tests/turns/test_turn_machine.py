@@ -17,30 +17,33 @@ import re
 from collections import Counter
 
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize
+from hypothesis.stateful import invariant
+from hypothesis.stateful import precondition
+from hypothesis.stateful import rule
 
-from agentos import (
-    AgentConfig,
-    CallId,
-    CallStatus,
-    Disposition,
-    ToolPolicy,
-    YieldOnAnyProgress,
-    YieldOnTimeout,
-    turns,
-)
+from agentos import AgentConfig
+from agentos import CallId
+from agentos import CallStatus
+from agentos import Disposition
+from agentos import ToolPolicy
+from agentos import YieldOnAnyProgress
+from agentos import YieldOnTimeout
+from agentos import turns
 from agentos.testing import blocks_of
-from agentos.turns import (
-    PLACEHOLDER_KEY,
-    WAITING,
-    Action,
-    Block,
-    Message,
-    SessionStatus,
-    ToolResultBlock,
-    TurnMachine,
-)
-from tests.support.machines import Call, World, answered, machine_test, snapshot
+from agentos.turns import PLACEHOLDER_KEY
+from agentos.turns import WAITING
+from agentos.turns import Action
+from agentos.turns import Block
+from agentos.turns import Message
+from agentos.turns import SessionStatus
+from agentos.turns import ToolResultBlock
+from agentos.turns import TurnMachine
+from tests.support.machines import Call
+from tests.support.machines import World
+from tests.support.machines import answered
+from tests.support.machines import machine_test
+from tests.support.machines import snapshot
 from tests.support.transcripts import transcript_problem
 
 DISPOSITIONS = {

@@ -14,16 +14,19 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agentos import (
-    AgentConfig,
-    ManualClock,
-    ScriptedProvider,
-    SessionStatus,
-)
-from agentos.stores import ShownStatus, StoredToken, shown_call_status, shown_session_status
+from agentos import AgentConfig
+from agentos import ManualClock
+from agentos import ScriptedProvider
+from agentos import SessionStatus
+from agentos.stores import ShownStatus
+from agentos.stores import StoredToken
+from agentos.stores import shown_call_status
+from agentos.stores import shown_session_status
 from agentos.testing import text
 from tests.support.backends import hosted
-from tests.support.cli import agentos, side_by_side, start
+from tests.support.cli import agentos
+from tests.support.cli import side_by_side
+from tests.support.cli import start
 from tests.support.web import web
 
 ASKED = "Check Jane's calendar (60s)"

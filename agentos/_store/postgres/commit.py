@@ -5,7 +5,8 @@ settled by reading what the database holds."""
 from __future__ import annotations
 
 from agentos._errors import StoreError
-from agentos._store.batching import CommitOutcomeUnknown, PendingTurn
+from agentos._store.batching import CommitOutcomeUnknown
+from agentos._store.batching import PendingTurn
 from agentos._store.postgres.connection import Database
 from agentos._store.sql.dialect import Tx
 from agentos._store.sql.sessions import refusal

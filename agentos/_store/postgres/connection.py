@@ -12,17 +12,23 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import Any
+from typing import TypeVar
+from urllib.parse import parse_qsl
+from urllib.parse import urlencode
+from urllib.parse import urlsplit
 
 import anyio
 import asyncpg
 
 from agentos._errors import StoreError
 from agentos._store.batching import CommitOutcomeUnknown
-from agentos._store.postgres.tx import Db, PgTx
-from agentos._store.sql.dialect import POSTGRES, Tx
+from agentos._store.postgres.tx import Db
+from agentos._store.postgres.tx import PgTx
+from agentos._store.sql.dialect import POSTGRES
+from agentos._store.sql.dialect import Tx
 
 T = TypeVar("T")
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncpg
 
 from agentos._store.postgres.bounds import SERVER_SETTINGS
-from agentos._store.postgres.connection import COMMAND_TIMEOUT, LOST, failed, unreachable
+from agentos._store.postgres.connection import COMMAND_TIMEOUT
+from agentos._store.postgres.connection import LOST
+from agentos._store.postgres.connection import failed
+from agentos._store.postgres.connection import unreachable
 
 
 async def connect(

@@ -21,7 +21,8 @@ from __future__ import annotations
 from agentos._store.postgres.connection import Database
 from agentos._store.postgres.tx import Db
 from agentos._store.sql import schema
-from agentos._store.sql.dialect import POSTGRES, Tx
+from agentos._store.sql.dialect import POSTGRES
+from agentos._store.sql.dialect import Tx
 
 MIGRATIONS: tuple[str, ...] = (
     POSTGRES.ddl(schema.SESSIONS, schema.LEASES, schema.BOARD, schema.MIRROR),

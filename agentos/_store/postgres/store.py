@@ -22,10 +22,14 @@ import asyncpg
 
 from agentos._store.postgres.bounds import IN_EACH_TRANSACTION
 from agentos._store.postgres.commit import TurnWriter
-from agentos._store.postgres.connection import Database, server_name, without_pooler
+from agentos._store.postgres.connection import Database
+from agentos._store.postgres.connection import server_name
+from agentos._store.postgres.connection import without_pooler
 from agentos._store.postgres.news import News
 from agentos._store.postgres.pool import connect
-from agentos._store.postgres.schema import MIGRATIONS, SCHEMA_VERSION, prepare
+from agentos._store.postgres.schema import MIGRATIONS
+from agentos._store.postgres.schema import SCHEMA_VERSION
+from agentos._store.postgres.schema import prepare
 from agentos._store.tables import TableStore
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "PostgresStore"]

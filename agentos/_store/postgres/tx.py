@@ -7,7 +7,8 @@ import functools
 import itertools
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy

@@ -13,18 +13,20 @@ import json
 import math
 from collections.abc import Sequence
 
-from agentos._store.protocol import ASKING, CancelRequest, MirroredCall
-from agentos._store.records import (
-    CALL_COLUMN_COUNT,
-    CALL_COLUMNS,
-    MIRROR_KEPT,
-    PRUNE_PERIOD,
-    call_from,
-    call_values,
-    request_from,
-    text_column,
-)
-from agentos._store.sql.dialect import Table, Tx, marks
+from agentos._store.protocol import ASKING
+from agentos._store.protocol import CancelRequest
+from agentos._store.protocol import MirroredCall
+from agentos._store.records import CALL_COLUMN_COUNT
+from agentos._store.records import CALL_COLUMNS
+from agentos._store.records import MIRROR_KEPT
+from agentos._store.records import PRUNE_PERIOD
+from agentos._store.records import call_from
+from agentos._store.records import call_values
+from agentos._store.records import request_from
+from agentos._store.records import text_column
+from agentos._store.sql.dialect import Table
+from agentos._store.sql.dialect import Tx
+from agentos._store.sql.dialect import marks
 
 _UPDATES = ", ".join(
     f"{name} = excluded.{name}" for name in CALL_COLUMNS.replace(" ", "").split(",")[1:]

@@ -7,9 +7,14 @@ renumbers them) and ``CAST`` where a parameter's type cannot be told from its pl
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any
+from typing import Protocol
+from typing import TypeVar
 
 from agentos._errors import StoreError
 from agentos._store.records import Row

@@ -15,10 +15,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from agentos._errors import SessionInUseError, StoreError
-from agentos._store.liveness import lease_is_live, this_machine
+from agentos._errors import SessionInUseError
+from agentos._errors import StoreError
+from agentos._store.liveness import lease_is_live
+from agentos._store.liveness import this_machine
 from agentos._store.records import Row
-from agentos._store.sql.dialect import Locked, Table, Tx, marks
+from agentos._store.sql.dialect import Locked
+from agentos._store.sql.dialect import Table
+from agentos._store.sql.dialect import Tx
+from agentos._store.sql.dialect import marks
 
 TAKE = """
 INSERT INTO leases (session_id, holder, pid, hostname, renewed_at, expires_at)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentos._errors import StoreError
-from agentos._store.sql.dialect import Database, Tx
+from agentos._store.sql.dialect import Database
+from agentos._store.sql.dialect import Tx
 
 SESSIONS = """
     CREATE TABLE sessions (

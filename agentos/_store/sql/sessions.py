@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 
-from agentos._errors import SessionConflictError, StoreError
+from agentos._errors import SessionConflictError
+from agentos._errors import StoreError
 from agentos._store.batching import message_rows
 from agentos._store.protocol import StoredSession
-from agentos._store.records import message_from, session_from, text_column
-from agentos._store.sql.dialect import Table, Tx
+from agentos._store.records import message_from
+from agentos._store.records import session_from
+from agentos._store.records import text_column
+from agentos._store.sql.dialect import Table
+from agentos._store.sql.dialect import Tx
 
 INSERT_MESSAGE = "INSERT INTO messages (session_id, seq, message) VALUES (?, ?, ?)"
 UPDATE_STATUS = (

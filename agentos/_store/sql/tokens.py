@@ -7,9 +7,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agentos._store.protocol import Completion, StoredToken
-from agentos._store.records import text_column, token_from
-from agentos._store.sql.dialect import Table, Tx, marks
+from agentos._store.protocol import Completion
+from agentos._store.protocol import StoredToken
+from agentos._store.records import text_column
+from agentos._store.records import token_from
+from agentos._store.sql.dialect import Table
+from agentos._store.sql.dialect import Tx
+from agentos._store.sql.dialect import marks
 from components import Json
 
 CHUNK = 500

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from agentos._errors import StoreError
 from agentos._store.batching import PendingTurn
-from agentos._store.sql.sessions import INSERT_MESSAGE, UPDATE_STATUS, refusal
-from agentos._store.sqlite.connection import Database, SqliteTx
+from agentos._store.sql.sessions import INSERT_MESSAGE
+from agentos._store.sql.sessions import UPDATE_STATUS
+from agentos._store.sql.sessions import refusal
+from agentos._store.sqlite.connection import Database
+from agentos._store.sqlite.connection import SqliteTx
 
 
 async def write_together(database: Database, batch: list[PendingTurn]) -> None:

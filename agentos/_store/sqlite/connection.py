@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import aiosqlite
 import anyio
 
 from agentos._errors import StoreError
-from agentos._store.sql.dialect import SQLITE, Tx
-from agentos._store.sqlite.file import FileWatch, explain
+from agentos._store.sql.dialect import SQLITE
+from agentos._store.sql.dialect import Tx
+from agentos._store.sqlite.file import FileWatch
+from agentos._store.sqlite.file import explain
 
 T = TypeVar("T")
 

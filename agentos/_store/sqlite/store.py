@@ -35,8 +35,11 @@ import platformdirs
 from agentos._errors import StoreError
 from agentos._store.sqlite.commit import write_together
 from agentos._store.sqlite.connection import Database
-from agentos._store.sqlite.file import create_private, explain
-from agentos._store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, prepare
+from agentos._store.sqlite.file import create_private
+from agentos._store.sqlite.file import explain
+from agentos._store.sqlite.schema import MIGRATIONS
+from agentos._store.sqlite.schema import SCHEMA_VERSION
+from agentos._store.sqlite.schema import prepare
 from agentos._store.tables import TableStore
 
 __all__ = ["BUSY_TIMEOUT_SECONDS", "MIGRATIONS", "SCHEMA_VERSION", "SqliteStore", "default_path"]

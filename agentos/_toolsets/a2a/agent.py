@@ -11,7 +11,8 @@ whose mirror names its task goes on with it (``resume_task``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 from urllib.parse import urlsplit
 
 import anyio
@@ -19,11 +20,13 @@ from anyio.abc import TaskStatus
 
 from agentos._errors import ToolsetError
 from agentos._kernel.context import ToolContext
-from agentos._kernel.tools import Tool, ToolFailure
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._toolsets.a2a.call import call_agent
 from agentos._toolsets.a2a.task import Remote
-from agentos._toolsets.mcp.transport import expanded, leaf_error
+from agentos._toolsets.mcp.transport import expanded
+from agentos._toolsets.mcp.transport import leaf_error
 from agentos._toolsets.remote import RemoteToolset
 from agentos._turns.a2a_config import A2aAgentConfig
 from components import Json
@@ -155,7 +158,8 @@ class A2aAgent(RemoteToolset[A2aAgentConfig]):
         return await A2ACardResolver(http, url).get_agent_card(relative_card_path="/")
 
     def _client(self, http: Any, card: Any) -> Remote:
-        from a2a.client import ClientConfig, ClientFactory
+        from a2a.client import ClientConfig
+        from a2a.client import ClientFactory
 
         streaming = bool(card.capabilities.streaming)
         config = ClientConfig(

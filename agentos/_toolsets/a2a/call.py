@@ -10,24 +10,25 @@ call naming the agent.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import anyio
 
 from agentos._kernel.context import ToolContext
 from agentos._kernel.tools import ToolFailure
-from agentos._toolsets.a2a.parts import (
-    FREE_TEXT,
-    INTERRUPTED,
-    answer_message,
-    question_of,
-    result_of,
-    text_of,
-    user_message,
-)
-from agentos._toolsets.a2a.task import Remote, RemoteTask
+from agentos._toolsets.a2a.parts import FREE_TEXT
+from agentos._toolsets.a2a.parts import INTERRUPTED
+from agentos._toolsets.a2a.parts import answer_message
+from agentos._toolsets.a2a.parts import question_of
+from agentos._toolsets.a2a.parts import result_of
+from agentos._toolsets.a2a.parts import text_of
+from agentos._toolsets.a2a.parts import user_message
+from agentos._toolsets.a2a.task import Remote
+from agentos._toolsets.a2a.task import RemoteTask
 from agentos._toolsets.mcp.transport import leaf_error
-from components import AnswerAction, Json
+from components import AnswerAction
+from components import Json
 
 Asker = Literal["person", "model"]
 

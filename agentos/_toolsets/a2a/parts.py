@@ -11,9 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any
+from typing import TypeGuard
 
-from components import Answer, AnswerAction, Json, JsonObject
+from components import Answer
+from components import AnswerAction
+from components import Json
+from components import JsonObject
 
 STATES = {
     1: "submitted",
@@ -153,8 +157,10 @@ def user_message(
     context_id: str | None = None,
 ) -> Any:
     """A message from agentos's side: a text part, a data part, or both."""
-    from a2a.helpers import new_data_part, new_text_part
-    from a2a.types import Message, Role
+    from a2a.helpers import new_data_part
+    from a2a.helpers import new_text_part
+    from a2a.types import Message
+    from a2a.types import Role
 
     parts = []
     if text is not None:

@@ -15,7 +15,10 @@ from typing import Any
 import anyio
 
 from agentos._kernel.context import ToolContext
-from agentos._toolsets.a2a.parts import FINAL, INTERRUPTED, state_word, text_of
+from agentos._toolsets.a2a.parts import FINAL
+from agentos._toolsets.a2a.parts import INTERRUPTED
+from agentos._toolsets.a2a.parts import state_word
+from agentos._toolsets.a2a.parts import text_of
 
 CANCEL_WAIT = 5.0
 """Seconds a cancel waits for the agent to take ``CancelTask``."""

@@ -4,12 +4,14 @@ its way out it takes that call's reason (``ToolContext.cancel_reason``) instead.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from types import TracebackType
-from typing import Any, Self
+from typing import Any
+from typing import Self
 
 from agentos._kernel.context import ToolContext
 

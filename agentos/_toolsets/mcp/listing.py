@@ -4,12 +4,16 @@ without the empty ones, and a tool that needs the server's live session."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentos._kernel.context import ToolContext
-from agentos._kernel.tools import Tool, ToolFailure
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
 from agentos._toolsets.mcp.transport import said
 from components import Json
 

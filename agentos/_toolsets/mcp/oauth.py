@@ -8,17 +8,22 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 import anyio
 
 from agentos._errors import ToolsetError
-from agentos._toolsets.mcp.oauth_store import TokenFile, default_token_file
+from agentos._toolsets.mcp.oauth_store import TokenFile
+from agentos._toolsets.mcp.oauth_store import default_token_file
 from agentos._turns.mcp_config import McpOAuth
 
 Authorize = Callable[[str], Awaitable[str]]
@@ -53,7 +58,8 @@ def oauth_client(
     """The ``httpx2.Auth`` that signs requests to server ``name`` at ``url``: stored tokens
     first, refreshed when they expire, else the person's step through ``authorize``;
     ``expand`` reads ``${VAR}`` in the settings. ``ToolsetError`` when the token file is bad."""
-    from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+    from mcp.shared.auth import OAuthClientInformationFull
+    from mcp.shared.auth import OAuthClientMetadata
     from pydantic import AnyUrl
 
     setting = f"mcp_servers.{name}.oauth"

@@ -5,7 +5,8 @@ loopback address takes their browser back with the code (RFC 8252's loopback red
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 import anyio
 from anyio.abc import SocketStream

@@ -15,14 +15,16 @@ import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from pydantic import ValidationError
 
 from agentos._errors import ToolsetError
 
 if TYPE_CHECKING:
-    from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+    from mcp.shared.auth import OAuthClientInformationFull
+    from mcp.shared.auth import OAuthToken
 
 
 def default_token_file(name: str, url: str, environ: Mapping[str, str]) -> Path:

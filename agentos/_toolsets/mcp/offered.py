@@ -4,11 +4,14 @@ agent's allow-list, and never over a name someone else has."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from agentos._kernel.tools import Tool
-from agentos._toolsets.mcp.listing import Link, Lister, lists_some
+from agentos._toolsets.mcp.listing import Link
+from agentos._toolsets.mcp.listing import Lister
+from agentos._toolsets.mcp.listing import lists_some
 from agentos._toolsets.mcp.prompts import prompt_tools
 from agentos._toolsets.mcp.resources import resource_tools
 

@@ -9,11 +9,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentos._kernel.tools import Tool, ToolFailure
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
 from agentos._model.messages import CONTENT_RESULT
-from agentos._toolsets.mcp.listing import Link, every_page, list_tool, present, session_tool
+from agentos._toolsets.mcp.listing import Link
+from agentos._toolsets.mcp.listing import every_page
+from agentos._toolsets.mcp.listing import list_tool
+from agentos._toolsets.mcp.listing import present
+from agentos._toolsets.mcp.listing import session_tool
 from agentos._toolsets.mcp.results import content_of
-from agentos._toolsets.mcp.transport import connection_lost, leaf_error, said
+from agentos._toolsets.mcp.transport import connection_lost
+from agentos._toolsets.mcp.transport import leaf_error
+from agentos._toolsets.mcp.transport import said
 from components import Json
 
 

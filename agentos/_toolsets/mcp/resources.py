@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentos._kernel.tools import Tool, ToolFailure
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
 from agentos._model.messages import CONTENT_RESULT
-from agentos._toolsets.mcp.listing import Link, list_tool, present, session_tool
+from agentos._toolsets.mcp.listing import Link
+from agentos._toolsets.mcp.listing import list_tool
+from agentos._toolsets.mcp.listing import present
+from agentos._toolsets.mcp.listing import session_tool
 from agentos._toolsets.mcp.results import content_of
 from components import Json
 

@@ -8,12 +8,14 @@ audio, tool use and tool results in a sampling request are refused saying so.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from agentos._errors import ProviderError
 from agentos._model.messages import Message
-from agentos._model.provider import ModelRequest, ModelResponse
+from agentos._model.provider import ModelRequest
+from agentos._model.provider import ModelResponse
 
 Sampler = Callable[[str, ModelRequest], Awaitable[tuple[str, ModelResponse]]]
 """The host's way to ask a session's model (by session id) outside its turns: the model's
@@ -62,7 +64,8 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
 
 def create_message_result(response: ModelResponse, model: str) -> Any:
     """The model's answer as MCP's ``CreateMessageResult`` (its text, one block)."""
-    from mcp_types import CreateMessageResult, TextContent
+    from mcp_types import CreateMessageResult
+    from mcp_types import TextContent
 
     text = "".join(
         str(block.get("text", "")) for block in response.content if block.get("type") == "text"
@@ -77,7 +80,8 @@ def create_message_result(response: ModelResponse, model: str) -> Any:
 
 def refusal(error: Exception) -> Any:
     """The error a server gets for a request the model did not answer."""
-    from mcp_types import INVALID_REQUEST, ErrorData
+    from mcp_types import INVALID_REQUEST
+    from mcp_types import ErrorData
 
     if isinstance(error, ProviderError):
         return ErrorData(code=INVALID_REQUEST, message=f"the model failed: {error.message}")

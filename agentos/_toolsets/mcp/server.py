@@ -15,10 +15,13 @@ its log lines) is ``TalkBack``'s.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -26,30 +29,38 @@ from anyio.abc import TaskStatus
 
 from agentos._errors import ToolsetError
 from agentos._kernel.context import ToolContext
-from agentos._kernel.tools import Tool, ToolFailure
+from agentos._kernel.tools import Tool
+from agentos._kernel.tools import ToolFailure
 from agentos._kernel.toolsets import ToolRegistry
 from agentos._log import agentos_logger
 from agentos._toolsets.mcp import tasks_ext
-from agentos._toolsets.mcp.cancel_reason import ReasonedWrites, told_why
-from agentos._toolsets.mcp.listing import Link, Reached, every_page
-from agentos._toolsets.mcp.oauth import Authorize, start_timed_by
+from agentos._toolsets.mcp.cancel_reason import ReasonedWrites
+from agentos._toolsets.mcp.cancel_reason import told_why
+from agentos._toolsets.mcp.listing import Link
+from agentos._toolsets.mcp.listing import Reached
+from agentos._toolsets.mcp.listing import every_page
+from agentos._toolsets.mcp.oauth import Authorize
+from agentos._toolsets.mcp.oauth import start_timed_by
 from agentos._toolsets.mcp.offered import offered_tools
 from agentos._toolsets.mcp.resources import read_name
 from agentos._toolsets.mcp.results import outcome
 from agentos._toolsets.mcp.sampling import Sampler
 from agentos._toolsets.mcp.talk_back import TalkBack
-from agentos._toolsets.mcp.tasks import resume_task, run_task, runs_as_task
-from agentos._toolsets.mcp.tools import adapt, progress_entry
-from agentos._toolsets.mcp.transport import (
-    connection_lost,
-    first_of,
-    leaf_error,
-    open_streams,
-    said,
-)
+from agentos._toolsets.mcp.tasks import resume_task
+from agentos._toolsets.mcp.tasks import run_task
+from agentos._toolsets.mcp.tasks import runs_as_task
+from agentos._toolsets.mcp.tools import adapt
+from agentos._toolsets.mcp.tools import progress_entry
+from agentos._toolsets.mcp.transport import connection_lost
+from agentos._toolsets.mcp.transport import first_of
+from agentos._toolsets.mcp.transport import leaf_error
+from agentos._toolsets.mcp.transport import open_streams
+from agentos._toolsets.mcp.transport import said
 from agentos._toolsets.remote import RemoteToolset
 from agentos._turns.capabilities import SESSION_TOOL_NAMES
-from agentos._turns.mcp_config import McpOAuth, McpServerConfig, shared_settings
+from agentos._turns.mcp_config import McpOAuth
+from agentos._turns.mcp_config import McpServerConfig
+from agentos._turns.mcp_config import shared_settings
 from agentos._version import agentos_version
 from components import Json
 

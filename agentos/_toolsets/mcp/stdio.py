@@ -15,17 +15,22 @@ import re
 import signal
 import subprocess
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 import mcp_types
 from anyio.abc import Process
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 
-from agentos._toolsets.mcp.lines import LineSplitter, TooLong
+from agentos._toolsets.mcp.lines import LineSplitter
+from agentos._toolsets.mcp.lines import TooLong
 
 STOP_GRACE = 2.0
 """Seconds a server has to exit after its stdin closes, and again after SIGTERM."""

@@ -11,7 +11,8 @@ instead of to a call. When that call ends, what it asked ends too.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,18 +20,18 @@ from urllib.parse import urlsplit
 
 import anyio
 
-from agentos._errors import AgentOSError, ProviderError
+from agentos._errors import AgentOSError
+from agentos._errors import ProviderError
 from agentos._kernel.context import ToolContext
 from agentos._log import agentos_logger
-from agentos._toolsets.mcp.sampling import (
-    Sampler,
-    Unsupported,
-    create_message_result,
-    model_request,
-    refusal,
-)
+from agentos._toolsets.mcp.sampling import Sampler
+from agentos._toolsets.mcp.sampling import Unsupported
+from agentos._toolsets.mcp.sampling import create_message_result
+from agentos._toolsets.mcp.sampling import model_request
+from agentos._toolsets.mcp.sampling import refusal
 from agentos._toolsets.mcp.tasks import related_task
-from components import AnswerAction, CallId
+from components import AnswerAction
+from components import CallId
 
 
 class TalkBack:
@@ -108,7 +109,8 @@ class TalkBack:
         """An input request a result carries (2026-07-28: a task's or a call's, answered in
         its next request) for ``ctx``'s call: the same answer as the request sent alone;
         ``sampling``: whether the server may ask the session's model."""
-        from mcp_types import CreateMessageRequest, ElicitRequest
+        from mcp_types import CreateMessageRequest
+        from mcp_types import ElicitRequest
 
         if isinstance(request, ElicitRequest):
             return await self._elicit_for(ctx, request.params)
@@ -160,7 +162,8 @@ class TalkBack:
 
     async def list_roots(self, context: Any) -> Any:
         """``roots/list``: the roots the agent file offers this server."""
-        from mcp_types import ListRootsResult, Root
+        from mcp_types import ListRootsResult
+        from mcp_types import Root
 
         return ListRootsResult(roots=[Root(uri=uri) for uri in self.roots])
 

@@ -20,13 +20,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 
 from agentos._kernel.context import ToolContext
-from agentos._toolsets.mcp.tasks import CANCEL_WAIT, FINAL, POLL_SECONDS, report
+from agentos._toolsets.mcp.tasks import CANCEL_WAIT
+from agentos._toolsets.mcp.tasks import FINAL
+from agentos._toolsets.mcp.tasks import POLL_SECONDS
+from agentos._toolsets.mcp.tasks import report
 from agentos._toolsets.mcp.transport import InWords
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -49,7 +53,8 @@ def session_options() -> dict[str, Any]:
     that lets ``tools/call`` answer with a task (both only in the 2026-07-28 protocol)."""
     from mcp.client.extension import ResultClaim
 
-    from agentos._toolsets.mcp.tasks_wire import CreatedTask, not_resolved_here
+    from agentos._toolsets.mcp.tasks_wire import CreatedTask
+    from agentos._toolsets.mcp.tasks_wire import not_resolved_here
 
     claim = ResultClaim(
         result_type="task",
@@ -105,7 +110,8 @@ async def call(
     id); the input it asks for on the way is answered and the call sent again with the
     answers. ``resumed``: the task the call ran as before a restart, followed instead of
     calling the tool again."""
-    from mcp_types import CallToolResult, InputRequiredResult
+    from mcp_types import CallToolResult
+    from mcp_types import InputRequiredResult
 
     if resumed is not None:
         task = await _get(session, resumed)
@@ -190,8 +196,10 @@ def _fingerprint(request: Any) -> str:
 
 async def _answers(requests: dict[str, Any], answer: Answer, whose: str) -> dict[str, Any]:
     """Each input request's response, in turn (a person answers one question at a time)."""
-    from mcp_types import ErrorData, InputRequest
-    from pydantic import TypeAdapter, ValidationError
+    from mcp_types import ErrorData
+    from mcp_types import InputRequest
+    from pydantic import TypeAdapter
+    from pydantic import ValidationError
 
     parse: TypeAdapter[Any] = TypeAdapter(InputRequest)
     given: dict[str, Any] = {}
@@ -236,7 +244,8 @@ async def _send(
 ) -> Any:
     """One ``tasks/*`` request through the session (which stamps the 2026-07-28 envelope)."""
     from mcp import MCPError
-    from mcp_types import CONNECTION_CLOSED, Result
+    from mcp_types import CONNECTION_CLOSED
+    from mcp_types import Result
 
     from agentos._toolsets.mcp.tasks_wire import task_request
 

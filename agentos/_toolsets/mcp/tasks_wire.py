@@ -9,9 +9,13 @@ Imported only when a server speaks the extension: ``mcp_types`` takes a while to
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from mcp_types import ErrorData, Request, RequestParams, Result
+from mcp_types import ErrorData
+from mcp_types import Request
+from mcp_types import RequestParams
+from mcp_types import Result
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 

@@ -4,12 +4,14 @@ their input checked against the server's schema; and a progress notification as 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from agentos._errors import ToolDefinitionError
 from agentos._kernel.tools import Tool
-from agentos._turns.mcp_config import TOOL_NAME, McpServerConfig
+from agentos._turns.mcp_config import TOOL_NAME
+from agentos._turns.mcp_config import McpServerConfig
 from components import Json
 
 

@@ -13,40 +13,39 @@ loopback addresses are served, and everyone there is one owner.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
 from a2a.auth.user import User
-from a2a.server.routes import (
-    DefaultServerCallContextBuilder,
-    create_agent_card_routes,
-    create_jsonrpc_routes,
-)
-from a2a.types.a2a_pb2 import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentSkill,
-    HTTPAuthSecurityScheme,
-    SecurityRequirement,
-    SecurityScheme,
-    StringList,
-)
-from a2a.utils.constants import (
-    AGENT_CARD_WELL_KNOWN_PATH,
-    PROTOCOL_VERSION_CURRENT,
-    TransportProtocol,
-)
+from a2a.server.routes import DefaultServerCallContextBuilder
+from a2a.server.routes import create_agent_card_routes
+from a2a.server.routes import create_jsonrpc_routes
+from a2a.types.a2a_pb2 import AgentCapabilities
+from a2a.types.a2a_pb2 import AgentCard
+from a2a.types.a2a_pb2 import AgentInterface
+from a2a.types.a2a_pb2 import AgentSkill
+from a2a.types.a2a_pb2 import HTTPAuthSecurityScheme
+from a2a.types.a2a_pb2 import SecurityRequirement
+from a2a.types.a2a_pb2 import SecurityScheme
+from a2a.types.a2a_pb2 import StringList
+from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
+from a2a.utils.constants import PROTOCOL_VERSION_CURRENT
+from a2a.utils.constants import TransportProtocol
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
 import agentos
-from agentos import AgentConfig, Host, UsageError
+from agentos import AgentConfig
+from agentos import Host
+from agentos import UsageError
 from agentos._ui.a2a.contexts import SessionContexts
 from agentos._ui.a2a.executor import TurnExecutor
-from agentos._ui.a2a.guard import LOCAL_NAMES, MAX_BODY, RequestGuard
+from agentos._ui.a2a.guard import LOCAL_NAMES
+from agentos._ui.a2a.guard import MAX_BODY
+from agentos._ui.a2a.guard import RequestGuard
 from agentos._ui.a2a.handler import StoreFollowingHandler
 from agentos._ui.a2a.task_store import StoredTasks
 from agentos._ui.asking import ASK_TIMEOUT

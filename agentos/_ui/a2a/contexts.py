@@ -14,10 +14,16 @@ from __future__ import annotations
 import a2a.server.agent_execution as execution
 from a2a.server.agent_execution.active_task import TERMINAL_TASK_STATES
 from a2a.server.context import ServerCallContext
-from a2a.types.a2a_pb2 import SendMessageRequest, Task, TaskState
-from a2a.utils.errors import InvalidParamsError, UnsupportedOperationError
+from a2a.types.a2a_pb2 import SendMessageRequest
+from a2a.types.a2a_pb2 import Task
+from a2a.types.a2a_pb2 import TaskState
+from a2a.utils.errors import InvalidParamsError
+from a2a.utils.errors import UnsupportedOperationError
 
-from agentos import AgentConfig, Host, SessionInUseError, UnknownSessionError
+from agentos import AgentConfig
+from agentos import Host
+from agentos import SessionInUseError
+from agentos import UnknownSessionError
 from agentos._ui.a2a.task_store import owner_of
 from agentos.stores import A2aTaskRows
 

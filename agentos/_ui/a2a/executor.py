@@ -21,47 +21,46 @@ from __future__ import annotations
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import anyio
-from a2a.helpers import get_message_text, new_task, new_text_artifact, new_text_part
-from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.helpers import get_message_text
+from a2a.helpers import new_task
+from a2a.helpers import new_text_artifact
+from a2a.helpers import new_text_part
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.agent_execution import RequestContext
 from a2a.server.agent_execution.active_task import TERMINAL_TASK_STATES
 from a2a.server.events import EventQueue
-from a2a.types.a2a_pb2 import (
-    Message,
-    Role,
-    TaskArtifactUpdateEvent,
-    TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
-)
+from a2a.types.a2a_pb2 import Message
+from a2a.types.a2a_pb2 import Role
+from a2a.types.a2a_pb2 import TaskArtifactUpdateEvent
+from a2a.types.a2a_pb2 import TaskState
+from a2a.types.a2a_pb2 import TaskStatus
+from a2a.types.a2a_pb2 import TaskStatusUpdateEvent
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from agentos import (
-    AgentConfig,
-    AgentOSError,
-    Answer,
-    Asked,
-    CallEvent,
-    Host,
-    Session,
-    SessionStatus,
-    UnknownCallError,
-    UnknownSessionError,
-)
+from agentos import AgentConfig
+from agentos import AgentOSError
+from agentos import Answer
+from agentos import Asked
+from agentos import CallEvent
+from agentos import Host
+from agentos import Session
+from agentos import SessionStatus
+from agentos import UnknownCallError
+from agentos import UnknownSessionError
 from agentos._ui.a2a.handler import ABANDONED
-from agentos._ui.a2a.questions import (
-    Handed,
-    TaskQuestions,
-    answer_of,
-    check_ask_timeout,
-    declined,
-    question_part,
-)
+from agentos._ui.a2a.questions import Handed
+from agentos._ui.a2a.questions import TaskQuestions
+from agentos._ui.a2a.questions import answer_of
+from agentos._ui.a2a.questions import check_ask_timeout
+from agentos._ui.a2a.questions import declined
+from agentos._ui.a2a.questions import question_part
 from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.lineage import lineage
 from agentos._ui.posted_turn import PostedTurn

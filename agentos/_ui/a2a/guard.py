@@ -7,7 +7,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
+from starlette.types import Message
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
 from agentos._ui.mcp.guard import send_json
 

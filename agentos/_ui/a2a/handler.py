@@ -16,38 +16,35 @@ SDK would write ``canceled`` in the store while its turn went on.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import anyio
 from a2a.helpers import new_text_part
-from a2a.server.agent_execution import AgentExecutor, RequestContextBuilder
-from a2a.server.agent_execution.active_task import (
-    INTERRUPTED_TASK_STATES,
-    TERMINAL_TASK_STATES,
-)
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.agent_execution import RequestContextBuilder
+from a2a.server.agent_execution.active_task import INTERRUPTED_TASK_STATES
+from a2a.server.agent_execution.active_task import TERMINAL_TASK_STATES
 from a2a.server.context import ServerCallContext
 from a2a.server.events import Event
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.types.a2a_pb2 import (
-    AgentCard,
-    CancelTaskRequest,
-    GetTaskRequest,
-    ListTasksRequest,
-    ListTasksResponse,
-    Message,
-    Role,
-    SubscribeToTaskRequest,
-    Task,
-    TaskArtifactUpdateEvent,
-    TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
-)
-from a2a.utils.errors import (
-    TaskNotCancelableError,
-    TaskNotFoundError,
-    UnsupportedOperationError,
-)
+from a2a.types.a2a_pb2 import AgentCard
+from a2a.types.a2a_pb2 import CancelTaskRequest
+from a2a.types.a2a_pb2 import GetTaskRequest
+from a2a.types.a2a_pb2 import ListTasksRequest
+from a2a.types.a2a_pb2 import ListTasksResponse
+from a2a.types.a2a_pb2 import Message
+from a2a.types.a2a_pb2 import Role
+from a2a.types.a2a_pb2 import SubscribeToTaskRequest
+from a2a.types.a2a_pb2 import Task
+from a2a.types.a2a_pb2 import TaskArtifactUpdateEvent
+from a2a.types.a2a_pb2 import TaskState
+from a2a.types.a2a_pb2 import TaskStatus
+from a2a.types.a2a_pb2 import TaskStatusUpdateEvent
+from a2a.utils.errors import TaskNotCancelableError
+from a2a.utils.errors import TaskNotFoundError
+from a2a.utils.errors import UnsupportedOperationError
 
 from agentos._ui.a2a.task_store import StoredTasks
 

@@ -9,14 +9,22 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import anyio
-from a2a.helpers import get_data_parts, get_message_text, new_data_part
+from a2a.helpers import get_data_parts
+from a2a.helpers import get_message_text
+from a2a.helpers import new_data_part
 from a2a.types.a2a_pb2 import Message
 
-from agentos import Answer, AnswerAction, Asked, Clock, JsonObject, Question
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import Clock
+from agentos import JsonObject
+from agentos import Question
 
 QUESTIONS_HELD = 100
 """The most questions a task holds for its client at once: one more is declined."""

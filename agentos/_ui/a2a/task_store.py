@@ -9,13 +9,21 @@ import time
 
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks import TaskStore
-from a2a.types.a2a_pb2 import ListTasksRequest, ListTasksResponse, Role, Task, TaskState
+from a2a.types.a2a_pb2 import ListTasksRequest
+from a2a.types.a2a_pb2 import ListTasksResponse
+from a2a.types.a2a_pb2 import Role
+from a2a.types.a2a_pb2 import Task
+from a2a.types.a2a_pb2 import TaskState
 from a2a.utils.constants import DEFAULT_LIST_TASKS_PAGE_SIZE
 from a2a.utils.errors import InvalidParamsError
-from a2a.utils.task import ListTasksCursor, decode_list_tasks_cursor, encode_list_tasks_cursor
-from google.protobuf.json_format import MessageToJson, Parse
+from a2a.utils.task import ListTasksCursor
+from a2a.utils.task import decode_list_tasks_cursor
+from a2a.utils.task import encode_list_tasks_cursor
+from google.protobuf.json_format import MessageToJson
+from google.protobuf.json_format import Parse
 
-from agentos.stores import A2aTaskRows, StoredA2aTask
+from agentos.stores import A2aTaskRows
+from agentos.stores import StoredA2aTask
 
 AGENT_LINES_KEPT = 100
 """The newest of the agent's messages a stored task's history keeps (every status update

@@ -8,10 +8,14 @@ import secrets
 import click
 
 from agentos import Host
-from agentos._ui.cli.agent import Agent, choose_model
-from agentos._ui.cli.common import CliError, run_interruptibly
+from agentos._ui.cli.agent import Agent
+from agentos._ui.cli.agent import choose_model
+from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import run_interruptibly
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.serving import address_and_token, ask_timeout_option, check_token_choice
+from agentos._ui.cli.serving import address_and_token
+from agentos._ui.cli.serving import ask_timeout_option
+from agentos._ui.cli.serving import check_token_choice
 from agentos._ui.cli.talk import agent_option
 
 INSTALL = "pip install 'agentos[a2a]'"
@@ -88,7 +92,8 @@ def a2a(
         # The SDK warns, as it stops, of the event queues it closes itself: not news.
         logging.getLogger("a2a.server.events.event_queue_v2").setLevel(logging.ERROR)
 
-        from agentos._ui.a2a.app import a2a_app, endpoint
+        from agentos._ui.a2a.app import a2a_app
+        from agentos._ui.a2a.app import endpoint
         from agentos._ui.web.listen import listen
 
         provider = choose_model(config, lambda line: click.echo(line, err=True))

@@ -11,33 +11,35 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import pydantic
 
-from agentos import (
-    AgentConfig,
-    AgentTools,
-    ClosableProvider,
-    FunctionModel,
-    McpServer,
-    ModelRequest,
-    ModelResponse,
-    ProviderError,
-    RayRunner,
-    Runtime,
-    ToolImportError,
-    ToolsetError,
-    UsageError,
-    agent_tools,
-)
+from agentos import AgentConfig
+from agentos import AgentTools
+from agentos import ClosableProvider
+from agentos import FunctionModel
+from agentos import McpServer
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ProviderError
+from agentos import RayRunner
+from agentos import Runtime
+from agentos import ToolImportError
+from agentos import ToolsetError
+from agentos import UsageError
+from agentos import agent_tools
 from agentos.board import NEW_THREAD_TOOL
 from agentos.demo import tools as demo_tools
-from agentos.turns import CAPABILITIES, fit_problems, validation_problems
+from agentos.turns import CAPABILITIES
+from agentos.turns import fit_problems
+from agentos.turns import validation_problems
 
 AGENT_HINT = "'--agent'"
 

@@ -14,15 +14,23 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import anyio
 
-from agentos import Answer, AnswerAction, Asked
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
 from agentos._ui.cli.call_text import asking_text
-from agentos._ui.terminal_text import one_line, visible
-from agentos._ui.tui.form import Field, FieldProblem, FormError, asked_by, form_fields
+from agentos._ui.terminal_text import one_line
+from agentos._ui.terminal_text import visible
+from agentos._ui.tui.form import Field
+from agentos._ui.tui.form import FieldProblem
+from agentos._ui.tui.form import FormError
+from agentos._ui.tui.form import asked_by
+from agentos._ui.tui.form import form_fields
 from agentos.stores import short_id
 from components import Json
 

@@ -10,18 +10,17 @@ from collections.abc import Iterable
 from agentos._ui.durations import timestamp
 from agentos._ui.terminal_text import one_line
 from agentos.board import Board
-from agentos.stores import (
-    CallView,
-    CancelReport,
-    ShownStatus,
-    StoredSession,
-    StoredToken,
-    short_id,
-    stored_calls,
-    stored_chat,
-)
+from agentos.stores import CallView
+from agentos.stores import CancelReport
+from agentos.stores import ShownStatus
+from agentos.stores import StoredSession
+from agentos.stores import StoredToken
+from agentos.stores import short_id
+from agentos.stores import stored_calls
+from agentos.stores import stored_chat
 from agentos.turns import blocks_of
-from components import CallStatus, Question
+from components import CallStatus
+from components import Question
 
 
 def asking_text(question: Question) -> str:

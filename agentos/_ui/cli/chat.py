@@ -8,10 +8,13 @@ import anyio
 import click
 
 from agentos._ui.asking import held_for_a_person
-from agentos._ui.cli.agent import DEMO, Agent, refuse_unrunnable
+from agentos._ui.cli.agent import DEMO
+from agentos._ui.cli.agent import Agent
+from agentos._ui.cli.agent import refuse_unrunnable
 from agentos._ui.cli.common import say
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.session import hosted, stored_agent
+from agentos._ui.cli.session import hosted
+from agentos._ui.cli.session import stored_agent
 from agentos._ui.cli.talk import agent_option
 from agentos.stores import resolve_session_id
 

@@ -7,26 +7,29 @@ import json
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import TypeVar
 
 import anyio
 import click
 from rich.console import Console
-from rich.table import Column, Table
+from rich.table import Column
+from rich.table import Table
 from rich.text import Text
 
-from agentos import AgentOSError, UnknownSessionError
+from agentos import AgentOSError
+from agentos import UnknownSessionError
 from agentos._ui.cli.database import Database
 from agentos._ui.durations import timestamp
-from agentos._ui.terminal_text import one_line, visible
-from agentos.stores import (
-    SessionStore,
-    StoredSession,
-    StoredToken,
-    resolve_session_id,
-    stored_title,
-)
+from agentos._ui.terminal_text import one_line
+from agentos._ui.terminal_text import visible
+from agentos.stores import SessionStore
+from agentos.stores import StoredSession
+from agentos.stores import StoredToken
+from agentos.stores import resolve_session_id
+from agentos.stores import stored_title
 from components import JsonObject
 
 EXIT_DONE = 0

@@ -6,11 +6,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl
+from urllib.parse import urlencode
+from urllib.parse import urlsplit
 
 import click
 
-from agentos import SqliteStore, open_store
+from agentos import SqliteStore
+from agentos import open_store
 from agentos.stores import is_postgres_address
 
 if TYPE_CHECKING:

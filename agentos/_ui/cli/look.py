@@ -12,52 +12,52 @@ from typing import cast
 import click
 from pydantic import ValidationError
 
-from agentos import AgentConfig, SessionStatistics, UnknownSessionError
-from agentos._ui.call_json import looked_up_json, stored_call_json
-from agentos._ui.cli.call_text import (
-    asking_note,
-    asking_text,
-    brief,
-    call_facts,
-    cancel_text,
-    render_chat,
-    render_session,
-)
-from agentos._ui.cli.common import (
-    EXIT_DONE,
-    EXIT_ERROR,
-    EXIT_PENDING,
-    EXIT_USAGE,
-    JSON_HELP,
-    CliError,
-    load,
-    require_text,
-    say,
-    summary,
-    table_or_lines,
-    with_store,
-)
+from agentos import AgentConfig
+from agentos import SessionStatistics
+from agentos import UnknownSessionError
+from agentos._ui.call_json import looked_up_json
+from agentos._ui.call_json import stored_call_json
+from agentos._ui.cli.call_text import asking_note
+from agentos._ui.cli.call_text import asking_text
+from agentos._ui.cli.call_text import brief
+from agentos._ui.cli.call_text import call_facts
+from agentos._ui.cli.call_text import cancel_text
+from agentos._ui.cli.call_text import render_chat
+from agentos._ui.cli.call_text import render_session
+from agentos._ui.cli.common import EXIT_DONE
+from agentos._ui.cli.common import EXIT_ERROR
+from agentos._ui.cli.common import EXIT_PENDING
+from agentos._ui.cli.common import EXIT_USAGE
+from agentos._ui.cli.common import JSON_HELP
+from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import load
+from agentos._ui.cli.common import require_text
+from agentos._ui.cli.common import say
+from agentos._ui.cli.common import summary
+from agentos._ui.cli.common import table_or_lines
+from agentos._ui.cli.common import with_store
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.sessions_table import ListedSession, print_sessions
+from agentos._ui.cli.sessions_table import ListedSession
+from agentos._ui.cli.sessions_table import print_sessions
 from agentos.board import Board
-from agentos.stores import (
-    ASKING,
-    CallLookupError,
-    CallView,
-    CancelReport,
-    SessionStore,
-    ShownStatus,
-    StoredSession,
-    call_tree,
-    cancel_call,
-    find_call,
-    resolve_session_id,
-    short_id,
-    stored_calls,
-    stored_chat,
-    stored_session_status,
-)
-from components import CallStatus, Json, JsonObject
+from agentos.stores import ASKING
+from agentos.stores import CallLookupError
+from agentos.stores import CallView
+from agentos.stores import CancelReport
+from agentos.stores import SessionStore
+from agentos.stores import ShownStatus
+from agentos.stores import StoredSession
+from agentos.stores import call_tree
+from agentos.stores import cancel_call
+from agentos.stores import find_call
+from agentos.stores import resolve_session_id
+from agentos.stores import short_id
+from agentos.stores import stored_calls
+from agentos.stores import stored_chat
+from agentos.stores import stored_session_status
+from components import CallStatus
+from components import Json
+from components import JsonObject
 
 
 @click.command()

@@ -16,32 +16,35 @@ import click
 import pydantic
 import structlog
 
-from agentos import (
-    AgentOSError,
-    ProviderError,
-    SessionInUseError,
-    StoreError,
-    UnknownSessionError,
-    tune_gc,
-)
+from agentos import AgentOSError
+from agentos import ProviderError
+from agentos import SessionInUseError
+from agentos import StoreError
+from agentos import UnknownSessionError
+from agentos import tune_gc
 from agentos._ui.cli.a2a import a2a
 from agentos._ui.cli.chat import chat
-from agentos._ui.cli.common import (
-    EXIT_CODES_HELP,
-    EXIT_DONE,
-    EXIT_ERROR,
-    EXIT_IN_USE,
-    EXIT_INTERRUPTED,
-    EXIT_TERMINATED,
-    EXIT_USAGE,
-    Interrupted,
-)
+from agentos._ui.cli.common import EXIT_CODES_HELP
+from agentos._ui.cli.common import EXIT_DONE
+from agentos._ui.cli.common import EXIT_ERROR
+from agentos._ui.cli.common import EXIT_IN_USE
+from agentos._ui.cli.common import EXIT_INTERRUPTED
+from agentos._ui.cli.common import EXIT_TERMINATED
+from agentos._ui.cli.common import EXIT_USAGE
+from agentos._ui.cli.common import Interrupted
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.look import calls, cancel_command, sessions, show, status_command
+from agentos._ui.cli.look import calls
+from agentos._ui.cli.look import cancel_command
+from agentos._ui.cli.look import sessions
+from agentos._ui.cli.look import show
+from agentos._ui.cli.look import status_command
 from agentos._ui.cli.mcp import mcp
 from agentos._ui.cli.rename import rename_command
 from agentos._ui.cli.serve import serve
-from agentos._ui.cli.talk import complete, resume, run, say_command
+from agentos._ui.cli.talk import complete
+from agentos._ui.cli.talk import resume
+from agentos._ui.cli.talk import run
+from agentos._ui.cli.talk import say_command
 from agentos._ui.cli.tracing_setup import traced
 from agentos._ui.terminal_text import visible
 from agentos.stores import AmbiguousIdError

@@ -7,10 +7,14 @@ import secrets
 import click
 
 from agentos import Host
-from agentos._ui.cli.agent import Agent, choose_model
-from agentos._ui.cli.common import CliError, run_interruptibly
+from agentos._ui.cli.agent import Agent
+from agentos._ui.cli.agent import choose_model
+from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import run_interruptibly
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.serving import address_and_token, ask_timeout_option, check_token_choice
+from agentos._ui.cli.serving import address_and_token
+from agentos._ui.cli.serving import ask_timeout_option
+from agentos._ui.cli.serving import check_token_choice
 from agentos._ui.cli.talk import agent_option
 
 
@@ -87,7 +91,8 @@ async def _serve_http(app: object, bind: str, port: int, token: str | None) -> N
     import uvicorn
     from mcp.server.mcpserver import MCPServer
 
-    from agentos._ui.mcp.http import endpoint, http_app
+    from agentos._ui.mcp.http import endpoint
+    from agentos._ui.mcp.http import http_app
     from agentos._ui.web.listen import listen
 
     assert isinstance(app, MCPServer)

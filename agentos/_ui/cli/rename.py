@@ -7,15 +7,15 @@ import json
 import click
 
 from agentos import UnknownSessionError
-from agentos._ui.cli.common import JSON_HELP, say, with_store
+from agentos._ui.cli.common import JSON_HELP
+from agentos._ui.cli.common import say
+from agentos._ui.cli.common import with_store
 from agentos._ui.cli.database import Database
-from agentos.stores import (
-    SessionStore,
-    StoredSession,
-    resolve_session_id,
-    session_title,
-    stored_title,
-)
+from agentos.stores import SessionStore
+from agentos.stores import StoredSession
+from agentos.stores import resolve_session_id
+from agentos.stores import session_title
+from agentos.stores import stored_title
 
 
 @click.command("rename")

@@ -11,8 +11,10 @@ import click
 
 from agentos import Host
 from agentos._ui.asking import held_for_a_person
-from agentos._ui.cli.agent import Agent, choose_model
-from agentos._ui.cli.common import CliError, run_interruptibly
+from agentos._ui.cli.agent import Agent
+from agentos._ui.cli.agent import choose_model
+from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import run_interruptibly
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.talk import agent_option
 from agentos._ui.web.limits import STALL_SECONDS

@@ -9,20 +9,38 @@ messages (``turn_display``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 
-from agentos import AgentConfig, Answer, Asked, Host, Session, UnknownSessionError
-from agentos._ui.cli.agent import DEMO, Agent, agent_of, choose_model, refuse_unrunnable
-from agentos._ui.cli.asking import TerminalAsker, nobody_here
-from agentos._ui.cli.common import CliError, no_database
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import Asked
+from agentos import Host
+from agentos import Session
+from agentos import UnknownSessionError
+from agentos._ui.cli.agent import DEMO
+from agentos._ui.cli.agent import Agent
+from agentos._ui.cli.agent import agent_of
+from agentos._ui.cli.agent import choose_model
+from agentos._ui.cli.agent import refuse_unrunnable
+from agentos._ui.cli.asking import TerminalAsker
+from agentos._ui.cli.asking import nobody_here
+from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import no_database
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.turn_display import Words, progress, said_since
-from agentos.stores import SessionStore, resolve_session_id
-from components import Json, JsonObject
+from agentos._ui.cli.turn_display import Words
+from agentos._ui.cli.turn_display import progress
+from agentos._ui.cli.turn_display import said_since
+from agentos.stores import SessionStore
+from agentos.stores import resolve_session_id
+from components import Json
+from components import JsonObject
 
 RESUME_NUDGE = "(resumed)"
 """Posted on ``resume`` without ``--message`` when the model has news to hear

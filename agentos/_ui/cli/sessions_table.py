@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from rich.cells import cell_len
-from rich.console import Console, JustifyMethod
-from rich.table import Column, Table
+from rich.console import Console
+from rich.console import JustifyMethod
+from rich.table import Column
+from rich.table import Table
 from rich.text import Text
 
 from agentos._ui.terminal_text import one_line

@@ -5,30 +5,36 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 import click
 
 from agentos import Completion
-from agentos._ui.cli.agent import DEMO, Agent, load_agent
-from agentos._ui.cli.common import (
-    EXIT_CODES_HELP,
-    EXIT_DONE,
-    EXIT_PENDING,
-    EXIT_UNKNOWN_TOKEN,
-    JSON_HELP,
-    CliError,
-    Interrupted,
-    require_text,
-    run_interruptibly,
-    say,
-    with_store,
-)
+from agentos._ui.cli.agent import DEMO
+from agentos._ui.cli.agent import Agent
+from agentos._ui.cli.agent import load_agent
+from agentos._ui.cli.common import EXIT_CODES_HELP
+from agentos._ui.cli.common import EXIT_DONE
+from agentos._ui.cli.common import EXIT_PENDING
+from agentos._ui.cli.common import EXIT_UNKNOWN_TOKEN
+from agentos._ui.cli.common import JSON_HELP
+from agentos._ui.cli.common import CliError
+from agentos._ui.cli.common import Interrupted
+from agentos._ui.cli.common import require_text
+from agentos._ui.cli.common import run_interruptibly
+from agentos._ui.cli.common import say
+from agentos._ui.cli.common import with_store
 from agentos._ui.cli.database import Database
-from agentos._ui.cli.session import Outcome, TurnSettings, resume_session, start_session
-from agentos.stores import SessionStore, StoredToken
+from agentos._ui.cli.session import Outcome
+from agentos._ui.cli.session import TurnSettings
+from agentos._ui.cli.session import resume_session
+from agentos._ui.cli.session import start_session
+from agentos.stores import SessionStore
+from agentos.stores import StoredToken
 from components import Json
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -19,10 +19,15 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from importlib.metadata import entry_points
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import cast
 
 import click
 

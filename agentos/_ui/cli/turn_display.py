@@ -13,18 +13,26 @@ from typing import TextIO
 
 import anyio
 from anyio.abc import ObjectReceiveStream
-from rich.console import Console, Group, RenderableType
+from rich.console import Console
+from rich.console import Group
+from rich.console import RenderableType
 from rich.live import Live
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agentos import Runtime, Session, UnknownCallError
+from agentos import Runtime
+from agentos import Session
+from agentos import UnknownCallError
 from agentos._ui.cli.asking import Held
 from agentos._ui.cli.call_text import asking_text
 from agentos._ui.durations import human_seconds
-from agentos._ui.terminal_text import short_call, visible
-from agentos.stores import CallView, short_id
-from components import CallEvent, CallEventKind, JsonObject
+from agentos._ui.terminal_text import short_call
+from agentos._ui.terminal_text import visible
+from agentos.stores import CallView
+from agentos.stores import short_id
+from components import CallEvent
+from components import CallEventKind
+from components import JsonObject
 
 
 def said_since(session: Session, replies_before: int) -> list[str]:

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Awaitable
+from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import cast
 
 import anyio
 from mcp import MCPError
@@ -24,28 +27,24 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
-from mcp_types import (
-    CONNECTION_CLOSED,
-    REQUEST_TIMEOUT,
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
-    ElicitResult,
-    RequestId,
-    RequestParamsMeta,
-)
+from mcp_types import CONNECTION_CLOSED
+from mcp_types import REQUEST_TIMEOUT
+from mcp_types import ElicitRequest
+from mcp_types import ElicitRequestFormParams
+from mcp_types import ElicitRequestURLParams
+from mcp_types import ElicitResult
+from mcp_types import RequestId
+from mcp_types import RequestParamsMeta
 from pydantic import ValidationError
 
-from agentos import (
-    Answer,
-    AnswerAction,
-    Asked,
-    Host,
-    JsonObject,
-    Question,
-    UnknownCallError,
-    UnknownSessionError,
-)
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import Host
+from agentos import JsonObject
+from agentos import Question
+from agentos import UnknownCallError
+from agentos import UnknownSessionError
 from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.lineage import lineage
 

@@ -15,7 +15,10 @@ import json
 from collections.abc import Collection
 from urllib.parse import urlsplit
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 """Where the protected-resource metadata is (RFC 9728), and with the resource's path after

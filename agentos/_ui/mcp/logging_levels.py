@@ -12,7 +12,9 @@ from typing import get_args
 
 from mcp_types import LoggingLevel
 
-from agentos import CallEvent, CallEventKind, ProgressKind
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import ProgressKind
 
 LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
 """The levels from the least severe (``debug``) to the most (``emergency``)."""

@@ -10,13 +10,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp import MCPError
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp_types import UNSUPPORTED_PROTOCOL_VERSION, UnsupportedProtocolVersionErrorData
-from mcp_types.version import (
-    HANDSHAKE_PROTOCOL_VERSIONS,
-    LATEST_HANDSHAKE_VERSION,
-    MODERN_PROTOCOL_VERSIONS,
-)
+from mcp.server.context import CallNext
+from mcp.server.context import HandlerResult
+from mcp.server.context import ServerRequestContext
+from mcp_types import UNSUPPORTED_PROTOCOL_VERSION
+from mcp_types import UnsupportedProtocolVersionErrorData
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 MCP_SESSION_HEADER = "mcp-session-id"
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 import secrets
 from collections import OrderedDict
 
-from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
+from mcp.server.streamable_http import EventCallback
+from mcp.server.streamable_http import EventMessage
+from mcp.server.streamable_http import EventStore
 from mcp_types import JSONRPCMessage
 
 EVENTS_KEPT = 2000

@@ -9,31 +9,31 @@ Another client's session, or any other URI, is a resource that does not exist.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
-from mcp_types import (
-    INVALID_PARAMS,
-    CompleteRequestParams,
-    CompleteResult,
-    Completion,
-    EmptyResult,
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    PaginatedRequestParams,
-    ReadResourceRequestParams,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    ResourceTemplateReference,
-    SubscribeRequestParams,
-    TextResourceContents,
-    UnsubscribeRequestParams,
-)
+from mcp_types import INVALID_PARAMS
+from mcp_types import CompleteRequestParams
+from mcp_types import CompleteResult
+from mcp_types import Completion
+from mcp_types import EmptyResult
+from mcp_types import ListResourcesResult
+from mcp_types import ListResourceTemplatesResult
+from mcp_types import PaginatedRequestParams
+from mcp_types import ReadResourceRequestParams
+from mcp_types import ReadResourceResult
+from mcp_types import Resource
+from mcp_types import ResourceTemplate
+from mcp_types import ResourceTemplateReference
+from mcp_types import SubscribeRequestParams
+from mcp_types import TextResourceContents
+from mcp_types import UnsubscribeRequestParams
 
-from agentos import Host, Session
+from agentos import Host
+from agentos import Session
 from agentos._ui.mcp.watching import Watchers
 from agentos.stores import shown_session_status
 

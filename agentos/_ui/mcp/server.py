@@ -20,50 +20,60 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Literal
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
+from typing import Any
+from typing import Literal
 
 import anyio
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import (
-    INVALID_PARAMS,
-    CompleteRequestParams,
-    EmptyResult,
-    GetPromptRequestParams,
-    GetPromptResult,
-    GetTaskPayloadRequestParams,
-    LoggingLevel,
-    LoggingMessageNotification,
-    LoggingMessageNotificationParams,
-    PaginatedRequestParams,
-    ReadResourceRequestParams,
-    SetLevelRequestParams,
-    SubscribeRequestParams,
-    UnsubscribeRequestParams,
-)
+from mcp_types import INVALID_PARAMS
+from mcp_types import CompleteRequestParams
+from mcp_types import EmptyResult
+from mcp_types import GetPromptRequestParams
+from mcp_types import GetPromptResult
+from mcp_types import GetTaskPayloadRequestParams
+from mcp_types import LoggingLevel
+from mcp_types import LoggingMessageNotification
+from mcp_types import LoggingMessageNotificationParams
+from mcp_types import PaginatedRequestParams
+from mcp_types import ReadResourceRequestParams
+from mcp_types import SetLevelRequestParams
+from mcp_types import SubscribeRequestParams
+from mcp_types import UnsubscribeRequestParams
 
 import agentos
-from agentos import (
-    AgentConfig,
-    AgentOSError,
-    CallEvent,
-    Host,
-    Session,
-)
+from agentos import AgentConfig
+from agentos import AgentOSError
+from agentos import CallEvent
+from agentos import Host
+from agentos import Session
 from agentos._ui.asking import ASK_TIMEOUT
 from agentos._ui.mcp.asking import ClientAsking
-from agentos._ui.mcp.logging_levels import heard_at, level_of
-from agentos._ui.mcp.owners import client_of, one_client_each, owner_of
-from agentos._ui.mcp.resources import SessionResources, state_of
-from agentos._ui.mcp.task_book import MAX_HELD, TaskBook, Why
+from agentos._ui.mcp.logging_levels import heard_at
+from agentos._ui.mcp.logging_levels import level_of
+from agentos._ui.mcp.owners import client_of
+from agentos._ui.mcp.owners import one_client_each
+from agentos._ui.mcp.owners import owner_of
+from agentos._ui.mcp.resources import SessionResources
+from agentos._ui.mcp.resources import state_of
+from agentos._ui.mcp.task_book import MAX_HELD
+from agentos._ui.mcp.task_book import TaskBook
+from agentos._ui.mcp.task_book import Why
 from agentos._ui.mcp.tasks import ServedTasks
 from agentos._ui.mcp.tasks_ext import TasksExtension
 from agentos._ui.posted_turn import PostedTurn
-from agentos.turns import Caller, Scope
+from agentos.turns import Caller
+from agentos.turns import Scope
 
 MCP_SESSION_HEADER = "mcp-session-id"
 REQUEST_CANCELLED = "the MCP client cancelled its request"

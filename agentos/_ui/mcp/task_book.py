@@ -19,11 +19,16 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import UTC
+from datetime import datetime
 from typing import Any
 
 import anyio
@@ -32,17 +37,16 @@ from anyio.abc import TaskGroup
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    CallToolResult,
-    Task,
-    TaskStatus,
-    TextContent,
-)
+from mcp_types import INTERNAL_ERROR
+from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_REQUEST
+from mcp_types import CallToolResult
+from mcp_types import Task
+from mcp_types import TaskStatus
+from mcp_types import TextContent
 
-from agentos._ui.mcp.asking import ClientAsking, TaskQuestions
+from agentos._ui.mcp.asking import ClientAsking
+from agentos._ui.mcp.asking import TaskQuestions
 
 DEFAULT_TTL_MS = 3600 * 1000
 """How long a task is kept after it is created when the client asks no TTL."""

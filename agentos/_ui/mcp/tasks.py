@@ -19,29 +19,33 @@ sent it as ``elicitation/create`` naming the task in ``_meta``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 import anyio
 from mcp import MCPError
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp_types import (
-    INVALID_PARAMS,
-    METHOD_NOT_FOUND,
-    CancelTaskRequestParams,
-    CancelTaskResult,
-    CreateTaskResult,
-    GetTaskPayloadRequestParams,
-    GetTaskRequestParams,
-    GetTaskResult,
-    ListTasksResult,
-    PaginatedRequestParams,
-    RequestParamsMeta,
-    TaskMetadata,
-)
+from mcp.server.context import CallNext
+from mcp.server.context import HandlerResult
+from mcp.server.context import ServerRequestContext
+from mcp_types import INVALID_PARAMS
+from mcp_types import METHOD_NOT_FOUND
+from mcp_types import CancelTaskRequestParams
+from mcp_types import CancelTaskResult
+from mcp_types import CreateTaskResult
+from mcp_types import GetTaskPayloadRequestParams
+from mcp_types import GetTaskRequestParams
+from mcp_types import GetTaskResult
+from mcp_types import ListTasksResult
+from mcp_types import PaginatedRequestParams
+from mcp_types import RequestParamsMeta
+from mcp_types import TaskMetadata
 from mcp_types.methods import serialize_server_result
 from pydantic import ValidationError
 
-from agentos._ui.mcp.task_book import FINAL, Asked, TaskBook, asking_for
+from agentos._ui.mcp.task_book import FINAL
+from agentos._ui.mcp.task_book import Asked
+from agentos._ui.mcp.task_book import TaskBook
+from agentos._ui.mcp.task_book import asking_for
 
 TASKS_VERSION = "2025-11-25"
 """The protocol version whose tasks these are."""

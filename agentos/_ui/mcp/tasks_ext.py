@@ -23,25 +23,30 @@ from __future__ import annotations
 from typing import Any
 
 from mcp import MCPError
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.extension import Extension, MethodBinding
+from mcp.server.context import CallNext
+from mcp.server.context import HandlerResult
+from mcp.server.context import ServerRequestContext
+from mcp.server.extension import Extension
+from mcp.server.extension import MethodBinding
 from mcp.server.mcpserver import require_client_extension
 from mcp.server.session import ServerSession
-from mcp_types import (
-    INVALID_PARAMS,
-    CallToolRequestParams,
-    CancelTaskRequestParams,
-    ElicitResult,
-    EmptyResult,
-    GetTaskRequestParams,
-    RequestParams,
-    Task,
-)
+from mcp_types import INVALID_PARAMS
+from mcp_types import CallToolRequestParams
+from mcp_types import CancelTaskRequestParams
+from mcp_types import ElicitResult
+from mcp_types import EmptyResult
+from mcp_types import GetTaskRequestParams
+from mcp_types import RequestParams
+from mcp_types import Task
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from agentos._ui.mcp.task_book import FINAL, Asked, Held, TaskBook, asking_for
+from agentos._ui.mcp.task_book import FINAL
+from agentos._ui.mcp.task_book import Asked
+from agentos._ui.mcp.task_book import Held
+from agentos._ui.mcp.task_book import TaskBook
+from agentos._ui.mcp.task_book import asking_for
 from agentos._ui.mcp.tasks import ServedTasks
 
 TASKS = "io.modelcontextprotocol/tasks"

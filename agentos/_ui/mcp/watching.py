@@ -16,7 +16,10 @@ from collections.abc import Callable
 import anyio
 from mcp.server.session import ServerSession
 
-from agentos import CallEvent, CallEventKind, ProgressKind, Session
+from agentos import CallEvent
+from agentos import CallEventKind
+from agentos import ProgressKind
+from agentos import Session
 
 ASKING = frozenset({ProgressKind.QUESTION, ProgressKind.ANSWER})
 """The progress that changes what a session's resource shows: a question, its answer."""

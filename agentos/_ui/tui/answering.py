@@ -13,14 +13,25 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.binding import Binding
+from textual.binding import BindingType
+from textual.containers import Horizontal
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Static
+from textual.widgets import Button
+from textual.widgets import Footer
+from textual.widgets import Input
+from textual.widgets import Static
 
-from agentos import Answer, AnswerAction, Question
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Question
 from agentos._ui.terminal_text import visible
-from agentos._ui.tui.form import Field, FormError, asked_by, form_fields, read_answer
+from agentos._ui.tui.form import Field
+from agentos._ui.tui.form import FormError
+from agentos._ui.tui.form import asked_by
+from agentos._ui.tui.form import form_fields
+from agentos._ui.tui.form import read_answer
 
 NO_LONGER_ASKED = "No longer asked (answered elsewhere, or the call ended): escape closes."
 

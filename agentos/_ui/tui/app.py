@@ -15,38 +15,51 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
-from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.app import App
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable
+from textual.widgets import Footer
+from textual.widgets import Header
+from textual.widgets import Input
+from textual.widgets import Static
 
-from agentos import (
-    AgentOSError,
-    Answer,
-    CallEvent,
-    CallSnapshot,
-    Host,
-    Runtime,
-    Session,
-    UnknownCallError,
-    UnknownSessionError,
-    child_session_id,
-)
+from agentos import AgentOSError
+from agentos import Answer
+from agentos import CallEvent
+from agentos import CallSnapshot
+from agentos import Host
+from agentos import Runtime
+from agentos import Session
+from agentos import UnknownCallError
+from agentos import UnknownSessionError
+from agentos import child_session_id
 from agentos._ui.call_json import call_widget
 from agentos._ui.context_text import context_text
-from agentos._ui.terminal_text import one_line, short_call, visible
+from agentos._ui.terminal_text import one_line
+from agentos._ui.terminal_text import short_call
+from agentos._ui.terminal_text import visible
 from agentos._ui.tui.answering import Answering
-from agentos._ui.tui.calls import SPINS_PER_SECOND, CallsPane
-from agentos._ui.tui.details import Looked, child_chat
+from agentos._ui.tui.calls import SPINS_PER_SECOND
+from agentos._ui.tui.calls import CallsPane
+from agentos._ui.tui.details import Looked
+from agentos._ui.tui.details import child_chat
 from agentos._ui.tui.follow import Followed
-from agentos._ui.tui.screens import Confirm, Details
-from agentos._ui.tui.waiting import WaitingCalls, send_answer
-from agentos.board import ChatCall, ChatEntry
+from agentos._ui.tui.screens import Confirm
+from agentos._ui.tui.screens import Details
+from agentos._ui.tui.waiting import WaitingCalls
+from agentos._ui.tui.waiting import send_answer
+from agentos.board import ChatCall
+from agentos.board import ChatEntry
 from agentos.stores import short_id
 from components import JsonObject
 

@@ -13,12 +13,15 @@ into view is drawn then (``Scrolled``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable
+from collections.abc import Sequence
+from typing import Any
+from typing import ClassVar
 
 from rich.text import Text
 from textual import events
-from textual.binding import Binding, BindingType
+from textual.binding import Binding
+from textual.binding import BindingType
 from textual.message import Message
 from textual.theme import Theme
 from textual.widgets import DataTable

@@ -11,20 +11,30 @@ goes through ``visible``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
 from textual.theme import Theme
 
-from agentos import CallSnapshot, CallStatus, ProgressKind, Question, Session
-from agentos._ui.call_json import chat_widget, peek
-from agentos._ui.durations import human_seconds, rough_seconds
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import ProgressKind
+from agentos import Question
+from agentos import Session
+from agentos._ui.call_json import chat_widget
+from agentos._ui.call_json import peek
+from agentos._ui.durations import human_seconds
+from agentos._ui.durations import rough_seconds
 from agentos._ui.terminal_text import visible
-from agentos._ui.tui.form import FormError, asked_by, form_fields
+from agentos._ui.tui.form import FormError
+from agentos._ui.tui.form import asked_by
+from agentos._ui.tui.form import form_fields
 from agentos.board import ChatCall
 from agentos.stores import short_id
-from components import Json, JsonObject
+from components import Json
+from components import JsonObject
 
 PRETTY_WIDTH = 72
 """JSON that fits in this many columns stays on one line (an 80-column pane holds 74)."""

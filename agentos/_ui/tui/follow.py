@@ -7,8 +7,10 @@ and the list may be reordered or shortened under an open pane.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
 from agentos import CallSnapshot
 from agentos.board import ChatCall

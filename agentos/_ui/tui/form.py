@@ -7,12 +7,16 @@ same answers."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import date, datetime
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from datetime import date
+from datetime import datetime
 from urllib.parse import urlparse
 
-from components import Json, JsonObject
+from components import Json
+from components import JsonObject
 
 TEXT, NUMBER, INTEGER, BOOLEAN, CHOICE, CHOICES = (
     "string",

@@ -9,25 +9,26 @@ from typing import ClassVar
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.binding import Binding
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Footer
+from textual.widgets import Static
 
 from agentos._ui.tui.calls import bar
-from agentos._ui.tui.details import (
-    Looked,
-    head,
-    input_text,
-    outcome,
-    progress_text,
-    question_text,
-    raw,
-    times,
-)
+from agentos._ui.tui.details import Looked
+from agentos._ui.tui.details import head
+from agentos._ui.tui.details import input_text
+from agentos._ui.tui.details import outcome
+from agentos._ui.tui.details import progress_text
+from agentos._ui.tui.details import question_text
+from agentos._ui.tui.details import raw
+from agentos._ui.tui.details import times
 from agentos.board import ChatCall
 
 

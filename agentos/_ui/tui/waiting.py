@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agentos import Answer, CallSnapshot, Host, Question, Runtime, UnknownCallError
+from agentos import Answer
+from agentos import CallSnapshot
+from agentos import Host
+from agentos import Question
+from agentos import Runtime
+from agentos import UnknownCallError
 
 
 class WaitingCalls:

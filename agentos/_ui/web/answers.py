@@ -3,7 +3,8 @@ read into an ``Answer`` (``Host.answer`` checks it against the question's form).
 
 from __future__ import annotations
 
-from agentos import Answer, AnswerAction
+from agentos import Answer
+from agentos import AnswerAction
 from agentos._ui.web.pages import WebError
 from components import JsonObject
 

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterable
 from http.cookies import SimpleCookie
 from importlib import resources
 
@@ -27,26 +29,36 @@ from starlette.applications import Starlette
 from starlette.datastructures import MutableHeaders
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.responses import HTMLResponse
+from starlette.responses import JSONResponse
+from starlette.responses import Response
+from starlette.routing import Mount
+from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
+from starlette.types import Message
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
-from agentos import (
-    AgentConfig,
-    AgentOSError,
-    CallSnapshot,
-    Host,
-    Runtime,
-    Session,
-    UnknownCallError,
-)
-from agentos._ui.call_json import peek, stored_peek
+from agentos import AgentConfig
+from agentos import AgentOSError
+from agentos import CallSnapshot
+from agentos import Host
+from agentos import Runtime
+from agentos import Session
+from agentos import UnknownCallError
+from agentos._ui.call_json import peek
+from agentos._ui.call_json import stored_peek
 from agentos._ui.web.answers import answer_of
 from agentos._ui.web.feed import PageFeed
-from agentos._ui.web.limits import MAX_BODY, STALL_SECONDS
-from agentos._ui.web.pages import Pages, WebError, answer_for
-from agentos._ui.web.stream import Streams, event_id
+from agentos._ui.web.limits import MAX_BODY
+from agentos._ui.web.limits import STALL_SECONDS
+from agentos._ui.web.pages import Pages
+from agentos._ui.web.pages import WebError
+from agentos._ui.web.pages import answer_for
+from agentos._ui.web.stream import Streams
+from agentos._ui.web.stream import event_id
 from components import JsonObject
 
 TOKEN_COOKIE = "agentos_token"

@@ -26,14 +26,18 @@ import json
 import math
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 
 import anyio
 import anyio.lowlevel
 
 from agentos._ui.web.limits import PIECE_BYTES
-from components import Json, JsonObject
+from components import Json
+from components import JsonObject
 
 MIN_INTERVAL = 0.2
 """Seconds between two publications of one page (a few updates a second, coalesced)."""

@@ -14,21 +14,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from agentos import (
-    AgentOSError,
-    Host,
-    Runtime,
-    Session,
-    SessionConflictError,
-    SessionInUseError,
-    SessionStatus,
-    StoreError,
-    UnknownSessionError,
-    UsageError,
-)
+from agentos import AgentOSError
+from agentos import Host
+from agentos import Runtime
+from agentos import Session
+from agentos import SessionConflictError
+from agentos import SessionInUseError
+from agentos import SessionStatus
+from agentos import StoreError
+from agentos import UnknownSessionError
+from agentos import UsageError
 from agentos._ui.web.feed import PageFeed
-from agentos._ui.web.view import page_state, stored_page_state
-from agentos.stores import CallView, SessionCalls, SessionSummary, session_calls, short_id
+from agentos._ui.web.view import page_state
+from agentos._ui.web.view import stored_page_state
+from agentos.stores import CallView
+from agentos.stores import SessionCalls
+from agentos.stores import SessionSummary
+from agentos.stores import session_calls
+from agentos.stores import short_id
 from components import JsonObject
 
 

@@ -13,16 +13,22 @@ snapshot).
 from __future__ import annotations
 
 import math
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio
 from sse_starlette import EventSourceResponse
 from sse_starlette.sse import SendTimeoutError
-from starlette.types import Receive, Scope, Send
+from starlette.types import Receive
+from starlette.types import Scope
+from starlette.types import Send
 
 from agentos._ui.web.feed import PageFeed
-from agentos._ui.web.limits import HEARTBEAT_SECONDS, PIECE_BYTES, STALL_SECONDS
+from agentos._ui.web.limits import HEARTBEAT_SECONDS
+from agentos._ui.web.limits import PIECE_BYTES
+from agentos._ui.web.limits import STALL_SECONDS
 
 
 @dataclass(frozen=True, slots=True)

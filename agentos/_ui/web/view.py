@@ -13,12 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentos import PartialReply, Runtime, Session, child_session_id
-from agentos._ui.call_json import call_widgets, stored_widget
+from agentos import PartialReply
+from agentos import Runtime
+from agentos import Session
+from agentos import child_session_id
+from agentos._ui.call_json import call_widgets
+from agentos._ui.call_json import stored_widget
 from agentos._ui.context_text import context_text
-from agentos.board import Board, ChatEntry
-from agentos.stores import CallView, SessionCalls, shown_session_status, stored_chat, stored_title
-from components import Json, JsonObject
+from agentos.board import Board
+from agentos.board import ChatEntry
+from agentos.stores import CallView
+from agentos.stores import SessionCalls
+from agentos.stores import shown_session_status
+from agentos.stores import stored_chat
+from agentos.stores import stored_title
+from components import Json
+from components import JsonObject
 
 ERRORS_SHOWN = 3
 """The session's latest errors the page shows (a failed model request, say)."""

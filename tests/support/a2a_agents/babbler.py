@@ -15,7 +15,10 @@ import anyio
 from a2a.server.routes import create_agent_card_routes
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse
+from starlette.responses import JSONResponse
+from starlette.responses import Response
+from starlette.responses import StreamingResponse
 from starlette.routing import Route
 
 from agentos import JsonObject

@@ -24,36 +24,33 @@ import time
 from typing import Any
 
 import anyio
-from a2a.helpers import (
-    get_data_parts,
-    get_message_text,
-    new_data_part,
-    new_raw_part,
-    new_task_from_user_message,
-    new_text_message,
-    new_text_part,
-    new_url_part,
-)
-from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.helpers import get_data_parts
+from a2a.helpers import get_message_text
+from a2a.helpers import new_data_part
+from a2a.helpers import new_raw_part
+from a2a.helpers import new_task_from_user_message
+from a2a.helpers import new_text_message
+from a2a.helpers import new_text_part
+from a2a.helpers import new_url_part
+from a2a.server.agent_execution import AgentExecutor
+from a2a.server.agent_execution import RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.routes import (
-    create_agent_card_routes,
-    create_jsonrpc_routes,
-    create_rest_routes,
-)
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types import (
-    AgentCapabilities,
-    AgentCard,
-    AgentInterface,
-    AgentSkill,
-    Message,
-    TaskState,
-)
+from a2a.server.routes import create_agent_card_routes
+from a2a.server.routes import create_jsonrpc_routes
+from a2a.server.routes import create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore
+from a2a.server.tasks import TaskUpdater
+from a2a.types import AgentCapabilities
+from a2a.types import AgentCard
+from a2a.types import AgentInterface
+from a2a.types import AgentSkill
+from a2a.types import Message
+from a2a.types import TaskState
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.base import RequestResponseEndpoint
 from starlette.requests import Request
 
 from agentos import JsonObject

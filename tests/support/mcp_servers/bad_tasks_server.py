@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.mcp_servers.jsonrpc import Refused, jsonrpc_app
+from tests.support.mcp_servers.jsonrpc import Refused
+from tests.support.mcp_servers.jsonrpc import jsonrpc_app
 
 TASKS = "io.modelcontextprotocol/tasks"
 OBJECT = {"type": "object"}

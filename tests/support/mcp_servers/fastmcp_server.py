@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fastmcp import Context, FastMCP  # type: ignore[import-not-found]
-from mcp.types import SamplingMessage, TextContent
+from fastmcp import Context  # type: ignore[import-not-found]
+from fastmcp import FastMCP
+from mcp.types import SamplingMessage
+from mcp.types import TextContent
 
 app = FastMCP("fastmcp-asks")
 

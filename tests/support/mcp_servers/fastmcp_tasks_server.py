@@ -23,7 +23,8 @@ from typing import Any
 
 import mcp_types
 import uvicorn
-from fastmcp import Context, FastMCP  # type: ignore[import-not-found]
+from fastmcp import Context  # type: ignore[import-not-found]
+from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError  # type: ignore[import-not-found]
 from fastmcp.utilities.tasks import TaskConfig  # type: ignore[import-not-found]
 from fastmcp_tasks import TasksExtension  # type: ignore[import-not-found]

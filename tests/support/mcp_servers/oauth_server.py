@@ -15,18 +15,18 @@ from contextlib import asynccontextmanager
 
 import anyio
 from mcp.server import MCPServer
-from mcp.server.auth.provider import (
-    AccessToken,
-    AuthorizationCode,
-    AuthorizationParams,
-    AuthorizeError,
-    IdentityAssertionParams,
-    RefreshToken,
-    TokenError,
-    construct_redirect_uri,
-)
-from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.provider import AuthorizationCode
+from mcp.server.auth.provider import AuthorizationParams
+from mcp.server.auth.provider import AuthorizeError
+from mcp.server.auth.provider import IdentityAssertionParams
+from mcp.server.auth.provider import RefreshToken
+from mcp.server.auth.provider import TokenError
+from mcp.server.auth.provider import construct_redirect_uri
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.auth.settings import ClientRegistrationOptions
+from mcp.shared.auth import OAuthClientInformationFull
+from mcp.shared.auth import OAuthToken
 
 
 class Provider:

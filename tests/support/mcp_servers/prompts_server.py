@@ -18,14 +18,15 @@ import os
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
-from mcp.types import (
-    BlobResourceContents,
-    EmbeddedResource,
-    ImageContent,
-    ResourceLink,
-    TextResourceContents,
-)
+from mcp.server.mcpserver.prompts.base import AssistantMessage
+from mcp.server.mcpserver.prompts.base import Message
+from mcp.server.mcpserver.prompts.base import Prompt
+from mcp.server.mcpserver.prompts.base import UserMessage
+from mcp.types import BlobResourceContents
+from mcp.types import EmbeddedResource
+from mcp.types import ImageContent
+from mcp.types import ResourceLink
+from mcp.types import TextResourceContents
 
 app = MCPServer("agentos-test-prompts")
 PIXEL = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()

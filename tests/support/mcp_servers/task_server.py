@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 
-from tests.support.mcp_servers.jsonrpc import Refused, jsonrpc_app
+from tests.support.mcp_servers.jsonrpc import Refused
+from tests.support.mcp_servers.jsonrpc import jsonrpc_app
 
 OBJECT = {"type": "object"}
 TOOLS = [

@@ -25,7 +25,10 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ImageContent, ResourceLink, SamplingMessage, TextContent
+from mcp.types import ImageContent
+from mcp.types import ResourceLink
+from mcp.types import SamplingMessage
+from mcp.types import TextContent
 from pydantic import BaseModel
 
 app = MCPServer("agentos-test-tools")

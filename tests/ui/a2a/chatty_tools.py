@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from agentos import ToolContext, tool
+from agentos import ToolContext
+from agentos import tool
 
 STEPS = 300
 

@@ -4,7 +4,8 @@ test's to drive. The A2A SDK's client talks to it over HTTP."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +16,13 @@ import uvicorn
 from a2a.client import Client
 
 import agentos.a2a
-from agentos import AgentConfig, Clock, Host, Provider, Runtime, SqliteStore, Tool
+from agentos import AgentConfig
+from agentos import Clock
+from agentos import Host
+from agentos import Provider
+from agentos import Runtime
+from agentos import SqliteStore
+from agentos import Tool
 from agentos.web import listen
 from tests.ui.a2a.running import connected
 

@@ -5,22 +5,27 @@ on one store, and what a task's stream says (``said``, ``state``, ``started``)."
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
 import httpx
-from a2a.client import Client, ClientConfig, ClientFactory
-from a2a.helpers import get_message_text, new_data_part, new_text_part
-from a2a.types.a2a_pb2 import (
-    Message,
-    Part,
-    Role,
-    SendMessageRequest,
-    StreamResponse,
-    TaskState,
-)
+from a2a.client import Client
+from a2a.client import ClientConfig
+from a2a.client import ClientFactory
+from a2a.helpers import get_message_text
+from a2a.helpers import new_data_part
+from a2a.helpers import new_text_part
+from a2a.types.a2a_pb2 import Message
+from a2a.types.a2a_pb2 import Part
+from a2a.types.a2a_pb2 import Role
+from a2a.types.a2a_pb2 import SendMessageRequest
+from a2a.types.a2a_pb2 import StreamResponse
+from a2a.types.a2a_pb2 import TaskState
 from anyio.abc import SocketListener
 
 from tests.support.gate_tools import gate

@@ -14,26 +14,30 @@ import anyio
 import pytest
 from a2a.client import Client
 from a2a.helpers import get_message_text
-from a2a.types.a2a_pb2 import Task, TaskState
+from a2a.types.a2a_pb2 import Task
+from a2a.types.a2a_pb2 import TaskState
 from pydantic import BaseModel
 
-from agentos import (
-    A2aAgent,
-    Answer,
-    AnswerAction,
-    Asked,
-    CallStatus,
-    Json,
-    JsonObject,
-    ScriptedProvider,
-    Tool,
-    ToolContext,
-    tool,
-)
-from agentos.testing import last_tool_results, tool_calls
-from tests.toolsets.conftest import WAIT, answering, outcome, serving
+from agentos import A2aAgent
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import CallStatus
+from agentos import Json
+from agentos import JsonObject
+from agentos import ScriptedProvider
+from agentos import Tool
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import last_tool_results
+from agentos.testing import tool_calls
+from tests.toolsets.conftest import WAIT
+from tests.toolsets.conftest import answering
+from tests.toolsets.conftest import outcome
+from tests.toolsets.conftest import serving
 from tests.ui.a2a.in_process import served
-from tests.ui.a2a.running import everything, message
+from tests.ui.a2a.running import everything
+from tests.ui.a2a.running import message
 from tests.ui.a2a.test_executor import results
 
 pytestmark = pytest.mark.anyio

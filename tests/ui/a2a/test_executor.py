@@ -6,40 +6,45 @@ task at a time (issue 50)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import pytest
 from a2a.helpers import get_message_text
-from a2a.types.a2a_pb2 import (
-    CancelTaskRequest,
-    GetTaskRequest,
-    StreamResponse,
-    SubscribeToTaskRequest,
-    Task,
-    TaskState,
-)
+from a2a.types.a2a_pb2 import CancelTaskRequest
+from a2a.types.a2a_pb2 import GetTaskRequest
+from a2a.types.a2a_pb2 import StreamResponse
+from a2a.types.a2a_pb2 import SubscribeToTaskRequest
+from a2a.types.a2a_pb2 import Task
+from a2a.types.a2a_pb2 import TaskState
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    Asked,
-    Disposition,
-    JsonObject,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ScriptedProvider,
-    ToolContext,
-    ToolPolicy,
-    tool,
-)
-from agentos.testing import Puppet, last_tool_results, last_user_text, text, tool_calls
-from tests.ui.a2a.in_process import Served, served
-from tests.ui.a2a.running import everything, message, said, state
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import Asked
+from agentos import Disposition
+from agentos import JsonObject
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import ToolPolicy
+from agentos import tool
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.ui.a2a.in_process import Served
+from tests.ui.a2a.in_process import served
+from tests.ui.a2a.running import everything
+from tests.ui.a2a.running import message
+from tests.ui.a2a.running import said
+from tests.ui.a2a.running import state
 from tests.ui.cli.asking_tools import where
 
 pytestmark = pytest.mark.anyio

@@ -9,12 +9,22 @@ from pathlib import Path
 
 import anyio
 import pytest
-from a2a.types.a2a_pb2 import GetTaskRequest, SubscribeToTaskRequest, TaskState
+from a2a.types.a2a_pb2 import GetTaskRequest
+from a2a.types.a2a_pb2 import SubscribeToTaskRequest
+from a2a.types.a2a_pb2 import TaskState
 
-from agentos import Answer, AnswerAction, Asked, ManualClock
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import ManualClock
 from tests.ui.a2a.in_process import served
-from tests.ui.a2a.running import everything, message, said, state
-from tests.ui.a2a.test_executor import ASKED, COMPLETED, model
+from tests.ui.a2a.running import everything
+from tests.ui.a2a.running import message
+from tests.ui.a2a.running import said
+from tests.ui.a2a.running import state
+from tests.ui.a2a.test_executor import ASKED
+from tests.ui.a2a.test_executor import COMPLETED
+from tests.ui.a2a.test_executor import model
 from tests.ui.cli.asking_tools import where
 
 pytestmark = pytest.mark.anyio

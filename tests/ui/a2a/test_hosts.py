@@ -16,30 +16,36 @@ import anyio
 import pytest
 from a2a.client import Client
 from a2a.helpers import get_message_text
-from a2a.types.a2a_pb2 import (
-    CancelTaskRequest,
-    GetTaskRequest,
-    ListTasksRequest,
-    SubscribeToTaskRequest,
-    TaskState,
-)
-from a2a.utils.errors import TaskNotCancelableError, UnsupportedOperationError
+from a2a.types.a2a_pb2 import CancelTaskRequest
+from a2a.types.a2a_pb2 import GetTaskRequest
+from a2a.types.a2a_pb2 import ListTasksRequest
+from a2a.types.a2a_pb2 import SubscribeToTaskRequest
+from a2a.types.a2a_pb2 import TaskState
+from a2a.utils.errors import TaskNotCancelableError
+from a2a.utils.errors import UnsupportedOperationError
 from pydantic import BaseModel
 
 import agentos.a2a
-from agentos import AgentConfig, Host, Runtime, ScriptedProvider, SqliteStore, ToolContext, tool
-from agentos.stores import StoredA2aTask, a2a_tasks_of
-from agentos.testing import text, tool_calls
-from tests.support.asgi import free_port, served
-from tests.ui.a2a.running import (
-    a2a_client,
-    connected,
-    everything,
-    message,
-    said,
-    started,
-    two_hosts,
-)
+from agentos import AgentConfig
+from agentos import Host
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import ToolContext
+from agentos import tool
+from agentos.stores import StoredA2aTask
+from agentos.stores import a2a_tasks_of
+from agentos.testing import text
+from agentos.testing import tool_calls
+from tests.support.asgi import free_port
+from tests.support.asgi import served
+from tests.ui.a2a.running import a2a_client
+from tests.ui.a2a.running import connected
+from tests.ui.a2a.running import everything
+from tests.ui.a2a.running import message
+from tests.ui.a2a.running import said
+from tests.ui.a2a.running import started
+from tests.ui.a2a.running import two_hosts
 
 pytestmark = pytest.mark.anyio
 

@@ -11,11 +11,19 @@ import httpx
 import pytest
 
 import agentos.a2a
-from agentos import AgentConfig, Host, Runtime, SqliteStore, UsageError
+from agentos import AgentConfig
+from agentos import Host
+from agentos import Runtime
+from agentos import SqliteStore
+from agentos import UsageError
 from tests.support import cli
 from tests.support.backends import echo
 from tests.support.serving import serving
-from tests.ui.a2a.running import a2a_server, agent_file, connected, everything, message
+from tests.ui.a2a.running import a2a_server
+from tests.ui.a2a.running import agent_file
+from tests.ui.a2a.running import connected
+from tests.ui.a2a.running import everything
+from tests.ui.a2a.running import message
 
 
 def test_no_token_is_refused_off_loopback_and_beside_a_token(env: dict[str, str]) -> None:

@@ -9,10 +9,14 @@ from pathlib import Path
 
 import anyio
 import pytest
-from a2a.types.a2a_pb2 import CancelTaskRequest, GetTaskRequest, ListTasksRequest, TaskState
+from a2a.types.a2a_pb2 import CancelTaskRequest
+from a2a.types.a2a_pb2 import GetTaskRequest
+from a2a.types.a2a_pb2 import ListTasksRequest
+from a2a.types.a2a_pb2 import TaskState
 
 from tests.support.adk import adk_client
-from tests.ui.a2a.running import a2a_server, connected
+from tests.ui.a2a.running import a2a_server
+from tests.ui.a2a.running import connected
 
 pytestmark = pytest.mark.anyio
 

@@ -12,29 +12,29 @@ import anyio
 import httpx
 import pytest
 from a2a.client import A2ACardResolver
-from a2a.helpers import get_artifact_text, get_data_parts, get_message_text
-from a2a.types.a2a_pb2 import (
-    CancelTaskRequest,
-    GetTaskRequest,
-    ListTasksRequest,
-    SubscribeToTaskRequest,
-    Task,
-    TaskState,
-)
-from a2a.utils.errors import InvalidParamsError, TaskNotCancelableError, TaskNotFoundError
+from a2a.helpers import get_artifact_text
+from a2a.helpers import get_data_parts
+from a2a.helpers import get_message_text
+from a2a.types.a2a_pb2 import CancelTaskRequest
+from a2a.types.a2a_pb2 import GetTaskRequest
+from a2a.types.a2a_pb2 import ListTasksRequest
+from a2a.types.a2a_pb2 import SubscribeToTaskRequest
+from a2a.types.a2a_pb2 import Task
+from a2a.types.a2a_pb2 import TaskState
+from a2a.utils.errors import InvalidParamsError
+from a2a.utils.errors import TaskNotCancelableError
+from a2a.utils.errors import TaskNotFoundError
 
 from tests.support import cli
 from tests.support.gate_tools import gate
-from tests.ui.a2a.running import (
-    a2a_client,
-    a2a_server,
-    connected,
-    everything,
-    message,
-    said,
-    started,
-    two_hosts,
-)
+from tests.ui.a2a.running import a2a_client
+from tests.ui.a2a.running import a2a_server
+from tests.ui.a2a.running import connected
+from tests.ui.a2a.running import everything
+from tests.ui.a2a.running import message
+from tests.ui.a2a.running import said
+from tests.ui.a2a.running import started
+from tests.ui.a2a.running import two_hosts
 
 pytestmark = pytest.mark.anyio
 

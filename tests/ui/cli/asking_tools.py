@@ -7,7 +7,9 @@ import json
 
 from pydantic import BaseModel
 
-from agentos import JsonObject, ToolContext, tool
+from agentos import JsonObject
+from agentos import ToolContext
+from agentos import tool
 
 FORM: JsonObject = {
     "type": "object",

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import httpx
 
-from tests.support.cli import Result, start
+from tests.support.cli import Result
+from tests.support.cli import start
 
 
 @contextmanager

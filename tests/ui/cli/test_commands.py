@@ -13,10 +13,13 @@ from pathlib import Path
 
 import anyio
 
-from agentos import AgentConfig, SqliteStore
+from agentos import AgentConfig
+from agentos import SqliteStore
 from agentos.board import Board
 from agentos.stores import StoredSession
-from tests.support.cli import agentos, on_a_terminal, side_by_side
+from tests.support.cli import agentos
+from tests.support.cli import on_a_terminal
+from tests.support.cli import side_by_side
 from tests.support.postgres import Cluster
 
 

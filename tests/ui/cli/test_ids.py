@@ -14,16 +14,15 @@ from contextlib import contextmanager
 
 import anyio
 
-from agentos.stores import MirroredCall, StoredSession
+from agentos.stores import MirroredCall
+from agentos.stores import StoredSession
 from tests.support.backends import Backend
-from tests.support.cli import (
-    PATIENT,
-    agentos,
-    chat_in_a_terminal,
-    on_a_terminal,
-    side_by_side,
-    start,
-)
+from tests.support.cli import PATIENT
+from tests.support.cli import agentos
+from tests.support.cli import chat_in_a_terminal
+from tests.support.cli import on_a_terminal
+from tests.support.cli import side_by_side
+from tests.support.cli import start
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
 TRIP = "Check Jane's calendar (30s) and ask for approval of the trip"

@@ -20,10 +20,14 @@ import anyio
 import pytest
 
 from agentos import SqliteStore
-from agentos.stores import MirroredCall, StoredSession
-from tests.support.cli import PATIENT, agentos
+from agentos.stores import MirroredCall
+from agentos.stores import StoredSession
+from tests.support.cli import PATIENT
+from tests.support.cli import agentos
 from tests.support.gate_tools import PORT
-from tests.ui.cli.conftest import running, until, until_event
+from tests.ui.cli.conftest import running
+from tests.ui.cli.conftest import until
+from tests.ui.cli.conftest import until_event
 
 GATED_AGENT = """
 name = "gated"

@@ -12,10 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from agentos.testing import MessagesStandIn, Reply, message_body
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
-from tests.support.cli import agentos, chat_in_a_terminal, read_all
-from tests.ui.cli.conftest import asked_on_the_page, serving
+from agentos.testing import MessagesStandIn
+from agentos.testing import Reply
+from agentos.testing import message_body
+from tests.support.browser import CHROMIUM
+from tests.support.browser import CHROMIUM_ARGS
+from tests.support.cli import agentos
+from tests.support.cli import chat_in_a_terminal
+from tests.support.cli import read_all
+from tests.ui.cli.conftest import asked_on_the_page
+from tests.ui.cli.conftest import serving
 
 WORDS = ("ANTHROPIC_API_KEY", 'model = "test"', "'claude-sonnet-4-5'")
 
@@ -111,7 +117,8 @@ def test_the_page_says_in_words_that_the_model_cannot_run(
 )
 @pytest.mark.anyio
 async def test_a_person_sees_why_in_the_browser(offline: dict[str, str], claude: str) -> None:
-    from playwright.async_api import async_playwright, expect
+    from playwright.async_api import async_playwright
+    from playwright.async_api import expect
 
     with serving(offline, claude) as (url, _):
         async with async_playwright() as playwright:

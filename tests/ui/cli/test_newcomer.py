@@ -18,7 +18,10 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import agentos, on_a_terminal, side_by_side, start
+from tests.support.cli import agentos
+from tests.support.cli import on_a_terminal
+from tests.support.cli import side_by_side
+from tests.support.cli import start
 
 JANE_AND_JACK = "When can Jane and Jack meet? calendar 0.2s"
 

@@ -11,8 +11,12 @@ import threading
 import time
 from pathlib import Path
 
-from tests.support.cli import agentos, read_all, start
-from tests.ui.cli.conftest import running, until, until_event
+from tests.support.cli import agentos
+from tests.support.cli import read_all
+from tests.support.cli import start
+from tests.ui.cli.conftest import running
+from tests.ui.cli.conftest import until
+from tests.ui.cli.conftest import until_event
 
 CRAWLER = """
 name = "crawler"

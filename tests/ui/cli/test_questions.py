@@ -11,8 +11,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.cli import ESCAPES, agentos, in_a_terminal, on_a_terminal
-from tests.ui.cli.conftest import serving, until
+from tests.support.cli import ESCAPES
+from tests.support.cli import agentos
+from tests.support.cli import in_a_terminal
+from tests.support.cli import on_a_terminal
+from tests.ui.cli.conftest import serving
+from tests.ui.cli.conftest import until
 
 ASKING = """
 name = "asking"

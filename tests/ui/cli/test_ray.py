@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import Result, agentos
+from tests.support.cli import Result
+from tests.support.cli import agentos
 from tests.support.ray_tools import RAY_TESTS
 
 pytestmark = RAY_TESTS

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import Result, agentos, chat_in_a_terminal
+from tests.support.cli import Result
+from tests.support.cli import agentos
+from tests.support.cli import chat_in_a_terminal
 from tests.ui.cli.conftest import asked_on_the_page
 
 REPLIES = '''

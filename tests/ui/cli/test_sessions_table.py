@@ -12,7 +12,10 @@ from collections.abc import Iterator
 import pytest
 from rich.cells import cell_len
 
-from tests.support.cli import agentos, on_a_terminal, side_by_side, start
+from tests.support.cli import agentos
+from tests.support.cli import on_a_terminal
+from tests.support.cli import side_by_side
+from tests.support.cli import start
 
 ESCAPES = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
 LONG_TITLE = (

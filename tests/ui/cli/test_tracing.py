@@ -19,21 +19,22 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support import ROOT
-from tests.support.cli import Result, agentos, start
+from tests.support.cli import Result
+from tests.support.cli import agentos
+from tests.support.cli import start
 from tests.support.import_watch import watched
 
 try:
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-        ExportTraceServiceResponse,
-    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 except ImportError:
     REASON = "the CLI tracing tests need agentos[otel]: pip install -e '.[test,otel]' (make test)"
     if os.environ.get("CI") == "true":

@@ -10,7 +10,8 @@ import os
 import anyio
 from pydantic import BaseModel
 
-from agentos import ToolContext, tool
+from agentos import ToolContext
+from agentos import tool
 from tests.support.gate_tools import PORT
 from tests.ui.cli.asking_tools import FORM
 

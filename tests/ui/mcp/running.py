@@ -3,15 +3,21 @@ its own, and the ``mcp`` SDK's client connected to it."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, nullcontext
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 from mcp import ClientSession
-from mcp.client.session import ElicitationFnT, LoggingFnT, MessageHandlerFnT
+from mcp.client.session import ElicitationFnT
+from mcp.client.session import LoggingFnT
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.support.serving import serving

@@ -9,7 +9,9 @@ its question. Against a real ``agentos mcp`` over HTTP, through the ``mcp`` SDK'
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,15 +21,22 @@ import mcp_types as types
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 from mcp import ClientSession
-from mcp.client.session import ClientRequestContext, ElicitationFnT
+from mcp.client.session import ClientRequestContext
+from mcp.client.session import ElicitationFnT
 from mcp.shared.dispatcher import ProgressFnT
 
 from tests.support import cli
 from tests.support.gate_tools import gate
 from tests.ui.cli.asking_tools import FORM
-from tests.ui.mcp.running import connected, http_server, structured
+from tests.ui.mcp.running import connected
+from tests.ui.mcp.running import http_server
+from tests.ui.mcp.running import structured
 from tests.ui.mcp.test_protocol import removed_in_2026
-from tests.ui.mcp.test_tasks import as_task, get, result, session_of, until
+from tests.ui.mcp.test_tasks import as_task
+from tests.ui.mcp.test_tasks import get
+from tests.ui.mcp.test_tasks import result
+from tests.ui.mcp.test_tasks import session_of
+from tests.ui.mcp.test_tasks import until
 
 pytestmark = pytest.mark.anyio
 

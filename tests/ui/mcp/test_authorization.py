@@ -12,7 +12,11 @@ import httpx2
 import pytest
 
 from tests.support import cli
-from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
+from tests.ui.mcp.running import ACCEPT
+from tests.ui.mcp.running import INITIALIZE
+from tests.ui.mcp.running import connected
+from tests.ui.mcp.running import http_server
+from tests.ui.mcp.running import structured
 
 pytestmark = pytest.mark.anyio
 

@@ -18,7 +18,11 @@ import pytest
 from mcp import MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
+from tests.ui.mcp.running import ACCEPT
+from tests.ui.mcp.running import INITIALIZE
+from tests.ui.mcp.running import connected
+from tests.ui.mcp.running import http_server
+from tests.ui.mcp.running import structured
 
 pytestmark = pytest.mark.anyio
 

@@ -14,10 +14,15 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import ClientSession
+from mcp import StdioServerParameters
+from mcp import stdio_client
 
 from tests.support import ROOT
-from tests.ui.mcp.running import agent_file, connected, http_server, structured
+from tests.ui.mcp.running import agent_file
+from tests.ui.mcp.running import connected
+from tests.ui.mcp.running import http_server
+from tests.ui.mcp.running import structured
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC
+from datetime import datetime
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +20,20 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from mcp import ClientSession, MCPError
+from mcp import ClientSession
+from mcp import MCPError
 
-from agentos import CallStatus, McpServer, ProgressKind, Runtime
+from agentos import CallStatus
+from agentos import McpServer
+from agentos import ProgressKind
+from agentos import Runtime
 from tests.support import cli
 from tests.support.gate_tools import gate
-from tests.ui.mcp.running import ACCEPT, INITIALIZE, connected, http_server, structured
+from tests.ui.mcp.running import ACCEPT
+from tests.ui.mcp.running import INITIALIZE
+from tests.ui.mcp.running import connected
+from tests.ui.mcp.running import http_server
+from tests.ui.mcp.running import structured
 
 pytestmark = pytest.mark.anyio
 

@@ -13,31 +13,35 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 import anyio
 import httpx2
 import mcp_types as types
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
-from mcp import Client, ClientSession, MCPError
+from mcp import Client
+from mcp import ClientSession
+from mcp import MCPError
 from mcp.client.extension import ResultClaim
 from mcp.client.streamable_http import streamable_http_client
 
-from agentos import (
-    Answer,
-    AnswerAction,
-    Asked,
-    CallEvent,
-    CallStatus,
-    JsonObject,
-    McpServer,
-    Runtime,
-)
+from agentos import Answer
+from agentos import AnswerAction
+from agentos import Asked
+from agentos import CallEvent
+from agentos import CallStatus
+from agentos import JsonObject
+from agentos import McpServer
+from agentos import Runtime
 from tests.toolsets.test_mcp_tasks_ext import statuses
 from tests.ui.cli.asking_tools import FORM
-from tests.ui.mcp.running import connected, http_server, structured
-from tests.ui.mcp.test_tasks import as_task, listed
+from tests.ui.mcp.running import connected
+from tests.ui.mcp.running import http_server
+from tests.ui.mcp.running import structured
+from tests.ui.mcp.test_tasks import as_task
+from tests.ui.mcp.test_tasks import listed
 
 pytestmark = pytest.mark.anyio
 

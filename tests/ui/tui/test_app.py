@@ -16,43 +16,45 @@ from typing import Any
 
 import anyio
 import pytest
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable
+from textual.widgets import Input
+from textual.widgets import Static
 
-from agentos import (
-    AgentConfig,
-    ManualClock,
-    ModelRequest,
-    ModelResponse,
-    ScriptedProvider,
-    Session,
-)
-from agentos.testing import (
-    FailingProvider,
-    FullDiskStore,
-    HeldProvider,
-    Puppet,
-    last_user_text,
-    settle,
-    text,
-    tool_calls,
-)
-from agentos.tui import CallsPane, ChatApp, Confirm, Details, terminal_theme
-from tests.support.backends import hosted, running, running_agent
+from agentos import AgentConfig
+from agentos import ManualClock
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos.testing import FailingProvider
+from agentos.testing import FullDiskStore
+from agentos.testing import HeldProvider
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.tui import CallsPane
+from agentos.tui import ChatApp
+from agentos.tui import Confirm
+from agentos.tui import Details
+from agentos.tui import terminal_theme
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.backends import running_agent
 from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.researcher import lead_and_researcher
 from tests.support.streaming import streaming_a_call
-from tests.support.tui import (
-    CONFIG,
-    both_checked,
-    call_on_go,
-    cell,
-    chat_text,
-    chatting,
-    check_both,
-    model,
-    say,
-    until,
-)
+from tests.support.tui import CONFIG
+from tests.support.tui import both_checked
+from tests.support.tui import call_on_go
+from tests.support.tui import cell
+from tests.support.tui import chat_text
+from tests.support.tui import chatting
+from tests.support.tui import check_both
+from tests.support.tui import model
+from tests.support.tui import say
+from tests.support.tui import until
 
 pytestmark = pytest.mark.anyio
 

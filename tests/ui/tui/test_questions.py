@@ -13,22 +13,31 @@ from contextlib import asynccontextmanager
 import pytest
 from pydantic import BaseModel
 from textual.pilot import Pilot
-from textual.widgets import Button, DataTable, Input, Static
+from textual.widgets import Button
+from textual.widgets import DataTable
+from textual.widgets import Input
+from textual.widgets import Static
 
-from agentos import (
-    Answer,
-    Asked,
-    JsonObject,
-    Runtime,
-    ScriptedProvider,
-    ToolContext,
-    tool,
-)
-from agentos.testing import last_user_text, text, tool_calls
-from agentos.tui import CallsPane, ChatApp, Details
-from tests.support.backends import running, running_agent
+from agentos import Answer
+from agentos import Asked
+from agentos import JsonObject
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import last_user_text
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.tui import CallsPane
+from agentos.tui import ChatApp
+from agentos.tui import Details
+from tests.support.backends import running
+from tests.support.backends import running_agent
 from tests.support.mcp_stdio import TOOLS_SERVER
-from tests.support.tui import CONFIG, cell, say, until
+from tests.support.tui import CONFIG
+from tests.support.tui import cell
+from tests.support.tui import say
+from tests.support.tui import until
 
 pytestmark = pytest.mark.anyio
 

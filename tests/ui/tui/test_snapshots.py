@@ -19,12 +19,22 @@ import pytest
 from pytest_textual_snapshot import SVGImageExtension
 from syrupy.assertion import SnapshotAssertion
 from textual.pilot import Pilot
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable
+from textual.widgets import Input
 
-from agentos import AgentConfig, ManualClock, ScriptedProvider, YieldOnTimeout
+from agentos import AgentConfig
+from agentos import ManualClock
+from agentos import ScriptedProvider
+from agentos import YieldOnTimeout
 from agentos.stores import short_id
-from agentos.testing import Puppet, last_tool_results, last_user_text, settle, text, tool_calls
-from agentos.tui import ChatApp, Details
+from agentos.testing import Puppet
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.tui import ChatApp
+from agentos.tui import Details
 from tests.support.backends import running
 
 pytestmark = pytest.mark.anyio

@@ -11,7 +11,8 @@ import subprocess
 import sys
 
 from tests.support import ROOT
-from tests.support.cli import agentos, chat_in_a_terminal
+from tests.support.cli import agentos
+from tests.support.cli import chat_in_a_terminal
 
 ESCAPES = re.compile(rb"\x1b\[[0-9;?]*[a-zA-Z]")
 

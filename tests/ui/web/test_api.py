@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -19,34 +20,34 @@ import anyio
 import anyio.lowlevel
 import httpx
 import pytest
-from httpx_sse import ServerSentEvent, aconnect_sse
+from httpx_sse import ServerSentEvent
+from httpx_sse import aconnect_sse
 
-from agentos import (
-    AgentConfig,
-    Host,
-    ManualClock,
-    Runtime,
-    Session,
-    SqliteStore,
-    open_store,
-)
-from agentos.testing import (
-    FailingProvider,
-    FullDiskStore,
-    HeldProvider,
-    Puppet,
-    last_user_text,
-    settle,
-)
-from agentos.web import (
-    MAX_BODY,
-    TOKEN_COOKIE,
-    listen,
-    make_app,
-)
-from tests.support.backends import Backend, running
+from agentos import AgentConfig
+from agentos import Host
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import Session
+from agentos import SqliteStore
+from agentos import open_store
+from agentos.testing import FailingProvider
+from agentos.testing import FullDiskStore
+from agentos.testing import HeldProvider
+from agentos.testing import Puppet
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.web import MAX_BODY
+from agentos.web import TOKEN_COOKIE
+from agentos.web import listen
+from agentos.web import make_app
+from tests.support.backends import Backend
+from tests.support.backends import running
 from tests.support.streaming import streaming_a_call
-from tests.support.web import Web, applied, held_elsewhere, model, web
+from tests.support.web import Web
+from tests.support.web import applied
+from tests.support.web import held_elsewhere
+from tests.support.web import model
+from tests.support.web import web
 
 pytestmark = pytest.mark.anyio
 

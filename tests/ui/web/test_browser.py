@@ -15,8 +15,10 @@ import re
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
+from contextlib import asynccontextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,36 +28,35 @@ import pytest
 import uvicorn
 from pydantic import BaseModel
 
-from agentos import (
-    AgentConfig,
-    Answer,
-    AnthropicProvider,
-    Asked,
-    CallStatus,
-    Host,
-    JsonObject,
-    ManualClock,
-    Runtime,
-    ScriptedProvider,
-    SqliteStore,
-    ToolContext,
-    tool,
-)
-from agentos.testing import (
-    MessagesStandIn,
-    Puppet,
-    Reply,
-    last_tool_results,
-    last_user_text,
-    message_body,
-    settle,
-    text,
-    tool_calls,
-)
+from agentos import AgentConfig
+from agentos import Answer
+from agentos import AnthropicProvider
+from agentos import Asked
+from agentos import CallStatus
+from agentos import Host
+from agentos import JsonObject
+from agentos import ManualClock
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import SqliteStore
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import MessagesStandIn
+from agentos.testing import Puppet
+from agentos.testing import Reply
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
+from agentos.testing import message_body
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
 from agentos.web import make_app
 from tests.support import ROOT
-from tests.support.backends import hosted, running, running_agent
-from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.backends import hosted
+from tests.support.backends import running
+from tests.support.backends import running_agent
+from tests.support.browser import CHROMIUM
+from tests.support.browser import CHROMIUM_ARGS
 from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.researcher import lead_and_researcher
 from tests.support.web import held_elsewhere
@@ -71,16 +72,14 @@ if not os.path.exists(CHROMIUM):
         pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
     pytest.skip(reason, allow_module_level=True)
 
-from playwright.async_api import (  # noqa: E402
-    Browser,
-    ConsoleMessage,
-    Page,
-    Request,
-    Response,
-    Route,
-    async_playwright,
-    expect,
-)
+from playwright.async_api import Browser  # noqa: E402
+from playwright.async_api import ConsoleMessage  # noqa: E402
+from playwright.async_api import Page  # noqa: E402
+from playwright.async_api import Request  # noqa: E402
+from playwright.async_api import Response  # noqa: E402
+from playwright.async_api import Route  # noqa: E402
+from playwright.async_api import async_playwright  # noqa: E402
+from playwright.async_api import expect  # noqa: E402
 
 
 def model() -> ScriptedProvider:

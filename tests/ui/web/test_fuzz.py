@@ -8,11 +8,15 @@ from pathlib import Path
 
 import anyio
 import httpx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from agentos import AgentConfig, ScriptedProvider
-from agentos.testing import Puppet, text
+from agentos import AgentConfig
+from agentos import ScriptedProvider
+from agentos.testing import Puppet
+from agentos.testing import text
 from agentos.web import make_app
 from tests.support.backends import hosted
 

@@ -16,20 +16,22 @@ import httpx
 import pytest
 from pydantic import BaseModel
 
-from agentos import (
-    Answer,
-    Asked,
-    CallSnapshot,
-    CallStatus,
-    Host,
-    JsonObject,
-    Runtime,
-    ScriptedProvider,
-    ToolContext,
-    tool,
-)
-from agentos.testing import last_user_text, settle, text, tool_calls
-from agentos.web import MAX_BODY, make_app
+from agentos import Answer
+from agentos import Asked
+from agentos import CallSnapshot
+from agentos import CallStatus
+from agentos import Host
+from agentos import JsonObject
+from agentos import Runtime
+from agentos import ScriptedProvider
+from agentos import ToolContext
+from agentos import tool
+from agentos.testing import last_user_text
+from agentos.testing import settle
+from agentos.testing import text
+from agentos.testing import tool_calls
+from agentos.web import MAX_BODY
+from agentos.web import make_app
 
 pytestmark = pytest.mark.anyio
 

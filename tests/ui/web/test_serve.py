@@ -8,14 +8,16 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.support.cli import agentos, start
+from tests.support.cli import agentos
+from tests.support.cli import start
 
 ADDRESS = re.compile(r"serving (http://\S+)")
 

@@ -19,7 +19,8 @@ import anyio
 import pytest
 from httpx_sse import ServerSentEvent
 
-from tests.support.web import applied, web
+from tests.support.web import applied
+from tests.support.web import web
 
 pytestmark = pytest.mark.anyio
 
