@@ -14,6 +14,7 @@ a live process holding the session mirrors.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypedDict
 
 from agentos._board.board import Board
 from agentos._host.call_view import CallView
@@ -68,49 +69,34 @@ def stored_calls(
         else:
             status, note, result = _without_outcome(token, live)
         calls.append(
-            _view(
-                stored.session_id,
-                token,
+            CallView(
+                call_id=None if known is None else known.internal_id,
+                session_id=stored.session_id,
                 provider_call_id=use_id,
                 tool_name=str(use.get("name", "")),
                 tool_input=_arguments(use.get("input")),
                 status=status,
-                call_id=None if known is None else known.internal_id,
                 result=result,
                 cancel_reason=reason,
                 note=note,
+                **_token_fields(token),
             )
         )
     return calls
 
 
-def _view(
-    session_id: str,
-    token: StoredToken | None,
-    *,
-    provider_call_id: str,
-    tool_name: str,
-    tool_input: JsonObject,
-    status: CallStatus,
-    call_id: str | None,
-    result: Json,
-    cancel_reason: str | None,
-    note: str | None,
-) -> CallView:
-    return CallView(
-        call_id=call_id,
-        session_id=session_id,
-        provider_call_id=provider_call_id,
-        tool_name=tool_name,
-        tool_input=tool_input,
-        status=status,
-        result=result,
-        continuation_token=None if token is None else token.token,
-        token_completed=None if token is None else token.completed_at is not None,
-        cancel_reason=cancel_reason,
-        note=note,
-        deferred=token is not None,
-    )
+class _TokenFields(TypedDict):
+    continuation_token: str | None
+    token_completed: bool | None
+    deferred: bool
+
+
+def _token_fields(token: StoredToken | None) -> _TokenFields:
+    """What a stored call's continuation token says of it (a call with one was deferred)."""
+    if token is None:
+        return {"continuation_token": None, "token_completed": None, "deferred": False}
+    done = token.completed_at is not None
+    return {"continuation_token": token.token, "token_completed": done, "deferred": True}
 
 
 def _arguments(arguments: object) -> JsonObject:
@@ -149,17 +135,17 @@ def _board_calls(
             elif status is CallStatus.CANCELLED:
                 reason = str(result).removeprefix(_CANCELLED) if result else None
             calls.append(
-                _view(
-                    session_id,
-                    token,
+                CallView(
+                    call_id=call.call_id if call.background else None,
+                    session_id=session_id,
                     provider_call_id=call.use_id or call.call_id,
                     tool_name=call.tool_name,
                     tool_input=call.tool_input,
                     status=status,
-                    call_id=call.call_id if call.background else None,
                     result=result,
                     cancel_reason=reason,
                     note=note,
+                    **_token_fields(token),
                 )
             )
     return calls

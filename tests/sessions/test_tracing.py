@@ -10,7 +10,6 @@ earlier trace, as does the first turn. An MCP call carries its span's context in
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -36,14 +35,13 @@ from agentos.testing import last_user_text
 from agentos.testing import settle
 from agentos.testing import text
 from agentos.testing import tool_calls
+from tests.support import cannot_run
 
 try:
     import opentelemetry.sdk  # noqa: F401
 except ImportError:
     REASON = "the tracing tests need opentelemetry-sdk: pip install -e '.[test,otel]' (make test)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI must run the tracing tests: {REASON}", pytrace=False)
-    pytest.skip(REASON, allow_module_level=True)
+    cannot_run("the tracing tests", REASON, module=True)
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace import TracerProvider

@@ -8,16 +8,14 @@ Without them a test that needs one skips, saying how to get it; under ``CI=true`
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
 from tests.support import ROOT
+from tests.support import cannot_run
 from tests.support.mcp_servers import SERVERS
 
 FASTMCP_PYTHON = ROOT / ".venv" / "fastmcp" / "bin" / "python"
@@ -63,7 +61,5 @@ def tasks_server() -> Iterator[str]:
 def venv_python(python: Path, reason: str) -> str:
     """``python`` when it is there; else the test skips (fails under CI) saying ``reason``."""
     if not python.exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the tests that need it: {reason}", pytrace=False)
-        pytest.skip(reason)
+        cannot_run("the tests that need it", reason)
     return str(python)

@@ -8,12 +8,10 @@ fails instead, since ``.ci/run`` installs npm and ``make test`` the packages.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
-
 from tests.support import ROOT
+from tests.support import cannot_run
 
 NODE_DIR = ROOT / ".venv" / "node"
 """Where ``make test`` installs the npm packages (``npm install --prefix``)."""
@@ -28,9 +26,7 @@ def node_program(name: str) -> list[str]:
     missing = [path for path in (node, program) if not path.exists()]
     if missing:
         reason = f"{_shown(missing[0])} is missing: {HOW}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the tests that need Node: {reason}", pytrace=False)
-        pytest.skip(reason)
+        cannot_run("the tests that need Node", reason)
     return [str(node), str(program)]
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
-import pytest
+from tests.support import cannot_run
 
 HOW = (
     "the PostgreSQL tests need Debian's postgresql (apt install postgresql: initdb, pg_ctl) "
@@ -107,9 +107,7 @@ def postgres_cluster(*, acknowledged_is_durable: bool = False) -> Iterator[Clust
         return
     initdb = _bin("initdb")
     if initdb is None or not server_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the PostgreSQL tests: {HOW}", pytrace=False)
-        pytest.skip(HOW)
+        cannot_run("the PostgreSQL tests", HOW)
     directory = Path(tempfile.mkdtemp(prefix="agentos-pg-"))
     if os.geteuid() == 0:
         shutil.chown(directory, "postgres", "postgres")
@@ -143,9 +141,7 @@ def pgbouncer_in_front(cluster: Cluster) -> Iterator[str]:
         "/usr/sbin/pgbouncer" if os.path.exists("/usr/sbin/pgbouncer") else None
     )
     if pgbouncer is None or cluster.directory is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the pooler tests: {POOLER_HOW}", pytrace=False)
-        pytest.skip(POOLER_HOW)
+        cannot_run("the pooler tests", POOLER_HOW)
     directory = Path(tempfile.mkdtemp(prefix="agentos-pgbouncer-"))
     port = _free_port()
     (directory / "users.txt").write_text('"postgres" ""\n')

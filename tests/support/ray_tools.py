@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from agentos import ToolContext
 from agentos import tool
 from tests.support import ROOT
+from tests.support import cannot_run
 
 RAY_TESTS = pytest.mark.xdist_group("ray")
 """Every test that starts Ray runs on one pytest-xdist worker (``--dist loadgroup``), one
@@ -29,9 +30,7 @@ def need_ray() -> ModuleType:
         import ray
     except ImportError:
         reason = "the Ray tests need ray: pip install 'agentos[ray]' (make test installs it)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must run the Ray tests: {reason}", pytrace=False)
-        pytest.skip(reason)
+        cannot_run("the Ray tests", reason)
     root = str(ROOT)
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [root, *filter(None, [os.environ.get("PYTHONPATH")])]
@@ -69,9 +68,7 @@ def no_cluster_running(within: float = 60.0) -> None:
     while left := clusters_found():
         if time.monotonic() > deadline:
             reason = f"a Ray cluster runs on this machine ({', '.join(sorted(left))})"
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"CI must run this test alone: {reason}", pytrace=False)
-            pytest.skip(reason)
+            cannot_run("this test alone", reason)
         time.sleep(0.1)
 
 

@@ -22,7 +22,8 @@ import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
-from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import field
 from functools import partial
 from typing import Any
 
@@ -86,32 +87,24 @@ EXTERNAL = "the turn waits for deferred calls that only someone outside can comp
 """What the task of a turn left waiting on deferred calls says, failed: it has no answer."""
 
 
+@dataclass(eq=False)
 class _TaskTurn:
-    """A task's turn as its executor follows it, across the messages of the task."""
+    """A task's turn as its executor follows it, across the messages of the task (its
+    ``questions`` given as soon as it is made: they name it when they end)."""
 
-    def __init__(
-        self,
-        turn: PostedTurn,
-        task_id: str,
-        context_id: str,
-        queue: EventQueue,
-        replies_before: int,
-        questions: Callable[[Callable[[Handed], None]], TaskQuestions],
-        asks_no_more: Callable[[_TaskTurn, Handed], None],
-    ) -> None:
-        self.turn = turn
-        self.task_id = task_id
-        self.context_id = context_id
-        self.queue = queue
-        self.replies_before = replies_before
-        """The session's replies before the post: the later ones are this turn's."""
-        self.questions = questions(lambda handed: asks_no_more(self, handed))
-        self.asking: Handed | None = None
-        self.unheard: list[CallEvent | Handed] = []
-        """What was heard with the question the task asks, told once it is answered."""
-        self.cancelled = False
-        self.scope: anyio.CancelScope | None = None
-        """Where it is followed now."""
+    turn: PostedTurn
+    task_id: str
+    context_id: str
+    queue: EventQueue
+    replies_before: int
+    """The session's replies before the post: the later ones are this turn's."""
+    questions: TaskQuestions = field(init=False)
+    asking: Handed | None = None
+    unheard: list[CallEvent | Handed] = field(default_factory=list)
+    """What was heard with the question the task asks, told once it is answered."""
+    cancelled: bool = False
+    scope: anyio.CancelScope | None = None
+    """Where it is followed now."""
 
     async def status(self, state: TaskState, text: str, *more: Any) -> None:
         await _status(self.queue, self.task_id, self.context_id, state, text, *more)
@@ -203,10 +196,9 @@ class TurnExecutor(AgentExecutor):
                 f"could not post: {error}",
             )
             return
-        questions = partial(TaskQuestions, self._host.runtime.clock, self._ask_timeout)
-        following = _TaskTurn(
-            turn, task_id, context_id, event_queue, replies_before, questions, self._asks_no_more
-        )
+        following = _TaskTurn(turn, task_id, context_id, event_queue, replies_before)
+        ended = partial(self._asks_no_more, following)
+        following.questions = TaskQuestions(self._host.runtime.clock, self._ask_timeout, ended)
         self._turns[task_id] = self._sessions[context_id] = following
         try:
             await following.status(TaskState.TASK_STATE_WORKING, f"session {context_id}: posted")

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from tests.support import ROOT
+from tests.support import cannot_run
 from tests.support.cli import Result
 from tests.support.cli import agentos
 from tests.support.cli import start
@@ -37,9 +38,7 @@ try:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 except ImportError:
     REASON = "the CLI tracing tests need agentos[otel]: pip install -e '.[test,otel]' (make test)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI must run the CLI tracing tests: {REASON}", pytrace=False)
-    pytest.skip(REASON, allow_module_level=True)
+    cannot_run("the CLI tracing tests", REASON, module=True)
 
 ONLY_AT_THE_END = {"OTEL_BSP_SCHEDULE_DELAY": "600000"}
 """The batch processor's delay (ms): longer than any test, so only the flush sends."""

@@ -52,6 +52,7 @@ from agentos.testing import text
 from agentos.testing import tool_calls
 from agentos.web import make_app
 from tests.support import ROOT
+from tests.support import cannot_run
 from tests.support.backends import hosted
 from tests.support.backends import running
 from tests.support.backends import running_agent
@@ -68,9 +69,7 @@ pytestmark = pytest.mark.anyio
 
 if not os.path.exists(CHROMIUM):
     reason = f"browser tests need Debian's chromium at {CHROMIUM}: apt-get install chromium"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI must run the browser tests: {reason}", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
+    cannot_run("the browser tests", reason, module=True)
 
 from playwright.async_api import Browser  # noqa: E402
 from playwright.async_api import ConsoleMessage  # noqa: E402
