@@ -3,8 +3,9 @@
 A history of Anthropic-format dicts is a dozen objects a turn that the cyclic collector
 walks at every full collection, for as long as the session lives. Packed with ``marshal``
 (in memory only, never stored: it keeps every builtin type as it is, tuples and bools
-too) a message is one object the collector does not track, a seventh of the size. A
-message ``marshal`` cannot pack (a value of a type of its own) is kept as it is.
+too) a message is one object the collector does not track, a seventh of the size; every
+``CHUNK`` settled messages are then compressed together, a sixth again. A message
+``marshal`` cannot pack (a value of a type of its own) is kept as it is.
 
 ``MessageLog`` is a transcript machine's history; ``PackedMessages`` an unchanging
 stretch of it, read lazily: a request to the model and a view of the machine hold one
@@ -14,11 +15,13 @@ each time it is read (changing it changes nothing kept), and the newest one as i
 
 from __future__ import annotations
 
+import marshal
+import zlib
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Sequence
-from itertools import chain
+from itertools import islice
 from typing import overload
 
 from agentos._model.messages import Message
@@ -27,25 +30,48 @@ from components import pack
 from components import unpack
 
 CHUNK = 32
-"""Packed messages kept in one tuple once they are all settled."""
+"""Messages sealed together into one chunk once they are all settled."""
+
+Chunk = bytes | tuple[Packed, ...]
+"""``CHUNK`` settled messages, packed one by one: the tuple of them marshalled and
+compressed (the same keys and block shapes again and again: a sixth of the size), or the
+tuple as it is when one of them is a value ``marshal`` cannot pack."""
+
+
+def _sealed(packed: tuple[Packed, ...]) -> Chunk:
+    try:
+        return zlib.compress(marshal.dumps(packed), 1)
+    except ValueError:
+        return packed
+
+
+def _opened(chunk: Chunk) -> tuple[Packed, ...]:
+    """A chunk's messages, each still packed."""
+    if type(chunk) is bytes:
+        opened: tuple[Packed, ...] = marshal.loads(zlib.decompress(chunk))
+        return opened
+    return chunk  # type: ignore[return-value]  # a tuple: marshal could not pack it
 
 
 class _Messages(Sequence[Message]):
-    """Messages kept as ``_chunks`` of ``CHUNK`` each, then a ``_tail`` of the newest: built
-    from what is kept by index, by slice (a list), or in order."""
+    """Messages kept as ``_chunks`` of ``CHUNK`` each, then a ``_tail`` of the newest packed
+    one by one: built from what is kept by index, by slice (a list), or in order, a chunk
+    opened whole when any of its messages is read."""
 
     __slots__ = ()
-    _chunks: Sequence[tuple[Packed, ...]]
+    _chunks: Sequence[Chunk]
     _tail: Sequence[Packed]
 
     def __len__(self) -> int:
         return len(self._chunks) * CHUNK + len(self._tail)
 
     def __iter__(self) -> Iterator[Message]:
-        return map(unpack, chain(chain.from_iterable(self._chunks), self._tail))
+        return self._from(0)
 
     def __reversed__(self) -> Iterator[Message]:
-        return map(unpack, reversed([*chain.from_iterable(self._chunks), *self._tail]))
+        messages: list[Message] = list(self)
+        messages.reverse()
+        return iter(messages)
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -53,15 +79,7 @@ class _Messages(Sequence[Message]):
     def __getitem__(self, index: slice) -> list[Message]: ...
     def __getitem__(self, index: int | slice) -> Message | list[Message]:
         if isinstance(index, slice):
-            return [unpack(packed) for packed in self._kept()[index]]
-        message: Message = unpack(self._at(index))
-        return message
-
-    def _kept(self) -> list[Packed]:
-        return [*chain.from_iterable(self._chunks), *self._tail]
-
-    def _at(self, index: int) -> Packed:
-        """The message at ``index`` as kept (``IndexError`` past either end)."""
+            return list(self)[index]
         size = len(self)
         if index < 0:
             index += size
@@ -69,37 +87,49 @@ class _Messages(Sequence[Message]):
             raise IndexError("message index out of range")
         settled = len(self._chunks) * CHUNK
         if index >= settled:
-            return self._tail[index - settled]
-        return self._chunks[index // CHUNK][index % CHUNK]
+            message: Message = unpack(self._tail[index - settled])
+        else:
+            message = unpack(_opened(self._chunks[index // CHUNK])[index % CHUNK])
+        return message
+
+    def _from(self, start: int) -> Iterator[Message]:
+        """The messages from ``start`` on, in order, each chunk opened once."""
+        first, skip = divmod(start, CHUNK)
+        chunks = self._chunks
+        for number in range(first, len(chunks)):
+            yield from map(unpack, _opened(chunks[number])[skip:])
+            skip = 0
+        settled = len(chunks) * CHUNK
+        for packed in self._tail[max(start - settled, 0) :]:
+            yield unpack(packed)
 
 
 class PackedMessages(_Messages):
     """An unchanging stretch of a history, each message built when it is read; equal to
     any list or tuple of the same messages, and shown as a list. Its chunks are the
-    history's own (tuples): taking one copies a tuple per ``CHUNK`` messages, not a
-    reference per message of the whole history at every request."""
+    history's own: taking one copies a reference per ``CHUNK`` messages, not one per
+    message of the whole history at every request."""
 
     __slots__ = ("_chunks", "_tail")
 
-    def __init__(self, packed: Iterable[Packed] = ()) -> None:
-        flat = tuple(packed)
-        cut = len(flat) // CHUNK * CHUNK
-        self._chunks: tuple[tuple[Packed, ...], ...] = tuple(
-            flat[start : start + CHUNK] for start in range(0, cut, CHUNK)
+    def __init__(self, messages: Iterable[Message] = ()) -> None:
+        packed = tuple(pack(message) for message in messages)
+        cut = len(packed) // CHUNK * CHUNK
+        self._chunks: tuple[Chunk, ...] = tuple(
+            _sealed(packed[start : start + CHUNK]) for start in range(0, cut, CHUNK)
         )
-        self._tail: tuple[Packed, ...] = flat[cut:]
+        self._tail: tuple[Packed, ...] = packed[cut:]
 
     @classmethod
-    def _of(
-        cls, chunks: tuple[tuple[Packed, ...], ...], tail: tuple[Packed, ...]
-    ) -> PackedMessages:
+    def _of(cls, chunks: tuple[Chunk, ...], tail: tuple[Packed, ...]) -> PackedMessages:
         made = cls.__new__(cls)
         made._chunks, made._tail = chunks, tail
         return made
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PackedMessages):
-            return self._kept() == other._kept() or list(self) == list(other)
+            same = self._chunks == other._chunks and self._tail == other._tail
+            return same or list(self) == list(other)
         if isinstance(other, list | tuple):
             return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
         return NotImplemented
@@ -114,17 +144,18 @@ class MessageLog(_Messages):
     """A transcript's history: appended to, its last message replaced (a partial user turn
     extended). Every message but the last is packed; the last, the one a turn reads and
     extends, is kept as it is (as a list of them would: the same dict each read) and
-    packed once the next one comes. Settled messages go in tuples of ``CHUNK``: a tuple of
-    bytes is untracked, so a full collection visits one reference per chunk, not one per
-    message of every session's history (a list of 190 messages a session in the soak)."""
+    packed once the next one comes. Settled messages are sealed in chunks of ``CHUNK``
+    (``Chunk``): a full collection visits one reference per chunk, not one per message of
+    every session's history (a list of 190 messages a session in the soak), and a chunk
+    holds its messages in a sixth of the bytes."""
 
     __slots__ = ("_chunks", "_said", "_tail")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         packed = [pack(message) for message in messages]
         cut = (len(packed) - 1) // CHUNK * CHUNK if packed else 0
-        self._chunks: list[tuple[Packed, ...]] = [
-            tuple(packed[start : start + CHUNK]) for start in range(0, cut, CHUNK)
+        self._chunks: list[Chunk] = [
+            _sealed(tuple(packed[start : start + CHUNK])) for start in range(0, cut, CHUNK)
         ]
         self._tail: list[Packed] = packed[cut:]
         """The newest messages (at least one if any): all packed but the last."""
@@ -139,12 +170,12 @@ class MessageLog(_Messages):
         function: what the messages say is kept for those packed)."""
         kept, size = self._said, len(self)
         settled = min(count, size - 1)
-        for index in range(len(kept), settled):
-            message = unpack(self._at(index))
-            kept.append((str(message.get("role")), said(message)))
+        if settled > len(kept):
+            news = islice(self._from(len(kept)), settled - len(kept))
+            kept.extend((str(message.get("role")), said(message)) for message in news)
         told = kept[:count]
         if count >= size > settled >= 0:
-            message = unpack(self._at(size - 1))
+            message = unpack(self._tail[-1])
             told.append((str(message.get("role")), said(message)))
         return told
 
@@ -153,7 +184,7 @@ class MessageLog(_Messages):
         if tail:
             tail[-1] = pack(tail[-1])
             if len(tail) == CHUNK:
-                self._chunks.append(tuple(tail))
+                self._chunks.append(_sealed(tuple(tail)))
                 self._tail = tail = []
         tail.append(message)
 
@@ -165,5 +196,5 @@ class MessageLog(_Messages):
         full, rest = divmod(count, CHUNK)
         chunks = self._chunks
         if full < len(chunks):
-            return PackedMessages._of(tuple(chunks[:full]), chunks[full][:rest])
+            return PackedMessages._of(tuple(chunks[:full]), _opened(chunks[full])[:rest])
         return PackedMessages._of(tuple(chunks), tuple(self._tail[: count - len(chunks) * CHUNK]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,30 @@ async def test_a_long_history_reads_as_the_list_it_replaces_across_its_chunks(
         session = await host.resume("s")
         assert session.replies == [f"reply {number}" for number in range(1, 53)]
         assert session.title == "m0" and session.history == said
+
+
+async def test_messages_holding_values_of_their_own_types_read_back_as_they_were() -> None:
+    """A reply whose block holds a value ``marshal`` cannot pack (a ``Fraction``) is kept as
+    it is, in a chunk of its own kind: the history, a request drawn mid-chunk and the
+    replies read back the same values, across several chunk boundaries."""
+    said: list[object] = []
+
+    def reply(request: ModelRequest) -> ModelResponse:
+        assert list(request.messages) == said[: len(request.messages)]
+        return ModelResponse(
+            [{"type": "text", "text": f"reply {len(said)}", "weight": Fraction(1, 3)}],
+            "end_turn",
+        )
+
+    provider = ScriptedProvider((lambda r: True, reply))
+    async with Runtime([work]) as runtime, Host(runtime, provider) as host:
+        session = await host.create_session(AgentConfig())
+        for turn in range(40):
+            said.append({"role": "user", "content": [{"type": "text", "text": f"m{turn}"}]})
+            session.post(f"m{turn}")
+            await session.wait_idle()
+            said.append(session.history[-1])
+        assert session.history == said and not session.errors
+        assert session.history[33]["content"][0]["weight"] == Fraction(1, 3)
+        assert session.history[5:40] == said[5:40]
+        assert session.replies == [f"reply {2 * turn + 1}" for turn in range(40)]
