@@ -45,7 +45,7 @@ class CallLedger:
         """``cache``: where cacheable results are kept (the host's, shared by its sessions;
         else one of this session's own)."""
         self.session_id = session_id
-        self.history = MessageHistory()
+        self.history = MessageHistory(seal=True)
         """What the conversation says of each call: the source of ``orphaned``."""
         self.outstanding: dict[CallId, str] = {}
         """Calls answered by a placeholder whose outcome is not told yet -> tool_use id."""

@@ -9,9 +9,14 @@ Anthropic Messages-format histories.
 
 from __future__ import annotations
 
+import marshal
+import zlib
 from collections.abc import Iterable
+from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 from typing import Protocol
 
@@ -67,10 +72,14 @@ class MessageHistory:
     call; a ``tool_result`` for it is its final result unless it is an agentos
     placeholder. ``record`` adds or updates one call directly. Each call is kept as a
     flat tuple (``_Kept``) the collector does not track, and built again when asked for.
+    With ``seal``, a call whose end is recorded is kept apart from those still going, and
+    every ``SEALED`` of them are compressed together (a session's index a tenth of the
+    size): a look-up that misses the calls still going opens them, newest first.
     """
 
-    def __init__(self) -> None:
-        self._sessions: dict[str, dict[str, _Kept]] = {}
+    def __init__(self, *, seal: bool = False) -> None:
+        self._sessions: dict[str, _Index] = {}
+        self._seal = seal
 
     def load(self, session_id: str, messages: Iterable[Mapping[str, Any]]) -> None:
         calls: dict[str, HistoryCall] = {}
@@ -87,24 +96,35 @@ class MessageHistory:
                     self._apply_result(calls, block)
                 elif block.get("type") == "text":
                     self._apply_outcome(calls, str(block.get("text", "")))
-        self._sessions[session_id] = {}
+        self._sessions.pop(session_id, None)
         for call in calls.values():
             self.record(session_id, call)
 
     def record(self, session_id: str, call: HistoryCall) -> None:
-        calls = self._sessions.setdefault(session_id, {})
+        index = self._sessions.get(session_id)
+        if index is None:
+            index = self._sessions[session_id] = _Index()
         kept = _keep(call)
-        calls[call.call_id] = kept
+        if self._seal and call.status is not None:
+            index.end(kept)
+            return
+        by_id = index.by_id
+        by_id[call.call_id] = kept
         if call.internal_id is not None:
-            calls[call.internal_id] = kept
+            by_id[call.internal_id] = kept
 
     def find_call(self, session_id: str, call_id: str) -> HistoryCall | None:
-        kept = self._sessions.get(session_id, {}).get(call_id)
+        index = self._sessions.get(session_id)
+        kept = None if index is None else index.find(call_id)
         return None if kept is None else _built(kept)
 
     def calls(self, session_id: str) -> list[HistoryCall]:
-        """Every call of the session once, in the order the history made them."""
-        unique = {kept[0]: kept for kept in self._sessions.get(session_id, {}).values()}
+        """Every call of the session once, in the order the history made them (sealed: those
+        whose end is recorded first, in the order they ended)."""
+        index = self._sessions.get(session_id)
+        if index is None:
+            return []
+        unique = {kept[0]: kept for kept in index.every()}
         return [_built(kept) for kept in unique.values()]
 
     @staticmethod
@@ -146,6 +166,60 @@ class MessageHistory:
 
 _Kept = tuple[str, str, str | None, str | None, Packed]
 """A ``HistoryCall`` as kept: its ids, its tool, its status's value, its result packed."""
+
+SEALED = 32
+"""Calls whose end is recorded, compressed together once there are this many."""
+
+
+class _Index:
+    """One session's calls: by either id, and (sealed) those that ended, newest last."""
+
+    __slots__ = ("by_id", "ended", "sealed")
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, _Kept] = {}
+        self.ended: list[_Kept] = []
+        self.sealed: list[bytes | tuple[_Kept, ...]] = []
+
+    def end(self, kept: _Kept) -> None:
+        """A call whose end is recorded: no longer found among those still going."""
+        call_id, _, internal_id, _, _ = kept
+        self.by_id.pop(call_id, None)
+        if internal_id is not None:
+            self.by_id.pop(internal_id, None)
+        ended = self.ended
+        ended.append(kept)
+        if len(ended) == SEALED:
+            try:
+                self.sealed.append(zlib.compress(marshal.dumps(tuple(ended)), 1))
+            except ValueError:  # a result of a type of its own: kept as it is
+                self.sealed.append(tuple(ended))
+            self.ended = []
+
+    def find(self, call_id: str) -> _Kept | None:
+        kept = self.by_id.get(call_id)
+        if kept is not None or not (self.ended or self.sealed):
+            return kept
+        for ended in chain((self.ended,), map(_opened, reversed(self.sealed))):
+            for kept in reversed(ended):
+                if call_id == kept[0] or call_id == kept[2]:
+                    return kept
+        return None
+
+    def every(self) -> Iterator[_Kept]:
+        """Every call as kept, those that ended first (a call still going was recorded after
+        any end of its own: it comes later, and wins)."""
+        for sealed in self.sealed:
+            yield from _opened(sealed)
+        yield from self.ended
+        yield from self.by_id.values()
+
+
+def _opened(sealed: bytes | tuple[_Kept, ...]) -> Sequence[_Kept]:
+    if type(sealed) is bytes:
+        opened: tuple[_Kept, ...] = marshal.loads(zlib.decompress(sealed))
+        return opened
+    return sealed  # type: ignore[return-value]  # a tuple: marshal could not pack it
 
 
 def _keep(call: HistoryCall) -> _Kept:

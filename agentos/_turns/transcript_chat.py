@@ -45,9 +45,12 @@ def transcript_chat(
     A call's state is the runtime's while it holds the call, else what the history told
     (``index``), else ``orphaned``."""
 
+    known: dict[str, CallStatus | None] = {}
+
     def told(tool_use_id: str) -> CallStatus | None:
-        known = index.find_call(session_id, tool_use_id)
-        return None if known is None else known.status
+        if not known:  # once, not a look-up (that may open sealed calls) per call
+            known.update((call.call_id, call.status) for call in index.calls(session_id))
+        return known.get(tool_use_id)
 
     marks = _marks(history)
     by_use = {c.provider_call_id: c for c in calls if c.provider_call_id is not None}

@@ -13,11 +13,13 @@ import pytest
 import agentos
 from agentos import AgentConfig
 from agentos import Host
+from agentos import ManualClock
 from agentos import ModelRequest
 from agentos import ModelResponse
 from agentos import Runtime
 from agentos import ScriptedProvider
 from agentos.testing import last_tool_results
+from agentos.testing import settle
 from agentos.testing import text
 from agentos.testing import tool_calls
 from tests.support.arguments import Empty
@@ -196,3 +198,46 @@ async def test_messages_holding_values_of_their_own_types_read_back_as_they_were
         assert session.history[33]["content"][0]["weight"] == Fraction(1, 3)
         assert session.history[5:40] == said[5:40]
         assert session.replies == [f"reply {2 * turn + 1}" for turn in range(40)]
+
+
+@agentos.tool
+async def broken(args: Empty) -> int:
+    """Fails at once."""
+    raise ValueError("no")
+
+
+async def test_ended_calls_are_found_by_either_id_once_the_runtime_forgot_them(
+    clock: ManualClock,
+) -> None:
+    """A session's index of its calls seals those that ended (32 at a time, compressed):
+    once the runtime forgot them all, each of 42 is still found by its ``tool_use`` id and
+    by its runtime id, with how it ended, and the chat shows the same."""
+    empty: dict[str, object] = {}
+    uses = [("work", empty)] * 20 + [("broken", empty)]
+    provider = ScriptedProvider(
+        (lambda r: bool(last_tool_results(r)), lambda r: text("done")),
+        (lambda r: True, lambda r: tool_calls(*uses)),
+    )
+    async with (
+        Runtime([work, broken], clock=clock, retention_seconds=10) as runtime,
+        Host(runtime, provider) as host,
+    ):
+        session = await host.create_session(AgentConfig())
+        for message in ("one", "two"):
+            session.post(message)
+            await session.wait_idle()
+        ended = {
+            str(snapshot.provider_call_id): (snapshot.call_id, snapshot.status)
+            for snapshot in runtime.list_calls(session.session_id)
+        }
+        assert len(ended) == 42
+        clock.advance(11)
+        await settle(runtime)
+        assert runtime.list_calls(session.session_id) == []
+        for use_id, (call_id, status) in ended.items():
+            for either in (use_id, call_id):
+                found = host.find_call(session.session_id, either)
+                assert found is not None
+                assert (found.call_id, found.internal_id, found.status) == (use_id, call_id, status)
+        shown = [call.status for entry in session.chat for call in entry.calls]
+        assert sorted(shown) == sorted(status for _, status in ended.values())
