@@ -43,7 +43,10 @@ from components._messages import StatusQuery
 from components._messages import SubmitCall
 from components._messages import UpdateSession
 from components._packed import Packed
+from components._packed import Sealed
+from components._packed import opened
 from components._packed import pack
+from components._packed import seal
 from components._packed import unpack
 from components._question import Answer
 from components._question import AnswerAction
@@ -126,6 +129,7 @@ __all__ = [
     "ReportProgress",
     "ReportResult",
     "SchedulerQueues",
+    "Sealed",
     "SessionConfig",
     "SessionId",
     "SessionIndex",
@@ -154,9 +158,11 @@ __all__ = [
     "finished_status",
     "finished_why",
     "new_call_id",
+    "opened",
     "pack",
     "quick_init",
     "same_conversation",
+    "seal",
     "snapshot_of",
     "unpack",
 ]

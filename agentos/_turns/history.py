@@ -9,8 +9,6 @@ Anthropic Messages-format histories.
 
 from __future__ import annotations
 
-import marshal
-import zlib
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -27,8 +25,11 @@ from agentos._turns.transcript import read_placeholder
 from components import CallStatus
 from components import Json
 from components import Packed
+from components import Sealed
+from components import opened
 from components import pack
 from components import quick_init
+from components import seal
 from components import unpack
 
 
@@ -179,7 +180,7 @@ class _Index:
     def __init__(self) -> None:
         self.by_id: dict[str, _Kept] = {}
         self.ended: list[_Kept] = []
-        self.sealed: list[bytes | tuple[_Kept, ...]] = []
+        self.sealed: list[Sealed] = []
 
     def end(self, kept: _Kept) -> None:
         """A call whose end is recorded: no longer found among those still going."""
@@ -190,36 +191,27 @@ class _Index:
         ended = self.ended
         ended.append(kept)
         if len(ended) == SEALED:
-            try:
-                self.sealed.append(zlib.compress(marshal.dumps(tuple(ended)), 1))
-            except ValueError:  # a result of a type of its own: kept as it is
-                self.sealed.append(tuple(ended))
+            self.sealed.append(seal(tuple(ended)))
             self.ended = []
 
     def find(self, call_id: str) -> _Kept | None:
         kept = self.by_id.get(call_id)
         if kept is not None or not (self.ended or self.sealed):
             return kept
-        for ended in chain((self.ended,), map(_opened, reversed(self.sealed))):
-            for kept in reversed(ended):
-                if call_id == kept[0] or call_id == kept[2]:
-                    return kept
+        ended: Sequence[_Kept]
+        for ended in chain((self.ended,), map(opened, reversed(self.sealed))):
+            for each in reversed(ended):
+                if call_id == each[0] or call_id == each[2]:
+                    return each
         return None
 
     def every(self) -> Iterator[_Kept]:
         """Every call as kept, those that ended first (a call still going was recorded after
         any end of its own: it comes later, and wins)."""
         for sealed in self.sealed:
-            yield from _opened(sealed)
+            yield from opened(sealed)
         yield from self.ended
         yield from self.by_id.values()
-
-
-def _opened(sealed: bytes | tuple[_Kept, ...]) -> Sequence[_Kept]:
-    if type(sealed) is bytes:
-        opened: tuple[_Kept, ...] = marshal.loads(zlib.decompress(sealed))
-        return opened
-    return sealed  # type: ignore[return-value]  # a tuple: marshal could not pack it
 
 
 def _keep(call: HistoryCall) -> _Kept:

@@ -15,8 +15,6 @@ each time it is read (changing it changes nothing kept), and the newest one as i
 
 from __future__ import annotations
 
-import marshal
-import zlib
 from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
@@ -26,31 +24,14 @@ from typing import overload
 
 from agentos._model.messages import Message
 from components import Packed
+from components import Sealed
+from components import opened
 from components import pack
+from components import seal
 from components import unpack
 
 CHUNK = 32
 """Messages sealed together into one chunk once they are all settled."""
-
-Chunk = bytes | tuple[Packed, ...]
-"""``CHUNK`` settled messages, packed one by one: the tuple of them marshalled and
-compressed (the same keys and block shapes again and again: a sixth of the size), or the
-tuple as it is when one of them is a value ``marshal`` cannot pack."""
-
-
-def _sealed(packed: tuple[Packed, ...]) -> Chunk:
-    try:
-        return zlib.compress(marshal.dumps(packed), 1)
-    except ValueError:
-        return packed
-
-
-def _opened(chunk: Chunk) -> tuple[Packed, ...]:
-    """A chunk's messages, each still packed."""
-    if type(chunk) is bytes:
-        opened: tuple[Packed, ...] = marshal.loads(zlib.decompress(chunk))
-        return opened
-    return chunk  # type: ignore[return-value]  # a tuple: marshal could not pack it
 
 
 class _Messages(Sequence[Message]):
@@ -59,7 +40,7 @@ class _Messages(Sequence[Message]):
     opened whole when any of its messages is read."""
 
     __slots__ = ()
-    _chunks: Sequence[Chunk]
+    _chunks: Sequence[Sealed]
     _tail: Sequence[Packed]
 
     def __len__(self) -> int:
@@ -89,7 +70,7 @@ class _Messages(Sequence[Message]):
         if index >= settled:
             message: Message = unpack(self._tail[index - settled])
         else:
-            message = unpack(_opened(self._chunks[index // CHUNK])[index % CHUNK])
+            message = unpack(opened(self._chunks[index // CHUNK])[index % CHUNK])
         return message
 
     def _from(self, start: int) -> Iterator[Message]:
@@ -97,7 +78,7 @@ class _Messages(Sequence[Message]):
         first, skip = divmod(start, CHUNK)
         chunks = self._chunks
         for number in range(first, len(chunks)):
-            yield from map(unpack, _opened(chunks[number])[skip:])
+            yield from map(unpack, opened(chunks[number])[skip:])
             skip = 0
         settled = len(chunks) * CHUNK
         for packed in self._tail[max(start - settled, 0) :]:
@@ -115,13 +96,13 @@ class PackedMessages(_Messages):
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         packed = tuple(pack(message) for message in messages)
         cut = len(packed) // CHUNK * CHUNK
-        self._chunks: tuple[Chunk, ...] = tuple(
-            _sealed(packed[start : start + CHUNK]) for start in range(0, cut, CHUNK)
+        self._chunks: tuple[Sealed, ...] = tuple(
+            seal(packed[start : start + CHUNK]) for start in range(0, cut, CHUNK)
         )
         self._tail: tuple[Packed, ...] = packed[cut:]
 
     @classmethod
-    def _of(cls, chunks: tuple[Chunk, ...], tail: tuple[Packed, ...]) -> PackedMessages:
+    def _of(cls, chunks: tuple[Sealed, ...], tail: tuple[Packed, ...]) -> PackedMessages:
         made = cls.__new__(cls)
         made._chunks, made._tail = chunks, tail
         return made
@@ -145,7 +126,7 @@ class MessageLog(_Messages):
     extended). Every message but the last is packed; the last, the one a turn reads and
     extends, is kept as it is (as a list of them would: the same dict each read) and
     packed once the next one comes. Settled messages are sealed in chunks of ``CHUNK``
-    (``Chunk``): a full collection visits one reference per chunk, not one per message of
+    (``Sealed``): a full collection visits one reference per chunk, not one per message of
     every session's history (a list of 190 messages a session in the soak), and a chunk
     holds its messages in a sixth of the bytes."""
 
@@ -154,8 +135,8 @@ class MessageLog(_Messages):
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         packed = [pack(message) for message in messages]
         cut = (len(packed) - 1) // CHUNK * CHUNK if packed else 0
-        self._chunks: list[Chunk] = [
-            _sealed(tuple(packed[start : start + CHUNK])) for start in range(0, cut, CHUNK)
+        self._chunks: list[Sealed] = [
+            seal(tuple(packed[start : start + CHUNK])) for start in range(0, cut, CHUNK)
         ]
         self._tail: list[Packed] = packed[cut:]
         """The newest messages (at least one if any): all packed but the last."""
@@ -184,7 +165,7 @@ class MessageLog(_Messages):
         if tail:
             tail[-1] = pack(tail[-1])
             if len(tail) == CHUNK:
-                self._chunks.append(_sealed(tuple(tail)))
+                self._chunks.append(seal(tuple(tail)))
                 self._tail = tail = []
         tail.append(message)
 
@@ -196,5 +177,5 @@ class MessageLog(_Messages):
         full, rest = divmod(count, CHUNK)
         chunks = self._chunks
         if full < len(chunks):
-            return PackedMessages._of(tuple(chunks[:full]), _opened(chunks[full])[:rest])
+            return PackedMessages._of(tuple(chunks[:full]), opened(chunks[full])[:rest])
         return PackedMessages._of(tuple(chunks), tuple(self._tail[: count - len(chunks) * CHUNK]))
