@@ -35,7 +35,7 @@ from agentos.testing import last_user_text
 from agentos.testing import settle
 from agentos.testing import text
 from agentos.testing import tool_calls
-from tests.support import cannot_run
+from tests.support.skips import cannot_run
 
 try:
     import opentelemetry.sdk  # noqa: F401

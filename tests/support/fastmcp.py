@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support import ROOT
-from tests.support import cannot_run
 from tests.support.mcp_servers import SERVERS
+from tests.support.skips import cannot_run
 
 FASTMCP_PYTHON = ROOT / ".venv" / "fastmcp" / "bin" / "python"
 """The Python of ``make test``'s fastmcp venv."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import ROOT
-from tests.support import cannot_run
+from tests.support.skips import cannot_run
 
 NODE_DIR = ROOT / ".venv" / "node"
 """Where ``make test`` installs the npm packages (``npm install --prefix``)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
 
-from tests.support import cannot_run
+from tests.support.skips import cannot_run
 
 HOW = (
     "the PostgreSQL tests need Debian's postgresql (apt install postgresql: initdb, pg_ctl) "

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from agentos import ToolContext
 from agentos import tool
 from tests.support import ROOT
-from tests.support import cannot_run
+from tests.support.skips import cannot_run
 
 RAY_TESTS = pytest.mark.xdist_group("ray")
 """Every test that starts Ray runs on one pytest-xdist worker (``--dist loadgroup``), one

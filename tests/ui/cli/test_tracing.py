@@ -27,11 +27,11 @@ from typing import Any
 import pytest
 
 from tests.support import ROOT
-from tests.support import cannot_run
 from tests.support.cli import Result
 from tests.support.cli import agentos
 from tests.support.cli import start
 from tests.support.import_watch import watched
+from tests.support.skips import cannot_run
 
 try:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

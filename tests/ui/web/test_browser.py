@@ -52,7 +52,6 @@ from agentos.testing import text
 from agentos.testing import tool_calls
 from agentos.web import make_app
 from tests.support import ROOT
-from tests.support import cannot_run
 from tests.support.backends import hosted
 from tests.support.backends import running
 from tests.support.backends import running_agent
@@ -60,6 +59,7 @@ from tests.support.browser import CHROMIUM
 from tests.support.browser import CHROMIUM_ARGS
 from tests.support.mcp_stdio import TOOLS_SERVER
 from tests.support.researcher import lead_and_researcher
+from tests.support.skips import cannot_run
 from tests.support.web import held_elsewhere
 
 WAIT_MS = 15_000
