@@ -51,8 +51,10 @@ class CallLedger:
         """Calls answered by a placeholder whose outcome is not told yet -> tool_use id."""
         self._final: dict[CallId, CallSnapshot] = {}
         """Final snapshots of calls the model is still to hear about."""
-        self._running: set[CallId] = set()
-        self._deferred: set[CallId] = set()
+        self._running: dict[CallId, None] = {}
+        self._deferred: dict[CallId, None] = {}
+        """Sets kept as dicts: an empty dict is a quarter of an empty set, and most sessions'
+        stay empty or small."""
         self.is_final: Callable[[CallId], bool] = self._final.__contains__
         """Whether the call's final news is kept (a membership test of its own: the machine
         asks it for every call of a batch at every event)."""
@@ -82,9 +84,9 @@ class CallLedger:
         if call.decorations is not NO_DECORATIONS:
             self._decorations[call.call_id] = call.decorations
         if call.status is CallStatus.RUNNING:
-            self._running.add(call.call_id)
+            self._running[call.call_id] = None
         if call.disposition is Disposition.DEFER:
-            self._deferred.add(call.call_id)
+            self._deferred[call.call_id] = None
             if call.token is not None:
                 self._tokens[call.call_id] = call.token
 
@@ -92,17 +94,17 @@ class CallLedger:
         """A call from before a restart or unload: its outcome is told later, once."""
         self.outstanding[call_id] = tool_use_id
         if deferred:
-            self._deferred.add(call_id)
+            self._deferred[call_id] = None
 
     def running(self, call_id: CallId) -> None:
-        self._running.add(call_id)
+        self._running[call_id] = None
 
     def settled(self, snapshot: CallSnapshot) -> bool:
         """Keep a final snapshot until it is told; False if it was already kept."""
         if snapshot.call_id in self._final:
             return False
         self._final[snapshot.call_id] = snapshot
-        self._running.discard(snapshot.call_id)
+        self._running.pop(snapshot.call_id, None)
         return True
 
     def told_by_capability(self, named: str) -> None:
@@ -174,8 +176,8 @@ class CallLedger:
     def _forget(self, call_id: CallId) -> None:
         self.outstanding.pop(call_id, None)
         self._final.pop(call_id, None)
-        self._running.discard(call_id)
-        self._deferred.discard(call_id)
+        self._running.pop(call_id, None)
+        self._deferred.pop(call_id, None)
         self._tokens.pop(call_id, None)
         self._decorations.pop(call_id, None)
 

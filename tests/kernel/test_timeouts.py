@@ -125,3 +125,30 @@ async def test_an_idle_runtime_does_not_tick(runtime: Runtime) -> None:
         await anyio.lowlevel.checkpoint()
     await settle(runtime)
     assert runtime.statistics().ticks == ticks
+
+
+@tool
+async def at_once(args: Empty) -> int:
+    """Returns at once."""
+    return 1
+
+
+async def test_thousands_of_finished_calls_are_forgotten_each_at_its_own_time(
+    clock: ManualClock,
+) -> None:
+    """30 seconds of 100 calls each, kept 60 s: each second's calls are forgotten together,
+    exactly 60 s after they ended, across the point where the dues already passed are
+    dropped (1,500 of 3,000)."""
+    async with Runtime([at_once], clock=clock, retention_seconds=60) as runtime:
+        for _ in range(30):
+            calls = [runtime.submit("at_once", {}, session_id="s") for _call in range(100)]
+            for call in calls:
+                await runtime.wait(call)
+            await advance(clock, runtime, 1)
+        assert len(runtime.list_calls("s")) == 3000
+        await advance(clock, runtime, 29.5)  # 59.5 s after the first second's calls ended
+        assert len(runtime.list_calls("s")) == 3000
+        for second in range(30):
+            await advance(clock, runtime, 1)
+            assert len(runtime.list_calls("s")) == 3000 - 100 * (second + 1), second
+            assert runtime.statistics().calls_forgotten == 100 * (second + 1)
