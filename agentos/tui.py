@@ -8,9 +8,9 @@ reads next. Run it with ``await app.run_async()`` on the event loop that runs
 """
 
 from agentos._ui.tui.app import ChatApp
-from agentos._ui.tui.app import terminal_theme
 from agentos._ui.tui.calls import CallsPane
 from agentos._ui.tui.screens import Confirm
 from agentos._ui.tui.screens import Details
+from agentos._ui.tui.theme import terminal_theme
 
 __all__ = ["CallsPane", "ChatApp", "Confirm", "Details", "terminal_theme"]

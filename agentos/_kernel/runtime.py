@@ -405,9 +405,7 @@ class Runtime(anyio.AsyncContextManagerMixin):
 
     def close_session(self, session_id: str) -> None:
         """Forget the session entity and its cap (its host unloaded it); a later open is new.
-
-        Its calls are not touched: they end and are forgotten as any call is.
-        """
+        Its calls are not touched: they end and are forgotten as any call is."""
         return self._entities.close_session(session_id)
 
     def update_session(self, session_id: str, *, status: str, requests: int, errors: int) -> None:
@@ -429,20 +427,15 @@ class Runtime(anyio.AsyncContextManagerMixin):
         return self._entities.sessions()
 
     def status_threadsafe(self, call_id: str, timeout: float | None = 10.0) -> CallSnapshot:
-        """``status`` for code running in another thread (a sync tool, a UI thread).
-
-        The query is answered by the next tick; raises ``TimeoutError`` if the
-        runtime does not answer within ``timeout`` seconds.
-        """
+        """``status`` for code running in another thread (a sync tool, a UI thread), answered
+        by the next tick; ``TimeoutError`` if no answer comes within ``timeout`` seconds."""
         return self._threadsafe.status_threadsafe(call_id, timeout)
 
     def cancel_threadsafe(
         self, call_id: str, reason: str = "cancelled by caller", *, session_id: str | None = None
     ) -> CancelOutcome:
-        """``cancel`` for code running in another thread (a sync tool, a UI thread).
-
-        Runs ``cancel`` on the event loop's thread and waits for its answer.
-        """
+        """``cancel`` for code running in another thread (a sync tool, a UI thread): runs
+        ``cancel`` on the event loop's thread and waits for its answer."""
         return self._threadsafe.cancel_threadsafe(call_id, reason, session_id=session_id)
 
     def complete_threadsafe(

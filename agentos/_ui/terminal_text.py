@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from collections.abc import Iterable
 from collections.abc import Mapping
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -33,6 +35,12 @@ def short_call(tool: str, arguments: Mapping[str, object], width: int = 40) -> s
     values cut after ``width`` characters (escape it with ``visible`` before showing it)."""
     shown = ", ".join(v if isinstance(v, str) else json.dumps(v) for v in arguments.values())
     return f"{tool}({shown[:width]}{'...' if len(shown) > width else ''})"
+
+
+def tally(tools: Iterable[str]) -> str:
+    """``forecast x5, weather``: the tools a message called, in order."""
+    counts = Counter(tools)
+    return ", ".join(tool if n == 1 else f"{tool} x{n}" for tool, n in counts.items())
 
 
 def _escape(found: re.Match[str]) -> str:

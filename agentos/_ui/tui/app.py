@@ -12,11 +12,8 @@ context ``_ui/context_text.py``'s, as the web page draws them.
 from __future__ import annotations
 
 import json
-import os
 import time
-from collections import Counter
 from collections.abc import Callable
-from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -47,6 +44,7 @@ from agentos._ui.call_json import call_widget
 from agentos._ui.context_text import context_text
 from agentos._ui.terminal_text import one_line
 from agentos._ui.terminal_text import short_call
+from agentos._ui.terminal_text import tally
 from agentos._ui.terminal_text import visible
 from agentos._ui.tui.answering import Answering
 from agentos._ui.tui.calls import SPINS_PER_SECOND
@@ -56,6 +54,8 @@ from agentos._ui.tui.details import child_chat
 from agentos._ui.tui.follow import Followed
 from agentos._ui.tui.screens import Confirm
 from agentos._ui.tui.screens import Details
+from agentos._ui.tui.theme import THEMES
+from agentos._ui.tui.theme import terminal_theme
 from agentos._ui.tui.waiting import WaitingCalls
 from agentos._ui.tui.waiting import send_answer
 from agentos.board import ChatCall
@@ -65,24 +65,10 @@ from components import JsonObject
 
 REDRAW_SECONDS = 0.2
 """At most this often, the screen follows what changed."""
-THEMES = {"dark": "textual-dark", "light": "textual-light"}
 ERROR_SECONDS = 15
 """How long an error's notification stays up."""
 QUESTION_SECONDS = 10
 """How long the notification of a new question stays up."""
-
-
-def terminal_theme(environ: Mapping[str, str] = os.environ) -> str:
-    """``light`` when the terminal says its background is light (``COLORFGBG``, as rxvt,
-    Konsole and iTerm2 set it), else ``dark``."""
-    background = environ.get("COLORFGBG", "").rpartition(";")[2]
-    return "light" if background in {"7", "15"} else "dark"
-
-
-def tally(calls: Sequence[ChatCall]) -> str:
-    """``forecast x5, weather``: the tools a message called, in order."""
-    counts = Counter(call.tool_name for call in calls)
-    return ", ".join(tool if n == 1 else f"{tool} x{n}" for tool, n in counts.items())
 
 
 class MessageInput(Input):
@@ -215,7 +201,7 @@ class ChatApp(App[None]):
             lines.append(f"{entry.role}: ", style=style)
             lines.append(visible(entry.text))
             if entry.calls:
-                called = f"(called {one_line(tally(entry.calls))})"
+                called = f"(called {one_line(tally(call.tool_name for call in entry.calls))})"
                 lines.append(f"{' ' if entry.text else ''}{called}", "dim")
             lines.append("\n")
         for words in self.session.queued_posts:
@@ -330,7 +316,8 @@ class ChatApp(App[None]):
                     gone = f"{one_line(call.tool_name)} is gone"
                     self.notify(gone, severity="warning", markup=False)
 
-        asked = f"Cancel {one_line(signature(snapshot))} (call {short_id(snapshot.call_id)})?"
+        shown = one_line(short_call(snapshot.tool_name, snapshot.tool_input))
+        asked = f"Cancel {shown} (call {short_id(snapshot.call_id)})?"
         self.push_screen(Confirm(asked), answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -391,7 +378,7 @@ class ChatApp(App[None]):
         if not running or isinstance(self.screen, Confirm):
             self.exit()
             return
-        names = ", ".join(one_line(signature(call)) for call in running[:3])
+        names = ", ".join(one_line(short_call(c.tool_name, c.tool_input)) for c in running[:3])
         more = f" and {len(running) - 3} more" if len(running) > 3 else ""
         asked = f"{len(running)} running ({names}{more}) end with this process. Quit?"
         self.push_screen(Confirm(asked), lambda yes: self.exit() if yes else None)
@@ -459,8 +446,3 @@ class ChatApp(App[None]):
     def action_scroll_chat(self, pages: int) -> None:
         scroll = self._chat.scroll_page_down if pages > 0 else self._chat.scroll_page_up
         scroll(animate=False)
-
-
-def signature(call: CallSnapshot) -> str:
-    """``fetch_calendar(Joe)``: the tool and its arguments' values, short."""
-    return short_call(call.tool_name, call.tool_input)
