@@ -229,3 +229,17 @@ def test_the_session_shell_drives_one_machine_interface() -> None:
             naming[path.name] = sorted(named)
         assert "isinstance(self._turn" not in path.read_text(), path.name
     assert naming == {"machines.py": ["BoardMachine", "TurnMachine"]}
+
+
+MODULE_LINES = 458
+"""A module holds one idea; past this many lines it holds two."""
+
+
+def test_no_module_outgrows_one_idea() -> None:
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for package in ("agentos", "systems", "components")
+        for path in (ROOT / package).rglob("*.py")
+        if (lines := len(path.read_text().splitlines())) > MODULE_LINES
+    }
+    assert long == {}, "split these modules"
