@@ -80,7 +80,8 @@ class ToolContext:
         self._wall = wall
         self._cancelled = False
         self._cancel_reason: str | None = None
-        self._cancel_event = threading.Event() if threaded else None
+        self._cancel_event: threading.Event | None = None
+        """Made when a sync tool first waits on it (``wait_cancelled``), under ``_lock``."""
         self._lock = threading.Lock() if threaded else None
         self._pending: deque[ProgressNote] | None = None
         self._skipped = 0
@@ -151,7 +152,7 @@ class ToolContext:
         host has nobody to ask, or the call's owner said nobody is there
         (``CallOptions.nobody_to_ask``); cancelling the call ends the wait. Async tools only: a sync
         tool's call fails with ``UsageError`` saying so."""
-        if self._cancel_event is not None:
+        if self._lock is not None:
             raise UsageError("ask is for async tools: a sync tool cannot wait for a person")
         check_text("message", message)
         if form is not None and not isinstance(to_json(form), dict):
@@ -221,9 +222,16 @@ class ToolContext:
 
     def wait_cancelled(self, seconds: float) -> bool:
         """For sync tools: sleep up to ``seconds``, waking early on cancel; True if cancelled."""
-        if self._cancel_event is None:
+        lock = self._lock
+        if lock is None:
             raise UsageError("wait_cancelled is for sync tools; async tools are cancelled")
-        return self._cancel_event.wait(seconds)
+        with lock:
+            event = self._cancel_event
+            if event is None:
+                event = self._cancel_event = threading.Event()
+                if self._cancelled:
+                    event.set()
+        return event.wait(seconds)
 
     async def run_process(
         self,
@@ -248,7 +256,9 @@ class ToolContext:
         and hand back the cancel scope of its task (the kernel cancels it in a batch)."""
         self._cancelled = True
         self._cancel_reason = reason
-        if self._cancel_event is not None:
-            self._cancel_event.set()
+        if self._lock is not None:
+            with self._lock:
+                if self._cancel_event is not None:
+                    self._cancel_event.set()
         handle, self._handle = self._handle, None  # it keeps the CancelledError: no cycle
         return handle

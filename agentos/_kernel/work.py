@@ -318,21 +318,9 @@ class Work:
             if tool.takes_context:
                 return _settle(entity, await tool.fn(args, context), limit)
             return _settle(entity, await tool.fn(args), limit)
-        # in a function of its own: its closure's cells are made only for a sync tool
-        return await self._threaded(entity, tool, args, context, config.call_id)
-
-    async def _threaded(
-        self, entity: Entity, tool: Tool[Any], args: object, context: ToolContext, call_id: str
-    ) -> ReportResult | ReportFailure:
-        """A sync tool's run, in a worker thread of its own."""
-        limit = self._max_result_chars
-
-        def work() -> ReportResult | ReportFailure:
-            value = tool.fn(args, context) if tool.takes_context else tool.fn(args)
-            return _settle(entity, value, limit)
-
+        label = f"{config.call_id} ({tool.name})"
         report: ReportResult | ReportFailure = await self._threads.run(
-            work, label=f"{call_id} ({tool.name})"
+            _run_sync, tool, args, context, entity, limit, label=label
         )
         return report
 
@@ -344,6 +332,14 @@ def cancel_requested() -> bool:
     except RuntimeError:  # not on asyncio: trust the exception
         return True
     return task is None or task.cancelling() > 0
+
+
+def _run_sync(
+    tool: Tool[Any], args: object, context: ToolContext, entity: Entity, limit: int | None
+) -> ReportResult | ReportFailure:
+    """A sync tool's run, in a worker thread."""
+    value = tool.fn(args, context) if tool.takes_context else tool.fn(args)
+    return _settle(entity, value, limit)
 
 
 def _settle(entity: Entity, value: Any, limit: int | None) -> ReportResult | ReportFailure:

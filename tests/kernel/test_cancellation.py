@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import queue
 import threading
 from pathlib import Path
 
@@ -189,6 +190,54 @@ async def test_cancel_while_a_thread_waits_for_a_worker_slot(clock: ManualClock)
         assert snapshot.status is CallStatus.CANCELLED
         assert snapshot.error is not None
         assert snapshot.error.kind is ErrorKind.CANCELLED
+
+
+async def test_a_sync_tool_cancelled_before_it_waits_wakes_at_once(clock: ManualClock) -> None:
+    """``wait_cancelled`` after the cancel came returns True without sleeping."""
+    cancelled = threading.Event()
+    woke: queue.SimpleQueue[bool] = queue.SimpleQueue()
+
+    @tool
+    def late(args: Empty, ctx: ToolContext) -> None:
+        cancelled.wait(10)
+        woke.put(ctx.wait_cancelled(10))
+
+    async with Runtime([late], clock=clock) as runtime:
+        call = runtime.submit("late", {})
+        await settle(runtime)
+        assert runtime.cancel(call).cancelled
+        cancelled.set()
+        assert await anyio.to_thread.run_sync(woke.get, True, 5) is True
+
+
+async def test_threads_serve_waiting_calls_in_order_and_skip_cancelled_ones(
+    clock: ManualClock,
+) -> None:
+    """With one thread, calls waiting for it run in the order submitted; those cancelled
+    while they wait (one, or a hundred) never run, and one whose thread ignores its cancel
+    frees the thread's slot for the next at once."""
+    deaf, release = held_in_a_thread("deaf", "late")
+    ran: list[str] = []
+
+    @tool
+    def note(args: Order) -> str:
+        ran.append(args.item)
+        return args.item
+
+    async with Runtime([deaf, note], clock=clock, max_threads=1) as runtime:
+        holder = runtime.submit("deaf", {})
+        queued = [runtime.submit("note", {"item": item}) for item in "abcd"]
+        dropped = [runtime.submit("note", {"item": f"n{n}"}) for n in range(100)]
+        last = runtime.submit("note", {"item": "last"})
+        await settle(runtime)
+        for call in (queued[1], *dropped):
+            assert runtime.cancel(call).cancelled
+        assert runtime.cancel(holder).cancelled
+        for call in (queued[0], queued[2], queued[3], last):
+            assert (await runtime.wait(call, 5)).status is CallStatus.COMPLETED
+        assert ran == ["a", "c", "d", "last"]
+        assert not release.is_set(), "the cancelled call's thread still runs"
+        release.set()
 
 
 class Order(BaseModel):
