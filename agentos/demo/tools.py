@@ -23,6 +23,7 @@ import ast
 import json
 import re
 import uuid
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,7 @@ from agentos._kernel.tools import Tool
 from agentos._kernel.tools import tool
 from agentos._model.messages import Block
 from agentos._model.messages import content_value
+from agentos._model.messages import text_of
 from agentos._model.provider import ModelRequest
 from agentos._model.provider import ModelResponse
 from agentos._model.provider import ScriptedProvider
@@ -50,6 +52,7 @@ from agentos._turns.tool_policy import YieldOnTimeout
 from agentos._turns.transcript import PLACEHOLDER_KEY
 from agentos._turns.transcript import Outcome
 from agentos._turns.transcript import read_outcome
+from agentos._turns.transcript import read_overdue
 from components import CallStatus
 
 
@@ -157,8 +160,8 @@ def scripted_model() -> ScriptedProvider:
     """The offline stand-in for Claude that the command line uses without an API key."""
     return ScriptedProvider(
         (lambda r: _board_turn(r) is not None, _answer_on_the_board),
-        (lambda r: bool(last_tool_results(r)), _sum_up_results),
-        (lambda r: bool(_notices(r)), _sum_up_notices),
+        (lambda r: bool(last_tool_results(r)), _then_what_was_asked(_sum_up_results)),
+        (lambda r: bool(_notices(r)), _then_what_was_asked(_sum_up_notices)),
         (lambda r: bool(_plan(_user_text(r))), lambda r: _call_tools(_user_text(r))),
         (lambda r: True, _chat),
         keep_requests=False,
@@ -262,6 +265,29 @@ def _sum_up_notices(request: ModelRequest) -> ModelResponse:
         else:
             lines.append(f"{notice.tool_name} finished ({notice.status}): {brief(notice.value)}")
     return text(" ".join(lines))
+
+
+def _then_what_was_asked(
+    news: Callable[[ModelRequest], ModelResponse],
+) -> Callable[[ModelRequest], ModelResponse]:
+    """``news`` (results or notices a message brings) told first, then what the person wrote
+    in the same message answered as if it came alone: news never drops a person's words."""
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        told = news(request)
+        blocks = last_user_blocks(request)
+        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+        asked = " ".join(t for t in texts if read_outcome(t) is None and read_overdue(t) is None)
+        if not asked.strip():
+            return told
+        then = _call_tools(asked) if _plan(asked) else _chat_about(asked.strip())
+        first, *rest = then.content
+        news_said = text_of(told.content)
+        end = "" if news_said.endswith((".", "!", "?")) else "."
+        said = f"{news_said}{end} {first['text']}"
+        return ModelResponse([{"type": "text", "text": said}, *rest], then.stop_reason)
+
+    return answer
 
 
 def _board_turn(request: ModelRequest) -> BoardTurn | None:

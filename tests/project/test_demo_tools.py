@@ -7,6 +7,7 @@ import pytest
 
 from agentos import CallEventKind
 from agentos import CallStatus
+from agentos import Host
 from agentos import ModelRequest
 from agentos import ProgressKind
 from agentos import Runtime
@@ -15,6 +16,7 @@ from agentos.demo.tools import TOOLS
 from agentos.demo.tools import brief
 from agentos.demo.tools import describe_call
 from agentos.demo.tools import scripted_model
+from agentos.turns import Message
 
 pytestmark = pytest.mark.anyio
 
@@ -43,6 +45,27 @@ async def test_the_scripted_model_writes_a_report_when_asked() -> None:
     assert [(u["name"], u["input"]) for u in uses] == [("write_report", {"pages": 5})]
     weather = await model.complete(asked("What is the weather in Oslo? Report back."))
     assert [b["name"] for b in weather.content if b["type"] == "tool_use"] == ["weather"]
+
+
+async def test_the_scripted_model_tells_the_news_and_still_does_what_was_asked() -> None:
+    """A message that arrives with news (here: the result of a call lost in a restart) is
+    answered with the news first, then what the person asked for, not the news alone."""
+    lost = {"type": "tool_use", "id": "toolu_lost", "name": "fetch_calendar", "input": {}}
+    history: list[Message] = [
+        {"role": "user", "content": "When can Jane meet?"},
+        {"role": "assistant", "content": [lost]},
+    ]
+    async with Runtime(TOOLS) as runtime, Host(runtime, scripted_model()) as host:
+        session = await host.create_session(DEFAULT_AGENT, history=history)
+        session.post("Write a 3 page report please")
+        with anyio.fail_after(10):
+            await session.wait_idle()
+        (call,) = session.calls_after(0)
+        assert (call.tool_name, call.tool_input) == ("write_report", {"pages": 3})
+        assert session.replies[1] == (
+            "fetch_calendar failed: lost in a restart: the call no longer exists. "
+            "On it: write_report(pages=3)."
+        )
 
 
 async def test_a_calendar_that_stalls_logs_why_and_waits_to_be_cancelled() -> None:
