@@ -19,6 +19,12 @@ before the runtime opened: open file descriptors, threads, asyncio tasks.
 The leak figures are also checked: the process exits 1 (after printing the
 figures) if any is above 0 or a session recorded an error.
 
+Nothing waits between turns, so the one event loop is busy all the time: the loop's
+longest stall is then the longest pass it makes, and a pass runs the step of every
+session ready in it (nearly all of them, since sync calls stopped queueing behind
+threads that waited for the loop). It falls with the CPU a turn costs, not with the
+collector alone; ``gc_max_full_pause_ms`` is the collector's part.
+
 ``--seconds`` (default: ``AGENTOS_SOAK_SECONDS`` or 60) sets the run's length;
 ``--tune-gc`` calls ``agentos.tune_gc()`` once the sessions exist.
 """
