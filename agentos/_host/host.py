@@ -150,7 +150,7 @@ class Host(anyio.AsyncContextManagerMixin):
             await self.store.delete_expired_tokens(grace=EXPIRED_TOKEN_GRACE)
         try:
             async with anyio.create_task_group() as group:
-                self._lifecycle.run_in(group)
+                self._lifecycle.run_here()
                 clock = self.runtime.clock
                 if self._unload_idle_after is not None:
                     after = self._unload_idle_after
@@ -164,6 +164,8 @@ class Host(anyio.AsyncContextManagerMixin):
                 try:
                     yield self
                 finally:
+                    with anyio.CancelScope(shield=True):
+                        await self._lifecycle.end_sessions()
                     group.cancel_scope.cancel()
         finally:
             if core.mirror is not None:  # the final states, while the leases still say ours

@@ -6,6 +6,7 @@ forgets sessions with it, and is the ``ChildOpener`` its sub-agents open childre
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from dataclasses import dataclass
@@ -13,7 +14,6 @@ from typing import TypedDict
 from typing import Unpack
 
 import anyio
-from anyio.abc import TaskGroup
 
 from agentos._errors import SessionBusyError
 from agentos._errors import UnknownSessionError
@@ -76,11 +76,18 @@ _ACCESSES_KEPT = 16
 
 class SessionLifecycle:
     """Creates, resumes, opens and unloads the sessions of one host (``Host``'s methods of
-    those names say what each does); their tasks run in the host's task group."""
+    those names say what each does), and runs their tasks while the host is open.
+
+    A session's task is a plain asyncio task with the session's own cancel scope (as a
+    call's is, in ``Work``): anyio's ``start_soon`` adds a task handle, a scope and an
+    event to each, which a sub-agent's child pays for on every call."""
 
     def __init__(self, core: HostCore, view: ContextView, tracer_provider: object | None) -> None:
         self._core = core
-        self._group: TaskGroup | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The host's event loop while it is open (None: closed)."""
+        self._running: dict[asyncio.Task[None], SessionTask] = {}
+        """Each session task that has not ended (the only strong reference to it)."""
         self._opening = anyio.Lock()
         self._accesses: dict[int, tuple[AgentConfig, ToolAccess]] = {}
         """By ``id(config)``, the config kept (so its id is not another's) and its access:
@@ -100,14 +107,24 @@ class SessionLifecycle:
             tracer_provider,
         )
 
-    def run_in(self, group: TaskGroup | None) -> None:
-        """Start sessions' tasks in ``group`` (None: the host is closed)."""
-        self._group = group
+    def run_here(self) -> None:
+        """The host opened: sessions' tasks start on this event loop from now on."""
+        self._loop = asyncio.get_running_loop()
+
+    async def end_sessions(self) -> None:
+        """The host closes: no session starts from now on, and every session's task is
+        cancelled and waited for (one that ignores its cancel holds the close, as a task
+        group's child would)."""
+        self._loop = None
+        while self._running:
+            for task in self._running.values():
+                task.scope.cancel()
+            await asyncio.wait(list(self._running))
 
     async def create_session(self, config: AgentConfig | None, how: NewSession) -> Session:
         core = self._core
         session_id, parent, history = how.session_id, how.parent, how.history
-        if self._group is None:
+        if self._loop is None:
             raise UsageError("use 'async with Host(...)' before creating sessions")
         session_id = session_id or f"session-{uuid.uuid4()}"
         if session_id in core.sessions:
@@ -287,11 +304,13 @@ class SessionLifecycle:
             )
 
     async def _start(self, session: Session) -> Session:
-        assert self._group is not None
+        assert self._loop is not None
         task = SessionTask()
         self._core.sessions.add(session, task)
         session.prepare_run()  # it hears of its calls now: its task need not be waited for
-        self._group.start_soon(run_session, session, task)
+        running = self._loop.create_task(run_session(session, task))
+        self._running[running] = task
+        running.add_done_callback(self._running.pop)
         return session
 
     async def unload(self, session_id: str, *, cancel: bool = False) -> None:

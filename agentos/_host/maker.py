@@ -103,7 +103,7 @@ async def run_session(
     *,
     task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """The session's task in its host's group: a crash ends that session only, recorded."""
+    """The session's task while its host is open: a crash ends that session only, recorded."""
     try:
         with task.scope:
             await session.run(task_status=task_status)
