@@ -37,6 +37,7 @@ from agentos import SessionStatus
 from agentos import ToolContext
 from agentos import ToolPolicy
 from agentos import UnknownSessionError
+from agentos import UsageError
 from agentos import WrongThreadError
 from agentos import YieldOnAnyProgress
 from agentos import YieldOnTimeout
@@ -542,6 +543,44 @@ async def test_host_errors(clock: ManualClock) -> None:
         with anyio.fail_after(5):
             await session.wait_idle()
         assert [s.status for s in host.list()] == ["stopped"]
+
+
+class SlowToStop:
+    """A model that answers nothing, and takes 20 loop passes to unwind when cancelled."""
+
+    name = "slow-to-stop"
+
+    def __init__(self) -> None:
+        self.asked = anyio.Event()
+        self.unwound = False
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        self.asked.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            with anyio.CancelScope(shield=True):
+                for _ in range(20):
+                    await anyio.lowlevel.checkpoint()
+            self.unwound = True
+        raise AssertionError("never answered")
+
+
+async def test_a_closing_host_waits_for_every_sessions_task_and_starts_no_more(
+    clock: ManualClock,
+) -> None:
+    """Closing ends each session's task, one mid-turn too, before the host is closed; a
+    closed host refuses a new session with the error that says how to open one."""
+    model = SlowToStop()
+    async with Runtime([], clock=clock) as runtime:
+        async with Host(runtime, model) as host:
+            (await host.create_session(session_id="a")).post("hi")
+            await host.create_session(session_id="b")
+            with anyio.fail_after(5):
+                await model.asked.wait()
+        assert model.unwound, "the host closed before the session's task ended"
+        with pytest.raises(UsageError, match="use 'async with Host"):
+            await host.create_session(session_id="c")
 
 
 def test_agent_config_loads_from_json_and_toml(tmp_path: Any) -> None:
