@@ -304,7 +304,8 @@ class SessionLifecycle:
             )
 
     async def _start(self, session: Session) -> Session:
-        assert self._loop is not None
+        if self._loop is None:  # the host closed while this session was being opened
+            raise UsageError("the host is closed: open sessions with 'async with Host(...)'")
         task = SessionTask()
         self._core.sessions.add(session, task)
         session.prepare_run()  # it hears of its calls now: its task need not be waited for
