@@ -282,8 +282,6 @@ class _Relay:
         self._child = child
         self._runtime = runtime
         self._told = len(child.replies)
-        self._seen = None if child.board is not None else child.message_count
-        """A transcript's messages when its replies were last read (a board's: None)."""
         self._stops = (
             child.on_change(self._changed),
             runtime.on_call_events(child.session_id, self._call_event),
@@ -294,11 +292,6 @@ class _Relay:
             stop()
 
     def _changed(self) -> None:
-        if self._seen is not None:  # a new reply is a new message: read replies only then
-            count = self._child.message_count
-            if count == self._seen:
-                return
-            self._seen = count
         replies = self._child.replies
         for said in replies[self._told :]:
             if said:

@@ -169,9 +169,9 @@ def scripted_model() -> ScriptedProvider:
 
 
 def _user_text(request: ModelRequest) -> str:
-    return " ".join(
-        str(b.get("text", "")) for b in last_user_blocks(request) if b.get("type") == "text"
-    )
+    """What the person wrote in the last message: its text, less the news it brings."""
+    texts = [str(b.get("text", "")) for b in last_user_blocks(request) if b.get("type") == "text"]
+    return " ".join(t for t in texts if read_outcome(t) is None and read_overdue(t) is None)
 
 
 def _notices(request: ModelRequest) -> list[Outcome]:
@@ -275,9 +275,7 @@ def _then_what_was_asked(
 
     def answer(request: ModelRequest) -> ModelResponse:
         told = news(request)
-        blocks = last_user_blocks(request)
-        texts = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        asked = " ".join(t for t in texts if read_outcome(t) is None and read_overdue(t) is None)
+        asked = _user_text(request)
         if not asked.strip():
             return told
         then = _call_tools(asked) if _plan(asked) else _chat_about(asked.strip())
