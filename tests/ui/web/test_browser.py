@@ -80,6 +80,8 @@ from playwright.async_api import Route  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 from playwright.async_api import expect  # noqa: E402
 
+expect.set_options(timeout=WAIT_MS)  # a bound, not a measure: a loaded CI machine is slow
+
 
 def model() -> ScriptedProvider:
     """Calendars for a meeting question, three jobs (one expected to take an hour),
