@@ -230,9 +230,11 @@ class SubAgents:
 
     def _stop(self, child: Session) -> None:
         """End the child, and cancel at once every call it has not finished (its children's
-        and its deferred ones among them): cancelling waits for no turn of the child's."""
-        for call in self._runtime.list_calls(child.session_id, include_final=False):
-            self._runtime.cancel(call.call_id, "its sub-agent's call ended")
+        and its deferred ones among them): cancelling waits for no turn of the child's.
+        A child that answered with every outcome heard has none, and is not looked up."""
+        if not child.idle or child.outstanding():
+            for call in self._runtime.list_calls(child.session_id, include_final=False):
+                self._runtime.cancel(call.call_id, "its sub-agent's call ended")
         child.stop()
 
 
@@ -282,6 +284,7 @@ class _Relay:
         self._child = child
         self._runtime = runtime
         self._told = len(child.replies)
+        self._seen = self._mark()
         self._stops = (
             child.on_change(self._changed),
             runtime.on_call_events(child.session_id, self._call_event),
@@ -291,7 +294,17 @@ class _Relay:
         for stop in self._stops:
             stop()
 
+    def _mark(self) -> tuple[int, int, SessionStatus]:
+        """What changes whenever the child says something: a reply is a new message (a
+        board's, the end of a model request, which moves the status)."""
+        child = self._child
+        return child.message_count, child.requests, child.status
+
     def _changed(self) -> None:
+        mark = self._mark()
+        if mark == self._seen:
+            return
+        self._seen = mark
         replies = self._child.replies
         for said in replies[self._told :]:
             if said:

@@ -46,7 +46,11 @@ def to_json(value: Any, *, limit: int | None = None) -> Json:
         return _scalar(value, limit)
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    if not _obviously_small(value):
+    if _obviously_small(value):
+        copy = _flat_copy(value, limit)
+        if copy is not None:
+            return copy
+    else:
         size = _estimate(value, math.inf if limit is None else limit)
         if limit is not None and size > limit:
             raise ResultTooLarge(f"its JSON text is over {limit:,} characters")
@@ -130,6 +134,30 @@ def _obviously_small(value: object) -> bool:
         elif type(child) not in _NUMBERS:
             return False
     return True
+
+
+def _flat_copy(value: object, limit: int | None) -> Json | None:
+    """A copy of a small flat dict of text keys and text, short int, bool or None values,
+    without encoding it (progress entries and small results are most such); None for
+    anything else, which takes the encoder's round trip."""
+    if type(value) is not dict:
+        return None
+    bound = 2
+    for key, item in value.items():
+        if type(key) is not str or type(item) is float:
+            return None
+        if type(item) is str:
+            _check_unicode(item)
+            bound += 6 * len(item) + 3
+        elif type(item) is int and item.bit_length() > _SHORT_INT_BITS:
+            return None
+        else:
+            bound += 21
+        _check_unicode(key)
+        bound += 6 * len(key) + 4
+    if limit is not None and bound > limit:
+        return None  # the encoder measures it exactly
+    return dict(value)
 
 
 def _estimate(value: object, limit: float) -> int:

@@ -108,6 +108,15 @@ class Kernel:
         with contextlib.suppress(RuntimeError):  # the event loop is gone: the runtime closed
             anyio.from_thread.run_sync(self._wake_now, token=self.token)
 
+    def post_unhurried(self, message: InboxMessage) -> None:
+        """Append to the inbox for the next tick, whoever runs it, without waking the
+        driver for it (a session opened: nothing acts on it before a read or a submit,
+        which come after it); from another thread, ``post``."""
+        if threading.get_ident() == self.loop_thread:
+            self.ctx.inbox.append(message)
+        else:
+            self.post(message)
+
     def post_quietly(self, update: UpdateSession) -> None:
         """Keep a session's status for the next tick without waking the driver (no tick
         acts on it; reads flush it first); a later status replaces an unapplied one."""
@@ -167,16 +176,19 @@ class Kernel:
         limits = ctx.limits
         self._loop = asyncio.get_running_loop()
         woken = self._wake_event
+        due = True
         while True:
             woken.clear()
             self._wake_requested = False
-            self.tick()
+            if due or ctx.inbox or ctx.queues.ring:  # else another task's tick took the news
+                self.tick()
             if ctx.inbox or (ctx.queues.ring and ctx.queues.running_total < limits.max_running):
                 await anyio.lowlevel.checkpoint()
                 continue
             deadline = self._next_deadline()
             budget = None if deadline is None else self.clock.sleep_budget(deadline)
-            if budget is not None and budget <= 0:
+            due = budget is not None and budget <= 0
+            if due:
                 await anyio.lowlevel.checkpoint()
                 continue
             self._asleep = True
@@ -185,7 +197,9 @@ class Kernel:
                 await woken.wait()
             finally:
                 self._asleep = False
+                armed = self._armed
                 self._arm(None)
+            due = armed is not None and self.clock.sleep_budget(armed) == 0
 
     # ------------------------------------------------------------------ ticking
 
@@ -297,9 +311,10 @@ class Kernel:
         finally:
             self.ctx.admit = True
 
-    def flush(self) -> bool:
-        """Apply what is queued so a read sees every earlier submit; True if anything was."""
-        if self.ctx.inbox or self.ctx.quiet:
+    def flush(self, *, statuses: bool = True) -> bool:
+        """Apply what is queued so a read sees every earlier submit; True if anything was.
+        A read of calls alone (``statuses=False``) leaves sessions' statuses for later."""
+        if self.ctx.inbox or (statuses and self.ctx.quiet):
             self.drain()
             return True
         if esper.current_world != self.world:

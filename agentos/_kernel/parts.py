@@ -54,6 +54,11 @@ class RuntimeCore:
         self.check_loop_thread("status_threadsafe")
         self.kernel.flush()
 
+    def flush_calls(self) -> None:
+        """``flush`` for a read of calls only: sessions' statuses wait for the next tick."""
+        self.check_loop_thread("status_threadsafe")
+        self.kernel.flush(statuses=False)
+
     def check_loop_thread(self, instead: str) -> None:
         self.check_open()
         self.check_thread(instead)

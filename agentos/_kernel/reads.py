@@ -36,7 +36,7 @@ class CallReads:
         self._core = core
 
     def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:
-        self._core.flush()
+        self._core.flush_calls()
         return self._core.snapshot(self._core.resolve(call_id, session_id))
 
     async def wait(
@@ -47,7 +47,7 @@ class CallReads:
     ) -> CallSnapshot:
         if timeout is not None and not (isinstance(timeout, int | float) and timeout >= 0):
             raise ValueError(f"timeout must be None or >= 0 seconds, got {timeout!r}")
-        self._core.flush()
+        self._core.flush_calls()
         entity = self._core.resolve(call_id, session_id)
         now = self._core.snapshot(entity)
         if now.is_final:
@@ -75,7 +75,7 @@ class CallReads:
     ) -> CallId:
         check_text("call_id", call_id)
         check_text("session_id", session_id)
-        self._core.flush()
+        self._core.flush_calls()
         index = self._core.ctx.index
         if call_id in index.by_id:
             return CallId(call_id)
@@ -94,12 +94,12 @@ class CallReads:
         return found
 
     def owner(self, call_id: str) -> SessionId:
-        self._core.flush()
+        self._core.flush_calls()
         return self._core.session_of(self._core.resolve(call_id, None))
 
     def look(self, call_id: str, observer: str) -> tuple[CallSnapshot, bool]:
         check_text("observer", observer)
-        self._core.flush()
+        self._core.flush_calls()
         entity = self._core.resolve(call_id, None)
         snapshot = self._core.snapshot(entity)
         looks = self._core.kernel.looks
@@ -112,7 +112,7 @@ class CallReads:
 
     def list_calls(self, session_id: str, *, include_final: bool = True) -> list[CallSnapshot]:
         check_text("session_id", session_id)
-        self._core.flush()
+        self._core.flush_calls()
         calls = self._core.ctx.index.by_session.get(SessionId(session_id), {})
         finished = self._core.ctx.finished
         snapshots = []

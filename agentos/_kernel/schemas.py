@@ -11,6 +11,7 @@ that call, never the session.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from agentos._errors import ToolDefinitionError
@@ -86,6 +87,57 @@ def problems(checker: Any, raw: object) -> list[str]:
         raise UncheckableInput("its references never end (a $ref to itself)") from None
     except Exception as error:
         raise UncheckableInput(f"checking it failed: {type(error).__name__}: {error}") from None
+
+
+_TYPES: dict[str, Callable[[object], bool]] = {
+    "string": lambda value: type(value) is str,
+    "integer": lambda value: type(value) is int,
+    "number": lambda value: type(value) is int or type(value) is float,
+    "boolean": lambda value: type(value) is bool,
+}
+_NOTES = frozenset({"description", "title", "default", "examples", "$schema"})
+"""Keywords that say something of a value but check nothing."""
+
+
+def quick_check(schema: dict[str, Any]) -> Callable[[dict[str, Any]], bool] | None:
+    """For an object of named scalar properties (the schema most tools have), a test that
+    says True only of input that fits it, with no validator's walk; None for any other
+    schema. An input it does not pass goes to the validator, which names each problem."""
+    if not set(schema) <= _NOTES | {"type", "properties", "required", "additionalProperties"}:
+        return None
+    properties, required = schema.get("properties", {}), schema.get("required", [])
+    closed = schema.get("additionalProperties", True)
+    if not (isinstance(properties, dict) and isinstance(required, list) and type(closed) is bool):
+        return None
+    checks: dict[str, Callable[[object], bool]] = {}
+    for name, spec in properties.items():
+        check = _scalar_check(spec)
+        if check is None:
+            return None
+        checks[name] = check
+    needed = frozenset(name for name in required if isinstance(name, str))
+
+    def fits(raw: dict[str, Any]) -> bool:
+        if not needed <= raw.keys() or (closed is False and not raw.keys() <= checks.keys()):
+            return False
+        return all(name not in checks or checks[name](value) for name, value in raw.items())
+
+    return fits
+
+
+def _scalar_check(spec: object) -> Callable[[object], bool] | None:
+    """The test of one property: a single scalar type, and a string's length bounds."""
+    if not isinstance(spec, dict) or not set(spec) <= _NOTES | {"type", "minLength", "maxLength"}:
+        return None
+    kind, shortest, longest = spec.get("type"), spec.get("minLength", 0), spec.get("maxLength")
+    of_type = _TYPES.get(kind) if type(kind) is str else None
+    if of_type is None or type(shortest) is not int or type(longest) not in (int, type(None)):
+        return None
+    if kind != "string":
+        return None if "minLength" in spec or "maxLength" in spec else of_type
+    return lambda value: (
+        type(value) is str and len(value) >= shortest and (longest is None or len(value) <= longest)
+    )
 
 
 def _depth(schema: object) -> int:

@@ -38,7 +38,7 @@ class SessionEntities:
         config = SessionConfig(
             SessionId(session_id), agent, model, None if parent is None else SessionId(parent)
         )
-        self._core.post(OpenSession(config))
+        self._core.kernel.post_unhurried(OpenSession(config))
 
     def close_session(self, session_id: str) -> None:
         check_text("session_id", session_id)
@@ -78,7 +78,7 @@ class SessionEntities:
     def set_session_cap(self, session_id: str, cap: int | None) -> None:
         check_text("session_id", session_id)
         check_positive_int("cap", cap, optional=True)
-        self._core.post(SetSessionCap(SessionId(session_id), cap))
+        self._core.kernel.post_unhurried(SetSessionCap(SessionId(session_id), cap))
 
     def sessions(self) -> list[SessionId]:
         self._core.flush()

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from agentos._errors import ToolDefinitionError
 from agentos._kernel.schemas import UncheckableInput
 from agentos._kernel.schemas import problems
+from agentos._kernel.schemas import quick_check
 from agentos._kernel.schemas import schema_validator
 from agentos._kernel.signature import inspect_tool
 from agentos._kernel.signature import without_parameters
@@ -92,6 +93,7 @@ class Tool(Generic[InputT]):
         )
         made.__dict__["input_schema"] = input_schema
         made.__dict__["_validator"] = schema_validator(name, input_schema)
+        made.__dict__["_fits"] = quick_check(input_schema)
         return made
 
     @cached_property
@@ -120,8 +122,11 @@ class SchemaTool(Tool[Any]):
     """A tool checked against a JSON schema: the arguments are the JSON object itself."""
 
     _validator: Any
+    _fits: Callable[[dict[str, Any]], bool] | None
 
     def validate(self, raw: dict[str, Any]) -> Any:
+        if self._fits is not None and self._fits(raw):
+            return raw
         try:
             found = problems(self._validator, raw)
         except UncheckableInput as error:

@@ -643,3 +643,35 @@ async def test_a_sub_agent_call_that_times_out_stops_its_child_and_the_childs_ca
         assert ended.error.kind.value == "timed_out"
         assert all(c.cancelled for c in puppet.calls.values())  # the child's own call
         assert child.ended
+
+
+async def test_a_sub_agent_turn_costs_the_runtime_no_more_ticks_than_a_plain_call() -> None:
+    """Opening the child, its reply relayed as progress and its ending ride on the ticks the
+    call's own start and end take: a child's turn is two ticks, as a plain 1-call turn is."""
+
+    def once(tool_name: str) -> Script:
+        def script(request: ModelRequest) -> ModelResponse:
+            if last_tool_results(request):
+                return text("done")
+            return tool_calls((tool_name, {"task": "hi"} if tool_name == "quick" else {}))
+
+        return script
+
+    quick = AgentConfig(name="quick", system_prompt="quick")
+    via_child = lead({"quick": quick})
+    via_tool = AgentConfig(name="via_tool", system_prompt="via_tool", tools=["noop"])
+    agents = Agents(lead=once("quick"), via_tool=once("noop"), quick=lambda _: text("hi"))
+    noop = Tool.from_schema(lambda args: None, name="noop", input_schema={"type": "object"})
+    async with Runtime([noop]) as runtime, Host(runtime, agents) as host:
+        ticks = {}
+        for config in (via_child, via_tool):
+            session = await host.create_session(config)
+            session.post("warm up")
+            await session.wait_idle()
+            before = runtime.statistics().ticks
+            for turn in range(3):
+                session.post(f"turn {turn}")
+                await session.wait_idle()
+            ticks[config.name] = (runtime.statistics().ticks - before) / 3
+            assert session.replies[-1] == "done"
+    assert ticks == {"lead": 2, "via_tool": 2}

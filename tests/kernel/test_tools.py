@@ -7,11 +7,16 @@ from collections.abc import Callable
 from typing import Annotated
 from typing import Any
 
+import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 from pydantic import Field
 
 from agentos import CallStatus
+from agentos import InvalidToolInput
 from agentos import Runtime
 from agentos import Tool
 from agentos import ToolContext
@@ -250,3 +255,48 @@ async def test_annotated_constraints_hold_and_a_keyword_context_is_given() -> No
         assert done.status is CallStatus.FAILED
         done = await runtime.wait(runtime.submit("model_by_keyword", {"city": "Oslo"}), 10)
         assert (done.status, done.result) == (CallStatus.COMPLETED, "Oslo")
+
+
+SCALAR_SCHEMAS = [
+    {
+        "type": "object",
+        "properties": {"task": {"type": "string", "minLength": 1, "description": "What to do."}},
+        "required": ["task"],
+        "additionalProperties": False,
+    },
+    {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "x": {"type": "number", "title": "x"},
+            "on": {"type": "boolean"},
+            "s": {"type": "string", "maxLength": 3},
+        },
+        "required": ["n"],
+    },
+    {"type": "object", "properties": {"n": {"type": ["integer", "null"]}, "e": {"enum": [1]}}},
+]
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=2),
+    max_leaves=3,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    schema=st.sampled_from(SCALAR_SCHEMAS),
+    raw=st.dictionaries(st.sampled_from(["task", "n", "x", "on", "s", "e", "other"]), JSON_VALUES),
+)
+def test_a_schema_tool_accepts_exactly_what_its_json_schema_does(
+    schema: dict[str, Any], raw: dict[str, Any]
+) -> None:
+    """The quick test of a schema of scalar properties never lets through what the
+    validator refuses (nor refuses what it accepts)."""
+    checked = Tool.from_schema(lambda args: None, name="t", input_schema=schema)
+    fits = jsonschema.Draft202012Validator(schema).is_valid(raw)
+    if fits:
+        assert checked.validate(raw) == raw
+    else:
+        with pytest.raises(InvalidToolInput):
+            checked.validate(raw)
