@@ -55,8 +55,8 @@ class ModelCall:
         self._spans = spans
         self._streams: bool | None = None
         """Whether the provider streams, found at the first request."""
-        self._scope: anyio.CancelScope | None = None
-        """The request in flight: a stop cancels it (a stream closes at once); its deadline
+        self._timeout: asyncio.Timeout | None = None
+        """The request in flight: a stop expires it (a stream closes at once); its deadline
         is the agent's ``request_timeout``."""
         self._cut = False
         """A stop cut the request in flight (it did not time out)."""
@@ -70,22 +70,25 @@ class ModelCall:
         span = None if spans is None else spans.request(request, self._provider.name)
         response: ModelResponse | None = None
         failure: ProviderError | None = None
-        deadline = asyncio.get_running_loop().time() + self._config.request_timeout
+        now = asyncio.get_running_loop().time()
+        deadline = now + self._config.request_timeout
         self._cut = stopping
         try:
-            with anyio.CancelScope(deadline=-math.inf if self._cut else deadline) as scope:
-                self._scope = scope
-                current = None if span is None else SessionSpans.enter(span)
-                try:
-                    response = await self._ask(request)
-                except ProviderError as error:
-                    failure = error
-                finally:
-                    self._scope = None
-                    if current is not None:
-                        SessionSpans.leave(current)
-            if scope.cancelled_caught and not self._cut:
-                failure = self._timed_out()
+            try:  # asyncio's timeout, not an anyio scope: a third of the cost, per request
+                async with asyncio.timeout_at(now if stopping else deadline) as timeout:
+                    self._timeout = timeout
+                    current = None if span is None else SessionSpans.enter(span)
+                    try:
+                        response = await self._ask(request)
+                    except ProviderError as error:
+                        failure = error
+                    finally:
+                        self._timeout = None
+                        if current is not None:
+                            SessionSpans.leave(current)
+            except TimeoutError:
+                if not self._cut:
+                    failure = self._timed_out()
             if failure is not None:
                 self._owner.record_error(failure.kind, failure.message)
         finally:  # however it ends (a cancel from outside too), its span ends
@@ -145,6 +148,6 @@ class ModelCall:
 
     def stop(self) -> None:
         """Cut the request in flight, if any (its reply would end the turn unheard)."""
-        if self._scope is not None:
+        if self._timeout is not None and not self._cut:
             self._cut = True
-            self._scope.cancel()
+            self._timeout.reschedule(-math.inf)

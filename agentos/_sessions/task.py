@@ -207,8 +207,9 @@ class SessionTask:
                 stop()
             if self._step_scope is not None:
                 self._step_scope.cancel()  # actions running in a call's task end with us
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
-                await self._flush()
+            if self._stepping or self._unwritten():
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
+                    await self._flush()
             self._machine.handle(Abandoned())
             self._reported_change()
             if self._spans is not None:
@@ -219,8 +220,12 @@ class SessionTask:
         mid-turn loses nothing its session had decided."""
         while self._stepping:
             await self._changes.next_change()
-        if self._writer.behind(self._machine):
+        if self._unwritten():
             await self._persist()
+
+    def _unwritten(self) -> bool:
+        """Whether the store lacks some of what the machine holds (never, with no store)."""
+        return self._writer.store is not None and self._writer.behind(self._machine)
 
     def _on_call_event(self, event: CallEvent) -> None:
         """Called by the kernel right after the tick that made the change."""

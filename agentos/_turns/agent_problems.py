@@ -40,8 +40,8 @@ def fit_problems(
 ) -> list[str]:
     """What ``config`` (and each sub-agent's, down the tree) names that the runtime lacks:
     tools its policy names, and a runner for ``run_isolated``. Its sub-agents are tools."""
-    tools = {*tools, *config.agents}
-    known = ", ".join(sorted(tools)) or "none"
+    if config.agents:
+        tools = {*tools, *config.agents}
     problems = []
     for name in config.policy.rules:
         if name in CAPABILITIES:
@@ -50,6 +50,7 @@ def fit_problems(
                 "policies apply to tools"
             )
         elif name not in tools:
+            known = ", ".join(sorted(tools)) or "none"
             problems.append(f"policy.rules.{name}: {name!r} is not a tool here (tools: {known})")
     isolated = [
         path
