@@ -110,6 +110,8 @@ class SessionLifecycle:
     def run_here(self) -> None:
         """The host opened: sessions' tasks start on this event loop from now on."""
         self._loop = asyncio.get_running_loop()
+        self._new_scope: type[anyio.CancelScope] = type(anyio.CancelScope())
+        """The backend's own scope class (``anyio.CancelScope()`` looks it up each time)."""
 
     async def end_sessions(self) -> None:
         """The host closes: no session starts from now on, and every session's task is
@@ -306,7 +308,7 @@ class SessionLifecycle:
     async def _start(self, session: Session) -> Session:
         if self._loop is None:  # the host closed while this session was being opened
             raise UsageError("the host is closed: open sessions with 'async with Host(...)'")
-        task = SessionTask()
+        task = SessionTask(self._new_scope())
         self._core.sessions.add(session, task)
         session.prepare_run()  # it hears of its calls now: its task need not be waited for
         running = self._loop.create_task(run_session(session, task))

@@ -3,6 +3,7 @@ from the parts every session of the host shares) and runs its task."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,10 +92,11 @@ class SessionMaker:
 
 @dataclass(slots=True)
 class SessionTask:
-    """A loaded session's task: cancelled by ``unload(cancel=True)``, awaited by unload."""
+    """A loaded session's task: cancelled by ``unload(cancel=True)``, awaited by unload
+    (its parts asyncio's and the backend's own: a sub-agent's call opens a session)."""
 
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    ended: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope
+    ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 async def run_session(
