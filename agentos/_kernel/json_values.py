@@ -148,13 +148,13 @@ def _flat_copy(value: object, limit: int | None) -> Json | None:
             return None
         if type(item) is str:
             _check_unicode(item)
-            bound += 6 * len(item) + 3
+            bound += 6 * len(item) + 4  # every character escaped, quotes, ", "
         elif type(item) is int and item.bit_length() > _SHORT_INT_BITS:
             return None
         else:
-            bound += 21
+            bound += 23  # -18446744073709551615, ", "
         _check_unicode(key)
-        bound += 6 * len(key) + 4
+        bound += 6 * len(key) + 4  # quotes, ": "
     if limit is not None and bound > limit:
         return None  # the encoder measures it exactly
     return dict(value)

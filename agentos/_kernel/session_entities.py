@@ -78,7 +78,7 @@ class SessionEntities:
     def set_session_cap(self, session_id: str, cap: int | None) -> None:
         check_text("session_id", session_id)
         check_positive_int("cap", cap, optional=True)
-        self._core.kernel.post_unhurried(SetSessionCap(SessionId(session_id), cap))
+        self._core.post(SetSessionCap(SessionId(session_id), cap))  # a raise admits at once
 
     def sessions(self) -> list[SessionId]:
         self._core.flush()

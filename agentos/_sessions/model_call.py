@@ -14,6 +14,7 @@ from typing import Protocol
 from typing import cast
 
 import anyio
+import anyio.lowlevel
 
 from agentos._errors import ProviderError
 from agentos._model.provider import ModelRequest
@@ -87,6 +88,7 @@ class ModelCall:
                         if current is not None:
                             SessionSpans.leave(current)
             except TimeoutError:
+                await anyio.lowlevel.checkpoint_if_cancelled()  # a cancel from outside, too
                 if not self._cut:
                     failure = self._timed_out()
             if failure is not None:
@@ -148,6 +150,7 @@ class ModelCall:
 
     def stop(self) -> None:
         """Cut the request in flight, if any (its reply would end the turn unheard)."""
-        if self._timeout is not None and not self._cut:
+        timeout = self._timeout
+        if timeout is not None and not self._cut and not timeout.expired():
             self._cut = True
-            self._timeout.reschedule(-math.inf)
+            timeout.reschedule(-math.inf)

@@ -6,6 +6,7 @@ Each test names the item of the issue it holds to, and failed on the code before
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import threading
@@ -209,6 +210,34 @@ async def test_a_result_that_is_not_json_safe_fails_the_call(kind: str, tool_nam
     assert final.error is not None and final.error.kind is ErrorKind.INVALID_RESULT
     assert BAD_RESULTS[kind][1] in final.error.message
     final.error.message.encode("utf-8")
+
+
+CONTROL_KEYS = [chr(code) for code in range(32) if chr(code) not in "\b\t\n\f\r"][:16]
+SMALL_BUT_LONG = {
+    "big numbers": {key: -(2**64 - 1) for key in CONTROL_KEYS},
+    "escaped text": {key: "\x01" * 50 for key in CONTROL_KEYS},
+}
+"""Small flat dicts whose JSON text is long: every key a control character (six
+characters escaped), every value a 21-digit number or escaped text."""
+
+
+@pytest.mark.parametrize("kind", list(SMALL_BUT_LONG))
+async def test_a_small_dict_whose_json_is_over_the_limit_fails_the_call(kind: str) -> None:
+    """A result's JSON text is measured as encoded, however few its items: one character
+    over ``max_result_chars`` fails the call (on 3e98e4c a quick copy let it through)."""
+    value = SMALL_BUT_LONG[kind]
+    length = len(json.dumps(value, ensure_ascii=False))
+
+    @tool
+    async def long_dict(args: Empty) -> object:
+        return value
+
+    for limit, status in ((length, CallStatus.COMPLETED), (length - 1, CallStatus.FAILED)):
+        async with Runtime([long_dict], max_result_chars=limit) as runtime:
+            with anyio.fail_after(10):
+                final = await runtime.wait(runtime.submit("long_dict", {}))
+        assert final.status is status, (limit, final.error)
+    assert final.error is not None and "too large" in final.error.message
 
 
 @tool

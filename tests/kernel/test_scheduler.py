@@ -118,3 +118,24 @@ async def test_a_session_can_have_its_own_cap(clock: ManualClock) -> None:
         assert len(running(runtime, "narrow")) == 1
         with pytest.raises(ValueError, match="cap must be a positive int"):
             runtime.set_session_cap("wide", 0)
+
+
+async def test_raising_a_sessions_cap_starts_its_queued_calls_with_nobody_reading() -> None:
+    """The raise wakes the driver: a call waiting for its session's slot starts at once,
+    though nothing reads or submits after it (the tool it waits for could be waiting for
+    it)."""
+    started = anyio.Event()
+
+    @tool
+    async def second(args: Empty) -> None:
+        started.set()
+
+    puppet = Puppet()
+    async with Runtime([puppet.tool, second], max_running_per_session=1) as runtime:
+        first = runtime.submit("puppet", {}, session_id="s")
+        runtime.submit("second", {}, session_id="s")
+        await settle(runtime)
+        assert runtime.status(first).status is CallStatus.RUNNING
+        runtime.set_session_cap("s", 2)
+        with anyio.fail_after(5):  # a bound, not a measure: on 3e98e4c it never started
+            await started.wait()

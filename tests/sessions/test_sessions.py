@@ -617,6 +617,34 @@ async def test_a_model_that_never_answers_times_the_turn_out(clock: ManualClock)
     assert session.errors == ["timeout: no answer from the model in 0.01s"]
 
 
+async def test_a_stop_as_the_request_times_out_stops_the_session_and_the_timeout_is_told(
+    clock: ManualClock,
+) -> None:
+    """The model's request runs out of time, and the session is stopped while that
+    cancel reaches the provider: the stop takes, and the error says timeout (it raised
+    inside the provider on 3e98e4c, which then read as the provider's bug)."""
+    stopped: list[Session] = []
+
+    class StoppedAtTheDeadline:
+        name = "stopped"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            try:
+                await anyio.sleep_forever()
+            finally:
+                stopped[0].stop()
+            raise AssertionError("unreachable")
+
+    async with running(StoppedAtTheDeadline(), clock=clock) as (_, host):
+        session = await host.create_session(AgentConfig(request_timeout=0.01))
+        stopped.append(session)
+        session.post("anyone there?")
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.ended
+    assert session.errors == ["timeout: no answer from the model in 0.01s"]
+
+
 async def test_sessions_are_entities_too(clock: ManualClock) -> None:
     provider = ScriptedProvider((asks("hi"), lambda r: text("hello")))
     async with running(provider, clock=clock) as (runtime, host):
