@@ -46,11 +46,11 @@ def to_json(value: Any, *, limit: int | None = None) -> Json:
         return _scalar(value, limit)
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
-    if _obviously_small(value):
+    if type(value) is dict and len(value) <= _SMALL_ITEMS:
         copy = _flat_copy(value, limit)
         if copy is not None:
             return copy
-    else:
+    if not _obviously_small(value):
         size = _estimate(value, math.inf if limit is None else limit)
         if limit is not None and size > limit:
             raise ResultTooLarge(f"its JSON text is over {limit:,} characters")
@@ -136,23 +136,22 @@ def _obviously_small(value: object) -> bool:
     return True
 
 
-def _flat_copy(value: object, limit: int | None) -> Json | None:
-    """A copy of a small flat dict of text keys and text, short int, bool or None values,
-    without encoding it (progress entries and small results are most such); None for
-    anything else, which takes the encoder's round trip."""
-    if type(value) is not dict:
-        return None
+def _flat_copy(value: dict[Any, Any], limit: int | None) -> Json | None:
+    """A copy of a small dict of text keys and text, short int, bool or None values,
+    without encoding it (progress entries and small results are most such), in one pass
+    over it; None for anything else, which takes the encoder's round trip."""
     bound = 2
     for key, item in value.items():
-        if type(key) is not str or type(item) is float:
+        kind = type(item)
+        if type(key) is not str:
             return None
-        if type(item) is str:
+        if kind is str:
             _check_unicode(item)
             bound += 6 * len(item) + 4  # every character escaped, quotes, ", "
-        elif type(item) is int and item.bit_length() > _SHORT_INT_BITS:
-            return None
-        else:
+        elif kind is bool or item is None or (kind is int and item.bit_length() <= _SHORT_INT_BITS):
             bound += 23  # -18446744073709551615, ", "
+        else:
+            return None
         _check_unicode(key)
         bound += 6 * len(key) + 4  # quotes, ": "
     if limit is not None and bound > limit:
