@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import anyio
 import pytest
 
@@ -104,3 +106,25 @@ async def test_a_report_is_written_in_a_thread_and_stops_when_cancelled() -> Non
 def test_the_default_agent_defers_approvals_only() -> None:
     assert {tool.name for tool in TOOLS} == {"fetch_calendar", "write_report", "approve", "weather"}
     assert DEFAULT_AGENT.policy.rules == {"approve": "defer"}
+
+
+async def test_the_scripted_model_says_a_call_still_runs_without_its_id() -> None:
+    """The chat shows the model's words to the person: a call still running is named by its
+    tool, not by a tool_use id nobody can type back."""
+    use = {"type": "tool_use", "id": "toolu_0572a352", "name": "fetch_calendar", "input": {}}
+    placeholder = {"agentos_placeholder": True, "tool_call_id": "toolu_0572a352"}
+    result = {"type": "tool_result", "tool_use_id": "toolu_0572a352", "content": ""}
+    result["content"] = json.dumps(placeholder)
+    request = ModelRequest(
+        "m",
+        "",
+        [
+            {"role": "user", "content": "When is Jane free?"},
+            {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [result]},
+        ],
+    )
+    reply = await scripted_model().complete(request)
+    said = " ".join(b["text"] for b in reply.content if b["type"] == "text")
+    assert "fetch_calendar is still running" in said
+    assert "toolu_" not in said
