@@ -249,7 +249,7 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
             if token is not None:
                 lines.append(f"{name} waits for a human: continuation token {token}.")
             else:
-                lines.append(f"{name} is still running; I will tell you when it ends.")
+                lines.append(f"{name} is still running.")
         elif block.get("is_error"):
             lines.append(f"{name} failed: {value}")
         else:
