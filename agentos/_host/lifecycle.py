@@ -308,13 +308,16 @@ class SessionLifecycle:
     async def _start(self, session: Session) -> Session:
         if self._loop is None:  # the host closed while this session was being opened
             raise UsageError("the host is closed: open sessions with 'async with Host(...)'")
-        task = SessionTask(self._new_scope())
+        task = SessionTask(session.session_id, self._new_scope())
         self._core.sessions.add(session, task)
         session.prepare_run()  # it hears of its calls now: its task need not be waited for
         running = self._loop.create_task(run_session(session, task))
         self._running[running] = task
-        running.add_done_callback(self._running.pop)
+        running.add_done_callback(self._ended)
         return session
+
+    def _ended(self, running: asyncio.Task[None]) -> None:
+        self._core.sessions.ended(self._running.pop(running))
 
     async def unload(self, session_id: str, *, cancel: bool = False) -> None:
         core = self._core
@@ -328,9 +331,10 @@ class SessionLifecycle:
         task = core.sessions.task_of(session_id)
         failed = session.status is SessionStatus.FAILED and not session.ended
         session.stop(cancel_calls=False)
-        if cancel:
-            task.scope.cancel()
-        await task.ended.wait()
+        if task is not None:
+            if cancel:
+                task.scope.cancel()
+            await task.ended.wait()
         for call in core.runtime.list_calls(session_id, include_final=False):
             if cancel or call.deferred:
                 core.runtime.cancel(call.call_id, "the session was unloaded")

@@ -92,9 +92,11 @@ class SessionMaker:
 
 @dataclass(slots=True)
 class SessionTask:
-    """A loaded session's task: cancelled by ``unload(cancel=True)``, awaited by unload
-    (its parts asyncio's and the backend's own: a sub-agent's call opens a session)."""
+    """A loaded session's running task: cancelled by ``unload(cancel=True)``, awaited by
+    unload (its parts asyncio's and the backend's own: a sub-agent's call opens a session).
+    The registry forgets it once the task has ended."""
 
+    session_id: str
     scope: anyio.CancelScope
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 

@@ -19,8 +19,8 @@ from agentos._turns.history import HistoryCall
 
 
 class SessionRegistry:
-    """The loaded sessions by id, their tasks, the news each resume found until the model
-    hears it, and the resumes under way."""
+    """The loaded sessions by id, the tasks of those running, the news each resume found
+    until the model hears it, and the resumes under way."""
 
     def __init__(self) -> None:
         self._sessions: dict[str, Session] = {}
@@ -44,8 +44,14 @@ class SessionRegistry:
             raise UnknownSessionError(session_id)
         return session
 
-    def task_of(self, session_id: str) -> SessionTask:
-        return self._tasks[session_id]
+    def task_of(self, session_id: str) -> SessionTask | None:
+        """The loaded session's task while it runs (None once it has ended)."""
+        return self._tasks.get(session_id)
+
+    def ended(self, task: SessionTask) -> None:
+        """``task`` has ended: an ended session keeps no task (nor its scope and event)."""
+        if self._tasks.get(task.session_id) is task:
+            del self._tasks[task.session_id]
 
     def __contains__(self, session_id: object) -> bool:
         return session_id in self._sessions
@@ -65,7 +71,7 @@ class SessionRegistry:
         if self._sessions.get(session_id) is not session:
             return False
         del self._sessions[session_id]
-        del self._tasks[session_id]
+        self._tasks.pop(session_id, None)
         self._restored.pop(session_id, None)
         return True
 

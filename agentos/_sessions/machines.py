@@ -13,6 +13,7 @@ from agentos._turns.context_view import ContextView
 from agentos._turns.machine import Machine
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript_machine import TurnMachine
+from components import CallSnapshot
 
 
 def machine_for(
@@ -36,8 +37,21 @@ def machine_for(
         cache=cache,
         facts=facts,
         view=view,
-        calls=lambda: runtime.list_calls(session_id),
+        calls=_SessionCalls(runtime, session_id),
     )
+
+
+class _SessionCalls:
+    """A session's calls as the runtime has them now: one object a session, where a closure
+    over the two is four the collector walks for as long as the session is loaded."""
+
+    __slots__ = ("_runtime", "_session_id")
+
+    def __init__(self, runtime: Runtime, session_id: str) -> None:
+        self._runtime, self._session_id = runtime, session_id
+
+    def __call__(self) -> list[CallSnapshot]:
+        return self._runtime.list_calls(self._session_id)
 
 
 def board_of(machine: Machine) -> Board | None:

@@ -17,6 +17,7 @@ import asyncio
 import math
 import time
 from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -126,8 +127,9 @@ class SessionTask:
         self._ended_before: dict[CallId, CallSnapshot] = {}
         """Calls awaited from before a restart whose end only the store kept."""
         self._arrived: asyncio.Event | None = None
-        self._unsubscribe: list[Callable[[], None]] | None = None
-        """What stops the session hearing of its calls and the clock (``prepare``)."""
+        self._unsubscribe: Sequence[Callable[[], None]] | None = None
+        """What stops the session hearing of its calls and the clock (``prepare``); empty
+        once the task has ended."""
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self.streaming: PartialReply | None = None
@@ -205,6 +207,7 @@ class SessionTask:
         finally:
             for stop in stops:
                 stop()
+            self._unsubscribe, self._arrived = (), None  # an ended session keeps less
             if self._step_scope is not None:
                 self._step_scope.cancel()  # actions running in a call's task end with us
             if self._stepping or self._unwritten():

@@ -55,15 +55,18 @@ class CallLedger:
         self._deferred: dict[CallId, None] = {}
         """Sets kept as dicts: an empty dict is a quarter of an empty set, and most sessions'
         stay empty or small."""
-        self.is_final: Callable[[CallId], bool] = self._final.__contains__
-        """Whether the call's final news is kept (a membership test of its own: the machine
-        asks it for every call of a batch at every event)."""
-        self.is_deferred: Callable[[CallId], bool] = self._deferred.__contains__
         self._tokens: dict[CallId, str] = {}
         self._decorations: dict[CallId, Decorations] = {}
         self._cache = ResultCache() if cache is None else cache
 
     # ------------------------------------------------------------------ queries
+
+    def is_final(self, call_id: CallId) -> bool:
+        """Whether the call's final news is kept."""
+        return call_id in self._final
+
+    def is_deferred(self, call_id: CallId) -> bool:
+        return call_id in self._deferred
 
     def all_outstanding_final(self) -> bool:
         """Whether every outstanding call that can end by itself has ended: a deferred

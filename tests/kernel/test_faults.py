@@ -620,6 +620,14 @@ def test_the_library_prints_nothing_unless_logging_is_configured() -> None:
     assert configured.stderr.count("tool_call.failed") == 5
 
 
+def test_a_program_that_logs_nothing_never_loads_a_logging_library() -> None:
+    """structlog (and the rich it pulls in: 60 ms of import, 7,000 objects every full
+    collection walks) is loaded to write a line, not by ``import agentos`` nor by calls
+    that log nothing."""
+    script = _QUIET_SCRIPT + "print(sorted({'structlog', 'rich'} & set(sys.modules)))"
+    assert run_script(script, "quiet").stdout == "[]\n"
+
+
 def test_threads_are_daemons_so_exit_never_waits_for_a_tool() -> None:
     """Item 5: the worker threads sync tools run in; the soak found them outliving the runtime."""
     seen: list[bool] = []
