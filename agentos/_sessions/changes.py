@@ -59,6 +59,8 @@ class SessionChanges:
         def stop() -> None:
             if callback in callbacks:
                 callbacks.remove(callback)
+            if not callbacks and self._callbacks is callbacks:
+                self._callbacks = None
 
         return stop
 

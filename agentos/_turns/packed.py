@@ -135,20 +135,23 @@ class MessageLog(_Messages):
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         packed = [pack(message) for message in messages]
         cut = (len(packed) - 1) // CHUNK * CHUNK if packed else 0
-        self._chunks: list[Sealed] = [
+        self._chunks: list[Sealed] | tuple[()] = [
             seal(tuple(packed[start : start + CHUNK])) for start in range(0, cut, CHUNK)
-        ]
+        ] or ()
+        """A list once there is a chunk (a history under ``CHUNK`` messages keeps none)."""
         self._tail: list[Packed] = packed[cut:]
         """The newest messages (at least one if any): all packed but the last."""
         if self._tail:
             self._tail[-1] = unpack(self._tail[-1])
-        self._said: list[tuple[str, str]] = []
+        self._said: list[tuple[str, str]] | None = None
         """``said_upto``'s answer for the first packed messages, once asked: they never
         change, so a title or the replies read again build only the newest."""
 
     def said_upto(self, count: int, said: Callable[[Message], str]) -> list[tuple[str, str]]:
         """Each of the first ``count`` messages' role and ``said(message)`` (always the same
         function: what the messages say is kept for those packed)."""
+        if self._said is None:
+            self._said = []
         kept, size = self._said, len(self)
         settled = min(count, size - 1)
         if settled > len(kept):
@@ -165,7 +168,10 @@ class MessageLog(_Messages):
         if tail:
             tail[-1] = pack(tail[-1])
             if len(tail) == CHUNK:
-                self._chunks.append(seal(tuple(tail)))
+                if self._chunks:
+                    self._chunks.append(seal(tuple(tail)))
+                else:
+                    self._chunks = [seal(tuple(tail))]
                 self._tail = tail = []
         tail.append(message)
 

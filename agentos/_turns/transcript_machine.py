@@ -89,7 +89,8 @@ class TurnMachine(DrawnAfterEvents):
         self.ledger = CallLedger(session_id, cache)
         self._queue: list[ev.UserPosted | ev.CallSettled | ev.CallOverdue] = []
         self._batch: Batch | None = None
-        self._lost: list[tuple[str, str]] = []
+        self._lost: list[tuple[str, str]] | None = None
+        """Calls lost in a restart, to tell the model before its next request."""
         self._steps_left = 0
         self._cancelling = False
         """Stopping, and the shell has not yet cancelled the calls it was asked to."""
@@ -233,6 +234,8 @@ class TurnMachine(DrawnAfterEvents):
                 self.turn.abandon()
                 return []
             case ev.CallLost():  # told before the model's next request
+                if self._lost is None:
+                    self._lost = []
                 self._lost.append((event.tool_use_id, event.tool_name))
                 return []
             case ev.OutcomeAwaited():
@@ -375,8 +378,8 @@ class TurnMachine(DrawnAfterEvents):
         """The user-turn content the queued events add (empty: they grant no turn)."""
         if not self._grants_turn():
             return []
-        blocks: list[UserBlock] = [lost_notice(*lost) for lost in self._lost]
-        self._lost.clear()
+        blocks: list[UserBlock] = [lost_notice(*lost) for lost in self._lost or ()]
+        self._lost = None
         settled: list[CallId] = []
         overdue: dict[CallId, ev.CallOverdue] = {}  # one nudge per call: its newest news
         for event in self._queue:
