@@ -199,6 +199,7 @@ class SubAgents:
             self._children.pop(ctx.call_id, None)
             self._done(parent.session_id, ctx.call_id)
             self._stop(child)
+            self._depth.pop(child_id, None)  # an ended child starts no child of its own
 
     def _refusal(self, parent: Session, name: str) -> str | None:
         """Why the parent may not start another child now (None: it may)."""

@@ -178,6 +178,12 @@ class MessageLog(_Messages):
     def replace_last(self, message: Message) -> None:
         self._tail[-1] = message
 
+    def settle(self) -> None:
+        """Nothing will extend the newest message again (its conversation ended): pack it
+        too, so an ended session keeps no message the collector walks."""
+        if self._tail:
+            self._tail[-1] = pack(self._tail[-1])
+
     def upto(self, count: int) -> PackedMessages:
         """The first ``count`` messages, unchanged by what is appended or replaced later."""
         full, rest = divmod(count, CHUNK)

@@ -193,6 +193,8 @@ class TurnMachine(DrawnAfterEvents):
         if self.turn.ended:
             if isinstance(event, ev.Committed):
                 self.dirty_from = event.written.unwritten_from(self._log)
+            elif isinstance(event, ev.Abandoned):  # the task ended: nothing extends it now
+                self._log.settle()
             return []
         actions: list[ev.Action] = []
         match event:
@@ -232,6 +234,7 @@ class TurnMachine(DrawnAfterEvents):
                 return [ev.DisarmTimer(), ev.Commit()]
             case ev.Abandoned():
                 self.turn.abandon()
+                self._log.settle()
                 return []
             case ev.CallLost():  # told before the model's next request
                 if self._lost is None:
