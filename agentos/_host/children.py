@@ -284,7 +284,7 @@ class _Relay:
         self._ctx = ctx
         self._child = child
         self._runtime = runtime
-        self._told = len(child.replies)
+        self._told = len(child.replies) if child.message_count else 0  # a resumed child's
         self._seen = self._mark()
         self._stops = (
             child.on_change(self._changed),

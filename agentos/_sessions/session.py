@@ -184,7 +184,7 @@ class Session:
     @property
     def message_count(self) -> int:
         """How many messages ``history`` holds, without building them (a listing's count)."""
-        return len(self._machine.view.history)
+        return self._machine.view.length
 
     @property
     def title(self) -> str:
