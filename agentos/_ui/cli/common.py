@@ -111,6 +111,26 @@ def with_store(db: Database, use: Callable[[SessionStore], Awaitable[T]]) -> T:
     return run_interruptibly(job)
 
 
+_SERVING: list[object] = []
+"""Servers serving now, in this process: each takes Ctrl-C for itself (``serving``)."""
+
+
+async def serving(serve: Callable[[], Awaitable[None]]) -> None:
+    """Run a uvicorn server's ``serve``: while it serves, a Ctrl-C is the server's alone.
+
+    uvicorn stops gracefully on it (the pages' streams end with their last chunk, its
+    connections finish), then raises the signal again for the command. The signal also
+    reaches ``run_interruptibly``'s handler (asyncio's wake-up pipe hears every signal),
+    which would cancel the command at once and cut the server's streams short.
+    """
+    token = object()
+    _SERVING.append(token)
+    try:
+        await serve()
+    finally:
+        _SERVING.remove(token)
+
+
 def run_interruptibly(job: Callable[[], Awaitable[T]]) -> T:
     """``anyio.run(job)``, where Ctrl-C (and SIGTERM, which ``main`` turns into one) cancels
     the job and, once the loop has closed, raises ``KeyboardInterrupt``.
@@ -131,6 +151,8 @@ def run_interruptibly(job: Callable[[], Awaitable[T]]) -> T:
         assert task is not None
 
         def interrupt() -> None:
+            if _SERVING:
+                return  # the server stops itself, then raises the signal again
             if interrupted:
                 raise KeyboardInterrupt  # a second Ctrl-C: stop waiting for the first
             interrupted.append(True)
