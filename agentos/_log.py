@@ -21,7 +21,7 @@ logging.getLogger(LOGGER_NAME).addHandler(logging.NullHandler())
 
 class _StdlibLogger:
     """The ``agentos`` stdlib logger behind structlog's key=value rendering, built at
-    its first line."""
+    its first line (one for the process: ``_STDLIB``)."""
 
     _logger: Any = None
 
@@ -37,6 +37,9 @@ class _StdlibLogger:
         return getattr(self._logger, level)
 
 
+_STDLIB = _StdlibLogger()
+
+
 def agentos_logger() -> tuple[Any, bool, bool]:
     """The logger to write to, and whether its info and debug lines would be kept."""
     structlog = sys.modules.get("structlog")  # only an application that imported it configured it
@@ -47,4 +50,4 @@ def agentos_logger() -> tuple[Any, bool, bool]:
             return logger, True, True
         return logger, bool(enabled(logging.INFO)), bool(enabled(logging.DEBUG))
     stdlib = logging.getLogger(LOGGER_NAME)
-    return _StdlibLogger(), stdlib.isEnabledFor(logging.INFO), stdlib.isEnabledFor(logging.DEBUG)
+    return _STDLIB, stdlib.isEnabledFor(logging.INFO), stdlib.isEnabledFor(logging.DEBUG)

@@ -190,11 +190,13 @@ class TurnMachine(DrawnAfterEvents):
     # ------------------------------------------------------------------ one event (``handle``)
 
     def _apply(self, event: ev.Event) -> list[ev.Action]:
+        if isinstance(event, ev.Abandoned):  # the task ended: nothing extends the log now
+            self.turn.abandon()
+            self._log.settle()
+            return []
         if self.turn.ended:
             if isinstance(event, ev.Committed):
                 self.dirty_from = event.written.unwritten_from(self._log)
-            elif isinstance(event, ev.Abandoned):  # the task ended: nothing extends it now
-                self._log.settle()
             return []
         actions: list[ev.Action] = []
         match event:
@@ -232,10 +234,6 @@ class TurnMachine(DrawnAfterEvents):
             case ev.Crashed():
                 self.turn.crash()
                 return [ev.DisarmTimer(), ev.Commit()]
-            case ev.Abandoned():
-                self.turn.abandon()
-                self._log.settle()
-                return []
             case ev.CallLost():  # told before the model's next request
                 if self._lost is None:
                     self._lost = []

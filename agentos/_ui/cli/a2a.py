@@ -12,7 +12,7 @@ from agentos._ui.cli.agent import Agent
 from agentos._ui.cli.agent import choose_model
 from agentos._ui.cli.common import CliError
 from agentos._ui.cli.common import run_interruptibly
-from agentos._ui.cli.common import serving
+from agentos._ui.cli.common import server_takes_ctrl_c
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.serving import address_and_token
 from agentos._ui.cli.serving import ask_timeout_option
@@ -125,6 +125,7 @@ def a2a(
             shown = public_url or here
             click.echo(f"agentos: A2A at {shown}  {asked}  (Ctrl-C stops{where})", err=True)
             server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-            await serving(lambda: server.serve(sockets=[listening]))
+            with server_takes_ctrl_c():
+                await server.serve(sockets=[listening])
 
     run_interruptibly(main)

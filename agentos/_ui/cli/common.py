@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import signal
 import sys
 import threading
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Iterator
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -111,24 +113,24 @@ def with_store(db: Database, use: Callable[[SessionStore], Awaitable[T]]) -> T:
     return run_interruptibly(job)
 
 
-_SERVING: list[object] = []
-"""Servers serving now, in this process: each takes Ctrl-C for itself (``serving``)."""
+_SERVING: list[bool] = []
+"""One entry per server serving now, in this process (``server_takes_ctrl_c``)."""
 
 
-async def serving(serve: Callable[[], Awaitable[None]]) -> None:
-    """Run a uvicorn server's ``serve``: while it serves, a Ctrl-C is the server's alone.
+@contextlib.contextmanager
+def server_takes_ctrl_c() -> Iterator[None]:
+    """While a uvicorn server serves in this block, a Ctrl-C is the server's alone.
 
     uvicorn stops gracefully on it (the pages' streams end with their last chunk, its
     connections finish), then raises the signal again for the command. The signal also
     reaches ``run_interruptibly``'s handler (asyncio's wake-up pipe hears every signal),
     which would cancel the command at once and cut the server's streams short.
     """
-    token = object()
-    _SERVING.append(token)
+    _SERVING.append(True)
     try:
-        await serve()
+        yield
     finally:
-        _SERVING.remove(token)
+        _SERVING.pop()
 
 
 def run_interruptibly(job: Callable[[], Awaitable[T]]) -> T:

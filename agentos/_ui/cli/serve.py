@@ -15,7 +15,7 @@ from agentos._ui.cli.agent import Agent
 from agentos._ui.cli.agent import choose_model
 from agentos._ui.cli.common import CliError
 from agentos._ui.cli.common import run_interruptibly
-from agentos._ui.cli.common import serving
+from agentos._ui.cli.common import server_takes_ctrl_c
 from agentos._ui.cli.database import Database
 from agentos._ui.cli.talk import agent_option
 from agentos._ui.web.limits import STALL_SECONDS
@@ -109,7 +109,8 @@ def serve(
             server = Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
             logging.getLogger("uvicorn.error").addFilter(_let_go)
             try:
-                await serving(lambda: server.serve(sockets=[listening]))
+                with server_takes_ctrl_c():
+                    await server.serve(sockets=[listening])
             finally:
                 app.state.pages.close()
 
