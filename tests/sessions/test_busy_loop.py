@@ -1,0 +1,104 @@
+"""Many busy sessions on one event loop: each pass runs some of their steps, in turn, so the
+loop keeps going round for everything else on it (a page's requests, timers, other tasks)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from agentos import Host
+from agentos import ModelRequest
+from agentos import ModelResponse
+from agentos import ScriptedProvider
+from agentos import Session
+from agentos import SessionStatus
+from agentos.testing import text
+from tests.support.backends import running
+
+pytestmark = pytest.mark.anyio
+
+SESSIONS = 100
+STEP_SECONDS = 0.002
+"""How long each model answer holds the loop: every step takes at least this long."""
+
+
+class Passes:
+    """Counts the event loop's passes: a callback that puts itself back in line each pass."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._loop = asyncio.get_running_loop()
+        self._handle = self._loop.call_soon(self._pass)
+
+    def _pass(self) -> None:
+        self.count += 1
+        self._handle = self._loop.call_soon(self._pass)
+
+    def stop(self) -> None:
+        self._handle.cancel()
+
+
+def slow_model(passes: Passes, answered_in: list[int]) -> ScriptedProvider:
+    """A model whose every answer holds the loop ``STEP_SECONDS``; it notes in which pass."""
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        until = time.perf_counter() + STEP_SECONDS
+        while time.perf_counter() < until:
+            pass
+        answered_in.append(passes.count)
+        return text("done")
+
+    return ScriptedProvider((lambda request: True, answer))
+
+
+@asynccontextmanager
+async def all_ready(
+    answered_in: list[int],
+) -> AsyncIterator[tuple[Host, list[Session]]]:
+    """``SESSIONS`` sessions on the slow model, each posted to in the same pass."""
+    passes = Passes()
+    try:
+        async with running(slow_model(passes, answered_in)) as (_, host):
+            sessions = [await host.create_session() for _ in range(SESSIONS)]
+            for session in sessions:
+                session.post("go")
+            yield host, sessions
+    finally:
+        passes.stop()
+
+
+async def test_a_pass_runs_some_of_many_ready_sessions_steps_not_all() -> None:
+    answered_in: list[int] = []
+    async with all_ready(answered_in) as (_, sessions):
+        with anyio.fail_after(30):
+            for session in sessions:
+                await session.wait_idle()
+    assert len(answered_in) == SESSIONS
+    per_pass = Counter(answered_in)
+    # 100 in one pass without the share: about 20 ms of steps a pass, with it
+    assert max(per_pass.values()) <= 30, per_pass
+    assert answered_in == sorted(answered_in)  # served in the order they became ready
+
+
+async def test_sessions_unloaded_while_they_wait_for_a_pass_leave_the_rest_to_finish() -> None:
+    answered_in: list[int] = []
+    async with all_ready(answered_in) as (host, sessions):
+        while not answered_in:  # the first pass's steps ran; most wait for theirs
+            await anyio.lowlevel.checkpoint()
+        assert len(answered_in) < SESSIONS // 2
+        dropped, kept = sessions[len(sessions) // 2 :], sessions[: len(sessions) // 2]
+        with anyio.fail_after(30):
+            for session in dropped:
+                await host.unload(session.session_id, cancel=True)
+            for session in kept:
+                await session.wait_idle()
+    assert all(session.replies == ["done"] for session in kept)
+    assert all(session.status is SessionStatus.STOPPED for session in dropped)
+    assert len(answered_in) < SESSIONS
