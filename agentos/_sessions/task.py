@@ -8,8 +8,9 @@ the commit of the history before it run side by side.
 
 Waiting for calls is not a task awaiting: the actions that the end of a call
 allows run in that call's own task (``Runtime.hand_off``), so the next request
-goes out at once however busy the event loop is. A step waits only for its turn in the
-loop's pass (``LoopShare``), when many sessions are ready at once.
+goes out at once however busy the event loop is. A step in the session's own task (a
+post, the yield timer) waits for its turn in the loop's pass (``LoopShare``) when many
+sessions are ready at once.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from anyio.abc import TaskStatus
 from agentos._errors import SessionConflictError
 from agentos._errors import StoreError
 from agentos._errors import UnknownCallError
-from agentos._kernel.loop_share import LoopShare
 from agentos._kernel.loop_share import loop_share
 from agentos._kernel.runtime import Runtime
 from agentos._model.provider import ModelRequest
@@ -133,7 +133,6 @@ class SessionTask:
         self._unsubscribe: Sequence[Callable[[], None]] | None = None
         """What stops the session hearing of its calls and the clock (``prepare``); empty
         once the task has ended."""
-        self._share: LoopShare | None = None
         self._commit_later = False
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self.streaming: PartialReply | None = None
@@ -198,8 +197,11 @@ class SessionTask:
         try:
             if not prepared:  # whoever started us sees the session before it acts
                 await anyio.lowlevel.checkpoint()
+            share = loop_share()
             while True:
                 arrived.clear()
+                if self._todo and not self._stepping and share.spent():
+                    await share.next_pass()  # a step handed off to a call's task never waits
                 await self._advance()
                 if self._machine.view.ended and not self._stepping:
                     break
@@ -305,12 +307,7 @@ class SessionTask:
         if self._stepping:
             return
         self._stepping = True
-        share = self._share
-        if share is None:
-            self._share = share = loop_share()
         try:
-            if share.spent():
-                await share.next_pass()
             while self._todo:
                 await self._perform(self._todo.pop(0))
         except Exception as error:  # one session's bug ends that session only

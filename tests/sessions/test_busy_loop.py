@@ -7,6 +7,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import AsyncIterator
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -19,8 +20,13 @@ from agentos import ModelResponse
 from agentos import ScriptedProvider
 from agentos import Session
 from agentos import SessionStatus
+from agentos import tool
+from agentos.testing import last_tool_results
+from agentos.testing import last_user_text
 from agentos.testing import text
+from agentos.testing import tool_calls
 from tests.support.backends import running
+from tests.support.scripting import until
 
 pytestmark = pytest.mark.anyio
 
@@ -45,17 +51,21 @@ class Passes:
         self._handle.cancel()
 
 
-def slow_model(passes: Passes, answered_in: list[int]) -> ScriptedProvider:
-    """A model whose every answer holds the loop ``STEP_SECONDS``; it notes in which pass."""
+def slow_answer(passes: Passes, answered_in: list[int]) -> Callable[[ModelRequest], ModelResponse]:
+    """An answer that holds the loop ``STEP_SECONDS``; it notes in which pass it was asked."""
 
     def answer(request: ModelRequest) -> ModelResponse:
-        until = time.perf_counter() + STEP_SECONDS
-        while time.perf_counter() < until:
+        ends = time.perf_counter() + STEP_SECONDS
+        while time.perf_counter() < ends:
             pass
         answered_in.append(passes.count)
         return text("done")
 
-    return ScriptedProvider((lambda request: True, answer))
+    return answer
+
+
+def slow_model(passes: Passes, answered_in: list[int]) -> ScriptedProvider:
+    return ScriptedProvider((lambda request: True, slow_answer(passes, answered_in)))
 
 
 @asynccontextmanager
@@ -102,3 +112,48 @@ async def test_sessions_unloaded_while_they_wait_for_a_pass_leave_the_rest_to_fi
     assert all(session.replies == ["done"] for session in kept)
     assert all(session.status is SessionStatus.STOPPED for session in dropped)
     assert len(answered_in) < SESSIONS
+
+
+async def test_the_step_after_a_call_goes_out_at_once_while_many_sessions_wait() -> None:
+    """A step handed off to a finishing call's task never waits in line for a pass."""
+    passes = Passes()
+    released = anyio.Event()
+    seen: dict[str, int] = {}
+
+    @tool
+    async def lookup() -> str:
+        await released.wait()
+        seen["returned"] = passes.count
+        return "found"
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        if last_tool_results(request):
+            seen["asked"] = passes.count
+            return text("done")
+        return tool_calls(("lookup", {}))
+
+    answered_in: list[int] = []
+    model = ScriptedProvider(
+        (lambda r: bool(last_tool_results(r)) or last_user_text(r) == "look it up", answer),
+        (lambda request: True, slow_answer(passes, answered_in)),
+    )
+    try:
+        async with running(model, lookup) as (runtime, host):
+            looking = await host.create_session()
+            looking.post("look it up")
+            await until(lambda: len(runtime.list_calls(looking.session_id)) == 1, runtime)
+            others = [await host.create_session() for _ in range(SESSIONS)]
+            for session in others:
+                session.post("go")
+            while not answered_in:  # the others fill the line
+                await anyio.lowlevel.checkpoint()
+            released.set()
+            with anyio.fail_after(30):
+                await looking.wait_idle()
+                assert len(answered_in) < SESSIONS // 2
+                for session in others:
+                    await session.wait_idle()
+    finally:
+        passes.stop()
+    assert looking.replies == ["", "done"]
+    assert seen["asked"] - seen["returned"] <= 1
