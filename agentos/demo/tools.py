@@ -239,6 +239,7 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 names[str(block.get("id"))] = str(block.get("name"))
     lines = []
+    running: dict[str, int] = {}  # a tool's calls still running, told in one line
     for block in last_user_blocks(request):
         if block.get("type") != "tool_result":
             continue
@@ -249,11 +250,15 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
             if token is not None:
                 lines.append(f"{name} waits for a human: continuation token {token}.")
             else:
-                lines.append(f"{name} is still running.")
+                running[name] = running.get(name, 0) + 1
         elif block.get("is_error"):
             lines.append(f"{name} failed: {value}")
         else:
             lines.append(f"{name}: {brief(value)}")
+    lines.extend(
+        f"{name} is still running." if count == 1 else f"{count} calls of {name} are still running."
+        for name, count in running.items()
+    )
     return text(" ".join(lines))
 
 

@@ -128,3 +128,28 @@ async def test_the_scripted_model_says_a_call_still_runs_without_its_id() -> Non
     said = " ".join(b["text"] for b in reply.content if b["type"] == "text")
     assert "fetch_calendar is still running" in said
     assert "toolu_" not in said
+
+
+async def test_the_scripted_model_tells_a_tools_running_calls_in_one_line() -> None:
+    """Three calendars still running read as one sentence, not the same one three times."""
+    uses, results = [], []
+    for number in range(3):
+        tool_use_id = f"toolu_{number}"
+        uses.append({"type": "tool_use", "id": tool_use_id, "name": "fetch_calendar", "input": {}})
+        placeholder = {"agentos_placeholder": True, "tool_call_id": tool_use_id}
+        results.append(
+            {"type": "tool_result", "tool_use_id": tool_use_id, "content": json.dumps(placeholder)}
+        )
+    request = ModelRequest(
+        "m",
+        "",
+        [
+            {"role": "user", "content": "When are they free?"},
+            {"role": "assistant", "content": uses},
+            {"role": "user", "content": results},
+        ],
+    )
+    reply = await scripted_model().complete(request)
+    said = " ".join(b["text"] for b in reply.content if b["type"] == "text")
+    assert said.count("still running") == 1, said
+    assert "3 calls of fetch_calendar are still running." in said

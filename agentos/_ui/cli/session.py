@@ -9,6 +9,7 @@ messages (``turn_display``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
@@ -67,7 +68,8 @@ class Outcome:
         running = [call for call in self.pending if call["continuation_token"] is None]
         steps = []
         if running:
-            names = ", ".join(str(call["tool_name"]) for call in running)
+            counts = Counter(str(call["tool_name"]) for call in running)
+            names = ", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())
             one = len(running) == 1
             steps.append(
                 f"{len(running)} call{'' if one else 's'} still running ({names}) "

@@ -54,6 +54,20 @@ def test_pending_calls_say_what_becomes_of_them(env: dict[str, str], quick_agent
     assert f"'agentos complete {token} --result JSON'" in deferred
 
 
+def test_calls_of_one_tool_still_running_are_counted_not_repeated(
+    env: dict[str, str], quick_agent: str
+) -> None:
+    """Three calendars still running: the model's words and the next steps name the tool
+    once, with how many of its calls run."""
+    (run,) = side_by_side(
+        env, ("run", "--agent", quick_agent, "When can Ann, Ben and Cid meet? calendar 30s")
+    )
+    assert run.code == 3, run
+    assert run.json["answer"] == "3 calls of fetch_calendar are still running.", run.json
+    (running,) = run.json["next_steps"]
+    assert "3 calls still running (fetch_calendar x3) end with this process" in running
+
+
 def test_every_command_names_a_call_as_the_library_does(
     env: dict[str, str], quick_agent: str
 ) -> None:
