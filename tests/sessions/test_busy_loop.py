@@ -31,6 +31,8 @@ from tests.support.scripting import until
 pytestmark = pytest.mark.anyio
 
 SESSIONS = 100
+Answers = list[tuple[int, str | None]]
+"""The pass each slow answer was given in, and the session it answered, in order."""
 STEP_SECONDS = 0.002
 """How long each model answer holds the loop: every step takes at least this long."""
 
@@ -51,26 +53,27 @@ class Passes:
         self._handle.cancel()
 
 
-def slow_answer(passes: Passes, answered_in: list[int]) -> Callable[[ModelRequest], ModelResponse]:
-    """An answer that holds the loop ``STEP_SECONDS``; it notes in which pass it was asked."""
+def slow_answer(passes: Passes, answered_in: Answers) -> Callable[[ModelRequest], ModelResponse]:
+    """An answer that holds the loop ``STEP_SECONDS``; it notes in which pass it was asked,
+    and for which session."""
 
     def answer(request: ModelRequest) -> ModelResponse:
         ends = time.perf_counter() + STEP_SECONDS
         while time.perf_counter() < ends:
             pass
-        answered_in.append(passes.count)
+        answered_in.append((passes.count, request.session_id))
         return text("done")
 
     return answer
 
 
-def slow_model(passes: Passes, answered_in: list[int]) -> ScriptedProvider:
+def slow_model(passes: Passes, answered_in: Answers) -> ScriptedProvider:
     return ScriptedProvider((lambda request: True, slow_answer(passes, answered_in)))
 
 
 @asynccontextmanager
 async def all_ready(
-    answered_in: list[int],
+    answered_in: Answers,
 ) -> AsyncIterator[tuple[Host, list[Session]]]:
     """``SESSIONS`` sessions on the slow model, each posted to in the same pass."""
     passes = Passes()
@@ -85,20 +88,21 @@ async def all_ready(
 
 
 async def test_a_pass_runs_some_of_many_ready_sessions_steps_not_all() -> None:
-    answered_in: list[int] = []
+    answered_in: Answers = []
     async with all_ready(answered_in) as (_, sessions):
         with anyio.fail_after(30):
             for session in sessions:
                 await session.wait_idle()
     assert len(answered_in) == SESSIONS
-    per_pass = Counter(answered_in)
+    per_pass = Counter(answered_pass for answered_pass, _ in answered_in)
     # 100 in one pass without the share: about 20 ms of steps a pass, with it
     assert max(per_pass.values()) <= 30, per_pass
-    assert answered_in == sorted(answered_in)  # served in the order they became ready
+    served = [session_id for _, session_id in answered_in]
+    assert served == [session.session_id for session in sessions]  # in the order posted
 
 
 async def test_sessions_unloaded_while_they_wait_for_a_pass_leave_the_rest_to_finish() -> None:
-    answered_in: list[int] = []
+    answered_in: Answers = []
     async with all_ready(answered_in) as (host, sessions):
         while not answered_in:  # the first pass's steps ran; most wait for theirs
             await anyio.lowlevel.checkpoint()
@@ -132,7 +136,7 @@ async def test_the_step_after_a_call_goes_out_at_once_while_many_sessions_wait()
             return text("done")
         return tool_calls(("lookup", {}))
 
-    answered_in: list[int] = []
+    answered_in: Answers = []
     model = ScriptedProvider(
         (lambda r: bool(last_tool_results(r)) or last_user_text(r) == "look it up", answer),
         (lambda request: True, slow_answer(passes, answered_in)),
