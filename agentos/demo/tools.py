@@ -23,6 +23,7 @@ import ast
 import json
 import re
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
@@ -239,7 +240,7 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 names[str(block.get("id"))] = str(block.get("name"))
     lines = []
-    running: dict[str, int] = {}  # a tool's calls still running, told in one line
+    running: Counter[str] = Counter()  # a tool's calls still running, told in one line
     for block in last_user_blocks(request):
         if block.get("type") != "tool_result":
             continue
@@ -250,7 +251,7 @@ def _sum_up_results(request: ModelRequest) -> ModelResponse:
             if token is not None:
                 lines.append(f"{name} waits for a human: continuation token {token}.")
             else:
-                running[name] = running.get(name, 0) + 1
+                running[name] += 1
         elif block.get("is_error"):
             lines.append(f"{name} failed: {value}")
         else:

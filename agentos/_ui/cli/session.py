@@ -9,7 +9,6 @@ messages (``turn_display``).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
@@ -38,6 +37,7 @@ from agentos._ui.cli.database import Database
 from agentos._ui.cli.turn_display import Words
 from agentos._ui.cli.turn_display import progress
 from agentos._ui.cli.turn_display import said_since
+from agentos._ui.terminal_text import tally
 from agentos.stores import SessionStore
 from agentos.stores import resolve_session_id
 from components import Json
@@ -68,8 +68,7 @@ class Outcome:
         running = [call for call in self.pending if call["continuation_token"] is None]
         steps = []
         if running:
-            counts = Counter(str(call["tool_name"]) for call in running)
-            names = ", ".join(name if n == 1 else f"{name} x{n}" for name, n in counts.items())
+            names = tally(str(call["tool_name"]) for call in running)
             one = len(running) == 1
             steps.append(
                 f"{len(running)} call{'' if one else 's'} still running ({names}) "
