@@ -1,4 +1,5 @@
-"""A session's model request as it is performed: its span, its cancel scope, how it fails.
+"""A session's model request, drafted from what the machine asks and performed: its span,
+its cancel scope, how it fails.
 
 ``ModelCall.answer`` makes one request (streamed to the session when the provider
 streams), bounded by the agent's ``request_timeout`` and cut by a stop; however it
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import replace
+from typing import Any
 from typing import Protocol
 from typing import cast
 
@@ -26,6 +28,7 @@ from agentos._model.provider import streams
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.usage import Usage
 from agentos._turns.agent_config import AgentConfig
+from agentos._turns.events import SendRequest
 
 
 class Asker(Protocol):
@@ -63,6 +66,25 @@ class ModelCall:
         """A stop cut the request in flight (it did not time out)."""
         self._sampling: anyio.Lock | None = None
         """Requests outside the turns (``sample``) go one at a time, within the budget."""
+
+    def draft(
+        self, action: SendRequest, tools: list[dict[str, Any]], session_id: str
+    ) -> ModelRequest:
+        """The request the machine asks for (``action``): the agent's model, prompt (with
+        the action's note) and token budget, and ``tools`` as they are now."""
+        config = self._config
+        system = config.system_prompt
+        if action.system_note:
+            system = f"{system}\n\n{action.system_note}"
+        return ModelRequest(
+            model=config.model,
+            system=system,
+            messages=action.messages,
+            tools=tools,
+            max_tokens=config.max_tokens,
+            session_id=session_id,
+            cache_system=action.cache_system,
+        )
 
     async def answer(self, request: ModelRequest, *, stopping: bool) -> ModelResponse | None:
         """The model's response, or None once the failure is recorded (or a stop cut it;

@@ -374,18 +374,7 @@ class SessionTask:
 
     async def _ask(self, action: SendRequest) -> list[Any] | None:
         """One model request, the history committed alongside; None if it failed."""
-        system = self.config.system_prompt
-        if action.system_note:
-            system = f"{system}\n\n{action.system_note}"
-        request = ModelRequest(
-            model=self.config.model,
-            system=system,
-            messages=action.messages,
-            tools=self._tools(),
-            max_tokens=self.config.max_tokens,
-            session_id=self.session_id,
-            cache_system=action.cache_system,
-        )
+        request = self._model.draft(action, self._tools(), self.session_id)
         stopping = self._machine.view.stopping
         if self._writer.store is None:
             response = await self._model.answer(request, stopping=stopping)
