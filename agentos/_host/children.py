@@ -306,9 +306,15 @@ class _Relay:
         if mark == self._seen:
             return
         self._seen = mark
-        replies = self._child.replies
+        child = self._child
+        replies = child.replies
+        ending = child.status is SessionStatus.IDLE and not child.outstanding()
         for said in replies[self._told :]:
-            if said:
+            if not said:
+                continue
+            if ending:  # its answer: the call's end follows at once, in a tick of its own
+                self._ctx._progress_before_end({"said": said[:SAID_CHARS]})
+            else:
                 self._ctx.progress({"said": said[:SAID_CHARS]})
         self._told = len(replies)
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from collections.abc import Coroutine
 from collections.abc import Sequence
 from typing import Any
+from typing import Protocol
 
 from anyio import CancelScope
 
@@ -26,6 +27,7 @@ from components import CallId
 from components import ConversationId
 from components import Entity
 from components import InboxMessage
+from components import Json
 from components import JsonObject
 from components import ProgressBatch
 from components import ProgressKind
@@ -35,6 +37,14 @@ from components import ReportProgress
 from components import SessionId
 from components import ToolCallConfig
 from components import TurnId
+
+
+class Inbox(Protocol):
+    """Where a call's reports go (the kernel's inbox)."""
+
+    def post(self, message: InboxMessage) -> None: ...
+
+    def post_unhurried(self, message: InboxMessage) -> None: ...
 
 
 class ToolContext:
@@ -56,9 +66,9 @@ class ToolContext:
         "_config",
         "_entity",
         "_handle",
+        "_inbox",
         "_lock",
         "_pending",
-        "_post",
         "_skipped",
         "_wall",
     )
@@ -67,7 +77,7 @@ class ToolContext:
         self,
         entity: Entity,
         config: ToolCallConfig,
-        post: Callable[[InboxMessage], None],
+        inbox: Inbox,
         wall: Callable[[], float],
         ask: AskFunction,
         *,
@@ -76,7 +86,7 @@ class ToolContext:
         self._entity = entity
         self._ask = ask
         self._config = config
-        self._post = post
+        self._inbox = inbox
         self._wall = wall
         self._cancelled = False
         self._cancel_reason: str | None = None
@@ -123,11 +133,12 @@ class ToolContext:
 
     def progress(self, payload: object, *, kind: ProgressKind = ProgressKind.PARTIAL) -> None:
         """Report structured progress (a partial result, a percentage, ...)."""
-        try:
-            value = to_json(payload)
-        except (TypeError, ValueError) as error:
-            raise TypeError(f"progress payload is not JSON: {error}") from None
-        self._report((kind, value, self._wall()))
+        self._report((kind, _json(payload), self._wall()))
+
+    def _progress_before_end(self, payload: object) -> None:
+        """``progress`` from a call whose end comes next (a sub-agent's answer): it waits in
+        the inbox for the tick of that end instead of waking the driver for one of its own."""
+        self._report((ProgressKind.PARTIAL, _json(payload), self._wall()), unhurried=True)
 
     def log(self, line: str) -> None:
         """Report one free-form log line."""
@@ -168,18 +179,22 @@ class ToolContext:
                 kind, payload = ProgressKind.QUESTION, question.to_json()
             else:
                 kind, payload = ProgressKind.ANSWER, answer.to_json()
-            self._post(ReportProgress(self._entity, kind, payload, self._wall()))
+            self._inbox.post(ReportProgress(self._entity, kind, payload, self._wall()))
 
         return self._ask(asked, report, self._config.nobody_to_ask)
 
-    def _report(self, note: ProgressNote) -> None:
+    def _report(self, note: ProgressNote, *, unhurried: bool = False) -> None:
         if self._lock is None:
             first = self._queue(note)
         else:
             with self._lock:
                 first = self._queue(note)
         if first:
-            self._post(ProgressBatch(self._entity, self._take))
+            batch = ProgressBatch(self._entity, self._take)
+            if unhurried:
+                self._inbox.post_unhurried(batch)
+            else:
+                self._inbox.post(batch)
 
     def _queue(self, note: ProgressNote) -> bool:
         """Add to the batch; True if this starts one (it must then be posted)."""
@@ -262,3 +277,10 @@ class ToolContext:
                     self._cancel_event.set()
         handle, self._handle = self._handle, None  # it keeps the CancelledError: no cycle
         return handle
+
+
+def _json(payload: object) -> Json:
+    try:
+        return to_json(payload)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"progress payload is not JSON: {error}") from None

@@ -163,7 +163,9 @@ class Work:
             self._post(ReportFailure(entity, CallError(ErrorKind.UNKNOWN_TOOL, message)))
             return
         threaded = config.runner is None and not tool.is_async
-        context = ToolContext(entity, config, self._post, self._wall, self._ask, threaded=threaded)
+        context = ToolContext(
+            entity, config, self._kernel, self._wall, self._ask, threaded=threaded
+        )
         self.running[entity] = context
         context._handle = scope = self._new_scope()
         # The attempt's parts go as arguments: binding them in a partial per call cost

@@ -682,13 +682,14 @@ async def test_an_ended_child_leaves_few_objects_for_the_collector() -> None:
     """An ended child stays loaded (its page, its history), but not its running parts: no
     task record, no cancel scope, no wake-up event, no subscriptions. Each object it keeps
     is walked at every full collection: 46 tracked objects a sub-agent turn here before, 25
-    now (the child's session and what its history and status need)."""
+    now (the child's session and what its history and status need). Over 100 turns: asyncio
+    keeps up to 100 cancelled timers (a model request's timeout each) before it clears them."""
     quick = AgentConfig(name="quick", system_prompt="quick")
 
     def once(request: ModelRequest) -> ModelResponse:
         return text("done") if last_tool_results(request) else tool_calls(("quick", {"task": "hi"}))
 
-    turns = 30
+    turns = 150
 
     class KeepsNothing:  # unlike Agents, which keeps every request
         name = "keeps-nothing"
