@@ -305,8 +305,11 @@ class _Relay:
         mark = self._mark()
         if mark == self._seen:
             return
+        grew = mark[0] != self._seen[0]
         self._seen = mark
         child = self._child
+        if not grew and child.board is None:  # a transcript's reply is a new message
+            return
         replies = child.replies
         ending = child.status is SessionStatus.IDLE and not child.outstanding()
         for said in replies[self._told :]:
