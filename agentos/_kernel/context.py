@@ -8,7 +8,6 @@ from collections.abc import Callable
 from collections.abc import Coroutine
 from collections.abc import Sequence
 from typing import Any
-from typing import Protocol
 
 from anyio import CancelScope
 
@@ -39,14 +38,6 @@ from components import ToolCallConfig
 from components import TurnId
 
 
-class Inbox(Protocol):
-    """Where a call's reports go (the kernel's inbox)."""
-
-    def post(self, message: InboxMessage) -> None: ...
-
-    def post_unhurried(self, message: InboxMessage) -> None: ...
-
-
 class ToolContext:
     """Handed to a tool function; safe to use from its task or its worker thread.
 
@@ -66,9 +57,10 @@ class ToolContext:
         "_config",
         "_entity",
         "_handle",
-        "_inbox",
         "_lock",
         "_pending",
+        "_post",
+        "_post_unhurried",
         "_skipped",
         "_wall",
     )
@@ -77,7 +69,8 @@ class ToolContext:
         self,
         entity: Entity,
         config: ToolCallConfig,
-        inbox: Inbox,
+        post: Callable[[InboxMessage], None],
+        post_unhurried: Callable[[InboxMessage], None],
         wall: Callable[[], float],
         ask: AskFunction,
         *,
@@ -86,7 +79,8 @@ class ToolContext:
         self._entity = entity
         self._ask = ask
         self._config = config
-        self._inbox = inbox
+        self._post = post
+        self._post_unhurried = post_unhurried
         self._wall = wall
         self._cancelled = False
         self._cancel_reason: str | None = None
@@ -179,7 +173,7 @@ class ToolContext:
                 kind, payload = ProgressKind.QUESTION, question.to_json()
             else:
                 kind, payload = ProgressKind.ANSWER, answer.to_json()
-            self._inbox.post(ReportProgress(self._entity, kind, payload, self._wall()))
+            self._post(ReportProgress(self._entity, kind, payload, self._wall()))
 
         return self._ask(asked, report, self._config.nobody_to_ask)
 
@@ -192,9 +186,9 @@ class ToolContext:
         if first:
             batch = ProgressBatch(self._entity, self._take)
             if unhurried:
-                self._inbox.post_unhurried(batch)
+                self._post_unhurried(batch)
             else:
-                self._inbox.post(batch)
+                self._post(batch)
 
     def _queue(self, note: ProgressNote) -> bool:
         """Add to the batch; True if this starts one (it must then be posted)."""

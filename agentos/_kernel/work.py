@@ -70,6 +70,7 @@ class Work:
     ) -> None:
         self._kernel = kernel
         self._post = kernel.post
+        self._post_unhurried = kernel.post_unhurried
         self._inputs = kernel.ctx.inputs
         self._wall = kernel.clock.wall
         self._listened = kernel.listeners.callbacks
@@ -164,7 +165,13 @@ class Work:
             return
         threaded = config.runner is None and not tool.is_async
         context = ToolContext(
-            entity, config, self._kernel, self._wall, self._ask, threaded=threaded
+            entity,
+            config,
+            self._post,
+            self._post_unhurried,
+            self._wall,
+            self._ask,
+            threaded=threaded,
         )
         self.running[entity] = context
         context._handle = scope = self._new_scope()
