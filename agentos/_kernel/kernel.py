@@ -314,7 +314,7 @@ class Kernel:
     def flush(self, *, statuses: bool = True) -> bool:
         """Apply what is queued so a read sees every earlier submit; True if anything was.
         A read of calls alone (``statuses=False``) leaves sessions' statuses for later."""
-        if self.ctx.inbox or (statuses and self.ctx.quiet):
+        if self.work.replies.release() or self.ctx.inbox or (statuses and self.ctx.quiet):
             self.drain()
             return True
         if esper.current_world != self.world:

@@ -32,6 +32,7 @@ from agentos._kernel.json_values import ResultTooLarge
 from agentos._kernel.json_values import safe_text
 from agentos._kernel.json_values import to_json
 from agentos._kernel.questions import Questions
+from agentos._kernel.reply_reports import ReplyReports
 from agentos._kernel.threads import DaemonThreads
 from agentos._kernel.tools import Tool
 from agentos._kernel.tools import ToolFailure
@@ -78,6 +79,8 @@ class Work:
         self._runners = runners
         self._max_threads = max_threads
         self._max_result_chars = max_result_chars
+        self.replies = ReplyReports(kernel)
+        """The reports held until the last call of their model reply ends."""
         self.questions = Questions()
         """The questions calls put to a person, and the host's hook that answers them."""
         self._ask = self.questions.ask
@@ -175,6 +178,7 @@ class Work:
         )
         self.running[entity] = context
         context._handle = scope = self._new_scope()
+        self.replies.started(config)
         # The attempt's parts go as arguments: binding them in a partial per call cost
         # about 10 us a call in the lifecycle benchmark (60 -> 70+ us).
         task = self._loop.create_task(self._run(entity, config, tool, args, context, scope))
@@ -231,6 +235,7 @@ class Work:
         """
         kernel = self._kernel
         attempts = config.retries + 1
+        reported = False
         try:
             with scope:
                 for attempt in range(1, attempts + 1):
@@ -257,7 +262,10 @@ class Work:
                         continue
                     break
                 self.running.pop(entity, None)
-                if config.session_id in self._listened and not kernel.closed:
+                reported = True
+                if self.replies.hold(config, report):
+                    pass  # its reply's last call applies it, or the next loop pass
+                elif config.session_id in self._listened and not kernel.closed:
                     await kernel.report_here(config.session_id, report)
                 else:
                     self._post(report)
@@ -270,6 +278,8 @@ class Work:
                     "runtime.work_failed", error=f"{type(error).__name__}: {error}"
                 )
         finally:
+            if not reported:
+                self.replies.ended(config)
             self._live.pop(entity, None)
             if self._all_ended is not None and not self._live:
                 self._all_ended.set()
