@@ -334,6 +334,8 @@ class SessionTask:
 
     async def _perform(self, action: Action) -> None:
         if isinstance(action, Commit):
+            if self._writer.store is None:  # nothing to write to: no wake-up to do nothing
+                return
             later = self._todo[0] if self._todo else None
             if isinstance(later, SendRequest) or (
                 isinstance(later, Commit) and (later.wait or not action.wait)
