@@ -7,10 +7,10 @@ ticks would be spent on news it only keeps. So a report whose siblings (the call
 same session and model reply, ``turn_id``) still work is held here; the last one's task
 puts the held ones in the inbox before its own and ticks once for them all. What is still
 held at the next loop pass (a sibling runs on: a slow download) goes to the inbox then, in
-a tick of its own, so it waits one pass at most. A report is held only while the inbox is
-empty: with other news queued (sessions' submits wait for a coming tick) it ticks at once,
-as before, so the last report's tick carries little but its own reply, and the step of
-its session, which waits for that tick, starts as soon.
+a tick of its own, so it waits one pass at most. A report is held only while the runtime
+is open and the inbox is empty: with other news queued (sessions' submits wait for a
+coming tick) it ticks at once, as before, so the last report's tick carries little but its
+own reply, and the step of its session, which waits for that tick, starts as soon.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class ReplyReports:
         if config.turn_id is None:
             return False
         reply = (config.session_id, config.turn_id)
-        if self._count_out(reply) and not self._kernel.ctx.inbox:
+        if self._count_out(reply) and not self._kernel.ctx.inbox and not self._kernel.closed:
             held = self._held.get(reply)
             if held is None:
                 self._held[reply] = [report]
