@@ -407,10 +407,11 @@ class Session:
         early; the calls still running then get placeholders and their outcomes a
         later turn, so the session may be busy again (see ``wait_settled``).
         """
-        task = self._task
-        await self._changes.until(
-            lambda: self.idle or self.external_only or (self.ended and not task.busy)
-        )
+        await self._changes.until(self._waits_for_nothing)
+
+    def _waits_for_nothing(self) -> bool:
+        """``wait_idle``'s end: a method, not a closure (one object while it waits, not four)."""
+        return self.idle or self.external_only or (self.ended and not self._task.busy)
 
     def outstanding(self) -> list[CallSnapshot]:
         """Calls the model got a placeholder for and whose outcome is not delivered yet

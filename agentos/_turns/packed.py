@@ -123,14 +123,16 @@ class PackedMessages(_Messages):
 
 class MessageLog(_Messages):
     """A transcript's history: appended to, its last message replaced (a partial user turn
-    extended). Every message but the last is packed; the last, the one a turn reads and
-    extends, is kept as it is (as a list of them would: the same dict each read) and
-    packed once the next one comes. Settled messages are sealed in chunks of ``CHUNK``
+    extended). Every message is packed but a last user message, the one a turn reads and
+    extends: it is kept as it is (as a list of them would: the same dict each read) and
+    packed once the next one comes. A model's message is packed as it comes: nothing
+    extends it, and its blocks would otherwise live through the calls it asks for.
+    Settled messages are sealed in chunks of ``CHUNK``
     (``Sealed``): a full collection visits one reference per chunk, not one per message of
     every session's history (a list of 190 messages a session in the soak), and a chunk
     holds its messages in a sixth of the bytes."""
 
-    __slots__ = ("_chunks", "_said", "_tail")
+    __slots__ = ("_chunks", "_open", "_said", "_tail")
 
     def __init__(self, messages: Iterable[Message] = ()) -> None:
         packed = [pack(message) for message in messages]
@@ -141,7 +143,9 @@ class MessageLog(_Messages):
         """A list once there is a chunk (a history under ``CHUNK`` messages keeps none)."""
         self._tail: list[Packed] = packed[cut:]
         """The newest messages (at least one if any): all packed but the last."""
-        if self._tail:
+        self._open = bool(self._tail)
+        """The last message is kept as it is, not packed."""
+        if self._open:
             self._tail[-1] = unpack(self._tail[-1])
         self._said: list[tuple[str, str]] | None = None
         """``said_upto``'s answer for the first packed messages, once asked: they never
@@ -163,26 +167,38 @@ class MessageLog(_Messages):
             told.append((str(message.get("role")), said(message)))
         return told
 
+    def open_user(self) -> Message | None:
+        """The newest message if it is a user's that a turn may extend (kept as it is),
+        else None: a model's, packed, is not built to be told apart."""
+        if not self._open:
+            return None
+        last = self._tail[-1]
+        return last if last.get("role") == "user" else None
+
     def append(self, message: Message) -> None:
         tail = self._tail
         if tail:
-            tail[-1] = pack(tail[-1])
+            if self._open:
+                tail[-1] = pack(tail[-1])
             if len(tail) == CHUNK:
                 if self._chunks:
                     self._chunks.append(seal(tuple(tail)))
                 else:
                     self._chunks = [seal(tuple(tail))]
                 self._tail = tail = []
-        tail.append(message)
+        self._open = message.get("role") == "user"
+        tail.append(message if self._open else pack(message))
 
     def replace_last(self, message: Message) -> None:
         self._tail[-1] = message
+        self._open = True
 
     def settle(self) -> None:
         """Nothing will extend the newest message again (its conversation ended): pack it
         too, so an ended session keeps no message the collector walks."""
-        if self._tail:
+        if self._open:
             self._tail[-1] = pack(self._tail[-1])
+            self._open = False
 
     def upto(self, count: int) -> PackedMessages:
         """The first ``count`` messages, unchanged by what is appended or replaced later."""

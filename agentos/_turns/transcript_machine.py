@@ -103,7 +103,7 @@ class TurnMachine(DrawnAfterEvents):
     @property
     def history(self) -> list[Message]:
         """The conversation's messages, a list built on each read: each a fresh dict but
-        the newest, which is the one kept (``MessageLog``)."""
+        a newest user message, which is the one kept (``MessageLog``)."""
         return list(self._log)
 
     def _drawn_view(self) -> MachineView:
@@ -444,8 +444,8 @@ class TurnMachine(DrawnAfterEvents):
     def _append_user(self, written: list[UserBlock]) -> None:
         """Add to the pending user turn: a partial turn is extended, never stacked."""
         blocks = cast(list[Block], written)
-        last = self._log[-1] if self._log else None
-        if last is not None and last["role"] == "user":
+        last = self._log.open_user()
+        if last is not None:
             content = last["content"]
             if isinstance(content, str):
                 content = [{"type": "text", "text": content}]

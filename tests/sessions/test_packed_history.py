@@ -71,6 +71,30 @@ async def test_a_finished_turn_leaves_few_objects_for_the_collector() -> None:
     assert grown / turns <= 16, f"{grown / turns:.1f} tracked objects a turn"
 
 
+async def test_the_models_message_is_packed_as_it_comes() -> None:
+    """Nothing extends a model's message, so it is packed at once: a session at rest keeps
+    none of its answer's blocks for the collector (its 300 blocks and their lists, kept as
+    they were, made about 600 tracked objects), and reads them back as they were."""
+
+    def blocks() -> list[dict[str, object]]:
+        return [{"type": "text", "text": f"part {n}", "citations": []} for n in range(300)]
+
+    provider = ScriptedProvider(
+        (lambda r: True, lambda r: ModelResponse(blocks(), "end_turn")), keep_requests=False
+    )
+    async with Runtime([]) as runtime, Host(runtime, provider) as host:
+        warmed = await host.create_session(AgentConfig())
+        warmed.post("warm-up")
+        await warmed.wait_idle()
+        session = await host.create_session(AgentConfig())
+        before = tracked()
+        session.post("hello")
+        await session.wait_idle()
+        grown = tracked() - before
+        assert session.history[-1] == {"role": "assistant", "content": blocks()}
+    assert grown < 100, f"{grown} tracked objects"
+
+
 async def test_what_the_model_read_stays_as_it_was_sent() -> None:
     """A request holds the history as it was when sent: later turns add nothing to it, and
     it reads, compares and prints as the list of messages it was."""
