@@ -45,6 +45,8 @@ class CallSubmission:
         self._tools = tools
         self._runners = runners
         self._default_timeout = default_timeout
+        self._checked: CallOptions | None = None
+        """The options the last submit checked."""
 
     def submit(
         self,
@@ -67,7 +69,9 @@ class CallSubmission:
             )
         if not isinstance(options, CallOptions):
             raise TypeError(f"options must be a CallOptions, got {type(options).__name__}")
-        options.check()
+        if options is not self._checked:  # frozen: checked once, however often it is passed
+            options.check()
+            self._checked = options
         runner = options.runner
         if runner is not None and runner not in self._runners:
             known = ", ".join(sorted(self._runners)) or "none"

@@ -60,12 +60,51 @@ def is_capability(config: AgentConfig, name: str) -> bool:
     return name in config.capabilities and name in CAPABILITIES
 
 
+_OPTIONS: dict[tuple[object, ...], tuple[AgentConfig, Disposition, CallOptions]] = {}
+"""``options_for``'s decisions by agent, tool, the decorations that shape options, token
+life and overdue interval: the same options object for calls the same in all of these,
+which ``Runtime.submit`` then checks once. The agent is kept beside its decision, so an
+id reused by another agent never finds it."""
+_OPTIONS_KEPT = 1024
+
+
 def options_for(
     config: AgentConfig, use: Block, decorations: Decorations, facts: ToolFacts = NO_FACTS
 ) -> PlannedCall:
     """How ``use`` runs: its timeout (a deferred call's at most its token's life), overdue
     interval (the model's bounded estimate, else the agent's), runner, retries and label."""
     name, original = str(use["name"]), use.get("input", {})
+    takes_expected = facts.takes_expected(name)
+    arguments, overdue_after = (
+        stripped(config, original, config.call_overdue_after)
+        if takes_expected
+        else (original, config.call_overdue_after)
+    )
+    shaping = decorations.timeout, decorations.retries, decorations.attempt_timeout
+    key = (id(config), name, *shaping, decorations.label, facts.token_ttl, overdue_after)
+    decided = _OPTIONS.get(key)
+    if decided is None or decided[0] is not config:
+        if len(_OPTIONS) >= _OPTIONS_KEPT:
+            _OPTIONS.clear()
+        decided = _OPTIONS[key] = _decided(config, name, decorations, facts, overdue_after)
+    return PlannedCall(
+        str(use["id"]),
+        name,
+        _as_tool_input(arguments),
+        decided[1],
+        decided[2],
+        decorations,
+        takes_expected and estimate(original),
+    )
+
+
+def _decided(
+    config: AgentConfig,
+    name: str,
+    decorations: Decorations,
+    facts: ToolFacts,
+    overdue_after: float | None,
+) -> tuple[AgentConfig, Disposition, CallOptions]:
     rule = config.policy.rule(name)  # read once: a call's every option comes from it
     decorated = isinstance(rule, Decorate)
     chosen = rule.then if isinstance(rule, Decorate) else rule
@@ -76,12 +115,6 @@ def options_for(
     timeout = decorations.timeout or config.call_timeout
     if deferred and facts.token_ttl is not None:
         timeout = min(timeout or math.inf, facts.token_ttl)
-    takes_expected = facts.takes_expected(name)
-    arguments, overdue_after = (
-        stripped(config, original, config.call_overdue_after)
-        if takes_expected
-        else (original, config.call_overdue_after)
-    )
     options = CallOptions(
         timeout=timeout,
         overdue_after=overdue_after,
@@ -97,15 +130,7 @@ def options_for(
             f"{DECORATED}{disposition.value}" if decorated else disposition.value
         ),
     )
-    return PlannedCall(
-        str(use["id"]),
-        name,
-        _as_tool_input(arguments),
-        disposition,
-        options,
-        decorations,
-        takes_expected and estimate(original),
-    )
+    return config, disposition, options
 
 
 def stripped(
