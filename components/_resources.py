@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from components._call_events import CallEvent
+from components._call_events import CallEventKind
 from components._finished import FinishedCalls
 from components._ids import CallId
 from components._ids import Entity
@@ -392,6 +393,8 @@ class TickContext:
     batch: list[InboxMessage] = field(default_factory=list)
     events: list[CallEvent] = field(default_factory=list)
     subscribed: set[SessionId] = field(default_factory=set)
+    unheard: dict[SessionId, frozenset[CallEventKind]] = field(default_factory=dict)
+    """The kinds of event no listener of a subscribed session wants: none is made."""
     submitted: list[Entity] = field(default_factory=list)
     inputs: dict[Entity, object] = field(default_factory=dict)
     """The validated input (a pydantic model instance) of each call that will run, until its

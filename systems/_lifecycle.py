@@ -104,7 +104,8 @@ def record_progress(
     ``_record`` cut down to what a running call's report needs: a flood tells up to a
     thousand of these a tick, so each costs what it must and no more.
     """
-    if config.session_id in ctx.subscribed:
+    session = config.session_id
+    if session in ctx.subscribed and CallEventKind.PROGRESSED not in ctx.unheard.get(session, ()):
         ctx.events.append(
             CallEvent(
                 config.call_id,
@@ -179,7 +180,8 @@ def _record(
     kind: CallEventKind,
     overdue: OverdueNews | None = None,
 ) -> None:
-    if config.session_id in ctx.subscribed:
+    session = config.session_id
+    if session in ctx.subscribed and kind not in ctx.unheard.get(session, ()):
         ctx.events.append(
             CallEvent(
                 call_id=config.call_id,

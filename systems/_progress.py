@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components import PROGRESS_KEPT
+from components import CallEventKind
 from components import CallStatus
 from components import ProgressKind
 from components import ProgressLog
@@ -40,7 +41,10 @@ def apply_progress(
     if state.status is not CallStatus.RUNNING:
         return 0
     count = len(notes)
-    heard = ctx.log_debug or config.session_id in ctx.subscribed
+    session = config.session_id
+    heard = ctx.log_debug or (
+        session in ctx.subscribed and CallEventKind.PROGRESSED not in ctx.unheard.get(session, ())
+    )
     told = min(count, max(room, 1)) if heard else 0
     first_told = count - told
     first_kept = max(0, count - PROGRESS_KEPT)

@@ -18,12 +18,17 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from anyio.streams.memory import MemoryObjectSendStream
 
 from components import CallEvent
+from components import CallEventKind
 from components import SessionId
 from components import TickContext
 
 EVENT_BUFFER = 10_000
 """Events a subscriber may fall behind by before the newest are dropped (and counted)."""
 _L = TypeVar("_L")
+_NONE: frozenset[CallEventKind] = frozenset()
+_ALL = frozenset(CallEventKind)
+_SHARED: dict[frozenset[CallEventKind], frozenset[CallEventKind]] = {}
+"""One object for each set of kinds unheard, however many sessions have it."""
 
 
 class Listeners:
@@ -44,31 +49,50 @@ class Listeners:
         """A stream of the session's events while the context is open."""
         send, receive = anyio.create_memory_object_stream[CallEvent](EVENT_BUFFER)
         self.subscribers.setdefault(session, []).append(send)
-        self._ctx.subscribed.add(session)
+        self._heard(session)
         try:
             async with receive:
                 yield receive
         finally:
             _remove(self.subscribers, session, send)
-            self._forget_if_unheard(session)
+            self._heard(session)
             send.close()
 
     def add_callback(
-        self, session: SessionId, callback: Callable[[CallEvent], object]
+        self,
+        session: SessionId,
+        callback: Callable[[CallEvent], object],
+        kinds: frozenset[CallEventKind] | None = None,
     ) -> Callable[[], None]:
-        """Call ``callback`` with each of the session's events; returns what stops it."""
+        """Call ``callback`` with each of the session's events (of ``kinds`` only, if
+        given); returns what stops it."""
+        if kinds is not None:
+            callback = _Only(callback, kinds)
         self.callbacks.setdefault(session, []).append(callback)
-        self._ctx.subscribed.add(session)
+        self._heard(session)
         return _Unsubscribe(self, session, callback)
 
     def remove_callback(self, session: SessionId, callback: Callable[[CallEvent], object]) -> None:
         _remove(self.callbacks, session, callback)
-        self._forget_if_unheard(session)
+        self._heard(session)
 
-    def _forget_if_unheard(self, session: SessionId) -> None:
-        """Nobody listens to the session any more: ticks stop recording its events."""
-        if session not in self.subscribers and session not in self.callbacks:
-            self._ctx.subscribed.discard(session)
+    def _heard(self, session: SessionId) -> None:
+        """Keep ``ctx.subscribed`` and ``ctx.unheard`` in step with the session's listeners:
+        a tick makes no event that nobody listening wants."""
+        ctx = self._ctx
+        callbacks = self.callbacks.get(session, ())
+        if session not in self.subscribers and not callbacks:
+            ctx.subscribed.discard(session)
+            ctx.unheard.pop(session, None)
+            return
+        ctx.subscribed.add(session)
+        unheard = _NONE if session in self.subscribers else _ALL
+        for callback in callbacks:
+            unheard = unheard - callback.kinds if type(callback) is _Only else _NONE
+        if unheard:
+            ctx.unheard[session] = _SHARED.setdefault(unheard, unheard)
+        else:
+            ctx.unheard.pop(session, None)
 
     def deliver(self, session: SessionId, events: Sequence[CallEvent]) -> None:
         """Push the events into the session's streams, then call its callbacks with each."""
@@ -80,8 +104,13 @@ class Listeners:
                     self.events_dropped += 1
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                     break  # the subscriber stopped reading; its context removes it
-        for callback in tuple(self.callbacks.get(session, ())):
+        for listener in tuple(self.callbacks.get(session, ())):
+            callback, kinds = (
+                (listener.callback, listener.kinds) if type(listener) is _Only else (listener, None)
+            )
             for event in events:
+                if kinds is not None and event.kind not in kinds:
+                    continue
                 try:
                     callback(event)
                 except (KeyboardInterrupt, SystemExit):
@@ -102,6 +131,31 @@ class Listeners:
         for streams in self.subscribers.values():
             for stream in streams:
                 stream.close()
+
+
+class _Only:
+    """A callback that hears only some kinds of event: the others of its session, which
+    another listener asked for, pass it by (``deliver``)."""
+
+    __slots__ = ("callback", "kinds")
+
+    def __init__(
+        self, callback: Callable[[CallEvent], object], kinds: frozenset[CallEventKind]
+    ) -> None:
+        self.callback = callback
+        self.kinds = kinds
+
+    def __call__(self, event: CallEvent) -> object:
+        return self.callback(event) if event.kind in self.kinds else None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Only) and (other.callback, other.kinds) == (
+            self.callback,
+            self.kinds,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.callback, self.kinds))
 
 
 class _Unsubscribe:

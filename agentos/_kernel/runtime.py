@@ -7,8 +7,8 @@ reads the world, and leaves the rest to the parts it holds, each built with one
 entities (``session_entities``) and calls from other threads (``threadsafe``); below
 them the kernel (``kernel``: the world, ticks, effects, the driver, hand-offs), the
 work (``work``: tasks, threads, isolated runners, retries) and the listeners
-(``listeners``: subscriber streams and callbacks). Its public methods that a part
-answers are one-line delegations.
+(``listeners``: subscriber streams and callbacks). The tools it may run are its base's
+(``tool_hosting``). Its public methods that a part answers are one-line delegations.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import AsyncGenerator
 from collections.abc import AsyncIterator
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Iterable
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
@@ -34,7 +35,6 @@ from agentos._kernel.checks import check_text
 from agentos._kernel.clock import Clock
 from agentos._kernel.clock import SystemClock
 from agentos._kernel.control import CallControl
-from agentos._kernel.isolation import IsolatedRunner
 from agentos._kernel.kernel import Kernel
 from agentos._kernel.lifespan import lifespan
 from agentos._kernel.listeners import EVENT_BUFFER as EVENT_BUFFER
@@ -52,13 +52,13 @@ from agentos._kernel.snapshot import RuntimeStatistics
 from agentos._kernel.snapshot import SessionSnapshot
 from agentos._kernel.submission import CallSubmission
 from agentos._kernel.threadsafe import ThreadsafeCalls
+from agentos._kernel.tool_hosting import ToolHosting
 from agentos._kernel.tools import Tool
-from agentos._kernel.toolsets import ToolRegistry
 from agentos._kernel.toolsets import Toolset
-from agentos._kernel.toolsets import Toolsets
 from agentos._kernel.work import Work
 from components import Answer
 from components import CallEvent
+from components import CallEventKind
 from components import CallId
 from components import CallSnapshot
 from components import Limits
@@ -70,7 +70,7 @@ DEFAULT_SESSION = SessionId("default")
 _T = TypeVar("_T")
 
 
-class Runtime(anyio.AsyncContextManagerMixin):
+class Runtime(ToolHosting, anyio.AsyncContextManagerMixin):
     """Hosts tool calls as entities of one esper world, moved by tick-driven systems.
 
     Use it as an async context manager, entered once. Call its methods from
@@ -110,12 +110,7 @@ class Runtime(anyio.AsyncContextManagerMixin):
         check_positive_int("max_result_chars", max_result_chars, optional=True)
         check_seconds("shutdown_grace", shutdown_grace)
         self._shutdown_grace = shutdown_grace
-        self._registry = ToolRegistry(max_result_chars)
-        self._tools = self._registry.by_name
-        self._runners: dict[str, IsolatedRunner] = {}
-        for item in tools:
-            self.add_tool(item)
-        self._toolsets = Toolsets(toolsets, self._registry)
+        super().__init__(tools, toolsets, max_result_chars)
         self._clock: Clock = clock or SystemClock()
         self._ctx = TickContext(
             limits=Limits(max_running, max_running_per_session, retention_seconds)
@@ -137,46 +132,6 @@ class Runtime(anyio.AsyncContextManagerMixin):
         self._submission = CallSubmission(core, self._tools, self._runners, default_timeout)
 
     # ----------------------------------------------------------------- lifecycle
-
-    def add_tool(self, item: Tool[Any]) -> None:
-        """Register a tool; its name must be new."""
-        self._registry.add(item)
-
-    def add_runner(self, name: str, runner: IsolatedRunner) -> None:
-        """Register an isolated runner that ``submit(..., runner=name)`` calls use."""
-        check_text("name", name)
-        if name in self._runners:
-            raise ValueError(f"a runner named {name!r} is already registered")
-        self._runners[name] = runner
-
-    @property
-    def tools(self) -> Mapping[str, Tool[Any]]:
-        """The tools calls may name now: the Python tools and the toolsets' (a copy)."""
-        return dict(self._tools)
-
-    def tool(self, name: str) -> Tool[Any] | None:
-        """The tool named ``name`` now, if any (cheaper than ``tools``)."""
-        return self._tools.get(name)
-
-    @property
-    def tools_version(self) -> int:
-        """Counts changes to ``tools``: an MCP server's list changing adds one."""
-        return self._registry.version
-
-    async def tools_changed(self, since: int) -> int:
-        """Wait until ``tools_version`` is past ``since`` (a toolset's tools changed);
-        returns the new version."""
-        return await self._registry.changed(since)
-
-    @property
-    def toolsets(self) -> Mapping[str, Toolset]:
-        """The toolsets given to the runtime, by name."""
-        return self._toolsets.names
-
-    @property
-    def runners(self) -> Mapping[str, IsolatedRunner]:
-        """The isolated runners registered with ``add_runner``, by name."""
-        return dict(self._runners)
 
     @property
     def clock(self) -> Clock:
@@ -320,16 +275,22 @@ class Runtime(anyio.AsyncContextManagerMixin):
             yield receive
 
     def on_call_events(
-        self, session_id: str, callback: Callable[[CallEvent], object]
+        self,
+        session_id: str,
+        callback: Callable[[CallEvent], object],
+        *,
+        kinds: Collection[CallEventKind] | None = None,
     ) -> Callable[[], None]:
-        """Call ``callback`` with each of the session's call events, right after its tick.
+        """Call ``callback`` with each of the session's call events, right after its tick
+        (``kinds``: only events of these kinds; one that no listener wants is not made).
 
         The cheapest way to listen (no stream, no task): the callback must be
         quick and must not call back into the runtime. Returns a function that
         stops the calls.
         """
         check_text("session_id", session_id)
-        return self._listeners.add_callback(SessionId(session_id), callback)
+        only = None if kinds is None else frozenset(CallEventKind(kind) for kind in kinds)
+        return self._listeners.add_callback(SessionId(session_id), callback, only)
 
     def hand_off(self, follow_up: Callable[[], Awaitable[None]]) -> bool:
         """From an ``on_call_events`` callback: run ``follow_up`` in the finishing call's task.

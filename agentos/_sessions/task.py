@@ -72,6 +72,14 @@ from components import CallId
 from components import CallSnapshot
 
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
+_HEARD = frozenset(CallEventKind) - {CallEventKind.QUEUED, CallEventKind.PROGRESSED}
+"""The call events a session's turns act on: a call's start, its overdue news and its end."""
+_SPANNED = frozenset(CallEventKind) - {
+    CallEventKind.QUEUED,
+    CallEventKind.STARTED,
+    CallEventKind.OVERDUE,
+}
+"""The call events a call's span records: its progress and its end."""
 _CLOSE_GRACE = 5.0
 """Seconds a closing session waits for its last commit."""
 
@@ -176,11 +184,11 @@ class SessionTask:
             return
         runtime, spans = self._runtime, self._spans
         stops = [
-            runtime.on_call_events(self.session_id, self._on_call_event),
+            runtime.on_call_events(self.session_id, self._on_call_event, kinds=_HEARD),
             runtime.clock.on_advance(self._wake),
         ]
         if spans is not None:
-            stops.append(runtime.on_call_events(self.session_id, spans.call_event))
+            stops.append(runtime.on_call_events(self.session_id, spans.call_event, kinds=_SPANNED))
         self._unsubscribe = stops
         self._arrived = asyncio.Event()
         for call_id in list(self._machine.view.outstanding):  # awaited from before a resume

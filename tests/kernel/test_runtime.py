@@ -375,6 +375,43 @@ async def test_call_event_listeners_hear_their_session_and_cannot_break_it(
     ]
 
 
+async def test_a_listener_hears_only_the_kinds_it_asks_for(clock: ManualClock) -> None:
+    """``kinds`` filters a listener's events; a listener of every kind beside it still
+    hears them all, and once it stops the filtered one goes on as before."""
+    puppet = Puppet()
+    ends: list[CallEventKind] = []
+    everything: list[CallEventKind] = []
+    async with Runtime([puppet.tool], clock=clock) as runtime:
+        runtime.on_call_events(
+            "mine", lambda e: ends.append(e.kind), kinds={CallEventKind.COMPLETED}
+        )
+        first = runtime.submit("puppet", {}, session_id="mine")
+        await settle(runtime)
+        stop = runtime.on_call_events("mine", lambda e: everything.append(e.kind))
+        second = runtime.submit("puppet", {}, session_id="mine")
+        await settle(runtime)
+        puppet.progress(second, {"step": 1})
+        await settle(runtime)
+        for call in (first, second):
+            puppet.complete(call, 1)
+            await settle(runtime)
+        stop()
+        third = runtime.submit("puppet", {}, session_id="mine")
+        await settle(runtime)
+        puppet.complete(third, 1)
+        await settle(runtime)
+        with pytest.raises(ValueError, match="'finished' is not a valid CallEventKind"):
+            runtime.on_call_events("mine", ends.append, kinds={"finished"})  # type: ignore[arg-type]
+    assert ends == [CallEventKind.COMPLETED] * 3
+    assert everything == [
+        CallEventKind.QUEUED,
+        CallEventKind.STARTED,
+        CallEventKind.PROGRESSED,
+        CallEventKind.COMPLETED,
+        CallEventKind.COMPLETED,
+    ]
+
+
 async def test_a_hand_off_runs_next_in_the_task_of_the_call_that_finished(
     clock: ManualClock,
 ) -> None:
