@@ -277,6 +277,14 @@ def _outcome(child: Session, name: str) -> Json | ToolFailure:
     return said
 
 
+_RELAYED = frozenset(CallEventKind) - {
+    CallEventKind.QUEUED,
+    CallEventKind.PROGRESSED,
+    CallEventKind.OVERDUE,
+}
+"""The child's call events the relay tells: a call's start and its end."""
+
+
 class _Relay:
     """The child's words and its calls starting and ending, as the parent call's progress."""
 
@@ -288,7 +296,7 @@ class _Relay:
         self._seen = self._mark()
         self._stops = (
             child.on_change(self._changed),
-            runtime.on_call_events(child.session_id, self._call_event),
+            runtime.on_call_events(child.session_id, self._call_event, kinds=_RELAYED),
         )
 
     def stop(self) -> None:

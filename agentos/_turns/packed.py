@@ -148,8 +148,8 @@ class MessageLog(_Messages):
         if self._open:
             self._tail[-1] = unpack(self._tail[-1])
         self._said: list[tuple[str, str]] | None = None
-        """``said_upto``'s answer for the first packed messages, once asked: they never
-        change, so a title or the replies read again build only the newest."""
+        """``said_upto``'s answer for the packed messages, once asked: they never change,
+        so a title or the replies read again build only a newest user message."""
 
     def said_upto(self, count: int, said: Callable[[Message], str]) -> list[tuple[str, str]]:
         """Each of the first ``count`` messages' role and ``said(message)`` (always the same
@@ -157,13 +157,13 @@ class MessageLog(_Messages):
         if self._said is None:
             self._said = []
         kept, size = self._said, len(self)
-        settled = min(count, size - 1)
+        settled = min(count, size - 1 if self._open else size)
         if settled > len(kept):
             news = islice(self._from(len(kept)), settled - len(kept))
             kept.extend((str(message.get("role")), said(message)) for message in news)
         told = kept[:count]
         if count >= size > settled >= 0:
-            message = unpack(self._tail[-1])
+            message = self._tail[-1]  # open: kept as it is
             told.append((str(message.get("role")), said(message)))
         return told
 
