@@ -148,15 +148,6 @@ class _Only:
     def __call__(self, event: CallEvent) -> object:
         return self.callback(event) if event.kind in self.kinds else None
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Only) and (other.callback, other.kinds) == (
-            self.callback,
-            self.kinds,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.callback, self.kinds))
-
 
 class _Unsubscribe:
     """What ``add_callback`` returns: one object where a closure was five (its function,

@@ -127,10 +127,10 @@ class MessageLog(_Messages):
     extends: it is kept as it is (as a list of them would: the same dict each read) and
     packed once the next one comes. A model's message is packed as it comes: nothing
     extends it, and its blocks would otherwise live through the calls it asks for.
-    Settled messages are sealed in chunks of ``CHUNK``
-    (``Sealed``): a full collection visits one reference per chunk, not one per message of
-    every session's history (a list of 190 messages a session in the soak), and a chunk
-    holds its messages in a sixth of the bytes."""
+    Settled messages are sealed in chunks of ``CHUNK`` (``Sealed``): a full collection
+    visits one reference per chunk, not one per message of every session's history (a
+    list of 190 messages a session in the soak), and a chunk holds its messages in a
+    sixth of the bytes."""
 
     __slots__ = ("_chunks", "_open", "_said", "_tail")
 
@@ -142,7 +142,7 @@ class MessageLog(_Messages):
         ] or ()
         """A list once there is a chunk (a history under ``CHUNK`` messages keeps none)."""
         self._tail: list[Packed] = packed[cut:]
-        """The newest messages (at least one if any): all packed but the last."""
+        """The newest messages (at least one if any): all packed but an open last one."""
         self._open = bool(self._tail)
         """The last message is kept as it is, not packed."""
         if self._open:
