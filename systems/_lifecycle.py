@@ -16,6 +16,7 @@ from components import ErrorKind
 from components import Json
 from components import OverdueNews
 from components import ProgressKind
+from components import SessionId
 from components import TickContext
 from components import ToolCallConfig
 from components import ToolCallProgress
@@ -77,6 +78,11 @@ def transition(
     return True
 
 
+def heard(ctx: TickContext, session: SessionId, kind: CallEventKind) -> bool:
+    """Whether a listener of ``session`` wants events of ``kind`` (else none is made)."""
+    return session in ctx.subscribed and kind not in ctx.unheard.get(session, ())
+
+
 def add_progress(
     state: ToolCallState, kind: ProgressKind, payload: Json, at: float
 ) -> ToolCallProgress:
@@ -104,8 +110,7 @@ def record_progress(
     ``_record`` cut down to what a running call's report needs: a flood tells up to a
     thousand of these a tick, so each costs what it must and no more.
     """
-    session = config.session_id
-    if session in ctx.subscribed and CallEventKind.PROGRESSED not in ctx.unheard.get(session, ()):
+    if heard(ctx, config.session_id, CallEventKind.PROGRESSED):
         ctx.events.append(
             CallEvent(
                 config.call_id,
@@ -180,8 +185,7 @@ def _record(
     kind: CallEventKind,
     overdue: OverdueNews | None = None,
 ) -> None:
-    session = config.session_id
-    if session in ctx.subscribed and kind not in ctx.unheard.get(session, ()):
+    if heard(ctx, config.session_id, kind):
         ctx.events.append(
             CallEvent(
                 call_id=config.call_id,

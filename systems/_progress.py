@@ -22,6 +22,7 @@ from components import ToolCallConfig
 from components import ToolCallProgress
 from components import ToolCallState
 from systems._lifecycle import add_progress
+from systems._lifecycle import heard
 from systems._lifecycle import record_progress
 
 _LINES = frozenset({ProgressKind.LOG, ProgressKind.OUTPUT})
@@ -41,11 +42,8 @@ def apply_progress(
     if state.status is not CallStatus.RUNNING:
         return 0
     count = len(notes)
-    session = config.session_id
-    heard = ctx.log_debug or (
-        session in ctx.subscribed and CallEventKind.PROGRESSED not in ctx.unheard.get(session, ())
-    )
-    told = min(count, max(room, 1)) if heard else 0
+    wanted = ctx.log_debug or heard(ctx, config.session_id, CallEventKind.PROGRESSED)
+    told = min(count, max(room, 1)) if wanted else 0
     first_told = count - told
     first_kept = max(0, count - PROGRESS_KEPT)
     passing = max(0, first_kept - first_told)  # told, but too old to keep in the log

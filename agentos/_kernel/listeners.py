@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from collections.abc import Callable
+from collections.abc import Collection
 from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import TypeVar
@@ -62,12 +63,12 @@ class Listeners:
         self,
         session: SessionId,
         callback: Callable[[CallEvent], object],
-        kinds: frozenset[CallEventKind] | None = None,
+        kinds: Collection[CallEventKind] | None = None,
     ) -> Callable[[], None]:
         """Call ``callback`` with each of the session's events (of ``kinds`` only, if
-        given); returns what stops it."""
+        given: a ``ValueError`` names one that is none); returns what stops it."""
         if kinds is not None:
-            callback = _Only(callback, kinds)
+            callback = _Only(callback, _kinds(kinds))
         self.callbacks.setdefault(session, []).append(callback)
         self._heard(session)
         return _Unsubscribe(self, session, callback)
@@ -131,6 +132,13 @@ class Listeners:
         for streams in self.subscribers.values():
             for stream in streams:
                 stream.close()
+
+
+def _kinds(kinds: Collection[CallEventKind]) -> frozenset[CallEventKind]:
+    """``kinds`` as a set of ``CallEventKind`` (a frozen set of them as it is)."""
+    if type(kinds) is frozenset and kinds <= _ALL:
+        return kinds
+    return frozenset(CallEventKind(kind) for kind in kinds)
 
 
 class _Only:

@@ -289,8 +289,7 @@ class Runtime(ToolHosting, anyio.AsyncContextManagerMixin):
         stops the calls.
         """
         check_text("session_id", session_id)
-        only = None if kinds is None else _kinds(kinds)
-        return self._listeners.add_callback(SessionId(session_id), callback, only)
+        return self._listeners.add_callback(SessionId(session_id), callback, kinds)
 
     def hand_off(self, follow_up: Callable[[], Awaitable[None]]) -> bool:
         """From an ``on_call_events`` callback: run ``follow_up`` in the finishing call's task.
@@ -415,13 +414,3 @@ class Runtime(ToolHosting, anyio.AsyncContextManagerMixin):
         """``WrongThreadError`` naming ``instead`` unless called on the event loop's thread;
         for what is built on a runtime (a ``Session``) to guard its methods the same way."""
         self._core.check_thread(instead)
-
-
-def _kinds(kinds: Collection[CallEventKind]) -> frozenset[CallEventKind]:
-    """``kinds`` as a set of ``CallEventKind`` (a ``ValueError`` names one that is none)."""
-    if type(kinds) is frozenset and kinds <= _EVERY_KIND:
-        return kinds
-    return frozenset(CallEventKind(kind) for kind in kinds)
-
-
-_EVERY_KIND = frozenset(CallEventKind)
