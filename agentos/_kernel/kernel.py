@@ -317,9 +317,13 @@ class Kernel:
         if self.work.replies.release() or self.ctx.inbox or (statuses and self.ctx.quiet):
             self.drain()
             return True
+        self.enter()
+        return False
+
+    def enter(self) -> None:
+        """Make this runtime's world the one esper's functions read."""
         if esper.current_world != self.world:
             esper.switch_world(self.world)
-        return False
 
     def _perform(self, effects: Effects) -> None:
         work = self.work

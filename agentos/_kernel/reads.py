@@ -39,6 +39,14 @@ class CallReads:
         self._core.flush_calls()
         return self._core.snapshot(self._core.resolve(call_id, session_id))
 
+    def last_status(self, call_id: str) -> CallStatus | None:
+        self._core.check_loop_thread("status_threadsafe")
+        entity = self._core.ctx.index.by_id.get(CallId(call_id))
+        if entity is None:
+            return None
+        self._core.kernel.enter()
+        return self._core.snapshot(entity).status
+
     async def wait(
         self,
         call_id: str,

@@ -61,6 +61,7 @@ from components import CallEvent
 from components import CallEventKind
 from components import CallId
 from components import CallSnapshot
+from components import CallStatus
 from components import Limits
 from components import SessionId
 from components import TickContext
@@ -310,6 +311,12 @@ class Runtime(ToolHosting, anyio.AsyncContextManagerMixin):
     def status(self, call_id: str, *, session_id: str | None = None) -> CallSnapshot:
         """The call as it is now. With ``session_id``, only that session's calls are visible."""
         return self._reads.status(call_id, session_id=session_id)
+
+    def last_status(self, call_id: str) -> CallStatus | None:
+        """The call's status as the last tick left it (None: no such call). It applies
+        nothing queued, so an ``on_call_events`` callback may read it while a tick delivers.
+        """
+        return self._reads.last_status(call_id)
 
     async def wait(
         self,

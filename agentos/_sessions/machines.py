@@ -13,6 +13,7 @@ from agentos._turns.context_view import ContextView
 from agentos._turns.machine import Machine
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.transcript_machine import TurnMachine
+from components import CallEventKind
 from components import CallSnapshot
 
 
@@ -38,7 +39,25 @@ def machine_for(
         facts=facts,
         view=view,
         calls=_SessionCalls(runtime, session_id),
+        status_of=runtime.last_status,
     )
+
+
+_ENDS_AND_NEWS = frozenset(CallEventKind) - {
+    CallEventKind.QUEUED,
+    CallEventKind.STARTED,
+    CallEventKind.PROGRESSED,
+}
+
+
+def heard_kinds(machine: Machine) -> frozenset[CallEventKind]:
+    """The call events a session's machine acts on: a call's overdue news and its end, and
+    for a board its start too (it shows running nodes). A transcript reads a call's start
+    only for a placeholder, from the runtime (``last_status``), so the start of a call
+    makes no event for it."""
+    if isinstance(machine, BoardMachine):
+        return _ENDS_AND_NEWS | {CallEventKind.STARTED}
+    return _ENDS_AND_NEWS
 
 
 class _SessionCalls:

@@ -37,6 +37,7 @@ from agentos._model.provider import PartialReply
 from agentos._model.provider import Provider
 from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
+from agentos._sessions.machines import heard_kinds
 from agentos._sessions.model_call import ModelCall
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.submission import CallSubmitter
@@ -72,8 +73,6 @@ from components import CallId
 from components import CallSnapshot
 
 _TIMER_ACTIONS = (ArmTimer, DisarmTimer)
-_HEARD = frozenset(CallEventKind) - {CallEventKind.QUEUED, CallEventKind.PROGRESSED}
-"""The call events a session's turns act on: a call's start, its overdue news and its end."""
 _SPANNED = frozenset(CallEventKind) - {
     CallEventKind.QUEUED,
     CallEventKind.STARTED,
@@ -184,7 +183,9 @@ class SessionTask:
             return
         runtime, spans = self._runtime, self._spans
         stops = [
-            runtime.on_call_events(self.session_id, self._on_call_event, kinds=_HEARD),
+            runtime.on_call_events(
+                self.session_id, self._on_call_event, kinds=heard_kinds(self._machine)
+            ),
             runtime.clock.on_advance(self._wake),
         ]
         if spans is not None:

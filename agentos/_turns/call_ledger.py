@@ -37,14 +37,23 @@ from components import ErrorKind
 from components import Json
 from components import OverdueNews
 
+_NOT_STARTED = (CallStatus.PENDING, None)
+
 
 class CallLedger:
     """The calls of one session the model is still to hear about, and their final news."""
 
-    def __init__(self, session_id: str, cache: ResultCache | None = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        cache: ResultCache | None = None,
+        status_of: Callable[[CallId], CallStatus | None] = lambda call_id: None,
+    ) -> None:
         """``cache``: where cacheable results are kept (the host's, shared by its sessions;
-        else one of this session's own)."""
+        else one of this session's own); ``status_of``: where the shell's calls are, for a
+        placeholder's status when no ``CallRunning`` told it."""
         self.session_id = session_id
+        self._status_of = status_of
         self.history = MessageHistory(seal=True)
         """What the conversation says of each call: the source of ``orphaned``."""
         self.outstanding: dict[CallId, str] = {}
@@ -146,7 +155,8 @@ class CallLedger:
         the call is outstanding)."""
         snapshot = self._final.get(call_id)
         if snapshot is None:
-            status = CallStatus.RUNNING if call_id in self._running else CallStatus.PENDING
+            running = call_id in self._running or self._status_of(call_id) not in _NOT_STARTED
+            status = CallStatus.RUNNING if running else CallStatus.PENDING
             self.outstanding[call_id] = tool_use_id
             return placeholder(tool_use_id, call_id, status, self._tokens.get(call_id))
         shape = self._told(snapshot, tool_use_id)

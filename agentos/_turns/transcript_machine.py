@@ -52,6 +52,7 @@ from agentos._turns.transcript_chat import transcript_chat
 from agentos._turns.turn_status import TurnStatus
 from components import CallId
 from components import CallSnapshot
+from components import CallStatus
 from components import SessionStatus
 
 
@@ -70,11 +71,13 @@ class TurnMachine(DrawnAfterEvents):
         facts: ToolFacts = NO_FACTS,
         view: ContextView | None = None,
         calls: Callable[[], Sequence[CallSnapshot]] = tuple,
+        status_of: Callable[[CallId], CallStatus | None] = lambda call_id: None,
     ) -> None:
         """``may_call``: whether the agent may call a tool (default: ``config.tools``);
         ``cache``: where the cache decorator keeps results (None: this session's own);
         ``facts``: what the shell knows of its tools (``options_for``); ``view``: how the
-        history becomes what the model reads, consulted with ``calls`` as it drafts."""
+        history becomes what the model reads, consulted with ``calls`` as it drafts;
+        ``status_of``: a call's status, for a placeholder (``CallLedger``)."""
         self.session_id = session_id
         self.config = config
         self.may_call = may_call or config.names_tool
@@ -86,7 +89,7 @@ class TurnMachine(DrawnAfterEvents):
         """The history, packed: the collector does not walk it (``history`` builds it)."""
         self.dirty_from = 0
         """History from this index on is not in the store yet."""
-        self.ledger = CallLedger(session_id, cache)
+        self.ledger = CallLedger(session_id, cache, status_of)
         self._queue: list[ev.UserPosted | ev.CallSettled | ev.CallOverdue] = []
         self._batch: Batch | None = None
         self._lost: list[tuple[str, str]] | None = None

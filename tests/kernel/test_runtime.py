@@ -17,6 +17,7 @@ from agentos import Runtime
 from agentos import RuntimeClosedError
 from agentos import ToolContext
 from agentos import UnknownCallError
+from agentos import WrongThreadError
 from agentos import tool
 from agentos.testing import Puppet
 from agentos.testing import settle
@@ -409,6 +410,39 @@ async def test_a_listener_hears_only_the_kinds_it_asks_for(clock: ManualClock) -
         CallEventKind.PROGRESSED,
         CallEventKind.COMPLETED,
         CallEventKind.COMPLETED,
+    ]
+
+
+async def test_last_status_is_the_world_as_the_last_tick_left_it(clock: ManualClock) -> None:
+    """``last_status`` applies nothing queued, so a call-event callback may read it while a
+    tick delivers; it reads its own world beside another runtime's, knows no other id and
+    refuses a foreign thread."""
+    puppet, theirs = Puppet(), Puppet()
+    heard: list[tuple[CallEventKind, CallStatus | None]] = []
+    async with (
+        Runtime([puppet.tool], clock=clock) as runtime,
+        Runtime([theirs.tool], clock=ManualClock()) as beside,
+    ):
+        runtime.on_call_events(
+            "mine",
+            lambda e: heard.append((e.kind, runtime.last_status(e.call_id))),
+            kinds={CallEventKind.STARTED, CallEventKind.COMPLETED},
+        )
+        call = runtime.submit("puppet", {}, session_id="mine")
+        assert runtime.last_status(call) is None, "no tick has applied the submit yet"
+        await settle(runtime)
+        other = beside.submit("puppet", {}, session_id="mine")
+        await settle(beside)
+        assert (runtime.last_status(call), beside.last_status(other)) == ("running", "running")
+        assert runtime.last_status(other) is None
+        with pytest.raises(WrongThreadError, match="status_threadsafe"):
+            await anyio.to_thread.run_sync(lambda: runtime.last_status(call))
+        puppet.complete(call, 1)
+        await settle(runtime)
+        assert runtime.last_status(call) is CallStatus.COMPLETED
+    assert heard == [
+        (CallEventKind.STARTED, CallStatus.RUNNING),
+        (CallEventKind.COMPLETED, CallStatus.COMPLETED),
     ]
 
 
