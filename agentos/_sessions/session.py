@@ -21,7 +21,6 @@ from agentos._errors import UnknownCallError
 from agentos._kernel.runtime import Runtime
 from agentos._kernel.snapshot import SessionStatistics
 from agentos._model.messages import Message
-from agentos._model.messages import ToolResultBlock
 from agentos._model.provider import ModelRequest
 from agentos._model.provider import ModelResponse
 from agentos._model.provider import PartialReply
@@ -30,6 +29,7 @@ from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.machines import board_of
 from agentos._sessions.machines import machine_for
+from agentos._sessions.resumable import Resumable
 from agentos._sessions.scope import Caller
 from agentos._sessions.scope import Scope
 from agentos._sessions.spans import spans_for
@@ -46,22 +46,17 @@ from agentos._store.protocol import SessionStore
 from agentos._turns.agent_config import AgentConfig
 from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView
-from agentos._turns.events import CallLost
-from agentos._turns.events import OutcomeAwaited
 from agentos._turns.events import SessionStatus
 from agentos._turns.events import StopRequested
-from agentos._turns.events import StoredTurn
 from agentos._turns.events import UserPosted
 from agentos._turns.history import MessageHistory
 from agentos._turns.result_cache import ResultCache
 from agentos._turns.title import first_words
 from agentos._turns.title import session_title
-from components import CallId
 from components import CallSnapshot
-from components import JsonObject
 
 
-class Session:
+class Session(Resumable):
     """A conversation: its history, its calls, and the task that performs its turns.
 
     Created by ``Host.create_session``; ``post`` a user message and the session
@@ -109,8 +104,7 @@ class Session:
         self._machine = machine_for(
             session_id, config, access, facts, runtime=runtime, view=view, cache=cache
         )
-        self._waiting: dict[str, CallId | None] = {}
-        """The runtime's ids of the calls the restored conversation waited for."""
+        self._waiting = {}
         self._runtime = runtime
         self._changes = SessionChanges(session_id)
         self._spans = spans_for(tracer, session_id, config.name, earlier=trace_of(usage))
@@ -289,61 +283,6 @@ class Session:
         """Messages posted while the model was busy that ``chat`` does not show yet: a
         transcript takes them in at its next turn (a board shows a post at once)."""
         return list(self._machine.view.queued_posts)
-
-    def restore(
-        self,
-        history: list[Message],
-        held: Mapping[str, ToolResultBlock] | None = None,
-        *,
-        board: JsonObject | None = None,
-        asked: bool = False,
-    ) -> list[tuple[str, str]]:
-        """Take over an earlier conversation (before the task starts).
-
-        A ``tool_use`` left without a result gets its entry in ``held`` (a
-        placeholder for a call that outlived the restart) or one saying the
-        call was lost; a board's running call waits on only with an entry in
-        ``held``, else it reads as lost. Returns the calls still waiting
-        (placeholder, no outcome delivered) as ``(tool_use_id, tool_name)``:
-        the host re-creates the deferred ones and calls ``lost`` for the rest. A board
-        session takes its stored ``board`` (``StoredSession.board``) instead of a history.
-        ``asked``: the conversation was stored mid-turn (its status neither ``idle`` nor
-        ``stopped``): a turn whose calls have all ended (or were lost) asks the model again
-        once the session runs, as does a request that was out or had failed.
-        """
-        stored = StoredTurn(messages=tuple(history), board=board)
-        waiting = self._machine.from_store(stored, held or {}, asked=asked)
-        self._waiting = {call.tool_use_id: call.call_id for call in waiting}
-        return [(call.tool_use_id, call.tool_name) for call in waiting]
-
-    def runtime_id_of(self, tool_use_id: str) -> CallId | None:
-        """The runtime's id of a call the restored conversation waited for, if it names one."""
-        return self._waiting.get(tool_use_id)
-
-    def lost(self, tool_use_id: str, tool_name: str) -> None:
-        """The model will be told, before its next request, that this call did not survive."""
-        self._machine.handle(CallLost(tool_use_id, tool_name))
-        if self._spans is not None:
-            self._spans.lost(tool_use_id, tool_name)
-
-    def await_outcome(self, call_id: CallId, tool_use_id: str) -> None:
-        """Deliver this call's outcome later, as for any call that got a placeholder."""
-        try:
-            deferred = self._runtime.status(call_id).deferred
-        except UnknownCallError:
-            deferred = False
-        self._machine.handle(OutcomeAwaited(call_id, tool_use_id, deferred))
-
-    def ended_before(self, snapshot: CallSnapshot, tool_use_id: str) -> None:
-        """A call the restored conversation waited for ended before the process did, and the
-        store kept its end (``snapshot``): once the session runs, its outcome is told as any
-        late outcome (a transcript's outcome message, a board's settled call), not as lost."""
-        self._machine.handle(OutcomeAwaited(snapshot.call_id, tool_use_id, deferred=False))
-        self._task.ended_before(snapshot)
-
-    def disown(self, reason: str) -> None:
-        """Another host owns this session now: record why, write nothing more, and stop."""
-        self._task.disown(reason)
 
     def stop(self, *, cancel_calls: bool = True) -> None:
         """End the session. A model request in flight is cut (a streaming reply's

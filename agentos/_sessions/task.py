@@ -135,6 +135,10 @@ class SessionTask:
         self._step_scope: anyio.CancelScope | None = None
         """Around actions performed in a call's task: the session's end cancels them."""
         self._ended_before: dict[CallId, CallSnapshot] = {}
+        self.resumes = False
+        """Whether the session took over a stored conversation (``Resumable.restore``):
+        then its machine hears that the task began (``Resumed``); a new one has nothing to
+        take up."""
         """Calls awaited from before a restart whose end only the store kept."""
         self._arrived: asyncio.Event | None = None
         self._unsubscribe: Sequence[Callable[[], None]] | None = None
@@ -192,9 +196,10 @@ class SessionTask:
             stops.append(runtime.on_call_events(self.session_id, spans.call_event, kinds=_SPANNED))
         self._unsubscribe = stops
         self._arrived = asyncio.Event()
-        for call_id in list(self._machine.view.outstanding):  # awaited from before a resume
-            self._settle_if_final(call_id)
-        self.feed(Resumed())
+        if self.resumes:
+            for call_id in list(self._machine.view.outstanding):  # awaited from before
+                self._settle_if_final(call_id)
+            self.feed(Resumed())
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """The session's own task: it performs the actions whenever nobody else does."""

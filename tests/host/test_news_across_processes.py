@@ -151,11 +151,11 @@ async def test_lost_news_is_caught_up_by_the_poll_and_the_listener_comes_back(
     async with holding(backend) as holder, await backend.open() as other:
         (call_id,) = holder.puppet.calls
         killer = await asyncpg.connect(backend.address)
-        try:
+        try:  # waits up to 10 s for the backend to exit: until it does, it still notifies
             killed = await killer.fetchval(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid() "
-                "AND datname = current_database()"
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) "
+                "FROM pg_stat_activity WHERE query LIKE 'LISTEN %' "
+                "AND pid <> pg_backend_pid() AND datname = current_database()"
             )
         finally:
             await killer.close()
