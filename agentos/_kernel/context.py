@@ -9,11 +9,10 @@ from collections.abc import Coroutine
 from collections.abc import Sequence
 from typing import Any
 
-from anyio import CancelScope
-
 from agentos._errors import CallCancelled
 from agentos._errors import UsageError
 from agentos._kernel.checks import check_text
+from agentos._kernel.interrupt import Interrupt
 from agentos._kernel.json_values import safe_text
 from agentos._kernel.json_values import to_json
 from agentos._kernel.process import ProcessResult
@@ -89,7 +88,7 @@ class ToolContext:
         self._lock = threading.Lock() if threaded else None
         self._pending: deque[ProgressNote] | None = None
         self._skipped = 0
-        self._handle: CancelScope | None = None
+        self._handle: Interrupt | None = None
 
     @property
     def call_id(self) -> CallId:
@@ -260,9 +259,9 @@ class ToolContext:
     def _output(self, line: bytes) -> None:
         self._report((ProgressKind.OUTPUT, line.decode("utf-8", "replace"), self._wall()))
 
-    def _cancel(self, reason: str | None = None) -> CancelScope | None:
+    def _cancel(self, reason: str | None = None) -> Interrupt | None:
         """Called by the kernel (on the event loop's thread): mark the call cancelled,
-        and hand back the cancel scope of its task (the kernel cancels it in a batch)."""
+        and hand back the interrupt of its task (the kernel cancels it in a batch)."""
         self._cancelled = True
         self._cancel_reason = reason
         if self._lock is not None:

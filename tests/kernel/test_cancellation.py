@@ -134,6 +134,41 @@ async def test_an_async_tool_that_swallows_cancel_is_still_reported_cancelled(
             assert snapshot.result is None
 
 
+async def test_a_cancel_waits_while_the_tool_is_in_a_shielded_scope(clock: ManualClock) -> None:
+    """As anyio's own cancel does: a tool's shielded section (a spawn it must not lose, its
+    cleanup) runs to its end though the call was cancelled in it; the cancel meets the
+    tool at its first await after, and the call ends cancelled."""
+    inside, release, ended = anyio.Event(), anyio.Event(), anyio.Event()
+    steps: list[str] = []
+
+    @tool
+    async def careful(args: Empty) -> str:
+        with anyio.CancelScope(shield=True):
+            inside.set()
+            await release.wait()
+            steps.append("shielded part done")
+        try:
+            await anyio.sleep_forever()
+        finally:
+            steps.append("cancelled after")
+            ended.set()
+        return "never"
+
+    async with Runtime([careful], clock=clock) as runtime:
+        call = runtime.submit("careful", {})
+        with anyio.fail_after(5):
+            await inside.wait()
+        assert runtime.cancel(call).cancelled
+        for _ in range(10):  # loop passes in which the cancel is tried and held off
+            await anyio.lowlevel.checkpoint()
+        release.set()
+        with anyio.fail_after(5):
+            await ended.wait()
+        await settle(runtime)
+        assert runtime.status(call).status is CallStatus.CANCELLED
+    assert steps == ["shielded part done", "cancelled after"]
+
+
 async def test_cancel_kills_a_subprocess_tools_whole_process_group(
     clock: ManualClock, tmp_path: Path
 ) -> None:
