@@ -18,6 +18,9 @@ from anyio._backends import _asyncio as anyio_asyncio
 
 _TASK_STATES: Mapping[asyncio.Task[Any], object] = getattr(anyio_asyncio, "_task_states", {})
 """anyio's state of each task that entered one of its scopes (its innermost scope)."""
+SHIELD_POLL = 0.005
+"""Seconds between looks at a task in a shielded scope: a shield that lasts costs no
+loop pass of its own."""
 
 
 class Interrupt:
@@ -58,9 +61,12 @@ class Interrupt:
         task = self._task
         if task is None or task.done() or not self._attempting:
             return
+        if shielded(task):  # anyio's own delivery restarts when the shield ends; we look
+            self._loop.call_later(SHIELD_POLL, self._deliver)
+            return
         if task is not asyncio.current_task():
             waiter = getattr(task, "_fut_waiter", None)  # anyio reads it the same way
-            if (waiter is None or not waiter.done()) and not shielded(task):
+            if waiter is None or not waiter.done():
                 task.cancel()
         self._loop.call_soon(self._deliver)
 
