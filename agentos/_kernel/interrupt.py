@@ -24,18 +24,20 @@ loop pass of its own."""
 
 
 class Interrupt:
-    """The cancel of one call's task, asked for from the event loop's thread."""
+    """The cancel of one part of a task (a call's attempts, a session's step handed off
+    to a call's task), asked for from the event loop's thread."""
 
-    __slots__ = ("_attempting", "_loop", "_task", "_wanted")
+    __slots__ = ("_active", "_cancels", "_loop", "_task", "_wanted")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._task: asyncio.Task[Any] | None = None
         self._wanted = False
-        self._attempting = True
+        self._active = True
+        self._cancels = 0
 
     def enter(self) -> None:
-        """Called first in the call's task: a cancel asked for before it started is
+        """Called in the task as the part begins: a cancel asked for before it started is
         delivered at its first await (cancelling a task not yet started would skip its
         coroutine, ``finally`` and all)."""
         self._task = asyncio.current_task()
@@ -43,14 +45,27 @@ class Interrupt:
             self._loop.call_soon(self._deliver)
 
     def over(self) -> None:
-        """The tool's attempts have ended: what the task does next is not the call's work."""
-        self._attempting = False
+        """The part has ended: what the task does next is not for this interrupt."""
+        self._active = False
+
+    def absorb(self) -> bool:
+        """After a ``CancelledError`` ended the part: whether it was this interrupt's
+        alone. Then the task forgets the cancels it made, as a cancel scope's exit does,
+        and may go on; else the error must travel on."""
+        self._active = False
+        task = self._task
+        if not self._wanted or task is None:
+            return False
+        for _ in range(self._cancels):
+            task.uncancel()
+        self._cancels = 0
+        return task.cancelling() == 0
 
     def cancel(self, *, always: bool = False) -> None:
-        """Cancel the task while its tool runs (``always``: whatever it runs, as closing
+        """Cancel the task while the part runs (``always``: whatever it runs, as closing
         the runtime does)."""
         if always:
-            self._attempting = True
+            self._active = True
         elif self._wanted:
             return
         self._wanted = True
@@ -59,7 +74,7 @@ class Interrupt:
 
     def _deliver(self) -> None:
         task = self._task
-        if task is None or task.done() or not self._attempting:
+        if task is None or task.done() or not self._active:
             return
         if shielded(task):  # anyio's own delivery restarts when the shield ends; we look
             self._loop.call_later(SHIELD_POLL, self._deliver)
@@ -68,6 +83,7 @@ class Interrupt:
             waiter = getattr(task, "_fut_waiter", None)  # anyio reads it the same way
             if waiter is None or not waiter.done():
                 task.cancel()
+                self._cancels += 1
         self._loop.call_soon(self._deliver)
 
 

@@ -29,6 +29,7 @@ from anyio.abc import TaskStatus
 from agentos._errors import SessionConflictError
 from agentos._errors import StoreError
 from agentos._errors import UnknownCallError
+from agentos._kernel.interrupt import Interrupt
 from agentos._kernel.loop_share import loop_share
 from agentos._kernel.runtime import Runtime
 from agentos._model.provider import ModelRequest
@@ -132,7 +133,7 @@ class SessionTask:
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
         self._deadline = math.inf
-        self._step_scope: anyio.CancelScope | None = None
+        self._step: Interrupt | None = None
         """Around actions performed in a call's task: the session's end cancels them."""
         self._ended_before: dict[CallId, CallSnapshot] = {}
         self.resumes = False
@@ -228,8 +229,8 @@ class SessionTask:
             for stop in stops:
                 stop()
             self._unsubscribe, self._arrived = (), None  # an ended session keeps less
-            if self._step_scope is not None:
-                self._step_scope.cancel()  # actions running in a call's task end with us
+            if self._step is not None:
+                self._step.cancel()  # actions running in a call's task end with us
             if self._stepping or self._unwritten():
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                     await self._flush()
@@ -311,10 +312,20 @@ class SessionTask:
             await self._arrived.wait()
 
     async def _advance_handed_off(self) -> None:
-        """``_advance`` in a finishing call's task: the session's end cancels it there."""
-        if not self._stepping:
-            with anyio.CancelScope() as self._step_scope:
-                await self._advance()
+        """``_advance`` in a finishing call's task: the session's end interrupts it there
+        (an ``Interrupt``, as a call's work has: an anyio scope would make anyio's task
+        state in each task it runs in)."""
+        if self._stepping:
+            return
+        self._step = step = Interrupt(asyncio.get_running_loop())
+        step.enter()
+        try:
+            await self._advance()
+        except asyncio.CancelledError:
+            if not step.absorb():
+                raise
+        finally:
+            step.over()
 
     async def _advance(self) -> None:
         """Perform the queued actions; a session performs in one task at a time."""
@@ -329,7 +340,7 @@ class SessionTask:
             await self._perform_all_quietly()
         finally:
             self._stepping = False
-            self._step_scope = None
+            self._step = None
             self._reported_change()
             if self._todo or self._machine.view.ended:
                 self._wake()
