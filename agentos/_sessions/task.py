@@ -283,13 +283,15 @@ class SessionTask:
         """Give the machine an event (a post, a stop, news of a call); perform what it asks
         now, or have it performed (in the finishing call's task, with ``hand_off``). What
         the machine refuses (``Refused``) is raised to the sender."""
+        view, todo = self._machine.view, len(self._todo)
         try:
             self._todo.extend(self._machine.handle(event))
         except Refused:
             raise
         except Exception as error:  # one session's bug (its context view's too) ends it only
             self._crashed(error)
-        self._reported_change()
+        if self._machine.view is not view or len(self._todo) != todo:  # else nothing moved
+            self._reported_change()
         if self._stepping or not self._todo:
             return
         while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):

@@ -11,15 +11,12 @@ position; a call the turn stops waiting for gets a placeholder, its outcome told
 from __future__ import annotations
 
 from collections.abc import Callable
-from collections.abc import Mapping
 from collections.abc import Sequence
 from typing import cast
 
 from agentos._model.messages import Block
 from agentos._model.messages import Message
-from agentos._model.messages import ToolResultBlock
 from agentos._model.messages import UserBlock
-from agentos._model.messages import blocks_of
 from agentos._model.messages import text_block
 from agentos._model.messages import tool_result
 from agentos._turns import events as ev
@@ -32,10 +29,7 @@ from agentos._turns.chat import ChatEntry
 from agentos._turns.context_view import ContextView
 from agentos._turns.context_view import TranscriptView
 from agentos._turns.context_view import ViewInput
-from agentos._turns.history import waiting_calls
-from agentos._turns.machine import DrawnAfterEvents
 from agentos._turns.machine import MachineView
-from agentos._turns.machine import Waiting
 from agentos._turns.packed import MessageLog
 from agentos._turns.planning import plan
 from agentos._turns.result_cache import ResultCache
@@ -45,10 +39,10 @@ from agentos._turns.tool_policy import YieldOnTimeout
 from agentos._turns.transcript import NOT_RUN
 from agentos._turns.transcript import lost_notice
 from agentos._turns.transcript import overdue_text
-from agentos._turns.transcript import repair_history
 from agentos._turns.transcript import said
 from agentos._turns.transcript import unique_tool_use_ids
 from agentos._turns.transcript_chat import transcript_chat
+from agentos._turns.transcript_storage import StoredTranscript
 from agentos._turns.turn_status import TurnStatus
 from components import CallId
 from components import CallSnapshot
@@ -56,7 +50,7 @@ from components import CallStatus
 from components import SessionStatus
 
 
-class TurnMachine(DrawnAfterEvents):
+class TurnMachine(StoredTranscript):
     """The state of one conversation's turns, moved only by ``handle``."""
 
     own_tools: tuple[dict[str, object], ...] = ()
@@ -88,7 +82,6 @@ class TurnMachine(DrawnAfterEvents):
         self._log = MessageLog()
         """The history, packed: the collector does not walk it (``history`` builds it)."""
         self.dirty_from = 0
-        """History from this index on is not in the store yet."""
         self.ledger = CallLedger(session_id, cache, status_of)
         self._queue: list[ev.UserPosted | ev.CallSettled | ev.CallOverdue] = []
         self._batch: Batch | None = None
@@ -155,42 +148,20 @@ class TurnMachine(DrawnAfterEvents):
             return None
         return batch.deadline
 
-    # ------------------------------------------------------------------ the store
-
-    def to_store(self) -> ev.StoredTurn:
-        """The history the store does not have yet (from ``dirty_from`` on), and the status."""
-        history = self._log
-        keep = min(self.dirty_from, len(history))
-        messages = tuple(history[keep:])
-        last = messages[-1] if messages else history[-1] if history else None
-        return ev.StoredTurn(self.turn.status, keep, messages, last=last)
-
-    def from_store(
-        self, stored: ev.StoredTurn, held: Mapping[str, ToolResultBlock], *, asked: bool = False
-    ) -> list[Waiting]:
-        """Take over an earlier conversation, repaired (``repair_history``: a ``tool_use``
-        without a result gets ``held``'s placeholder, or a lost-call result); the calls still
-        waiting. ``asked``: stored mid-turn, so a last user turn none of whose calls waits
-        is the model's to answer (``Resumed`` asks it)."""
-        history = list(stored.messages)
-        repaired = repair_history(history, held)
-        self._log = MessageLog(repaired)
-        self.dirty_from = len(history) if repaired == history else 0  # repaired: rewrite
-        self.ledger.history.load(self.session_id, repaired)
-        waiting = waiting_calls(repaired)
-        last = repaired[-1] if repaired else None
-        if asked and last is not None and last["role"] == "user":
-            answers = {b.get("tool_use_id") for b in blocks_of(last)}
-            self.turn.ask_again = not any(tool_use_id in answers for tool_use_id, _ in waiting)
-        self.view = self._drawn_view()
-        return [Waiting(use, name, self._runtime_id_of(use)) for use, name in waiting]
-
-    def _runtime_id_of(self, tool_use_id: str) -> CallId | None:
-        """The runtime's id for a call of the history (placeholders name it)."""
-        known = self.ledger.history.find_call(self.session_id, tool_use_id)
-        return None if known is None or known.internal_id is None else CallId(known.internal_id)
-
     # ------------------------------------------------------------------ one event (``handle``)
+
+    def handle(self, event: ev.Event) -> list[ev.Action]:
+        """``DrawnAfterEvents.handle``, but a call's end that moves nothing keeps the view:
+        the wait goes on, with no action and the same status, queue and history (in a turn
+        of ten calls, nine of their ends)."""
+        if type(event) is not ev.CallSettled:
+            return super().handle(event)
+        turn = self.turn
+        mark = (turn.status, len(self._queue), len(self._log))
+        actions = self._apply(event)
+        if actions or mark != (turn.status, len(self._queue), len(self._log)):
+            self.view = self._drawn_view()
+        return actions
 
     def _apply(self, event: ev.Event) -> list[ev.Action]:
         if isinstance(event, ev.Abandoned):  # the task ended: nothing extends the log now
