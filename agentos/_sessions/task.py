@@ -46,34 +46,15 @@ from agentos._sessions.submission import turn_of
 from agentos._sessions.tool_access import ToolAccess
 from agentos._sessions.usage import Usage
 from agentos._sessions.writer import SessionWriter
+from agentos._turns import events as ev
 from agentos._turns.agent_config import AgentConfig
-from agentos._turns.events import Abandoned
-from agentos._turns.events import Action
-from agentos._turns.events import ArmTimer
-from agentos._turns.events import CallOverdue
-from agentos._turns.events import CallRunning
-from agentos._turns.events import CallSettled
-from agentos._turns.events import CancelCalls
-from agentos._turns.events import CancelsDone
-from agentos._turns.events import Commit
-from agentos._turns.events import Crashed
-from agentos._turns.events import DisarmTimer
-from agentos._turns.events import Event
-from agentos._turns.events import ModelReplied
-from agentos._turns.events import Refused
-from agentos._turns.events import Resumed
-from agentos._turns.events import Sending
-from agentos._turns.events import SendRequest
-from agentos._turns.events import StopRequested
-from agentos._turns.events import SubmitCalls
-from agentos._turns.events import TimerFired
 from agentos._turns.machine import Machine
 from components import CallEvent
 from components import CallEventKind
 from components import CallId
 from components import CallSnapshot
 
-_TIMER_ACTIONS = (ArmTimer, DisarmTimer)
+_TIMER_ACTIONS = (ev.ArmTimer, ev.DisarmTimer)
 _SPANNED = frozenset(CallEventKind) - {
     CallEventKind.QUEUED,
     CallEventKind.STARTED,
@@ -128,7 +109,7 @@ class SessionTask:
         self._spans = spans
         self._access = access
         self._reported = machine.view.status
-        self._todo: list[Action] = []
+        self._todo: list[ev.Action] = []
         """A few actions at most: a list, a tenth of an empty deque's size."""
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
@@ -136,11 +117,11 @@ class SessionTask:
         self._step: Interrupt | None = None
         """Around actions performed in a call's task: the session's end cancels them."""
         self._ended_before: dict[CallId, CallSnapshot] = {}
+        """Calls awaited from before a restart whose end only the store kept."""
         self.resumes = False
         """Whether the session took over a stored conversation (``Resumable.restore``):
         then its machine hears that the task began (``Resumed``); a new one has nothing to
         take up."""
-        """Calls awaited from before a restart whose end only the store kept."""
         self._arrived: asyncio.Event | None = None
         self._unsubscribe: Sequence[Callable[[], None]] | None = None
         """What stops the session hearing of its calls and the clock (``prepare``); empty
@@ -176,7 +157,7 @@ class SessionTask:
             return
         self._writer.store = None
         self.record_error("store", reason)
-        self.feed(StopRequested(cancel_calls=False))  # from the session's own task
+        self.feed(ev.StopRequested(cancel_calls=False))  # from the session's own task
 
     # ------------------------------------------------------------------ the task
 
@@ -200,7 +181,7 @@ class SessionTask:
         if self.resumes:
             for call_id in list(self._machine.view.outstanding):  # awaited from before
                 self._settle_if_final(call_id)
-            self.feed(Resumed())
+            self.feed(ev.Resumed())
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """The session's own task: it performs the actions whenever nobody else does."""
@@ -234,7 +215,7 @@ class SessionTask:
             if self._stepping or self._unwritten():
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                     await self._flush()
-            self._machine.handle(Abandoned())
+            self._machine.handle(ev.Abandoned())
             self._reported_change()
             if self._spans is not None:
                 self._spans.close()
@@ -256,11 +237,11 @@ class SessionTask:
         if not self._machine.awaits(event.call_id):
             return
         if event.snapshot is not None:
-            self.feed(CallSettled(event.snapshot), hand_off=True)
+            self.feed(ev.CallSettled(event.snapshot), hand_off=True)
         elif event.kind is CallEventKind.OVERDUE:
-            self.feed(CallOverdue(event.call_id, event.overdue), hand_off=True)
+            self.feed(ev.CallOverdue(event.call_id, event.overdue), hand_off=True)
         elif event.kind is CallEventKind.STARTED:
-            self._machine.handle(CallRunning(event.call_id))  # changes no status, asks nothing
+            self._machine.handle(ev.CallRunning(event.call_id))  # changes no status, asks nothing
 
     def ended_before(self, snapshot: CallSnapshot) -> None:
         """A call awaited from before a restart ended before the process did: the store kept
@@ -277,16 +258,16 @@ class SessionTask:
                 return
             snapshot = ended
         if snapshot.is_final:
-            self.feed(CallSettled(snapshot), hand_off=True)
+            self.feed(ev.CallSettled(snapshot), hand_off=True)
 
-    def feed(self, event: Event, *, hand_off: bool = False) -> None:
+    def feed(self, event: ev.Event, *, hand_off: bool = False) -> None:
         """Give the machine an event (a post, a stop, news of a call); perform what it asks
         now, or have it performed (in the finishing call's task, with ``hand_off``). What
         the machine refuses (``Refused``) is raised to the sender."""
         view, todo = self._machine.view, len(self._todo)
         try:
             self._todo.extend(self._machine.handle(event))
-        except Refused:
+        except ev.Refused:
             raise
         except Exception as error:  # one session's bug (its context view's too) ends it only
             self._crashed(error)
@@ -305,7 +286,7 @@ class SessionTask:
         clock = self._runtime.clock
         if self._deadline <= clock.monotonic():
             self._deadline = math.inf
-            self.feed(TimerFired(clock.monotonic()))
+            self.feed(ev.TimerFired(clock.monotonic()))
             return
         if self._deadline == math.inf:
             await self._arrived.wait()
@@ -351,21 +332,21 @@ class SessionTask:
         """Record the bug; what is left to do is what the crash asks."""
         self.record_error("session_crashed", f"{type(error).__name__}: {error}")
         self._todo.clear()
-        self._todo.extend(self._machine.handle(Crashed(str(error))))
+        self._todo.extend(self._machine.handle(ev.Crashed(str(error))))
 
     async def _perform_all_quietly(self) -> None:
         while self._todo:
             action = self._todo.pop(0)
-            if isinstance(action, Commit):
+            if isinstance(action, ev.Commit):
                 await self._persist()
 
-    async def _perform(self, action: Action) -> None:
-        if isinstance(action, Commit):
+    async def _perform(self, action: ev.Action) -> None:
+        if isinstance(action, ev.Commit):
             if self._writer.store is None:  # nothing to write to: no wake-up to do nothing
                 return
             later = self._todo[0] if self._todo else None
-            if isinstance(later, SendRequest) or (
-                isinstance(later, Commit) and (later.wait or not action.wait)
+            if isinstance(later, ev.SendRequest) or (
+                isinstance(later, ev.Commit) and (later.wait or not action.wait)
             ):
                 return  # committed alongside the request, or by the next commit
             if action.wait:
@@ -373,35 +354,35 @@ class SessionTask:
             else:
                 self._commit_later = True
                 self._wake()
-        elif isinstance(action, SendRequest):
+        elif isinstance(action, ev.SendRequest):
             if action.may_move:  # drafted again if it moved meanwhile
-                again = self._machine.handle(Sending())
-                action = next((a for a in again if isinstance(a, SendRequest)), action)
+                again = self._machine.handle(ev.Sending())
+                action = next((a for a in again if isinstance(a, ev.SendRequest)), action)
             try:
                 answer = await self._ask(action)
             finally:
                 self.streaming = None  # the reply, whole, is told with the machine's step
-            self.feed(ModelReplied(answer, at=time.time()))
-        elif isinstance(action, SubmitCalls):
+            self.feed(ev.ModelReplied(answer, at=time.time()))
+        elif isinstance(action, ev.SubmitCalls):
             # the calls start as the batch ends, once the machine knows them: no driver's tick
             # of their own (a busy runtime's coming tick takes them with other sessions')
             with self._runtime.batch(share_tick=True):
                 turn_id = turn_of(self._machine.view.requests)
                 self.feed(await self._submitter.submit(action, turn_id=turn_id))
-        elif isinstance(action, CancelCalls):
+        elif isinstance(action, ev.CancelCalls):
             for call_id in action.call_ids:
                 self._runtime.cancel(call_id, action.reason)
-            self.feed(CancelsDone())
+            self.feed(ev.CancelsDone())
         else:
             self._set_timer(action)
 
-    def _set_timer(self, action: Action) -> None:
-        self._deadline = action.deadline if isinstance(action, ArmTimer) else math.inf
+    def _set_timer(self, action: ev.Action) -> None:
+        self._deadline = action.deadline if isinstance(action, ev.ArmTimer) else math.inf
         self._wake()
 
     # ------------------------------------------------------------------ performing
 
-    async def _ask(self, action: SendRequest) -> list[Any] | None:
+    async def _ask(self, action: ev.SendRequest) -> list[Any] | None:
         """One model request, the history committed alongside; None if it failed."""
         request = self._model.draft(action, self._tools(), self.session_id)
         stopping = self._machine.view.stopping

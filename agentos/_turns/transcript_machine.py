@@ -82,7 +82,7 @@ class TurnMachine(StoredTranscript):
         self._log = MessageLog()
         """The history, packed: the collector does not walk it (``history`` builds it)."""
         self.dirty_from = 0
-        self.ledger = CallLedger(session_id, cache, status_of)
+        self._ledger = CallLedger(session_id, cache, status_of)
         self._queue: list[ev.UserPosted | ev.CallSettled | ev.CallOverdue] = []
         self._batch: Batch | None = None
         self._lost: list[tuple[str, str]] | None = None
@@ -105,8 +105,8 @@ class TurnMachine(StoredTranscript):
     def _drawn_view(self) -> MachineView:
         return self.turn.view(
             self._grants_turn,
-            self.ledger.outstanding,
-            self.ledger.history,
+            self._ledger.outstanding,
+            self._ledger.history,
             self,
             len(self._log),
             tuple(e.text for e in self._queue if isinstance(e, ev.UserPosted))
@@ -125,7 +125,7 @@ class TurnMachine(StoredTranscript):
 
     def chat(self) -> list[ChatEntry]:
         """What a person sees: every message, with its calls (see ``transcript_chat``)."""
-        return transcript_chat(self._log, self._calls(), self.ledger.history, self.session_id)
+        return transcript_chat(self._log, self._calls(), self._ledger.history, self.session_id)
 
     def next_messages(self) -> Sequence[Message]:
         """What the model reads if asked now: the history through the context view (the
@@ -137,7 +137,7 @@ class TurnMachine(StoredTranscript):
         """Whether the model is still to hear how this call ended (or may be: a batch
         whose calls are being submitted takes every call's news until it knows its own)."""
         batch = self._batch
-        return call_id in self.ledger.outstanding or (
+        return call_id in self._ledger.outstanding or (
             batch is not None and (call_id in batch.waits or not batch.submitted)
         )
 
@@ -176,7 +176,7 @@ class TurnMachine(StoredTranscript):
         match event:
             case ev.CallRunning():  # the most frequent news, and it moves nothing on
                 if self.awaits(event.call_id):
-                    self.ledger.running(event.call_id)
+                    self._ledger.running(event.call_id)
                 return []
             case ev.Sending():  # not asked for (may_move=False): nothing moves its draft
                 return []
@@ -214,7 +214,7 @@ class TurnMachine(StoredTranscript):
                 self._lost.append((event.tool_use_id, event.tool_name))
                 return []
             case ev.OutcomeAwaited():
-                self.ledger.await_outcome(event.call_id, event.tool_use_id, deferred=event.deferred)
+                self._ledger.await_outcome(event.call_id, event.tool_use_id, deferred=event.deferred)
                 self.turn.rest(self._live_awaited)
                 return []
         self._go_on(actions)
@@ -227,12 +227,12 @@ class TurnMachine(StoredTranscript):
     def _stop(self, event: ev.StopRequested, actions: list[ev.Action]) -> None:
         """Stop once: cancel the calls still running if asked; end now if no turn runs."""
         if not self.turn.stopping:
-            live = self.ledger.live(self._awaited()) if event.cancel_calls else []
+            live = self._ledger.live(self._awaited()) if event.cancel_calls else []
             self._cancelling = self._cancelling or bool(live)
             self.turn.stop(event.cancel_calls, live, actions)
 
     def _cancel(self, call_ids: list[CallId], actions: list[ev.Action]) -> None:
-        live = self.ledger.live(call_ids)
+        live = self._ledger.live(call_ids)
         if live:
             self._cancelling = True
             actions.append(ev.CancelCalls(live, "session stopped"))
@@ -253,7 +253,7 @@ class TurnMachine(StoredTranscript):
             self._end_turn(actions)
         else:
             self._batch = Batch(uses)
-            actions.append(plan(self.config, self.may_call, self.ledger, self._batch, self.facts))
+            actions.append(plan(self.config, self.may_call, self._ledger, self._batch, self.facts))
 
     def _submitted(self, event: ev.CallsSubmitted, actions: list[ev.Action]) -> None:
         batch = self._batch
@@ -262,10 +262,10 @@ class TurnMachine(StoredTranscript):
         batch.submitted = True
         batch.results.update(event.answers)
         for read in event.read:
-            self.ledger.told_by_capability(read)
+            self._ledger.told_by_capability(read)
         for call in event.started:
             batch.waits[call.call_id] = call.tool_use_id
-            self.ledger.started(call)
+            self._ledger.started(call)
             if call.disposition is Disposition.RUN_SYNC:
                 batch.sync.add(call.call_id)
         strategy = self.config.async_yield_strategy
@@ -274,14 +274,14 @@ class TurnMachine(StoredTranscript):
             actions.append(ev.ArmTimer(batch.deadline))
         if any(isinstance(queued, ev.UserPosted) for queued in self._queue):
             batch.cut = True
-        self.ledger.drop_untold(keep=set(batch.waits))  # news not this session's concern
+        self._ledger.drop_untold(keep=set(batch.waits))  # news not this session's concern
         if self.turn.stopping and self.turn.cancel_on_stop:
             self._cancel(list(batch.waits), actions)
 
     def _settled(self, event: ev.CallSettled) -> None:
         call_id = event.snapshot.call_id
-        settled = self.awaits(call_id) and self.ledger.settled(event.snapshot)
-        if settled and call_id in self.ledger.outstanding:
+        settled = self.awaits(call_id) and self._ledger.settled(event.snapshot)
+        if settled and call_id in self._ledger.outstanding:
             self._queue.append(event)
 
     def _overdue(self, event: ev.CallOverdue) -> None:
@@ -289,10 +289,10 @@ class TurnMachine(StoredTranscript):
         if (
             batch is not None
             and event.call_id in batch.waits
-            and not self.ledger.is_final(event.call_id)
+            and not self._ledger.is_final(event.call_id)
         ):
             batch.overdue[event.call_id] = event.news
-        elif event.call_id in self.ledger.outstanding:
+        elif event.call_id in self._ledger.outstanding:
             self._queue.append(event)
 
     # ------------------------------------------------------------------ moving on
@@ -311,7 +311,7 @@ class TurnMachine(StoredTranscript):
             else:
                 self._request(actions)
         elif batch is not None and batch.submitted:
-            deferred, final = self.ledger.is_deferred, self.ledger.is_final
+            deferred, final = self._ledger.is_deferred, self._ledger.is_final
             # newest first: the call submitted last is the one most likely still running
             external = all(deferred(c) or final(c) for c in reversed(batch.waits))
             waiting = SessionStatus.WAITING_EXTERNAL if external else SessionStatus.WAITING
@@ -330,14 +330,14 @@ class TurnMachine(StoredTranscript):
     def _wait_over(self, batch: Batch) -> bool:
         if self.turn.stopping:
             return not self._cancelling
-        return batch.wait_over(self.ledger.is_final, self.config.async_yield_strategy)
+        return batch.wait_over(self._ledger.is_final, self.config.async_yield_strategy)
 
     def _close(self, batch: Batch, *, take_posts: bool) -> list[UserBlock]:
         """One result per use, in order; then what cut the wait short (the posts only when
         a request follows: else they stay queued, for a turn of their own)."""
         results = dict(batch.results)
         for call_id, tool_use_id in batch.waits.items():
-            results[tool_use_id] = self.ledger.result(call_id, tool_use_id)
+            results[tool_use_id] = self._ledger.result(call_id, tool_use_id)
         blocks: list[UserBlock] = [results[use["id"]] for use in batch.uses]
         if take_posts and len(batch.waits) > len(batch.sync):
             blocks += [text_block(e.text) for e in self._queue if isinstance(e, ev.UserPosted)]
@@ -345,7 +345,7 @@ class TurnMachine(StoredTranscript):
         blocks += [
             text_block(overdue_text(batch.waits[c], news))
             for c, news in batch.overdue.items()
-            if c in self.ledger.outstanding
+            if c in self._ledger.outstanding
         ]
         return blocks
 
@@ -366,10 +366,10 @@ class TurnMachine(StoredTranscript):
                 settled.append(event.snapshot.call_id)
         self._queue.clear()
         blocks += [
-            text_block(overdue_text(self.ledger.outstanding[call_id], event.news))
+            text_block(overdue_text(self._ledger.outstanding[call_id], event.news))
             for call_id, event in overdue.items()
         ]
-        told = (self.ledger.late_outcome(call_id) for call_id in settled)
+        told = (self._ledger.late_outcome(call_id) for call_id in settled)
         return blocks + [block for block in told if block is not None]
 
     def _grants_turn(self) -> bool:
@@ -382,14 +382,14 @@ class TurnMachine(StoredTranscript):
             return False
         if isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout):
             return True
-        return self.ledger.all_outstanding_final()
+        return self._ledger.all_outstanding_final()
 
     def _overdue_news(self, event: object) -> bool:
         """An overdue event of a call that is still running and awaited."""
         return (
             isinstance(event, ev.CallOverdue)
-            and event.call_id in self.ledger.outstanding
-            and not self.ledger.is_final(event.call_id)
+            and event.call_id in self._ledger.outstanding
+            and not self._ledger.is_final(event.call_id)
         )
 
     def _request(self, actions: list[ev.Action]) -> None:
@@ -401,12 +401,12 @@ class TurnMachine(StoredTranscript):
         self.turn.turn_over(actions, self._live_awaited, failed=failed)
 
     def _live_awaited(self) -> list[bool]:
-        ledger = self.ledger
-        return [ledger.is_deferred(c) for c in self.ledger.outstanding if not ledger.is_final(c)]
+        ledger = self._ledger
+        return [ledger.is_deferred(c) for c in self._ledger.outstanding if not ledger.is_final(c)]
 
     def _awaited(self) -> list[CallId]:
         batch = self._batch
-        return [*self.ledger.outstanding, *(batch.waits if batch is not None else ())]
+        return [*self._ledger.outstanding, *(batch.waits if batch is not None else ())]
 
     def _append(self, message: Message) -> None:
         self._log.append(message)

@@ -27,7 +27,7 @@ class StoredTranscript(DrawnAfterEvents):
 
     session_id: str
     turn: TurnStatus
-    ledger: CallLedger
+    _ledger: CallLedger
     _log: MessageLog
     dirty_from: int
     """History from this index on is not in the store yet."""
@@ -51,7 +51,7 @@ class StoredTranscript(DrawnAfterEvents):
         repaired = repair_history(history, held)
         self._log = MessageLog(repaired)
         self.dirty_from = len(history) if repaired == history else 0  # repaired: rewrite
-        self.ledger.history.load(self.session_id, repaired)
+        self._ledger.history.load(self.session_id, repaired)
         waiting = waiting_calls(repaired)
         last = repaired[-1] if repaired else None
         if asked and last is not None and last["role"] == "user":
@@ -62,5 +62,5 @@ class StoredTranscript(DrawnAfterEvents):
 
     def _runtime_id_of(self, tool_use_id: str) -> CallId | None:
         """The runtime's id for a call of the history (placeholders name it)."""
-        known = self.ledger.history.find_call(self.session_id, tool_use_id)
+        known = self._ledger.history.find_call(self.session_id, tool_use_id)
         return None if known is None or known.internal_id is None else CallId(known.internal_id)
