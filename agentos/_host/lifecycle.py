@@ -31,6 +31,7 @@ from agentos._host.remote_tasks import either
 from agentos._host.remote_tasks import task_reattacher
 from agentos._host.resume import nudge_if_news
 from agentos._host.resume import restore
+from agentos._kernel.interrupt import Interrupt
 from agentos._kernel.runtime import Runtime
 from agentos._model.function_model import FunctionModel
 from agentos._model.provider import Provider
@@ -78,9 +79,10 @@ class SessionLifecycle:
     """Creates, resumes, opens and unloads the sessions of one host (``Host``'s methods of
     those names say what each does), and runs their tasks while the host is open.
 
-    A session's task is a plain asyncio task with the session's own cancel scope (as a
-    call's is, in ``Work``): anyio's ``start_soon`` adds a task handle, a scope and an
-    event to each, which a sub-agent's child pays for on every call."""
+    A session's task is a plain asyncio task with an ``Interrupt`` of its own (as a call's
+    is, in ``Work``): anyio's ``start_soon`` adds a task handle, a scope and an event to
+    each, and a scope anyio's task state, which a sub-agent's child pays for on every
+    call."""
 
     def __init__(self, core: HostCore, view: ContextView, tracer_provider: object | None) -> None:
         self._core = core
@@ -110,8 +112,6 @@ class SessionLifecycle:
     def run_here(self) -> None:
         """The host opened: sessions' tasks start on this event loop from now on."""
         self._loop = asyncio.get_running_loop()
-        self._new_scope: type[anyio.CancelScope] = type(anyio.CancelScope())
-        """The backend's own scope class (``anyio.CancelScope()`` looks it up each time)."""
 
     async def end_sessions(self) -> None:
         """The host closes: no session starts from now on, and every session's task is
@@ -120,7 +120,7 @@ class SessionLifecycle:
         self._loop = None
         while self._running:
             for task in self._running.values():
-                task.scope.cancel()
+                task.interrupt.cancel()
             await asyncio.wait(list(self._running))
 
     async def create_session(self, config: AgentConfig | None, how: NewSession) -> Session:
@@ -308,7 +308,7 @@ class SessionLifecycle:
     async def _start(self, session: Session) -> Session:
         if self._loop is None:  # the host closed while this session was being opened
             raise UsageError("the host is closed: open sessions with 'async with Host(...)'")
-        task = SessionTask(session.session_id, self._new_scope())
+        task = SessionTask(session.session_id, Interrupt(self._loop))
         self._core.sessions.add(session, task)
         session.prepare_run()  # it hears of its calls now: its task need not be waited for
         running = self._loop.create_task(run_session(session, task))
@@ -333,7 +333,7 @@ class SessionLifecycle:
         session.stop(cancel_calls=False)
         if task is not None:
             if cancel:
-                task.scope.cancel()
+                task.interrupt.cancel()
             await task.ended.wait()
         for call in core.runtime.list_calls(session_id, include_final=False):
             if cancel or call.deferred:

@@ -13,6 +13,7 @@ import anyio
 import anyio.abc
 
 from agentos._host.mirror import CallMirror
+from agentos._kernel.interrupt import Interrupt
 from agentos._kernel.runtime import Runtime
 from agentos._model.messages import Message
 from agentos._model.provider import Provider
@@ -93,11 +94,13 @@ class SessionMaker:
 @dataclass(slots=True)
 class SessionTask:
     """A loaded session's running task: cancelled by ``unload(cancel=True)``, awaited by
-    unload (its parts asyncio's and the backend's own: a sub-agent's call opens a session).
+    unload (its parts asyncio's own: a sub-agent's call opens a session).
     The registry forgets it once the task has ended."""
 
     session_id: str
-    scope: anyio.CancelScope
+    interrupt: Interrupt
+    """How the host cancels the task (an anyio scope would make anyio's task state in
+    each session's task: a sub-agent's call opens a session)."""
     ended: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -107,16 +110,22 @@ async def run_session(
     *,
     task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
-    """The session's task while its host is open: a crash ends that session only, recorded."""
+    """The session's task while its host is open: a crash ends that session only, recorded;
+    the host's cancel (``task.interrupt``) ends it quietly."""
+    interrupt = task.interrupt
+    interrupt.enter()
     try:
-        with task.scope:
-            await session.run(task_status=task_status)
+        await session.run(task_status=task_status)
+    except asyncio.CancelledError:
+        if not interrupt.absorb():
+            raise
     except Exception as error:
         message = f"{type(error).__name__}: {error}"
         session.errors.append(
             ErrorRecord("session_crashed", message, at=time.time(), turn=session.requests)
         )
     finally:
+        interrupt.over()
         task.ended.set()
 
 
