@@ -1,11 +1,12 @@
-"""How the runtime stops a call's task: asyncio's own cancel, made again at each await.
+"""How the runtime stops a task it runs: asyncio's own cancel, made again at each await.
 
-``Interrupt`` is what anyio's cancel scope gave a call's task, without the scope: a
-scope's first use in a task makes anyio's task state (about 7 us and eight objects the
-collector keeps a call). Like anyio's, the cancel is level-triggered: once asked for, it
-is delivered whenever the task waits, until the attempt is over, so a tool that swallows
-one ``CancelledError`` meets the next at its next await; and like anyio's, it waits
-while the task is inside a shielded anyio scope (asyncio's cancel alone would break in).
+``Interrupt`` is what anyio's cancel scope gave a call's task (a session's task, a step
+handed off to a call's task), without the scope: a scope's first use in a task makes
+anyio's task state (about 7 us and eight objects the collector keeps a call). Like
+anyio's, the cancel is level-triggered: once asked for, it is delivered whenever the task
+waits, until the part it guards is over, so a tool that swallows one ``CancelledError``
+meets the next at its next await; and like anyio's, it waits while the task is inside a
+shielded anyio scope (asyncio's cancel alone would break in).
 """
 
 from __future__ import annotations
