@@ -64,12 +64,14 @@ class SessionChanges:
 
         return stop
 
-    def report(self) -> None:
-        """Something changed: wake the waiters whose wait is over, call the callbacks."""
+    def report(self, *, moved: bool = True) -> None:
+        """Something changed: wake the waiters whose wait is over, call the callbacks.
+        ``moved=False``: nothing a waiter's condition reads changed (a call ended and the
+        turn waits on), so only what a UI shows did: the conditions are not checked."""
         if self._changed is not None:
             self._changed.set()
             self._changed = None
-        if self._until is not None:
+        if moved and self._until is not None:
             for holds, future in self._until:
                 if not future.done() and holds():
                     future.set_result(None)

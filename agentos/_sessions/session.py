@@ -258,7 +258,7 @@ class Session(Resumable):
 
     def on_change(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` (no arguments) after each event the session takes: a post, a
-        model reply, a call's start or end, a stop. It must be quick and must not call back
+        model reply, a call's end, a stop. It must be quick and must not call back
         into the session; for a UI that redraws what changed. Returns what stops it."""
         return self._changes.listen(callback)
 

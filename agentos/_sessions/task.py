@@ -271,8 +271,10 @@ class SessionTask:
             raise
         except Exception as error:  # one session's bug (its context view's too) ends it only
             self._crashed(error)
-        if self._machine.view is not view or len(self._todo) != todo:  # else nothing moved
+        if self._machine.view is not view or len(self._todo) != todo:
             self._reported_change()
+        else:  # a call ended and the turn waits on: its callbacks may show the call's end
+            self._changes.report(moved=False)
         if self._stepping or not self._todo:
             return
         while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):

@@ -214,7 +214,9 @@ class TurnMachine(StoredTranscript):
                 self._lost.append((event.tool_use_id, event.tool_name))
                 return []
             case ev.OutcomeAwaited():
-                self._ledger.await_outcome(event.call_id, event.tool_use_id, deferred=event.deferred)
+                self._ledger.await_outcome(
+                    event.call_id, event.tool_use_id, deferred=event.deferred
+                )
                 self.turn.rest(self._live_awaited)
                 return []
         self._go_on(actions)

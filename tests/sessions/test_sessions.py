@@ -810,6 +810,35 @@ async def test_a_post_from_another_thread_is_refused_and_post_threadsafe_works(
     await anyio.to_thread.run_sync(session.stop)
 
 
+async def test_on_change_hears_a_calls_end_while_the_turn_waits_on(clock: ManualClock) -> None:
+    """A call ending while its turn still waits for another moves nothing in the turn, but
+    a UI shows the call's end (the MCP resource lists the calls still running): its
+    ``on_change`` callbacks hear of it."""
+    puppet = Puppet()
+    provider = ScriptedProvider(
+        (lambda r: not last_tool_results(r), lambda r: tool_calls(("puppet", {}), ("puppet", {}))),
+        (lambda r: True, lambda r: text("both done")),
+    )
+    running_now: list[int] = []
+    async with running(provider, puppet.tool, clock=clock) as (runtime, host):
+        session = await host.create_session()
+        session.on_change(
+            lambda: running_now.append(
+                len(runtime.list_calls(session.session_id, include_final=False))
+            )
+        )
+        session.post("go")
+        await until(lambda: len(puppet.calls) == 2, runtime)
+        first, second = puppet.calls
+        puppet.complete(first, 1)
+        await settle(runtime)
+        assert session.status == "waiting" and running_now[-1] == 1
+        puppet.complete(second, 2)
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert session.replies[-1] == "both done" and running_now[-1] == 0
+
+
 @pytest.mark.parametrize("view", ["transcript", "board"])
 async def test_on_change_hears_every_event_and_a_raising_listener_harms_nothing(
     view: str,
