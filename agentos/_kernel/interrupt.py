@@ -46,21 +46,22 @@ class Interrupt:
             self._loop.call_soon(self._deliver)
 
     def over(self) -> None:
-        """The part has ended: what the task does next is not for this interrupt."""
+        """The part has ended: what the task does next is not for this interrupt, and the
+        task forgets the cancels it made, as a cancel scope's exit does (a tool that
+        swallowed one leaves none behind for the hand-off its task runs next)."""
         self._active = False
+        task = self._task
+        if task is not None:
+            for _ in range(self._cancels):
+                task.uncancel()
+        self._cancels = 0
 
     def absorb(self) -> bool:
         """After a ``CancelledError`` ended the part: whether it was this interrupt's
-        alone. Then the task forgets the cancels it made, as a cancel scope's exit does,
-        and may go on; else the error must travel on."""
-        self._active = False
+        alone (then the task may go on; else the error must travel on)."""
+        self.over()
         task = self._task
-        if not self._wanted or task is None:
-            return False
-        for _ in range(self._cancels):
-            task.uncancel()
-        self._cancels = 0
-        return task.cancelling() == 0
+        return self._wanted and task is not None and task.cancelling() == 0
 
     def cancel(self, *, always: bool = False) -> None:
         """Cancel the task while the part runs (``always``: whatever it runs, as closing

@@ -40,9 +40,9 @@ class CallReads:
         return self._core.snapshot(self._core.resolve(call_id, session_id))
 
     def last_status(self, call_id: str) -> CallStatus | None:
-        self._core.check_loop_thread("status_threadsafe")
+        self._core.check_thread("status_threadsafe")
         entity = self._core.ctx.index.by_id.get(CallId(call_id))
-        if entity is None:
+        if entity is None or not self._core.opened or self._core.kernel.closed:
             return None
         self._core.kernel.enter()
         return self._core.snapshot(entity).status

@@ -313,9 +313,9 @@ class Runtime(ToolHosting, anyio.AsyncContextManagerMixin):
         return self._reads.status(call_id, session_id=session_id)
 
     def last_status(self, call_id: str) -> CallStatus | None:
-        """The call's status as the last tick left it (None: no such call). It applies
-        nothing queued, so an ``on_call_events`` callback may read it while a tick delivers.
-        """
+        """The call's status as the last tick left it (None: no such call, or the runtime is
+        closed). It applies nothing queued, so an ``on_call_events`` callback may read it
+        while a tick delivers, and raises nothing but ``WrongThreadError``."""
         return self._reads.last_status(call_id)
 
     async def wait(

@@ -415,8 +415,8 @@ async def test_a_listener_hears_only_the_kinds_it_asks_for(clock: ManualClock) -
 
 async def test_last_status_is_the_world_as_the_last_tick_left_it(clock: ManualClock) -> None:
     """``last_status`` applies nothing queued, so a call-event callback may read it while a
-    tick delivers; it reads its own world beside another runtime's, knows no other id and
-    refuses a foreign thread."""
+    tick delivers; it reads its own world beside another runtime's, knows no other id,
+    refuses a foreign thread and, closed, answers None (it never crashes a session)."""
     puppet, theirs = Puppet(), Puppet()
     heard: list[tuple[CallEventKind, CallStatus | None]] = []
     async with (
@@ -440,6 +440,7 @@ async def test_last_status_is_the_world_as_the_last_tick_left_it(clock: ManualCl
         puppet.complete(call, 1)
         await settle(runtime)
         assert runtime.last_status(call) is CallStatus.COMPLETED
+    assert runtime.last_status(call) is None, "closed: a late reader gets no status, no error"
     assert heard == [
         (CallEventKind.STARTED, CallStatus.RUNNING),
         (CallEventKind.COMPLETED, CallStatus.COMPLETED),
