@@ -49,6 +49,14 @@ _USAGE_ATTRIBUTES = {
 assert set(_USAGE_ATTRIBUTES) == set(USAGE_FIELDS)
 
 
+SPANNED = frozenset(CallEventKind) - {
+    CallEventKind.QUEUED,
+    CallEventKind.STARTED,
+    CallEventKind.OVERDUE,
+}
+"""The call events a call's span records (``call_event``): its progress and its end."""
+
+
 class SessionSpans:
     """The spans of one session; every method is cheap and never raises into the session."""
 

@@ -40,6 +40,7 @@ from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.machines import heard_kinds
 from agentos._sessions.model_call import ModelCall
+from agentos._sessions.spans import SPANNED
 from agentos._sessions.spans import SessionSpans
 from agentos._sessions.submission import CallSubmitter
 from agentos._sessions.submission import turn_of
@@ -55,12 +56,6 @@ from components import CallId
 from components import CallSnapshot
 
 _TIMER_ACTIONS = (ev.ArmTimer, ev.DisarmTimer)
-_SPANNED = frozenset(CallEventKind) - {
-    CallEventKind.QUEUED,
-    CallEventKind.STARTED,
-    CallEventKind.OVERDUE,
-}
-"""The call events a call's span records: its progress and its end."""
 _CLOSE_GRACE = 5.0
 """Seconds a closing session waits for its last commit."""
 
@@ -175,7 +170,7 @@ class SessionTask:
             runtime.clock.on_advance(self._wake),
         ]
         if spans is not None:
-            stops.append(runtime.on_call_events(self.session_id, spans.call_event, kinds=_SPANNED))
+            stops.append(runtime.on_call_events(self.session_id, spans.call_event, kinds=SPANNED))
         self._unsubscribe = stops
         self._arrived = asyncio.Event()
         if self.resumes:
