@@ -193,7 +193,7 @@ class SubAgents:
             if resumed is None:
                 child.post(args["task"])
             await child.wait_settled(include_deferred=True)
-            return _outcome(child, ctx.tool_name)
+            return _outcome(child, ctx.tool_name, relay.said())
         finally:
             relay.stop()
             self._children.pop(ctx.call_id, None)
@@ -257,19 +257,16 @@ def _inherited(spec: SubAgent, parent: Session, ctx: ToolContext) -> AgentConfig
     return spec.agent.model_copy(update={"retry_budget": budget})
 
 
-def _outcome(child: Session, name: str) -> Json | ToolFailure:
-    """The child's last answer; a failure saying what it said last when it failed, was
-    stopped, or its turn ended without an answer (its step limit)."""
-    replies = child.replies
-    said = replies[-1] if replies else ""
-    history = child.history
+def _outcome(child: Session, name: str, said: str) -> Json | ToolFailure:
+    """The child's last answer (``said``); a failure saying what it said last when it
+    failed, was stopped, or its turn ended without an answer (its step limit)."""
     last = f" It said last: {said}" if said else " It said nothing."
     if child.status is SessionStatus.FAILED:
         error = child.errors[-1].message if child.errors else "its session failed"
         return ToolFailure(f"{name} failed: {error}.{last}")
     if child.ended:  # stopped by someone else: the parent's call ends it only afterwards
         return ToolFailure(f"{name}'s session was stopped before it answered.{last}")
-    if history and history[-1].get("role") == "user":
+    if child._last_role() == "user":
         steps = child.config.max_steps_per_turn
         return ToolFailure(
             f"{name} stopped at its step limit ({steps} model requests) without an answer.{last}"
@@ -292,7 +289,8 @@ class _Relay:
         self._ctx = ctx
         self._child = child
         self._runtime = runtime
-        self._told = len(child.replies) if child.message_count else 0  # a resumed child's
+        replies, self._read = child._replies_since(0)  # a resumed child's are not told
+        self._last = replies[-1] if replies else ""
         self._seen = self._mark()
         self._stops = (
             child.on_change(self._changed),
@@ -302,6 +300,11 @@ class _Relay:
     def stop(self) -> None:
         for stop in self._stops:
             stop()
+
+    def said(self) -> str:
+        """What the child said last ("" for nothing), its newest words read first."""
+        self._changed()
+        return self._last
 
     def _mark(self) -> tuple[int, int, SessionStatus]:
         """What changes whenever the child says something: a reply is a new message (a
@@ -318,16 +321,18 @@ class _Relay:
         child = self._child
         if not grew and child.board is None:  # a transcript's reply is a new message
             return
-        replies = child.replies
+        replies, self._read = child._replies_since(self._read)
+        if not replies:
+            return
+        self._last = replies[-1]
         ending = child.status is SessionStatus.IDLE and not child.outstanding()
-        for said in replies[self._told :]:
+        for said in replies:
             if not said:
                 continue
             if ending:  # its answer: the call's end follows at once, in a tick of its own
                 self._ctx._progress_before_end({"said": said[:SAID_CHARS]})
             else:
                 self._ctx.progress({"said": said[:SAID_CHARS]})
-        self._told = len(replies)
 
     def _call_event(self, event: CallEvent) -> None:
         if event.kind is CallEventKind.STARTED:

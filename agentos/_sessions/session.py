@@ -387,6 +387,16 @@ class Session(Resumable):
         node's, shown to the person or not; ``chat`` is what a person sees)."""
         return self._machine.view.replies
 
+    def _replies_since(self, mark: int) -> tuple[list[str], int]:
+        """``replies`` after ``mark`` (0 at first) and the mark to read on from: a
+        sub-agent's call follows its child's words reading each message once."""
+        return self._machine.view.replies_since(mark)
+
+    def _last_role(self) -> str | None:
+        """The newest message's role, the one message built (None without a history)."""
+        view = self._machine.view
+        return str(view.history[-1].get("role")) if view.length else None
+
     async def commit(self) -> None:
         """Write what the store does not have yet, and the status; ``StoreError`` if it fails.
 

@@ -73,6 +73,11 @@ class _Messages(Sequence[Message]):
             message = unpack(opened(self._chunks[index // CHUNK])[index % CHUNK])
         return message
 
+    def between(self, start: int, end: int) -> Iterator[Message]:
+        """The messages from ``start`` up to ``end``, in order: what a reader following the
+        history has not read yet, without building the ones it has."""
+        return islice(self._from(start), max(end - start, 0))
+
     def _from(self, start: int) -> Iterator[Message]:
         """The messages from ``start`` on, in order, each chunk opened once."""
         first, skip = divmod(start, CHUNK)

@@ -120,6 +120,11 @@ class TurnMachine(StoredTranscript):
     def replies_upto(self, count: int) -> list[str]:
         return [text for role, text in self._log.said_upto(count, said) if role == "assistant"]
 
+    def replies_since(self, mark: int, count: int) -> tuple[list[str], int]:
+        """The assistant messages' texts among messages ``mark`` to ``count``, and ``count``."""
+        news = self._log.between(mark, count)
+        return [said(message) for message in news if message.get("role") == "assistant"], count
+
     def posts_upto(self, count: int) -> list[str]:
         return [text for role, text in self._log.said_upto(count, said) if role == "user"]
 
