@@ -292,13 +292,14 @@ class _Relay:
         replies, self._read = child._replies_since(0)  # a resumed child's are not told
         self._last = replies[-1] if replies else ""
         self._seen = self._mark()
-        self._stops = (
+        self._stops: tuple[Callable[[], None], ...] = (
             child.on_change(self._changed),
             runtime.on_call_events(child.session_id, self._call_event, kinds=_RELAYED),
         )
 
     def stop(self) -> None:
-        for stop in self._stops:
+        stops, self._stops = self._stops, ()  # they hold the relay: no cycle is left behind
+        for stop in stops:
             stop()
 
     def said(self) -> str:

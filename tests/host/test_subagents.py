@@ -713,3 +713,36 @@ async def test_an_ended_child_leaves_few_objects_for_the_collector() -> None:
         assert len(children) == turns + 3 and all(child.ended for child in children)
         assert children[-1].replies == ["hi"] and session.replies[-1] == "done"
     assert grown / turns <= 29, f"{grown / turns:.1f} tracked objects a sub-agent turn"
+
+
+async def test_a_sub_agent_turn_leaves_nothing_only_the_collector_can_free() -> None:
+    """What a sub-agent's call made (its task, its context, what followed the child's words)
+    is freed as soon as the call ends, not at the collector's next pass: a cycle left behind
+    would hold the call's task and coroutine, and make the collector run more often."""
+    quick = AgentConfig(name="quick", system_prompt="quick")
+
+    class Answers:
+        name = "answers"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            if request.system != "lead":
+                return text("hi")
+            if last_tool_results(request):
+                return text("done")
+            return tool_calls(("quick", {"task": "hi"}))
+
+    async with Runtime([]) as runtime, Host(runtime, Answers()) as host:
+        session = await host.create_session(lead({"quick": quick}))
+        session.post("warm-up")
+        await session.wait_idle()
+        gc.collect()
+        gc.disable()
+        try:
+            for turn in range(5):
+                session.post(f"turn {turn}")
+                await session.wait_idle()
+            unreachable = gc.collect()
+        finally:
+            gc.enable()
+        assert session.replies[-1] == "done"
+    assert unreachable == 0, f"{unreachable} objects in cycles after 5 sub-agent turns"
