@@ -191,7 +191,7 @@ class SubAgents:
         relay = _Relay(ctx, child, self._runtime)
         try:
             if resumed is None:
-                child.post(args["task"])
+                await child._post_here(args["task"])  # its first step in this call's task
             await child.wait_settled(include_deferred=True)
             return _outcome(child, ctx.tool_name, relay.said())
         finally:

@@ -89,16 +89,17 @@ class ModelCall:
     async def answer(self, request: ModelRequest, *, stopping: bool) -> ModelResponse | None:
         """The model's response, or None once the failure is recorded (or a stop cut it;
         ``stopping``: one already did, so nothing is asked)."""
+        if stopping:
+            return None
         spans = self._spans
         span = None if spans is None else spans.request(request, self._provider.name)
         response: ModelResponse | None = None
         failure: ProviderError | None = None
-        now = asyncio.get_running_loop().time()
-        deadline = now + self._config.request_timeout
-        self._cut = stopping
+        deadline = asyncio.get_running_loop().time() + self._config.request_timeout
+        self._cut = False
         try:
             try:  # asyncio's timeout, not an anyio scope: a third of the cost, per request
-                async with asyncio.timeout_at(now if stopping else deadline) as timeout:
+                async with asyncio.timeout_at(deadline) as timeout:
                     self._timeout = timeout
                     current = None if span is None else SessionSpans.enter(span)
                     try:

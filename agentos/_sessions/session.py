@@ -238,6 +238,15 @@ class Session(Resumable):
         new thread); ``KeyError`` for a node the board does not have. Call it on the
         event loop's thread (``WrongThreadError`` elsewhere: use ``post_threadsafe``).
         """
+        self._task.feed(self._user_posted(text, reply_to))
+
+    async def _post_here(self, text: str) -> None:
+        """``post``, its turn performed in the calling task (a sub-agent's call runs its
+        child's turn itself: the child's task is not woken for it)."""
+        await self._task.take_here(self._user_posted(text, None))
+
+    def _user_posted(self, text: str, reply_to: int | None) -> UserPosted:
+        """The event of a post, or the error ``post`` raises."""
         self._runtime.check_thread("Session.post_threadsafe")
         if reply_to is not None and type(reply_to) is not int:
             raise TypeError(f"reply_to is a node's id (an int), got {type(reply_to).__name__}")
@@ -249,7 +258,7 @@ class Session(Resumable):
         if view.ended or view.stopping:
             state = "failed" if view.status is SessionStatus.FAILED else "stopped"
             raise SessionEndedError(f"session {self.session_id!r} is {state}")
-        self._task.feed(UserPosted(text, reply_to, at=time.time()))
+        return UserPosted(text, reply_to, at=time.time())
 
     def post_threadsafe(self, text: str, *, reply_to: int | None = None) -> None:
         """``post`` for code running in another thread (a UI thread): it runs on the event

@@ -255,10 +255,18 @@ class SessionTask:
         if snapshot.is_final:
             self.feed(ev.CallSettled(snapshot), hand_off=True)
 
-    def feed(self, event: ev.Event, *, hand_off: bool = False) -> None:
+    async def take_here(self, event: ev.Event) -> None:
+        """``feed`` ``event`` and perform what it asks in the calling task rather than the
+        session's (a sub-agent's call runs its child's turn: the child's task is not woken
+        for it). What a cancel of the caller cuts short is left to the session's task."""
+        self.feed(event, here=True)
+        await self._advance_handed_off()
+
+    def feed(self, event: ev.Event, *, hand_off: bool = False, here: bool = False) -> None:
         """Give the machine an event (a post, a stop, news of a call); perform what it asks
-        now, or have it performed (in the finishing call's task, with ``hand_off``). What
-        the machine refuses (``Refused``) is raised to the sender."""
+        now, or have it performed (in the finishing call's task, with ``hand_off``; by the
+        caller, with ``here``). What the machine refuses (``Refused``) is raised to the
+        sender."""
         view, todo = self._machine.view, len(self._todo)
         try:
             self._todo.extend(self._machine.handle(event))
@@ -270,7 +278,7 @@ class SessionTask:
             self._reported_change()
         else:  # a call ended and the turn waits on: its callbacks may show the call's end
             self._changes.report(moved=False)
-        if self._stepping or not self._todo:
+        if self._stepping or not self._todo or here:
             return
         while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):
             self._set_timer(self._todo.pop(0))
@@ -295,7 +303,7 @@ class SessionTask:
         """``_advance`` in a finishing call's task: the session's end interrupts it there
         (an ``Interrupt``, as a call's work has: an anyio scope would make anyio's task
         state in each task it runs in)."""
-        if self._stepping:
+        if self._stepping or not self._todo:
             return
         self._step = step = Interrupt(asyncio.get_running_loop())
         step.enter()
@@ -357,6 +365,9 @@ class SessionTask:
                 action = next((a for a in again if isinstance(a, ev.SendRequest)), action)
             try:
                 answer = await self._ask(action)
+            except asyncio.CancelledError:  # the request is asked again (a stop asks nothing)
+                self._todo.insert(0, action)  # unless the session ends: nothing is left hanging
+                raise
             finally:
                 self.streaming = None  # the reply, whole, is told with the machine's step
             self.feed(ev.ModelReplied(answer, at=time.time()))

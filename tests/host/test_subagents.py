@@ -746,3 +746,43 @@ async def test_a_sub_agent_turn_leaves_nothing_only_the_collector_can_free() -> 
             gc.enable()
         assert session.replies[-1] == "done"
     assert unreachable == 0, f"{unreachable} objects in cycles after 5 sub-agent turns"
+
+
+async def test_cancelling_a_sub_agent_call_while_its_child_asks_its_model_stops_the_child() -> None:
+    """The child's first request runs in its call's task: cancelling the call cuts the
+    request there, and the child still stops, asking its model nothing more."""
+    asked = anyio.Event()
+    cut: list[str] = []
+
+    class Slow:
+        name = "slow"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            if request.system == "lead":
+                if last_user_text(request) == "go":
+                    return tool_calls(("quick", {"task": "hi"}))
+                return text("ok")
+            asked.set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                cut.append(request.system)
+            raise AssertionError("unreachable")
+
+    quick = AgentConfig(name="quick", system_prompt="quick")
+    async with Runtime([]) as runtime, Host(runtime, Slow()) as host:
+        session = await host.create_session(lead({"quick": quick}))
+        session.post("go")
+        with anyio.fail_after(10):
+            await asked.wait()
+        (call,) = runtime.list_calls(session.session_id)
+        child = host.child_of(call.call_id)
+        assert child is not None
+        runtime.cancel(call.call_id, "no longer needed")
+        ended = await runtime.wait(call.call_id, 10)
+        assert ended.status is CallStatus.CANCELLED
+        with anyio.fail_after(10):
+            await until(lambda: child.ended, runtime)
+            await session.wait_idle()
+        assert cut == ["quick"]  # asked once, and that request was cut
+        assert session.replies[-1] == "ok"
