@@ -56,6 +56,9 @@ from components import CallId
 from components import CallSnapshot
 
 _TIMER_ACTIONS = (ev.ArmTimer, ev.DisarmTimer)
+_TAKEN_HERE = (ev.SendRequest, ev.Commit, *_TIMER_ACTIONS)
+"""What a caller's task performs for the session (``take_here``): a model request, which a
+cancel may cut and the session asks again, and what needs no await (a commit with no store)."""
 _CLOSE_GRACE = 5.0
 """Seconds a closing session waits for its last commit."""
 
@@ -125,6 +128,8 @@ class SessionTask:
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self.streaming: PartialReply | None = None
         """The model's reply as it forms (from a provider that streams); None between."""
+        self._asking: ev.SendRequest | None = None
+        """The request out now: one a cancel cut stays here (``take_here`` asks it again)."""
 
     # ------------------------------------------------------------------ what Session asks
 
@@ -256,11 +261,25 @@ class SessionTask:
             self.feed(ev.CallSettled(snapshot), hand_off=True)
 
     async def take_here(self, event: ev.Event) -> None:
-        """``feed`` ``event`` and perform what it asks in the calling task rather than the
-        session's (a sub-agent's call runs its child's turn: the child's task is not woken
-        for it). What a cancel of the caller cuts short is left to the session's task."""
+        """``feed`` ``event`` and perform the model requests it asks for in the calling task
+        rather than the session's (a sub-agent's call runs its child's turn: the child's task
+        is not woken for it); anything else is left to the session's task, as is all of it
+        for a session with a store (a commit cut by the caller's cancel could land with the
+        writer none the wiser). A request cut by a cancel of the caller is asked again by
+        the session's task (a stop that follows asks nothing, and ends the turn)."""
+        if self._writer.store is not None:
+            self.feed(event)
+            return
         self.feed(event, here=True)
-        await self._advance_handed_off()
+        self._asking = None
+        try:
+            await self._advance_handed_off(only=_TAKEN_HERE)
+        except asyncio.CancelledError:
+            cut, self._asking = self._asking, None
+            if cut is not None and self._unsubscribe != () and not self._machine.view.ended:
+                self._todo.insert(0, cut)
+                self._wake()
+            raise
 
     def feed(self, event: ev.Event, *, hand_off: bool = False, here: bool = False) -> None:
         """Give the machine an event (a post, a stop, news of a call); perform what it asks
@@ -299,7 +318,7 @@ class SessionTask:
         with anyio.move_on_after(clock.sleep_budget(self._deadline)):
             await self._arrived.wait()
 
-    async def _advance_handed_off(self) -> None:
+    async def _advance_handed_off(self, only: tuple[type[ev.Action], ...] = ()) -> None:
         """``_advance`` in a finishing call's task: the session's end interrupts it there
         (an ``Interrupt``, as a call's work has: an anyio scope would make anyio's task
         state in each task it runs in)."""
@@ -308,20 +327,21 @@ class SessionTask:
         self._step = step = Interrupt(asyncio.get_running_loop())
         step.enter()
         try:
-            await self._advance()
+            await self._advance(only)
         except asyncio.CancelledError:
             if not step.absorb():
                 raise
         finally:
             step.over()
 
-    async def _advance(self) -> None:
-        """Perform the queued actions; a session performs in one task at a time."""
+    async def _advance(self, only: tuple[type[ev.Action], ...] = ()) -> None:
+        """Perform the queued actions (``only``: while the next is one of these; the rest
+        wake the session's task); a session performs in one task at a time."""
         if self._stepping:
             return
         self._stepping = True
         try:
-            while self._todo:
+            while self._todo and (not only or isinstance(self._todo[0], only)):
                 await self._perform(self._todo.pop(0))
         except Exception as error:  # one session's bug ends that session only
             self._crashed(error)
@@ -363,13 +383,12 @@ class SessionTask:
             if action.may_move:  # drafted again if it moved meanwhile
                 again = self._machine.handle(ev.Sending())
                 action = next((a for a in again if isinstance(a, ev.SendRequest)), action)
+            self._asking = action
             try:
                 answer = await self._ask(action)
-            except asyncio.CancelledError:  # the request is asked again (a stop asks nothing)
-                self._todo.insert(0, action)  # unless the session ends: nothing is left hanging
-                raise
             finally:
                 self.streaming = None  # the reply, whole, is told with the machine's step
+            self._asking = None
             self.feed(ev.ModelReplied(answer, at=time.time()))
         elif isinstance(action, ev.SubmitCalls):
             # the calls start as the batch ends, once the machine knows them: no driver's tick

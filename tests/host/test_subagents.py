@@ -786,3 +786,72 @@ async def test_cancelling_a_sub_agent_call_while_its_child_asks_its_model_stops_
             await session.wait_idle()
         assert cut == ["quick"]  # asked once, and that request was cut
         assert session.replies[-1] == "ok"
+
+
+async def test_closing_the_host_during_a_childs_first_request_ends_its_call() -> None:
+    """The child's first request, running in its call's task, is cut by the child's end as
+    the host closes; the call then ends saying so, instead of waiting on the child."""
+    asked = anyio.Event()
+
+    class Hangs:
+        name = "hangs"
+
+        async def complete(self, request: ModelRequest) -> ModelResponse:
+            if request.system == "lead":
+                return tool_calls(("quick", {"task": "hi"}))
+            asked.set()
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")
+
+    quick = AgentConfig(name="quick", system_prompt="quick")
+    async with Runtime([]) as runtime:
+        async with Host(runtime, Hangs()) as host:
+            session = await host.create_session(lead({"quick": quick}))
+            session.post("go")
+            with anyio.fail_after(10):
+                await asked.wait()
+            (call,) = runtime.list_calls(session.session_id)
+        ended = await runtime.wait(call.call_id, 10)
+        assert ended.status is CallStatus.FAILED and ended.error is not None
+        assert "stopped before it answered" in ended.error.message
+
+
+async def test_cancelling_a_sub_agent_call_while_its_child_submits_calls_stops_the_child() -> None:
+    """The child submits its calls in its own task, not its call's: a cancel of the call
+    while a submit waits (here on a status look that waits for the child's other call)
+    cuts nothing half-done, and the child stops."""
+    puppet = Puppet()
+
+    def lead_script(request: ModelRequest) -> ModelResponse:
+        return text("ok") if last_tool_results(request) else tool_calls(("quick", {"task": "t"}))
+
+    def child_script(request: ModelRequest) -> ModelResponse:
+        if last_tool_results(request):
+            return text("done")
+        look = {"tool_call_id": "toolu_1", "wait_for_completion": True}
+        return ModelResponse(
+            [
+                {"type": "tool_use", "id": "toolu_1", "name": "puppet", "input": {"label": "x"}},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_2",
+                    "name": "get_tool_call_status",
+                    "input": look,
+                },
+            ],
+            "tool_use",
+        )
+
+    model = Agents(lead=lead_script, quick=child_script)
+    quick = AgentConfig(name="quick", system_prompt="quick", tools=["puppet"])
+    async with running(model, puppet.tool) as (runtime, host):
+        session = await host.create_session(lead({"quick": quick}))
+        session.post("go")
+        await until(lambda: len(puppet.calls) == 1, runtime)
+        (call,) = [c for c in runtime.list_calls(session.session_id) if c.tool_name == "quick"]
+        child = host.child_of(call.call_id)
+        assert child is not None
+        runtime.cancel(call.call_id, "no longer needed")
+        assert (await runtime.wait(call.call_id, 10)).status is CallStatus.CANCELLED
+        await until(lambda: child.ended, runtime)
+        assert all(c.cancelled for c in puppet.calls.values())

@@ -220,6 +220,7 @@ async def test_closing_the_host_cancels_a_step_running_in_a_calls_task(
                 await asked.wait()
             assert cancelled == [True]
             assert session.status == "stopped"
+            await session.wait_idle()  # the cut request is not left queued: nothing waits on
             extra: Any = runtime.submit("quick", {})
             assert (await runtime.wait(extra)).result == 1  # the runtime is unharmed
 
