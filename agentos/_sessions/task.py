@@ -139,8 +139,13 @@ class SessionTask:
 
     @property
     def busy(self) -> bool:
-        """Actions are queued or being performed."""
-        return self._stepping or bool(self._todo)
+        """Actions are being performed, or queued for a task that will perform them (once
+        the session's task has ended, nothing queued ever is)."""
+        return self._stepping or (bool(self._todo) and not self._task_ended)
+
+    @property
+    def _task_ended(self) -> bool:
+        return self._unsubscribe == ()
 
     @property
     def timer_armed(self) -> bool:
@@ -216,6 +221,7 @@ class SessionTask:
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                     await self._flush()
             self._machine.handle(ev.Abandoned())
+            self._todo.clear()  # nobody performs it now: the ended session keeps none
             self._reported_change()
             if self._spans is not None:
                 self._spans.close()
@@ -276,7 +282,7 @@ class SessionTask:
             await self._advance_handed_off(only=_TAKEN_HERE)
         except asyncio.CancelledError:
             cut, self._asking = self._asking, None
-            if cut is not None and self._unsubscribe != () and not self._machine.view.ended:
+            if cut is not None and not self._task_ended and not self._machine.view.ended:
                 self._todo.insert(0, cut)
                 self._wake()
             raise

@@ -855,3 +855,64 @@ async def test_cancelling_a_sub_agent_call_while_its_child_submits_calls_stops_t
         assert (await runtime.wait(call.call_id, 10)).status is CallStatus.CANCELLED
         await until(lambda: child.ended, runtime)
         assert all(c.cancelled for c in puppet.calls.values())
+
+
+class _AnswersWhenLetGo:
+    """The lead calls ``quick`` once; the child's model, asked, waits for ``gate``, then
+    calls the puppet."""
+
+    name = "answers-when-let-go"
+
+    def __init__(self) -> None:
+        self.asked, self.gate = anyio.Event(), anyio.Event()
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if request.system == "lead":
+            return (
+                text("ok") if last_tool_results(request) else tool_calls(("quick", {"task": "t"}))
+            )
+        self.asked.set()
+        await self.gate.wait()
+        return tool_calls(("puppet", {"label": "x"}))
+
+
+async def test_a_childs_reply_that_calls_tools_as_the_host_closes_ends_its_call() -> None:
+    """The reply comes back to the call's task just as the host's close ends the child's
+    task, which the child's calls were left to: the call still ends, and the child too."""
+    puppet, model = Puppet(), _AnswersWhenLetGo()
+    quick = AgentConfig(name="quick", system_prompt="quick", tools=["puppet"])
+    async with Runtime([puppet.tool]) as runtime:
+        async with Host(runtime, model) as host:
+            session = await host.create_session(lead({"quick": quick}))
+            session.post("go")
+            await model.asked.wait()
+            (call,) = runtime.list_calls(session.session_id)
+            child = host.child_of(call.call_id)
+            assert child is not None
+            model.gate.set()  # the reply is ready as the host closes
+        assert (await runtime.wait(call.call_id, 10)).status is CallStatus.FAILED
+        with anyio.fail_after(10):
+            await child.wait_idle()
+        assert child.ended and not puppet.calls
+
+
+async def test_a_call_cancelled_just_before_the_host_closes_leaves_its_child_settled() -> None:
+    """The cancel cuts the child's request in the call's task, which puts it back for the
+    child's task; the host's close ends that task first: the child ends with nothing
+    waiting to be performed."""
+    model = _AnswersWhenLetGo()
+    quick = AgentConfig(name="quick", system_prompt="quick")
+    async with Runtime([]) as runtime:
+        async with Host(runtime, model) as host:
+            session = await host.create_session(lead({"quick": quick}))
+            session.post("go")
+            await model.asked.wait()
+            (call,) = runtime.list_calls(session.session_id)
+            child = host.child_of(call.call_id)
+            assert child is not None
+            runtime.cancel(call.call_id, "no longer needed")
+            await anyio.lowlevel.checkpoint()  # the cancel reaches the call's task first
+        assert (await runtime.wait(call.call_id, 10)).status is CallStatus.CANCELLED
+        with anyio.fail_after(10):
+            await child.wait_idle()
+        assert child.ended
