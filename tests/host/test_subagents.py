@@ -866,6 +866,19 @@ class _AnswersWhenLetGo:
     def __init__(self) -> None:
         self.asked, self.gate = anyio.Event(), anyio.Event()
 
+    async def child_asked(
+        self, host: Host, runtime: Runtime, quick: AgentConfig
+    ) -> tuple[CallSnapshot, Session]:
+        """A lead session told "go": its call of ``quick`` and that call's child, once the
+        child has asked its model."""
+        session = await host.create_session(lead({"quick": quick}))
+        session.post("go")
+        await self.asked.wait()
+        (call,) = runtime.list_calls(session.session_id)
+        child = host.child_of(call.call_id)
+        assert child is not None
+        return call, child
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if request.system == "lead":
             return (
@@ -883,12 +896,7 @@ async def test_a_childs_reply_that_calls_tools_as_the_host_closes_ends_its_call(
     quick = AgentConfig(name="quick", system_prompt="quick", tools=["puppet"])
     async with Runtime([puppet.tool]) as runtime:
         async with Host(runtime, model) as host:
-            session = await host.create_session(lead({"quick": quick}))
-            session.post("go")
-            await model.asked.wait()
-            (call,) = runtime.list_calls(session.session_id)
-            child = host.child_of(call.call_id)
-            assert child is not None
+            call, child = await model.child_asked(host, runtime, quick)
             model.gate.set()  # the reply is ready as the host closes
         assert (await runtime.wait(call.call_id, 10)).status is CallStatus.FAILED
         with anyio.fail_after(10):
@@ -904,12 +912,7 @@ async def test_a_call_cancelled_just_before_the_host_closes_leaves_its_child_set
     quick = AgentConfig(name="quick", system_prompt="quick")
     async with Runtime([]) as runtime:
         async with Host(runtime, model) as host:
-            session = await host.create_session(lead({"quick": quick}))
-            session.post("go")
-            await model.asked.wait()
-            (call,) = runtime.list_calls(session.session_id)
-            child = host.child_of(call.call_id)
-            assert child is not None
+            call, child = await model.child_asked(host, runtime, quick)
             runtime.cancel(call.call_id, "no longer needed")
             await anyio.lowlevel.checkpoint()  # the cancel reaches the call's task first
         assert (await runtime.wait(call.call_id, 10)).status is CallStatus.CANCELLED
