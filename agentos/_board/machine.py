@@ -115,11 +115,6 @@ class BoardMachine(DrawnAfterEvents):
     def replies_upto(self, count: int) -> list[str]:
         return self.board.posts(BoardAuthor.AGENT)
 
-    def replies_since(self, mark: int, count: int) -> tuple[list[str], int]:
-        """The agent nodes' texts after the first ``mark``, and how many there are now."""
-        replies = self.board.posts(BoardAuthor.AGENT)
-        return replies[mark:], len(replies)
-
     def posts_upto(self, count: int) -> list[str]:
         return self.board.posts(BoardAuthor.USER)
 

@@ -73,6 +73,17 @@ class _SessionCalls:
         return self._runtime.list_calls(self._session_id)
 
 
+def replies_since(machine: Machine, mark: int) -> tuple[list[str], int]:
+    """The machine's replies after ``mark`` (0 at first, then what the last call returned)
+    and the mark to read on from: a transcript's assistant messages after the first
+    ``mark`` messages, each read once; a board's agent nodes after the first ``mark``."""
+    view = machine.view
+    if isinstance(machine, TurnMachine):
+        return machine.replies_since(mark, view.length)
+    replies = view.replies
+    return replies[mark:], len(replies)
+
+
 def board_of(machine: Machine) -> Board | None:
     """The board a board session's machine keeps (None for a transcript's)."""
     return machine.board if isinstance(machine, BoardMachine) else None

@@ -29,6 +29,7 @@ from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.machines import board_of
 from agentos._sessions.machines import machine_for
+from agentos._sessions.machines import replies_since
 from agentos._sessions.resumable import Resumable
 from agentos._sessions.scope import Caller
 from agentos._sessions.scope import Scope
@@ -399,7 +400,7 @@ class Session(Resumable):
     def _replies_since(self, mark: int) -> tuple[list[str], int]:
         """``replies`` after ``mark`` (0 at first) and the mark to read on from: a
         sub-agent's call follows its child's words reading each message once."""
-        return self._machine.view.replies_since(mark)
+        return replies_since(self._machine, mark)
 
     def _last_role(self) -> str | None:
         """The newest message's role, the one message built (None without a history)."""

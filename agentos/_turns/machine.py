@@ -40,7 +40,6 @@ class ViewSource(Protocol):
 
     def messages_upto(self, count: int) -> Sequence[Message]: ...
     def replies_upto(self, count: int) -> list[str]: ...
-    def replies_since(self, mark: int, count: int) -> tuple[list[str], int]: ...
     def posts_upto(self, count: int) -> list[str]: ...
 
 
@@ -81,11 +80,6 @@ class MachineView(NamedTuple):
     def replies(self) -> list[str]:
         """The text of every assistant message (a board's agent nodes), in order."""
         return self.source.replies_upto(self.length)
-
-    def replies_since(self, mark: int) -> tuple[list[str], int]:
-        """The replies after ``mark`` (0 at first, then what the last call returned) and the
-        mark to read on from: a reader that follows a session reads each message once."""
-        return self.source.replies_since(mark, self.length)
 
     @property
     def posts(self) -> list[str]:
