@@ -29,13 +29,13 @@ from anyio.abc import TaskStatus
 from agentos._errors import SessionConflictError
 from agentos._errors import StoreError
 from agentos._errors import UnknownCallError
-from agentos._kernel.interrupt import Interrupt
 from agentos._kernel.loop_share import loop_share
 from agentos._kernel.runtime import Runtime
 from agentos._model.provider import ModelRequest
 from agentos._model.provider import ModelResponse
 from agentos._model.provider import PartialReply
 from agentos._model.provider import Provider
+from agentos._sessions.borrowed_steps import BorrowedSteps
 from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
 from agentos._sessions.machines import heard_kinds
@@ -56,14 +56,11 @@ from components import CallId
 from components import CallSnapshot
 
 _TIMER_ACTIONS = (ev.ArmTimer, ev.DisarmTimer)
-_TAKEN_HERE = (ev.SendRequest, ev.Commit, *_TIMER_ACTIONS)
-"""What a caller's task performs for the session (``take_here``): a model request, which a
-cancel may cut and the session asks again, and what needs no await (a commit with no store)."""
 _CLOSE_GRACE = 5.0
 """Seconds a closing session waits for its last commit."""
 
 
-class SessionTask:
+class SessionTask(BorrowedSteps):
     """The performing half of a session: its task, the events it feeds the machine and the
     actions it performs. ``Session`` builds one and hands it everything it works on."""
 
@@ -112,7 +109,7 @@ class SessionTask:
         self._stepping = False
         """Actions are being performed (in the session's task or, handed off, a call's)."""
         self._deadline = math.inf
-        self._step: Interrupt | None = None
+        self._step = None
         """Around actions performed in a call's task: the session's end cancels them."""
         self._ended_before: dict[CallId, CallSnapshot] = {}
         """Calls awaited from before a restart whose end only the store kept."""
@@ -128,8 +125,7 @@ class SessionTask:
         """A ``Commit(wait=False)`` the session's task has yet to perform."""
         self.streaming: PartialReply | None = None
         """The model's reply as it forms (from a provider that streams); None between."""
-        self._asking: ev.SendRequest | None = None
-        """The request out now: one a cancel cut stays here (``take_here`` asks it again)."""
+        self._asking = None
 
     # ------------------------------------------------------------------ what Session asks
 
@@ -142,10 +138,6 @@ class SessionTask:
         """Actions are being performed, or queued for a task that will perform them (once
         the session's task has ended, nothing queued ever is)."""
         return self._stepping or (bool(self._todo) and not self._task_ended)
-
-    @property
-    def _task_ended(self) -> bool:
-        return self._unsubscribe == ()
 
     @property
     def timer_armed(self) -> bool:
@@ -266,27 +258,6 @@ class SessionTask:
         if snapshot.is_final:
             self.feed(ev.CallSettled(snapshot), hand_off=True)
 
-    async def take_here(self, event: ev.Event) -> None:
-        """``feed`` ``event`` and perform the model requests it asks for in the calling task
-        rather than the session's (a sub-agent's call runs its child's turn: the child's task
-        is not woken for it); anything else is left to the session's task, as is all of it
-        for a session with a store (a commit cut by the caller's cancel could land with the
-        writer none the wiser). A request cut by a cancel of the caller is asked again by
-        the session's task (a stop that follows asks nothing, and ends the turn)."""
-        if self._writer.store is not None:
-            self.feed(event)
-            return
-        self.feed(event, here=True)
-        self._asking = None
-        try:
-            await self._advance_handed_off(only=_TAKEN_HERE)
-        except asyncio.CancelledError:
-            cut, self._asking = self._asking, None
-            if cut is not None and not self._task_ended and not self._machine.view.ended:
-                self._todo.insert(0, cut)
-                self._wake()
-            raise
-
     def feed(self, event: ev.Event, *, hand_off: bool = False, here: bool = False) -> None:
         """Give the machine an event (a post, a stop, news of a call); perform what it asks
         now, or have it performed (in the finishing call's task, with ``hand_off``; by the
@@ -323,22 +294,6 @@ class SessionTask:
             return
         with anyio.move_on_after(clock.sleep_budget(self._deadline)):
             await self._arrived.wait()
-
-    async def _advance_handed_off(self, only: tuple[type[ev.Action], ...] = ()) -> None:
-        """``_advance`` in a finishing call's task: the session's end interrupts it there
-        (an ``Interrupt``, as a call's work has: an anyio scope would make anyio's task
-        state in each task it runs in)."""
-        if self._stepping or not self._todo:
-            return
-        self._step = step = Interrupt(asyncio.get_running_loop())
-        step.enter()
-        try:
-            await self._advance(only)
-        except asyncio.CancelledError:
-            if not step.absorb():
-                raise
-        finally:
-            step.over()
 
     async def _advance(self, only: tuple[type[ev.Action], ...] = ()) -> None:
         """Perform the queued actions (``only``: while the next is one of these; the rest
