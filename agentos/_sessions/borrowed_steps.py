@@ -16,7 +16,8 @@ from agentos._sessions.writer import SessionWriter
 from agentos._turns import events as ev
 from agentos._turns.machine import Machine
 
-_TAKEN_HERE = (ev.SendRequest, ev.Commit, ev.ArmTimer, ev.DisarmTimer)
+TIMER_ACTIONS = (ev.ArmTimer, ev.DisarmTimer)
+_TAKEN_HERE = (ev.SendRequest, ev.Commit, *TIMER_ACTIONS)
 """What a caller's task performs for the session (``take_here``): a model request, which a
 cancel may cut and the session asks again, and what needs no await (a commit with no store)."""
 

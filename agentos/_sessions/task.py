@@ -35,6 +35,7 @@ from agentos._model.provider import ModelRequest
 from agentos._model.provider import ModelResponse
 from agentos._model.provider import PartialReply
 from agentos._model.provider import Provider
+from agentos._sessions.borrowed_steps import TIMER_ACTIONS
 from agentos._sessions.borrowed_steps import BorrowedSteps
 from agentos._sessions.changes import SessionChanges
 from agentos._sessions.error_record import ErrorRecord
@@ -55,7 +56,6 @@ from components import CallEventKind
 from components import CallId
 from components import CallSnapshot
 
-_TIMER_ACTIONS = (ev.ArmTimer, ev.DisarmTimer)
 _CLOSE_GRACE = 5.0
 """Seconds a closing session waits for its last commit."""
 
@@ -213,7 +213,6 @@ class SessionTask(BorrowedSteps):
                 with anyio.CancelScope(shield=True), anyio.move_on_after(_CLOSE_GRACE):
                     await self._flush()
             self._machine.handle(ev.Abandoned())
-            self._todo.clear()  # nobody performs it now: the ended session keeps none
             self._reported_change()
             if self._spans is not None:
                 self._spans.close()
@@ -276,7 +275,7 @@ class SessionTask(BorrowedSteps):
             self._changes.report(moved=False)
         if self._stepping or not self._todo or here:
             return
-        while self._todo and isinstance(self._todo[0], _TIMER_ACTIONS):
+        while self._todo and isinstance(self._todo[0], TIMER_ACTIONS):
             self._set_timer(self._todo.pop(0))
         if self._todo and not (hand_off and self._runtime.hand_off(self._advance_handed_off)):
             self._wake()

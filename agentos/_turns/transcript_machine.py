@@ -409,7 +409,7 @@ class TurnMachine(StoredTranscript):
 
     def _live_awaited(self) -> list[bool]:
         ledger = self._ledger
-        return [ledger.is_deferred(c) for c in self._ledger.outstanding if not ledger.is_final(c)]
+        return [ledger.is_deferred(c) for c in ledger.outstanding if not ledger.is_final(c)]
 
     def _awaited(self) -> list[CallId]:
         batch = self._batch
