@@ -327,6 +327,9 @@ async def test_a_sub_agents_call_opens_on_the_childs_chat_and_its_cancel_goes_do
         chat = call.locator(".child-chat")
         await expect(chat).to_contain_text("find flights", timeout=WAIT_MS)
         await expect(chat).to_contain_text("looking up flights", timeout=WAIT_MS)
+        # the task came from this page's agent, the answer from the researcher: no "user"
+        await expect(chat.locator(".who").first).to_have_text("agent")
+        await expect(chat.locator(".who").last).to_have_text("researcher")
         await expect(chat).to_contain_text("puppet", timeout=WAIT_MS)
         await cancel(call)
         await expect(call).to_have_attribute("data-status", "cancelled", timeout=WAIT_MS)

@@ -166,8 +166,9 @@ Object.assign(agentos, (() => {
       const fill = async () => {
         try {
           const child = (await call("GET", `/api/sessions/${encodeURIComponent(c.child)}`)).state;
+          // the child's "user" is this page's agent, which gave it its task: no person wrote it
           list.replaceChildren(...child.chat.map((entry) => el("li", { class: `entry ${entry.role}` },
-            el("span", { class: "who", text: entry.role }),
+            el("span", { class: "who", text: entry.role === "user" ? "agent" : c.tool_name }),
             el("span", { class: "text", text: entry.text }),
             ...entry.calls.map((id) => {
               const inner = child.calls[id];
