@@ -10,6 +10,7 @@ answer's tool calls, until their results go back.
 from __future__ import annotations
 
 from collections.abc import Callable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -81,6 +82,12 @@ class CallLedger:
         """Whether every outstanding call that can end by itself has ended: a deferred
         call waits for a person, so its outcome is told when it comes, not waited for."""
         return all(c in self._final or c in self._deferred for c in self.outstanding)
+
+    def another_runs(self, call_ids: Iterable[CallId], besides: CallId) -> bool:
+        """Whether one of ``call_ids`` other than ``besides`` has neither ended nor been
+        deferred (the first looked at is the likeliest: pass the newest first)."""
+        final, deferred = self._final, self._deferred
+        return any(c != besides and c not in final and c not in deferred for c in call_ids)
 
     def live(self, call_ids: list[CallId]) -> list[CallId]:
         """Those of ``call_ids`` a cancel can still reach: not final, not deferred."""

@@ -161,6 +161,8 @@ class TurnMachine(StoredTranscript):
         of ten calls, nine of their ends)."""
         if type(event) is not ev.CallSettled:
             return super().handle(event)
+        if self._settled_while_others_run(event.snapshot):
+            return []
         turn = self.turn
         mark = (turn.status, len(self._queue), len(self._log))
         actions = self._apply(event)
@@ -290,6 +292,31 @@ class TurnMachine(StoredTranscript):
         settled = self.awaits(call_id) and self._ledger.settled(event.snapshot)
         if settled and call_id in self._ledger.outstanding:
             self._queue.append(event)
+
+    def _settled_while_others_run(self, snapshot: CallSnapshot) -> bool:
+        """The most frequent call end, kept in a few steps: a call of a batch that waits for
+        all its calls ended while another (neither ended nor deferred) runs on. ``_apply``
+        would find that nothing moves: no action, the same status, queue and history."""
+        batch, turn = self._batch, self.turn
+        if (
+            batch is None
+            or not batch.submitted
+            or batch.overdue
+            or batch.sync
+            or batch.cut
+            or batch.timer_fired
+            or turn.stopping
+            or turn.status is not SessionStatus.WAITING
+            or isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout)
+        ):
+            return False
+        call_id, ledger = snapshot.call_id, self._ledger
+        return (
+            call_id in batch.waits
+            and call_id not in ledger.outstanding
+            and ledger.another_runs(reversed(batch.waits), besides=call_id)
+            and ledger.settled(snapshot)
+        )
 
     def _overdue(self, event: ev.CallOverdue) -> None:
         batch = self._batch
