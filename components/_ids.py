@@ -13,7 +13,10 @@ Entity = int
 """An esper entity id: an int that is never reused within one world."""
 
 
-_random_bytes: list[bytes] = []
+_fresh_ids: list[CallId] = []
+"""Call ids formatted ahead, from one read of randomness; a forked child empties it (it
+would hand out the ids its parent will)."""
+os.register_at_fork(after_in_child=_fresh_ids.clear)
 
 
 def same_conversation(a: str | None, b: str | None) -> bool:
@@ -25,17 +28,26 @@ def same_conversation(a: str | None, b: str | None) -> bool:
 def new_call_id() -> CallId:
     """A fresh internal call id: a random (version 4) UUID in its canonical text form.
 
-    Same format as ``str(uuid.uuid4())`` at a third of the cost: randomness is
-    read 4 KiB at a time and the text is formatted directly.
+    Same format as ``str(uuid.uuid4())`` at a fraction of the cost: randomness is read
+    4 KiB at a time, and the 256 ids it makes are formatted together.
     """
     try:
-        chunk = _random_bytes.pop()
+        return _fresh_ids.pop()
     except IndexError:
-        block = os.urandom(4096)
-        _random_bytes.extend(block[i : i + 16] for i in range(16, 4096, 16))
-        chunk = block[:16]
-    raw = bytearray(chunk)
-    raw[6] = raw[6] & 0x0F | 0x40
-    raw[8] = raw[8] & 0x3F | 0x80
-    h = raw.hex()
-    return CallId(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+        _fresh_ids.extend(_formatted(bytearray(os.urandom(4096))))
+        return _fresh_ids.pop()
+
+
+def _formatted(block: bytearray) -> list[CallId]:
+    """Each 16 bytes of ``block`` as a version 4 UUID's text."""
+    for start in range(0, len(block), 16):
+        block[start + 6] = block[start + 6] & 0x0F | 0x40
+        block[start + 8] = block[start + 8] & 0x3F | 0x80
+    h = block.hex()
+    return [
+        CallId(
+            f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-{h[i + 12 : i + 16]}-"
+            f"{h[i + 16 : i + 20]}-{h[i + 20 : i + 32]}"
+        )
+        for i in range(0, len(h), 32)
+    ]

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from collections.abc import Sequence
 from functools import partial
@@ -432,6 +434,47 @@ def test_close_is_bounded_by_the_grace_period_and_the_interpreter_exits() -> Non
     abandoned = next(line for line in lines if "runtime.work_abandoned" in line)
     assert all(call in abandoned for call in calls)
     assert "run returned" in lines
+
+
+_FORKED_IDS_SCRIPT = """
+import asyncio, os
+from pydantic import BaseModel
+from agentos import Runtime, tool
+
+class Empty(BaseModel):
+    pass
+
+@tool
+async def noop(args: Empty) -> None:
+    return None
+
+async def one_call_id() -> str:
+    async with Runtime([noop]) as runtime:
+        return runtime.submit("noop", {}, session_id="s")
+
+one_call_id_now = lambda: asyncio.run(one_call_id())
+one_call_id_now()  # the process has drawn ids before it forks
+read, write = os.pipe()
+child = os.fork()
+if child == 0:
+    os.write(write, one_call_id_now().encode())
+    os._exit(0)
+mine = one_call_id_now()
+os.waitpid(child, 0)
+print(mine, os.read(read, 100).decode())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_process_draws_call_ids_of_its_own() -> None:
+    """A worker forked from a process that made calls (a pre-fork server, multiprocessing)
+    must not hand out the ids its parent will: each reads randomness of its own. Each is
+    a random UUID in its canonical text."""
+    parent, child = run_script(_FORKED_IDS_SCRIPT).stdout.split()
+    assert parent != child
+    for call_id in (parent, child):
+        assert str(uuid.UUID(call_id)) == call_id
+        assert uuid.UUID(call_id).version == 4
 
 
 # -------------------------------------------------------------- 6. listeners contained
