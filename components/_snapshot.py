@@ -67,37 +67,45 @@ class CallSnapshot(NamedTuple):
         return self.status.is_final
 
 
+_new_snapshot = tuple.__new__
+"""How ``snapshot_of`` makes a ``CallSnapshot``: every field given, so without the named
+tuple's own ``__new__`` and its call (one is made for every call's end)."""
+
+
 def snapshot_of(config: ToolCallConfig, state: ToolCallState) -> CallSnapshot:
     progress, dropped = state.entries()
     log = state.log
-    return CallSnapshot(
-        config.call_id,
-        config.session_id,
-        config.tool_name,
-        config.tool_input,
-        state.status,
-        config.provider_call_id,
-        config.conversation_id,
-        config.turn_id,
-        config.parent_call_id,
-        state.submitted_at,
-        state.started_at,
-        state.completed_at,
-        state.result,
-        state.error,
-        progress,
-        dropped,
-        state.progress_seq,
-        state.version,
-        state.cancel_reason,
-        state.overdue > 0,
-        config.label,
-        config.deferred,
-        config.from_cache,
-        config.disposition,
-        None if log is None else log.partial,
-        None if log is None else log.line,
-        None if log is None or log.question is None else _asked(log.question, state.status),
+    return _new_snapshot(
+        CallSnapshot,
+        (
+            config.call_id,
+            config.session_id,
+            config.tool_name,
+            config.tool_input,
+            state.status,
+            config.provider_call_id,
+            config.conversation_id,
+            config.turn_id,
+            config.parent_call_id,
+            state.submitted_at,
+            state.started_at,
+            state.completed_at,
+            state.result,
+            state.error,
+            progress,
+            dropped,
+            state.progress_seq,
+            state.version,
+            state.cancel_reason,
+            state.overdue > 0,
+            config.label,
+            config.deferred,
+            config.from_cache,
+            config.disposition,
+            None if log is None else log.partial,
+            None if log is None else log.line,
+            None if log is None or log.question is None else _asked(log.question, state.status),
+        ),
     )
 
 

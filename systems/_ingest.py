@@ -33,6 +33,7 @@ from components import UpdateSession
 from components import finished_deferred
 from components import finished_session
 from components import finished_status
+from systems._calls import call_parts
 from systems._lifecycle import record_queued
 from systems._lifecycle import transition
 from systems._progress import apply_progress
@@ -183,14 +184,14 @@ class IngestSystem(esper.Processor):
         ctx: TickContext, entity: Entity, notes: Sequence[ProgressNote], skipped: int, room: int
     ) -> int:
         """A call's reports; returns the events they raised (a forgotten call's: none)."""
-        components = esper.try_components(entity, ToolCallConfig, ToolCallState)
+        components = call_parts(entity)
         if components is None:
             return 0
         config, state = components
         return apply_progress(ctx, config, state, notes, skipped, room)
 
     def _result(self, ctx: TickContext, message: ReportResult) -> None:
-        components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)
+        components = call_parts(message.entity)
         if components is not None:
             config, state = components
             transition(
@@ -198,7 +199,7 @@ class IngestSystem(esper.Processor):
             )
 
     def _failure(self, ctx: TickContext, message: ReportFailure) -> None:
-        components = esper.try_components(message.entity, ToolCallConfig, ToolCallState)
+        components = call_parts(message.entity)
         if components is not None:
             config, state = components
             transition(ctx, message.entity, config, state, CallStatus.FAILED, error=message.error)

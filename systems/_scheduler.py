@@ -22,6 +22,7 @@ from components import Entity
 from components import TickContext
 from components import ToolCallConfig
 from components import ToolCallState
+from systems._calls import call_parts
 
 SKIPS_PER_TICK = 10_000
 """Cancelled queued calls one tick may step over; the rest wait for the next tick."""
@@ -52,7 +53,7 @@ class SchedulerSystem(esper.Processor):
         parent = ctx.index.by_id.get(config.parent_call_id)
         if parent is None:
             return False
-        running = esper.try_components(parent, ToolCallConfig, ToolCallState)
+        running = call_parts(parent)
         if running is None or running[1].status is not CallStatus.RUNNING:
             return False  # (None: it has ended and left the world)
         session = config.session_id

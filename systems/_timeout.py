@@ -30,6 +30,7 @@ from components import finished_id
 from components import finished_provider_id
 from components import finished_session
 from components import finished_status
+from systems._calls import call_parts
 from systems._lifecycle import record_overdue
 from systems._lifecycle import transition
 
@@ -42,7 +43,7 @@ class TimeoutSystem(esper.Processor):
         while budget and (due := deadlines.pop_due(now)) is not None:
             budget -= 1
             entity, kind = due
-            components = esper.try_components(entity, ToolCallConfig, ToolCallState)
+            components = call_parts(entity)
             if components is None:
                 continue  # stale: the call has ended
             config, state = components

@@ -241,16 +241,21 @@ class Batch:
     overdue: dict[CallId, OverdueNews | None] = field(default_factory=dict)
     """Calls overdue while the batch waits, with the newest news of each."""
 
+    def waits_for_all(self, strategy: YieldStrategy) -> bool:
+        """Whether only the end of every call ends the wait: none is overdue or
+        ``run_sync``, no post or timer cut it, and ``strategy`` waits for them all."""
+        return not (self.overdue or self.sync or self.cut or self.timer_fired) and not isinstance(
+            strategy, YieldOnAnyProgress | YieldOnTimeout
+        )
+
     def wait_over(self, final: Callable[[CallId], bool], strategy: YieldStrategy) -> bool:
         """Whether the turn stops waiting for its calls: one is overdue, none runs, or only
         background ones do and a post, the timer or (as ``strategy`` says) one's end cut
         the wait; a ``run_sync`` call still running holds it."""
         if self.overdue:
             return True
-        if not (self.sync or self.cut or self.timer_fired) and not isinstance(
-            strategy, YieldOnAnyProgress | YieldOnTimeout
-        ):  # it waits for them all (asked at each call's end: newest first, the likeliest
-            return all(final(c) for c in reversed(self.waits))  # to be running still)
+        if self.waits_for_all(strategy):  # (asked at each call's end: newest first, the
+            return all(final(c) for c in reversed(self.waits))  # likeliest to run still)
         pending = [c for c in self.waits if not final(c)]
         if not pending:
             return True

@@ -157,8 +157,7 @@ class TurnMachine(StoredTranscript):
 
     def handle(self, event: ev.Event) -> list[ev.Action]:
         """``DrawnAfterEvents.handle``, but a call's end that moves nothing keeps the view:
-        the wait goes on, with no action and the same status, queue and history (in a turn
-        of ten calls, nine of their ends)."""
+        the wait goes on, with no action and the same status, queue and history."""
         if type(event) is not ev.CallSettled:
             return super().handle(event)
         if self._settled_while_others_run(event.snapshot):
@@ -294,20 +293,15 @@ class TurnMachine(StoredTranscript):
             self._queue.append(event)
 
     def _settled_while_others_run(self, snapshot: CallSnapshot) -> bool:
-        """The most frequent call end, kept in a few steps: a call of a batch that waits for
-        all its calls ended while another (neither ended nor deferred) runs on. ``_apply``
-        would find that nothing moves: no action, the same status, queue and history."""
+        """A call of a batch that waits for them all ended while another (neither ended nor
+        deferred) runs on: kept in a few steps, where ``_apply`` finds that nothing moves."""
         batch, turn = self._batch, self.turn
         if (
             batch is None
             or not batch.submitted
-            or batch.overdue
-            or batch.sync
-            or batch.cut
-            or batch.timer_fired
             or turn.stopping
             or turn.status is not SessionStatus.WAITING
-            or isinstance(self.config.async_yield_strategy, YieldOnAnyProgress | YieldOnTimeout)
+            or not batch.waits_for_all(self.config.async_yield_strategy)
         ):
             return False
         call_id, ledger = snapshot.call_id, self._ledger
