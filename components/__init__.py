@@ -67,6 +67,7 @@ from components._session import SessionState
 from components._snapshot import CallSnapshot
 from components._snapshot import snapshot_of
 from components._status import FINAL_STATUSES
+from components._status import STATUS_TEXT
 from components._status import STORED_STATUSES
 from components._status import TRANSITIONS
 from components._status import CallStatus
@@ -89,6 +90,7 @@ __all__ = [
     "NO_TIMEOUTS",
     "PROGRESS_KEPT",
     "PROGRESS_PER_TICK",
+    "STATUS_TEXT",
     "STORED_STATUSES",
     "TRANSITIONS",
     "Answer",

@@ -28,6 +28,7 @@ from components._packed import kept_bytes
 from components._packed import pack
 from components._packed import unpack
 from components._snapshot import CallSnapshot
+from components._status import STATUS_TEXT
 from components._status import CallStatus
 from components._tool_call import CallError
 from components._tool_call import ErrorKind
@@ -81,7 +82,7 @@ def finished_call(config: ToolCallConfig, state: ToolCallState) -> FinishedCall:
         config.deferred,
         config.from_cache,
         config.disposition,
-        state.status.value,
+        STATUS_TEXT[state.status],
         state.submitted_at,
         state.started_at,
         state.completed_at,

@@ -7,6 +7,8 @@ events, the ``tool_call.*`` log line) happens here and nowhere else.
 
 from __future__ import annotations
 
+from components import FINAL_STATUSES
+from components import TRANSITIONS
 from components import CallError
 from components import CallEvent
 from components import CallEventKind
@@ -21,7 +23,6 @@ from components import TickContext
 from components import ToolCallConfig
 from components import ToolCallProgress
 from components import ToolCallState
-from components import can_transition
 from components import snapshot_of
 
 _EVENT_FOR_STATUS = {
@@ -53,7 +54,7 @@ def transition(
     recorded, so a final event's snapshot is the call as it ended.
     """
     old = state.status
-    if not can_transition(old, new):
+    if new not in TRANSITIONS[old]:  # ``can_transition``, without its call
         return False
     ctx.index.moved(old, new)
     state.status = new
@@ -194,7 +195,7 @@ def _record(
                 status=state.status,
                 at=ctx.wall,
                 error=state.error,
-                snapshot=snapshot_of(config, state) if state.status.is_final else None,
+                snapshot=snapshot_of(config, state) if state.status in FINAL_STATUSES else None,
                 overdue=overdue,
                 disposition=config.disposition,
             )

@@ -22,6 +22,7 @@ from agentos._model.messages import content_value
 from agentos._turns.transcript import LOST_RESULT
 from agentos._turns.transcript import read_outcome
 from agentos._turns.transcript import read_placeholder
+from components import STATUS_TEXT
 from components import CallStatus
 from components import Json
 from components import Packed
@@ -215,7 +216,7 @@ class _Index:
 
 
 def _keep(call: HistoryCall) -> _Kept:
-    status = None if call.status is None else call.status.value
+    status = None if call.status is None else STATUS_TEXT[call.status]
     return (call.call_id, call.tool_name, call.internal_id, status, pack(call.result))
 
 
