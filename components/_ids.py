@@ -38,11 +38,15 @@ def new_call_id() -> CallId:
         return _fresh_ids.pop()
 
 
+_VERSION_4 = bytes(byte & 0x0F | 0x40 for byte in range(256))
+_VARIANT_1 = bytes(byte & 0x3F | 0x80 for byte in range(256))
+"""Byte tables that set a UUID's version (its 7th byte) and variant (its 9th)."""
+
+
 def _formatted(block: bytearray) -> list[CallId]:
     """Each 16 bytes of ``block`` as a version 4 UUID's text."""
-    for start in range(0, len(block), 16):
-        block[start + 6] = block[start + 6] & 0x0F | 0x40
-        block[start + 8] = block[start + 8] & 0x3F | 0x80
+    block[6::16] = block[6::16].translate(_VERSION_4)
+    block[8::16] = block[8::16].translate(_VARIANT_1)
     h = block.hex()
     return [
         CallId(
