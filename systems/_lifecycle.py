@@ -162,7 +162,8 @@ def _overdue_news(
 
 
 def record_queued(ctx: TickContext, config: ToolCallConfig, state: ToolCallState) -> None:
-    _record(ctx, config, state, CallEventKind.QUEUED)
+    if ctx.log_info or heard(ctx, config.session_id, CallEventKind.QUEUED):  # else: nothing
+        _record(ctx, config, state, CallEventKind.QUEUED)
 
 
 def _on_final(

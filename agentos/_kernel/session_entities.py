@@ -49,7 +49,7 @@ class SessionEntities:
         if not self._core.kernel.closed:
             update = UpdateSession(
                 SessionId(session_id),
-                SessionStatus(status),
+                status if type(status) is SessionStatus else SessionStatus(status),
                 requests,
                 errors,
                 self._core.clock.wall(),

@@ -430,7 +430,7 @@ class SessionTask(BorrowedSteps):
             self.changed_at = self._runtime.clock.monotonic()
             self._runtime.update_session(
                 self.session_id,
-                status=status.value,
+                status=status,  # a SessionStatus is its text
                 requests=view.requests,
                 errors=len(self.errors),
             )
