@@ -33,9 +33,11 @@ def new_call_id() -> CallId:
     """
     try:
         return _fresh_ids.pop()
-    except IndexError:
-        _fresh_ids.extend(_formatted(bytearray(os.urandom(4096))))
-        return _fresh_ids.pop()
+    except IndexError:  # this thread takes one of its own read: another may empty the pool
+        fresh = _formatted(bytearray(os.urandom(4096)))
+        call_id = fresh.pop()
+        _fresh_ids.extend(fresh)
+        return call_id
 
 
 _VERSION_4 = bytes(byte & 0x0F | 0x40 for byte in range(256))

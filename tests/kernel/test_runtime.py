@@ -11,6 +11,7 @@ from structlog.testing import capture_logs
 from agentos import CallEvent
 from agentos import CallEventKind
 from agentos import CallOptions
+from agentos import CallSnapshot
 from agentos import CallStatus
 from agentos import ManualClock
 from agentos import Runtime
@@ -249,6 +250,8 @@ async def test_the_event_that_ends_a_call_carries_its_final_snapshot(clock: Manu
         CallStatus.FAILED,
         CallStatus.CANCELLED,
     }
+    # made field by field (without the named tuple's defaults): every field is there
+    assert all(len(snapshot) == len(CallSnapshot._fields) for snapshot in ends.values() if snapshot)
 
 
 async def test_statistics_count_every_status(clock: ManualClock) -> None:
