@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from typing import NewType
+from typing import cast
 
 CallId = NewType("CallId", str)
 SessionId = NewType("SessionId", str)
@@ -50,10 +51,9 @@ def _formatted(block: bytearray) -> list[CallId]:
     block[6::16] = block[6::16].translate(_VERSION_4)
     block[8::16] = block[8::16].translate(_VARIANT_1)
     h = block.hex()
-    return [
-        CallId(
-            f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-{h[i + 12 : i + 16]}-"
-            f"{h[i + 16 : i + 20]}-{h[i + 20 : i + 32]}"
-        )
+    texts = [
+        f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-{h[i + 12 : i + 16]}-"
+        f"{h[i + 16 : i + 20]}-{h[i + 20 : i + 32]}"
         for i in range(0, len(h), 32)
     ]
+    return cast(list[CallId], texts)

@@ -10,7 +10,6 @@ answer's tool calls, until their results go back.
 from __future__ import annotations
 
 from collections.abc import Callable
-from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -83,11 +82,19 @@ class CallLedger:
         call waits for a person, so its outcome is told when it comes, not waited for."""
         return all(c in self._final or c in self._deferred for c in self.outstanding)
 
-    def another_runs(self, call_ids: Iterable[CallId], besides: CallId) -> bool:
-        """Whether one of ``call_ids`` other than ``besides`` has neither ended nor been
-        deferred (the first looked at is the likeliest: pass the newest first)."""
-        final, deferred = self._final, self._deferred
-        return any(c != besides and c not in final and c not in deferred for c in call_ids)
+    def settled_while_others_run(self, batch: Batch, snapshot: CallSnapshot) -> bool:
+        """Keep ``snapshot``, the end of a call ``batch`` waits for and not outstanding, if
+        another call of the batch (neither ended nor deferred) runs on; else keep nothing and
+        say False. The newest calls are looked at first: they are the likeliest to run."""
+        call_id, final, deferred = snapshot.call_id, self._final, self._deferred
+        return (
+            call_id in batch.waits
+            and call_id not in self.outstanding
+            and any(
+                c != call_id and c not in final and c not in deferred for c in reversed(batch.waits)
+            )
+            and self.settled(snapshot)
+        )
 
     def live(self, call_ids: list[CallId]) -> list[CallId]:
         """Those of ``call_ids`` a cancel can still reach: not final, not deferred."""

@@ -296,20 +296,13 @@ class TurnMachine(StoredTranscript):
         """A call of a batch that waits for them all ended while another (neither ended nor
         deferred) runs on: kept in a few steps, where ``_apply`` finds that nothing moves."""
         batch, turn = self._batch, self.turn
-        if (
-            batch is None
-            or not batch.submitted
-            or turn.stopping
-            or turn.status is not SessionStatus.WAITING
-            or not batch.waits_for_all(self.config.async_yield_strategy)
-        ):
-            return False
-        call_id, ledger = snapshot.call_id, self._ledger
         return (
-            call_id in batch.waits
-            and call_id not in ledger.outstanding
-            and ledger.another_runs(reversed(batch.waits), besides=call_id)
-            and ledger.settled(snapshot)
+            batch is not None
+            and batch.submitted
+            and not turn.stopping
+            and turn.status is SessionStatus.WAITING
+            and batch.waits_for_all(self.config.async_yield_strategy)
+            and self._ledger.settled_while_others_run(batch, snapshot)
         )
 
     def _overdue(self, event: ev.CallOverdue) -> None:
